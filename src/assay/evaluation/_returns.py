@@ -1,0 +1,86 @@
+"""THE normalizer: whatever an evaluator returns becomes a list of EvaluationResults.
+
+The return type carries the meaning: bool/number = score, str = value,
+dict = fields, list / ``{"results": [...]}`` / EvaluationResults = several metrics.
+Row and summary evaluators share it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+from assay.evaluation._result import EvaluationResult, EvaluationResults
+
+_RESULT_FIELDS = frozenset(EvaluationResult.model_fields) - {"key"}
+
+
+class EvaluatorReturnError(TypeError):
+    """An evaluator returned something that cannot be read as a result."""
+
+
+def normalize_returned(raw: Any, default_key: str) -> list[EvaluationResult]:
+    if isinstance(raw, EvaluationResult):
+        return [raw]
+    if isinstance(raw, EvaluationResults):
+        return list(raw.results)
+    if isinstance(raw, dict):
+        if "results" in raw and _is_sequence(raw["results"]):
+            return _normalize_many(raw["results"], default_key)
+        return [_from_dict(raw, default_key)]
+    if _is_sequence(raw):
+        return _normalize_many(raw, default_key)
+    return [_from_scalar(raw, default_key)]
+
+
+def _is_sequence(raw: Any) -> bool:
+    return isinstance(raw, (list, tuple))
+
+
+def _normalize_many(items: Any, default_key: str) -> list[EvaluationResult]:
+    results: list[EvaluationResult] = []
+    for item in items:
+        if not isinstance(item, (dict, EvaluationResult)):
+            raise EvaluatorReturnError(
+                f"evaluator {default_key!r} returned a list holding {type(item).__name__}; "
+                "each item of a list must be a dict or an EvaluationResult with its own key"
+            )
+        results.extend(normalize_returned(item, default_key))
+    return results
+
+
+def _from_scalar(raw: Any, key: str) -> EvaluationResult:
+    if isinstance(raw, bool):
+        return EvaluationResult(key=key, score=raw)
+    if isinstance(raw, numbers.Real):
+        return EvaluationResult(key=key, score=_finite(float(raw), key))
+    if isinstance(raw, str):
+        return EvaluationResult(key=key, value=raw)
+    raise EvaluatorReturnError(
+        f"evaluator {key!r} returned {type(raw).__name__}; return a bool or number (a score), "
+        "a str (a value), a dict, an EvaluationResult, or a list of them"
+    )
+
+
+def _from_dict(raw: dict[str, Any], default_key: str) -> EvaluationResult:
+    key = raw.get("key") or raw.get("name") or default_key
+    fields = {k: v for k, v in raw.items() if k in _RESULT_FIELDS}
+    extra = {k: v for k, v in raw.items() if k not in _RESULT_FIELDS and k not in ("key", "name")}
+    if extra:
+        fields["metadata"] = {**extra, **(fields.get("metadata") or {})}
+    score = fields.get("score")
+    if isinstance(score, numbers.Real) and not isinstance(score, bool):
+        fields["score"] = _finite(float(score), str(key))
+    elif score is not None and not isinstance(score, bool):
+        raise EvaluatorReturnError(
+            f"evaluator {key!r} returned score={score!r} ({type(score).__name__}); "
+            "a score must be a bool or a number"
+        )
+    return EvaluationResult(key=str(key), **fields)
+
+
+def _finite(score: float, key: str) -> float:
+    if not math.isfinite(score):
+        raise EvaluatorReturnError(f"evaluator {key!r} returned a non-finite score ({score})")
+    return score

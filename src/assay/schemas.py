@@ -1,0 +1,69 @@
+"""Records of the evaluation world: examples, datasets and runs.
+
+Shaped after ``langsmith.schemas`` so code written for LangSmith runs with the
+package name swapped.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+
+class Example(_Record):
+    """One row of a dataset: the inputs for the target and reference outputs."""
+
+    id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    dataset_id: Optional[uuid.UUID] = None
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    outputs: Optional[dict[str, Any]] = None
+    metadata: Optional[dict[str, Any]] = None
+    created_at: datetime = Field(default_factory=utcnow)
+    modified_at: Optional[datetime] = None
+
+
+class Dataset(_Record):
+    """A named, versioned collection of examples."""
+
+    id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    name: str
+    description: Optional[str] = None
+    created_at: datetime = Field(default_factory=utcnow)
+    example_count: int = 0
+    version: int = 0
+
+
+class Run(_Record):
+    """One execution of a target (or of a step inside it, as a child run)."""
+
+    id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    name: str = "target"
+    run_type: str = "chain"
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    outputs: Optional[dict[str, Any]] = None
+    error: Optional[str] = None
+    start_time: datetime = Field(default_factory=utcnow)
+    end_time: Optional[datetime] = None
+    child_runs: list[Run] = Field(default_factory=list)
+    parent_run_id: Optional[uuid.UUID] = None
+    trace_id: Optional[uuid.UUID] = None
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    extra: dict[str, Any] = Field(default_factory=dict)
+    reference_example_id: Optional[uuid.UUID] = None
+
+    @property
+    def latency_ms(self) -> Optional[float]:
+        if self.end_time is None:
+            return None
+        return (self.end_time - self.start_time).total_seconds() * 1000.0

@@ -1,0 +1,84 @@
+"""Converting records to table rows and back."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Optional
+
+from assay.evaluation._result import EvaluationResult
+from assay.schemas import Example, Run
+from assay.store._json import dumps, loads
+
+
+def ts(value: Optional[datetime]) -> Optional[str]:
+    return value.isoformat() if value is not None else None
+
+
+def parse_ts(text: Optional[str]) -> Optional[datetime]:
+    return datetime.fromisoformat(text) if text else None
+
+
+def uid(text: Optional[str]) -> Optional[uuid.UUID]:
+    return uuid.UUID(text) if text else None
+
+
+def score_column(result: EvaluationResult) -> Optional[float]:
+    return None if result.score is None else float(result.score)
+
+
+def run_row(experiment_id: str, run: Run, example_id: str, repetition: int, position: int) -> tuple[Any, ...]:
+    children = [child.model_dump(mode="json") for child in run.child_runs] if run.child_runs else None
+    return (
+        str(run.id), experiment_id, example_id, repetition, position, run.name, run.run_type,
+        dumps(run.inputs), dumps(run.outputs), run.error, ts(run.start_time), ts(run.end_time),
+        run.latency_ms, dumps(children), dumps(run.extra or None),
+    )
+
+
+RUN_COLUMNS = (
+    "id, experiment_id, example_id, repetition, position, name, run_type, inputs, outputs, "
+    "error, start_time, end_time, latency_ms, child_runs, extra"
+)
+
+
+def result_row(experiment_id: str, run_id: str, result: EvaluationResult) -> tuple[Any, ...]:
+    return (
+        str(uuid.uuid4()), experiment_id, run_id, result.key, score_column(result),
+        dumps(result.value), result.feedback, result.comment, dumps(result.correction),
+        dumps(result.metadata or None), dumps(result.evaluator_info or None), result.error,
+    )
+
+
+RESULT_COLUMNS = (
+    "id, experiment_id, run_id, key, score, value, feedback, comment, correction, metadata, "
+    "evaluator_info, error"
+)
+
+
+def result_from(row: Any) -> EvaluationResult:
+    return EvaluationResult(
+        key=row["key"], score=row["score"], value=loads(row["value"]), feedback=row["feedback"],
+        comment=row["comment"], correction=loads(row["correction"]),
+        metadata=loads(row["metadata"]) or {}, evaluator_info=loads(row["evaluator_info"]) or {},
+        error=row["error"], source_run_id=uid(row["run_id"]) if "run_id" in row.keys() else None,
+    )
+
+
+def run_from(row: Any) -> Run:
+    children = loads(row["child_runs"]) or []
+    return Run(
+        id=uuid.UUID(row["id"]), name=row["name"], run_type=row["run_type"],
+        inputs=loads(row["inputs"]) or {}, outputs=loads(row["outputs"]), error=row["error"],
+        start_time=parse_ts(row["start_time"]), end_time=parse_ts(row["end_time"]),
+        child_runs=[Run.model_validate(child) for child in children],
+        extra=loads(row["extra"]) or {}, reference_example_id=uuid.UUID(row["example_id"]),
+    )
+
+
+def example_from(row: Any) -> Example:
+    return Example(
+        id=uuid.UUID(row["id"]), dataset_id=uuid.UUID(row["dataset_id"]),
+        inputs=loads(row["inputs"]) or {}, outputs=loads(row["outputs"]),
+        metadata=loads(row["metadata"]), created_at=parse_ts(row["created_at"]),
+    )

@@ -1,0 +1,120 @@
+"""The store's schema, as forward-only migrations. Index i upgrades version i to i + 1."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE datasets (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        description TEXT,
+        metadata TEXT,
+        created_at TEXT NOT NULL,
+        version INTEGER NOT NULL DEFAULT 0
+    );
+    -- Examples are immutable versions: an edit closes one row and opens another,
+    -- so an experiment always reads the examples of the version it ran on.
+    CREATE TABLE examples (
+        pk INTEGER PRIMARY KEY,
+        id TEXT NOT NULL,
+        dataset_id TEXT NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        inputs TEXT NOT NULL,
+        outputs TEXT,
+        metadata TEXT,
+        created_at TEXT NOT NULL,
+        added_version INTEGER NOT NULL,
+        removed_version INTEGER,
+        UNIQUE (dataset_id, id, added_version)
+    );
+    CREATE INDEX examples_by_dataset ON examples (dataset_id, position);
+    CREATE TABLE experiments (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        dataset_id TEXT,
+        dataset_version INTEGER,
+        description TEXT,
+        metadata TEXT,
+        config TEXT,
+        fingerprint TEXT,
+        status TEXT NOT NULL,
+        num_examples INTEGER NOT NULL DEFAULT 0,
+        num_repetitions INTEGER NOT NULL DEFAULT 1,
+        created_at TEXT NOT NULL,
+        finished_at TEXT
+    );
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        example_id TEXT NOT NULL,
+        repetition INTEGER NOT NULL,
+        position INTEGER NOT NULL,
+        name TEXT,
+        run_type TEXT,
+        inputs TEXT,
+        outputs TEXT,
+        error TEXT,
+        start_time TEXT,
+        end_time TEXT,
+        latency_ms REAL,
+        child_runs TEXT,
+        extra TEXT,
+        UNIQUE (experiment_id, example_id, repetition)
+    );
+    CREATE INDEX runs_by_position ON runs (experiment_id, position, repetition);
+    CREATE TABLE results (
+        pk INTEGER PRIMARY KEY,
+        id TEXT NOT NULL,
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        score REAL,
+        value TEXT,
+        feedback TEXT,
+        comment TEXT,
+        correction TEXT,
+        metadata TEXT,
+        evaluator_info TEXT,
+        error TEXT
+    );
+    CREATE INDEX results_by_run ON results (run_id);
+    CREATE INDEX results_by_metric ON results (experiment_id, key, score);
+    CREATE TABLE summary_results (
+        pk INTEGER PRIMARY KEY,
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        score REAL,
+        value TEXT,
+        feedback TEXT,
+        comment TEXT,
+        metadata TEXT,
+        error TEXT
+    );
+    -- Pairwise (or n-way) judgements across experiments on one dataset.
+    CREATE TABLE comparisons (
+        pk INTEGER PRIMARY KEY,
+        id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        experiment_ids TEXT NOT NULL,
+        example_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        scores TEXT,
+        comment TEXT,
+        metadata TEXT,
+        error TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX comparisons_by_name ON comparisons (name);
+    -- Content-addressed cache (model calls, embeddings): namespace + hash -> bytes.
+    CREATE TABLE cache (
+        namespace TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value BLOB NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, key)
+    );
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

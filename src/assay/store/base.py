@@ -1,0 +1,112 @@
+"""The Store interface. SQLite implements it now; PostgreSQL can later, callers unchanged."""
+
+from __future__ import annotations
+
+import abc
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any, Optional
+
+from assay.evaluation._result import EvaluationResult
+from assay.schemas import Dataset, Example
+from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
+
+
+class Store(abc.ABC):
+    """Datasets (versioned examples), experiments, rows, summary results and a cache."""
+
+    url: str
+
+    # datasets and examples
+    @abc.abstractmethod
+    def create_dataset(
+        self, name: str, description: Optional[str] = None, metadata: Optional[dict[str, Any]] = None
+    ) -> Dataset: ...
+
+    @abc.abstractmethod
+    def get_dataset(
+        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
+    ) -> Optional[Dataset]: ...
+
+    @abc.abstractmethod
+    def list_datasets(self) -> list[Dataset]: ...
+
+    @abc.abstractmethod
+    def delete_dataset(self, dataset_id: uuid.UUID) -> None: ...
+
+    @abc.abstractmethod
+    def add_examples(self, dataset_id: uuid.UUID, examples: Sequence[Example]) -> int:
+        """Append examples as one new dataset version; returns that version."""
+
+    @abc.abstractmethod
+    def update_example(self, example: Example) -> int:
+        """Replace an example's content in a new dataset version; returns that version."""
+
+    @abc.abstractmethod
+    def delete_example(self, example_id: uuid.UUID) -> int: ...
+
+    @abc.abstractmethod
+    def list_examples(
+        self,
+        dataset_id: uuid.UUID,
+        *,
+        version: Optional[int] = None,
+        offset: int = 0,
+        limit: Optional[int] = None,
+    ) -> list[Example]: ...
+
+    # experiments
+    @abc.abstractmethod
+    def create_experiment(self, record: ExperimentRecord) -> None: ...
+
+    @abc.abstractmethod
+    def get_experiment(
+        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
+    ) -> Optional[ExperimentRecord]: ...
+
+    @abc.abstractmethod
+    def list_experiments(self) -> list[ExperimentRecord]: ...
+
+    @abc.abstractmethod
+    def finish_experiment(self, experiment_id: uuid.UUID, status: str) -> None: ...
+
+    @abc.abstractmethod
+    def reopen_experiment(self, experiment_id: uuid.UUID) -> None: ...
+
+    # rows
+    @abc.abstractmethod
+    def write_rows(self, experiment_id: uuid.UUID, rows: Iterable[ExperimentRow]) -> None:
+        """Write rows (run plus results) atomically: a row is either whole or absent."""
+
+    @abc.abstractmethod
+    def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:
+        """The (example id, repetition) pairs already stored."""
+
+    @abc.abstractmethod
+    def load_rows(self, experiment: ExperimentRecord) -> list[ExperimentRow]:
+        """Every stored row, in data order then repetition."""
+
+    @abc.abstractmethod
+    def replace_summary_results(
+        self, experiment_id: uuid.UUID, results: Sequence[EvaluationResult]
+    ) -> None: ...
+
+    @abc.abstractmethod
+    def load_summary_results(self, experiment_id: uuid.UUID) -> list[EvaluationResult]: ...
+
+    # comparisons across experiments
+    @abc.abstractmethod
+    def add_comparisons(self, records: Sequence[ComparisonRecord]) -> None: ...
+
+    @abc.abstractmethod
+    def list_comparisons(self, name: str) -> list[ComparisonRecord]: ...
+
+    # content-addressed cache
+    @abc.abstractmethod
+    def cache_get(self, namespace: str, key: str) -> Optional[bytes]: ...
+
+    @abc.abstractmethod
+    def cache_put(self, namespace: str, key: str, value: bytes) -> None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...

@@ -1,0 +1,17 @@
+"""Errors the store raises, each naming what was wrong."""
+
+
+class StoreError(RuntimeError):
+    """Base class for store errors."""
+
+
+class StoreVersionError(StoreError):
+    """The database was written by a newer assay."""
+
+
+class NotFoundError(StoreError, LookupError):
+    """A dataset, example or experiment that does not exist."""
+
+
+class AlreadyExistsError(StoreError):
+    """A name that is already taken."""

@@ -1,0 +1,61 @@
+"""Records the store keeps besides the public schemas."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Optional
+
+from pydantic import BaseModel, Field
+
+from assay.evaluation._result import EvaluationResult
+from assay.schemas import Example, Run, utcnow
+
+
+class ExperimentRecord(BaseModel):
+    """An experiment as stored: what ran, on which dataset version, and how it ended."""
+
+    id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    name: str
+    dataset_id: Optional[uuid.UUID] = None
+    dataset_version: Optional[int] = None
+    description: Optional[str] = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)
+    fingerprint: Optional[str] = None
+    status: str = "running"  # running | completed | failed
+    num_examples: int = 0
+    num_repetitions: int = 1
+    created_at: datetime = Field(default_factory=utcnow)
+    finished_at: Optional[datetime] = None
+
+
+@dataclass
+class ExperimentRow:
+    """One (example, repetition) of an experiment: its run and its evaluation results."""
+
+    run: Run
+    example: Example
+    repetition: int
+    position: int
+    results: list[EvaluationResult] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (str(self.example.id), self.repetition)
+
+
+@dataclass
+class ComparisonRecord:
+    """A judgement comparing the outputs of several experiments on one example."""
+
+    name: str
+    experiment_ids: list[uuid.UUID]
+    example_id: uuid.UUID
+    key: str
+    scores: dict[str, float]
+    comment: Optional[str] = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    error: Optional[str] = None
+    id: uuid.UUID = field(default_factory=uuid.uuid4)

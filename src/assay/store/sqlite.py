@@ -1,0 +1,388 @@
+"""The embedded store: one SQLite file (WAL mode), one connection per thread."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Optional
+
+from assay.evaluation._result import EvaluationResult
+from assay.schemas import Dataset, Example, utcnow
+from assay.store import _codec as codec
+from assay.store._json import dumps, loads
+from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+from assay.store.base import Store
+from assay.store.errors import AlreadyExistsError, NotFoundError, StoreVersionError
+from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
+
+
+class SQLiteStore(Store):
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self.url = "sqlite://" if self.path == ":memory:" else f"sqlite:///{self.path}"
+        if self.path == ":memory:":
+            # Connections of one process share a named in-memory database.
+            self._target, self._uri = f"file:assay-{uuid.uuid4().hex}?mode=memory&cache=shared", True
+        else:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._target, self._uri = self.path, False
+        self._local = threading.local()
+        self._keepalive = self._connect()
+        self._migrate(self._keepalive)
+
+    # connections
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self._target, uri=self._uri, isolation_level=None, check_same_thread=False, timeout=30
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not self._uri:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._connect()
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        version = self._schema_version(conn)
+        if version > SCHEMA_VERSION:
+            raise StoreVersionError(
+                f"the store at {self.path} has schema version {version}, newer than this "
+                f"assay understands ({SCHEMA_VERSION}); upgrade assay to open it"
+            )
+        for index in range(version, SCHEMA_VERSION):
+            conn.executescript("BEGIN;" + MIGRATIONS[index] + ";COMMIT;")
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(index + 1),)
+            )
+
+    @staticmethod
+    def _schema_version(conn: sqlite3.Connection) -> int:
+        has_meta = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+        ).fetchone()
+        if not has_meta:
+            return 0
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+        self._keepalive.close()
+
+    # datasets
+    def create_dataset(
+        self, name: str, description: Optional[str] = None, metadata: Optional[dict[str, Any]] = None
+    ) -> Dataset:
+        dataset = Dataset(name=name, description=description, metadata=metadata or {})
+        try:
+            with self.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO datasets (id, name, description, metadata, created_at, version) "
+                    "VALUES (?, ?, ?, ?, ?, 0)",
+                    (str(dataset.id), name, description, dumps(metadata), codec.ts(dataset.created_at)),
+                )
+        except sqlite3.IntegrityError:
+            raise AlreadyExistsError(f"a dataset named {name!r} already exists") from None
+        return dataset
+
+    def get_dataset(
+        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
+    ) -> Optional[Dataset]:
+        column, value = ("id", str(id)) if id is not None else ("name", name)
+        row = self.conn.execute(_DATASET_QUERY + f" WHERE d.{column} = ?", (value,)).fetchone()
+        return _dataset_from(row) if row else None
+
+    def list_datasets(self) -> list[Dataset]:
+        rows = self.conn.execute(_DATASET_QUERY + " ORDER BY d.created_at").fetchall()
+        return [_dataset_from(row) for row in rows]
+
+    def delete_dataset(self, dataset_id: uuid.UUID) -> None:
+        with self.transaction() as conn:
+            deleted = conn.execute("DELETE FROM datasets WHERE id = ?", (str(dataset_id),)).rowcount
+        if not deleted:
+            raise NotFoundError(f"no dataset with id {dataset_id}")
+
+    def _bump_version(self, conn: sqlite3.Connection, dataset_id: str) -> int:
+        row = conn.execute(
+            "UPDATE datasets SET version = version + 1 WHERE id = ? RETURNING version", (dataset_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no dataset with id {dataset_id}")
+        return int(row[0])
+
+    def add_examples(self, dataset_id: uuid.UUID, examples: Sequence[Example]) -> int:
+        with self.transaction() as conn:
+            version = self._bump_version(conn, str(dataset_id))
+            start = conn.execute(
+                "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?",
+                (str(dataset_id),),
+            ).fetchone()[0]
+            conn.executemany(
+                "INSERT INTO examples (id, dataset_id, position, inputs, outputs, metadata, "
+                "created_at, added_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (str(ex.id), str(dataset_id), start + offset, dumps(ex.inputs), dumps(ex.outputs),
+                     dumps(ex.metadata), codec.ts(ex.created_at), version)
+                    for offset, ex in enumerate(examples)
+                ],
+            )
+        return version
+
+    def _current_example(self, conn: sqlite3.Connection, example_id: uuid.UUID) -> sqlite3.Row:
+        row = conn.execute(
+            "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no example with id {example_id}")
+        return row
+
+    def update_example(self, example: Example) -> int:
+        with self.transaction() as conn:
+            old = self._current_example(conn, example.id)
+            version = self._bump_version(conn, old["dataset_id"])
+            conn.execute("UPDATE examples SET removed_version = ? WHERE pk = ?", (version, old["pk"]))
+            conn.execute(
+                "INSERT INTO examples (id, dataset_id, position, inputs, outputs, metadata, "
+                "created_at, added_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (str(example.id), old["dataset_id"], old["position"], dumps(example.inputs),
+                 dumps(example.outputs), dumps(example.metadata), old["created_at"], version),
+            )
+        return version
+
+    def delete_example(self, example_id: uuid.UUID) -> int:
+        with self.transaction() as conn:
+            old = self._current_example(conn, example_id)
+            version = self._bump_version(conn, old["dataset_id"])
+            conn.execute("UPDATE examples SET removed_version = ? WHERE pk = ?", (version, old["pk"]))
+        return version
+
+    def list_examples(
+        self,
+        dataset_id: uuid.UUID,
+        *,
+        version: Optional[int] = None,
+        offset: int = 0,
+        limit: Optional[int] = None,
+    ) -> list[Example]:
+        query, params = _examples_at(str(dataset_id), version)
+        query += " ORDER BY position LIMIT ? OFFSET ?"
+        rows = self.conn.execute(query, (*params, -1 if limit is None else limit, offset))
+        return [codec.example_from(row) for row in rows]
+
+    # experiments
+    def create_experiment(self, record: ExperimentRecord) -> None:
+        try:
+            with self.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO experiments (id, name, dataset_id, dataset_version, description, "
+                    "metadata, config, fingerprint, status, num_examples, num_repetitions, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (str(record.id), record.name, _str(record.dataset_id), record.dataset_version,
+                     record.description, dumps(record.metadata), dumps(record.config),
+                     record.fingerprint, record.status, record.num_examples, record.num_repetitions,
+                     codec.ts(record.created_at)),
+                )
+        except sqlite3.IntegrityError:
+            raise AlreadyExistsError(f"an experiment named {record.name!r} already exists") from None
+
+    def get_experiment(
+        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
+    ) -> Optional[ExperimentRecord]:
+        column, value = ("id", str(id)) if id is not None else ("name", name)
+        row = self.conn.execute(f"SELECT * FROM experiments WHERE {column} = ?", (value,)).fetchone()
+        return _experiment_from(row) if row else None
+
+    def list_experiments(self) -> list[ExperimentRecord]:
+        rows = self.conn.execute("SELECT * FROM experiments ORDER BY created_at").fetchall()
+        return [_experiment_from(row) for row in rows]
+
+    def finish_experiment(self, experiment_id: uuid.UUID, status: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
+                (status, codec.ts(utcnow()), str(experiment_id)),
+            )
+
+    def reopen_experiment(self, experiment_id: uuid.UUID) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET status = 'running', finished_at = NULL WHERE id = ?",
+                (str(experiment_id),),
+            )
+
+    # rows
+    def write_rows(self, experiment_id: uuid.UUID, rows: Iterable[ExperimentRow]) -> None:
+        exp = str(experiment_id)
+        run_rows, result_rows = [], []
+        for row in rows:
+            run_id = str(row.run.id)
+            run_rows.append(codec.run_row(exp, row.run, str(row.example.id), row.repetition, row.position))
+            result_rows.extend(codec.result_row(exp, run_id, result) for result in row.results)
+        with self.transaction() as conn:
+            conn.executemany(f"INSERT INTO runs ({codec.RUN_COLUMNS}) VALUES ({_marks(15)})", run_rows)
+            conn.executemany(
+                f"INSERT INTO results ({codec.RESULT_COLUMNS}) VALUES ({_marks(12)})", result_rows
+            )
+
+    def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:
+        rows = self.conn.execute(
+            "SELECT example_id, repetition FROM runs WHERE experiment_id = ?", (str(experiment_id),)
+        )
+        return {(row[0], row[1]) for row in rows}
+
+    def load_rows(self, experiment: ExperimentRecord) -> list[ExperimentRow]:
+        exp = str(experiment.id)
+        examples = self._examples_by_id(experiment)
+        results: dict[str, list[EvaluationResult]] = {}
+        for row in self.conn.execute(
+            "SELECT * FROM results WHERE experiment_id = ? ORDER BY pk", (exp,)
+        ):
+            results.setdefault(row["run_id"], []).append(codec.result_from(row))
+        rows = []
+        for row in self.conn.execute(
+            "SELECT * FROM runs WHERE experiment_id = ? ORDER BY position, repetition", (exp,)
+        ):
+            example = examples.get(row["example_id"]) or Example(id=uuid.UUID(row["example_id"]))
+            rows.append(
+                ExperimentRow(
+                    run=codec.run_from(row), example=example, repetition=row["repetition"],
+                    position=row["position"], results=results.get(row["id"], []),
+                )
+            )
+        return rows
+
+    def _examples_by_id(self, experiment: ExperimentRecord) -> dict[str, Example]:
+        if experiment.dataset_id is None:
+            return {}
+        examples = self.list_examples(experiment.dataset_id, version=experiment.dataset_version)
+        return {str(example.id): example for example in examples}
+
+    def replace_summary_results(
+        self, experiment_id: uuid.UUID, results: Sequence[EvaluationResult]
+    ) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM summary_results WHERE experiment_id = ?", (str(experiment_id),))
+            conn.executemany(
+                "INSERT INTO summary_results (experiment_id, key, score, value, feedback, comment, "
+                "metadata, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (str(experiment_id), r.key, codec.score_column(r), dumps(r.value), r.feedback,
+                     r.comment, dumps(r.metadata or None), r.error)
+                    for r in results
+                ],
+            )
+
+    def load_summary_results(self, experiment_id: uuid.UUID) -> list[EvaluationResult]:
+        rows = self.conn.execute(
+            "SELECT * FROM summary_results WHERE experiment_id = ? ORDER BY pk", (str(experiment_id),)
+        )
+        return [codec.result_from(row) for row in rows]
+
+    # comparisons
+    def add_comparisons(self, records: Sequence[ComparisonRecord]) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO comparisons (id, name, experiment_ids, example_id, key, scores, comment, "
+                "metadata, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (str(r.id), r.name, dumps([str(e) for e in r.experiment_ids]), str(r.example_id),
+                     r.key, dumps(r.scores), r.comment, dumps(r.metadata or None), r.error,
+                     codec.ts(utcnow()))
+                    for r in records
+                ],
+            )
+
+    def list_comparisons(self, name: str) -> list[ComparisonRecord]:
+        rows = self.conn.execute("SELECT * FROM comparisons WHERE name = ? ORDER BY pk", (name,))
+        return [
+            ComparisonRecord(
+                id=uuid.UUID(row["id"]), name=row["name"],
+                experiment_ids=[uuid.UUID(e) for e in loads(row["experiment_ids"])],
+                example_id=uuid.UUID(row["example_id"]), key=row["key"],
+                scores=loads(row["scores"]) or {}, comment=row["comment"],
+                metadata=loads(row["metadata"]) or {}, error=row["error"],
+            )
+            for row in rows
+        ]
+
+    # cache
+    def cache_get(self, namespace: str, key: str) -> Optional[bytes]:
+        row = self.conn.execute(
+            "SELECT value FROM cache WHERE namespace = ? AND key = ?", (namespace, key)
+        ).fetchone()
+        return bytes(row[0]) if row else None
+
+    def cache_put(self, namespace: str, key: str, value: bytes) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO cache (namespace, key, value, created_at) VALUES (?, ?, ?, ?)",
+                (namespace, key, value, codec.ts(utcnow())),
+            )
+
+
+_DATASET_QUERY = (
+    "SELECT d.*, (SELECT COUNT(*) FROM examples e WHERE e.dataset_id = d.id "
+    "AND e.removed_version IS NULL) AS example_count FROM datasets d"
+)
+
+
+def _examples_at(dataset_id: str, version: Optional[int]) -> tuple[str, tuple[Any, ...]]:
+    if version is None:
+        return "SELECT * FROM examples WHERE dataset_id = ? AND removed_version IS NULL", (dataset_id,)
+    return (
+        "SELECT * FROM examples WHERE dataset_id = ? AND added_version <= ? "
+        "AND (removed_version IS NULL OR removed_version > ?)",
+        (dataset_id, version, version),
+    )
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def _str(value: Optional[uuid.UUID]) -> Optional[str]:
+    return None if value is None else str(value)
+
+
+def _dataset_from(row: sqlite3.Row) -> Dataset:
+    return Dataset(
+        id=uuid.UUID(row["id"]), name=row["name"], description=row["description"],
+        created_at=codec.parse_ts(row["created_at"]), example_count=row["example_count"],
+        version=row["version"], metadata=loads(row["metadata"]) or {},
+    )
+
+
+def _experiment_from(row: sqlite3.Row) -> ExperimentRecord:
+    return ExperimentRecord(
+        id=uuid.UUID(row["id"]), name=row["name"], dataset_id=codec.uid(row["dataset_id"]),
+        dataset_version=row["dataset_version"], description=row["description"],
+        metadata=loads(row["metadata"]) or {}, config=loads(row["config"]) or {},
+        fingerprint=row["fingerprint"], status=row["status"], num_examples=row["num_examples"],
+        num_repetitions=row["num_repetitions"], created_at=codec.parse_ts(row["created_at"]),
+        finished_at=codec.parse_ts(row["finished_at"]),
+    )
