@@ -1,0 +1,108 @@
+"""Mastra-style scorers: ``create_*_scorer()`` returns a ``Scorer``.
+
+``scorer.run(input=..., output=...)`` scores one pair (strings or chat-message lists) and
+returns a ``ScorerResult``; the same object is a ``BaseEvaluator``, so ``evaluate(...)``
+accepts it and reads the input from the example and the output from the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any, Optional
+
+from pydantic import BaseModel, Field
+
+from assay.evaluation.evaluator import BaseEvaluator
+from assay.evaluation._result import EvaluationResult
+from assay.schemas import Example, Run
+
+TextLike = Any  # a string, a chat-message list, or a dict holding one
+
+_TEXT_KEYS = ("output", "text", "answer", "response", "content", "input", "question", "query")
+
+
+class ScorerResult(BaseModel):
+    """What ``Scorer.run`` returns (Mastra's shape, in snake_case)."""
+
+    run_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    score: Optional[float] = None
+    reason: Optional[str] = None
+    preprocess_step_result: Optional[dict[str, Any]] = None
+    analyze_step_result: Optional[dict[str, Any]] = None
+    error: Optional[str] = None
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+
+def to_text(value: TextLike) -> str:
+    """Flatten a string, a chat-message list or a dict of them into plain text."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(to_text(item) for item in value)
+    if isinstance(value, dict):
+        if "content" in value:
+            return to_text(value["content"])
+        if "input_messages" in value or "inputMessages" in value:
+            return to_text(value.get("input_messages") or value.get("inputMessages"))
+        for key in _TEXT_KEYS:
+            if key in value:
+                return to_text(value[key])
+        if len(value) == 1:
+            return to_text(next(iter(value.values())))
+    return str(value)
+
+
+class Scorer(BaseEvaluator):
+    """Override ``_run(input, output)`` (sync) or ``_arun(input, output)`` (async)."""
+
+    def _run(self, input: TextLike, output: TextLike) -> ScorerResult:
+        if type(self)._arun is not Scorer._arun:
+            return asyncio.run(self._arun(input, output))
+        raise NotImplementedError(f"{type(self).__name__} must override _run or _arun")
+
+    async def _arun(self, input: TextLike, output: TextLike) -> ScorerResult:
+        return await asyncio.to_thread(self._run, input, output)
+
+    @property
+    def is_async(self) -> bool:
+        return type(self)._arun is not Scorer._arun
+
+    def run(self, input: TextLike = None, output: TextLike = None) -> ScorerResult:
+        return self._run(input, output)
+
+    async def arun(self, input: TextLike = None, output: TextLike = None) -> ScorerResult:
+        return await self._arun(input, output)
+
+    # as an evaluator
+    def scorer_input(self, run: Run, example: Optional[Example]) -> TextLike:
+        return example.inputs if example is not None else run.inputs
+
+    def scorer_output(self, run: Run, example: Optional[Example]) -> TextLike:
+        return run.outputs
+
+    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+        result = self._run(self.scorer_input(run, example), self.scorer_output(run, example))
+        return self.to_evaluation_result(result)
+
+    async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+        result = await self._arun(self.scorer_input(run, example), self.scorer_output(run, example))
+        return self.to_evaluation_result(result)
+
+    def to_evaluation_result(self, result: ScorerResult) -> EvaluationResult:
+        metadata = {
+            key: value
+            for key, value in (
+                ("preprocess_step_result", result.preprocess_step_result),
+                ("analyze_step_result", result.analyze_step_result),
+            )
+            if value is not None
+        }
+        return EvaluationResult(
+            key=self.name, score=None if result.error else result.score,
+            comment=result.reason, metadata=metadata, error=result.error,
+        )
