@@ -1,5 +1,14 @@
 """assay: local-first evaluation for LLM applications."""
 
+from assay.client import Client
+from assay.evaluation import (
+    EvaluationResult, EvaluationResults, EvaluatorSignatureError, ExperimentResults, aevaluate,
+    evaluate,
+)
 from assay.schemas import Dataset, Example, Run
+from assay.tracing import traceable
 
-__all__ = ["Dataset", "Example", "Run"]
+__all__ = [
+    "Client", "Dataset", "EvaluationResult", "EvaluationResults", "EvaluatorSignatureError",
+    "Example", "ExperimentResults", "Run", "aevaluate", "evaluate", "traceable",
+]

@@ -1,6 +1,16 @@
 """Public evaluation API, shaped after ``langsmith.evaluation``."""
 
+from assay.evaluation._api import aevaluate, evaluate
+from assay.evaluation._binding import EvaluatorSignatureError
+from assay.evaluation._data import DataError
+from assay.evaluation._experiment import ExperimentError
 from assay.evaluation._result import EvaluationResult, EvaluationResults
-from assay.evaluation.evaluator import BaseEvaluator, RunEvaluator
+from assay.evaluation._results import ExperimentResults
+from assay.evaluation._runner import RowFailedError
+from assay.evaluation.evaluator import BaseEvaluator, RunEvaluator, run_evaluator
 
-__all__ = ["BaseEvaluator", "EvaluationResult", "EvaluationResults", "RunEvaluator"]
+__all__ = [
+    "BaseEvaluator", "DataError", "EvaluationResult", "EvaluationResults",
+    "EvaluatorSignatureError", "ExperimentError", "ExperimentResults", "RowFailedError",
+    "RunEvaluator", "aevaluate", "evaluate", "run_evaluator",
+]

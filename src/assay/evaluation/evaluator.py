@@ -86,3 +86,40 @@ class BaseEvaluator(RunEvaluator):
         if len(results) == 1:
             return results[0]
         return EvaluationResults(results=results)
+
+
+class DynamicRunEvaluator(BaseEvaluator):
+    """A function turned into a RunEvaluator by :func:`run_evaluator`."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        from assay.evaluation._binding import bind_row_evaluator
+
+        super().__init__(name=getattr(func, "__name__", "evaluator"))
+        self.func = func
+        self._bound = bind_row_evaluator(func)
+
+    @property
+    def is_async(self) -> bool:
+        return self._bound.is_async
+
+    def _evaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+        if self._bound.is_async:
+            return asyncio.run(self._bound.call_async(run, _example_or_empty(example)))
+        return self._bound.call_sync(run, _example_or_empty(example))
+
+    async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+        if self._bound.is_async:
+            return await self._bound.call_async(run, _example_or_empty(example))
+        return await asyncio.to_thread(self._bound.call_sync, run, _example_or_empty(example))
+
+    def __call__(self, run: Run, example: Optional[Example] = None) -> EvaluatorOutput:
+        return self.evaluate(run, example)
+
+
+def _example_or_empty(example: Optional[Example]) -> Example:
+    return example if example is not None else Example()
+
+
+def run_evaluator(func: Callable[..., Any]) -> DynamicRunEvaluator:
+    """Decorator (LangSmith's): make a function with bindable parameters a RunEvaluator."""
+    return DynamicRunEvaluator(func)

@@ -43,6 +43,10 @@ class Store(abc.ABC):
         """Replace an example's content in a new dataset version; returns that version."""
 
     @abc.abstractmethod
+    def get_example(self, example_id: uuid.UUID) -> Optional[Example]:
+        """The current version of an example, or None."""
+
+    @abc.abstractmethod
     def delete_example(self, example_id: uuid.UUID) -> int: ...
 
     @abc.abstractmethod

@@ -174,6 +174,12 @@ class SQLiteStore(Store):
             )
         return version
 
+    def get_example(self, example_id: uuid.UUID) -> Optional[Example]:
+        row = self.conn.execute(
+            "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
+        ).fetchone()
+        return codec.example_from(row) if row else None
+
     def delete_example(self, example_id: uuid.UUID) -> int:
         with self.transaction() as conn:
             old = self._current_example(conn, example_id)

@@ -1,0 +1,203 @@
+"""``Client``: the local store behind a LangSmith-shaped API. No network."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any, Optional
+
+from assay.evaluation._results import ExperimentResults
+from assay.schemas import Dataset, Example
+from assay.store import NotFoundError, Store, open_store
+
+
+class Client:
+    """Datasets, examples and experiments in the embedded store.
+
+    ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.
+    """
+
+    def __init__(self, database_url: Optional[str] = None, *, store: Optional[Store] = None) -> None:
+        self.store = store or open_store(database_url)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # datasets
+    def create_dataset(
+        self, dataset_name: str, description: Optional[str] = None,
+        metadata: Optional[dict[str, Any]] = None,
+    ) -> Dataset:
+        return self.store.create_dataset(dataset_name, description, metadata)
+
+    def read_dataset(
+        self, *, dataset_name: Optional[str] = None, dataset_id: Optional[uuid.UUID | str] = None
+    ) -> Dataset:
+        dataset = self._find_dataset(dataset_name, dataset_id)
+        if dataset is None:
+            what = f"named {dataset_name!r}" if dataset_name else f"with id {dataset_id}"
+            raise NotFoundError(f"no dataset {what} in {self.store.url}")
+        return dataset
+
+    def has_dataset(self, *, dataset_name: Optional[str] = None, dataset_id: Any = None) -> bool:
+        return self._find_dataset(dataset_name, dataset_id) is not None
+
+    def _find_dataset(self, name: Optional[str], dataset_id: Any) -> Optional[Dataset]:
+        if dataset_id is not None:
+            return self.store.get_dataset(id=_uuid(dataset_id, "dataset_id"))
+        if name is None:
+            raise ValueError("pass dataset_name= or dataset_id=")
+        return self.store.get_dataset(name=name)
+
+    def list_datasets(self) -> list[Dataset]:
+        return self.store.list_datasets()
+
+    def delete_dataset(
+        self, *, dataset_name: Optional[str] = None, dataset_id: Optional[uuid.UUID | str] = None
+    ) -> None:
+        self.store.delete_dataset(self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id).id)
+
+    # examples
+    def create_example(
+        self,
+        inputs: dict[str, Any],
+        outputs: Optional[dict[str, Any]] = None,
+        metadata: Optional[dict[str, Any]] = None,
+        *,
+        dataset_id: Optional[uuid.UUID | str] = None,
+        dataset_name: Optional[str] = None,
+        example_id: Optional[uuid.UUID | str] = None,
+    ) -> Example:
+        dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
+        example = Example(dataset_id=dataset.id, inputs=inputs, outputs=outputs, metadata=metadata)
+        if example_id is not None:
+            example.id = _uuid(example_id, "example_id")
+        self.store.add_examples(dataset.id, [example])
+        return example
+
+    def create_examples(
+        self,
+        inputs: Optional[Sequence[dict[str, Any]]] = None,
+        outputs: Optional[Sequence[Optional[dict[str, Any]]]] = None,
+        metadata: Optional[Sequence[Optional[dict[str, Any]]]] = None,
+        *,
+        examples: Optional[Sequence[dict[str, Any]]] = None,
+        dataset_id: Optional[uuid.UUID | str] = None,
+        dataset_name: Optional[str] = None,
+    ) -> list[Example]:
+        """LangSmith's two forms: parallel ``inputs``/``outputs``/``metadata`` lists, or
+        ``examples=[{"inputs", "outputs", "metadata"}]``. All are added as one version."""
+        dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
+        records = _example_records(inputs, outputs, metadata, examples)
+        created = [Example(dataset_id=dataset.id, **record) for record in records]
+        self.store.add_examples(dataset.id, created)
+        return created
+
+    def list_examples(
+        self,
+        *,
+        dataset_id: Optional[uuid.UUID | str] = None,
+        dataset_name: Optional[str] = None,
+        as_of: Optional[int] = None,
+        offset: int = 0,
+        limit: Optional[int] = None,
+    ) -> list[Example]:
+        """Examples in the order they were added; ``as_of`` reads an earlier version."""
+        dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
+        return self.store.list_examples(dataset.id, version=as_of, offset=offset, limit=limit)
+
+    def update_example(
+        self,
+        example_id: uuid.UUID | str,
+        *,
+        inputs: Optional[dict[str, Any]] = None,
+        outputs: Optional[dict[str, Any]] = None,
+        metadata: Optional[dict[str, Any]] = None,
+    ) -> int:
+        """Edit an example in a new dataset version; earlier experiments keep what they ran on."""
+        current = self._read_example(_uuid(example_id, "example_id"))
+        changes = {k: v for k, v in (("inputs", inputs), ("outputs", outputs), ("metadata", metadata)) if v is not None}
+        return self.store.update_example(current.model_copy(update=changes))
+
+    def delete_example(self, example_id: uuid.UUID | str) -> int:
+        return self.store.delete_example(_uuid(example_id, "example_id"))
+
+    def _read_example(self, example_id: uuid.UUID) -> Example:
+        example = self.store.get_example(example_id)
+        if example is None:
+            raise NotFoundError(f"no example with id {example_id}")
+        return example
+
+    # experiments
+    def evaluate(self, target: Any, **kwargs: Any) -> ExperimentResults:
+        from assay.evaluation._api import evaluate
+
+        return evaluate(target, client=self, **kwargs)
+
+    async def aevaluate(self, target: Any, **kwargs: Any) -> ExperimentResults:
+        from assay.evaluation._api import aevaluate
+
+        return await aevaluate(target, client=self, **kwargs)
+
+    def run_on_dataset(
+        self,
+        dataset_name: str,
+        llm_or_chain_factory: Any,
+        evaluators: Optional[Sequence[Any]] = None,
+        project_name: Optional[str] = None,
+        concurrency_level: int = 5,
+        verbose: bool = False,
+        **kwargs: Any,
+    ) -> ExperimentResults:
+        """Seed 003's entry point: ``project_name`` names the experiment."""
+        return self.evaluate(
+            llm_or_chain_factory, data=dataset_name, evaluators=evaluators,
+            experiment=project_name, max_concurrency=concurrency_level, progress=verbose or None,
+            **kwargs,
+        )
+
+    def list_experiments(self) -> list[Any]:
+        return self.store.list_experiments()
+
+    def read_experiment(self, name: str) -> ExperimentResults:
+        record = self.store.get_experiment(name=name)
+        if record is None:
+            raise NotFoundError(f"no experiment named {name!r} in {self.store.url}")
+        rows = self.store.load_rows(record)
+        summary = self.store.load_summary_results(record.id)
+        return ExperimentResults(record, rows, summary, self.store.url)
+
+
+def _uuid(value: uuid.UUID | str, parameter: str) -> uuid.UUID:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise ValueError(f"{parameter}={value!r} is not a UUID") from None
+
+
+def _example_records(
+    inputs: Optional[Sequence[dict[str, Any]]],
+    outputs: Optional[Sequence[Optional[dict[str, Any]]]],
+    metadata: Optional[Sequence[Optional[dict[str, Any]]]],
+    examples: Optional[Sequence[dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    if examples is not None:
+        if inputs is not None:
+            raise ValueError("pass either examples= or inputs= (with outputs=/metadata=), not both")
+        allowed = {"inputs", "outputs", "metadata"}
+        for i, example in enumerate(examples):
+            unknown = set(example) - allowed
+            if unknown or "inputs" not in example:
+                raise ValueError(f"examples[{i}] must have 'inputs' and only {sorted(allowed)}; got {sorted(example)}")
+        return [dict(example) for example in examples]
+    if inputs is None:
+        raise ValueError("create_examples needs inputs=[...] or examples=[...]")
+    for name, column in (("outputs", outputs), ("metadata", metadata)):
+        if column is not None and len(column) != len(inputs):
+            raise ValueError(f"{name} has {len(column)} items but inputs has {len(inputs)}")
+    return [
+        {"inputs": item, "outputs": outputs[i] if outputs else None, "metadata": metadata[i] if metadata else None}
+        for i, item in enumerate(inputs)
+    ]

@@ -1,0 +1,169 @@
+"""``evaluate`` and ``aevaluate``: the public entry points. One async core; the sync API
+runs it on an event loop (in a helper thread when the caller already has a loop running)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, Optional
+
+from assay.evaluation._binding import bind_row_evaluator, bind_summary_evaluator
+from assay.evaluation._data import ResolvedData, resolve_data
+from assay.evaluation._experiment import ExperimentPlan, experiment_name, open_experiment
+from assay.evaluation._results import ExperimentResults
+from assay.evaluation._rows import RowPipeline
+from assay.evaluation._runner import (
+    RunSettings, merge_in_order, plan_rows, run_rows, run_summaries,
+)
+from assay.evaluation._target import Target
+from assay.store.current import use_store
+
+if TYPE_CHECKING:
+    from assay.client import Client
+
+DEFAULT_MAX_CONCURRENCY = 16
+
+
+async def aevaluate(
+    target: Any,
+    data: Any = None,
+    evaluators: Optional[Sequence[Any]] = None,
+    summary_evaluators: Optional[Sequence[Any]] = None,
+    experiment_prefix: Optional[str] = None,
+    experiment: Optional[str] = None,
+    description: Optional[str] = None,
+    metadata: Optional[dict[str, Any]] = None,
+    max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    error_handling: Literal["log", "raise"] = "log",
+    resume: bool = False,
+    client: Optional[Client] = None,
+    *,
+    progress: Optional[bool] = None,
+) -> ExperimentResults:
+    """Run ``target`` over ``data``, score every row, store everything, return the results.
+
+    ``max_concurrency`` bounds rows in flight (default 16; ``None`` or 0 means 1 per CPU x 4).
+    ``progress`` shows a progress bar and the final report (default: when stdout is a TTY).
+    """
+    from assay.client import Client
+    from assay.report import Progress, print_report
+
+    _check_arguments(num_repetitions, error_handling, resume, experiment)
+    concurrency = _concurrency(max_concurrency)
+    client = client or Client()
+    store = client.store
+    row_evaluators = [bind_row_evaluator(e) for e in evaluators or ()]
+    summaries = [bind_summary_evaluator(e) for e in summary_evaluators or ()]
+    runner = Target(target)
+    resolved = _resolve(data, experiment if resume else None, client)
+    plan = ExperimentPlan(
+        target=runner.name, evaluators=tuple(e.name for e in row_evaluators),
+        summary_evaluators=tuple(s.name for s in summaries), num_repetitions=num_repetitions,
+    )
+    record = open_experiment(
+        store, experiment_name(experiment, experiment_prefix), resolved, plan,
+        resume=resume, description=description, metadata=metadata,
+    )
+    stored = store.load_rows(record) if resume else []
+    planned = plan_rows(resolved.examples, num_repetitions, {row.key for row in stored})
+    bar = Progress(total=len(resolved.examples) * num_repetitions, done=len(stored), enabled=progress)
+    settings = RunSettings(concurrency, error_handling == "raise", bar.advance)
+    status = "failed"
+    try:
+        with use_store(store), bar:
+            new = await run_rows(RowPipeline(runner, row_evaluators), planned, store, record, settings)
+            rows = merge_in_order(stored, new)
+            summary = await run_summaries(summaries, rows)
+        store.replace_summary_results(record.id, summary)
+        status = "completed"
+    finally:
+        store.finish_experiment(record.id, status)
+    final = store.get_experiment(id=record.id) or record
+    results = ExperimentResults(final, rows, summary, store.url)
+    if bar.enabled:
+        print_report(results)
+    return results
+
+
+def evaluate(
+    target: Any,
+    data: Any = None,
+    evaluators: Optional[Sequence[Any]] = None,
+    summary_evaluators: Optional[Sequence[Any]] = None,
+    experiment_prefix: Optional[str] = None,
+    experiment: Optional[str] = None,
+    description: Optional[str] = None,
+    metadata: Optional[dict[str, Any]] = None,
+    max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    error_handling: Literal["log", "raise"] = "log",
+    resume: bool = False,
+    client: Optional[Client] = None,
+    *,
+    progress: Optional[bool] = None,
+) -> ExperimentResults:
+    """The synchronous face of :func:`aevaluate`; same parameters, same results."""
+    coroutine = aevaluate(
+        target, data, evaluators, summary_evaluators, experiment_prefix, experiment,
+        description, metadata, max_concurrency, num_repetitions, error_handling, resume,
+        client, progress=progress,
+    )
+    return run_coroutine(coroutine)
+
+
+def run_coroutine(coroutine: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    # Called from inside a running loop (a notebook, an async app): use a private one.
+    outcome: dict[str, Any] = {}
+
+    def runner() -> None:
+        try:
+            outcome["value"] = asyncio.run(coroutine)
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=runner, name="assay-evaluate")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _check_arguments(
+    num_repetitions: int, error_handling: str, resume: bool, experiment: Optional[str]
+) -> None:
+    if not isinstance(num_repetitions, int) or num_repetitions < 1:
+        raise ValueError(f"num_repetitions must be a positive integer, got {num_repetitions!r}")
+    if error_handling not in ("log", "raise"):
+        raise ValueError(f"error_handling must be 'log' or 'raise', got {error_handling!r}")
+    if resume and not experiment:
+        raise ValueError("resume=True needs experiment='<name>' naming the experiment to resume")
+
+
+def _resolve(data: Any, resume_name: Optional[str], client: Client) -> ResolvedData:
+    if data is None and resume_name:
+        stored = client.store.get_experiment(name=resume_name)
+        if stored is not None and stored.dataset_id is not None:
+            dataset = client.store.get_dataset(id=stored.dataset_id)
+            if dataset is not None:
+                examples = client.store.list_examples(dataset.id, version=stored.dataset_version)
+                return ResolvedData(dataset, stored.dataset_version or 0, examples)
+    if data is None:
+        raise ValueError("data= is required: a dataset name or id, a Dataset, a file path, or a list")
+    return resolve_data(data, client.store)
+
+
+def _concurrency(max_concurrency: Optional[int]) -> int:
+    if not max_concurrency:
+        import os
+
+        return 4 * (os.cpu_count() or 1)
+    if max_concurrency < 0:
+        raise ValueError(f"max_concurrency must be positive, got {max_concurrency}")
+    return max_concurrency

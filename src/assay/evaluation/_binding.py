@@ -1,0 +1,204 @@
+"""THE one place evaluator signatures are inspected.
+
+Every evaluator form (plain function with named parameters, legacy ``(run, example)``,
+``BaseEvaluator``, anything with ``evaluate_run``, a string name) becomes a
+``RowEvaluator``; summary functions become ``SummaryEvaluator``s. Signatures are
+checked here, once, before the experiment runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from assay.evaluation._result import EvaluationResult
+from assay.evaluation._returns import normalize_returned
+from assay.evaluation.evaluator import BaseEvaluator
+from assay.schemas import Example, Run
+
+ROW_PARAMETERS = ("run", "example", "inputs", "outputs", "reference_outputs", "metadata")
+SUMMARY_PARAMETERS = (
+    "runs", "examples", "inputs", "outputs", "reference_outputs", "evaluation_results",
+)
+
+
+class EvaluatorSignatureError(TypeError):
+    """An evaluator's parameters cannot be bound to what assay passes."""
+
+
+def row_arguments(run: Run, example: Example) -> dict[str, Any]:
+    return {
+        "run": run,
+        "example": example,
+        "inputs": example.inputs,
+        "outputs": run.outputs or {},
+        "reference_outputs": example.outputs or {},
+        "metadata": example.metadata or {},
+    }
+
+
+@dataclass(frozen=True)
+class _Binder:
+    """How to call a function: by name with ``names``, or positionally (legacy form)."""
+
+    names: tuple[str, ...]
+    positional: bool
+    pass_all: bool
+
+    def arguments(self, available: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if self.positional:
+            return tuple(available[name] for name in self.names), {}
+        if self.pass_all:
+            return (), available
+        return (), {name: available[name] for name in self.names}
+
+
+def _callable_name(func: Any) -> str:
+    if isinstance(func, functools.partial):
+        return _callable_name(func.func)
+    name = getattr(func, "__name__", None) or type(func).__name__
+    return str(name)
+
+
+def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str, str]) -> _Binder:
+    name = _callable_name(func)
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError) as exc:
+        raise EvaluatorSignatureError(f"cannot read the signature of evaluator {name!r}: {exc}")
+    params = list(signature.parameters.values())
+    pass_all = any(p.kind is p.VAR_KEYWORD for p in params)
+    named = [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    known = [p.name for p in named if p.name in accepted]
+    positional_kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if not known and not pass_all and len(named) == 2 and all(p.kind in positional_kinds for p in named):
+        return _Binder(names=legacy, positional=True, pass_all=False)
+    unknown = [p.name for p in named if p.name not in accepted and p.default is p.empty]
+    if unknown:
+        raise EvaluatorSignatureError(
+            f"evaluator {name!r} has the signature {name}{signature}, but assay cannot bind "
+            f"{', '.join(repr(u) for u in unknown) or 'its parameters'}. Accepted parameter names: "
+            f"{', '.join(accepted)}; or exactly two positional parameters "
+            f"({legacy[0]}, {legacy[1]})."
+        )
+    if not known and not pass_all:
+        raise EvaluatorSignatureError(
+            f"evaluator {name!r} has the signature {name}{signature}, which takes none of the "
+            f"accepted parameter names: {', '.join(accepted)}"
+        )
+    return _Binder(names=tuple(known), positional=False, pass_all=pass_all)
+
+
+def _error_result(key: str, exc: BaseException) -> EvaluationResult:
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return EvaluationResult(key=key, error=f"{type(exc).__name__}: {exc}", metadata={"traceback": trace})
+
+
+def _is_async_callable(func: Any) -> bool:
+    while isinstance(func, functools.partial):
+        func = func.func
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+        getattr(func, "__call__", None)
+    )
+
+
+@dataclass(frozen=True)
+class RowEvaluator:
+    """A row evaluator ready to call: ``call_sync`` or ``call_async`` per ``is_async``."""
+
+    name: str
+    is_async: bool
+    _sync: Optional[Callable[[Run, Example], Any]] = None
+    _async: Optional[Callable[[Run, Example], Any]] = None
+
+    def call_sync(self, run: Run, example: Example) -> list[EvaluationResult]:
+        assert self._sync is not None
+        try:
+            raw = self._sync(run, example)
+            return _stamp(normalize_returned(raw, self.name), run)
+        except Exception as exc:  # failures are data
+            return _stamp([_error_result(self.name, exc)], run)
+
+    async def call_async(self, run: Run, example: Example) -> list[EvaluationResult]:
+        assert self._async is not None
+        try:
+            raw = await self._async(run, example)
+            return _stamp(normalize_returned(raw, self.name), run)
+        except Exception as exc:  # failures are data
+            return _stamp([_error_result(self.name, exc)], run)
+
+
+def _stamp(results: list[EvaluationResult], run: Run) -> list[EvaluationResult]:
+    for result in results:
+        if result.source_run_id is None:
+            result.source_run_id = run.id
+    return results
+
+
+def bind_row_evaluator(evaluator: Any) -> RowEvaluator:
+    if isinstance(evaluator, str):
+        from assay.evaluators._names import resolve_evaluator_name
+
+        evaluator = resolve_evaluator_name(evaluator)
+    if isinstance(evaluator, BaseEvaluator):
+        if evaluator.is_async:
+            return RowEvaluator(evaluator.name, True, _async=evaluator.aevaluate)
+        return RowEvaluator(evaluator.name, False, _sync=evaluator.evaluate)
+    if hasattr(evaluator, "evaluate_run"):
+        name = getattr(evaluator, "name", None) or type(evaluator).__name__
+        return RowEvaluator(str(name), False, _sync=evaluator.evaluate_run)
+    if not callable(evaluator):
+        raise EvaluatorSignatureError(
+            f"evaluator {evaluator!r} is not callable; pass a function, a BaseEvaluator, "
+            "an object with evaluate_run(run, example), or a built-in evaluator name"
+        )
+    return _bind_row_function(evaluator)
+
+
+def _bind_row_function(func: Callable[..., Any]) -> RowEvaluator:
+    binder = _binder(func, ROW_PARAMETERS, ("run", "example"))
+    name = _callable_name(func)
+
+    def call(run: Run, example: Example) -> Any:
+        args, kwargs = binder.arguments(row_arguments(run, example))
+        return func(*args, **kwargs)
+
+    if _is_async_callable(func):
+        return RowEvaluator(name, True, _async=call)
+    return RowEvaluator(name, False, _sync=call)
+
+
+@dataclass(frozen=True)
+class SummaryEvaluator:
+    name: str
+    func: Callable[..., Any]
+    binder: _Binder
+
+    def call_sync(self, available: dict[str, Any]) -> list[EvaluationResult]:
+        try:
+            args, kwargs = self.binder.arguments(available)
+            return normalize_returned(self.func(*args, **kwargs), self.name)
+        except Exception as exc:  # failures are data
+            return [_error_result(self.name, exc)]
+
+    async def call_async(self, available: dict[str, Any]) -> list[EvaluationResult]:
+        try:
+            args, kwargs = self.binder.arguments(available)
+            return normalize_returned(await self.func(*args, **kwargs), self.name)
+        except Exception as exc:  # failures are data
+            return [_error_result(self.name, exc)]
+
+    @property
+    def is_async(self) -> bool:
+        return _is_async_callable(self.func)
+
+
+def bind_summary_evaluator(func: Any) -> SummaryEvaluator:
+    if not callable(func):
+        raise EvaluatorSignatureError(f"summary evaluator {func!r} is not callable")
+    binder = _binder(func, SUMMARY_PARAMETERS, ("runs", "examples"))
+    return SummaryEvaluator(name=_callable_name(func), func=func, binder=binder)

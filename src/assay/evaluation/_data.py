@@ -1,0 +1,190 @@
+"""Turning ``data=`` into stored, versioned examples.
+
+``data`` may be a dataset name or id in the store, a ``Dataset``, a path to a
+``.jsonl`` / ``.json`` / ``.csv`` file, or a list of ``Example``s or dicts. Files and
+lists become a content-addressed dataset in the store (same content, same dataset,
+same example ids), so every experiment points at examples that exist and resume works.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import orjson
+
+from assay.schemas import Dataset, Example
+from assay.store.base import Store
+
+_NAMESPACE = uuid.UUID("5d1f5b7e-8a7c-4f43-9a55-3c0b4f1a7a11")
+_EXAMPLE_FIELDS = {"id", "inputs", "outputs", "metadata"}
+FILE_SUFFIXES = (".jsonl", ".json", ".csv")
+
+
+class DataError(ValueError):
+    """``data=`` could not be read; the message names the file and line, or the item."""
+
+
+@dataclass(frozen=True)
+class ResolvedData:
+    dataset: Dataset
+    version: int
+    examples: list[Example]
+
+
+def resolve_data(data: Any, store: Store) -> ResolvedData:
+    if isinstance(data, Dataset):
+        return _stored(store, store.get_dataset(id=data.id), repr(data.name))
+    if isinstance(data, uuid.UUID):
+        return _stored(store, store.get_dataset(id=data), str(data))
+    if isinstance(data, Path) or (isinstance(data, str) and data.endswith(FILE_SUFFIXES)):
+        path = Path(data)
+        return _inline(store, load_file(path), name_hint=path.stem)
+    if isinstance(data, str):
+        return _stored(store, _find_dataset(store, data), repr(data))
+    if isinstance(data, Iterable) and not isinstance(data, (dict, bytes)):
+        return _inline(store, [_coerce(item, f"data[{i}]") for i, item in enumerate(data)], "inline")
+    raise DataError(
+        f"data={data!r} is not supported: pass a dataset name or id, a Dataset, a path to a "
+        ".jsonl/.json/.csv file, or a list of Examples or dicts"
+    )
+
+
+def _find_dataset(store: Store, name_or_id: str) -> Optional[Dataset]:
+    dataset = store.get_dataset(name=name_or_id)
+    if dataset is None:
+        try:
+            dataset = store.get_dataset(id=uuid.UUID(name_or_id))
+        except ValueError:
+            pass
+    return dataset
+
+
+def _stored(store: Store, dataset: Optional[Dataset], label: str) -> ResolvedData:
+    if dataset is None:
+        raise DataError(f"no dataset {label} in the store at {store.url}")
+    examples = store.list_examples(dataset.id, version=dataset.version)
+    if not examples:
+        raise DataError(f"dataset {dataset.name!r} has no examples")
+    return ResolvedData(dataset, dataset.version, examples)
+
+
+def _inline(store: Store, records: list[dict[str, Any]], name_hint: str) -> ResolvedData:
+    if not records:
+        raise DataError("data holds no examples")
+    digest = hashlib.sha256(orjson.dumps(records, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()
+    name = f"{name_hint}-{digest[:12]}"
+    dataset = store.get_dataset(name=name)
+    if dataset is None:
+        dataset = store.create_dataset(name, description="created by evaluate() from inline data")
+        examples = [_example(record, digest, i, dataset.id) for i, record in enumerate(records)]
+        store.add_examples(dataset.id, examples)
+        dataset = store.get_dataset(id=dataset.id)
+        assert dataset is not None
+    return _stored(store, dataset, repr(name))
+
+
+def _example(record: dict[str, Any], digest: str, index: int, dataset_id: uuid.UUID) -> Example:
+    given = record.get("id")
+    if given is None:
+        example_id = uuid.uuid5(_NAMESPACE, f"{digest}:{index}")
+    else:
+        example_id = given if isinstance(given, uuid.UUID) else _parse_id(str(given))
+    return Example(
+        id=example_id, dataset_id=dataset_id, inputs=record["inputs"],
+        outputs=record.get("outputs"), metadata=record.get("metadata"),
+    )
+
+
+def _parse_id(text: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return uuid.uuid5(_NAMESPACE, text)
+
+
+def _coerce(item: Any, where: str) -> dict[str, Any]:
+    """An Example or dict as a plain record ``{"inputs", "outputs", "metadata", "id"?}``."""
+    if isinstance(item, Example):
+        return {"id": item.id, "inputs": item.inputs, "outputs": item.outputs, "metadata": item.metadata}
+    if not isinstance(item, dict):
+        raise DataError(f"{where}: expected an Example or a dict, got {type(item).__name__}")
+    if "inputs" not in item:
+        return {"inputs": item}  # a flat record is all inputs
+    unknown = set(item) - _EXAMPLE_FIELDS
+    if unknown:
+        raise DataError(f"{where}: unknown example fields {sorted(unknown)}; expected {sorted(_EXAMPLE_FIELDS)}")
+    for field in ("inputs", "outputs", "metadata"):
+        if item.get(field) is not None and not isinstance(item[field], dict):
+            raise DataError(f"{where}: {field!r} must be an object, got {type(item[field]).__name__}")
+    if not isinstance(item["inputs"], dict):
+        raise DataError(f"{where}: 'inputs' must be an object")
+    return dict(item)
+
+
+def load_file(path: Path) -> list[dict[str, Any]]:
+    """Read examples from ``.jsonl``, ``.json`` or ``.csv``; errors name file and line."""
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    loader = {".jsonl": _load_jsonl, ".json": _load_json, ".csv": _load_csv}.get(path.suffix.lower())
+    if loader is None:
+        raise DataError(f"{path}: unsupported file type; use .jsonl, .json or .csv")
+    return loader(path)
+
+
+def _load_jsonl(path: Path) -> list[dict[str, Any]]:
+    records = []
+    with path.open(encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+            records.append(_coerce(value, f"{path}:{lineno}"))
+    return records
+
+
+def _load_json(path: Path) -> list[dict[str, Any]]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    if isinstance(value, dict) and isinstance(value.get("examples"), list):
+        value = value["examples"]
+    if not isinstance(value, list):
+        raise DataError(f"{path}: expected a list of examples (or {{\"examples\": [...]}})")
+    return [_coerce(item, f"{path}: item {i}") for i, item in enumerate(value)]
+
+
+def _load_csv(path: Path) -> list[dict[str, Any]]:
+    """Columns ``outputs.x`` / ``metadata.x`` go there; any other column is an input."""
+    records = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if not reader.fieldnames:
+            raise DataError(f"{path}:1: missing header row")
+        for row in reader:
+            lineno = reader.line_num
+            if None in row or any(value is None for value in row.values()):
+                raise DataError(f"{path}:{lineno}: expected {len(reader.fieldnames)} columns")
+            records.append(_csv_record(row))
+    return records
+
+
+def _csv_record(row: dict[str, str]) -> dict[str, Any]:
+    record: dict[str, Any] = {"inputs": {}}
+    for column, value in row.items():
+        section, dot, field = column.partition(".")
+        if dot and section in ("inputs", "outputs", "metadata"):
+            record.setdefault(section, {})[field] = value
+        else:
+            record["inputs"][column] = value
+    return record

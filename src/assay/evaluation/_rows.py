@@ -1,0 +1,76 @@
+"""Running one row (target, then row evaluators), sync in a worker thread or async on the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from assay.evaluation._binding import RowEvaluator
+from assay.evaluation._result import EvaluationResult
+from assay.evaluation._target import Target
+from assay.schemas import Example, Run
+from assay.store.records import ExperimentRow
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PlannedRow:
+    position: int
+    example: Example
+    repetition: int
+
+
+async def in_thread(pool: Executor, fn: Callable[..., T], *args: Any) -> T:
+    """Run ``fn`` in ``pool`` with this context's contextvars (current store, current run)."""
+    context = contextvars.copy_context()
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(pool, functools.partial(context.run, fn, *args))
+
+
+class RowPipeline:
+    def __init__(self, target: Target, evaluators: Sequence[RowEvaluator]) -> None:
+        self.target = target
+        self.evaluators = list(evaluators)
+        self._sync_evaluators = [e for e in self.evaluators if not e.is_async]
+        self._async_evaluators = [e for e in self.evaluators if e.is_async]
+        self.all_sync = not target.is_async and not self._async_evaluators
+
+    def run_sync(self, planned: PlannedRow) -> ExperimentRow:
+        run = self.target.run_sync(planned.example, planned.repetition)
+        return self._row(planned, run, self._evaluate_sync(run, planned.example))
+
+    def run_chunk_sync(self, chunk: Sequence[PlannedRow]) -> list[ExperimentRow]:
+        return [self.run_sync(planned) for planned in chunk]
+
+    async def run_async(self, planned: PlannedRow, pool: Executor) -> ExperimentRow:
+        example = planned.example
+        if self.target.is_async:
+            run = await self.target.run_async(example, planned.repetition)
+        else:
+            run = await in_thread(pool, self.target.run_sync, example, planned.repetition)
+        jobs = [evaluator.call_async(run, example) for evaluator in self._async_evaluators]
+        if self._sync_evaluators:
+            jobs.append(in_thread(pool, self._evaluate_sync, run, example))
+        parts = await asyncio.gather(*jobs)
+        return self._row(planned, run, [result for part in parts for result in part])
+
+    def _evaluate_sync(self, run: Run, example: Example) -> list[EvaluationResult]:
+        results: list[EvaluationResult] = []
+        for evaluator in self._sync_evaluators:
+            results.extend(evaluator.call_sync(run, example))
+        return results
+
+    def _row(self, planned: PlannedRow, run: Run, results: list[EvaluationResult]) -> ExperimentRow:
+        order = {evaluator.name: i for i, evaluator in enumerate(self.evaluators)}
+        if len(self._async_evaluators) and len(self._sync_evaluators):
+            results.sort(key=lambda r: order.get(r.key, len(order)))
+        return ExperimentRow(
+            run=run, example=planned.example, repetition=planned.repetition,
+            position=planned.position, results=results,
+        )
