@@ -1,0 +1,44 @@
+"""Errors of the model layer. Messages name what was wrong and never carry the API key."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+class LLMError(Exception):
+    """Base of every error raised by ``assay.llm``."""
+
+
+class ModelNotConfiguredError(LLMError, ValueError):
+    """No judge model was given and none is configured in the environment."""
+
+
+class ModelCallError(LLMError):
+    """The model server failed the request (after retries, where the failure was retryable)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: Optional[int] = None,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+
+
+class ModelReplyError(LLMError):
+    """The model answered, but never with a reply that parses and matches the schema."""
+
+    def __init__(self, message: str, *, reply: str = "") -> None:
+        super().__init__(message)
+        self.reply = reply
+
+
+class ReplyCheckError(ValueError):
+    """Raised by a caller's check of a parsed reply: the reply is retried like a malformed one."""
+
+
+class MissingExtraError(ImportError):
+    """An optional dependency of the model layer is not installed."""

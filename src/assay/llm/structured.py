@@ -1,0 +1,160 @@
+"""Structured replies: ask for a pydantic model's JSON schema, validate, retry, cache.
+
+``StructuredChat.ask`` is what every judge calls. A reply that does not parse or match the
+schema (or fails the caller's check) is retried with the error shown to the model; after
+``reply_attempts`` it becomes a ``ModelReplyError``, which judges record as an error.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Optional, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from assay.llm._cache import CachedReply, CallCache, cache_key
+from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
+from assay.llm.errors import ModelReplyError, ReplyCheckError
+from assay.llm.json_reply import ReplyParseError, parse_json_reply
+from assay.llm.usage import Usage, UsageMeter
+
+T = TypeVar("T", bound=BaseModel)
+
+#: Sent back to the model after a reply that could not be used.
+CORRECTION_PROMPT = (
+    "Your reply could not be used: {error}\n"
+    "Answer again with only the JSON object, following the schema exactly."
+)
+
+
+def response_schema(output: type[BaseModel]) -> ResponseSchema:
+    """A strict-mode JSON schema for ``output`` (every field required, no extra fields)."""
+    schema = copy.deepcopy(output.model_json_schema())
+    _make_strict(schema)
+    return ResponseSchema(name=_schema_name(output), schema=schema)
+
+
+def _schema_name(output: type[BaseModel]) -> str:
+    name = getattr(output, "schema_name", None) or output.__name__
+    return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in str(name))[:64]
+
+
+def _make_strict(node: Any) -> None:
+    if isinstance(node, dict):
+        node.pop("title", None)
+        node.pop("default", None)
+        if node.get("type") == "object" and "properties" in node:
+            node["additionalProperties"] = False
+            node["required"] = list(node["properties"])
+        for value in node.values():
+            _make_strict(value)
+    elif isinstance(node, list):
+        for value in node:
+            _make_strict(value)
+
+
+class StructuredChat:
+    """A chat client that answers with validated pydantic objects."""
+
+    def __init__(
+        self,
+        client: ChatClient,
+        *,
+        reply_attempts: int = 3,
+        store_getter: Optional[Callable[[], Any]] = None,
+    ) -> None:
+        if reply_attempts < 1:
+            raise ValueError(f"reply_attempts must be >= 1, got {reply_attempts}")
+        self.client = client
+        self.reply_attempts = reply_attempts
+        self._store_getter = store_getter
+
+    async def ask(
+        self,
+        messages: list[Message],
+        output: type[T],
+        *,
+        meter: UsageMeter,
+        check: Optional[Callable[[T], None]] = None,
+    ) -> T:
+        schema = response_schema(output)
+        cache = self._cache()
+        key = cache_key(self.client, messages, schema) if cache is not None else None
+        if cache is not None and key is not None:
+            hit = await cache.get(key)
+            value = _usable(hit.content, output, check)[0] if hit is not None else None
+            if value is not None:
+                meter.add(Usage(calls=1, cached_calls=1, cost_usd=self._zero_cost()))
+                return value
+        value, reply = await self._ask_model(messages, schema, output, meter, check)
+        if cache is not None and key is not None:
+            usage = reply.usage
+            await cache.put(
+                key, CachedReply(reply.content, usage.prompt_tokens, usage.completion_tokens)
+            )
+        return value
+
+    async def _ask_model(
+        self,
+        messages: list[Message],
+        schema: ResponseSchema,
+        output: type[T],
+        meter: UsageMeter,
+        check: Optional[Callable[[T], None]],
+    ) -> tuple[T, ChatReply]:
+        conversation = list(messages)
+        problem, content = "", ""
+        for _ in range(self.reply_attempts):
+            reply = await self.client.complete(ChatRequest(conversation, schema))
+            meter.add(reply.usage)
+            content = reply.content
+            value, problem = _usable(content, output, check)
+            if value is not None:
+                return value, reply
+            conversation = [
+                *messages,
+                {"role": "assistant", "content": content},
+                {"role": "user", "content": CORRECTION_PROMPT.format(error=problem)},
+            ]
+        raise ModelReplyError(
+            f"the judge model never gave a usable {schema.name} reply in "
+            f"{self.reply_attempts} attempt(s); last problem: {problem}",
+            reply=content[:2000],
+        )
+
+    def _cache(self) -> Optional[CallCache]:
+        if not self.client.cache_enabled:
+            return None
+        if self._store_getter is not None:
+            return CallCache(self._store_getter())
+        from assay.store.current import current_store
+
+        return CallCache(current_store())
+
+    def _zero_cost(self) -> Optional[float]:
+        return 0.0 if self.client.price is not None else None
+
+
+def _usable(
+    content: str, output: type[T], check: Optional[Callable[[T], None]]
+) -> tuple[Optional[T], str]:
+    """The validated reply, or None and what was wrong with it."""
+    try:
+        value = output.model_validate(parse_json_reply(content))
+        if check is not None:
+            check(value)
+    except ReplyParseError as exc:
+        return None, str(exc)
+    except ValidationError as exc:
+        return None, f"it does not match the schema: {_brief(exc)}"
+    except ReplyCheckError as exc:
+        return None, str(exc)
+    return value, ""
+
+
+def _brief(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(part) for part in error["loc"]) or "(root)"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)

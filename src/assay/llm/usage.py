@@ -1,0 +1,73 @@
+"""Token usage and cost of model calls, summed per judge result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens; set it on a ``ChatModel`` to get ``cost_usd``."""
+
+    input_per_million: float
+    output_per_million: float
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (
+            prompt_tokens * self.input_per_million + completion_tokens * self.output_per_million
+        ) / 1_000_000
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens actually spent (a cache hit spends none) and what they cost, when priced."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: Optional[float] = None
+    calls: int = 0
+    cached_calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def cached(self) -> bool:
+        """True when every call was answered from the cache."""
+        return self.calls > 0 and self.cached_calls == self.calls
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None
+        if self.cost_usd is not None or other.cost_usd is not None:
+            cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=cost,
+            calls=self.calls + other.calls,
+            cached_calls=self.cached_calls + other.cached_calls,
+        )
+
+    def as_metadata(self) -> dict[str, Any]:
+        """The shape every judge result carries in ``metadata["usage"]``."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "cost_usd": self.cost_usd,
+            "cached": self.cached,
+            "calls": self.calls,
+            "cached_calls": self.cached_calls,
+        }
+
+
+class UsageMeter:
+    """Accumulates the usage of the calls made for one result (concurrent calls included)."""
+
+    def __init__(self) -> None:
+        self.total = Usage()
+
+    def add(self, usage: Usage) -> None:
+        self.total = self.total + usage
