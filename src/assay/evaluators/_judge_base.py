@@ -1,0 +1,99 @@
+"""The base of judge evaluators: model resolution, what the judge sees, usage and errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from assay.evaluation._result import EvaluationResult
+from assay.evaluation.evaluator import BaseEvaluator
+from assay.evaluators._judge_text import render
+from assay.llm.resolve import JudgeModel, resolve_structured
+from assay.llm.usage import Usage, UsageMeter
+from assay.schemas import Example, Run
+
+
+@dataclass(frozen=True)
+class JudgeInput:
+    input: str
+    output: str
+    reference: Optional[str]
+
+
+@dataclass(frozen=True)
+class DataKeys:
+    """Which key of inputs / outputs / reference outputs to show (None: the whole dict)."""
+
+    input: Optional[str] = None
+    prediction: Optional[str] = None
+    reference: Optional[str] = None
+
+
+class LLMJudge(BaseEvaluator):
+    """An async evaluator that asks a judge model; subclasses implement ``judge``.
+
+    The model is resolved when the judge is built, so a missing configuration fails before
+    any experiment starts. A failed judgement is a result with ``error`` set (one per key
+    the judge would have produced), carrying the usage spent on it.
+    """
+
+    def __init__(
+        self,
+        model: JudgeModel = None,
+        *,
+        name: Optional[str] = None,
+        keys: DataKeys = DataKeys(),
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name=name, **kwargs)
+        self.chat = resolve_structured(model)
+        self.keys = keys
+
+    @property
+    def result_keys(self) -> list[str]:
+        return [self.name]
+
+    async def judge(self, data: JudgeInput, meter: UsageMeter) -> list[EvaluationResult]:
+        raise NotImplementedError
+
+    def needs_reference(self) -> bool:
+        return False
+
+    async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+        meter = UsageMeter()
+        try:
+            results = await self.judge(self.judge_input(run, example), meter)
+        except Exception as exc:  # failures are data: one errored result per key
+            failed = self.error_result(exc)
+            results = [failed.model_copy(update={"key": key}, deep=True) for key in self.result_keys]
+        return self._with_usage(results, meter.total)
+
+    def judge_input(self, run: Run, example: Optional[Example]) -> JudgeInput:
+        if run.outputs is None:
+            failure = f" (the target failed: {run.error})" if run.error else ""
+            raise ValueError(f"the run has no outputs to judge{failure}")
+        inputs = example.inputs if example is not None else run.inputs
+        reference: Optional[str] = None
+        if example is not None and example.outputs is not None:
+            reference = render(example.outputs, self.keys.reference, what="reference outputs")
+        if reference is None and self.needs_reference():
+            raise ValueError(
+                f"{type(self).__name__} needs a reference: the example has no outputs"
+            )
+        return JudgeInput(
+            input=render(inputs, self.keys.input, what="inputs"),
+            output=render(run.outputs, self.keys.prediction, what="run outputs"),
+            reference=reference,
+        )
+
+    def _with_usage(self, results: list[EvaluationResult], usage: Usage) -> list[EvaluationResult]:
+        # One call may yield several results: the first carries the usage, so sums stay right.
+        model = self.chat.client.model_name
+        for index, result in enumerate(results):
+            share = usage if index == 0 else Usage()
+            result.metadata = {**result.metadata, "usage": share.as_metadata(), "model": model}
+        return results
+
+
+def verdict_score(value: str) -> int:
+    return 1 if value == "Y" else 0

@@ -1,0 +1,38 @@
+"""LLM-as-judge evaluators (seed 003's built-ins): criteria, LLM feedback, question answering.
+
+Every judge takes ``model=``: ``"openai/<model>"``, an ``assay.llm.ChatModel``, any
+``assay.llm.ChatClient``, or nothing (``ASSAY_JUDGE_MODEL``, ``OPENAI_BASE_URL``,
+``OPENAI_API_KEY``). The prompts are the module-level constants re-exported here
+(``print(judge.CRITERIA_PROMPT)``); pass ``prompt=`` to override one.
+"""
+
+from assay.evaluators._judge_base import LLMJudge
+from assay.evaluators._judge_criteria import (
+    CriteriaEvaluator,
+    LabeledCriteriaEvaluator,
+    LlmFeedbackEvaluator,
+    resolve_criteria,
+)
+from assay.evaluators._judge_prompts import (
+    BUILTIN_CRITERIA,
+    CONTEXT_QA_PROMPT,
+    COT_QA_PROMPT,
+    CRITERIA_PROMPT,
+    FEEDBACK_PROMPT,
+    FEEDBACK_REFERENCE_BLOCK,
+    LABELED_CRITERIA_PROMPT,
+    QA_PROMPT,
+)
+from assay.evaluators._judge_qa import (
+    QAEvaluator,
+    context_qa_evaluator,
+    cot_qa_evaluator,
+    qa_evaluator,
+)
+
+__all__ = [
+    "BUILTIN_CRITERIA", "CONTEXT_QA_PROMPT", "COT_QA_PROMPT", "CRITERIA_PROMPT", "FEEDBACK_PROMPT",
+    "FEEDBACK_REFERENCE_BLOCK", "LABELED_CRITERIA_PROMPT", "QA_PROMPT",
+    "CriteriaEvaluator", "LLMJudge", "LabeledCriteriaEvaluator", "LlmFeedbackEvaluator",
+    "QAEvaluator", "context_qa_evaluator", "cot_qa_evaluator", "qa_evaluator", "resolve_criteria",
+]
