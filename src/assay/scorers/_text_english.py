@@ -1,0 +1,49 @@
+"""English lemmas from lemminflect (its lexicon ships in the wheel; nothing is downloaded).
+
+Without a tagger a word's part of speech is unknown, so a word keeps every lemma it may
+have as a matching form ("analyses" -> analysis, analyse) and one canonical lemma for
+display: verbs become infinitives ("explained" -> explain, "ran" -> run), nouns singular.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import lemminflect
+
+# a verb reading is preferred for display (the seed: verbs as infinitives), then a noun
+_CANONICAL_ORDER = ("VERB", "NOUN", "ADJ", "ADV", "PROPN")
+# comparatives map to other words ("better" -> good); keep such lemmas only when they
+# share a stem with the word, so "best practice" is not covered by "good practice"
+_STEM_CHECKED = frozenset({"ADJ", "ADV"})
+
+
+@dataclass(frozen=True)
+class EnglishWord:
+    canonical: str
+    lemmas: frozenset[str]
+
+
+@lru_cache(maxsize=65536)
+def analyse_english(word: str) -> EnglishWord:
+    """``word`` is lowercase ASCII letters."""
+    readings = lemminflect.getAllLemmas(word)
+    if not readings and word.endswith("s") and len(word) > 4 and not word.endswith("ss"):
+        # an unknown plural ("microservices"): the rule-based noun lemmatizer
+        readings = lemminflect.getAllLemmasOOV(word, "NOUN")
+    lemmas = {
+        lemma.lower()
+        for pos, found in readings.items()
+        for lemma in found
+        if pos not in _STEM_CHECKED or lemma[:3] == word[:3]
+    }
+    return EnglishWord(canonical=_canonical(word, readings), lemmas=frozenset(lemmas))
+
+
+def _canonical(word: str, readings: dict[str, tuple[str, ...]]) -> str:
+    for pos in _CANONICAL_ORDER:
+        found = readings.get(pos)
+        if found and found[0].lower() != word:
+            return found[0].lower()
+    return word
