@@ -1,0 +1,78 @@
+"""``create_app``: the web UI over a store, as an ASGI application."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Optional
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from assay.store.base import Store
+from assay.ui import api, pages
+from assay.ui.db import ReadOnlyDatabase
+from assay.ui.errors import BadRequest, NotFound
+from assay.ui.security import GuardMiddleware
+from assay.ui.templating import make_templates
+
+STATIC = Path(__file__).parent / "static"
+
+
+def create_app(store: Store, token: Optional[str] = None) -> FastAPI:
+    """The UI over ``store``, read-only. With a token, every request must carry it."""
+    db = ReadOnlyDatabase(store)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        db.close()
+
+    app = FastAPI(
+        title="assay UI", summary="Datasets, experiments and their rows, read-only.",
+        docs_url=None, redoc_url=None, openapi_url="/api/openapi.json", lifespan=lifespan,
+    )
+    app.state.db = db
+    app.state.templates = make_templates()
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    _add_error_pages(app)
+    app.add_middleware(GuardMiddleware, token=token)
+    return app
+
+
+def _add_error_pages(app: FastAPI) -> None:
+    async def bad_request(request: Request, exc: Exception) -> Response:
+        return _error(request, 400, str(exc))
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return _error(request, 404, str(exc))
+
+    async def invalid(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        problems = "; ".join(_describe(error) for error in exc.errors())
+        return _error(request, 400, f"invalid request: {problems}")
+
+    app.add_exception_handler(BadRequest, bad_request)
+    app.add_exception_handler(NotFound, not_found)
+    app.add_exception_handler(RequestValidationError, invalid)
+
+
+def _describe(error: object) -> str:
+    if not isinstance(error, dict):
+        return str(error)
+    where = ".".join(str(part) for part in error.get("loc", ()) if part != "query")
+    return f"parameter {where!r}: {error.get('msg', 'invalid')}"
+
+
+def _error(request: Request, status: int, message: str) -> Response:
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"detail": message}, status_code=status)
+    response: Response = request.app.state.templates.TemplateResponse(
+        request, "error.html", {"status": status, "message": message}, status_code=status
+    )
+    return response

@@ -1,0 +1,80 @@
+"""Read-only access to the store's SQLite database for the UI.
+
+A file-backed store gets its own connections opened with ``mode=ro`` (SQLite itself
+refuses writes, and readers never block the writer in WAL mode). An in-memory store
+can only be reached through its own per-thread connections; the UI only ever runs
+SELECTs on them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from assay.store.base import Store
+
+
+class ReadOnlyDatabase:
+    """Per-thread read-only connections to the database behind a store."""
+
+    def __init__(self, store: Store) -> None:
+        conn = getattr(store, "conn", None)
+        if not isinstance(conn, sqlite3.Connection):
+            raise TypeError(
+                f"the assay UI reads SQLite stores; {type(store).__name__} has no SQLite connection"
+            )
+        self._store = store
+        self._path = _database_file(conn)
+        self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    @property
+    def is_file(self) -> bool:
+        return self._path is not None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._open()
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        if self._path is None:
+            shared: sqlite3.Connection = getattr(self._store, "conn")
+            return shared
+        uri = f"file:{quote(str(self._path))}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("PRAGMA cache_size = -65536")
+        with self._lock:
+            self._opened.append(conn)
+        return conn
+
+    def query(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
+        cursor = self.conn.execute(sql, params)
+        cursor.row_factory = sqlite3.Row
+        return cursor.fetchall()
+
+    def query_one(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> sqlite3.Row | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._opened:
+                conn.close()
+            self._opened.clear()
+
+
+def _database_file(conn: sqlite3.Connection) -> Path | None:
+    """The main database's file, or None for an in-memory database."""
+    for row in conn.execute("PRAGMA database_list").fetchall():
+        if row[1] == "main":
+            return Path(row[2]) if row[2] else None
+    return None

@@ -1,0 +1,15 @@
+"""Errors the UI turns into 400 and 404 answers, each naming what was wrong."""
+
+from __future__ import annotations
+
+
+class BadRequest(ValueError):
+    """A query parameter the UI cannot use (named in the message)."""
+
+
+class NotFound(LookupError):
+    """A dataset, experiment or row that does not exist."""
+
+
+class UIConfigError(ValueError):
+    """A server setting refused for safety (a public host without a token, a weak token)."""

@@ -1,0 +1,86 @@
+"""The HTML pages. Each renders the same objects the JSON API returns."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from assay.ui import queries
+from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
+from assay.ui.models import CompareShow
+from assay.ui.params import PagingParams, RowFilterParams, VersionParam, blank_is_none
+
+router = APIRouter(include_in_schema=False, default_response_class=HTMLResponse)
+
+
+def render(request: Request, template: str, **context: Any) -> Response:
+    response: Response = request.app.state.templates.TemplateResponse(request, template, context)
+    return response
+
+
+@router.get("/")
+def home() -> Response:
+    return RedirectResponse("/experiments", status_code=307)
+
+
+@router.get("/experiments")
+def experiment_list(
+    request: Request, db: Database, paging: PagingParams,
+    q: Optional[str] = None, dataset: Optional[str] = None,
+) -> Response:
+    listing = queries.list_experiments(
+        db, q=blank_is_none(q), dataset_id=blank_is_none(dataset), page=paging.page,
+        per_page=paging.per_page,
+    )
+    return render(request, "experiments.html", listing=listing, nav="experiments")
+
+
+@router.get("/experiments/{ref}")
+def experiment_page(
+    request: Request, experiment: ExperimentParam, db: Database, row_filter: RowFilterParams,
+    paging: PagingParams,
+) -> Response:
+    detail = queries.experiment_detail(db, experiment)
+    rows = queries.row_page(db, experiment, row_filter, page=paging.page, per_page=paging.per_page)
+    return render(request, "experiment.html", detail=detail, rows=rows, nav="experiments")
+
+
+@router.get("/experiments/{ref}/rows/{run_id}")
+def row_page(request: Request, experiment: ExperimentParam, run_id: str, db: Database) -> Response:
+    row = queries.row_detail(db, experiment, run_id)
+    return render(request, "row.html", row=row, nav="experiments")
+
+
+@router.get("/compare")
+def compare_page(
+    request: Request, db: Database, paging: PagingParams,
+    e: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies defaults
+    show: CompareShow = "all", metric: Optional[str] = None,
+) -> Response:
+    refs = [ref for ref in e if ref.strip()]
+    if not refs:
+        listing = queries.list_experiments(db, page=1, per_page=200)
+        return render(request, "compare_pick.html", listing=listing, nav="compare")
+    page = queries.compare_page(
+        db, experiments(refs, db), show=show, metric=blank_is_none(metric), page=paging.page,
+        per_page=paging.per_page,
+    )
+    return render(request, "compare.html", cmp=page, nav="compare")
+
+
+@router.get("/datasets")
+def dataset_list(request: Request, db: Database) -> Response:
+    return render(request, "datasets.html", datasets=queries.list_datasets(db), nav="datasets")
+
+
+@router.get("/datasets/{ref}")
+def dataset_page(
+    request: Request, dataset: DatasetParam, db: Database, paging: PagingParams,
+    version: VersionParam, q: Optional[str] = None,
+) -> Response:
+    examples = queries.example_page(
+        db, dataset, version=version, q=blank_is_none(q), page=paging.page, per_page=paging.per_page
+    )
+    return render(request, "dataset.html", data=examples, nav="datasets")

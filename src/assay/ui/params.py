@@ -1,0 +1,86 @@
+"""Query parameters shared by the pages and the JSON API, validated with named errors.
+
+HTML forms send empty fields, so optional values arrive as strings and an empty string
+means "not set".
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal, Optional
+
+from fastapi import Depends, Query
+
+from assay.ui.errors import BadRequest
+from assay.ui.models import RowFilter
+
+MAX_PER_PAGE = 500
+
+
+class Paging:
+    def __init__(
+        self,
+        page: Annotated[int, Query(ge=1, description="1-based page number")] = 1,
+        per_page: Annotated[
+            int, Query(ge=1, le=MAX_PER_PAGE, description="rows per page")
+        ] = 50,
+    ) -> None:
+        self.page = page
+        self.per_page = per_page
+
+
+PagingParams = Annotated[Paging, Depends()]
+
+
+def blank_is_none(value: Optional[str]) -> Optional[str]:
+    return value if value is not None and value.strip() else None
+
+
+def parse_number(name: str, value: Optional[str]) -> Optional[float]:
+    text = blank_is_none(value)
+    if text is None:
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        raise BadRequest(f"parameter {name!r} must be a number, got {text!r}") from None
+    if not math.isfinite(number):
+        raise BadRequest(f"parameter {name!r} must be a finite number, got {text!r}")
+    return number
+
+
+def row_filter(
+    failed: Annotated[
+        bool, Query(description="only failed rows: target error, evaluator error or a score < 1")
+    ] = False,
+    metric: Annotated[Optional[str], Query(description="a metric key, for 'below'")] = None,
+    below: Annotated[
+        Optional[str], Query(description="a number: rows whose 'metric' scores below it")
+    ] = None,
+    q: Annotated[Optional[str], Query(description="text searched in inputs and outputs")] = None,
+    sort: Annotated[
+        str, Query(description="position, latency, error or metric:<key>")
+    ] = "position",
+    order: Annotated[Literal["asc", "desc"], Query()] = "asc",
+) -> RowFilter:
+    return RowFilter(
+        failed=failed, metric=blank_is_none(metric), below=parse_number("below", below),
+        q=blank_is_none(q), sort=blank_is_none(sort) or "position", order=order,
+    )
+
+
+RowFilterParams = Annotated[RowFilter, Depends(row_filter)]
+
+
+def dataset_version(
+    version: Annotated[Optional[str], Query(description="a dataset version (default: current)")] = None,
+) -> Optional[int]:
+    number = parse_number("version", version)
+    if number is None:
+        return None
+    if not number.is_integer() or number < 0:
+        raise BadRequest(f"parameter 'version' must be a whole number >= 0, got {version!r}")
+    return int(number)
+
+
+VersionParam = Annotated[Optional[int], Depends(dataset_version)]

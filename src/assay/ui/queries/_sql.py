@@ -1,0 +1,72 @@
+"""Small helpers shared by the UI's read-only queries."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Optional
+
+import orjson
+
+PREVIEW_SOURCE_CHARS = 4000
+"""How much of a JSON column a table page reads: enough for a preview, never a whole blob."""
+
+PREVIEW_CHARS = 160
+
+
+def marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching ``text`` literally anywhere (with ESCAPE '\\')."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def loads(text: Optional[str | bytes]) -> Any:
+    if text is None:
+        return None
+    return orjson.loads(text)
+
+
+def preview(text: Optional[str], limit: int = PREVIEW_CHARS) -> str:
+    """A one-line preview of a stored JSON value (possibly cut at PREVIEW_SOURCE_CHARS)."""
+    if text is None:
+        return ""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return _clip(text, limit)
+    return _clip(_as_text(value), limit)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def offset(page: int, per_page: int) -> int:
+    return (max(page, 1) - 1) * per_page
+
+
+def version_clause(alias: str, version: Optional[int]) -> tuple[str, tuple[Any, ...]]:
+    """Examples alive at ``version`` (None: the current version)."""
+    if version is None:
+        return f"{alias}.removed_version IS NULL", ()
+    return (
+        f"{alias}.added_version <= ? AND ({alias}.removed_version IS NULL "
+        f"OR {alias}.removed_version > ?)",
+        (version, version),
+    )
+
+
+def in_list(values: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    return f"({marks(len(values))})", tuple(values)

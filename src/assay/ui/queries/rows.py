@@ -1,0 +1,214 @@
+"""An experiment's rows: the filtered, sorted, paginated table and one row in full.
+
+Filtering, sorting and paging all happen in SQL: a page reads ``per_page`` runs, their
+results and their examples, whatever the experiment's size.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Optional
+
+from assay.ui.db import ReadOnlyDatabase
+from assay.ui.errors import BadRequest, NotFound
+from assay.ui.models import (
+    ExperimentSummary,
+    ResultView,
+    RowDetail,
+    RowFilter,
+    RowPage,
+    RowSummary,
+    ScoreCell,
+)
+from assay.ui.queries._sql import (
+    PREVIEW_SOURCE_CHARS,
+    in_list,
+    like_pattern,
+    loads,
+    offset,
+    preview,
+    version_clause,
+)
+from assay.ui.queries.experiments import metric_keys
+from assay.ui.queries.trace import run_tree
+
+# "Failed" = the target call failed, or an evaluator failed, or a metric scored below 1.
+FAILED = (
+    "(u.error IS NOT NULL OR EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id "
+    "AND (r.error IS NOT NULL OR r.score < 1)))"
+)
+
+_FIXED_SORTS = {
+    "position": "u.position",
+    "latency": "u.latency_ms",
+    "error": "(u.error IS NOT NULL)",
+}
+
+
+def row_page(
+    db: ReadOnlyDatabase,
+    experiment: ExperimentSummary,
+    row_filter: RowFilter,
+    *,
+    page: int,
+    per_page: int,
+) -> RowPage:
+    keys = metric_keys(db, experiment.id)
+    where, params = _where(experiment.id, row_filter, keys)
+    order, order_params = _order(row_filter, keys)
+    total = db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0]
+    runs = db.query(
+        f"SELECT u.id, u.example_id, u.repetition, u.position, u.error, u.latency_ms, "
+        f"substr(u.inputs, 1, {PREVIEW_SOURCE_CHARS}) AS inputs, "
+        f"substr(u.outputs, 1, {PREVIEW_SOURCE_CHARS}) AS outputs "
+        f"FROM runs u WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
+        [*params, *order_params, per_page, offset(page, per_page)],
+    )
+    scores = score_cells(db, [run["id"] for run in runs])
+    references = reference_previews(db, experiment, [run["example_id"] for run in runs])
+    rows = [
+        RowSummary(
+            run_id=run["id"], example_id=run["example_id"], repetition=run["repetition"],
+            position=run["position"], inputs=preview(run["inputs"]),
+            outputs=preview(run["outputs"]), reference=references.get(run["example_id"], ""),
+            error=run["error"], latency_ms=run["latency_ms"], scores=scores.get(run["id"], []),
+        )
+        for run in runs
+    ]
+    return RowPage(
+        experiment=experiment, filter=row_filter, metric_keys=keys, total=int(total), page=page,
+        per_page=per_page, rows=rows,
+    )
+
+
+def _where(experiment_id: str, row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:
+    clauses, params = ["u.experiment_id = ?"], [experiment_id]
+    if row_filter.failed:
+        clauses.append(FAILED)
+    if row_filter.below is not None and row_filter.metric is None:
+        raise BadRequest("the 'below' filter needs a 'metric' to compare")
+    if row_filter.metric is not None:
+        _check_metric(row_filter.metric, keys)
+    if row_filter.metric is not None and row_filter.below is not None:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND r.key = ? "
+            "AND r.error IS NULL AND r.score < ?)"
+        )
+        params += [row_filter.metric, row_filter.below]
+    if row_filter.q:
+        pattern = like_pattern(row_filter.q)
+        clauses.append("(u.inputs LIKE ? ESCAPE '\\' OR u.outputs LIKE ? ESCAPE '\\')")
+        params += [pattern, pattern]
+    return " AND ".join(clauses), params
+
+
+def _order(row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:
+    direction = "DESC" if row_filter.order == "desc" else "ASC"
+    tie = "u.position, u.repetition"
+    if row_filter.sort in _FIXED_SORTS:
+        return f"{_FIXED_SORTS[row_filter.sort]} {direction}, {tie}", []
+    if row_filter.sort.startswith("metric:"):
+        key = row_filter.sort.removeprefix("metric:")
+        _check_metric(key, keys)
+        # Errored and missing results sort as NULL: first when ascending (the worst rows).
+        return (
+            "(SELECT MIN(CASE WHEN r.error IS NULL THEN r.score END) FROM results r "
+            f"WHERE r.run_id = u.id AND r.key = ?) {direction}, {tie}",
+            [key],
+        )
+    accepted = ", ".join([*_FIXED_SORTS, "metric:<key>"])
+    raise BadRequest(f"unknown sort {row_filter.sort!r}; accepted: {accepted}")
+
+
+def _check_metric(key: str, keys: list[str]) -> None:
+    if key not in keys:
+        known = ", ".join(keys) or "none"
+        raise BadRequest(f"unknown metric {key!r}; this experiment's metrics: {known}")
+
+
+def score_cells(db: ReadOnlyDatabase, run_ids: list[str]) -> dict[str, list[ScoreCell]]:
+    """Each run's results, as compact cells, in the order they were written."""
+    ids, params = in_list(run_ids)
+    cells: dict[str, list[ScoreCell]] = defaultdict(list)
+    for row in db.query(
+        f"SELECT run_id, key, score, substr(value, 1, {PREVIEW_SOURCE_CHARS}) AS value, error "
+        f"FROM results WHERE run_id IN {ids} ORDER BY pk",
+        params,
+    ):
+        cells[row["run_id"]].append(
+            ScoreCell(
+                key=row["key"], score=None if row["error"] else row["score"],
+                value=preview(row["value"]) or None, error=row["error"],
+            )
+        )
+    return cells
+
+
+def reference_previews(
+    db: ReadOnlyDatabase, experiment: ExperimentSummary, example_ids: list[str]
+) -> dict[str, str]:
+    """Reference outputs of the examples, as of the dataset version the experiment ran on."""
+    if experiment.dataset_id is None or not example_ids:
+        return {}
+    alive, alive_params = version_clause("e", experiment.dataset_version)
+    ids, params = in_list(sorted(set(example_ids)))
+    rows = db.query(
+        f"SELECT e.id, substr(e.outputs, 1, {PREVIEW_SOURCE_CHARS}) AS outputs FROM examples e "
+        f"WHERE e.dataset_id = ? AND e.id IN {ids} AND {alive}",
+        [experiment.dataset_id, *params, *alive_params],
+    )
+    return {row["id"]: preview(row["outputs"]) for row in rows}
+
+
+def row_detail(db: ReadOnlyDatabase, experiment: ExperimentSummary, run_id: str) -> RowDetail:
+    run = db.query_one("SELECT * FROM runs WHERE id = ? AND experiment_id = ?", (run_id, experiment.id))
+    if run is None:
+        raise NotFound(f"experiment {experiment.name!r} has no row with run id {run_id!r}")
+    example = _example(db, experiment, run["example_id"])
+    previous_id, next_id = _neighbours(db, experiment.id, run["position"], run["repetition"])
+    return RowDetail(
+        experiment=experiment, run_id=run["id"], example_id=run["example_id"],
+        repetition=run["repetition"], position=run["position"], inputs=loads(run["inputs"]),
+        outputs=loads(run["outputs"]), reference_outputs=example.get("outputs"),
+        example_metadata=example.get("metadata"), error=run["error"], run=run_tree(run),
+        results=results_of(db, run_id), previous_run_id=previous_id, next_run_id=next_id,
+    )
+
+
+def results_of(db: ReadOnlyDatabase, run_id: str) -> list[ResultView]:
+    return [
+        ResultView(
+            key=row["key"], score=None if row["error"] else row["score"],
+            value=loads(row["value"]), feedback=row["feedback"], comment=row["comment"],
+            correction=loads(row["correction"]), metadata=loads(row["metadata"]),
+            evaluator_info=loads(row["evaluator_info"]), error=row["error"],
+        )
+        for row in db.query("SELECT * FROM results WHERE run_id = ? ORDER BY pk", (run_id,))
+    ]
+
+
+def _example(db: ReadOnlyDatabase, experiment: ExperimentSummary, example_id: str) -> dict[str, Any]:
+    if experiment.dataset_id is None:
+        return {}
+    alive, alive_params = version_clause("e", experiment.dataset_version)
+    row = db.query_one(
+        f"SELECT outputs, metadata FROM examples e WHERE e.dataset_id = ? AND e.id = ? AND {alive}",
+        (experiment.dataset_id, example_id, *alive_params),
+    )
+    return {"outputs": loads(row["outputs"]), "metadata": loads(row["metadata"])} if row else {}
+
+
+def _neighbours(
+    db: ReadOnlyDatabase, experiment_id: str, position: int, repetition: int
+) -> tuple[Optional[str], Optional[str]]:
+    before = db.query_one(
+        "SELECT id FROM runs WHERE experiment_id = ? AND (position, repetition) < (?, ?) "
+        "ORDER BY position DESC, repetition DESC LIMIT 1",
+        (experiment_id, position, repetition),
+    )
+    after = db.query_one(
+        "SELECT id FROM runs WHERE experiment_id = ? AND (position, repetition) > (?, ?) "
+        "ORDER BY position, repetition LIMIT 1",
+        (experiment_id, position, repetition),
+    )
+    return (before["id"] if before else None, after["id"] if after else None)

@@ -1,0 +1,78 @@
+"""``serve()``: run the UI with uvicorn, refusing unsafe settings before binding."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Optional
+
+import uvicorn
+
+from assay.store import open_store
+from assay.ui.app import create_app
+from assay.ui.errors import UIConfigError
+from assay.ui.security import is_loopback_host
+
+TOKEN_ENV = "ASSAY_UI_TOKEN"
+MIN_TOKEN_LENGTH = 8
+
+_TOKEN_IN_QUERY = re.compile(r"(?i)(\btoken=)[^&\s\"]*")
+
+
+def resolve_token(token: Optional[str]) -> Optional[str]:
+    """The given token, else ``$ASSAY_UI_TOKEN``, else None; refuses weak tokens."""
+    value = token if token is not None else os.environ.get(TOKEN_ENV)
+    if value is None or value == "":
+        return None
+    if len(value) < MIN_TOKEN_LENGTH or any(ch.isspace() for ch in value):
+        raise UIConfigError(
+            f"the UI token must be at least {MIN_TOKEN_LENGTH} characters without spaces "
+            f"(from --token or ${TOKEN_ENV})"
+        )
+    return value
+
+
+def check_bind(host: str, token: Optional[str]) -> None:
+    """Refuse a non-loopback host unless a token protects it."""
+    if token is None and not is_loopback_host(host):
+        raise UIConfigError(
+            f"refusing to serve on {host!r} without a token: anyone who reaches that address "
+            f"could read every experiment. Bind to 127.0.0.1, or set --token / ${TOKEN_ENV}"
+        )
+
+
+class RedactTokens(logging.Filter):
+    """Keeps ``?token=...`` out of the access log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                redact(arg) if isinstance(arg, str) else arg for arg in record.args
+            )
+        return True
+
+
+def redact(text: str) -> str:
+    return _TOKEN_IN_QUERY.sub(r"\1<redacted>", text)
+
+
+def serve(
+    database_url: Optional[str] = None,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: Optional[str] = None,
+) -> None:
+    """Serve the UI over the store at ``database_url`` until interrupted."""
+    token = resolve_token(token)
+    check_bind(host, token)
+    store = open_store(database_url)
+    try:
+        config = uvicorn.Config(create_app(store, token=token), host=host, port=port)
+        logging.getLogger("uvicorn.access").addFilter(RedactTokens())
+        shown = f"[{host}]" if ":" in host else host
+        hint = " (open it once with ?token=<your token>)" if token else ""
+        print(f"assay UI on http://{shown}:{port}/ over {store.url}{hint}", flush=True)
+        uvicorn.Server(config).run()
+    finally:
+        store.close()

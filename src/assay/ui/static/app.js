@@ -1,0 +1,65 @@
+// assay UI: small progressive enhancements. Every page works without this script.
+// Text is only ever written with textContent, never as HTML.
+"use strict";
+
+document.addEventListener("DOMContentLoaded", () => {
+  // A click anywhere on a table row opens it (the first cell keeps a real link).
+  document.querySelectorAll("tr[data-href]").forEach((row) => {
+    row.addEventListener("click", (event) => {
+      if (event.target.closest("a, input, button, select, label")) return;
+      if (window.getSelection().toString()) return; // the user is selecting text
+      window.location.assign(row.dataset.href);
+    });
+  });
+
+  // Filter forms apply as soon as a checkbox or select changes; empty fields stay out of the URL.
+  document.querySelectorAll("form").forEach((form) => {
+    form.addEventListener("submit", () => {
+      form.querySelectorAll("input, select").forEach((field) => {
+        if (field.name && field.value === "" && field.type !== "checkbox") field.disabled = true;
+      });
+    });
+  });
+  document.querySelectorAll("form[data-autosubmit]").forEach((form) => {
+    form.querySelectorAll("select, input[type=checkbox]").forEach((field) => {
+      field.addEventListener("change", () => form.requestSubmit());
+    });
+  });
+
+  // Compare buttons wait for two experiments; the first one checked is the baseline.
+  document.querySelectorAll("form[data-compare-form]").forEach((form) => {
+    const button = form.querySelector("[data-compare-button]");
+    const boxes = Array.from(form.querySelectorAll("input[type=checkbox][name=e]"));
+    const order = boxes.filter((box) => box.checked).map((box) => box.value); // restored by Back
+    const refresh = () => { if (button) button.disabled = order.length < 2; };
+    boxes.forEach((box) => box.addEventListener("change", () => {
+      const at = order.indexOf(box.value);
+      if (box.checked && at < 0) order.push(box.value);
+      if (!box.checked && at >= 0) order.splice(at, 1);
+      refresh();
+    }));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const query = new URLSearchParams(order.map((id) => ["e", id]));
+      window.location.assign(form.action + "?" + query.toString());
+    });
+    refresh();
+  });
+
+  // Left and right arrows (or j and k) walk through rows and pages.
+  document.addEventListener("keydown", (event) => {
+    if (event.target.closest("input, select, textarea") || event.metaKey || event.ctrlKey || event.altKey) return;
+    const rel = { ArrowLeft: "prev", k: "prev", ArrowRight: "next", j: "next" }[event.key];
+    const link = rel && document.querySelector(`a[rel=${rel}]`);
+    if (link) window.location.assign(link.href);
+  });
+
+  // Times are stored in UTC; show them in the reader's time zone.
+  document.querySelectorAll("time[datetime]").forEach((node) => {
+    const when = new Date(node.getAttribute("datetime"));
+    if (!Number.isNaN(when.getTime())) {
+      node.title = node.getAttribute("datetime");
+      node.textContent = when.toLocaleString();
+    }
+  });
+});

@@ -1,0 +1,74 @@
+"""The Jinja environment: autoescaping on, plus the helpers templates call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+from urllib.parse import urlencode
+
+from fastapi.templating import Jinja2Templates
+from starlette.requests import Request
+
+from assay.ui import charts, views
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def with_query(request: Request, **changes: Any) -> str:
+    """This page's address with some query parameters replaced (None removes one)."""
+    params = [(k, v) for k, v in request.query_params.multi_items() if k not in changes]
+    for name, value in changes.items():
+        if value is None or value is False:
+            continue
+        values = value if isinstance(value, list) else [value]
+        params.extend((name, str(v)) for v in values)
+    query = urlencode(params)
+    return request.url.path + (f"?{query}" if query else "")
+
+
+def sort_link(request: Request, current: str, order: str, sort: str) -> str:
+    """Sorting by ``sort``: ascending first, flipping when it is already the sort."""
+    flipped = "desc" if current == sort and order == "asc" else "asc"
+    return with_query(request, sort=sort, order=flipped, page=None)
+
+
+def sort_mark(current: str, order: str, sort: str) -> str:
+    if current != sort:
+        return ""
+    return "▲" if order == "asc" else "▼"
+
+
+def page_count(total: int, per_page: int) -> int:
+    return max((total + per_page - 1) // per_page, 1)
+
+
+def short_id(value: Optional[str]) -> str:
+    return (value or "")[:8]
+
+
+def short_time(value: Optional[str]) -> str:
+    """ISO time without seconds' fractions (the page's script shows it in local time)."""
+    if not value:
+        return "—"
+    return value.replace("T", " ")[:19]
+
+
+def node_kind(node: views.Node) -> str:
+    return type(node).__name__.lower()
+
+
+def make_templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=str(TEMPLATES))
+    env = templates.env
+    env.autoescape = True
+    env.trim_blocks = True
+    env.lstrip_blocks = True
+    env.globals.update(
+        view=views.view, with_query=with_query, sort_link=sort_link, sort_mark=sort_mark,
+        page_count=page_count, score_class=views.score_class, num=views.format_number,
+        without_traceback=views.without_traceback, traceback_of=views.traceback_of,
+        histogram_bars=charts.histogram_bars, timeline_span=charts.timeline_span,
+        timeline_total=charts.timeline_total, short_id=short_id, short_time=short_time,
+        node_kind=node_kind,
+    )
+    return templates

@@ -1,0 +1,177 @@
+"""Any JSON value as a tree of display nodes: lists of records become tables, mappings
+become key/value lists, long text becomes a block. Templates render the nodes; Jinja
+escapes every piece of text, so nothing here produces markup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+import orjson
+
+MAX_DEPTH = 6
+MAX_TABLE_ROWS = 200
+MAX_COLUMNS = 30
+MAX_TEXT = 20_000
+SHORT_TEXT = 120
+
+PASS_FLAGS = ("passed", "pass", "success", "execution_success", "ok", "correct", "is_correct", "match")
+"""Record fields whose False marks a failing row (a test case, a compared row...)."""
+
+
+@dataclass
+class Text:
+    text: str
+    kind: str  # null | bool | number | string | block
+
+
+@dataclass
+class Mapping:
+    items: list[tuple[str, Node]]
+
+
+@dataclass
+class TableRow:
+    cells: list[Node]
+    status: Optional[str] = None  # good | bad | None
+
+
+@dataclass
+class Table:
+    columns: list[str]
+    rows: list[TableRow]
+    hidden_rows: int = 0
+
+
+@dataclass
+class Items:
+    items: list[Node] = field(default_factory=list)
+
+
+Node = Union[Text, Mapping, Table, Items]
+
+
+def view(value: Any, depth: int = 0) -> Node:
+    """The display tree of a JSON value."""
+    if isinstance(value, dict):
+        return _mapping(value, depth)
+    if isinstance(value, list):
+        return _sequence(value, depth, columns=None)
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> Text:
+    if value is None:
+        return Text("null", "null")
+    if isinstance(value, bool):
+        return Text("true" if value else "false", "bool")
+    if isinstance(value, (int, float)):
+        return Text(format_number(value), "number")
+    text = value if isinstance(value, str) else str(value)
+    if len(text) > MAX_TEXT:
+        text = text[:MAX_TEXT] + f"\n… ({len(text) - MAX_TEXT} more characters: see the JSON API)"
+    long = "\n" in text or len(text) > SHORT_TEXT
+    return Text(text, "block" if long else "string")
+
+
+def _compact(value: Any) -> Text:
+    text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2).decode()
+    return _scalar(text) if len(text) > SHORT_TEXT else Text(text, "string")
+
+
+def _mapping(value: dict[Any, Any], depth: int) -> Node:
+    if depth >= MAX_DEPTH:
+        return _compact(value)
+    columns = value.get("columns")
+    header = [str(c) for c in columns] if _is_str_list(columns) else None
+    items: list[tuple[str, Node]] = []
+    for key, item in value.items():
+        if isinstance(item, list):
+            items.append((str(key), _sequence(item, depth + 1, columns=header)))
+        else:
+            items.append((str(key), view(item, depth + 1)))
+    return Mapping(items)
+
+
+def _sequence(value: list[Any], depth: int, columns: Optional[list[str]]) -> Node:
+    if depth >= MAX_DEPTH:
+        return _compact(value)
+    if value and all(isinstance(item, dict) for item in value):
+        return _records_table(value, depth)
+    if value and columns and all(_is_row(item, len(columns)) for item in value):
+        rows = [TableRow([view(cell, depth + 1) for cell in item]) for item in value[:MAX_TABLE_ROWS]]
+        return Table(columns, rows, max(len(value) - MAX_TABLE_ROWS, 0))
+    return Items([view(item, depth + 1) for item in value[:MAX_TABLE_ROWS]])
+
+
+def _records_table(records: list[dict[Any, Any]], depth: int) -> Table:
+    columns: list[str] = []
+    for record in records[:MAX_TABLE_ROWS]:
+        for key in record:
+            if str(key) not in columns and len(columns) < MAX_COLUMNS:
+                columns.append(str(key))
+    rows = []
+    for record in records[:MAX_TABLE_ROWS]:
+        by_name = {str(k): v for k, v in record.items()}
+        cells = [view(by_name[c], depth + 1) if c in by_name else Text("", "null") for c in columns]
+        rows.append(TableRow(cells, row_status(by_name)))
+    return Table(columns, rows, max(len(records) - MAX_TABLE_ROWS, 0))
+
+
+def row_status(record: dict[str, Any]) -> Optional[str]:
+    """``bad`` when a pass flag is False or expected and actual outputs differ."""
+    flags = [record[name] for name in PASS_FLAGS if isinstance(record.get(name), bool)]
+    mismatch = (
+        "expected_output" in record
+        and "actual_output" in record
+        and record["expected_output"] != record["actual_output"]
+    )
+    if mismatch or (flags and not all(flags)):
+        return "bad"
+    return "good" if flags else None
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+def _is_row(value: Any, width: int) -> bool:
+    return isinstance(value, (list, tuple)) and len(value) == width
+
+
+def format_number(value: Optional[float], digits: int = 3) -> str:
+    """Integers as integers, other numbers with up to ``digits`` decimals."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if abs(value) >= 1e6 or abs(value) < 10 ** -digits:
+        return f"{value:.{digits}g}"
+    return f"{value:.{digits}f}".rstrip("0").rstrip(".")
+
+
+def score_class(score: Optional[float], error: Optional[str] = None) -> str:
+    """A colour class: ``sc-err`` for errors, ``sc-0``..``sc-10`` on [0, 1], else neutral."""
+    if error is not None:
+        return "sc-err"
+    if score is None:
+        return "sc-none"
+    if 0 <= score <= 1:
+        return f"sc-{round(score * 10)}"
+    return "sc-na"
+
+
+def without_traceback(metadata: Any) -> Any:
+    """Metadata minus the traceback, which the page shows with the error instead."""
+    if isinstance(metadata, dict) and "traceback" in metadata:
+        return {k: v for k, v in metadata.items() if k != "traceback"}
+    return metadata
+
+
+def traceback_of(metadata: Any) -> Optional[str]:
+    if isinstance(metadata, dict) and isinstance(metadata.get("traceback"), str):
+        return str(metadata["traceback"])
+    return None
