@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import traceback
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -93,9 +94,12 @@ def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str
     return _Binder(names=tuple(known), positional=False, pass_all=pass_all)
 
 
-def _error_result(key: str, exc: BaseException) -> EvaluationResult:
+def _error_result(key: str, exc: BaseException, run_id: Optional[uuid.UUID] = None) -> EvaluationResult:
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return EvaluationResult(key=key, error=f"{type(exc).__name__}: {exc}", metadata={"traceback": trace})
+    return EvaluationResult(
+        key=key, error=f"{type(exc).__name__}: {exc}", metadata={"traceback": trace},
+        source_run_id=run_id,
+    )
 
 
 def _is_async_callable(func: Any) -> bool:
@@ -118,25 +122,16 @@ class RowEvaluator:
     def call_sync(self, run: Run, example: Example) -> list[EvaluationResult]:
         assert self._sync is not None
         try:
-            raw = self._sync(run, example)
-            return _stamp(normalize_returned(raw, self.name), run)
+            return normalize_returned(self._sync(run, example), self.name, run.id)
         except Exception as exc:  # failures are data
-            return _stamp([_error_result(self.name, exc)], run)
+            return [_error_result(self.name, exc, run.id)]
 
     async def call_async(self, run: Run, example: Example) -> list[EvaluationResult]:
         assert self._async is not None
         try:
-            raw = await self._async(run, example)
-            return _stamp(normalize_returned(raw, self.name), run)
+            return normalize_returned(await self._async(run, example), self.name, run.id)
         except Exception as exc:  # failures are data
-            return _stamp([_error_result(self.name, exc)], run)
-
-
-def _stamp(results: list[EvaluationResult], run: Run) -> list[EvaluationResult]:
-    for result in results:
-        if result.source_run_id is None:
-            result.source_run_id = run.id
-    return results
+            return [_error_result(self.name, exc, run.id)]
 
 
 def bind_row_evaluator(evaluator: Any) -> RowEvaluator:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+import uuid
+from typing import Any, Optional
 
 from assay.evaluation._result import EvaluationResult, EvaluationResults
 
@@ -20,7 +21,22 @@ class EvaluatorReturnError(TypeError):
     """An evaluator returned something that cannot be read as a result."""
 
 
-def normalize_returned(raw: Any, default_key: str) -> list[EvaluationResult]:
+def normalize_returned(
+    raw: Any, default_key: str, source_run_id: Optional[uuid.UUID] = None
+) -> list[EvaluationResult]:
+    """``source_run_id`` is set on each result that does not name one itself."""
+    kind = type(raw)
+    if kind is bool or kind is float or kind is int:  # the hot path: a plain score
+        return [_from_scalar(raw, default_key, source_run_id)]
+    results = _normalize(raw, default_key)
+    if source_run_id is not None:
+        for result in results:
+            if result.source_run_id is None:
+                result.source_run_id = source_run_id
+    return results
+
+
+def _normalize(raw: Any, default_key: str) -> list[EvaluationResult]:
     if isinstance(raw, EvaluationResult):
         return [raw]
     if isinstance(raw, EvaluationResults):
@@ -31,7 +47,7 @@ def normalize_returned(raw: Any, default_key: str) -> list[EvaluationResult]:
         return [_from_dict(raw, default_key)]
     if _is_sequence(raw):
         return _normalize_many(raw, default_key)
-    return [_from_scalar(raw, default_key)]
+    return [_from_scalar(raw, default_key, None)]
 
 
 def _is_sequence(raw: Any) -> bool:
@@ -46,21 +62,25 @@ def _normalize_many(items: Any, default_key: str) -> list[EvaluationResult]:
                 f"evaluator {default_key!r} returned a list holding {type(item).__name__}; "
                 "each item of a list must be a dict or an EvaluationResult with its own key"
             )
-        results.extend(normalize_returned(item, default_key))
+        results.extend(_normalize(item, default_key))
     return results
 
 
-def _from_scalar(raw: Any, key: str) -> EvaluationResult:
+def _from_scalar(raw: Any, key: str, run_id: Optional[uuid.UUID]) -> EvaluationResult:
     if isinstance(raw, bool):
-        return EvaluationResult(key=key, score=raw)
-    if isinstance(raw, numbers.Real):
-        return EvaluationResult(key=key, score=_finite(float(raw), key))
+        return _scored(key, raw, None, run_id)
+    if type(raw) in (int, float) or isinstance(raw, numbers.Real):
+        return _scored(key, _finite(float(raw), key), None, run_id)
     if isinstance(raw, str):
-        return EvaluationResult(key=key, value=raw)
+        return _scored(key, None, raw, run_id)
     raise EvaluatorReturnError(
         f"evaluator {key!r} returned {type(raw).__name__}; return a bool or number (a score), "
         "a str (a value), a dict, an EvaluationResult, or a list of them"
     )
+
+
+def _scored(key: str, score: Any, value: Any, run_id: Optional[uuid.UUID]) -> EvaluationResult:
+    return EvaluationResult(key=key, score=score, value=value, source_run_id=run_id)
 
 
 def _from_dict(raw: dict[str, Any], default_key: str) -> EvaluationResult:

@@ -45,9 +45,6 @@ class RowPipeline:
         run = self.target.run_sync(planned.example, planned.repetition)
         return self._row(planned, run, self._evaluate_sync(run, planned.example))
 
-    def run_chunk_sync(self, chunk: Sequence[PlannedRow]) -> list[ExperimentRow]:
-        return [self.run_sync(planned) for planned in chunk]
-
     async def run_async(self, planned: PlannedRow, pool: Executor) -> ExperimentRow:
         example = planned.example
         if self.target.is_async:

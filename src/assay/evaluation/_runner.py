@@ -4,12 +4,13 @@ a concurrency limit, stream rows to one writer, then run the summary evaluators.
 from __future__ import annotations
 
 import asyncio
-import itertools
+import operator
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from assay.evaluation._binding import SummaryEvaluator, row_arguments
 from assay.evaluation._result import EvaluationResult
@@ -18,10 +19,8 @@ from assay.evaluation._writer import RowWriter
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
-# A chunk of sync rows goes to a thread in one hop; it grows only while rows are cheap,
-# so slow rows (real model calls) still run one per thread and the tail stays short.
-_CHUNK_BUDGET_S = 0.002
-_MAX_CHUNK = 64
+
+_RAMP_TICK_S = 0.005
 
 
 class RowFailedError(RuntimeError):
@@ -44,6 +43,26 @@ def plan_rows(examples: Sequence[Any], repetitions: int, done: set[tuple[str, in
     ]
 
 
+class _Feed:
+    """The planned rows, handed out one at a time to workers on any thread; stoppable."""
+
+    def __init__(self, planned: list[PlannedRow]) -> None:
+        self._rows = iter(planned)
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def next(self) -> Optional[PlannedRow]:
+        with self._lock:
+            return None if self._stopped else next(self._rows, None)
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    @property
+    def exhausted(self) -> bool:
+        return self._stopped or operator.length_hint(self._rows) == 0
+
+
 async def run_rows(
     pipeline: RowPipeline, planned: list[PlannedRow], store: Store,
     experiment: ExperimentRecord, settings: RunSettings,
@@ -60,36 +79,77 @@ async def run_rows(
             _raise_first_error(row)
 
     workers = max(1, min(settings.max_concurrency, len(planned)))
+    feed = _Feed(planned)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="assay-row") as pool:
-        pending = iter(planned)
         try:
-            await _gather_or_fail([_worker(pipeline, pending, pool, accept) for _ in range(workers)])
+            if pipeline.all_sync:
+                await _run_in_threads(pipeline, feed, pool, accept, workers)
+            else:
+                loop_workers = [_loop_worker(pipeline, feed, pool, accept) for _ in range(workers)]
+                await _gather_or_fail([asyncio.ensure_future(w) for w in loop_workers])
         finally:
+            feed.stop()
             writer.close()
     return finished
 
 
-async def _worker(
-    pipeline: RowPipeline, pending: Iterator[PlannedRow], pool: ThreadPoolExecutor,
+async def _loop_worker(
+    pipeline: RowPipeline, feed: _Feed, pool: ThreadPoolExecutor,
     accept: Callable[[ExperimentRow], None],
 ) -> None:
-    if not pipeline.all_sync:
-        for planned in pending:
-            accept(await pipeline.run_async(planned, pool))
-        return
-    chunk_size = 1
-    while chunk := list(itertools.islice(pending, chunk_size)):
-        started = time.perf_counter()
-        rows = await in_thread(pool, pipeline.run_chunk_sync, chunk)
-        for row in rows:
+    """Some part is async: await it on the loop; sync parts hop to the pool."""
+    while (planned := feed.next()) is not None:
+        accept(await pipeline.run_async(planned, pool))
+
+
+class _Load:
+    """How the row threads spend their time: computing (CPU) or waiting (I/O).
+
+    Updated without a lock: a lost update only nudges a heuristic.
+    """
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.wall = 0.0
+        self.cpu = 0.0
+
+    def waiting_mostly(self) -> bool:
+        return self.rows == 0 or self.cpu < 0.5 * self.wall
+
+
+async def _run_in_threads(
+    pipeline: RowPipeline, feed: _Feed, pool: ThreadPoolExecutor,
+    accept: Callable[[ExperimentRow], None], max_threads: int,
+) -> None:
+    """Everything is sync: pool threads run rows back to back, with no hop per row.
+
+    Threads are added only while the running ones mostly wait (I/O-bound user code such
+    as model calls): CPU-bound rows gain nothing from more threads under the GIL, and
+    lose much to contention.
+    """
+    load = _Load()
+
+    def loop() -> None:
+        while (planned := feed.next()) is not None:
+            wall, cpu = time.perf_counter(), time.thread_time()
+            row = pipeline.run_sync(planned)
+            load.wall += time.perf_counter() - wall
+            load.cpu += time.thread_time() - cpu
+            load.rows += 1
             accept(row)
-        per_row = (time.perf_counter() - started) / len(chunk)
-        chunk_size = max(1, min(_MAX_CHUNK, int(_CHUNK_BUDGET_S / max(per_row, 1e-7))))
+
+    tasks = [asyncio.ensure_future(in_thread(pool, loop))]
+    while len(tasks) < max_threads and not feed.exhausted:
+        done, _ = await asyncio.wait(tasks, timeout=_RAMP_TICK_S, return_when=asyncio.FIRST_COMPLETED)
+        if done:
+            break
+        if load.waiting_mostly():
+            tasks.append(asyncio.ensure_future(in_thread(pool, loop)))
+    await _gather_or_fail(tasks)
 
 
-async def _gather_or_fail(coroutines: list[Any]) -> None:
+async def _gather_or_fail(tasks: list["asyncio.Future[Any]"]) -> None:
     """Like gather, but the first failure cancels the other workers."""
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         for task in done:

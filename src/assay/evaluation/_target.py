@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, Optional
 
 from assay.evaluation._binding import _callable_name, _is_async_callable
 from assay.schemas import Example, Run, utcnow
@@ -21,33 +24,55 @@ class Target:
         self.fn, self.is_async = _callable_of(target)
         self.name = _callable_name(target)
 
-    def new_run(self, example: Example, repetition: int) -> Run:
-        run = Run(
-            name=self.name, run_type="chain", inputs=example.inputs,
-            reference_example_id=example.id, extra={"repetition": repetition},
-        )
-        run.trace_id = run.id
-        return run
-
     def run_sync(self, example: Example, repetition: int) -> Run:
-        run = self.new_run(example, repetition)
-        with trace_into(run):
+        frame = _RootFrame()
+        with trace_into(frame):  # type: ignore[arg-type]
             try:
-                _record_outputs(run, self.fn(example.inputs))
+                outputs, error = _as_outputs(self.fn(example.inputs)), None
             except Exception as exc:  # failures are data
-                _record_error(run, exc)
-        run.end_time = utcnow()
-        return run
+                outputs, error = None, exc
+        return self._run(frame, example, repetition, outputs, error)
 
     async def run_async(self, example: Example, repetition: int) -> Run:
-        run = self.new_run(example, repetition)
-        with trace_into(run):
+        frame = _RootFrame()
+        with trace_into(frame):  # type: ignore[arg-type]
             try:
-                _record_outputs(run, await self.fn(example.inputs))
+                outputs, error = _as_outputs(await self.fn(example.inputs)), None
             except Exception as exc:  # failures are data
-                _record_error(run, exc)
-        run.end_time = utcnow()
-        return run
+                outputs, error = None, exc
+        return self._run(frame, example, repetition, outputs, error)
+
+    def _run(
+        self, frame: _RootFrame, example: Example, repetition: int,
+        outputs: Optional[dict[str, Any]], error: Optional[BaseException],
+    ) -> Run:
+        # Built once, complete: setting fields one by one on a pydantic model costs more
+        # than the trivial target it records.
+        extra: dict[str, Any] = {"repetition": repetition}
+        if error is not None:
+            extra["traceback"] = "".join(
+                traceback.format_exception(type(error), error, error.__traceback__)
+            )
+        return Run(
+            id=frame.id, trace_id=frame.id, name=self.name, run_type="chain",
+            inputs=example.inputs, outputs=outputs,
+            error=None if error is None else f"{type(error).__name__}: {error}",
+            start_time=frame.start_time, end_time=utcnow(), child_runs=frame.child_runs,
+            extra=extra, reference_example_id=example.id,
+        )
+
+
+@dataclass
+class _RootFrame:
+    """Stands in for the root run while the target runs, collecting traced child runs."""
+
+    id: uuid.UUID = field(default_factory=uuid.uuid4)
+    start_time: datetime = field(default_factory=utcnow)
+    child_runs: list[Run] = field(default_factory=list)
+
+    @property
+    def trace_id(self) -> uuid.UUID:
+        return self.id
 
 
 def _callable_of(target: Any) -> tuple[Callable[..., Any], bool]:
@@ -63,10 +88,5 @@ def _callable_of(target: Any) -> tuple[Callable[..., Any], bool]:
     )
 
 
-def _record_outputs(run: Run, value: Any) -> None:
-    run.outputs = value if isinstance(value, dict) else {"output": value}
-
-
-def _record_error(run: Run, exc: BaseException) -> None:
-    run.error = f"{type(exc).__name__}: {exc}"
-    run.extra["traceback"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+def _as_outputs(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {"output": value}

@@ -27,11 +27,14 @@ def score_column(result: EvaluationResult) -> Optional[float]:
     return None if result.score is None else float(result.score)
 
 
-def run_row(experiment_id: str, run: Run, example_id: str, repetition: int, position: int) -> tuple[Any, ...]:
+def run_row(
+    experiment_id: str, run: Run, example: Example, repetition: int, position: int
+) -> tuple[Any, ...]:
     children = [child.model_dump(mode="json") for child in run.child_runs] if run.child_runs else None
+    inputs = None if run.inputs is example.inputs else dumps(run.inputs)
     return (
-        str(run.id), experiment_id, example_id, repetition, position, run.name, run.run_type,
-        dumps(run.inputs), dumps(run.outputs), run.error, ts(run.start_time), ts(run.end_time),
+        str(run.id), experiment_id, str(example.id), repetition, position, run.name, run.run_type,
+        inputs, dumps(run.outputs), run.error, ts(run.start_time), ts(run.end_time),
         run.latency_ms, dumps(children), dumps(run.extra or None),
     )
 
@@ -44,32 +47,35 @@ RUN_COLUMNS = (
 
 def result_row(experiment_id: str, run_id: str, result: EvaluationResult) -> tuple[Any, ...]:
     return (
-        str(uuid.uuid4()), experiment_id, run_id, result.key, score_column(result),
+        experiment_id, run_id, result.key, score_column(result),
         dumps(result.value), result.feedback, result.comment, dumps(result.correction),
         dumps(result.metadata or None), dumps(result.evaluator_info or None), result.error,
     )
 
 
 RESULT_COLUMNS = (
-    "id, experiment_id, run_id, key, score, value, feedback, comment, correction, metadata, "
+    "experiment_id, run_id, key, score, value, feedback, comment, correction, metadata, "
     "evaluator_info, error"
 )
 
 
 def result_from(row: Any) -> EvaluationResult:
+    columns = row.keys()
     return EvaluationResult(
         key=row["key"], score=row["score"], value=loads(row["value"]), feedback=row["feedback"],
-        comment=row["comment"], correction=loads(row["correction"]),
-        metadata=loads(row["metadata"]) or {}, evaluator_info=loads(row["evaluator_info"]) or {},
-        error=row["error"], source_run_id=uid(row["run_id"]) if "run_id" in row.keys() else None,
+        comment=row["comment"],
+        correction=loads(row["correction"]) if "correction" in columns else None,
+        metadata=loads(row["metadata"]) or {},
+        evaluator_info=loads(row["evaluator_info"]) or {} if "evaluator_info" in columns else {},
+        error=row["error"], source_run_id=uid(row["run_id"]) if "run_id" in columns else None,
     )
 
 
-def run_from(row: Any) -> Run:
+def run_from(row: Any, example: Example) -> Run:
     children = loads(row["child_runs"]) or []
+    inputs = example.inputs if row["inputs"] is None else loads(row["inputs"])
     return Run(
-        id=uuid.UUID(row["id"]), name=row["name"], run_type=row["run_type"],
-        inputs=loads(row["inputs"]) or {}, outputs=loads(row["outputs"]), error=row["error"],
+        id=uuid.UUID(row["id"]), name=row["name"], run_type=row["run_type"], inputs=inputs, outputs=loads(row["outputs"]), error=row["error"],
         start_time=parse_ts(row["start_time"]), end_time=parse_ts(row["end_time"]),
         child_runs=[Run.model_validate(child) for child in children],
         extra=loads(row["extra"]) or {}, reference_example_id=uuid.UUID(row["example_id"]),

@@ -52,7 +52,7 @@ MIGRATIONS: list[str] = [
         position INTEGER NOT NULL,
         name TEXT,
         run_type TEXT,
-        inputs TEXT,
+        inputs TEXT,  -- NULL when equal to the example's inputs (the root run's always are)
         outputs TEXT,
         error TEXT,
         start_time TEXT,
@@ -65,7 +65,6 @@ MIGRATIONS: list[str] = [
     CREATE INDEX runs_by_position ON runs (experiment_id, position, repetition);
     CREATE TABLE results (
         pk INTEGER PRIMARY KEY,
-        id TEXT NOT NULL,
         experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
         run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
         key TEXT NOT NULL,

@@ -78,9 +78,18 @@ class Store(abc.ABC):
     def reopen_experiment(self, experiment_id: uuid.UUID) -> None: ...
 
     # rows
-    @abc.abstractmethod
     def write_rows(self, experiment_id: uuid.UUID, rows: Iterable[ExperimentRow]) -> None:
         """Write rows (run plus results) atomically: a row is either whole or absent."""
+        self.write_prepared([self.prepare_row(experiment_id, row) for row in rows])
+
+    @abc.abstractmethod
+    def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
+        """Encode a row for ``write_prepared``. Pure and thread-safe: workers call it, so
+        the single writer thread only writes."""
+
+    @abc.abstractmethod
+    def write_prepared(self, prepared: Sequence[Any]) -> None:
+        """Write encoded rows in one transaction."""
 
     @abc.abstractmethod
     def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:

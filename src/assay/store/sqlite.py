@@ -23,13 +23,14 @@ from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRo
 class SQLiteStore(Store):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        self.url = "sqlite://" if self.path == ":memory:" else f"sqlite:///{self.path}"
         if self.path == ":memory:":
             # Connections of one process share a named in-memory database.
             self._target, self._uri = f"file:assay-{uuid.uuid4().hex}?mode=memory&cache=shared", True
         else:
+            self.path = str(Path(self.path).resolve())
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._target, self._uri = self.path, False
+        self.url = "sqlite://" if self.path == ":memory:" else f"sqlite:///{self.path}"
         self._local = threading.local()
         self._keepalive = self._connect()
         self._migrate(self._keepalive)
@@ -242,17 +243,18 @@ class SQLiteStore(Store):
             )
 
     # rows
-    def write_rows(self, experiment_id: uuid.UUID, rows: Iterable[ExperimentRow]) -> None:
-        exp = str(experiment_id)
-        run_rows, result_rows = [], []
-        for row in rows:
-            run_id = str(row.run.id)
-            run_rows.append(codec.run_row(exp, row.run, str(row.example.id), row.repetition, row.position))
-            result_rows.extend(codec.result_row(exp, run_id, result) for result in row.results)
+    def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
+        exp, run_id = str(experiment_id), str(row.run.id)
+        run = codec.run_row(exp, row.run, row.example, row.repetition, row.position)
+        return run, [codec.result_row(exp, run_id, result) for result in row.results]
+
+    def write_prepared(self, prepared: Sequence[Any]) -> None:
+        runs = [run for run, _ in prepared]
+        results = [result for _, row_results in prepared for result in row_results]
         with self.transaction() as conn:
-            conn.executemany(f"INSERT INTO runs ({codec.RUN_COLUMNS}) VALUES ({_marks(15)})", run_rows)
+            conn.executemany(f"INSERT INTO runs ({codec.RUN_COLUMNS}) VALUES ({_marks(15)})", runs)
             conn.executemany(
-                f"INSERT INTO results ({codec.RESULT_COLUMNS}) VALUES ({_marks(12)})", result_rows
+                f"INSERT INTO results ({codec.RESULT_COLUMNS}) VALUES ({_marks(11)})", results
             )
 
     def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:
@@ -276,7 +278,7 @@ class SQLiteStore(Store):
             example = examples.get(row["example_id"]) or Example(id=uuid.UUID(row["example_id"]))
             rows.append(
                 ExperimentRow(
-                    run=codec.run_from(row), example=example, repetition=row["repetition"],
+                    run=codec.run_from(row, example), example=example, repetition=row["repetition"],
                     position=row["position"], results=results.get(row["id"], []),
                 )
             )

@@ -1,0 +1,86 @@
+"""The ``assay`` command: demo, ui, and reading what the store holds."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="assay", description="Local-first evaluation for LLM apps.")
+    parser.add_argument("--db", metavar="URL", help="store URL or path (default: $ASSAY_DATABASE_URL or ./.assay/assay.db)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("demo", help="run the bundled demo experiment and print its report")
+    ui = commands.add_parser("ui", help="serve the local web UI over the store")
+    ui.add_argument("--host", default="127.0.0.1")
+    ui.add_argument("--port", type=int, default=8765)
+    ui.add_argument("--token", help="required for a non-loopback host (or set ASSAY_UI_TOKEN)")
+    commands.add_parser("datasets", help="list datasets")
+    commands.add_parser("experiments", help="list experiments")
+    show = commands.add_parser("show", help="print a stored experiment's report")
+    show.add_argument("experiment")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    handler = {
+        "demo": _demo, "ui": _ui, "datasets": _datasets, "experiments": _experiments, "show": _show,
+    }[args.command]
+    try:
+        return handler(args)
+    except (LookupError, ValueError) as exc:
+        print(f"assay: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from assay.demo.run import run_demo
+
+    run_demo(args.db)
+    return 0
+
+
+def _ui(args: argparse.Namespace) -> int:
+    from assay.ui import serve
+
+    serve(args.db, host=args.host, port=args.port, token=args.token)
+    return 0
+
+
+def _datasets(args: argparse.Namespace) -> int:
+    from assay.client import Client
+
+    table = Table("name", "examples", "version", "created")
+    for dataset in Client(args.db).list_datasets():
+        table.add_row(escape(dataset.name), str(dataset.example_count), str(dataset.version), f"{dataset.created_at:%Y-%m-%d %H:%M}")
+    Console().print(table)
+    return 0
+
+
+def _experiments(args: argparse.Namespace) -> int:
+    from assay.client import Client
+
+    table = Table("name", "status", "rows", "created")
+    for record in Client(args.db).list_experiments():
+        rows = record.num_examples * record.num_repetitions
+        table.add_row(escape(record.name), record.status, str(rows), f"{record.created_at:%Y-%m-%d %H:%M}")
+    Console().print(table)
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from assay.client import Client
+    from assay.report import print_report
+
+    print_report(Client(args.db).read_experiment(args.experiment))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""``assay demo``: a toy toxicity classifier scored with row evaluators and an F1 summary."""
