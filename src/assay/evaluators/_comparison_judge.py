@@ -1,0 +1,123 @@
+"""The pairwise judge: which of two outputs is better, with the presentation order randomized."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from assay.evaluation._result import EvaluationResult
+from assay.evaluators._judge_base import DataKeys, JudgeInput, LLMJudge
+from assay.evaluators._judge_criteria import Criteria, describe_criteria, resolve_criteria
+from assay.evaluators._judge_prompts import (
+    PAIRWISE_DEFAULT_CRITERIA, PAIRWISE_PROMPT, PAIRWISE_REFERENCE_BLOCK,
+)
+from assay.evaluators._judge_text import check_template, render
+from assay.evaluators._judge_verdicts import PairwisePreference
+from assay.llm.resolve import JudgeModel
+from assay.llm.usage import UsageMeter
+from assay.schemas import Example, Run
+
+_SCORES = {"first": (1.0, 0.0), "second": (0.0, 1.0), "tie": (0.5, 0.5)}
+
+
+@dataclass(frozen=True)
+class PairwiseOutcome:
+    """A judgement of ``(first, second)`` in the caller's order, whatever order was shown."""
+
+    scores: tuple[float, float]
+    preferred: str  # "first" | "second" | "tie"
+    reasoning: str
+    swapped: bool  # True: the judge saw the second output as answer A
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class ComparisonEvaluator(LLMJudge):
+    """Pairwise preference between two outputs for the same input.
+
+    In ``evaluate_comparative`` it judges every pair of experiments per example. As a row
+    evaluator in ``evaluate(...)`` it compares the run's output with the example's reference
+    output: score 1 when the run's output is preferred, 0.5 on a tie, 0 otherwise.
+    The order of presentation is drawn at random (``seed`` makes it reproducible) and
+    recorded, so position bias averages out and can be measured.
+    """
+
+    def __init__(
+        self,
+        model: JudgeModel = None,
+        *,
+        criteria: Optional[Criteria] = None,
+        prompt: Optional[str] = None,
+        name: str = "preference",
+        randomize_order: bool = True,
+        seed: Optional[int] = None,
+        input_key: Optional[str] = None,
+        prediction_key: Optional[str] = None,
+        reference_key: Optional[str] = None,
+    ) -> None:
+        self.criteria_text = (
+            describe_criteria(resolve_criteria(criteria)) if criteria is not None
+            else PAIRWISE_DEFAULT_CRITERIA
+        )
+        self.prompt = check_template(
+            prompt or PAIRWISE_PROMPT, required={"answer_a", "answer_b"},
+            allowed={"input", "answer_a", "answer_b", "criteria", "reference_block"},
+            owner="ComparisonEvaluator",
+        )
+        self.randomize_order = randomize_order
+        self._random = random.Random(seed)
+        super().__init__(model, name=name, keys=DataKeys(input_key, prediction_key, reference_key))
+
+    async def compare(
+        self, question: str, first: str, second: str, reference: Optional[str],
+        meter: UsageMeter,
+    ) -> PairwiseOutcome:
+        swapped = self.randomize_order and self._random.random() < 0.5
+        answer_a, answer_b = (second, first) if swapped else (first, second)
+        block = PAIRWISE_REFERENCE_BLOCK.format(reference=reference) if reference else ""
+        text = self.prompt.format(
+            input=question, answer_a=answer_a, answer_b=answer_b, criteria=self.criteria_text,
+            reference_block=block,
+        )
+        reply = await self.chat.ask([{"role": "user", "content": text}], PairwisePreference, meter=meter)
+        preferred = _unswap(reply.preference, swapped)
+        return PairwiseOutcome(
+            scores=_SCORES[preferred], preferred=preferred, reasoning=reply.reasoning,
+            swapped=swapped, metadata={"preference_as_presented": reply.preference},
+        )
+
+    async def compare_runs(
+        self, runs: tuple[Run, Run], example: Optional[Example], meter: UsageMeter
+    ) -> PairwiseOutcome:
+        inputs = example.inputs if example is not None else runs[0].inputs
+        outputs = []
+        for run in runs:
+            if run.outputs is None:
+                raise ValueError(f"run {run.id} has no outputs to compare (error: {run.error})")
+            outputs.append(render(run.outputs, self.keys.prediction, what="run outputs"))
+        reference = None
+        if example is not None and example.outputs:
+            reference = render(example.outputs, self.keys.reference, what="reference outputs")
+        return await self.compare(
+            render(inputs, self.keys.input, what="inputs"), outputs[0], outputs[1], reference, meter
+        )
+
+    async def judge(self, data: JudgeInput, meter: UsageMeter) -> list[EvaluationResult]:
+        # As a row evaluator: the run's output (first) against the reference output (second).
+        outcome = await self.compare(data.input, data.output, data.reference or "", None, meter)
+        return [EvaluationResult(
+            key=self.name, score=outcome.scores[0], value=outcome.preferred,
+            comment=outcome.reasoning,
+            metadata={"swapped": outcome.swapped, **outcome.metadata,
+                      "compared_with": "reference outputs"},
+        )]
+
+    def needs_reference(self) -> bool:
+        return True
+
+
+def _unswap(preference: str, swapped: bool) -> str:
+    if preference == "tie":
+        return "tie"
+    first_won = (preference == "A") != swapped
+    return "first" if first_won else "second"
