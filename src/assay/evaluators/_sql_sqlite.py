@@ -1,0 +1,227 @@
+"""SQLite through the standard library, read-only by construction.
+
+Three layers keep a database file unchanged, each enough on its own for writes:
+the file is opened with ``mode=ro``; an authorizer allows only reading (no
+ATTACH, PRAGMA, DML or DDL reaches the engine); and ``sqlite3`` runs one
+statement per call. A progress handler enforces the deadline inside the engine.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from assay.evaluators._sql_backends import (
+    Database,
+    DatabaseUnavailable,
+    ExecutionLimits,
+    FixtureError,
+    QueryError,
+    QueryRefused,
+    QueryResult,
+    QueryTimeout,
+)
+from assay.evaluators._sql_safety import REFUSED_FUNCTIONS
+from assay.schemas import Example
+
+_HEADER = b"SQLite format 3\x00"
+# VM instructions between deadline checks: frequent enough for ~ms precision, cheap enough.
+_PROGRESS_STEPS = 2_000
+# sqlite3.h limit categories (the Python names exist from 3.11 only).
+_LIMIT_LENGTH = 0
+_LIMIT_ATTACHED = 7
+# Largest string, blob or row a query may build (stops SELECT randomblob(1e9)).
+_MAX_VALUE_BYTES = 64 * 1024 * 1024
+
+# SQLITE_RECURSIVE is 33 in sqlite3.h; older Pythons do not export the name.
+_READ_ACTIONS = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+)
+_FIXTURE_DENIED = frozenset({sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH})
+
+
+def _read_only_authorizer(action: int, arg1: str | None, arg2: str | None, *_: Any) -> int:
+    if action == sqlite3.SQLITE_FUNCTION:
+        return (
+            sqlite3.SQLITE_DENY if (arg2 or "").lower() in REFUSED_FUNCTIONS else sqlite3.SQLITE_OK
+        )
+    return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY
+
+
+def _fixture_authorizer(action: int, arg1: str | None, arg2: str | None, *_: Any) -> int:
+    """Building a fixture may create and fill tables, but not reach other files."""
+    if action in _FIXTURE_DENIED:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in REFUSED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+class _Deadline:
+    """The progress handler's clock: queries past ``until`` are interrupted."""
+
+    def __init__(self) -> None:
+        self.until = float("inf")
+
+    def expired(self) -> bool:
+        return time.monotonic() > self.until
+
+    def start(self, seconds: float) -> None:
+        self.until = time.monotonic() + seconds
+
+
+class SQLiteSession:
+    """Runs queries on one guarded connection."""
+
+    def __init__(self, connection: sqlite3.Connection, limits: ExecutionLimits) -> None:
+        self.connection = connection
+        self.limits = limits
+        self.deadline = _Deadline()
+        connection.set_progress_handler(self.deadline.expired, _PROGRESS_STEPS)
+
+    def run(self, sql: str) -> QueryResult:
+        started = time.perf_counter()
+        self.deadline.start(self.limits.timeout)
+        cursor = self.connection.cursor()
+        try:
+            cursor.execute(sql)
+            rows = cursor.fetchmany(self.limits.max_rows + 1)
+        except sqlite3.Error as exc:
+            raise self._explain(exc) from None
+        finally:
+            self.deadline.until = float("inf")
+        columns = tuple(str(column[0]) for column in cursor.description or ())
+        cursor.close()
+        truncated = len(rows) > self.limits.max_rows
+        return QueryResult(
+            columns=columns,
+            rows=rows[: self.limits.max_rows],
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+            truncated=truncated,
+        )
+
+    def _explain(self, exc: sqlite3.Error) -> QueryError:
+        message = str(exc)
+        if isinstance(exc, sqlite3.OperationalError) and message == "interrupted":
+            return QueryTimeout(
+                f"query exceeded the {self.limits.timeout:g} s timeout and was interrupted"
+            )
+        if "not authorized" in message:
+            return QueryRefused(f"the read-only guard refused the query: {message}")
+        if "one statement at a time" in message:
+            return QueryRefused("several statements: only a single query may run")
+        if "readonly" in message or "read-only" in message:
+            return QueryRefused(f"the database is read-only: {message}")
+        return QueryError(message)
+
+
+def _guard(connection: sqlite3.Connection) -> None:
+    _set_limit(connection, _LIMIT_ATTACHED, 0)
+    _set_limit(connection, _LIMIT_LENGTH, _MAX_VALUE_BYTES)
+    connection.set_authorizer(_read_only_authorizer)
+
+
+def _set_limit(connection: sqlite3.Connection, category: int, value: int) -> None:
+    set_limit = getattr(connection, "setlimit", None)  # Python 3.11+
+    if set_limit is not None:
+        set_limit(category, value)
+
+
+class SQLiteFile(Database):
+    """A SQLite database file, opened read-only for each evaluation."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: Path, limits: ExecutionLimits) -> None:
+        self.path = path.expanduser().resolve()
+        self.limits = limits
+        self.description = str(self.path)
+        _check_sqlite_file(self.path)
+        self._uri = f"{self.path.as_uri()}?mode=ro"
+
+    @contextmanager
+    def session(self, example: Example | None) -> Iterator[SQLiteSession]:
+        try:
+            connection = sqlite3.connect(
+                self._uri, uri=True, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise DatabaseUnavailable(
+                f"cannot open SQLite database {self.path} read-only: {exc}"
+            ) from None
+        try:
+            _guard(connection)
+            yield SQLiteSession(connection, self.limits)
+        finally:
+            connection.close()
+
+
+def _check_sqlite_file(path: Path) -> None:
+    if not path.is_file():
+        raise FileNotFoundError(f"SQLite database file not found: {path}")
+    with path.open("rb") as handle:
+        header = handle.read(len(_HEADER))
+    if header != _HEADER and path.stat().st_size > 0:
+        raise ValueError(f"{path} is not a SQLite database (its header is not 'SQLite format 3')")
+
+
+class SQLiteFixtures(Database):
+    """A fresh in-memory database per example, from ``schema_sql`` and ``seed_sql`` in its inputs."""
+
+    dialect = "sqlite"
+    description = "in-memory SQLite built from example.inputs['schema_sql'] and ['seed_sql']"
+
+    def __init__(self, limits: ExecutionLimits) -> None:
+        self.limits = limits
+
+    @contextmanager
+    def session(self, example: Example | None) -> Iterator[SQLiteSession]:
+        schema, seed = _fixture_scripts(example)
+        connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        try:
+            _build_fixture(connection, schema, seed, self.limits.timeout)
+            _guard(connection)
+            yield SQLiteSession(connection, self.limits)
+        finally:
+            connection.close()
+
+
+def _fixture_scripts(example: Example | None) -> tuple[str, str]:
+    inputs = example.inputs if example is not None else {}
+    schema = inputs.get("schema_sql")
+    if not isinstance(schema, str) or not schema.strip():
+        raise FixtureError(
+            "no database to run SQL against: pass database=<SQLite path or URL> to "
+            "SQLExecutionEvaluator, or give each example inputs['schema_sql'] (and optionally "
+            "inputs['seed_sql']) to build a fresh in-memory database"
+        )
+    seed = inputs.get("seed_sql") or ""
+    if not isinstance(seed, str):
+        raise FixtureError(
+            f"example.inputs['seed_sql'] must be SQL text, got {type(seed).__name__}"
+        )
+    return schema, seed
+
+
+def _build_fixture(connection: sqlite3.Connection, schema: str, seed: str, timeout: float) -> None:
+    _set_limit(connection, _LIMIT_ATTACHED, 0)
+    connection.set_authorizer(_fixture_authorizer)
+    deadline = _Deadline()
+    connection.set_progress_handler(deadline.expired, _PROGRESS_STEPS)
+    for field, script in (("schema_sql", schema), ("seed_sql", seed)):
+        deadline.start(timeout)
+        _run_script(connection, field, script)
+    connection.set_progress_handler(None, 0)
+
+
+def _run_script(connection: sqlite3.Connection, field: str, script: str) -> None:
+    try:
+        connection.executescript(script)
+    except sqlite3.Error as exc:
+        raise FixtureError(
+            f"example.inputs[{field!r}] failed to build the fixture database: {exc}"
+        ) from None
