@@ -1,0 +1,121 @@
+"""Picking the value to judge out of ``run.outputs`` and the reference out of ``example.outputs``.
+
+A key that is named must exist; with no key, ``"output"`` is used, else the only value.
+Anything else raises ``EvaluatorInputError``, which ``BaseEvaluator.evaluate`` turns into
+an errored result (``error`` set, no score) that names the run or example and its keys.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+from assay.evaluation._result import EvaluationResult
+from assay.evaluation.evaluator import BaseEvaluator
+from assay.schemas import Example, Run
+
+DEFAULT_KEY = "output"
+
+
+class EvaluatorInputError(ValueError):
+    """The run or the example does not hold what the evaluator needs."""
+
+
+def pick(
+    values: Optional[Mapping[str, Any]],
+    key: Optional[str],
+    *,
+    where: str,
+    option: str,
+    candidates: Sequence[str] = (DEFAULT_KEY,),
+) -> Any:
+    """``values[key]``, or with no key the first of ``candidates`` present, else the only value."""
+    if not values:
+        raise EvaluatorInputError(f"{where} is empty; there is no value to compare")
+    if key is not None:
+        if key not in values:
+            raise EvaluatorInputError(
+                f"{where} has no key {key!r} (its keys: {_keys(values)}); set {option}= to one of them"
+            )
+        return values[key]
+    for candidate in candidates:
+        if candidate in values:
+            return values[candidate]
+    if len(values) == 1:
+        return next(iter(values.values()))
+    raise EvaluatorInputError(
+        f"{where} has several keys ({_keys(values)}) and none is {candidates[0]!r}; "
+        f"set {option}= to choose one"
+    )
+
+
+def _keys(values: Mapping[str, Any]) -> str:
+    return ", ".join(repr(key) for key in values)
+
+
+def as_text(value: Any) -> str:
+    """Text of an output: a string, a chat message (its content), a list of them, or JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
+        return str(value["content"])
+    if isinstance(value, list) and value and all(
+        isinstance(item, Mapping) and "content" in item for item in value
+    ):
+        return "\n".join(as_text(item) for item in value)
+    if isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+class ReferenceEvaluator(BaseEvaluator):
+    """An evaluator comparing the run's output with the example's reference output.
+
+    ``output_key`` picks the value in ``run.outputs``; ``reference_key`` picks it in
+    ``example.outputs`` (default: ``output_key`` if the example has it, else ``"output"``,
+    else the only value).
+    """
+
+    default_name = "reference"
+    reference_candidates: tuple[str, ...] = (DEFAULT_KEY,)
+
+    def __init__(
+        self,
+        *,
+        output_key: Optional[str] = None,
+        reference_key: Optional[str] = None,
+        name: Optional[str] = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name=name or self.default_name, **kwargs)
+        self.output_key = output_key
+        self.reference_key = reference_key
+
+    def result(self, score: float, **fields: Any) -> EvaluationResult:
+        """A result under this evaluator's key (built directly: these evaluators are hot)."""
+        return EvaluationResult(key=self.name, score=score, **fields)
+
+    def prediction(self, run: Run) -> Any:
+        if run.outputs is None and run.error is not None:
+            raise EvaluatorInputError(
+                f"the target failed on this example ({run.error}); there is no output to compare"
+            )
+        return pick(run.outputs, self.output_key, where="run.outputs", option="output_key")
+
+    def reference(self, example: Optional[Example]) -> Any:
+        if example is None:
+            raise EvaluatorInputError(
+                f"{type(self).__name__} compares with a reference output and needs an example"
+            )
+        where = f"example.outputs of example {example.id}"
+        candidates = tuple(
+            dict.fromkeys(c for c in (self.output_key, *self.reference_candidates) if c)
+        )
+        return pick(example.outputs, self.reference_key, where=where,
+                    option="reference_key", candidates=candidates)
