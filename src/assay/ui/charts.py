@@ -42,6 +42,28 @@ def histogram_bars(histogram: Histogram) -> list[Bar]:
     return bars
 
 
+@dataclass(frozen=True)
+class Tick:
+    x: float
+    label: str
+    anchor: str  # start | middle | end
+
+
+def histogram_ticks(histogram: Histogram) -> list[Tick]:
+    """The axis's low and high ends, and "error" under the error bar when there is one."""
+    if not histogram.bins:
+        return []
+    slots = len(histogram.bins) + (1 if histogram.errors else 0)
+    slot = WIDTH / slots
+    end = slot * len(histogram.bins)
+    ticks = [Tick(1.0, format_number(histogram.bins[0].low, 2), "start")]
+    if len(histogram.bins) > 1:
+        ticks.append(Tick(end - 1, format_number(histogram.bins[-1].high, 2), "end"))
+    if histogram.errors:
+        ticks.append(Tick(end + slot / 2, "error", "middle"))
+    return ticks
+
+
 def _bin_label(histogram: Histogram, index: int) -> str:
     b = histogram.bins[index]
     if b.low == b.high:

@@ -124,13 +124,14 @@ def _changed_rows(
 ) -> tuple[int, list[dict[str, Any]]]:
     """The baseline's rows on this page with their overall change, and how many match."""
     by_metric = metric is not None
-    params: list[Any] = [*ids, *([metric] if by_metric else []), ids[0]]
+    params: list[Any] = []  # in the order the CTEs appear in the SQL text
     run_cte, run_join, run_worse, run_better = "", "", "0", "0"
     if not by_metric:
         run_cte = _run_changes_sql(len(ids) - 1)
         params += [ids[0], *ids[1:]]
         run_join = "LEFT JOIN runchange k ON k.ex = u.example_id AND k.rep = u.repetition"
         run_worse, run_better = "COALESCE(k.worse, 0)", "COALESCE(k.better, 0)"
+    params += [*ids, *([metric] if by_metric else []), ids[0]]
     matching = f"""
     WITH {run_cte} {_pairs_sql(len(ids), by_metric)},
     rowchange AS (SELECT ex, rep, MAX(worse) AS worse, MAX(better) AS better FROM pairs

@@ -1,0 +1,235 @@
+"""Test data for the UI tests: stores filled through the real store API, and a real
+uvicorn server on 127.0.0.1 serving the app. Imported by the tests (conftest puts this
+folder on sys.path, since pytest runs with --import-mode=importlib)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Optional
+
+import uvicorn
+
+from assay.evaluation import EvaluationResult
+from assay.schemas import Example, Run
+from assay.store import Store, open_store
+from assay.store.records import ExperimentRecord, ExperimentRow
+from assay.ui import create_app
+
+T0 = datetime(2025, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+ERROR = "ERROR"
+"""A score spec meaning "this evaluator failed"."""
+
+
+@dataclass
+class RowSpec:
+    """One row to store: its outputs, target error, scores (or ERROR) and result metadata."""
+
+    outputs: Optional[dict[str, Any]] = None
+    error: Optional[str] = None
+    scores: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    latency_ms: float = 10.0
+    children: list[Run] = field(default_factory=list)
+    repetition: int = 0
+
+
+def make_dataset(store: Store, name: str, examples: list[dict[str, Any]]) -> tuple[Any, list[Example]]:
+    dataset = store.create_dataset(name, description=f"the {name} dataset")
+    stored = [Example(dataset_id=dataset.id, **example) for example in examples]
+    store.add_examples(dataset.id, stored)
+    fresh = store.get_dataset(id=dataset.id)
+    assert fresh is not None
+    return fresh, stored
+
+
+def make_experiment(
+    store: Store, name: str, dataset: Any, examples: list[Example], rows: list[RowSpec],
+    *, summary: Optional[list[EvaluationResult]] = None, created: Optional[datetime] = None,
+) -> ExperimentRecord:
+    """Store an experiment whose i-th row runs on ``examples[i % len(examples)]``."""
+    reps = max(spec.repetition for spec in rows) + 1 if rows else 1
+    record = ExperimentRecord(
+        name=name, dataset_id=dataset.id, dataset_version=dataset.version, status="completed",
+        num_examples=len(examples), num_repetitions=reps, created_at=created or datetime.now(timezone.utc),
+        config={"target": "fixture"}, metadata={"model": "fake"},
+    )
+    store.create_experiment(record)
+    stored_rows = []
+    for index, spec in enumerate(rows):
+        example = examples[index % len(examples)]
+        stored_rows.append(
+            ExperimentRow(
+                run=_run(example, spec), example=example, repetition=spec.repetition,
+                position=index % len(examples), results=_results(spec),
+            )
+        )
+    store.write_rows(record.id, stored_rows)
+    if summary:
+        store.replace_summary_results(record.id, summary)
+    store.finish_experiment(record.id, "completed")
+    return record
+
+
+def _run(example: Example, spec: RowSpec) -> Run:
+    return Run(
+        name="target", inputs=example.inputs, outputs=None if spec.error else spec.outputs,
+        error=spec.error, start_time=T0, end_time=T0 + timedelta(milliseconds=spec.latency_ms),
+        child_runs=spec.children,
+    )
+
+
+def _results(spec: RowSpec) -> list[EvaluationResult]:
+    results = []
+    for key, score in spec.scores.items():
+        metadata = dict(spec.metadata.get(key, {}))
+        if score == ERROR:
+            metadata["traceback"] = f"Traceback (most recent call last):\n  File \"eval.py\"\nValueError: {key} broke"
+            results.append(EvaluationResult(key=key, error=f"ValueError: {key} broke", metadata=metadata))
+        else:
+            results.append(EvaluationResult(key=key, score=score, metadata=metadata))
+    return results
+
+
+class LiveServer:
+    """uvicorn serving the UI on 127.0.0.1 in a thread of this process."""
+
+    def __init__(self, store: Store, token: Optional[str] = None) -> None:
+        self.port = free_port()
+        config = uvicorn.Config(
+            create_app(store, token=token), host="127.0.0.1", port=self.port,
+            log_level="warning", lifespan="on",
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the UI server did not start within 10 s")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+# The standard scenario: twelve examples, a baseline and a candidate experiment.
+#   failed baseline rows (target error, evaluator error or a score < 1): 1 3 4 5 7 9 11
+#   candidate vs baseline: regressions 0 (correct) 5 (quality) 7 (judge error) 10 (target error)
+#                          improvements 1 3 (correct) 4 (judge error gone) 9 (target error gone)
+N = 12
+BASELINE_FAILED = [1, 3, 4, 5, 7, 9, 11]
+REGRESSIONS = [0, 5, 7, 10]
+IMPROVEMENTS = [1, 3, 4, 9]
+
+TEST_CASES = [
+    {"test_case_index": 0, "input": [1, 2], "expected_output": 3, "actual_output": 3,
+     "execution_success": True, "error_message": None},
+    {"test_case_index": 1, "input": [2, 2], "expected_output": 4, "actual_output": 5,
+     "execution_success": True, "error_message": None},
+    {"test_case_index": 2, "input": [0, 0], "expected_output": 0, "actual_output": None,
+     "execution_success": False, "error_message": "ZeroDivisionError: division by zero"},
+]
+SQL_DIFF = {
+    "columns": ["id", "city"],
+    "rows": [[1, "Paris"], [2, "Lyon"]],
+    "expected_rows": [[1, "Paris"], [2, "Nice"]],
+    "first_differences": [{"row": 1, "column": "city", "actual": "Lyon", "expected": "Nice"}],
+}
+
+
+def baseline_row(i: int) -> RowSpec:
+    return RowSpec(
+        outputs={"answer": f"answer {i}" if i % 2 == 0 else f"wrong {i}"},
+        error="RuntimeError: model timed out" if i == 9 else None,
+        scores={"correct": 1 if i % 2 == 0 else 0, "quality": 1.0 if i % 2 == 0 else 0.5,
+                "judge": ERROR if i == 4 else 1},
+        metadata={"correct": {"test_cases_details": TEST_CASES}} if i == 1 else
+                 {"quality": SQL_DIFF} if i == 2 else {},
+        latency_ms=10.0 + i,
+        children=trace_children() if i == 0 else [],
+    )
+
+
+def candidate_row(i: int) -> RowSpec:
+    spec = baseline_row(i)
+    spec.error = "RuntimeError: rate limited" if i == 10 else None
+    spec.outputs = {"answer": f"answer {i}" if i in (1, 3) else f"candidate {i}"}
+    scores = dict(spec.scores)
+    if i == 0:
+        scores["correct"] = 0
+    if i in (1, 3):
+        scores["correct"] = 1
+    if i == 5:
+        scores["quality"] = 0.25
+    scores["judge"] = ERROR if i == 7 else 1
+    spec.scores = scores
+    return spec
+
+
+def trace_children() -> list[Run]:
+    inner = Run(name="tokenize", run_type="tool", start_time=T0 + timedelta(milliseconds=1),
+                end_time=T0 + timedelta(milliseconds=2))
+    retrieve = Run(name="retrieve", run_type="retriever", inputs={"query": "q"},
+                   outputs={"docs": ["a", "b"]}, start_time=T0,
+                   end_time=T0 + timedelta(milliseconds=4), child_runs=[inner])
+    generate = Run(name="generate", run_type="llm", inputs={"prompt": "p"},
+                   outputs={"text": "t"}, start_time=T0 + timedelta(milliseconds=4),
+                   end_time=T0 + timedelta(milliseconds=10), error=None)
+    return [retrieve, generate]
+
+
+@dataclass
+class Scenario:
+    store: Store
+    dataset: Any
+    examples: list[Example]
+    baseline: ExperimentRecord
+    candidate: ExperimentRecord
+
+
+def build_scenario(store: Store) -> Scenario:
+    dataset, examples = make_dataset(
+        store, "qa", [
+            {"inputs": {"question": f"question {i}"}, "outputs": {"answer": f"answer {i}"},
+             "metadata": {"topic": "math" if i % 3 == 0 else "geo"}}
+            for i in range(N)
+        ],
+    )
+    summary = [
+        EvaluationResult(key="pass_rate", score=0.5, comment="6 of 12"),
+        EvaluationResult(key="f1", error="ZeroDivisionError: no positives"),
+    ]
+    baseline = make_experiment(
+        store, "baseline", dataset, examples, [baseline_row(i) for i in range(N)], summary=summary,
+        created=T0,
+    )
+    candidate = make_experiment(
+        store, "candidate", dataset, examples, [candidate_row(i) for i in range(N)],
+        created=T0 + timedelta(hours=1),
+    )
+    return Scenario(store, dataset, examples, baseline, candidate)
