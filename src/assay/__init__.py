@@ -2,7 +2,11 @@
 
 from assay.client import Client
 from assay.evaluation import (
-    EvaluationResult, EvaluationResults, EvaluatorSignatureError, ExperimentResults, aevaluate,
+    EvaluationResult,
+    EvaluationResults,
+    EvaluatorSignatureError,
+    ExperimentResults,
+    aevaluate,
     evaluate,
 )
 from assay.schemas import Dataset, Example, Run

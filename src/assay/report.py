@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Optional
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress as RichProgress
+from rich.progress import TaskID
 from rich.table import Table
 
 from assay.store.records import ExperimentRow
@@ -24,13 +26,16 @@ class Progress:
         self.enabled = sys.stdout.isatty() if enabled is None else enabled
         self.total, self.done, self.errors = total, done, 0
         self._started = time.perf_counter()
-        self._bar = None
-        self._task = None
+        self._bar: Optional[RichProgress] = None
+        self._task: Optional[TaskID] = None
 
     def __enter__(self) -> Progress:
         if self.enabled:
             from rich.progress import (
-                BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn,
+                BarColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeRemainingColumn,
             )
             from rich.progress import Progress as RichProgress
 

@@ -42,6 +42,7 @@ class Dataset(_Record):
     created_at: datetime = Field(default_factory=utcnow)
     example_count: int = 0
     version: int = 0
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class Run(_Record):

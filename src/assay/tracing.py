@@ -88,7 +88,7 @@ def traceable(
 
     def decorate(fn: F) -> F:
         signature = inspect.signature(fn)
-        run_name = name or getattr(fn, "__name__", "traceable")
+        run_name = name or str(getattr(fn, "__name__", "traceable"))
         meta = dict(metadata or {})
 
         if inspect.iscoroutinefunction(fn):

@@ -16,7 +16,11 @@ from assay.evaluation._experiment import ExperimentPlan, experiment_name, open_e
 from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import (
-    RunSettings, merge_in_order, plan_rows, run_rows, run_summaries,
+    RunSettings,
+    merge_in_order,
+    plan_rows,
+    run_rows,
+    run_summaries,
 )
 from assay.evaluation._target import Target
 from assay.store.current import use_store
@@ -113,7 +117,8 @@ def evaluate(
         description, metadata, max_concurrency, num_repetitions, error_handling, resume,
         client, progress=progress,
     )
-    return run_coroutine(coroutine)
+    results: ExperimentResults = run_coroutine(coroutine)
+    return results
 
 
 def run_coroutine(coroutine: Any) -> Any:

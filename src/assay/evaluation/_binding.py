@@ -70,7 +70,7 @@ def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str
     try:
         signature = inspect.signature(func)
     except (TypeError, ValueError) as exc:
-        raise EvaluatorSignatureError(f"cannot read the signature of evaluator {name!r}: {exc}")
+        raise EvaluatorSignatureError(f"cannot read the signature of evaluator {name!r}: {exc}") from None
     params = list(signature.parameters.values())
     pass_all = any(p.kind is p.VAR_KEYWORD for p in params)
     named = [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -105,9 +105,8 @@ def _error_result(key: str, exc: BaseException, run_id: Optional[uuid.UUID] = No
 def _is_async_callable(func: Any) -> bool:
     while isinstance(func, functools.partial):
         func = func.func
-    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
-        getattr(func, "__call__", None)
-    )
+    call = func.__call__ if not inspect.isfunction(func) and callable(func) else None
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(call)
 
 
 @dataclass(frozen=True)

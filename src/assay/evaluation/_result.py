@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from typing import Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-import math
 
 
 class EvaluationResult(BaseModel):

@@ -19,7 +19,6 @@ from assay.evaluation._writer import RowWriter
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
-
 _RAMP_TICK_S = 0.005
 
 
@@ -148,7 +147,7 @@ async def _run_in_threads(
     await _gather_or_fail(tasks)
 
 
-async def _gather_or_fail(tasks: list["asyncio.Future[Any]"]) -> None:
+async def _gather_or_fail(tasks: Sequence["asyncio.Future[Any]"]) -> None:
     """Like gather, but the first failure cancels the other workers."""
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)

@@ -13,8 +13,8 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluation._result import EvaluationResult
+from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import Example, Run
 
 TextLike = Any  # a string, a chat-message list, or a dict holding one

@@ -19,6 +19,10 @@ def parse_ts(text: Optional[str]) -> Optional[datetime]:
     return datetime.fromisoformat(text) if text else None
 
 
+def parse_required_ts(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
 def uid(text: Optional[str]) -> Optional[uuid.UUID]:
     return uuid.UUID(text) if text else None
 
@@ -76,7 +80,7 @@ def run_from(row: Any, example: Example) -> Run:
     inputs = example.inputs if row["inputs"] is None else loads(row["inputs"])
     return Run(
         id=uuid.UUID(row["id"]), name=row["name"], run_type=row["run_type"], inputs=inputs, outputs=loads(row["outputs"]), error=row["error"],
-        start_time=parse_ts(row["start_time"]), end_time=parse_ts(row["end_time"]),
+        start_time=parse_required_ts(row["start_time"]), end_time=parse_ts(row["end_time"]),
         child_runs=[Run.model_validate(child) for child in children],
         extra=loads(row["extra"]) or {}, reference_example_id=uuid.UUID(row["example_id"]),
     )
@@ -86,5 +90,5 @@ def example_from(row: Any) -> Example:
     return Example(
         id=uuid.UUID(row["id"]), dataset_id=uuid.UUID(row["dataset_id"]),
         inputs=loads(row["inputs"]) or {}, outputs=loads(row["outputs"]),
-        metadata=loads(row["metadata"]), created_at=parse_ts(row["created_at"]),
+        metadata=loads(row["metadata"]), created_at=parse_required_ts(row["created_at"]),
     )

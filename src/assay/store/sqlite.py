@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
@@ -155,7 +155,7 @@ class SQLiteStore(Store):
         return version
 
     def _current_example(self, conn: sqlite3.Connection, example_id: uuid.UUID) -> sqlite3.Row:
-        row = conn.execute(
+        row: Optional[sqlite3.Row] = conn.execute(
             "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
         ).fetchone()
         if row is None:
@@ -380,7 +380,7 @@ def _str(value: Optional[uuid.UUID]) -> Optional[str]:
 def _dataset_from(row: sqlite3.Row) -> Dataset:
     return Dataset(
         id=uuid.UUID(row["id"]), name=row["name"], description=row["description"],
-        created_at=codec.parse_ts(row["created_at"]), example_count=row["example_count"],
+        created_at=codec.parse_required_ts(row["created_at"]), example_count=row["example_count"],
         version=row["version"], metadata=loads(row["metadata"]) or {},
     )
 
@@ -391,6 +391,6 @@ def _experiment_from(row: sqlite3.Row) -> ExperimentRecord:
         dataset_version=row["dataset_version"], description=row["description"],
         metadata=loads(row["metadata"]) or {}, config=loads(row["config"]) or {},
         fingerprint=row["fingerprint"], status=row["status"], num_examples=row["num_examples"],
-        num_repetitions=row["num_repetitions"], created_at=codec.parse_ts(row["created_at"]),
+        num_repetitions=row["num_repetitions"], created_at=codec.parse_required_ts(row["created_at"]),
         finished_at=codec.parse_ts(row["finished_at"]),
     )
