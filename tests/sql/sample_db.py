@@ -112,9 +112,7 @@ def _products(rng: random.Random, size: Size) -> list[tuple[object, ...]]:
     rows = []
     for i in range(1, size.products + 1):
         price = round(rng.uniform(2, 400), 2)
-        rows.append(
-            (i, f"Product {i:03d}", rng.randint(1, len(CATEGORIES)), price, int(rng.random() < 0.1))
-        )
+        rows.append((i, f"Product {i:03d}", rng.randint(1, len(CATEGORIES)), price, int(rng.random() < 0.1)))
     return rows
 
 
@@ -144,16 +142,12 @@ def _orders(rng: random.Random, size: Size) -> list[tuple[object, ...]]:
     ]
 
 
-def _items(
-    rng: random.Random, size: Size, orders: list[tuple[object, ...]]
-) -> list[tuple[object, ...]]:
+def _items(rng: random.Random, size: Size, orders: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
     rows = []
     for order in orders:
         for product in rng.sample(range(1, size.products + 1), rng.randint(1, 5)):
             discount = rng.choice([0.0, 0.0, 0.05, 0.1, 0.15])
-            rows.append(
-                (order[0], product, rng.randint(1, 4), round(rng.uniform(2, 400), 2), discount)
-            )
+            rows.append((order[0], product, rng.randint(1, 4), round(rng.uniform(2, 400), 2), discount))
     return rows
 
 

@@ -67,9 +67,7 @@ class _Attempt:
         return (self.order_difference is None, self.rows.matched)
 
 
-def compare_results(
-    reference: ResultSet, generated: ResultSet, options: CompareOptions
-) -> Comparison:
+def compare_results(reference: ResultSet, generated: ResultSet, options: CompareOptions) -> Comparison:
     """Compare ``generated`` against ``reference`` under ``options``."""
     width = generated.width if generated.width is not None else _width_of(generated.rows)
     reference_width = reference.width if reference.width is not None else _width_of(reference.rows)
@@ -78,8 +76,7 @@ def compare_results(
         return _finish(
             Comparison(
                 match=False,
-                reason=f"column count differs: reference has {reference_width}, "
-                f"generated has {width}",
+                reason=f"column count differs: reference has {reference_width}, generated has {width}",
                 missing_rows=reference.rows[: options.max_diff_rows],
                 unexpected_rows=generated.rows[: options.max_diff_rows],
             ),
@@ -112,15 +109,12 @@ def _names_alignment(
     mapping = _mapping_by_name(reference.columns, generated.columns)
     if mapping is None:
         return None, (
-            f"column names differ: reference {list(reference.columns)}, "
-            f"generated {list(generated.columns)}"
+            f"column names differ: reference {list(reference.columns)}, generated {list(generated.columns)}"
         )
     return mapping, None
 
 
-def _mapping_by_name(
-    reference: tuple[str, ...], generated: tuple[str, ...]
-) -> tuple[int, ...] | None:
+def _mapping_by_name(reference: tuple[str, ...], generated: tuple[str, ...]) -> tuple[int, ...] | None:
     positions: dict[str, list[int]] = {}
     for index, name in enumerate(generated):
         positions.setdefault(name.lower(), []).append(index)
@@ -168,11 +162,7 @@ def _best_attempt(
     for mapping in mappings:
         aligned = _apply(mapping, generated)
         rows = match_rows(reference, aligned, options.tolerance)
-        order = (
-            _first_order_difference(reference, aligned, options.tolerance)
-            if options.ordered
-            else None
-        )
+        order = _first_order_difference(reference, aligned, options.tolerance) if options.ordered else None
         attempt = _Attempt(mapping, rows, order)
         if best is None or attempt.rank > best.rank:
             best = attempt
@@ -192,9 +182,7 @@ def _apply(mapping: tuple[int, ...], rows: list[Row]) -> list[Row]:
     return [tuple(row[index] for index in mapping) for row in rows]
 
 
-def _first_order_difference(
-    reference: list[Row], generated: list[Row], tolerance: float
-) -> int | None:
+def _first_order_difference(reference: list[Row], generated: list[Row], tolerance: float) -> int | None:
     for index, (expected, actual) in enumerate(zip(reference, generated)):
         if not rows_close(expected, actual, tolerance):
             return index
@@ -214,9 +202,7 @@ def _verdict(
         matched_rows=rows.matched,
         column_mapping=best.mapping,
         missing_rows=rows.missing[: options.max_diff_rows],
-        unexpected_rows=[
-            _unapply(best.mapping, row) for row in rows.unexpected[: options.max_diff_rows]
-        ],
+        unexpected_rows=[_unapply(best.mapping, row) for row in rows.unexpected[: options.max_diff_rows]],
         matching_budget_exhausted=rows.budget_exhausted,
     )
     if names_problem is not None:
@@ -256,9 +242,7 @@ def _finish(comparison: Comparison, n_ref: int, n_gen: int) -> Comparison:
     return comparison
 
 
-def _ranked_permutations(
-    reference: list[Row], generated: list[Row], width: int
-) -> Iterator[tuple[int, ...]]:
+def _ranked_permutations(reference: list[Row], generated: list[Row], width: int) -> Iterator[tuple[int, ...]]:
     """Column alignments, most plausible first: columns sharing more values pair up first."""
     similarity = _column_similarity(reference, generated, width)
     preferences = [_preference(similarity[r], r) for r in range(width)]

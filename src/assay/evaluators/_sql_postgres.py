@@ -71,15 +71,16 @@ class PostgresDatabase(Database):
     def session(self, example: Example | None) -> Iterator[PostgresSession]:
         try:
             pooled = self._get_engine().raw_connection()
-        except sa.exc.DBAPIError as exc:
-            raise DatabaseUnavailable(f"cannot connect to {self.description}: {exc.orig}") from None
+        except (sa.exc.DBAPIError, psycopg.Error) as exc:
+            reason = exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
+            raise DatabaseUnavailable(f"cannot connect to {self.description}: {reason}") from None
         connection = pooled.driver_connection
         assert isinstance(connection, psycopg.Connection)
         try:
             yield PostgresSession(connection, self.limits)
         finally:
-            if connection.broken:
-                pooled.invalidate()
+            if connection.broken or connection.closed:
+                pooled.invalidate()  # never hand a connection in an unknown state to the pool
             pooled.close()
 
     def close(self) -> None:
@@ -116,6 +117,8 @@ class PostgresSession:
 
     def run(self, sql: str) -> QueryResult:
         connection = self.connection
+        if connection.closed or connection.broken:
+            raise DatabaseUnavailable("the PostgreSQL connection was closed after a failed query")
         if connection.info.transaction_status != TransactionStatus.IDLE:
             connection.rollback()
         connection.read_only = True  # the next BEGIN is BEGIN READ ONLY
@@ -130,15 +133,22 @@ class PostgresSession:
         except psycopg.Error as exc:
             raise self._explain(exc) from None
         finally:
-            cursor.close()
-            if not connection.broken:
-                connection.rollback()
+            self._end_transaction(cursor)
         return QueryResult(
             columns=columns,
             rows=rows[: self.limits.max_rows],
             elapsed_ms=elapsed_ms,
             truncated=len(rows) > self.limits.max_rows,
         )
+
+    def _end_transaction(self, cursor: psycopg.Cursor[Any]) -> None:
+        """Roll back; a connection that cannot (say, stuck in COPY) is closed, not reused."""
+        try:
+            cursor.close()
+            if not self.connection.broken:
+                self.connection.rollback()
+        except psycopg.Error:
+            self.connection.close()
 
     def _fetch(self, cursor: psycopg.Cursor[Any], sql: str) -> list[tuple[Any, ...]]:
         chunk = _STREAM_CHUNK if psycopg.capabilities.has_stream_chunked() else 1
@@ -156,18 +166,14 @@ class PostgresSession:
         pgconn = self.connection.pgconn
         pgconn.prepare(b"", sql.encode(encoding))
         described = pgconn.describe_prepared(b"")
-        return tuple(
-            (described.fname(index) or b"").decode(encoding) for index in range(described.nfields)
-        )
+        return tuple((described.fname(index) or b"").decode(encoding) for index in range(described.nfields))
 
     def _explain(self, exc: psycopg.Error) -> Exception:
         message = str(exc).strip()
-        if self.connection.broken:
+        if self.connection.broken or self.connection.closed:
             return DatabaseUnavailable(f"lost the PostgreSQL connection: {message}")
         if isinstance(exc, pg_errors.QueryCanceled):
-            return QueryTimeout(
-                f"query exceeded the {self.limits.timeout:g} s timeout and was cancelled"
-            )
+            return QueryTimeout(f"query exceeded the {self.limits.timeout:g} s timeout and was cancelled")
         if isinstance(exc, (pg_errors.ReadOnlySqlTransaction, pg_errors.InsufficientPrivilege)):
             return QueryRefused(f"the read-only guard refused the query: {message}")
         if "multiple commands" in message:

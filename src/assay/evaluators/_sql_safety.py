@@ -132,16 +132,12 @@ def analyze_sql(sql: str, dialect: str | None = None) -> StaticReport:
     try:
         with _sqlglot_quiet():
             statements = [
-                s
-                for s in sqlglot.parse(sql, read=dialect, error_level=ErrorLevel.RAISE)
-                if s is not None
+                s for s in sqlglot.parse(sql, read=dialect, error_level=ErrorLevel.RAISE) if s is not None
             ]
     except (ParseError, TokenError) as exc:
         return StaticReport(parsed=False, parse_error=_clean(exc), flags=tuple(text_flags))
     if not statements:
-        return StaticReport(
-            parsed=False, parse_error="no SQL statement found", flags=tuple(text_flags)
-        )
+        return StaticReport(parsed=False, parse_error="no SQL statement found", flags=tuple(text_flags))
     return _classify(statements, text_flags)
 
 
@@ -248,10 +244,7 @@ def _family(node: exp.Expr) -> str:
 def _query_refusal(root: exp.Expr) -> tuple[str | None, list[str]]:
     """Refusal and flags for things inside a query that write, lock or reach outside."""
     for node in root.walk():
-        if (
-            isinstance(node, (exp.DML, exp.DDL, exp.Create, exp.Drop, exp.Alter))
-            and node is not root
-        ):
+        if isinstance(node, (exp.DML, exp.DDL, exp.Create, exp.Drop, exp.Alter)) and node is not root:
             family = _family(node)
             return f"{_keyword(node)} inside the query would modify the database", [family]
         if isinstance(node, exp.Select) and node.args.get("into"):
@@ -260,9 +253,7 @@ def _query_refusal(root: exp.Expr) -> tuple[str | None, list[str]]:
             return "FOR UPDATE/SHARE takes row locks", ["row_locking"]
         if isinstance(node, exp.Func) and _function_name(node) in REFUSED_FUNCTIONS:
             name = _function_name(node)
-            return f"function {name}() has side effects or reads server files", [
-                "side_effect_function"
-            ]
+            return f"function {name}() has side effects or reads server files", ["side_effect_function"]
     return None, []
 
 
@@ -351,9 +342,7 @@ def _has_top_level_order(root: exp.Expr) -> bool:
 def _table_names(root: exp.Expr) -> list[str]:
     cte_names = {cte.alias_or_name.lower() for cte in root.find_all(exp.CTE)}
     return [
-        table.name
-        for table in root.find_all(exp.Table)
-        if table.name and table.name.lower() not in cte_names
+        table.name for table in root.find_all(exp.Table) if table.name and table.name.lower() not in cte_names
     ]
 
 

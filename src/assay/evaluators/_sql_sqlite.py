@@ -46,9 +46,7 @@ _FIXTURE_DENIED = frozenset({sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH})
 
 def _read_only_authorizer(action: int, arg1: str | None, arg2: str | None, *_: Any) -> int:
     if action == sqlite3.SQLITE_FUNCTION:
-        return (
-            sqlite3.SQLITE_DENY if (arg2 or "").lower() in REFUSED_FUNCTIONS else sqlite3.SQLITE_OK
-        )
+        return sqlite3.SQLITE_DENY if (arg2 or "").lower() in REFUSED_FUNCTIONS else sqlite3.SQLITE_OK
     return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY
 
 
@@ -107,10 +105,8 @@ class SQLiteSession:
     def _explain(self, exc: sqlite3.Error) -> QueryError:
         message = str(exc)
         if isinstance(exc, sqlite3.OperationalError) and message == "interrupted":
-            return QueryTimeout(
-                f"query exceeded the {self.limits.timeout:g} s timeout and was interrupted"
-            )
-        if "not authorized" in message:
+            return QueryTimeout(f"query exceeded the {self.limits.timeout:g} s timeout and was interrupted")
+        if "not authorized" in message or "authorization denied" in message:
             return QueryRefused(f"the read-only guard refused the query: {message}")
         if "one statement at a time" in message:
             return QueryRefused("several statements: only a single query may run")
@@ -146,13 +142,9 @@ class SQLiteFile(Database):
     @contextmanager
     def session(self, example: Example | None) -> Iterator[SQLiteSession]:
         try:
-            connection = sqlite3.connect(
-                self._uri, uri=True, isolation_level=None, check_same_thread=False
-            )
+            connection = sqlite3.connect(self._uri, uri=True, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
-            raise DatabaseUnavailable(
-                f"cannot open SQLite database {self.path} read-only: {exc}"
-            ) from None
+            raise DatabaseUnavailable(f"cannot open SQLite database {self.path} read-only: {exc}") from None
         try:
             _guard(connection)
             yield SQLiteSession(connection, self.limits)
@@ -201,9 +193,7 @@ def _fixture_scripts(example: Example | None) -> tuple[str, str]:
         )
     seed = inputs.get("seed_sql") or ""
     if not isinstance(seed, str):
-        raise FixtureError(
-            f"example.inputs['seed_sql'] must be SQL text, got {type(seed).__name__}"
-        )
+        raise FixtureError(f"example.inputs['seed_sql'] must be SQL text, got {type(seed).__name__}")
     return schema, seed
 
 
@@ -222,6 +212,4 @@ def _run_script(connection: sqlite3.Connection, field: str, script: str) -> None
     try:
         connection.executescript(script)
     except sqlite3.Error as exc:
-        raise FixtureError(
-            f"example.inputs[{field!r}] failed to build the fixture database: {exc}"
-        ) from None
+        raise FixtureError(f"example.inputs[{field!r}] failed to build the fixture database: {exc}") from None

@@ -82,15 +82,11 @@ def read_reference(example: Example | None) -> Reference:
 
 def _expected_rows(rows: Any, columns: Any) -> Reference:
     if not isinstance(rows, (list, tuple)):
-        raise TypeError(
-            f"example.outputs['expected_rows'] must be a list of rows, got {type(rows).__name__}"
-        )
+        raise TypeError(f"example.outputs['expected_rows'] must be a list of rows, got {type(rows).__name__}")
     names = _column_names(columns)
     if rows and all(isinstance(row, dict) for row in rows):
         names = names or tuple(str(key) for key in rows[0])
-        return Reference(
-            rows=[_dict_row(row, names, i) for i, row in enumerate(rows)], columns=names
-        )
+        return Reference(rows=[_dict_row(row, names, i) for i, row in enumerate(rows)], columns=names)
     normalized = []
     for index, row in enumerate(rows):
         if not isinstance(row, (list, tuple)):

@@ -104,9 +104,7 @@ def cells_close(left: Cell, right: Cell, tolerance: float) -> bool:
 
 
 def rows_close(left: Row, right: Row, tolerance: float) -> bool:
-    return len(left) == len(right) and all(
-        cells_close(a, b, tolerance) for a, b in zip(left, right)
-    )
+    return len(left) == len(right) and all(cells_close(a, b, tolerance) for a, b in zip(left, right))
 
 
 def cell_to_json(cell: Cell) -> Any:

@@ -152,9 +152,7 @@ class SQLExecutionEvaluator(BaseEvaluator):
     ) -> ExecutedResult:
         if reference.sql is None:
             rows = reference.rows or []
-            return ExecutedResult(
-                ResultSet(rows=rows, columns=reference.columns, width=reference.width)
-            )
+            return ExecutedResult(ResultSet(rows=rows, columns=reference.columns, width=reference.width))
         where = f"the reference query of example {example.id if example else '?'}"
         refusal = analyze_sql(reference.sql, self.dialect).refusal
         if refusal is not None:
@@ -243,9 +241,7 @@ def _check_options(
     if not isinstance(float_tolerance, (int, float)) or not 0 <= float_tolerance < 0.5:
         raise ValueError(f"float_tolerance must be a number in [0, 0.5), got {float_tolerance!r}")
     if column_matching not in COLUMN_MATCHINGS:
-        raise ValueError(
-            f"column_matching must be one of {list(COLUMN_MATCHINGS)}, got {column_matching!r}"
-        )
+        raise ValueError(f"column_matching must be one of {list(COLUMN_MATCHINGS)}, got {column_matching!r}")
     if not isinstance(max_rows, int) or isinstance(max_rows, bool) or max_rows < 1:
         raise ValueError(f"max_rows must be a positive integer, got {max_rows!r}")
 
@@ -277,9 +273,7 @@ class SQLValidityEvaluator(BaseEvaluator):
             return self._result(0, "no_sql", "the run produced no SQL", sql, None)
         report = analyze_sql(sql, self.dialect)
         if not report.parsed:
-            return self._result(
-                0, "syntax_error", report.parse_error or "does not parse", sql, report
-            )
+            return self._result(0, "syntax_error", report.parse_error or "does not parse", sql, report)
         if report.statement_count > 1:
             return self._result(0, "refused", report.refusal or "several statements", sql, report)
         if self.require_query and report.refusal is not None:
@@ -296,6 +290,4 @@ class SQLValidityEvaluator(BaseEvaluator):
             "flags": list(report.flags) if report else [],
             "static_check": report.as_metadata() if report else None,
         }
-        return EvaluationResult(
-            key=self.name, score=score, value=verdict, comment=reason, metadata=metadata
-        )
+        return EvaluationResult(key=self.name, score=score, value=verdict, comment=reason, metadata=metadata)
