@@ -62,8 +62,10 @@ def as_text(value: Any) -> str:
         return value
     if isinstance(value, Mapping) and isinstance(value.get("content"), str):
         return str(value["content"])
-    if isinstance(value, list) and value and all(
-        isinstance(item, Mapping) and "content" in item for item in value
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(item, Mapping) and "content" in item for item in value)
     ):
         return "\n".join(as_text(item) for item in value)
     if isinstance(value, (bool, int, float)):
@@ -114,8 +116,7 @@ class ReferenceEvaluator(BaseEvaluator):
                 f"{type(self).__name__} compares with a reference output and needs an example"
             )
         where = f"example.outputs of example {example.id}"
-        candidates = tuple(
-            dict.fromkeys(c for c in (self.output_key, *self.reference_candidates) if c)
+        candidates = tuple(dict.fromkeys(c for c in (self.output_key, *self.reference_candidates) if c))
+        return pick(
+            example.outputs, self.reference_key, where=where, option="reference_key", candidates=candidates
         )
-        return pick(example.outputs, self.reference_key, where=where,
-                    option="reference_key", candidates=candidates)

@@ -51,12 +51,12 @@ def _ignored(key: str, path: tuple[PathPart, ...], options: _Options) -> bool:
     if key in options.ignore_keys:
         return True
     full = (*path, key)
-    return (json_path(full) in options.ignore_keys
-            or json_path(full, any_index=True) in options.ignore_keys)
+    return json_path(full) in options.ignore_keys or json_path(full, any_index=True) in options.ignore_keys
 
 
-def _compare(actual: Any, expected: Any, path: tuple[PathPart, ...], options: _Options,
-             found: list[str], limit: int) -> None:
+def _compare(
+    actual: Any, expected: Any, path: tuple[PathPart, ...], options: _Options, found: list[str], limit: int
+) -> None:
     if len(found) >= limit:
         return
     if isinstance(expected, dict) and isinstance(actual, dict):
@@ -70,8 +70,14 @@ def _compare(actual: Any, expected: Any, path: tuple[PathPart, ...], options: _O
         found.append(f"{json_path(path)}: expected {_show(expected)}, got {_show(actual)}")
 
 
-def _compare_objects(actual: dict[str, Any], expected: dict[str, Any], path: tuple[PathPart, ...],
-                     options: _Options, found: list[str], limit: int) -> None:
+def _compare_objects(
+    actual: dict[str, Any],
+    expected: dict[str, Any],
+    path: tuple[PathPart, ...],
+    options: _Options,
+    found: list[str],
+    limit: int,
+) -> None:
     for key in expected:
         if _ignored(key, path, options):
             continue
@@ -84,16 +90,23 @@ def _compare_objects(actual: dict[str, Any], expected: dict[str, Any], path: tup
             found.append(f"{json_path((*path, key))}: unexpected key (got {_show(actual[key])})")
 
 
-def _compare_lists(actual: list[Any], expected: list[Any], path: tuple[PathPart, ...],
-                   options: _Options, found: list[str], limit: int) -> None:
+def _compare_lists(
+    actual: list[Any],
+    expected: list[Any],
+    path: tuple[PathPart, ...],
+    options: _Options,
+    found: list[str],
+    limit: int,
+) -> None:
     if len(actual) != len(expected):
         found.append(f"{json_path(path)}: expected {len(expected)} items, got {len(actual)}")
     for index, (left, right) in enumerate(zip(actual, expected)):
         _compare(left, right, (*path, index), options, found, limit)
 
 
-def _compare_unordered(actual: list[Any], expected: list[Any], path: tuple[PathPart, ...],
-                       options: _Options, found: list[str]) -> None:
+def _compare_unordered(
+    actual: list[Any], expected: list[Any], path: tuple[PathPart, ...], options: _Options, found: list[str]
+) -> None:
     left = Counter(_canonical(item, (*path, i), options) for i, item in enumerate(actual))
     right = Counter(_canonical(item, (*path, i), options) for i, item in enumerate(expected))
     if left != right:
@@ -111,12 +124,14 @@ def _canonical(value: Any, path: tuple[PathPart, ...], options: _Options) -> str
 
 def _strip(value: Any, path: tuple[PathPart, ...], options: _Options) -> Any:
     if isinstance(value, dict):
-        return {k: _strip(v, (*path, k), options) for k, v in value.items()
-                if not _ignored(k, path, options)}
+        return {k: _strip(v, (*path, k), options) for k, v in value.items() if not _ignored(k, path, options)}
     if isinstance(value, list):
         items = [_strip(item, (*path, index), options) for index, item in enumerate(value)]
-        return sorted(items, key=lambda i: json.dumps(i, sort_keys=True, default=str)) \
-            if options.ignore_list_order else items
+        return (
+            sorted(items, key=lambda i: json.dumps(i, sort_keys=True, default=str))
+            if options.ignore_list_order
+            else items
+        )
     if isinstance(value, float) and value.is_integer():
         return int(value)  # 1.0 and 1 are one JSON number
     return value

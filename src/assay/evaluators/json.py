@@ -38,8 +38,9 @@ def parse_json(value: Any, strip_code_fence: bool = True) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidJson(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                          exc.lineno, exc.colno) from exc
+        raise InvalidJson(
+            f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", exc.lineno, exc.colno
+        ) from exc
 
 
 def _check_serializable(value: Any) -> None:
@@ -79,9 +80,15 @@ class JsonValidityEvaluator(ReferenceEvaluator):
         try:
             value = parse_json(self.prediction(run), self.strip_code_fence)
         except InvalidJson as exc:
-            return self.result(0.0, comment=str(exc), metadata={
-                "valid_json": False, "line": exc.line, "column": exc.column,
-            })
+            return self.result(
+                0.0,
+                comment=str(exc),
+                metadata={
+                    "valid_json": False,
+                    "line": exc.line,
+                    "column": exc.column,
+                },
+            )
         if validator is None:
             return self.result(1.0, metadata={"valid_json": True})
         errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
@@ -90,20 +97,20 @@ class JsonValidityEvaluator(ReferenceEvaluator):
             for error in errors[:MAX_REPORTED_ERRORS]
         ]
         metadata = {
-            "valid_json": True, "schema_valid": not errors, "error_count": len(errors),
-            "errors": reported, "failing_paths": sorted({e["path"] for e in reported}),
+            "valid_json": True,
+            "schema_valid": not errors,
+            "error_count": len(errors),
+            "errors": reported,
+            "failing_paths": sorted({e["path"] for e in reported}),
         }
-        comment = None if not errors else "; ".join(
-            f"{e['path']}: {e['message']}" for e in reported[:5]
-        )
+        comment = None if not errors else "; ".join(f"{e['path']}: {e['message']}" for e in reported[:5])
         return self.result(0.0 if errors else 1.0, comment=comment, metadata=metadata)
 
     def _example_validator(self, example: Optional[Example]) -> Any:
         if self.schema_key is None:
             return None
         where = "example.outputs" + (f" of example {example.id}" if example else "")
-        schema = pick(example.outputs if example else None, self.schema_key,
-                      where=where, option="schema_key")
+        schema = pick(example.outputs if example else None, self.schema_key, where=where, option="schema_key")
         if isinstance(schema, str):
             schema = json.loads(schema)
         return _validator(schema, f"the schema in {where}[{self.schema_key!r}]")
@@ -114,12 +121,13 @@ def _validator(schema: Any, what: str) -> Any:
 
     if not isinstance(schema, (Mapping, bool)):
         raise EvaluatorInputError(f"{what} must be a JSON Schema object, got {type(schema).__name__}")
-    cls = validators.validator_for(schema)
+    document: Any = schema
+    cls = validators.validator_for(document)
     try:
-        cls.check_schema(schema)
+        cls.check_schema(document)
     except exceptions.SchemaError as exc:
         raise EvaluatorInputError(f"{what} is not a valid JSON Schema: {exc.message}") from exc
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    return cls(document, format_checker=cls.FORMAT_CHECKER)
 
 
 class JsonEqualityEvaluator(ReferenceEvaluator):
@@ -161,9 +169,15 @@ class JsonEqualityEvaluator(ReferenceEvaluator):
         except InvalidJson as exc:
             return self.result(0.0, comment=f"the output is {exc}", metadata={"valid_json": False})
         differences = json_differences(
-            actual, expected, ignore_keys=self.ignore_keys,
-            ignore_list_order=self.ignore_list_order, limit=MAX_REPORTED_ERRORS,
+            actual,
+            expected,
+            ignore_keys=self.ignore_keys,
+            ignore_list_order=self.ignore_list_order,
+            limit=MAX_REPORTED_ERRORS,
         )
         comment = "; ".join(differences[:5]) or None
-        return self.result(0.0 if differences else 1.0, comment=comment,
-                           metadata={"valid_json": True, "differences": differences})
+        return self.result(
+            0.0 if differences else 1.0,
+            comment=comment,
+            metadata={"valid_json": True, "differences": differences},
+        )

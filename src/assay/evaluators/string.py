@@ -13,7 +13,12 @@ from typing import Any, Literal, Optional, Union
 
 import regex
 from rapidfuzz.distance import (
-    DamerauLevenshtein, Hamming, Indel, Jaro, JaroWinkler, Levenshtein,
+    DamerauLevenshtein,
+    Hamming,
+    Indel,
+    Jaro,
+    JaroWinkler,
+    Levenshtein,
 )
 
 from assay.evaluation._result import EvaluationResult
@@ -85,8 +90,12 @@ def _same_value(left: Any, right: Any) -> bool:
 
 RegexMode = Literal["search", "match", "fullmatch"]
 _FLAG_NAMES = {
-    re.IGNORECASE: regex.IGNORECASE, re.MULTILINE: regex.MULTILINE, re.DOTALL: regex.DOTALL,
-    re.VERBOSE: regex.VERBOSE, re.ASCII: regex.ASCII, re.UNICODE: regex.UNICODE,
+    re.IGNORECASE: regex.IGNORECASE,
+    re.MULTILINE: regex.MULTILINE,
+    re.DOTALL: regex.DOTALL,
+    re.VERBOSE: regex.VERBOSE,
+    re.ASCII: regex.ASCII,
+    re.UNICODE: regex.UNICODE,
 }
 
 
@@ -115,14 +124,19 @@ class RegexEvaluator(ReferenceEvaluator):
     ) -> None:
         super().__init__(**kwargs)
         if mode not in ("search", "match", "fullmatch"):
-            raise ValueError(f"RegexEvaluator(mode=...) must be 'search', 'match' or "
-                             f"'fullmatch', got {mode!r}")
+            raise ValueError(
+                f"RegexEvaluator(mode=...) must be 'search', 'match' or 'fullmatch', got {mode!r}"
+            )
+        source: Optional[str] = None
         if isinstance(pattern, re.Pattern):
-            pattern, flags = pattern.pattern, flags | pattern.flags
+            # re sets UNICODE on every str pattern; it is regex's default anyway
+            source, flags = pattern.pattern, int(flags) | (pattern.flags & ~re.UNICODE)
+        else:
+            source = pattern
         self.flags = _regex_flags(int(flags))
         self.mode = mode
         self.timeout = timeout
-        self.pattern = None if pattern is None else _compile(pattern, self.flags, "pattern=")
+        self.pattern = None if source is None else _compile(source, self.flags, "pattern=")
 
     def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
         compiled = self.pattern
@@ -130,8 +144,7 @@ class RegexEvaluator(ReferenceEvaluator):
             source = self.reference(example)
             if not isinstance(source, str):
                 raise EvaluatorInputError(
-                    f"the regex pattern read from the example must be a string, "
-                    f"got {type(source).__name__}"
+                    f"the regex pattern read from the example must be a string, got {type(source).__name__}"
                 )
             compiled = _compile(source, self.flags, "the example's pattern")
         text = as_text(self.prediction(run))
@@ -161,14 +174,17 @@ def _compile(pattern: str, flags: int, what: str) -> Any:
     try:
         return regex.compile(pattern, flags)
     except regex.error as exc:
-        raise EvaluatorInputError(f"{what} {pattern!r} is not a valid regular expression: {exc}") \
-            from exc
+        raise EvaluatorInputError(f"{what} {pattern!r} is not a valid regular expression: {exc}") from exc
 
 
 Distance = Literal["levenshtein", "damerau_levenshtein", "jaro", "jaro_winkler", "hamming", "indel"]
 _METRICS: dict[str, Any] = {
-    "levenshtein": Levenshtein, "damerau_levenshtein": DamerauLevenshtein, "jaro": Jaro,
-    "jaro_winkler": JaroWinkler, "hamming": Hamming, "indel": Indel,
+    "levenshtein": Levenshtein,
+    "damerau_levenshtein": DamerauLevenshtein,
+    "jaro": Jaro,
+    "jaro_winkler": JaroWinkler,
+    "hamming": Hamming,
+    "indel": Indel,
 }
 
 
@@ -209,9 +225,5 @@ class StringDistanceEvaluator(ReferenceEvaluator):
         if self.ignore_case:
             prediction, reference = prediction.casefold(), reference.casefold()
         normalized = float(self._metric.normalized_distance(prediction, reference))
-        score = normalized if self.normalize_score else float(
-            self._metric.distance(prediction, reference)
-        )
-        return self.result(
-            score, metadata={"distance": self.distance, "similarity": 1.0 - normalized}
-        )
+        score = normalized if self.normalize_score else float(self._metric.distance(prediction, reference))
+        return self.result(score, metadata={"distance": self.distance, "similarity": 1.0 - normalized})

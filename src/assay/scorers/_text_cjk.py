@@ -21,10 +21,13 @@ _lock = threading.Lock()
 _KANA_RUN = regex.compile(r"(?P<hira>[\p{Hiragana}\u30fc]+)|(?P<kata>[\p{Katakana}\u30fc\uff70]+)")
 # Korean case particles and endings, longest first, stripped from the end of a word
 _GRAPHEME = regex.compile(r"\X")
-_KOREAN_PARTICLES = tuple(sorted(
-    "은 는 이 가 을 를 의 에 에서 에게 께 께서 으로 로 와 과 도 만 까지 부터 보다 처럼 이다 입니다 이나 나"
-    .split(), key=len, reverse=True,
-))
+_KOREAN_PARTICLES = tuple(
+    sorted(
+        "은 는 이 가 을 를 의 에 에서 에게 께 께서 으로 로 와 과 도 만 까지 부터 보다 처럼 이다 입니다 이나 나".split(),
+        key=len,
+        reverse=True,
+    )
+)
 
 
 def jieba_module() -> Any:

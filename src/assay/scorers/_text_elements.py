@@ -1,7 +1,7 @@
 """Key elements of a text: content words as lemmas, Chinese words, Japanese and Korean stems.
 
-One pass of one regular expression splits the text into script runs; each run goes to the
-analysis its script needs. English words are lemmatized (lemminflect), Chinese runs are
+``_text_tokens`` splits the text into script runs; each run goes to the analysis its
+script needs. English words are lemmatized (lemminflect), Chinese runs are
 segmented (jieba), Japanese runs are split by script, Korean words lose their particles.
 """
 
@@ -19,21 +19,8 @@ from assay.scorers._text_function_words import (
     is_english_function_word,
 )
 from assay.scorers._text_normalize import fold, prepare, split_identifier
+from assay.scorers._text_tokens import is_japanese, iter_runs
 
-_NO_SPACE_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
-_WORD = rf"[[\p{{L}}\p{{M}}\p{{N}}_]--[{_NO_SPACE_SCRIPTS}]]+"
-_TOKENS = regex.compile(
-    rf"""
-    (?P<han>[\p{{Han}}\u3005\u3006\u3007]+)
-  | (?P<kana>[\p{{Hiragana}}\p{{Katakana}}\u30fc\uff70]+)
-  | (?P<hangul>\p{{Hangul}}+)
-  | (?P<nospace>[\p{{Thai}}\p{{Lao}}\p{{Khmer}}\p{{Myanmar}}]+)
-  | (?P<number>\p{{N}}+(?:[.,]\p{{N}}+)*(?![\p{{L}}\p{{N}}_]))
-  | (?P<word>{_WORD}(?:['-]{_WORD})*)
-    """,
-    regex.VERBOSE | regex.V1,
-)
-_HAS_KANA = regex.compile(r"[\p{Hiragana}\p{Katakana}]")
 _ASCII_LETTERS = regex.compile(r"[a-z]+")
 
 
@@ -57,14 +44,13 @@ def extract_elements(text: str, *, include_function_words: bool = False) -> Text
     text = prepare(text)
     if not include_function_words:
         text = ENGLISH_FUNCTION_PHRASES.sub(" ", text)
-    japanese = _HAS_KANA.search(text) is not None
+    japanese = is_japanese(text)
     found = TextElements()
     seen: set[str] = set()
-    for match in _TOKENS.finditer(text):
-        kind, token = match.lastgroup, match.group()
+    for kind, token in iter_runs(text):
         if kind == "han":
             found.han_runs.append(token)
-        for element in _analyse(kind or "word", token, japanese, include_function_words):
+        for element in _analyse(kind, token, japanese, include_function_words):
             if element.text not in seen:
                 seen.add(element.text)
                 found.elements.append(element)
@@ -82,9 +68,7 @@ def _analyse(kind: str, token: str, japanese: bool, keep_function: bool) -> list
         ]
     if kind == "kana":
         return [
-            _plain(piece, "kana")
-            for script, piece in split_kana(token)
-            if keep_function or script == "kata"
+            _plain(piece, "kana") for script, piece in split_kana(token) if keep_function or script == "kata"
         ]
     if kind == "hangul":
         stem = korean_stem(token)

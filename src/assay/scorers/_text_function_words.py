@@ -46,10 +46,25 @@ know want like include involve consider example way thing aspect
 
 # fixed multiword function phrases, removed before tokenizing
 _ENGLISH_PHRASES = (
-    "in terms of", "as well as", "such as", "in order to", "with respect to",
-    "with regard to", "in regard to", "according to", "in addition to", "as opposed to",
-    "rather than", "so that", "as long as", "in case of", "on the other hand",
-    "for example", "for instance", "in particular", "in general",
+    "in terms of",
+    "as well as",
+    "such as",
+    "in order to",
+    "with respect to",
+    "with regard to",
+    "in regard to",
+    "according to",
+    "in addition to",
+    "as opposed to",
+    "rather than",
+    "so that",
+    "as long as",
+    "in case of",
+    "on the other hand",
+    "for example",
+    "for instance",
+    "in particular",
+    "in general",
 )
 
 _CHINESE = """

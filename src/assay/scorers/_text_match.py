@@ -30,11 +30,15 @@ class CoverageIndex:
         self._han_text = "\n".join(offered.han_runs)
 
     def covers(self, element: Element) -> bool:
-        if element.script == "han" and len(element.text) > 1 and element.text in self._han_text:
-            return True
-        if not self.forms.isdisjoint(element.forms):
+        if self.covers_exactly(element):
             return True
         return any(self._overlaps(form) for form in element.forms if len(form) > SHORT_TERM)
+
+    def covers_exactly(self, element: Element) -> bool:
+        """A shared form (or, for Chinese and Japanese, the same characters in the output)."""
+        if element.script == "han" and len(element.text) > 1 and element.text in self._han_text:
+            return True
+        return not self.forms.isdisjoint(element.forms)
 
     def _overlaps(self, form: str) -> bool:
         size = len(form)

@@ -16,9 +16,7 @@ import regex
 _COMBINING_DIACRITICS = regex.compile("[\u0300-\u036f]+")
 # a boundary inside an identifier: "getUser" -> get|User, "base64Encode" -> base64|Encode,
 # "HTTPServer" -> HTTP|Server; no boundary in "iPhone" (one lowercase letter) or "3D"
-_CAMEL_BOUNDARY = regex.compile(
-    r"(?<=\p{Ll}\p{Ll}|\p{L}\p{N}+)(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})"
-)
+_CAMEL_BOUNDARY = regex.compile(r"(?<=\p{Ll}\p{Ll}|\p{L}\p{N}+)(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\u2018": "'"})
 
 

@@ -29,8 +29,14 @@ _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]+")
 class ContentSimilarityScorer(Scorer):
     """Dice coefficient of character bigrams (the reference's ``string-similarity``)."""
 
-    def __init__(self, *, ignore_case: bool = True, ignore_whitespace: bool = True,
-                 name: Optional[str] = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        ignore_case: bool = True,
+        ignore_whitespace: bool = True,
+        name: Optional[str] = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(name=name or "content_similarity", **kwargs)
         self.ignore_case = ignore_case
         self.ignore_whitespace = ignore_whitespace
@@ -38,14 +44,14 @@ class ContentSimilarityScorer(Scorer):
     def _run(self, input: TextLike, output: TextLike) -> ScorerResult:
         processed_input, processed_output = self._prepare(input), self._prepare(output)
         if self.ignore_whitespace:
-            score = dice_bigrams(_WHITESPACE.sub("", processed_input),
-                                 _WHITESPACE.sub("", processed_output))
+            score = dice_bigrams(_WHITESPACE.sub("", processed_input), _WHITESPACE.sub("", processed_output))
         else:
             score = dice_bigrams(processed_input, processed_output)
         return ScorerResult(
             score=score,
             preprocess_step_result={
-                "processed_input": processed_input, "processed_output": processed_output,
+                "processed_input": processed_input,
+                "processed_output": processed_output,
             },
         )
 
@@ -92,7 +98,8 @@ class KeywordCoverageScorer(Scorer):
                 "response_keywords": [e.text for e in response.elements],
             },
             analyze_step_result={
-                "total_keywords": total, "matched_keywords": len(matched),
+                "total_keywords": total,
+                "matched_keywords": len(matched),
                 "missing_keywords": missing,
             },
         )
@@ -115,13 +122,13 @@ class TextualDifferenceScorer(Scorer):
         ratio = Indel.normalized_similarity(first, second)
         longest = max(len(first), len(second))
         length_diff = abs(len(first) - len(second)) / longest if longest else 0.0
-        changes = sum(
-            1 for op in Levenshtein.opcodes(first.split(), second.split()) if op.tag != "equal"
-        )
+        changes = sum(1 for op in Levenshtein.opcodes(first.split(), second.split()) if op.tag != "equal")
         return ScorerResult(
             score=ratio,
             preprocess_step_result={
-                "ratio": ratio, "confidence": 1.0 - length_diff, "changes": changes,
+                "ratio": ratio,
+                "confidence": 1.0 - length_diff,
+                "changes": changes,
                 "length_diff": length_diff,
             },
         )
@@ -130,8 +137,9 @@ class TextualDifferenceScorer(Scorer):
 class ToneScorer(Scorer):
     """Sentiment against ``reference_tone``, or (without one) its stability across sentences."""
 
-    def __init__(self, *, reference_tone: Optional[str] = None, name: Optional[str] = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *, reference_tone: Optional[str] = None, name: Optional[str] = None, **kwargs: Any
+    ) -> None:
         super().__init__(name=name or "tone", **kwargs)
         self.reference_tone = reference_tone
 
@@ -143,7 +151,8 @@ class ToneScorer(Scorer):
             return ScorerResult(
                 score=max(0.0, 1.0 - difference / 2.0),
                 preprocess_step_result={
-                    "response_sentiment": response, "reference_sentiment": reference,
+                    "response_sentiment": response,
+                    "reference_sentiment": reference,
                     "difference": difference,
                 },
             )
@@ -177,9 +186,7 @@ def create_content_similarity_scorer(
     *, ignore_case: bool = True, ignore_whitespace: bool = True, name: Optional[str] = None
 ) -> ContentSimilarityScorer:
     """Character-bigram similarity (0-1) of input and output."""
-    return ContentSimilarityScorer(
-        ignore_case=ignore_case, ignore_whitespace=ignore_whitespace, name=name
-    )
+    return ContentSimilarityScorer(ignore_case=ignore_case, ignore_whitespace=ignore_whitespace, name=name)
 
 
 def create_keyword_coverage_scorer(*, name: Optional[str] = None) -> KeywordCoverageScorer:
@@ -192,9 +199,7 @@ def create_textual_difference_scorer(*, name: Optional[str] = None) -> TextualDi
     return TextualDifferenceScorer(name=name)
 
 
-def create_tone_scorer(
-    *, reference_tone: Optional[str] = None, name: Optional[str] = None
-) -> ToneScorer:
+def create_tone_scorer(*, reference_tone: Optional[str] = None, name: Optional[str] = None) -> ToneScorer:
     """Tone consistency (0-1): with ``reference_tone``, closeness of the output's sentiment to
     it; without, how steady the sentiment is from one sentence of the output to the next."""
     return ToneScorer(reference_tone=reference_tone, name=name)

