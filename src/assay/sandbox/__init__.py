@@ -1,0 +1,25 @@
+"""Run untrusted code in an OS-level sandbox and decide its verdict in the parent.
+
+Backends, strongest first: bubblewrap, Linux namespaces via ``unshare``, and plain
+resource limits as the last resort. See ``docs/code.md``.
+"""
+
+from assay.sandbox._pool import SandboxPool, choose_backend, get_pool, shutdown_pools
+from assay.sandbox.compare import values_equal
+from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
+from assay.sandbox.errors import (
+    SandboxError, SandboxIsolationWarning, SandboxStartError, SandboxUnavailable,
+)
+from assay.sandbox.languages import LANGUAGES, Language, UnknownLanguage, get_language, strip_fences
+from assay.sandbox.protections import Protections
+from assay.sandbox.results import (
+    Call, CallOutcome, FunctionRun, LoadFailure, Output, ProgramRun, ScriptRun,
+)
+
+__all__ = [
+    "BACKEND_LEVELS", "Call", "CallOutcome", "FunctionRun", "LANGUAGES", "Language", "Limits",
+    "LoadFailure", "Output", "ProgramRun", "Protections", "SandboxConfig", "SandboxError",
+    "SandboxIsolationWarning", "SandboxPool", "SandboxStartError", "SandboxUnavailable",
+    "ScriptRun", "UnknownLanguage", "choose_backend", "get_language", "get_pool",
+    "shutdown_pools", "strip_fences", "values_equal",
+]

@@ -1,0 +1,193 @@
+"""The three ways to make a sandbox, strongest first, and how one is chosen.
+
+bubblewrap: namespaces and mounts done by ``bwrap``. unshare: namespaces by util-linux
+``unshare``, mounts by our own ``harness/confine.py``. rlimit: a plain process with
+resource limits (and, as root, a dedicated uid): the last resort.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from typing import Optional, Protocol
+
+from assay.sandbox._launch import (
+    DEVICES, HARNESS_PARENT, SANDBOX_HARNESS_ROOT, SANDBOX_UID, SANDBOX_WORKROOT,
+    LaunchContext, LaunchPlan, host_layout, zygote_command,
+)
+from assay.sandbox.protections import Protections
+
+# what the zygote (PID 1, never running job code) keeps to set up, signal and clean up
+# after children that drop to the sandbox's uid; the children keep nothing
+ROOT_CAPS = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_KILL", "CAP_SETGID",
+             "CAP_SETUID")
+
+
+class Backend(Protocol):
+    name: str
+    level: int
+
+    def unavailable_reason(self, user_namespace: bool) -> Optional[str]: ...
+
+    def plan(self, context: LaunchContext) -> LaunchPlan: ...
+
+
+def _user_label(context: LaunchContext) -> str:
+    if context.user_namespace:
+        host = "root" if os.geteuid() == 0 else f"uid {os.geteuid()}"
+        return f"uid {SANDBOX_UID} in a user namespace (host: {host})"
+    return f"dedicated host uid {context.sandbox_uid}"
+
+
+def _unprivileged(context: LaunchContext) -> bool:
+    return context.sandbox_uid is not None or os.geteuid() != 0
+
+
+def _probe(argv: list[str]) -> Optional[str]:
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=20,
+                              env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{argv[0]} failed to run: {exc}"
+    if done.returncode != 0:
+        detail = done.stderr.decode(errors="replace").strip() or f"exit code {done.returncode}"
+        return f"{argv[0]} does not work here: {detail}"
+    return None
+
+
+class Bubblewrap:
+    name = "bubblewrap"
+    level = 3
+
+    def __init__(self) -> None:
+        self.binary = shutil.which("bwrap")
+
+    def unavailable_reason(self, user_namespace: bool) -> Optional[str]:
+        if self.binary is None:
+            return "bwrap is not installed (apt-get install bubblewrap)"
+        return _cached_probe((self.binary, "--ro-bind", "/", "/", "--unshare-pid",
+                              "--unshare-net", *self._user_flags(user_namespace), "true"))
+
+    @staticmethod
+    def _user_flags(user_namespace: bool) -> tuple[str, ...]:
+        if user_namespace:
+            return ("--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID))
+        return ("--cap-drop", "ALL", *[f for cap in ROOT_CAPS for f in ("--cap-add", cap)])
+
+    def plan(self, context: LaunchContext) -> LaunchPlan:
+        assert self.binary is not None
+        argv = [self.binary, "--unshare-pid", "--unshare-net", "--unshare-ipc",
+                "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+                "--as-pid-1", *self._user_flags(context.user_namespace)]
+        argv += ["--ro-bind", "/usr", "/usr"]
+        links, dirs = host_layout()
+        for link, target in links:
+            argv += ["--symlink", target, link]
+        for folder in dirs:
+            argv += ["--ro-bind", folder, folder]
+        mounts = [*context.runtime.read_only_paths(), *context.extra_ro_paths]
+        for path in mounts:
+            argv += _parents(path) + ["--ro-bind", path, path]
+        argv += _parents(SANDBOX_HARNESS_ROOT + "/harness")
+        argv += ["--ro-bind", os.path.join(HARNESS_PARENT, "harness"),
+                 SANDBOX_HARNESS_ROOT + "/harness"]
+        argv += ["--proc", "/proc"]
+        for device in DEVICES:
+            argv += ["--dev-bind", device, device]
+        argv += ["--symlink", "/proc/self/fd", "/dev/fd"]
+        argv += ["--perms", "0755", "--size", str(context.workdir_bytes),
+                 "--tmpfs", SANDBOX_WORKROOT, "--remount-ro", "/", "--chdir", "/"]
+        argv += zygote_command(context, {})
+        return LaunchPlan(
+            argv=argv, user_label=_user_label(context),
+            protections=Protections(True, True, True, _unprivileged(context), True),
+        )
+
+
+def _parents(path: str) -> list[str]:
+    """bwrap creates missing parents as 0700; a dropped uid could not traverse them."""
+    flags: list[str] = []
+    parts = path.strip("/").split("/")[:-1]
+    for index in range(len(parts)):
+        flags += ["--perms", "0755", "--dir", "/" + "/".join(parts[: index + 1])]
+    return flags
+
+
+class Unshare:
+    name = "unshare"
+    level = 2
+
+    def __init__(self) -> None:
+        self.binary = shutil.which("unshare")
+
+    def unavailable_reason(self, user_namespace: bool) -> Optional[str]:
+        if self.binary is None:
+            return "unshare (util-linux) is not installed"
+        return _cached_probe((self.binary, *self._namespace_flags(user_namespace), "true"))
+
+    @staticmethod
+    def _namespace_flags(user_namespace: bool) -> tuple[str, ...]:
+        flags = ("--mount", "--pid", "--net", "--ipc", "--uts", "--fork", "--kill-child",
+                 "--propagation", "private")
+        if user_namespace:
+            flags += ("--user", f"--map-user={SANDBOX_UID}", f"--map-group={SANDBOX_UID}",
+                      "--keep-caps")
+        return flags
+
+    def plan(self, context: LaunchContext) -> LaunchPlan:
+        assert self.binary is not None and context.scratch is not None
+        links, dirs = host_layout()
+        binds = [("/usr", "/usr"), *[(d, d) for d in dirs]]
+        binds += [(p, p) for p in [*context.runtime.read_only_paths(), *context.extra_ro_paths]]
+        binds.append((os.path.join(HARNESS_PARENT, "harness"), SANDBOX_HARNESS_ROOT + "/harness"))
+        confine = {
+            "new_root": context.scratch, "ro_binds": binds,
+            "symlinks": [*links, ("/dev/fd", "/proc/self/fd")], "devices": list(DEVICES),
+            "workroot": SANDBOX_WORKROOT, "workdir_bytes": context.workdir_bytes,
+            "python_path": list(context.runtime.python_path),
+            "keep_setuid": not context.user_namespace,
+        }
+        argv = [self.binary, *self._namespace_flags(context.user_namespace)]
+        # before confine.enter() runs, the harness is imported from its host folder
+        argv += zygote_command(context, {"confine": confine, "boot_path": HARNESS_PARENT})
+        return LaunchPlan(
+            argv=argv, user_label=_user_label(context),
+            protections=Protections(True, True, True, _unprivileged(context), True),
+        )
+
+
+class RlimitOnly:
+    name = "rlimit"
+    level = 1
+
+    def unavailable_reason(self, user_namespace: bool) -> Optional[str]:
+        return None
+
+    def plan(self, context: LaunchContext) -> LaunchPlan:
+        assert context.host_workroot is not None
+        scrub = ["/tmp", "/var/tmp", "/dev/shm"] if context.sandbox_uid is not None else []
+        argv = zygote_command(context, {
+            "harness_root": HARNESS_PARENT, "boot_path": HARNESS_PARENT,
+            "workroot": context.host_workroot,
+            "scrub_dirs": scrub,
+        })
+        label = (f"dedicated host uid {context.sandbox_uid}" if context.sandbox_uid is not None
+                 else f"your own uid {os.geteuid()}")
+        return LaunchPlan(
+            argv=argv, user_label=label, harness_root=HARNESS_PARENT,
+            protections=Protections(
+                process_isolation=False, network_isolation=False, filesystem_isolation=False,
+                unprivileged_user=_unprivileged(context),
+                complete_tree_kill=context.sandbox_uid is not None,
+            ),
+        )
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_probe(argv: tuple[str, ...]) -> Optional[str]:
+    return _probe(list(argv))
+
+
+BACKENDS: dict[str, type] = {"bubblewrap": Bubblewrap, "unshare": Unshare, "rlimit": RlimitOnly}

@@ -1,0 +1,227 @@
+"""The parent's side of a job's pipes: frames in and out, captured output with a size
+cap, all pumped by one selector loop against a deadline. No threads."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import selectors
+import time
+from collections import deque
+from typing import Any, Callable, Optional
+
+from assay.sandbox.harness.frames import FrameBuffer, FrameError, encode_frame
+
+CHUNK = 1 << 16
+
+
+def _nonblocking(fd: int) -> None:
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+
+
+class FrameReader:
+    """Frames a child writes to us; ``eof`` once it closed its end."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.frames: deque[Any] = deque()
+        self.eof = False
+        self.error: Optional[str] = None
+        self._buffer = FrameBuffer()
+
+    def on_ready(self, session: "Session") -> None:
+        try:
+            data = os.read(self.fd, CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.eof = True
+            session.forget(self)
+            return
+        try:
+            self.frames.extend(self._buffer.feed(data))
+        except FrameError as exc:
+            self.error = str(exc)
+            self.eof = True
+            session.forget(self)
+
+    @property
+    def done(self) -> bool:
+        return bool(self.frames) or self.eof
+
+
+class FrameWriter:
+    """Frames we send to a child; the descriptor closes once the last byte is out if
+    ``close_when_flushed`` (so the child, or a process it was handed to, sees EOF)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.pending = bytearray()
+        self.broken = False
+        self.close_when_flushed = False
+
+    def on_ready(self, session: "Session") -> None:
+        try:
+            written = os.write(self.fd, self.pending)
+        except BlockingIOError:
+            return
+        except OSError:
+            self.broken = True
+            self.pending.clear()
+            session.forget(self)
+            return
+        del self.pending[:written]
+        if not self.pending:
+            session.forget(self)
+
+    @property
+    def flushed(self) -> bool:
+        return not self.pending
+
+
+class Capture:
+    """A child's stdout or stderr, kept up to ``limit`` bytes. Past the limit we close
+    our end: further writes fail (EPIPE) instead of filling our memory."""
+
+    def __init__(self, fd: int, limit: int) -> None:
+        self.fd = fd
+        self.limit = limit
+        self.data = bytearray()
+        self.truncated = False
+        self.eof = False
+
+    def on_ready(self, session: "Session") -> None:
+        try:
+            data = os.read(self.fd, CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.eof = True
+            session.forget(self)
+            return
+        room = self.limit - len(self.data)
+        self.data += data[:room]
+        if len(data) > room:
+            self.truncated = True
+            self.eof = True
+            session.forget(self)
+
+    def text(self) -> str:
+        body = self.data.decode("utf-8", errors="replace")
+        if self.truncated:
+            body += f"\n[output truncated at {self.limit} bytes]"
+        return body
+
+
+class Session:
+    """Owns a job's parent-side descriptors; closes them all at the end."""
+
+    def __init__(self) -> None:
+        self.selector = selectors.DefaultSelector()
+        self._owned: list[int] = []
+        self._watched: dict[int, Any] = {}
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def pipe(self) -> tuple[int, int]:
+        read, write = os.pipe2(os.O_CLOEXEC)
+        self._owned += [read, write]
+        return read, write
+
+    def release(self, fd: int) -> None:
+        """Close our copy of a descriptor handed to a child."""
+        if fd in self._owned:
+            self._owned.remove(fd)
+            os.close(fd)
+
+    def reader(self, fd: int) -> FrameReader:
+        return self._watch(FrameReader(fd), selectors.EVENT_READ)
+
+    def capture(self, fd: int, limit: int) -> Capture:
+        return self._watch(Capture(fd, limit), selectors.EVENT_READ)
+
+    def make_blocking(self, fd: int) -> None:
+        """Before handing a descriptor we wrote to over to a child (O_NONBLOCK is shared)."""
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+
+    def writer(self, fd: int) -> FrameWriter:
+        _nonblocking(fd)
+        return FrameWriter(fd)
+
+    def send(self, writer: FrameWriter, message: Any) -> None:
+        writer.pending += encode_frame(message)
+        if writer.fd not in self._watched and not writer.broken:
+            self._watch(writer, selectors.EVENT_WRITE)
+
+    def watch_sandbox(self, sandbox: Any) -> None:
+        """Process a sandbox's control messages (exit events) while we wait."""
+        if sandbox.control is not None and not sandbox.dead:
+            self._watch(_SandboxWatch(sandbox), selectors.EVENT_READ)
+
+    def _watch(self, item: Any, events: int) -> Any:
+        if isinstance(item, (FrameReader, Capture)):
+            _nonblocking(item.fd)
+        self.selector.register(item.fd, events, item)
+        self._watched[item.fd] = item
+        return item
+
+    def forget(self, item: Any) -> None:
+        if self._watched.pop(item.fd, None) is not None:
+            self.selector.unregister(item.fd)
+        if isinstance(item, FrameWriter) and item.close_when_flushed:
+            self.release(item.fd)
+        elif isinstance(item, Capture) and item.truncated:
+            self.release(item.fd)
+
+    def wait(self, condition: Callable[[], bool], deadline: float) -> bool:
+        """Pump every descriptor until ``condition()`` holds (True) or time runs out."""
+        while not condition():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if not self._watched:
+                time.sleep(min(remaining, 0.001))
+                continue
+            for key, _events in self.selector.select(remaining):
+                key.data.on_ready(self)
+        return True
+
+    def drain(self, deadline: float) -> None:
+        """Read what is left in the captures (short, bounded)."""
+        captures = [i for i in self._watched.values() if isinstance(i, Capture)]
+        self.wait(lambda: all(c.eof for c in captures), deadline)
+
+    def close(self) -> None:
+        for fd in list(self._watched):
+            self.selector.unregister(fd)
+        self._watched.clear()
+        self.selector.close()
+        for fd in self._owned:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._owned.clear()
+
+
+class _SandboxWatch:
+    """A SEQPACKET control socket: readable means a whole message waits, so a blocking
+    receive never blocks here."""
+
+    def __init__(self, sandbox: Any) -> None:
+        self.sandbox = sandbox
+        self.fd = sandbox.control.fileno()
+
+    def on_ready(self, session: Session) -> None:
+        if self.sandbox.read_message() is None:
+            session.forget(self)

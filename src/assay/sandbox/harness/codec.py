@@ -1,0 +1,179 @@
+"""Plain values across the sandbox boundary: a tagged JSON encoding with exact types.
+
+Only built-in data types cross: None, bool, int, float, str, bytes, complex, list,
+tuple, dict, set and frozenset. A JSON object is always a single-key tag
+(``{"$tuple": [...]}``), so decoding never runs code and never yields anything but
+those types. Subclasses of built-in types are converted to the base type through the
+base type's own methods, so an overridden ``__eq__`` or ``__str__`` cannot survive.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from typing import Any, Callable
+
+MAX_DEPTH = 100
+_SAFE_INT = 2**53
+
+
+class UnsupportedValue(TypeError):
+    """A value that is not plain data (an arbitrary object, a generator, a cycle)."""
+
+
+class MalformedValue(ValueError):
+    """Encoded data that does not follow the tagged format."""
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    if depth > MAX_DEPTH:
+        raise UnsupportedValue(
+            f"value is nested more than {MAX_DEPTH} levels deep (or contains itself)"
+        )
+    kind = type(value)
+    encoder = _ENCODERS.get(kind)
+    if encoder is not None:
+        return encoder(value, depth)
+    for base, convert in _BASE_CONVERSIONS:
+        if isinstance(value, base):
+            return encode(convert(value), depth)
+    raise UnsupportedValue(
+        f"a value of type {kind.__module__}.{kind.__qualname__} is not plain data "
+        "(use None, bool, int, float, str, bytes, list, tuple, dict, set)"
+    )
+
+
+def _encode_int(value: int, depth: int) -> Any:
+    if -_SAFE_INT < value < _SAFE_INT:
+        return value
+    sign = "-" if value < 0 else ""
+    return {"$int": sign + format(abs(value), "x")}
+
+
+def _encode_float(value: float, depth: int) -> Any:
+    if math.isfinite(value):
+        return value
+    if math.isnan(value):
+        return {"$float": "nan"}
+    return {"$float": "inf" if value > 0 else "-inf"}
+
+
+def _encode_items(items: Any, depth: int) -> list[Any]:
+    return [encode(item, depth + 1) for item in items]
+
+
+def _encode_dict(value: dict[Any, Any], depth: int) -> Any:
+    pairs = dict.items(value)
+    return {"$dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in pairs]}
+
+
+_ENCODERS: dict[type, Callable[[Any, int], Any]] = {
+    type(None): lambda v, d: None,
+    bool: lambda v, d: v,
+    str: lambda v, d: v,
+    int: _encode_int,
+    float: _encode_float,
+    list: _encode_items,
+    tuple: lambda v, d: {"$tuple": _encode_items(v, d)},
+    dict: _encode_dict,
+    set: lambda v, d: {"$set": _encode_items(v, d)},
+    frozenset: lambda v, d: {"$frozenset": _encode_items(v, d)},
+    bytes: lambda v, d: {"$bytes": base64.b64encode(v).decode("ascii")},
+    bytearray: lambda v, d: {"$bytes": base64.b64encode(bytes(v)).decode("ascii")},
+    complex: lambda v, d: {"$complex": [_encode_float(v.real, d), _encode_float(v.imag, d)]},
+}
+
+# Order matters: bool before int. Each conversion uses the base type's own method.
+_BASE_CONVERSIONS: list[tuple[type, Callable[[Any], Any]]] = [
+    (bool, lambda v: bool(int.__int__(v))),
+    (int, int.__int__),
+    (float, float.__float__),
+    (str, str.__str__),
+    (bytes, lambda v: bytes(bytes.__getitem__(v, slice(None)))),
+    (list, lambda v: list.__getitem__(v, slice(None))),
+    (tuple, lambda v: tuple.__getitem__(v, slice(None))),
+    (dict, lambda v: dict(dict.items(v))),
+    (set, lambda v: set(set.__iter__(v))),
+    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+]
+
+
+def decode(data: Any, depth: int = 0) -> Any:
+    if depth > MAX_DEPTH + 1:
+        raise MalformedValue(f"encoded value is nested more than {MAX_DEPTH} levels deep")
+    kind = type(data)
+    if data is None or kind in (bool, int, float, str):
+        return data
+    if kind is list:
+        return [decode(item, depth + 1) for item in data]
+    if kind is not dict or len(data) != 1:
+        raise MalformedValue(f"unexpected encoded value of type {kind.__name__}")
+    ((tag, body),) = data.items()
+    decoder = _DECODERS.get(tag)
+    if decoder is None:
+        raise MalformedValue(f"unknown value tag {tag!r}")
+    try:
+        return decoder(body, depth)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, MalformedValue):
+            raise
+        raise MalformedValue(f"malformed {tag} value: {exc}") from None
+
+
+def _decode_list(body: Any, depth: int) -> list[Any]:
+    if type(body) is not list:
+        raise MalformedValue("expected a list")
+    return [decode(item, depth + 1) for item in body]
+
+
+def _decode_int(body: Any, depth: int) -> int:
+    if type(body) is not str:
+        raise MalformedValue("expected a hex string")
+    negative = body.startswith("-")
+    magnitude = int(body[1:] if negative else body, 16)
+    return -magnitude if negative else magnitude
+
+
+def _decode_float(body: Any, depth: int) -> float:
+    specials = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+    if type(body) in (int, float):
+        return float(body)
+    if body not in specials:
+        raise MalformedValue(f"bad float {body!r}")
+    return specials[body]
+
+
+def _decode_dict(body: Any, depth: int) -> dict[Any, Any]:
+    pairs = _decode_list(body, depth)
+    result: dict[Any, Any] = {}
+    for pair in pairs:
+        if type(pair) is not list or len(pair) != 2:
+            raise MalformedValue("dict entries must be [key, value] pairs")
+        result[pair[0]] = pair[1]
+    return result
+
+
+def _decode_bytes(body: Any, depth: int) -> bytes:
+    if type(body) is not str:
+        raise MalformedValue("expected base64 text")
+    return base64.b64decode(body.encode("ascii"), validate=True)
+
+
+def _decode_complex(body: Any, depth: int) -> complex:
+    if type(body) is not list or len(body) != 2:
+        raise MalformedValue("expected [real, imag]")
+    real, imag = (_decode_float(part if type(part) is not dict else part.get("$float"), depth)
+                  for part in body)
+    return complex(real, imag)
+
+
+_DECODERS: dict[str, Callable[[Any, int], Any]] = {
+    "$int": _decode_int,
+    "$float": _decode_float,
+    "$tuple": lambda b, d: tuple(_decode_list(b, d)),
+    "$dict": _decode_dict,
+    "$set": lambda b, d: set(_decode_list(b, d)),
+    "$frozenset": lambda b, d: frozenset(_decode_list(b, d)),
+    "$bytes": _decode_bytes,
+    "$complex": _decode_complex,
+}

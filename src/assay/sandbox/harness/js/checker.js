@@ -1,0 +1,86 @@
+'use strict';
+// The test program's process: runs check(candidate) where each candidate call crosses
+// to the candidate's process as plain data.
+const { readFrame, writeFrame } = require('./frames.js');
+const codec = require('./codec.js');
+const { errorReport, loadModule, isIdentifier } = require('./common.js');
+
+const FRAMES_IN = 3;
+const FRAMES_OUT = 4;
+const CANDIDATE_IN = 5;
+const CANDIDATE_OUT = 6;
+
+// Not an Error subclass, so `catch (e) { if (e instanceof Error) ... }` in a test does
+// not mistake it for an expected failure; the verdict is fail either way.
+class CandidateEnded {
+  constructor(message) { this.name = 'CandidateEnded'; this.message = message; }
+}
+
+function makeProxy(name) {
+  const state = { calls: 0 };
+  const proxy = function (...args) {
+    state.calls += 1;
+    let reply;
+    try {
+      writeFrame(CANDIDATE_IN, { args: codec.encode(args), kwargs: { $dict: [] } });
+      reply = readFrame(CANDIDATE_OUT);
+    } catch (error) {
+      throw new CandidateEnded(`the candidate's process ended (${error.message})`);
+    }
+    if (reply === null) throw new CandidateEnded("the candidate's process ended during a call");
+    if (reply.ok === true) {
+      try { return codec.decode(reply.value); } catch (error) {
+        throw new CandidateEnded(`the candidate sent malformed data: ${error.message}`);
+      }
+    }
+    const Known = { TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError }[reply.error_type];
+    const error = Known ? new Known(String(reply.message)) : new Error(`${reply.error_type}: ${reply.message}`);
+    throw error;
+  };
+  Object.defineProperty(proxy, 'name', { value: name });
+  return { proxy, state };
+}
+
+function testLine(error) {
+  const stack = (error && typeof error.stack === 'string') ? error.stack : '';
+  const match = /test\.js:(\d+)/.exec(stack);
+  return match ? Number(match[1]) : null;
+}
+
+function check(setup) {
+  let first;
+  try { first = readFrame(CANDIDATE_OUT); } catch (error) { first = null; }
+  if (first === null) return { passed: false, stage: 'load', kind: 'ended', message: "the candidate's process ended before it was ready" };
+  if (first.event !== 'ready') {
+    return { passed: false, stage: 'load', kind: first.kind, error_type: first.error_type, message: first.message, traceback: first.traceback };
+  }
+  const name = setup.entry_point;
+  const { proxy, state } = makeProxy(name);
+  global.__assay_candidate__ = proxy;
+  const bind = isIdentifier(name) ? `const ${name} = global.__assay_candidate__;\n` : '';
+  try {
+    // the binding sits on the same line as the test's first line, so line numbers stay true
+    const exported = loadModule(bind.trimEnd() + ' ' + setup.test, 'test.js', ['check']);
+    if (typeof exported.check === 'function') exported.check(proxy);
+  } catch (error) {
+    const report = error instanceof CandidateEnded
+      ? { kind: 'candidate_ended', error_type: 'CandidateEnded', message: error.message, traceback: '' }
+      : { kind: (error && error.name === 'AssertionError') ? 'assertion' : 'exception', ...errorReport(error) };
+    const line = testLine(error);
+    if (line !== null) {
+      report.line = line;
+      report.source = (setup.test.split('\n')[line - 1] || '').trim();
+    }
+    return { passed: false, stage: 'test', calls: state.calls, ...report };
+  }
+  return { passed: true, calls: state.calls };
+}
+
+function main() {
+  const setup = readFrame(FRAMES_IN);
+  if (setup === null) return;
+  writeFrame(FRAMES_OUT, check(setup));
+}
+
+main();
+process.exit(0);

@@ -1,0 +1,174 @@
+"""Process controls applied inside the sandbox: prctl flags, resource limits, dropping
+privileges, and killing everything a job left behind."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+from typing import Any, Optional
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+PR_CAPBSET_DROP = 24
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+# limit name -> (resource constant, meaning)
+RLIMITS = {
+    "cpu_seconds": resource.RLIMIT_CPU,
+    "memory_bytes": resource.RLIMIT_DATA,
+    "address_space_bytes": resource.RLIMIT_AS,
+    "max_processes": resource.RLIMIT_NPROC,
+    "max_file_bytes": resource.RLIMIT_FSIZE,
+    "max_open_files": resource.RLIMIT_NOFILE,
+}
+
+
+class ConfinementError(RuntimeError):
+    """A protection could not be put in place; the process must not run the job."""
+
+
+def prctl(option: int, value: int) -> None:
+    if _libc.prctl(option, value, 0, 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise ConfinementError(f"prctl({option}, {value}) failed: {os.strerror(errno)}")
+
+
+def apply_limits(limits: dict[str, Optional[int]], extra_processes: int = 0) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for name, value in limits.items():
+        if value is None or name not in RLIMITS:
+            continue
+        if name == "max_processes":
+            value += extra_processes
+        if name == "cpu_seconds":
+            # SIGXCPU at the soft limit, SIGKILL one second later if it is ignored
+            resource.setrlimit(RLIMITS[name], (value, value + 1))
+            continue
+        resource.setrlimit(RLIMITS[name], (value, value))
+
+
+def drop_privileges(uid: Optional[int], gid: Optional[int]) -> None:
+    """Become ``uid``/``gid`` for good (root modes) and forbid regaining privileges."""
+    if uid is not None and gid is not None:
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        if os.getuid() != uid or os.geteuid() != uid:
+            raise ConfinementError(f"still uid {os.getuid()} after setuid({uid})")
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if uid is not None and effective_capabilities() != 0:
+        raise ConfinementError("capabilities remain after dropping privileges")
+
+
+def effective_capabilities() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("CapEff:"):
+                return int(line.split()[1], 16)
+    raise ConfinementError("cannot read CapEff from /proc/self/status")
+
+
+def drop_all_capabilities(keep: tuple[int, ...] = ()) -> None:
+    """Drop every capability but ``keep``: bounding set, ambient set, then the
+    permitted/effective/inheritable sets via capset."""
+    last_cap = int(_read("/proc/sys/kernel/cap_last_cap", "40"))
+    for cap in range(last_cap + 1):
+        if cap not in keep:
+            _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    mask = sum(1 << cap for cap in keep)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this pid
+    # two 32-bit halves of {effective, permitted, inheritable}
+    data = (ctypes.c_uint32 * 6)(mask & 0xFFFFFFFF, mask & 0xFFFFFFFF, 0, mask >> 32, mask >> 32, 0)
+    if _libc.syscall(_capset_number(), header, data) != 0:
+        raise ConfinementError(f"capset failed: {os.strerror(ctypes.get_errno())}")
+    if effective_capabilities() != mask:
+        raise ConfinementError("capabilities remain after capset")
+
+
+def _capset_number() -> int:
+    machine = os.uname().machine
+    numbers = {"x86_64": 126, "aarch64": 91, "riscv64": 91, "ppc64le": 184, "s390x": 185}
+    if machine not in numbers:
+        raise ConfinementError(f"no capset syscall number known for {machine}")
+    return numbers[machine]
+
+
+def _read(path: str, default: str) -> str:
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except OSError:
+        return default
+
+
+def processes_of_uid(uid: int) -> list[int]:
+    """Host-visible pids owned by ``uid`` (reads /proc; racy by nature, used in loops)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid == uid:
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def other_pids() -> list[int]:
+    """Every pid in this pid namespace except ours (used when we are its init)."""
+    me = os.getpid()
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) != me]
+
+
+def children_of(parent: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent:
+            found.append(int(entry))
+    return found
+
+
+def kill_quietly(pid: int, sig: int = signal.SIGKILL) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def describe_status(status: int) -> dict[str, Any]:
+    """A wait status as plain data: exit code or signal name."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return {"signal": number, "signal_name": name}
+    return {"exit_code": os.waitstatus_to_exitcode(status)}
+
+
+def reset_signals() -> None:
+    """Default dispositions before exec (Python ignores SIGPIPE and SIGXFSZ)."""
+    for number in range(1, signal.NSIG):
+        if number in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):
+            continue

@@ -1,0 +1,304 @@
+"""Python roles, run in a fresh fork of the zygote.
+
+Descriptors: 1/2 stdout/stderr, 3 frames in, 4 frames out; the checker also has
+5 (calls to the candidate) and 6 (the candidate's replies).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import linecache
+import os
+import sys
+import traceback
+import types
+from typing import Any, Callable, Optional
+
+from . import codec, frames
+
+FRAMES_IN, FRAMES_OUT, CANDIDATE_IN, CANDIDATE_OUT = 3, 4, 5, 6
+HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(role: str) -> int:
+    _fresh_streams()
+    roles: dict[str, Callable[[], int]] = {
+        "py_candidate": run_candidate,
+        "py_checker": run_checker,
+        "py_script": run_script,
+    }
+    return roles[role]()
+
+
+def _fresh_streams() -> None:
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace",
+                      closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace",
+                      closefd=False)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+# -- loading code ---------------------------------------------------------------------
+def load_module(code: str, filename: str, module_name: str) -> types.ModuleType:
+    """Compile and execute ``code`` as module ``module_name`` with readable tracebacks."""
+    lines = code.splitlines(keepends=True)
+    linecache.cache[filename] = (len(code), None, lines, filename)
+    compiled = compile(code, filename, "exec", dont_inherit=True)
+    module = types.ModuleType(module_name)
+    module.__file__ = filename
+    sys.modules[module_name] = module
+    exec(compiled, module.__dict__)
+    return module
+
+
+def error_report(exc: BaseException) -> dict[str, Any]:
+    return {"error_type": type(exc).__name__, "message": safe_str(exc),
+            "traceback": candidate_traceback(exc)}
+
+
+def safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except BaseException:
+        return f"<{type(exc).__name__} whose message cannot be shown>"
+
+
+def candidate_traceback(exc: BaseException) -> str:
+    """The traceback without the harness's own frames."""
+    try:
+        frames_ = [f for f in traceback.extract_tb(exc.__traceback__)
+                   if not f.filename.startswith(HARNESS_DIR)]
+        text = "".join(traceback.format_list(frames_))
+        head = "Traceback (most recent call last):\n" if frames_ else ""
+        return head + text + "".join(traceback.format_exception_only(type(exc), exc))
+    except BaseException:
+        return f"{type(exc).__name__}: {safe_str(exc)}\n"
+
+
+def _resolve(value: Any) -> Any:
+    if isinstance(value, types.CoroutineType):
+        return asyncio.run(value)
+    return value
+
+
+# -- the candidate ----------------------------------------------------------------------
+def run_candidate() -> int:
+    setup = frames.read_frame(FRAMES_IN)
+    if setup is None:
+        return 0
+    function = _load_candidate(setup["code"], setup["func_name"])
+    if function is None:
+        return 0
+    while True:
+        call = frames.read_frame(FRAMES_IN)
+        if call is None:
+            return 0
+        reply = _call(function, call)
+        _flush()
+        frames.write_frame(FRAMES_OUT, reply)
+
+
+def _load_candidate(code: str, func_name: str) -> Optional[Callable[..., Any]]:
+    try:
+        module = load_module(code, "solution.py", "solution")
+    except SyntaxError as exc:
+        _flush()
+        frames.write_frame(FRAMES_OUT, {"event": "load_error", "kind": "syntax",
+                                        **error_report(exc)})
+        return None
+    except BaseException as exc:
+        _flush()
+        frames.write_frame(FRAMES_OUT, {"event": "load_error", "kind": "exception",
+                                        **error_report(exc)})
+        return None
+    function = module.__dict__.get(func_name)
+    if not callable(function):
+        _flush()
+        frames.write_frame(FRAMES_OUT, _missing_function(module, func_name, function))
+        return None
+    _flush()
+    frames.write_frame(FRAMES_OUT, {"event": "ready"})
+    return function  # type: ignore[no-any-return]
+
+
+def _missing_function(module: types.ModuleType, name: str, found: Any) -> dict[str, Any]:
+    defined = sorted(k for k, v in module.__dict__.items()
+                     if callable(v) and not k.startswith("__") and
+                     getattr(v, "__module__", None) == "solution")
+    if found is None:
+        message = f"the code defines no function named {name!r}"
+        message += f" (it defines: {', '.join(defined)})" if defined else " (it defines none)"
+    else:
+        message = f"{name!r} is a {type(found).__name__}, not a function"
+    return {"event": "load_error", "kind": "missing_function", "error_type": "NameError",
+            "message": message, "traceback": ""}
+
+
+def _call(function: Callable[..., Any], call: dict[str, Any]) -> dict[str, Any]:
+    try:
+        args = codec.decode(call["args"])
+        kwargs = codec.decode(call.get("kwargs") or {"$dict": []})
+        value = _resolve(function(*args, **kwargs))
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt are failures too
+        return {"ok": False, **error_report(exc)}
+    try:
+        return {"ok": True, "value": codec.encode(value)}
+    except BaseException as exc:
+        return {"ok": False, "error_type": "UnsupportedReturnValue",
+                "message": f"the return value cannot leave the sandbox: {safe_str(exc)}",
+                "traceback": ""}
+
+
+# -- the checker (test program) -----------------------------------------------------------
+class CandidateEnded(BaseException):
+    """The candidate's process is gone or sent garbage. A BaseException so that a test's
+    ``except Exception`` cannot swallow it."""
+
+
+class CandidateError(RuntimeError):
+    """The candidate raised an exception that is not a built-in one."""
+
+
+class CandidateProxy:
+    """Stands in for the candidate function: each call crosses to the candidate's process
+    as plain data, and only plain data comes back."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+        self.calls = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        try:
+            frames.write_frame(CANDIDATE_IN, {"args": codec.encode(list(args)),
+                                              "kwargs": codec.encode(kwargs)})
+            reply = frames.read_frame(CANDIDATE_OUT)
+        except OSError as exc:
+            raise CandidateEnded(f"the candidate's process ended ({exc})") from None
+        if reply is None:
+            raise CandidateEnded("the candidate's process ended during a call")
+        if reply.get("ok") is True:
+            try:
+                return codec.decode(reply.get("value"))
+            except (codec.MalformedValue, TypeError, ValueError) as exc:
+                raise CandidateEnded(f"the candidate sent malformed data: {exc}") from None
+        raise _exception_for(reply)
+
+
+def _exception_for(reply: dict[str, Any]) -> BaseException:
+    name = str(reply.get("error_type", "Exception"))
+    message = str(reply.get("message", ""))
+    builtin = getattr(builtins, name, None)
+    if isinstance(builtin, type) and issubclass(builtin, Exception):
+        try:
+            return builtin(message)
+        except Exception:
+            pass
+    return CandidateError(f"{name}: {message}")
+
+
+def run_checker() -> int:
+    setup = frames.read_frame(FRAMES_IN)
+    if setup is None:
+        return 0
+    verdict = _check(setup)
+    _flush()
+    frames.write_frame(FRAMES_OUT, verdict)
+    return 0
+
+
+def _check(setup: dict[str, Any]) -> dict[str, Any]:
+    try:
+        first = frames.read_frame(CANDIDATE_OUT)
+    except (OSError, frames.FrameError) as exc:
+        first = {"event": "load_error", "kind": "ended", "message": str(exc)}
+    if first is None:
+        return {"passed": False, "stage": "load", "kind": "ended",
+                "message": "the candidate's process ended before it was ready"}
+    if first.get("event") != "ready":
+        return {"passed": False, "stage": "load", **{k: first.get(k) for k in
+                ("kind", "error_type", "message", "traceback")}}
+    proxy = CandidateProxy(setup["entry_point"])
+    namespace: dict[str, Any] = {"__name__": "__test__"}
+    _run_prompt(setup.get("prompt") or "", namespace)
+    namespace[setup["entry_point"]] = proxy
+    try:
+        load_module_into(setup["test"], "test.py", namespace)
+        check = namespace.get("check")
+        if callable(check):
+            check(proxy)
+    except BaseException as exc:
+        return {"passed": False, "stage": "test", "calls": proxy.calls, **_failure(exc)}
+    return {"passed": True, "calls": proxy.calls}
+
+
+def _run_prompt(prompt: str, namespace: dict[str, Any]) -> None:
+    """The prompt's helpers (HumanEval's ``poly``, ``encode_cyclic``) for the test program;
+    a prompt that does not run on its own is skipped."""
+    if not prompt.strip():
+        return
+    try:
+        load_module_into(prompt, "prompt.py", namespace)
+    except BaseException:
+        pass
+
+
+def load_module_into(code: str, filename: str, namespace: dict[str, Any]) -> None:
+    lines = code.splitlines(keepends=True)
+    linecache.cache[filename] = (len(code), None, lines, filename)
+    exec(compile(code, filename, "exec", dont_inherit=True), namespace)
+
+
+def _failure(exc: BaseException) -> dict[str, Any]:
+    report = error_report(exc)
+    report["kind"] = {AssertionError: "assertion", CandidateEnded: "candidate_ended",
+                      CandidateError: "candidate_error"}.get(type(exc), "exception")
+    line = _test_line(exc)
+    if line is not None:
+        report["line"], report["source"] = line
+    return report
+
+
+def _test_line(exc: BaseException) -> Optional[tuple[int, str]]:
+    for entry in reversed(traceback.extract_tb(exc.__traceback__)):
+        if entry.filename == "test.py" and entry.lineno is not None:
+            return entry.lineno, (entry.line or "").strip()
+    return None
+
+
+# -- a plain program ---------------------------------------------------------------------
+def run_script() -> int:
+    setup = frames.read_frame(FRAMES_IN)
+    if setup is None:
+        return 0
+    sys.argv = ["main.py"]
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": "main.py"}
+    try:
+        load_module_into(setup["code"], "main.py", namespace)
+    except SystemExit as exc:
+        _flush()
+        return _exit_code(exc.code)
+    except BaseException as exc:
+        sys.stderr.write(candidate_traceback(exc))
+        _flush()
+        return 1
+    _flush()
+    return 0
+
+
+def _exit_code(code: Any) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    sys.stderr.write(f"{code}\n")
+    return 1

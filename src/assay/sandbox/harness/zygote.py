@@ -1,0 +1,322 @@
+"""The warm process factory inside each sandbox.
+
+It never sees a job's data: the trusted parent sends it pipe ends over a Unix socket
+and it forks a fresh child onto them. Between jobs it kills every process the job left
+behind and empties the working folder. Inside a PID namespace it runs as PID 1, which
+processes of the namespace cannot signal or trace.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+import importlib
+import json
+import os
+import select
+import shutil
+import socket
+import stat
+import sys
+import time
+import traceback
+from typing import Any, Optional
+
+from . import proc
+
+CONTROL_LIMIT = 1 << 20
+KILL_SECONDS = 5.0
+
+
+class Zygote:
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+        self.control = socket.socket(fileno=options["control_fd"])
+        self.workroot: str = options["workroot"]
+        self.uid: Optional[int] = options.get("drop_uid")
+        self.gid: Optional[int] = options.get("drop_gid")
+        self.pidfds: dict[int, tuple[int, str]] = {}
+        self.mains: dict[int, str] = {}
+        self.counter = 0
+
+    # -- the loop -------------------------------------------------------------------
+    def serve(self) -> None:
+        self.send({"event": "ready", "pid": os.getpid(), "uid": os.getuid(),
+                   "python": sys.version.split()[0]})
+        while True:
+            readable, _, _ = select.select([self.control, *self.pidfds], [], [])
+            for pidfd in readable:  # exits first: a reset below closes these descriptors
+                if pidfd is not self.control and pidfd in self.pidfds:
+                    self.report_exit(pidfd)
+            if self.control in readable and not self.receive():
+                self.reset()
+                return
+
+    def receive(self) -> bool:
+        data, fds, _flags, _addr = socket.recv_fds(self.control, CONTROL_LIMIT, 16)
+        if not data:
+            return False
+        message = json.loads(data)
+        operation = message.get("op")
+        if operation == "spawn":
+            self.spawn(message, fds)
+        elif operation == "reset":
+            self.send({"reply": "reset", **self.reset()})
+        elif operation == "shutdown":
+            self.reset()
+            return False
+        else:
+            for fd in fds:
+                os.close(fd)
+            self.send({"reply": "error", "message": f"unknown operation {operation!r}"})
+        return True
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.control.sendall(json.dumps(message).encode())
+
+    # -- spawning -------------------------------------------------------------------
+    def spawn(self, spec: dict[str, Any], fds: list[int]) -> None:
+        self.counter += 1
+        workdir = os.path.join(self.workroot, f"job{self.counter}")
+        os.mkdir(workdir, 0o700)
+        if self.uid is not None and self.gid is not None:
+            os.chown(workdir, self.uid, self.gid)
+        pid = os.fork()
+        if pid == 0:
+            self.become_child(spec, fds, workdir)
+        for fd in fds:
+            os.close(fd)
+        token = str(spec["token"])
+        self.mains[pid] = token
+        self.pidfds[os.pidfd_open(pid)] = (pid, token)
+        self.send({"reply": "spawned", "token": token, "pid": pid})
+
+    def become_child(self, spec: dict[str, Any], fds: list[int], workdir: str) -> None:
+        code = 126
+        try:
+            os.setsid()
+            place_descriptors(fds, spec["fd_targets"])
+            proc.apply_limits(spec["limits"], self.extra_processes())
+            proc.drop_privileges(self.uid, self.gid)
+            proc.prctl(proc.PR_SET_PDEATHSIG, 9)
+            os.chdir(workdir)
+            env = dict(self.options["env"], HOME=workdir, TMPDIR=workdir, PWD=workdir)
+            code = run_role(spec, env, self.options)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            try:
+                os.write(2, f"assay sandbox: child setup failed:\n{traceback.format_exc()}".encode())
+            except OSError:
+                pass
+        finally:
+            os._exit(code)
+
+    def extra_processes(self) -> int:
+        """Our uid is shared with the host's own processes (rlimit backend, not root):
+        the process limit has to count them too."""
+        if self.uid is not None or os.getpid() == 1:
+            return 1
+        return len(proc.processes_of_uid(os.getuid()))
+
+    def report_exit(self, pidfd: int) -> None:
+        pid, token = self.pidfds.pop(pidfd)
+        os.close(pidfd)
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            return
+        self.mains.pop(pid, None)
+        self.send({"event": "exited", "token": token, "status": proc.describe_status(status)})
+
+    # -- cleaning up between jobs ---------------------------------------------------
+    def reset(self) -> dict[str, Any]:
+        exits: dict[str, Any] = {}
+        self.reap(exits, block=False, killed=False)
+        for pidfd in list(self.pidfds):
+            os.close(pidfd)
+        self.pidfds.clear()
+        survivors = self.kill_everything(exits)
+        self.mains.clear()
+        self.empty_workroot()
+        return {"exits": exits, "survivors": survivors}
+
+    def reap(self, exits: dict[str, Any], block: bool, killed: bool) -> None:
+        """Collect exit statuses; ``block`` waits until we have no child left at all."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            token = self.mains.pop(pid, None)
+            if token is not None:
+                exits[token] = {**proc.describe_status(status), "killed_at_reset": killed}
+
+    def kill_everything(self, exits: dict[str, Any]) -> int:
+        """Kill, reap, look again. Orphans of killed processes come back to us (we are
+        PID 1 or a child subreaper), so nothing is left when the rounds end."""
+        remaining: list[int] = []
+        deadline = time.monotonic() + KILL_SECONDS
+        while time.monotonic() < deadline:
+            self.kill_round()
+            self.reap(exits, block=self.mode() == "pidns", killed=True)
+            remaining = self.leftovers()
+            if not remaining:
+                return 0
+            time.sleep(0.001)
+        return len(remaining)
+
+    def mode(self) -> str:
+        if os.getpid() == 1:
+            return "pidns"
+        return "uid" if self.uid is not None else "subreaper"
+
+    def kill_round(self) -> None:
+        mode = self.mode()
+        if mode == "pidns":
+            proc.kill_quietly(-1)  # from PID 1: every other process of the namespace
+        elif mode == "uid":
+            self.run_as_sandbox_user(kill_all_and_scrub, self.options.get("scrub_dirs", []))
+        else:
+            for child in proc.children_of(os.getpid()):
+                proc.kill_quietly(-child)
+                proc.kill_quietly(child)
+
+    def leftovers(self) -> list[int]:
+        mode = self.mode()
+        if mode == "pidns":
+            return proc.other_pids()
+        if mode == "uid":
+            assert self.uid is not None
+            return proc.processes_of_uid(self.uid)
+        return proc.children_of(os.getpid())
+
+    def run_as_sandbox_user(self, action: Any, argument: Any) -> None:
+        """Fork a helper that becomes the sandbox's uid: it can signal and delete
+        exactly what the sandbox's processes own, and nothing else."""
+        pid = os.fork()
+        if pid == 0:
+            try:
+                proc.drop_privileges(self.uid, self.gid)
+                action(self.workroot, argument)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+
+    def empty_workroot(self) -> None:
+        for entry in os.listdir(self.workroot):
+            force_remove(os.path.join(self.workroot, entry))
+
+
+def kill_all_and_scrub(workroot: str, scrub_dirs: list[str]) -> None:
+    proc.kill_quietly(-1)
+    empty_folder_contents(workroot, None)
+    uid = os.getuid()
+    for folder in scrub_dirs:
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            path = os.path.join(folder, entry)
+            try:
+                if os.lstat(path).st_uid == uid:
+                    force_remove(path)
+            except OSError:
+                continue
+
+
+def empty_folder_contents(workroot: str, _unused: Any) -> None:
+    for job in os.listdir(workroot):
+        job_path = os.path.join(workroot, job)
+        try:
+            entries = os.listdir(job_path)
+        except OSError:
+            try:
+                os.chmod(job_path, 0o700)
+                entries = os.listdir(job_path)
+            except OSError:
+                continue
+        for entry in entries:
+            force_remove(os.path.join(job_path, entry))
+
+
+def force_remove(path: str) -> None:
+    """Remove a file or tree even where the job took away its own permissions."""
+    def retry(function: Any, failed: str, _info: Any) -> None:
+        try:
+            os.chmod(os.path.dirname(failed), 0o700)
+            if os.path.isdir(failed) and not os.path.islink(failed):
+                os.chmod(failed, 0o700)
+            function(failed)
+        except OSError:
+            pass
+
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            os.chmod(path, 0o700)
+            shutil.rmtree(path, onerror=retry)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def place_descriptors(fds: list[int], targets: list[int]) -> None:
+    """Move received descriptors onto fixed numbers; /dev/null on 0; close the rest."""
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in fds]
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    for fd, target in zip(high, targets):
+        os.dup2(fd, target)
+    os.closerange(max(targets) + 1, 1 << 16)
+    for target in targets:
+        os.set_inheritable(target, True)
+
+
+def run_role(spec: dict[str, Any], env: dict[str, str], options: dict[str, Any]) -> int:
+    role = spec["role"]
+    if role == "exec":
+        proc.reset_signals()
+        argv = [str(part) for part in spec["argv"]]
+        os.execve(argv[0], argv, env)
+    from . import py_roles
+
+    # the harness is already imported; its folder must not shadow the candidate's imports
+    hidden = {options.get("harness_root"), options.get("boot_path")}
+    sys.path[:] = [entry for entry in sys.path if entry not in hidden]
+    os.environ.clear()
+    os.environ.update(env)
+    return py_roles.run(role)
+
+
+def preload(modules: list[str]) -> None:
+    """Import what candidates commonly import, once, so each fork starts warm."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            continue
+    gc.collect()
+    gc.freeze()
+
+
+def main() -> None:
+    options = json.loads(sys.argv[1])
+    from . import py_roles  # noqa: F401  (before confine: the roles fork from here)
+
+    if options.get("confine"):
+        from . import confine
+
+        confine.enter(options["confine"])
+        sys.path[:] = [options["harness_root"], *options["confine"]["python_path"]]
+        proc.prctl(proc.PR_SET_NO_NEW_PRIVS, 1)
+    proc.prctl(proc.PR_SET_DUMPABLE, 0)
+    if os.getpid() != 1:
+        # no PID namespace: orphans must come back to us, not to the host's init
+        proc.prctl(proc.PR_SET_CHILD_SUBREAPER, 1)
+    os.makedirs(options["workroot"], exist_ok=True)
+    preload(options.get("preload", []))
+    Zygote(options).serve()

@@ -1,0 +1,116 @@
+"""Languages the sandbox runs. Adding one is a small unit: a ``Language`` with the
+command that runs each role (candidate, checker, script) and, in ``harness/``, the
+three role scripts speaking the frame protocol (see ``harness/js/`` for a model).
+
+Python roles fork from the warm zygote without exec; other languages exec their
+runtime inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from assay.sandbox._launch import Runtime
+
+ROLES = ("candidate", "checker", "script")
+
+
+class UnknownLanguage(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Spawn:
+    role: str  # "py_candidate" etc. (fork only), or "exec"
+    argv: list[str]
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str
+    aliases: tuple[str, ...]
+    fence_tags: tuple[str, ...]
+    defines: Callable[[str, str], bool]
+    spawn: Callable[[str, str, Runtime, Optional[int]], Spawn]
+    runtime_missing: Callable[[Runtime], Optional[str]]
+
+    def program(self, prompt: str, completion: str, entry_point: str) -> str:
+        """HumanEval style: prompt + completion, unless the completion already holds the
+        whole function (or repeats the prompt)."""
+        if prompt and completion.lstrip().startswith(prompt.strip()):
+            return completion
+        if self.defines(completion, entry_point):
+            return completion
+        return prompt + completion
+
+
+def _python_defines(code: str, name: str) -> bool:
+    pattern = rf"^(?:async\s+)?def\s+{re.escape(name)}\s*\(|^{re.escape(name)}\s*="
+    return re.search(pattern, code, re.MULTILINE) is not None
+
+
+def _python_spawn(role: str, harness_root: str, runtime: Runtime,
+                  memory: Optional[int]) -> Spawn:
+    return Spawn(f"py_{role}", [])
+
+
+def _js_defines(code: str, name: str) -> bool:
+    escaped = re.escape(name)
+    pattern = (rf"^\s*(?:export\s+)?(?:async\s+)?function\s*\*?\s*{escaped}\s*\("
+               rf"|^\s*(?:export\s+)?(?:const|let|var)\s+{escaped}\s*=")
+    return re.search(pattern, code, re.MULTILINE) is not None
+
+
+def _js_spawn(role: str, harness_root: str, runtime: Runtime, memory: Optional[int]) -> Spawn:
+    assert runtime.node is not None
+    flags = []
+    if memory:
+        # V8 then fails with its own "heap out of memory" before the rlimit bites
+        flags.append(f"--max-old-space-size={max(16, memory * 3 // 4 // (1024 * 1024))}")
+    script = f"{harness_root}/harness/js/{role}.js"
+    return Spawn("exec", [runtime.node, *flags, script])
+
+
+def _js_missing(runtime: Runtime) -> Optional[str]:
+    if runtime.node is None:
+        return "JavaScript needs Node.js: no `node` on PATH (apt-get install nodejs)"
+    return None
+
+
+PYTHON = Language(
+    name="python", aliases=("python", "py", "python3"),
+    fence_tags=("python", "py", "python3"), defines=_python_defines,
+    spawn=_python_spawn, runtime_missing=lambda runtime: None,
+)
+JAVASCRIPT = Language(
+    name="javascript", aliases=("javascript", "js", "node", "nodejs"),
+    fence_tags=("javascript", "js", "node", "jsx", "mjs"), defines=_js_defines,
+    spawn=_js_spawn, runtime_missing=_js_missing,
+)
+LANGUAGES = {language.name: language for language in (PYTHON, JAVASCRIPT)}
+
+
+def get_language(name: str) -> Language:
+    key = name.strip().lower()
+    for language in LANGUAGES.values():
+        if key in language.aliases:
+            return language
+    known = ", ".join(sorted(LANGUAGES))
+    raise UnknownLanguage(f"unknown language {name!r}; the sandbox runs: {known}")
+
+
+_FENCE = re.compile(r"^```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^```[ \t]*$|\Z)", re.M | re.S)
+
+
+def strip_fences(text: str, language: Language) -> str:
+    """The code inside markdown fences: the first block tagged with the language, else
+    the first block; text without fences is returned as it is."""
+    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(text)]
+    if not blocks:
+        return text
+    for tag, body in blocks:
+        if tag in language.fence_tags:
+            return body
+    return blocks[0][1]

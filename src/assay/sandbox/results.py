@@ -1,0 +1,84 @@
+"""What a sandboxed job reports back: plain data decided in the parent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of the candidate function."""
+
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CallOutcome:
+    """status: ``ok`` (``value`` holds the decoded return value), ``error`` (it raised),
+    ``crashed`` (its process ended), ``timeout``, or ``not_run``."""
+
+    index: int
+    status: str
+    value: Any = None
+    error_type: Optional[str] = None
+    message: Optional[str] = None
+    traceback: Optional[str] = None
+    duration_ms: Optional[float] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class LoadFailure:
+    """The code could not be loaded: ``syntax``, ``exception`` (at import time),
+    ``missing_function``, ``ended`` (the process died), ``timeout``."""
+
+    kind: str
+    message: str
+    error_type: Optional[str] = None
+    traceback: Optional[str] = None
+
+
+@dataclass
+class Output:
+    stdout: str = ""
+    stderr: str = ""
+    truncated: bool = False
+
+
+@dataclass
+class FunctionRun:
+    outcomes: list[CallOutcome]
+    load_failure: Optional[LoadFailure]
+    timed_out: bool
+    output: Output
+    sandbox: dict[str, Any]
+    duration_ms: float
+    restarts: int = 0
+
+
+@dataclass
+class ProgramRun:
+    """``passed`` only when the test program ran to its end with every assertion true."""
+
+    passed: bool
+    verdict: dict[str, Any]
+    timed_out: bool
+    output: Output
+    checker_output: Output
+    sandbox: dict[str, Any]
+    duration_ms: float
+
+
+@dataclass
+class ScriptRun:
+    exit_code: Optional[int]
+    signal: Optional[str]
+    timed_out: bool
+    output: Output
+    sandbox: dict[str, Any]
+    duration_ms: float
