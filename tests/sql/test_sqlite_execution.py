@@ -464,3 +464,21 @@ def test_async_and_threaded_use(shop: SQLExecutionEvaluator) -> None:
             )
         )
     assert threaded == [1, 0] * 4
+
+
+def test_a_finished_query_is_never_interrupted_later(shop_sqlite: Path) -> None:
+    """Deadlines end with their query: many quick queries under a short timeout all succeed."""
+    evaluator = SQLExecutionEvaluator(shop_sqlite, timeout=0.05)
+    for _ in range(100):
+        assert evaluate(evaluator, "SELECT COUNT(*) FROM customers", "SELECT COUNT(id) FROM customers").score == 1
+
+
+def test_fixture_building_has_a_deadline() -> None:
+    runaway = (
+        "CREATE TABLE t AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) "
+        "SELECT max(x) AS x FROM r;"
+    )
+    example = Example(inputs={"schema_sql": runaway}, outputs={"sql": "SELECT 1"})
+    result = SQLExecutionEvaluator(timeout=0.3).evaluate(Run(outputs={"sql": "SELECT 1"}), example)
+    assert isinstance(result, EvaluationResult)
+    assert result.error and "took more than 0.3 s" in result.error

@@ -67,7 +67,7 @@ class Database(ABC):
     @abstractmethod
     def session(self, example: Example | None) -> AbstractContextManager[Session]: ...
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook, not abstract
         """Release pooled connections (a no-op where there are none)."""
 
 

@@ -9,6 +9,7 @@ the parser misreads still cannot write.
 
 from __future__ import annotations
 
+import functools
 import logging
 import operator
 import re
@@ -125,6 +126,7 @@ def check_dialect(dialect: str | None) -> str | None:
     return dialect
 
 
+@functools.lru_cache(maxsize=4096)  # references repeat across runs and repetitions
 def analyze_sql(sql: str, dialect: str | None = None) -> StaticReport:
     """Parse ``sql`` and decide whether it is a single read-only query."""
     comments = scan_comments(sql, dialect)

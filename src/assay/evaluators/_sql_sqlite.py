@@ -3,7 +3,7 @@
 Three layers keep a database file unchanged, each enough on its own for writes:
 the file is opened with ``mode=ro``; an authorizer allows only reading (no
 ATTACH, PRAGMA, DML or DDL reaches the engine); and ``sqlite3`` runs one
-statement per call. A progress handler enforces the deadline inside the engine.
+statement per call. A watchdog thread interrupts queries past their deadline.
 """
 
 from __future__ import annotations
@@ -26,11 +26,10 @@ from assay.evaluators._sql_backends import (
     QueryTimeout,
 )
 from assay.evaluators._sql_safety import REFUSED_FUNCTIONS
+from assay.evaluators._sql_watchdog import WATCHDOG
 from assay.schemas import Example
 
 _HEADER = b"SQLite format 3\x00"
-# VM instructions between deadline checks: frequent enough for ~ms precision, cheap enough.
-_PROGRESS_STEPS = 2_000
 # sqlite3.h limit categories (the Python names exist from 3.11 only).
 _LIMIT_LENGTH = 0
 _LIMIT_ATTACHED = 7
@@ -59,39 +58,22 @@ def _fixture_authorizer(action: int, arg1: str | None, arg2: str | None, *_: Any
     return sqlite3.SQLITE_OK
 
 
-class _Deadline:
-    """The progress handler's clock: queries past ``until`` are interrupted."""
-
-    def __init__(self) -> None:
-        self.until = float("inf")
-
-    def expired(self) -> bool:
-        return time.monotonic() > self.until
-
-    def start(self, seconds: float) -> None:
-        self.until = time.monotonic() + seconds
-
-
 class SQLiteSession:
     """Runs queries on one guarded connection."""
 
     def __init__(self, connection: sqlite3.Connection, limits: ExecutionLimits) -> None:
         self.connection = connection
         self.limits = limits
-        self.deadline = _Deadline()
-        connection.set_progress_handler(self.deadline.expired, _PROGRESS_STEPS)
 
     def run(self, sql: str) -> QueryResult:
         started = time.perf_counter()
-        self.deadline.start(self.limits.timeout)
         cursor = self.connection.cursor()
-        try:
-            cursor.execute(sql)
-            rows = cursor.fetchmany(self.limits.max_rows + 1)
-        except sqlite3.Error as exc:
-            raise self._explain(exc) from None
-        finally:
-            self.deadline.until = float("inf")
+        with WATCHDOG.deadline(self.connection, self.limits.timeout) as deadline:
+            try:
+                cursor.execute(sql)
+                rows = cursor.fetchmany(self.limits.max_rows + 1)
+            except sqlite3.Error as exc:
+                raise self._explain(exc, deadline.expired) from None
         columns = tuple(str(column[0]) for column in cursor.description or ())
         cursor.close()
         truncated = len(rows) > self.limits.max_rows
@@ -102,9 +84,9 @@ class SQLiteSession:
             truncated=truncated,
         )
 
-    def _explain(self, exc: sqlite3.Error) -> QueryError:
+    def _explain(self, exc: sqlite3.Error, expired: bool) -> QueryError:
         message = str(exc)
-        if isinstance(exc, sqlite3.OperationalError) and message == "interrupted":
+        if expired and message == "interrupted":
             return QueryTimeout(f"query exceeded the {self.limits.timeout:g} s timeout and was interrupted")
         if "not authorized" in message or "authorization denied" in message:
             return QueryRefused(f"the read-only guard refused the query: {message}")
@@ -200,16 +182,16 @@ def _fixture_scripts(example: Example | None) -> tuple[str, str]:
 def _build_fixture(connection: sqlite3.Connection, schema: str, seed: str, timeout: float) -> None:
     _set_limit(connection, _LIMIT_ATTACHED, 0)
     connection.set_authorizer(_fixture_authorizer)
-    deadline = _Deadline()
-    connection.set_progress_handler(deadline.expired, _PROGRESS_STEPS)
     for field, script in (("schema_sql", schema), ("seed_sql", seed)):
-        deadline.start(timeout)
-        _run_script(connection, field, script)
-    connection.set_progress_handler(None, 0)
+        _run_script(connection, field, script, timeout)
 
 
-def _run_script(connection: sqlite3.Connection, field: str, script: str) -> None:
-    try:
-        connection.executescript(script)
-    except sqlite3.Error as exc:
-        raise FixtureError(f"example.inputs[{field!r}] failed to build the fixture database: {exc}") from None
+def _run_script(connection: sqlite3.Connection, field: str, script: str, timeout: float) -> None:
+    with WATCHDOG.deadline(connection, timeout) as deadline:
+        try:
+            connection.executescript(script)
+        except sqlite3.Error as exc:
+            problem = f"took more than {timeout:g} s" if deadline.expired else str(exc)
+            raise FixtureError(
+                f"example.inputs[{field!r}] failed to build the fixture database: {problem}"
+            ) from None
