@@ -7,6 +7,7 @@ Defaults come from ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``; the key is sent i
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -145,6 +146,17 @@ class OpenAIEmbeddings(Embeddings):
         return f"the embeddings endpoint {safe_url(self.base_url)}/embeddings (model {self.model!r})"
 
     def _scrub(self, text: str, limit: int = 300) -> str:
+        """The server's error message (OpenAI's ``{"error": {"message": ...}}`` or the raw
+        body), shortened, with the API key replaced by ``***``."""
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            decoded = None
+        error = decoded.get("error", decoded) if isinstance(decoded, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            text = error["message"]
+        elif isinstance(error, str):
+            text = error
         if self._api_key:
             text = text.replace(self._api_key, "***")
         text = " ".join(text.split())

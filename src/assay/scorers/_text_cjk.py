@@ -23,7 +23,10 @@ _KANA_RUN = regex.compile(r"(?P<hira>[\p{Hiragana}\u30fc]+)|(?P<kata>[\p{Katakan
 _GRAPHEME = regex.compile(r"\X")
 _KOREAN_PARTICLES = tuple(
     sorted(
-        "은 는 이 가 을 를 의 에 에서 에게 께 께서 으로 로 와 과 도 만 까지 부터 보다 처럼 이다 입니다 이나 나".split(),
+        (
+            "은 는 이 가 을 를 의 에 에서 에게 께 께서 으로 로 와 과 도 만 까지 부터 보다 처럼 "
+            "이다 입니다 입니까 인가요 이에요 예요 이란 란 이라는 라는 이며 이나 나"
+        ).split(),
         key=len,
         reverse=True,
     )

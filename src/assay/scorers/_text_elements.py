@@ -15,6 +15,7 @@ from assay.scorers._text_cjk import grapheme_bigrams, korean_stem, segment_chine
 from assay.scorers._text_english import analyse_english
 from assay.scorers._text_function_words import (
     ENGLISH_FUNCTION_PHRASES,
+    KOREAN_FUNCTION_WORDS,
     is_chinese_function_word,
     is_english_function_word,
 )
@@ -72,6 +73,8 @@ def _analyse(kind: str, token: str, japanese: bool, keep_function: bool) -> list
         ]
     if kind == "hangul":
         stem = korean_stem(token)
+        if not keep_function and stem in KOREAN_FUNCTION_WORDS:
+            return []
         return [Element(stem, frozenset({stem, token}), "hangul")]
     if kind == "nospace":
         return [_plain(gram, "bigram") for gram in grapheme_bigrams(token)]

@@ -32,18 +32,17 @@ def analyse_english(word: str) -> EnglishWord:
     if not readings and word.endswith("s") and len(word) > 4 and not word.endswith("ss"):
         # an unknown plural ("microservices"): the rule-based noun lemmatizer
         readings = lemminflect.getAllLemmasOOV(word, "NOUN")
-    lemmas = {
-        lemma.lower()
+    kept = {
+        pos: [lemma.lower() for lemma in found if pos not in _STEM_CHECKED or lemma[:3] == word[:3]]
         for pos, found in readings.items()
-        for lemma in found
-        if pos not in _STEM_CHECKED or lemma[:3] == word[:3]
     }
-    return EnglishWord(canonical=_canonical(word, readings), lemmas=frozenset(lemmas))
+    lemmas = frozenset(lemma for found in kept.values() for lemma in found)
+    return EnglishWord(canonical=_canonical(word, kept), lemmas=lemmas)
 
 
-def _canonical(word: str, readings: dict[str, tuple[str, ...]]) -> str:
+def _canonical(word: str, readings: dict[str, list[str]]) -> str:
     for pos in _CANONICAL_ORDER:
         found = readings.get(pos)
-        if found and found[0].lower() != word:
-            return found[0].lower()
+        if found and found[0] != word:
+            return found[0]
     return word

@@ -14,7 +14,7 @@ import regex
 
 _ENGLISH = """
 a an the this that these those such another other others each every either neither both all
-any some no none many much more most few fewer fewest several enough own same
+any some no none many much more most less least few fewer fewest several enough own same
 i me my mine myself we us our ours ourselves you your yours yourself yourselves he him his
 himself she her hers herself it its itself they them their theirs themselves one ones
 someone somebody something anyone anybody anything everyone everybody everything nobody
@@ -28,6 +28,7 @@ within without toward towards via per than like unlike near off out up down past
 inside outside beside besides despite except regarding concerning including
 and or but nor so yet because although though while whereas if unless then else also too
 as just only even still already again ever never not very quite rather really
+away forth
 here there now thus hence therefore however moreover furthermore otherwise instead
 etc eg ie vs
 please thanks thank yes ok okay
@@ -80,6 +81,12 @@ _CHINESE = """
 不 没 没有 别 请 谢谢
 """
 
+# Korean words left after the particle is stripped ("무엇입니까" -> 무엇)
+_KOREAN = """
+무엇 어떻게 왜 언제 어디 누구 어느 무슨 어떤 이것 그것 저것 이 그 저 것 수 등 및 그리고 하지만 그러나
+또는 또 더 가장 매우 아주 잘 안 못 있 없 하 되
+"""
+
 _CHINESE_PROMPT = """
 解释 说明 描述 介绍 比较 对比 列出 列举 谈谈 讨论 总结 概述 阐述 告诉 给出 举例 简述
 简要 详细 回答 包括 涉及 包含
@@ -89,6 +96,7 @@ ENGLISH_FUNCTION_WORDS = frozenset(_ENGLISH.split())
 ENGLISH_PROMPT_WORDS = frozenset(_ENGLISH_PROMPT.split())
 CHINESE_FUNCTION_WORDS = frozenset(_CHINESE.split())
 CHINESE_PROMPT_WORDS = frozenset(_CHINESE_PROMPT.split())
+KOREAN_FUNCTION_WORDS = frozenset(_KOREAN.split())
 
 ENGLISH_FUNCTION_PHRASES = regex.compile(
     r"\b(?:" + "|".join(p.replace(" ", r"\s+") for p in _ENGLISH_PHRASES) + r")\b",

@@ -122,7 +122,7 @@ class TextualDifferenceScorer(Scorer):
         ratio = Indel.normalized_similarity(first, second)
         longest = max(len(first), len(second))
         length_diff = abs(len(first) - len(second)) / longest if longest else 0.0
-        changes = sum(1 for op in Levenshtein.opcodes(first.split(), second.split()) if op.tag != "equal")
+        changes = changed_spans(first.split(), second.split())
         return ScorerResult(
             score=ratio,
             preprocess_step_result={
@@ -132,6 +132,16 @@ class TextualDifferenceScorer(Scorer):
                 "length_diff": length_diff,
             },
         )
+
+
+def changed_spans(first: list[str], second: list[str]) -> int:
+    """How many places differ: runs of replaced, inserted or deleted words, each counted once."""
+    spans, in_change = 0, False
+    for op in Levenshtein.opcodes(first, second):
+        changed = op.tag != "equal"
+        spans += changed and not in_change
+        in_change = changed
+    return spans
 
 
 class ToneScorer(Scorer):
