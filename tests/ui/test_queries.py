@@ -116,9 +116,8 @@ def test_histogram_of_a_metric_outside_zero_one_spans_its_range(store: Store) ->
     rows = [RowSpec(outputs={}, scores={"tokens": t}) for t in (10, 20, 30, 40, 110)]
     record = make_experiment(store, "wide", dataset, examples, rows)
     db = ReadOnlyDatabase(store)
-    (metric,) = queries.metric_stats(db, str(record.id))
+    (metric,), (hist,) = queries.metrics_and_histograms(db, str(record.id))
     assert not metric.unit_range and (metric.min, metric.max) == (10, 110)
-    (hist,) = queries.histograms(db, str(record.id), [metric])
     assert [b.count for b in hist.bins] == [1, 1, 1, 1, 0, 0, 0, 0, 0, 1]
     assert hist.bins[-1].high == pytest.approx(110)
 
@@ -307,3 +306,53 @@ def test_in_memory_stores_are_read_through_the_store(scenario: Scenario) -> None
         assert [e.name for e in queries.list_experiments(db).experiments] == ["mem"]
     finally:
         memory.close()
+
+
+def _aggregate_of(store: Store, name: str) -> dict[str, Any]:
+    from assay.evaluation._results import ExperimentResults
+
+    record = store.get_experiment(name=name)
+    assert record is not None
+    return ExperimentResults(record, store.load_rows(record), [], "").aggregate
+
+
+def test_a_key_written_twice_in_one_row_is_one_cluster(store: Store) -> None:
+    from assay.evaluation import EvaluationResult
+    from assay.store.records import ExperimentRecord, ExperimentRow
+    from ui_testdata import make_run
+
+    dataset, examples = make_dataset(store, "dupes", [{"inputs": {"i": i}} for i in range(5)])
+    record = ExperimentRecord(name="dupes", dataset_id=dataset.id, dataset_version=dataset.version)
+    store.create_experiment(record)
+    scores = [[1.0, 0.0], [1.0], [0.5, 0.5, 1.0], [0.0], [1.0]]
+    rows = [
+        ExperimentRow(run=make_run(examples[i], RowSpec(outputs={})), example=examples[i], repetition=0,
+                      position=i, results=[EvaluationResult(key="s", score=s) for s in row])
+        for i, row in enumerate(scores)
+    ]
+    # An errored result that still carries a score: the report ignores the score, so must we.
+    rows[3].results.append(EvaluationResult(key="s", score=1.0, error="late failure"))
+    store.write_rows(record.id, rows)
+    expected = _aggregate_of(store, "dupes")["s"]
+    (got,) = queries.metric_stats(ReadOnlyDatabase(store), str(record.id))
+    assert (got.n, got.errors) == (expected.n, expected.errors) == (8, 1)
+    assert got.mean == pytest.approx(expected.mean)
+    assert (got.ci_low, got.ci_high) == (pytest.approx(expected.ci_low), pytest.approx(expected.ci_high))
+
+
+def test_a_constant_metric_has_one_bin_and_no_interval_width(store: Store) -> None:
+    dataset, examples = make_dataset(store, "flat", [{"inputs": {"i": i}} for i in range(3)])
+    rows = [RowSpec(outputs={}, scores={"tokens": 42}) for _ in range(3)]
+    record = make_experiment(store, "flat", dataset, examples, rows)
+    (metric,), (hist,) = queries.metrics_and_histograms(ReadOnlyDatabase(store), str(record.id))
+    assert [(b.low, b.high, b.count) for b in hist.bins] == [(42, 42, 3)]
+    assert (metric.mean, metric.ci_low, metric.ci_high) == (42, 42, 42)
+
+
+def test_a_metric_with_only_errors_or_values_has_no_mean(store: Store) -> None:
+    dataset, examples = make_dataset(store, "valued", [{"inputs": {"i": i}} for i in range(2)])
+    rows = [RowSpec(outputs={}, scores={"judge": ERROR}) for _ in range(2)]
+    record = make_experiment(store, "valued", dataset, examples, rows)
+    (metric,), (hist,) = queries.metrics_and_histograms(ReadOnlyDatabase(store), str(record.id))
+    assert (metric.mean, metric.n, metric.errors, metric.ci_low) == (None, 0, 2, None)
+    assert hist.bins == [] and hist.errors == 2

@@ -66,7 +66,7 @@ def make_experiment(
         example = examples[index % len(examples)]
         stored_rows.append(
             ExperimentRow(
-                run=_run(example, spec), example=example, repetition=spec.repetition,
+                run=make_run(example, spec), example=example, repetition=spec.repetition,
                 position=index % len(examples), results=_results(spec),
             )
         )
@@ -77,7 +77,7 @@ def make_experiment(
     return record
 
 
-def _run(example: Example, spec: RowSpec) -> Run:
+def make_run(example: Example, spec: RowSpec) -> Run:
     return Run(
         name="target", inputs=example.inputs, outputs=None if spec.error else spec.outputs,
         error=spec.error, start_time=T0, end_time=T0 + timedelta(milliseconds=spec.latency_ms),

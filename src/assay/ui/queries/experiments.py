@@ -9,16 +9,11 @@ from assay.ui.models import (
     ExperimentDetail,
     ExperimentList,
     ExperimentSummary,
-    Histogram,
-    HistogramBin,
     LatencyStat,
-    MetricStat,
     ResultView,
 )
 from assay.ui.queries._sql import in_list, like_pattern, loads, offset
-from assay.ui.stats import clustered_interval
-
-BINS = 10
+from assay.ui.queries.metrics import metrics_and_histograms
 
 _SUMMARY = """
 SELECT x.*, d.name AS dataset_name,
@@ -27,43 +22,6 @@ SELECT x.*, d.name AS dataset_name,
            AS run_errors
 FROM experiments x LEFT JOIN datasets d ON d.id = x.dataset_id
 """
-
-# An errored result never counts as a score, even if an evaluator left one behind.
-_SCORE = "CASE WHEN error IS NULL THEN score END"
-
-_METRICS = f"""
-WITH m AS (
-    SELECT key, MIN(pk) AS first_pk, AVG({_SCORE}) AS mean, COUNT({_SCORE}) AS n,
-           SUM(error IS NOT NULL) AS errors, SUM(error IS NULL AND score IS NULL) AS unscored,
-           MIN({_SCORE}) AS lo, MAX({_SCORE}) AS hi
-    FROM results WHERE experiment_id = ? GROUP BY key
-),
-c AS (
-    SELECT r.key, SUM(r.score - m.mean) AS residual
-    FROM results r JOIN m ON m.key = r.key JOIN runs u ON u.id = r.run_id
-    WHERE r.experiment_id = ? AND r.error IS NULL AND r.score IS NOT NULL
-    GROUP BY r.key, u.example_id
-),
-g AS (SELECT key, COUNT(*) AS groups, SUM(residual * residual) AS ss FROM c GROUP BY key)
-SELECT m.*, g.groups, g.ss FROM m LEFT JOIN g ON g.key = m.key ORDER BY m.first_pk
-"""
-
-_HISTOGRAM = f"""
-WITH b AS (
-    SELECT key, MIN({_SCORE}) AS lo, MAX({_SCORE}) AS hi FROM results
-    WHERE experiment_id = ? GROUP BY key
-)
-SELECT r.key,
-       CASE WHEN b.lo >= 0 AND b.hi <= 1 THEN MIN(CAST(r.score * {BINS} AS INTEGER), {BINS - 1})
-            WHEN b.hi = b.lo THEN 0
-            ELSE MIN(CAST((r.score - b.lo) * {BINS} / (b.hi - b.lo) AS INTEGER), {BINS - 1})
-       END AS bin,
-       COUNT(*) AS count
-FROM results r JOIN b ON b.key = r.key
-WHERE r.experiment_id = ? AND r.error IS NULL AND r.score IS NOT NULL
-GROUP BY r.key, bin
-"""
-
 
 def list_experiments(
     db: ReadOnlyDatabase,
@@ -108,29 +66,12 @@ def experiment_detail(db: ReadOnlyDatabase, experiment: ExperimentSummary) -> Ex
         "SELECT description, metadata, config FROM experiments WHERE id = ?", (experiment.id,)
     )
     assert row is not None, "the experiment was found a moment ago"
-    metrics = metric_stats(db, experiment.id)
+    metrics, histograms = metrics_and_histograms(db, experiment.id)
     return ExperimentDetail(
         experiment=experiment, description=row["description"], metadata=loads(row["metadata"]),
-        config=loads(row["config"]), metrics=metrics, histograms=histograms(db, experiment.id, metrics),
+        config=loads(row["config"]), metrics=metrics, histograms=histograms,
         summary_results=summary_results(db, experiment.id), latency=_latency(db, experiment.id),
     )
-
-
-def metric_stats(db: ReadOnlyDatabase, experiment_id: str) -> list[MetricStat]:
-    """Per metric: mean, 95% CI clustered by example, errors counted apart."""
-    stats = []
-    for row in db.query(_METRICS, (experiment_id, experiment_id)):
-        interval = clustered_interval(row["mean"], row["n"], row["groups"] or 0, row["ss"])
-        lo, hi = row["lo"], row["hi"]
-        stats.append(
-            MetricStat(
-                key=row["key"], mean=row["mean"], n=row["n"], errors=row["errors"],
-                unscored=row["unscored"], stderr=interval.stderr, ci_low=interval.low,
-                ci_high=interval.high, min=lo, max=hi,
-                unit_range=lo is not None and lo >= 0 and hi <= 1,
-            )
-        )
-    return stats
 
 
 def metric_keys(db: ReadOnlyDatabase, experiment_id: str) -> list[str]:
@@ -140,30 +81,6 @@ def metric_keys(db: ReadOnlyDatabase, experiment_id: str) -> list[str]:
         (experiment_id,),
     )
     return [row["key"] for row in rows]
-
-
-def histograms(
-    db: ReadOnlyDatabase, experiment_id: str, metrics: list[MetricStat]
-) -> list[Histogram]:
-    counts: dict[str, dict[int, int]] = {}
-    for row in db.query(_HISTOGRAM, (experiment_id, experiment_id)):
-        counts.setdefault(row["key"], {})[int(row["bin"])] = int(row["count"])
-    return [_histogram(metric, counts.get(metric.key, {})) for metric in metrics]
-
-
-def _histogram(metric: MetricStat, counts: dict[int, int]) -> Histogram:
-    if metric.min is None or metric.max is None:
-        return Histogram(key=metric.key, bins=[], errors=metric.errors)
-    low, high = (0.0, 1.0) if metric.unit_range else (metric.min, metric.max)
-    if high == low:
-        bins = [HistogramBin(low=low, high=high, count=counts.get(0, 0))]
-    else:
-        width = (high - low) / BINS
-        bins = [
-            HistogramBin(low=low + i * width, high=low + (i + 1) * width, count=counts.get(i, 0))
-            for i in range(BINS)
-        ]
-    return Histogram(key=metric.key, bins=bins, errors=metric.errors)
 
 
 def summary_results(db: ReadOnlyDatabase, experiment_id: str) -> list[ResultView]:
