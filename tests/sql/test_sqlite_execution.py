@@ -411,12 +411,16 @@ def test_fixture_needs_schema_sql() -> None:
     assert result.score is None and "schema_sql" in (result.error or "")
 
 
-def test_fixture_cannot_attach_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "schema",
+    [
+        "ATTACH DATABASE 'escape.db' AS e; CREATE TABLE e.t (x INT);",
+        "CREATE TABLE t (x INT); VACUUM INTO 'escape.db';",
+    ],
+)
+def test_fixture_cannot_write_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema: str) -> None:
     monkeypatch.chdir(tmp_path)
-    example = Example(
-        inputs={"schema_sql": "ATTACH DATABASE 'escape.db' AS e; CREATE TABLE e.t (x INT);"},
-        outputs={"sql": "SELECT 1"},
-    )
+    example = Example(inputs={"schema_sql": schema}, outputs={"sql": "SELECT 1"})
     result = SQLExecutionEvaluator().evaluate(Run(outputs={"sql": "SELECT 1"}), example)
     assert isinstance(result, EvaluationResult) and result.error and "schema_sql" in result.error
     assert not (tmp_path / "escape.db").exists()

@@ -124,7 +124,7 @@ class SQLiteFile(Database):
     @contextmanager
     def session(self, example: Example | None) -> Iterator[SQLiteSession]:
         try:
-            connection = sqlite3.connect(self._uri, uri=True, isolation_level=None, check_same_thread=False)
+            connection = sqlite3.connect(self._uri, uri=True, isolation_level=None)
         except sqlite3.Error as exc:
             raise DatabaseUnavailable(f"cannot open SQLite database {self.path} read-only: {exc}") from None
         try:
@@ -155,7 +155,7 @@ class SQLiteFixtures(Database):
     @contextmanager
     def session(self, example: Example | None) -> Iterator[SQLiteSession]:
         schema, seed = _fixture_scripts(example)
-        connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        connection = sqlite3.connect(":memory:", isolation_level=None)
         try:
             _build_fixture(connection, schema, seed, self.limits.timeout)
             _guard(connection)
