@@ -92,12 +92,18 @@ class ScriptedServer:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                server.requests.append({
-                    "path": self.path, "headers": dict(self.headers.items()),
-                    "body": json.loads(self.rfile.read(length) or b"null"),
-                })
-                status, body, headers = server.replies.pop(0) if server.replies else (
-                    500, b'{"error": {"message": "no reply scripted"}}', {})
+                server.requests.append(
+                    {
+                        "path": self.path,
+                        "headers": dict(self.headers.items()),
+                        "body": json.loads(self.rfile.read(length) or b"null"),
+                    }
+                )
+                status, body, headers = (
+                    server.replies.pop(0)
+                    if server.replies
+                    else (500, b'{"error": {"message": "no reply scripted"}}', {})
+                )
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
                     self.send_header(name, value)

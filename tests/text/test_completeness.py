@@ -70,9 +70,11 @@ def test_preprocess_step_result_shape() -> None:
 
 def test_missing_elements_agree_with_the_score() -> None:
     """The reference lists as missing what its score counts as covered; here one rule serves both."""
-    words = ("environment environmental employee employer process processing run running ran "
-             "data datum analysis analyses cat category photosynthesis input inputs energy "
-             "sustainable sustainability renewable non-renewable cost costs").split()
+    words = (
+        "environment environmental employee employer process processing run running ran "
+        "data datum analysis analyses cat category photosynthesis input inputs energy "
+        "sustainable sustainability renewable non-renewable cost costs"
+    ).split()
     rng = random.Random(5)
     for _ in range(200):
         question = " ".join(rng.choices(words, k=8))
@@ -111,7 +113,9 @@ def test_function_words_are_not_required_by_default() -> None:
     question, full = SEED_CASES[1][0], SEED_CASES[1][1]
     lean = run(question, full)
     assert lean.preprocess_step_result is not None
-    assert not {"what", "are", "the", "of", "for", "both", "be"} & set(lean.preprocess_step_result["input_elements"])
+    assert not {"what", "are", "the", "of", "for", "both", "be"} & set(
+        lean.preprocess_step_result["input_elements"]
+    )
     verbose = run(question, full, include_function_words=True)
     assert verbose.preprocess_step_result is not None
     assert {"what", "the", "of", "for", "both"} <= set(verbose.preprocess_step_result["input_elements"])
@@ -122,8 +126,10 @@ CHINESE_QUESTION = "请解释光合作用的过程，包括输入、输出和涉
 
 
 def test_chinese_full_partial_off_topic() -> None:
-    full = ("光合作用是植物利用光能把二氧化碳和水转化为葡萄糖和氧气的过程。输入是光、水和二氧化碳，"
-            "输出是葡萄糖和氧气。它分为光反应和暗反应两个阶段。")
+    full = (
+        "光合作用是植物利用光能把二氧化碳和水转化为葡萄糖和氧气的过程。输入是光、水和二氧化碳，"
+        "输出是葡萄糖和氧气。它分为光反应和暗反应两个阶段。"
+    )
     result = run(CHINESE_QUESTION, full)
     step = result.preprocess_step_result
     assert step is not None

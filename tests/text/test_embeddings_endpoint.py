@@ -63,14 +63,18 @@ def test_cosine_distance_over_the_endpoint(server: FakeOpenAIServer, run_of: Any
         ("hamming", 2 / 3),
     ],
 )
-def test_other_distances(distance: Any, expected: float, server: FakeOpenAIServer, run_of: Any, example_of: Any) -> None:
+def test_other_distances(
+    distance: Any, expected: float, server: FakeOpenAIServer, run_of: Any, example_of: Any
+) -> None:
     evaluator = EmbeddingDistanceEvaluator(distance, embeddings=provider(server.base_url))
     result = evaluator.evaluate(run_of("kitten"), example_of("cat"))
     assert result.score == pytest.approx(expected)
     assert "similarity" not in result.metadata
 
 
-def test_vectors_are_cached_in_the_store(server: FakeOpenAIServer, store: Store, run_of: Any, example_of: Any) -> None:
+def test_vectors_are_cached_in_the_store(
+    server: FakeOpenAIServer, store: Store, run_of: Any, example_of: Any
+) -> None:
     evaluator = EmbeddingDistanceEvaluator(embeddings=provider(server.base_url))
     first = evaluator.evaluate(run_of("kitten"), example_of("cat"))
     again = evaluator.evaluate(run_of("cat"), example_of("kitten"))
@@ -82,14 +86,23 @@ def test_vectors_are_cached_in_the_store(server: FakeOpenAIServer, store: Store,
     assert server.requests[-1].body["input"] == ["invoice"]  # only the unseen text is sent
 
 
-def test_cache_is_per_model_and_can_be_turned_off(server: FakeOpenAIServer, run_of: Any, example_of: Any) -> None:
-    EmbeddingDistanceEvaluator(embeddings=provider(server.base_url)).evaluate(run_of("cat"), example_of("cat"))
+def test_cache_is_per_model_and_can_be_turned_off(
+    server: FakeOpenAIServer, run_of: Any, example_of: Any
+) -> None:
+    EmbeddingDistanceEvaluator(embeddings=provider(server.base_url)).evaluate(
+        run_of("cat"), example_of("cat")
+    )
     other = OpenAIEmbeddings("embed-large", base_url=server.base_url, api_key=KEY)
     EmbeddingDistanceEvaluator(embeddings=other).evaluate(run_of("cat"), example_of("cat"))
     uncached = EmbeddingDistanceEvaluator(embeddings=provider(server.base_url), cache=False)
     uncached.evaluate(run_of("cat"), example_of("cat"))
     uncached.evaluate(run_of("cat"), example_of("cat"))
-    assert [r.body["model"] for r in server.requests] == ["embed-small", "embed-large", "embed-small", "embed-small"]
+    assert [r.body["model"] for r in server.requests] == [
+        "embed-small",
+        "embed-large",
+        "embed-small",
+        "embed-small",
+    ]
     assert server.requests[0].body["input"] == ["cat"]  # duplicate texts are embedded once
 
 
@@ -117,7 +130,9 @@ def test_retries_give_up_with_the_last_failure(scripted: Any) -> None:
         provider(scripted.base_url).embed(["x"])
 
 
-def test_a_refusal_is_not_retried_and_never_shows_the_key(scripted: Any, run_of: Any, example_of: Any) -> None:
+def test_a_refusal_is_not_retried_and_never_shows_the_key(
+    scripted: Any, run_of: Any, example_of: Any
+) -> None:
     scripted.reply(401, {"error": {"message": f"Incorrect API key provided: {KEY}"}})
     evaluator = EmbeddingDistanceEvaluator(embeddings=provider(scripted.base_url))
     result = evaluator.evaluate(run_of("a"), example_of("b"))
@@ -135,7 +150,10 @@ def test_a_refusal_is_not_retried_and_never_shows_the_key(scripted: Any, run_of:
         (b"not json", "the reply is not JSON"),
         ({"object": "list"}, "without a 'data' list"),
         ({"data": [{"index": 0, "embedding": [1.0]}]}, "returned 1 vectors for 2 texts"),
-        ({"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1.0, 2.0]}]}, "vectors of sizes"),
+        (
+            {"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1.0, 2.0]}]},
+            "vectors of sizes",
+        ),
         ({"data": [{"index": 0}, {"index": 1}]}, "malformed data"),
     ],
 )

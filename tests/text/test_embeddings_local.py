@@ -43,12 +43,17 @@ def test_loads_offline_with_no_hub_access(tmp_path: Path) -> None:
     """A fresh interpreter, an empty Hugging Face cache, the hub marked offline and every
     proxy pointing at a closed port: the bundled model still loads and embeds."""
     env = {
-        **os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-        "HF_HOME": str(tmp_path / "hf"), "HTTPS_PROXY": "http://127.0.0.1:9",
-        "HTTP_PROXY": "http://127.0.0.1:9", "ASSAY_DATABASE_URL": str(tmp_path / "unused.db"),
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "ASSAY_DATABASE_URL": str(tmp_path / "unused.db"),
     }
-    done = subprocess.run([sys.executable, "-c", OFFLINE_SCRIPT], env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", OFFLINE_SCRIPT], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["model"] == "sentence-transformers:all-MiniLM-L6-v2:raw"

@@ -43,7 +43,11 @@ def test_text_evaluators_in_an_experiment(tmp_path: Path) -> None:
     with FakeOpenAIServer(embeddings=letter_vector) as server:
         embeddings = OpenAIEmbeddings("e", base_url=server.base_url, api_key="sk-x")
         results = assay.evaluate(
-            target, data=DATA, client=client, experiment="text", max_concurrency=2,
+            target,
+            data=DATA,
+            client=client,
+            experiment="text",
+            max_concurrency=2,
             evaluators=[
                 ExactMatchEvaluator(),
                 StringDistanceEvaluator("levenshtein"),
@@ -55,8 +59,13 @@ def test_text_evaluators_in_an_experiment(tmp_path: Path) -> None:
             ],
         )
         first_calls = len(server.requests)
-        assay.evaluate(target, data=DATA, client=client, experiment="again",
-                       evaluators=[EmbeddingDistanceEvaluator(embeddings=embeddings)])
+        assay.evaluate(
+            target,
+            data=DATA,
+            client=client,
+            experiment="again",
+            evaluators=[EmbeddingDistanceEvaluator(embeddings=embeddings)],
+        )
         assert len(server.requests) == first_calls  # every vector came from the store's cache
 
     rows = {row["example"].inputs["question"]: row["evaluation_results"]["results"] for row in results}
@@ -69,7 +78,11 @@ def test_text_evaluators_in_an_experiment(tmp_path: Path) -> None:
     assert france["rouge1"].score == 1.0
     assert chinese["rouge1"].metadata["tokenizer"] == "multilingual"
     assert chinese["completeness"].score == 1.0
-    assert chinese["completeness"].metadata["preprocess_step_result"]["input_elements"] == ["光合作用", "过程", "阶段"]
+    assert chinese["completeness"].metadata["preprocess_step_result"]["input_elements"] == [
+        "光合作用",
+        "过程",
+        "阶段",
+    ]
     assert france["json_validity"].score == 0.0  # "Paris" is not JSON
     assert france["json_missing_key"].score is None
     assert "run.outputs has no key 'missing'" in france["json_missing_key"].error

@@ -35,7 +35,10 @@ def test_dice_bigrams(first: str, second: str, expected: float) -> None:
 def test_content_similarity_options() -> None:
     default = create_content_similarity_scorer().run(input="Hello   World", output="hello world")
     assert default.score == 1.0
-    assert default.preprocess_step_result == {"processed_input": "hello world", "processed_output": "hello world"}
+    assert default.preprocess_step_result == {
+        "processed_input": "hello world",
+        "processed_output": "hello world",
+    }
     strict_case = create_content_similarity_scorer(ignore_case=False).run(input="ABC", output="abc")
     assert strict_case.score == 0.0
     spaced = create_content_similarity_scorer(ignore_whitespace=False).run(input="a b c", output="abc")
@@ -51,7 +54,9 @@ def test_keyword_coverage() -> None:
     assert result.preprocess_step_result is not None and result.analyze_step_result is not None
     assert result.preprocess_step_result["reference_keywords"] == ["benefit", "remote", "work", "employee"]
     assert result.analyze_step_result == {
-        "total_keywords": 4, "matched_keywords": 3, "missing_keywords": ["remote"],
+        "total_keywords": 4,
+        "matched_keywords": 3,
+        "missing_keywords": ["remote"],
     }
     assert result.score == pytest.approx(0.75)  # exact lemmas: "remotely" is not "remote"
 
@@ -100,20 +105,27 @@ def test_tone_against_a_reference() -> None:
 def test_tone_stability_without_a_reference() -> None:
     scorer = create_tone_scorer()
     steady = scorer.run(output="I love this. It is wonderful. Great work!")
-    swinging = scorer.run(output="I love this! This is awful and terrible! Wonderful, amazing! Horrible, hateful.")
+    swinging = scorer.run(
+        output="I love this! This is awful and terrible! Wonderful, amazing! Horrible, hateful."
+    )
     assert steady.score is not None and swinging.score is not None
     assert steady.score > 0.95 > swinging.score
     step = swinging.preprocess_step_result
     assert step is not None and step["sentiment_variance"] > 0.3
     neutral = scorer.run(output="The meeting is at three.")
-    assert neutral.score == 1.0 and neutral.preprocess_step_result == {"avg_sentiment": 0.0, "sentiment_variance": 0.0}
+    assert neutral.score == 1.0 and neutral.preprocess_step_result == {
+        "avg_sentiment": 0.0,
+        "sentiment_variance": 0.0,
+    }
 
 
 @pytest.mark.parametrize("name", ["content_similarity", "keyword_coverage", "textual_difference", "tone"])
 def test_scorers_resolve_by_name_and_work_as_evaluators(name: str) -> None:
     scorer = resolve_evaluator_name(name)
-    result = scorer.evaluate(Run(outputs={"output": "Remote work helps employees."}),
-                             Example(inputs={"question": "Does remote work help employees?"}))
+    result = scorer.evaluate(
+        Run(outputs={"output": "Remote work helps employees."}),
+        Example(inputs={"question": "Does remote work help employees?"}),
+    )
     assert result.key == name
     assert result.error is None and result.score is not None and 0.0 <= result.score <= 1.0
     assert "preprocess_step_result" in result.metadata

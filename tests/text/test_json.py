@@ -32,7 +32,7 @@ ORDER_SCHEMA = {
         ('{"a": 1}', 1.0),
         ("[1, 2, 3]", 1.0),
         ('"text"', 1.0),
-        ("  {\"a\": 1}\n", 1.0),
+        ('  {"a": 1}\n', 1.0),
         ('```json\n{"a": 1}\n```', 1.0),  # a Markdown fence is removed
         ({"a": 1}, 1.0),  # already parsed
         ([1], 1.0),
@@ -73,7 +73,11 @@ def test_schema_failures_list_their_paths(run_of: Any) -> None:
     assert result.metadata["valid_json"] is True
     assert result.metadata["schema_valid"] is False
     assert result.metadata["failing_paths"] == [
-        "$.customer", "$.email", "$.items[1].price", "$.items[2]", "$.items[2].price",
+        "$.customer",
+        "$.email",
+        "$.items[1].price",
+        "$.items[2]",
+        "$.items[2].price",
     ]
     messages = {e["path"]: e["message"] for e in result.metadata["errors"]}
     assert "is not of type 'string'" in messages["$.customer"]
@@ -147,7 +151,7 @@ def test_ignored_keys_at_any_depth_or_by_path(run_of: Any, example_of: Any) -> N
     assert evaluator.evaluate(run_of(output), example_of(reference)).score == 1.0
     partial = JsonEqualityEvaluator(ignore_keys="id").evaluate(run_of(output), example_of(reference))
     assert partial.score == 0.0
-    assert "$.meta.at: expected \"t2\", got \"t1\"" in partial.metadata["differences"]
+    assert '$.meta.at: expected "t2", got "t1"' in partial.metadata["differences"]
 
 
 def test_ignore_list_order(run_of: Any, example_of: Any) -> None:

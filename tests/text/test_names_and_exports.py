@@ -35,8 +35,16 @@ def test_each_name_builds_an_evaluator_with_no_arguments(name: str, key: str) ->
 
 @pytest.mark.parametrize(
     "name",
-    ["ExactMatchEvaluator", "RegexEvaluator", "StringDistanceEvaluator", "JsonValidityEvaluator",
-     "JsonEqualityEvaluator", "EmbeddingDistanceEvaluator", "BleuEvaluator", "RougeEvaluator"],
+    [
+        "ExactMatchEvaluator",
+        "RegexEvaluator",
+        "StringDistanceEvaluator",
+        "JsonValidityEvaluator",
+        "JsonEqualityEvaluator",
+        "EmbeddingDistanceEvaluator",
+        "BleuEvaluator",
+        "RougeEvaluator",
+    ],
 )
 def test_lazy_exports_of_assay_evaluators(name: str) -> None:
     cls = getattr(assay.evaluators, name)
@@ -45,8 +53,13 @@ def test_lazy_exports_of_assay_evaluators(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["create_completeness_scorer", "create_content_similarity_scorer", "create_keyword_coverage_scorer",
-     "create_textual_difference_scorer", "create_tone_scorer"],
+    [
+        "create_completeness_scorer",
+        "create_content_similarity_scorer",
+        "create_keyword_coverage_scorer",
+        "create_textual_difference_scorer",
+        "create_tone_scorer",
+    ],
 )
 def test_lazy_exports_of_assay_scorers(name: str) -> None:
     scorer = getattr(assay.scorers, name)()

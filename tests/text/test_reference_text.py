@@ -38,7 +38,10 @@ def test_bleu_with_several_references(run_of: Any, example_of: Any) -> None:
 
 
 def test_bleu_chinese_uses_the_zh_tokenizer(run_of: Any, example_of: Any) -> None:
-    hypothesis, reference = "光合作用是植物利用光能制造养分的过程。", "光合作用是植物利用光能合成有机物的过程。"
+    hypothesis, reference = (
+        "光合作用是植物利用光能制造养分的过程。",
+        "光合作用是植物利用光能合成有机物的过程。",
+    )
     result = BleuEvaluator().evaluate(run_of(hypothesis), example_of(reference))
     expected = sacrebleu.sentence_bleu(hypothesis, [reference], tokenize="zh")
     assert result.metadata["tokenize"] == "zh"
@@ -103,7 +106,10 @@ def test_rouge_best_of_several_references(run_of: Any, example_of: Any) -> None:
 
 
 def test_rouge_on_chinese_is_not_zero(run_of: Any, example_of: Any) -> None:
-    hypothesis, reference = "光合作用是植物利用光能制造养分的过程。", "光合作用是植物利用光能合成有机物的过程。"
+    hypothesis, reference = (
+        "光合作用是植物利用光能制造养分的过程。",
+        "光合作用是植物利用光能合成有机物的过程。",
+    )
     # rouge-score's own tokenizer drops every non-ASCII character: 0 on any Chinese text
     assert rouge_scorer.RougeScorer(["rouge1"]).score(reference, hypothesis)["rouge1"].fmeasure == 0.0
     results = RougeEvaluator().evaluate(run_of(hypothesis), example_of(reference)).results

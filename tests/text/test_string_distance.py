@@ -35,7 +35,9 @@ def test_damerau_counts_a_transposition_once(run_of: Any, example_of: Any) -> No
 
 
 @pytest.mark.parametrize(("distance", "expected"), [("jaro", 1 - 0.9444), ("jaro_winkler", 1 - 0.9611)])
-def test_jaro_family_is_one_minus_similarity(distance: Any, expected: float, run_of: Any, example_of: Any) -> None:
+def test_jaro_family_is_one_minus_similarity(
+    distance: Any, expected: float, run_of: Any, example_of: Any
+) -> None:
     result = StringDistanceEvaluator(distance).evaluate(run_of("MARTHA"), example_of("MARHTA"))
     assert result.score == pytest.approx(expected, abs=1e-4)
 
@@ -50,7 +52,9 @@ def test_identical_and_empty_strings(run_of: Any, example_of: Any) -> None:
 def test_ignore_case_and_non_string_outputs(run_of: Any, example_of: Any) -> None:
     assert StringDistanceEvaluator(ignore_case=True).evaluate(run_of("ABC"), example_of("abc")).score == 0.0
     assert StringDistanceEvaluator().evaluate(run_of("ABC"), example_of("abc")).score == 1.0
-    assert StringDistanceEvaluator(normalize_score=False).evaluate(run_of(123), example_of("124")).score == 1.0
+    assert (
+        StringDistanceEvaluator(normalize_score=False).evaluate(run_of(123), example_of("124")).score == 1.0
+    )
 
 
 def test_unknown_distance_fails_at_construction() -> None:
