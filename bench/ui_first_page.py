@@ -34,24 +34,41 @@ BUDGET_MS = 300.0
 def build(store: Store, rows: int) -> tuple[str, str]:
     dataset = store.create_dataset("bench")
     examples = [
-        Example(dataset_id=dataset.id, inputs={"question": f"What is item {i}? " + "context " * 12},
-                outputs={"answer": f"item {i}"})
+        Example(
+            dataset_id=dataset.id,
+            inputs={"question": f"What is item {i}? " + "context " * 12},
+            outputs={"answer": f"item {i}"},
+        )
         for i in range(rows)
     ]
     store.add_examples(dataset.id, examples)
-    return (_experiment(store, "bench-a", dataset.id, examples, seed=1),
-            _experiment(store, "bench-b", dataset.id, examples, seed=2))
+    return (
+        _experiment(store, "bench-a", dataset.id, examples, seed=1),
+        _experiment(store, "bench-b", dataset.id, examples, seed=2),
+    )
 
 
 def _experiment(store: Store, name: str, dataset_id: object, examples: list[Example], seed: int) -> str:
     rng = random.Random(seed)
-    record = ExperimentRecord(name=name, dataset_id=dataset_id, dataset_version=1,  # type: ignore[arg-type]
-                              num_examples=len(examples), status="completed")
+    record = ExperimentRecord(
+        name=name,
+        dataset_id=dataset_id,
+        dataset_version=1,  # type: ignore[arg-type]
+        num_examples=len(examples),
+        status="completed",
+    )
     store.create_experiment(record)
     batch: list[ExperimentRow] = []
     for position, example in enumerate(examples):
-        batch.append(ExperimentRow(run=_run(example, rng), example=example, repetition=0,
-                                   position=position, results=_results(rng)))
+        batch.append(
+            ExperimentRow(
+                run=_run(example, rng),
+                example=example,
+                repetition=0,
+                position=position,
+                results=_results(rng),
+            )
+        )
         if len(batch) == 1000:
             store.write_rows(record.id, batch)
             batch = []
@@ -63,15 +80,32 @@ def _experiment(store: Store, name: str, dataset_id: object, examples: list[Exam
 def _run(example: Example, rng: random.Random) -> Run:
     latency = rng.uniform(50, 900)
     child = Run(name="llm", run_type="llm", start_time=T0, end_time=T0 + timedelta(milliseconds=latency))
-    return Run(inputs=example.inputs, outputs={"answer": "item " + str(rng.randint(0, 99)) + " " * 40},
-               start_time=T0, end_time=T0 + timedelta(milliseconds=latency + 5), child_runs=[child])
+    return Run(
+        inputs=example.inputs,
+        outputs={"answer": "item " + str(rng.randint(0, 99)) + " " * 40},
+        start_time=T0,
+        end_time=T0 + timedelta(milliseconds=latency + 5),
+        child_runs=[child],
+    )
 
 
 def _results(rng: random.Random) -> list[EvaluationResult]:
-    judge = (EvaluationResult(key="judge", error="TimeoutError: judge", metadata={"traceback": "..."})
-             if rng.random() < 0.02 else EvaluationResult(key="judge", score=rng.choice([0, 0.5, 1])))
-    cases = [{"test_case_index": i, "input": i, "expected_output": i, "actual_output": i,
-              "execution_success": True, "error_message": None} for i in range(3)]
+    judge = (
+        EvaluationResult(key="judge", error="TimeoutError: judge", metadata={"traceback": "..."})
+        if rng.random() < 0.02
+        else EvaluationResult(key="judge", score=rng.choice([0, 0.5, 1]))
+    )
+    cases = [
+        {
+            "test_case_index": i,
+            "input": i,
+            "expected_output": i,
+            "actual_output": i,
+            "execution_success": True,
+            "error_message": None,
+        }
+        for i in range(3)
+    ]
     return [
         EvaluationResult(key="correct", score=rng.random() < 0.7),
         EvaluationResult(key="similarity", score=rng.random(), metadata={"test_cases_details": cases}),
@@ -120,8 +154,9 @@ def main() -> None:
         store.close()
         port = free_port()
         code = f"from assay.ui import serve; serve({f'sqlite:///{path}'!r}, port={port})"
-        process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         try:
             _wait(port)
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
@@ -132,22 +167,29 @@ def main() -> None:
                     ("  same data as JSON: first rows", f"/api/experiments/{first}/rows"),
                     ("failed rows only", f"/experiments/{first}?failed=1"),
                     ("metric below 0.2", f"/experiments/{first}?metric=similarity&below=0.2"),
-                    ("sorted by a metric, descending", f"/experiments/{first}?sort=metric:similarity&order=desc"),
+                    (
+                        "sorted by a metric, descending",
+                        f"/experiments/{first}?sort=metric:similarity&order=desc",
+                    ),
                     ("last page", f"/experiments/{first}?page={args.rows // 50}"),
                     ("one row", f"/experiments/{first}/rows/{run_id}"),
                     ("experiment list", "/experiments"),
                     ("compare 2 x rows, regressions", f"/compare?e={first}&e={second}&show=regressions"),
                 ]
-                print(f"\n{'page':48} {'cold':>8} {'median':>8} {'p95':>8} {'wall':>8}   (ms; server time "
-                      f"from Server-Timing, {args.repeat} warm requests)")
+                print(
+                    f"\n{'page':48} {'cold':>8} {'median':>8} {'p95':>8} {'wall':>8}   (ms; server time "
+                    f"from Server-Timing, {args.repeat} warm requests)"
+                )
                 for label, page in pages:
                     cold, median, p95, wall = measure(client, page, args.repeat)
                     print(f"{label:48} {cold:8.1f} {median:8.1f} {p95:8.1f} {wall:8.1f}")
                     if page == f"/experiments/{first}":
                         bar = max(cold, p95)
             verdict = "within" if bar < BUDGET_MS else "OVER"
-            print(f"\nfirst page of a {args.rows}-row experiment: {bar:.1f} ms server time "
-                  f"(worst of cold and p95), {verdict} the {BUDGET_MS:.0f} ms budget")
+            print(
+                f"\nfirst page of a {args.rows}-row experiment: {bar:.1f} ms server time "
+                f"(worst of cold and p95), {verdict} the {BUDGET_MS:.0f} ms budget"
+            )
         finally:
             process.terminate()
             process.wait(timeout=10)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from ui_testdata import BASELINE_FAILED, N, REGRESSIONS, Scenario
+from ui_testdata import BASELINE_FAILED, REGRESSIONS, N, Scenario
 
 from assay.ui import create_app
 
@@ -34,10 +34,13 @@ def test_rows_filter_sort_and_page(client: TestClient) -> None:
     assert [r["position"] for r in failed["rows"]] == BASELINE_FAILED
     assert failed["filter"]["failed"] is True and failed["metric_keys"] == ["correct", "quality", "judge"]
     below = client.get(
-        "/api/experiments/baseline/rows", params={"metric": "quality", "below": "0.6", "per_page": 2, "page": 2}
+        "/api/experiments/baseline/rows",
+        params={"metric": "quality", "below": "0.6", "per_page": 2, "page": 2},
     ).json()
     assert below["total"] == 6 and [r["position"] for r in below["rows"]] == [5, 7]
-    ordered = client.get("/api/experiments/baseline/rows", params={"sort": "metric:quality", "order": "desc"}).json()
+    ordered = client.get(
+        "/api/experiments/baseline/rows", params={"sort": "metric:quality", "order": "desc"}
+    ).json()
     assert [r["position"] for r in ordered["rows"]][:6] == [0, 2, 4, 6, 8, 10]
 
 
@@ -51,7 +54,9 @@ def test_row_detail(client: TestClient) -> None:
 
 
 def test_compare(client: TestClient) -> None:
-    page = client.get("/api/compare", params=[("e", "baseline"), ("e", "candidate"), ("show", "regressions")]).json()
+    page = client.get(
+        "/api/compare", params=[("e", "baseline"), ("e", "candidate"), ("show", "regressions")]
+    ).json()
     assert [r["position"] for r in page["rows"]] == REGRESSIONS
     assert page["metric_keys"] == ["correct", "quality", "judge"]
 
@@ -59,7 +64,9 @@ def test_compare(client: TestClient) -> None:
 def test_datasets_and_examples(client: TestClient) -> None:
     (dataset,) = client.get("/api/datasets").json()
     assert (dataset["name"], dataset["example_count"], dataset["version"]) == ("qa", N, 1)
-    page = client.get(f"/api/datasets/{dataset['id']}/examples", params={"q": "question 1", "per_page": 2}).json()
+    page = client.get(
+        f"/api/datasets/{dataset['id']}/examples", params={"q": "question 1", "per_page": 2}
+    ).json()
     assert page["total"] == 3 and [e["position"] for e in page["examples"]] == [1, 10]
 
 
@@ -67,7 +74,11 @@ def test_datasets_and_examples(client: TestClient) -> None:
     ("path", "status", "message"),
     [
         ("/api/experiments/nope", 404, "no experiment with id or name 'nope'"),
-        ("/api/experiments/baseline/rows?below=abc&metric=quality", 400, "parameter 'below' must be a number, got 'abc'"),
+        (
+            "/api/experiments/baseline/rows?below=abc&metric=quality",
+            400,
+            "parameter 'below' must be a number, got 'abc'",
+        ),
         ("/api/experiments/baseline/rows?sort=nope", 400, "unknown sort 'nope'"),
         ("/api/experiments/baseline/rows?per_page=100000", 400, "parameter 'per_page'"),
         ("/api/datasets/nope/examples", 404, "no dataset with id or name 'nope'"),
@@ -76,7 +87,9 @@ def test_datasets_and_examples(client: TestClient) -> None:
         ("/api/compare?e=baseline&e=candidate&show=sideways", 400, "parameter 'show'"),
     ],
 )
-def test_api_errors_are_json_and_name_the_problem(client: TestClient, path: str, status: int, message: str) -> None:
+def test_api_errors_are_json_and_name_the_problem(
+    client: TestClient, path: str, status: int, message: str
+) -> None:
     response = client.get(path)
     assert response.status_code == status
     assert message in response.json()["detail"]
@@ -93,8 +106,13 @@ def test_page_errors_are_pages_that_name_the_problem(client: TestClient) -> None
 def test_openapi_documents_every_api_route(client: TestClient) -> None:
     schema = client.get("/api/openapi.json").json()
     assert set(schema["paths"]) == {
-        "/api/datasets", "/api/datasets/{ref}/examples", "/api/experiments", "/api/experiments/{ref}",
-        "/api/experiments/{ref}/rows", "/api/experiments/{ref}/rows/{run_id}", "/api/compare",
+        "/api/datasets",
+        "/api/datasets/{ref}/examples",
+        "/api/experiments",
+        "/api/experiments/{ref}",
+        "/api/experiments/{ref}/rows",
+        "/api/experiments/{ref}/rows/{run_id}",
+        "/api/compare",
     }
     assert "RowDetail" in schema["components"]["schemas"]
 
@@ -102,10 +120,16 @@ def test_openapi_documents_every_api_route(client: TestClient) -> None:
 def test_every_page_renders(client: TestClient, scenario: Scenario) -> None:
     rows = client.get("/api/experiments/baseline/rows").json()["rows"]
     pages = [
-        "/experiments", "/experiments?q=base", f"/experiments/{scenario.baseline.id}",
+        "/experiments",
+        "/experiments?q=base",
+        f"/experiments/{scenario.baseline.id}",
         "/experiments/baseline?failed=1&sort=metric:judge&order=desc",
-        f"/experiments/baseline/rows/{rows[0]['run_id']}", f"/experiments/baseline/rows/{rows[4]['run_id']}",
-        "/datasets", "/datasets/qa", "/datasets/qa?version=1&q=question", "/compare",
+        f"/experiments/baseline/rows/{rows[0]['run_id']}",
+        f"/experiments/baseline/rows/{rows[4]['run_id']}",
+        "/datasets",
+        "/datasets/qa",
+        "/datasets/qa?version=1&q=question",
+        "/compare",
         "/compare?e=baseline&e=candidate&show=changed&metric=correct",
     ]
     for path in pages:
@@ -122,6 +146,6 @@ def test_the_row_page_shows_metadata_tables_tracebacks_and_the_trace(client: Tes
     second = client.get(f"/experiments/baseline/rows/{rows[1]['run_id']}").text
     assert "<th>expected_output</th>" in second and 'class="row-bad"' in second
     sql = client.get(f"/experiments/baseline/rows/{rows[2]['run_id']}").text
-    assert "<th>city</th>" in sql and "<td><span class=\"v-string\">Nice</span></td>" in sql
+    assert "<th>city</th>" in sql and '<td><span class="v-string">Nice</span></td>' in sql
     errored = client.get(f"/experiments/baseline/rows/{rows[4]['run_id']}").text
     assert 'class="block traceback"' in errored and "ValueError: judge broke" in errored

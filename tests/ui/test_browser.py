@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -48,7 +47,9 @@ def row_numbers(page: Page) -> list[int]:
     return [int(text.split(".")[0]) for text in page.locator("#row-table tbody a.row-link").all_inner_texts()]
 
 
-def test_open_an_experiment_filter_failures_and_open_a_row(page: Page, served: tuple[LiveServer, Scenario]) -> None:
+def test_open_an_experiment_filter_failures_and_open_a_row(
+    page: Page, served: tuple[LiveServer, Scenario]
+) -> None:
     server, _ = served
     page.goto(f"{server.url}/experiments")
     page.get_by_role("link", name="baseline", exact=True).click()

@@ -41,13 +41,20 @@ class LengthTests(BaseEvaluator):
     def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         text = (run.outputs or {})["answer"]
         cases = [
-            {"test_case_index": i, "input": n, "expected_output": True,
-             "actual_output": len(text) > n, "execution_success": True, "error_message": None}
+            {
+                "test_case_index": i,
+                "input": n,
+                "expected_output": True,
+                "actual_output": len(text) > n,
+                "execution_success": True,
+                "error_message": None,
+            }
             for i, n in enumerate((0, 1))
         ]
         passed = sum(c["actual_output"] is True for c in cases)
-        return EvaluationResult(key="length_tests", score=passed / len(cases),
-                                metadata={"test_cases_details": cases})
+        return EvaluationResult(
+            key="length_tests", score=passed / len(cases), metadata={"test_cases_details": cases}
+        )
 
 
 def pass_rate(evaluation_results: list[list[EvaluationResult]]) -> dict[str, Any]:
@@ -67,8 +74,14 @@ DATA = [
 def results(tmp_path: Path) -> Iterator[tuple[assay.Client, Any]]:
     client = assay.Client(database_url=f"sqlite:///{tmp_path / 'e2e.db'}")
     made = assay.evaluate(
-        target, data=DATA, evaluators=[exact, LengthTests()], summary_evaluators=[pass_rate],
-        experiment="e2e", num_repetitions=2, client=client, progress=False,
+        target,
+        data=DATA,
+        evaluators=[exact, LengthTests()],
+        summary_evaluators=[pass_rate],
+        experiment="e2e",
+        num_repetitions=2,
+        client=client,
+        progress=False,
     )
     yield client, made
     client.close()
@@ -88,7 +101,9 @@ def test_the_ui_reports_what_evaluate_computed(results: tuple[assay.Client, Any]
             assert metrics[key]["ci_low"] == pytest.approx(aggregate.ci_low)
             assert metrics[key]["ci_high"] == pytest.approx(aggregate.ci_high)
         (summary,) = detail["summary_results"]
-        assert summary["key"] == "pass_rate" and summary["score"] == pytest.approx(made.summary_results.results[0].score)
+        assert summary["key"] == "pass_rate" and summary["score"] == pytest.approx(
+            made.summary_results.results[0].score
+        )
 
         failed = http.get("/api/experiments/e2e/rows", params={"failed": 1}).json()
         assert {(r["position"], r["repetition"]) for r in failed["rows"]} == {(1, 0), (1, 1), (2, 0), (2, 1)}

@@ -10,8 +10,8 @@ from ui_testdata import (
     BASELINE_FAILED,
     ERROR,
     IMPROVEMENTS,
-    N,
     REGRESSIONS,
+    N,
     RowSpec,
     Scenario,
     make_dataset,
@@ -32,7 +32,9 @@ def summary(db: ReadOnlyDatabase, name: str) -> ExperimentSummary:
     return found
 
 
-def positions(db: ReadOnlyDatabase, name: str, per_page: int = 100, page: int = 1, **filters: Any) -> list[int]:
+def positions(
+    db: ReadOnlyDatabase, name: str, per_page: int = 100, page: int = 1, **filters: Any
+) -> list[int]:
     result = queries.row_page(db, summary(db, name), RowFilter(**filters), page=page, per_page=per_page)
     return [row.position for row in result.rows]
 
@@ -65,7 +67,9 @@ def test_experiments_are_found_by_id_or_name(db: ReadOnlyDatabase, scenario: Sce
     assert queries.find_experiment(db, "nope") is None
 
 
-def test_metric_stats_match_the_experiment_results_aggregate(db: ReadOnlyDatabase, scenario: Scenario) -> None:
+def test_metric_stats_match_the_experiment_results_aggregate(
+    db: ReadOnlyDatabase, scenario: Scenario
+) -> None:
     from assay.evaluation._results import ExperimentResults
 
     record = scenario.store.get_experiment(name="baseline")
@@ -172,7 +176,10 @@ def test_search_matches_inputs_and_outputs_literally(db: ReadOnlyDatabase) -> No
     ("filters", "message"),
     [
         ({"sort": "bogus"}, "unknown sort 'bogus'; accepted: position, latency, error, metric:<key>"),
-        ({"sort": "metric:nope"}, "unknown metric 'nope'; this experiment's metrics: correct, quality, judge"),
+        (
+            {"sort": "metric:nope"},
+            "unknown metric 'nope'; this experiment's metrics: correct, quality, judge",
+        ),
         ({"below": 0.5}, "the 'below' filter needs a 'metric'"),
     ],
 )
@@ -213,13 +220,18 @@ def test_row_detail_keeps_metadata_and_tracebacks(db: ReadOnlyDatabase) -> None:
 def test_reference_comes_from_the_dataset_version_the_experiment_ran_on(store: Store) -> None:
     dataset, examples = make_dataset(store, "versioned", [{"inputs": {"q": 1}, "outputs": {"a": "old"}}])
     make_experiment(store, "before-edit", dataset, examples, [RowSpec(outputs={"a": "x"}, scores={"s": 1})])
-    store.update_example(Example(id=examples[0].id, dataset_id=dataset.id, inputs={"q": 1}, outputs={"a": "new"}))
+    store.update_example(
+        Example(id=examples[0].id, dataset_id=dataset.id, inputs={"q": 1}, outputs={"a": "new"})
+    )
     db = ReadOnlyDatabase(store)
     (row,) = queries.row_page(db, summary(db, "before-edit"), RowFilter(), page=1, per_page=5).rows
     assert row.reference == "old"
     current = queries.find_dataset(db, "versioned")
     assert current is not None and current.version == 2
-    assert [e.outputs for e in queries.example_page(db, current, version=None, q=None, page=1, per_page=5).examples] == [{"a": "new"}]
+    assert [
+        e.outputs
+        for e in queries.example_page(db, current, version=None, q=None, page=1, per_page=5).examples
+    ] == [{"a": "new"}]
     old = queries.example_page(db, current, version=1, q=None, page=1, per_page=5)
     assert [e.outputs for e in old.examples] == [{"a": "old"}]
     assert [(v.version, v.added, v.removed) for v in old.versions] == [(2, 1, 1), (1, 1, 0)]
@@ -261,8 +273,14 @@ def test_compare_metrics_and_cells(db: ReadOnlyDatabase) -> None:
     judge = next(m for m in page.metrics if m.key == "judge")
     assert (judge.errors[base.id], judge.errors[cand.id]) == (1, 1)
     row0 = page.rows[0]
-    assert row0.change == "regressed" and row0.cells[1].changes == {"correct": "regressed", "quality": "same", "judge": "same"}
-    assert page.rows[10].cells[1].error == "RuntimeError: rate limited" and page.rows[10].change == "regressed"
+    assert row0.change == "regressed" and row0.cells[1].changes == {
+        "correct": "regressed",
+        "quality": "same",
+        "judge": "same",
+    }
+    assert (
+        page.rows[10].cells[1].error == "RuntimeError: rate limited" and page.rows[10].change == "regressed"
+    )
     assert page.rows[4].cells[1].changes["judge"] == "improved"
 
 
@@ -279,11 +297,25 @@ def test_compare_refuses_experiments_on_different_datasets(store: Store, scenari
     make_experiment(store, "elsewhere", dataset, examples, [RowSpec(outputs={}, scores={"s": ERROR})])
     db = ReadOnlyDatabase(store)
     with pytest.raises(BadRequest, match="must run on one dataset.*'elsewhere' \\(dataset other\\)"):
-        queries.compare_page(db, [summary(db, "baseline"), summary(db, "elsewhere")], show="all", metric=None, page=1, per_page=5)
+        queries.compare_page(
+            db,
+            [summary(db, "baseline"), summary(db, "elsewhere")],
+            show="all",
+            metric=None,
+            page=1,
+            per_page=5,
+        )
     with pytest.raises(BadRequest, match="at least two"):
         queries.compare_page(db, [summary(db, "baseline")], show="all", metric=None, page=1, per_page=5)
     with pytest.raises(BadRequest, match="unknown metric 'zzz'"):
-        queries.compare_page(db, [summary(db, "baseline"), summary(db, "candidate")], show="all", metric="zzz", page=1, per_page=5)
+        queries.compare_page(
+            db,
+            [summary(db, "baseline"), summary(db, "candidate")],
+            show="all",
+            metric="zzz",
+            page=1,
+            per_page=5,
+        )
 
 
 def test_file_stores_are_read_through_read_only_connections(db: ReadOnlyDatabase, scenario: Scenario) -> None:
@@ -317,17 +349,23 @@ def _aggregate_of(store: Store, name: str) -> dict[str, Any]:
 
 
 def test_a_key_written_twice_in_one_row_is_one_cluster(store: Store) -> None:
+    from ui_testdata import make_run
+
     from assay.evaluation import EvaluationResult
     from assay.store.records import ExperimentRecord, ExperimentRow
-    from ui_testdata import make_run
 
     dataset, examples = make_dataset(store, "dupes", [{"inputs": {"i": i}} for i in range(5)])
     record = ExperimentRecord(name="dupes", dataset_id=dataset.id, dataset_version=dataset.version)
     store.create_experiment(record)
     scores = [[1.0, 0.0], [1.0], [0.5, 0.5, 1.0], [0.0], [1.0]]
     rows = [
-        ExperimentRow(run=make_run(examples[i], RowSpec(outputs={})), example=examples[i], repetition=0,
-                      position=i, results=[EvaluationResult(key="s", score=s) for s in row])
+        ExperimentRow(
+            run=make_run(examples[i], RowSpec(outputs={})),
+            example=examples[i],
+            repetition=0,
+            position=i,
+            results=[EvaluationResult(key="s", score=s) for s in row],
+        )
         for i, row in enumerate(scores)
     ]
     # An errored result that still carries a score: the report ignores the score, so must we.

@@ -70,7 +70,9 @@ def test_with_a_token_every_request_must_carry_it(scenario: Scenario) -> None:
         assert api.status_code == 401 and "needs its token" in api.json()["detail"]
         assert client.get("/experiments").status_code == 401
         assert client.get("/static/app.css").status_code == 401
-        assert client.get("/api/experiments", headers={"authorization": "Bearer wrong-token"}).status_code == 401
+        assert (
+            client.get("/api/experiments", headers={"authorization": "Bearer wrong-token"}).status_code == 401
+        )
         assert client.get("/api/experiments", headers={"authorization": f"Bearer {TOKEN}"}).status_code == 200
         assert client.get(f"/api/experiments?token={TOKEN}").status_code == 200
 

@@ -31,7 +31,10 @@ def database(tmp_path: Path) -> str:
 def start_serve(database: str, host: str, port: int, env: dict[str, str]) -> subprocess.Popen[str]:
     code = f"from assay.ui import serve; serve({database!r}, host={host!r}, port={port})"
     return subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         env={**os.environ, **env},
     )
 

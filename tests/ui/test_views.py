@@ -16,10 +16,14 @@ def texts(row: views.TableRow) -> list[str]:
 def test_code_evaluator_test_cases_become_a_table_with_failing_rows_marked() -> None:
     node = views.view({"test_cases_details": TEST_CASES})
     assert isinstance(node, views.Mapping)
-    (key, table), = node.items
+    ((key, table),) = node.items
     assert key == "test_cases_details" and isinstance(table, views.Table)
     assert table.columns == [
-        "test_case_index", "input", "expected_output", "actual_output", "execution_success",
+        "test_case_index",
+        "input",
+        "expected_output",
+        "actual_output",
+        "execution_success",
         "error_message",
     ]
     assert [row.status for row in table.rows] == ["good", "bad", "bad"]
@@ -71,7 +75,11 @@ def test_scalars_keep_their_kind() -> None:
 
 def test_numbers_and_score_colours() -> None:
     assert [views.format_number(v) for v in (1.0, 0.83333, 2.5e-7, 12345678.9, None)] == [
-        "1", "0.833", "2.5e-07", "1.23e+07", "—",
+        "1",
+        "0.833",
+        "2.5e-07",
+        "1.23e+07",
+        "—",
     ]
     assert views.score_class(0.0) == "sc-0" and views.score_class(1) == "sc-10"
     assert views.score_class(0.46) == "sc-5" and views.score_class(7.0) == "sc-na"

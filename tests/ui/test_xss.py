@@ -28,23 +28,36 @@ PAYLOAD = f"{SCRIPT} {IMG} {ATTR}"
 def hostile_store(path: str) -> Store:
     store = open_store(path)
     dataset, examples = make_dataset(
-        store, f"data {IMG}",
-        [{"inputs": {"question": PAYLOAD, SCRIPT: IMG}, "outputs": {"answer": PAYLOAD},
-          "metadata": {"note": IMG}}] * 2,
+        store,
+        f"data {IMG}",
+        [
+            {
+                "inputs": {"question": PAYLOAD, SCRIPT: IMG},
+                "outputs": {"answer": PAYLOAD},
+                "metadata": {"note": IMG},
+            }
+        ]
+        * 2,
     )
-    child = Run(name=f"step {SCRIPT}", run_type=IMG, inputs={"x": PAYLOAD}, outputs={"y": IMG},
-                error=f"boom {IMG}")
+    child = Run(
+        name=f"step {SCRIPT}", run_type=IMG, inputs={"x": PAYLOAD}, outputs={"y": IMG}, error=f"boom {IMG}"
+    )
     good = RowSpec(
         outputs={"answer": PAYLOAD, "html": "<b>bold</b>"},
         scores={f"metric {IMG}": 0.5, "broken": ERROR, "plain": 1},
-        metadata={f"metric {IMG}": {"test_cases_details": [{"input": SCRIPT, "actual_output": IMG,
-                                                          "expected_output": PAYLOAD, "passed": False}],
-                                   "columns": [SCRIPT], "rows": [[IMG]]}},
+        metadata={
+            f"metric {IMG}": {
+                "test_cases_details": [
+                    {"input": SCRIPT, "actual_output": IMG, "expected_output": PAYLOAD, "passed": False}
+                ],
+                "columns": [SCRIPT],
+                "rows": [[IMG]],
+            }
+        },
         children=[child],
     )
     bad = RowSpec(error=f"RuntimeError: {PAYLOAD}", scores={"plain": 0})
-    summary = [EvaluationResult(key=f"summary {SCRIPT}", score=0.5, value=IMG, comment=PAYLOAD,
-                                feedback=IMG)]
+    summary = [EvaluationResult(key=f"summary {SCRIPT}", score=0.5, value=IMG, comment=PAYLOAD, feedback=IMG)]
     for name in (f"exp {IMG}", f"exp2 {SCRIPT}"):
         make_experiment(store, name, dataset, examples, [good, bad], summary=summary)
     return store
@@ -74,9 +87,14 @@ def page_urls(server: LiveServer) -> list[str]:
     rows = httpx.get(f"{server.url}/api/experiments/{first}/rows").json()["rows"]
     dataset = experiments[0]["dataset_id"]
     return [
-        "/experiments", f"/experiments/{first}", f"/experiments/{first}?failed=1",
+        "/experiments",
+        f"/experiments/{first}",
+        f"/experiments/{first}?failed=1",
         *[f"/experiments/{first}/rows/{row['run_id']}" for row in rows],
-        f"/compare?e={first}&e={second}", "/compare", "/datasets", f"/datasets/{dataset}",
+        f"/compare?e={first}&e={second}",
+        "/compare",
+        "/datasets",
+        f"/datasets/{dataset}",
         f"/experiments/{first}?metric=nope",  # an error page echoing a parameter
     ]
 

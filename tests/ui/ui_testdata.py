@@ -8,17 +8,15 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any, Optional
 
 import uvicorn
 
 from assay.evaluation import EvaluationResult
 from assay.schemas import Example, Run
-from assay.store import Store, open_store
+from assay.store import Store
 from assay.store.records import ExperimentRecord, ExperimentRow
 from assay.ui import create_app
 
@@ -50,15 +48,27 @@ def make_dataset(store: Store, name: str, examples: list[dict[str, Any]]) -> tup
 
 
 def make_experiment(
-    store: Store, name: str, dataset: Any, examples: list[Example], rows: list[RowSpec],
-    *, summary: Optional[list[EvaluationResult]] = None, created: Optional[datetime] = None,
+    store: Store,
+    name: str,
+    dataset: Any,
+    examples: list[Example],
+    rows: list[RowSpec],
+    *,
+    summary: Optional[list[EvaluationResult]] = None,
+    created: Optional[datetime] = None,
 ) -> ExperimentRecord:
     """Store an experiment whose i-th row runs on ``examples[i % len(examples)]``."""
     reps = max(spec.repetition for spec in rows) + 1 if rows else 1
     record = ExperimentRecord(
-        name=name, dataset_id=dataset.id, dataset_version=dataset.version, status="completed",
-        num_examples=len(examples), num_repetitions=reps, created_at=created or datetime.now(timezone.utc),
-        config={"target": "fixture"}, metadata={"model": "fake"},
+        name=name,
+        dataset_id=dataset.id,
+        dataset_version=dataset.version,
+        status="completed",
+        num_examples=len(examples),
+        num_repetitions=reps,
+        created_at=created or datetime.now(timezone.utc),
+        config={"target": "fixture"},
+        metadata={"model": "fake"},
     )
     store.create_experiment(record)
     stored_rows = []
@@ -66,8 +76,11 @@ def make_experiment(
         example = examples[index % len(examples)]
         stored_rows.append(
             ExperimentRow(
-                run=make_run(example, spec), example=example, repetition=spec.repetition,
-                position=index % len(examples), results=_results(spec),
+                run=make_run(example, spec),
+                example=example,
+                repetition=spec.repetition,
+                position=index % len(examples),
+                results=_results(spec),
             )
         )
     store.write_rows(record.id, stored_rows)
@@ -79,8 +92,12 @@ def make_experiment(
 
 def make_run(example: Example, spec: RowSpec) -> Run:
     return Run(
-        name="target", inputs=example.inputs, outputs=None if spec.error else spec.outputs,
-        error=spec.error, start_time=T0, end_time=T0 + timedelta(milliseconds=spec.latency_ms),
+        name="target",
+        inputs=example.inputs,
+        outputs=None if spec.error else spec.outputs,
+        error=spec.error,
+        start_time=T0,
+        end_time=T0 + timedelta(milliseconds=spec.latency_ms),
         child_runs=spec.children,
     )
 
@@ -90,7 +107,9 @@ def _results(spec: RowSpec) -> list[EvaluationResult]:
     for key, score in spec.scores.items():
         metadata = dict(spec.metadata.get(key, {}))
         if score == ERROR:
-            metadata["traceback"] = f"Traceback (most recent call last):\n  File \"eval.py\"\nValueError: {key} broke"
+            metadata["traceback"] = (
+                f'Traceback (most recent call last):\n  File "eval.py"\nValueError: {key} broke'
+            )
             results.append(EvaluationResult(key=key, error=f"ValueError: {key} broke", metadata=metadata))
         else:
             results.append(EvaluationResult(key=key, score=score, metadata=metadata))
@@ -103,8 +122,11 @@ class LiveServer:
     def __init__(self, store: Store, token: Optional[str] = None) -> None:
         self.port = free_port()
         config = uvicorn.Config(
-            create_app(store, token=token), host="127.0.0.1", port=self.port,
-            log_level="warning", lifespan="on",
+            create_app(store, token=token),
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            lifespan="on",
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -147,12 +169,30 @@ REGRESSIONS = [0, 5, 7, 10]
 IMPROVEMENTS = [1, 3, 4, 9]
 
 TEST_CASES = [
-    {"test_case_index": 0, "input": [1, 2], "expected_output": 3, "actual_output": 3,
-     "execution_success": True, "error_message": None},
-    {"test_case_index": 1, "input": [2, 2], "expected_output": 4, "actual_output": 5,
-     "execution_success": True, "error_message": None},
-    {"test_case_index": 2, "input": [0, 0], "expected_output": 0, "actual_output": None,
-     "execution_success": False, "error_message": "ZeroDivisionError: division by zero"},
+    {
+        "test_case_index": 0,
+        "input": [1, 2],
+        "expected_output": 3,
+        "actual_output": 3,
+        "execution_success": True,
+        "error_message": None,
+    },
+    {
+        "test_case_index": 1,
+        "input": [2, 2],
+        "expected_output": 4,
+        "actual_output": 5,
+        "execution_success": True,
+        "error_message": None,
+    },
+    {
+        "test_case_index": 2,
+        "input": [0, 0],
+        "expected_output": 0,
+        "actual_output": None,
+        "execution_success": False,
+        "error_message": "ZeroDivisionError: division by zero",
+    },
 ]
 SQL_DIFF = {
     "columns": ["id", "city"],
@@ -166,10 +206,16 @@ def baseline_row(i: int) -> RowSpec:
     return RowSpec(
         outputs={"answer": f"answer {i}" if i % 2 == 0 else f"wrong {i}"},
         error="RuntimeError: model timed out" if i == 9 else None,
-        scores={"correct": 1 if i % 2 == 0 else 0, "quality": 1.0 if i % 2 == 0 else 0.5,
-                "judge": ERROR if i == 4 else 1},
-        metadata={"correct": {"test_cases_details": TEST_CASES}} if i == 1 else
-                 {"quality": SQL_DIFF} if i == 2 else {},
+        scores={
+            "correct": 1 if i % 2 == 0 else 0,
+            "quality": 1.0 if i % 2 == 0 else 0.5,
+            "judge": ERROR if i == 4 else 1,
+        },
+        metadata={"correct": {"test_cases_details": TEST_CASES}}
+        if i == 1
+        else {"quality": SQL_DIFF}
+        if i == 2
+        else {},
         latency_ms=10.0 + i,
         children=trace_children() if i == 0 else [],
     )
@@ -192,14 +238,30 @@ def candidate_row(i: int) -> RowSpec:
 
 
 def trace_children() -> list[Run]:
-    inner = Run(name="tokenize", run_type="tool", start_time=T0 + timedelta(milliseconds=1),
-                end_time=T0 + timedelta(milliseconds=2))
-    retrieve = Run(name="retrieve", run_type="retriever", inputs={"query": "q"},
-                   outputs={"docs": ["a", "b"]}, start_time=T0,
-                   end_time=T0 + timedelta(milliseconds=4), child_runs=[inner])
-    generate = Run(name="generate", run_type="llm", inputs={"prompt": "p"},
-                   outputs={"text": "t"}, start_time=T0 + timedelta(milliseconds=4),
-                   end_time=T0 + timedelta(milliseconds=10), error=None)
+    inner = Run(
+        name="tokenize",
+        run_type="tool",
+        start_time=T0 + timedelta(milliseconds=1),
+        end_time=T0 + timedelta(milliseconds=2),
+    )
+    retrieve = Run(
+        name="retrieve",
+        run_type="retriever",
+        inputs={"query": "q"},
+        outputs={"docs": ["a", "b"]},
+        start_time=T0,
+        end_time=T0 + timedelta(milliseconds=4),
+        child_runs=[inner],
+    )
+    generate = Run(
+        name="generate",
+        run_type="llm",
+        inputs={"prompt": "p"},
+        outputs={"text": "t"},
+        start_time=T0 + timedelta(milliseconds=4),
+        end_time=T0 + timedelta(milliseconds=10),
+        error=None,
+    )
     return [retrieve, generate]
 
 
@@ -214,9 +276,14 @@ class Scenario:
 
 def build_scenario(store: Store) -> Scenario:
     dataset, examples = make_dataset(
-        store, "qa", [
-            {"inputs": {"question": f"question {i}"}, "outputs": {"answer": f"answer {i}"},
-             "metadata": {"topic": "math" if i % 3 == 0 else "geo"}}
+        store,
+        "qa",
+        [
+            {
+                "inputs": {"question": f"question {i}"},
+                "outputs": {"answer": f"answer {i}"},
+                "metadata": {"topic": "math" if i % 3 == 0 else "geo"},
+            }
             for i in range(N)
         ],
     )
@@ -225,11 +292,20 @@ def build_scenario(store: Store) -> Scenario:
         EvaluationResult(key="f1", error="ZeroDivisionError: no positives"),
     ]
     baseline = make_experiment(
-        store, "baseline", dataset, examples, [baseline_row(i) for i in range(N)], summary=summary,
+        store,
+        "baseline",
+        dataset,
+        examples,
+        [baseline_row(i) for i in range(N)],
+        summary=summary,
         created=T0,
     )
     candidate = make_experiment(
-        store, "candidate", dataset, examples, [candidate_row(i) for i in range(N)],
+        store,
+        "candidate",
+        dataset,
+        examples,
+        [candidate_row(i) for i in range(N)],
         created=T0 + timedelta(hours=1),
     )
     return Scenario(store, dataset, examples, baseline, candidate)

@@ -12,6 +12,4 @@ REQUIRED = ("fastapi", "uvicorn", "jinja2")
 
 MISSING = [name for name in REQUIRED if importlib.util.find_spec(name) is None]
 if MISSING:
-    raise ImportError(
-        f"the assay web UI needs {', '.join(MISSING)}: install it with pip install 'assay[ui]'"
-    )
+    raise ImportError(f"the assay web UI needs {', '.join(MISSING)}: install it with pip install 'assay[ui]'")

@@ -33,7 +33,10 @@ def list_datasets(db: Database) -> list[DatasetSummary]:
 
 @router.get("/datasets/{ref}/examples", response_model=ExamplePage, summary="A dataset's examples")
 def dataset_examples(
-    dataset: DatasetParam, db: Database, paging: PagingParams, version: VersionParam,
+    dataset: DatasetParam,
+    db: Database,
+    paging: PagingParams,
+    version: VersionParam,
     q: Annotated[Optional[str], Query(description="text searched in examples")] = None,
 ) -> ExamplePage:
     return queries.example_page(
@@ -43,18 +46,23 @@ def dataset_examples(
 
 @router.get("/experiments", response_model=ExperimentList, summary="Experiments, newest first")
 def list_experiments(
-    db: Database, paging: PagingParams,
+    db: Database,
+    paging: PagingParams,
     q: Annotated[Optional[str], Query(description="text searched in names")] = None,
     dataset: Annotated[Optional[str], Query(description="only this dataset's (id)")] = None,
 ) -> ExperimentList:
     return queries.list_experiments(
-        db, q=blank_is_none(q), dataset_id=blank_is_none(dataset), page=paging.page,
+        db,
+        q=blank_is_none(q),
+        dataset_id=blank_is_none(dataset),
+        page=paging.page,
         per_page=paging.per_page,
     )
 
 
 @router.get(
-    "/experiments/{ref}", response_model=ExperimentDetail,
+    "/experiments/{ref}",
+    response_model=ExperimentDetail,
     summary="An experiment: metrics with 95% CIs, distributions, summary results",
 )
 def experiment_detail(experiment: ExperimentParam, db: Database) -> ExperimentDetail:
@@ -62,7 +70,8 @@ def experiment_detail(experiment: ExperimentParam, db: Database) -> ExperimentDe
 
 
 @router.get(
-    "/experiments/{ref}/rows", response_model=RowPage,
+    "/experiments/{ref}/rows",
+    response_model=RowPage,
     summary="An experiment's rows: filtered, sorted and paginated",
 )
 def experiment_rows(
@@ -72,7 +81,8 @@ def experiment_rows(
 
 
 @router.get(
-    "/experiments/{ref}/rows/{run_id}", response_model=RowDetail,
+    "/experiments/{ref}/rows/{run_id}",
+    response_model=RowDetail,
     summary="One row in full: inputs, outputs, reference, trace and every result",
 )
 def experiment_row(experiment: ExperimentParam, run_id: str, db: Database) -> RowDetail:
@@ -80,16 +90,22 @@ def experiment_row(experiment: ExperimentParam, run_id: str, db: Database) -> Ro
 
 
 @router.get(
-    "/compare", response_model=ComparePage,
+    "/compare",
+    response_model=ComparePage,
     summary="Experiments on one dataset side by side; the first is the baseline",
 )
 def compare(
-    db: Database, paging: PagingParams,
+    db: Database,
+    paging: PagingParams,
     e: Annotated[list[str], Query(description="experiment ids or names, baseline first")],
     show: Annotated[CompareShow, Query(description="which rows to list")] = "all",
     metric: Annotated[Optional[str], Query(description="judge changes on this metric only")] = None,
 ) -> ComparePage:
     return queries.compare_page(
-        db, experiments(e, db), show=show, metric=blank_is_none(metric), page=paging.page,
+        db,
+        experiments(e, db),
+        show=show,
+        metric=blank_is_none(metric),
+        page=paging.page,
         per_page=paging.per_page,
     )

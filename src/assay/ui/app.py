@@ -32,8 +32,12 @@ def create_app(store: Store, token: Optional[str] = None) -> FastAPI:
         db.close()
 
     app = FastAPI(
-        title="assay UI", summary="Datasets, experiments and their rows, read-only.",
-        docs_url=None, redoc_url=None, openapi_url="/api/openapi.json", lifespan=lifespan,
+        title="assay UI",
+        summary="Datasets, experiments and their rows, read-only.",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+        lifespan=lifespan,
     )
     app.state.db = db
     app.state.templates = make_templates()

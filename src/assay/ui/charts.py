@@ -36,8 +36,15 @@ def histogram_bars(histogram: Histogram) -> list[Bar]:
         label = "error" if is_error else _bin_label(histogram, index)
         height = (HEIGHT - LABEL_SPACE) * count / tallest
         bars.append(
-            Bar(index * slot + 1, HEIGHT - LABEL_SPACE - height, max(slot - 2, 1), height, count,
-                label, error=is_error)
+            Bar(
+                index * slot + 1,
+                HEIGHT - LABEL_SPACE - height,
+                max(slot - 2, 1),
+                height,
+                count,
+                label,
+                error=is_error,
+            )
         )
     return bars
 

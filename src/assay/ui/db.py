@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 from assay.store.base import Store
@@ -45,7 +45,9 @@ class ReadOnlyDatabase:
 
     def _open(self) -> sqlite3.Connection:
         if self._path is None:
-            shared: sqlite3.Connection = getattr(self._store, "conn")
+            # The store's own per-thread connection: the only way into a private in-memory
+            # database. The UI only ever runs SELECTs on it.
+            shared: sqlite3.Connection = cast(Any, self._store).conn
             return shared
         uri = f"file:{quote(str(self._path))}?mode=ro"
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)

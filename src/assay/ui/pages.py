@@ -27,11 +27,17 @@ def home() -> Response:
 
 @router.get("/experiments")
 def experiment_list(
-    request: Request, db: Database, paging: PagingParams,
-    q: Optional[str] = None, dataset: Optional[str] = None,
+    request: Request,
+    db: Database,
+    paging: PagingParams,
+    q: Optional[str] = None,
+    dataset: Optional[str] = None,
 ) -> Response:
     listing = queries.list_experiments(
-        db, q=blank_is_none(q), dataset_id=blank_is_none(dataset), page=paging.page,
+        db,
+        q=blank_is_none(q),
+        dataset_id=blank_is_none(dataset),
+        page=paging.page,
         per_page=paging.per_page,
     )
     return render(request, "experiments.html", listing=listing, nav="experiments")
@@ -39,7 +45,10 @@ def experiment_list(
 
 @router.get("/experiments/{ref}")
 def experiment_page(
-    request: Request, experiment: ExperimentParam, db: Database, row_filter: RowFilterParams,
+    request: Request,
+    experiment: ExperimentParam,
+    db: Database,
+    row_filter: RowFilterParams,
     paging: PagingParams,
 ) -> Response:
     detail = queries.experiment_detail(db, experiment)
@@ -55,16 +64,23 @@ def row_page(request: Request, experiment: ExperimentParam, run_id: str, db: Dat
 
 @router.get("/compare")
 def compare_page(
-    request: Request, db: Database, paging: PagingParams,
+    request: Request,
+    db: Database,
+    paging: PagingParams,
     e: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies defaults
-    show: CompareShow = "all", metric: Optional[str] = None,
+    show: CompareShow = "all",
+    metric: Optional[str] = None,
 ) -> Response:
     refs = [ref for ref in e if ref.strip()]
     if not refs:
         listing = queries.list_experiments(db, page=1, per_page=200)
         return render(request, "compare_pick.html", listing=listing, nav="compare")
     page = queries.compare_page(
-        db, experiments(refs, db), show=show, metric=blank_is_none(metric), page=paging.page,
+        db,
+        experiments(refs, db),
+        show=show,
+        metric=blank_is_none(metric),
+        page=paging.page,
         per_page=paging.per_page,
     )
     return render(request, "compare.html", cmp=page, nav="compare")
@@ -77,8 +93,12 @@ def dataset_list(request: Request, db: Database) -> Response:
 
 @router.get("/datasets/{ref}")
 def dataset_page(
-    request: Request, dataset: DatasetParam, db: Database, paging: PagingParams,
-    version: VersionParam, q: Optional[str] = None,
+    request: Request,
+    dataset: DatasetParam,
+    db: Database,
+    paging: PagingParams,
+    version: VersionParam,
+    q: Optional[str] = None,
 ) -> Response:
     examples = queries.example_page(
         db, dataset, version=version, q=blank_is_none(q), page=paging.page, per_page=paging.per_page

@@ -21,9 +21,7 @@ class Paging:
     def __init__(
         self,
         page: Annotated[int, Query(ge=1, description="1-based page number")] = 1,
-        per_page: Annotated[
-            int, Query(ge=1, le=MAX_PER_PAGE, description="rows per page")
-        ] = 50,
+        per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE, description="rows per page")] = 50,
     ) -> None:
         self.page = page
         self.per_page = per_page
@@ -58,14 +56,16 @@ def row_filter(
         Optional[str], Query(description="a number: rows whose 'metric' scores below it")
     ] = None,
     q: Annotated[Optional[str], Query(description="text searched in inputs and outputs")] = None,
-    sort: Annotated[
-        str, Query(description="position, latency, error or metric:<key>")
-    ] = "position",
+    sort: Annotated[str, Query(description="position, latency, error or metric:<key>")] = "position",
     order: Annotated[Literal["asc", "desc"], Query()] = "asc",
 ) -> RowFilter:
     return RowFilter(
-        failed=failed, metric=blank_is_none(metric), below=parse_number("below", below),
-        q=blank_is_none(q), sort=blank_is_none(sort) or "position", order=order,
+        failed=failed,
+        metric=blank_is_none(metric),
+        below=parse_number("below", below),
+        q=blank_is_none(q),
+        sort=blank_is_none(sort) or "position",
+        order=order,
     )
 
 

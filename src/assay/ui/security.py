@@ -80,7 +80,8 @@ class GuardMiddleware:
     def _refusal(self, request: Request) -> Optional[Response]:
         if request.method not in READ_METHODS:
             return PlainTextResponse(
-                "the assay UI is read-only: only GET and HEAD are allowed", 405,
+                "the assay UI is read-only: only GET and HEAD are allowed",
+                405,
                 headers={"Allow": "GET, HEAD"},
             )
         if self.token is None:
@@ -88,7 +89,8 @@ class GuardMiddleware:
             if not is_loopback_host(_host_name(host)):
                 return PlainTextResponse(
                     f"refused: Host {host!r} is not a loopback address; this UI serves "
-                    "127.0.0.1 only unless it was started with a token", 403,
+                    "127.0.0.1 only unless it was started with a token",
+                    403,
                 )
             return None
         return self._token_refusal(request)
@@ -150,4 +152,3 @@ def _with_headers(send: Send, started: float, path: str) -> Send:
         await send(message)
 
     return send_with_headers
-

@@ -47,9 +47,7 @@ class RedactTokens(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(
-                redact(arg) if isinstance(arg, str) else arg for arg in record.args
-            )
+            record.args = tuple(redact(arg) if isinstance(arg, str) else arg for arg in record.args)
         return True
 
 

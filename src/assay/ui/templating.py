@@ -64,11 +64,21 @@ def make_templates() -> Jinja2Templates:
     env.trim_blocks = True
     env.lstrip_blocks = True
     env.globals.update(
-        view=views.view, with_query=with_query, sort_link=sort_link, sort_mark=sort_mark,
-        page_count=page_count, score_class=views.score_class, num=views.format_number,
-        without_traceback=views.without_traceback, traceback_of=views.traceback_of,
-        histogram_bars=charts.histogram_bars, histogram_ticks=charts.histogram_ticks, timeline_span=charts.timeline_span,
-        timeline_total=charts.timeline_total, short_id=short_id, short_time=short_time,
+        view=views.view,
+        with_query=with_query,
+        sort_link=sort_link,
+        sort_mark=sort_mark,
+        page_count=page_count,
+        score_class=views.score_class,
+        num=views.format_number,
+        without_traceback=views.without_traceback,
+        traceback_of=views.traceback_of,
+        histogram_bars=charts.histogram_bars,
+        histogram_ticks=charts.histogram_ticks,
+        timeline_span=charts.timeline_span,
+        timeline_total=charts.timeline_total,
+        short_id=short_id,
+        short_time=short_time,
         node_kind=node_kind,
     )
     return templates

@@ -6,7 +6,7 @@ escapes every piece of text, so nothing here produces markup.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Optional, TypeGuard, Union
 
 import orjson
 
@@ -16,7 +16,16 @@ MAX_COLUMNS = 30
 MAX_TEXT = 20_000
 SHORT_TEXT = 120
 
-PASS_FLAGS = ("passed", "pass", "success", "execution_success", "ok", "correct", "is_correct", "match")
+PASS_FLAGS = (
+    "passed",
+    "pass",
+    "success",
+    "execution_success",
+    "ok",
+    "correct",
+    "is_correct",
+    "match",
+)
 """Record fields whose False marks a failing row (a test case, a compared row...)."""
 
 
@@ -100,7 +109,8 @@ def _sequence(value: list[Any], depth: int, columns: Optional[list[str]]) -> Nod
     if value and all(isinstance(item, dict) for item in value):
         return _records_table(value, depth)
     if value and columns and all(_is_row(item, len(columns)) for item in value):
-        rows = [TableRow([view(cell, depth + 1) for cell in item]) for item in value[:MAX_TABLE_ROWS]]
+        shown = value[:MAX_TABLE_ROWS]
+        rows = [TableRow([view(cell, depth + 1) for cell in item]) for item in shown]
         return Table(columns, rows, max(len(value) - MAX_TABLE_ROWS, 0))
     return Items([view(item, depth + 1) for item in value[:MAX_TABLE_ROWS]])
 
@@ -132,7 +142,7 @@ def row_status(record: dict[str, Any]) -> Optional[str]:
     return "good" if flags else None
 
 
-def _is_str_list(value: Any) -> bool:
+def _is_str_list(value: Any) -> TypeGuard[list[str]]:
     return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
 
 
@@ -148,7 +158,7 @@ def format_number(value: Optional[float], digits: int = 3) -> str:
         return "true" if value else "false"
     if float(value).is_integer() and abs(value) < 1e15:
         return str(int(value))
-    if abs(value) >= 1e6 or abs(value) < 10 ** -digits:
+    if abs(value) >= 1e6 or abs(value) < 10**-digits:
         return f"{value:.{digits}g}"
     return f"{value:.{digits}f}".rstrip("0").rstrip(".")
 

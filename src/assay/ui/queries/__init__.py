@@ -7,6 +7,15 @@ from assay.ui.queries.metrics import metric_stats, metrics_and_histograms
 from assay.ui.queries.rows import row_detail, row_page
 
 __all__ = [
-    "compare_page", "example_page", "experiment_detail", "find_dataset", "find_experiment",
-    "list_datasets", "list_experiments", "metric_stats", "metrics_and_histograms", "row_detail", "row_page",
+    "compare_page",
+    "example_page",
+    "experiment_detail",
+    "find_dataset",
+    "find_experiment",
+    "list_datasets",
+    "list_experiments",
+    "metric_stats",
+    "metrics_and_histograms",
+    "row_detail",
+    "row_page",
 ]

@@ -62,8 +62,7 @@ def version_clause(alias: str, version: Optional[int]) -> tuple[str, tuple[Any, 
     if version is None:
         return f"{alias}.removed_version IS NULL", ()
     return (
-        f"{alias}.added_version <= ? AND ({alias}.removed_version IS NULL "
-        f"OR {alias}.removed_version > ?)",
+        f"{alias}.added_version <= ? AND ({alias}.removed_version IS NULL OR {alias}.removed_version > ?)",
         (version, version),
     )
 

@@ -38,39 +38,49 @@ _SHOW = {
 }
 
 
-def _pairs_sql(count: int, by_metric: bool) -> str:
-    """CTEs ``s`` (score per experiment, row and key) and ``pairs`` (change vs baseline)."""
-    key_clause = "AND r.key = ?" if by_metric else ""
+def _judged_sql(others: int, by_metric: bool) -> str:
+    """CTE ``judged``: per baseline run (its rowid), other experiment and metric key, whether
+    the other's aligned run did worse or better. Runs align through the (experiment,
+    example, repetition) index; several results under one key are averaged."""
+    key_clause = "AND rb.key = ?" if by_metric else ""
     return f"""
-    s AS MATERIALIZED (
-        SELECT u.experiment_id AS exp, u.example_id AS ex, u.repetition AS rep, r.key AS key,
-               AVG(CASE WHEN r.error IS NULL THEN r.score END) AS score,
-               MAX(r.error IS NOT NULL) AS errored
-        FROM runs u JOIN results r ON r.run_id = u.id
-        WHERE u.experiment_id IN ({", ".join("?" * count)}) {key_clause}
-        GROUP BY u.experiment_id, u.example_id, u.repetition, r.key
-    ),
     pairs AS (
-        SELECT b.ex, b.rep, b.key, o.exp AS other,
-               CASE WHEN (o.errored AND NOT b.errored) OR o.score < b.score - {EPSILON}
-                    THEN 1 ELSE 0 END AS worse,
-               CASE WHEN (b.errored AND NOT o.errored AND o.score IS NOT NULL)
-                         OR o.score > b.score + {EPSILON}
+        SELECT b.rowid AS brow, o.experiment_id AS other, rb.key AS key,
+               AVG(CASE WHEN rb.error IS NULL THEN rb.score END) AS bs,
+               MAX(rb.error IS NOT NULL) AS be,
+               AVG(CASE WHEN ro.error IS NULL THEN ro.score END) AS os,
+               MAX(ro.error IS NOT NULL) AS oe
+        FROM runs b
+        JOIN runs o ON o.experiment_id IN ({", ".join("?" * others)})
+             AND o.example_id = b.example_id AND o.repetition = b.repetition
+        JOIN results rb ON rb.run_id = b.id {key_clause}
+        JOIN results ro ON ro.run_id = o.id AND ro.key = rb.key
+        WHERE b.experiment_id = ?
+        GROUP BY b.rowid, o.rowid, rb.key
+    ),
+    judged AS (
+        SELECT brow, other, key,
+               CASE WHEN (oe AND NOT be) OR os < bs - {EPSILON} THEN 1 ELSE 0 END AS worse,
+               CASE WHEN (be AND NOT oe AND os IS NOT NULL) OR os > bs + {EPSILON}
                     THEN 1 ELSE 0 END AS better
-        FROM s b JOIN s o ON o.ex = b.ex AND o.rep = b.rep AND o.key = b.key AND o.exp <> b.exp
-        WHERE b.exp = ?
+        FROM pairs
     )"""
+
+
+def _judged_params(ids: list[str], metric: Optional[str]) -> list[Any]:
+    return [*ids[1:], *([metric] if metric is not None else []), ids[0]]
 
 
 def _run_changes_sql(others: int) -> str:
     return f"""
     runchange AS (
-        SELECT b.example_id AS ex, b.repetition AS rep,
+        SELECT b.rowid AS brow,
                MAX(o.error IS NOT NULL AND b.error IS NULL) AS worse,
                MAX(b.error IS NOT NULL AND o.error IS NULL) AS better
-        FROM runs b JOIN runs o ON o.example_id = b.example_id AND o.repetition = b.repetition
-        WHERE b.experiment_id = ? AND o.experiment_id IN ({", ".join("?" * others)})
-        GROUP BY b.example_id, b.repetition
+        FROM runs b JOIN runs o ON o.experiment_id IN ({", ".join("?" * others)})
+             AND o.example_id = b.example_id AND o.repetition = b.repetition
+        WHERE b.experiment_id = ?
+        GROUP BY b.rowid
     ),"""
 
 
@@ -87,12 +97,20 @@ def compare_page(
     baseline, ids = experiments[0], [e.id for e in experiments]
     keys = _metric_keys(db, ids)
     if metric is not None and metric not in keys:
-        raise BadRequest(f"unknown metric {metric!r}; these experiments' metrics: {', '.join(keys)}")
+        known = ", ".join(keys)
+        raise BadRequest(f"unknown metric {metric!r}; these experiments' metrics: {known}")
     total, changes = _changed_rows(db, ids, show=show, metric=metric, page=page, per_page=per_page)
     return ComparePage(
-        experiments=experiments, baseline_id=baseline.id, metric_keys=keys,
-        metrics=_metrics(db, ids, keys), show=show, metric=metric, total=total, page=page,
-        per_page=per_page, rows=_rows(db, experiments, changes, metric),
+        experiments=experiments,
+        baseline_id=baseline.id,
+        metric_keys=keys,
+        metrics=_metrics(db, ids, keys),
+        show=show,
+        metric=metric,
+        total=total,
+        page=page,
+        per_page=per_page,
+        rows=_rows(db, experiments, changes, metric),
     )
 
 
@@ -119,8 +137,13 @@ def _metric_keys(db: ReadOnlyDatabase, ids: list[str]) -> list[str]:
 
 
 def _changed_rows(
-    db: ReadOnlyDatabase, ids: list[str], *, show: CompareShow, metric: Optional[str],
-    page: int, per_page: int,
+    db: ReadOnlyDatabase,
+    ids: list[str],
+    *,
+    show: CompareShow,
+    metric: Optional[str],
+    page: int,
+    per_page: int,
 ) -> tuple[int, list[dict[str, Any]]]:
     """The baseline's rows on this page with their overall change, and how many match."""
     by_metric = metric is not None
@@ -128,21 +151,21 @@ def _changed_rows(
     run_cte, run_join, run_worse, run_better = "", "", "0", "0"
     if not by_metric:
         run_cte = _run_changes_sql(len(ids) - 1)
-        params += [ids[0], *ids[1:]]
-        run_join = "LEFT JOIN runchange k ON k.ex = u.example_id AND k.rep = u.repetition"
+        params += [*ids[1:], ids[0]]
+        run_join = "LEFT JOIN runchange k ON k.brow = u.rowid"
         run_worse, run_better = "COALESCE(k.worse, 0)", "COALESCE(k.better, 0)"
-    params += [*ids, *([metric] if by_metric else []), ids[0]]
+    params += _judged_params(ids, metric)
     matching = f"""
-    WITH {run_cte} {_pairs_sql(len(ids), by_metric)},
-    rowchange AS (SELECT ex, rep, MAX(worse) AS worse, MAX(better) AS better FROM pairs
-                  GROUP BY ex, rep),
+    WITH {run_cte} {_judged_sql(len(ids) - 1, by_metric)},
+    rowchange AS (SELECT brow, MAX(worse) AS worse, MAX(better) AS better FROM judged
+                  GROUP BY brow),
     c AS (
         SELECT u.example_id, u.repetition, u.position,
                substr(u.inputs, 1, {PREVIEW_SOURCE_CHARS}) AS inputs,
                MAX(COALESCE(p.worse, 0), {run_worse}) AS worse,
                MAX(COALESCE(p.better, 0), {run_better}) AS better
         FROM runs u
-        LEFT JOIN rowchange p ON p.ex = u.example_id AND p.rep = u.repetition
+        LEFT JOIN rowchange p ON p.brow = u.rowid
         {run_join}
         WHERE u.experiment_id = ?
     )
@@ -174,9 +197,10 @@ def _metrics(db: ReadOnlyDatabase, ids: list[str], keys: list[str]) -> list[Comp
     worse: dict[str, dict[str, int]] = defaultdict(dict)
     better: dict[str, dict[str, int]] = defaultdict(dict)
     for row in db.query(
-        f"WITH {_pairs_sql(len(ids), False)} "
-        "SELECT key, other, SUM(worse) AS worse, SUM(better) AS better FROM pairs GROUP BY key, other",
-        [*ids, ids[0]],
+        f"WITH {_judged_sql(len(ids) - 1, False)} "
+        "SELECT key, other, SUM(worse) AS worse, SUM(better) AS better FROM judged "
+        "GROUP BY key, other",
+        _judged_params(ids, None),
     ):
         worse[row["key"]][row["other"]] = int(row["worse"])
         better[row["key"]][row["other"]] = int(row["better"])
@@ -184,14 +208,20 @@ def _metrics(db: ReadOnlyDatabase, ids: list[str], keys: list[str]) -> list[Comp
 
 
 def _metric(
-    key: str, ids: list[str], means: dict[str, Optional[float]], errors: dict[str, int],
-    worse: dict[str, int], better: dict[str, int],
+    key: str,
+    ids: list[str],
+    means: dict[str, Optional[float]],
+    errors: dict[str, int],
+    worse: dict[str, int],
+    better: dict[str, int],
 ) -> CompareMetric:
     base = means.get(ids[0])
     deltas = {exp: _delta(means.get(exp), base) for exp in ids[1:]}
     return CompareMetric(
-        key=key, means={exp: means.get(exp) for exp in ids},
-        errors={exp: errors.get(exp, 0) for exp in ids}, deltas=deltas,
+        key=key,
+        means={exp: means.get(exp) for exp in ids},
+        errors={exp: errors.get(exp, 0) for exp in ids},
+        deltas=deltas,
         regressions={exp: worse.get(exp, 0) for exp in ids[1:]},
         improvements={exp: better.get(exp, 0) for exp in ids[1:]},
     )
@@ -202,7 +232,9 @@ def _delta(value: Optional[float], base: Optional[float]) -> Optional[float]:
 
 
 def _rows(
-    db: ReadOnlyDatabase, experiments: list[ExperimentSummary], changes: list[dict[str, Any]],
+    db: ReadOnlyDatabase,
+    experiments: list[ExperimentSummary],
+    changes: list[dict[str, Any]],
     metric: Optional[str],
 ) -> list[CompareRow]:
     example_ids = sorted({row["example_id"] for row in changes})
@@ -217,18 +249,19 @@ def _rows(
             cell.changes = cell_changes(cells[0], cell, metric)
         rows.append(
             CompareRow(
-                example_id=change["example_id"], repetition=change["repetition"],
-                position=change["position"], inputs=preview(change["inputs"]),
+                example_id=change["example_id"],
+                repetition=change["repetition"],
+                position=change["position"],
+                inputs=preview(change["inputs"]),
                 reference=references.get(change["example_id"], ""),
-                change=_overall(bool(change["worse"]), bool(change["better"])), cells=cells,
+                change=_overall(bool(change["worse"]), bool(change["better"])),
+                cells=cells,
             )
         )
     return rows
 
 
-def _runs_of(
-    db: ReadOnlyDatabase, ids: list[str], example_ids: list[str]
-) -> dict[tuple[str, str, int], Any]:
+def _runs_of(db: ReadOnlyDatabase, ids: list[str], example_ids: list[str]) -> dict[tuple[str, str, int], Any]:
     exp_marks, exp_params = in_list(ids)
     ex_marks, ex_params = in_list(example_ids)
     rows = db.query(
@@ -244,8 +277,11 @@ def _cell(experiment_id: str, run: Any, scores: dict[str, list[ScoreCell]]) -> C
     if run is None:
         return CompareCell(experiment_id=experiment_id, scores=[])
     return CompareCell(
-        experiment_id=experiment_id, run_id=run["id"], outputs=preview(run["outputs"]),
-        error=run["error"], scores=scores.get(run["id"], []),
+        experiment_id=experiment_id,
+        run_id=run["id"],
+        outputs=preview(run["outputs"]),
+        error=run["error"],
+        scores=scores.get(run["id"], []),
     )
 
 

@@ -52,9 +52,15 @@ def example_page(
         [*params, per_page, offset(page, per_page)],
     )
     return ExamplePage(
-        dataset=dataset, version=dataset.version if version is None else version,
-        versions=_versions(db, dataset.id), q=q, total=int(total), page=page, per_page=per_page,
-        examples=[_example(row) for row in rows], experiments=_experiments_on(db, dataset.id),
+        dataset=dataset,
+        version=dataset.version if version is None else version,
+        versions=_versions(db, dataset.id),
+        q=q,
+        total=int(total),
+        page=page,
+        per_page=per_page,
+        examples=[_example(row) for row in rows],
+        experiments=_experiments_on(db, dataset.id),
     )
 
 
@@ -83,15 +89,23 @@ def _experiments_on(db: ReadOnlyDatabase, dataset_id: str) -> list[ExperimentRef
 
 def _summary(row: Any) -> DatasetSummary:
     return DatasetSummary(
-        id=row["id"], name=row["name"], description=row["description"],
-        created_at=row["created_at"], version=row["version"],
-        example_count=row["example_count"], experiment_count=row["experiment_count"],
+        id=row["id"],
+        name=row["name"],
+        description=row["description"],
+        created_at=row["created_at"],
+        version=row["version"],
+        example_count=row["example_count"],
+        experiment_count=row["experiment_count"],
     )
 
 
 def _example(row: Any) -> ExampleView:
     return ExampleView(
-        id=row["id"], position=row["position"], inputs=loads(row["inputs"]),
-        outputs=loads(row["outputs"]), metadata=loads(row["metadata"]),
-        added_version=row["added_version"], created_at=row["created_at"],
+        id=row["id"],
+        position=row["position"],
+        inputs=loads(row["inputs"]),
+        outputs=loads(row["outputs"]),
+        metadata=loads(row["metadata"]),
+        added_version=row["added_version"],
+        created_at=row["created_at"],
     )

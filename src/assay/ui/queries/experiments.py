@@ -23,6 +23,7 @@ SELECT x.*, d.name AS dataset_name,
 FROM experiments x LEFT JOIN datasets d ON d.id = x.dataset_id
 """
 
+
 def list_experiments(
     db: ReadOnlyDatabase,
     *,
@@ -46,31 +47,42 @@ def list_experiments(
     summaries = [summary_from(row) for row in rows]
     _attach_means(db, summaries)
     return ExperimentList(
-        q=q, dataset_id=dataset_id, total=int(total), page=page, per_page=per_page,
+        q=q,
+        dataset_id=dataset_id,
+        total=int(total),
+        page=page,
+        per_page=per_page,
         experiments=summaries,
     )
 
 
-def find_experiment(db: ReadOnlyDatabase, ref: str) -> Optional[ExperimentSummary]:
-    """An experiment by id or by name, with its metric means."""
+def find_experiment(
+    db: ReadOnlyDatabase, ref: str, *, with_means: bool = False
+) -> Optional[ExperimentSummary]:
+    """An experiment by id or by name (its metric means only when asked: pages that show
+    metrics compute richer statistics themselves)."""
     row = db.query_one(f"{_SUMMARY} WHERE x.id = ? OR x.name = ? LIMIT 1", (ref, ref))
     if row is None:
         return None
     summary = summary_from(row)
-    _attach_means(db, [summary])
+    if with_means:
+        _attach_means(db, [summary])
     return summary
 
 
 def experiment_detail(db: ReadOnlyDatabase, experiment: ExperimentSummary) -> ExperimentDetail:
-    row = db.query_one(
-        "SELECT description, metadata, config FROM experiments WHERE id = ?", (experiment.id,)
-    )
+    row = db.query_one("SELECT description, metadata, config FROM experiments WHERE id = ?", (experiment.id,))
     assert row is not None, "the experiment was found a moment ago"
     metrics, histograms = metrics_and_histograms(db, experiment.id)
     return ExperimentDetail(
-        experiment=experiment, description=row["description"], metadata=loads(row["metadata"]),
-        config=loads(row["config"]), metrics=metrics, histograms=histograms,
-        summary_results=summary_results(db, experiment.id), latency=_latency(db, experiment.id),
+        experiment=experiment,
+        description=row["description"],
+        metadata=loads(row["metadata"]),
+        config=loads(row["config"]),
+        metrics=metrics,
+        histograms=histograms,
+        summary_results=summary_results(db, experiment.id),
+        latency=_latency(db, experiment.id),
     )
 
 
@@ -84,13 +96,15 @@ def metric_keys(db: ReadOnlyDatabase, experiment_id: str) -> list[str]:
 
 
 def summary_results(db: ReadOnlyDatabase, experiment_id: str) -> list[ResultView]:
-    rows = db.query(
-        "SELECT * FROM summary_results WHERE experiment_id = ? ORDER BY pk", (experiment_id,)
-    )
+    rows = db.query("SELECT * FROM summary_results WHERE experiment_id = ? ORDER BY pk", (experiment_id,))
     return [
         ResultView(
-            key=row["key"], score=row["score"], value=loads(row["value"]),
-            feedback=row["feedback"], comment=row["comment"], metadata=loads(row["metadata"]),
+            key=row["key"],
+            score=row["score"],
+            value=loads(row["value"]),
+            feedback=row["feedback"],
+            comment=row["comment"],
+            metadata=loads(row["metadata"]),
             error=row["error"],
         )
         for row in rows
@@ -123,9 +137,16 @@ def _attach_means(db: ReadOnlyDatabase, summaries: list[ExperimentSummary]) -> N
 
 def summary_from(row: Any) -> ExperimentSummary:
     return ExperimentSummary(
-        id=row["id"], name=row["name"], dataset_id=row["dataset_id"],
-        dataset_name=row["dataset_name"], dataset_version=row["dataset_version"],
-        status=row["status"], created_at=row["created_at"], finished_at=row["finished_at"],
-        rows=row["row_count"], run_errors=row["run_errors"], num_examples=row["num_examples"],
+        id=row["id"],
+        name=row["name"],
+        dataset_id=row["dataset_id"],
+        dataset_name=row["dataset_name"],
+        dataset_version=row["dataset_version"],
+        status=row["status"],
+        created_at=row["created_at"],
+        finished_at=row["finished_at"],
+        rows=row["row_count"],
+        run_errors=row["run_errors"],
+        num_examples=row["num_examples"],
         num_repetitions=row["num_repetitions"],
     )

@@ -64,8 +64,14 @@ def metric_stats(db: ReadOnlyDatabase, experiment_id: str) -> list[MetricStat]:
 
 def _key_pass(row: Any) -> _KeyPass:
     return _KeyPass(
-        key=row["key"], mean=row["mean"], n=row["n"], errors=row["errors"],
-        unscored=row["unscored"], lo=row["lo"], hi=row["hi"], scored_runs=row["scored_runs"],
+        key=row["key"],
+        mean=row["mean"],
+        n=row["n"],
+        errors=row["errors"],
+        unscored=row["unscored"],
+        lo=row["lo"],
+        hi=row["hi"],
+        scored_runs=row["scored_runs"],
     )
 
 
@@ -83,7 +89,8 @@ def _bin_expression(keys: list[_KeyPass]) -> tuple[str, list[Any]]:
     unit = [k.key for k in keys if k.unit_range]
     unit_marks = ", ".join("?" * len(unit))
     sql = (
-        f"CASE WHEN r.key IN ({unit_marks}) THEN MIN(CAST(r.score * {BINS} AS INTEGER), {BINS - 1}) "
+        f"CASE WHEN r.key IN ({unit_marks}) "
+        f"THEN MIN(CAST(r.score * {BINS} AS INTEGER), {BINS - 1}) "
         f"WHEN {hi} = {lo} THEN 0 "
         f"ELSE MIN(CAST((r.score - {lo}) * {BINS} / ({hi} - {lo}) AS INTEGER), {BINS - 1}) END"
     )
@@ -150,8 +157,16 @@ def _clustered_by_example(
 def _stat(k: _KeyPass, groups: int, squares: Optional[float]) -> MetricStat:
     interval = clustered_interval(k.mean, k.n, groups, squares)
     return MetricStat(
-        key=k.key, mean=k.mean, n=k.n, errors=k.errors, unscored=k.unscored,
-        stderr=interval.stderr, ci_low=interval.low, ci_high=interval.high, min=k.lo, max=k.hi,
+        key=k.key,
+        mean=k.mean,
+        n=k.n,
+        errors=k.errors,
+        unscored=k.unscored,
+        stderr=interval.stderr,
+        ci_low=interval.low,
+        ci_high=interval.high,
+        min=k.lo,
+        max=k.hi,
         unit_range=k.unit_range,
     )
 

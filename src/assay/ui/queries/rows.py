@@ -68,21 +68,33 @@ def row_page(
     references = reference_previews(db, experiment, [run["example_id"] for run in runs])
     rows = [
         RowSummary(
-            run_id=run["id"], example_id=run["example_id"], repetition=run["repetition"],
-            position=run["position"], inputs=preview(run["inputs"]),
-            outputs=preview(run["outputs"]), reference=references.get(run["example_id"], ""),
-            error=run["error"], latency_ms=run["latency_ms"], scores=scores.get(run["id"], []),
+            run_id=run["id"],
+            example_id=run["example_id"],
+            repetition=run["repetition"],
+            position=run["position"],
+            inputs=preview(run["inputs"]),
+            outputs=preview(run["outputs"]),
+            reference=references.get(run["example_id"], ""),
+            error=run["error"],
+            latency_ms=run["latency_ms"],
+            scores=scores.get(run["id"], []),
         )
         for run in runs
     ]
     return RowPage(
-        experiment=experiment, filter=row_filter, metric_keys=keys, total=int(total), page=page,
-        per_page=per_page, rows=rows,
+        experiment=experiment,
+        filter=row_filter,
+        metric_keys=keys,
+        total=int(total),
+        page=page,
+        per_page=per_page,
+        rows=rows,
     )
 
 
 def _where(experiment_id: str, row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:
-    clauses, params = ["u.experiment_id = ?"], [experiment_id]
+    clauses: list[str] = ["u.experiment_id = ?"]
+    params: list[Any] = [experiment_id]
     if row_filter.failed:
         clauses.append(FAILED)
     if row_filter.below is not None and row_filter.metric is None:
@@ -137,8 +149,10 @@ def score_cells(db: ReadOnlyDatabase, run_ids: list[str]) -> dict[str, list[Scor
     ):
         cells[row["run_id"]].append(
             ScoreCell(
-                key=row["key"], score=None if row["error"] else row["score"],
-                value=preview(row["value"]) or None, error=row["error"],
+                key=row["key"],
+                score=None if row["error"] else row["score"],
+                value=preview(row["value"]) or None,
+                error=row["error"],
             )
         )
     return cells
@@ -167,21 +181,35 @@ def row_detail(db: ReadOnlyDatabase, experiment: ExperimentSummary, run_id: str)
     example = _example(db, experiment, run["example_id"])
     previous_id, next_id = _neighbours(db, experiment.id, run["position"], run["repetition"])
     return RowDetail(
-        experiment=experiment, run_id=run["id"], example_id=run["example_id"],
-        repetition=run["repetition"], position=run["position"], inputs=loads(run["inputs"]),
-        outputs=loads(run["outputs"]), reference_outputs=example.get("outputs"),
-        example_metadata=example.get("metadata"), error=run["error"], run=run_tree(run),
-        results=results_of(db, run_id), previous_run_id=previous_id, next_run_id=next_id,
+        experiment=experiment,
+        run_id=run["id"],
+        example_id=run["example_id"],
+        repetition=run["repetition"],
+        position=run["position"],
+        inputs=loads(run["inputs"]),
+        outputs=loads(run["outputs"]),
+        reference_outputs=example.get("outputs"),
+        example_metadata=example.get("metadata"),
+        error=run["error"],
+        run=run_tree(run),
+        results=results_of(db, run_id),
+        previous_run_id=previous_id,
+        next_run_id=next_id,
     )
 
 
 def results_of(db: ReadOnlyDatabase, run_id: str) -> list[ResultView]:
     return [
         ResultView(
-            key=row["key"], score=None if row["error"] else row["score"],
-            value=loads(row["value"]), feedback=row["feedback"], comment=row["comment"],
-            correction=loads(row["correction"]), metadata=loads(row["metadata"]),
-            evaluator_info=loads(row["evaluator_info"]), error=row["error"],
+            key=row["key"],
+            score=None if row["error"] else row["score"],
+            value=loads(row["value"]),
+            feedback=row["feedback"],
+            comment=row["comment"],
+            correction=loads(row["correction"]),
+            metadata=loads(row["metadata"]),
+            evaluator_info=loads(row["evaluator_info"]),
+            error=row["error"],
         )
         for row in db.query("SELECT * FROM results WHERE run_id = ? ORDER BY pk", (run_id,))
     ]

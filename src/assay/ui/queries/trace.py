@@ -17,9 +17,13 @@ def run_tree(run: Any) -> RunNode:
     root_start = _parse(run["start_time"])
     children = loads(run["child_runs"]) or []
     return RunNode(
-        name=run["name"], run_type=run["run_type"], start_time=run["start_time"],
-        end_time=run["end_time"], offset_ms=0.0 if root_start else None,
-        duration_ms=run["latency_ms"], error=run["error"],
+        name=run["name"],
+        run_type=run["run_type"],
+        start_time=run["start_time"],
+        end_time=run["end_time"],
+        offset_ms=0.0 if root_start else None,
+        duration_ms=run["latency_ms"],
+        error=run["error"],
         children=[_node(child, root_start, 1) for child in children if isinstance(child, dict)],
     )
 
@@ -28,10 +32,15 @@ def _node(data: dict[str, Any], root_start: Optional[datetime], depth: int) -> R
     start, end = _parse(data.get("start_time")), _parse(data.get("end_time"))
     children = data.get("child_runs") or []
     return RunNode(
-        name=_text(data.get("name")), run_type=_text(data.get("run_type")),
-        start_time=_text(data.get("start_time")), end_time=_text(data.get("end_time")),
-        offset_ms=_ms(root_start, start), duration_ms=_ms(start, end),
-        error=_text(data.get("error")), inputs=data.get("inputs"), outputs=data.get("outputs"),
+        name=_text(data.get("name")),
+        run_type=_text(data.get("run_type")),
+        start_time=_text(data.get("start_time")),
+        end_time=_text(data.get("end_time")),
+        offset_ms=_ms(root_start, start),
+        duration_ms=_ms(start, end),
+        error=_text(data.get("error")),
+        inputs=data.get("inputs"),
+        outputs=data.get("outputs"),
         children=[
             _node(child, root_start, depth + 1)
             for child in children
