@@ -155,3 +155,14 @@ def test_unknown_dialect_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown SQL dialect 'sqlyte'"):
         check_dialect("sqlyte")
     assert check_dialect("postgres") == "postgres"
+
+
+def test_oversized_sql_is_refused_without_parsing() -> None:
+    report = analyze_sql("SELECT 1 FROM t WHERE " + " OR ".join(["a = 1"] * 20_000), "sqlite")
+    assert report.refusal and "longer than 100,000 characters" in report.refusal
+    assert report.flags == ("oversized",)
+
+
+def test_parser_crashes_become_parse_errors() -> None:
+    report = analyze_sql("SELECT " + "(" * 5000 + "1" + ")" * 5000, "sqlite")
+    assert not report.parsed and "RecursionError" in (report.parse_error or "")

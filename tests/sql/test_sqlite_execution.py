@@ -486,3 +486,10 @@ def test_fixture_building_has_a_deadline() -> None:
     result = SQLExecutionEvaluator(timeout=0.3).evaluate(Run(outputs={"sql": "SELECT 1"}), example)
     assert isinstance(result, EvaluationResult)
     assert result.error and "took more than 0.3 s" in result.error
+
+
+def test_pathological_nesting_is_the_model_failing_not_the_evaluator(shop: SQLExecutionEvaluator) -> None:
+    nested = "SELECT " + "(" * 5000 + "1" + ")" * 5000
+    result = evaluate(shop, nested, "SELECT 1")
+    assert result.error is None
+    assert (result.score, result.value) == (0, "syntax_error")

@@ -86,6 +86,10 @@ REFUSED_FUNCTIONS = frozenset(
 # Functions that only waste time (the timeout stops them): flagged.
 SLEEP_FUNCTIONS = frozenset({"pg_sleep", "pg_sleep_for", "pg_sleep_until", "sleep", "benchmark"})
 
+# Longer SQL is refused unparsed: no model answer needs it, and parsing it would take seconds.
+MAX_SQL_CHARS = 100_000
+_CACHED_SQL_CHARS = 20_000
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _QUERY_KEYWORD = re.compile(r"^\s*\(*\s*(select|with|values)\b", re.IGNORECASE)
 
@@ -126,21 +130,39 @@ def check_dialect(dialect: str | None) -> str | None:
     return dialect
 
 
-@functools.lru_cache(maxsize=4096)  # references repeat across runs and repetitions
 def analyze_sql(sql: str, dialect: str | None = None) -> StaticReport:
     """Parse ``sql`` and decide whether it is a single read-only query."""
+    if len(sql) > MAX_SQL_CHARS:
+        return StaticReport(
+            parsed=False,
+            parse_error=f"SQL text of {len(sql):,} characters (more than {MAX_SQL_CHARS:,})",
+            refusal=f"SQL text longer than {MAX_SQL_CHARS:,} characters",
+            flags=("oversized",),
+        )
+    if len(sql) > _CACHED_SQL_CHARS:
+        return _analyze(sql, dialect)
+    return _analyze_cached(sql, dialect)
+
+
+def _analyze(sql: str, dialect: str | None) -> StaticReport:
     comments = scan_comments(sql, dialect)
     text_flags = ["comment_truncation"] if comments.truncation else []
     try:
         with _sqlglot_quiet():
-            statements = [
-                s for s in sqlglot.parse(sql, read=dialect, error_level=ErrorLevel.RAISE) if s is not None
-            ]
+            parsed = sqlglot.parse(sql, read=dialect, error_level=ErrorLevel.RAISE)
+        statements = [statement for statement in parsed if statement is not None]
     except (ParseError, TokenError) as exc:
         return StaticReport(parsed=False, parse_error=_clean(exc), flags=tuple(text_flags))
+    except Exception as exc:  # untrusted text may trip the parser itself (RecursionError...)
+        problem = f"the parser failed ({type(exc).__name__}: {_clean(exc)})"
+        return StaticReport(parsed=False, parse_error=problem, flags=tuple(text_flags))
     if not statements:
         return StaticReport(parsed=False, parse_error="no SQL statement found", flags=tuple(text_flags))
     return _classify(statements, text_flags)
+
+
+# References repeat across runs and repetitions; short texts only, to bound the cache's memory.
+_analyze_cached = functools.lru_cache(maxsize=4096)(_analyze)
 
 
 @contextmanager
