@@ -474,7 +474,10 @@ def test_a_finished_query_is_never_interrupted_later(shop_sqlite: Path) -> None:
     """Deadlines end with their query: many quick queries under a short timeout all succeed."""
     evaluator = SQLExecutionEvaluator(shop_sqlite, timeout=0.05)
     for _ in range(100):
-        assert evaluate(evaluator, "SELECT COUNT(*) FROM customers", "SELECT COUNT(id) FROM customers").score == 1
+        assert (
+            evaluate(evaluator, "SELECT COUNT(*) FROM customers", "SELECT COUNT(id) FROM customers").score
+            == 1
+        )
 
 
 def test_fixture_building_has_a_deadline() -> None:

@@ -183,7 +183,7 @@ def _apply(mapping: tuple[int, ...], rows: list[Row]) -> list[Row]:
 
 
 def _first_order_difference(reference: list[Row], generated: list[Row], tolerance: float) -> int | None:
-    for index, (expected, actual) in enumerate(zip(reference, generated)):
+    for index, (expected, actual) in enumerate(zip(reference, generated, strict=False)):
         if not rows_close(expected, actual, tolerance):
             return index
     if len(reference) != len(generated):

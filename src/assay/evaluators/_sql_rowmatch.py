@@ -133,7 +133,7 @@ class _ToleranceSearch:
         return False
 
     def unused(self) -> list[Row]:
-        return [row for row, used in zip(self.rows, self.used) if not used]
+        return [row for row, used in zip(self.rows, self.used, strict=True) if not used]
 
 
 def _most_distinct_numeric_column(rows: list[Row]) -> int | None:

@@ -40,7 +40,7 @@ Row = tuple[Cell, ...]
 
 def normalize_value(value: Any) -> Cell:
     """One cell in canonical form: numbers as int/float, temporal values as ISO text."""
-    if value is None or isinstance(value, (str, int, bytes)) and not isinstance(value, bool):
+    if value is None or (isinstance(value, (str, int, bytes)) and not isinstance(value, bool)):
         return value
     if isinstance(value, bool):
         return int(value)
@@ -104,7 +104,9 @@ def cells_close(left: Cell, right: Cell, tolerance: float) -> bool:
 
 
 def rows_close(left: Row, right: Row, tolerance: float) -> bool:
-    return len(left) == len(right) and all(cells_close(a, b, tolerance) for a, b in zip(left, right))
+    return len(left) == len(right) and all(
+        cells_close(a, b, tolerance) for a, b in zip(left, right, strict=True)
+    )
 
 
 def cell_to_json(cell: Cell) -> Any:
