@@ -137,8 +137,8 @@ class SandboxPool:
             user_namespace=self.settings.user_namespace,
             host_workroot="/nonexistent", scratch="/nonexistent",
         ))
-        user = plan.user_label.replace(str(self.settings.uid_base), "from the pool's range") \
-            if dedicated else plan.user_label
+        user = (f"a dedicated unprivileged host uid per sandbox (from {self.settings.uid_base})"
+                if dedicated else plan.user_label)
         return {
             "backend": self.backend.name, "level": self.backend.level, "user": user,
             "protections": plan.protections.as_dict(), "missing": plan.protections.missing(),

@@ -13,7 +13,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from typing import Any, Optional
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Optional, Sequence
 
 from assay.sandbox._launch import BASE_ENV, LaunchContext, LaunchPlan, Runtime
 from assay.sandbox._uids import UidLease, lease_uid
@@ -34,6 +35,7 @@ class Sandbox:
         self.exits: dict[str, dict[str, Any]] = {}
         self.spawn_failures: dict[str, str] = {}
         self.dead = False
+        self.death_note = ""
         self.dirty = False
         self.info: dict[str, Any] = {}
         self._uid: Optional[UidLease] = None
@@ -48,11 +50,7 @@ class Sandbox:
         try:
             context = self._context(theirs.fileno())
             self.plan = self.backend.plan(context)
-            self.process = subprocess.Popen(
-                self.plan.argv, pass_fds=[theirs.fileno()], env=dict(BASE_ENV),
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                start_new_session=True, cwd="/", **self.plan.popen_kwargs,
-            )
+            self.process = _launch(self.plan, theirs.fileno())
         except BaseException:
             ours.close()
             self._release()
@@ -158,10 +156,30 @@ class Sandbox:
         self.kill()
 
     # -- messages ------------------------------------------------------------------------
-    def send(self, message: dict[str, Any], fds: list[int] = ()) -> None:  # type: ignore[assignment]
-        if self.control is None:
-            raise SandboxError("the sandbox is not running")
-        socket.send_fds(self.control, [json.dumps(message).encode()], list(fds))
+    def send(self, message: dict[str, Any], fds: Sequence[int] = ()) -> None:
+        if self.control is None or self.dead:
+            raise SandboxError(f"the {self.backend.name} sandbox is not running{self.death_note}")
+        try:
+            socket.send_fds(self.control, [json.dumps(message).encode()], list(fds))
+        except OSError as exc:
+            self._died()
+            raise SandboxError(f"the {self.backend.name} sandbox died{self.death_note}") from exc
+
+    def _died(self) -> None:
+        """The zygote is gone (it never runs job code, so this is a bug or an outside
+        kill): keep what it said on stderr for the error message."""
+        if self.dead:
+            return
+        self.dead = True
+        process = self.process
+        if process is not None and process.stderr is not None:
+            os.set_blocking(process.stderr.fileno(), False)
+            try:
+                tail = (process.stderr.read() or b"")[-2000:].decode(errors="replace").strip()
+            except (OSError, ValueError):
+                tail = ""
+            if tail:
+                self.death_note = f": {tail}"
 
     def receive(self, deadline: float) -> Optional[dict[str, Any]]:
         """The next message (blocking until ``deadline``), or None if the sandbox died."""
@@ -172,13 +190,14 @@ class Sandbox:
         return self.read_message()
 
     def read_message(self) -> Optional[dict[str, Any]]:
-        assert self.control is not None
+        if self.control is None:
+            return None
         try:
             data = self.control.recv(MESSAGE_LIMIT)
         except OSError:
             data = b""
         if not data:
-            self.dead = True
+            self._died()
             return None
         message: dict[str, Any] = json.loads(data)
         if message.get("event") == "exited":
@@ -206,7 +225,8 @@ class Sandbox:
             message = self.receive(deadline)
             if message is None:
                 self.kill()
-                raise SandboxError(f"the {self.backend.name} sandbox did not finish its reset")
+                raise SandboxError(
+                    f"the {self.backend.name} sandbox did not finish its reset{self.death_note}")
             if message.get("reply") == "reset":
                 break
         exits = {**self.exits, **message.get("exits", {})}
@@ -220,6 +240,22 @@ class Sandbox:
     def harness_root(self) -> str:
         assert self.plan is not None
         return self.plan.harness_root
+
+
+# bwrap --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started it
+# ends, so every sandbox is started from one thread that lives as long as we do.
+_launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-sandbox-launcher")
+
+
+def _launch(plan: LaunchPlan, control_fd: int) -> "subprocess.Popen[bytes]":
+    def start() -> "subprocess.Popen[bytes]":
+        return subprocess.Popen(
+            plan.argv, pass_fds=[control_fd], env=dict(BASE_ENV),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True, cwd="/", **plan.popen_kwargs,
+        )
+
+    return _launcher.submit(start).result()
 
 
 class SandboxSettings:

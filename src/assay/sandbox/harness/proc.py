@@ -68,11 +68,12 @@ def drop_privileges(uid: Optional[int], gid: Optional[int]) -> None:
 
 
 def effective_capabilities() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("CapEff:"):
-                return int(line.split()[1], 16)
-    raise ConfinementError("cannot read CapEff from /proc/self/status")
+    """Our effective capability mask, from capget(2)."""
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this pid
+    data = (ctypes.c_uint32 * 6)()
+    if _libc.syscall(_syscall_number("capget"), header, data) != 0:
+        raise ConfinementError(f"capget failed: {os.strerror(ctypes.get_errno())}")
+    return int(data[0]) | (int(data[3]) << 32)
 
 
 def drop_all_capabilities(keep: tuple[int, ...] = ()) -> None:
@@ -87,18 +88,24 @@ def drop_all_capabilities(keep: tuple[int, ...] = ()) -> None:
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this pid
     # two 32-bit halves of {effective, permitted, inheritable}
     data = (ctypes.c_uint32 * 6)(mask & 0xFFFFFFFF, mask & 0xFFFFFFFF, 0, mask >> 32, mask >> 32, 0)
-    if _libc.syscall(_capset_number(), header, data) != 0:
+    if _libc.syscall(_syscall_number("capset"), header, data) != 0:
         raise ConfinementError(f"capset failed: {os.strerror(ctypes.get_errno())}")
     if effective_capabilities() != mask:
         raise ConfinementError("capabilities remain after capset")
 
 
-def _capset_number() -> int:
+_SYSCALLS = {
+    "capget": {"x86_64": 125, "aarch64": 90, "riscv64": 90, "ppc64le": 183, "s390x": 184},
+    "capset": {"x86_64": 126, "aarch64": 91, "riscv64": 91, "ppc64le": 184, "s390x": 185},
+}
+
+
+def _syscall_number(name: str) -> int:
     machine = os.uname().machine
-    numbers = {"x86_64": 126, "aarch64": 91, "riscv64": 91, "ppc64le": 184, "s390x": 185}
-    if machine not in numbers:
-        raise ConfinementError(f"no capset syscall number known for {machine}")
-    return numbers[machine]
+    number = _SYSCALLS[name].get(machine)
+    if number is None:
+        raise ConfinementError(f"no {name} syscall number known for {machine}")
+    return number
 
 
 def _read(path: str, default: str) -> str:

@@ -1,0 +1,100 @@
+"""Reading what CodeCorrectnessEvaluator needs from a run and an example."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from assay.sandbox import Call, Language
+from assay.sandbox.harness import codec
+from assay.sandbox.languages import strip_fences
+from assay.schemas import Example, Run
+
+
+class CaseError(ValueError):
+    """The example's tests cannot be used; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class TestCase:
+    index: int
+    call: Call
+    expected: Any
+    shown_input: Any  # what the details show as "input": the seed's single input, or args
+
+
+@dataclass(frozen=True)
+class TestProgram:
+    prompt: str
+    test: str
+    entry_point: str
+
+
+def code_from_run(run: Run, output_key: str, language: Language) -> str:
+    """The code, or raise CaseError with the seed's messages."""
+    if not run.outputs:
+        raise CaseError("LLM did not produce any output.")
+    text = run.outputs.get(output_key)
+    if not isinstance(text, str) or not text.strip():
+        raise CaseError(
+            f"LLM output {output_key!r} is not a valid code string or is empty."
+        )
+    return strip_fences(text, language)
+
+
+def inputs_of(example: Optional[Example]) -> dict[str, Any]:
+    return dict(example.inputs) if example is not None and example.inputs else {}
+
+
+def test_program_of(example: Optional[Example]) -> Optional[TestProgram]:
+    """HumanEval/MBPP style: inputs carry ``test`` and ``entry_point`` (and ``prompt``)."""
+    inputs = inputs_of(example)
+    if "test" not in inputs or "entry_point" not in inputs:
+        return None
+    test, entry_point = inputs["test"], inputs["entry_point"]
+    if not isinstance(test, str) or not isinstance(entry_point, str) or not entry_point:
+        raise CaseError("example.inputs 'test' and 'entry_point' must be non-empty strings")
+    prompt = inputs.get("prompt") or ""
+    if not isinstance(prompt, str):
+        raise CaseError("example.inputs 'prompt' must be a string")
+    return TestProgram(prompt, test, entry_point)
+
+
+def test_cases_of(example: Optional[Example]) -> list[TestCase]:
+    raw: Any = None
+    if example is not None and example.inputs and "test_cases" in example.inputs:
+        raw = example.inputs["test_cases"]
+    elif example is not None and example.outputs and "expected_test_cases" in example.outputs:
+        raw = example.outputs["expected_test_cases"]
+    if not raw:
+        raise CaseError(
+            "No test cases provided in the example for evaluation. Please ensure "
+            "'test_cases' is in example.inputs or 'expected_test_cases' in example.outputs."
+        )
+    if not isinstance(raw, (list, tuple)):
+        raise CaseError(f"test cases must be a list, got {type(raw).__name__}")
+    return [_parse_case(index, case) for index, case in enumerate(raw)]
+
+
+def _parse_case(index: int, case: Any) -> TestCase:
+    where = f"test case #{index}"
+    if not isinstance(case, dict):
+        raise CaseError(f"{where} must be a dict, got {type(case).__name__}")
+    if "expected_output" not in case:
+        raise CaseError(f"{where} has no 'expected_output'")
+    if "args" in case or "kwargs" in case:
+        args, kwargs = case.get("args", []), case.get("kwargs", {})
+        if not isinstance(args, (list, tuple)) or not isinstance(kwargs, dict):
+            raise CaseError(f"{where}: 'args' must be a list and 'kwargs' a dict")
+        if not all(isinstance(key, str) for key in kwargs):
+            raise CaseError(f"{where}: 'kwargs' keys must be strings")
+        call, shown = Call(tuple(args), dict(kwargs)), {"args": list(args), "kwargs": kwargs}
+    elif "input" in case:
+        call, shown = Call((case["input"],)), case["input"]
+    else:
+        raise CaseError(f"{where} needs 'input' (one argument) or 'args'/'kwargs'")
+    try:
+        codec.encode([list(call.args), call.kwargs])
+    except codec.UnsupportedValue as exc:
+        raise CaseError(f"{where}: its input is not plain data ({exc})") from None
+    return TestCase(index, call, case["expected_output"], shown)

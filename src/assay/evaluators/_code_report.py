@@ -1,0 +1,179 @@
+"""Turning sandbox runs into EvaluationResults: score, feedback, comment, metadata."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from assay.evaluation import EvaluationResult
+from assay.evaluators._code_cases import TestCase
+from assay.sandbox import CallOutcome, FunctionRun, ProgramRun, values_equal
+
+COMMENT_VALUE_CHARS = 300
+
+
+def failure(key: str, message: str, feedback: str, **metadata: Any) -> EvaluationResult:
+    """Score 0 with a clear message: missing code, missing tests, unknown language..."""
+    return EvaluationResult(
+        key=key, score=0.0, feedback=feedback, comment=message,
+        metadata={"overall_execution_success": False, "test_cases_details": [],
+                  "raw_sandbox_stdout": None, "sandbox_error_message": message, **metadata},
+    )
+
+
+def _show(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= COMMENT_VALUE_CHARS else text[:COMMENT_VALUE_CHARS] + "..."
+
+
+def case_details(case: TestCase, outcome: CallOutcome, tolerance: float) -> dict[str, Any]:
+    passed = outcome.ok and values_equal(case.expected, outcome.value, tolerance)
+    return {
+        "test_case_index": case.index,
+        "input": case.shown_input,
+        "expected_output": case.expected,
+        "actual_output": outcome.value if outcome.ok else None,
+        "execution_success": outcome.ok,
+        "passed": passed,
+        "status": outcome.status,
+        "error_message": None if outcome.ok else _error_text(outcome),
+        "traceback": outcome.traceback,
+        "duration_ms": None if outcome.duration_ms is None else round(outcome.duration_ms, 3),
+    }
+
+
+def _error_text(outcome: CallOutcome) -> str:
+    if outcome.error_type and outcome.status == "error":
+        return f"{outcome.error_type}: {outcome.message or ''}".rstrip(": ")
+    return outcome.message or outcome.status
+
+
+def _case_line(detail: dict[str, Any]) -> str:
+    status = "Passed" if detail["passed"] else "Failed"
+    line = (f"Test Case {detail['test_case_index'] + 1} (Input: {_show(detail['input'])}): "
+            f"Status: {status}. Expected Output: {_show(detail['expected_output'])}, "
+            f"Actual Output: {_show(detail['actual_output'])}.")
+    if not detail["execution_success"]:
+        line += f" Error: {detail['error_message']}."
+    elif not detail["passed"]:
+        line += " Output mismatch."
+    return line
+
+
+def from_function_run(key: str, cases: list[TestCase], run: FunctionRun, tolerance: float,
+                      extra: dict[str, Any]) -> EvaluationResult:
+    base = {"raw_sandbox_stdout": run.output.stdout, "raw_sandbox_stderr": run.output.stderr,
+            "output_truncated": run.output.truncated, "sandbox": run.sandbox,
+            "duration_ms": round(run.duration_ms, 3), **extra}
+    if run.load_failure is not None:
+        load = run.load_failure
+        message = _load_message(load.kind, load.error_type, load.message)
+        comment = f"Overall Execution Error: {message}"
+        if load.traceback:
+            comment += f"\n{load.traceback.rstrip()}"
+        return EvaluationResult(
+            key=key, score=0.0, feedback=_load_feedback(load.kind, message), comment=comment,
+            metadata={"overall_execution_success": False, "test_cases_details": [],
+                      "sandbox_error_message": message, "load_error": load.kind, **base},
+        )
+    details = [case_details(c, o, tolerance) for c, o in zip(cases, run.outcomes)]
+    passed = sum(d["passed"] for d in details)
+    total = len(details)
+    error = ("; ".join(sorted({d["error_message"] for d in details
+                               if d["status"] in ("timeout", "crashed")}))) or None
+    return EvaluationResult(
+        key=key, score=passed / total, feedback=_cases_feedback(passed, total, run.timed_out),
+        comment="\n".join(_case_line(d) for d in details),
+        metadata={"overall_execution_success": passed == total, "test_cases_details": details,
+                  "passed": passed, "total": total, "timed_out": run.timed_out,
+                  "sandbox_error_message": error, **base},
+    )
+
+
+def _cases_feedback(passed: int, total: int, timed_out: bool) -> str:
+    if passed == total:
+        return "All test cases passed successfully."
+    suffix = " The time limit was reached." if timed_out else ""
+    if passed == 0:
+        return "All test cases failed or produced incorrect output." + suffix
+    return f"Passed {passed}/{total} test cases. Some tests failed or had incorrect output." + suffix
+
+
+_LOAD_FEEDBACK = {
+    "syntax": "The code has a syntax error.",
+    "missing_function": "The code does not define the expected function.",
+    "exception": "The code raised an exception when loaded.",
+    "timeout": "Code execution timed out.",
+    "ended": "The code's process ended before it could be tested.",
+}
+
+
+def _load_feedback(kind: str, message: str) -> str:
+    return _LOAD_FEEDBACK.get(kind, f"Code execution failed: {message}")
+
+
+def _load_message(kind: str, error_type: Optional[str], message: str) -> str:
+    if kind in ("syntax", "exception") and error_type:
+        return f"{error_type}: {message}"
+    return message
+
+
+def from_program_run(key: str, run: ProgramRun, extra: dict[str, Any]) -> EvaluationResult:
+    verdict = run.verdict
+    base = {"raw_sandbox_stdout": run.output.stdout, "raw_sandbox_stderr": run.output.stderr,
+            "test_program_stdout": run.checker_output.stdout,
+            "test_program_stderr": run.checker_output.stderr,
+            "output_truncated": run.output.truncated, "sandbox": run.sandbox,
+            "duration_ms": round(run.duration_ms, 3), "verdict": verdict,
+            "test_cases_details": [], "timed_out": run.timed_out, **extra}
+    if run.passed:
+        return EvaluationResult(
+            key=key, score=1.0, feedback="All tests in the test program passed.",
+            comment=f"check() completed: {verdict.get('calls', 0)} candidate call(s), "
+                    "every assertion held.",
+            metadata={"overall_execution_success": True, "sandbox_error_message": None, **base},
+        )
+    comment = _program_comment(verdict)
+    return EvaluationResult(
+        key=key, score=0.0, feedback=_program_feedback(verdict), comment=comment,
+        metadata={"overall_execution_success": False, "sandbox_error_message": comment,
+                  "failing_assertion": _assertion(verdict), **base},
+    )
+
+
+def _program_feedback(verdict: dict[str, Any]) -> str:
+    kind = verdict.get("kind")
+    if verdict.get("stage") == "load":
+        return _LOAD_FEEDBACK.get(str(kind), "The code could not be loaded.")
+    return {
+        "assertion": "A test assertion failed.",
+        "timeout": "Code execution timed out.",
+        "candidate_error": "The code raised an exception under test.",
+        "candidate_ended": "The code's process ended under test.",
+    }.get(str(kind), "The test program failed.")
+
+
+def _program_comment(verdict: dict[str, Any]) -> str:
+    kind, message = verdict.get("kind"), verdict.get("message") or ""
+    if verdict.get("stage") == "load":
+        text = _load_message(str(kind), verdict.get("error_type"), message)
+        trace = verdict.get("traceback")
+        return f"Overall Execution Error: {text}" + (f"\n{trace.rstrip()}" if trace else "")
+    if kind == "assertion" and verdict.get("source"):
+        text = f"Failing assertion (test line {verdict.get('line')}): {verdict['source']}"
+        return text + (f"\nAssertionError: {message}" if message else "")
+    where = f" at test line {verdict['line']}: {verdict.get('source')}" if verdict.get(
+        "line") else ""
+    error_type = verdict.get("error_type")
+    prefix = f"{error_type}: " if error_type and kind != "timeout" else ""
+    return f"{prefix}{message}{where}".strip() or "the test program failed"
+
+
+def _assertion(verdict: dict[str, Any]) -> Optional[dict[str, Any]]:
+    if verdict.get("kind") != "assertion":
+        return None
+    return {"line": verdict.get("line"), "source": verdict.get("source"),
+            "message": verdict.get("message")}
