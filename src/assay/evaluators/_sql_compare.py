@@ -8,9 +8,11 @@ reference columns by content. Partial credit is row-level precision, recall and 
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Literal
 
 from assay.evaluators._sql_rowmatch import RowMatch, match_rows
@@ -21,6 +23,9 @@ COLUMN_MATCHINGS: tuple[str, ...] = ("any_order", "positional", "by_name")
 
 # Column alignments tried before settling for the best partial match.
 MAX_ALIGNMENTS = 24
+# A column pair sharing fewer values than this share of the rows cannot belong to a full
+# match; the margin absorbs values that round differently in the coarse comparison.
+_PLAUSIBLE_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -142,14 +147,19 @@ def _alignments(
     if options.column_matching == "positional" or width < 2:
         return
     # any_order, or by_name without an alignment (searched only for partial credit)
-    tried = 1
-    for mapping in _ranked_permutations(reference.rows, generated.rows, width):
-        if mapping == identity:
-            continue
-        if tried >= MAX_ALIGNMENTS:
-            return
-        tried += 1
-        yield mapping
+    similarity = _column_similarity(reference.rows, generated.rows, width, options.tolerance)
+    best = next(_permutations(similarity))
+    if best != identity:
+        yield best  # the most plausible alignment: enough for partial credit
+    rows = len(reference.rows)
+    if rows == 0 or rows != len(generated.rows):
+        return  # a full match is impossible: no need to search further
+    tried = {identity, best}
+    plausible = _permutations(similarity, floor=_PLAUSIBLE_SHARE * rows)
+    for mapping in islice(plausible, MAX_ALIGNMENTS):
+        if mapping not in tried:
+            tried.add(mapping)
+            yield mapping
 
 
 def _best_attempt(
@@ -242,10 +252,16 @@ def _finish(comparison: Comparison, n_ref: int, n_gen: int) -> Comparison:
     return comparison
 
 
-def _ranked_permutations(reference: list[Row], generated: list[Row], width: int) -> Iterator[tuple[int, ...]]:
-    """Column alignments, most plausible first: columns sharing more values pair up first."""
-    similarity = _column_similarity(reference, generated, width)
-    preferences = [_preference(similarity[r], r) for r in range(width)]
+def _permutations(similarity: list[list[int]], floor: float | None = None) -> Iterator[tuple[int, ...]]:
+    """Column alignments, most plausible first: columns sharing more values pair up first.
+
+    With ``floor``, only pairs sharing at least that many values are considered.
+    """
+    width = len(similarity)
+    preferences = [
+        [g for g in _preference(similarity[r], r) if floor is None or similarity[r][g] >= floor]
+        for r in range(width)
+    ]
 
     def extend(prefix: list[int], used: set[int]) -> Iterator[tuple[int, ...]]:
         if len(prefix) == width:
@@ -267,14 +283,25 @@ def _preference(similarity: list[int], position: int) -> list[int]:
     return sorted(range(len(similarity)), key=lambda g: (-similarity[g], abs(g - position)))
 
 
-def _column_similarity(reference: list[Row], generated: list[Row], width: int) -> list[list[int]]:
-    reference_profiles = [Counter(_loose(row[c]) for row in reference) for c in range(width)]
-    generated_profiles = [Counter(_loose(row[c]) for row in generated) for c in range(width)]
+def _column_similarity(
+    reference: list[Row], generated: list[Row], width: int, tolerance: float
+) -> list[list[int]]:
+    """For each (reference, generated) column pair, how many values they share (coarsely)."""
+    digits = _significant_digits(tolerance)
+    reference_profiles = [Counter(_loose(row[c], digits) for row in reference) for c in range(width)]
+    generated_profiles = [Counter(_loose(row[c], digits) for row in generated) for c in range(width)]
     return [[sum((ref & gen).values()) for gen in generated_profiles] for ref in reference_profiles]
 
 
-def _loose(cell: Cell) -> Cell:
+def _significant_digits(tolerance: float) -> int:
+    """Digits that survive the tolerance: values equal within it mostly round alike."""
+    if tolerance <= 0:
+        return 15
+    return max(1, min(15, math.floor(-math.log10(tolerance)) - 1))
+
+
+def _loose(cell: Cell, digits: int) -> Cell:
     """A coarse form of a cell, only to rank alignments (the verdict uses exact values)."""
     if is_tolerant_number(cell):
-        return float(f"{float(cell):.6g}")  # type: ignore[arg-type]
+        return float(f"{float(cell):.{digits}g}")  # type: ignore[arg-type]
     return cell

@@ -40,7 +40,7 @@ def match_rows(reference: list[Row], generated: list[Row], tolerance: float) -> 
         missing=list((reference_counts - common).elements()),
         unexpected=list((generated_counts - common).elements()),
     )
-    if tolerance > 0 and result.missing and result.unexpected:
+    if tolerance > 0 and result.missing and result.unexpected and _has_float(result):
         _match_within_tolerance(result, tolerance)
     return result
 
@@ -53,6 +53,13 @@ class _Number:
 
 
 _NUMBER = _Number()
+
+
+def _has_float(result: RowMatch) -> bool:
+    """Integers and text only ever match exactly: without a float the tolerance cannot help."""
+    return any(
+        type(cell) is float for rows in (result.missing, result.unexpected) for row in rows for cell in row
+    )
 
 
 def _grouping_key(row: Row) -> tuple[Any, ...]:

@@ -83,9 +83,10 @@ def normalize_row(row: Any) -> Row:
 
 def is_tolerant_number(cell: Cell) -> bool:
     """True for numbers compared with a tolerance: finite, and exactly representable as floats."""
-    if isinstance(cell, float):
-        return math.isfinite(cell)
-    return isinstance(cell, int) and abs(cell) < _FLOAT_EXACT_INT
+    kind = type(cell)  # exact types: normalized cells are never bool or subclasses
+    if kind is float:
+        return math.isfinite(cell)  # type: ignore[arg-type]
+    return kind is int and -_FLOAT_EXACT_INT < cell < _FLOAT_EXACT_INT  # type: ignore[operator]
 
 
 def cells_close(left: Cell, right: Cell, tolerance: float) -> bool:
