@@ -81,4 +81,6 @@ def make_templates() -> Jinja2Templates:
         short_time=short_time,
         node_kind=node_kind,
     )
+    for name in env.list_templates(filter_func=lambda name: name.endswith(".html")):
+        env.get_template(name)  # compile now, so the first visit to a page does not pay for it
     return templates
