@@ -171,3 +171,28 @@ def test_tolerance_matching_of_many_perturbed_rows_is_fast() -> None:
     outcome = compare(result(reference_rows), result(generated_rows))
     assert outcome.match
     assert time.perf_counter() - started < 3.0
+
+
+def test_wide_results_are_aligned_without_trying_every_permutation() -> None:
+    rng = random.Random(5)
+    width = 8
+    reference_rows = [
+        tuple([i, *(rng.uniform(0, 100) for _ in range(width - 2)), f"n{i % 300}"]) for i in range(10_000)
+    ]
+    wrong_rows = [
+        tuple([i, *(rng.uniform(0, 100) for _ in range(width - 2)), f"n{i % 300}"]) for i in range(10_000)
+    ]
+    reordered = [tuple(reversed(row)) for row in reference_rows]
+    started = time.perf_counter()
+    assert compare(result(reference_rows), result(reordered)).column_mapping == tuple(reversed(range(width)))
+    wrong = compare(result(reference_rows), result(wrong_rows))
+    assert not wrong.match and wrong.f1 == 0.0
+    assert time.perf_counter() - started < 5.0  # 8! = 40,320 alignments would take hours
+
+
+def test_tolerance_widens_the_coarse_alignment_search() -> None:
+    reference = result([(1, 10.123), (2, 20.456)])
+    generated = result([(20.46, 2), (10.12, 1)])
+    assert not compare(reference, generated).match
+    loose = compare(reference, generated, tolerance=1e-3)
+    assert loose.match and loose.column_mapping == (1, 0)
