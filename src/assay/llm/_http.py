@@ -4,39 +4,34 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import orjson
 
 from assay.llm import _io_loop
+from assay.llm._h11_transport import H11Transport
+from assay.llm._httpx_transport import HttpxTransport
 from assay.llm._limits import ModelLimiter
-from assay.llm.errors import MissingExtraError, ModelCallError
+from assay.llm._transport import Transport, TransportFailure, TransportTimeout
+from assay.llm.errors import ModelCallError
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
 
-if TYPE_CHECKING:
-    import httpx
-
-_client: Optional[tuple[asyncio.AbstractEventLoop, httpx.AsyncClient]] = None
+_transports: Optional[tuple[asyncio.AbstractEventLoop, dict[str, Transport]]] = None
 
 
-def http_client() -> httpx.AsyncClient:
-    """The pooled HTTP client of the I/O loop (one per process)."""
-    global _client
+def transport_for(url: str) -> Transport:
+    """The I/O loop's transport for ``url``: h11 for http://, httpx for https://."""
+    global _transports
     loop = asyncio.get_running_loop()
-    if _client is None or _client[0] is not loop:
-        try:
-            import httpx
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise MissingExtraError(
-                "judge models need httpx: pip install 'assay[judge]'"
-            ) from exc
-        client = httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=1024, max_keepalive_connections=256),
-            headers={"User-Agent": "assay"},
-        )
-        _io_loop.add_closer(client.aclose)
-        _client = (loop, client)
-    return _client[1]
+    if _transports is None or _transports[0] is not loop:
+        _transports = (loop, {})
+    scheme = "http" if url.startswith("http://") else "https"
+    transports = _transports[1]
+    if scheme not in transports:
+        transport: Transport = H11Transport() if scheme == "http" else HttpxTransport()
+        _io_loop.add_closer(transport.aclose)
+        transports[scheme] = transport
+    return transports[scheme]
 
 
 @dataclass(frozen=True)
@@ -60,24 +55,22 @@ class HTTPStatusFailure(Exception):
 
 async def post_json(endpoint: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
     """The decoded JSON reply; retries timeouts, connection errors, 429/5xx, garbled bodies."""
-    import httpx
-
     payload = orjson.dumps(body)
+    transport = transport_for(endpoint.url)
     failure, status = "", None
     for attempt in range(1, endpoint.retry.max_attempts + 1):
         retry_after: Optional[float] = None
         try:
             async with endpoint.limiter:
-                response = await http_client().post(
-                    endpoint.url, content=payload, headers=endpoint.headers,
-                    timeout=endpoint.timeout,
+                response = await transport.post(
+                    endpoint.url, payload, endpoint.headers, endpoint.timeout
                 )
-        except httpx.TimeoutException:
-            failure, status = f"no reply within {endpoint.timeout:g} s", None
-        except httpx.TransportError as exc:
-            failure, status = f"connection failed ({type(exc).__name__}: {exc})", None
+        except TransportTimeout as exc:
+            failure, status = str(exc), None
+        except TransportFailure as exc:
+            failure, status = f"connection failed ({exc})", None
         else:
-            status = response.status_code
+            status = response.status
             if status == 200:
                 decoded = _decode(response.content)
                 if decoded is not None:

@@ -8,6 +8,7 @@ schema (or fails the caller's check) is retried with the error shown to the mode
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any, Callable, Optional, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -27,8 +28,13 @@ CORRECTION_PROMPT = (
 )
 
 
+@functools.lru_cache(maxsize=256)
 def response_schema(output: type[BaseModel]) -> ResponseSchema:
-    """A strict-mode JSON schema for ``output`` (every field required, no extra fields)."""
+    """A strict-mode JSON schema for ``output`` (every field required, no extra fields).
+
+    Cached per class: generating a pydantic schema costs about a millisecond, which is most
+    of the CPU a cached judgement would otherwise spend. Treat the result as read-only.
+    """
     schema = copy.deepcopy(output.model_json_schema())
     _make_strict(schema)
     return ResponseSchema(name=_schema_name(output), schema=schema)

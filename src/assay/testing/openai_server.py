@@ -14,23 +14,25 @@ through ``embeddings``. Every request is recorded.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import itertools
 import json
-import socket
 import threading
 import time
 from collections import deque
 from collections.abc import Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Optional, Union
 
 from assay.llm.model import ChatModel
 from assay.llm.retry import RetryPolicy
+from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackHTTPServer
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
 
 Scripted = Union[str, dict[str, Any], Reply]
 
+STATS_PATH = "/_assay/stats"
 REJECTION = "response_format of type json_schema is not supported by this server"
 
 
@@ -46,12 +48,14 @@ class FakeOpenAIServer:
         latency: float = 0.0,
         reject_response_format: bool = False,
         model: str = "fake-judge",
+        port: int = 0,
     ) -> None:
         self.handler = handler
         self.embeddings = embeddings
         self.latency = latency
         self.reject_response_format = reject_response_format
         self.model = model
+        self._port = port
         self.requests: list[RecordedRequest] = []
         self.handler_errors: list[BaseException] = []
         self.max_in_flight = 0
@@ -59,32 +63,20 @@ class FakeOpenAIServer:
         self._script: deque[Scripted] = deque(replies)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._httpd: Optional[_Server] = None
-        self._thread: Optional[threading.Thread] = None
+        self._http: Optional[LoopbackHTTPServer] = None
 
     # lifecycle
     def start(self) -> FakeOpenAIServer:
-        if self._httpd is not None:
-            return self
-        httpd = _Server(("127.0.0.1", 0), _Handler)
-        httpd.fake = self
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-            name="assay-fake-openai", daemon=True,
-        )
-        self._thread.start()
+        if self._http is None:
+            http = LoopbackHTTPServer(self._respond, self._port)
+            http.start()
+            self._http = http
         return self
 
     def stop(self) -> None:
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
-            return
-        httpd.shutdown()
-        httpd.close_connections()
-        httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        http, self._http = self._http, None
+        if http is not None:
+            http.stop()
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
@@ -100,9 +92,9 @@ class FakeOpenAIServer:
     # what tests use
     @property
     def port(self) -> int:
-        if self._httpd is None:
+        if self._http is None:
             raise RuntimeError("the fake OpenAI server is not running; call start() first")
-        return int(self._httpd.server_address[1])
+        return self._http.port
 
     @property
     def base_url(self) -> str:
@@ -127,12 +119,48 @@ class FakeOpenAIServer:
         with self._lock:
             return [request for request in self.requests if request.is_chat]
 
+    def stats(self) -> dict[str, int]:
+        """Counts for a server run as a process (``GET /_assay/stats``)."""
+        with self._lock:
+            return {"requests": len(self.requests), "max_in_flight": self.max_in_flight,
+                    "chat_requests": sum(1 for r in self.requests if r.is_chat)}
+
     @property
     def pending_replies(self) -> int:
         with self._lock:
             return len(self._script)
 
-    # request handling (server threads)
+    # request handling (on the server's event loop)
+    async def _respond(self, http: HTTPRequest) -> HTTPResponse:
+        request = _recorded(http)
+        self._record(request)
+        try:
+            path = http.path.rstrip("/")
+            if http.method == "GET" and path.endswith("/models"):
+                body = {"object": "list", "data": [{"id": self.model, "object": "model"}]}
+                return HTTPResponse(200, json.dumps(body).encode())
+            if http.method == "GET" and path == STATS_PATH:  # for a server in another process
+                return HTTPResponse(200, json.dumps(self.stats()).encode())
+            if http.method == "POST" and path.endswith("/chat/completions"):
+                return await self._answer_chat(request)
+            if http.method == "POST" and path.endswith("/embeddings"):
+                await asyncio.sleep(self.latency)
+                return HTTPResponse(*self._embedding_body(request))
+            return HTTPResponse(404, _error(f"no route {http.method} {http.path}", "not_found"))
+        finally:
+            self._done()
+
+    async def _answer_chat(self, request: RecordedRequest) -> HTTPResponse:
+        reply = await self._chat_reply(request)
+        await asyncio.sleep(self.latency + reply.delay)
+        if reply.body is not None:
+            body = reply.body
+        elif reply.status == 200:
+            body = self._chat_body(request, reply)
+        else:
+            body = _error(reply.text() or f"HTTP {reply.status}", "error")
+        return HTTPResponse(reply.status, body, tuple(reply.headers.items()))
+
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
@@ -143,7 +171,7 @@ class FakeOpenAIServer:
         with self._lock:
             self._in_flight -= 1
 
-    def _chat_reply(self, request: RecordedRequest) -> Reply:
+    async def _chat_reply(self, request: RecordedRequest) -> Reply:
         if self.reject_response_format and request.response_format is not None:
             return Reply(status=400, body=_error(REJECTION, "invalid_request_error"))
         with self._lock:
@@ -151,6 +179,8 @@ class FakeOpenAIServer:
         if scripted is None and self.handler is not None:
             try:
                 scripted = self.handler(request)
+                if inspect.isawaitable(scripted):
+                    scripted = await scripted
             except Exception as exc:  # shown to the client as a 500 and kept for the test
                 self.handler_errors.append(exc)
                 return Reply(status=500, body=_error(f"handler failed: {exc!r}", "server_error"))
@@ -197,100 +227,12 @@ def _error(message: str, kind: str) -> bytes:
     return json.dumps({"error": {"message": message, "type": kind}}).encode()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 256
-    fake: FakeOpenAIServer
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-        super().__init__(*args, **kwargs)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._connections_lock:
-            self._connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._connections_lock:
-            self._connections.discard(request)
-        super().shutdown_request(request)
-
-    def close_connections(self) -> None:
-        """Close kept-alive connections, so no handler thread outlives the server."""
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            try:
-                connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
-        pass
-
-    def do_GET(self) -> None:
-        fake = self.server.fake
-        if self.path.rstrip("/").endswith("/models"):
-            body = {"object": "list", "data": [{"id": fake.model, "object": "model"}]}
-            self._send(200, json.dumps(body).encode())
-        else:
-            self._send(404, _error(f"no route GET {self.path}", "not_found"))
-
-    def do_POST(self) -> None:
-        fake = self.server.fake
-        request = self._read_request()
-        fake._record(request)
-        try:
-            path = self.path.rstrip("/")
-            if path.endswith("/chat/completions"):
-                self._answer_chat(fake, request)
-            elif path.endswith("/embeddings"):
-                time.sleep(fake.latency)
-                self._send(*fake._embedding_body(request))
-            else:
-                self._send(404, _error(f"no route POST {self.path}", "not_found"))
-        finally:
-            fake._done()
-
-    def _read_request(self) -> RecordedRequest:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
-        headers = {key.lower(): value for key, value in self.headers.items()}
-        if "authorization" in headers:  # record that a key came, never the key itself
-            headers["authorization"] = "Bearer ***"
-        return RecordedRequest(method="POST", path=self.path, headers=headers, body=body)
-
-    def _answer_chat(self, fake: FakeOpenAIServer, request: RecordedRequest) -> None:
-        reply = fake._chat_reply(request)
-        time.sleep(fake.latency + reply.delay)
-        if reply.body is not None:
-            body = reply.body
-        elif reply.status == 200:
-            body = fake._chat_body(request, reply)
-        else:
-            body = _error(reply.text() or f"HTTP {reply.status}", "error")
-        self._send(reply.status, body, reply.headers)
-
-    def _send(self, status: int, body: bytes, headers: Optional[dict[str, str]] = None) -> None:
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(body)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
-            pass
+def _recorded(http: HTTPRequest) -> RecordedRequest:
+    try:
+        body: Any = json.loads(http.body) if http.body else None
+    except ValueError:
+        body = http.body.decode("utf-8", "replace")
+    headers = dict(http.headers)
+    if "authorization" in headers:  # record that a key came, never the key itself
+        headers["authorization"] = "Bearer ***"
+    return RecordedRequest(method=http.method, path=http.path, headers=headers, body=body)
