@@ -12,7 +12,11 @@ from assay.schemas import Example, Run
 
 
 class CaseError(ValueError):
-    """The example's tests cannot be used; the message says which and why."""
+    """The run or the example cannot be used; the message says which and why."""
+
+    def __init__(self, message: str, feedback: str = "Missing test cases.") -> None:
+        super().__init__(message)
+        self.feedback = feedback
 
 
 @dataclass(frozen=True)
@@ -33,12 +37,11 @@ class TestProgram:
 def code_from_run(run: Run, output_key: str, language: Language) -> str:
     """The code, or raise CaseError with the seed's messages."""
     if not run.outputs:
-        raise CaseError("LLM did not produce any output.")
+        raise CaseError("LLM did not produce any output.", "No code generated.")
     text = run.outputs.get(output_key)
     if not isinstance(text, str) or not text.strip():
-        raise CaseError(
-            f"LLM output {output_key!r} is not a valid code string or is empty."
-        )
+        raise CaseError(f"LLM output {output_key!r} is not a valid code string or is empty.",
+                        "Invalid or empty code generated.")
     return strip_fences(text, language)
 
 

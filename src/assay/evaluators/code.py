@@ -75,8 +75,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
             program = test_program_of(example)
             cases = None if program is not None else test_cases_of(example)
         except CaseError as exc:
-            feedback = "No code generated." if "output" in str(exc) else "Missing test cases."
-            return failure(self.name, str(exc), feedback)
+            return failure(self.name, str(exc), exc.feedback)
         missing = language.runtime_missing(get_pool(self.sandbox_config).runtime)
         if missing:
             return failure(self.name, missing, "Language runtime missing.")

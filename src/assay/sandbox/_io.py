@@ -201,6 +201,15 @@ class Session:
         captures = [i for i in self._watched.values() if isinstance(i, Capture)]
         self.wait(lambda: all(c.eof for c in captures), deadline)
 
+    def drain_available(self) -> None:
+        """Read whatever the captures hold right now, without waiting for more."""
+        for item in list(self._watched.values()):
+            if isinstance(item, Capture):
+                before = -1
+                while not item.eof and len(item.data) != before:
+                    before = len(item.data)
+                    item.on_ready(self)
+
     def close(self) -> None:
         for fd in list(self._watched):
             self.selector.unregister(fd)

@@ -83,17 +83,20 @@ def _ended_status(session: Session, child: Child, deadline: float) -> Optional[d
 
 
 def _finish(session: Session, sandboxes: Sequence[Sandbox], timed_out: bool) -> None:
-    """Kill on timeout (the whole sandbox, the parent's decision); otherwise reset, which
-    kills whatever the job left and lets its pipes reach end of file."""
-    for sandbox in sandboxes:
-        if timed_out:
+    """On timeout, kill the whole sandbox (the parent's decision, not the candidate's).
+    Otherwise collect the output already written (a child flushes before each frame it
+    sends) and start the reset, which kills whatever the job left behind."""
+    if timed_out:
+        for sandbox in sandboxes:
             sandbox.kill()
-        elif not sandbox.dead:
-            try:
-                sandbox.reset()
-            except SandboxError:
-                sandbox.kill()
-    session.drain(time.monotonic() + DRAIN_SECONDS)
+        session.drain(time.monotonic() + DRAIN_SECONDS)
+        return
+    session.drain_available()
+    for sandbox in sandboxes:
+        try:
+            sandbox.begin_reset()
+        except SandboxError:
+            sandbox.kill()
 
 
 def _output(child: Optional[Child], before: Output) -> Output:

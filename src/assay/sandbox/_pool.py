@@ -46,6 +46,7 @@ class _Slots:
         self._count = 0
         self._closed = False
         self._cond = threading.Condition()
+        self.started: list[Sandbox] = []  # every sandbox ever started, for stray_processes
 
     @contextmanager
     def lease(self) -> Iterator[Sandbox]:
@@ -56,19 +57,27 @@ class _Slots:
             self._release(sandbox)
 
     def _acquire(self) -> Sandbox:
+        sandbox: Optional[Sandbox]
         with self._cond:
             while True:
                 if self._closed:
                     raise SandboxError("the sandbox pool is closed")
                 if self._idle:
-                    return self._idle.pop()
+                    sandbox = self._idle.pop()
+                    break
+
                 if self._count < self._size:
                     self._count += 1
+                    sandbox = None
                     break
                 self._cond.wait()
+        if sandbox is not None and self._ready(sandbox):
+            return sandbox
         try:
             sandbox = self._make()
             sandbox.start()
+            with self._cond:
+                self.started.append(sandbox)
         except BaseException:
             with self._cond:
                 self._count -= 1
@@ -76,10 +85,19 @@ class _Slots:
             raise
         return sandbox
 
+    def _ready(self, sandbox: Sandbox) -> bool:
+        """Wait for the previous job's reset; a sandbox that fails it is replaced (the
+        slot passes to its replacement)."""
+        try:
+            sandbox.finish_reset()
+        except (SandboxError, OSError):
+            sandbox.kill()
+        return not sandbox.dead
+
     def _release(self, sandbox: Sandbox) -> None:
         if not sandbox.dead and sandbox.dirty:
             try:
-                sandbox.reset()
+                sandbox.begin_reset()
             except (SandboxError, OSError):
                 sandbox.kill()
         with self._cond:
@@ -152,6 +170,21 @@ class SandboxPool:
     def close(self) -> None:
         self.candidates.close()
         self.checkers.close()
+
+    def stray_processes(self) -> list[int]:
+        """Host pids of processes left behind by any sandbox this pool ever started (idle
+        ones after their reset, killed ones entirely). Empty unless something is wrong;
+        a diagnostic, used by the tests. Call it while no job runs."""
+        found: set[int] = set()
+        for slots in (self.candidates, self.checkers):
+            for sandbox in list(slots.started):
+                if not sandbox.dead:
+                    try:
+                        sandbox.finish_reset()
+                    except SandboxError:
+                        pass
+                found.update(sandbox.stray_processes())
+        return sorted(found)
 
     def __enter__(self) -> "SandboxPool":
         return self

@@ -13,7 +13,9 @@ import socket
 import subprocess
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
+from concurrent.futures import Future
 from typing import Any, Optional, Sequence
 
 from assay.sandbox._launch import BASE_ENV, LaunchContext, LaunchPlan, Runtime
@@ -37,12 +39,16 @@ class Sandbox:
         self.dead = False
         self.death_note = ""
         self.dirty = False
+        self.reset_pending = False
         self.info: dict[str, Any] = {}
         self._uid: Optional[UidLease] = None
         self._folders: list[str] = []
         self.process: Optional[subprocess.Popen[bytes]] = None
         self.control: Optional[socket.socket] = None
         self.plan: Optional[LaunchPlan] = None
+        self.zygote_pid = -1
+        self.pid_namespace: Optional[str] = None
+        self.uid: Optional[int] = None
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> None:
@@ -63,6 +69,36 @@ class Sandbox:
         except BaseException:
             self.kill()
             raise
+        self._remember_identity()
+
+    def _remember_identity(self) -> None:
+        """What marks this sandbox's processes on the host, for stray_processes()."""
+        assert self.process is not None
+        zygote = self.process.pid
+        if self.backend.name != "rlimit":
+            zygote = next(iter(_children_of(self.process.pid)), zygote)
+            self.pid_namespace = _pid_namespace(zygote)
+        self.zygote_pid = zygote
+        self.uid = self._uid.uid if self._uid is not None else None
+
+    def stray_processes(self) -> list[int]:
+        """Host pids of processes this sandbox holds besides its zygote (and launcher).
+        Between jobs there are none; after the sandbox is killed there are none."""
+        own = {self.zygote_pid, self.process.pid if self.process else -1}
+        if self.dead:
+            own = set()
+        found = []
+        for pid in _all_pids():
+            if pid in own:
+                continue
+            try:
+                by_uid = self.uid is not None and os.stat(f"/proc/{pid}").st_uid == self.uid
+                by_ns = self.pid_namespace is not None and _pid_namespace(pid) == self.pid_namespace
+            except OSError:
+                continue
+            if by_uid or by_ns:
+                found.append(pid)
+        return found
 
     def _context(self, control_fd: int) -> LaunchContext:
         settings = self.settings
@@ -151,7 +187,7 @@ class Sandbox:
                 self.send({"op": "shutdown"})
                 if self.process is not None:
                     self.process.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
+            except (SandboxError, OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
 
@@ -208,6 +244,7 @@ class Sandbox:
 
     def spawn(self, role: str, fds: list[int], limits: dict[str, Any],
               argv: Optional[list[str]] = None) -> str:
+        self.finish_reset()
         token = f"t{next(_tokens)}"
         targets = list(range(1, len(fds) + 1))
         self.dirty = True
@@ -217,9 +254,23 @@ class Sandbox:
 
     def reset(self) -> dict[str, Any]:
         """Kill everything the job left, empty /work; report how its processes ended."""
-        if self.dead:
-            return {"exits": dict(self.exits), "survivors": 0}
+        self.begin_reset()
+        return self.finish_reset()
+
+    def begin_reset(self) -> None:
+        """Ask for the reset without waiting: the zygote cleans up while we go on; the
+        next spawn (or lease) waits for it to finish."""
+        if self.dead or self.reset_pending:
+            return
         self.send({"op": "reset"})
+        self.reset_pending = True
+        self.dirty = False
+
+    def finish_reset(self) -> dict[str, Any]:
+        if not self.reset_pending or self.dead:
+            self.reset_pending = False
+            exits, self.exits = dict(self.exits), {}
+            return {"exits": exits, "survivors": 0}
         deadline = time.monotonic() + RESET_SECONDS
         while True:
             message = self.receive(deadline)
@@ -229,11 +280,11 @@ class Sandbox:
                     f"the {self.backend.name} sandbox did not finish its reset{self.death_note}")
             if message.get("reply") == "reset":
                 break
+        self.reset_pending = False
         exits = {**self.exits, **message.get("exits", {})}
         self.exits.clear()
-        self.dirty = False
         if message.get("survivors"):
-            self.kill()
+            self.kill()  # never happens with a PID namespace; never reuse if it does
         return {"exits": exits, "survivors": message.get("survivors", 0)}
 
     @property
@@ -242,9 +293,59 @@ class Sandbox:
         return self.plan.harness_root
 
 
-# bwrap --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started it
-# ends, so every sandbox is started from one thread that lives as long as we do.
-_launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-sandbox-launcher")
+def _all_pids() -> list[int]:
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+
+
+def _children_of(parent: int) -> list[int]:
+    found = []
+    for pid in _all_pids():
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if int(stat.read().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _pid_namespace(pid: int) -> Optional[str]:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+class _Launcher:
+    """bwrap --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started
+    it ends, so every sandbox is started from one daemon thread that lives as long as
+    the process (a daemon thread is not joined at exit, so pools shut down first)."""
+
+    def __init__(self) -> None:
+        self._jobs: "queue.SimpleQueue[tuple[Any, Future[Any]]]" = queue.SimpleQueue()
+        self._thread: Optional[threading.Thread] = None
+        self._lock = threading.Lock()
+
+    def run(self, function: Any) -> Any:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, daemon=True,
+                                                name="assay-sandbox-launcher")
+                self._thread.start()
+        future: Future[Any] = Future()
+        self._jobs.put((function, future))
+        return future.result()
+
+    def _serve(self) -> None:
+        while True:
+            function, future = self._jobs.get()
+            try:
+                future.set_result(function())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+
+_launcher = _Launcher()
 
 
 def _launch(plan: LaunchPlan, control_fd: int) -> "subprocess.Popen[bytes]":
@@ -255,7 +356,8 @@ def _launch(plan: LaunchPlan, control_fd: int) -> "subprocess.Popen[bytes]":
             start_new_session=True, cwd="/", **plan.popen_kwargs,
         )
 
-    return _launcher.submit(start).result()
+    process: subprocess.Popen[bytes] = _launcher.run(start)
+    return process
 
 
 class SandboxSettings:

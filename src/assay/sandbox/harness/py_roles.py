@@ -138,7 +138,7 @@ def _missing_function(module: types.ModuleType, name: str, found: Any) -> dict[s
         message = f"the code defines no function named {name!r}"
         message += f" (it defines: {', '.join(defined)})" if defined else " (it defines none)"
     else:
-        message = f"{name!r} is a {type(found).__name__}, not a function"
+        message = f"{name!r} is not a function (it is of type {type(found).__name__})"
     return {"event": "load_error", "kind": "missing_function", "error_type": "NameError",
             "message": message, "traceback": ""}
 

@@ -21,7 +21,7 @@ function load(setup) {
   }
   const fn = exported[name];
   if (typeof fn !== 'function') {
-    const message = fn === undefined ? `the code defines no function named '${name}'` : `'${name}' is a ${typeof fn}, not a function`;
+    const message = fn === undefined ? `the code defines no function named '${name}'` : `'${name}' is not a function (it is of type ${typeof fn})`;
     return { event: 'load_error', kind: 'missing_function', error_type: 'NameError', message, traceback: '' };
   }
   return fn;

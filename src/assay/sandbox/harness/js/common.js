@@ -2,6 +2,7 @@
 // Shared by the JavaScript roles: loading code from the working folder, error reports.
 const fs = require('fs');
 const path = require('path');
+const vm = require('vm');
 
 const HARNESS_DIR = __dirname;
 
@@ -13,7 +14,7 @@ function errorReport(error) {
   let stack = '';
   try {
     stack = isError && typeof error.stack === 'string'
-      ? error.stack.split('\n').filter((line) => !line.includes(HARNESS_DIR) && !line.includes('node:internal')).join('\n')
+      ? error.stack.split('\n').filter((line) => !line.includes(HARNESS_DIR) && !line.includes('(node:') && !line.includes('node:internal')).join('\n')
       : `${name}: ${message}`;
   } catch (e) { stack = `${name}: ${message}`; }
   return { error_type: name, message, traceback: stack };
@@ -22,6 +23,8 @@ function errorReport(error) {
 // Write code to the private working folder and load it as a CommonJS module; the
 // export line is appended after the code so its line numbers stay true.
 function loadModule(code, filename, exportNames) {
+  // compile alone first, so a syntax error points into the code, not at our export line
+  new vm.Script(code, { filename });
   const file = path.join(process.cwd(), filename);
   const exports = exportNames
     .map((name) => `module.exports[${JSON.stringify(name)}] = (typeof ${name} !== 'undefined') ? ${name} : undefined;`)

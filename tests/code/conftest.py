@@ -1,0 +1,144 @@
+"""Fixtures for the code-correctness and sandbox tests: real sandboxes on every backend,
+a loopback TCP server, a host canary, and checks that the host is unharmed."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional
+
+import pytest
+
+from assay.sandbox import (
+    Call, Limits, SandboxConfig, SandboxIsolationWarning, SandboxPool, get_language,
+)
+
+BACKENDS = ["bubblewrap", "unshare", "rlimit"]
+ISOLATING = ["bubblewrap", "unshare"]
+SECRET = "sk-assay-test-secret-3f9a1c"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def secret_in_environment() -> Iterator[None]:
+    """A fake API key in our environment: no sandbox may ever see it."""
+    os.environ["ASSAY_TEST_API_KEY"] = SECRET
+    yield
+    os.environ.pop("ASSAY_TEST_API_KEY", None)
+
+
+@pytest.fixture(scope="session")
+def make_pool() -> Iterator[Callable[..., SandboxPool]]:
+    made: dict[tuple[Any, ...], SandboxPool] = {}
+
+    def get(backend: str, user_namespace: Optional[bool] = None, workers: int = 1) -> SandboxPool:
+        key = (backend, user_namespace, workers)
+        if key not in made:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SandboxIsolationWarning)
+                made[key] = SandboxPool(SandboxConfig(
+                    backend=backend, user_namespace=user_namespace, workers=workers))
+        return made[key]
+
+    yield get
+    for pool in made.values():
+        pool.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def pool(request: pytest.FixtureRequest, make_pool: Callable[..., SandboxPool]) -> Iterator[SandboxPool]:
+    """A pool on each backend; afterwards, nothing of the test may be left running."""
+    chosen = make_pool(request.param)
+    yield chosen
+    assert chosen.stray_processes() == [], "processes survived the job"
+    _assert_still_works(chosen)
+
+
+@pytest.fixture(params=ISOLATING)
+def isolating_pool(request: pytest.FixtureRequest,
+                   make_pool: Callable[..., SandboxPool]) -> Iterator[SandboxPool]:
+    chosen = make_pool(request.param)
+    yield chosen
+    assert chosen.stray_processes() == []
+    _assert_still_works(chosen)
+
+
+def _assert_still_works(pool: SandboxPool) -> None:
+    run = pool.run_function(get_language("python"), "def f(x):\n    return x + 1\n", "f",
+                            [Call((41,))], timeout=10)
+    assert [o.value for o in run.outcomes] == [42], "the pool no longer works"
+
+
+@dataclass
+class Loopback:
+    """A real TCP server on 127.0.0.1 that records every connection it accepts."""
+
+    port: int
+    connections: list[Any] = field(default_factory=list)
+
+
+@pytest.fixture
+def loopback() -> Iterator[Loopback]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.2)
+    state = Loopback(server.getsockname()[1])
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, addr = server.accept()
+            except OSError:
+                continue
+            state.connections.append(addr)
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield state
+    stop.set()
+    thread.join()
+    server.close()
+
+
+@dataclass
+class HostCanary:
+    folder: str
+    path: str
+    content: str
+
+    def intact(self) -> bool:
+        with open(self.path) as handle:
+            return handle.read() == self.content and sorted(os.listdir(self.folder)) == ["canary.txt"]
+
+
+@pytest.fixture
+def canary(tmp_path: Any) -> HostCanary:
+    """A host folder with one file, readable and writable by everyone: it must stay as is."""
+    folder = tmp_path / "host"
+    folder.mkdir()
+    os.chmod(tmp_path, 0o777)
+    os.chmod(folder, 0o777)
+    path = folder / "canary.txt"
+    path.write_text("untouched")
+    os.chmod(path, 0o666)
+    return HostCanary(str(folder), str(path), "untouched")
+
+
+@pytest.fixture
+def python() -> Any:
+    return get_language("python")
+
+
+@pytest.fixture
+def javascript() -> Any:
+    return get_language("javascript")
+
+
+@pytest.fixture
+def short_limits() -> Limits:
+    return Limits(max_output_bytes=64 * 1024)

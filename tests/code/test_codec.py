@@ -1,0 +1,95 @@
+"""Plain values across the boundary, and type-strict comparison in the parent."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from assay.sandbox import values_equal
+from assay.sandbox.harness import codec
+from assay.sandbox.harness.frames import FrameBuffer, FrameError, encode_frame
+
+
+@pytest.mark.parametrize("value", [
+    None, True, False, 0, -7, 2**80, -(2**70), 1.5, -0.0, "héllo", b"\x00\xff",
+    [1, [2, 3]], (1, "a"), {"a": 1}, {1: "one", (2, 3): [4]}, {1, 2}, frozenset({"x"}),
+    complex(1, -2), float("inf"), float("-inf"),
+])
+def test_round_trip_keeps_exact_types(value: object) -> None:
+    decoded = codec.decode(codec.encode(value))
+    assert type(decoded) is type(value)
+    assert decoded == value
+
+
+def test_nan_round_trips() -> None:
+    assert math.isnan(codec.decode(codec.encode(float("nan"))))
+
+
+def test_subclass_with_permissive_eq_becomes_its_base_value() -> None:
+    class Liar(str):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = str.__hash__
+
+        def __str__(self) -> str:
+            return "expected"
+
+    decoded = codec.decode(codec.encode(Liar("wrong")))
+    assert type(decoded) is str and decoded == "wrong"
+
+
+@pytest.mark.parametrize("value", [object(), (x for x in []), print, type])
+def test_arbitrary_objects_are_refused(value: object) -> None:
+    with pytest.raises(codec.UnsupportedValue):
+        codec.encode(value)
+
+
+def test_cycles_are_refused() -> None:
+    cycle: list[object] = []
+    cycle.append(cycle)
+    with pytest.raises(codec.UnsupportedValue, match="nested"):
+        codec.encode(cycle)
+
+
+@pytest.mark.parametrize("data", [
+    {"$eval": "1"}, {"a": 1, "b": 2}, {"$dict": [[1]]}, {"$int": 5}, {"$bytes": "*"},
+    {"$set": [[1]]},
+])
+def test_malformed_data_is_refused(data: object) -> None:
+    with pytest.raises(codec.MalformedValue):
+        codec.decode(data)
+
+
+@pytest.mark.parametrize("expected, actual, equal", [
+    (4, 4, True), (4, 4.0, True), (0.1 + 0.2, 0.3, True), (4, "4", False),
+    (1, True, False), (True, 1, False), (None, 0, False), ([1, 2], (1, 2), True),
+    ({"a": [1]}, {"a": [1]}, True), ({"a": 1}, {"a": 1, "b": 2}, False),
+    ({1: "x"}, {True: "x"}, False), ({1, 2}, {2, 1}, True), ({1}, [1], False),
+    (float("nan"), float("nan"), True), ("abc", "abd", False), (1.0, 1.001, False),
+    (b"x", "x", False), ([1, [2.0]], [1, [2]], True),
+])
+def test_values_equal_is_type_strict(expected: object, actual: object, equal: bool) -> None:
+    assert values_equal(expected, actual) is equal
+
+
+def test_values_equal_never_calls_foreign_eq() -> None:
+    class Anything:
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    assert not values_equal(4, Anything())
+    assert not values_equal(Anything(), 4)
+
+
+def test_frames_split_and_join() -> None:
+    data = encode_frame({"a": 1}) + encode_frame([1, 2])
+    buffer = FrameBuffer()
+    assert buffer.feed(data[:5]) == []
+    assert buffer.feed(data[5:]) == [{"a": 1}, [1, 2]]
+
+
+def test_oversized_frame_is_refused() -> None:
+    with pytest.raises(FrameError, match="exceeds"):
+        FrameBuffer(limit=10).feed(b"\x00\x00\x10\x00")
