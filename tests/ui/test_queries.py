@@ -394,3 +394,20 @@ def test_a_metric_with_only_errors_or_values_has_no_mean(store: Store) -> None:
     (metric,), (hist,) = queries.metrics_and_histograms(ReadOnlyDatabase(store), str(record.id))
     assert (metric.mean, metric.n, metric.errors, metric.ci_low) == (None, 0, 2, None)
     assert hist.bins == [] and hist.errors == 2
+
+
+def test_compare_three_experiments_judges_each_against_the_baseline(store: Store, scenario: Scenario) -> None:
+    from ui_testdata import baseline_row
+
+    make_experiment(store, "copy", scenario.dataset, scenario.examples, [baseline_row(i) for i in range(N)])
+    db = ReadOnlyDatabase(store)
+    exps = [summary(db, "baseline"), summary(db, "copy"), summary(db, "candidate")]
+    page = queries.compare_page(db, exps, show="regressions", metric=None, page=1, per_page=50)
+    assert [row.position for row in page.rows] == REGRESSIONS
+    copy_id, candidate_id = exps[1].id, exps[2].id
+    correct = next(m for m in page.metrics if m.key == "correct")
+    assert correct.deltas[copy_id] == 0 and correct.regressions[copy_id] == 0
+    assert correct.regressions[candidate_id] == 1
+    first = page.rows[0]
+    assert [cell.experiment_id for cell in first.cells] == [exps[0].id, copy_id, candidate_id]
+    assert first.cells[1].changes["correct"] == "same" and first.cells[2].changes["correct"] == "regressed"
