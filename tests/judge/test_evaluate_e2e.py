@@ -11,6 +11,7 @@ import pytest
 
 import assay
 from assay.evaluators import CriteriaEvaluator, LlmFeedbackEvaluator
+from assay.llm import ModelNotConfiguredError
 from assay.scorers import create_summarization_scorer
 from assay.testing import FakeOpenAIServer, RecordedRequest, Reply
 
@@ -108,6 +109,6 @@ def test_cot_qa_by_name_in_evaluate(server: FakeOpenAIServer, monkeypatch: pytes
 
 def test_a_missing_judge_model_fails_before_the_experiment_starts() -> None:
     client = assay.Client(database_url="sqlite://")
-    with pytest.raises(assay.llm.ModelNotConfiguredError, match="ASSAY_JUDGE_MODEL"):
+    with pytest.raises(ModelNotConfiguredError, match="ASSAY_JUDGE_MODEL"):
         assay.evaluate(lambda inputs: inputs, data=[{"inputs": {"q": 1}}], evaluators=["cot_qa"], client=client)
     assert client.store.list_experiments() == []

@@ -8,9 +8,12 @@ import pytest
 
 from assay.evaluation import EvaluationResult, EvaluationResults
 from assay.evaluators import (
-    CriteriaEvaluator, LabeledCriteriaEvaluator, LlmFeedbackEvaluator, QAEvaluator,
+    CriteriaEvaluator,
+    LabeledCriteriaEvaluator,
+    LlmFeedbackEvaluator,
+    QAEvaluator,
+    judge,
 )
-from assay.evaluators import judge
 from assay.evaluators._names import resolve_evaluator_name
 from assay.schemas import Example, Run
 from assay.testing import FakeOpenAIServer, Reply
@@ -115,7 +118,7 @@ def test_qa_modes_grade_against_the_reference(
     if needs_reasoning:
         reply["reasoning"] = "Paris is the capital."
     server.script(reply)
-    result = one(QAEvaluator(mode, model=server.chat_model()).evaluate(RUN, EXAMPLE))  # type: ignore[arg-type]
+    result = one(QAEvaluator(mode, model=server.chat_model()).evaluate(RUN, EXAMPLE))
     assert (result.key, result.score, result.value) == (mode, 1, "CORRECT")
     request = server.chat_requests[0]
     assert request.schema_name == schema
@@ -148,12 +151,13 @@ def test_a_run_without_outputs_is_an_error_naming_the_target_failure(server: Fak
     ("labeled_criteria", LabeledCriteriaEvaluator, "correctness"),
 ])
 def test_string_names_resolve_to_judges_on_the_default_model(
-    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, name: str, cls: type, key: str
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, name: str, cls: type[Any], key: str
 ) -> None:
     monkeypatch.setenv("ASSAY_JUDGE_MODEL", "openai/env-judge")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    evaluator = resolve_evaluator_name(name)
-    assert isinstance(evaluator, cls) and evaluator.name == key
+    evaluator: Any = resolve_evaluator_name(name)
+    assert isinstance(evaluator, cls)
+    assert evaluator.name == key
     server.handler = lambda request: {"reasoning": "r", "value": "Y", "grade": "CORRECT"}
     assert one(evaluator.evaluate(RUN, EXAMPLE)).error is None
     assert server.chat_requests[0].model == "env-judge"

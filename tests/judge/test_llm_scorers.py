@@ -7,8 +7,11 @@ from typing import Any
 import pytest
 
 from assay.scorers import (
-    create_answer_relevancy_scorer, create_bias_scorer, create_faithfulness_scorer,
-    create_hallucination_scorer, create_toxicity_scorer,
+    create_answer_relevancy_scorer,
+    create_bias_scorer,
+    create_faithfulness_scorer,
+    create_hallucination_scorer,
+    create_toxicity_scorer,
 )
 from assay.testing import FakeOpenAIServer, RecordedRequest
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from assay.testing import FakeOpenAIServer, Reply
+from assay.testing import FakeOpenAIServer, RecordedRequest, Reply
 
 
 def chat(server: FakeOpenAIServer, content: str = "hello", **body: object) -> httpx.Response:
@@ -66,7 +66,10 @@ def test_no_reply_scripted_is_a_clear_client_error(server: FakeOpenAIServer) -> 
 
 
 def test_a_failing_handler_is_a_500_and_is_kept(server: FakeOpenAIServer) -> None:
-    server.handler = lambda request: 1 / 0  # type: ignore[return-value,operator]
+    def broken(request: RecordedRequest) -> str:
+        raise ZeroDivisionError("handler bug")
+
+    server.handler = broken
     assert chat(server).status_code == 500
     assert isinstance(server.handler_errors[0], ZeroDivisionError)
 

@@ -6,7 +6,11 @@ import pytest
 from pydantic import BaseModel
 
 from assay.llm import (
-    ModelReplyError, OpenAICompatibleClient, StructuredChat, UsageMeter, response_schema,
+    ModelReplyError,
+    OpenAICompatibleClient,
+    StructuredChat,
+    UsageMeter,
+    response_schema,
 )
 from assay.llm.json_reply import ReplyParseError, parse_json_reply
 from assay.testing import FakeOpenAIServer

@@ -145,7 +145,7 @@ def test_a_failing_judge_is_an_error_with_usage_never_a_zero(server: FakeOpenAIS
                                       else Judge(claims(True), {"questions": QUESTIONS}, None)(request))
     result = scorer_on(server).run(input=SOURCE, output=SUMMARY)
     assert result.score is None and "ModelCallError" in (result.error or "")
-    assert result.usage["calls"] == 2  # type: ignore[attr-defined]
+    assert result.usage["calls"] == 2
 
 
 def test_missing_source_and_empty_summary(server: FakeOpenAIServer) -> None:

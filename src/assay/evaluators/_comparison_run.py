@@ -70,9 +70,10 @@ def evaluate_comparative(
     """Judge two or more stored experiments on one dataset against each other; see module doc."""
     from assay.evaluation._api import run_coroutine
 
-    return run_coroutine(aevaluate_comparative(
+    results: ComparativeResults = run_coroutine(aevaluate_comparative(
         experiments, evaluators, client, name=name, max_concurrency=max_concurrency
     ))
+    return results
 
 
 async def aevaluate_comparative(
@@ -118,8 +119,9 @@ def _experiment(store: Store, ref: ExperimentRef) -> ExperimentRecord:
     record: Optional[ExperimentRecord]
     if isinstance(ref, ExperimentRecord):
         return ref
-    if isinstance(getattr(ref, "experiment", None), ExperimentRecord):  # ExperimentResults
-        return ref.experiment  # type: ignore[no-any-return]
+    results_record = getattr(ref, "experiment", None)  # ExperimentResults
+    if isinstance(results_record, ExperimentRecord):
+        return results_record
     if isinstance(ref, uuid.UUID):
         record = store.get_experiment(id=ref)
     else:

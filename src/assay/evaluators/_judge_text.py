@@ -34,7 +34,7 @@ def _render(value: Any) -> str:
             return _render(next(iter(value.values())))
         for known in _TEXT_KEYS:
             if known in value and isinstance(value[known], str):
-                return value[known]
+                return str(value[known])
         if "messages" in value and isinstance(value["messages"], list):
             return _render(value["messages"])
     if isinstance(value, list) and value and all(

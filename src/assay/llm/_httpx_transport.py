@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import sys
 from typing import TYPE_CHECKING
@@ -56,7 +57,5 @@ def _cache_missing_sniffio() -> None:
     # httpcore runs `import sniffio` on every request; when sniffio is not installed, each
     # failed import searches sys.path again (a fifth of a call's CPU here). Recording the
     # absence, as the import system does for a blocked module, makes the check free.
-    try:
-        import sniffio  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("sniffio") is None:
         sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]

@@ -122,6 +122,11 @@ class VerdictScorer(LlmScorer):
         return f"{tally} of {len(verdicts)} {self.items_name}"
 
 
+def share(verdicts: list[Any], value: str) -> float:
+    """The fraction of ``verdicts`` that are ``value``."""
+    return sum(1 for v in verdicts if v.verdict == value) / len(verdicts)
+
+
 def flagged(verdicts: list[Any], verdict: str) -> str:
     return quoted([v.item for v in verdicts if v.verdict == verdict])
 

@@ -17,12 +17,17 @@ from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.scorers._base import TextLike
 from assay.scorers._llm_prompts import (
-    BIAS_VERDICTS_PROMPT, CLAIMS_PROMPT, FAITHFULNESS_VERDICTS_PROMPT,
-    HALLUCINATION_VERDICTS_PROMPT, OPINIONS_PROMPT, RELEVANCY_VERDICTS_PROMPT, STATEMENTS_PROMPT,
+    BIAS_VERDICTS_PROMPT,
+    CLAIMS_PROMPT,
+    FAITHFULNESS_VERDICTS_PROMPT,
+    HALLUCINATION_VERDICTS_PROMPT,
+    OPINIONS_PROMPT,
+    RELEVANCY_VERDICTS_PROMPT,
+    STATEMENTS_PROMPT,
     TOXICITY_PROMPT,
 )
 from assay.scorers._messages import context_from, first_user_text, last_assistant_text
-from assay.scorers._verdicts import VerdictScorer, YesNoVerdicts, flagged, numbered
+from assay.scorers._verdicts import VerdictScorer, YesNoVerdicts, flagged, numbered, share
 
 __all__ = [
     "BIAS_VERDICTS_PROMPT", "CLAIMS_PROMPT", "FAITHFULNESS_VERDICTS_PROMPT",
@@ -87,7 +92,7 @@ class _ContextScorer(VerdictScorer):
 
 class FaithfulnessScorer(_ContextScorer):
     def fraction(self, verdicts: list[Any]) -> float:
-        return sum(v.verdict == "yes" for v in verdicts) / len(verdicts)
+        return share(verdicts, "yes")
 
     def explain(self, verdicts: list[Any]) -> str:
         supported = sum(v.verdict == "yes" for v in verdicts)
@@ -101,7 +106,7 @@ class HallucinationScorer(_ContextScorer):
     verdict_model = YesNoVerdicts
 
     def fraction(self, verdicts: list[Any]) -> float:
-        return sum(v.verdict == "yes" for v in verdicts) / len(verdicts)
+        return share(verdicts, "yes")
 
     def explain(self, verdicts: list[Any]) -> str:
         bad = sum(v.verdict == "yes" for v in verdicts)
@@ -132,9 +137,7 @@ class AnswerRelevancyScorer(VerdictScorer):
         return await self.ask_verdicts(text, meter, expected=len(items))
 
     def fraction(self, verdicts: list[Any]) -> float:
-        yes = sum(v.verdict == "yes" for v in verdicts)
-        unsure = sum(v.verdict == "unsure" for v in verdicts)
-        return (yes + self.uncertainty_weight * unsure) / len(verdicts)
+        return share(verdicts, "yes") + self.uncertainty_weight * share(verdicts, "unsure")
 
     def explain(self, verdicts: list[Any]) -> str:
         text = super().explain(verdicts).replace("yes", "relevant").replace("no ", "irrelevant ")
@@ -161,7 +164,7 @@ class ToxicityScorer(VerdictScorer):
         return await self.ask_verdicts(text, meter)
 
     def fraction(self, verdicts: list[Any]) -> float:
-        return sum(v.verdict == "yes" for v in verdicts) / len(verdicts)
+        return share(verdicts, "yes")
 
     def explain(self, verdicts: list[Any]) -> str:
         bad = sum(v.verdict == "yes" for v in verdicts)
@@ -189,7 +192,7 @@ class BiasScorer(VerdictScorer):
                                        expected=len(items))
 
     def fraction(self, verdicts: list[Any]) -> float:
-        return sum(v.verdict == "yes" for v in verdicts) / len(verdicts)
+        return share(verdicts, "yes")
 
     def explain(self, verdicts: list[Any]) -> str:
         bad = sum(v.verdict == "yes" for v in verdicts)

@@ -178,9 +178,8 @@ class FakeOpenAIServer:
             scripted = self._script.popleft() if self._script else None
         if scripted is None and self.handler is not None:
             try:
-                scripted = self.handler(request)
-                if inspect.isawaitable(scripted):
-                    scripted = await scripted
+                computed = self.handler(request)
+                scripted = await computed if inspect.isawaitable(computed) else computed
             except Exception as exc:  # shown to the client as a 500 and kept for the test
                 self.handler_errors.append(exc)
                 return Reply(status=500, body=_error(f"handler failed: {exc!r}", "server_error"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from collections.abc import Awaitable
 from typing import Any, Callable, Optional, Union
 
 
@@ -97,6 +98,8 @@ class RecordedRequest:
         return spec.get("schema")
 
 
+ReplyLike = Union[str, dict[str, Any], Reply]
 #: a handler computes the reply from the request: text, a JSON-able dict, or a full Reply
-ChatHandler = Callable[[RecordedRequest], Union[str, dict[str, Any], Reply]]
+#: (an async handler may return an awaitable of one)
+ChatHandler = Callable[[RecordedRequest], Union[ReplyLike, Awaitable[ReplyLike]]]
 EmbeddingHandler = Callable[[list[str]], list[list[float]]]
