@@ -178,3 +178,9 @@ def test_custom_prompts_are_validated_and_used(server: FakeOpenAIServer) -> None
 def test_prompts_are_printable_module_constants() -> None:
     assert "{criteria}" in judge.CRITERIA_PROMPT and "{reference}" in judge.LABELED_CRITERIA_PROMPT
     assert "step by step" in judge.COT_QA_PROMPT and "{reference}" in judge.QA_PROMPT
+
+
+async def test_sync_evaluate_works_inside_a_running_event_loop(server: FakeOpenAIServer) -> None:
+    server.script({"reasoning": "r", "value": "Y"})
+    # a notebook calls the sync API with a loop already running in the thread
+    assert one(CriteriaEvaluator("depth", model=server.chat_model()).evaluate(RUN, EXAMPLE)).score == 1

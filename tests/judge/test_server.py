@@ -97,3 +97,22 @@ def test_stop_closes_kept_alive_connections() -> None:
         server.stop()
         with pytest.raises(httpx.TransportError):
             client.post(url, json={"messages": []}, timeout=2)
+
+
+def test_the_server_runs_as_its_own_process() -> None:
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "assay.testing", "--reply", '{"value": "Y"}', "--latency", "0.05"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None
+            base_url = process.stdout.readline().split()[-1]
+            assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
+            reply = httpx.post(f"{base_url}/chat/completions", json={"messages": []}, timeout=5)
+            assert reply.json()["choices"][0]["message"]["content"] == '{"value": "Y"}'
+            stats = httpx.get(base_url.removesuffix("/v1") + "/_assay/stats", timeout=5).json()
+            assert (stats["chat_requests"], stats["max_in_flight"]) == (1, 1)
+        finally:
+            process.terminate()
+        assert process.wait(timeout=10) == 0

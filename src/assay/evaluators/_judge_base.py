@@ -59,6 +59,12 @@ class LLMJudge(BaseEvaluator):
     def needs_reference(self) -> bool:
         return False
 
+    def _evaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+        # works from a notebook too, where an event loop is already running
+        from assay.evaluation._api import run_coroutine
+
+        return run_coroutine(self._aevaluate(run, example))
+
     async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> Any:
         meter = UsageMeter()
         try:

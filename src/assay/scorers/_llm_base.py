@@ -34,6 +34,13 @@ class LlmScorer(Scorer):
     async def score(self, input: TextLike, output: TextLike, meter: UsageMeter) -> JudgeScorerResult:
         raise NotImplementedError
 
+    def _run(self, input: TextLike, output: TextLike) -> ScorerResult:
+        # works from a notebook too, where an event loop is already running
+        from assay.evaluation._api import run_coroutine
+
+        result: ScorerResult = run_coroutine(self._arun(input, output))
+        return result
+
     async def _arun(self, input: TextLike, output: TextLike) -> ScorerResult:
         meter = UsageMeter()
         try:
