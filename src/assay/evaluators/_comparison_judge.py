@@ -10,7 +10,9 @@ from assay.evaluation._result import EvaluationResult
 from assay.evaluators._judge_base import DataKeys, JudgeInput, LLMJudge
 from assay.evaluators._judge_criteria import Criteria, describe_criteria, resolve_criteria
 from assay.evaluators._judge_prompts import (
-    PAIRWISE_DEFAULT_CRITERIA, PAIRWISE_PROMPT, PAIRWISE_REFERENCE_BLOCK,
+    PAIRWISE_DEFAULT_CRITERIA,
+    PAIRWISE_PROMPT,
+    PAIRWISE_REFERENCE_BLOCK,
 )
 from assay.evaluators._judge_text import check_template, render
 from assay.evaluators._judge_verdicts import PairwisePreference

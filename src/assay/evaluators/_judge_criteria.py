@@ -8,7 +8,10 @@ from typing import Optional, Union
 from assay.evaluation._result import EvaluationResult
 from assay.evaluators._judge_base import DataKeys, JudgeInput, LLMJudge, verdict_score
 from assay.evaluators._judge_prompts import (
-    BUILTIN_CRITERIA, CRITERIA_PROMPT, FEEDBACK_PROMPT, FEEDBACK_REFERENCE_BLOCK,
+    BUILTIN_CRITERIA,
+    CRITERIA_PROMPT,
+    FEEDBACK_PROMPT,
+    FEEDBACK_REFERENCE_BLOCK,
     LABELED_CRITERIA_PROMPT,
 )
 from assay.evaluators._judge_text import check_template

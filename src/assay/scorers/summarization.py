@@ -22,7 +22,9 @@ from assay.scorers._base import TextLike
 from assay.scorers._llm_base import JudgeScorerResult, LlmScorer, quoted, ratio
 from assay.scorers._messages import first_user_text, last_assistant_text
 from assay.scorers._summarization_prompts import (
-    SUMMARY_ALIGNMENT_PROMPT, SUMMARY_COVERAGE_PROMPT, SUMMARY_QUESTIONS_PROMPT,
+    SUMMARY_ALIGNMENT_PROMPT,
+    SUMMARY_COVERAGE_PROMPT,
+    SUMMARY_QUESTIONS_PROMPT,
 )
 
 __all__ = [
