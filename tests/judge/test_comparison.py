@@ -94,9 +94,28 @@ def test_experiments_must_exist_and_share_a_dataset(server: FakeOpenAIServer) ->
 def test_as_a_row_evaluator_it_compares_with_the_reference(server: FakeOpenAIServer) -> None:
     server.handler = prefers_good
     judge = ComparisonEvaluator(server.chat_model(), seed=0)
-    scores = set()
-    for _ in range(6):
-        result = judge.evaluate(Run(outputs={"a": "GOOD"}), Example(inputs={"q": "x"}, outputs={"a": "meh"}))
-        scores.add(result.score)  # type: ignore[union-attr]
-    assert scores == {1.0}
-    assert {"[Answer A]: GOOD" in r.text for r in server.chat_requests} == {True, False}
+    results = [
+        judge.evaluate(Run(outputs={"a": f"GOOD {i}"}), Example(inputs={"q": "x"}, outputs={"a": "meh"}))
+        for i in range(6)
+    ]
+    assert {r.score for r in results} == {1.0}  # type: ignore[union-attr]
+    for result, request in zip(results, server.chat_requests):
+        # the recorded order is the order the judge saw
+        assert result.metadata["swapped"] == ("[Answer A]: meh" in request.text)  # type: ignore[union-attr]
+    assert {r.metadata["swapped"] for r in results} == {True, False}  # type: ignore[union-attr]
+
+
+def test_a_seeded_order_is_reproducible_and_reruns_hit_the_cache(server: FakeOpenAIServer) -> None:
+    server.handler = prefers_good
+    client = assay.Client(database_url="sqlite://")
+    good, bad = experiments(client, "GOOD", "bad")
+    first = evaluate_comparative([good, bad], [ComparisonEvaluator(server.chat_model(), seed=11)],
+                                 client=client, max_concurrency=8)
+    calls = len(server.chat_requests)
+    second = evaluate_comparative([good, bad], [ComparisonEvaluator(server.chat_model(), seed=11)],
+                                  client=client, max_concurrency=3)
+    def orders(results: Any) -> dict[str, bool]:
+        return {str(r.example_id): r.metadata["swapped"] for r in results.records}
+    assert orders(first) == orders(second) and len(set(orders(first).values())) == 2
+    assert len(server.chat_requests) == calls  # same prompts: all from the cache
+    assert all(r.metadata["usage"]["cached"] for r in second.records)

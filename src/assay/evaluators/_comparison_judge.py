@@ -67,14 +67,27 @@ class ComparisonEvaluator(LLMJudge):
             owner="ComparisonEvaluator",
         )
         self.randomize_order = randomize_order
-        self._random = random.Random(seed)
+        self.seed = seed
         super().__init__(model, name=name, keys=DataKeys(input_key, prediction_key, reference_key))
+
+    def draw_swap(self, order_key: str) -> bool:
+        """Whether to show the second output first: a fair coin, per judgement.
+
+        With a ``seed`` the coin is derived from the seed and ``order_key`` (the example and
+        runs), so the same comparison is shown the same way whatever the scheduling, and a
+        re-run hits the cache.
+        """
+        if not self.randomize_order:
+            return False
+        if self.seed is None:
+            return random.random() < 0.5
+        return random.Random(f"{self.seed}:{order_key}").random() < 0.5
 
     async def compare(
         self, question: str, first: str, second: str, reference: Optional[str],
-        meter: UsageMeter,
+        meter: UsageMeter, order_key: str = "",
     ) -> PairwiseOutcome:
-        swapped = self.randomize_order and self._random.random() < 0.5
+        swapped = self.draw_swap(order_key)
         answer_a, answer_b = (second, first) if swapped else (first, second)
         block = PAIRWISE_REFERENCE_BLOCK.format(reference=reference) if reference else ""
         text = self.prompt.format(
@@ -100,13 +113,17 @@ class ComparisonEvaluator(LLMJudge):
         reference = None
         if example is not None and example.outputs:
             reference = render(example.outputs, self.keys.reference, what="reference outputs")
+        order_key = ":".join([str(example.id) if example else "", *(str(r.id) for r in runs)])
         return await self.compare(
-            render(inputs, self.keys.input, what="inputs"), outputs[0], outputs[1], reference, meter
+            render(inputs, self.keys.input, what="inputs"), outputs[0], outputs[1], reference,
+            meter, order_key,
         )
 
     async def judge(self, data: JudgeInput, meter: UsageMeter) -> list[EvaluationResult]:
         # As a row evaluator: the run's output (first) against the reference output (second).
-        outcome = await self.compare(data.input, data.output, data.reference or "", None, meter)
+        outcome = await self.compare(
+            data.input, data.output, data.reference or "", None, meter, order_key=data.output
+        )
         return [EvaluationResult(
             key=self.name, score=outcome.scores[0], value=outcome.preferred,
             comment=outcome.reasoning,
