@@ -69,8 +69,7 @@ def local() -> SentenceTransformerEmbeddings:
 def test_vectors_are_384_dimensional_and_deterministic(local: SentenceTransformerEmbeddings) -> None:
     first, second = local.embed(["hello world", "hello world"])
     assert len(first) == 384 and first == second
-    normalized = SentenceTransformerEmbeddings(normalize=True)
-    normalized._model = local._load()  # share the loaded weights
+    normalized = SentenceTransformerEmbeddings(normalize=True)  # shares the loaded model
     vector = normalized.embed_one("hello world")
     assert sum(x * x for x in vector) == pytest.approx(1.0, abs=1e-5)
     assert normalized.model_id != local.model_id  # different vectors, different cache entries

@@ -53,6 +53,14 @@ def test_non_string_values(output: Any, reference: Any, score: float, run_of: An
     assert ExactMatchEvaluator().evaluate(run_of(output), example_of(reference)).score == score
 
 
+def test_a_list_of_strings_lists_acceptable_answers(run_of: Any, example_of: Any) -> None:
+    aliases = example_of(["New York City", "NYC", "New York"])
+    evaluator = ExactMatchEvaluator(ignore_case=True)
+    assert evaluator.evaluate(run_of("nyc"), aliases).score == 1.0
+    assert evaluator.evaluate(run_of("Boston"), aliases).score == 0.0
+    assert evaluator.evaluate(run_of(["NYC"]), example_of(["NYC"])).score == 1.0  # lists as values
+
+
 def test_bad_whitespace_option_fails_at_construction() -> None:
     with pytest.raises(ValueError, match="whitespace=.*'tabs'"):
         ExactMatchEvaluator(whitespace="tabs")  # type: ignore[arg-type]

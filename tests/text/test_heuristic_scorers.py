@@ -59,6 +59,7 @@ def test_keyword_coverage() -> None:
         "missing_keywords": ["remote"],
     }
     assert result.score == pytest.approx(0.75)  # exact lemmas: "remotely" is not "remote"
+    assert result.reason == "3 of 4 keywords found; missing: remote"
 
 
 def test_keyword_coverage_without_keywords_is_one_and_chinese_works() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union, cast
 
@@ -43,7 +44,8 @@ def local_model_available() -> bool:
 class SentenceTransformerEmbeddings(Embeddings):
     """``SentenceTransformerEmbeddings()`` (the bundled model) or ``(model_path=...)``.
 
-    The model loads on first use, once per instance, on ``device`` (CPU by default).
+    The model loads on first use, on ``device`` (CPU by default), once per process: every
+    instance naming the same model shares it.
     """
 
     def __init__(
@@ -60,17 +62,15 @@ class SentenceTransformerEmbeddings(Embeddings):
         self.normalize = normalize
         name = BUNDLED_MODEL if self.model_path is None else self.model_path.name
         self.model_id = f"sentence-transformers:{name}:{'normalized' if normalize else 'raw'}"
-        self._model: Any = None
-        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         where = BUNDLED_MODEL if self.model_path is None else str(self.model_path)
         return f"SentenceTransformerEmbeddings({where!r}, device={self.device!r})"
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
-        model = self._load()
-        with self._lock:  # one forward pass at a time: torch already uses every core
-            array = model.encode(
+        model = _shared_model(self.model_path or bundled_model_path(), self.device)
+        with model.lock:  # one forward pass at a time: torch already uses every core
+            array = model.model.encode(
                 list(texts),
                 batch_size=self.batch_size,
                 convert_to_numpy=True,
@@ -79,25 +79,36 @@ class SentenceTransformerEmbeddings(Embeddings):
             )
         return check_vectors(array.tolist(), len(texts), repr(self))
 
-    def _load(self) -> Any:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = self._open()
-        return self._model
 
-    def _open(self) -> Any:
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise EmbeddingsUnavailable(
-                f"local embeddings need sentence-transformers: {INSTALL_HINT}"
-            ) from exc
-        path = self.model_path or bundled_model_path()
-        if not path.is_dir():
-            raise EmbeddingsUnavailable(f"no sentence-transformers model directory at {path}")
-        _quiet_transformers()
-        return SentenceTransformer(str(path), device=self.device, local_files_only=True)
+@dataclass
+class _LoadedModel:
+    model: Any
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+# one copy of each model per process, however many evaluators use it
+_models: dict[tuple[str, str], _LoadedModel] = {}
+_models_lock = threading.Lock()
+
+
+def _shared_model(path: Path, device: str) -> _LoadedModel:
+    key = (str(path.resolve()), device)
+    with _models_lock:
+        loaded = _models.get(key)
+        if loaded is None:
+            loaded = _models[key] = _LoadedModel(_open(path, device))
+        return loaded
+
+
+def _open(path: Path, device: str) -> Any:
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise EmbeddingsUnavailable(f"local embeddings need sentence-transformers: {INSTALL_HINT}") from exc
+    if not path.is_dir():
+        raise EmbeddingsUnavailable(f"no sentence-transformers model directory at {path}")
+    _quiet_transformers()
+    return SentenceTransformer(str(path), device=device, local_files_only=True)
 
 
 def _quiet_transformers() -> None:

@@ -35,8 +35,9 @@ class ExactMatchEvaluator(ReferenceEvaluator):
 
     ``whitespace``: ``"exact"`` keeps it, ``"strip"`` (default) trims both ends,
     ``"collapse"`` also turns each inner run into one space, ``"ignore"`` drops it all.
-    Non-string values (numbers, lists, dicts) are compared as values when both sides are
-    non-strings, else as JSON text.
+    A list of strings as the reference lists acceptable answers: any of them matches.
+    Other non-string values (numbers, lists, dicts) are compared as values when both sides
+    are non-strings, else as JSON text.
     """
 
     default_name = "exact_match"
@@ -61,6 +62,10 @@ class ExactMatchEvaluator(ReferenceEvaluator):
 
     def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
         prediction, reference = self.prediction(run), self.reference(example)
+        if isinstance(prediction, str) and _is_text_list(reference):
+            # several acceptable answers (aliases): any of them will do
+            text = self.normalize(prediction)
+            return self.result(1.0 if any(text == self.normalize(r) for r in reference) else 0.0)
         if not isinstance(prediction, str) and not isinstance(reference, str):
             return self.result(1.0 if _same_value(prediction, reference) else 0.0)
         left, right = self.normalize(as_text(prediction)), self.normalize(as_text(reference))
@@ -79,6 +84,10 @@ class ExactMatchEvaluator(ReferenceEvaluator):
         elif self.whitespace == "ignore":
             text = _WHITESPACE.sub("", text)
         return text
+
+
+def _is_text_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
 
 
 def _same_value(left: Any, right: Any) -> bool:

@@ -7,6 +7,7 @@ display: verbs become infinitives ("explained" -> explain, "ran" -> run), nouns 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -25,9 +26,25 @@ class EnglishWord:
     lemmas: frozenset[str]
 
 
+_loaded = False
+_load_lock = threading.Lock()
+
+
+def _load_lexicon() -> None:
+    """lemminflect reads its lexicon on first use; do it once, not in two threads at once."""
+    global _loaded
+    with _load_lock:
+        if not _loaded:
+            lemminflect.getAllLemmas("warm")
+            lemminflect.getAllLemmasOOV("warms", "NOUN")
+            _loaded = True
+
+
 @lru_cache(maxsize=65536)
 def analyse_english(word: str) -> EnglishWord:
     """``word`` is lowercase ASCII letters."""
+    if not _loaded:
+        _load_lexicon()
     readings = lemminflect.getAllLemmas(word)
     if not readings and word.endswith("s") and len(word) > 4 and not word.endswith("ss"):
         # an unknown plural ("microservices"): the rule-based noun lemmatizer

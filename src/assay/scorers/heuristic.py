@@ -91,8 +91,12 @@ class KeywordCoverageScorer(Scorer):
         for element in reference.elements:
             (matched if index.covers_exactly(element) else missing).append(element.text)
         total = len(reference.elements)
+        reason = f"{len(matched)} of {total} keywords found" if total else "the input has no keywords"
+        if missing:
+            reason += "; missing: " + ", ".join(missing)
         return ScorerResult(
             score=len(matched) / total if total else 1.0,
+            reason=reason,
             preprocess_step_result={
                 "reference_keywords": [e.text for e in reference.elements],
                 "response_keywords": [e.text for e in response.elements],
