@@ -9,11 +9,9 @@ from typing import Any, Optional
 import orjson
 
 from assay.llm import _io_loop
-from assay.llm._h11_transport import H11Transport
-from assay.llm._httpx_transport import HttpxTransport
 from assay.llm._limits import ModelLimiter
 from assay.llm._transport import Transport, TransportFailure, TransportTimeout
-from assay.llm.errors import ModelCallError
+from assay.llm.errors import MissingExtraError, ModelCallError
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
 
 _transports: Optional[tuple[asyncio.AbstractEventLoop, dict[str, Transport]]] = None
@@ -28,10 +26,25 @@ def transport_for(url: str) -> Transport:
     scheme = "http" if url.startswith("http://") else "https"
     transports = _transports[1]
     if scheme not in transports:
-        transport: Transport = H11Transport() if scheme == "http" else HttpxTransport()
+        transport = _new_transport(scheme)
         _io_loop.add_closer(transport.aclose)
         transports[scheme] = transport
     return transports[scheme]
+
+
+def _new_transport(scheme: str) -> Transport:
+    try:
+        if scheme == "http":
+            from assay.llm._h11_transport import H11Transport
+
+            return H11Transport()
+        from assay.llm._httpx_transport import HttpxTransport
+
+        return HttpxTransport()
+    except ImportError as exc:
+        raise MissingExtraError(
+            f"calling a judge model needs {exc.name or 'httpx'}: pip install 'assay[judge]'"
+        ) from exc
 
 
 @dataclass(frozen=True)
