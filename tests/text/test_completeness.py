@@ -198,6 +198,11 @@ def test_empty_texts(question: str, answer: Any, score: float, reason: str) -> N
     assert result.score == score and result.reason is not None and reason in result.reason
 
 
+def test_no_input_at_all_is_an_error() -> None:
+    with pytest.raises(ValueError, match="needs an input"):
+        run(None, "an answer")
+
+
 def test_chat_messages_and_dicts_are_flattened() -> None:
     messages = [{"role": "user", "content": "Explain photosynthesis stages."}]
     reply = [{"role": "assistant", "content": "Photosynthesis has two stages."}]

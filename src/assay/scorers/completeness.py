@@ -26,6 +26,8 @@ class CompletenessScorer(Scorer):
         self.include_function_words = include_function_words
 
     def _run(self, input: TextLike, output: TextLike) -> ScorerResult:
+        if input is None:  # an empty text is fine; no input at all is a mistake in the call
+            raise ValueError("the completeness scorer needs an input (the text to be covered)")
         options = {"include_function_words": self.include_function_words}
         required = extract_elements(to_text(input), **options)
         offered = extract_elements(to_text(output), **options)
