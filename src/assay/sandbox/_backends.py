@@ -171,7 +171,7 @@ class RlimitOnly:
         argv = zygote_command(context, {
             "harness_root": HARNESS_PARENT, "boot_path": HARNESS_PARENT,
             "workroot": context.host_workroot,
-            "scrub_dirs": scrub,
+            "scrub_dirs": scrub, "runtime_paths": list(context.runtime.python_path),
         })
         label = (f"dedicated host uid {context.sandbox_uid}" if context.sandbox_uid is not None
                  else f"your own uid {os.geteuid()}")

@@ -140,11 +140,12 @@ class SandboxPool:
         size = self.config.worker_count()
         self.candidates = _Slots(self._new_sandbox, size)
         self.checkers = _Slots(self._new_sandbox, size)
+        self._notes: list[str] = []
         self._description = self._describe()
         _warn_once(self._description)
 
     def _new_sandbox(self) -> Sandbox:
-        return Sandbox(self.backend, self.settings)
+        return Sandbox(self.backend, self.settings, on_start=self.note_sandbox)
 
     def _describe(self) -> dict[str, Any]:
         dedicated = not self.settings.user_namespace and os.geteuid() == 0
@@ -165,7 +166,20 @@ class SandboxPool:
 
     def describe(self) -> dict[str, Any]:
         """Backend, user, protections present and missing: for results' metadata."""
-        return {**self._description, "missing": list(self._description["missing"])}
+        description = {**self._description, "missing": list(self._description["missing"])}
+        if self._notes:
+            description["notes"] = list(self._notes)
+        return description
+
+    def note_sandbox(self, sandbox: Sandbox) -> None:
+        """Facts learned when a sandbox starts (warned once, kept in describe())."""
+        unreadable = sandbox.info.get("unreadable") or []
+        if unreadable and not self._notes:
+            note = (f"the sandbox's uid cannot read {', '.join(unreadable)}: only modules the "
+                    "zygote preloaded can be imported (make the runtime world-readable, or "
+                    "use the bubblewrap or unshare backend)")
+            self._notes.append(note)
+            warnings.warn(note, SandboxIsolationWarning, stacklevel=2)
 
     def close(self) -> None:
         self.candidates.close()
@@ -175,16 +189,14 @@ class SandboxPool:
         """Host pids of processes left behind by any sandbox this pool ever started (idle
         ones after their reset, killed ones entirely). Empty unless something is wrong;
         a diagnostic, used by the tests. Call it while no job runs."""
-        found: set[int] = set()
-        for slots in (self.candidates, self.checkers):
-            for sandbox in list(slots.started):
-                if not sandbox.dead:
-                    try:
-                        sandbox.finish_reset()
-                    except SandboxError:
-                        pass
-                found.update(sandbox.stray_processes())
-        return sorted(found)
+        sandboxes = [s for slots in (self.candidates, self.checkers) for s in list(slots.started)]
+        for sandbox in sandboxes:  # all resets first: a dead sandbox's uid may be reused
+            if not sandbox.dead:
+                try:
+                    sandbox.finish_reset()
+                except SandboxError:
+                    pass
+        return sorted({pid for sandbox in sandboxes for pid in sandbox.stray_processes()})
 
     def __enter__(self) -> "SandboxPool":
         return self

@@ -16,7 +16,7 @@ import time
 import queue
 import threading
 from concurrent.futures import Future
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from assay.sandbox._launch import BASE_ENV, LaunchContext, LaunchPlan, Runtime
 from assay.sandbox._uids import UidLease, lease_uid
@@ -24,6 +24,7 @@ from assay.sandbox.errors import SandboxError, SandboxStartError
 
 START_SECONDS = 30.0
 RESET_SECONDS = 10.0
+KILL_WAIT_SECONDS = 10.0
 MESSAGE_LIMIT = 1 << 20
 _tokens = itertools.count(1)
 
@@ -31,8 +32,10 @@ _tokens = itertools.count(1)
 class Sandbox:
     """Not thread-safe: a pool leases each sandbox to one job at a time."""
 
-    def __init__(self, backend: Any, settings: "SandboxSettings") -> None:
+    def __init__(self, backend: Any, settings: "SandboxSettings",
+                 on_start: Optional[Callable[["Sandbox"], None]] = None) -> None:
         self.backend = backend
+        self.on_start = on_start
         self.settings = settings
         self.exits: dict[str, dict[str, Any]] = {}
         self.spawn_failures: dict[str, str] = {}
@@ -47,6 +50,7 @@ class Sandbox:
         self.control: Optional[socket.socket] = None
         self.plan: Optional[LaunchPlan] = None
         self.zygote_pid = -1
+        self._zygote_pidfd: Optional[int] = None
         self.pid_namespace: Optional[str] = None
         self.uid: Optional[int] = None
 
@@ -69,7 +73,13 @@ class Sandbox:
         except BaseException:
             self.kill()
             raise
-        self._remember_identity()
+        try:
+            self._remember_identity()
+            if self.on_start is not None:
+                self.on_start(self)
+        except BaseException:
+            self.kill()
+            raise
 
     def _remember_identity(self) -> None:
         """What marks this sandbox's processes on the host, for stray_processes()."""
@@ -78,6 +88,10 @@ class Sandbox:
         if self.backend.name != "rlimit":
             zygote = next(iter(_children_of(self.process.pid)), zygote)
             self.pid_namespace = _pid_namespace(zygote)
+            try:
+                self._zygote_pidfd = os.pidfd_open(zygote)
+            except OSError:
+                self._zygote_pidfd = None
         self.zygote_pid = zygote
         self.uid = self._uid.uid if self._uid is not None else None
 
@@ -92,6 +106,8 @@ class Sandbox:
             if pid in own:
                 continue
             try:
+                if _is_zombie(pid):
+                    continue  # exited, holds nothing but its pid until reaped
                 by_uid = self.uid is not None and os.stat(f"/proc/{pid}").st_uid == self.uid
                 by_ns = self.pid_namespace is not None and _pid_namespace(pid) == self.pid_namespace
             except OSError:
@@ -150,6 +166,7 @@ class Sandbox:
             from assay.sandbox._reaper import kill_descendants_of
 
             kill_descendants_of(self.process.pid)  # before the zygote dies and they orphan
+        self._await_namespace_gone()  # first, so its launcher (not init) reaps it
         if self.process is not None and self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -166,6 +183,19 @@ class Sandbox:
             self.control.close()
             self.control = None
         self._release()
+
+    def _await_namespace_gone(self) -> None:
+        """Kill the namespace's init (our zygote) and wait until it has exited: the kernel
+        exits a PID namespace's init only after every other process in it is gone."""
+        fd, self._zygote_pidfd = self._zygote_pidfd, None
+        if fd is None:
+            return
+        try:
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+        except OSError:
+            pass
+        select.select([fd], [], [], KILL_WAIT_SECONDS)
+        os.close(fd)
 
     def _kill_rlimit_leftovers(self) -> None:
         from assay.sandbox._reaper import kill_uid
@@ -307,6 +337,11 @@ def _children_of(parent: int) -> list[int]:
         except (OSError, ValueError, IndexError):
             continue
     return found
+
+
+def _is_zombie(pid: int) -> bool:
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
 
 
 def _pid_namespace(pid: int) -> Optional[str]:

@@ -42,7 +42,7 @@ class Zygote:
     # -- the loop -------------------------------------------------------------------
     def serve(self) -> None:
         self.send({"event": "ready", "pid": os.getpid(), "uid": os.getuid(),
-                   "python": sys.version.split()[0]})
+                   "python": sys.version.split()[0], "unreadable": self.unreadable_runtime()})
         while True:
             readable, _, _ = select.select([self.control, *self.pidfds], [], [])
             for pidfd in readable:  # exits first: a reset below closes these descriptors
@@ -74,6 +74,26 @@ class Zygote:
     def send(self, message: dict[str, Any]) -> None:
         self.control.sendall(json.dumps(message).encode())
 
+    def unreadable_runtime(self) -> list[str]:
+        """Runtime folders the dropped uid cannot read (the rlimit backend as root, with a
+        runtime under a private home such as /root/.pyenv): only modules we preloaded work."""
+        paths = [p for p in self.options.get("runtime_paths", []) if os.path.isdir(p)]
+        if self.uid is None or not paths:
+            return []
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                proc.drop_privileges(self.uid, self.gid)
+                bad = [p for p in paths if not os.access(p, os.R_OK | os.X_OK)]
+                os.write(write, json.dumps(bad).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        os.waitpid(pid, 0)
+        with os.fdopen(read) as answer:
+            return list(json.loads(answer.read() or "[]"))
+
     # -- spawning -------------------------------------------------------------------
     def spawn(self, spec: dict[str, Any], fds: list[int]) -> None:
         self.counter += 1
@@ -99,6 +119,8 @@ class Zygote:
             proc.apply_limits(spec["limits"], self.extra_processes())
             proc.drop_privileges(self.uid, self.gid)
             proc.prctl(proc.PR_SET_PDEATHSIG, 9)
+            # a candidate may read its own /proc/self/mem; a test program stays unreadable
+            proc.prctl(proc.PR_SET_DUMPABLE, 0 if "checker" in spec["role"] else 1)
             os.chdir(workdir)
             env = dict(self.options["env"], HOME=workdir, TMPDIR=workdir, PWD=workdir)
             code = run_role(spec, env, self.options)
