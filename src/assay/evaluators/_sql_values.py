@@ -77,8 +77,16 @@ def _normalize_other(value: Any) -> Cell:
     return str(value)
 
 
+_ALREADY_NORMAL = frozenset({str, int, bytes, type(None)})
+
+
 def normalize_row(row: Any) -> Row:
-    return tuple(normalize_value(value) for value in row)
+    row = tuple(row)
+    for value in row:  # fast path: most SQLite rows hold nothing to convert
+        kind = type(value)
+        if not (kind in _ALREADY_NORMAL or (kind is float and value == value)):
+            return tuple(normalize_value(value) for value in row)
+    return row
 
 
 def is_tolerant_number(cell: Cell) -> bool:
