@@ -81,12 +81,12 @@ _ALREADY_NORMAL = frozenset({str, int, bytes, type(None)})
 
 
 def normalize_row(row: Any) -> Row:
-    row = tuple(row)
-    for value in row:  # fast path: most SQLite rows hold nothing to convert
+    cells: tuple[Any, ...] = tuple(row)
+    for value in cells:  # fast path: most SQLite rows hold nothing to convert
         kind = type(value)
         if not (kind in _ALREADY_NORMAL or (kind is float and value == value)):
-            return tuple(normalize_value(value) for value in row)
-    return row
+            return tuple(normalize_value(value) for value in cells)
+    return cells
 
 
 def is_tolerant_number(cell: Cell) -> bool:
