@@ -83,3 +83,40 @@ def test_a_failed_target_is_reported_as_such(run_of: Any, example_of: Any) -> No
 )
 def test_as_text(value: object, text: str) -> None:
     assert as_text(value) == text
+
+
+def _every_reference_evaluator() -> list[Any]:
+    from assay.embeddings import OpenAIEmbeddings
+    from assay.evaluators import (
+        BleuEvaluator,
+        EmbeddingDistanceEvaluator,
+        JsonEqualityEvaluator,
+        JsonValidityEvaluator,
+        RegexEvaluator,
+        RougeEvaluator,
+        StringDistanceEvaluator,
+    )
+
+    unreachable = OpenAIEmbeddings("never-called", base_url="http://127.0.0.1:9/v1")
+    return [
+        ExactMatchEvaluator(output_key="answer"),
+        RegexEvaluator("x", output_key="answer"),
+        StringDistanceEvaluator(output_key="answer"),
+        JsonValidityEvaluator(output_key="answer"),
+        JsonEqualityEvaluator(output_key="answer"),
+        BleuEvaluator(output_key="answer"),
+        RougeEvaluator(output_key="answer"),
+        EmbeddingDistanceEvaluator(embeddings=unreachable, output_key="answer"),
+    ]
+
+
+@pytest.mark.parametrize("evaluator", _every_reference_evaluator(), ids=lambda e: type(e).__name__)
+def test_every_evaluator_reports_a_missing_key_as_an_error(
+    evaluator: Any, run_of: Any, example_of: Any
+) -> None:
+    result = evaluator.evaluate(run_of(text="x"), example_of(answer="x"))
+    assert result.score is None
+    assert result.error == (
+        "EvaluatorInputError: run.outputs has no key 'answer' (its keys: 'text'); "
+        "set output_key= to one of them"
+    )

@@ -159,13 +159,13 @@ class JsonEqualityEvaluator(ReferenceEvaluator):
         self.strip_code_fence = strip_code_fence
 
     def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
-        reference = self.reference(example)
+        prediction, reference = self.prediction(run), self.reference(example)
         try:
             expected = parse_json(reference, self.strip_code_fence)
         except InvalidJson as exc:
             raise EvaluatorInputError(f"the reference output is {exc}") from exc
         try:
-            actual = parse_json(self.prediction(run), self.strip_code_fence)
+            actual = parse_json(prediction, self.strip_code_fence)
         except InvalidJson as exc:
             return self.result(0.0, comment=f"the output is {exc}", metadata={"valid_json": False})
         differences = json_differences(
