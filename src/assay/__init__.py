@@ -9,10 +9,11 @@ from assay.evaluation import (
     aevaluate,
     evaluate,
 )
+from assay.evaluators.comparison import evaluate_comparative
 from assay.schemas import Dataset, Example, Run
 from assay.tracing import traceable
 
 __all__ = [
     "Client", "Dataset", "EvaluationResult", "EvaluationResults", "EvaluatorSignatureError",
-    "Example", "ExperimentResults", "Run", "aevaluate", "evaluate", "traceable",
+    "Example", "ExperimentResults", "Run", "aevaluate", "evaluate", "evaluate_comparative", "traceable",
 ]

@@ -3,13 +3,12 @@ runs it on an event loop (in a helper thread when the caller already has a loop 
 
 from __future__ import annotations
 
-import asyncio
 import gc
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
+from assay._aio import run_coroutine
 from assay.evaluation._binding import bind_row_evaluator, bind_summary_evaluator
 from assay.evaluation._data import ResolvedData, resolve_data
 from assay.evaluation._experiment import ExperimentPlan, experiment_name, open_experiment
@@ -119,28 +118,6 @@ def evaluate(
     )
     results: ExperimentResults = run_coroutine(coroutine)
     return results
-
-
-def run_coroutine(coroutine: Any) -> Any:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    # Called from inside a running loop (a notebook, an async app): use a private one.
-    outcome: dict[str, Any] = {}
-
-    def runner() -> None:
-        try:
-            outcome["value"] = asyncio.run(coroutine)
-        except BaseException as exc:
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=runner, name="assay-evaluate")
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
 
 
 @contextmanager

@@ -11,6 +11,7 @@ import asyncio
 import traceback
 from typing import Any, Callable, Optional, Union
 
+from assay._aio import run_coroutine
 from assay.evaluation._result import EvaluationResult, EvaluationResults
 from assay.schemas import Example, Run
 
@@ -36,7 +37,7 @@ class BaseEvaluator(RunEvaluator):
 
     def _evaluate(self, run: Run, example: Optional[Example] = None) -> Any:
         if self.is_async:
-            return asyncio.run(self._aevaluate(run, example))
+            return run_coroutine(self._aevaluate(run, example))
         raise NotImplementedError(f"{type(self).__name__} must override _evaluate or _aevaluate")
 
     async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> Any:
@@ -104,7 +105,7 @@ class DynamicRunEvaluator(BaseEvaluator):
 
     def _evaluate(self, run: Run, example: Optional[Example] = None) -> Any:
         if self._bound.is_async:
-            return asyncio.run(self._bound.call_async(run, _example_or_empty(example)))
+            return run_coroutine(self._bound.call_async(run, _example_or_empty(example)))
         return self._bound.call_sync(run, _example_or_empty(example))
 
     async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> Any:

@@ -68,7 +68,7 @@ def evaluate_comparative(
     max_concurrency: int = 16,
 ) -> ComparativeResults:
     """Judge two or more stored experiments on one dataset against each other; see module doc."""
-    from assay.evaluation._api import run_coroutine
+    from assay._aio import run_coroutine
 
     results: ComparativeResults = run_coroutine(aevaluate_comparative(
         experiments, evaluators, client, name=name, max_concurrency=max_concurrency

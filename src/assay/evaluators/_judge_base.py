@@ -61,7 +61,7 @@ class LLMJudge(BaseEvaluator):
 
     def _evaluate(self, run: Run, example: Optional[Example] = None) -> Any:
         # works from a notebook too, where an event loop is already running
-        from assay.evaluation._api import run_coroutine
+        from assay._aio import run_coroutine
 
         return run_coroutine(self._aevaluate(run, example))
 

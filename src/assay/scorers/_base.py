@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
+from assay._aio import run_coroutine
 from assay.evaluation._result import EvaluationResult
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import Example, Run
@@ -62,7 +63,7 @@ class Scorer(BaseEvaluator):
 
     def _run(self, input: TextLike, output: TextLike) -> ScorerResult:
         if type(self)._arun is not Scorer._arun:
-            return asyncio.run(self._arun(input, output))
+            return run_coroutine(self._arun(input, output))
         raise NotImplementedError(f"{type(self).__name__} must override _run or _arun")
 
     async def _arun(self, input: TextLike, output: TextLike) -> ScorerResult:

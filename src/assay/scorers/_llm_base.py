@@ -36,7 +36,7 @@ class LlmScorer(Scorer):
 
     def _run(self, input: TextLike, output: TextLike) -> ScorerResult:
         # works from a notebook too, where an event loop is already running
-        from assay.evaluation._api import run_coroutine
+        from assay._aio import run_coroutine
 
         result: ScorerResult = run_coroutine(self._arun(input, output))
         return result
