@@ -63,7 +63,8 @@ class Scorer(BaseEvaluator):
 
     def _run(self, input: TextLike, output: TextLike) -> ScorerResult:
         if type(self)._arun is not Scorer._arun:
-            return run_coroutine(self._arun(input, output))
+            result: ScorerResult = run_coroutine(self._arun(input, output))
+            return result
         raise NotImplementedError(f"{type(self).__name__} must override _run or _arun")
 
     async def _arun(self, input: TextLike, output: TextLike) -> ScorerResult:
