@@ -216,3 +216,17 @@ def test_unreachable_server_is_an_evaluator_error_not_a_zero() -> None:
 def test_other_postgres_drivers_are_rejected_clearly() -> None:
     with pytest.raises(ValueError, match="psycopg 3"):
         SQLExecutionEvaluator("postgresql+psycopg2://u@localhost/db")
+
+
+def test_sessions_and_transactions_are_read_only(shop_postgres: str) -> None:
+    from assay.evaluators._sql_backends import ExecutionLimits
+    from assay.evaluators._sql_postgres import PostgresDatabase
+
+    database = PostgresDatabase(shop_postgres, ExecutionLimits(timeout=1.5))
+    try:
+        with database.session(None) as session:
+            assert session.run("SHOW default_transaction_read_only").rows == [("on",)]
+            assert session.run("SHOW transaction_read_only").rows == [("on",)]
+            assert session.run("SHOW statement_timeout").rows == [("1500ms",)]
+    finally:
+        database.close()
