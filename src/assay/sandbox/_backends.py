@@ -93,7 +93,7 @@ class Bubblewrap:
         argv += _parents(SANDBOX_HARNESS_ROOT + "/harness")
         argv += ["--ro-bind", os.path.join(HARNESS_PARENT, "harness"),
                  SANDBOX_HARNESS_ROOT + "/harness"]
-        argv += ["--proc", "/proc"]
+        argv += ["--proc", "/proc", "--perms", "0755", "--dir", "/dev"]
         for device in DEVICES:
             argv += ["--dev-bind", device, device]
         argv += ["--symlink", "/proc/self/fd", "/dev/fd"]

@@ -178,14 +178,16 @@ class CandidateProxy:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
+        message = {"args": codec.encode(list(args)), "kwargs": codec.encode(kwargs)}
         try:
-            frames.write_frame(CANDIDATE_IN, {"args": codec.encode(list(args)),
-                                              "kwargs": codec.encode(kwargs)})
+            frames.write_frame(CANDIDATE_IN, message)
             reply = frames.read_frame(CANDIDATE_OUT)
-        except OSError as exc:
-            raise CandidateEnded(f"the candidate's process ended ({exc})") from None
+        except (OSError, frames.FrameError) as exc:
+            raise CandidateEnded(f"the candidate's process ended or misbehaved ({exc})") from None
         if reply is None:
             raise CandidateEnded("the candidate's process ended during a call")
+        if not isinstance(reply, dict):
+            raise CandidateEnded("the candidate sent a malformed reply")
         if reply.get("ok") is True:
             try:
                 return codec.decode(reply.get("value"))
