@@ -300,10 +300,25 @@ def test_markdown_fences_and_output_keys(shop: SQLExecutionEvaluator, shop_sqlit
     assert custom.evaluate(Run(outputs={"query": fenced}), reference).score == 1  # type: ignore[union-attr]
 
 
-def test_missing_sql_key_is_an_evaluator_error_naming_the_keys(shop: SQLExecutionEvaluator) -> None:
-    result = shop.evaluate(Run(outputs={"answer": "SELECT 1"}), Example(outputs={"sql": "SELECT 1"}))
-    assert isinstance(result, EvaluationResult)
-    assert result.score is None and "output_key" in (result.error or "") and "answer" in (result.error or "")
+def test_where_the_generated_sql_is_found(shop: SQLExecutionEvaluator, shop_sqlite: Path) -> None:
+    example = Example(outputs={"sql": "SELECT 1"})
+    only_value = shop.evaluate(Run(outputs={"answer": "SELECT 1"}), example)
+    assert isinstance(only_value, EvaluationResult) and only_value.score == 1
+    message = {"sql": {"role": "assistant", "content": "```sql\nSELECT 1\n```"}}
+    assert shop.evaluate(Run(outputs=message), example).score == 1  # type: ignore[union-attr]
+    ambiguous = shop.evaluate(Run(outputs={"answer": "SELECT 1", "notes": "x"}), example)
+    assert isinstance(ambiguous, EvaluationResult) and ambiguous.score is None
+    assert "output_key" in (ambiguous.error or "") and "'answer'" in (ambiguous.error or "")
+    named = SQLExecutionEvaluator(shop_sqlite, output_key="query").evaluate(
+        Run(outputs={"sql": "SELECT 1"}), example
+    )
+    assert isinstance(named, EvaluationResult) and "no key 'query'" in (named.error or "")
+    not_text = shop.evaluate(Run(outputs={"sql": 42}), example)
+    assert isinstance(not_text, EvaluationResult) and "must be text" in (not_text.error or "")
+    failed = shop.evaluate(Run(outputs=None, error="ValueError: boom"), example)
+    assert isinstance(failed, EvaluationResult) and "the target failed: ValueError: boom" in (
+        failed.error or ""
+    )
 
 
 def test_empty_generation_scores_0(shop: SQLExecutionEvaluator) -> None:

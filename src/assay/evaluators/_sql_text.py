@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from assay.evaluators._fields import EvaluatorInputError, as_text, pick
 from assay.evaluators._sql_values import Row, normalize_row
 from assay.schemas import Example, Run
 
@@ -28,27 +29,27 @@ def strip_fences(text: str) -> str:
 
 
 def generated_sql(run: Run, output_key: str | None) -> str:
-    """The SQL a run produced, from ``run.outputs[output_key]`` or the default keys."""
-    outputs = run.outputs
-    if outputs is None:
+    """The SQL a run produced: ``run.outputs[output_key]``, else the first default key, else the only value.
+
+    The value may be text or a chat message (its content); markdown fences are stripped.
+    """
+    if not run.outputs:
         failure = f" (the target failed: {run.error})" if run.error else ""
-        raise ValueError(f"run {run.id} has no outputs to read SQL from{failure}")
-    keys: Sequence[str] = (output_key,) if output_key else DEFAULT_OUTPUT_KEYS
-    for key in keys:
-        if key in outputs:
-            return _as_sql_text(outputs[key], f"run.outputs[{key!r}]")
-    raise ValueError(
-        f"run.outputs has none of the keys {list(keys)} (it has {sorted(outputs)}); "
-        "pass output_key=... to say where the generated SQL is"
+        raise EvaluatorInputError(f"run {run.id} has no outputs to read SQL from{failure}")
+    value = pick(
+        run.outputs, output_key, where="run.outputs", option="output_key", candidates=DEFAULT_OUTPUT_KEYS
     )
-
-
-def _as_sql_text(value: Any, where: str) -> str:
     if value is None:
         return ""
-    if not isinstance(value, str):
-        raise TypeError(f"{where} must be SQL text, got {type(value).__name__}")
-    return strip_fences(value)
+    if not (isinstance(value, str) or _is_message(value)):
+        raise EvaluatorInputError(
+            f"the generated SQL in run.outputs must be text or a chat message, got {type(value).__name__}"
+        )
+    return strip_fences(as_text(value))
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, Mapping) and isinstance(value.get("content"), str)
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def read_reference(example: Example | None) -> Reference:
     if outputs and "expected_rows" in outputs:
         return _expected_rows(outputs["expected_rows"], outputs.get("expected_columns"))
     where = f"example {example.id}" if example is not None else "no example was given"
-    raise ValueError(
+    raise EvaluatorInputError(
         f"SQLExecutionEvaluator needs a reference ({where}): example.outputs['sql'] (a query) "
         "or example.outputs['expected_rows'] (a list of rows)"
     )
@@ -82,7 +83,9 @@ def read_reference(example: Example | None) -> Reference:
 
 def _expected_rows(rows: Any, columns: Any) -> Reference:
     if not isinstance(rows, (list, tuple)):
-        raise TypeError(f"example.outputs['expected_rows'] must be a list of rows, got {type(rows).__name__}")
+        raise EvaluatorInputError(
+            f"example.outputs['expected_rows'] must be a list of rows, got {type(rows).__name__}"
+        )
     names = _column_names(columns)
     if rows and all(isinstance(row, dict) for row in rows):
         names = names or tuple(str(key) for key in rows[0])
@@ -90,7 +93,7 @@ def _expected_rows(rows: Any, columns: Any) -> Reference:
     normalized = []
     for index, row in enumerate(rows):
         if not isinstance(row, (list, tuple)):
-            raise TypeError(
+            raise EvaluatorInputError(
                 f"example.outputs['expected_rows'][{index}] must be a list of values or a dict, "
                 f"got {type(row).__name__}"
             )
@@ -103,14 +106,14 @@ def _column_names(columns: Any) -> tuple[str, ...] | None:
     if columns is None:
         return None
     if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
-        raise TypeError("example.outputs['expected_columns'] must be a list of column names")
+        raise EvaluatorInputError("example.outputs['expected_columns'] must be a list of column names")
     return tuple(columns)
 
 
 def _dict_row(row: dict[str, Any], names: tuple[str, ...], index: int) -> Row:
     missing = [name for name in names if name not in row]
     if missing or len(row) != len(names):
-        raise ValueError(
+        raise EvaluatorInputError(
             f"example.outputs['expected_rows'][{index}] has keys {sorted(row)}, expected {list(names)}"
         )
     return normalize_row(row[name] for name in names)
@@ -120,6 +123,6 @@ def _check_width(rows: list[Row], names: tuple[str, ...] | None) -> None:
     width = len(names) if names is not None else (len(rows[0]) if rows else None)
     for index, row in enumerate(rows):
         if len(row) != width:
-            raise ValueError(
+            raise EvaluatorInputError(
                 f"example.outputs['expected_rows'][{index}] has {len(row)} values, expected {width}"
             )

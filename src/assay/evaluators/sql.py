@@ -67,7 +67,7 @@ class SQLExecutionEvaluator(BaseEvaluator):
         column_matching: ``"any_order"`` (names ignored, columns aligned by content),
             ``"positional"`` (names ignored, order matters) or ``"by_name"``.
         output_key: the key of ``run.outputs`` holding the SQL (default: "sql", then
-            "text", then "output"); markdown fences are stripped.
+            "text", then "output", else the only value); markdown fences are stripped.
         max_rows: rows kept per result; a generated query returning more scores 0.
     """
 
