@@ -8,9 +8,7 @@ same read-only database and compares the result sets (the Spider/BIRD measure).
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
-
-from typing_extensions import Self
+from typing import Any, Literal, TypeVar
 
 from assay.evaluation._result import EvaluationResult
 from assay.evaluation.evaluator import BaseEvaluator
@@ -39,6 +37,7 @@ from assay.evaluators._sql_values import normalize_row
 from assay.schemas import Example, Run
 
 OrderSensitivity = bool | Literal["auto"]
+_Evaluator = TypeVar("_Evaluator", bound="SQLExecutionEvaluator")
 
 __all__ = ["SQLExecutionEvaluator", "SQLValidityEvaluator"]
 
@@ -107,7 +106,7 @@ class SQLExecutionEvaluator(BaseEvaluator):
         """Release pooled database connections (PostgreSQL); the evaluator stays usable."""
         self.database.close()
 
-    def __enter__(self) -> Self:
+    def __enter__(self: _Evaluator) -> _Evaluator:
         return self
 
     def __exit__(self, *_: object) -> None:
