@@ -52,7 +52,8 @@ def pool(request: pytest.FixtureRequest, make_pool: Callable[..., SandboxPool]) 
     """A pool on each backend; afterwards, nothing of the test may be left running."""
     chosen = make_pool(request.param)
     yield chosen
-    assert chosen.stray_processes() == [], "processes survived the job"
+    strays = chosen.stray_processes()
+    assert strays == [], f"processes survived the job: {_describe(strays)}"
     _assert_still_works(chosen)
 
 
@@ -61,8 +62,24 @@ def isolating_pool(request: pytest.FixtureRequest,
                    make_pool: Callable[..., SandboxPool]) -> Iterator[SandboxPool]:
     chosen = make_pool(request.param)
     yield chosen
-    assert chosen.stray_processes() == []
+    strays = chosen.stray_processes()
+    assert strays == [], f"processes survived the job: {_describe(strays)}"
     _assert_still_works(chosen)
+
+
+def _describe(pids: list[int]) -> list[str]:
+    described = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                command = handle.read().replace(b"\0", b" ").decode(errors="replace")[:120]
+            with open(f"/proc/{pid}/status") as handle:
+                status = {k: v.strip() for k, v in (l.split(":", 1) for l in handle if ":" in l)}
+            described.append(f"{pid} {status.get('State')} uid={status.get('Uid')} "
+                             f"ppid={status.get('PPid')} nspid={status.get('NSpid')} {command}")
+        except OSError as exc:
+            described.append(f"{pid}: {exc}")
+    return described
 
 
 def _assert_still_works(pool: SandboxPool) -> None:

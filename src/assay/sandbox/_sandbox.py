@@ -40,6 +40,7 @@ class Sandbox:
         self.exits: dict[str, dict[str, Any]] = {}
         self.spawn_failures: dict[str, str] = {}
         self.dead = False
+        self._killed = False
         self.death_note = ""
         self.dirty = False
         self.reset_pending = False
@@ -50,6 +51,7 @@ class Sandbox:
         self.control: Optional[socket.socket] = None
         self.plan: Optional[LaunchPlan] = None
         self.zygote_pid = -1
+        self.leftovers_at_kill: list[int] = []
         self._zygote_pidfd: Optional[int] = None
         self.pid_namespace: Optional[str] = None
         self.uid: Optional[int] = None
@@ -97,10 +99,16 @@ class Sandbox:
 
     def stray_processes(self) -> list[int]:
         """Host pids of processes this sandbox holds besides its zygote (and launcher).
-        Between jobs there are none; after the sandbox is killed there are none."""
-        own = {self.zygote_pid, self.process.pid if self.process else -1}
+        Between jobs there are none; after the sandbox is killed there are none.
+
+        A killed sandbox was scanned as it died (before its uid lease was released; a PID
+        namespace's number may be reused once it is gone), so only those pids are checked.
+        """
         if self.dead:
-            own = set()
+            return [pid for pid in self.leftovers_at_kill if _alive(pid)]
+        return self._scan({self.zygote_pid, self.process.pid if self.process else -1})
+
+    def _scan(self, own: set[int], by_namespace: bool = True) -> list[int]:
         found = []
         for pid in _all_pids():
             if pid in own:
@@ -109,7 +117,8 @@ class Sandbox:
                 if _is_zombie(pid):
                     continue  # exited, holds nothing but its pid until reaped
                 by_uid = self.uid is not None and os.stat(f"/proc/{pid}").st_uid == self.uid
-                by_ns = self.pid_namespace is not None and _pid_namespace(pid) == self.pid_namespace
+                by_ns = (by_namespace and self.pid_namespace is not None
+                         and _pid_namespace(pid) == self.pid_namespace)
             except OSError:
                 continue
             if by_uid or by_ns:
@@ -161,12 +170,14 @@ class Sandbox:
     def kill(self) -> None:
         """Kill the whole sandbox: every process in it dies with its namespace (or, for the
         rlimit backend as root, with its dedicated uid)."""
-        self.dead = True
+        if self._killed:
+            return
+        self._killed = self.dead = True
         if self.backend.name == "rlimit" and self._uid is None and self.process is not None:
             from assay.sandbox._reaper import kill_descendants_of
 
             kill_descendants_of(self.process.pid)  # before the zygote dies and they orphan
-        self._await_namespace_gone()  # first, so its launcher (not init) reaps it
+        gone = self._await_namespace_gone()  # first, so its launcher (not init) reaps it
         if self.process is not None and self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -179,23 +190,29 @@ class Sandbox:
                 self.process.stderr.close()
         if self.backend.name == "rlimit":
             self._kill_rlimit_leftovers()
+        # the kernel ends a PID namespace's init only once the namespace is empty; a
+        # dedicated uid is checked while its lease is still ours
+        self.leftovers_at_kill = [] if gone else [self.zygote_pid]
+        if self.uid is not None:
+            self.leftovers_at_kill += self._scan(set(), by_namespace=False)
         if self.control is not None:
             self.control.close()
             self.control = None
         self._release()
 
-    def _await_namespace_gone(self) -> None:
+    def _await_namespace_gone(self) -> bool:
         """Kill the namespace's init (our zygote) and wait until it has exited: the kernel
         exits a PID namespace's init only after every other process in it is gone."""
         fd, self._zygote_pidfd = self._zygote_pidfd, None
         if fd is None:
-            return
+            return True
         try:
             signal.pidfd_send_signal(fd, signal.SIGKILL)
         except OSError:
             pass
-        select.select([fd], [], [], KILL_WAIT_SECONDS)
+        exited = bool(select.select([fd], [], [], KILL_WAIT_SECONDS)[0])
         os.close(fd)
+        return exited
 
     def _kill_rlimit_leftovers(self) -> None:
         from assay.sandbox._reaper import kill_uid
@@ -337,6 +354,13 @@ def _children_of(parent: int) -> list[int]:
         except (OSError, ValueError, IndexError):
             continue
     return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return not _is_zombie(pid)
+    except OSError:
+        return False
 
 
 def _is_zombie(pid: int) -> bool:
