@@ -13,7 +13,12 @@ from typing import Any, Callable, Iterator, Optional
 import pytest
 
 from assay.sandbox import (
-    Call, Limits, SandboxConfig, SandboxIsolationWarning, SandboxPool, get_language,
+    Call,
+    Limits,
+    SandboxConfig,
+    SandboxIsolationWarning,
+    SandboxPool,
+    get_language,
 )
 
 BACKENDS = ["bubblewrap", "unshare", "rlimit"]
@@ -74,7 +79,7 @@ def _describe(pids: list[int]) -> list[str]:
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
                 command = handle.read().replace(b"\0", b" ").decode(errors="replace")[:120]
             with open(f"/proc/{pid}/status") as handle:
-                status = {k: v.strip() for k, v in (l.split(":", 1) for l in handle if ":" in l)}
+                status = {k: v.strip() for k, v in (row.split(":", 1) for row in handle if ":" in row)}
             described.append(f"{pid} {status.get('State')} uid={status.get('Uid')} "
                              f"ppid={status.get('PPid')} nspid={status.get('NSpid')} {command}")
         except OSError as exc:

@@ -10,12 +10,16 @@ from typing import Any, Callable
 
 import pytest
 
-from assay.sandbox import (
-    Call, SandboxConfig, SandboxIsolationWarning, SandboxPool, SandboxUnavailable,
-    choose_backend,
-)
 import assay.sandbox._backends as backends_module
 import assay.sandbox._pool as pool_module
+from assay.sandbox import (
+    Call,
+    SandboxConfig,
+    SandboxIsolationWarning,
+    SandboxPool,
+    SandboxUnavailable,
+    choose_backend,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 ROOT = os.geteuid() == 0

@@ -14,8 +14,11 @@ SECRET = "sk-assay-test-secret-3f9a1c"
 CASES = [Call(("probe",)), Call(("honest",))]
 
 
+DEFAULT = Limits()
+
+
 def attack(pool: SandboxPool, javascript: Any, body: str, timeout: float = 10,
-           limits: Limits = Limits(), kind: str = "function") -> FunctionRun:
+           limits: Limits = DEFAULT, kind: str = "function") -> FunctionRun:
     code = (f"{kind} solution(which) {{\n  if (which === 'honest') return {len(MARKER)};\n"
             f"{body}\n}}\n")
     return pool.run_function(javascript, code, "solution", CASES, timeout, limits)

@@ -8,7 +8,6 @@ see or do, so the tests prove containment, not merely a failing score.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 import pytest
@@ -23,8 +22,11 @@ CASES = [Call(("probe",)), Call(("honest",))]
 SECRET = "sk-assay-test-secret-3f9a1c"
 
 
+DEFAULT = Limits()
+
+
 def attack(pool: SandboxPool, python: Any, body: str, timeout: float = 10,
-           limits: Limits = Limits()) -> FunctionRun:
+           limits: Limits = DEFAULT) -> FunctionRun:
     """``body`` runs for the "probe" case; "honest" just returns the marker's length."""
     code = (f"def solution(case):\n    if case == 'honest':\n        return {len(MARKER)}\n"
             + "".join(f"    {line}\n" for line in body.strip("\n").splitlines()))

@@ -13,8 +13,11 @@ pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationW
 MIB = 1024 * 1024
 
 
+DEFAULT = Limits()
+
+
 def call(pool: SandboxPool, python: Any, body: str, timeout: float = 10,
-         limits: Limits = Limits()) -> FunctionRun:
+         limits: Limits = DEFAULT) -> FunctionRun:
     code = "def solution(x):\n" + "".join(f"    {line}\n" for line in body.strip("\n").splitlines())
     return pool.run_function(python, code, "solution", [Call((0,))], timeout, limits)
 

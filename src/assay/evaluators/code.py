@@ -19,12 +19,21 @@ from typing import Any, Optional
 
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators._code_cases import (
-    CaseError, code_from_run, inputs_of, test_cases_of, test_program_of,
+    CaseError,
+    code_from_run,
+    inputs_of,
+    test_cases_of,
+    test_program_of,
 )
 from assay.evaluators._code_passk import pass_at_k, pass_at_k_estimate
 from assay.evaluators._code_report import failure, from_function_run, from_program_run
 from assay.sandbox import (
-    Limits, SandboxConfig, SandboxError, UnknownLanguage, get_language, get_pool,
+    Limits,
+    SandboxConfig,
+    SandboxError,
+    UnknownLanguage,
+    get_language,
+    get_pool,
 )
 from assay.sandbox.compare import DEFAULT_TOLERANCE
 from assay.schemas import Example, Run

@@ -8,12 +8,21 @@ from assay.sandbox._pool import SandboxPool, choose_backend, get_pool, shutdown_
 from assay.sandbox.compare import values_equal
 from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
 from assay.sandbox.errors import (
-    SandboxError, SandboxIsolationWarning, SandboxStartError, SandboxUnavailable,
+    SandboxError,
+    SandboxIsolationWarning,
+    SandboxStartError,
+    SandboxUnavailable,
 )
 from assay.sandbox.languages import LANGUAGES, Language, UnknownLanguage, get_language, strip_fences
 from assay.sandbox.protections import Protections
 from assay.sandbox.results import (
-    Call, CallOutcome, FunctionRun, LoadFailure, Output, ProgramRun, ScriptRun,
+    Call,
+    CallOutcome,
+    FunctionRun,
+    LoadFailure,
+    Output,
+    ProgramRun,
+    ScriptRun,
 )
 
 __all__ = [

@@ -14,8 +14,15 @@ import subprocess
 from typing import Optional, Protocol
 
 from assay.sandbox._launch import (
-    DEVICES, HARNESS_PARENT, SANDBOX_HARNESS_ROOT, SANDBOX_UID, SANDBOX_WORKROOT,
-    LaunchContext, LaunchPlan, host_layout, zygote_command,
+    DEVICES,
+    HARNESS_PARENT,
+    SANDBOX_HARNESS_ROOT,
+    SANDBOX_UID,
+    SANDBOX_WORKROOT,
+    LaunchContext,
+    LaunchPlan,
+    host_layout,
+    zygote_command,
 )
 from assay.sandbox.protections import Protections
 
@@ -129,8 +136,8 @@ class Unshare:
 
     @staticmethod
     def _namespace_flags(user_namespace: bool) -> tuple[str, ...]:
-        flags = ("--mount", "--pid", "--net", "--ipc", "--uts", "--fork", "--kill-child",
-                 "--propagation", "private")
+        flags: tuple[str, ...] = ("--mount", "--pid", "--net", "--ipc", "--uts", "--fork",
+                                  "--kill-child", "--propagation", "private")
         if user_namespace:
             flags += ("--user", f"--map-user={SANDBOX_UID}", f"--map-group={SANDBOX_UID}",
                       "--keep-caps")

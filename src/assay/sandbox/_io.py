@@ -144,10 +144,14 @@ class Session:
             os.close(fd)
 
     def reader(self, fd: int) -> FrameReader:
-        return self._watch(FrameReader(fd), selectors.EVENT_READ)
+        reader = FrameReader(fd)
+        self._watch(reader, selectors.EVENT_READ)
+        return reader
 
     def capture(self, fd: int, limit: int) -> Capture:
-        return self._watch(Capture(fd, limit), selectors.EVENT_READ)
+        capture = Capture(fd, limit)
+        self._watch(capture, selectors.EVENT_READ)
+        return capture
 
     def make_blocking(self, fd: int) -> None:
         """Before handing a descriptor we wrote to over to a child (O_NONBLOCK is shared)."""

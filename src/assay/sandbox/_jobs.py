@@ -9,20 +9,27 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from assay.sandbox._io import Capture, FrameReader, FrameWriter, Session
+from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._sandbox import Sandbox
 from assay.sandbox.config import Limits
+from assay.sandbox.errors import SandboxError
 from assay.sandbox.harness import codec
 from assay.sandbox.languages import Language
 from assay.sandbox.results import (
-    Call, CallOutcome, FunctionRun, LoadFailure, Output, ProgramRun, ScriptRun,
+    Call,
+    CallOutcome,
+    FunctionRun,
+    LoadFailure,
+    Output,
+    ProgramRun,
+    ScriptRun,
 )
-from assay.sandbox.errors import SandboxError
-from assay.sandbox._messages import ended_message, timeout_message
 
 if TYPE_CHECKING:
     from assay.sandbox._pool import SandboxPool
 
 EXIT_GRACE_SECONDS = 0.5
+DEFAULT_LIMITS = Limits()  # frozen, safe to share
 DRAIN_SECONDS = 1.0
 
 
@@ -108,7 +115,7 @@ def _output(child: Optional[Child], before: Output) -> Output:
 
 # -- a function on inputs (test-case mode) ---------------------------------------------------
 def run_function(pool: "SandboxPool", language: Language, code: str, func_name: str,
-                 calls: Sequence[Call], timeout: float, limits: Limits = Limits()) -> FunctionRun:
+                 calls: Sequence[Call], timeout: float, limits: Limits = DEFAULT_LIMITS) -> FunctionRun:
     """Call ``func_name`` from ``code`` once per call. Expected outputs never enter the
     sandbox: only arguments go in, only encoded return values come out. If the process
     dies during a call, a fresh one takes the remaining calls."""
@@ -224,7 +231,7 @@ def _load_failure(frame: Any, status: Optional[dict[str, Any]]) -> LoadFailure:
 
 # -- a test program against a candidate --------------------------------------------------
 def run_test_program(pool: "SandboxPool", language: Language, program: str, test: str,
-                     entry_point: str, timeout: float, limits: Limits = Limits(),
+                     entry_point: str, timeout: float, limits: Limits = DEFAULT_LIMITS,
                      prompt: str = "") -> ProgramRun:
     """``program`` (the candidate's code) runs in one sandbox; ``test`` runs in another, in
     a separate PID namespace, and each ``candidate(...)`` call crosses as plain data."""
@@ -292,7 +299,7 @@ def _verdict(frame: Any, timed_out: bool, timeout: float, deadline: float, sessi
 
 # -- a plain program ----------------------------------------------------------------------
 def run_script(pool: "SandboxPool", language: Language, code: str, timeout: float,
-               limits: Limits = Limits()) -> ScriptRun:
+               limits: Limits = DEFAULT_LIMITS) -> ScriptRun:
     """Run ``code`` as a program; its exit code and output are the result."""
     started = time.monotonic()
     deadline = started + timeout

@@ -6,15 +6,15 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import queue
 import select
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
-import time
-import queue
 import threading
+import time
 from concurrent.futures import Future
 from typing import Any, Callable, Optional, Sequence
 

@@ -44,11 +44,12 @@ class Zygote:
         self.send({"event": "ready", "pid": os.getpid(), "uid": os.getuid(),
                    "python": sys.version.split()[0], "unreadable": self.unreadable_runtime()})
         while True:
-            readable, _, _ = select.select([self.control, *self.pidfds], [], [])
+            control = self.control.fileno()
+            readable, _, _ = select.select([control, *self.pidfds], [], [])
             for pidfd in readable:  # exits first: a reset below closes these descriptors
-                if pidfd is not self.control and pidfd in self.pidfds:
+                if pidfd != control and pidfd in self.pidfds:
                     self.report_exit(pidfd)
-            if self.control in readable and not self.receive():
+            if control in readable and not self.receive():
                 self.reset()
                 return
 
