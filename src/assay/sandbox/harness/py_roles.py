@@ -6,10 +6,10 @@ Descriptors: 1/2 stdout/stderr, 3 frames in, 4 frames out; the checker also has
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import linecache
 import os
+import re
 import sys
 import traceback
 import types
@@ -22,7 +22,6 @@ HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def run(role: str) -> int:
-    _fresh_streams()
     roles: dict[str, Callable[[], int]] = {
         "py_candidate": run_candidate,
         "py_checker": run_checker,
@@ -31,12 +30,11 @@ def run(role: str) -> int:
     return roles[role]()
 
 
-def _fresh_streams() -> None:
-    sys.stdin = open(0, "r", closefd=False)
-    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace",
-                      closefd=False)
-    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace",
-                      closefd=False)
+def configure_streams() -> None:
+    """Done once in the zygote: each child's stdout and stderr are these same objects on
+    its own descriptors 1 and 2 (fresh stream objects in every child cost page copies)."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
 
 
 def _flush() -> None:
@@ -86,6 +84,8 @@ def candidate_traceback(exc: BaseException) -> str:
 
 def _resolve(value: Any) -> Any:
     if isinstance(value, types.CoroutineType):
+        import asyncio  # rare: kept out of the zygote, whose size every fork copies
+
         return asyncio.run(value)
     return value
 
@@ -231,7 +231,7 @@ def _check(setup: dict[str, Any]) -> dict[str, Any]:
                 ("kind", "error_type", "message", "traceback")}}
     proxy = CandidateProxy(setup["entry_point"])
     namespace: dict[str, Any] = {"__name__": "__test__"}
-    _run_prompt(setup.get("prompt") or "", namespace)
+    _run_prompt(setup.get("prompt") or "", setup["test"], setup["entry_point"], namespace)
     namespace[setup["entry_point"]] = proxy
     try:
         load_module_into(setup["test"], "test.py", namespace)
@@ -243,10 +243,13 @@ def _check(setup: dict[str, Any]) -> dict[str, Any]:
     return {"passed": True, "calls": proxy.calls}
 
 
-def _run_prompt(prompt: str, namespace: dict[str, Any]) -> None:
-    """The prompt's helpers (HumanEval's ``poly``, ``encode_cyclic``) for the test program;
-    a prompt that does not run on its own is skipped."""
-    if not prompt.strip():
+def _run_prompt(prompt: str, test: str, entry_point: str, namespace: dict[str, Any]) -> None:
+    """The prompt's helpers (HumanEval's ``poly``, ``encode_cyclic``) for the test program,
+    when the test uses any; a prompt that does not run on its own is skipped."""
+    helpers = set(re.findall(r"^(?:async\s+)?(?:def|class)\s+(\w+)", prompt, re.MULTILINE))
+    helpers |= set(re.findall(r"^(\w+)\s*=", prompt, re.MULTILINE))
+    helpers.discard(entry_point)
+    if not any(re.search(rf"\b{re.escape(name)}\b", test) for name in helpers):
         return
     try:
         load_module_into(prompt, "prompt.py", namespace)

@@ -328,7 +328,7 @@ def preload(modules: list[str]) -> None:
 
 def main() -> None:
     options = json.loads(sys.argv[1])
-    from . import py_roles  # noqa: F401  (before confine: the roles fork from here)
+    from . import py_roles  # before confine: the roles fork from here
 
     if options.get("confine"):
         from . import confine
@@ -341,5 +341,6 @@ def main() -> None:
         # no PID namespace: orphans must come back to us, not to the host's init
         proc.prctl(proc.PR_SET_CHILD_SUBREAPER, 1)
     os.makedirs(options["workroot"], exist_ok=True)
+    py_roles.configure_streams()
     preload(options.get("preload", []))
     Zygote(options).serve()
