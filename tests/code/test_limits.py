@@ -105,7 +105,7 @@ return 'wrote 64 MiB'""", limits=Limits(max_output_bytes=100_000))
 def test_timeout_kills_grandchildren_and_daemons(pool: SandboxPool, python: Any) -> None:
     started = time.monotonic()
     run = call(pool, python, """
-import os, subprocess, sys, time
+import os, time
 if os.fork() == 0:            # a daemon: new session, double fork, ignores SIGTERM/SIGHUP
     os.setsid()
     if os.fork() == 0:
@@ -114,7 +114,9 @@ if os.fork() == 0:            # a daemon: new session, double fork, ignores SIGT
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         time.sleep(300)
     os._exit(0)
-subprocess.Popen(['sleep', '300'], start_new_session=True)
+if os.fork() == 0:            # a grandchild that execs another program
+    os.setsid()
+    os.execvp('sleep', ['sleep', '300'])
 while True:
     pass""", timeout=1.5)
     elapsed = time.monotonic() - started
