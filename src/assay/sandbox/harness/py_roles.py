@@ -7,6 +7,7 @@ Descriptors: 1/2 stdout/stderr, 3 frames in, 4 frames out; the checker also has
 from __future__ import annotations
 
 import builtins
+import io
 import linecache
 import os
 import re
@@ -34,7 +35,8 @@ def configure_streams() -> None:
     """Done once in the zygote: each child's stdout and stderr are these same objects on
     its own descriptors 1 and 2 (fresh stream objects in every child cost page copies)."""
     for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
 
 
 def _flush() -> None:
