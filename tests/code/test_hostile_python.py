@@ -295,8 +295,10 @@ return results""")
 
 def test_other_processes_are_invisible_and_untouchable(isolating_pool: SandboxPool,
                                                        python: Any) -> None:
+    """Only its supervisor (PID 1) is visible: not readable, not signalable, not traceable."""
     run = attack(isolating_pool, python, """
-import os, signal
+import ctypes, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
 pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
 touched = []
 for pid in pids:
@@ -314,6 +316,8 @@ for pid in pids:
         touched.append('killed %d' % pid)
     except OSError:
         pass
+    if libc.ptrace(16, pid, None, None) == 0:  # PTRACE_ATTACH
+        touched.append('traced %d' % pid)
 return [pids, touched]""")
     pids, touched = run.outcomes[0].value
     assert max(pids) < 100, "only the sandbox's own few processes are visible"

@@ -1,0 +1,65 @@
+"""Run by test_unprivileged.py as uid nobody with the system Python: every backend, for
+real, without root. The sandbox package needs only the standard library, so the
+``assay`` package is stubbed to skip its pydantic-based ``__init__``."""
+
+import json
+import os
+import sys
+import types
+import warnings
+
+package = types.ModuleType("assay")
+package.__path__ = [os.path.join(sys.argv[1], "assay")]  # type: ignore[attr-defined]
+sys.modules["assay"] = package
+warnings.simplefilter("ignore")
+
+from assay.sandbox import Call, SandboxConfig, SandboxPool, get_language  # noqa: E402
+
+PROBE = '''
+import os, socket, time
+def probe(port):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(300)
+        os._exit(0)
+    try:
+        with socket.socket() as sock:
+            sock.settimeout(1)
+            sock.connect((b"127.0.0.1", port))
+        network = "connected"
+    except OSError:
+        network = "refused"
+    return [os.getuid(), network, os.path.exists("/etc/passwd"), os.getpid() < 10]
+'''
+HANG = ("import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n"
+        "        time.sleep(300)\n    while True:\n        pass\n")
+
+
+def others() -> list[int]:
+    """Processes of our uid besides this one."""
+    mine = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == os.getuid():
+                    with open(f"/proc/{entry}/stat") as stat:
+                        if stat.read().rsplit(")", 1)[1].split()[0] != "Z":
+                            mine.append(int(entry))
+            except OSError:
+                continue
+    return mine
+
+
+python = get_language("python")
+report = {}
+for backend in ("bubblewrap", "unshare", "rlimit"):
+    with SandboxPool(SandboxConfig(backend=backend, workers=1)) as pool:
+        run = pool.run_function(python, PROBE, "probe", [Call((int(sys.argv[2]),))], 10)
+        hang = pool.run_function(python, HANG, "f", [Call((0,))], 1.0)
+        description = pool.describe()
+        report[backend] = {"value": run.outcomes[0].value, "strays": pool.stray_processes(),
+                           "timed_out": hang.timed_out, "user": description["user"],
+                           "missing": description["missing"]}
+    report[backend]["left_running"] = others()
+print(json.dumps(report))

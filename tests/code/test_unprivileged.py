@@ -1,0 +1,67 @@
+"""Every backend as a real unprivileged user (uid nobody), not just as root: user
+namespaces for bubblewrap and unshare, the child-subreaper supervisor for rlimit."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import assay
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+SOURCE = str(Path(assay.__file__).resolve().parent.parent)
+PROBE = str(Path(__file__).with_name("_unprivileged_probe.py"))
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None or not os.path.exists(SYSTEM_PYTHON),
+    reason="needs root (to become nobody), setpriv and a system Python readable by nobody",
+)
+
+
+@pytest.fixture(scope="module")
+def report(loopback_port: int) -> dict[str, Any]:
+    done = subprocess.run(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", SYSTEM_PYTHON, "-I",
+         PROBE, SOURCE, str(loopback_port)],
+        capture_output=True, text=True, timeout=120, cwd="/",
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@pytest.fixture(scope="module")
+def loopback_port() -> Any:
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    yield server.getsockname()[1]
+    server.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["bubblewrap", "unshare"])
+def test_namespace_backends_without_root(report: dict[str, Any], backend: str) -> None:
+    entry = report[backend]
+    uid, network, sees_etc, own_pid_namespace = entry["value"]
+    assert (uid, network, sees_etc, own_pid_namespace) == (65534, "refused", False, True)
+    assert entry["missing"] == []
+    assert entry["user"] == "uid 65534 in a user namespace (host: uid 65534)"
+    assert entry["timed_out"] and entry["strays"] == [] and entry["left_running"] == []
+
+
+@pytest.mark.slow
+def test_rlimit_backend_without_root(report: dict[str, Any]) -> None:
+    entry = report["rlimit"]
+    assert entry["value"][:2] == [65534, "connected"]
+    assert len(entry["missing"]) == 4
+    assert entry["timed_out"]
+    assert entry["left_running"] == [], "the subreaper killed the daemon and the hanging child"
