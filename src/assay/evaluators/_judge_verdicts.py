@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, BeforeValidator
 
 
 def _letter(value: Any, allowed: dict[str, str]) -> Any:
@@ -17,30 +17,28 @@ def _letter(value: Any, allowed: dict[str, str]) -> Any:
     return value
 
 
-_YES_NO = {"y": "Y", "yes": "Y", "n": "N", "no": "N"}
-_GRADES = {"correct": "CORRECT", "incorrect": "INCORRECT"}
-_PREFERENCES = {"a": "A", "b": "B", "tie": "tie", "equal": "tie", "draw": "tie"}
+def _tolerant(allowed: dict[str, str]) -> BeforeValidator:
+    return BeforeValidator(lambda value: _letter(value, allowed))
+
+
+YesNo = Annotated[Literal["Y", "N"], _tolerant({"y": "Y", "yes": "Y", "n": "N", "no": "N"})]
+Grade = Annotated[
+    Literal["CORRECT", "INCORRECT"], _tolerant({"correct": "CORRECT", "incorrect": "INCORRECT"})
+]
+Preference = Annotated[
+    Literal["A", "B", "tie"], _tolerant({"a": "A", "b": "B", "tie": "tie", "equal": "tie", "draw": "tie"})
+]
 
 
 class CriteriaVerdict(BaseModel):
     reasoning: str
-    value: Literal["Y", "N"]
-
-    @field_validator("value", mode="before")
-    @classmethod
-    def _normalize(cls, value: Any) -> Any:
-        return _letter(value, _YES_NO)
+    value: YesNo
 
 
 class CriterionFeedback(BaseModel):
     criterion: str
     reasoning: str
-    value: Literal["Y", "N"]
-
-    @field_validator("value", mode="before")
-    @classmethod
-    def _normalize(cls, value: Any) -> Any:
-        return _letter(value, _YES_NO)
+    value: YesNo
 
 
 class FeedbackVerdicts(BaseModel):
@@ -48,29 +46,14 @@ class FeedbackVerdicts(BaseModel):
 
 
 class QAGrade(BaseModel):
-    grade: Literal["CORRECT", "INCORRECT"]
-
-    @field_validator("grade", mode="before")
-    @classmethod
-    def _normalize(cls, value: Any) -> Any:
-        return _letter(value, _GRADES)
+    grade: Grade
 
 
 class ReasonedQAGrade(BaseModel):
     reasoning: str
-    grade: Literal["CORRECT", "INCORRECT"]
-
-    @field_validator("grade", mode="before")
-    @classmethod
-    def _normalize(cls, value: Any) -> Any:
-        return _letter(value, _GRADES)
+    grade: Grade
 
 
 class PairwisePreference(BaseModel):
     reasoning: str
-    preference: Literal["A", "B", "tie"]
-
-    @field_validator("preference", mode="before")
-    @classmethod
-    def _normalize(cls, value: Any) -> Any:
-        return _letter(value, _PREFERENCES)
+    preference: Preference
