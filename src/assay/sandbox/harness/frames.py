@@ -19,8 +19,11 @@ class FrameError(ValueError):
     """A frame that is too large or is not valid JSON."""
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def encode_frame(message: Any) -> bytes:
-    body = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    body = _ENCODER.encode(message)
     data = body.encode("utf-8")
     if len(data) > MAX_FRAME_BYTES:
         raise FrameError(f"frame of {len(data)} bytes exceeds the {MAX_FRAME_BYTES}-byte limit")

@@ -54,17 +54,20 @@ def apply_limits(limits: dict[str, Optional[int]], extra_processes: int = 0) -> 
         resource.setrlimit(RLIMITS[name], (value, value))
 
 
-def drop_privileges(uid: Optional[int], gid: Optional[int]) -> None:
-    """Become ``uid``/``gid`` for good (root modes) and forbid regaining privileges."""
+def drop_privileges(uid: Optional[int], gid: Optional[int], verify: bool = False) -> None:
+    """Become ``uid``/``gid`` for good (root modes). Leaving uid 0 clears every capability;
+    the zygote proves that once at start (``verify``) rather than in every child. The
+    no-new-privileges flag is set in the zygote and inherited."""
     if uid is not None and gid is not None:
         os.setgroups([])
         os.setgid(gid)
         os.setuid(uid)
         if os.getuid() != uid or os.geteuid() != uid:
             raise ConfinementError(f"still uid {os.getuid()} after setuid({uid})")
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
-    if uid is not None and effective_capabilities() != 0:
-        raise ConfinementError("capabilities remain after dropping privileges")
+    if verify:
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        if uid is not None and effective_capabilities() != 0:
+            raise ConfinementError("capabilities remain after dropping privileges")
 
 
 def effective_capabilities() -> int:

@@ -19,6 +19,9 @@ from typing import Any, Callable, Optional
 from . import codec, frames
 
 FRAMES_IN, FRAMES_OUT, CANDIDATE_IN, CANDIDATE_OUT = 3, 4, 5, 6
+# compiled here, in the zygote, not again in every child
+_DEFINED = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*=", re.MULTILINE)
+_WORD = re.compile(r"\w+")
 HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -248,10 +251,9 @@ def _check(setup: dict[str, Any]) -> dict[str, Any]:
 def _run_prompt(prompt: str, test: str, entry_point: str, namespace: dict[str, Any]) -> None:
     """The prompt's helpers (HumanEval's ``poly``, ``encode_cyclic``) for the test program,
     when the test uses any; a prompt that does not run on its own is skipped."""
-    helpers = set(re.findall(r"^(?:async\s+)?(?:def|class)\s+(\w+)", prompt, re.MULTILINE))
-    helpers |= set(re.findall(r"^(\w+)\s*=", prompt, re.MULTILINE))
+    helpers = {name for pair in _DEFINED.findall(prompt) for name in pair if name}
     helpers.discard(entry_point)
-    if not any(re.search(rf"\b{re.escape(name)}\b", test) for name in helpers):
+    if not helpers & set(_WORD.findall(test)):
         return
     try:
         load_module_into(prompt, "prompt.py", namespace)

@@ -42,6 +42,7 @@ class Zygote:
 
     # -- the loop -------------------------------------------------------------------
     def serve(self) -> None:
+        self.verify_confinement()
         self.send({"event": "ready", "pid": os.getpid(), "uid": os.getuid(),
                    "python": sys.version.split()[0], "unreadable": self.unreadable_runtime()})
         while True:
@@ -78,6 +79,22 @@ class Zygote:
     def send(self, message: dict[str, Any]) -> None:
         self.control.sendall(json.dumps(message).encode())
 
+    def verify_confinement(self) -> None:
+        """Once, in a probe child: dropping to the sandbox uid leaves no capability."""
+        if self.uid is None:
+            return
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                proc.drop_privileges(self.uid, self.gid, verify=True)
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise proc.ConfinementError("a dropped child kept privileges; refusing to run")
+
     def unreadable_runtime(self) -> list[str]:
         """Runtime folders the dropped uid cannot read (the rlimit backend as root, with a
         runtime under a private home such as /root/.pyenv): only modules we preloaded work."""
@@ -88,7 +105,7 @@ class Zygote:
         pid = os.fork()
         if pid == 0:
             try:
-                proc.drop_privileges(self.uid, self.gid)
+                proc.drop_privileges(self.uid, self.gid, verify=True)
                 bad = [p for p in paths if not os.access(p, os.R_OK | os.X_OK)]
                 os.write(write, json.dumps(bad).encode())
             finally:
@@ -153,9 +170,10 @@ class Zygote:
             place_descriptors(fds, spec["fd_targets"])
             proc.apply_limits(spec["limits"], self.extra_processes())
             proc.drop_privileges(self.uid, self.gid)
-            proc.prctl(proc.PR_SET_PDEATHSIG, 9)
-            # a candidate may read its own /proc/self/mem; a test program stays unreadable
-            proc.prctl(proc.PR_SET_DUMPABLE, 0 if "checker" in spec["role"] else 1)
+            if os.getppid() != 1:  # no PID namespace to take us down with the zygote
+                proc.prctl(proc.PR_SET_PDEATHSIG, 9)
+            if "checker" not in spec["role"]:  # it may read its own /proc/self/mem
+                proc.prctl(proc.PR_SET_DUMPABLE, 1)
             os.chdir(workdir)
             env = dict(self.options["env"], HOME=workdir, TMPDIR=workdir, PWD=workdir)
             code = run_role(spec, env, self.options)
@@ -370,7 +388,7 @@ def main() -> None:
 
         confine.enter(options["confine"])
         sys.path[:] = [options["harness_root"], *options["confine"]["python_path"]]
-        proc.prctl(proc.PR_SET_NO_NEW_PRIVS, 1)
+    proc.prctl(proc.PR_SET_NO_NEW_PRIVS, 1)  # inherited by every child
     proc.prctl(proc.PR_SET_DUMPABLE, 0)
     if os.getpid() != 1:
         # no PID namespace: orphans must come back to us, not to the host's init
