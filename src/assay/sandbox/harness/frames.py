@@ -44,32 +44,34 @@ def write_frame(fd: int, message: Any) -> None:
         view = view[written:]
 
 
+_pending: dict[int, bytearray] = {}
+
+
 def read_frame(fd: int, limit: int = MAX_FRAME_BYTES) -> Optional[Any]:
-    """The next frame from ``fd``, or None at end of file."""
-    header = _read_exactly(fd, HEADER.size)
-    if header is None:
+    """The next frame from ``fd``, or None at end of file. Reads in large chunks (a frame
+    usually arrives whole, in one read); what follows the frame waits for the next call."""
+    buffer = _pending.setdefault(fd, bytearray())
+    if not _fill(fd, buffer, HEADER.size):
+        if buffer:
+            raise FrameError("end of file inside a frame")
         return None
-    (length,) = HEADER.unpack(header)
+    (length,) = HEADER.unpack_from(buffer)
     if length > limit:
         raise FrameError(f"incoming frame of {length} bytes exceeds the {limit}-byte limit")
-    body = _read_exactly(fd, length)
-    if body is None:
+    if not _fill(fd, buffer, HEADER.size + length):
         raise FrameError("end of file inside a frame")
+    body = bytes(buffer[HEADER.size:HEADER.size + length])
+    del buffer[:HEADER.size + length]
     return decode_body(body)
 
 
-def _read_exactly(fd: int, size: int) -> Optional[bytes]:
-    chunks: list[bytes] = []
-    remaining = size
-    while remaining:
-        chunk = os.read(fd, remaining)
+def _fill(fd: int, buffer: bytearray, size: int) -> bool:
+    while len(buffer) < size:
+        chunk = os.read(fd, max(size - len(buffer), 1 << 16))
         if not chunk:
-            if remaining == size:
-                return None
-            raise FrameError("end of file inside a frame")
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+            return False
+        buffer += chunk
+    return True
 
 
 class FrameBuffer:

@@ -76,13 +76,15 @@ def safe_str(exc: BaseException) -> str:
 
 
 def candidate_traceback(exc: BaseException) -> str:
-    """The traceback without the harness's own frames."""
+    """The traceback without the harness's own frames (dropped before any source line is
+    looked up: reading the harness's files in every failing child is not free)."""
     try:
-        frames_ = [f for f in traceback.extract_tb(exc.__traceback__)
-                   if not f.filename.startswith(HARNESS_DIR)]
-        text = "".join(traceback.format_list(frames_))
-        head = "Traceback (most recent call last):\n" if frames_ else ""
-        return head + text + "".join(traceback.format_exception_only(type(exc), exc))
+        entries = [(frame, line) for frame, line in traceback.walk_tb(exc.__traceback__)
+                   if not frame.f_code.co_filename.startswith(HARNESS_DIR)]
+        summary = traceback.StackSummary.extract(iter(entries))
+        head = "Traceback (most recent call last):\n" if entries else ""
+        return (head + "".join(summary.format())
+                + "".join(traceback.format_exception_only(type(exc), exc)))
     except BaseException:
         return f"{type(exc).__name__}: {safe_str(exc)}\n"
 
@@ -278,10 +280,13 @@ def _failure(exc: BaseException) -> dict[str, Any]:
 
 
 def _test_line(exc: BaseException) -> Optional[tuple[int, str]]:
-    for entry in reversed(traceback.extract_tb(exc.__traceback__)):
-        if entry.filename == "test.py" and entry.lineno is not None:
-            return entry.lineno, (entry.line or "").strip()
-    return None
+    found = None
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == "test.py":
+            found = line
+    if found is None:
+        return None
+    return found, linecache.getline("test.py", found).strip()
 
 
 # -- a plain program ---------------------------------------------------------------------

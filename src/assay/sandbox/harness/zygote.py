@@ -283,7 +283,11 @@ class Zygote:
 
     def empty_workroot(self) -> None:
         for entry in os.listdir(self.workroot):
-            force_remove(os.path.join(self.workroot, entry))
+            path = os.path.join(self.workroot, entry)
+            try:
+                os.rmdir(path)  # the usual case: the job left its folder empty
+            except OSError:
+                force_remove(path)
 
 
 def kill_all_and_scrub(workroot: str, scrub_dirs: list[str]) -> None:
