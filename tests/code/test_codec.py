@@ -93,3 +93,9 @@ def test_frames_split_and_join() -> None:
 def test_oversized_frame_is_refused() -> None:
     with pytest.raises(FrameError, match="exceeds"):
         FrameBuffer(limit=10).feed(b"\x00\x00\x10\x00")
+
+
+def test_item_budget_stops_small_texts_that_explode() -> None:
+    with pytest.raises(codec.MalformedValue, match="more than 1000 items"):
+        codec.decode([[] for _ in range(2000)], budget=1000)
+    assert codec.decode([[] for _ in range(999)], budget=1000) == [[]] * 999

@@ -383,3 +383,11 @@ return [os.getuid(), network, os.path.exists('/etc/passwd')]""")
         assert pool.describe()["protections"]["unprivileged_user"] is False  # root outside
         assert pool.stray_processes() == []
     assert loopback.connections == []
+
+
+def test_values_that_would_flood_the_parent_are_refused(pool: SandboxPool, python: Any) -> None:
+    """A few MiB of JSON can mean millions of objects: size and item count are capped."""
+    run = attack(pool, python, "return ['x' * (5 * 1024 * 1024)]")
+    assert run.outcomes[0].status == "crashed"
+    assert "exceeds the 4194304-byte limit" in (run.outcomes[0].message or "")
+    assert passed(run) == [False, True]

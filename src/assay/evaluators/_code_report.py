@@ -10,6 +10,7 @@ from assay.evaluators._code_cases import TestCase
 from assay.sandbox import CallOutcome, FunctionRun, ProgramRun, values_equal
 
 COMMENT_VALUE_CHARS = 300
+STORED_VALUE_CHARS = 10_000
 
 
 def failure(key: str, message: str, feedback: str, **metadata: Any) -> EvaluationResult:
@@ -29,13 +30,26 @@ def _show(value: Any) -> str:
     return text if len(text) <= COMMENT_VALUE_CHARS else text[:COMMENT_VALUE_CHARS] + "..."
 
 
+def _bounded(value: Any) -> Any:
+    """Values as they are, unless huge: then a truncated repr, so one result cannot
+    bloat the store (the comparison already used the whole value)."""
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, default=repr))
+    except (TypeError, ValueError):
+        size = STORED_VALUE_CHARS + 1
+    if size <= STORED_VALUE_CHARS:
+        return value
+    return f"<{type(value).__name__}, {size} characters as JSON, truncated> " + \
+        repr(value)[:COMMENT_VALUE_CHARS]
+
+
 def case_details(case: TestCase, outcome: CallOutcome, tolerance: float) -> dict[str, Any]:
     passed = outcome.ok and values_equal(case.expected, outcome.value, tolerance)
     return {
         "test_case_index": case.index,
         "input": case.shown_input,
         "expected_output": case.expected,
-        "actual_output": outcome.value if outcome.ok else None,
+        "actual_output": _bounded(outcome.value) if outcome.ok else None,
         "execution_success": outcome.ok,
         "passed": passed,
         "status": outcome.status,

@@ -23,12 +23,12 @@ def _nonblocking(fd: int) -> None:
 class FrameReader:
     """Frames a child writes to us; ``eof`` once it closed its end."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, limit: int) -> None:
         self.fd = fd
         self.frames: deque[Any] = deque()
         self.eof = False
         self.error: Optional[str] = None
-        self._buffer = FrameBuffer()
+        self._buffer = FrameBuffer(limit)
 
     def on_ready(self, session: "Session") -> None:
         try:
@@ -144,8 +144,8 @@ class Session:
             self._owned.remove(fd)
             os.close(fd)
 
-    def reader(self, fd: int) -> FrameReader:
-        reader = FrameReader(fd)
+    def reader(self, fd: int, limit: int) -> FrameReader:
+        reader = FrameReader(fd, limit)
         self._watch(reader, selectors.EVENT_READ)
         return reader
 

@@ -70,7 +70,7 @@ def _spawn(session: Session, sandbox: Sandbox, language: Language, role: str, li
         stdout=session.capture(out_r, limits.max_output_bytes),
         stderr=session.capture(err_r, limits.max_output_bytes),
         frames_in=session.writer(in_w),
-        frames_out=session.reader(frames_r) if read_frames else None,
+        frames_out=session.reader(frames_r, limits.max_value_bytes) if read_frames else None,
     )
 
 
@@ -250,7 +250,8 @@ def run_test_program(pool: "SandboxPool", language: Language, program: str, test
             candidate_child, checker_child = _start_pair(
                 session, c_box, t_box, language, limits, timeout, deadline, program, entry_point)
             session.send(checker_child.frames_in,
-                         {"test": test, "entry_point": entry_point, "prompt": prompt})
+                         {"test": test, "entry_point": entry_point, "prompt": prompt,
+                          "max_value_bytes": limits.max_value_bytes})
             frame, timed_out = _next_frame(session, checker_child, deadline)
             verdict = _verdict(frame, timed_out, timeout, deadline, session, checker_child)
         except _SetupTimeout:
@@ -299,7 +300,9 @@ def _verdict(frame: Any, timed_out: bool, timeout: float, deadline: float, sessi
         status = _ended_status(session, checker, deadline)
         return {"passed": False, "stage": "test", "kind": "checker_ended",
                 "message": ended_message(status, checker.frames_out, who="the test program")}
-    return frame
+    verdict = {str(k): (_text(v) if isinstance(v, str) else v) for k, v in frame.items()}
+    verdict["passed"] = frame.get("passed") is True
+    return verdict
 
 
 # -- a plain program ----------------------------------------------------------------------

@@ -31,6 +31,7 @@ class Limits:
     max_file_bytes: Optional[int] = 16 * MIB
     max_open_files: Optional[int] = 256
     max_output_bytes: int = 1 * MIB
+    max_value_bytes: int = 4 * MIB  # one encoded return value (or verdict), as JSON
 
     def for_timeout(self, timeout: float) -> dict[str, Optional[int]]:
         """The rlimits sent with each spawn."""
@@ -45,7 +46,8 @@ class Limits:
 
     def describe(self, timeout: float) -> dict[str, Any]:
         return {"wall_seconds": timeout, **self.for_timeout(timeout),
-                "max_output_bytes": self.max_output_bytes}
+                "max_output_bytes": self.max_output_bytes,
+                "max_value_bytes": self.max_value_bytes}
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import math
 from typing import Any, Callable
 
 MAX_DEPTH = 100
+MAX_NODES = 2_000_000
 _SAFE_INT = 2**53
 
 
@@ -98,14 +99,34 @@ _BASE_CONVERSIONS: list[tuple[type, Callable[[Any], Any]]] = [
 ]
 
 
-def decode(data: Any, depth: int = 0) -> Any:
+def decode(data: Any, depth: int = 0, budget: int = MAX_NODES) -> Any:
+    """Decode a value of at most ``budget`` items (a small JSON text such as ``[[],[],...]``
+    would otherwise become millions of objects in the decoding process)."""
+    if _count_nodes(data, budget) > budget:
+        raise MalformedValue(f"value has more than {budget} items")
+    return _decode(data, depth)
+
+
+def _count_nodes(data: Any, budget: int) -> int:
+    count, stack = 0, [data]
+    while stack and count <= budget:
+        item = stack.pop()
+        count += 1
+        if type(item) is list:
+            stack.extend(item)
+        elif type(item) is dict:
+            stack.extend(item.values())
+    return count
+
+
+def _decode(data: Any, depth: int = 0) -> Any:
     if depth > MAX_DEPTH + 1:
         raise MalformedValue(f"encoded value is nested more than {MAX_DEPTH} levels deep")
     kind = type(data)
     if data is None or kind in (bool, int, float, str):
         return data
     if kind is list:
-        return [decode(item, depth + 1) for item in data]
+        return [_decode(item, depth + 1) for item in data]
     if kind is not dict or len(data) != 1:
         raise MalformedValue(f"unexpected encoded value of type {kind.__name__}")
     ((tag, body),) = data.items()
@@ -123,7 +144,7 @@ def decode(data: Any, depth: int = 0) -> Any:
 def _decode_list(body: Any, depth: int) -> list[Any]:
     if type(body) is not list:
         raise MalformedValue("expected a list")
-    return [decode(item, depth + 1) for item in body]
+    return [_decode(item, depth + 1) for item in body]
 
 
 def _decode_int(body: Any, depth: int) -> int:

@@ -179,16 +179,17 @@ class CandidateProxy:
     """Stands in for the candidate function: each call crosses to the candidate's process
     as plain data, and only plain data comes back."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, value_limit: int) -> None:
         self.__name__ = name
         self.calls = 0
+        self.value_limit = value_limit
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
         message = {"args": codec.encode(list(args)), "kwargs": codec.encode(kwargs)}
         try:
             frames.write_frame(CANDIDATE_IN, message)
-            reply = frames.read_frame(CANDIDATE_OUT)
+            reply = frames.read_frame(CANDIDATE_OUT, self.value_limit)
         except (OSError, frames.FrameError) as exc:
             raise CandidateEnded(f"the candidate's process ended or misbehaved ({exc})") from None
         if reply is None:
@@ -236,7 +237,8 @@ def _check(setup: dict[str, Any]) -> dict[str, Any]:
     if first.get("event") != "ready":
         return {"passed": False, "stage": "load", **{k: first.get(k) for k in
                 ("kind", "error_type", "message", "traceback")}}
-    proxy = CandidateProxy(setup["entry_point"])
+    proxy = CandidateProxy(setup["entry_point"],
+                           int(setup.get("max_value_bytes") or frames.MAX_FRAME_BYTES))
     namespace: dict[str, Any] = {"__name__": "__test__"}
     _run_prompt(setup.get("prompt") or "", setup["test"], setup["entry_point"], namespace)
     namespace[setup["entry_point"]] = proxy

@@ -16,14 +16,14 @@ class CandidateEnded {
   constructor(message) { this.name = 'CandidateEnded'; this.message = message; }
 }
 
-function makeProxy(name) {
-  const state = { calls: 0 };
+function makeProxy(name, valueLimit) {
+  const state = { calls: 0, valueLimit };
   const proxy = function (...args) {
     state.calls += 1;
     let reply;
     try {
       writeFrame(CANDIDATE_IN, { args: codec.encode(args), kwargs: { $dict: [] } });
-      reply = readFrame(CANDIDATE_OUT);
+      reply = readFrame(CANDIDATE_OUT, state.valueLimit);
     } catch (error) {
       throw new CandidateEnded(`the candidate's process ended (${error.message})`);
     }
@@ -55,7 +55,7 @@ function check(setup) {
     return { passed: false, stage: 'load', kind: first.kind, error_type: first.error_type, message: first.message, traceback: first.traceback };
   }
   const name = setup.entry_point;
-  const { proxy, state } = makeProxy(name);
+  const { proxy, state } = makeProxy(name, setup.max_value_bytes);
   global.__assay_candidate__ = proxy;
   const bind = isIdentifier(name) ? `const ${name} = global.__assay_candidate__;\n` : '';
   try {

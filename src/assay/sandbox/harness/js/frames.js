@@ -24,11 +24,11 @@ function readExactly(fd, size) {
   return buffer;
 }
 
-function readFrame(fd) {
+function readFrame(fd, limit = MAX_FRAME_BYTES) {
   const header = readExactly(fd, 4);
   if (header === null) return null;
   const length = header.readUInt32BE(0);
-  if (length > MAX_FRAME_BYTES) throw new Error(`incoming frame of ${length} bytes is too large`);
+  if (length > (limit || MAX_FRAME_BYTES)) throw new Error(`incoming frame of ${length} bytes exceeds the ${limit}-byte limit`);
   const body = readExactly(fd, length);
   if (body === null) throw new Error('end of file inside a frame');
   return JSON.parse(body.toString('utf8'));
