@@ -171,3 +171,18 @@ def test_bad_configuration_fails_at_construction() -> None:
         CodeCorrectnessEvaluator(execution_timeout=0)
     with pytest.raises(ValueError, match="unknown language"):
         CodeCorrectnessEvaluator(language="cobol")
+
+
+def test_code_is_found_in_bare_outputs_and_chat_messages(evaluator: CodeCorrectnessEvaluator) -> None:
+    example = Example(inputs={"test_cases": SQUARE})
+    code = "def solution(n):\n    return n * n\n"
+    for outputs in ({"output": code}, {"answer": code},
+                    {"messages": [{"role": "user", "content": "square"},
+                                  {"role": "assistant", "content": f"```python\n{code}```"}]},
+                    {"text": {"role": "assistant", "content": code}}):
+        result = evaluator.evaluate(Run(outputs=outputs), example)
+        assert isinstance(result, EvaluationResult) and result.score == 1.0, outputs
+    explicit = CodeCorrectnessEvaluator(output_key="code")
+    missing = explicit.evaluate(Run(outputs={"output": code}), example)
+    assert isinstance(missing, EvaluationResult) and missing.score == 0.0
+    assert "LLM output 'code' is not a valid code string" in (missing.comment or "")

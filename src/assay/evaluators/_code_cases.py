@@ -34,15 +34,34 @@ class TestProgram:
     entry_point: str
 
 
-def code_from_run(run: Run, output_key: str, language: Language) -> str:
-    """The code, or raise CaseError with the seed's messages."""
-    if not run.outputs:
+DEFAULT_OUTPUT_KEYS = ("text", "output")
+
+
+def code_from_run(run: Run, output_key: Optional[str], language: Language) -> str:
+    """The code, or raise CaseError with the seed's messages.
+
+    With no ``output_key``: ``"text"`` (the seed's), else ``"output"`` (what a target
+    returning a bare string produces), else the only value. A chat message (or a list of
+    them, the last one) gives its content.
+    """
+    outputs = run.outputs
+    if not outputs:
         raise CaseError("LLM did not produce any output.", "No code generated.")
-    text = run.outputs.get(output_key)
+    key = output_key or next((k for k in DEFAULT_OUTPUT_KEYS if k in outputs),
+                             next(iter(outputs)) if len(outputs) == 1 else "text")
+    text = _content(outputs.get(key))
     if not isinstance(text, str) or not text.strip():
-        raise CaseError(f"LLM output {output_key!r} is not a valid code string or is empty.",
+        raise CaseError(f"LLM output {key!r} is not a valid code string or is empty.",
                         "Invalid or empty code generated.")
     return strip_fences(text, language)
+
+
+def _content(value: Any) -> Any:
+    if isinstance(value, list) and value:
+        value = value[-1]
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        return value["content"]
+    return value
 
 
 def inputs_of(example: Optional[Example]) -> dict[str, Any]:

@@ -50,7 +50,9 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         func_name: the function to call in test-case mode (``example.inputs["func_name"]``
             overrides it).
         language: ``"python"`` or ``"javascript"``; ``example.inputs["language"]`` wins.
-        output_key: where the code is in ``run.outputs`` (markdown fences are stripped).
+        output_key: where the code is in ``run.outputs``; by default ``"text"`` (the
+            seed's), else ``"output"``, else the only value. Chat messages give their
+            content; markdown fences are stripped.
         sandbox: a ``SandboxConfig`` (backend, minimum level, workers...).
         limits: per-process ``Limits`` (CPU, memory, processes, file size, output).
         float_tolerance: relative and absolute tolerance when a float is compared.
@@ -65,7 +67,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         self.execution_timeout = float(kwargs.get("execution_timeout", 10))
         self.expected_func_name = str(kwargs.get("func_name", "solution"))
         self.language = str(kwargs.get("language", "python"))
-        self.output_key = str(kwargs.get("output_key", "text"))
+        self.output_key: Optional[str] = kwargs.get("output_key")
         self.sandbox_config: SandboxConfig = kwargs.get("sandbox") or SandboxConfig()
         self.limits: Limits = kwargs.get("limits") or Limits()
         self.float_tolerance = float(kwargs.get("float_tolerance", DEFAULT_TOLERANCE))
