@@ -11,7 +11,8 @@ import sys
 from typing import Any, Optional, Sequence
 
 from assay.evaluation import BaseEvaluator, EvaluationResult
-from assay.sandbox import get_language, strip_fences
+from assay.evaluators._code_cases import CaseError, code_from_run
+from assay.sandbox import get_language
 from assay.schemas import Example, Run
 
 TOOL_TIMEOUT = 60.0
@@ -22,11 +23,12 @@ class ToolMissing(RuntimeError):
     pass
 
 
-def _code(run: Run, output_key: str) -> Optional[str]:
-    text = (run.outputs or {}).get(output_key)
-    if not isinstance(text, str) or not text.strip():
+def _code(run: Run, output_key: Optional[str]) -> Optional[str]:
+    """The code as CodeCorrectnessEvaluator finds it (same keys, fences stripped)."""
+    try:
+        return code_from_run(run, output_key, get_language("python"))
+    except CaseError:
         return None
-    return strip_fences(text, get_language("python"))
 
 
 def _run_tool(module: str, args: Sequence[str], code: str) -> subprocess.CompletedProcess[str]:
@@ -54,7 +56,7 @@ class RuffLintEvaluator(BaseEvaluator):
     def __init__(self, name: str = "RuffLintEvaluator", **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)
         self.select: Optional[list[str]] = kwargs.get("select")
-        self.output_key = str(kwargs.get("output_key", "text"))
+        self.output_key: Optional[str] = kwargs.get("output_key")
 
     def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
         code = _code(run, self.output_key)
@@ -91,7 +93,7 @@ class BanditSecurityEvaluator(BaseEvaluator):
 
     def __init__(self, name: str = "BanditSecurityEvaluator", **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)
-        self.output_key = str(kwargs.get("output_key", "text"))
+        self.output_key: Optional[str] = kwargs.get("output_key")
         self.weights = dict(SEVERITY_WEIGHTS, **kwargs.get("weights", {}))
 
     def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
