@@ -6,19 +6,18 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import queue
 import select
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
-from concurrent.futures import Future
 from typing import Any, Callable, Optional, Sequence
 
-from assay.sandbox._launch import BASE_ENV, LaunchContext, LaunchPlan, Runtime
+from assay.sandbox import _procfs as procfs
+from assay.sandbox._launch import LaunchContext, LaunchPlan, Runtime
+from assay.sandbox._launcher import launch
 from assay.sandbox._uids import UidLease, lease_uid
 from assay.sandbox.errors import SandboxError, SandboxStartError
 
@@ -62,7 +61,7 @@ class Sandbox:
         try:
             context = self._context(theirs.fileno())
             self.plan = self.backend.plan(context)
-            self.process = _launch(self.plan, theirs.fileno())
+            self.process = launch(self.plan, theirs.fileno())
         except BaseException:
             ours.close()
             self._release()
@@ -88,8 +87,8 @@ class Sandbox:
         assert self.process is not None
         zygote = self.process.pid
         if self.backend.name != "rlimit":
-            zygote = next(iter(_children_of(self.process.pid)), zygote)
-            self.pid_namespace = _pid_namespace(zygote)
+            zygote = next(iter(procfs.children_of(self.process.pid)), zygote)
+            self.pid_namespace = procfs.pid_namespace(zygote)
             try:
                 self._zygote_pidfd = os.pidfd_open(zygote)
             except OSError:
@@ -105,20 +104,20 @@ class Sandbox:
         namespace's number may be reused once it is gone), so only those pids are checked.
         """
         if self.dead:
-            return [pid for pid in self.leftovers_at_kill if _alive(pid)]
+            return [pid for pid in self.leftovers_at_kill if procfs.alive(pid)]
         return self._scan({self.zygote_pid, self.process.pid if self.process else -1})
 
     def _scan(self, own: set[int], by_namespace: bool = True) -> list[int]:
         found = []
-        for pid in _all_pids():
+        for pid in procfs.all_pids():
             if pid in own:
                 continue
             try:
-                if _is_zombie(pid):
+                if procfs.is_zombie(pid):
                     continue  # exited, holds nothing but its pid until reaped
                 by_uid = self.uid is not None and os.stat(f"/proc/{pid}").st_uid == self.uid
                 by_ns = (by_namespace and self.pid_namespace is not None
-                         and _pid_namespace(pid) == self.pid_namespace)
+                         and procfs.pid_namespace(pid) == self.pid_namespace)
             except OSError:
                 continue
             if by_uid or by_ns:
@@ -344,85 +343,6 @@ class Sandbox:
     def harness_root(self) -> str:
         assert self.plan is not None
         return self.plan.harness_root
-
-
-def _all_pids() -> list[int]:
-    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
-
-
-def _children_of(parent: int) -> list[int]:
-    found = []
-    for pid in _all_pids():
-        try:
-            with open(f"/proc/{pid}/stat") as stat:
-                if int(stat.read().rsplit(")", 1)[1].split()[1]) == parent:
-                    found.append(pid)
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return not _is_zombie(pid)
-    except OSError:
-        return False
-
-
-def _is_zombie(pid: int) -> bool:
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-
-
-def _pid_namespace(pid: int) -> Optional[str]:
-    try:
-        return os.readlink(f"/proc/{pid}/ns/pid")
-    except OSError:
-        return None
-
-
-class _Launcher:
-    """bwrap --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started
-    it ends, so every sandbox is started from one daemon thread that lives as long as
-    the process (a daemon thread is not joined at exit, so pools shut down first)."""
-
-    def __init__(self) -> None:
-        self._jobs: "queue.SimpleQueue[tuple[Any, Future[Any]]]" = queue.SimpleQueue()
-        self._thread: Optional[threading.Thread] = None
-        self._lock = threading.Lock()
-
-    def run(self, function: Any) -> Any:
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._serve, daemon=True,
-                                                name="assay-sandbox-launcher")
-                self._thread.start()
-        future: Future[Any] = Future()
-        self._jobs.put((function, future))
-        return future.result()
-
-    def _serve(self) -> None:
-        while True:
-            function, future = self._jobs.get()
-            try:
-                future.set_result(function())
-            except BaseException as exc:
-                future.set_exception(exc)
-
-
-_launcher = _Launcher()
-
-
-def _launch(plan: LaunchPlan, control_fd: int) -> "subprocess.Popen[bytes]":
-    def start() -> "subprocess.Popen[bytes]":
-        return subprocess.Popen(
-            plan.argv, pass_fds=[control_fd], env=dict(BASE_ENV),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True, cwd="/", **plan.popen_kwargs,
-        )
-
-    process: subprocess.Popen[bytes] = _launcher.run(start)
-    return process
 
 
 class SandboxSettings:
