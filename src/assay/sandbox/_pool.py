@@ -211,7 +211,7 @@ class SandboxPool:
         return run_function(self, *args, **kwargs)
 
     def run_test_program(self, *args: Any, **kwargs: Any) -> Any:
-        from assay.sandbox._jobs import run_test_program
+        from assay.sandbox._program import run_test_program
 
         return run_test_program(self, *args, **kwargs)
 

@@ -65,6 +65,11 @@ def read_frame(fd: int, limit: int = MAX_FRAME_BYTES) -> Optional[Any]:
     return decode_body(body)
 
 
+def forget(fd: int) -> None:
+    """Drop what was buffered for ``fd`` (it is closed; its number may come back)."""
+    _pending.pop(fd, None)
+
+
 def _fill(fd: int, buffer: bytearray, size: int) -> bool:
     while len(buffer) < size:
         chunk = os.read(fd, max(size - len(buffer), 1 << 16))

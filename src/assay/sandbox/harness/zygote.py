@@ -321,7 +321,7 @@ def preload(modules: list[str]) -> None:
 
 def main() -> None:
     options = json.loads(sys.argv[1])
-    from . import py_roles  # before confine: the roles fork from here
+    from . import py_checker, py_roles  # noqa: F401  (before confine: roles fork from here)
 
     if options.get("confine"):
         from . import confine

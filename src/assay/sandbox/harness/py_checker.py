@@ -1,0 +1,214 @@
+"""The Python test-program process: runs ``check(candidate)`` where each call crosses to
+the candidate's process, in another sandbox, as plain data.
+
+One-shot (``py_checker``): descriptors 5 and 6 are the pipes to and from the candidate.
+Resident (``py_checker_loop``): it serves one test program after another; descriptor 5
+is a Unix socket on which each program's two candidate pipes arrive. Test programs are
+trusted data, each runs in a fresh namespace, and after each one the process reports
+whether interpreter-wide state is still as it started (``reusable``); if not, it exits
+and the parent starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import builtins
+import linecache
+import os
+import re
+import resource
+import signal
+import socket
+import sys
+import traceback
+from typing import Any, Optional
+
+from . import codec, frames
+from .py_roles import FRAMES_IN, FRAMES_OUT, error_report, flush_streams, load_module_into
+
+CANDIDATE_IN, CANDIDATE_OUT = 5, 6
+PIPES_SOCKET = 5
+# compiled here, in the zygote, not again in every child
+_DEFINED = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*=", re.MULTILINE)
+_WORD = re.compile(r"\w+")
+WATCHED_MODULES = ("builtins", "math", "re", "collections", "itertools", "functools", "heapq",
+                   "bisect", "string", "random", "copy", "json", "hashlib", "operator",
+                   "typing", "decimal", "os")
+
+
+def run(role: str) -> int:
+    return run_checker() if role == "py_checker" else run_checker_loop()
+
+
+def run_checker() -> int:
+    setup = frames.read_frame(FRAMES_IN)
+    if setup is None:
+        return 0
+    verdict = check(setup, CANDIDATE_IN, CANDIDATE_OUT)
+    flush_streams()
+    frames.write_frame(FRAMES_OUT, verdict)
+    return 0
+
+
+def run_checker_loop() -> int:
+    pipes = socket.socket(fileno=PIPES_SOCKET)
+    baseline = fingerprint()
+    while True:
+        setup = frames.read_frame(FRAMES_IN)
+        if setup is None:
+            return 0
+        _, fds, _, _ = socket.recv_fds(pipes, 16, 2)
+        if len(fds) != 2:
+            return 1
+        try:
+            verdict = check(setup, fds[0], fds[1])
+        finally:
+            for fd in fds:
+                os.close(fd)
+                frames.forget(fd)
+        verdict["reusable"] = fingerprint() == baseline
+        flush_streams()
+        frames.write_frame(FRAMES_OUT, verdict)
+        if not verdict["reusable"]:
+            return 0
+
+
+def fingerprint() -> tuple[Any, ...]:
+    """What a test program could change that would outlive it in this process: the
+    watched modules' contents, interpreter settings, signals, timers, limits, threads,
+    child processes, the environment and the working folder."""
+    modules = tuple((name, id(sys.modules.get(name)),
+                     tuple(map(id, vars(sys.modules[name]).values()))
+                     if name in sys.modules else None) for name in WATCHED_MODULES)
+    return (
+        modules, sys.getrecursionlimit(), tuple(sys.path), sys.gettrace(), sys.getprofile(),
+        id(sys.stdout), id(sys.stderr), dict(os.environ), os.getcwd(), tuple(os.listdir(".")),
+        tuple(signal.getsignal(s) for s in signal.valid_signals()
+              if s not in (signal.SIGKILL, signal.SIGSTOP)),
+        signal.getitimer(signal.ITIMER_REAL), signal.getitimer(signal.ITIMER_VIRTUAL),
+        tuple(resource.getrlimit(r) for r in (resource.RLIMIT_CPU, resource.RLIMIT_DATA,
+                                               resource.RLIMIT_NPROC, resource.RLIMIT_NOFILE)),
+        len(os.listdir("/proc/self/task")), _other_processes(), _decimal_context(),
+        sorted(os.listdir("/proc/self/fd")),
+    )
+
+
+def _decimal_context() -> str:
+    module = sys.modules.get("decimal")
+    return repr(module.getcontext()) if module is not None else ""
+
+
+def _other_processes() -> int:
+    """Processes in our PID namespace besides us and the zygote (PID 1)."""
+    return sum(1 for entry in os.listdir("/proc") if entry.isdigit()) - 2
+
+
+class CandidateEnded(BaseException):
+    """The candidate's process is gone or sent garbage. A BaseException so that a test's
+    ``except Exception`` cannot swallow it."""
+
+
+class CandidateError(RuntimeError):
+    """The candidate raised an exception that is not a built-in one."""
+
+
+class CandidateProxy:
+    """Stands in for the candidate function: each call crosses to the candidate's process
+    as plain data, and only plain data comes back."""
+
+    def __init__(self, name: str, value_limit: int, calls: int, replies: int) -> None:
+        self.__name__ = name
+        self.calls = 0
+        self.value_limit = value_limit
+        self._calls_fd = calls
+        self._replies_fd = replies
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        message = {"args": codec.encode(list(args)), "kwargs": codec.encode(kwargs)}
+        try:
+            frames.write_frame(self._calls_fd, message)
+            reply = frames.read_frame(self._replies_fd, self.value_limit)
+        except (OSError, frames.FrameError) as exc:
+            raise CandidateEnded(f"the candidate's process ended or misbehaved ({exc})") from None
+        if reply is None:
+            raise CandidateEnded("the candidate's process ended during a call")
+        if not isinstance(reply, dict):
+            raise CandidateEnded("the candidate sent a malformed reply")
+        if reply.get("ok") is True:
+            try:
+                return codec.decode(reply.get("value"))
+            except (codec.MalformedValue, TypeError, ValueError) as exc:
+                raise CandidateEnded(f"the candidate sent malformed data: {exc}") from None
+        raise _exception_for(reply)
+
+
+def _exception_for(reply: dict[str, Any]) -> BaseException:
+    name = str(reply.get("error_type", "Exception"))
+    message = str(reply.get("message", ""))
+    builtin = getattr(builtins, name, None)
+    if isinstance(builtin, type) and issubclass(builtin, Exception):
+        try:
+            return builtin(message)
+        except Exception:
+            pass
+    return CandidateError(f"{name}: {message}")
+
+
+def check(setup: dict[str, Any], calls: int, replies: int) -> dict[str, Any]:
+    try:
+        first = frames.read_frame(replies)
+    except (OSError, frames.FrameError) as exc:
+        first = {"event": "load_error", "kind": "ended", "message": str(exc)}
+    if first is None:
+        return {"passed": False, "stage": "load", "kind": "ended",
+                "message": "the candidate's process ended before it was ready"}
+    if first.get("event") != "ready":
+        return {"passed": False, "stage": "load", **{k: first.get(k) for k in
+                ("kind", "error_type", "message", "traceback")}}
+    proxy = CandidateProxy(setup["entry_point"],
+                           int(setup.get("max_value_bytes") or frames.MAX_FRAME_BYTES),
+                           calls, replies)
+    namespace: dict[str, Any] = {"__name__": "__test__"}
+    _run_prompt(setup.get("prompt") or "", setup["test"], setup["entry_point"], namespace)
+    namespace[setup["entry_point"]] = proxy
+    try:
+        load_module_into(setup["test"], "test.py", namespace)
+        check = namespace.get("check")
+        if callable(check):
+            check(proxy)
+    except BaseException as exc:
+        return {"passed": False, "stage": "test", "calls": proxy.calls, **_failure(exc)}
+    return {"passed": True, "calls": proxy.calls}
+
+
+def _run_prompt(prompt: str, test: str, entry_point: str, namespace: dict[str, Any]) -> None:
+    """The prompt's helpers (HumanEval's ``poly``, ``encode_cyclic``) for the test program,
+    when the test uses any; a prompt that does not run on its own is skipped."""
+    helpers = {name for pair in _DEFINED.findall(prompt) for name in pair if name}
+    helpers.discard(entry_point)
+    if not helpers & set(_WORD.findall(test)):
+        return
+    try:
+        load_module_into(prompt, "prompt.py", namespace)
+    except BaseException:
+        pass
+
+
+def _failure(exc: BaseException) -> dict[str, Any]:
+    report = error_report(exc)
+    report["kind"] = {AssertionError: "assertion", CandidateEnded: "candidate_ended",
+                      CandidateError: "candidate_error"}.get(type(exc), "exception")
+    line = _test_line(exc)
+    if line is not None:
+        report["line"], report["source"] = line
+    return report
+
+
+def _test_line(exc: BaseException) -> Optional[tuple[int, str]]:
+    found = None
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == "test.py":
+            found = line
+    if found is None:
+        return None
+    return found, linecache.getline("test.py", found).strip()
