@@ -42,17 +42,24 @@ def example_of(problem: dict[str, Any]) -> Example:
 
 
 def our_cpu_seconds(config: SandboxConfig) -> float:
-    """This process plus every live zygote with the children it reaped."""
+    """This process, plus every process alive in a live sandbox's PID namespace with the
+    children those reaped (a zygote's reaped jobs; a resident checker's own time)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     total = usage.ru_utime + usage.ru_stime
     pool = get_pool(config)
-    for slots in (pool.candidates, pool.checkers):
-        for sandbox in slots.started:
-            if sandbox.dead:
+    namespaces = {s.pid_namespace for slots in (pool.candidates, pool.checkers)
+                  for s in slots.started if not s.dead and s.pid_namespace}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/ns/pid") not in namespaces:
                 continue
-            with open(f"/proc/{sandbox.zygote_pid}/stat") as stat:
+            with open(f"/proc/{entry}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
-            total += sum(int(f) for f in fields[11:15]) / TICKS
+        except OSError:
+            continue
+        total += sum(int(f) for f in fields[11:15]) / TICKS
     return total
 
 

@@ -168,6 +168,13 @@ class Session:
         if writer.fd not in self._watched and not writer.broken:
             self._watch(writer, selectors.EVENT_WRITE)
 
+    def adopt(self, item: Any) -> None:
+        """Watch a reader or capture this session does not own (its descriptor stays
+        open when the session closes)."""
+        if not item.eof and item.fd not in self._watched:
+            self.selector.register(item.fd, selectors.EVENT_READ, item)
+            self._watched[item.fd] = item
+
     def watch_sandbox(self, sandbox: Any) -> None:
         """Process a sandbox's control messages (exit events) while we wait."""
         if sandbox.control is not None and not sandbox.dead:

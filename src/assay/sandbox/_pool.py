@@ -193,6 +193,8 @@ class SandboxPool:
         for sandbox in sandboxes:  # all resets first: a dead sandbox's uid may be reused
             if not sandbox.dead:
                 try:
+                    if sandbox.resident is not None:  # a resident checker is no stray,
+                        sandbox.begin_reset()         # but it is not counted either
                     sandbox.finish_reset()
                 except SandboxError:
                     pass

@@ -1,9 +1,12 @@
-"""A test program against a candidate: two sandboxes joined by two pipes."""
+"""A test program against a candidate: two sandboxes joined by two pipes.
+
+The candidate always runs in a fresh process. The test program runs in a fresh process
+too, or, for Python on the namespace backends, in a resident checker (``_resident``)."""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
@@ -17,6 +20,7 @@ from assay.sandbox._children import (
 )
 from assay.sandbox._io import Session
 from assay.sandbox._messages import ended_message, timeout_message
+from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
 from assay.sandbox._sandbox import Sandbox
 from assay.sandbox.config import Limits
 from assay.sandbox.languages import Language
@@ -25,6 +29,7 @@ from assay.sandbox.results import Output, ProgramRun
 if TYPE_CHECKING:
     from assay.sandbox._pool import SandboxPool
 
+
 def run_test_program(pool: "SandboxPool", language: Language, program: str, test: str,
                      entry_point: str, timeout: float, limits: Limits = DEFAULT_LIMITS,
                      prompt: str = "") -> ProgramRun:
@@ -32,28 +37,33 @@ def run_test_program(pool: "SandboxPool", language: Language, program: str, test
     a separate PID namespace, and each ``candidate(...)`` call crosses as plain data."""
     started = time.monotonic()
     deadline = started + timeout
-    verdict: dict[str, Any]
-    timed_out = False
-    candidate_child = checker_child = None
+    setup = {"test": test, "entry_point": entry_point, "prompt": prompt,
+             "max_value_bytes": limits.max_value_bytes}
+    reuse = (pool.config.reuse_checker and language.name == "python"
+             and pool.backend.name in REUSABLE_BACKENDS)
+    candidate: Optional[Child] = None
+    checker: Any = None
+    timed_out = keep = False
     with pool.candidates.lease() as c_box, pool.checkers.lease() as t_box, Session() as session:
         try:
-            candidate_child, checker_child = _start_pair(
-                session, c_box, t_box, language, limits, timeout, deadline, program, entry_point)
-            session.send(checker_child.frames_in,
-                         {"test": test, "entry_point": entry_point, "prompt": prompt,
-                          "max_value_bytes": limits.max_value_bytes})
-            frame, timed_out = next_frame(session, checker_child, deadline)
-            verdict = _verdict(frame, timed_out, timeout, deadline, session, checker_child)
+            candidate, calls, replies = _start_candidate(
+                session, c_box, language, limits, timeout, deadline, program, entry_point)
+            checker = _start_checker(session, t_box, language, limits, timeout, setup,
+                                     calls, replies, reuse)
+            frame, timed_out = next_frame(session, checker, deadline)
+            verdict = _verdict(frame, timed_out, timeout, deadline, session, checker)
+            keep = reuse and not timed_out and isinstance(frame, dict) and \
+                frame.get("reusable") is True
         except _SetupTimeout:
             timed_out = True
             verdict = {"passed": False, "stage": "load", "kind": "timeout",
                        "message": timeout_message(timeout, "starting the candidate")}
         finally:
-            finish(session, [c_box, t_box], timed_out)
+            _finish_pair(session, c_box, t_box, timed_out, keep)
     return ProgramRun(
         passed=verdict.get("passed") is True and not timed_out, verdict=verdict,
-        timed_out=timed_out, output=collect_output(candidate_child, Output()),
-        checker_output=collect_output(checker_child, Output()),
+        timed_out=timed_out, output=collect_output(candidate, Output()),
+        checker_output=collect_output(checker, Output()),
         sandbox={**pool.describe(), "limits": limits.describe(timeout)},
         duration_ms=(time.monotonic() - started) * 1000,
     )
@@ -63,26 +73,57 @@ class _SetupTimeout(Exception):
     pass
 
 
-def _start_pair(session: Session, c_box: Sandbox, t_box: Sandbox, language: Language,
-                limits: Limits, timeout: float, deadline: float, program: str,
-                entry_point: str) -> tuple[Child, Child]:
+def _start_candidate(session: Session, c_box: Sandbox, language: Language, limits: Limits,
+                     timeout: float, deadline: float, program: str,
+                     entry_point: str) -> tuple[Child, int, int]:
+    """The candidate, and the ends of its two pipes that the checker gets."""
     calls = session.pipe()
     replies = session.pipe()
     candidate = spawn_child(session, c_box, language, "candidate", limits, timeout,
-                       calls=calls, replies=replies, read_frames=False)
+                            calls=calls, replies=replies, read_frames=False)
     # We write the setup frame first; the checker writes calls only after the candidate
     # answered "ready", which it does only after reading the whole setup.
     session.send(candidate.frames_in, {"code": program, "func_name": entry_point})
     if not session.wait(lambda: candidate.frames_in.flushed, deadline):
         raise _SetupTimeout()
     session.make_blocking(calls[1])
-    checker = spawn_child(session, t_box, language, "checker", limits, timeout,
-                     extra_fds=[calls[1], replies[0]])
-    return candidate, checker
+    return candidate, calls[1], replies[0]
+
+
+def _start_checker(session: Session, t_box: Sandbox, language: Language, limits: Limits,
+                   timeout: float, setup: dict[str, Any], calls: int, replies: int,
+                   reuse: bool) -> Any:
+    if not reuse:
+        if t_box.resident is not None:
+            t_box.begin_reset()
+        checker = spawn_child(session, t_box, language, "checker", limits, timeout,
+                              extra_fds=[calls, replies])
+        session.send(checker.frames_in, setup)
+        return checker
+    resident: Optional[Resident] = t_box.resident
+    if resident is None or not resident.usable_for(limits):
+        t_box.begin_reset()
+        resident = t_box.resident = Resident.start(t_box, limits)
+    resident.attach(session)
+    session.watch_sandbox(t_box)
+    resident.submit(session, setup, calls, replies)
+    session.release(calls)
+    session.release(replies)
+    return resident
+
+
+def _finish_pair(session: Session, c_box: Sandbox, t_box: Sandbox, timed_out: bool,
+                 keep: bool) -> None:
+    if timed_out:
+        finish(session, [c_box, t_box], True)
+        return
+    finish(session, [c_box] if keep else [c_box, t_box], False)
+    if keep:
+        t_box.dirty = False  # only the resident runs there, ready for the next program
 
 
 def _verdict(frame: Any, timed_out: bool, timeout: float, deadline: float, session: Session,
-             checker: Child) -> dict[str, Any]:
+             checker: Any) -> dict[str, Any]:
     if timed_out:
         return {"passed": False, "stage": "test", "kind": "timeout",
                 "message": timeout_message(timeout, "the test program")}
@@ -90,6 +131,7 @@ def _verdict(frame: Any, timed_out: bool, timeout: float, deadline: float, sessi
         status = ended_status(session, checker, deadline)
         return {"passed": False, "stage": "test", "kind": "checker_ended",
                 "message": ended_message(status, checker.frames_out, who="the test program")}
-    verdict = {str(k): (bounded_text(v) if isinstance(v, str) else v) for k, v in frame.items()}
+    verdict = {str(k): (bounded_text(v) if isinstance(v, str) else v) for k, v in frame.items()
+               if k != "reusable"}
     verdict["passed"] = frame.get("passed") is True
     return verdict

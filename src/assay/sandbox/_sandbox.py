@@ -43,6 +43,7 @@ class Sandbox:
         self.death_note = ""
         self.dirty = False
         self.reset_pending = False
+        self.resident: Any = None  # a resident checker (assay.sandbox._resident)
         self.info: dict[str, Any] = {}
         self._uid: Optional[UidLease] = None
         self._folders: list[str] = []
@@ -172,6 +173,7 @@ class Sandbox:
         if self._killed:
             return
         self._killed = self.dead = True
+        self.forget_resident()
         if self.backend.name == "rlimit" and self._uid is None and self.process is not None:
             from assay.sandbox._reaper import kill_descendants_of
 
@@ -198,6 +200,11 @@ class Sandbox:
             self.control.close()
             self.control = None
         self._release()
+
+    def forget_resident(self) -> None:
+        if self.resident is not None:
+            self.resident.close()
+            self.resident = None
 
     def _await_namespace_gone(self) -> bool:
         """Kill the namespace's init (our zygote) and wait until it has exited: the kernel
@@ -311,7 +318,8 @@ class Sandbox:
 
     def begin_reset(self) -> None:
         """Ask for the reset without waiting: the zygote cleans up while we go on; the
-        next spawn (or lease) waits for it to finish."""
+        next spawn (or lease) waits for it to finish. A resident checker dies with it."""
+        self.forget_resident()
         if self.dead or self.reset_pending:
             return
         self.send({"op": "reset"})

@@ -61,6 +61,8 @@ class SandboxConfig:
     workers: warm sandboxes per pool (default: the number of CPUs).
     user_namespace: run as uid 65534 inside a user namespace. ``None`` chooses: not when
         running as root, where each sandbox gets a dedicated unprivileged host uid instead.
+    reuse_checker: keep a Python test-program process alive between jobs (namespace
+        backends only; see ``_resident``). Candidates always get a fresh process.
     """
 
     backend: str = "auto"
@@ -72,6 +74,7 @@ class SandboxConfig:
     node: Optional[str] = None
     extra_ro_paths: tuple[str, ...] = ()
     uid_base: int = 1_900_000_000
+    reuse_checker: bool = True
 
     def __post_init__(self) -> None:
         for name in (self.backend, self.min_level):
