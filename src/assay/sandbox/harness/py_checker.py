@@ -20,6 +20,7 @@ import signal
 import socket
 import sys
 import traceback
+from types import ModuleType
 from typing import Any, Optional
 
 from . import codec, frames
@@ -72,34 +73,48 @@ def run_checker_loop() -> int:
             return 0
 
 
-def fingerprint() -> tuple[Any, ...]:
+_listdir, _getcwd, _environ = os.listdir, os.getcwd, os.environ  # immune to patching
+
+
+def fingerprint() -> Any:
     """What a test program could change that would outlive it in this process: the
     watched modules' contents, interpreter settings, signals, timers, limits, threads,
-    child processes, the environment and the working folder."""
-    modules = tuple((name, id(sys.modules.get(name)),
-                     tuple(map(id, vars(sys.modules[name]).values()))
-                     if name in sys.modules else None) for name in WATCHED_MODULES)
+    child processes, the environment and the working folder. If even this fails, the
+    answer is a value equal to nothing, so the process is not reused."""
+    try:
+        return _fingerprint()
+    except BaseException:
+        return object()
+
+
+def _fingerprint() -> tuple[Any, ...]:
+    modules = tuple((name, id(module), _contents(module))
+                    for name, module in ((n, sys.modules.get(n)) for n in WATCHED_MODULES))
     return (
         modules, sys.getrecursionlimit(), tuple(sys.path), sys.gettrace(), sys.getprofile(),
-        id(sys.stdout), id(sys.stderr), dict(os.environ), os.getcwd(), tuple(os.listdir(".")),
+        id(sys.stdout), id(sys.stderr), dict(_environ), _getcwd(), tuple(_listdir(".")),
         tuple(signal.getsignal(s) for s in signal.valid_signals()
               if s not in (signal.SIGKILL, signal.SIGSTOP)),
         signal.getitimer(signal.ITIMER_REAL), signal.getitimer(signal.ITIMER_VIRTUAL),
         tuple(resource.getrlimit(r) for r in (resource.RLIMIT_CPU, resource.RLIMIT_DATA,
                                                resource.RLIMIT_NPROC, resource.RLIMIT_NOFILE)),
-        len(os.listdir("/proc/self/task")), _other_processes(), _decimal_context(),
-        sorted(os.listdir("/proc/self/fd")),
+        len(_listdir("/proc/self/task")), _other_processes(), _decimal_context(),
+        sorted(_listdir("/proc/self/fd")),
     )
+
+
+def _contents(module: Any) -> Optional[tuple[int, ...]]:
+    return tuple(map(id, vars(module).values())) if isinstance(module, ModuleType) else None
 
 
 def _decimal_context() -> str:
     module = sys.modules.get("decimal")
-    return repr(module.getcontext()) if module is not None else ""
+    return repr(module.getcontext()) if isinstance(module, ModuleType) else ""
 
 
 def _other_processes() -> int:
     """Processes in our PID namespace besides us and the zygote (PID 1)."""
-    return sum(1 for entry in os.listdir("/proc") if entry.isdigit()) - 2
+    return sum(1 for entry in _listdir("/proc") if entry.isdigit()) - 2
 
 
 class CandidateEnded(BaseException):
