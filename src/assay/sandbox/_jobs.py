@@ -48,7 +48,7 @@ def run_function(pool: "SandboxPool", language: Language, code: str, func_name: 
                     finish(session, [sandbox], state.timed_out)
                     state.output = collect_output(child, state.output)
             if sandbox.dead and not state.finished and not state.timed_out:
-                state.fail_rest("the sandbox died")
+                state.fail_rest(f"not run: the sandbox died{sandbox.death_note}")
     return FunctionRun(
         outcomes=state.outcomes(), load_failure=state.load_failure, timed_out=state.timed_out,
         output=state.output, sandbox={**pool.describe(), "limits": limits.describe(timeout)},

@@ -37,7 +37,6 @@ class Sandbox:
         self.on_start = on_start
         self.settings = settings
         self.exits: dict[str, dict[str, Any]] = {}
-        self.spawn_failures: dict[str, str] = {}
         self.dead = False
         self._killed = False
         self.death_note = ""
@@ -291,8 +290,6 @@ class Sandbox:
         message: dict[str, Any] = json.loads(data)
         if message.get("event") == "exited":
             self.exits[message["token"]] = message["status"]
-        elif message.get("reply") == "spawn_failed":
-            self.spawn_failures[message["token"]] = message.get("message", "")
         return message
 
     def spawn(self, role: str, fds: list[int], limits: dict[str, Any],
