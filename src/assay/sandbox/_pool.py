@@ -6,6 +6,7 @@ import atexit
 import os
 import threading
 import warnings
+import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
@@ -143,6 +144,7 @@ class SandboxPool:
         self._notes: list[str] = []
         self._description = self._describe()
         _warn_once(self._description)
+        _open_pools.add(self)
 
     def _new_sandbox(self) -> Sandbox:
         return Sandbox(self.backend, self.settings, on_start=self.note_sandbox)
@@ -257,7 +259,12 @@ def get_pool(config: Optional[SandboxConfig] = None) -> SandboxPool:
         return pool
 
 
+_open_pools: "weakref.WeakSet[SandboxPool]" = weakref.WeakSet()
+
+
 def shutdown_pools() -> None:
+    """Close the shared pools, and at exit every pool still open (their sandboxes would
+    die with us anyway; this also removes their host folders)."""
     with _pools_lock:
         pools = list(_pools.values())
         _pools.clear()
@@ -265,4 +272,10 @@ def shutdown_pools() -> None:
         pool.close()
 
 
-atexit.register(shutdown_pools)
+def _close_everything() -> None:
+    shutdown_pools()
+    for pool in list(_open_pools):
+        pool.close()
+
+
+atexit.register(_close_everything)
