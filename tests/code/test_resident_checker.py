@@ -107,3 +107,18 @@ def test_other_limits_or_languages_replace_it(pool: SandboxPool, python: Any,
     second = checker_pid(run(pool, python, REPORT_PID))
     assert checker_pid(run(pool, python, REPORT_PID)) == second
     assert pool.stray_processes() == []
+
+
+def test_a_resident_that_died_between_jobs_is_replaced(pool: SandboxPool, python: Any) -> None:
+    import os
+    import signal
+
+    from assay.sandbox import _procfs
+
+    first = checker_pid(run(pool, python, REPORT_PID))
+    (box,) = [s for s in pool.checkers.started if s.resident is not None and not s.dead]
+    resident_pids = [p for p in _procfs.children_of(box.zygote_pid)]
+    assert len(resident_pids) == 1
+    os.kill(resident_pids[0], signal.SIGKILL)
+    again = run(pool, python, REPORT_PID)
+    assert checker_pid(again) != first

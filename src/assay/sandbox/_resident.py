@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import socket
 from typing import Any, Optional
 
@@ -76,7 +77,13 @@ class Resident:
     def usable_for(self, limits: Limits) -> bool:
         return (self.uses < MAX_USES and self.key == _limits_key(limits)
                 and not self.frames_out.eof and not self.stdout.eof and not self.stderr.eof
-                and not self.frames_in.broken)
+                and not self.frames_in.broken and self._alive())
+
+    def _alive(self) -> bool:
+        """Between jobs nobody reads its pipes: a hang-up on its socket means it is gone."""
+        poller = select.poll()
+        poller.register(self.pipes.fileno(), select.POLLIN)
+        return not poller.poll(0)
 
     def attach(self, session: Session) -> None:
         """Watch our pipes during this job (the session does not own them)."""
@@ -90,7 +97,10 @@ class Resident:
         """The test program, then the candidate's two pipe ends (which we then close)."""
         self.uses += 1
         session.send(self.frames_in, setup)
-        socket.send_fds(self.pipes, [b"p"], [calls, replies])
+        try:
+            socket.send_fds(self.pipes, [b"p"], [calls, replies])
+        except OSError:
+            self.frames_out.eof = True  # gone: the job reports the checker ended
 
     def exit_status(self) -> Optional[dict[str, Any]]:
         return self.sandbox.exits.get(self.token)
