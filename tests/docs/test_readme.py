@@ -52,3 +52,16 @@ def test_heuristic_example_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     assert aggregate["exact_match"].mean == 1.0 and aggregate["completeness"].mean == 1.0
     assert aggregate["string_distance"].mean == 0.0 and aggregate["rougeL"].mean == 1.0
     assert all(metric.errors == 0 for metric in aggregate.values()), aggregate
+
+
+def test_code_correctness_example_runs(tmp_path: Path) -> None:
+    from assay import Client
+
+    client = Client(str(tmp_path / "assay.db"))
+    namespace: dict = {"client": client}
+    exec(compile(block_containing("CodeCorrectnessEvaluator(name="), "README", "exec"), namespace)
+    results = namespace["results"]
+    [row] = list(results)
+    [result] = row["evaluation_results"]["results"]
+    assert result.key == "PythonCodeCorrectness" and result.score == 1.0
+    assert [d["actual_output"] for d in result.metadata["test_cases_details"]] == [4, 9]
