@@ -6,6 +6,7 @@ too, or, for Python on the namespace backends, in a resident checker (``_residen
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from assay.sandbox._children import (
@@ -34,39 +35,76 @@ def run_test_program(pool: "SandboxPool", language: Language, program: str, test
                      entry_point: str, timeout: float, limits: Limits = DEFAULT_LIMITS,
                      prompt: str = "") -> ProgramRun:
     """``program`` (the candidate's code) runs in one sandbox; ``test`` runs in another, in
-    a separate PID namespace, and each ``candidate(...)`` call crosses as plain data."""
+    a separate PID namespace, and each ``candidate(...)`` call crosses as plain data.
+
+    If a reused checker ends without a verdict (it may have died between jobs), the whole
+    job runs again once with fresh processes: that verdict must not depend on the past."""
     started = time.monotonic()
-    deadline = started + timeout
-    setup = {"test": test, "entry_point": entry_point, "prompt": prompt,
-             "max_value_bytes": limits.max_value_bytes}
-    reuse = (pool.config.reuse_checker and language.name == "python"
-             and pool.backend.name in REUSABLE_BACKENDS)
-    candidate: Optional[Child] = None
-    checker: Any = None
-    timed_out = keep = False
-    with pool.candidates.lease() as c_box, pool.checkers.lease() as t_box, Session() as session:
-        try:
-            candidate, calls, replies = _start_candidate(
-                session, c_box, language, limits, timeout, deadline, program, entry_point)
-            checker = _start_checker(session, t_box, language, limits, timeout, setup,
-                                     calls, replies, reuse)
-            frame, timed_out = next_frame(session, checker, deadline)
-            verdict = _verdict(frame, timed_out, timeout, deadline, session, checker)
-            keep = reuse and not timed_out and isinstance(frame, dict) and \
-                frame.get("reusable") is True
-        except _SetupTimeout:
-            timed_out = True
-            verdict = {"passed": False, "stage": "load", "kind": "timeout",
-                       "message": timeout_message(timeout, "starting the candidate")}
-        finally:
-            _finish_pair(session, c_box, t_box, timed_out, keep)
+    job = _Job(pool, language, program, test, entry_point, timeout, limits, prompt)
+    attempt = job.run(started + timeout)
+    if attempt.retry:
+        attempt = job.run(started + timeout)
     return ProgramRun(
-        passed=verdict.get("passed") is True and not timed_out, verdict=verdict,
-        timed_out=timed_out, output=collect_output(candidate, Output()),
-        checker_output=collect_output(checker, Output()),
+        passed=attempt.verdict.get("passed") is True and not attempt.timed_out,
+        verdict=attempt.verdict, timed_out=attempt.timed_out,
+        output=collect_output(attempt.candidate, Output()),
+        checker_output=collect_output(attempt.checker, Output()),
         sandbox={**pool.describe(), "limits": limits.describe(timeout)},
         duration_ms=(time.monotonic() - started) * 1000,
     )
+
+
+@dataclass
+class _Attempt:
+    verdict: dict[str, Any]
+    timed_out: bool = False
+    candidate: Optional[Child] = None
+    checker: Any = None
+    retry: bool = False
+
+
+@dataclass
+class _Job:
+    pool: "SandboxPool"
+    language: Language
+    program: str
+    test: str
+    entry_point: str
+    timeout: float
+    limits: Limits
+    prompt: str
+
+    def run(self, deadline: float) -> _Attempt:
+        pool, limits = self.pool, self.limits
+        setup = {"test": self.test, "entry_point": self.entry_point, "prompt": self.prompt,
+                 "max_value_bytes": limits.max_value_bytes}
+        reuse = (pool.config.reuse_checker and self.language.name == "python"
+                 and pool.backend.name in REUSABLE_BACKENDS)
+        attempt = _Attempt(verdict={})
+        keep = False
+        with pool.candidates.lease() as c_box, pool.checkers.lease() as t_box, \
+                Session() as session:
+            reused = reuse and t_box.resident is not None
+            try:
+                attempt.candidate, calls, replies = _start_candidate(
+                    session, c_box, self.language, limits, self.timeout, deadline,
+                    self.program, self.entry_point)
+                attempt.checker = _start_checker(session, t_box, self.language, limits,
+                                                 self.timeout, setup, calls, replies, reuse)
+                frame, attempt.timed_out = next_frame(session, attempt.checker, deadline)
+                attempt.verdict = _verdict(frame, attempt.timed_out, self.timeout, deadline,
+                                           session, attempt.checker)
+                keep = reuse and not attempt.timed_out and isinstance(frame, dict) and \
+                    frame.get("reusable") is True
+                attempt.retry = reused and attempt.verdict.get("kind") == "checker_ended"
+            except _SetupTimeout:
+                attempt.timed_out = True
+                attempt.verdict = {"passed": False, "stage": "load", "kind": "timeout",
+                                   "message": timeout_message(self.timeout,
+                                                              "starting the candidate")}
+            finally:
+                _finish_pair(session, c_box, t_box, attempt.timed_out, keep)
+        return attempt
 
 
 class _SetupTimeout(Exception):
