@@ -30,7 +30,7 @@ def probe(port):
         network = "connected"
     except OSError:
         network = "refused"
-    return [os.getuid(), network, os.path.exists("/etc/passwd"), os.getpid() < 10]
+    return [os.getuid(), network, os.path.exists("/etc/passwd"), os.getppid() == 1]
 '''
 HANG = ("import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n"
         "        time.sleep(300)\n    while True:\n        pass\n")
