@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from functools import cached_property
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluation._result import EvaluationResult, EvaluationResults
 from assay.evaluation._stats import MetricAggregate, aggregate
@@ -112,7 +112,3 @@ def _flat_row(row: ExperimentRow) -> dict[str, Any]:
     for result in row.results:
         record[f"feedback.{result.key}"] = result.score if result.error is None else None
     return record
-
-
-def rows_in_order(rows: list[Optional[ExperimentRow]]) -> list[ExperimentRow]:
-    return [row for row in rows if row is not None]

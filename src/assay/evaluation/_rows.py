@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
@@ -51,22 +51,23 @@ class RowPipeline:
             run = await self.target.run_async(example, planned.repetition)
         else:
             run = await in_thread(pool, self.target.run_sync, example, planned.repetition)
-        jobs = [evaluator.call_async(run, example) for evaluator in self._async_evaluators]
+        jobs: list[Awaitable[Any]] = [e.call_async(run, example) for e in self._async_evaluators]
         if self._sync_evaluators:
-            jobs.append(in_thread(pool, self._evaluate_sync, run, example))
+            jobs.append(in_thread(pool, self._evaluate_sync_each, run, example))
         parts = await asyncio.gather(*jobs)
-        return self._row(planned, run, [result for part in parts for result in part])
+        by_evaluator = dict(zip(map(id, self._async_evaluators), parts))
+        if self._sync_evaluators:
+            by_evaluator.update(zip(map(id, self._sync_evaluators), parts[-1]))
+        results = [r for evaluator in self.evaluators for r in by_evaluator[id(evaluator)]]
+        return self._row(planned, run, results)
 
     def _evaluate_sync(self, run: Run, example: Example) -> list[EvaluationResult]:
-        results: list[EvaluationResult] = []
-        for evaluator in self._sync_evaluators:
-            results.extend(evaluator.call_sync(run, example))
-        return results
+        return [r for part in self._evaluate_sync_each(run, example) for r in part]
+
+    def _evaluate_sync_each(self, run: Run, example: Example) -> list[list[EvaluationResult]]:
+        return [evaluator.call_sync(run, example) for evaluator in self._sync_evaluators]
 
     def _row(self, planned: PlannedRow, run: Run, results: list[EvaluationResult]) -> ExperimentRow:
-        order = {evaluator.name: i for i, evaluator in enumerate(self.evaluators)}
-        if len(self._async_evaluators) and len(self._sync_evaluators):
-            results.sort(key=lambda r: order.get(r.key, len(order)))
         return ExperimentRow(
             run=run, example=planned.example, repetition=planned.repetition,
             position=planned.position, results=results,
