@@ -12,6 +12,8 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay._ids import new_id
+
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
@@ -24,7 +26,7 @@ class _Record(BaseModel):
 class Example(_Record):
     """One row of a dataset: the inputs for the target and reference outputs."""
 
-    id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    id: uuid.UUID = Field(default_factory=new_id)
     dataset_id: Optional[uuid.UUID] = None
     inputs: dict[str, Any] = Field(default_factory=dict)
     outputs: Optional[dict[str, Any]] = None
@@ -36,7 +38,7 @@ class Example(_Record):
 class Dataset(_Record):
     """A named, versioned collection of examples."""
 
-    id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    id: uuid.UUID = Field(default_factory=new_id)
     name: str
     description: Optional[str] = None
     created_at: datetime = Field(default_factory=utcnow)
@@ -48,7 +50,7 @@ class Dataset(_Record):
 class Run(_Record):
     """One execution of a target (or of a step inside it, as a child run)."""
 
-    id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    id: uuid.UUID = Field(default_factory=new_id)
     name: str = "target"
     run_type: str = "chain"
     inputs: dict[str, Any] = Field(default_factory=dict)

@@ -153,13 +153,28 @@ def bind_row_evaluator(evaluator: Any) -> RowEvaluator:
     return _bind_row_function(evaluator)
 
 
+_ROW_GETTERS: dict[str, Callable[[Run, Example], Any]] = {
+    "run": lambda run, example: run,
+    "example": lambda run, example: example,
+    "inputs": lambda run, example: example.inputs,
+    "outputs": lambda run, example: run.outputs or {},
+    "reference_outputs": lambda run, example: example.outputs or {},
+    "metadata": lambda run, example: example.metadata or {},
+}
+
+
 def _bind_row_function(func: Callable[..., Any]) -> RowEvaluator:
     binder = _binder(func, ROW_PARAMETERS, ("run", "example"))
     name = _callable_name(func)
+    getters = [(param, _ROW_GETTERS[param]) for param in binder.names]
 
+    # Built once per evaluator, so a row pays only for the arguments it passes.
     def call(run: Run, example: Example) -> Any:
-        args, kwargs = binder.arguments(row_arguments(run, example))
-        return func(*args, **kwargs)
+        if binder.positional:
+            return func(run, example)
+        if binder.pass_all:
+            return func(**row_arguments(run, example))
+        return func(**{param: get(run, example) for param, get in getters})
 
     if _is_async_callable(func):
         return RowEvaluator(name, True, _async=call)

@@ -38,7 +38,7 @@ def plan_rows(examples: Sequence[Any], repetitions: int, done: set[tuple[str, in
         PlannedRow(position, example, repetition)
         for position, example in enumerate(examples)
         for repetition in range(repetitions)
-        if (str(example.id), repetition) not in done
+        if not done or (str(example.id), repetition) not in done
     ]
 
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Optional
 
+from assay._ids import new_id
 from assay.evaluation._binding import _callable_name, _is_async_callable
 from assay.schemas import Example, Run, utcnow
-from assay.tracing import trace_into
+from assay.tracing import reset_current_run, set_current_run
 
 
 class TargetError(TypeError):
@@ -26,20 +27,24 @@ class Target:
 
     def run_sync(self, example: Example, repetition: int) -> Run:
         frame = _RootFrame()
-        with trace_into(frame):  # type: ignore[arg-type]
-            try:
-                outputs, error = _as_outputs(self.fn(example.inputs)), None
-            except Exception as exc:  # failures are data
-                outputs, error = None, exc
+        token = set_current_run(frame)
+        try:
+            outputs, error = _as_outputs(self.fn(example.inputs)), None
+        except Exception as exc:  # failures are data
+            outputs, error = None, exc
+        finally:
+            reset_current_run(token)
         return self._run(frame, example, repetition, outputs, error)
 
     async def run_async(self, example: Example, repetition: int) -> Run:
         frame = _RootFrame()
-        with trace_into(frame):  # type: ignore[arg-type]
-            try:
-                outputs, error = _as_outputs(await self.fn(example.inputs)), None
-            except Exception as exc:  # failures are data
-                outputs, error = None, exc
+        token = set_current_run(frame)
+        try:
+            outputs, error = _as_outputs(await self.fn(example.inputs)), None
+        except Exception as exc:  # failures are data
+            outputs, error = None, exc
+        finally:
+            reset_current_run(token)
         return self._run(frame, example, repetition, outputs, error)
 
     def _run(
@@ -66,7 +71,7 @@ class Target:
 class _RootFrame:
     """Stands in for the root run while the target runs, collecting traced child runs."""
 
-    id: uuid.UUID = field(default_factory=uuid.uuid4)
+    id: uuid.UUID = field(default_factory=new_id)
     start_time: datetime = field(default_factory=utcnow)
     child_runs: list[Run] = field(default_factory=list)
 

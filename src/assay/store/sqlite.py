@@ -245,7 +245,7 @@ class SQLiteStore(Store):
     # rows
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
         exp, run_id = str(experiment_id), str(row.run.id)
-        run = codec.run_row(exp, row.run, row.example, row.repetition, row.position)
+        run = codec.run_row(exp, run_id, row.run, row.example, row.repetition, row.position)
         return run, [codec.result_row(exp, run_id, result) for result in row.results]
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
