@@ -38,3 +38,29 @@ def test_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
     assert shown.returncode == 2
     assert "assay: error: no experiment named 'missing'" in shown.stderr
     assert "Traceback" not in shown.stderr
+
+
+@pytest.mark.slow
+def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    """On a TTY, evaluate() shows rows done of total, errors and rate, then the report."""
+    import os
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: `assay demo` on a pseudo-terminal
+        os.chdir(tmp_path)
+        os.execv(sys.executable, [sys.executable, "-m", "assay.cli", "demo"])
+    output = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    _, status = os.waitpid(pid, 0)
+    text = output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0
+    for shown in ("evaluating", "/20", "0 errors", "rows/s", "f1_score", "95% CI"):
+        assert shown in text, shown
