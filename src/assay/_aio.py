@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from typing import Any
 
@@ -19,9 +20,11 @@ def run_coroutine(coroutine: Any) -> Any:
     # Called from inside a running loop (a notebook, an async app): use a private one.
     outcome: dict[str, Any] = {}
 
+    context = contextvars.copy_context()  # the caller's context variables come along
+
     def runner() -> None:
         try:
-            outcome["value"] = asyncio.run(coroutine)
+            outcome["value"] = context.run(asyncio.run, coroutine)
         except BaseException as exc:
             outcome["error"] = exc
 

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from assay.store.errors import StoreError
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assay", description="Local-first evaluation for LLM apps.")
@@ -34,7 +36,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     }[args.command]
     try:
         return handler(args)
-    except (LookupError, ValueError) as exc:
+    except (LookupError, ValueError, StoreError) as exc:
         print(f"assay: error: {exc}", file=sys.stderr)
         return 2
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Optional
@@ -26,6 +27,7 @@ class Progress:
         self.enabled = sys.stdout.isatty() if enabled is None else enabled
         self.total, self.done, self.errors = total, done, 0
         self._started = time.perf_counter()
+        self._lock = threading.Lock()
         self._bar: Optional[RichProgress] = None
         self._task: Optional[TaskID] = None
 
@@ -49,9 +51,11 @@ class Progress:
         return self
 
     def advance(self, row: ExperimentRow) -> None:
-        self.done += 1
-        if row.run.error or any(r.error for r in row.results):
-            self.errors += 1
+        """Called from worker threads as rows finish."""
+        failed = row.run.error is not None or any(r.error for r in row.results)
+        with self._lock:
+            self.done += 1
+            self.errors += failed
         if self._bar is not None and self._task is not None:
             elapsed = max(time.perf_counter() - self._started, 1e-9)
             self._bar.update(self._task, advance=1, errors=self.errors, rate=f"{self.done / elapsed:,.0f} rows/s")

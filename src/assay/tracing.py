@@ -52,7 +52,10 @@ def _call_inputs(signature: inspect.Signature, args: tuple[Any, ...], kwargs: di
         bound = signature.bind_partial(*args, **kwargs)
     except TypeError:
         return {"args": list(args), **kwargs}
-    return dict(bound.arguments)
+    arguments = dict(bound.arguments)
+    for receiver in ("self", "cls"):  # a method's object is not an input worth recording
+        arguments.pop(receiver, None)
+    return arguments
 
 
 def _as_outputs(value: Any) -> dict[str, Any]:

@@ -76,10 +76,11 @@ def test_editing_a_dataset_never_rewrites_what_an_experiment_ran_on(client: Clie
     assert client.read_dataset(dataset_name="qa").version == 4
 
 
-@pytest.mark.parametrize("form", ["path", "sqlite:///{}", "sqlite:///{}"])
-def test_url_forms(tmp_path: Path, form: str) -> None:
+@pytest.mark.parametrize("form", ["path", "sqlite:///{}", "relative"])
+def test_url_forms(tmp_path: Path, form: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     path = tmp_path / "forms.db"
-    url = str(path) if form == "path" else form.format(path)
+    url = {"path": str(path), "sqlite:///{}": f"sqlite:///{path}", "relative": "sqlite:///forms.db"}[form]
     store = open_store(url)
     store.create_dataset("d")
     store.close()

@@ -4,6 +4,7 @@ runs it on an event loop (in a helper thread when the caller already has a loop 
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, Optional
@@ -120,17 +121,34 @@ def evaluate(
     return results
 
 
-@contextmanager
-def _fewer_collections() -> Iterator[None]:
+class _FewerCollections:
     """An experiment allocates many small long-lived records (runs, results), which makes
     CPython's young-generation collector run constantly for nothing; raise its threshold
-    for the duration (a quarter of the wall time on a 10,000-row run), then restore it."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(max(thresholds[0], 50_000), *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
+    while any experiment runs (a quarter of the wall time on a 10,000-row run), and restore
+    the caller's setting when the last one ends (experiments may overlap)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._saved = gc.get_threshold()
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth == 0:
+                self._saved = gc.get_threshold()
+                gc.set_threshold(max(self._saved[0], 50_000), *self._saved[1:])
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    gc.set_threshold(*self._saved)
+
+
+_fewer_collections = _FewerCollections()
 
 
 def _check_arguments(

@@ -78,6 +78,13 @@ def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str
     positional_kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if not known and not pass_all and len(named) == 2 and all(p.kind in positional_kinds for p in named):
         return _Binder(names=legacy, positional=True, pass_all=False)
+    positional_only = [p.name for p in named if p.kind is p.POSITIONAL_ONLY and p.name in accepted]
+    if positional_only:
+        raise EvaluatorSignatureError(
+            f"evaluator {name!r} has the signature {name}{signature}: assay passes "
+            f"{', '.join(repr(n) for n in positional_only)} by name, so they cannot be "
+            "positional-only (drop the '/')"
+        )
     unknown = [p.name for p in named if p.name not in accepted and p.default is p.empty]
     if unknown:
         raise EvaluatorSignatureError(

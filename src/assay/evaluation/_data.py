@@ -43,7 +43,7 @@ def resolve_data(data: Any, store: Store) -> ResolvedData:
         return _stored(store, store.get_dataset(id=data.id), repr(data.name))
     if isinstance(data, uuid.UUID):
         return _stored(store, store.get_dataset(id=data), str(data))
-    if isinstance(data, Path) or (isinstance(data, str) and data.endswith(FILE_SUFFIXES)):
+    if isinstance(data, Path) or (isinstance(data, str) and data.lower().endswith(FILE_SUFFIXES)):
         path = Path(data)
         return _inline(store, load_file(path), name_hint=path.stem)
     if isinstance(data, str):
@@ -140,23 +140,26 @@ def load_file(path: Path) -> list[dict[str, Any]]:
 
 def _load_jsonl(path: Path) -> list[dict[str, Any]]:
     records = []
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8-sig") as handle:
         for lineno, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+                value = json.loads(line, parse_constant=_no_constants)
+            except (json.JSONDecodeError, ValueError) as exc:
+                raise DataError(f"{path}:{lineno}: invalid JSON: {_reason(exc)}") from None
             records.append(_coerce(value, f"{path}:{lineno}"))
     return records
 
 
 def _load_json(path: Path) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8-sig")
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+        raise DataError(f"{path}:{exc.lineno}: invalid JSON: {_reason(exc)}") from None
+    except ValueError as exc:
+        raise DataError(f"{path}: invalid JSON: {exc}") from None
     if isinstance(value, dict) and isinstance(value.get("examples"), list):
         value = value["examples"]
     if not isinstance(value, list):
@@ -167,16 +170,29 @@ def _load_json(path: Path) -> list[dict[str, Any]]:
 def _load_csv(path: Path) -> list[dict[str, Any]]:
     """Columns ``outputs.x`` / ``metadata.x`` go there; any other column is an input."""
     records = []
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
         if not reader.fieldnames:
             raise DataError(f"{path}:1: missing header row")
+        repeated = sorted({name for name in reader.fieldnames if reader.fieldnames.count(name) > 1})
+        if repeated:
+            raise DataError(f"{path}:1: repeated column names {repeated}")
         for row in reader:
             lineno = reader.line_num
             if None in row or any(value is None for value in row.values()):
                 raise DataError(f"{path}:{lineno}: expected {len(reader.fieldnames)} columns")
             records.append(_csv_record(row))
     return records
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (a score or value must be a finite number)")
+
+
+def _reason(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} (column {exc.colno})"
+    return str(exc)
 
 
 def _csv_record(row: dict[str, str]) -> dict[str, Any]:

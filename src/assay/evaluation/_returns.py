@@ -28,6 +28,7 @@ def normalize_returned(
     kind = type(raw)
     if kind is bool or kind is float or kind is int:  # the hot path: a plain score
         return [_from_scalar(raw, default_key, source_run_id)]
+    raw = _plain(raw)
     results = _normalize(raw, default_key)
     if source_run_id is not None:
         for result in results:
@@ -36,8 +37,19 @@ def normalize_returned(
     return results
 
 
+def _plain(value: Any) -> Any:
+    """A NumPy scalar (``np.bool_``, ``np.float64``...) as the Python value it holds."""
+    if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+        return value.item()
+    return value
+
+
 def _normalize(raw: Any, default_key: str) -> list[EvaluationResult]:
+    raw = _plain(raw)
     if isinstance(raw, EvaluationResult):
+        score = raw.score
+        if isinstance(score, float) and not math.isfinite(score):  # set after validation
+            raise EvaluatorReturnError(f"evaluator {raw.key!r} returned a non-finite score ({score})")
         return [raw]
     if isinstance(raw, EvaluationResults):
         return list(raw.results)
@@ -89,7 +101,7 @@ def _from_dict(raw: dict[str, Any], default_key: str) -> EvaluationResult:
     extra = {k: v for k, v in raw.items() if k not in _RESULT_FIELDS and k not in ("key", "name")}
     if extra:
         fields["metadata"] = {**extra, **(fields.get("metadata") or {})}
-    score = fields.get("score")
+    score = fields["score"] = _plain(fields.get("score"))
     if isinstance(score, numbers.Real) and not isinstance(score, bool):
         fields["score"] = _finite(float(score), str(key))
     elif score is not None and not isinstance(score, bool):

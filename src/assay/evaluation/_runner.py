@@ -79,16 +79,20 @@ async def run_rows(
 
     workers = max(1, min(settings.max_concurrency, len(planned)))
     feed = _Feed(planned)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="assay-row") as pool:
-        try:
-            if pipeline.all_sync:
-                await _run_in_threads(pipeline, feed, pool, accept, workers)
-            else:
-                loop_workers = [_loop_worker(pipeline, feed, pool, accept) for _ in range(workers)]
-                await _gather_or_fail([asyncio.ensure_future(w) for w in loop_workers])
-        finally:
-            feed.stop()
-            writer.close()
+    try:
+        # The pool's exit waits for rows still running in its threads (after a failure or
+        # a cancel, the feed is stopped first), so the writer closes after their last put.
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="assay-row") as pool:
+            try:
+                if pipeline.all_sync:
+                    await _run_in_threads(pipeline, feed, pool, accept, workers)
+                else:
+                    tasks = [_loop_worker(pipeline, feed, pool, accept) for _ in range(workers)]
+                    await _gather_or_fail([asyncio.ensure_future(t) for t in tasks])
+            finally:
+                feed.stop()
+    finally:
+        writer.close()
     return finished
 
 

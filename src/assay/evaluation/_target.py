@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import traceback
 import uuid
 from dataclasses import dataclass, field
@@ -94,4 +95,11 @@ def _callable_of(target: Any) -> tuple[Callable[..., Any], bool]:
 
 
 def _as_outputs(value: Any) -> dict[str, Any]:
+    if inspect.isawaitable(value):
+        if inspect.iscoroutine(value):
+            value.close()  # never awaited: close it quietly instead of a RuntimeWarning
+        raise TypeError(
+            "the target returned an awaitable without awaiting it; make the target itself "
+            "`async def` (assay awaits async targets), or return the result"
+        )
     return value if isinstance(value, dict) else {"output": value}

@@ -17,6 +17,10 @@ from assay.store.base import Store
 from assay.store.records import ExperimentRow
 
 
+class StoreWriteError(RuntimeError):
+    """A batch of rows could not be written; rows stored before it are kept."""
+
+
 class RowWriter:
     def __init__(
         self, store: Store, experiment_id: uuid.UUID, max_batch: int = 2000, max_delay: float = 0.1
@@ -34,7 +38,12 @@ class RowWriter:
         self._thread.start()
 
     def put(self, row: ExperimentRow) -> None:
-        """Called from any worker; the encoding happens here, off the writer thread."""
+        """Called from any worker; the encoding happens here, off the writer thread.
+
+        Raises once a write has failed, so workers stop instead of computing rows that
+        could not be stored."""
+        if self._error is not None:
+            raise StoreWriteError(f"storing rows failed: {self._error}") from self._error
         prepared = self._store.prepare_row(self._experiment_id, row)
         with self._lock:
             self._pending.append(prepared)
@@ -48,7 +57,7 @@ class RowWriter:
         self._wake.set()
         self._thread.join()
         if self._error is not None:
-            raise self._error
+            raise StoreWriteError(f"storing rows failed: {self._error}") from self._error
 
     def _loop(self) -> None:
         while True:

@@ -34,8 +34,9 @@ def score_column(result: EvaluationResult) -> Optional[float]:
 def run_row(
     experiment_id: str, run_id: str, run: Run, example: Example, repetition: int, position: int
 ) -> tuple[Any, ...]:
-    children = [child.model_dump(mode="json") for child in run.child_runs] if run.child_runs else None
-    inputs = None if run.inputs is example.inputs else dumps(run.inputs)
+    # Python-mode dumps: whatever a traced call saw is encoded by ``dumps``, which never fails.
+    children = [child.model_dump() for child in run.child_runs] if run.child_runs else None
+    inputs = None if run.inputs == example.inputs else dumps(run.inputs)
     return (
         run_id, experiment_id, str(example.id), repetition, position, run.name, run.run_type,
         inputs, dumps(run.outputs), run.error, ts(run.start_time), ts(run.end_time),

@@ -16,7 +16,7 @@ from assay.store import _codec as codec
 from assay.store._json import dumps, loads
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import Store
-from assay.store.errors import AlreadyExistsError, NotFoundError, StoreVersionError
+from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
 
 
@@ -32,6 +32,9 @@ class SQLiteStore(Store):
             self._target, self._uri = self.path, False
         self.url = "sqlite://" if self.path == ":memory:" else f"sqlite:///{self.path}"
         self._local = threading.local()
+        # Shared-cache memory databases answer a second writer with SQLITE_LOCKED at once
+        # (no busy timeout), so their writers take turns in the process instead.
+        self._memory_writer = threading.Lock() if self._uri else None
         self._keepalive = self._connect()
         self._migrate(self._keepalive)
 
@@ -42,7 +45,9 @@ class SQLiteStore(Store):
         )
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA foreign_keys = ON")
-        if not self._uri:
+        if self._uri:
+            conn.execute("PRAGMA read_uncommitted = 1")  # readers take no table locks
+        else:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
         return conn
@@ -56,27 +61,42 @@ class SQLiteStore(Store):
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        if self._memory_writer is None:
+            with _immediate(self.conn) as conn:
+                yield conn
+            return
+        with self._memory_writer, _immediate(self.conn) as conn:
+            yield conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """Several reads that see one state of the database (no half-written batch)."""
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("BEGIN")
         try:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        finally:
+            conn.execute("COMMIT")
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        version = self._schema_version(conn)
-        if version > SCHEMA_VERSION:
-            raise StoreVersionError(
-                f"the store at {self.path} has schema version {version}, newer than this "
-                f"assay understands ({SCHEMA_VERSION}); upgrade assay to open it"
-            )
-        for index in range(version, SCHEMA_VERSION):
-            conn.executescript("BEGIN;" + MIGRATIONS[index] + ";COMMIT;")
-            conn.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(index + 1),)
-            )
+        if self._schema_version(conn) == SCHEMA_VERSION:
+            return
+        # Re-read the version inside the write transaction: another process may be
+        # creating the same store right now. Version and DDL commit together.
+        with _immediate(conn):
+            version = self._schema_version(conn)
+            if version > SCHEMA_VERSION:
+                raise StoreVersionError(
+                    f"the store at {self.path} has schema version {version}, newer than this "
+                    f"assay understands ({SCHEMA_VERSION}); upgrade assay to open it"
+                )
+            for index in range(version, SCHEMA_VERSION):
+                for statement in _statements(MIGRATIONS[index]):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                    (str(index + 1),),
+                )
 
     @staticmethod
     def _schema_version(conn: sqlite3.Connection) -> int:
@@ -124,6 +144,15 @@ class SQLiteStore(Store):
 
     def delete_dataset(self, dataset_id: uuid.UUID) -> None:
         with self.transaction() as conn:
+            users = [row[0] for row in conn.execute(
+                "SELECT name FROM experiments WHERE dataset_id = ? ORDER BY created_at",
+                (str(dataset_id),),
+            )]
+            if users:
+                raise StoreError(
+                    f"dataset {dataset_id} is what experiments {', '.join(map(repr, users))} ran "
+                    "on; deleting it would strip their examples. Delete those experiments first."
+                )
             deleted = conn.execute("DELETE FROM datasets WHERE id = ?", (str(dataset_id),)).rowcount
         if not deleted:
             raise NotFoundError(f"no dataset with id {dataset_id}")
@@ -138,6 +167,7 @@ class SQLiteStore(Store):
 
     def add_examples(self, dataset_id: uuid.UUID, examples: Sequence[Example]) -> int:
         with self.transaction() as conn:
+            _refuse_duplicate_ids(conn, str(dataset_id), examples)
             version = self._bump_version(conn, str(dataset_id))
             start = conn.execute(
                 "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?",
@@ -264,6 +294,10 @@ class SQLiteStore(Store):
         return {(row[0], row[1]) for row in rows}
 
     def load_rows(self, experiment: ExperimentRecord) -> list[ExperimentRow]:
+        with self.snapshot():
+            return self._load_rows(experiment)
+
+    def _load_rows(self, experiment: ExperimentRecord) -> list[ExperimentRow]:
         exp = str(experiment.id)
         examples = self._examples_by_id(experiment)
         results: dict[str, list[EvaluationResult]] = {}
@@ -353,10 +387,50 @@ class SQLiteStore(Store):
             )
 
 
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a migration script into statements (``executescript`` would commit early)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending
+            pending = ""
+    if pending.strip():
+        yield pending
+
+
 _DATASET_QUERY = (
     "SELECT d.*, (SELECT COUNT(*) FROM examples e WHERE e.dataset_id = d.id "
     "AND e.removed_version IS NULL) AS example_count FROM datasets d"
 )
+
+
+def _refuse_duplicate_ids(conn: sqlite3.Connection, dataset_id: str, examples: Sequence[Example]) -> None:
+    seen: set[str] = set()
+    for index, example in enumerate(examples):
+        key = str(example.id)
+        if key in seen:
+            raise AlreadyExistsError(f"example id {key} appears twice (the second at position {index})")
+        seen.add(key)
+    existing = {
+        row[0] for row in conn.execute(
+            "SELECT id FROM examples WHERE dataset_id = ? AND removed_version IS NULL", (dataset_id,)
+        )
+    }
+    clash = next((key for key in seen if key in existing), None)
+    if clash is not None:
+        raise AlreadyExistsError(f"the dataset already has an example with id {clash}; use update_example")
 
 
 def _examples_at(dataset_id: str, version: Optional[int]) -> tuple[str, tuple[Any, ...]]:

@@ -1,0 +1,220 @@
+"""Odd but plausible input never loses stored rows or aborts a whole experiment."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import gc
+import multiprocessing
+import random
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assay import Client, EvaluatorSignatureError, traceable
+from assay.evaluation import DataError
+from assay.store import AlreadyExistsError, StoreError, open_store
+from assay.store.current import current_store
+
+
+def test_user_code_seeding_random_neither_repeats_ids_nor_loses_its_stream(client: Client) -> None:
+    drawn: list[float] = []
+
+    def seeded(inputs: dict) -> dict:
+        random.seed(42)
+        drawn.append(random.random())
+        return {"x": inputs["x"]}
+
+    results = client.evaluate(seeded, data=[{"x": i} for i in range(30)])
+    assert len({row["run"].id for row in results}) == 30
+    random.seed(42)
+    assert drawn == [random.random()] * 30
+    assert len(client.read_experiment(results.experiment_name)) == 30
+
+
+class Bot:
+    @traceable
+    def reply(self, text: str) -> object:
+        return object()
+
+
+def test_values_json_cannot_hold_are_stored_not_fatal(client: Client) -> None:
+    odd = [2**70, "\ud800 lone surrogate", {1, 2}, b"bytes", object()]
+
+    def target(inputs: dict) -> dict:
+        Bot().reply("hi")
+        return {"value": odd[inputs["i"]]}
+
+    results = client.evaluate(target, data=[{"i": i} for i in range(len(odd))], experiment="odd")
+    stored = client.read_experiment("odd")
+    assert client.store.get_experiment(name="odd").status == "completed"
+    assert len(stored) == len(results) == 5
+    values = [row["run"].outputs["value"] for row in stored]
+    assert values[1] == "\ud800 lone surrogate" and values[2] == [1, 2] and values[3] == "bytes"
+    assert values[4].startswith("<object object")
+    [child] = list(stored)[0]["run"].child_runs
+    assert child.name == "reply" and child.inputs == {"text": "hi"}  # no `self`
+
+
+def test_duplicate_example_ids_are_refused_up_front(client: Client) -> None:
+    client.create_dataset("d")
+    client.create_example({"q": 1}, dataset_name="d", example_id="00000000-0000-4000-8000-000000000001")
+    with pytest.raises(AlreadyExistsError, match="already has an example with id"):
+        client.create_example({"q": 2}, dataset_name="d", example_id="00000000-0000-4000-8000-000000000001")
+    with pytest.raises(AlreadyExistsError, match="appears twice"):
+        client.evaluate(lambda inputs: inputs, data=[{"id": "a", "inputs": {}}, {"id": "a", "inputs": {}}])
+    assert len(client.list_examples(dataset_name="d")) == 1
+
+
+async def test_cancelling_keeps_every_finished_row(client: Client) -> None:
+    evaluated: list[int] = []
+    lock = threading.Lock()
+
+    def slow(inputs: dict) -> dict:
+        time.sleep(0.01)
+        return inputs
+
+    def seen(inputs) -> bool:
+        with lock:
+            evaluated.append(inputs["x"])
+        return True
+
+    task = asyncio.ensure_future(client.aevaluate(
+        slow, data=[{"x": i} for i in range(400)], evaluators=[seen], experiment="cancelled",
+        max_concurrency=8,
+    ))
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    record = client.store.get_experiment(name="cancelled")
+    stored = client.store.completed_keys(record.id)
+    assert 0 < len(stored) < 400 and len(stored) == len(evaluated)
+    assert record.status == "failed"
+
+
+def _open_new_store(path: str) -> None:
+    open_store(path).close()
+
+
+def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> None:
+    for trial in range(5):
+        path = str(tmp_path / f"race-{trial}.db")
+        context = multiprocessing.get_context("spawn")
+        processes = [context.Process(target=_open_new_store, args=(path,)) for _ in range(4)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(60)
+        assert [p.exitcode for p in processes] == [0, 0, 0, 0]
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 1
+
+
+def test_memory_store_with_a_caching_evaluator() -> None:
+    def cached(outputs) -> float:
+        store = current_store()
+        key = str(outputs["x"])
+        if store.cache_get("test", key) is None:
+            store.cache_put("test", key, b"1")
+        return 1.0
+
+    client = Client("sqlite://")
+    data = [{"x": i % 50} for i in range(300)]
+    results = client.evaluate(lambda inputs: inputs, data=data, evaluators=[cached], max_concurrency=8)
+    assert results.aggregate["cached"].n == 300 and results.aggregate["cached"].errors == 0
+
+
+def test_sync_target_returning_a_coroutine_is_a_clear_target_error(client: Client) -> None:
+    async def agent(inputs: dict) -> dict:
+        return inputs
+
+    [row] = list(client.evaluate(lambda inputs: agent(inputs), data=[{"q": 1}]))
+    assert "returned an awaitable without awaiting it" in row["run"].error
+
+
+request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
+
+
+async def test_context_variables_reach_the_target_inside_a_running_loop(client: Client) -> None:
+    request_id.set("abc")
+    seen: list[str] = []
+
+    def target(inputs: dict) -> dict:
+        seen.append(request_id.get())
+        return inputs
+
+    client.evaluate(target, data=[{"q": 1}])  # sync facade, called from inside a loop
+    assert seen == ["abc"]
+
+
+async def test_overlapping_experiments_restore_the_gc_threshold(client: Client) -> None:
+    before = gc.get_threshold()
+
+    async def target(inputs: dict) -> dict:
+        await asyncio.sleep(0.001)
+        return inputs
+
+    await asyncio.gather(*(
+        client.aevaluate(target, data=[{"q": i, "run": n} for i in range(20)]) for n in range(3)
+    ))
+    assert gc.get_threshold() == before
+
+
+def test_numpy_scores_are_numbers(client: Client) -> None:
+    def flag(outputs) -> np.bool_:
+        return np.bool_(outputs["x"] > 0)
+
+    def weight(outputs) -> dict:
+        return {"score": np.float64(0.5)}
+
+    results = client.evaluate(lambda inputs: inputs, data=[{"x": 0}, {"x": 1}], evaluators=[flag, weight])
+    assert results.aggregate["flag"].mean == 0.5 and results.aggregate["weight"].mean == 0.5
+    assert all(metric.errors == 0 for metric in results.aggregate.values())
+
+
+def test_file_quirks(client: Client, tmp_path: Path) -> None:
+    bom = tmp_path / "excel.CSV"
+    bom.write_text("\ufeffquestion,outputs.answer\nhi,there\n", encoding="utf-8")
+    [row] = list(client.evaluate(lambda inputs: inputs, data=str(bom)))
+    assert row["example"].inputs == {"question": "hi"}
+    (tmp_path / "dup.csv").write_text("a,a\n1,2\n")
+    with pytest.raises(DataError, match="dup.csv:1: repeated column names \\['a'\\]"):
+        client.evaluate(lambda inputs: inputs, data=tmp_path / "dup.csv")
+    (tmp_path / "nan.jsonl").write_text('{"inputs": {"x": 1}}\n{"inputs": {"x": NaN}}\n')
+    with pytest.raises(DataError, match="nan.jsonl:2: invalid JSON: NaN is not valid JSON"):
+        client.evaluate(lambda inputs: inputs, data=tmp_path / "nan.jsonl")
+
+
+def test_deleting_a_dataset_experiments_ran_on_is_refused(client: Client) -> None:
+    client.create_dataset("used")
+    client.create_examples(inputs=[{"q": 1}], outputs=[{"a": 4}], dataset_name="used")
+    client.evaluate(lambda inputs: inputs, data="used", experiment="kept")
+    with pytest.raises(StoreError, match="experiments 'kept' ran on"):
+        client.delete_dataset(dataset_name="used")
+    assert list(client.read_experiment("kept"))[0]["example"].outputs == {"a": 4}
+
+
+def test_positional_only_names_are_refused_at_start(client: Client) -> None:
+    def strict(outputs, /):
+        return True
+
+    with pytest.raises(EvaluatorSignatureError, match="cannot be positional-only"):
+        client.evaluate(lambda inputs: inputs, data=[{"q": 1}], evaluators=[strict])
+
+
+def test_cli_reports_store_errors_without_a_traceback(tmp_path: Path) -> None:
+    db = tmp_path / "future.db"
+    Client(str(db)).close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE meta SET value = '99'")
+    done = subprocess.run([sys.executable, "-m", "assay.cli", "--db", str(db), "experiments"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "newer than this assay" in done.stderr
+    assert "Traceback" not in done.stderr
