@@ -36,10 +36,9 @@ def run_row(
 ) -> tuple[Any, ...]:
     # Python-mode dumps: whatever a traced call saw is encoded by ``dumps``, which never fails.
     children = [child.model_dump() for child in run.child_runs] if run.child_runs else None
-    inputs = None if run.inputs == example.inputs else dumps(run.inputs)
     return (
         run_id, experiment_id, str(example.id), repetition, position, run.name, run.run_type,
-        inputs, dumps(run.outputs), run.error, ts(run.start_time), ts(run.end_time),
+        dumps(run.inputs), dumps(run.outputs), run.error, ts(run.start_time), ts(run.end_time),
         run.latency_ms, dumps(children), dumps(run.extra or None),
     )
 
@@ -76,11 +75,10 @@ def result_from(row: Any) -> EvaluationResult:
     )
 
 
-def run_from(row: Any, example: Example) -> Run:
+def run_from(row: Any) -> Run:
     children = loads(row["child_runs"]) or []
-    inputs = example.inputs if row["inputs"] is None else loads(row["inputs"])
     return Run(
-        id=uuid.UUID(row["id"]), name=row["name"], run_type=row["run_type"], inputs=inputs, outputs=loads(row["outputs"]), error=row["error"],
+        id=uuid.UUID(row["id"]), name=row["name"], run_type=row["run_type"], inputs=loads(row["inputs"]) or {}, outputs=loads(row["outputs"]), error=row["error"],
         start_time=parse_required_ts(row["start_time"]), end_time=parse_ts(row["end_time"]),
         child_runs=[Run.model_validate(child) for child in children],
         extra=loads(row["extra"]) or {}, reference_example_id=uuid.UUID(row["example_id"]),

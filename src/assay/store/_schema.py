@@ -52,7 +52,7 @@ MIGRATIONS: list[str] = [
         position INTEGER NOT NULL,
         name TEXT,
         run_type TEXT,
-        inputs TEXT,  -- NULL when equal to the example's inputs (the root run's always are)
+        inputs TEXT,
         outputs TEXT,
         error TEXT,
         start_time TEXT,

@@ -312,7 +312,7 @@ class SQLiteStore(Store):
             example = examples.get(row["example_id"]) or Example(id=uuid.UUID(row["example_id"]))
             rows.append(
                 ExperimentRow(
-                    run=codec.run_from(row, example), example=example, repetition=row["repetition"],
+                    run=codec.run_from(row), example=example, repetition=row["repetition"],
                     position=row["position"], results=results.get(row["id"], []),
                 )
             )
