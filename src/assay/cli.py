@@ -11,20 +11,30 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay.store.errors import StoreError
+from assay.store.open import default_url, store_exists
+
+# Commands that only read: they must not create an empty store at a mistyped path.
+_READERS = {"ui", "datasets", "experiments", "show"}
+
+
+_DB_HELP = "store URL or path (default: $ASSAY_DATABASE_URL or ./.assay/assay.db)"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assay", description="Local-first evaluation for LLM apps.")
-    parser.add_argument("--db", metavar="URL", help="store URL or path (default: $ASSAY_DATABASE_URL or ./.assay/assay.db)")
+    parser.add_argument("--db", metavar="URL", help=_DB_HELP)
+    # `--db` is accepted after the command too (`assay ui --db x.db`).
+    store = argparse.ArgumentParser(add_help=False)
+    store.add_argument("--db", metavar="URL", default=argparse.SUPPRESS, help=_DB_HELP)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="run the bundled demo experiment and print its report")
-    ui = commands.add_parser("ui", help="serve the local web UI over the store")
+    commands.add_parser("demo", parents=[store], help="run the bundled demo experiment and print its report")
+    ui = commands.add_parser("ui", parents=[store], help="serve the local web UI over the store")
     ui.add_argument("--host", default="127.0.0.1")
     ui.add_argument("--port", type=int, default=8765)
     ui.add_argument("--token", help="required for a non-loopback host (or set ASSAY_UI_TOKEN)")
-    commands.add_parser("datasets", help="list datasets")
-    commands.add_parser("experiments", help="list experiments")
-    show = commands.add_parser("show", help="print a stored experiment's report")
+    commands.add_parser("datasets", parents=[store], help="list datasets")
+    commands.add_parser("experiments", parents=[store], help="list experiments")
+    show = commands.add_parser("show", parents=[store], help="print a stored experiment's report")
     show.add_argument("experiment")
     return parser
 
@@ -35,6 +45,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "demo": _demo, "ui": _ui, "datasets": _datasets, "experiments": _experiments, "show": _show,
     }[args.command]
     try:
+        if args.command in _READERS and not store_exists(args.db):
+            raise StoreError(f"no store at {args.db or default_url()}; run an experiment (or `assay demo`) first")
         return handler(args)
     except (LookupError, ValueError, StoreError) as exc:
         print(f"assay: error: {exc}", file=sys.stderr)

@@ -49,6 +49,14 @@ class Client:
             raise ValueError("pass dataset_name= or dataset_id=")
         return self.store.get_dataset(name=name)
 
+    def clone_public_dataset(self, token_or_url: str, **kwargs: Any) -> Dataset:
+        """LangSmith's public datasets live on its servers; assay works offline."""
+        raise NotImplementedError(
+            f"clone_public_dataset({token_or_url!r}) needs LangSmith's servers; assay is local. "
+            "Export the dataset to a .jsonl/.json/.csv file and pass its path as data=, or "
+            "create it with create_dataset() and create_examples()."
+        )
+
     def list_datasets(self) -> list[Dataset]:
         return self.store.list_datasets()
 

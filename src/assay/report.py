@@ -107,4 +107,7 @@ def print_report(results: ExperimentResults, console: Optional[Console] = None) 
     if usage.get("total_tokens"):
         cost = f", ${usage['cost_usd']:.4f}" if usage.get("cost_usd") else ""
         rows += f", {int(usage['total_tokens']):,} judge tokens{cost}"
-    console.print(f"{rows}. Stored as [bold]{escape(results.experiment_name)}[/] in {escape(results.store_url)}")
+    console.print(
+        f"{rows}. Stored as [bold]{escape(results.experiment_name)}[/] in {escape(results.store_url)}",
+        soft_wrap=True,
+    )

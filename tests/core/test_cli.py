@@ -34,6 +34,9 @@ def test_demo_runs_and_reports_then_show_reads_it_back(tmp_path: Path) -> None:
 
 
 def test_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
+    from assay import Client
+
+    Client(str(tmp_path / ".assay" / "assay.db")).close()
     shown = assay("show", "missing", cwd=tmp_path)
     assert shown.returncode == 2
     assert "assay: error: no experiment named 'missing'" in shown.stderr

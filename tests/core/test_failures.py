@@ -74,7 +74,7 @@ def test_invalid_arguments_name_the_parameter(client: Client, examples: list[dic
     with pytest.raises(ValueError, match="num_repetitions"):
         client.evaluate(flaky_target, data=examples, num_repetitions=0)
     with pytest.raises(ValueError, match="error_handling"):
-        client.evaluate(flaky_target, data=examples, error_handling="ignore")
+        client.evaluate(flaky_target, data=examples, error_handling="skip")
     with pytest.raises(ValueError, match="resume=True needs experiment="):
         client.evaluate(flaky_target, data=examples, resume=True)
     with pytest.raises(ValueError, match="max_concurrency"):

@@ -218,3 +218,94 @@ def test_cli_reports_store_errors_without_a_traceback(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "newer than this assay" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_odd_target_returns(client: Client) -> None:
+    from decimal import Decimal
+
+    def streaming(inputs: dict):
+        yield from ("a", "b", "c")
+
+    def keyed(inputs: dict) -> dict:
+        return {1: "one", "big": 10**30, "price": Decimal("1.10")}
+
+    [row] = list(client.evaluate(streaming, data=[{"q": 1}], experiment="stream"))
+    assert row["run"].outputs == {"output": ["a", "b", "c"]}
+    [row] = list(client.evaluate(keyed, data=[{"q": 1}], experiment="keyed"))
+    assert row["run"].error is None and row["run"].outputs["1"] == "one"
+    stored = list(client.read_experiment("keyed"))[0]["run"].outputs
+    assert stored["price"] == "1.10" and stored["1"] == "one"
+
+
+def test_big_integers_in_a_dataset(client: Client) -> None:
+    data = [{"inputs": {"n": 30}, "outputs": {"factorial": 265252859812191058636308480000000}}]
+    [row] = list(client.evaluate(lambda inputs: {"factorial": 265252859812191058636308480000000}, data=data))
+    assert row["example"].outputs["factorial"] == row["run"].outputs["factorial"]
+
+
+def test_resume_reruns_rows_whose_target_failed(client: Client) -> None:
+    outage = {"on": True}
+
+    def flaky(inputs: dict) -> dict:
+        if outage["on"] and inputs["x"] == 1:
+            raise TimeoutError("rate limited")
+        return inputs
+
+    data = [{"x": i} for i in range(4)]
+    with pytest.raises(Exception, match="rate limited"):
+        client.evaluate(flaky, data=data, experiment="r", error_handling="raise", max_concurrency=1)
+    outage["on"] = False
+    results = client.evaluate(flaky, data=data, experiment="r", resume=True)
+    assert [row["run"].error for row in results] == [None] * 4
+    assert [row["run"].error for row in client.read_experiment("r")] == [None] * 4
+
+
+def test_argument_mistakes_fail_before_anything_runs(client: Client, tmp_path: Path) -> None:
+    from assay.evaluation._target import TargetError
+
+    with pytest.raises(TargetError, match="must take one positional argument"):
+        client.evaluate(lambda: {}, data=[{"q": 1}])
+    with pytest.raises(TypeError, match="evaluators= takes a list"):
+        client.evaluate(lambda inputs: inputs, data=[{"q": 1}], evaluators=lambda outputs: True)
+    with pytest.raises(ValueError, match="experiment= must be a non-empty name"):
+        client.evaluate(lambda inputs: inputs, data=[{"q": 1}], experiment=" ")
+    (tmp_path / "data.txt").write_text("q\n1\n")
+    with pytest.raises(DataError, match="data.txt: unsupported file type"):
+        client.evaluate(lambda inputs: inputs, data=str(tmp_path / "data.txt"))
+    utf16 = tmp_path / "utf16.csv"
+    utf16.write_text("q\nhi\n", encoding="utf-16")
+    with pytest.raises(DataError, match="utf16.csv: not UTF-8 text"):
+        client.evaluate(lambda inputs: inputs, data=utf16)
+    with pytest.raises(NotImplementedError, match="assay is local"):
+        client.clone_public_dataset("https://smith.langchain.com/public/x/d")
+    assert client.list_experiments() == []
+
+
+def test_store_locations_that_cannot_work_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(StoreError, match=f"cannot open the store at {tmp_path}"):
+        Client(str(tmp_path))  # a folder
+    with pytest.raises(StoreError, match="must be a URL or a path, got 123"):
+        Client(123)  # type: ignore[arg-type]
+    with pytest.raises(StoreError) as caught:
+        Client("postgresql://reader:secretpw@db.example/shop")
+    assert "secretpw" not in str(caught.value) and "reader:***@" in str(caught.value)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    Client("~/home.db").close()
+    assert (tmp_path / "home.db").exists()
+
+
+def test_read_only_commands_do_not_create_stores(tmp_path: Path) -> None:
+    for command in (["show", "x", "--db", "typo.db"], ["--db", "typo.db", "experiments"]):
+        done = subprocess.run([sys.executable, "-m", "assay.cli", *command], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and "no store at typo.db" in done.stderr
+    assert not (tmp_path / "typo.db").exists()
+
+
+def test_mastra_single_object_run() -> None:
+    from assay.scorers import create_completeness_scorer
+
+    scorer = create_completeness_scorer()
+    result = scorer.run({"input": "Explain photosynthesis inputs",
+                         "output": [{"role": "assistant", "content": "Photosynthesis inputs: light and water"}]})
+    assert result.score == 1.0

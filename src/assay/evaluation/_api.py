@@ -42,7 +42,7 @@ async def aevaluate(
     metadata: Optional[dict[str, Any]] = None,
     max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    error_handling: Literal["log", "raise"] = "log",
+    error_handling: Literal["log", "ignore", "raise"] = "log",
     resume: bool = False,
     client: Optional[Client] = None,
     *,
@@ -60,9 +60,10 @@ async def aevaluate(
     concurrency = _concurrency(max_concurrency)
     client = client or Client()
     store = client.store
-    row_evaluators = [bind_row_evaluator(e) for e in evaluators or ()]
-    summaries = [bind_summary_evaluator(e) for e in summary_evaluators or ()]
+    row_evaluators = [bind_row_evaluator(e) for e in _as_list(evaluators, "evaluators")]
+    summaries = [bind_summary_evaluator(e) for e in _as_list(summary_evaluators, "summary_evaluators")]
     runner = Target(target)
+    runner.check_signature()
     with _fewer_collections():
         resolved = _resolve(data, experiment if resume else None, client)
     plan = ExperimentPlan(
@@ -73,6 +74,8 @@ async def aevaluate(
         store, experiment_name(experiment, experiment_prefix), resolved, plan,
         resume=resume, description=description, metadata=metadata,
     )
+    if resume:  # rows whose target failed (a rate limit, an outage) are run again
+        store.discard_failed_runs(record.id)
     stored = store.load_rows(record) if resume else []
     planned = plan_rows(resolved.examples, num_repetitions, {row.key for row in stored})
     bar = Progress(total=len(resolved.examples) * num_repetitions, done=len(stored), enabled=progress)
@@ -105,7 +108,7 @@ def evaluate(
     metadata: Optional[dict[str, Any]] = None,
     max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    error_handling: Literal["log", "raise"] = "log",
+    error_handling: Literal["log", "ignore", "raise"] = "log",
     resume: bool = False,
     client: Optional[Client] = None,
     *,
@@ -151,13 +154,26 @@ class _FewerCollections:
 _fewer_collections = _FewerCollections()
 
 
+def _as_list(evaluators: Optional[Sequence[Any]], parameter: str) -> list[Any]:
+    if evaluators is None:
+        return []
+    if callable(evaluators) or isinstance(evaluators, (str, bytes)) or not hasattr(evaluators, "__iter__"):
+        raise TypeError(f"{parameter}= takes a list, e.g. {parameter}=[my_evaluator]; got {evaluators!r}")
+    return list(evaluators)
+
+
 def _check_arguments(
     num_repetitions: int, error_handling: str, resume: bool, experiment: Optional[str]
 ) -> None:
+    if experiment is not None and not experiment.strip():
+        raise ValueError("experiment= must be a non-empty name (or None to generate one)")
     if not isinstance(num_repetitions, int) or num_repetitions < 1:
         raise ValueError(f"num_repetitions must be a positive integer, got {num_repetitions!r}")
-    if error_handling not in ("log", "raise"):
-        raise ValueError(f"error_handling must be 'log' or 'raise', got {error_handling!r}")
+    if error_handling not in ("log", "ignore", "raise"):
+        raise ValueError(
+            f"error_handling must be 'log' (or LangSmith's 'ignore', the same here) or 'raise', "
+            f"got {error_handling!r}"
+        )
     if resume and not experiment:
         raise ValueError("resume=True needs experiment='<name>' naming the experiment to resume")
 

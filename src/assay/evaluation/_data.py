@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-import orjson
-
 from assay.schemas import Dataset, Example
 from assay.store.base import Store
 
@@ -47,7 +45,10 @@ def resolve_data(data: Any, store: Store) -> ResolvedData:
         path = Path(data)
         return _inline(store, load_file(path), name_hint=path.stem)
     if isinstance(data, str):
-        return _stored(store, _find_dataset(store, data), repr(data))
+        dataset = _find_dataset(store, data)
+        if dataset is None and Path(data).is_file():
+            raise DataError(f"{data}: unsupported file type; use .jsonl, .json or .csv")
+        return _stored(store, dataset, repr(data))
     if isinstance(data, Iterable) and not isinstance(data, (dict, bytes)):
         return _inline(store, [_coerce(item, f"data[{i}]") for i, item in enumerate(data)], "inline")
     raise DataError(
@@ -78,7 +79,8 @@ def _stored(store: Store, dataset: Optional[Dataset], label: str) -> ResolvedDat
 def _inline(store: Store, records: list[dict[str, Any]], name_hint: str) -> ResolvedData:
     if not records:
         raise DataError("data holds no examples")
-    digest = hashlib.sha256(orjson.dumps(records, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()
+    canonical = json.dumps(records, sort_keys=True, default=str, ensure_ascii=True)
+    digest = hashlib.sha256(canonical.encode()).hexdigest()
     name = f"{name_hint}-{digest[:12]}"
     dataset = store.get_dataset(name=name)
     if dataset is None:
@@ -135,7 +137,10 @@ def load_file(path: Path) -> list[dict[str, Any]]:
     loader = {".jsonl": _load_jsonl, ".json": _load_json, ".csv": _load_csv}.get(path.suffix.lower())
     if loader is None:
         raise DataError(f"{path}: unsupported file type; use .jsonl, .json or .csv")
-    return loader(path)
+    try:
+        return loader(path)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
 
 
 def _load_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -67,6 +67,18 @@ class Target:
             extra=extra, reference_example_id=example.id,
         )
 
+    def check_signature(self) -> None:
+        """Fail before the first row when the target cannot take the inputs dict."""
+        try:
+            inspect.signature(self.fn).bind({})
+        except TypeError as exc:
+            raise TargetError(
+                f"target {self.name!r} must take one positional argument, the example's inputs "
+                f"dict: {self.name}{inspect.signature(self.fn)} ({exc})"
+            ) from None
+        except ValueError:
+            pass  # a builtin without a readable signature: find out at call time
+
 
 @dataclass
 class _RootFrame:
@@ -95,6 +107,13 @@ def _callable_of(target: Any) -> tuple[Callable[..., Any], bool]:
 
 
 def _as_outputs(value: Any) -> dict[str, Any]:
+    if inspect.isgenerator(value):  # a streaming target: keep what it yielded
+        value = list(value)
+    if inspect.isasyncgen(value):
+        raise TypeError(
+            "the target is an async generator; wrap it in an `async def` that collects its "
+            "chunks and returns them"
+        )
     if inspect.isawaitable(value):
         if inspect.iscoroutine(value):
             value.close()  # never awaited: close it quietly instead of a RuntimeWarning
@@ -102,4 +121,8 @@ def _as_outputs(value: Any) -> dict[str, Any]:
             "the target returned an awaitable without awaiting it; make the target itself "
             "`async def` (assay awaits async targets), or return the result"
         )
-    return value if isinstance(value, dict) else {"output": value}
+    if not isinstance(value, dict):
+        return {"output": value}
+    if all(isinstance(key, str) for key in value):
+        return value
+    return {str(key): item for key, item in value.items()}  # JSON objects have string keys

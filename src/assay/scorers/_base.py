@@ -58,6 +58,17 @@ def to_text(value: TextLike) -> str:
     return str(value)
 
 
+_MASTRA_RUN_KEYS = {"input", "output", "runId", "run_id", "groundTruth", "ground_truth",
+                    "runtimeContext", "runtime_context"}
+
+
+def _pair(input: TextLike, output: TextLike) -> tuple[TextLike, TextLike]:
+    """Mastra passes one object holding both; unpack it rather than score the object."""
+    if output is None and isinstance(input, dict) and "output" in input and set(input) <= _MASTRA_RUN_KEYS:
+        return input.get("input"), input["output"]
+    return input, output
+
+
 class Scorer(BaseEvaluator):
     """Override ``_run(input, output)`` (sync) or ``_arun(input, output)`` (async)."""
 
@@ -75,10 +86,11 @@ class Scorer(BaseEvaluator):
         return type(self)._arun is not Scorer._arun
 
     def run(self, input: TextLike = None, output: TextLike = None) -> ScorerResult:
-        return self._run(input, output)
+        """``run(input=..., output=...)``, or Mastra's one object ``run({"input", "output"})``."""
+        return self._run(*_pair(input, output))
 
     async def arun(self, input: TextLike = None, output: TextLike = None) -> ScorerResult:
-        return await self._arun(input, output)
+        return await self._arun(*_pair(input, output))
 
     # as an evaluator
     def scorer_input(self, run: Run, example: Optional[Example]) -> TextLike:

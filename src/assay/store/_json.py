@@ -7,17 +7,22 @@ surrogates); those fall back to ``json``. Whatever neither can encode is stored 
 
 from __future__ import annotations
 
+import decimal
 import json
+import re
 from typing import Any, Optional
 
 import orjson
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+_LONG_DIGITS = re.compile(r"\d{19}")
 
 
 def _fallback(value: Any) -> Any:
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)
+    if isinstance(value, decimal.Decimal):
+        return str(value)  # exact, unlike a float
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="backslashreplace")
     if hasattr(value, "model_dump"):
@@ -44,6 +49,8 @@ def dumps(value: Any) -> Optional[str]:
 def loads(text: Optional[str | bytes]) -> Any:
     if text is None:
         return None
+    if isinstance(text, str) and _LONG_DIGITS.search(text):
+        return json.loads(text)  # orjson would read an integer beyond 64 bits as a float
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:  # written by the json fallback (lone surrogates)

@@ -92,6 +92,10 @@ class Store(abc.ABC):
         """Write encoded rows in one transaction."""
 
     @abc.abstractmethod
+    def discard_failed_runs(self, experiment_id: uuid.UUID) -> int:
+        """Delete the rows whose target failed (with their results), so a resume reruns them."""
+
+    @abc.abstractmethod
     def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:
         """The (example id, repetition) pairs already stored."""
 

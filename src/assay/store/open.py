@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import sqlite3
 from pathlib import Path
 from typing import Optional
 
@@ -18,17 +20,43 @@ def default_url() -> str:
 
 def open_store(url: Optional[str] = None) -> Store:
     """``sqlite:////abs.db``, ``sqlite:///rel.db``, ``sqlite://`` (memory), or a path."""
+    url = url or default_url()
+    if not isinstance(url, (str, os.PathLike)):
+        raise StoreError(f"database_url must be a URL or a path, got {url!r}")
+    url = os.fspath(url)
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return _sqlite(os.path.expanduser(url))
+    if scheme in ("sqlite", "sqlite+pysqlite"):
+        if rest in ("", "/", "/:memory:"):
+            return _sqlite(":memory:")
+        return _sqlite(os.path.expanduser(rest[1:] if rest.startswith("/") else rest))
+    raise StoreError(
+        f"unsupported database URL {_masked(url)!r}: this assay stores results in SQLite "
+        "(sqlite:///relative.db, sqlite:////absolute/path.db or a file path)"
+    )
+
+
+def _sqlite(path: str) -> Store:
     from assay.store.sqlite import SQLiteStore
 
+    try:
+        return SQLiteStore(path)
+    except sqlite3.DatabaseError as exc:  # OperationalError too: a folder, no permission...
+        raise StoreError(f"cannot open the store at {path}: {exc}") from None
+
+
+def _masked(url: str) -> str:
+    """The URL with any password replaced, fit for messages and logs."""
+    return re.sub(r"(://[^/:@]*:)[^/@]*@", r"\1***@", url)
+
+
+def store_exists(url: Optional[str] = None) -> bool:
+    """Whether the store at ``url`` already exists (a memory store never does)."""
     url = url or default_url()
     scheme, sep, rest = url.partition("://")
     if not sep:
-        return SQLiteStore(url)
-    if scheme in ("sqlite", "sqlite+pysqlite"):
-        if rest in ("", "/", "/:memory:"):
-            return SQLiteStore(":memory:")
-        return SQLiteStore(rest[1:] if rest.startswith("/") else rest)
-    raise StoreError(
-        f"unsupported database URL {url!r}: this assay stores results in SQLite "
-        "(sqlite:///relative.db, sqlite:////absolute/path.db or a file path)"
-    )
+        return os.path.exists(os.path.expanduser(url))
+    if scheme in ("sqlite", "sqlite+pysqlite") and rest not in ("", "/", "/:memory:"):
+        return os.path.exists(os.path.expanduser(rest[1:] if rest.startswith("/") else rest))
+    return False

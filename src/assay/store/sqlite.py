@@ -287,6 +287,12 @@ class SQLiteStore(Store):
                 f"INSERT INTO results ({codec.RESULT_COLUMNS}) VALUES ({_marks(11)})", results
             )
 
+    def discard_failed_runs(self, experiment_id: uuid.UUID) -> int:
+        with self.transaction() as conn:
+            return conn.execute(
+                "DELETE FROM runs WHERE experiment_id = ? AND error IS NOT NULL", (str(experiment_id),)
+            ).rowcount
+
     def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:
         rows = self.conn.execute(
             "SELECT example_id, repetition FROM runs WHERE experiment_id = ?", (str(experiment_id),)
