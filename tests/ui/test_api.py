@@ -27,6 +27,8 @@ def test_experiment_list_and_detail(client: TestClient, scenario: Scenario) -> N
     assert metrics["correct"]["ci_low"] < 0.5 < metrics["correct"]["ci_high"]
     assert [s["key"] for s in detail["summary_results"]] == ["pass_rate", "f1"]
     assert detail["config"] == {"target": "fixture"}
+    listed = next(e for e in listing["experiments"] if e["name"] == "baseline")
+    assert detail["experiment"]["metric_means"] == listed["metric_means"] != {}
 
 
 def test_rows_filter_sort_and_page(client: TestClient) -> None:
