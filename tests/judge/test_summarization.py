@@ -159,3 +159,17 @@ def test_missing_source_and_empty_summary(server: FakeOpenAIServer) -> None:
 def test_the_coverage_prompt_may_not_mention_the_source() -> None:
     with pytest.raises(ValueError, match=r"unknown placeholder\(s\) \['source'\]"):
         SummarizationPrompts(coverage="{summary} {questions} {source}")
+
+
+def test_mastra_options_object(server: FakeOpenAIServer) -> None:
+    server.handler = Judge(claims(True), {"questions": QUESTIONS}, answers(True, False))
+    scorer = create_summarization_scorer(
+        model=server.chat_model(),
+        options={"sourceExtractor": lambda i, o: "TOOL SOURCE", "maxQuestions": 2},
+    )
+    result = scorer.run({"input": MASTRA_INPUT, "output": MASTRA_OUTPUT})  # Mastra's one object
+    assert result.preprocess_step_result["questions"] == QUESTIONS[:2] and result.score == 0.5
+    asked = next(r for r in server.chat_requests if r.schema_name == "SummaryQuestions")
+    assert "TOOL SOURCE" in asked.text
+    with pytest.raises(TypeError, match="unknown summarization options \\['maxQuestion'\\]"):
+        create_summarization_scorer(model=server.chat_model(), options={"maxQuestion": 3})

@@ -222,3 +222,11 @@ def test_as_an_evaluator_it_reads_the_example_input_and_the_run_output() -> None
 def test_resolvable_by_name() -> None:
     scorer = resolve_evaluator_name("completeness")
     assert scorer.run(input="photosynthesis", output="photosynthesis").score == 1.0
+
+
+def test_seed_001_extract_step_result_name() -> None:
+    from assay.scorers import create_completeness_scorer
+
+    result = create_completeness_scorer().run(input="photosynthesis stages", output="photosynthesis")
+    assert result.extract_step_result is result.preprocess_step_result
+    assert result.extract_step_result["missing_elements"] == ["stage"]

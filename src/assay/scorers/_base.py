@@ -36,6 +36,11 @@ class ScorerResult(BaseModel):
     def __getitem__(self, name: str) -> Any:
         return getattr(self, name)
 
+    @property
+    def extract_step_result(self) -> Optional[dict[str, Any]]:
+        """Seed 001's name for the completeness scorer's preprocess step."""
+        return self.preprocess_step_result
+
 
 def to_text(value: TextLike) -> str:
     """Flatten a string, a chat-message list or a dict of them into plain text."""

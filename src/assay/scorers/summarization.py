@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from pydantic import BaseModel
 
@@ -208,12 +208,33 @@ def create_summarization_scorer(
     scale: float = 1.0,
     *,
     prompts: SummarizationPrompts = SummarizationPrompts(),
+    options: Optional[dict[str, Any]] = None,
 ) -> SummarizationScorer:
     """Seed 002's scorer. ``model``: ``"openai/<model>"``, a ``ChatModel``, a ``ChatClient``,
     or None for ``ASSAY_JUDGE_MODEL``. The summary is the last assistant message of the
     output; the source is ``source_extractor(input, output)``, else ``source``, else the
-    first user message of the input."""
+    first user message of the input. ``options`` takes Mastra's form
+    (``{"sourceExtractor", "source", "maxQuestions", "scale"}``, camelCase or snake_case)."""
+    if options:
+        given = _mastra_options(options)
+        source = given.get("source", source)
+        source_extractor = given.get("source_extractor", source_extractor)
+        max_questions = given.get("max_questions", max_questions)
+        scale = given.get("scale", scale)
     return SummarizationScorer(
         model, source=source, source_extractor=source_extractor, max_questions=max_questions,
         scale=scale, prompts=prompts,
     )
+
+
+_MASTRA_OPTIONS = {
+    "source": "source", "sourceExtractor": "source_extractor", "source_extractor": "source_extractor",
+    "maxQuestions": "max_questions", "max_questions": "max_questions", "scale": "scale",
+}
+
+
+def _mastra_options(options: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(options) - set(_MASTRA_OPTIONS))
+    if unknown:
+        raise TypeError(f"unknown summarization options {unknown}; known: {sorted(_MASTRA_OPTIONS)}")
+    return {_MASTRA_OPTIONS[key]: value for key, value in options.items()}
