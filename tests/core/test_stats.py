@@ -17,7 +17,7 @@ def test_t_quantiles_match_tables(df: int, expected: float) -> None:
 
 
 def test_without_clusters_the_standard_error_is_s_over_root_n() -> None:
-    scores = [0.0, 1.0, 1.0, 0.5, 0.25, 1.0]
+    scores = [0.0, 10.0, 10.0, 5.0, 2.5, 10.0]  # not a unit-range metric: no clipping
     result = aggregate("m", scores, list(range(6)), errors=2)
     assert result.mean == pytest.approx(statistics.fmean(scores))
     assert result.stderr == pytest.approx(statistics.stdev(scores) / math.sqrt(6))
@@ -33,7 +33,16 @@ def test_repetitions_are_clustered_by_example() -> None:
     naive = aggregate("m", scores, list(range(6)), errors=0)
     assert clustered.stderr == pytest.approx(0.5)  # the SE of the mean of two cluster means
     assert clustered.stderr > naive.stderr
-    assert clustered.ci_high - clustered.ci_low == pytest.approx(2 * 12.706 * 0.5, rel=1e-3)
+    assert (clustered.ci_low, clustered.ci_high) == (0.0, 1.0)  # t with 1 df, clipped
+    scaled = aggregate("m", [10 * x for x in scores], ["a", "a", "a", "b", "b", "b"], errors=0)
+    assert scaled.ci_high - scaled.ci_low == pytest.approx(2 * 12.706 * 5.0, rel=1e-3)
+
+
+def test_unit_range_metrics_keep_their_interval_inside_zero_one() -> None:
+    scores = [1.0] * 18 + [0.0] * 2
+    result = aggregate("correct", scores, list(range(20)), errors=0)
+    half = t_quantile(0.975, 19) * result.stderr
+    assert result.ci_low == pytest.approx(0.9 - half) and result.ci_high == 1.0
 
 
 def test_single_unit_has_no_interval() -> None:

@@ -48,6 +48,23 @@ def t_quantile(p: float, df: int) -> float:
     )
 
 
+def clustered_interval(
+    mean: float, n: int, groups: int, residual_square_sum: Optional[float], unit_range: bool
+) -> tuple[Optional[float], Optional[float], Optional[float]]:
+    """(standard error, low, high) of a mean, from the sum over clusters of the squared
+    per-cluster residual sums. A metric whose scores all lie in [0, 1] gets its interval
+    clipped to [0, 1]: a pass rate of 0.9 is not plausibly 1.04."""
+    if n == 0 or groups < 2 or residual_square_sum is None:
+        return None, None, None
+    variance = max(residual_square_sum, 0.0) * groups / (groups - 1)
+    stderr = math.sqrt(variance) / n
+    half = t_quantile(0.975, groups - 1) * stderr
+    low, high = mean - half, mean + half
+    if unit_range:
+        low, high = max(low, 0.0), min(high, 1.0)
+    return stderr, low, high
+
+
 def aggregate(
     key: str, scores: Sequence[float], clusters: Sequence[Hashable], errors: int
 ) -> MetricAggregate:
@@ -58,10 +75,7 @@ def aggregate(
     residual_sums: dict[Hashable, float] = {}
     for score, cluster in zip(scores, clusters):
         residual_sums[cluster] = residual_sums.get(cluster, 0.0) + (score - mean)
-    groups = len(residual_sums)
-    if groups < 2:
-        return MetricAggregate(key, mean, n, errors, None, None, None)
-    variance = math.fsum(r * r for r in residual_sums.values()) * groups / (groups - 1)
-    stderr = math.sqrt(variance) / n
-    half = t_quantile(0.975, groups - 1) * stderr
-    return MetricAggregate(key, mean, n, errors, stderr, mean - half, mean + half)
+    squares = math.fsum(r * r for r in residual_sums.values())
+    unit_range = min(scores) >= 0.0 and max(scores) <= 1.0
+    stderr, low, high = clustered_interval(mean, n, len(residual_sums), squares, unit_range)
+    return MetricAggregate(key, mean, n, errors, stderr, low, high)

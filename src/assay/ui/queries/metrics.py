@@ -155,7 +155,7 @@ def _clustered_by_example(
 
 
 def _stat(k: _KeyPass, groups: int, squares: Optional[float]) -> MetricStat:
-    interval = clustered_interval(k.mean, k.n, groups, squares)
+    interval = clustered_interval(k.mean, k.n, groups, squares, k.unit_range)
     return MetricStat(
         key=k.key,
         mean=k.mean,
