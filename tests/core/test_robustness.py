@@ -309,3 +309,19 @@ def test_mastra_single_object_run() -> None:
     result = scorer.run({"input": "Explain photosynthesis inputs",
                          "output": [{"role": "assistant", "content": "Photosynthesis inputs: light and water"}]})
     assert result.score == 1.0
+
+
+def test_sys_exit_in_a_target_is_a_target_error(client: Client) -> None:
+    def quits(inputs: dict) -> dict:
+        sys.exit(3)
+
+    [row] = list(client.evaluate(quits, data=[{"q": 1}]))
+    assert row["run"].error == "SystemExit: 3"
+
+
+def test_experiment_names_that_break_addresses_are_refused(client: Client) -> None:
+    from assay.evaluation import ExperimentError
+
+    with pytest.raises(ExperimentError, match="may not hold '/'"):
+        client.evaluate(lambda inputs: inputs, data=[{"q": 1}], experiment="team/run-1")
+    assert client.list_datasets() == []

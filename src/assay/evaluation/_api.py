@@ -58,6 +58,7 @@ async def aevaluate(
 
     _check_arguments(num_repetitions, error_handling, resume, experiment)
     concurrency = _concurrency(max_concurrency)
+    name = experiment_name(experiment, experiment_prefix)
     client = client or Client()
     store = client.store
     row_evaluators = [bind_row_evaluator(e) for e in _as_list(evaluators, "evaluators")]
@@ -71,7 +72,7 @@ async def aevaluate(
         summary_evaluators=tuple(s.name for s in summaries), num_repetitions=num_repetitions,
     )
     record = open_experiment(
-        store, experiment_name(experiment, experiment_prefix), resolved, plan,
+        store, name, resolved, plan,
         resume=resume, description=description, metadata=metadata,
     )
     if resume:  # rows whose target failed (a rate limit, an outage) are run again

@@ -40,9 +40,13 @@ class ExperimentPlan:
 
 
 def experiment_name(experiment: Optional[str], prefix: Optional[str]) -> str:
-    if experiment:
-        return experiment
-    return f"{prefix or 'experiment'}-{uuid.uuid4().hex[:8]}"
+    name = experiment or f"{prefix or 'experiment'}-{uuid.uuid4().hex[:8]}"
+    if "/" in name or any(ord(char) < 32 for char in name):
+        raise ExperimentError(
+            f"experiment name {name!r} may not hold '/' or control characters (it is part of "
+            "the UI's addresses)"
+        )
+    return name
 
 
 def open_experiment(

@@ -31,7 +31,7 @@ class Target:
         token = set_current_run(frame)
         try:
             outputs, error = _as_outputs(self.fn(example.inputs)), None
-        except Exception as exc:  # failures are data
+        except (Exception, SystemExit) as exc:  # failures are data; sys.exit() in a target too
             outputs, error = None, exc
         finally:
             reset_current_run(token)
@@ -42,7 +42,7 @@ class Target:
         token = set_current_run(frame)
         try:
             outputs, error = _as_outputs(await self.fn(example.inputs)), None
-        except Exception as exc:  # failures are data
+        except (Exception, SystemExit) as exc:  # failures are data; sys.exit() in a target too
             outputs, error = None, exc
         finally:
             reset_current_run(token)
