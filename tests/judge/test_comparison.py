@@ -11,7 +11,7 @@ from assay.evaluators.comparison import ComparisonEvaluator, evaluate_comparativ
 from assay.schemas import Example, Run
 from assay.testing import FakeOpenAIServer, RecordedRequest, Reply
 
-QUESTIONS = [f"question {i}" for i in range(8)]
+QUESTIONS = [f"question {i}" for i in range(24)]  # both orders shown: 1 - 2**-23
 
 
 def prefers_good(request: RecordedRequest) -> dict[str, str]:
