@@ -31,12 +31,9 @@ class FrameReader:
         self._buffer = FrameBuffer(limit)
 
     def on_ready(self, session: "Session") -> None:
-        try:
-            data = os.read(self.fd, CHUNK)
-        except BlockingIOError:
+        data = _read_ready(self.fd)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:
             self.eof = True
             session.forget(self)
@@ -94,12 +91,9 @@ class Capture:
         self.eof = False
 
     def on_ready(self, session: "Session") -> None:
-        try:
-            data = os.read(self.fd, CHUNK)
-        except BlockingIOError:
+        data = _read_ready(self.fd)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:
             self.eof = True
             session.forget(self)
@@ -246,3 +240,13 @@ class _SandboxWatch:
     def on_ready(self, session: Session) -> None:
         if self.sandbox.read_message() is None:
             session.forget(self)
+
+
+def _read_ready(fd: int) -> Optional[bytes]:
+    """What ``fd`` has for us: None after a spurious wake-up, ``b""`` at end of file."""
+    try:
+        return os.read(fd, CHUNK)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
