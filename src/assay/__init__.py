@@ -9,7 +9,7 @@ from assay.evaluation import (
     aevaluate,
     evaluate,
 )
-from assay.evaluators.comparison import evaluate_comparative
+from assay.evaluators.judge.pairwise import evaluate_comparative
 from assay.schemas import Dataset, Example, Run
 from assay.tracing import traceable
 

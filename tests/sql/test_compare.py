@@ -8,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from assay.evaluators._sql_compare import CompareOptions, ResultSet, compare_results
-from assay.evaluators._sql_values import normalize_row, normalize_value
+from assay.evaluators.sql._compare import CompareOptions, ResultSet, compare_results
+from assay.evaluators.sql._values import normalize_row, normalize_value
 
 
 def result(rows: list[tuple[object, ...]], columns: tuple[str, ...] | None = None) -> ResultSet:

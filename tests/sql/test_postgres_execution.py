@@ -162,8 +162,8 @@ HARMLESS_READS = {"COPY orders TO STDOUT", "SELECT * FROM orders FOR UPDATE"}
 )
 def test_the_transaction_itself_refuses_writes(shop_postgres: str, statement: str) -> None:
     """Even with the parser bypassed, the READ ONLY transaction and extended protocol write nothing."""
-    from assay.evaluators._sql_backends import ExecutionLimits, QueryError, QueryRefused
-    from assay.evaluators._sql_postgres import PostgresDatabase
+    from assay.evaluators.sql.backends.base import ExecutionLimits, QueryError, QueryRefused
+    from assay.evaluators.sql.backends.postgres import PostgresDatabase
 
     database = PostgresDatabase(shop_postgres, ExecutionLimits(timeout=2))
     try:
@@ -184,8 +184,8 @@ def test_the_transaction_itself_refuses_writes(shop_postgres: str, statement: st
 def test_contents_unchanged_after_every_attempt(
     pg: SQLExecutionEvaluator, shop_postgres: str, snapshot_postgres: Any
 ) -> None:
-    from assay.evaluators._sql_backends import ExecutionLimits, QueryError
-    from assay.evaluators._sql_postgres import PostgresDatabase
+    from assay.evaluators.sql.backends.base import ExecutionLimits, QueryError
+    from assay.evaluators.sql.backends.postgres import PostgresDatabase
 
     before = snapshot_postgres(shop_postgres)
     for statement in DESTRUCTIVE:
@@ -219,8 +219,8 @@ def test_other_postgres_drivers_are_rejected_clearly() -> None:
 
 
 def test_sessions_and_transactions_are_read_only(shop_postgres: str) -> None:
-    from assay.evaluators._sql_backends import ExecutionLimits
-    from assay.evaluators._sql_postgres import PostgresDatabase
+    from assay.evaluators.sql.backends.base import ExecutionLimits
+    from assay.evaluators.sql.backends.postgres import PostgresDatabase
 
     database = PostgresDatabase(shop_postgres, ExecutionLimits(timeout=1.5))
     try:

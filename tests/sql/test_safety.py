@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from assay.evaluators._sql_comments import scan_comments
-from assay.evaluators._sql_safety import analyze_sql, check_dialect
+from assay.evaluators.sql._comments import scan_comments
+from assay.evaluators.sql._safety import analyze_sql, check_dialect
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from assay.evaluation._result import EvaluationResult, EvaluationResults
 from assay.evaluation._results import ExperimentResults
 from assay.evaluation._runner import RowFailedError
 from assay.evaluation.evaluator import BaseEvaluator, RunEvaluator, run_evaluator
-from assay.evaluators.comparison import aevaluate_comparative, evaluate_comparative
+from assay.evaluators.judge.pairwise import aevaluate_comparative, evaluate_comparative
 
 __all__ = [
     "BaseEvaluator", "DataError", "EvaluationResult", "EvaluationResults",

@@ -11,14 +11,14 @@ from typing import Any
 
 EVALUATOR_NAMES: dict[str, str] = {
     # heuristic (no model)
-    "exact_match": "assay.evaluators.string:ExactMatchEvaluator",
-    "regex_match": "assay.evaluators.string:RegexEvaluator",
-    "string_distance": "assay.evaluators.string:StringDistanceEvaluator",
-    "json_validity": "assay.evaluators.json:JsonValidityEvaluator",
-    "json_equality": "assay.evaluators.json:JsonEqualityEvaluator",
-    "embedding_distance": "assay.evaluators.embedding:EmbeddingDistanceEvaluator",
-    "bleu": "assay.evaluators.reference_text:BleuEvaluator",
-    "rouge": "assay.evaluators.reference_text:RougeEvaluator",
+    "exact_match": "assay.evaluators.text.string:ExactMatchEvaluator",
+    "regex_match": "assay.evaluators.text.string:RegexEvaluator",
+    "string_distance": "assay.evaluators.text.string:StringDistanceEvaluator",
+    "json_validity": "assay.evaluators.text.json:JsonValidityEvaluator",
+    "json_equality": "assay.evaluators.text.json:JsonEqualityEvaluator",
+    "embedding_distance": "assay.evaluators.text.embedding:EmbeddingDistanceEvaluator",
+    "bleu": "assay.evaluators.text.reference_text:BleuEvaluator",
+    "rouge": "assay.evaluators.text.reference_text:RougeEvaluator",
     "completeness": "assay.scorers.completeness:create_completeness_scorer",
     "content_similarity": "assay.scorers.heuristic:create_content_similarity_scorer",
     "keyword_coverage": "assay.scorers.heuristic:create_keyword_coverage_scorer",
@@ -32,8 +32,8 @@ EVALUATOR_NAMES: dict[str, str] = {
     "labeled_criteria": "assay.evaluators.judge:LabeledCriteriaEvaluator",
     # code
     "code_correctness": "assay.evaluators.code:CodeCorrectnessEvaluator",
-    "ruff_lint": "assay.evaluators.code_quality:RuffLintEvaluator",
-    "bandit_security": "assay.evaluators.code_quality:BanditSecurityEvaluator",
+    "ruff_lint": "assay.evaluators.code.quality:RuffLintEvaluator",
+    "bandit_security": "assay.evaluators.code.quality:BanditSecurityEvaluator",
     "sql_validity": "assay.evaluators.sql:SQLValidityEvaluator",
 }
 

@@ -1,15 +1,14 @@
-"""Pairwise comparison of experiments by an LLM judge (seed 003's ``ComparisonEvaluator``)."""
+"""Compatibility path for ``assay.evaluators.judge.pairwise``."""
 
-from assay.evaluators._comparison_judge import ComparisonEvaluator, PairwiseOutcome
-from assay.evaluators._comparison_run import (
-    ComparativeResults,
-    aevaluate_comparative,
-    evaluate_comparative,
-)
-from assay.evaluators._judge_prompts import (
+from assay.evaluators.judge.pairwise import (
     PAIRWISE_DEFAULT_CRITERIA,
     PAIRWISE_PROMPT,
     PAIRWISE_REFERENCE_BLOCK,
+    ComparativeResults,
+    ComparisonEvaluator,
+    PairwiseOutcome,
+    aevaluate_comparative,
+    evaluate_comparative,
 )
 
 __all__ = [

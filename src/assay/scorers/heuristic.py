@@ -19,8 +19,8 @@ from typing import Any, Optional
 from rapidfuzz.distance import Indel, Levenshtein
 
 from assay.scorers._base import Scorer, ScorerResult, TextLike, to_text
-from assay.scorers._text_elements import TextElements, extract_elements
-from assay.scorers._text_match import CoverageIndex
+from assay.scorers._text.elements import TextElements, extract_elements
+from assay.scorers._text.match import CoverageIndex
 
 _WHITESPACE = re.compile(r"\s+")
 _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]+")

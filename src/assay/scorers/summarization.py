@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 
 from pydantic import BaseModel
 
-from assay.evaluators._judge_text import check_template
+from assay.evaluators.judge._text import check_template
 from assay.llm.errors import ReplyCheckError
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter

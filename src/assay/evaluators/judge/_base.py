@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from assay.evaluation._result import EvaluationResult
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators._judge_text import render
+from assay.evaluators.judge._text import render
 from assay.llm.resolve import JudgeModel, resolve_structured
 from assay.llm.usage import Usage, UsageMeter
 from assay.schemas import Example, Run

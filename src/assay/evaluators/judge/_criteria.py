@@ -6,16 +6,16 @@ from collections.abc import Mapping, Sequence
 from typing import Optional, Union
 
 from assay.evaluation._result import EvaluationResult
-from assay.evaluators._judge_base import DataKeys, JudgeInput, LLMJudge, verdict_score
-from assay.evaluators._judge_prompts import (
+from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge, verdict_score
+from assay.evaluators.judge._prompts import (
     BUILTIN_CRITERIA,
     CRITERIA_PROMPT,
     FEEDBACK_PROMPT,
     FEEDBACK_REFERENCE_BLOCK,
     LABELED_CRITERIA_PROMPT,
 )
-from assay.evaluators._judge_text import check_template
-from assay.evaluators._judge_verdicts import CriteriaVerdict, FeedbackVerdicts
+from assay.evaluators.judge._text import check_template
+from assay.evaluators.judge._verdicts import CriteriaVerdict, FeedbackVerdicts
 from assay.llm.errors import ReplyCheckError
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter

@@ -6,7 +6,7 @@ import json
 from typing import Any, Optional
 
 from assay.evaluation import EvaluationResult
-from assay.evaluators._code_cases import TestCase
+from assay.evaluators.code._cases import TestCase
 from assay.sandbox import CallOutcome, FunctionRun, ProgramRun, values_equal
 
 COMMENT_VALUE_CHARS = 300

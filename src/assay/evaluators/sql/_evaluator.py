@@ -12,7 +12,19 @@ from typing import Any, Literal, TypeVar
 
 from assay.evaluation._result import EvaluationResult
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators._sql_backends import (
+from assay.evaluators.sql._compare import (
+    COLUMN_MATCHINGS,
+    ColumnMatching,
+    CompareOptions,
+    ResultSet,
+    compare_results,
+)
+from assay.evaluators.sql._outcome import ExecutedResult, Outcome
+from assay.evaluators.sql._safety import StaticReport, analyze_sql, check_dialect
+from assay.evaluators.sql._text import Reference, generated_sql, read_reference
+from assay.evaluators.sql._values import normalize_row
+from assay.evaluators.sql.backends import open_database
+from assay.evaluators.sql.backends.base import (
     Database,
     DatabaseSpec,
     ExecutionLimits,
@@ -21,19 +33,7 @@ from assay.evaluators._sql_backends import (
     QueryResult,
     QueryTimeout,
     Session,
-    open_database,
 )
-from assay.evaluators._sql_compare import (
-    COLUMN_MATCHINGS,
-    ColumnMatching,
-    CompareOptions,
-    ResultSet,
-    compare_results,
-)
-from assay.evaluators._sql_outcome import ExecutedResult, Outcome
-from assay.evaluators._sql_safety import StaticReport, analyze_sql, check_dialect
-from assay.evaluators._sql_text import Reference, generated_sql, read_reference
-from assay.evaluators._sql_values import normalize_row
 from assay.schemas import Example, Run
 
 OrderSensitivity = bool | Literal["auto"]

@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from assay.evaluation._result import EvaluationResult
-from assay.evaluators._judge_base import DataKeys, JudgeInput, LLMJudge
-from assay.evaluators._judge_criteria import Criteria, describe_criteria, resolve_criteria
-from assay.evaluators._judge_prompts import (
+from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge
+from assay.evaluators.judge._criteria import Criteria, describe_criteria, resolve_criteria
+from assay.evaluators.judge._prompts import (
     PAIRWISE_DEFAULT_CRITERIA,
     PAIRWISE_PROMPT,
     PAIRWISE_REFERENCE_BLOCK,
 )
-from assay.evaluators._judge_text import check_template, render
-from assay.evaluators._judge_verdicts import PairwisePreference
+from assay.evaluators.judge._text import check_template, render
+from assay.evaluators.judge._verdicts import PairwisePreference
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.schemas import Example, Run

@@ -15,7 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from assay.evaluators._sql_backends import (
+from assay.evaluators.sql._safety import REFUSED_FUNCTIONS
+from assay.evaluators.sql.backends._watchdog import WATCHDOG
+from assay.evaluators.sql.backends.base import (
     Database,
     DatabaseUnavailable,
     ExecutionLimits,
@@ -25,8 +27,6 @@ from assay.evaluators._sql_backends import (
     QueryResult,
     QueryTimeout,
 )
-from assay.evaluators._sql_safety import REFUSED_FUNCTIONS
-from assay.evaluators._sql_watchdog import WATCHDOG
 from assay.schemas import Example
 
 _HEADER = b"SQLite format 3\x00"

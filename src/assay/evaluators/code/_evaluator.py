@@ -18,15 +18,15 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from assay.evaluation import BaseEvaluator, EvaluationResult
-from assay.evaluators._code_cases import (
+from assay.evaluators.code._cases import (
     CaseError,
     code_from_run,
     inputs_of,
     test_cases_of,
     test_program_of,
 )
-from assay.evaluators._code_passk import pass_at_k, pass_at_k_estimate
-from assay.evaluators._code_report import failure, from_function_run, from_program_run
+from assay.evaluators.code._passk import pass_at_k, pass_at_k_estimate
+from assay.evaluators.code._report import failure, from_function_run, from_program_run
 from assay.sandbox import (
     Limits,
     SandboxConfig,

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from itertools import islice
 from typing import Any, cast
 
-from assay.evaluators._sql_backends import (
+from assay.evaluators.sql.backends.base import (
     Database,
     DatabaseUnavailable,
     ExecutionLimits,

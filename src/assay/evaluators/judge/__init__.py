@@ -1,4 +1,4 @@
-"""LLM-as-judge evaluators (seed 003's built-ins): criteria, LLM feedback, question answering.
+"""LLM-as-judge evaluators: criteria, LLM feedback, question answering.
 
 Every judge takes ``model=``: ``"openai/<model>"``, an ``assay.llm.ChatModel``, any
 ``assay.llm.ChatClient``, or nothing (``ASSAY_JUDGE_MODEL``, ``OPENAI_BASE_URL``,
@@ -6,14 +6,14 @@ Every judge takes ``model=``: ``"openai/<model>"``, an ``assay.llm.ChatModel``, 
 (``print(judge.CRITERIA_PROMPT)``); pass ``prompt=`` to override one.
 """
 
-from assay.evaluators._judge_base import LLMJudge
-from assay.evaluators._judge_criteria import (
+from assay.evaluators.judge._base import LLMJudge
+from assay.evaluators.judge._criteria import (
     CriteriaEvaluator,
     LabeledCriteriaEvaluator,
     LlmFeedbackEvaluator,
     resolve_criteria,
 )
-from assay.evaluators._judge_prompts import (
+from assay.evaluators.judge._prompts import (
     BUILTIN_CRITERIA,
     CONTEXT_QA_PROMPT,
     COT_QA_PROMPT,
@@ -23,7 +23,7 @@ from assay.evaluators._judge_prompts import (
     LABELED_CRITERIA_PROMPT,
     QA_PROMPT,
 )
-from assay.evaluators._judge_qa import (
+from assay.evaluators.judge._qa import (
     QAEvaluator,
     context_qa_evaluator,
     cot_qa_evaluator,

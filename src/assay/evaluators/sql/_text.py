@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.evaluators._fields import EvaluatorInputError, as_text, pick
-from assay.evaluators._sql_values import Row, normalize_row
+from assay.evaluators.sql._values import Row, normalize_row
 from assay.schemas import Example, Run
 
 # Keys tried in order when no output_key is given; "output" is where a target's bare string lands.

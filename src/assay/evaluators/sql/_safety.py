@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from assay.evaluators._sql_comments import scan_comments
+from assay.evaluators.sql._comments import scan_comments
 
 try:
     import sqlglot

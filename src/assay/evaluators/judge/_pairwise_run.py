@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
-from assay.evaluators._comparison_judge import ComparisonEvaluator
+from assay.evaluators.judge._pairwise_judge import ComparisonEvaluator
 from assay.llm.usage import UsageMeter
 from assay.schemas import Example, Run
 from assay.store.base import Store

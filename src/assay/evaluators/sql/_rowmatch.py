@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.evaluators._sql_values import Row, is_tolerant_number, rows_close
+from assay.evaluators.sql._values import Row, is_tolerant_number, rows_close
 
 # Row comparisons allowed in the tolerance pass before it gives up (leaving rows unmatched).
 TOLERANCE_BUDGET = 2_000_000

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.evaluators._sql_compare import Comparison, ResultSet
-from assay.evaluators._sql_safety import StaticReport
-from assay.evaluators._sql_values import Row, row_to_json
+from assay.evaluators.sql._compare import Comparison, ResultSet
+from assay.evaluators.sql._safety import StaticReport
+from assay.evaluators.sql._values import Row, row_to_json
 
 # Rows of each result kept in metadata (the counts are always complete).
 SAMPLE_ROWS = 20

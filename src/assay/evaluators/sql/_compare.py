@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Literal
 
-from assay.evaluators._sql_rowmatch import RowMatch, match_rows
-from assay.evaluators._sql_values import Cell, Row, is_tolerant_number, rows_close
+from assay.evaluators.sql._rowmatch import RowMatch, match_rows
+from assay.evaluators.sql._values import Cell, Row, is_tolerant_number, rows_close
 
 ColumnMatching = Literal["any_order", "positional", "by_name"]
 COLUMN_MATCHINGS: tuple[str, ...] = ("any_order", "positional", "by_name")

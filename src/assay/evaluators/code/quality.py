@@ -1,0 +1,128 @@
+"""Code quality of generated Python (seed 003 section 6.4): lint findings (ruff) and
+security findings (bandit). Each tool runs as a subprocess on the code, which it only
+parses, never executes. Both come with ``pip install 'assay[code]'``."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from typing import Any, Optional, Sequence
+
+from assay.evaluation import BaseEvaluator, EvaluationResult
+from assay.evaluators.code._cases import CaseError, code_from_run
+from assay.sandbox import get_language
+from assay.schemas import Example, Run
+
+TOOL_TIMEOUT = 60.0
+SEVERITY_WEIGHTS = {"HIGH": 1.0, "MEDIUM": 0.5, "LOW": 0.1}
+
+
+class ToolMissing(RuntimeError):
+    pass
+
+
+def _code(run: Run, output_key: Optional[str]) -> Optional[str]:
+    """The code as CodeCorrectnessEvaluator finds it (same keys, fences stripped)."""
+    try:
+        return code_from_run(run, output_key, get_language("python"))
+    except CaseError:
+        return None
+
+
+def _run_tool(module: str, args: Sequence[str], code: str) -> subprocess.CompletedProcess[str]:
+    if importlib.util.find_spec(module) is None:
+        raise ToolMissing(f"{module} is not installed: pip install 'assay[code]'")
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], input=code, capture_output=True, text=True,
+        timeout=TOOL_TIMEOUT, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, check=False,
+    )
+
+
+def _no_code(key: str) -> EvaluationResult:
+    return EvaluationResult(key=key, score=0.0, feedback="No code generated.",
+                            comment="the run has no code to check")
+
+
+class RuffLintEvaluator(BaseEvaluator):
+    """Lint findings as a score: ``max(0, 1 - findings / lines)`` (1.0 when clean).
+
+    Args:
+        select: ruff rule selectors (default: ruff's own defaults).
+        output_key: where the code is in ``run.outputs``.
+    """
+
+    def __init__(self, name: str = "RuffLintEvaluator", **kwargs: Any) -> None:
+        super().__init__(name=name, **kwargs)
+        self.select: Optional[list[str]] = kwargs.get("select")
+        self.output_key: Optional[str] = kwargs.get("output_key")
+
+    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+        code = _code(run, self.output_key)
+        if code is None:
+            return _no_code(self.name)
+        args = ["check", "--output-format", "json", "--no-cache", "--isolated", "--exit-zero",
+                "--stdin-filename", "solution.py"]
+        if self.select:
+            args += ["--select", ",".join(self.select)]
+        done = _run_tool("ruff", [*args, "-"], code)
+        if done.returncode != 0:
+            raise RuntimeError(f"ruff failed (exit {done.returncode}): {done.stderr.strip()}")
+        findings = [_ruff_finding(item) for item in json.loads(done.stdout or "[]")]
+        lines = max(1, sum(1 for line in code.splitlines() if line.strip()))
+        score = max(0.0, 1.0 - len(findings) / lines)
+        summary = ", ".join(f"{f['code']} line {f['line']}" for f in findings[:10])
+        return EvaluationResult(
+            key=self.name, score=score,
+            feedback="No lint findings." if not findings else f"{len(findings)} lint finding(s).",
+            comment=summary or None,
+            metadata={"findings": findings, "count": len(findings), "lines": lines},
+        )
+
+
+def _ruff_finding(item: dict[str, Any]) -> dict[str, Any]:
+    location = item.get("location") or {}
+    return {"code": item.get("code"), "message": item.get("message"),
+            "line": location.get("row"), "column": location.get("column")}
+
+
+class BanditSecurityEvaluator(BaseEvaluator):
+    """Security findings by severity. Score ``max(0, 1 - sum of weights)`` with HIGH 1.0,
+    MEDIUM 0.5, LOW 0.1: one high-severity finding scores 0, a clean file 1.0."""
+
+    def __init__(self, name: str = "BanditSecurityEvaluator", **kwargs: Any) -> None:
+        super().__init__(name=name, **kwargs)
+        self.output_key: Optional[str] = kwargs.get("output_key")
+        self.weights = dict(SEVERITY_WEIGHTS, **kwargs.get("weights", {}))
+
+    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+        code = _code(run, self.output_key)
+        if code is None:
+            return _no_code(self.name)
+        done = _run_tool("bandit", ["-f", "json", "-q", "-"], code)
+        if done.returncode not in (0, 1) or not done.stdout.strip():
+            raise RuntimeError(f"bandit failed (exit {done.returncode}): {done.stderr.strip()}")
+        report = json.loads(done.stdout)
+        if report.get("errors"):
+            raise RuntimeError(f"bandit could not analyse the code: {report['errors']}")
+        findings = [_bandit_finding(item) for item in report.get("results", [])]
+        by_severity = {level: sum(f["severity"] == level for f in findings)
+                       for level in ("HIGH", "MEDIUM", "LOW")}
+        penalty = sum(self.weights.get(f["severity"], 0.0) for f in findings)
+        counts = ", ".join(f"{n} {level.lower()}" for level, n in by_severity.items() if n)
+        return EvaluationResult(
+            key=self.name, score=max(0.0, 1.0 - penalty),
+            feedback="No security findings." if not findings
+            else f"Security findings: {counts}.",
+            comment="\n".join(f"{f['test_id']} ({f['severity']}) line {f['line']}: {f['text']}"
+                              for f in findings) or None,
+            metadata={"findings": findings, "by_severity": by_severity},
+        )
+
+
+def _bandit_finding(item: dict[str, Any]) -> dict[str, Any]:
+    return {"test_id": item.get("test_id"), "severity": item.get("issue_severity"),
+            "confidence": item.get("issue_confidence"), "text": item.get("issue_text"),
+            "line": item.get("line_number"),
+            "cwe": (item.get("issue_cwe") or {}).get("id")}

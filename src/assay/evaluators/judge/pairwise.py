@@ -1,0 +1,19 @@
+"""Pairwise comparison of experiments by an LLM judge (seed 003's ``ComparisonEvaluator``)."""
+
+from assay.evaluators.judge._pairwise_judge import ComparisonEvaluator, PairwiseOutcome
+from assay.evaluators.judge._pairwise_run import (
+    ComparativeResults,
+    aevaluate_comparative,
+    evaluate_comparative,
+)
+from assay.evaluators.judge._prompts import (
+    PAIRWISE_DEFAULT_CRITERIA,
+    PAIRWISE_PROMPT,
+    PAIRWISE_REFERENCE_BLOCK,
+)
+
+__all__ = [
+    "PAIRWISE_DEFAULT_CRITERIA", "PAIRWISE_PROMPT", "PAIRWISE_REFERENCE_BLOCK",
+    "ComparativeResults", "ComparisonEvaluator", "PairwiseOutcome", "aevaluate_comparative",
+    "evaluate_comparative",
+]

@@ -1,0 +1,1 @@
+"""Text machinery shared by the heuristic scorers: tokens, normalization, CJK, element extraction."""
