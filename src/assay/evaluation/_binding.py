@@ -16,10 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from assay.evaluation._result import EvaluationResult
 from assay.evaluation._returns import normalize_returned
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, Example, Run
 
 ROW_PARAMETERS = ("run", "example", "inputs", "outputs", "reference_outputs", "metadata")
 SUMMARY_PARAMETERS = (

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
-from assay.evaluation._result import EvaluationResult, EvaluationResults
 from assay.evaluation._stats import MetricAggregate, aggregate
+from assay.schemas import EvaluationResult, EvaluationResults
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 

@@ -12,7 +12,7 @@ import numbers
 import uuid
 from typing import Any, Optional
 
-from assay.evaluation._result import EvaluationResult, EvaluationResults
+from assay.schemas import EvaluationResult, EvaluationResults
 
 _RESULT_FIELDS = frozenset(EvaluationResult.model_fields) - {"key"}
 

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from assay.evaluation._binding import RowEvaluator
-from assay.evaluation._result import EvaluationResult
 from assay.evaluation._target import Target
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, Example, Run
 from assay.store.records import ExperimentRow
 
 T = TypeVar("T")

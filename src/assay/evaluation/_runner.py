@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from assay.evaluation._binding import SummaryEvaluator, row_arguments
-from assay.evaluation._result import EvaluationResult
 from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
 from assay.evaluation._writer import RowWriter
+from assay.schemas import EvaluationResult
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow
 

@@ -12,8 +12,7 @@ import traceback
 from typing import Any, Callable, Optional, Union
 
 from assay._aio import run_coroutine
-from assay.evaluation._result import EvaluationResult, EvaluationResults
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
 EvaluatorOutput = Union[EvaluationResult, EvaluationResults]
 

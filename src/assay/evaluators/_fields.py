@@ -11,9 +11,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
-from assay.evaluation._result import EvaluationResult
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, Example, Run
 
 DEFAULT_KEY = "output"
 

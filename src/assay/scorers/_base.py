@@ -14,9 +14,8 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field
 
 from assay._aio import run_coroutine
-from assay.evaluation._result import EvaluationResult
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, Example, Run
 
 TextLike = Any  # a string, a chat-message list, or a dict holding one
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from assay.evaluation._result import EvaluationResult
 from assay.llm.errors import LLMError
 from assay.llm.resolve import JudgeModel, resolve_structured
 from assay.llm.usage import Usage, UsageMeter
+from assay.schemas import EvaluationResult
 from assay.scorers._base import Scorer, ScorerResult, TextLike
 
 

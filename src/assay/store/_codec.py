@@ -6,8 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Optional
 
-from assay.evaluation._result import EvaluationResult
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, Example, Run
 from assay.store._json import dumps, loads
 
 

@@ -7,8 +7,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
-from assay.evaluation._result import EvaluationResult
-from assay.schemas import Dataset, Example
+from assay.schemas import Dataset, EvaluationResult, Example
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
 
 

@@ -9,8 +9,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from assay.evaluation._result import EvaluationResult
-from assay.schemas import Example, Run, utcnow
+from assay.schemas import EvaluationResult, Example, Run, utcnow
 
 
 class ExperimentRecord(BaseModel):

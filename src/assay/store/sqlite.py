@@ -10,8 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
-from assay.evaluation._result import EvaluationResult
-from assay.schemas import Dataset, Example, utcnow
+from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store._json import dumps, loads
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION

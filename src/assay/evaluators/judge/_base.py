@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from assay.evaluation._result import EvaluationResult
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators.judge._text import render
 from assay.llm.resolve import JudgeModel, resolve_structured
 from assay.llm.usage import Usage, UsageMeter
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, Example, Run
 
 
 @dataclass(frozen=True)

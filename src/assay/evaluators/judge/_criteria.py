@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Optional, Union
 
-from assay.evaluation._result import EvaluationResult
 from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge, verdict_score
 from assay.evaluators.judge._prompts import (
     BUILTIN_CRITERIA,
@@ -19,6 +18,7 @@ from assay.evaluators.judge._verdicts import CriteriaVerdict, FeedbackVerdicts
 from assay.llm.errors import ReplyCheckError
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
+from assay.schemas import EvaluationResult
 
 Criteria = Union[str, Mapping[str, str], Sequence[Union[str, Mapping[str, str]]]]
 

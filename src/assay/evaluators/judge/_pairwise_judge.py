@@ -6,7 +6,6 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from assay.evaluation._result import EvaluationResult
 from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge
 from assay.evaluators.judge._criteria import Criteria, describe_criteria, resolve_criteria
 from assay.evaluators.judge._prompts import (
@@ -18,7 +17,7 @@ from assay.evaluators.judge._text import check_template, render
 from assay.evaluators.judge._verdicts import PairwisePreference
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, Example, Run
 
 _SCORES = {"first": (1.0, 0.0), "second": (0.0, 1.0), "tie": (0.5, 0.5)}
 

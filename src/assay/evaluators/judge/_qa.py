@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Literal, Optional, Union
 
-from assay.evaluation._result import EvaluationResult
 from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge
 from assay.evaluators.judge._prompts import CONTEXT_QA_PROMPT, COT_QA_PROMPT, QA_PROMPT
 from assay.evaluators.judge._text import check_template
 from assay.evaluators.judge._verdicts import QAGrade, ReasonedQAGrade
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
+from assay.schemas import EvaluationResult
 
 QAMode = Literal["qa", "context_qa", "cot_qa"]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from typing import Any, Literal, TypeVar
 
-from assay.evaluation._result import EvaluationResult
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators.sql._compare import (
     COLUMN_MATCHINGS,
@@ -34,7 +33,7 @@ from assay.evaluators.sql.backends.base import (
     QueryTimeout,
     Session,
 )
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, Example, Run
 
 OrderSensitivity = bool | Literal["auto"]
 _Evaluator = TypeVar("_Evaluator", bound="SQLExecutionEvaluator")

@@ -12,9 +12,8 @@ from typing import Any, Callable, Literal, Optional
 from assay.embeddings.base import Embeddings, Vector
 from assay.embeddings.cache import CachedEmbeddings
 from assay.embeddings.resolve import EmbeddingsSpec, resolve_embeddings
-from assay.evaluation._result import EvaluationResult
 from assay.evaluators._fields import ReferenceEvaluator, as_text
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, Example, Run
 
 DistanceName = Literal["cosine", "euclidean", "manhattan", "chebyshev", "hamming"]
 

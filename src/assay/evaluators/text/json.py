@@ -8,10 +8,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
-from assay.evaluation._result import EvaluationResult
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, pick
 from assay.evaluators.text._json_diff import json_differences, json_path
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, Example, Run
 
 _CODE_FENCE = re.compile(r"^\s*```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
 MAX_REPORTED_ERRORS = 20

@@ -14,9 +14,8 @@ from typing import Any, Literal, Optional
 
 import regex
 
-from assay.evaluation._result import EvaluationResult, EvaluationResults
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, as_text
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
 _HAN = regex.compile(r"\p{Han}")
 _CHAR_SCRIPTS = regex.compile(r"[\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")

@@ -21,9 +21,8 @@ from rapidfuzz.distance import (
     Levenshtein,
 )
 
-from assay.evaluation._result import EvaluationResult
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, as_text
-from assay.schemas import Example, Run
+from assay.schemas import EvaluationResult, Example, Run
 
 Whitespace = Literal["exact", "strip", "collapse", "ignore"]
 _WHITESPACE = re.compile(r"\s+")
