@@ -59,8 +59,9 @@ def fetch_measured(
 ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
     """(columns, up to max_rows + 1 rows) of ``sql``; QueryTooLarge past a byte limit."""
     columns = describe(connection, sql)
-    if not columns:  # nothing is sent back but a status
-        return columns, _stream(cursor, sql, limits, lambda row: row)
+    if not columns:  # nothing comes back but a status
+        _execute_without_rows(connection, sql)
+        return columns, []
     wrapped = measured_query(sql, len(columns), limits)
     try:
         describe(connection, wrapped)
@@ -77,6 +78,14 @@ def fetch_measured(
         return row[:-2]
 
     return columns, _stream(cursor, wrapped, limits, measured)
+
+
+def _execute_without_rows(connection: psycopg.Connection[Any], sql: str) -> None:
+    """Run a statement that returns no columns, through the extended protocol (one statement)."""
+    encoding = connection.info.encoding
+    result = connection.pgconn.exec_params(sql.encode(encoding), [])
+    if result.status not in (ExecStatus.COMMAND_OK, ExecStatus.TUPLES_OK, ExecStatus.EMPTY_QUERY):
+        raise pg_errors.error_from_result(result, encoding=encoding)
 
 
 def _stream(
