@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any, Optional
+from typing import Any
 
 from assay.client import Client
 from assay.evaluation import ExperimentResults, evaluate
@@ -61,7 +61,7 @@ def ensure_dataset(client: Client) -> None:
     client.create_examples(examples=records, dataset_name=DATASET_NAME)
 
 
-def run_demo(database_url: Optional[str] = None) -> ExperimentResults:
+def run_demo(database_url: str | None = None) -> ExperimentResults:
     client = Client(database_url)
     ensure_dataset(client)
     return evaluate(

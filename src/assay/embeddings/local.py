@@ -10,7 +10,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union, cast
+from typing import Any, cast
 
 from assay.embeddings.base import Embeddings, EmbeddingsUnavailable, Vector, check_vectors
 
@@ -50,7 +50,7 @@ class SentenceTransformerEmbeddings(Embeddings):
 
     def __init__(
         self,
-        model_path: Optional[Union[str, Path]] = None,
+        model_path: str | Path | None = None,
         *,
         device: str = "cpu",
         batch_size: int = 32,

@@ -13,7 +13,7 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from assay.embeddings.base import Embeddings, EmbeddingsError, EmbeddingsUnavailable, Vector, check_vectors
@@ -38,12 +38,12 @@ class OpenAIEmbeddings(Embeddings):
         self,
         model: str = DEFAULT_MODEL,
         *,
-        base_url: Optional[str] = None,
-        api_key: Optional[str] = None,
-        dimensions: Optional[int] = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dimensions: int | None = None,
         batch_size: int = 256,
         timeout: float = 60.0,
-        retry: Optional[RetryPolicy] = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
@@ -93,7 +93,7 @@ class OpenAIEmbeddings(Embeddings):
 
         failure = ""
         for attempt in range(1, self.retry.max_attempts + 1):
-            retry_after: Optional[float] = None
+            retry_after: float | None = None
             try:
                 response = self._http().post(
                     f"{self.base_url}/embeddings",

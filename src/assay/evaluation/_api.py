@@ -7,7 +7,7 @@ import gc
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal
 
 from assay._aio import run_coroutine
 from assay.evaluation._binding import bind_row_evaluator, bind_summary_evaluator
@@ -34,19 +34,19 @@ DEFAULT_MAX_CONCURRENCY = 16
 async def aevaluate(
     target: Any,
     data: Any = None,
-    evaluators: Optional[Sequence[Any]] = None,
-    summary_evaluators: Optional[Sequence[Any]] = None,
-    experiment_prefix: Optional[str] = None,
-    experiment: Optional[str] = None,
-    description: Optional[str] = None,
-    metadata: Optional[dict[str, Any]] = None,
-    max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
+    evaluators: Sequence[Any] | None = None,
+    summary_evaluators: Sequence[Any] | None = None,
+    experiment_prefix: str | None = None,
+    experiment: str | None = None,
+    description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
     error_handling: Literal["log", "ignore", "raise"] = "log",
     resume: bool = False,
-    client: Optional[Client] = None,
+    client: Client | None = None,
     *,
-    progress: Optional[bool] = None,
+    progress: bool | None = None,
 ) -> ExperimentResults:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
@@ -101,19 +101,19 @@ async def aevaluate(
 def evaluate(
     target: Any,
     data: Any = None,
-    evaluators: Optional[Sequence[Any]] = None,
-    summary_evaluators: Optional[Sequence[Any]] = None,
-    experiment_prefix: Optional[str] = None,
-    experiment: Optional[str] = None,
-    description: Optional[str] = None,
-    metadata: Optional[dict[str, Any]] = None,
-    max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
+    evaluators: Sequence[Any] | None = None,
+    summary_evaluators: Sequence[Any] | None = None,
+    experiment_prefix: str | None = None,
+    experiment: str | None = None,
+    description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
     error_handling: Literal["log", "ignore", "raise"] = "log",
     resume: bool = False,
-    client: Optional[Client] = None,
+    client: Client | None = None,
     *,
-    progress: Optional[bool] = None,
+    progress: bool | None = None,
 ) -> ExperimentResults:
     """The synchronous face of :func:`aevaluate`; same parameters, same results."""
     coroutine = aevaluate(
@@ -155,7 +155,7 @@ class _FewerCollections:
 _fewer_collections = _FewerCollections()
 
 
-def _as_list(evaluators: Optional[Sequence[Any]], parameter: str) -> list[Any]:
+def _as_list(evaluators: Sequence[Any] | None, parameter: str) -> list[Any]:
     if evaluators is None:
         return []
     if callable(evaluators) or isinstance(evaluators, (str, bytes)) or not hasattr(evaluators, "__iter__"):
@@ -164,7 +164,7 @@ def _as_list(evaluators: Optional[Sequence[Any]], parameter: str) -> list[Any]:
 
 
 def _check_arguments(
-    num_repetitions: int, error_handling: str, resume: bool, experiment: Optional[str]
+    num_repetitions: int, error_handling: str, resume: bool, experiment: str | None
 ) -> None:
     if experiment is not None and not experiment.strip():
         raise ValueError("experiment= must be a non-empty name (or None to generate one)")
@@ -179,7 +179,7 @@ def _check_arguments(
         raise ValueError("resume=True needs experiment='<name>' naming the experiment to resume")
 
 
-def _resolve(data: Any, resume_name: Optional[str], client: Client) -> ResolvedData:
+def _resolve(data: Any, resume_name: str | None, client: Client) -> ResolvedData:
     if data is None and resume_name:
         stored = client.store.get_experiment(name=resume_name)
         if stored is not None and stored.dataset_id is not None:
@@ -192,7 +192,7 @@ def _resolve(data: Any, resume_name: Optional[str], client: Client) -> ResolvedD
     return resolve_data(data, client.store)
 
 
-def _concurrency(max_concurrency: Optional[int]) -> int:
+def _concurrency(max_concurrency: int | None) -> int:
     if not max_concurrency:
         import os
 

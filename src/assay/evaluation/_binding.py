@@ -12,9 +12,9 @@ import functools
 import inspect
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 from assay.evaluation._returns import normalize_returned
 from assay.evaluation.evaluator import BaseEvaluator
@@ -100,7 +100,7 @@ def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str
     return _Binder(names=tuple(known), positional=False, pass_all=pass_all)
 
 
-def _error_result(key: str, exc: BaseException, run_id: Optional[uuid.UUID] = None) -> EvaluationResult:
+def _error_result(key: str, exc: BaseException, run_id: uuid.UUID | None = None) -> EvaluationResult:
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return EvaluationResult(
         key=key, error=f"{type(exc).__name__}: {exc}", metadata={"traceback": trace},
@@ -121,8 +121,8 @@ class RowEvaluator:
 
     name: str
     is_async: bool
-    _sync: Optional[Callable[[Run, Example], Any]] = None
-    _async: Optional[Callable[[Run, Example], Any]] = None
+    _sync: Callable[[Run, Example], Any] | None = None
+    _async: Callable[[Run, Example], Any] | None = None
 
     def call_sync(self, run: Run, example: Example) -> list[EvaluationResult]:
         assert self._sync is not None

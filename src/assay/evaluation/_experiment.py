@@ -6,7 +6,7 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluation._data import ResolvedData
 from assay.store.base import Store
@@ -39,7 +39,7 @@ class ExperimentPlan:
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def experiment_name(experiment: Optional[str], prefix: Optional[str]) -> str:
+def experiment_name(experiment: str | None, prefix: str | None) -> str:
     name = experiment or f"{prefix or 'experiment'}-{uuid.uuid4().hex[:8]}"
     if "/" in name or any(ord(char) < 32 for char in name):
         raise ExperimentError(
@@ -56,8 +56,8 @@ def open_experiment(
     plan: ExperimentPlan,
     *,
     resume: bool,
-    description: Optional[str],
-    metadata: Optional[dict[str, Any]],
+    description: str | None,
+    metadata: dict[str, Any] | None,
 ) -> ExperimentRecord:
     existing = store.get_experiment(name=name)
     if existing is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 from assay.schemas import EvaluationResult, EvaluationResults
 
@@ -22,7 +22,7 @@ class EvaluatorReturnError(TypeError):
 
 
 def normalize_returned(
-    raw: Any, default_key: str, source_run_id: Optional[uuid.UUID] = None
+    raw: Any, default_key: str, source_run_id: uuid.UUID | None = None
 ) -> list[EvaluationResult]:
     """``source_run_id`` is set on each result that does not name one itself."""
     kind = type(raw)
@@ -78,7 +78,7 @@ def _normalize_many(items: Any, default_key: str) -> list[EvaluationResult]:
     return results
 
 
-def _from_scalar(raw: Any, key: str, run_id: Optional[uuid.UUID]) -> EvaluationResult:
+def _from_scalar(raw: Any, key: str, run_id: uuid.UUID | None) -> EvaluationResult:
     if isinstance(raw, bool):
         return _scored(key, raw, None, run_id)
     if type(raw) in (int, float) or isinstance(raw, numbers.Real):
@@ -91,7 +91,7 @@ def _from_scalar(raw: Any, key: str, run_id: Optional[uuid.UUID]) -> EvaluationR
     )
 
 
-def _scored(key: str, score: Any, value: Any, run_id: Optional[uuid.UUID]) -> EvaluationResult:
+def _scored(key: str, score: Any, value: Any, run_id: uuid.UUID | None) -> EvaluationResult:
     return EvaluationResult(key=key, score=score, value=value, source_run_id=run_id)
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import inspect
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Optional
+from typing import Any
 
 from assay._ids import new_id
 from assay.evaluation._binding import _callable_name, _is_async_callable
@@ -50,7 +51,7 @@ class Target:
 
     def _run(
         self, frame: _RootFrame, example: Example, repetition: int,
-        outputs: Optional[dict[str, Any]], error: Optional[BaseException],
+        outputs: dict[str, Any] | None, error: BaseException | None,
     ) -> Run:
         # Built once, complete: setting fields one by one on a pydantic model costs more
         # than the trivial target it records.

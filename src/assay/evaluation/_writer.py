@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 from assay.store.base import Store
 from assay.store.records import ExperimentRow
@@ -33,7 +33,7 @@ class RowWriter:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._closing = False
-        self._error: Optional[BaseException] = None
+        self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="assay-writer", daemon=True)
         self._thread.start()
 

@@ -9,37 +9,38 @@ from __future__ import annotations
 
 import asyncio
 import traceback
-from typing import Any, Callable, Optional, Union
+from collections.abc import Callable
+from typing import Any
 
 from assay._aio import run_coroutine
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
-EvaluatorOutput = Union[EvaluationResult, EvaluationResults]
+EvaluatorOutput = EvaluationResult | EvaluationResults
 
 
 class RunEvaluator:
     """Anything with ``evaluate_run(run, example)``; async callers use ``aevaluate_run``."""
 
-    def evaluate_run(self, run: Run, example: Optional[Example] = None) -> EvaluatorOutput:
+    def evaluate_run(self, run: Run, example: Example | None = None) -> EvaluatorOutput:
         raise NotImplementedError
 
-    async def aevaluate_run(self, run: Run, example: Optional[Example] = None) -> EvaluatorOutput:
+    async def aevaluate_run(self, run: Run, example: Example | None = None) -> EvaluatorOutput:
         return await asyncio.to_thread(self.evaluate_run, run, example)
 
 
 class BaseEvaluator(RunEvaluator):
     """Subclass and override ``_evaluate`` (sync) or ``_aevaluate`` (async)."""
 
-    def __init__(self, name: Optional[str] = None, **kwargs: Any) -> None:
+    def __init__(self, name: str | None = None, **kwargs: Any) -> None:
         self.name = name or type(self).__name__
         self.config: dict[str, Any] = dict(kwargs)
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+    def _evaluate(self, run: Run, example: Example | None = None) -> Any:
         if self.is_async:
             return run_coroutine(self._aevaluate(run, example))
         raise NotImplementedError(f"{type(self).__name__} must override _evaluate or _aevaluate")
 
-    async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+    async def _aevaluate(self, run: Run, example: Example | None = None) -> Any:
         return await asyncio.to_thread(self._evaluate, run, example)
 
     @property
@@ -47,10 +48,10 @@ class BaseEvaluator(RunEvaluator):
         """True when the subclass implements ``_aevaluate`` itself."""
         return type(self)._aevaluate is not BaseEvaluator._aevaluate
 
-    def evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluatorOutput:
+    def evaluate(self, run: Run, example: Example | None = None) -> EvaluatorOutput:
         return self._guard(lambda: self._evaluate(run, example))
 
-    async def aevaluate(self, run: Run, example: Optional[Example] = None) -> EvaluatorOutput:
+    async def aevaluate(self, run: Run, example: Example | None = None) -> EvaluatorOutput:
         try:
             raw = await self._aevaluate(run, example)
         except Exception as exc:  # failures are data
@@ -102,21 +103,21 @@ class DynamicRunEvaluator(BaseEvaluator):
     def is_async(self) -> bool:
         return self._bound.is_async
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+    def _evaluate(self, run: Run, example: Example | None = None) -> Any:
         if self._bound.is_async:
             return run_coroutine(self._bound.call_async(run, _example_or_empty(example)))
         return self._bound.call_sync(run, _example_or_empty(example))
 
-    async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+    async def _aevaluate(self, run: Run, example: Example | None = None) -> Any:
         if self._bound.is_async:
             return await self._bound.call_async(run, _example_or_empty(example))
         return await asyncio.to_thread(self._bound.call_sync, run, _example_or_empty(example))
 
-    def __call__(self, run: Run, example: Optional[Example] = None) -> EvaluatorOutput:
+    def __call__(self, run: Run, example: Example | None = None) -> EvaluatorOutput:
         return self.evaluate(run, example)
 
 
-def _example_or_empty(example: Optional[Example]) -> Example:
+def _example_or_empty(example: Example | None) -> Example:
     return example if example is not None else Example()
 
 

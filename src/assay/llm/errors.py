@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 
 class LLMError(Exception):
     """Base of every error raised by ``assay.llm``."""
@@ -20,7 +18,7 @@ class ModelCallError(LLMError):
         self,
         message: str,
         *,
-        status: Optional[int] = None,
+        status: int | None = None,
         attempts: int = 1,
     ) -> None:
         super().__init__(message)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from assay.llm.errors import ModelNotConfiguredError
@@ -44,16 +44,16 @@ class ChatModel:
 
     model: str
     base_url: str = OPENAI_URL
-    api_key: Optional[str] = field(default=None, repr=False)
-    temperature: Optional[float] = 0.0
-    max_tokens: Optional[int] = None
+    api_key: str | None = field(default=None, repr=False)
+    temperature: float | None = 0.0
+    max_tokens: int | None = None
     params: dict[str, Any] = field(default_factory=dict)  # extra request fields (seed, top_p...)
     timeout: float = 60.0
-    max_concurrency: Optional[int] = None  # per model, process-wide; None: env or default
+    max_concurrency: int | None = None  # per model, process-wide; None: env or default
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     structured_output: StructuredMode = "auto"
-    cache: Optional[bool] = None  # None: on unless ASSAY_JUDGE_CACHE=0
-    price: Optional[Price] = None
+    cache: bool | None = None  # None: on unless ASSAY_JUDGE_CACHE=0
+    price: Price | None = None
 
     def __repr__(self) -> str:
         return (
@@ -113,7 +113,7 @@ def model_from_string(spec: str) -> ChatModel:
     return ChatModel(model=name, base_url=base_url, api_key=api_key)
 
 
-ModelSpec = Union[str, ChatModel, None]
+ModelSpec = str | ChatModel | None
 
 
 def resolve_chat_model(model: ModelSpec) -> ChatModel:

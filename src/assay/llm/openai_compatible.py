@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 from assay.llm import _io_loop
 from assay.llm._http import Endpoint, HTTPStatusFailure, post_json
@@ -39,7 +39,7 @@ class OpenAICompatibleClient(ChatClient):
         return self.config.cache_enabled
 
     @property
-    def price(self) -> Optional[Price]:  # type: ignore[override]
+    def price(self) -> Price | None:  # type: ignore[override]
         return self.config.price
 
     def cache_identity(self) -> dict[str, Any]:
@@ -70,7 +70,7 @@ class OpenAICompatibleClient(ChatClient):
                 status=failure.status,
             ) from None
 
-    def _structured_mode(self, request: ChatRequest) -> Optional[str]:
+    def _structured_mode(self, request: ChatRequest) -> str | None:
         if request.response_schema is None:
             return None
         if self.config.structured_output == "prompt":
@@ -89,7 +89,7 @@ class OpenAICompatibleClient(ChatClient):
             and ("response_format" in text or "json_schema" in text or "schema" in text)
         )
 
-    async def _send(self, request: ChatRequest, mode: Optional[str]) -> ChatReply:
+    async def _send(self, request: ChatRequest, mode: str | None) -> ChatReply:
         body = self._body(request, mode)
         decoded = await post_json(self._endpoint(), body)
         return ChatReply(
@@ -106,7 +106,7 @@ class OpenAICompatibleClient(ChatClient):
             retry=self.config.retry, secret=self.config.api_key,
         )
 
-    def _body(self, request: ChatRequest, mode: Optional[str]) -> dict[str, Any]:
+    def _body(self, request: ChatRequest, mode: str | None) -> dict[str, Any]:
         messages = request.messages
         body: dict[str, Any] = {"model": self.config.model}
         if self.config.temperature is not None:

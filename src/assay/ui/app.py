@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Optional
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,7 +21,7 @@ from assay.ui.templating import make_templates
 STATIC = Path(__file__).parent / "static"
 
 
-def create_app(store: Store, token: Optional[str] = None) -> FastAPI:
+def create_app(store: Store, token: str | None = None) -> FastAPI:
     """The UI over ``store``, read-only. With a token, every request must carry it."""
     db = ReadOnlyDatabase(store)
 

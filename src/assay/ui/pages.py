@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -30,8 +30,8 @@ def experiment_list(
     request: Request,
     db: Database,
     paging: PagingParams,
-    q: Optional[str] = None,
-    dataset: Optional[str] = None,
+    q: str | None = None,
+    dataset: str | None = None,
 ) -> Response:
     listing = queries.list_experiments(
         db,
@@ -69,7 +69,7 @@ def compare_page(
     paging: PagingParams,
     e: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies defaults
     show: CompareShow = "all",
-    metric: Optional[str] = None,
+    metric: str | None = None,
 ) -> Response:
     refs = [ref for ref in e if ref.strip()]
     if not refs:
@@ -98,7 +98,7 @@ def dataset_page(
     db: Database,
     paging: PagingParams,
     version: VersionParam,
-    q: Optional[str] = None,
+    q: str | None = None,
 ) -> Response:
     examples = queries.example_page(
         db, dataset, version=version, q=blank_is_none(q), page=paging.page, per_page=paging.per_page

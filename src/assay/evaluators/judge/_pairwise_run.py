@@ -12,9 +12,9 @@ import asyncio
 import inspect
 import itertools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any
 
 from assay.evaluators.judge._pairwise_judge import ComparisonEvaluator
 from assay.llm.usage import UsageMeter
@@ -23,8 +23,8 @@ from assay.store.base import Store
 from assay.store.current import use_store
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
 
-ExperimentRef = Union[str, uuid.UUID, ExperimentRecord, Any]  # name, id, record or results
-ComparativeEvaluator = Union[ComparisonEvaluator, Callable[..., Any]]
+ExperimentRef = str | uuid.UUID | ExperimentRecord | Any  # name, id, record or results
+ComparativeEvaluator = ComparisonEvaluator | Callable[..., Any]
 _FUNCTION_PARAMETERS = ("runs", "example", "inputs", "outputs", "reference_outputs")
 
 
@@ -36,7 +36,7 @@ class ComparativeResults:
     experiments: list[ExperimentRecord]
     records: list[ComparisonRecord]
 
-    def win_rates(self, key: Optional[str] = None) -> dict[str, float]:
+    def win_rates(self, key: str | None = None) -> dict[str, float]:
         """Mean score per experiment name (a win 1, a tie 0.5), errors left out."""
         totals: dict[str, list[float]] = {}
         names = {str(e.id): e.name for e in self.experiments}
@@ -64,7 +64,7 @@ def evaluate_comparative(
     evaluators: Sequence[ComparativeEvaluator],
     client: Any = None,
     *,
-    name: Optional[str] = None,
+    name: str | None = None,
     max_concurrency: int = 16,
 ) -> ComparativeResults:
     """Judge two or more stored experiments on one dataset against each other; see module doc."""
@@ -81,7 +81,7 @@ async def aevaluate_comparative(
     evaluators: Sequence[ComparativeEvaluator],
     client: Any = None,
     *,
-    name: Optional[str] = None,
+    name: str | None = None,
     max_concurrency: int = 16,
 ) -> ComparativeResults:
     store = _store_of(client)
@@ -116,7 +116,7 @@ def _store_of(client: Any) -> Store:
 
 
 def _experiment(store: Store, ref: ExperimentRef) -> ExperimentRecord:
-    record: Optional[ExperimentRecord]
+    record: ExperimentRecord | None
     if isinstance(ref, ExperimentRecord):
         return ref
     results_record = getattr(ref, "experiment", None)  # ExperimentResults

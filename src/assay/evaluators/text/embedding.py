@@ -7,7 +7,8 @@ The score is a *distance*, as in LangChain's evaluator (0 = same meaning); for c
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Literal, Optional
+from collections.abc import Callable
+from typing import Any, Literal
 
 from assay.embeddings.base import Embeddings, Vector
 from assay.embeddings.cache import CachedEmbeddings
@@ -84,7 +85,7 @@ class EmbeddingDistanceEvaluator(ReferenceEvaluator):
         provider = resolve_embeddings(embeddings)
         self.embeddings: Embeddings = CachedEmbeddings(provider) if cache else provider
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         prediction = as_text(self.prediction(run))
         reference = as_text(self.reference(example))
         first, second = self.embeddings.embed([prediction, reference])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, pick
 from assay.evaluators.text._json_diff import json_differences, json_path
@@ -63,9 +63,9 @@ class JsonValidityEvaluator(ReferenceEvaluator):
 
     def __init__(
         self,
-        schema: Optional[Mapping[str, Any]] = None,
+        schema: Mapping[str, Any] | None = None,
         *,
-        schema_key: Optional[str] = None,
+        schema_key: str | None = None,
         strip_code_fence: bool = True,
         **kwargs: Any,
     ) -> None:
@@ -74,7 +74,7 @@ class JsonValidityEvaluator(ReferenceEvaluator):
         self.strip_code_fence = strip_code_fence
         self._validator = None if schema is None else _validator(schema, "schema=")
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         validator = self._validator or self._example_validator(example)
         try:
             value = parse_json(self.prediction(run), self.strip_code_fence)
@@ -105,7 +105,7 @@ class JsonValidityEvaluator(ReferenceEvaluator):
         comment = None if not errors else "; ".join(f"{e['path']}: {e['message']}" for e in reported[:5])
         return self.result(0.0 if errors else 1.0, comment=comment, metadata=metadata)
 
-    def _example_validator(self, example: Optional[Example]) -> Any:
+    def _example_validator(self, example: Example | None) -> Any:
         if self.schema_key is None:
             return None
         where = "example.outputs" + (f" of example {example.id}" if example else "")
@@ -157,7 +157,7 @@ class JsonEqualityEvaluator(ReferenceEvaluator):
         self.ignore_list_order = ignore_list_order
         self.strip_code_fence = strip_code_fence
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         prediction, reference = self.prediction(run), self.reference(example)
         try:
             expected = parse_json(reference, self.strip_code_fence)

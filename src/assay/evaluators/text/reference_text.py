@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Sequence
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import regex
 
@@ -72,7 +72,7 @@ class BleuEvaluator(ReferenceEvaluator):
         if tokenize != "auto":
             _bleu_metric(tokenize, lowercase, max_ngram_order)  # an unknown name fails here
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         hypothesis = as_text(self.prediction(run))
         references = references_of(self.reference(example))
         tokenize = bleu_tokenizer([hypothesis, *references]) if self.tokenize == "auto" else self.tokenize
@@ -162,7 +162,7 @@ class RougeEvaluator(ReferenceEvaluator):
             self._scorers[multilingual] = scorer
         return scorer
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResults:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResults:
         prediction = as_text(self.prediction(run))
         references = references_of(self.reference(example))
         multilingual = any(_NON_ASCII_WORD.search(t) for t in (prediction, *references))
