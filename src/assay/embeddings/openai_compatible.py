@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from assay.embeddings.base import Embeddings, EmbeddingsError, EmbeddingsUnavailable, Vector, check_vectors
+from assay.embeddings.base import Embeddings, EmbeddingsError, Vector, check_vectors
+from assay.errors import require_extra
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -127,12 +128,7 @@ class OpenAIEmbeddings(Embeddings):
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    try:
-                        import httpx
-                    except ImportError as exc:  # pragma: no cover - depends on the install
-                        raise EmbeddingsUnavailable(
-                            "OpenAIEmbeddings needs httpx: pip install 'assay[text]'"
-                        ) from exc
+                    httpx = require_extra("httpx", "text", feature="OpenAIEmbeddings")
                     client = httpx.Client(headers={"User-Agent": "assay"})
                     # pooled connections are closed when this provider goes, or at exit
                     weakref.finalize(self, client.close)

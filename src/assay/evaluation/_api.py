@@ -23,6 +23,7 @@ from assay.evaluation._runner import (
     run_summaries,
 )
 from assay.evaluation._target import Target
+from assay.store import Store, open_store
 from assay.store.current import use_store
 
 if TYPE_CHECKING:
@@ -53,20 +54,18 @@ async def aevaluate(
     ``max_concurrency`` bounds rows in flight (default 16; ``None`` or 0 means 1 per CPU x 4).
     ``progress`` shows a progress bar and the final report (default: when stdout is a TTY).
     """
-    from assay.client import Client
     from assay.report import Progress, print_report
 
     _check_arguments(num_repetitions, error_handling, resume, experiment)
     concurrency = _concurrency(max_concurrency)
     name = experiment_name(experiment, experiment_prefix)
-    client = client or Client()
-    store = client.store
+    store = client.store if client is not None else open_store()
     row_evaluators = [bind_row_evaluator(e) for e in _as_list(evaluators, "evaluators")]
     summaries = [bind_summary_evaluator(e) for e in _as_list(summary_evaluators, "summary_evaluators")]
     runner = Target(target)
     runner.check_signature()
     with _fewer_collections():
-        resolved = _resolve(data, experiment if resume else None, client)
+        resolved = _resolve(data, experiment if resume else None, store)
     plan = ExperimentPlan(
         target=runner.name, evaluators=tuple(e.name for e in row_evaluators),
         summary_evaluators=tuple(s.name for s in summaries), num_repetitions=num_repetitions,
@@ -179,17 +178,17 @@ def _check_arguments(
         raise ValueError("resume=True needs experiment='<name>' naming the experiment to resume")
 
 
-def _resolve(data: Any, resume_name: str | None, client: Client) -> ResolvedData:
+def _resolve(data: Any, resume_name: str | None, store: Store) -> ResolvedData:
     if data is None and resume_name:
-        stored = client.store.get_experiment(name=resume_name)
+        stored = store.get_experiment(name=resume_name)
         if stored is not None and stored.dataset_id is not None:
-            dataset = client.store.get_dataset(id=stored.dataset_id)
+            dataset = store.get_dataset(id=stored.dataset_id)
             if dataset is not None:
-                examples = client.store.list_examples(dataset.id, version=stored.dataset_version)
+                examples = store.list_examples(dataset.id, version=stored.dataset_version)
                 return ResolvedData(dataset, stored.dataset_version or 0, examples)
     if data is None:
         raise ValueError("data= is required: a dataset name or id, a Dataset, a file path, or a list")
-    return resolve_data(data, client.store)
+    return resolve_data(data, store)
 
 
 def _concurrency(max_concurrency: int | None) -> int:

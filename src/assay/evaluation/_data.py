@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay.errors import AssayError
 from assay.schemas import Dataset, Example
 from assay.store.base import Store
 
@@ -25,7 +26,7 @@ _EXAMPLE_FIELDS = {"id", "inputs", "outputs", "metadata"}
 FILE_SUFFIXES = (".jsonl", ".json", ".csv")
 
 
-class DataError(ValueError):
+class DataError(AssayError, ValueError):
     """``data=`` could not be read; the message names the file and line, or the item."""
 
 

@@ -8,12 +8,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import AssayError
 from assay.evaluation._data import ResolvedData
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord
 
 
-class ExperimentError(ValueError):
+class ExperimentError(AssayError, ValueError):
     """An experiment name that clashes, or a resume that would not match the original."""
 
 

@@ -12,12 +12,13 @@ import numbers
 import uuid
 from typing import Any
 
+from assay.errors import AssayError
 from assay.schemas import EvaluationResult, EvaluationResults
 
 _RESULT_FIELDS = frozenset(EvaluationResult.model_fields) - {"key"}
 
 
-class EvaluatorReturnError(TypeError):
+class EvaluatorReturnError(AssayError, TypeError):
     """An evaluator returned something that cannot be read as a result."""
 
 

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import AssayError
 from assay.evaluation._binding import SummaryEvaluator, row_arguments
 from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
 from assay.evaluation._writer import RowWriter
@@ -22,7 +23,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow
 _RAMP_TICK_S = 0.005
 
 
-class RowFailedError(RuntimeError):
+class RowFailedError(AssayError, RuntimeError):
     """With ``error_handling="raise"``: the first target or evaluator error."""
 
 

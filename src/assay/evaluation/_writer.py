@@ -14,10 +14,11 @@ import uuid
 from typing import Any
 
 from assay.store.base import Store
+from assay.store.errors import StoreError
 from assay.store.records import ExperimentRow
 
 
-class StoreWriteError(RuntimeError):
+class StoreWriteError(StoreError):
     """A batch of rows could not be written; rows stored before it are kept."""
 
 

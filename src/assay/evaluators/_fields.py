@@ -11,13 +11,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from assay.errors import AssayError
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import EvaluationResult, Example, Run
 
 DEFAULT_KEY = "output"
 
 
-class EvaluatorInputError(ValueError):
+class EvaluatorInputError(AssayError, ValueError):
     """The run or the example does not hold what the evaluator needs."""
 
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import orjson
 
+from assay.errors import require_extra
 from assay.llm import _io_loop
 from assay.llm._limits import ModelLimiter
 from assay.llm._transport import Transport, TransportFailure, TransportTimeout
-from assay.llm.errors import MissingExtraError, ModelCallError
+from assay.llm.errors import ModelCallError
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
 
 _transports: tuple[asyncio.AbstractEventLoop, dict[str, Transport]] | None = None
@@ -33,18 +34,15 @@ def transport_for(url: str) -> Transport:
 
 
 def _new_transport(scheme: str) -> Transport:
-    try:
-        if scheme == "http":
-            from assay.llm._h11_transport import H11Transport
+    if scheme == "http":
+        require_extra("h11", "judge", feature="calling a judge model")
+        from assay.llm._h11_transport import H11Transport
 
-            return H11Transport()
-        from assay.llm._httpx_transport import HttpxTransport
+        return H11Transport()
+    require_extra("httpx", "judge", feature="calling a judge model")
+    from assay.llm._httpx_transport import HttpxTransport
 
-        return HttpxTransport()
-    except ImportError as exc:
-        raise MissingExtraError(
-            f"calling a judge model needs {exc.name or 'httpx'}: pip install 'assay[judge]'"
-        ) from exc
+    return HttpxTransport()
 
 
 @dataclass(frozen=True)

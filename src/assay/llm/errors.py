@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from assay.errors import AssayError, MissingExtraError
 
-class LLMError(Exception):
+__all__ = [
+    "LLMError", "MissingExtraError", "ModelCallError", "ModelNotConfiguredError", "ModelReplyError",
+    "ReplyCheckError",
+]
+
+
+class LLMError(AssayError):
     """Base of every error raised by ``assay.llm``."""
 
 
@@ -34,9 +41,5 @@ class ModelReplyError(LLMError):
         self.reply = reply
 
 
-class ReplyCheckError(ValueError):
+class ReplyCheckError(AssayError, ValueError):
     """Raised by a caller's check of a parsed reply: the reply is retried like a malformed one."""
-
-
-class MissingExtraError(ImportError):
-    """An optional dependency of the model layer is not installed."""

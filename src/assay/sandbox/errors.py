@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from assay.errors import AssayError
 
-class SandboxError(RuntimeError):
+
+class SandboxError(AssayError, RuntimeError):
     """The sandbox itself failed (not the code running in it)."""
 
 

@@ -12,12 +12,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from assay.errors import AssayError
 from assay.sandbox._launch import Runtime
 
 ROLES = ("candidate", "checker", "script")
 
 
-class UnknownLanguage(ValueError):
+class UnknownLanguage(AssayError, ValueError):
     pass
 
 

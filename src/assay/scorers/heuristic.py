@@ -18,9 +18,9 @@ from typing import Any
 
 from rapidfuzz.distance import Indel, Levenshtein
 
+from assay._text.elements import TextElements, extract_elements
+from assay._text.match import CoverageIndex
 from assay.scorers._base import Scorer, ScorerResult, TextLike, to_text
-from assay.scorers._text.elements import TextElements, extract_elements
-from assay.scorers._text.match import CoverageIndex
 
 _WHITESPACE = re.compile(r"\s+")
 _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]+")

@@ -1,7 +1,9 @@
 """Errors the store raises, each naming what was wrong."""
 
+from assay.errors import AssayError
 
-class StoreError(RuntimeError):
+
+class StoreError(AssayError, RuntimeError):
     """Base class for store errors."""
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import AssayError
 from assay.sandbox import Call, Language
 from assay.sandbox.harness import codec
 from assay.sandbox.languages import strip_fences
 from assay.schemas import Example, Run
 
 
-class CaseError(ValueError):
+class CaseError(AssayError, ValueError):
     """The run or the example cannot be used; the message says which and why."""
 
     def __init__(self, message: str, feedback: str = "Missing test cases.") -> None:

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from assay.errors import AssayError
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._cases import CaseError, code_from_run
 from assay.sandbox import get_language
@@ -20,7 +21,7 @@ TOOL_TIMEOUT = 60.0
 SEVERITY_WEIGHTS = {"HIGH": 1.0, "MEDIUM": 0.5, "LOW": 0.1}
 
 
-class ToolMissing(RuntimeError):
+class ToolMissing(AssayError, RuntimeError):
     pass
 
 

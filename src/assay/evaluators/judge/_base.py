@@ -49,6 +49,11 @@ class LLMJudge(BaseEvaluator):
         self.keys = keys
 
     @property
+    def model_name(self) -> str:
+        """The judge model's name, as recorded in every result's metadata."""
+        return self.chat.client.model_name
+
+    @property
     def result_keys(self) -> list[str]:
         return [self.name]
 
@@ -93,7 +98,7 @@ class LLMJudge(BaseEvaluator):
 
     def _with_usage(self, results: list[EvaluationResult], usage: Usage) -> list[EvaluationResult]:
         # One call may yield several results: the first carries the usage, so sums stay right.
-        model = self.chat.client.model_name
+        model = self.model_name
         for index, result in enumerate(results):
             share = usage if index == 0 else Usage()
             result.metadata = {**result.metadata, "usage": share.as_metadata(), "model": model}

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from assay.errors import AssayError
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, pick
 from assay.evaluators.text._json_diff import json_differences, json_path
 from assay.schemas import EvaluationResult, Example, Run
@@ -16,7 +17,7 @@ _CODE_FENCE = re.compile(r"^\s*```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
 MAX_REPORTED_ERRORS = 20
 
 
-class InvalidJson(ValueError):
+class InvalidJson(AssayError, ValueError):
     def __init__(self, message: str, line: int = 0, column: int = 0) -> None:
         super().__init__(message)
         self.line, self.column = line, column

@@ -1,0 +1,1 @@
+"""Text machinery shared by the text evaluators and the heuristic scorers: script runs, CJK segmentation, normalization, matching."""
