@@ -16,7 +16,13 @@ import threading
 from collections import Counter
 from typing import Any
 
-from rapidfuzz.distance import Indel, Levenshtein
+from assay.errors import require_extra
+
+try:
+    from rapidfuzz.distance import Indel, Levenshtein
+except ImportError:
+    require_extra("rapidfuzz", "text", feature="the heuristic scorers")
+    raise
 
 from assay._text.elements import TextElements, extract_elements
 from assay._text.match import CoverageIndex
@@ -190,6 +196,7 @@ def sentiment(text: str) -> float:
     if _analyzer is None:
         with _analyzer_lock:
             if _analyzer is None:
+                require_extra("vaderSentiment", "text", feature="the tone scorer")
                 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
                 _analyzer = SentimentIntensityAnalyzer()

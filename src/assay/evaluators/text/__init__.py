@@ -1,2 +1,7 @@
 """Evaluators of text and structured output that need no model: exact, regex, JSON, string and
 embedding distances, reference-text metrics (BLEU, ROUGE)."""
+
+from assay.errors import require_extra
+
+for _module in ("regex", "rapidfuzz"):
+    require_extra(_module, "text", feature="the text evaluators")

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from assay.errors import AssayError
+from assay.errors import AssayError, require_extra
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, pick
 from assay.evaluators.text._json_diff import json_differences, json_path
 from assay.schemas import EvaluationResult, Example, Run
@@ -117,6 +117,7 @@ class JsonValidityEvaluator(ReferenceEvaluator):
 
 
 def _validator(schema: Any, what: str) -> Any:
+    require_extra("jsonschema", "text", feature="JSON schema validation")
     from jsonschema import exceptions, validators
 
     if not isinstance(schema, (Mapping, bool)):

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import regex
 
+from assay.errors import require_extra
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
@@ -47,6 +48,7 @@ def bleu_tokenizer(texts: Sequence[str]) -> str:
 
 @functools.lru_cache(maxsize=32)
 def _bleu_metric(tokenize: str, lowercase: bool, max_ngram_order: int) -> Any:
+    require_extra("sacrebleu", "text", feature="BleuEvaluator")
     from sacrebleu.metrics.bleu import BLEU
 
     return BLEU(tokenize=tokenize, lowercase=lowercase, max_ngram_order=max_ngram_order, effective_order=True)
@@ -99,6 +101,7 @@ class _WordTokenizer:
     """rouge-score's tokenizer interface over our multilingual word tokens."""
 
     def __init__(self, use_stemmer: bool) -> None:
+        require_extra("nltk", "text", feature="RougeEvaluator's stemmer")
         from nltk.stem import porter
 
         self._stemmer = porter.PorterStemmer() if use_stemmer else None
@@ -153,6 +156,7 @@ class RougeEvaluator(ReferenceEvaluator):
     def _scorer(self, multilingual: bool) -> Any:
         scorer = self._scorers.get(multilingual)
         if scorer is None:
+            require_extra("rouge_score", "text", feature="RougeEvaluator")
             from rouge_score import rouge_scorer
 
             tokenizer = _WordTokenizer(self.use_stemmer) if multilingual else None
