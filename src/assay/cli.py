@@ -13,6 +13,9 @@ from rich.table import Table
 from assay.store.errors import StoreError
 from assay.store.open import default_url, store_exists
 
+__all__ = ["main"]
+
+
 # Commands that only read: they must not create an empty store at a mistyped path.
 _READERS = {"ui", "datasets", "experiments", "show"}
 

@@ -10,6 +10,8 @@ from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
 from assay.store import NotFoundError, Store, open_store
 
+__all__ = ["Client"]
+
 
 class Client:
     """Datasets, examples and experiments in the embedded store.

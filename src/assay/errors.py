@@ -51,7 +51,38 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    pass
+    from assay.embeddings.base import EmbeddingsError, EmbeddingsUnavailable
+    from assay.evaluation._binding import EvaluatorSignatureError
+    from assay.evaluation._data import DataError
+    from assay.evaluation._experiment import ExperimentError
+    from assay.evaluation._names import UnknownEvaluatorName
+    from assay.evaluation._returns import EvaluatorReturnError
+    from assay.evaluation._runner import RowFailedError
+    from assay.evaluation._target import TargetError
+    from assay.evaluation._writer import StoreWriteError
+    from assay.evaluators._fields import EvaluatorInputError
+    from assay.evaluators.code._cases import CaseError
+    from assay.evaluators.code.quality import ToolMissing
+    from assay.evaluators.sql._evaluator import ReferenceQueryError
+    from assay.evaluators.sql.backends.base import (
+        DatabaseUnavailable,
+        FixtureError,
+        QueryError,
+        QueryRefused,
+        QueryTimeout,
+    )
+    from assay.evaluators.text.json import InvalidJson
+    from assay.llm.errors import (
+        LLMError,
+        ModelCallError,
+        ModelNotConfiguredError,
+        ModelReplyError,
+        ReplyCheckError,
+    )
+    from assay.sandbox.errors import SandboxError, SandboxStartError, SandboxUnavailable
+    from assay.sandbox.languages import UnknownLanguage
+    from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
+    from assay.ui.errors import UIConfigError
 
 
 class AssayError(Exception):
@@ -116,7 +147,16 @@ _HOMES = {
     "UIConfigError": "assay.ui.errors",
 }
 
-__all__ = ["AssayError", "MissingExtraError", "require_extra", *sorted(_HOMES)]
+__all__ = [
+    "AssayError", "MissingExtraError", "require_extra", "AlreadyExistsError", "CaseError",
+    "DataError", "DatabaseUnavailable", "EmbeddingsError", "EmbeddingsUnavailable",
+    "EvaluatorInputError", "EvaluatorReturnError", "EvaluatorSignatureError", "ExperimentError",
+    "FixtureError", "InvalidJson", "LLMError", "ModelCallError", "ModelNotConfiguredError",
+    "ModelReplyError", "NotFoundError", "QueryError", "QueryRefused", "QueryTimeout",
+    "ReferenceQueryError", "ReplyCheckError", "RowFailedError", "SandboxError", "SandboxStartError",
+    "SandboxUnavailable", "StoreError", "StoreVersionError", "StoreWriteError", "TargetError",
+    "ToolMissing", "UIConfigError", "UnknownEvaluatorName", "UnknownLanguage",
+]
 
 
 def __getattr__(name: str) -> Any:

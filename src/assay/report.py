@@ -19,6 +19,8 @@ from assay.store.records import ExperimentRow
 if TYPE_CHECKING:
     from assay.evaluation._results import ExperimentResults
 
+__all__ = ["Progress", "metrics_table", "print_report", "summary_table"]
+
 
 class Progress:
     """Rows done of total, errors, rate and ETA; silent unless enabled (default: on a TTY)."""

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from assay._ids import new_id
 
+__all__ = ["Dataset", "EvaluationResult", "EvaluationResults", "Example", "Run", "utcnow"]
+
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)

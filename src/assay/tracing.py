@@ -15,6 +15,11 @@ from typing import Any, TypeVar, overload
 
 from assay.schemas import Run, utcnow
 
+__all__ = [
+    "F", "get_current_run", "reset_current_run", "set_current_run", "trace_into", "traceable",
+]
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 _current_run: contextvars.ContextVar[Run | None] = contextvars.ContextVar(

@@ -10,6 +10,12 @@ from assay.client import Client
 from assay.evaluation import ExperimentResults, evaluate
 from assay.schemas import Example, Run
 
+__all__ = [
+    "DATASET_NAME", "correct", "ensure_dataset", "explained", "f1_score_summary_evaluator",
+    "keyword_classifier", "run_demo",
+]
+
+
 DATASET_NAME = "Toxic queries (demo)"
 _INSULTS = ("idiot", "stupid", "loser", "dumbest", "disgusting", "garbage", "moron", "fraud", "hate")
 

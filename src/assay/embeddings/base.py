@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 from assay.errors import AssayError
 
+__all__ = ["Embeddings", "EmbeddingsError", "EmbeddingsUnavailable", "Vector", "check_vectors"]
+
 
 class EmbeddingsError(AssayError, RuntimeError):
     """An embeddings provider failed (the message names the provider, never a secret)."""

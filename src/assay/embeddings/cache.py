@@ -15,6 +15,9 @@ from collections.abc import Sequence
 from assay.embeddings.base import Embeddings, Vector
 from assay.store.base import Store
 
+__all__ = ["CachedEmbeddings", "NAMESPACE", "cache_key", "decode_vector", "encode_vector"]
+
+
 NAMESPACE = "embeddings"
 
 

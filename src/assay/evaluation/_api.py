@@ -22,7 +22,8 @@ from assay.evaluation._runner import (
     run_rows,
     run_summaries,
 )
-from assay.evaluation._target import Target
+from assay.evaluation._target import Target as TargetRunner
+from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
 from assay.store import Store, open_store
 from assay.store.current import use_store
 
@@ -33,10 +34,10 @@ DEFAULT_MAX_CONCURRENCY = 16
 
 
 async def aevaluate(
-    target: Any,
-    data: Any = None,
-    evaluators: Sequence[Any] | None = None,
-    summary_evaluators: Sequence[Any] | None = None,
+    target: Target,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
     experiment_prefix: str | None = None,
     experiment: str | None = None,
     description: str | None = None,
@@ -62,7 +63,7 @@ async def aevaluate(
     store = client.store if client is not None else open_store()
     row_evaluators = [bind_row_evaluator(e) for e in _as_list(evaluators, "evaluators")]
     summaries = [bind_summary_evaluator(e) for e in _as_list(summary_evaluators, "summary_evaluators")]
-    runner = Target(target)
+    runner = TargetRunner(target)
     runner.check_signature()
     with _fewer_collections():
         resolved = _resolve(data, experiment if resume else None, store)
@@ -98,10 +99,10 @@ async def aevaluate(
 
 
 def evaluate(
-    target: Any,
-    data: Any = None,
-    evaluators: Sequence[Any] | None = None,
-    summary_evaluators: Sequence[Any] | None = None,
+    target: Target,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
     experiment_prefix: str | None = None,
     experiment: str | None = None,
     description: str | None = None,

@@ -12,6 +12,9 @@ from typing import Any
 
 from assay.llm.usage import Price, Usage
 
+__all__ = ["ChatClient", "ChatReply", "ChatRequest", "Message", "ResponseSchema"]
+
+
 Message = dict[str, Any]  # {"role": "system" | "user" | "assistant", "content": str}
 
 

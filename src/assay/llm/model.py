@@ -15,6 +15,13 @@ from assay.llm.errors import ModelNotConfiguredError
 from assay.llm.retry import RetryPolicy
 from assay.llm.usage import Price
 
+__all__ = [
+    "API_KEY_ENV", "BASE_URL_ENV", "CACHE_ENV", "CONCURRENCY_ENV", "ChatModel",
+    "DEFAULT_CONCURRENCY", "HOW_TO_CONFIGURE", "MODEL_ENV", "ModelSpec", "OPENAI_URL",
+    "StructuredMode", "model_from_string", "resolve_chat_model", "safe_url",
+]
+
+
 OPENAI_URL = "https://api.openai.com/v1"
 MODEL_ENV = "ASSAY_JUDGE_MODEL"
 BASE_URL_ENV = "OPENAI_BASE_URL"

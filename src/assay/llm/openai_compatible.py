@@ -13,6 +13,9 @@ from assay.llm.errors import ModelCallError, ModelReplyError
 from assay.llm.model import ChatModel, safe_url
 from assay.llm.usage import Price, Usage
 
+__all__ = ["JSON_IN_PROMPT_INSTRUCTION", "OpenAICompatibleClient", "with_json_instruction"]
+
+
 #: Added to the system prompt when the server cannot enforce a JSON schema itself.
 JSON_IN_PROMPT_INSTRUCTION = (
     "Reply with a single JSON object and nothing else: no prose, no code fences. "

@@ -7,6 +7,9 @@ from assay.llm.model import ChatModel, resolve_chat_model
 from assay.llm.openai_compatible import OpenAICompatibleClient
 from assay.llm.structured import StructuredChat
 
+__all__ = ["JudgeModel", "resolve_client", "resolve_structured"]
+
+
 #: what judges accept as ``model``: "openai/<name>", a ChatModel, any ChatClient, or None (env)
 JudgeModel = str | ChatModel | ChatClient | StructuredChat | None
 

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
+__all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "parse_retry_after"]
+
+
 #: HTTP statuses worth retrying: timeouts, conflicts, rate limits and server errors
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
 

@@ -20,6 +20,9 @@ from assay.llm.errors import ModelReplyError, ReplyCheckError
 from assay.llm.json_reply import ReplyParseError, parse_json_reply
 from assay.llm.usage import Usage, UsageMeter
 
+__all__ = ["CORRECTION_PROMPT", "StructuredChat", "T", "response_schema"]
+
+
 T = TypeVar("T", bound=BaseModel)
 
 #: Sent back to the model after a reply that could not be used.

@@ -8,6 +8,9 @@ from typing import Any
 
 from assay.sandbox.errors import SandboxUnavailable
 
+__all__ = ["BACKEND_ENV", "BACKEND_LEVELS", "Limits", "MIB", "MIN_LEVEL_ENV", "SandboxConfig"]
+
+
 MIB = 1024 * 1024
 
 #: strongest first; a higher level offers at least the protections of a lower one

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from assay.errors import AssayError
 
+__all__ = ["SandboxError", "SandboxIsolationWarning", "SandboxStartError", "SandboxUnavailable"]
+
 
 class SandboxError(AssayError, RuntimeError):
     """The sandbox itself failed (not the code running in it)."""

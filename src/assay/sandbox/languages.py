@@ -15,6 +15,12 @@ from dataclasses import dataclass
 from assay.errors import AssayError
 from assay.sandbox._launch import Runtime
 
+__all__ = [
+    "JAVASCRIPT", "LANGUAGES", "Language", "PYTHON", "ROLES", "Spawn", "UnknownLanguage",
+    "get_language", "strip_fences",
+]
+
+
 ROLES = ("candidate", "checker", "script")
 
 

@@ -15,6 +15,8 @@ from assay._text.elements import extract_elements
 from assay._text.match import CoverageIndex, split_covered
 from assay.scorers._base import Scorer, ScorerResult, TextLike, to_text
 
+__all__ = ["CompletenessScorer", "create_completeness_scorer"]
+
 
 class CompletenessScorer(Scorer):
     """Use :func:`create_completeness_scorer`."""

@@ -28,6 +28,13 @@ from assay._text.elements import TextElements, extract_elements
 from assay._text.match import CoverageIndex
 from assay.scorers._base import Scorer, ScorerResult, TextLike, to_text
 
+__all__ = [
+    "ContentSimilarityScorer", "KeywordCoverageScorer", "TextualDifferenceScorer", "ToneScorer",
+    "changed_spans", "create_content_similarity_scorer", "create_keyword_coverage_scorer",
+    "create_textual_difference_scorer", "create_tone_scorer", "dice_bigrams", "sentiment",
+]
+
+
 _WHITESPACE = re.compile(r"\s+")
 _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]+")
 

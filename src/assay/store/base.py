@@ -10,6 +10,8 @@ from typing import Any
 from assay.schemas import Dataset, EvaluationResult, Example
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
 
+__all__ = ["Store"]
+
 
 class Store(abc.ABC):
     """Datasets (versioned examples), experiments, rows, summary results and a cache."""

@@ -11,6 +11,9 @@ from contextlib import contextmanager
 
 from assay.store.base import Store
 
+__all__ = ["current_store", "use_store"]
+
+
 _current: contextvars.ContextVar[Store | None] = contextvars.ContextVar(
     "assay_current_store", default=None
 )

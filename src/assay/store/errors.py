@@ -2,6 +2,8 @@
 
 from assay.errors import AssayError
 
+__all__ = ["AlreadyExistsError", "NotFoundError", "StoreError", "StoreVersionError"]
+
 
 class StoreError(AssayError, RuntimeError):
     """Base class for store errors."""

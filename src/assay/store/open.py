@@ -10,6 +10,9 @@ from pathlib import Path
 from assay.store.base import Store
 from assay.store.errors import StoreError
 
+__all__ = ["DEFAULT_PATH", "default_url", "open_store", "store_exists"]
+
+
 DEFAULT_PATH = Path(".assay") / "assay.db"
 
 

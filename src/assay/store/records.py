@@ -11,6 +11,8 @@ from pydantic import BaseModel, Field
 
 from assay.schemas import EvaluationResult, Example, Run, utcnow
 
+__all__ = ["ComparisonRecord", "ExperimentRecord", "ExperimentRow"]
+
 
 class ExperimentRecord(BaseModel):
     """An experiment as stored: what ran, on which dataset version, and how it ended."""

@@ -18,6 +18,8 @@ from assay.store.base import Store
 from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
 
+__all__ = ["SQLiteStore"]
+
 
 class SQLiteStore(Store):
     def __init__(self, path: str | Path) -> None:

@@ -30,6 +30,9 @@ from assay.llm.retry import RetryPolicy
 from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackHTTPServer
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
 
+__all__ = ["FakeOpenAIServer", "REJECTION", "STATS_PATH", "Scripted"]
+
+
 Scripted = str | dict[str, Any] | Reply
 
 STATS_PATH = "/_assay/stats"

@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ["ChatHandler", "EmbeddingHandler", "RecordedRequest", "Reply", "ReplyLike"]
+
 
 @dataclass(frozen=True)
 class Reply:

@@ -18,6 +18,9 @@ from assay.ui.errors import BadRequest, NotFound
 from assay.ui.security import GuardMiddleware
 from assay.ui.templating import make_templates
 
+__all__ = ["STATIC", "create_app"]
+
+
 STATIC = Path(__file__).parent / "static"
 
 

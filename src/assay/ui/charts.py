@@ -7,6 +7,11 @@ from dataclasses import dataclass
 from assay.ui.models import Histogram, RunNode
 from assay.ui.views import format_number
 
+__all__ = [
+    "Bar", "Span", "Tick", "histogram_bars", "histogram_ticks", "timeline_span", "timeline_total",
+]
+
+
 WIDTH, HEIGHT, LABEL_SPACE = 300.0, 90.0, 16.0
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from assay.errors import AssayError
 
+__all__ = ["BadRequest", "NotFound", "UIConfigError"]
+
 
 class BadRequest(ValueError):
     """A query parameter the UI cannot use (named in the message)."""

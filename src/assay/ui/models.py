@@ -6,6 +6,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+__all__ = [
+    "Change", "CompareCell", "CompareMetric", "ComparePage", "CompareRow", "CompareShow",
+    "DatasetSummary", "DatasetVersion", "ExamplePage", "ExampleView", "ExperimentDetail",
+    "ExperimentList", "ExperimentRef", "ExperimentSummary", "Histogram", "HistogramBin",
+    "LatencyStat", "MetricStat", "ResultView", "RowDetail", "RowFilter", "RowPage", "RowSummary",
+    "RunNode", "ScoreCell", "SortKey",
+]
+
 
 class DatasetSummary(BaseModel):
     id: str

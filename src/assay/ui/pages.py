@@ -12,6 +12,12 @@ from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
 from assay.ui.models import CompareShow
 from assay.ui.params import PagingParams, RowFilterParams, VersionParam, blank_is_none
 
+__all__ = [
+    "compare_page", "dataset_list", "dataset_page", "experiment_list", "experiment_page", "home",
+    "render", "row_page",
+]
+
+
 router = APIRouter(include_in_schema=False, default_response_class=HTMLResponse)
 
 

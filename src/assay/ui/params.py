@@ -14,6 +14,12 @@ from fastapi import Depends, Query
 from assay.ui.errors import BadRequest
 from assay.ui.models import RowFilter
 
+__all__ = [
+    "MAX_PER_PAGE", "Paging", "PagingParams", "RowFilterParams", "VersionParam", "blank_is_none",
+    "dataset_version", "parse_number", "row_filter",
+]
+
+
 MAX_PER_PAGE = 500
 
 

@@ -21,6 +21,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+__all__ = [
+    "COOKIE", "GuardMiddleware", "READ_METHODS", "SECURITY_HEADERS", "is_loopback_host",
+    "session_value",
+]
+
+
 COOKIE = "assay_ui_session"
 READ_METHODS = frozenset({"GET", "HEAD"})
 

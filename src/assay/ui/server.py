@@ -13,6 +13,12 @@ from assay.ui.app import create_app
 from assay.ui.errors import UIConfigError
 from assay.ui.security import is_loopback_host
 
+__all__ = [
+    "MIN_TOKEN_LENGTH", "RedactTokens", "TOKEN_ENV", "check_bind", "redact", "resolve_token",
+    "serve",
+]
+
+
 TOKEN_ENV = "ASSAY_UI_TOKEN"
 MIN_TOKEN_LENGTH = 8
 

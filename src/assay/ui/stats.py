@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from assay.evaluation._stats import clustered_interval as _interval
 
+__all__ = ["Interval", "clustered_interval"]
+
 
 @dataclass(frozen=True)
 class Interval:

@@ -11,6 +11,12 @@ from starlette.requests import Request
 
 from assay.ui import charts, views
 
+__all__ = [
+    "TEMPLATES", "make_templates", "node_kind", "page_count", "short_id", "short_time", "sort_link",
+    "sort_mark", "with_query",
+]
+
+
 TEMPLATES = Path(__file__).parent / "templates"
 
 

@@ -17,6 +17,12 @@ from assay.evaluators.code._cases import CaseError, code_from_run
 from assay.sandbox import get_language
 from assay.schemas import Example, Run
 
+__all__ = [
+    "BanditSecurityEvaluator", "RuffLintEvaluator", "SEVERITY_WEIGHTS", "TOOL_TIMEOUT",
+    "ToolMissing",
+]
+
+
 TOOL_TIMEOUT = 60.0
 SEVERITY_WEIGHTS = {"HIGH": 1.0, "MEDIUM": 0.5, "LOW": 0.1}
 

@@ -3,5 +3,8 @@ embedding distances, reference-text metrics (BLEU, ROUGE)."""
 
 from assay.errors import require_extra
 
+__all__: list[str] = []
+
+
 for _module in ("regex", "rapidfuzz"):
     require_extra(_module, "text", feature="the text evaluators")

@@ -16,6 +16,12 @@ from assay.embeddings.resolve import EmbeddingsSpec, resolve_embeddings
 from assay.evaluators._fields import ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, Example, Run
 
+__all__ = [
+    "DISTANCES", "DistanceName", "EmbeddingDistanceEvaluator", "chebyshev_distance",
+    "cosine_distance", "euclidean_distance", "hamming_distance", "manhattan_distance",
+]
+
+
 DistanceName = Literal["cosine", "euclidean", "manhattan", "chebyshev", "hamming"]
 
 

@@ -13,6 +13,12 @@ from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, pi
 from assay.evaluators.text._json_diff import json_differences, json_path
 from assay.schemas import EvaluationResult, Example, Run
 
+__all__ = [
+    "InvalidJson", "JsonEqualityEvaluator", "JsonValidityEvaluator", "MAX_REPORTED_ERRORS",
+    "parse_json",
+]
+
+
 _CODE_FENCE = re.compile(r"^\s*```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
 MAX_REPORTED_ERRORS = 20
 

@@ -18,6 +18,9 @@ from assay.errors import require_extra
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
+__all__ = ["BleuEvaluator", "Measure", "RougeEvaluator", "bleu_tokenizer", "references_of"]
+
+
 _HAN = regex.compile(r"\p{Han}")
 _CHAR_SCRIPTS = regex.compile(r"[\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 _NON_ASCII_WORD = regex.compile(r"[^\x00-\x7f]")

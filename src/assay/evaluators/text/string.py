@@ -24,6 +24,12 @@ from rapidfuzz.distance import (
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, Example, Run
 
+__all__ = [
+    "Distance", "ExactMatchEvaluator", "RegexEvaluator", "RegexMode", "StringDistanceEvaluator",
+    "Whitespace",
+]
+
+
 Whitespace = Literal["exact", "strip", "collapse", "ignore"]
 _WHITESPACE = re.compile(r"\s+")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)

@@ -27,6 +27,9 @@ from assay.ui.models import (
 from assay.ui.queries._sql import PREVIEW_SOURCE_CHARS, in_list, offset, preview
 from assay.ui.queries.rows import reference_previews, score_cells
 
+__all__ = ["EPSILON", "MAX_EXPERIMENTS", "cell_changes", "check_comparable", "compare_page"]
+
+
 EPSILON = 1e-9
 MAX_EXPERIMENTS = 8
 

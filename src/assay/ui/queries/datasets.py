@@ -8,6 +8,9 @@ from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import DatasetSummary, DatasetVersion, ExamplePage, ExampleView, ExperimentRef
 from assay.ui.queries._sql import like_pattern, loads, offset, version_clause
 
+__all__ = ["example_page", "find_dataset", "list_datasets"]
+
+
 _SUMMARY = """
 SELECT d.id, d.name, d.description, d.created_at, d.version,
        (SELECT COUNT(*) FROM examples e WHERE e.dataset_id = d.id AND e.removed_version IS NULL)

@@ -15,6 +15,12 @@ from assay.ui.models import (
 from assay.ui.queries._sql import in_list, like_pattern, loads, offset
 from assay.ui.queries.metrics import metrics_and_histograms
 
+__all__ = [
+    "experiment_detail", "find_experiment", "list_experiments", "metric_keys", "summary_from",
+    "summary_results",
+]
+
+
 _SUMMARY = """
 SELECT x.*, d.name AS dataset_name,
        (SELECT COUNT(*) FROM runs r WHERE r.experiment_id = x.id) AS row_count,

@@ -18,6 +18,9 @@ from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import Histogram, HistogramBin, MetricStat
 from assay.ui.stats import clustered_interval
 
+__all__ = ["BINS", "SCORE", "metric_stats", "metrics_and_histograms"]
+
+
 BINS = 10
 
 # An errored result never counts as a score, even if an evaluator left one behind.

@@ -32,6 +32,9 @@ from assay.ui.queries._sql import (
 from assay.ui.queries.experiments import metric_keys
 from assay.ui.queries.trace import run_tree
 
+__all__ = ["FAILED", "reference_previews", "results_of", "row_detail", "row_page", "score_cells"]
+
+
 # "Failed" = the target call failed, or an evaluator failed, or a metric scored below 1.
 FAILED = (
     "(u.error IS NOT NULL OR EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id "

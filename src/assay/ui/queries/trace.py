@@ -8,6 +8,9 @@ from typing import Any
 from assay.ui.models import RunNode
 from assay.ui.queries._sql import loads
 
+__all__ = ["MAX_DEPTH", "run_tree"]
+
+
 MAX_DEPTH = 64
 """Child runs nested deeper than this are cut: a page must not recurse without end."""
 

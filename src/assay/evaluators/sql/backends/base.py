@@ -17,6 +17,12 @@ from typing import Any, Protocol, Union
 from assay.errors import AssayError
 from assay.schemas import Example
 
+__all__ = [
+    "Database", "DatabaseSpec", "DatabaseUnavailable", "ExecutionLimits", "FixtureError",
+    "QueryError", "QueryRefused", "QueryResult", "QueryTimeout", "Session",
+]
+
+
 DatabaseSpec = Union[str, "os.PathLike[str]", None]
 
 

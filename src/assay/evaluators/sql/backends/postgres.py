@@ -40,6 +40,9 @@ except ImportError:  # exercised by tests/test_errors.py with psycopg hidden
         require_extra(_module, "postgres", feature="PostgreSQL databases")
     raise
 
+__all__ = ["PostgresDatabase", "PostgresSession"]
+
+
 _DRIVER = "postgresql+psycopg"
 _STREAM_CHUNK = 500
 
