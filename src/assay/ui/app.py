@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Optional
+<<<<<<< HEAD
+from typing import Any
+=======
+>>>>>>> main
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -21,9 +24,13 @@ from assay.ui.security import GuardMiddleware
 from assay.ui.templating import make_templates
 from assay.ui.text import clean_value
 
+__all__ = ["STATIC", "create_app"]
+
+
 STATIC = Path(__file__).parent / "static"
 
 
+<<<<<<< HEAD
 class SafeJSONResponse(JSONResponse):
     """JSON whose strings always encode: lone surrogates become U+FFFD."""
 
@@ -35,12 +42,16 @@ class SafeJSONResponse(JSONResponse):
 
 
 def create_app(
-    store: Store, token: Optional[str] = None, *, max_heavy_requests: int = DEFAULT_HEAVY_LIMIT
+    store: Store, token: str | None = None, *, max_heavy_requests: int = DEFAULT_HEAVY_LIMIT
 ) -> FastAPI:
     """The UI over ``store``, read-only. With a token, every request must carry it.
 
     At most ``max_heavy_requests`` comparisons run at once; more answer 503.
     """
+=======
+def create_app(store: Store, token: str | None = None) -> FastAPI:
+    """The UI over ``store``, read-only. With a token, every request must carry it."""
+>>>>>>> main
     db = ReadOnlyDatabase(store)
 
     @asynccontextmanager

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 from collections.abc import Callable
-from typing import Optional
 
 import anyio.to_thread
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -22,7 +21,7 @@ HEAVY_PATHS = ("/compare", "/api/compare")
 DEFAULT_HEAVY_LIMIT = 2
 
 
-def _malloc_trim() -> Optional[Callable[[], None]]:
+def _malloc_trim() -> Callable[[], None] | None:
     """glibc's ``malloc_trim(0)``, or None where the C library has none (musl, macOS)."""
     name = ctypes.util.find_library("c")
     if name is None:

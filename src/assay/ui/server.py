@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-from typing import Optional
 from urllib.parse import unquote, unquote_plus
 
 import uvicorn
@@ -15,12 +14,17 @@ from assay.ui.app import create_app
 from assay.ui.errors import UIConfigError
 from assay.ui.security import is_loopback_host
 
+__all__ = [
+    "MIN_TOKEN_LENGTH", "RedactTokens", "TOKEN_ENV", "check_bind", "redact", "resolve_token",
+    "serve",
+]
+
+
 TOKEN_ENV = "ASSAY_UI_TOKEN"
 MIN_TOKEN_LENGTH = 8
 
 
-
-def resolve_token(token: Optional[str]) -> Optional[str]:
+def resolve_token(token: str | None) -> str | None:
     """The given token, else ``$ASSAY_UI_TOKEN``, else None; refuses weak tokens."""
     value = token if token is not None else os.environ.get(TOKEN_ENV)
     if value is None or value == "":
@@ -33,7 +37,7 @@ def resolve_token(token: Optional[str]) -> Optional[str]:
     return value
 
 
-def check_bind(host: str, token: Optional[str]) -> None:
+def check_bind(host: str, token: str | None) -> None:
     """Refuse a non-loopback host unless a token protects it."""
     if token is None and not is_loopback_host(host):
         raise UIConfigError(
@@ -45,7 +49,7 @@ def check_bind(host: str, token: Optional[str]) -> None:
 class RedactTokens(logging.Filter):
     """Keeps the token out of the access log, however a request spelled it."""
 
-    def __init__(self, token: Optional[str] = None) -> None:
+    def __init__(self, token: str | None = None) -> None:
         super().__init__()
         self.token = token
 
@@ -55,7 +59,7 @@ class RedactTokens(logging.Filter):
         return True
 
 
-def redact(text: str, token: Optional[str] = None) -> str:
+def redact(text: str, token: str | None = None) -> str:
     """``text`` (a logged path) with every ``token`` parameter's value redacted.
 
     A parameter is a token parameter when its name, decoded as the app decodes query
@@ -90,10 +94,10 @@ def _redact_pair(piece: str) -> str:
 
 
 def serve(
-    database_url: Optional[str] = None,
+    database_url: str | None = None,
     host: str = "127.0.0.1",
     port: int = 8765,
-    token: Optional[str] = None,
+    token: str | None = None,
 ) -> None:
     """Serve the UI over the store at ``database_url`` until interrupted."""
     token = resolve_token(token)

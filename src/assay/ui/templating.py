@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import urlencode
 
 from fastapi.templating import Jinja2Templates
@@ -11,6 +11,12 @@ from starlette.requests import Request
 
 from assay.ui import charts, views
 from assay.ui.text import clean_text
+
+__all__ = [
+    "TEMPLATES", "make_templates", "node_kind", "page_count", "short_id", "short_time", "sort_link",
+    "sort_mark", "with_query",
+]
+
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -43,11 +49,11 @@ def page_count(total: int, per_page: int) -> int:
     return max((total + per_page - 1) // per_page, 1)
 
 
-def short_id(value: Optional[str]) -> str:
+def short_id(value: str | None) -> str:
     return (value or "")[:8]
 
 
-def short_time(value: Optional[str]) -> str:
+def short_time(value: str | None) -> str:
     """ISO time without seconds' fractions (the page's script shows it in local time)."""
     if not value:
         return "—"

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import require_extra
 from assay.evaluators.sql._comments import scan_comments
 from assay.evaluators.sql._refused import REFUSED_FUNCTIONS, RUN_QUERY_TEXT
 
@@ -26,10 +27,9 @@ try:
     import sqlglot
     from sqlglot import exp
     from sqlglot.errors import ErrorLevel, ParseError, TokenError
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "the SQL evaluators need sqlglot: install the extra with `pip install 'assay[sql]'`"
-    ) from exc
+except ImportError:  # exercised by tests/test_errors.py with sqlglot hidden
+    require_extra("sqlglot", "sql", feature="the SQL evaluators")
+    raise
 
 # Functions that only waste time (the timeout stops them): flagged.
 SLEEP_FUNCTIONS = frozenset({"pg_sleep", "pg_sleep_for", "pg_sleep_until", "sleep", "benchmark"})

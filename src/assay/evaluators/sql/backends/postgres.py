@@ -21,8 +21,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+<<<<<<< HEAD
 from assay.evaluators.sql.backends._pg_fetch import fetch_measured
 from assay.evaluators.sql.backends._pg_role import PrivilegedRole, check_role
+=======
+from assay.errors import require_extra
+>>>>>>> main
 from assay.evaluators.sql.backends.base import (
     Database,
     DatabaseUnavailable,
@@ -39,12 +43,23 @@ try:
     import psycopg
     import sqlalchemy as sa
     from psycopg import errors as pg_errors
+<<<<<<< HEAD
     from psycopg.pq import ExecStatus, TransactionStatus
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "PostgreSQL databases need SQLAlchemy and psycopg 3: "
         "install the extra with `pip install 'assay[postgres]'`"
     ) from exc
+=======
+    from psycopg.pq import TransactionStatus
+except ImportError:  # exercised by tests/test_errors.py with psycopg hidden
+    for _module in ("psycopg", "sqlalchemy"):
+        require_extra(_module, "postgres", feature="PostgreSQL databases")
+    raise
+
+__all__ = ["PostgresDatabase", "PostgresSession"]
+
+>>>>>>> main
 
 _DRIVER = "postgresql+psycopg"
 
