@@ -13,7 +13,15 @@ from urllib.parse import quote, unquote, unquote_plus
 import httpx
 import pytest
 from test_server import wait_for_port
-from ui_testdata import LiveServer, RowSpec, Scenario, build_scenario, free_port, make_dataset, make_experiment
+from ui_testdata import (
+    LiveServer,
+    RowSpec,
+    Scenario,
+    build_scenario,
+    free_port,
+    make_dataset,
+    make_experiment,
+)
 
 from assay.store import Store, open_store
 

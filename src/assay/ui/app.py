@@ -5,10 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-<<<<<<< HEAD
 from typing import Any
-=======
->>>>>>> main
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -30,7 +27,6 @@ __all__ = ["STATIC", "create_app"]
 STATIC = Path(__file__).parent / "static"
 
 
-<<<<<<< HEAD
 class SafeJSONResponse(JSONResponse):
     """JSON whose strings always encode: lone surrogates become U+FFFD."""
 
@@ -48,10 +44,6 @@ def create_app(
 
     At most ``max_heavy_requests`` comparisons run at once; more answer 503.
     """
-=======
-def create_app(store: Store, token: str | None = None) -> FastAPI:
-    """The UI over ``store``, read-only. With a token, every request must carry it."""
->>>>>>> main
     db = ReadOnlyDatabase(store)
 
     @asynccontextmanager

@@ -21,12 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-<<<<<<< HEAD
-from assay.evaluators.sql.backends._pg_fetch import fetch_measured
-from assay.evaluators.sql.backends._pg_role import PrivilegedRole, check_role
-=======
 from assay.errors import require_extra
->>>>>>> main
 from assay.evaluators.sql.backends.base import (
     Database,
     DatabaseUnavailable,
@@ -43,23 +38,14 @@ try:
     import psycopg
     import sqlalchemy as sa
     from psycopg import errors as pg_errors
-<<<<<<< HEAD
     from psycopg.pq import ExecStatus, TransactionStatus
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "PostgreSQL databases need SQLAlchemy and psycopg 3: "
-        "install the extra with `pip install 'assay[postgres]'`"
-    ) from exc
-=======
-    from psycopg.pq import TransactionStatus
 except ImportError:  # exercised by tests/test_errors.py with psycopg hidden
     for _module in ("psycopg", "sqlalchemy"):
         require_extra(_module, "postgres", feature="PostgreSQL databases")
     raise
 
-__all__ = ["PostgresDatabase", "PostgresSession"]
-
->>>>>>> main
+from assay.evaluators.sql.backends._pg_fetch import fetch_measured  # noqa: E402 - needs psycopg
+from assay.evaluators.sql.backends._pg_role import PrivilegedRole, check_role  # noqa: E402
 
 _DRIVER = "postgresql+psycopg"
 
