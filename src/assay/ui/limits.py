@@ -17,6 +17,8 @@ import anyio.to_thread
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+__all__ = ["DEFAULT_HEAVY_LIMIT", "HEAVY_PATHS", "HeavyRequestLimit"]
+
 HEAVY_PATHS = ("/compare", "/api/compare")
 DEFAULT_HEAVY_LIMIT = 2
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+__all__ = ["REPLACEMENT", "clean_text", "clean_value"]
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
