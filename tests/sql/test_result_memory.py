@@ -84,7 +84,9 @@ TWENTY_ROWS = "(WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r W
     ],
 )
 def test_sqlite_huge_results_stay_bounded(shop_sqlite: Path, sql: str) -> None:
-    assert_bounded(measure(str(shop_sqlite), sql))
+    figures = measure(str(shop_sqlite), sql)
+    print(f"sqlite peak growth {float(figures['growth_mb']):.1f} MB in {float(figures['elapsed']):.2f} s")  # type: ignore[arg-type]
+    assert_bounded(figures)
 
 
 @pytest.mark.slow
@@ -99,7 +101,9 @@ def test_sqlite_huge_results_stay_bounded(shop_sqlite: Path, sql: str) -> None:
     ],
 )
 def test_postgres_huge_results_stay_bounded(shop_postgres: str, sql: str) -> None:
-    assert_bounded(measure(shop_postgres, sql))
+    figures = measure(shop_postgres, sql)
+    print(f"postgres peak growth {float(figures['growth_mb']):.1f} MB in {float(figures['elapsed']):.2f} s")  # type: ignore[arg-type]
+    assert_bounded(figures)
 
 
 def evaluate(evaluator: SQLExecutionEvaluator, generated: str, reference: str) -> EvaluationResult:

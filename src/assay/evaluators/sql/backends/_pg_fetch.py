@@ -10,6 +10,7 @@ in chunks small enough that a chunk of rows at the row limit stays small.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator
 from typing import Any, cast
 
@@ -21,6 +22,8 @@ from assay.evaluators.sql.backends._budget import ResultBudget
 from assay.evaluators.sql.backends.base import ExecutionLimits, QueryRefused
 
 _CHUNK_BYTES = 16 * 1024 * 1024
+_MARKER = "assay-result-limit:"
+_MARKER_SIZES = re.compile(re.escape(_MARKER) + r"(\d+):(\d+)")
 _MAX_CHUNK_ROWS = 500
 
 
@@ -45,9 +48,13 @@ def measured_query(sql: str, width: int, limits: ExecutionLimits) -> str:
     counted = [f"coalesce(n.n{index}, 0)" for index in range(width)]
     fits = f"s.largest <= {limits.max_value_bytes} AND s.row_bytes <= {limits.max_row_bytes}"
     cells = ", ".join(f"CASE WHEN {fits} THEN q.{name} END" for name in names)
+    # The first row past a limit stops the query on the server, naming its sizes.
+    stop = f"('{_MARKER}' || s.largest || ':' || s.row_bytes)::int"
     return (
-        f"SELECT {cells}, s.row_bytes, s.largest\n"
-        f"FROM (\n{body}\n) AS q({', '.join(names)})\n"
+        f"SELECT {cells}, CASE WHEN {fits} THEN s.row_bytes ELSE {stop} END, s.largest\n"
+        # OFFSET 0 keeps the planner from inlining the query's expressions into each
+        # reference below (a repeat('x', 1e8) would be computed once per reference).
+        f"FROM (SELECT * FROM (\n{body}\n) AS query OFFSET 0) AS q({', '.join(names)})\n"
         f"CROSS JOIN LATERAL (SELECT {sizes} OFFSET 0) AS n\n"
         f"CROSS JOIN LATERAL (SELECT {' + '.join(counted)} AS row_bytes, "
         f"greatest({', '.join(counted)}) AS largest) AS s"
@@ -77,7 +84,15 @@ def fetch_measured(
         budget.add_row(int(row[-2] or 0))
         return row[:-2]
 
-    return columns, _stream(cursor, wrapped, limits, measured)
+    try:
+        return columns, _stream(cursor, wrapped, limits, measured)
+    except pg_errors.InvalidTextRepresentation as exc:
+        sizes = _MARKER_SIZES.search(str(exc))
+        if sizes is None:
+            raise
+        budget.check_value(int(sizes.group(1)))
+        budget.add_row(int(sizes.group(2)))
+        raise  # pragma: no cover - the server only stops a row past a limit
 
 
 def _execute_without_rows(connection: psycopg.Connection[Any], sql: str) -> None:
