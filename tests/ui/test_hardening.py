@@ -122,7 +122,9 @@ def test_out_of_range_page_numbers_answer_400_naming_the_parameter(
 
 
 @pytest.mark.parametrize("number", ["9223372036854775808", "1e300", "99999999999", "-1", "2.5"])
-def test_out_of_range_versions_answer_400(served: tuple[LiveServer, Scenario, dict[str, str]], number: str) -> None:
+def test_out_of_range_versions_answer_400(
+    served: tuple[LiveServer, Scenario, dict[str, str]], number: str
+) -> None:
     server = served[0]
     with httpx.Client(base_url=server.url) as client:
         for path in ("/datasets/qa", "/api/datasets/qa/examples"):
@@ -130,7 +132,9 @@ def test_out_of_range_versions_answer_400(served: tuple[LiveServer, Scenario, di
             assert answer.status_code == 400 and "version" in answer.text, (path, number)
 
 
-def test_every_stored_string_renders_in_pages_and_api(served: tuple[LiveServer, Scenario, dict[str, str]]) -> None:
+def test_every_stored_string_renders_in_pages_and_api(
+    served: tuple[LiveServer, Scenario, dict[str, str]],
+) -> None:
     server, _, odd = served
     experiment, run, dataset = odd["experiment"], odd["run"], odd["dataset"]
     with httpx.Client(base_url=server.url) as client:
@@ -199,7 +203,9 @@ def spellings(token: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_no_spelling_of_the_token_reaches_the_access_log(logged_server: tuple[str, subprocess.Popen[str]]) -> None:
+def test_no_spelling_of_the_token_reaches_the_access_log(
+    logged_server: tuple[str, subprocess.Popen[str]],
+) -> None:
     url, process = logged_server
     sent = []
     with httpx.Client(base_url=url) as client:
@@ -209,7 +215,12 @@ def test_no_spelling_of_the_token_reaches_the_access_log(logged_server: tuple[st
                 request.url = httpx.URL(url + path + spelling)  # raw, as a visitor would type it
                 answer = client.send(request)
                 sent.append((path + spelling, answer.status_code))
-        assert client.get("/api/experiments", params={}, headers={"authorization": f"Bearer {TOKEN}"}).status_code == 200
+        assert (
+            client.get(
+                "/api/experiments", params={}, headers={"authorization": f"Bearer {TOKEN}"}
+            ).status_code
+            == 200
+        )
     authenticated = [s for s, status in sent if status in (200, 303) and "/experiments/" not in s]
     assert any("%74oken" in s for s in authenticated)  # the encoded spelling still authenticates...
     process.terminate()

@@ -34,11 +34,15 @@ def big_database(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("big") / "big.db"
     store = open_store(str(path))
     dataset, examples = make_dataset(
-        store, "big", [{"inputs": {"q": f"question {i}"}, "outputs": {"a": f"answer {i}"}} for i in range(ROWS)]
+        store,
+        "big",
+        [{"inputs": {"q": f"question {i}"}, "outputs": {"a": f"answer {i}"}} for i in range(ROWS)],
     )
     for name in ("base", "cand"):
         specs = [
-            RowSpec(outputs={"answer": f"{name} {i}"}, scores={"correct": (i + len(name)) % 2, "quality": 0.5})
+            RowSpec(
+                outputs={"answer": f"{name} {i}"}, scores={"correct": (i + len(name)) % 2, "quality": 0.5}
+            )
             for i in range(ROWS)
         ]
         make_experiment(store, name, dataset, examples, specs)
