@@ -182,6 +182,8 @@ def logged_server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]
         if process.poll() is None:
             process.terminate()
             process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def spellings(token: str) -> list[str]:

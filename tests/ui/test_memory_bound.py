@@ -85,7 +85,7 @@ def server(big_database: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     port = free_port()
     code = f"from assay.ui import serve; serve({big_database!r}, port={port})"
     process = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "ASSAY_UI_TOKEN": ""},
     )  # fmt: skip
     try:
