@@ -135,3 +135,15 @@ def test_long_values_are_clipped_in_metadata_with_a_marker(shop_sqlite: Path) ->
     text, blob = result.metadata["generated"]["rows"][0]
     assert text.startswith("x" * 1000) and text.endswith("… [4,000 more characters]")
     assert blob.startswith("0x") and blob.endswith("… [2,744 more bytes]")
+
+
+def test_trailing_semicolons_and_comments_keep_the_full_value_limit(shop_sqlite: Path) -> None:
+    """The width probe nests the query: what ends it must not make it fall back to a tiny cap."""
+    from assay.evaluators.sql.backends.base import ExecutionLimits
+    from assay.evaluators.sql.backends.sqlite import SQLiteFile
+
+    database = SQLiteFile(shop_sqlite, ExecutionLimits())
+    with database.session(None) as session:
+        for ending in ("", ";", " ; -- done", "\n-- one\n-- two\n", " /* c */;", "; /* c */"):
+            result = session.run(f"SELECT randomblob(500000), 1{ending}")
+            assert len(result.rows[0][0]) == 500_000, ending

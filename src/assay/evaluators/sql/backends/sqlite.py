@@ -8,6 +8,7 @@ statement per call. A watchdog thread interrupts queries past their deadline.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -99,7 +100,7 @@ class SQLiteSession:
         """Largest value a query with this many columns may build: a share of the row budget."""
         limits = self.limits
         try:  # LIMIT 0 prepares the query without computing a row
-            probe = self.connection.execute(f"SELECT * FROM (\n{sql.rstrip().rstrip(';')}\n) LIMIT 0")
+            probe = self.connection.execute(f"SELECT * FROM (\n{_without_end(sql)}\n) LIMIT 0")
             width = len(probe.description or ()) or 1
             probe.close()
         except (sqlite3.Error, sqlite3.Warning):
@@ -142,6 +143,23 @@ class SQLiteSession:
             f"{shown} (max_value_bytes={self.limits.max_value_bytes:,}, "
             f"max_row_bytes={self.limits.max_row_bytes:,} shared by the columns)"
         )
+
+
+_TRAILING_COMMENT = re.compile(r"(--[^\n]*|/\*(?:(?!\*/).)*\*/)\Z", re.DOTALL)
+
+
+def _without_end(sql: str) -> str:
+    """The query without what may follow it (semicolons, comments), to nest it as a subquery.
+
+    A comment opener inside a quoted string or name is cut too, but then what is left
+    holds an unclosed quote and the probe fails: the conservative cap applies.
+    """
+    body = sql
+    while True:
+        trimmed = _TRAILING_COMMENT.sub("", body.rstrip().rstrip(";").rstrip())
+        if trimmed == body:
+            return body
+        body = trimmed
 
 
 def _guard(connection: sqlite3.Connection) -> None:
