@@ -35,7 +35,7 @@ class ScorerResult(BaseModel):
 
     @property
     def extract_step_result(self) -> dict[str, Any] | None:
-        """Seed 001's name for the completeness scorer's preprocess step."""
+        """The older name of the completeness scorer's preprocess step (Mastra's ``extractStepResult``)."""
         return self.preprocess_step_result
 
 

@@ -1,4 +1,4 @@
-"""``create_summarization_scorer`` (seed 002): alignment and coverage of a summary.
+"""``create_summarization_scorer`` (Mastra's): alignment and coverage of a summary.
 
 alignment = supported claims / claims; coverage = answered questions / questions;
 score = min(alignment, coverage) x scale, and 0 when there is no claim or no question.
@@ -208,7 +208,7 @@ def create_summarization_scorer(
     prompts: SummarizationPrompts = SummarizationPrompts(),
     options: dict[str, Any] | None = None,
 ) -> SummarizationScorer:
-    """Seed 002's scorer. ``model``: ``"openai/<model>"``, a ``ChatModel``, a ``ChatClient``,
+    """The summarization scorer. ``model``: ``"openai/<model>"``, a ``ChatModel``, a ``ChatClient``,
     or None for ``ASSAY_JUDGE_MODEL``. The summary is the last assistant message of the
     output; the source is ``source_extractor(input, output)``, else ``source``, else the
     first user message of the input. ``options`` takes Mastra's form
