@@ -1,6 +1,7 @@
 """assay: local-first evaluation for LLM applications."""
 
 from assay.client import Client
+from assay.comparison import Comparison, MetricComparison, NotComparableError, compare
 from assay.evaluation import (
     EvaluationResult,
     EvaluationResults,
@@ -10,10 +11,12 @@ from assay.evaluation import (
     evaluate,
 )
 from assay.evaluators.judge.pairwise import evaluate_comparative
+from assay.evaluation.metric import metric
 from assay.schemas import Dataset, Example, Run
 from assay.tracing import traceable
 
 __all__ = [
-    "Client", "Dataset", "EvaluationResult", "EvaluationResults", "EvaluatorSignatureError",
-    "Example", "ExperimentResults", "Run", "aevaluate", "evaluate", "evaluate_comparative", "traceable",
+    "Client", "Comparison", "Dataset", "EvaluationResult", "EvaluationResults", "EvaluatorSignatureError",
+    "Example", "ExperimentResults", "MetricComparison", "NotComparableError", "Run", "aevaluate",
+    "compare", "evaluate", "evaluate_comparative", "metric", "traceable",
 ]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from functools import cached_property
-from typing import Any
+from typing import Any, Optional
 
 from assay.evaluation._stats import MetricAggregate, aggregate
 from assay.schemas import EvaluationResult, EvaluationResults
+from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 
@@ -21,11 +22,13 @@ class ExperimentResults:
         rows: list[ExperimentRow],
         summary_results: list[EvaluationResult],
         store_url: str,
+        store: Optional[Store] = None,
     ) -> None:
         self.experiment = experiment
         self.rows = rows
         self._summary = summary_results
         self.store_url = store_url
+        self.store = store  # for compare(); None when only the URL is known
 
     @property
     def id(self) -> uuid.UUID:
@@ -87,6 +90,13 @@ class ExperimentResults:
                     if isinstance(value, (int, float)) and not isinstance(value, bool):
                         totals[name] = totals.get(name, 0) + value
         return totals
+
+    def compare(self, other: Any, *, cluster_by: Optional[str] = None) -> Any:
+        """The paired comparison of ``other`` against this experiment as the baseline: see
+        ``assay.compare`` (returns an ``assay.Comparison``)."""
+        from assay.comparison import compare
+
+        return compare(self, other, client=self.store, cluster_by=cluster_by)
 
     def to_pandas(self) -> Any:
         try:

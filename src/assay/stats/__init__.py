@@ -1,0 +1,1 @@
+"""Statistics for honest numbers: intervals that fit the metric and paired tests."""
