@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any, Optional
 
+from assay._metric import MetricInfo
 from assay.evaluation._stats import MetricAggregate, aggregate
 from assay.schemas import EvaluationResult, EvaluationResults
 from assay.store.base import Store
@@ -55,13 +56,18 @@ class ExperimentResults:
 
     @cached_property
     def aggregate(self) -> dict[str, MetricAggregate]:
-        """Per metric key: mean, n, errors, standard error (clustered by example), 95% CI."""
+        """Per metric key: mean, n, errors, skipped, standard error and 95% CI (Wilson for
+        0/1 metrics, Student t clustered by example otherwise), with the metric's direction."""
         scores: dict[str, list[float]] = {}
         clusters: dict[str, list[str]] = {}
         errors: dict[str, int] = {}
+        skipped: dict[str, int] = {}
+        infos: dict[str, MetricInfo] = {}
         for row in self.rows:
             for result in row.results:
                 errors.setdefault(result.key, 0)
+                if result.key not in infos and result.evaluator_info:
+                    infos[result.key] = MetricInfo.of(result.evaluator_info)
                 if result.error is not None:
                     errors[result.key] += 1
                     continue
@@ -69,8 +75,11 @@ class ExperimentResults:
                 if value is not None:
                     scores.setdefault(result.key, []).append(value)
                     clusters.setdefault(result.key, []).append(str(row.example.id))
+                elif row.run.error is not None:  # no score, no error, failed target
+                    skipped[result.key] = skipped.get(result.key, 0) + 1
         return {
-            key: aggregate(key, scores.get(key, []), clusters.get(key, []), errors[key])
+            key: aggregate(key, scores.get(key, []), clusters.get(key, []), errors[key],
+                           skipped=skipped.get(key, 0), info=infos.get(key))
             for key in errors
         }
 

@@ -28,7 +28,16 @@ class RunEvaluator:
 
 
 class BaseEvaluator(RunEvaluator):
-    """Subclass and override ``_evaluate`` (sync) or ``_aevaluate`` (async)."""
+    """Subclass and override ``_evaluate`` (sync) or ``_aevaluate`` (async).
+
+    Metric metadata, as class (or instance) attributes: ``direction`` ("higher" or
+    "lower" is better), ``score_range`` ((low, high), None for unbounded) and
+    ``needs_outputs`` (default True: not called when the target failed, the result is
+    recorded as skipped)."""
+
+    direction: Optional[str] = None
+    score_range: Optional[tuple[Optional[float], Optional[float]]] = None
+    needs_outputs: bool = True
 
     def __init__(self, name: Optional[str] = None, **kwargs: Any) -> None:
         self.name = name or type(self).__name__
@@ -97,6 +106,7 @@ class DynamicRunEvaluator(BaseEvaluator):
         super().__init__(name=getattr(func, "__name__", "evaluator"))
         self.func = func
         self._bound = bind_row_evaluator(func)
+        self.needs_outputs = self._bound.needs_outputs
 
     @property
     def is_async(self) -> bool:

@@ -1,5 +1,5 @@
-"""Metric metadata: which way is better, what range scores lie in, and whether the
-evaluator needs the target's outputs.
+"""Declaring metric metadata on evaluators: which way is better, what range scores lie
+in, and whether the evaluator needs the target's outputs.
 
 Declared once per evaluator: on a function with :func:`metric`, on a ``BaseEvaluator``
 subclass with the class attributes ``direction``, ``score_range`` and ``needs_outputs``.
@@ -11,79 +11,26 @@ A result can also declare its own: ``EvaluationResult(key=..., score=..., direct
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Optional, TypeVar, cast
+from typing import Any, Callable, Optional, TypeVar
 
-Direction = Literal["higher", "lower"]
-Range = tuple[Optional[float], Optional[float]]
-DIRECTIONS: tuple[Direction, ...] = ("higher", "lower")
-UNIT_RANGE: Range = (0.0, 1.0)
-NON_NEGATIVE: Range = (0.0, None)
+from assay._metric import (
+    DIRECTIONS,
+    NON_NEGATIVE,
+    UNIT_RANGE,
+    Direction,
+    MetricInfo,
+    Range,
+    check_direction,
+    check_range,
+)
+
+__all__ = [
+    "DIRECTIONS", "NON_NEGATIVE", "UNIT_RANGE", "Declaration", "Direction", "MetricInfo", "Range",
+    "check_direction", "check_range", "declaration_of", "metric",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    """How to read a metric's scores. Undeclared metrics are higher-is-better, range unknown."""
-
-    direction: Direction = "higher"
-    score_range: Optional[Range] = None
-    declared: bool = False
-
-    @classmethod
-    def of(cls, evaluator_info: Optional[Mapping[str, Any]]) -> MetricInfo:
-        """Read from a stored result's ``evaluator_info``; bad values fall back to the default."""
-        info = evaluator_info or {}
-        direction = info.get("direction")
-        bounds = info.get("score_range")
-        try:
-            score_range = check_range(bounds) if bounds is not None else None
-        except ValueError:
-            score_range = None
-        if direction in DIRECTIONS:
-            return cls(cast(Direction, direction), score_range, True)
-        return cls("higher", score_range, score_range is not None)
-
-    def as_info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"direction": self.direction}
-        if self.score_range is not None:
-            info["score_range"] = list(self.score_range)
-        return info
-
-    def is_improvement(self, difference: float) -> bool:
-        """Whether B - A = ``difference`` (nonzero) is a change for the better."""
-        return difference > 0 if self.direction == "higher" else difference < 0
-
-    def worst(self) -> Optional[float]:
-        """The worst possible score, when the range bounds it."""
-        if self.score_range is None:
-            return None
-        return self.score_range[0] if self.direction == "higher" else self.score_range[1]
-
-
-def check_direction(direction: Any) -> Direction:
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be 'higher' or 'lower' (which is better), got {direction!r}")
-    return cast(Direction, direction)
-
-
-def check_range(bounds: Any) -> Range:
-    """A (low, high) pair of numbers or None (unbounded on that side), low <= high."""
-    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
-        raise ValueError(f"score_range must be a (low, high) pair, got {bounds!r}")
-    low, high = (None if b is None else _finite_number(b) for b in bounds)
-    if low is not None and high is not None and low > high:
-        raise ValueError(f"score_range must have low <= high, got {bounds!r}")
-    return (low, high)
-
-
-def _finite_number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"a score_range bound must be a finite number or None, got {value!r}")
-    return float(value)
 
 
 @dataclass(frozen=True)
