@@ -46,10 +46,14 @@ class MetricAggregate:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "mean": self.mean, "n": self.n, "errors": self.errors, "skipped": self.skipped,
+            "mean": self.mean,
+            "n": self.n,
+            "errors": self.errors,
+            "skipped": self.skipped,
             "stderr": self.stderr,
             "ci95": (self.ci_low, self.ci_high) if self.ci_low is not None else None,
-            "ci_method": self.method, "direction": self.direction,
+            "ci_method": self.method,
+            "direction": self.direction,
             "score_range": list(self.score_range) if self.score_range is not None else None,
         }
 
@@ -103,8 +107,9 @@ def aggregate(
     info = info or MetricInfo()
     n = len(scores)
     if n == 0:
-        return MetricAggregate(key, None, 0, errors, None, None, None, skipped, None,
-                               info.direction, info.score_range)
+        return MetricAggregate(
+            key, None, 0, errors, None, None, None, skipped, None, info.direction, info.score_range
+        )
     mean = math.fsum(scores) / n
     if all(score == mean for score in scores):
         mean = scores[0]  # exactly, not 0.30000000000000004 for ten 0.3s
@@ -115,11 +120,17 @@ def aggregate(
     binary = all(score == 0.0 or score == 1.0 for score in scores)
     in_unit = min(scores) >= 0.0 and max(scores) <= 1.0
     bounds = info.score_range or (UNIT_RANGE if in_unit else None)
-    stderr, interval = mean_interval(
-        mean, n, len(residual_sums), squares, binary=binary, bounds=bounds
-    )
+    stderr, interval = mean_interval(mean, n, len(residual_sums), squares, binary=binary, bounds=bounds)
     return MetricAggregate(
-        key, mean, n, errors, stderr,
-        interval.low if interval else None, interval.high if interval else None,
-        skipped, interval.method if interval else None, info.direction, info.score_range,
+        key,
+        mean,
+        n,
+        errors,
+        stderr,
+        interval.low if interval else None,
+        interval.high if interval else None,
+        skipped,
+        interval.method if interval else None,
+        info.direction,
+        info.score_range,
     )
