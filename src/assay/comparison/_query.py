@@ -156,13 +156,18 @@ def side_facts(conn: sqlite3.Connection, experiment_id: str) -> SideFacts:
     )
 
 
-def _metric_info(conn: sqlite3.Connection, experiment_id: str, key: str) -> dict[str, Any]:
-    """The metric metadata of the metric's first result that has any: an evaluator declares
-    it on every result it returns, so a look at the first few (bounded) speaks for all."""
-    row = conn.execute(
-        "SELECT evaluator_info FROM (SELECT evaluator_info FROM results WHERE experiment_id = ? "
-        "AND key = ? LIMIT 100) WHERE evaluator_info IS NOT NULL LIMIT 1",
-        (experiment_id, key),
-    ).fetchone()
+# The metric metadata of a metric's first result that has any: an evaluator declares it on
+# every result it returns, so a look at the first few (bounded) speaks for all.
+METRIC_INFO_SQL = (
+    "SELECT evaluator_info FROM (SELECT evaluator_info FROM results WHERE experiment_id = ? "
+    "AND key = ? LIMIT 100) WHERE evaluator_info IS NOT NULL LIMIT 1"
+)
+
+
+def decode_metric_info(row: Any) -> dict[str, Any]:
     info: Optional[dict[str, Any]] = loads(row[0]) if row is not None else None
     return info if isinstance(info, dict) else {}
+
+
+def _metric_info(conn: sqlite3.Connection, experiment_id: str, key: str) -> dict[str, Any]:
+    return decode_metric_info(conn.execute(METRIC_INFO_SQL, (experiment_id, key)).fetchone())

@@ -23,7 +23,7 @@ def check_comparable(experiments: Sequence[Any], *, what: str = "compare") -> No
     Each experiment needs ``id``, ``name`` and ``dataset_id`` (an ``ExperimentRecord`` or
     the UI's summary); ``dataset_name`` is used in the message when present."""
     if len(experiments) < 2:
-        raise NotComparableError(f"{what} needs at least two experiments, got {len(experiments)}")
+        raise NotComparableError(f"{what} needs two or more experiments, got {len(experiments)}")
     ids = [str(e.id) for e in experiments]
     repeated = sorted({e.name for e in experiments if ids.count(str(e.id)) > 1})
     if repeated:

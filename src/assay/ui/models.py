@@ -83,9 +83,14 @@ class MetricStat(BaseModel):
     n: int = Field(description="scored results (errors excluded)")
     errors: int = Field(description="results whose evaluator failed")
     unscored: int = Field(0, description="results with neither score nor error (value only)")
+    skipped: int = Field(0, description="not called: the target failed and the evaluator needs outputs")
     stderr: Optional[float] = None
     ci_low: Optional[float] = None
     ci_high: Optional[float] = None
+    ci_method: Optional[str] = Field(None, description="how the 95% interval was computed")
+    direction: Literal["higher", "lower"] = Field("higher", description="which way is better")
+    score_range: Optional[tuple[Optional[float], Optional[float]]] = None
+    binary: bool = Field(False, description="every score is 0 or 1")
     min: Optional[float] = None
     max: Optional[float] = None
     unit_range: bool = Field(description="every score lies in [0, 1]")

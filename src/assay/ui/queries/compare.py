@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Optional
 
+from assay.comparison import comparability
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.models import (
@@ -119,12 +120,10 @@ def check_comparable(experiments: list[ExperimentSummary]) -> None:
         raise BadRequest("compare needs at least two experiments (repeat the 'e' parameter)")
     if len(experiments) > MAX_EXPERIMENTS:
         raise BadRequest(f"compare shows at most {MAX_EXPERIMENTS} experiments at once")
-    if len({e.id for e in experiments}) != len(experiments):
-        raise BadRequest("compare got the same experiment twice")
-    datasets = {e.dataset_id for e in experiments}
-    if len(datasets) != 1 or None in datasets:
-        names = ", ".join(f"{e.name!r} (dataset {e.dataset_name or 'none'})" for e in experiments)
-        raise BadRequest(f"compared experiments must run on one dataset; got {names}")
+    try:
+        comparability.check_comparable(experiments)
+    except comparability.NotComparableError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _metric_keys(db: ReadOnlyDatabase, ids: list[str]) -> list[str]:
