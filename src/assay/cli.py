@@ -10,11 +10,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from assay import cli_compare
 from assay.store.errors import StoreError
 from assay.store.open import default_url, store_exists
 
 # Commands that only read: they must not create an empty store at a mistyped path.
-_READERS = {"ui", "datasets", "experiments", "show"}
+_READERS = {"ui", "datasets", "experiments", "show", "compare"}
 
 
 _DB_HELP = "store URL or path (default: $ASSAY_DATABASE_URL or ./.assay/assay.db)"
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("experiments", parents=[store], help="list experiments")
     show = commands.add_parser("show", parents=[store], help="print a stored experiment's report")
     show.add_argument("experiment")
+    cli_compare.add_parser(commands, store)
     return parser
 
 
@@ -43,6 +45,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     handler = {
         "demo": _demo, "ui": _ui, "datasets": _datasets, "experiments": _experiments, "show": _show,
+        "compare": cli_compare.run,
     }[args.command]
     try:
         if args.command in _READERS and not store_exists(args.db):

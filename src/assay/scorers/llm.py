@@ -103,6 +103,7 @@ class FaithfulnessScorer(_ContextScorer):
 
 
 class HallucinationScorer(_ContextScorer):
+    direction = "lower"  # the share of claims that contradict the context
     verdict_model = YesNoVerdicts
 
     def fraction(self, verdicts: list[Any]) -> float:
@@ -146,6 +147,7 @@ class AnswerRelevancyScorer(VerdictScorer):
 
 
 class ToxicityScorer(VerdictScorer):
+    direction = "lower"  # a share of toxic statements / biased opinions
     items_name = "statements"
     verdict_model = YesNoVerdicts
 
@@ -174,6 +176,7 @@ class ToxicityScorer(VerdictScorer):
 
 
 class BiasScorer(VerdictScorer):
+    direction = "lower"  # a share of toxic statements / biased opinions
     items_name = "opinions"
     verdict_model = YesNoVerdicts
 
