@@ -10,8 +10,8 @@ from assay.evaluation import (
     aevaluate,
     evaluate,
 )
-from assay.evaluators.judge.pairwise import evaluate_comparative
 from assay.evaluation.metric import metric
+from assay.evaluators.judge.pairwise import evaluate_comparative
 from assay.schemas import Dataset, Example, Run
 from assay.tracing import traceable
 
