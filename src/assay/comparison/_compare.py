@@ -211,7 +211,7 @@ def _store_for(client: Any, *refs: Any) -> Store:
             raise TypeError(f"client must be an assay.Client or a Store, got {type(client).__name__}")
         return store
     for ref in refs:
-        store = getattr(ref, "store", None)
+        store = getattr(ref, "_store", None)
         if isinstance(store, Store):
             return store
     for ref in refs:

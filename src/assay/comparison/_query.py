@@ -1,7 +1,7 @@
 """The SQL behind a paired comparison: per metric, sums over paired examples.
 
 Each side's scores are first averaged per example (repetitions become one number per
-example), then the two sides are joined on the example. Only sums leave the database,
+example), in one grouping of both sides' results by (metric, example). Only sums leave the database,
 so the cost in Python does not grow with the number of rows.
 """
 
@@ -16,51 +16,85 @@ from typing import Any, Optional
 from assay.store._json import loads
 from assay.store.base import Store
 
-# One row per (metric, example) of one experiment: the mean of its scored repetitions.
-_SIDE = """
-    SELECT r.key AS key, u.example_id AS ex, AVG(r.score) AS s, COUNT(*) AS k,
+# One row per (metric, example) over both experiments: the mean of each side's scored
+# repetitions. One pass over the results of both, grouped once (no join of two halves).
+_PER_EXAMPLE = """
+    SELECT r.key AS key, u.example_id AS ex,
+           AVG(CASE WHEN r.experiment_id = :a THEN r.score END) AS sa,
+           AVG(CASE WHEN r.experiment_id = :b THEN r.score END) AS sb,
+           SUM(r.experiment_id = :a) AS ka, SUM(r.experiment_id = :b) AS kb,
            MIN(r.score = 0.0 OR r.score = 1.0) AS bin
     FROM results r JOIN runs u ON u.id = r.run_id
-    WHERE r.experiment_id = ? AND r.error IS NULL AND r.score IS NOT NULL
+    WHERE r.experiment_id IN (:a, :b) AND r.error IS NULL AND r.score IS NOT NULL
     GROUP BY r.key, u.example_id
 """
 
+# With one repetition per example, rows pair through the runs' (experiment, example,
+# repetition) index and each metric's sums come out without sorting the rows. B's
+# scored count comes from the metric index apart (rows of B with no row in A).
+_PAIRED_RUNS = """
+    SELECT ra.key AS key, COUNT(*) AS scored_a, COUNT(rb.score) AS n,
+           SUM(CASE WHEN rb.score IS NOT NULL THEN ra.score END) AS sum_a,
+           SUM(rb.score) AS sum_b, SUM(rb.score - ra.score) AS sum_d,
+           SUM((rb.score - ra.score) * (rb.score - ra.score)) AS sum_dd,
+           COALESCE(MIN(CASE WHEN rb.score IS NOT NULL THEN (ra.score = 0.0 OR ra.score = 1.0)
+                        AND (rb.score = 0.0 OR rb.score = 1.0) END), 0) AS binary,
+           TOTAL(ra.score = 1 AND rb.score = 1) AS both_pass,
+           TOTAL(ra.score = 1 AND rb.score = 0) AS only_a,
+           TOTAL(ra.score = 0 AND rb.score = 1) AS only_b,
+           TOTAL(ra.score = 0 AND rb.score = 0) AS neither,
+           0 AS repeated
+    FROM runs ua
+    JOIN results ra ON ra.run_id = ua.id AND ra.error IS NULL AND ra.score IS NOT NULL
+    LEFT JOIN runs ub ON ub.experiment_id = :b AND ub.example_id = ua.example_id
+         AND ub.repetition = ua.repetition
+    LEFT JOIN results rb ON rb.run_id = ub.id AND rb.key = ra.key AND rb.error IS NULL
+         AND rb.score IS NOT NULL
+    WHERE ua.experiment_id = :a
+    GROUP BY ra.key
+"""
+
+_SCORED = """
+    SELECT key, COUNT(score) AS scored FROM results WHERE experiment_id = ? GROUP BY key
+"""
+
 _PAIRED = f"""
-    WITH a AS ({_SIDE}), b AS ({_SIDE})
-    SELECT COALESCE(a.key, b.key) AS key,
-           COUNT(a.ex) AS scored_a, COUNT(b.ex) AS scored_b,
-           SUM(a.ex IS NOT NULL AND b.ex IS NOT NULL) AS n,
-           SUM(CASE WHEN b.ex IS NOT NULL THEN a.s END) AS sum_a,
-           SUM(CASE WHEN a.ex IS NOT NULL THEN b.s END) AS sum_b,
-           SUM(b.s - a.s) AS sum_d, SUM((b.s - a.s) * (b.s - a.s)) AS sum_dd,
-           COALESCE(MIN(a.bin AND b.bin AND a.k = 1 AND b.k = 1), 0) AS binary,
-           TOTAL(a.s = 1 AND b.s = 1) AS both_pass, TOTAL(a.s = 1 AND b.s = 0) AS only_a,
-           TOTAL(a.s = 0 AND b.s = 1) AS only_b, TOTAL(a.s = 0 AND b.s = 0) AS neither,
-           MAX(a.k) > 1 OR MAX(b.k) > 1 AS repeated
-    FROM a FULL JOIN b ON b.key = a.key AND b.ex = a.ex
-    GROUP BY COALESCE(a.key, b.key)
+    WITH per AS ({_PER_EXAMPLE}),
+    paired AS (SELECT *, CASE WHEN ka > 0 AND kb > 0 THEN sb - sa END AS d FROM per)
+    SELECT key, COUNT(sa) AS scored_a, COUNT(sb) AS scored_b, COUNT(d) AS n,
+           SUM(CASE WHEN d IS NOT NULL THEN sa END) AS sum_a,
+           SUM(CASE WHEN d IS NOT NULL THEN sb END) AS sum_b,
+           SUM(d) AS sum_d, SUM(d * d) AS sum_dd,
+           COALESCE(MIN(CASE WHEN d IS NOT NULL THEN bin AND ka = 1 AND kb = 1 END), 0) AS binary,
+           TOTAL(d IS NOT NULL AND sa = 1 AND sb = 1) AS both_pass,
+           TOTAL(d IS NOT NULL AND sa = 1 AND sb = 0) AS only_a,
+           TOTAL(d IS NOT NULL AND sa = 0 AND sb = 1) AS only_b,
+           TOTAL(d IS NOT NULL AND sa = 0 AND sb = 0) AS neither,
+           MAX(ka) > 1 OR MAX(kb) > 1 AS repeated
+    FROM paired GROUP BY key
 """
 
 _CLUSTERED = f"""
-    WITH a AS ({_SIDE}), b AS ({_SIDE}),
+    WITH per AS ({_PER_EXAMPLE}),
     clusters AS (
-        SELECT id AS ex, COALESCE(json_extract(metadata, ?), 'example:' || id) AS cluster
-        FROM examples WHERE dataset_id = ? GROUP BY id
+        SELECT id AS ex, json_extract(metadata, :path) AS cluster
+        FROM examples WHERE dataset_id = :dataset GROUP BY id
     )
-    SELECT a.key AS key, COUNT(*) AS n, SUM(b.s - a.s) AS sum_d
-    FROM a JOIN b ON b.key = a.key AND b.ex = a.ex
-    LEFT JOIN clusters c ON c.ex = a.ex
-    GROUP BY a.key, COALESCE(c.cluster, 'example:' || a.ex)
+    SELECT p.key AS key, COUNT(*) AS n, SUM(p.sb - p.sa) AS sum_d
+    FROM per p LEFT JOIN clusters c ON c.ex = p.ex
+    WHERE p.ka > 0 AND p.kb > 0
+    GROUP BY p.key, COALESCE(c.cluster, 'example:' || p.ex)
 """
 
-# Per metric of one experiment: how its results divide into the three outcomes.
-_OUTCOMES = """
-    SELECT r.key AS key, SUM(r.error IS NULL AND r.score IS NOT NULL) AS scored,
-           SUM(r.error IS NOT NULL) AS errors,
-           SUM(r.error IS NULL AND r.score IS NULL AND u.error IS NOT NULL) AS skipped
+# Per metric of one experiment: its keys in first-seen order and, among results without
+# a score (a small subset, found in the metric index), errors and skipped ones.
+_KEYS = "SELECT key FROM results WHERE experiment_id = ? GROUP BY key ORDER BY MIN(pk)"
+_UNSCORED = """
+    SELECT r.key AS key, SUM(r.error IS NOT NULL) AS errors,
+           SUM(r.error IS NULL AND u.error IS NOT NULL) AS skipped
     FROM results r JOIN runs u ON u.id = r.run_id
-    WHERE r.experiment_id = ?
-    GROUP BY r.key ORDER BY MIN(r.pk)
+    WHERE r.experiment_id = ? AND r.score IS NULL
+    GROUP BY r.key
 """
 
 
@@ -84,7 +118,6 @@ class PairedSums:
 
 @dataclass(frozen=True)
 class Outcomes:
-    scored: int
     errors: int
     skipped: int
 
@@ -109,13 +142,27 @@ def reading(store: Store) -> Iterator[sqlite3.Connection]:
         yield conn
 
 
+def _has_repetitions(conn: sqlite3.Connection, experiment_id: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM runs WHERE experiment_id = ? AND repetition > 0 LIMIT 1", (experiment_id,)
+    ).fetchone()
+    return row is not None
+
+
 def paired_sums(conn: sqlite3.Connection, a: str, b: str) -> list[PairedSums]:
-    rows = conn.execute(_PAIRED, (a, b)).fetchall()
+    """Per metric, sums over the examples scored on both sides (repetitions averaged)."""
+    if _has_repetitions(conn, a) or _has_repetitions(conn, b):
+        return _sums(conn.execute(_PAIRED, {"a": a, "b": b}).fetchall(), None)
+    scored_b = {row["key"]: int(row["scored"]) for row in conn.execute(_SCORED, (b,))}
+    return _sums(conn.execute(_PAIRED_RUNS, {"a": a, "b": b}).fetchall(), scored_b)
+
+
+def _sums(rows: list[Any], scored_b: Optional[dict[str, int]]) -> list[PairedSums]:
     return [
         PairedSums(
             key=row["key"],
             scored_a=row["scored_a"],
-            scored_b=row["scored_b"],
+            scored_b=row["scored_b"] if scored_b is None else scored_b.get(row["key"], 0),
             n=row["n"],
             sum_a=row["sum_a"] or 0.0,
             sum_b=row["sum_b"] or 0.0,
@@ -137,7 +184,8 @@ def cluster_sums(
 ) -> dict[str, list[tuple[int, float]]]:
     path = '$."' + metadata_key.replace('"', '\\"') + '"'
     sums: dict[str, list[tuple[int, float]]] = {}
-    for row in conn.execute(_CLUSTERED, (a, b, path, dataset_id)):
+    params = {"a": a, "b": b, "path": path, "dataset": dataset_id}
+    for row in conn.execute(_CLUSTERED, params):
         sums.setdefault(row["key"], []).append((int(row["n"]), float(row["sum_d"])))
     return sums
 
@@ -147,9 +195,13 @@ def side_facts(conn: sqlite3.Connection, experiment_id: str) -> SideFacts:
         "SELECT COUNT(*), COALESCE(SUM(error IS NOT NULL), 0) FROM runs WHERE experiment_id = ?",
         (experiment_id,),
     ).fetchone()
+    unscored = {row["key"]: row for row in conn.execute(_UNSCORED, (experiment_id,))}
     outcomes = {
-        row["key"]: Outcomes(int(row["scored"]), int(row["errors"]), int(row["skipped"]))
-        for row in conn.execute(_OUTCOMES, (experiment_id,))
+        row["key"]: Outcomes(
+            int(unscored[row["key"]]["errors"]) if row["key"] in unscored else 0,
+            int(unscored[row["key"]]["skipped"]) if row["key"] in unscored else 0,
+        )
+        for row in conn.execute(_KEYS, (experiment_id,))
     }
     return SideFacts(
         int(rows), int(failures), outcomes, {key: _metric_info(conn, experiment_id, key) for key in outcomes}

@@ -23,13 +23,14 @@ class ExperimentResults:
         rows: list[ExperimentRow],
         summary_results: list[EvaluationResult],
         store_url: str,
+        *,
         store: Optional[Store] = None,
     ) -> None:
         self.experiment = experiment
         self.rows = rows
         self._summary = summary_results
         self.store_url = store_url
-        self.store = store  # for compare(); None when only the URL is known
+        self._store = store  # for compare(); None when only the URL is known
 
     @property
     def id(self) -> uuid.UUID:
@@ -105,7 +106,7 @@ class ExperimentResults:
         ``assay.compare`` (returns an ``assay.Comparison``)."""
         from assay.comparison import compare
 
-        return compare(self, other, client=self.store, cluster_by=cluster_by)
+        return compare(self, other, client=self._store, cluster_by=cluster_by)
 
     def to_pandas(self) -> Any:
         try:
