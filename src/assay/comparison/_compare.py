@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from typing import Any, Optional, Union
 
@@ -44,16 +45,29 @@ def compare(
     """
     store = _store_for(client, a, b)
     records = [_record(store, ref) for ref in (a, b)]
+    with query.reading(store) as conn:
+        return compare_experiments(conn, records[0], records[1], cluster_by=cluster_by, metrics=metrics)
+
+
+def compare_experiments(
+    conn: sqlite3.Connection,
+    a: Any,
+    b: Any,
+    *,
+    cluster_by: Optional[str] = None,
+    metrics: Optional[list[str]] = None,
+) -> Comparison:
+    """``compare`` on an open connection, for experiments given as anything with ``id``,
+    ``name``, ``status``, ``dataset_id`` and ``dataset_version`` (a stored record, the
+    UI's summary). Used by ``compare`` and by the UI's compare page."""
+    records = [a, b]
     check_comparable(records)
     first, second = (str(r.id) for r in records)
-    with query.reading(store) as conn:
-        facts = [query.side_facts(conn, first), query.side_facts(conn, second)]
-        sums = {s.key: s for s in query.paired_sums(conn, first, second)}
-        clusters = (
-            query.cluster_sums(conn, first, second, str(records[0].dataset_id), cluster_by)
-            if cluster_by
-            else None
-        )
+    facts = [query.side_facts(conn, first), query.side_facts(conn, second)]
+    sums = {s.key: s for s in query.paired_sums(conn, first, second)}
+    clusters = (
+        query.cluster_sums(conn, first, second, str(a.dataset_id), cluster_by) if cluster_by else None
+    )
     keys_a, keys_b = list(facts[0].outcomes), list(facts[1].outcomes)
     shared = [k for k in keys_a if k in facts[1].outcomes]
     if metrics is not None:
@@ -64,20 +78,21 @@ def compare(
     warnings = _warnings(records, facts, keys_a, keys_b)
     if not shared:
         raise NotComparableError(
-            f"experiments {records[0].name!r} and {records[1].name!r} share no metric: "
-            f"{records[0].name!r} has {keys_a or 'none'}, {records[1].name!r} has {keys_b or 'none'}"
+            f"experiments {a.name!r} and {b.name!r} share no metric: "
+            f"{a.name!r} has {keys_a or 'none'}, {b.name!r} has {keys_b or 'none'}"
         )
     tests = [_tested(sums.get(key), clusters.get(key) if clusters is not None else None) for key in shared]
     adjusted = holm([t.p_value if t is not None else 1.0 for t in tests])
     compared = [
-        _metric(key, test, sums.get(key), p_holm, facts) for key, test, p_holm in zip(shared, tests, adjusted)
+        _metric(key, test, sums.get(key), p_holm, facts)
+        for key, test, p_holm in zip(shared, tests, adjusted)
     ]
     unpaired = [m.key for m in compared if m.only_a or m.only_b]
     if unpaired:
         warnings.append(f"some examples are scored on one side only (not paired) for: {', '.join(unpaired)}")
     return Comparison(
-        a=_side(records[0], facts[0]),
-        b=_side(records[1], facts[1]),
+        a=_side(a, facts[0]),
+        b=_side(b, facts[1]),
         metrics=compared,
         metrics_only_a=[k for k in keys_a if k not in facts[1].outcomes],
         metrics_only_b=[k for k in keys_b if k not in facts[0].outcomes],
@@ -162,7 +177,7 @@ def _info(key: str, facts: list[query.SideFacts]) -> MetricInfo:
 
 
 def _warnings(
-    records: list[ExperimentRecord], facts: list[query.SideFacts], keys_a: list[str], keys_b: list[str]
+    records: list[Any], facts: list[query.SideFacts], keys_a: list[str], keys_b: list[str]
 ) -> list[str]:
     a, b = records
     warnings = []
@@ -191,7 +206,7 @@ def _warnings(
     return warnings
 
 
-def _side(record: ExperimentRecord, facts: query.SideFacts) -> SideSummary:
+def _side(record: Any, facts: query.SideFacts) -> SideSummary:
     return SideSummary(
         id=str(record.id),
         name=record.name,

@@ -211,8 +211,35 @@ class RowDetail(BaseModel):
     next_run_id: Optional[str] = None
 
 
+Verdict = Literal["better", "worse", "no detectable difference", "not enough pairs"]
+
+
+class PairedStat(BaseModel):
+    """One compared experiment against the baseline on one metric, paired by example."""
+
+    mean_a: Optional[float] = Field(None, description="baseline mean over the paired examples")
+    mean_b: Optional[float] = Field(None, description="this experiment's mean over the paired examples")
+    difference: Optional[float] = Field(None, description="mean_b - mean_a")
+    ci_low: Optional[float] = None
+    ci_high: Optional[float] = None
+    ci_method: Optional[str] = None
+    p_value: Optional[float] = None
+    p_holm: Optional[float] = Field(None, description="Holm-adjusted across the compared metrics")
+    test: Optional[str] = None
+    mde: Optional[float] = Field(None, description="smallest difference detected with 80% power")
+    n_paired: int = 0
+    only_a: int = 0
+    only_b: int = 0
+    verdict: Verdict = "not enough pairs"
+    improving: Optional[bool] = Field(None, description="the difference is in the better direction")
+
+
 class CompareMetric(BaseModel):
     key: str
+    direction: Literal["higher", "lower"] = "higher"
+    paired: dict[str, PairedStat] = Field(
+        default_factory=dict, description="experiment id -> paired statistics against the baseline"
+    )
     means: dict[str, Optional[float]] = Field(description="experiment id -> mean score")
     errors: dict[str, int] = Field(description="experiment id -> errored results")
     deltas: dict[str, Optional[float]] = Field(description="experiment id -> mean minus baseline")
@@ -249,6 +276,9 @@ CompareShow = Literal["all", "regressions", "improvements", "changed"]
 
 class ComparePage(BaseModel):
     experiments: list[ExperimentSummary]
+    notes: dict[str, list[str]] = Field(
+        default_factory=dict, description="experiment id -> what made its comparison partial"
+    )
     baseline_id: str
     metric_keys: list[str]
     metrics: list[CompareMetric]
