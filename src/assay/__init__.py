@@ -1,7 +1,17 @@
-"""assay: local-first evaluation for LLM applications."""
+"""assay: local-first evaluation for LLM applications.
+
+``import assay`` loads what ``evaluate`` needs (schemas, store, evaluation, client);
+``evaluate_comparative`` and the evaluator families load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
 from assay.comparison import Comparison, MetricComparison, NotComparableError, compare
+from assay.errors import AssayError
 from assay.evaluation import (
     EvaluationResult,
     EvaluationResults,
@@ -11,12 +21,24 @@ from assay.evaluation import (
     evaluate,
 )
 from assay.evaluation.metric import metric
-from assay.evaluators.judge.pairwise import evaluate_comparative
 from assay.schemas import Dataset, Example, Run
 from assay.tracing import traceable
 
+if TYPE_CHECKING:
+    from assay.evaluation._comparative import evaluate_comparative
+
+_LAZY = {"evaluate_comparative": "assay.evaluation._comparative"}
+
 __all__ = [
-    "Client", "Comparison", "Dataset", "EvaluationResult", "EvaluationResults", "EvaluatorSignatureError",
-    "Example", "ExperimentResults", "MetricComparison", "NotComparableError", "Run", "aevaluate",
-    "compare", "evaluate", "evaluate_comparative", "metric", "traceable",
+    "AssayError", "Client", "Comparison", "Dataset", "EvaluationResult", "EvaluationResults",
+    "EvaluatorSignatureError", "Example", "ExperimentResults", "MetricComparison",
+    "NotComparableError", "Run", "aevaluate", "compare", "evaluate", "evaluate_comparative",
+    "metric", "traceable",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Optional, cast
+from typing import Any, Literal, cast
 
 Direction = Literal["higher", "lower"]
-Range = tuple[Optional[float], Optional[float]]
+Range = tuple[float | None, float | None]
 DIRECTIONS: tuple[Direction, ...] = ("higher", "lower")
 UNIT_RANGE: Range = (0.0, 1.0)
 NON_NEGATIVE: Range = (0.0, None)
@@ -22,11 +22,11 @@ class MetricInfo:
     """How to read a metric's scores. Undeclared metrics are higher-is-better, range unknown."""
 
     direction: Direction = "higher"
-    score_range: Optional[Range] = None
+    score_range: Range | None = None
     declared: bool = False
 
     @classmethod
-    def of(cls, evaluator_info: Optional[Mapping[str, Any]]) -> MetricInfo:
+    def of(cls, evaluator_info: Mapping[str, Any] | None) -> MetricInfo:
         """Read from a stored result's ``evaluator_info``; bad values fall back to the default."""
         info = evaluator_info or {}
         direction = info.get("direction")
@@ -49,7 +49,7 @@ class MetricInfo:
         """Whether B - A = ``difference`` (nonzero) is a change for the better."""
         return difference > 0 if self.direction == "higher" else difference < 0
 
-    def worst(self) -> Optional[float]:
+    def worst(self) -> float | None:
         """The worst possible score, when the range bounds it."""
         if self.score_range is None:
             return None

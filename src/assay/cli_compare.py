@@ -8,7 +8,7 @@ import sys
 
 
 def add_parser(
-    commands: "argparse._SubParsersAction[argparse.ArgumentParser]", store: argparse.ArgumentParser
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], store: argparse.ArgumentParser
 ) -> None:
     parser = commands.add_parser(
         "compare",

@@ -6,7 +6,7 @@ import sys
 import threading
 import time
 from types import TracebackType
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -23,17 +23,19 @@ if TYPE_CHECKING:
 _ARROW = {"higher": "↑", "lower": "↓"}
 _VERDICT_STYLE = {"better": "green", "worse": "red"}
 
+__all__ = ["Progress", "comparison_table", "metrics_table", "print_comparison", "print_report", "summary_table"]
+
 
 class Progress:
     """Rows done of total, errors, rate and ETA; silent unless enabled (default: on a TTY)."""
 
-    def __init__(self, total: int, done: int = 0, enabled: Optional[bool] = None) -> None:
+    def __init__(self, total: int, done: int = 0, enabled: bool | None = None) -> None:
         self.enabled = sys.stdout.isatty() if enabled is None else enabled
         self.total, self.done, self.errors = total, done, 0
         self._started = time.perf_counter()
         self._lock = threading.Lock()
-        self._bar: Optional[RichProgress] = None
-        self._task: Optional[TaskID] = None
+        self._bar: RichProgress | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> Progress:
         if self.enabled:
@@ -65,18 +67,18 @@ class Progress:
             self._bar.update(self._task, advance=1, errors=self.errors, rate=f"{self.done / elapsed:,.0f} rows/s")
 
     def __exit__(
-        self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
-        tb: Optional[TracebackType],
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         if self._bar is not None:
             self._bar.stop()
 
 
-def _fmt(value: Optional[float]) -> str:
+def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _ci(low: Optional[float], high: Optional[float], method: Optional[str]) -> str:
+def _ci(low: float | None, high: float | None, method: str | None) -> str:
     if low is None or high is None:
         return "-"
     return f"[{low:.3f}, {high:.3f}] {method or ''}".rstrip()
@@ -96,13 +98,13 @@ def metrics_table(results: ExperimentResults) -> Table:
     return table
 
 
-def _signed(value: Optional[float]) -> str:
+def _signed(value: float | None) -> str:
     if value is None:
         return "-"
     return "0 (equal)" if value == 0.0 else f"{value:+.3f}"
 
 
-def _p(value: Optional[float]) -> str:
+def _p(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:.2g}" if value >= 1e-4 else "<1e-4"
@@ -138,7 +140,7 @@ def comparison_table(comparison: Comparison) -> Table:
     return table
 
 
-def print_comparison(comparison: Comparison, console: Optional[Console] = None) -> None:
+def print_comparison(comparison: Comparison, console: Console | None = None) -> None:
     console = console or Console()
     console.print(comparison_table(comparison))
     for side, label in ((comparison.a, "A"), (comparison.b, "B")):
@@ -152,7 +154,7 @@ def print_comparison(comparison: Comparison, console: Optional[Console] = None) 
         console.print(f"[yellow]note:[/] {escape(warning)}", soft_wrap=True)
 
 
-def summary_table(results: ExperimentResults) -> Optional[Table]:
+def summary_table(results: ExperimentResults) -> Table | None:
     summary = results.summary_results.results
     if not summary:
         return None
@@ -165,7 +167,7 @@ def summary_table(results: ExperimentResults) -> Optional[Table]:
     return table
 
 
-def print_report(results: ExperimentResults, console: Optional[Console] = None) -> None:
+def print_report(results: ExperimentResults, console: Console | None = None) -> None:
     console = console or Console()
     console.print(metrics_table(results))
     summary = summary_table(results)

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any
 
 from assay.schemas import Dataset, EvaluationResult, Example, Run
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
-Cell = Union[float, bool, str, None]  # a score, "error", "skip" (failed target), None: no result
+Cell = float | bool | str | None  # a score, "error", "skip" (failed target), None: no result
 
 
 def dataset(
-    store: Store, n: int, metadata: Optional[list[dict[str, Any]]] = None
+    store: Store, n: int, metadata: list[dict[str, Any]] | None = None
 ) -> tuple[Dataset, list[Example]]:
     ds = store.create_dataset(f"d{n}-{len(store.list_datasets())}")
     examples = [
@@ -31,7 +31,7 @@ def experiment(
     scores: dict[str, list[list[Cell]]],  # key -> per example -> per repetition
     *,
     status: str = "completed",
-    info: Optional[dict[str, dict[str, Any]]] = None,
+    info: dict[str, dict[str, Any]] | None = None,
 ) -> ExperimentRecord:
     repetitions = max(len(per_rep) for per_key in scores.values() for per_rep in per_key)
     record = ExperimentRecord(
@@ -69,7 +69,7 @@ def experiment(
     return record
 
 
-def _result(key: str, cell: Cell, info: Optional[dict[str, Any]]) -> EvaluationResult:
+def _result(key: str, cell: Cell, info: dict[str, Any] | None) -> EvaluationResult:
     extra: dict[str, Any] = dict(info or {})
     if cell == "error":
         return EvaluationResult(key=key, error="ValueError: evaluator broke", **extra)

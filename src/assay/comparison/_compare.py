@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from typing import Any, Optional, Union
+from typing import Any
 
 from assay.comparison import _query as query
 from assay.comparison._model import Comparison, MetricComparison, SideSummary, Verdict
@@ -15,7 +15,7 @@ from assay.stats.paired import ALPHA, BinaryPairs, Differences, PairedTest, holm
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord
 
-ExperimentRef = Union[str, uuid.UUID, ExperimentRecord, Any]  # name, id, record or ExperimentResults
+ExperimentRef = str | uuid.UUID | ExperimentRecord | Any  # name, id, record or ExperimentResults
 
 
 def compare(
@@ -23,8 +23,8 @@ def compare(
     b: ExperimentRef,
     *,
     client: Any = None,
-    cluster_by: Optional[str] = None,
-    metrics: Optional[list[str]] = None,
+    cluster_by: str | None = None,
+    metrics: list[str] | None = None,
 ) -> Comparison:
     """Compare experiment ``b`` against the baseline ``a``, paired by example.
 
@@ -54,8 +54,8 @@ def compare_experiments(
     a: Any,
     b: Any,
     *,
-    cluster_by: Optional[str] = None,
-    metrics: Optional[list[str]] = None,
+    cluster_by: str | None = None,
+    metrics: list[str] | None = None,
 ) -> Comparison:
     """``compare`` on an open connection, for experiments given as anything with ``id``,
     ``name``, ``status``, ``dataset_id`` and ``dataset_version`` (a stored record, the
@@ -102,8 +102,8 @@ def compare_experiments(
 
 
 def _tested(
-    sums: Optional[query.PairedSums], clusters: Optional[list[tuple[int, float]]]
-) -> Optional[PairedTest]:
+    sums: query.PairedSums | None, clusters: list[tuple[int, float]] | None
+) -> PairedTest | None:
     """The test that fits: exact McNemar for one 0/1 score per example and no clustering,
     else paired t (cluster-robust when clustered)."""
     if sums is None or sums.n < 2:
@@ -115,8 +115,8 @@ def _tested(
 
 def _metric(
     key: str,
-    test: Optional[PairedTest],
-    sums: Optional[query.PairedSums],
+    test: PairedTest | None,
+    sums: query.PairedSums | None,
     p_holm: float,
     facts: list[query.SideFacts],
 ) -> MetricComparison:
@@ -152,7 +152,7 @@ def _metric(
     )
 
 
-def _verdict(test: Optional[PairedTest], p_holm: float, info: MetricInfo) -> Verdict:
+def _verdict(test: PairedTest | None, p_holm: float, info: MetricInfo) -> Verdict:
     if test is None:
         return "not enough pairs"
     if p_holm >= ALPHA or test.difference == 0:
@@ -160,7 +160,7 @@ def _verdict(test: Optional[PairedTest], p_holm: float, info: MetricInfo) -> Ver
     return "better" if info.is_improvement(test.difference) else "worse"
 
 
-def _clip_difference(interval: Optional[Interval], bounds: Optional[Range]) -> Optional[Interval]:
+def _clip_difference(interval: Interval | None, bounds: Range | None) -> Interval | None:
     """A difference of scores in [low, high] lies in [low - high, high - low]."""
     if interval is None or bounds is None or bounds[0] is None or bounds[1] is None:
         return interval
@@ -242,7 +242,7 @@ def _store_for(client: Any, *refs: Any) -> Store:
 
 def _record(store: Store, ref: ExperimentRef) -> ExperimentRecord:
     if isinstance(ref, ExperimentRecord):
-        record: Optional[ExperimentRecord] = store.get_experiment(id=ref.id) or ref
+        record: ExperimentRecord | None = store.get_experiment(id=ref.id) or ref
         assert record is not None
         return record
     inner = getattr(ref, "experiment", None)  # ExperimentResults: re-read, it may have moved on

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from assay.evaluation.metric import Direction, Range
 from assay.stats.intervals import Interval
@@ -21,7 +21,7 @@ class SideSummary:
     status: str
     rows: int
     target_failures: int
-    dataset_version: Optional[int]
+    dataset_version: int | None
 
 
 @dataclass(frozen=True)
@@ -38,19 +38,19 @@ class MetricComparison:
 
     key: str
     direction: Direction
-    score_range: Optional[Range]
+    score_range: Range | None
     kind: Kind
     n_paired: int
     only_a: int
     only_b: int
-    mean_a: Optional[float]
-    mean_b: Optional[float]
-    difference: Optional[float]
-    interval: Optional[Interval]
-    p_value: Optional[float]
-    p_holm: Optional[float]
-    test: Optional[str]
-    mde: Optional[float]
+    mean_a: float | None
+    mean_b: float | None
+    difference: float | None
+    interval: Interval | None
+    p_value: float | None
+    p_holm: float | None
+    test: str | None
+    mde: float | None
     verdict: Verdict
     errors_a: int = 0
     errors_b: int = 0
@@ -58,7 +58,7 @@ class MetricComparison:
     skipped_b: int = 0
 
     @property
-    def ci95(self) -> Optional[tuple[float, float]]:
+    def ci95(self) -> tuple[float, float] | None:
         return None if self.interval is None else (self.interval.low, self.interval.high)
 
     def as_dict(self) -> dict[str, Any]:
@@ -85,7 +85,7 @@ class Comparison:
     metrics_only_a: list[str] = field(default_factory=list)
     metrics_only_b: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    cluster_by: Optional[str] = None
+    cluster_by: str | None = None
 
     def __getitem__(self, key: str) -> MetricComparison:
         for metric in self.metrics:

@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from assay.store._json import loads
 from assay.store.base import Store
@@ -157,7 +157,7 @@ def paired_sums(conn: sqlite3.Connection, a: str, b: str) -> list[PairedSums]:
     return _sums(conn.execute(_PAIRED_RUNS, {"a": a, "b": b}).fetchall(), scored_b)
 
 
-def _sums(rows: list[Any], scored_b: Optional[dict[str, int]]) -> list[PairedSums]:
+def _sums(rows: list[Any], scored_b: dict[str, int] | None) -> list[PairedSums]:
     return [
         PairedSums(
             key=row["key"],
@@ -217,7 +217,7 @@ METRIC_INFO_SQL = (
 
 
 def decode_metric_info(row: Any) -> dict[str, Any]:
-    info: Optional[dict[str, Any]] = loads(row[0]) if row is not None else None
+    info: dict[str, Any] | None = loads(row[0]) if row is not None else None
     return info if isinstance(info, dict) else {}
 
 

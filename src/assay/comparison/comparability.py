@@ -10,7 +10,7 @@ warn about it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 
 
 class NotComparableError(ValueError):
@@ -36,7 +36,7 @@ def check_comparable(experiments: Sequence[Any], *, what: str = "compare") -> No
         )
 
 
-def _dataset(experiment: Any) -> Optional[str]:
+def _dataset(experiment: Any) -> str | None:
     value = getattr(experiment, "dataset_id", None)
     return None if value is None else str(value)
 

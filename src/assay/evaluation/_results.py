@@ -5,9 +5,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from functools import cached_property
-from typing import Any, Optional
+from typing import Any
 
 from assay._metric import MetricInfo
+from assay.errors import require_extra
 from assay.evaluation._stats import MetricAggregate, aggregate
 from assay.schemas import EvaluationResult, EvaluationResults
 from assay.store.base import Store
@@ -24,7 +25,7 @@ class ExperimentResults:
         summary_results: list[EvaluationResult],
         store_url: str,
         *,
-        store: Optional[Store] = None,
+        store: Store | None = None,
     ) -> None:
         self.experiment = experiment
         self.rows = rows
@@ -101,7 +102,7 @@ class ExperimentResults:
                         totals[name] = totals.get(name, 0) + value
         return totals
 
-    def compare(self, other: Any, *, cluster_by: Optional[str] = None) -> Any:
+    def compare(self, other: Any, *, cluster_by: str | None = None) -> Any:
         """The paired comparison of ``other`` against this experiment as the baseline: see
         ``assay.compare`` (returns an ``assay.Comparison``)."""
         from assay.comparison import compare
@@ -109,10 +110,7 @@ class ExperimentResults:
         return compare(self, other, client=self._store, cluster_by=cluster_by)
 
     def to_pandas(self) -> Any:
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("to_pandas() needs pandas: pip install 'assay[pandas]'") from None
+        pd = require_extra("pandas", "pandas", feature="to_pandas()")
         return pd.DataFrame([_flat_row(row) for row in self.rows])
 
     def __repr__(self) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Optional
 
 from assay._metric import UNIT_RANGE, Direction, MetricInfo, Range
 from assay.stats._distributions import t_quantile
@@ -33,16 +32,16 @@ class MetricAggregate:
     interval with the name of its method."""
 
     key: str
-    mean: Optional[float]
+    mean: float | None
     n: int
     errors: int
-    stderr: Optional[float]
-    ci_low: Optional[float]
-    ci_high: Optional[float]
+    stderr: float | None
+    ci_low: float | None
+    ci_high: float | None
     skipped: int = 0
-    method: Optional[str] = None
+    method: str | None = None
     direction: Direction = "higher"
-    score_range: Optional[Range] = None
+    score_range: Range | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -59,8 +58,8 @@ class MetricAggregate:
 
 
 def clustered_interval(
-    mean: float, n: int, groups: int, residual_square_sum: Optional[float], unit_range: bool
-) -> tuple[Optional[float], Optional[float], Optional[float]]:
+    mean: float, n: int, groups: int, residual_square_sum: float | None, unit_range: bool
+) -> tuple[float | None, float | None, float | None]:
     """(standard error, low, high) of a mean by clustered Student t, from the sum over
     clusters of the squared per-cluster residual sums; clipped to [0, 1] if ``unit_range``."""
     stderr, interval = mean_interval(
@@ -75,11 +74,11 @@ def mean_interval(
     mean: float,
     n: int,
     groups: int,
-    residual_square_sum: Optional[float],
+    residual_square_sum: float | None,
     *,
     binary: bool,
-    bounds: Optional[Range],
-) -> tuple[Optional[float], Optional[Interval]]:
+    bounds: Range | None,
+) -> tuple[float | None, Interval | None]:
     """(standard error, 95% interval) of a mean of ``n`` scores in ``groups`` clusters."""
     if n == 0 or residual_square_sum is None:
         return None, None
@@ -102,7 +101,7 @@ def aggregate(
     errors: int,
     *,
     skipped: int = 0,
-    info: Optional[MetricInfo] = None,
+    info: MetricInfo | None = None,
 ) -> MetricAggregate:
     info = info or MetricInfo()
     n = len(scores)

@@ -11,8 +11,9 @@ A result can also declare its own: ``EvaluationResult(key=..., score=..., direct
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, TypeVar
 
 from assay._metric import (
     DIRECTIONS,
@@ -37,15 +38,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Declaration:
     """What an evaluator declared about itself (None: not declared)."""
 
-    info: Optional[MetricInfo] = None
-    needs_outputs: Optional[bool] = None
+    info: MetricInfo | None = None
+    needs_outputs: bool | None = None
 
 
 def metric(
     *,
-    direction: Optional[Direction] = None,
-    score_range: Optional[Range] = None,
-    needs_outputs: Optional[bool] = None,
+    direction: Direction | None = None,
+    score_range: Range | None = None,
+    needs_outputs: bool | None = None,
 ) -> Callable[[F], F]:
     """Declare an evaluator function's metric metadata::
 

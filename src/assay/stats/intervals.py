@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
 
 from assay.stats._distributions import normal_quantile, t_quantile
 
-Range = tuple[Optional[float], Optional[float]]
+Range = tuple[float | None, float | None]
 CONFIDENCE = 0.95
 
 

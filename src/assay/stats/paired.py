@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional
 
 from assay.stats._distributions import normal_quantile, sign_test_p, t_quantile, t_two_sided_p
 from assay.stats.intervals import CONFIDENCE, Interval, student_t, wilson
@@ -30,10 +29,10 @@ class PairedTest:
     difference this many pairs would detect with 80% power at alpha 0.05."""
 
     difference: float
-    interval: Optional[Interval]
+    interval: Interval | None
     p_value: float
     test: str
-    mde: Optional[float]
+    mde: float | None
 
 
 @dataclass(frozen=True)
@@ -98,7 +97,7 @@ class Differences:
     n: int
     total: float
     squares: float
-    cluster_sums: Optional[Sequence[tuple[int, float]]] = None
+    cluster_sums: Sequence[tuple[int, float]] | None = None
 
 
 def paired_t(diffs: Differences) -> PairedTest:
@@ -131,7 +130,7 @@ def _rounding_noise(diffs: Differences, mean: float) -> float:
     return 1e-12 * max(abs(mean), math.sqrt(abs(diffs.squares) / max(diffs.n, 1)), 1e-300)
 
 
-def _mde(stderr: float, df: Optional[int]) -> float:
+def _mde(stderr: float, df: int | None) -> float:
     if df is None:
         return (normal_quantile(1 - ALPHA / 2) + normal_quantile(POWER)) * stderr
     return (t_quantile(1 - ALPHA / 2, df) + t_quantile(POWER, df)) * stderr

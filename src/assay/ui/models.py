@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+__all__ = [
+    "Change", "CompareCell", "CompareMetric", "ComparePage", "CompareRow", "CompareShow",
+    "DatasetSummary", "DatasetVersion", "ExamplePage", "ExampleView", "ExperimentDetail",
+    "ExperimentList", "ExperimentRef", "ExperimentSummary", "Histogram", "HistogramBin",
+    "LatencyStat", "MetricStat", "ResultView", "RowDetail", "RowFilter", "RowPage", "RowSummary",
+    "RunNode", "ScoreCell", "SortKey",
+]
 
 
 class DatasetSummary(BaseModel):
     id: str
     name: str
-    description: Optional[str] = None
-    created_at: Optional[str] = None
+    description: str | None = None
+    created_at: str | None = None
     version: int = Field(description="the dataset's current version (each edit adds one)")
     example_count: int = Field(description="examples in the current version")
     experiment_count: int = 0
@@ -30,7 +38,7 @@ class ExampleView(BaseModel):
     outputs: Any = None
     metadata: Any = None
     added_version: int
-    created_at: Optional[str] = None
+    created_at: str | None = None
 
 
 class ExperimentRef(BaseModel):
@@ -42,7 +50,7 @@ class ExamplePage(BaseModel):
     dataset: DatasetSummary
     version: int
     versions: list[DatasetVersion]
-    q: Optional[str] = None
+    q: str | None = None
     total: int
     page: int
     per_page: int
@@ -53,24 +61,24 @@ class ExamplePage(BaseModel):
 class ExperimentSummary(BaseModel):
     id: str
     name: str
-    dataset_id: Optional[str] = None
-    dataset_name: Optional[str] = None
-    dataset_version: Optional[int] = None
+    dataset_id: str | None = None
+    dataset_name: str | None = None
+    dataset_version: int | None = None
     status: str
-    created_at: Optional[str] = None
-    finished_at: Optional[str] = None
+    created_at: str | None = None
+    finished_at: str | None = None
     rows: int = Field(description="stored rows: one per (example, repetition)")
     run_errors: int = Field(description="rows whose target call failed")
     num_examples: int = 0
     num_repetitions: int = 1
-    metric_means: dict[str, Optional[float]] = Field(
+    metric_means: dict[str, float | None] = Field(
         default_factory=dict, description="mean score per metric key, errored results excluded"
     )
 
 
 class ExperimentList(BaseModel):
-    q: Optional[str] = None
-    dataset_id: Optional[str] = None
+    q: str | None = None
+    dataset_id: str | None = None
     total: int
     page: int
     per_page: int
@@ -79,20 +87,20 @@ class ExperimentList(BaseModel):
 
 class MetricStat(BaseModel):
     key: str
-    mean: Optional[float] = None
+    mean: float | None = None
     n: int = Field(description="scored results (errors excluded)")
     errors: int = Field(description="results whose evaluator failed")
     unscored: int = Field(0, description="results with neither score nor error (value only)")
     skipped: int = Field(0, description="not called: the target failed and the evaluator needs outputs")
-    stderr: Optional[float] = None
-    ci_low: Optional[float] = None
-    ci_high: Optional[float] = None
-    ci_method: Optional[str] = Field(None, description="how the 95% interval was computed")
+    stderr: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = Field(None, description="how the 95% interval was computed")
     direction: Literal["higher", "lower"] = Field("higher", description="which way is better")
-    score_range: Optional[tuple[Optional[float], Optional[float]]] = None
+    score_range: tuple[float | None, float | None] | None = None
     binary: bool = Field(False, description="every score is 0 or 1")
-    min: Optional[float] = None
-    max: Optional[float] = None
+    min: float | None = None
+    max: float | None = None
     unit_range: bool = Field(description="every score lies in [0, 1]")
 
 
@@ -110,24 +118,24 @@ class Histogram(BaseModel):
 
 class ResultView(BaseModel):
     key: str
-    score: Optional[float] = None
+    score: float | None = None
     value: Any = None
-    feedback: Optional[str] = None
-    comment: Optional[str] = None
+    feedback: str | None = None
+    comment: str | None = None
     correction: Any = None
     metadata: Any = None
     evaluator_info: Any = None
-    error: Optional[str] = None
+    error: str | None = None
 
 
 class LatencyStat(BaseModel):
-    mean_ms: Optional[float] = None
-    max_ms: Optional[float] = None
+    mean_ms: float | None = None
+    max_ms: float | None = None
 
 
 class ExperimentDetail(BaseModel):
     experiment: ExperimentSummary
-    description: Optional[str] = None
+    description: str | None = None
     metadata: Any = None
     config: Any = None
     metrics: list[MetricStat]
@@ -138,9 +146,9 @@ class ExperimentDetail(BaseModel):
 
 class ScoreCell(BaseModel):
     key: str
-    score: Optional[float] = None
+    score: float | None = None
     value: Any = None
-    error: Optional[str] = None
+    error: str | None = None
 
 
 class RowSummary(BaseModel):
@@ -151,8 +159,8 @@ class RowSummary(BaseModel):
     inputs: str = Field(description="a short text preview of the run's inputs")
     outputs: str = Field(description="a short text preview of the run's outputs")
     reference: str = Field(description="a short text preview of the example's reference outputs")
-    error: Optional[str] = None
-    latency_ms: Optional[float] = None
+    error: str | None = None
+    latency_ms: float | None = None
     scores: list[ScoreCell]
 
 
@@ -164,9 +172,9 @@ class RowFilter(BaseModel):
     failed: bool = Field(
         False, description="only rows whose run failed, or with an errored result or a score < 1"
     )
-    metric: Optional[str] = None
-    below: Optional[float] = Field(None, description="with metric: only rows scoring below this")
-    q: Optional[str] = Field(None, description="substring searched in inputs and outputs")
+    metric: str | None = None
+    below: float | None = Field(None, description="with metric: only rows scoring below this")
+    q: str | None = Field(None, description="substring searched in inputs and outputs")
     sort: SortKey = "position"
     order: Literal["asc", "desc"] = "asc"
 
@@ -182,13 +190,13 @@ class RowPage(BaseModel):
 
 
 class RunNode(BaseModel):
-    name: Optional[str] = None
-    run_type: Optional[str] = None
-    start_time: Optional[str] = None
-    end_time: Optional[str] = None
-    offset_ms: Optional[float] = Field(None, description="start, relative to the root run")
-    duration_ms: Optional[float] = None
-    error: Optional[str] = None
+    name: str | None = None
+    run_type: str | None = None
+    start_time: str | None = None
+    end_time: str | None = None
+    offset_ms: float | None = Field(None, description="start, relative to the root run")
+    duration_ms: float | None = None
+    error: str | None = None
     inputs: Any = None
     outputs: Any = None
     children: list[RunNode] = Field(default_factory=list)
@@ -204,11 +212,11 @@ class RowDetail(BaseModel):
     outputs: Any = None
     reference_outputs: Any = None
     example_metadata: Any = None
-    error: Optional[str] = None
+    error: str | None = None
     run: RunNode
     results: list[ResultView]
-    previous_run_id: Optional[str] = None
-    next_run_id: Optional[str] = None
+    previous_run_id: str | None = None
+    next_run_id: str | None = None
 
 
 Verdict = Literal["better", "worse", "no detectable difference", "not enough pairs"]
@@ -217,21 +225,21 @@ Verdict = Literal["better", "worse", "no detectable difference", "not enough pai
 class PairedStat(BaseModel):
     """One compared experiment against the baseline on one metric, paired by example."""
 
-    mean_a: Optional[float] = Field(None, description="baseline mean over the paired examples")
-    mean_b: Optional[float] = Field(None, description="this experiment's mean over the paired examples")
-    difference: Optional[float] = Field(None, description="mean_b - mean_a")
-    ci_low: Optional[float] = None
-    ci_high: Optional[float] = None
-    ci_method: Optional[str] = None
-    p_value: Optional[float] = None
-    p_holm: Optional[float] = Field(None, description="Holm-adjusted across the compared metrics")
-    test: Optional[str] = None
-    mde: Optional[float] = Field(None, description="smallest difference detected with 80% power")
+    mean_a: float | None = Field(None, description="baseline mean over the paired examples")
+    mean_b: float | None = Field(None, description="this experiment's mean over the paired examples")
+    difference: float | None = Field(None, description="mean_b - mean_a")
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = None
+    p_value: float | None = None
+    p_holm: float | None = Field(None, description="Holm-adjusted across the compared metrics")
+    test: str | None = None
+    mde: float | None = Field(None, description="smallest difference detected with 80% power")
     n_paired: int = 0
     only_a: int = 0
     only_b: int = 0
     verdict: Verdict = "not enough pairs"
-    improving: Optional[bool] = Field(None, description="the difference is in the better direction")
+    improving: bool | None = Field(None, description="the difference is in the better direction")
 
 
 class CompareMetric(BaseModel):
@@ -240,9 +248,9 @@ class CompareMetric(BaseModel):
     paired: dict[str, PairedStat] = Field(
         default_factory=dict, description="experiment id -> paired statistics against the baseline"
     )
-    means: dict[str, Optional[float]] = Field(description="experiment id -> mean score")
+    means: dict[str, float | None] = Field(description="experiment id -> mean score")
     errors: dict[str, int] = Field(description="experiment id -> errored results")
-    deltas: dict[str, Optional[float]] = Field(description="experiment id -> mean minus baseline")
+    deltas: dict[str, float | None] = Field(description="experiment id -> mean minus baseline")
     regressions: dict[str, int] = Field(description="experiment id -> rows worse than baseline")
     improvements: dict[str, int] = Field(description="experiment id -> rows better than baseline")
 
@@ -252,9 +260,9 @@ Change = Literal["regressed", "improved", "mixed", "same"]
 
 class CompareCell(BaseModel):
     experiment_id: str
-    run_id: Optional[str] = None
+    run_id: str | None = None
     outputs: str = ""
-    error: Optional[str] = None
+    error: str | None = None
     scores: list[ScoreCell]
     changes: dict[str, Change] = Field(
         default_factory=dict, description="metric key -> change against the baseline"
@@ -283,7 +291,7 @@ class ComparePage(BaseModel):
     metric_keys: list[str]
     metrics: list[CompareMetric]
     show: CompareShow
-    metric: Optional[str] = None
+    metric: str | None = None
     total: int
     page: int
     per_page: int

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from assay._metric import UNIT_RANGE, MetricInfo, Range
 from assay.comparison._query import METRIC_INFO_SQL, decode_metric_info
 from assay.evaluation._stats import mean_interval
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import Histogram, HistogramBin, MetricStat
+
+__all__ = ["BINS", "SCORE", "metric_stats", "metrics_and_histograms"]
+
 
 BINS = 10
 
@@ -46,12 +49,12 @@ GROUP BY r.key
 @dataclass(frozen=True)
 class _KeyPass:
     key: str
-    mean: Optional[float]
+    mean: float | None
     n: int
     errors: int
     unscored: int
-    lo: Optional[float]
-    hi: Optional[float]
+    lo: float | None
+    hi: float | None
     scored_runs: int
     binary: bool
     skipped: int = 0
@@ -62,7 +65,7 @@ class _KeyPass:
         return self.lo is not None and self.hi is not None and self.lo >= 0 and self.hi <= 1
 
     @property
-    def bounds(self) -> Optional[Range]:
+    def bounds(self) -> Range | None:
         return self.info.score_range or (UNIT_RANGE if self.unit_range else None)
 
 
@@ -153,7 +156,7 @@ def _pass_b(
 
 def _clusters(
     db: ReadOnlyDatabase, experiment_id: str, keys: list[_KeyPass], squares: dict[str, float]
-) -> dict[str, tuple[int, Optional[float]]]:
+) -> dict[str, tuple[int, float | None]]:
     """Per key: (clusters, sum of squared per-cluster residual sums)."""
     repeated = db.query_one(
         "SELECT MAX(repetition) AS top FROM runs WHERE experiment_id = ?", (experiment_id,)
@@ -168,7 +171,7 @@ def _clusters(
 
 def _clustered_by_example(
     db: ReadOnlyDatabase, experiment_id: str, keys: list[_KeyPass]
-) -> dict[str, tuple[int, Optional[float]]]:
+) -> dict[str, tuple[int, float | None]]:
     mean, mean_params = _case("r.key", keys, "mean")
     marks = ", ".join("?" * len(keys))
     rows = db.query(
@@ -183,7 +186,7 @@ def _clustered_by_example(
     return {row["key"]: (int(row["groups"]), row["squares"]) for row in rows}
 
 
-def _stat(k: _KeyPass, groups: int, squares: Optional[float]) -> MetricStat:
+def _stat(k: _KeyPass, groups: int, squares: float | None) -> MetricStat:
     stderr, interval = (None, None) if k.mean is None else mean_interval(
         k.mean, k.n, groups, squares, binary=k.binary, bounds=k.bounds
     )
