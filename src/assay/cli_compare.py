@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], store: argparse.ArgumentParser

@@ -12,8 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from assay.errors import AssayError
 
-class NotComparableError(ValueError):
+__all__ = ["NotComparableError", "check_comparable"]
+
+
+class NotComparableError(AssayError, ValueError):
     """The experiments cannot be compared; the message names what differs."""
 
 

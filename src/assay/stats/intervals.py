@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from assay.stats._distributions import normal_quantile, t_quantile
 
+__all__ = ["CONFIDENCE", "Interval", "Range", "is_binary", "student_t", "wilson"]
+
 Range = tuple[float | None, float | None]
 CONFIDENCE = 0.95
 

@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from assay.stats._distributions import normal_quantile, sign_test_p, t_quantile, t_two_sided_p
 from assay.stats.intervals import CONFIDENCE, Interval, student_t, wilson
 
+__all__ = [
+    "ALPHA", "POWER", "BinaryPairs", "Differences", "PairedTest", "holm", "mcnemar", "newcombe", "paired_t",
+]
+
 POWER = 0.80
 ALPHA = 1 - CONFIDENCE
 
