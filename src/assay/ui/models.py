@@ -170,10 +170,16 @@ SortKey = str
 
 class RowFilter(BaseModel):
     failed: bool = Field(
-        False, description="only rows whose run failed, or with an errored result or a score < 1"
+        False,
+        description="only failing rows: the target or an evaluator failed, a 0/1 metric at its worst "
+        "value, or the chosen metric worse than its threshold",
     )
     metric: str | None = None
     below: float | None = Field(None, description="with metric: only rows scoring below this")
+    worse_than: float | None = Field(
+        None, description="with metric: its failing threshold, read with its direction "
+        "(below it if higher is better, above it if lower is better)",
+    )
     q: str | None = Field(None, description="substring searched in inputs and outputs")
     sort: SortKey = "position"
     order: Literal["asc", "desc"] = "asc"
