@@ -17,6 +17,7 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── CaseError (ValueError)                 a code test case is malformed
     ├── UnknownLanguage (ValueError)           the sandbox does not run that language
     ├── UIConfigError (ValueError)             the web UI cannot start with these settings
+    ├── NotComparableError (ValueError)        experiments that cannot be compared (names why)
     ├── RowFailedError (RuntimeError)          a row failed under ``error_handling="raise"``
     ├── StoreError (RuntimeError)              the store cannot do what was asked
     │   ├── StoreVersionError                  the database was written by a newer assay
@@ -53,6 +54,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from assay.comparison.comparability import NotComparableError
     from assay.embeddings.base import EmbeddingsError, EmbeddingsUnavailable
     from assay.evaluation._binding import EvaluatorSignatureError
     from assay.evaluation._data import DataError
@@ -115,6 +117,7 @@ def require_extra(module: str, extra: str, *, feature: str | None = None) -> Mod
 
 
 _HOMES = {
+    "NotComparableError": "assay.comparison.comparability",
     "EmbeddingsError": "assay.embeddings.base",
     "EmbeddingsUnavailable": "assay.embeddings.base",
     "EvaluatorSignatureError": "assay.evaluation._binding",
@@ -158,8 +161,8 @@ __all__ = [
     "DataError", "DatabaseUnavailable", "EmbeddingsError", "EmbeddingsUnavailable",
     "EvaluatorInputError", "EvaluatorReturnError", "EvaluatorSignatureError", "ExperimentError",
     "FixtureError", "InvalidJson", "LLMError", "ModelCallError", "ModelNotConfiguredError",
-    "ModelReplyError", "NotFoundError", "QueryError", "QueryRefused", "QueryTimeout",
-    "QueryTooLarge", "PrivilegedRole",
+    "ModelReplyError", "NotComparableError", "NotFoundError", "PrivilegedRole", "QueryError",
+    "QueryRefused", "QueryTimeout", "QueryTooLarge",
     "ReferenceQueryError", "ReplyCheckError", "RowFailedError", "SandboxError", "SandboxStartError",
     "SandboxUnavailable", "StoreError", "StoreVersionError", "StoreWriteError", "TargetError",
     "ToolMissing", "UIConfigError", "UnknownEvaluatorName", "UnknownLanguage",

@@ -58,11 +58,15 @@ def parse_number(name: str, value: str | None) -> float | None:
 
 def row_filter(
     failed: Annotated[
-        bool, Query(description="only failed rows: target error, evaluator error or a score < 1")
+        bool, Query(description="only failing rows: target error, evaluator error, a 0/1 metric at "
+                    "its worst value, or 'metric' worse than 'worse_than'")
     ] = False,
     metric: Annotated[str | None, Query(description="a metric key, for 'below'")] = None,
     below: Annotated[
         str | None, Query(description="a number: rows whose 'metric' scores below it")
+    ] = None,
+    worse_than: Annotated[
+        str | None, Query(description="a number: the failing threshold of 'metric', read with its direction")
     ] = None,
     q: Annotated[str | None, Query(description="text searched in inputs and outputs")] = None,
     sort: Annotated[str, Query(description="position, latency, error or metric:<key>")] = "position",
@@ -72,6 +76,7 @@ def row_filter(
         failed=failed,
         metric=blank_is_none(metric),
         below=parse_number("below", below),
+        worse_than=parse_number("worse_than", worse_than),
         q=blank_is_none(q),
         sort=blank_is_none(sort) or "position",
         order=order,

@@ -84,6 +84,7 @@ def make_templates() -> Jinja2Templates:
         page_count=page_count,
         score_class=views.score_class,
         num=views.format_number,
+        pvalue=views.format_p_value,
         without_traceback=views.without_traceback,
         traceback_of=views.traceback_of,
         histogram_bars=charts.histogram_bars,
