@@ -1,15 +1,23 @@
-"""ExperimentResults: the rows of an experiment in data order, its summary results and aggregates."""
+"""ExperimentResults: the rows of an experiment in data order, its summary results and aggregates.
+
+Rows are read from the store on demand (``assay.evaluation._paged``), never held whole;
+aggregates, error counts and usage come from the figures stored with the experiment, so
+reading a finished experiment of any size costs a few small queries. The row source is
+any sequence of ``ExperimentRow`` (stored rows, or a plain list).
+"""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, Optional, Union, overload
 
-from assay.evaluation._stats import MetricAggregate, aggregate
+from assay.evaluation._stats import MetricAggregate
+from assay.evaluation._tally import Tally, tally_of_stored
 from assay.schemas import EvaluationResult, EvaluationResults
-from assay.store.records import ExperimentRecord, ExperimentRow
+from assay.store.base import Store
+from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 
 
 class ExperimentResults:
@@ -18,14 +26,19 @@ class ExperimentResults:
     def __init__(
         self,
         experiment: ExperimentRecord,
-        rows: list[ExperimentRow],
+        rows: Sequence[ExperimentRow],
         summary_results: list[EvaluationResult],
         store_url: str,
+        *,
+        stats: Optional[ExperimentStats] = None,
+        store: Optional[Store] = None,
     ) -> None:
         self.experiment = experiment
-        self.rows = rows
+        self._rows = rows
         self._summary = summary_results
         self.store_url = store_url
+        self._stats = stats
+        self._store = store
 
     @property
     def id(self) -> uuid.UUID:
@@ -35,68 +48,82 @@ class ExperimentResults:
     def experiment_name(self) -> str:
         return self.experiment.name
 
+    @property
+    def rows(self) -> list[ExperimentRow]:
+        """Every row as records, in data order (reads them all: prefer iterating)."""
+        return list(self._rows)
+
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self._rows)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for row in self.rows:
-            yield {
-                "run": row.run,
-                "example": row.example,
-                "evaluation_results": {"results": row.results},
-            }
+        for row in self._rows:
+            yield _as_dict(row)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[dict[str, Any], list[dict[str, Any]]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return _as_dict(self._rows[index])
 
     @property
     def summary_results(self) -> EvaluationResults:
         return EvaluationResults(results=self._summary)
 
+    @property
+    def stats(self) -> ExperimentStats:
+        """Counts and per-metric figures: stored ones when exact, else from the rows."""
+        if self._stats is not None and self._stats.final and self._stats.metrics is not None:
+            return self._stats
+        return self._tally.stats(final=False)
+
+    @cached_property
+    def _tally(self) -> Tally:
+        """A one-pass tally of the stored scores: for an experiment still running, or one
+        stored before figures were kept."""
+        if self._store is not None:
+            return tally_of_stored(self._store.iter_scores(self.experiment.id))
+        from assay.evaluation._tally import tally_row
+
+        tally = Tally()
+        for row in self._rows:
+            tally.add(tally_row(row))
+        return tally
+
     @cached_property
     def aggregate(self) -> dict[str, MetricAggregate]:
         """Per metric key: mean, n, errors, standard error (clustered by example), 95% CI."""
-        scores: dict[str, list[float]] = {}
-        clusters: dict[str, list[str]] = {}
-        errors: dict[str, int] = {}
-        for row in self.rows:
-            for result in row.results:
-                errors.setdefault(result.key, 0)
-                if result.error is not None:
-                    errors[result.key] += 1
-                    continue
-                value = result.numeric_score
-                if value is not None:
-                    scores.setdefault(result.key, []).append(value)
-                    clusters.setdefault(result.key, []).append(str(row.example.id))
         return {
-            key: aggregate(key, scores.get(key, []), clusters.get(key, []), errors[key])
-            for key in errors
+            m.key: MetricAggregate(m.key, m.mean, m.n, m.errors, m.stderr, m.ci_low, m.ci_high)
+            for m in self.stats.metrics or []
         }
 
     @property
     def target_errors(self) -> int:
-        return sum(1 for row in self.rows if row.run.error is not None)
+        return self.stats.run_errors
 
     def usage(self) -> dict[str, float]:
         """Token usage (and cost) summed over every result that reports ``metadata["usage"]``."""
-        totals: dict[str, float] = {}
-        for row in self.rows:
-            for result in row.results:
-                usage = result.metadata.get("usage") if result.metadata else None
-                if not isinstance(usage, dict):
-                    continue
-                for name, value in usage.items():
-                    if isinstance(value, (int, float)) and not isinstance(value, bool):
-                        totals[name] = totals.get(name, 0) + value
-        return totals
+        return dict(self.stats.usage)
 
     def to_pandas(self) -> Any:
         try:
             import pandas as pd
         except ImportError:
             raise ImportError("to_pandas() needs pandas: pip install 'assay[pandas]'") from None
-        return pd.DataFrame([_flat_row(row) for row in self.rows])
+        return pd.DataFrame([_flat_row(row) for row in self._rows])
 
     def __repr__(self) -> str:
-        return f"<ExperimentResults {self.experiment_name!r}: {len(self.rows)} rows>"
+        return f"<ExperimentResults {self.experiment_name!r}: {len(self)} rows>"
+
+
+def _as_dict(row: ExperimentRow) -> dict[str, Any]:
+    return {"run": row.run, "example": row.example, "evaluation_results": {"results": row.results}}
 
 
 def _flat_row(row: ExperimentRow) -> dict[str, Any]:

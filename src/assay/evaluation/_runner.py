@@ -4,20 +4,20 @@ a concurrency limit, stream rows to one writer, then run the summary evaluators.
 from __future__ import annotations
 
 import asyncio
-import operator
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from assay.evaluation._binding import SummaryEvaluator, row_arguments
+from assay.evaluation._binding import SummaryEvaluator
 from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
+from assay.evaluation._tally import Tally
 from assay.evaluation._writer import RowWriter
-from assay.schemas import EvaluationResult
+from assay.schemas import EvaluationResult, Example
 from assay.store.base import Store
-from assay.store.records import ExperimentRecord, ExperimentRow
+from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 
 _RAMP_TICK_S = 0.005
 
@@ -33,52 +33,61 @@ class RunSettings:
     on_row: Callable[[ExperimentRow], None]
 
 
-def plan_rows(examples: Sequence[Any], repetitions: int, done: set[tuple[str, int]]) -> list[PlannedRow]:
-    return [
-        PlannedRow(position, example, repetition)
-        for position, example in enumerate(examples)
-        for repetition in range(repetitions)
-        if not done or (str(example.id), repetition) not in done
-    ]
+class RowFeed:
+    """The rows to run, made on demand as workers ask: each (example, repetition) not
+    stored yet. Examples are read from the store a page at a time, so a million-row
+    plan costs no more memory than a small one. Safe to call from any thread."""
 
-
-class _Feed:
-    """The planned rows, handed out one at a time to workers on any thread; stoppable."""
-
-    def __init__(self, planned: list[PlannedRow]) -> None:
-        self._rows = iter(planned)
+    def __init__(
+        self, examples: Iterable[Example], repetitions: int, done: set[int], total: int
+    ) -> None:
+        self._rows = self._plan(examples, repetitions, done)
         self._lock = threading.Lock()
         self._stopped = False
+        self.remaining = total - len(done)
+
+    @staticmethod
+    def _plan(examples: Iterable[Example], repetitions: int, done: set[int]) -> Iterator[PlannedRow]:
+        for position, example in enumerate(examples):
+            for repetition in range(repetitions):
+                if not done or position * repetitions + repetition not in done:
+                    yield PlannedRow(position, example, repetition)
 
     def next(self) -> Optional[PlannedRow]:
         with self._lock:
-            return None if self._stopped else next(self._rows, None)
+            row = None if self._stopped else next(self._rows, None)
+            if row is not None:
+                self.remaining -= 1
+            return row
 
     def stop(self) -> None:
         self._stopped = True
 
     @property
     def exhausted(self) -> bool:
-        return self._stopped or operator.length_hint(self._rows) == 0
+        return self._stopped or self.remaining <= 0
+
+
+def done_keys(keys: Iterable[tuple[int, int]], repetitions: int) -> set[int]:
+    """Stored (position, repetition) pairs as compact integers, for ``RowFeed``."""
+    return {position * repetitions + repetition for position, repetition in keys}
 
 
 async def run_rows(
-    pipeline: RowPipeline, planned: list[PlannedRow], store: Store,
-    experiment: ExperimentRecord, settings: RunSettings,
-) -> list[ExperimentRow]:
-    """Run ``planned`` rows; every finished row is written before this returns."""
-    finished: list[ExperimentRow] = []
-    writer = RowWriter(store, experiment.id)
+    pipeline: RowPipeline, feed: RowFeed, store: Store,
+    experiment: ExperimentRecord, settings: RunSettings, tally: Tally,
+) -> ExperimentStats:
+    """Run the fed rows; every finished row is written before this returns. Returns the
+    experiment's final figures (stored too)."""
+    writer = RowWriter(store, experiment.id, tally)
 
     def accept(row: ExperimentRow) -> None:
         writer.put(row)
-        finished.append(row)
         settings.on_row(row)
         if settings.raise_on_error:
             _raise_first_error(row)
 
-    workers = max(1, min(settings.max_concurrency, len(planned)))
-    feed = _Feed(planned)
+    workers = max(1, min(settings.max_concurrency, feed.remaining))
     try:
         # The pool's exit waits for rows still running in its threads (after a failure or
         # a cancel, the feed is stopped first), so the writer closes after their last put.
@@ -91,13 +100,14 @@ async def run_rows(
                     await _gather_or_fail([asyncio.ensure_future(t) for t in tasks])
             finally:
                 feed.stop()
-    finally:
-        writer.close()
-    return finished
+    except BaseException:
+        writer.close()  # what finished is kept
+        raise
+    return writer.close()
 
 
 async def _loop_worker(
-    pipeline: RowPipeline, feed: _Feed, pool: ThreadPoolExecutor,
+    pipeline: RowPipeline, feed: RowFeed, pool: ThreadPoolExecutor,
     accept: Callable[[ExperimentRow], None],
 ) -> None:
     """Some part is async: await it on the loop; sync parts hop to the pool."""
@@ -121,7 +131,7 @@ class _Load:
 
 
 async def _run_in_threads(
-    pipeline: RowPipeline, feed: _Feed, pool: ThreadPoolExecutor,
+    pipeline: RowPipeline, feed: RowFeed, pool: ThreadPoolExecutor,
     accept: Callable[[ExperimentRow], None], max_threads: int,
 ) -> None:
     """Everything is sync: pool threads run rows back to back, with no hop per row.
@@ -173,11 +183,9 @@ def _raise_first_error(row: ExperimentRow) -> None:
 
 
 async def run_summaries(
-    evaluators: Sequence[SummaryEvaluator], rows: Sequence[ExperimentRow]
+    evaluators: Sequence[SummaryEvaluator], available: dict[str, Any]
 ) -> list[EvaluationResult]:
-    if not evaluators:
-        return []
-    available = _summary_arguments(rows)
+    """``available``: the per-row lists by argument name (read from the store on demand)."""
     results: list[EvaluationResult] = []
     for evaluator in evaluators:
         if evaluator.is_async:
@@ -185,21 +193,3 @@ async def run_summaries(
         else:
             results.extend(await asyncio.to_thread(evaluator.call_sync, available))
     return results
-
-
-def _summary_arguments(rows: Sequence[ExperimentRow]) -> dict[str, Any]:
-    per_row = [row_arguments(row.run, row.example) for row in rows]
-    return {
-        "runs": [row.run for row in rows],
-        "examples": [row.example for row in rows],
-        "inputs": [args["inputs"] for args in per_row],
-        "outputs": [args["outputs"] for args in per_row],
-        "reference_outputs": [args["reference_outputs"] for args in per_row],
-        "evaluation_results": [row.results for row in rows],
-    }
-
-
-def merge_in_order(stored: list[ExperimentRow], new: list[ExperimentRow]) -> list[ExperimentRow]:
-    rows = {(row.position, row.repetition): row for row in stored}
-    rows.update({(row.position, row.repetition): row for row in new})
-    return [rows[key] for key in sorted(rows)]

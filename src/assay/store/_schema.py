@@ -114,6 +114,39 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (namespace, key)
     );
     """,
+    # Stored counts and metric figures, so that pages and reports never scan an
+    # experiment's rows; an index for the "errors first" sort.
+    """
+    CREATE TABLE experiment_stats (
+        experiment_id TEXT PRIMARY KEY REFERENCES experiments(id) ON DELETE CASCADE,
+        row_count INTEGER NOT NULL DEFAULT 0,
+        run_errors INTEGER NOT NULL DEFAULT 0,
+        latency_n INTEGER NOT NULL DEFAULT 0,
+        latency_sum REAL NOT NULL DEFAULT 0,
+        latency_max REAL,
+        usage TEXT,
+        final INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE metric_stats (
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        key TEXT NOT NULL,
+        mean REAL,
+        n INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        unscored INTEGER NOT NULL,
+        stderr REAL,
+        ci_low REAL,
+        ci_high REAL,
+        min REAL,
+        max REAL,
+        histogram TEXT,
+        PRIMARY KEY (experiment_id, key)
+    );
+    CREATE INDEX runs_by_error ON runs (experiment_id, (error IS NOT NULL), position, repetition);
+    -- 'bool' when the score was a boolean: the REAL column alone reads True back as 1.0.
+    ALTER TABLE results ADD COLUMN score_kind TEXT;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import abc
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Optional
 
 from assay.schemas import Dataset, EvaluationResult, Example
-from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
+from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
+
+RowKey = tuple[int, int]
+"""(position, repetition): a row's place in data order."""
 
 
 class Store(abc.ABC):
@@ -47,6 +50,15 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def delete_example(self, example_id: uuid.UUID) -> int: ...
+
+    @abc.abstractmethod
+    def iter_examples(
+        self, dataset_id: uuid.UUID, *, version: Optional[int] = None, page_size: int = 1000
+    ) -> Iterator[Example]:
+        """The examples at ``version`` in position order, read ``page_size`` at a time."""
+
+    @abc.abstractmethod
+    def count_examples(self, dataset_id: uuid.UUID, *, version: Optional[int] = None) -> int: ...
 
     @abc.abstractmethod
     def list_examples(
@@ -91,6 +103,20 @@ class Store(abc.ABC):
         """Write encoded rows in one transaction."""
 
     @abc.abstractmethod
+    def write_batch(
+        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: Optional[ExperimentStats]
+    ) -> None:
+        """Write encoded rows and (when given) the experiment's figures in one transaction,
+        so stored counts always match stored rows."""
+
+    @abc.abstractmethod
+    def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None: ...
+
+    @abc.abstractmethod
+    def load_stats(self, experiment_id: uuid.UUID) -> Optional[ExperimentStats]:
+        """The stored figures, or None for an experiment stored before they were kept."""
+
+    @abc.abstractmethod
     def discard_failed_runs(self, experiment_id: uuid.UUID) -> int:
         """Delete the rows whose target failed (with their results), so a resume reruns them."""
 
@@ -99,8 +125,41 @@ class Store(abc.ABC):
         """The (example id, repetition) pairs already stored."""
 
     @abc.abstractmethod
-    def load_rows(self, experiment: ExperimentRecord) -> list[ExperimentRow]:
-        """Every stored row, in data order then repetition."""
+    def stored_keys(self, experiment_id: uuid.UUID) -> Iterator[RowKey]:
+        """The (position, repetition) of every stored row, in no particular order."""
+
+    @abc.abstractmethod
+    def count_rows(self, experiment_id: uuid.UUID) -> int: ...
+
+    @abc.abstractmethod
+    def load_rows(
+        self,
+        experiment: ExperimentRecord,
+        *,
+        after: Optional[RowKey] = None,
+        offset: int = 0,
+        limit: Optional[int] = None,
+    ) -> list[ExperimentRow]:
+        """Stored rows in data order then repetition: those after the row ``after`` (or
+        from ``offset``), at most ``limit`` of them (None: all, read page by page)."""
+
+    @abc.abstractmethod
+    def load_row_values(
+        self,
+        experiment: ExperimentRecord,
+        field: str,
+        *,
+        after: Optional[RowKey] = None,
+        offset: int = 0,
+        limit: Optional[int] = None,
+    ) -> list[tuple[RowKey, Any]]:
+        """Like ``load_rows``, one decoded field per row (``inputs``, ``outputs`` or
+        ``reference_outputs``), without building records."""
+
+    @abc.abstractmethod
+    def iter_scores(self, experiment_id: uuid.UUID) -> Iterator[tuple[Any, ...]]:
+        """Per stored result, in data order: (position, run failed, latency_ms, run id, key,
+        score, result errored, usage JSON); a run without results comes once with key None."""
 
     @abc.abstractmethod
     def replace_summary_results(

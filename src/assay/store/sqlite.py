@@ -12,11 +12,14 @@ from typing import Any, Optional
 
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
+from assay.store import _sqlite_rows as rows
 from assay.store._json import dumps, loads
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import Store
 from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
-from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
+from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
+
+_PAGE = 2000
 
 
 class SQLiteStore(Store):
@@ -217,6 +220,20 @@ class SQLiteStore(Store):
             conn.execute("UPDATE examples SET removed_version = ? WHERE pk = ?", (version, old["pk"]))
         return version
 
+    def iter_examples(
+        self, dataset_id: uuid.UUID, *, version: Optional[int] = None, page_size: int = 1000
+    ) -> Iterator[Example]:
+        # Each page on the reading thread's own connection: a feed may be read from any thread.
+        last = -1
+        while page := rows.examples_page(self.conn, dataset_id, version, last, page_size):
+            last = page[-1]["position"]
+            yield from (codec.example_from(row) for row in page)
+
+    def count_examples(self, dataset_id: uuid.UUID, *, version: Optional[int] = None) -> int:
+        query, params = _examples_at(str(dataset_id), version)
+        row = self.conn.execute(query.replace("SELECT *", "SELECT COUNT(*)", 1), params).fetchone()
+        return int(row[0])
+
     def list_examples(
         self,
         dataset_id: uuid.UUID,
@@ -278,13 +295,23 @@ class SQLiteStore(Store):
         return run, [codec.result_row(exp, run_id, result) for result in row.results]
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
-        runs = [run for run, _ in prepared]
-        results = [result for _, row_results in prepared for result in row_results]
         with self.transaction() as conn:
-            conn.executemany(f"INSERT INTO runs ({codec.RUN_COLUMNS}) VALUES ({_marks(15)})", runs)
-            conn.executemany(
-                f"INSERT INTO results ({codec.RESULT_COLUMNS}) VALUES ({_marks(11)})", results
-            )
+            rows.insert_prepared(conn, prepared)
+
+    def write_batch(
+        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: Optional[ExperimentStats]
+    ) -> None:
+        with self.transaction() as conn:
+            rows.insert_prepared(conn, prepared)
+            if stats is not None:
+                rows.write_stats(conn, experiment_id, stats)
+
+    def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None:
+        with self.transaction() as conn:
+            rows.write_stats(conn, experiment_id, stats)
+
+    def load_stats(self, experiment_id: uuid.UUID) -> Optional[ExperimentStats]:
+        return rows.load_stats(self.conn, experiment_id)
 
     def discard_failed_runs(self, experiment_id: uuid.UUID) -> int:
         with self.transaction() as conn:
@@ -298,36 +325,49 @@ class SQLiteStore(Store):
         )
         return {(row[0], row[1]) for row in rows}
 
-    def load_rows(self, experiment: ExperimentRecord) -> list[ExperimentRow]:
-        with self.snapshot():
-            return self._load_rows(experiment)
+    def stored_keys(self, experiment_id: uuid.UUID) -> Iterator[tuple[int, int]]:
+        yield from self.conn.execute(
+            "SELECT position, repetition FROM runs WHERE experiment_id = ?", (str(experiment_id),)
+        )
 
-    def _load_rows(self, experiment: ExperimentRecord) -> list[ExperimentRow]:
-        exp = str(experiment.id)
-        examples = self._examples_by_id(experiment)
-        results: dict[str, list[EvaluationResult]] = {}
-        for row in self.conn.execute(
-            "SELECT * FROM results WHERE experiment_id = ? ORDER BY pk", (exp,)
-        ):
-            results.setdefault(row["run_id"], []).append(codec.result_from(row))
-        rows = []
-        for row in self.conn.execute(
-            "SELECT * FROM runs WHERE experiment_id = ? ORDER BY position, repetition", (exp,)
-        ):
-            example = examples.get(row["example_id"]) or Example(id=uuid.UUID(row["example_id"]))
-            rows.append(
-                ExperimentRow(
-                    run=codec.run_from(row), example=example, repetition=row["repetition"],
-                    position=row["position"], results=results.get(row["id"], []),
-                )
-            )
-        return rows
+    def count_rows(self, experiment_id: uuid.UUID) -> int:
+        row = self.conn.execute(
+            "SELECT COUNT(*) FROM runs WHERE experiment_id = ?", (str(experiment_id),)
+        ).fetchone()
+        return int(row[0])
 
-    def _examples_by_id(self, experiment: ExperimentRecord) -> dict[str, Example]:
-        if experiment.dataset_id is None:
-            return {}
-        examples = self.list_examples(experiment.dataset_id, version=experiment.dataset_version)
-        return {str(example.id): example for example in examples}
+    def load_rows(
+        self,
+        experiment: ExperimentRecord,
+        *,
+        after: Optional[tuple[int, int]] = None,
+        offset: int = 0,
+        limit: Optional[int] = None,
+    ) -> list[ExperimentRow]:
+        if limit is not None:
+            return rows.load_rows(self.conn, experiment, after, offset, limit)
+        with self.snapshot():  # everything: page by page, all from one state of the file
+            loaded: list[ExperimentRow] = []
+            page = rows.load_rows(self.conn, experiment, after, offset, _PAGE)
+            while page:
+                loaded += page
+                last = page[-1]
+                page = rows.load_rows(self.conn, experiment, (last.position, last.repetition), 0, _PAGE)
+            return loaded
+
+    def load_row_values(
+        self,
+        experiment: ExperimentRecord,
+        field: str,
+        *,
+        after: Optional[tuple[int, int]] = None,
+        offset: int = 0,
+        limit: Optional[int] = None,
+    ) -> list[tuple[tuple[int, int], Any]]:
+        return rows.load_row_values(self.conn, experiment, field, after, offset, limit)
+
+    def iter_scores(self, experiment_id: uuid.UUID) -> Iterator[tuple[Any, ...]]:
+        return rows.iter_scores(self.conn, experiment_id)
 
     def replace_summary_results(
         self, experiment_id: uuid.UUID, results: Sequence[EvaluationResult]
