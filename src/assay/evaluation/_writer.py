@@ -33,13 +33,15 @@ class StoreWriteError(RuntimeError):
 
 
 class RowWriter:
+    DEFAULT_BATCH = 1000
+
     def __init__(
         self,
         store: Store,
         experiment_id: uuid.UUID,
         tally: Optional[Tally] = None,
         *,
-        max_batch: int = 1000,
+        max_batch: int = DEFAULT_BATCH,
         max_delay: float = 0.1,
         max_pending: Optional[int] = None,
     ) -> None:
@@ -48,7 +50,7 @@ class RowWriter:
         self.tally = tally if tally is not None else Tally()
         self._max_batch = max_batch
         self._max_delay = max_delay
-        self._max_pending = max_pending or 2 * max_batch
+        self._max_pending = max_pending or max_batch
         self._pending: deque[tuple[float, Any, RowTally]] = deque()
         self._cond = threading.Condition()
         self._closing = False

@@ -23,7 +23,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 RowKey = tuple[int, int]
 """(position, repetition): a row's place in data order."""
 
-_ROWS_PER_STATEMENT = 400
+_ROWS_PER_STATEMENT = 1000
 _RUN_WIDTH = 15
 _RESULT_WIDTH = 12
 VALUE_FIELDS = ("inputs", "outputs", "reference_outputs")
