@@ -168,7 +168,7 @@ async def _run_in_threads(
             load.add(time.perf_counter() - wall)
             accept(row)
 
-    tasks = [asyncio.ensure_future(in_thread(pool, loop))]
+    tasks: list["asyncio.Future[Any]"] = [asyncio.ensure_future(in_thread(pool, loop))]
 
     def double() -> None:
         more = min(len(tasks), max_threads - len(tasks), max(feed.remaining, 1))
