@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import Histogram, HistogramBin, MetricStat
+from assay.ui.queries.stored import stored_metrics
 from assay.ui.stats import clustered_interval
 
 BINS = 10
@@ -51,6 +52,10 @@ class _KeyPass:
 def metrics_and_histograms(
     db: ReadOnlyDatabase, experiment_id: str
 ) -> tuple[list[MetricStat], list[Histogram]]:
+    """The stored figures when the experiment has them, else computed in SQL."""
+    stored = stored_metrics(db, experiment_id)
+    if stored is not None:
+        return stored
     keys = [_key_pass(row) for row in db.query(_PASS_A, (experiment_id,))]
     bins, squares = _pass_b(db, experiment_id, keys)
     clusters = _clusters(db, experiment_id, keys, squares)

@@ -38,6 +38,8 @@ FAILED = (
     "AND (r.error IS NOT NULL OR r.score < 1)))"
 )
 
+_ALL_ROWS = "u.experiment_id = ?"
+
 _FIXED_SORTS = {
     "position": "u.position",
     "latency": "u.latency_ms",
@@ -56,7 +58,10 @@ def row_page(
     keys = metric_keys(db, experiment.id)
     where, params = _where(experiment.id, row_filter, keys)
     order, order_params = _order(row_filter, keys)
-    total = db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0]
+    if where == _ALL_ROWS:  # no filter: the experiment's (stored) count will do
+        total = experiment.rows
+    else:
+        total = db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0]
     runs = db.query(
         f"SELECT u.id, u.example_id, u.repetition, u.position, u.error, u.latency_ms, "
         f"substr(u.inputs, 1, {PREVIEW_SOURCE_CHARS}) AS inputs, "
@@ -93,7 +98,7 @@ def row_page(
 
 
 def _where(experiment_id: str, row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:
-    clauses: list[str] = ["u.experiment_id = ?"]
+    clauses: list[str] = [_ALL_ROWS]
     params: list[Any] = [experiment_id]
     if row_filter.failed:
         clauses.append(FAILED)
