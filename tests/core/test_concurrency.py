@@ -6,7 +6,7 @@ import asyncio
 import random
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from assay import Client
 

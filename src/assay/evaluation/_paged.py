@@ -8,8 +8,8 @@ index when indexed. ``len`` is the stored row count. ``list(seq)`` makes a plain
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, Callable, Optional, TypeVar, Union, overload
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar, overload
 
 from assay.store.base import RowKey, Store
 from assay.store.records import ExperimentRecord, ExperimentRow
@@ -17,14 +17,14 @@ from assay.store.records import ExperimentRecord, ExperimentRow
 T = TypeVar("T")
 PAGE_SIZE = 1000
 
-FetchPage = Callable[[Optional[RowKey], int, int], list[tuple[RowKey, T]]]
+FetchPage = Callable[[RowKey | None, int, int], list[tuple[RowKey, T]]]
 """(after, offset, limit) -> up to ``limit`` (key, item) pairs in data order."""
 
 
 class PagedSequence(Sequence[T]):
     """A read-only sequence over stored rows; see the module docstring."""
 
-    def __init__(self, fetch: FetchPage[T], length: Union[int, Callable[[], int]], page_size: int = PAGE_SIZE) -> None:
+    def __init__(self, fetch: FetchPage[T], length: int | Callable[[], int], page_size: int = PAGE_SIZE) -> None:
         self._fetch = fetch
         self._length = length
         self._page_size = page_size
@@ -35,7 +35,7 @@ class PagedSequence(Sequence[T]):
 
     def pages(self) -> Iterator[list[T]]:
         """The items in data order, one page at a time (keyset: page k costs as page 1)."""
-        after: Optional[RowKey] = None
+        after: RowKey | None = None
         while True:
             page = self._fetch(after, 0, self._page_size)
             if not page:
@@ -55,7 +55,7 @@ class PagedSequence(Sequence[T]):
     @overload
     def __getitem__(self, index: slice) -> list[T]: ...
 
-    def __getitem__(self, index: Union[int, slice]) -> Union[T, list[T]]:
+    def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         if index < 0:
@@ -83,11 +83,11 @@ class PagedSequence(Sequence[T]):
 
 
 def stored_rows(
-    store: Store, experiment: ExperimentRecord, count: Optional[int] = None
+    store: Store, experiment: ExperimentRecord, count: int | None = None
 ) -> PagedSequence[ExperimentRow]:
     """The experiment's rows; ``count`` when known and fixed (a finished experiment)."""
 
-    def fetch(after: Optional[RowKey], offset: int, limit: int) -> list[tuple[RowKey, ExperimentRow]]:
+    def fetch(after: RowKey | None, offset: int, limit: int) -> list[tuple[RowKey, ExperimentRow]]:
         rows = store.load_rows(experiment, after=after, offset=offset, limit=limit)
         return [((row.position, row.repetition), row) for row in rows]
 
@@ -98,14 +98,14 @@ def summary_arguments(store: Store, experiment: ExperimentRecord, count: int) ->
     """What summary evaluators may take, each read from the store only if it is used."""
 
     def projected(project: Callable[[ExperimentRow], Any]) -> PagedSequence[Any]:
-        def fetch(after: Optional[RowKey], offset: int, limit: int) -> list[tuple[RowKey, Any]]:
+        def fetch(after: RowKey | None, offset: int, limit: int) -> list[tuple[RowKey, Any]]:
             rows = store.load_rows(experiment, after=after, offset=offset, limit=limit)
             return [((row.position, row.repetition), project(row)) for row in rows]
 
         return PagedSequence(fetch, count)
 
     def values(field: str) -> PagedSequence[Any]:
-        def fetch(after: Optional[RowKey], offset: int, limit: int) -> list[tuple[RowKey, Any]]:
+        def fetch(after: RowKey | None, offset: int, limit: int) -> list[tuple[RowKey, Any]]:
             return store.load_row_values(experiment, field, after=after, offset=offset, limit=limit)
 
         return PagedSequence(fetch, count)

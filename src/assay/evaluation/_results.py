@@ -11,8 +11,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import Any, Optional, Union, overload
+from typing import Any, overload
 
+from assay.errors import require_extra
 from assay.evaluation._stats import MetricAggregate
 from assay.evaluation._tally import Tally, tally_of_stored
 from assay.schemas import EvaluationResult, EvaluationResults
@@ -30,8 +31,8 @@ class ExperimentResults:
         summary_results: list[EvaluationResult],
         store_url: str,
         *,
-        stats: Optional[ExperimentStats] = None,
-        store: Optional[Store] = None,
+        stats: ExperimentStats | None = None,
+        store: Store | None = None,
     ) -> None:
         self.experiment = experiment
         self._rows = rows
@@ -66,7 +67,7 @@ class ExperimentResults:
     @overload
     def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
 
-    def __getitem__(self, index: Union[int, slice]) -> Union[dict[str, Any], list[dict[str, Any]]]:
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         return _as_dict(self._rows[index])
@@ -112,10 +113,7 @@ class ExperimentResults:
         return dict(self.stats.usage)
 
     def to_pandas(self) -> Any:
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("to_pandas() needs pandas: pip install 'assay[pandas]'") from None
+        pd = require_extra("pandas", "pandas", feature="to_pandas()")
         return pd.DataFrame([_flat_row(row) for row in self._rows])
 
     def __repr__(self) -> str:

@@ -7,12 +7,13 @@ import asyncio
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
+from assay.errors import AssayError
 from assay.evaluation._binding import SummaryEvaluator
 from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
 from assay.evaluation._tally import Tally
@@ -27,7 +28,7 @@ _RAMP_SWITCH_S = 0.0005
 _GAIN = 1.25
 
 
-class RowFailedError(RuntimeError):
+class RowFailedError(AssayError, RuntimeError):
     """With ``error_handling="raise"``: the first target or evaluator error."""
 
 
@@ -58,7 +59,7 @@ class RowFeed:
                 if not done or position * repetitions + repetition not in done:
                     yield PlannedRow(position, example, repetition)
 
-    def next(self) -> Optional[PlannedRow]:
+    def next(self) -> PlannedRow | None:
         with self._lock:
             row = None if self._stopped else next(self._rows, None)
             if row is not None:
@@ -168,7 +169,7 @@ async def _run_in_threads(
             load.add(time.perf_counter() - wall)
             accept(row)
 
-    tasks: list["asyncio.Future[Any]"] = [asyncio.ensure_future(in_thread(pool, loop))]
+    tasks: list[asyncio.Future[Any]] = [asyncio.ensure_future(in_thread(pool, loop))]
 
     def double() -> None:
         more = min(len(tasks), max_threads - len(tasks), max(feed.remaining, 1))
@@ -209,7 +210,7 @@ def _quick_switches() -> Iterator[None]:
 
 
 async def _ramp(
-    tasks: list["asyncio.Future[Any]"], double: Callable[[], None], load: _Load,
+    tasks: list[asyncio.Future[Any]], double: Callable[[], None], load: _Load,
     feed: RowFeed, max_threads: int,
 ) -> None:
     """Double the threads while that raises the rate of finished rows.
@@ -220,7 +221,7 @@ async def _ramp(
     by a quarter: rates, unlike CPU shares, tell I/O waits from GIL waits, even on a
     loaded machine.
     """
-    rate_before: Optional[float] = None
+    rate_before: float | None = None
     while len(tasks) < max_threads and not feed.exhausted:
         if load.rows == 0:
             done, _ = await asyncio.wait(tasks, timeout=_RAMP_TICK_S, return_when=asyncio.FIRST_COMPLETED)
@@ -241,7 +242,7 @@ async def _ramp(
         double()
 
 
-async def _gather_or_fail(tasks: Sequence["asyncio.Future[Any]"]) -> None:
+async def _gather_or_fail(tasks: Sequence[asyncio.Future[Any]]) -> None:
     """Like gather, but the first failure cancels the other workers."""
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)

@@ -13,7 +13,7 @@ import math
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 
@@ -26,16 +26,16 @@ BINS = 10
 @dataclass(frozen=True, slots=True)
 class ResultTally:
     key: str
-    score: Optional[float]  # None when errored or not numeric
+    score: float | None  # None when errored or not numeric
     errored: bool
-    usage: Optional[dict[str, Any]]
+    usage: dict[str, Any] | None
 
 
 @dataclass(frozen=True, slots=True)
 class RowTally:
     position: int
     run_failed: bool
-    latency_ms: Optional[float]
+    latency_ms: float | None
     results: tuple[ResultTally, ...]
 
 
@@ -50,7 +50,7 @@ def tally_row(row: ExperimentRow) -> RowTally:
     return RowTally(row.position, row.run.error is not None, row.run.latency_ms, results)
 
 
-def _usage(value: Any) -> Optional[dict[str, Any]]:
+def _usage(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) and value else None
 
 
@@ -86,7 +86,7 @@ class _Metric:
         )
 
 
-def _histogram(scores: array[float], low: Optional[float], high: Optional[float]) -> list[int]:
+def _histogram(scores: array[float], low: float | None, high: float | None) -> list[int]:
     """Counts in BINS equal bins: over [0, 1] for a unit-range metric, else [low, high];
     one bin when every score is equal (as the UI draws it)."""
     if low is None or high is None:
@@ -111,7 +111,7 @@ class Tally:
         self.run_errors = 0
         self.latency_n = 0
         self.latency_sum = 0.0
-        self.latency_max: Optional[float] = None
+        self.latency_max: float | None = None
         self.usage: dict[str, float] = {}
         self._metrics: dict[str, _Metric] = {}
 
@@ -164,7 +164,7 @@ def tally_of_stored(scores: Iterable[tuple[Any, ...]]) -> Tally:
 
 
 def _rows_of(scores: Iterable[tuple[Any, ...]]) -> Iterator[RowTally]:
-    current: Optional[tuple[Any, ...]] = None
+    current: tuple[Any, ...] | None = None
     results: list[ResultTally] = []
     for position, run_failed, latency, run_id, key, score, errored, usage in scores:
         if current is None or run_id != current[3]:
@@ -178,7 +178,7 @@ def _rows_of(scores: Iterable[tuple[Any, ...]]) -> Iterator[RowTally]:
         yield RowTally(current[0], bool(current[1]), current[2], tuple(results))
 
 
-def _usage_of(text: Optional[str]) -> Optional[dict[str, Any]]:
+def _usage_of(text: str | None) -> dict[str, Any] | None:
     if not text:
         return None
     try:

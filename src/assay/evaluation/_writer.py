@@ -18,17 +18,18 @@ import threading
 import time
 import uuid
 from collections import deque
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluation._tally import RowTally, Tally, tally_row
 from assay.store.base import Store
+from assay.store.errors import StoreError
 from assay.store.records import ExperimentRow, ExperimentStats
 
 _STATS_EVERY_S = 1.0
 _STATS_SHARE = 20  # figures at most every 20x the time they take to compute
 
 
-class StoreWriteError(RuntimeError):
+class StoreWriteError(StoreError):
     """A batch of rows could not be written; rows stored before it are kept."""
 
 
@@ -39,11 +40,11 @@ class RowWriter:
         self,
         store: Store,
         experiment_id: uuid.UUID,
-        tally: Optional[Tally] = None,
+        tally: Tally | None = None,
         *,
         max_batch: int = DEFAULT_BATCH,
         max_delay: float = 0.1,
-        max_pending: Optional[int] = None,
+        max_pending: int | None = None,
     ) -> None:
         self._store = store
         self._experiment_id = experiment_id
@@ -54,7 +55,7 @@ class RowWriter:
         self._pending: deque[tuple[float, Any, RowTally]] = deque()
         self._cond = threading.Condition()
         self._closing = False
-        self._error: Optional[BaseException] = None
+        self._error: BaseException | None = None
         self._next_stats = 0.0
         self._thread = threading.Thread(target=self._loop, name="assay-writer", daemon=True)
         self._thread.start()

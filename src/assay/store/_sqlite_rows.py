@@ -13,7 +13,7 @@ import functools
 import sqlite3
 import uuid
 from collections.abc import Iterator, Sequence
-from typing import Any, Optional
+from typing import Any
 
 from assay.schemas import EvaluationResult, Example
 from assay.store import _codec as codec
@@ -53,20 +53,20 @@ def insert_prepared(conn: sqlite3.Connection, prepared: Sequence[Any]) -> None:
 
 
 # pages of rows
-def _after(after: Optional[RowKey]) -> tuple[str, tuple[Any, ...]]:
+def _after(after: RowKey | None) -> tuple[str, tuple[Any, ...]]:
     if after is None:
         return "", ()
     return " AND (u.position, u.repetition) > (?, ?)", after
 
 
-def _page(limit: Optional[int], offset: int) -> tuple[str, tuple[int, int]]:
+def _page(limit: int | None, offset: int) -> tuple[str, tuple[int, int]]:
     return " ORDER BY u.position, u.repetition LIMIT ? OFFSET ?", (
         -1 if limit is None else limit,
         offset,
     )
 
 
-def examples_alive(version: Optional[int]) -> tuple[str, tuple[Any, ...]]:
+def examples_alive(version: int | None) -> tuple[str, tuple[Any, ...]]:
     if version is None:
         return "e.removed_version IS NULL", ()
     return (
@@ -78,9 +78,9 @@ def examples_alive(version: Optional[int]) -> tuple[str, tuple[Any, ...]]:
 def load_rows(
     conn: sqlite3.Connection,
     experiment: ExperimentRecord,
-    after: Optional[RowKey],
+    after: RowKey | None,
     offset: int,
-    limit: Optional[int],
+    limit: int | None,
 ) -> list[ExperimentRow]:
     """A page of rows (runs with their results and examples), in data order."""
     after_sql, after_params = _after(after)
@@ -131,9 +131,9 @@ def load_row_values(
     conn: sqlite3.Connection,
     experiment: ExperimentRecord,
     field: str,
-    after: Optional[RowKey],
+    after: RowKey | None,
     offset: int,
-    limit: Optional[int],
+    limit: int | None,
 ) -> list[tuple[RowKey, Any]]:
     """One argument of the summary evaluators (``inputs``, ``outputs`` or
     ``reference_outputs``) for a page of rows, decoded from JSON only: no records built."""
@@ -198,7 +198,7 @@ def write_stats(conn: sqlite3.Connection, experiment_id: uuid.UUID, stats: Exper
     )
 
 
-def load_stats(conn: sqlite3.Connection, experiment_id: uuid.UUID) -> Optional[ExperimentStats]:
+def load_stats(conn: sqlite3.Connection, experiment_id: uuid.UUID) -> ExperimentStats | None:
     exp = str(experiment_id)
     row = conn.execute("SELECT * FROM experiment_stats WHERE experiment_id = ?", (exp,)).fetchone()
     if row is None:
@@ -224,7 +224,7 @@ def load_stats(conn: sqlite3.Connection, experiment_id: uuid.UUID) -> Optional[E
 def examples_page(
     conn: sqlite3.Connection,
     dataset_id: uuid.UUID,
-    version: Optional[int],
+    version: int | None,
     after_position: int,
     limit: int,
 ) -> list[sqlite3.Row]:

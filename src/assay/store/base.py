@@ -5,13 +5,15 @@ from __future__ import annotations
 import abc
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Optional
+from typing import Any
 
 from assay.schemas import Dataset, EvaluationResult, Example
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
 
 RowKey = tuple[int, int]
 """(position, repetition): a row's place in data order."""
+
+__all__ = ["Store"]
 
 
 class Store(abc.ABC):
@@ -22,13 +24,13 @@ class Store(abc.ABC):
     # datasets and examples
     @abc.abstractmethod
     def create_dataset(
-        self, name: str, description: Optional[str] = None, metadata: Optional[dict[str, Any]] = None
+        self, name: str, description: str | None = None, metadata: dict[str, Any] | None = None
     ) -> Dataset: ...
 
     @abc.abstractmethod
     def get_dataset(
-        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
-    ) -> Optional[Dataset]: ...
+        self, *, name: str | None = None, id: uuid.UUID | None = None
+    ) -> Dataset | None: ...
 
     @abc.abstractmethod
     def list_datasets(self) -> list[Dataset]: ...
@@ -45,7 +47,7 @@ class Store(abc.ABC):
         """Replace an example's content in a new dataset version; returns that version."""
 
     @abc.abstractmethod
-    def get_example(self, example_id: uuid.UUID) -> Optional[Example]:
+    def get_example(self, example_id: uuid.UUID) -> Example | None:
         """The current version of an example, or None."""
 
     @abc.abstractmethod
@@ -53,21 +55,21 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def iter_examples(
-        self, dataset_id: uuid.UUID, *, version: Optional[int] = None, page_size: int = 1000
+        self, dataset_id: uuid.UUID, *, version: int | None = None, page_size: int = 1000
     ) -> Iterator[Example]:
         """The examples at ``version`` in position order, read ``page_size`` at a time."""
 
     @abc.abstractmethod
-    def count_examples(self, dataset_id: uuid.UUID, *, version: Optional[int] = None) -> int: ...
+    def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int: ...
 
     @abc.abstractmethod
     def list_examples(
         self,
         dataset_id: uuid.UUID,
         *,
-        version: Optional[int] = None,
+        version: int | None = None,
         offset: int = 0,
-        limit: Optional[int] = None,
+        limit: int | None = None,
     ) -> list[Example]: ...
 
     # experiments
@@ -76,8 +78,8 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def get_experiment(
-        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
-    ) -> Optional[ExperimentRecord]: ...
+        self, *, name: str | None = None, id: uuid.UUID | None = None
+    ) -> ExperimentRecord | None: ...
 
     @abc.abstractmethod
     def list_experiments(self) -> list[ExperimentRecord]: ...
@@ -104,7 +106,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def write_batch(
-        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: Optional[ExperimentStats]
+        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
     ) -> None:
         """Write encoded rows and (when given) the experiment's figures in one transaction,
         so stored counts always match stored rows."""
@@ -113,7 +115,7 @@ class Store(abc.ABC):
     def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None: ...
 
     @abc.abstractmethod
-    def load_stats(self, experiment_id: uuid.UUID) -> Optional[ExperimentStats]:
+    def load_stats(self, experiment_id: uuid.UUID) -> ExperimentStats | None:
         """The stored figures, or None for an experiment stored before they were kept."""
 
     @abc.abstractmethod
@@ -136,9 +138,9 @@ class Store(abc.ABC):
         self,
         experiment: ExperimentRecord,
         *,
-        after: Optional[RowKey] = None,
+        after: RowKey | None = None,
         offset: int = 0,
-        limit: Optional[int] = None,
+        limit: int | None = None,
     ) -> list[ExperimentRow]:
         """Stored rows in data order then repetition: those after the row ``after`` (or
         from ``offset``), at most ``limit`` of them (None: all, read page by page)."""
@@ -149,9 +151,9 @@ class Store(abc.ABC):
         experiment: ExperimentRecord,
         field: str,
         *,
-        after: Optional[RowKey] = None,
+        after: RowKey | None = None,
         offset: int = 0,
-        limit: Optional[int] = None,
+        limit: int | None = None,
     ) -> list[tuple[RowKey, Any]]:
         """Like ``load_rows``, one decoded field per row (``inputs``, ``outputs`` or
         ``reference_outputs``), without building records."""
@@ -178,7 +180,7 @@ class Store(abc.ABC):
 
     # content-addressed cache
     @abc.abstractmethod
-    def cache_get(self, namespace: str, key: str) -> Optional[bytes]: ...
+    def cache_get(self, namespace: str, key: str) -> bytes | None: ...
 
     @abc.abstractmethod
     def cache_put(self, namespace: str, key: str, value: bytes) -> None: ...

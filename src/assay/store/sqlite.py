@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
@@ -20,6 +20,8 @@ from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, St
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
 
 _PAGE = 2000
+
+__all__ = ["SQLiteStore"]
 
 
 class SQLiteStore(Store):
@@ -119,7 +121,7 @@ class SQLiteStore(Store):
 
     # datasets
     def create_dataset(
-        self, name: str, description: Optional[str] = None, metadata: Optional[dict[str, Any]] = None
+        self, name: str, description: str | None = None, metadata: dict[str, Any] | None = None
     ) -> Dataset:
         dataset = Dataset(name=name, description=description, metadata=metadata or {})
         try:
@@ -134,8 +136,8 @@ class SQLiteStore(Store):
         return dataset
 
     def get_dataset(
-        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
-    ) -> Optional[Dataset]:
+        self, *, name: str | None = None, id: uuid.UUID | None = None
+    ) -> Dataset | None:
         column, value = ("id", str(id)) if id is not None else ("name", name)
         row = self.conn.execute(_DATASET_QUERY + f" WHERE d.{column} = ?", (value,)).fetchone()
         return _dataset_from(row) if row else None
@@ -187,7 +189,7 @@ class SQLiteStore(Store):
         return version
 
     def _current_example(self, conn: sqlite3.Connection, example_id: uuid.UUID) -> sqlite3.Row:
-        row: Optional[sqlite3.Row] = conn.execute(
+        row: sqlite3.Row | None = conn.execute(
             "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
         ).fetchone()
         if row is None:
@@ -207,7 +209,7 @@ class SQLiteStore(Store):
             )
         return version
 
-    def get_example(self, example_id: uuid.UUID) -> Optional[Example]:
+    def get_example(self, example_id: uuid.UUID) -> Example | None:
         row = self.conn.execute(
             "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
         ).fetchone()
@@ -221,7 +223,7 @@ class SQLiteStore(Store):
         return version
 
     def iter_examples(
-        self, dataset_id: uuid.UUID, *, version: Optional[int] = None, page_size: int = 1000
+        self, dataset_id: uuid.UUID, *, version: int | None = None, page_size: int = 1000
     ) -> Iterator[Example]:
         # Each page on the reading thread's own connection: a feed may be read from any thread.
         last = -1
@@ -229,7 +231,7 @@ class SQLiteStore(Store):
             last = page[-1]["position"]
             yield from (codec.example_from(row) for row in page)
 
-    def count_examples(self, dataset_id: uuid.UUID, *, version: Optional[int] = None) -> int:
+    def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int:
         query, params = _examples_at(str(dataset_id), version)
         row = self.conn.execute(query.replace("SELECT *", "SELECT COUNT(*)", 1), params).fetchone()
         return int(row[0])
@@ -238,9 +240,9 @@ class SQLiteStore(Store):
         self,
         dataset_id: uuid.UUID,
         *,
-        version: Optional[int] = None,
+        version: int | None = None,
         offset: int = 0,
-        limit: Optional[int] = None,
+        limit: int | None = None,
     ) -> list[Example]:
         query, params = _examples_at(str(dataset_id), version)
         query += " ORDER BY position LIMIT ? OFFSET ?"
@@ -264,8 +266,8 @@ class SQLiteStore(Store):
             raise AlreadyExistsError(f"an experiment named {record.name!r} already exists") from None
 
     def get_experiment(
-        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
-    ) -> Optional[ExperimentRecord]:
+        self, *, name: str | None = None, id: uuid.UUID | None = None
+    ) -> ExperimentRecord | None:
         column, value = ("id", str(id)) if id is not None else ("name", name)
         row = self.conn.execute(f"SELECT * FROM experiments WHERE {column} = ?", (value,)).fetchone()
         return _experiment_from(row) if row else None
@@ -299,7 +301,7 @@ class SQLiteStore(Store):
             rows.insert_prepared(conn, prepared)
 
     def write_batch(
-        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: Optional[ExperimentStats]
+        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
     ) -> None:
         with self.transaction() as conn:
             rows.insert_prepared(conn, prepared)
@@ -310,7 +312,7 @@ class SQLiteStore(Store):
         with self.transaction() as conn:
             rows.write_stats(conn, experiment_id, stats)
 
-    def load_stats(self, experiment_id: uuid.UUID) -> Optional[ExperimentStats]:
+    def load_stats(self, experiment_id: uuid.UUID) -> ExperimentStats | None:
         return rows.load_stats(self.conn, experiment_id)
 
     def discard_failed_runs(self, experiment_id: uuid.UUID) -> int:
@@ -340,9 +342,9 @@ class SQLiteStore(Store):
         self,
         experiment: ExperimentRecord,
         *,
-        after: Optional[tuple[int, int]] = None,
+        after: tuple[int, int] | None = None,
         offset: int = 0,
-        limit: Optional[int] = None,
+        limit: int | None = None,
     ) -> list[ExperimentRow]:
         if limit is not None:
             return rows.load_rows(self.conn, experiment, after, offset, limit)
@@ -360,9 +362,9 @@ class SQLiteStore(Store):
         experiment: ExperimentRecord,
         field: str,
         *,
-        after: Optional[tuple[int, int]] = None,
+        after: tuple[int, int] | None = None,
         offset: int = 0,
-        limit: Optional[int] = None,
+        limit: int | None = None,
     ) -> list[tuple[tuple[int, int], Any]]:
         return rows.load_row_values(self.conn, experiment, field, after, offset, limit)
 
@@ -418,7 +420,7 @@ class SQLiteStore(Store):
         ]
 
     # cache
-    def cache_get(self, namespace: str, key: str) -> Optional[bytes]:
+    def cache_get(self, namespace: str, key: str) -> bytes | None:
         row = self.conn.execute(
             "SELECT value FROM cache WHERE namespace = ? AND key = ?", (namespace, key)
         ).fetchone()
@@ -478,7 +480,7 @@ def _refuse_duplicate_ids(conn: sqlite3.Connection, dataset_id: str, examples: S
         raise AlreadyExistsError(f"the dataset already has an example with id {clash}; use update_example")
 
 
-def _examples_at(dataset_id: str, version: Optional[int]) -> tuple[str, tuple[Any, ...]]:
+def _examples_at(dataset_id: str, version: int | None) -> tuple[str, tuple[Any, ...]]:
     if version is None:
         return "SELECT * FROM examples WHERE dataset_id = ? AND removed_version IS NULL", (dataset_id,)
     return (
@@ -492,7 +494,7 @@ def _marks(count: int) -> str:
     return ", ".join("?" * count)
 
 
-def _str(value: Optional[uuid.UUID]) -> Optional[str]:
+def _str(value: uuid.UUID | None) -> str | None:
     return None if value is None else str(value)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import (
@@ -15,6 +15,12 @@ from assay.ui.models import (
 from assay.ui.queries._sql import in_list, like_pattern, loads, offset
 from assay.ui.queries.metrics import metrics_and_histograms
 from assay.ui.queries.stored import has_stats, stored_latency, stored_means
+
+__all__ = [
+    "experiment_detail", "find_experiment", "list_experiments", "metric_keys", "summary_from",
+    "summary_results",
+]
+
 
 # Stored counts when the experiment has them (COALESCE only runs the count without).
 _SUMMARY = """
@@ -31,8 +37,8 @@ LEFT JOIN experiment_stats s ON s.experiment_id = x.id
 def list_experiments(
     db: ReadOnlyDatabase,
     *,
-    q: Optional[str] = None,
-    dataset_id: Optional[str] = None,
+    q: str | None = None,
+    dataset_id: str | None = None,
     page: int = 1,
     per_page: int = 50,
 ) -> ExperimentList:
@@ -62,7 +68,7 @@ def list_experiments(
 
 def find_experiment(
     db: ReadOnlyDatabase, ref: str, *, with_means: bool = False
-) -> Optional[ExperimentSummary]:
+) -> ExperimentSummary | None:
     """An experiment by id or by name (its metric means only when asked: pages that show
     metrics compute richer statistics themselves)."""
     row = db.query_one(f"{_SUMMARY} WHERE x.id = ? OR x.name = ? LIMIT 1", (ref, ref))

@@ -4,7 +4,7 @@ callers then fall back to SQL aggregates over the rows."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import Histogram, HistogramBin, LatencyStat, MetricStat
@@ -15,7 +15,7 @@ def has_stats(db: ReadOnlyDatabase, experiment_id: str) -> bool:
     return db.query_one("SELECT 1 FROM experiment_stats WHERE experiment_id = ?", (experiment_id,)) is not None
 
 
-def stored_latency(db: ReadOnlyDatabase, experiment_id: str) -> Optional[LatencyStat]:
+def stored_latency(db: ReadOnlyDatabase, experiment_id: str) -> LatencyStat | None:
     row = db.query_one(
         "SELECT latency_n, latency_sum, latency_max FROM experiment_stats WHERE experiment_id = ?",
         (experiment_id,),
@@ -28,19 +28,19 @@ def stored_latency(db: ReadOnlyDatabase, experiment_id: str) -> Optional[Latency
 
 def stored_metrics(
     db: ReadOnlyDatabase, experiment_id: str
-) -> Optional[tuple[list[MetricStat], list[Histogram]]]:
+) -> tuple[list[MetricStat], list[Histogram]] | None:
     if not has_stats(db, experiment_id):
         return None
     rows = db.query("SELECT * FROM metric_stats WHERE experiment_id = ? ORDER BY ordinal", (experiment_id,))
     return [_stat(row) for row in rows], [_histogram(row) for row in rows]
 
 
-def stored_means(db: ReadOnlyDatabase, experiment_ids: list[str]) -> dict[str, dict[str, Optional[float]]]:
+def stored_means(db: ReadOnlyDatabase, experiment_ids: list[str]) -> dict[str, dict[str, float | None]]:
     """Metric means of the experiments that have stored figures (others are absent)."""
     if not experiment_ids:
         return {}
     ids, params = in_list(experiment_ids)
-    means: dict[str, dict[str, Optional[float]]] = {
+    means: dict[str, dict[str, float | None]] = {
         row["experiment_id"]: {}
         for row in db.query(f"SELECT experiment_id FROM experiment_stats WHERE experiment_id IN {ids}", params)
     }
