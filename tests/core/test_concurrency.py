@@ -118,7 +118,7 @@ def test_latency_bound_rows_reach_the_asked_concurrency_at_once(client: Client) 
 
     client.evaluate(model_call, data=[{"x": i} for i in range(2000)], max_concurrency=256)
     assert reached, f"only {peak()} of 256 rows were ever in flight"
-    assert reached[0] < 0.3  # one thread per 5 ms tick took 1.1 s to get there
+    assert reached[0] < 0.6  # one thread per 5 ms tick needs 218 ticks: 1.1 s at least
 
 
 def test_cpu_bound_rows_gain_no_useless_threads(client: Client) -> None:

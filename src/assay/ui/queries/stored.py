@@ -10,6 +10,8 @@ from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import Histogram, HistogramBin, LatencyStat, MetricStat
 from assay.ui.queries._sql import in_list, loads
 
+__all__ = ["has_stats", "stored_latency", "stored_means", "stored_metrics"]
+
 
 def has_stats(db: ReadOnlyDatabase, experiment_id: str) -> bool:
     return db.query_one("SELECT 1 FROM experiment_stats WHERE experiment_id = ?", (experiment_id,)) is not None
