@@ -9,6 +9,7 @@ import sys
 import time
 
 from assay import Client, evaluate
+from assay.schemas import Example
 
 ROWS = 12_000
 CONCURRENCY = 4
@@ -30,10 +31,9 @@ def make_reporter(path: str):
 
 if __name__ == "__main__":
     db, side = sys.argv[1], sys.argv[2]
+    rows = int(sys.argv[3]) if len(sys.argv) > 3 else ROWS
     client = Client(db)
-    client.create_dataset("crash")
-    client.create_examples(inputs=[{"x": i} for i in range(ROWS)], dataset_name="crash")
-    with open(side + ".ready", "w"):
-        pass
+    dataset = client.create_dataset("crash")
+    client.store.add_examples(dataset.id, (Example(inputs={"x": i}) for i in range(rows)))
     evaluate(target, data="crash", evaluators=[make_reporter(side)], experiment="crash",
              max_concurrency=CONCURRENCY, client=client, progress=False)

@@ -39,8 +39,9 @@ class Store(abc.ABC):
     def delete_dataset(self, dataset_id: uuid.UUID) -> None: ...
 
     @abc.abstractmethod
-    def add_examples(self, dataset_id: uuid.UUID, examples: Sequence[Example]) -> int:
-        """Append examples as one new dataset version; returns that version."""
+    def add_examples(self, dataset_id: uuid.UUID, examples: Iterable[Example]) -> int:
+        """Append examples as one new dataset version; returns that version. ``examples``
+        may be any iterable (a generator streams)."""
 
     @abc.abstractmethod
     def update_example(self, example: Example) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -169,23 +169,23 @@ class SQLiteStore(Store):
             raise NotFoundError(f"no dataset with id {dataset_id}")
         return int(row[0])
 
-    def add_examples(self, dataset_id: uuid.UUID, examples: Sequence[Example]) -> int:
+    def add_examples(self, dataset_id: uuid.UUID, examples: Iterable[Example]) -> int:
+        """Streams: ``examples`` may be a generator; a thousand are held at a time."""
+        dataset = str(dataset_id)
         with self.transaction() as conn:
-            _refuse_duplicate_ids(conn, str(dataset_id), examples)
-            version = self._bump_version(conn, str(dataset_id))
-            start = conn.execute(
-                "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?",
-                (str(dataset_id),),
+            version = self._bump_version(conn, dataset)
+            position = conn.execute(
+                "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?", (dataset,),
             ).fetchone()[0]
-            conn.executemany(
-                "INSERT INTO examples (id, dataset_id, position, inputs, outputs, metadata, "
-                "created_at, added_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (str(ex.id), str(dataset_id), start + offset, dumps(ex.inputs), dumps(ex.outputs),
+            first = position
+            for chunk in _chunks(examples, _PAGE):
+                _refuse_duplicate_ids(conn, dataset, version, position - first, chunk)
+                rows.insert_many(conn, "examples", _EXAMPLE_COLUMNS, 8, [
+                    (str(ex.id), dataset, position + offset, dumps(ex.inputs), dumps(ex.outputs),
                      dumps(ex.metadata), codec.ts(ex.created_at), version)
-                    for offset, ex in enumerate(examples)
-                ],
-            )
+                    for offset, ex in enumerate(chunk)
+                ])
+                position += len(chunk)
         return version
 
     def _current_example(self, conn: sqlite3.Connection, example_id: uuid.UUID) -> sqlite3.Row:
@@ -463,21 +463,44 @@ _DATASET_QUERY = (
 )
 
 
-def _refuse_duplicate_ids(conn: sqlite3.Connection, dataset_id: str, examples: Sequence[Example]) -> None:
-    seen: set[str] = set()
-    for index, example in enumerate(examples):
+_EXAMPLE_COLUMNS = "id, dataset_id, position, inputs, outputs, metadata, created_at, added_version"
+
+
+def _chunks(items: Iterable[Example], size: int) -> Iterator[list[Example]]:
+    chunk: list[Example] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _refuse_duplicate_ids(
+    conn: sqlite3.Connection, dataset_id: str, version: int, index: int, chunk: list[Example]
+) -> None:
+    """Within the chunk by a set; against the dataset (and earlier chunks of this call,
+    stored at ``version``) by the (dataset_id, id) index. ``index``: the chunk's start in
+    what the caller passed, so errors name a position there."""
+    seen: dict[str, int] = {}
+    for offset, example in enumerate(chunk):
         key = str(example.id)
         if key in seen:
-            raise AlreadyExistsError(f"example id {key} appears twice (the second at position {index})")
-        seen.add(key)
-    existing = {
-        row[0] for row in conn.execute(
-            "SELECT id FROM examples WHERE dataset_id = ? AND removed_version IS NULL", (dataset_id,)
-        )
-    }
-    clash = next((key for key in seen if key in existing), None)
-    if clash is not None:
-        raise AlreadyExistsError(f"the dataset already has an example with id {clash}; use update_example")
+            raise AlreadyExistsError(f"example id {key} appears twice (the second at position {index + offset})")
+        seen[key] = offset
+    marks = ", ".join("?" * len(seen))
+    clash = conn.execute(
+        f"SELECT id, added_version FROM examples WHERE dataset_id = ? AND id IN ({marks}) "
+        "AND removed_version IS NULL LIMIT 1",
+        (dataset_id, *seen),
+    ).fetchone()
+    if clash is None:
+        return
+    if clash["added_version"] == version:  # an earlier chunk of this same call
+        second = index + seen[clash["id"]]
+        raise AlreadyExistsError(f"example id {clash['id']} appears twice (the second at position {second})")
+    raise AlreadyExistsError(f"the dataset already has an example with id {clash['id']}; use update_example")
 
 
 def _examples_at(dataset_id: str, version: int | None) -> tuple[str, tuple[Any, ...]]:
