@@ -35,4 +35,11 @@ def new_id() -> uuid.UUID:
     millis = time.time_ns() // 1_000_000
     bits = _rng.getrandbits(74)
     value = (millis << 80) | _VERSION_7 | ((bits >> 62) & _RAND_A) << 64 | _VARIANT_RFC | (bits & _RAND_B)
-    return uuid.UUID(int=value)
+    # What uuid.UUID(int=value) does, without re-checking a value built in range.
+    made = object.__new__(uuid.UUID)
+    _set(made, "int", value)
+    _set(made, "is_safe", uuid.SafeUUID.unknown)
+    return made
+
+
+_set = object.__setattr__

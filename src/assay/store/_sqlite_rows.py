@@ -23,7 +23,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 RowKey = tuple[int, int]
 """(position, repetition): a row's place in data order."""
 
-_ROWS_PER_STATEMENT = 1000
+_ROWS_PER_STATEMENT = 256
 _RUN_WIDTH = 15
 _RESULT_WIDTH = 12
 VALUE_FIELDS = ("inputs", "outputs", "reference_outputs")
@@ -38,11 +38,15 @@ def _insert_sql(table: str, columns: str, width: int, rows: int) -> str:
 def insert_many(
     conn: sqlite3.Connection, table: str, columns: str, width: int, rows: Sequence[tuple[Any, ...]]
 ) -> None:
-    for start in range(0, len(rows), _ROWS_PER_STATEMENT):
-        chunk = rows[start : start + _ROWS_PER_STATEMENT]
-        conn.execute(
-            _insert_sql(table, columns, width, len(chunk)), [v for row in chunk for v in row]
-        )
+    """Statements of power-of-two row counts only: the connection caches each distinct
+    statement, and one per batch size (a timer cuts batches at any size) held ~1 MB
+    each, growing memory with every batch."""
+    start = 0
+    while start < len(rows):
+        size = min(_ROWS_PER_STATEMENT, 1 << ((len(rows) - start).bit_length() - 1))
+        chunk = rows[start : start + size]
+        conn.execute(_insert_sql(table, columns, width, size), [v for row in chunk for v in row])
+        start += size
 
 
 def insert_prepared(conn: sqlite3.Connection, prepared: Sequence[Any]) -> None:
