@@ -180,3 +180,61 @@ def test_resume_rebuilds_the_figures_from_the_stored_rows(client: Client) -> Non
     assert resumed.stats.rows == 100 and resumed.target_errors == first.target_errors
     assert resumed.aggregate["correct"].n == first.aggregate["correct"].n
     assert math.isclose(resumed.aggregate["correct"].mean, first.aggregate["correct"].mean)
+
+
+def test_examples_stream_in_and_out_of_the_store_with_duplicates_named(client: Client) -> None:
+    from assay.schemas import Example
+    from assay.store import AlreadyExistsError
+
+    dataset = client.create_dataset("streamed")
+    made = (Example(inputs={"x": i}, outputs={"y": 2 * i}) for i in range(5000))  # a generator
+    client.store.add_examples(dataset.id, made)
+    assert client.store.count_examples(dataset.id) == 5000
+    read = client.store.iter_examples(dataset.id, page_size=700)
+    assert [e.inputs["x"] for e in read] == list(range(5000))
+
+    items = [Example(inputs={"x": i}) for i in range(4500)]
+    items[4321] = Example(id=items[0].id, inputs={"x": -2})  # in a later chunk than the first
+    with pytest.raises(AlreadyExistsError, match=r"appears twice \(the second at position 4321\)"):
+        client.store.add_examples(dataset.id, iter(items))
+    first = next(iter(client.store.iter_examples(dataset.id)))
+    with pytest.raises(AlreadyExistsError, match="already has an example"):
+        client.store.add_examples(dataset.id, [Example(id=first.id, inputs={})])
+    assert client.store.count_examples(dataset.id) == 5000  # nothing of a refused call stays
+
+
+def test_a_store_from_before_stored_figures_is_migrated_and_read(tmp_path: Path) -> None:
+    from assay.store._schema import MIGRATIONS
+    from assay.store.sqlite import _statements
+    from assay.ui.models import RowFilter
+    from assay.ui.queries import row_page
+
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as conn:  # schema version 1, rows written as the old writer did
+        for statement in _statements(MIGRATIONS[0]):
+            conn.execute(statement)
+        conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+        conn.execute("INSERT INTO experiments (id, name, status, created_at) "
+                     "VALUES ('00000000-0000-0000-0000-0000000000ee', 'old', 'completed', "
+                     "'2025-01-01T00:00:00+00:00')")
+        for i in range(4):
+            conn.execute(
+                "INSERT INTO runs (id, experiment_id, example_id, repetition, position, inputs, "
+                "outputs, error, start_time, latency_ms) VALUES (?, '00000000-0000-0000-0000-0000000000ee', ?, 0, ?, '{}', '{}', ?, "
+                "'2025-01-01T00:00:00+00:00', 5.0)",
+                (f"00000000-0000-0000-0000-0000000000a{i}", f"00000000-0000-0000-0000-00000000000{i}", i,
+                 "boom" if i == 3 else None),
+            )
+            conn.execute("INSERT INTO results (experiment_id, run_id, key, score) VALUES ('00000000-0000-0000-0000-0000000000ee', ?, 'ok', ?)",
+                         (f"00000000-0000-0000-0000-0000000000a{i}", 1.0 if i % 2 == 0 else 0.0))
+    client = Client(str(path))
+    old = client.read_experiment("old")
+    assert len(old) == 4 and old.target_errors == 1
+    assert old.aggregate["ok"].n == 4 and old.aggregate["ok"].mean == 0.5  # a scan: no figures stored
+    db = ReadOnlyDatabase(client.store)
+    summary = find_experiment(db, "old")
+    assert summary.rows == 4 and summary.run_errors == 1
+    failed = row_page(db, summary, RowFilter(failed=True), page=1, per_page=10)
+    assert [row.position for row in failed.rows] == [1, 3] and failed.total == 2  # backfilled
+    assert [m.key for m in experiment_detail(db, summary).metrics] == ["ok"]
+    client.close()

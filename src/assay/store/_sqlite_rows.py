@@ -24,7 +24,8 @@ RowKey = tuple[int, int]
 """(position, repetition): a row's place in data order."""
 
 _ROWS_PER_STATEMENT = 256
-_RUN_WIDTH = 15
+_RUN_WIDTH = 16
+_RUN_COLUMNS = codec.RUN_COLUMNS + ", failed"
 _RESULT_WIDTH = 12
 VALUE_FIELDS = ("inputs", "outputs", "reference_outputs")
 
@@ -52,7 +53,7 @@ def insert_many(
 def insert_prepared(conn: sqlite3.Connection, prepared: Sequence[Any]) -> None:
     runs = [run for run, _ in prepared]
     results = [result for _, row_results in prepared for result in row_results]
-    insert_many(conn, "runs", codec.RUN_COLUMNS, _RUN_WIDTH, runs)
+    insert_many(conn, "runs", _RUN_COLUMNS, _RUN_WIDTH, runs)
     insert_many(conn, "results", codec.RESULT_COLUMNS, _RESULT_WIDTH, results)
 
 

@@ -294,7 +294,8 @@ class SQLiteStore(Store):
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
         exp, run_id = str(experiment_id), str(row.run.id)
         run = codec.run_row(exp, run_id, row.run, row.example, row.repetition, row.position)
-        return run, [codec.result_row(exp, run_id, result) for result in row.results]
+        results = [codec.result_row(exp, run_id, result) for result in row.results]
+        return (*run, int(_failed(row))), results
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
         with self.transaction() as conn:
@@ -432,6 +433,14 @@ class SQLiteStore(Store):
                 "INSERT OR REPLACE INTO cache (namespace, key, value, created_at) VALUES (?, ?, ?, ?)",
                 (namespace, key, value, codec.ts(utcnow())),
             )
+
+
+def _failed(row: ExperimentRow) -> bool:
+    """What the UI filters as a failed row: the target failed, or a result errored or
+    scored below 1 (as the migration that added the column computes it)."""
+    return row.run.error is not None or any(
+        r.error is not None or (r.score is not None and float(r.score) < 1) for r in row.results
+    )
 
 
 @contextmanager
