@@ -72,8 +72,12 @@ def child_run(n: int, db: str) -> dict[str, Any]:
     client = Client(db)
     started, cpu = time.perf_counter(), time.process_time()
     results = evaluate(
-        target, data="bench", evaluators=[doubled, positive], summary_evaluators=[accuracy],
-        client=client, progress=False,
+        target,
+        data="bench",
+        evaluators=[doubled, positive],
+        summary_evaluators=[accuracy],
+        client=client,
+        progress=False,
     )
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert results.summary_results.results[0].score == 1.0
@@ -85,8 +89,12 @@ def child_run(n: int, db: str) -> dict[str, Any]:
     client.close()
     size = sum(os.path.getsize(p) for p in (db, db + "-wal") if os.path.exists(p))
     return {
-        "rows_per_s": n / elapsed, "cpu_us_per_row": cpu / n * 1e6, "peak_mb": run_peak,
-        "db_mb": size / 2**20, "read_s": read_s, "name": results.experiment_name,
+        "rows_per_s": n / elapsed,
+        "cpu_us_per_row": cpu / n * 1e6,
+        "peak_mb": run_peak,
+        "db_mb": size / 2**20,
+        "read_s": read_s,
+        "name": results.experiment_name,
     }
 
 
@@ -120,9 +128,17 @@ def child_floor(n: int, db: str) -> dict[str, Any]:
             "INSERT INTO runs (id, experiment_id, example_id, repetition, position, name, run_type, "
             "inputs, outputs, start_time, end_time, latency_ms) VALUES (?, ?, ?, 0, ?, 'target', "
             "'chain', ?, ?, ?, ?, ?)",
-            (run_id, experiment, str(uuid.uuid4()), i, orjson.dumps(inputs).decode(),
-             orjson.dumps(outputs).decode(), begin.isoformat(), end.isoformat(),
-             (end - begin).total_seconds() * 1000),
+            (
+                run_id,
+                experiment,
+                str(uuid.uuid4()),
+                i,
+                orjson.dumps(inputs).decode(),
+                orjson.dumps(outputs).decode(),
+                begin.isoformat(),
+                end.isoformat(),
+                (end - begin).total_seconds() * 1000,
+            ),
         )
         for key, score in (("doubled", float(outputs["answer"] == 2 * i)), ("positive", 1.0)):
             conn.execute(
@@ -142,15 +158,24 @@ def child_langsmith(n: int, db: str) -> dict[str, Any]:
 
     dataset = uuid.uuid4()
     examples = [
-        Example(id=uuid.uuid4(), dataset_id=dataset, inputs={"x": i}, outputs={"answer": 2 * i},
-                created_at=datetime.now(timezone.utc))
+        Example(
+            id=uuid.uuid4(),
+            dataset_id=dataset,
+            inputs={"x": i},
+            outputs={"answer": 2 * i},
+            created_at=datetime.now(timezone.utc),
+        )
         for i in range(n)
     ]
     client = Client(api_key="unused", api_url="http://127.0.0.1:9")  # nothing listens there
     started = time.perf_counter()
     results = evaluate(
-        target, data=examples, evaluators=[doubled, positive], summary_evaluators=[accuracy],
-        upload_results=False, client=client,
+        target,
+        data=examples,
+        evaluators=[doubled, positive],
+        summary_evaluators=[accuracy],
+        upload_results=False,
+        client=client,
     )
     rows = sum(1 for _ in results)
     assert rows == n
@@ -163,27 +188,35 @@ CHILDREN = {"import": child_import, "run": child_run, "floor": child_floor, "lan
 def in_child(kind: str, n: int, db: Path) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, __file__, "--child", kind, str(n), str(db)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
 # the parts
 def sizes(ns: list[int], folder: Path) -> tuple[dict[int, dict[str, Any]], Path]:
-    print(f"{'rows':>9} {'import s':>9} {'import MB':>10} {'rows/s':>9} {'CPU us/row':>11} "
-          f"{'peak MB':>8} {'DB MB':>7} {'read s':>7}")
+    print(
+        f"{'rows':>9} {'import s':>9} {'import MB':>10} {'rows/s':>9} {'CPU us/row':>11} "
+        f"{'peak MB':>8} {'DB MB':>7} {'read s':>7}"
+    )
     figures, db = {}, folder
     for n in ns:
         db = folder / f"scale-{n}.db"
         imported = in_child("import", n, db)
         ran = in_child("run", n, db)
         figures[n] = {**ran, "import": imported}
-        print(f"{n:9,} {imported['seconds']:9.1f} {imported['peak_mb']:10.0f} {ran['rows_per_s']:9,.0f} "
-              f"{ran['cpu_us_per_row']:11.0f} {ran['peak_mb']:8.0f} {ran['db_mb']:7.0f} {ran['read_s']:7.2f}")
+        print(
+            f"{n:9,} {imported['seconds']:9.1f} {imported['peak_mb']:10.0f} {ran['rows_per_s']:9,.0f} "
+            f"{ran['cpu_us_per_row']:11.0f} {ran['peak_mb']:8.0f} {ran['db_mb']:7.0f} {ran['read_s']:7.2f}"
+        )
     if len(ns) > 1:
         first, last = figures[ns[0]], figures[ns[-1]]
-        print(f"rate at {ns[-1]:,} / rate at {ns[0]:,}: {last['rows_per_s'] / first['rows_per_s']:.2f} "
-              f"(CPU per row: {first['cpu_us_per_row'] / last['cpu_us_per_row']:.2f})")
+        print(
+            f"rate at {ns[-1]:,} / rate at {ns[0]:,}: {last['rows_per_s'] / first['rows_per_s']:.2f} "
+            f"(CPU per row: {first['cpu_us_per_row'] / last['cpu_us_per_row']:.2f})"
+        )
     return figures, db
 
 
@@ -198,11 +231,15 @@ def floor_and_langsmith(n: int, folder: Path, parts: set[str]) -> None:
         if "langsmith" in parts:
             rates["langsmith"].append(in_child("langsmith", n, db)["rows_per_s"])
     best = {name: max(values) for name, values in rates.items() if values}
-    print(f"\n{n:,} rows, best of 2 interleaved rounds: assay {best['assay']:,.0f} rows/s, "
-          f"plain-loop floor {best['floor']:,.0f} rows/s: ratio {best['assay'] / best['floor']:.2f}")
+    print(
+        f"\n{n:,} rows, best of 2 interleaved rounds: assay {best['assay']:,.0f} rows/s, "
+        f"plain-loop floor {best['floor']:,.0f} rows/s: ratio {best['assay'] / best['floor']:.2f}"
+    )
     if "langsmith" in best:
-        print(f"LangSmith local mode {best['langsmith']:,.0f} rows/s: assay is "
-              f"{best['assay'] / best['langsmith']:.1f}x")
+        print(
+            f"LangSmith local mode {best['langsmith']:,.0f} rows/s: assay is "
+            f"{best['assay'] / best['langsmith']:.1f}x"
+        )
 
 
 def crash(n: int, folder: Path) -> None:
@@ -225,9 +262,11 @@ def crash(n: int, folder: Path) -> None:
     lost = [killed_at - at for x, at in finished.items() if x not in stored]
     oldest = max(lost, default=0.0)
     recent = sum(1 for at in finished.values() if at > killed_at - 0.1)
-    print(f"\nSIGKILL after {len(finished):,} of {n:,} rows finished: {len(lost):,} lost "
-          f"({len(finished) - len(lost):,} stored); the oldest lost row had finished "
-          f"{oldest:.2f} s before the kill; {recent:,} rows finished in the last 0.1 s")
+    print(
+        f"\nSIGKILL after {len(finished):,} of {n:,} rows finished: {len(lost):,} lost "
+        f"({len(finished) - len(lost):,} stored); the oldest lost row had finished "
+        f"{oldest:.2f} s before the kill; {recent:,} rows finished in the last 0.1 s"
+    )
 
 
 def ui(db: Path, name: str, rows: int) -> None:
@@ -237,7 +276,9 @@ def ui(db: Path, name: str, rows: int) -> None:
 
     port = free_port()
     code = f"from assay.ui import serve; serve({f'sqlite:///{db}'!r}, port={port})"
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         _wait(port)
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
@@ -245,13 +286,19 @@ def ui(db: Path, name: str, rows: int) -> None:
             pages = [
                 ("experiment page (with its first rows)", f"/experiments/{name}", 300),
                 ("first page of rows (JSON)", f"/api/experiments/{name}/rows", 100),
-                ("sorted by a metric, descending", f"/api/experiments/{name}/rows?sort=metric:positive&order=desc", 1000),
+                (
+                    "sorted by a metric, descending",
+                    f"/api/experiments/{name}/rows?sort=metric:positive&order=desc",
+                    1000,
+                ),
                 ("sorted by latency", f"/api/experiments/{name}/rows?sort=latency", 1000),
                 ("failed rows only", f"/api/experiments/{name}/rows?failed=true", 1000),
                 ("one row", f"/experiments/{name}/rows/{run_id}", 50),
                 ("experiment list", "/experiments", 300),
             ]
-            print(f"\nUI over {rows:,} rows {'':18} {'cold':>8} {'median':>8} {'p95':>8} {'budget':>7} (ms, server time)")
+            print(
+                f"\nUI over {rows:,} rows {'':18} {'cold':>8} {'median':>8} {'p95':>8} {'budget':>7} (ms, server time)"
+            )
             for label, path, budget in pages:
                 cold, median, p95, _ = measure(client, path, 5)
                 print(f"{label:45} {cold:8.1f} {median:8.1f} {p95:8.1f} {budget:7}")

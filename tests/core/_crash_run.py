@@ -35,5 +35,12 @@ if __name__ == "__main__":
     client = Client(db)
     dataset = client.create_dataset("crash")
     client.store.add_examples(dataset.id, (Example(inputs={"x": i}) for i in range(rows)))
-    evaluate(target, data="crash", evaluators=[make_reporter(side)], experiment="crash",
-             max_concurrency=CONCURRENCY, client=client, progress=False)
+    evaluate(
+        target,
+        data="crash",
+        evaluators=[make_reporter(side)],
+        experiment="crash",
+        max_concurrency=CONCURRENCY,
+        client=client,
+        progress=False,
+    )

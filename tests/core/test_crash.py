@@ -60,8 +60,7 @@ def test_sigkill_loses_only_the_last_interval_and_rows_in_flight(tmp_path: Path)
     with sqlite3.connect(db) as conn:
         stored = {row[0] for row in conn.execute("SELECT position FROM runs")}
         orphans = conn.execute(
-            "SELECT COUNT(*) FROM runs u WHERE NOT EXISTS "
-            "(SELECT 1 FROM results r WHERE r.run_id = u.id)"
+            "SELECT COUNT(*) FROM runs u WHERE NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id)"
         ).fetchone()[0]
         counted = conn.execute("SELECT row_count FROM experiment_stats").fetchone()[0]
     assert len(finished) > 1000, f"killed too early to tell ({len(finished)} rows finished)"

@@ -34,8 +34,11 @@ def spread(inputs: dict) -> float:
 
 
 def labelled(inputs: dict) -> dict:
-    return {"key": "label", "value": "odd" if inputs["x"] % 2 else "even",
-            "metadata": {"usage": {"total_tokens": 3}}}
+    return {
+        "key": "label",
+        "value": "odd" if inputs["x"] % 2 else "even",
+        "metadata": {"usage": {"total_tokens": 3}},
+    }
 
 
 DATA = [{"inputs": {"x": i}, "outputs": {"y": 2 * i}} for i in range(240)]
@@ -43,8 +46,13 @@ DATA = [{"inputs": {"x": i}, "outputs": {"y": 2 * i}} for i in range(240)]
 
 def run(client: Client, name: str = "scale", **kwargs) -> object:
     return client.evaluate(
-        target, data=DATA, evaluators=[correct, spread, labelled], experiment=name,
-        num_repetitions=2, max_concurrency=8, **kwargs,
+        target,
+        data=DATA,
+        evaluators=[correct, spread, labelled],
+        experiment=name,
+        num_repetitions=2,
+        max_concurrency=8,
+        **kwargs,
     )
 
 
@@ -108,10 +116,22 @@ def test_results_read_lazily_in_data_order_with_indexing(client: Client) -> None
 def test_summary_evaluators_get_list_like_sequences_read_from_the_store(client: Client) -> None:
     seen: dict[str, object] = {}
 
-    def summary(runs: Sequence, examples: Sequence, inputs: Sequence, outputs: Sequence,
-                reference_outputs: Sequence, evaluation_results: Sequence) -> dict:
-        seen["lengths"] = {len(runs), len(examples), len(inputs), len(outputs),
-                           len(reference_outputs), len(evaluation_results)}
+    def summary(
+        runs: Sequence,
+        examples: Sequence,
+        inputs: Sequence,
+        outputs: Sequence,
+        reference_outputs: Sequence,
+        evaluation_results: Sequence,
+    ) -> dict:
+        seen["lengths"] = {
+            len(runs),
+            len(examples),
+            len(inputs),
+            len(outputs),
+            len(reference_outputs),
+            len(evaluation_results),
+        }
         seen["inputs"] = [i["x"] for i in inputs]
         seen["runs"] = [run.outputs for run in runs][:4]
         seen["indexing"] = (outputs[3], reference_outputs[-1], examples[2].inputs)
@@ -121,8 +141,12 @@ def test_summary_evaluators_get_list_like_sequences_read_from_the_store(client: 
         return {"key": "accuracy", "score": hits / len(outputs)}
 
     results = client.evaluate(
-        target, data=DATA, evaluators=[correct, spread, labelled], summary_evaluators=[summary],
-        num_repetitions=2, max_concurrency=8,
+        target,
+        data=DATA,
+        evaluators=[correct, spread, labelled],
+        summary_evaluators=[summary],
+        num_repetitions=2,
+        max_concurrency=8,
     )
     assert seen["lengths"] == {480}
     assert seen["inputs"] == [i for i in range(240) for _ in range(2)]
@@ -142,9 +166,15 @@ def test_figures_are_kept_current_while_the_experiment_runs(client: Client, tmp_
             release.wait(10)
         return {"y": 2 * inputs["x"]}
 
-    worker = threading.Thread(target=lambda: client.evaluate(
-        slow, data=DATA, evaluators=[correct], experiment="live", max_concurrency=4,
-    ))
+    worker = threading.Thread(
+        target=lambda: client.evaluate(
+            slow,
+            data=DATA,
+            evaluators=[correct],
+            experiment="live",
+            max_concurrency=4,
+        )
+    )
     worker.start()
     try:
         deadline = time.monotonic() + 20
@@ -173,8 +203,9 @@ def test_figures_are_kept_current_while_the_experiment_runs(client: Client, tmp_
 def test_resume_rebuilds_the_figures_from_the_stored_rows(client: Client) -> None:
     first = client.evaluate(target, data=DATA[:100], evaluators=[correct], experiment="resumed")
     assert len(first) == 100
-    resumed = client.evaluate(target, data=DATA[:100], evaluators=[correct], experiment="resumed",
-                              resume=True)
+    resumed = client.evaluate(
+        target, data=DATA[:100], evaluators=[correct], experiment="resumed", resume=True
+    )
     # the target's failures ran again (and failed again); the figures count every row once
     assert len(resumed) == 100
     assert resumed.stats.rows == 100 and resumed.target_errors == first.target_errors
@@ -214,19 +245,27 @@ def test_a_store_from_before_stored_figures_is_migrated_and_read(tmp_path: Path)
         for statement in _statements(MIGRATIONS[0]):
             conn.execute(statement)
         conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
-        conn.execute("INSERT INTO experiments (id, name, status, created_at) "
-                     "VALUES ('00000000-0000-0000-0000-0000000000ee', 'old', 'completed', "
-                     "'2025-01-01T00:00:00+00:00')")
+        conn.execute(
+            "INSERT INTO experiments (id, name, status, created_at) "
+            "VALUES ('00000000-0000-0000-0000-0000000000ee', 'old', 'completed', "
+            "'2025-01-01T00:00:00+00:00')"
+        )
         for i in range(4):
             conn.execute(
                 "INSERT INTO runs (id, experiment_id, example_id, repetition, position, inputs, "
                 "outputs, error, start_time, latency_ms) VALUES (?, '00000000-0000-0000-0000-0000000000ee', ?, 0, ?, '{}', '{}', ?, "
                 "'2025-01-01T00:00:00+00:00', 5.0)",
-                (f"00000000-0000-0000-0000-0000000000a{i}", f"00000000-0000-0000-0000-00000000000{i}", i,
-                 "boom" if i == 3 else None),
+                (
+                    f"00000000-0000-0000-0000-0000000000a{i}",
+                    f"00000000-0000-0000-0000-00000000000{i}",
+                    i,
+                    "boom" if i == 3 else None,
+                ),
             )
-            conn.execute("INSERT INTO results (experiment_id, run_id, key, score) VALUES ('00000000-0000-0000-0000-0000000000ee', ?, 'ok', ?)",
-                         (f"00000000-0000-0000-0000-0000000000a{i}", 1.0 if i % 2 == 0 else 0.0))
+            conn.execute(
+                "INSERT INTO results (experiment_id, run_id, key, score) VALUES ('00000000-0000-0000-0000-0000000000ee', ?, 'ok', ?)",
+                (f"00000000-0000-0000-0000-0000000000a{i}", 1.0 if i % 2 == 0 else 0.0),
+            )
     client = Client(str(path))
     old = client.read_experiment("old")
     assert len(old) == 4 and old.target_errors == 1

@@ -24,7 +24,9 @@ FetchPage = Callable[[RowKey | None, int, int], list[tuple[RowKey, T]]]
 class PagedSequence(Sequence[T]):
     """A read-only sequence over stored rows; see the module docstring."""
 
-    def __init__(self, fetch: FetchPage[T], length: int | Callable[[], int], page_size: int = PAGE_SIZE) -> None:
+    def __init__(
+        self, fetch: FetchPage[T], length: int | Callable[[], int], page_size: int = PAGE_SIZE
+    ) -> None:
         self._fetch = fetch
         self._length = length
         self._page_size = page_size

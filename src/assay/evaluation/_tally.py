@@ -42,7 +42,9 @@ class RowTally:
 def tally_row(row: ExperimentRow) -> RowTally:
     results = tuple(
         ResultTally(
-            key=r.key, score=r.numeric_score, errored=r.error is not None,
+            key=r.key,
+            score=r.numeric_score,
+            errored=r.error is not None,
             usage=_usage(r.metadata.get("usage") if r.metadata else None),
         )
         for r in row.results
@@ -80,8 +82,16 @@ class _Metric:
         low = min(self.scores) if self.scores else None
         high = max(self.scores) if self.scores else None
         return MetricStats(
-            key=key, mean=agg.mean, n=agg.n, errors=self.errors, unscored=self.unscored,
-            stderr=agg.stderr, ci_low=agg.ci_low, ci_high=agg.ci_high, min=low, max=high,
+            key=key,
+            mean=agg.mean,
+            n=agg.n,
+            errors=self.errors,
+            unscored=self.unscored,
+            stderr=agg.stderr,
+            ci_low=agg.ci_low,
+            ci_high=agg.ci_high,
+            min=low,
+            max=high,
             histogram=_histogram(self.scores, low, high),
         )
 
@@ -139,8 +149,12 @@ class Tally:
     def counts(self) -> ExperimentStats:
         """The exact counts, cheap at any size (no per-metric figures)."""
         return ExperimentStats(
-            rows=self.rows, run_errors=self.run_errors, latency_n=self.latency_n,
-            latency_sum=self.latency_sum, latency_max=self.latency_max, usage=dict(self.usage),
+            rows=self.rows,
+            run_errors=self.run_errors,
+            latency_n=self.latency_n,
+            latency_sum=self.latency_sum,
+            latency_max=self.latency_max,
+            usage=dict(self.usage),
         )
 
     def stats(self, *, final: bool = False) -> ExperimentStats:

@@ -102,7 +102,8 @@ def load_rows(
         ExperimentRow(
             run=codec.run_from(run),
             example=examples.get(run["example_id"]) or Example(id=uuid.UUID(run["example_id"])),
-            repetition=run["repetition"], position=run["position"],
+            repetition=run["repetition"],
+            position=run["position"],
             results=results.get(run["id"], []),
         )
         for run in runs
@@ -117,9 +118,7 @@ def _results_of(conn: sqlite3.Connection, run_ids: list[str]) -> dict[str, list[
     return results
 
 
-def _examples_of(
-    conn: sqlite3.Connection, experiment: ExperimentRecord, ids: set[str]
-) -> dict[str, Example]:
+def _examples_of(conn: sqlite3.Connection, experiment: ExperimentRecord, ids: set[str]) -> dict[str, Example]:
     if experiment.dataset_id is None:
         return {}
     alive, alive_params = examples_alive(experiment.dataset_version)
@@ -162,9 +161,7 @@ def load_row_values(
     return [((row[0], row[1]), loads(row[2]) or {}) for row in rows]
 
 
-def iter_scores(
-    conn: sqlite3.Connection, experiment_id: uuid.UUID
-) -> Iterator[tuple[Any, ...]]:
+def iter_scores(conn: sqlite3.Connection, experiment_id: uuid.UUID) -> Iterator[tuple[Any, ...]]:
     """Per stored result (or per run without results), in data order: position, whether
     the run failed, latency, then key, score, whether it errored, and its usage (JSON)."""
     yield from conn.execute(
@@ -186,8 +183,16 @@ def write_stats(conn: sqlite3.Connection, experiment_id: uuid.UUID, stats: Exper
         "run_errors = excluded.run_errors, latency_n = excluded.latency_n, "
         "latency_sum = excluded.latency_sum, latency_max = excluded.latency_max, "
         "usage = excluded.usage, final = excluded.final",
-        (exp, stats.rows, stats.run_errors, stats.latency_n, stats.latency_sum,
-         stats.latency_max, dumps(stats.usage or None), int(stats.final)),
+        (
+            exp,
+            stats.rows,
+            stats.run_errors,
+            stats.latency_n,
+            stats.latency_sum,
+            stats.latency_max,
+            dumps(stats.usage or None),
+            int(stats.final),
+        ),
     )
     if stats.metrics is None:
         return
@@ -196,8 +201,21 @@ def write_stats(conn: sqlite3.Connection, experiment_id: uuid.UUID, stats: Exper
         "INSERT INTO metric_stats (experiment_id, ordinal, key, mean, n, errors, unscored, "
         "stderr, ci_low, ci_high, min, max, histogram) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (exp, ordinal, m.key, m.mean, m.n, m.errors, m.unscored, m.stderr, m.ci_low,
-             m.ci_high, m.min, m.max, dumps(m.histogram))
+            (
+                exp,
+                ordinal,
+                m.key,
+                m.mean,
+                m.n,
+                m.errors,
+                m.unscored,
+                m.stderr,
+                m.ci_low,
+                m.ci_high,
+                m.min,
+                m.max,
+                dumps(m.histogram),
+            )
             for ordinal, m in enumerate(stats.metrics)
         ],
     )
@@ -210,18 +228,29 @@ def load_stats(conn: sqlite3.Connection, experiment_id: uuid.UUID) -> Experiment
         return None
     metrics = [
         MetricStats(
-            key=m["key"], mean=m["mean"], n=m["n"], errors=m["errors"], unscored=m["unscored"],
-            stderr=m["stderr"], ci_low=m["ci_low"], ci_high=m["ci_high"], min=m["min"],
-            max=m["max"], histogram=loads(m["histogram"]) or [],
+            key=m["key"],
+            mean=m["mean"],
+            n=m["n"],
+            errors=m["errors"],
+            unscored=m["unscored"],
+            stderr=m["stderr"],
+            ci_low=m["ci_low"],
+            ci_high=m["ci_high"],
+            min=m["min"],
+            max=m["max"],
+            histogram=loads(m["histogram"]) or [],
         )
-        for m in conn.execute(
-            "SELECT * FROM metric_stats WHERE experiment_id = ? ORDER BY ordinal", (exp,)
-        )
+        for m in conn.execute("SELECT * FROM metric_stats WHERE experiment_id = ? ORDER BY ordinal", (exp,))
     ]
     return ExperimentStats(
-        rows=row["row_count"], run_errors=row["run_errors"], latency_n=row["latency_n"],
-        latency_sum=row["latency_sum"], latency_max=row["latency_max"],
-        usage=loads(row["usage"]) or {}, metrics=metrics, final=bool(row["final"]),
+        rows=row["row_count"],
+        run_errors=row["run_errors"],
+        latency_n=row["latency_n"],
+        latency_sum=row["latency_sum"],
+        latency_max=row["latency_max"],
+        usage=loads(row["usage"]) or {},
+        metrics=metrics,
+        final=bool(row["final"]),
     )
 
 

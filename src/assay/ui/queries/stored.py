@@ -14,7 +14,9 @@ __all__ = ["has_stats", "stored_latency", "stored_means", "stored_metrics"]
 
 
 def has_stats(db: ReadOnlyDatabase, experiment_id: str) -> bool:
-    return db.query_one("SELECT 1 FROM experiment_stats WHERE experiment_id = ?", (experiment_id,)) is not None
+    return (
+        db.query_one("SELECT 1 FROM experiment_stats WHERE experiment_id = ?", (experiment_id,)) is not None
+    )
 
 
 def stored_latency(db: ReadOnlyDatabase, experiment_id: str) -> LatencyStat | None:
@@ -44,7 +46,9 @@ def stored_means(db: ReadOnlyDatabase, experiment_ids: list[str]) -> dict[str, d
     ids, params = in_list(experiment_ids)
     means: dict[str, dict[str, float | None]] = {
         row["experiment_id"]: {}
-        for row in db.query(f"SELECT experiment_id FROM experiment_stats WHERE experiment_id IN {ids}", params)
+        for row in db.query(
+            f"SELECT experiment_id FROM experiment_stats WHERE experiment_id IN {ids}", params
+        )
     }
     for row in db.query(
         f"SELECT experiment_id, key, mean FROM metric_stats WHERE experiment_id IN {ids} "
@@ -61,9 +65,17 @@ def _unit_range(row: Any) -> bool:
 
 def _stat(row: Any) -> MetricStat:
     return MetricStat(
-        key=row["key"], mean=row["mean"], n=row["n"], errors=row["errors"],
-        unscored=row["unscored"], stderr=row["stderr"], ci_low=row["ci_low"],
-        ci_high=row["ci_high"], min=row["min"], max=row["max"], unit_range=_unit_range(row),
+        key=row["key"],
+        mean=row["mean"],
+        n=row["n"],
+        errors=row["errors"],
+        unscored=row["unscored"],
+        stderr=row["stderr"],
+        ci_low=row["ci_low"],
+        ci_high=row["ci_high"],
+        min=row["min"],
+        max=row["max"],
+        unit_range=_unit_range(row),
     )
 
 
@@ -73,7 +85,9 @@ def _histogram(row: Any) -> Histogram:
         return Histogram(key=row["key"], bins=[], errors=row["errors"])
     low, high = (0.0, 1.0) if _unit_range(row) else (row["min"], row["max"])
     if len(counts) == 1:
-        return Histogram(key=row["key"], bins=[HistogramBin(low=low, high=high, count=counts[0])], errors=row["errors"])
+        return Histogram(
+            key=row["key"], bins=[HistogramBin(low=low, high=high, count=counts[0])], errors=row["errors"]
+        )
     width = (high - low) / len(counts)
     bins = [
         HistogramBin(low=low + i * width, high=low + (i + 1) * width, count=count)
