@@ -15,7 +15,7 @@ from typing import Any, overload
 
 from assay.errors import require_extra
 from assay.evaluation._stats import MetricAggregate
-from assay.evaluation._tally import Tally, tally_of_stored
+from assay.evaluation._tally import Tally, tally_of_stored, tally_row
 from assay.schemas import EvaluationResult, EvaluationResults
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
@@ -89,8 +89,6 @@ class ExperimentResults:
         stored before figures were kept."""
         if self._store is not None:
             return tally_of_stored(self._store.iter_scores(self.experiment.id))
-        from assay.evaluation._tally import tally_row
-
         tally = Tally()
         for row in self._rows:
             tally.add(tally_row(row))
