@@ -26,6 +26,9 @@ _RAMP_TICK_S = 0.005
 _MIN_WINDOW_S = 0.02
 _RAMP_SWITCH_S = 0.0005
 _GAIN = 1.25
+_WAITING_SHARE = 0.5  # process CPU time under half the wall time: threads wait
+_MIN_ROWS = 8
+_MAX_WINDOW_S = 0.25
 
 
 class RowFailedError(AssayError, RuntimeError):
@@ -227,19 +230,34 @@ async def _ramp(
             done, _ = await asyncio.wait(tasks, timeout=_RAMP_TICK_S, return_when=asyncio.FIRST_COMPLETED)
             if done:
                 return
-            if load.computing_share() < 0.5:
+            if load.computing_share() < _WAITING_SHARE:
                 double()
             continue
-        window = max(_MIN_WINDOW_S, 2 * load.row_wall)
-        rows_before = load.rows
-        done, _ = await asyncio.wait(tasks, timeout=window, return_when=asyncio.FIRST_COMPLETED)
-        if done:
+        rate = await _finished_rate(tasks, load, max(_MIN_WINDOW_S, 2 * load.row_wall))
+        if rate is None:
             return
-        rate = (load.rows - rows_before) / window
         if rate_before is not None and rate < _GAIN * rate_before:
             return  # the last doubling did not help
         rate_before = rate
         double()
+
+
+async def _finished_rate(
+    tasks: list[asyncio.Future[Any]], load: _Load, window: float
+) -> float | None:
+    """Finished rows per second over ``window``, stretched until enough rows finished
+    for the rate to mean something (or None when a worker ended: the feed is done)."""
+    started, rows_before = time.perf_counter(), load.rows
+    wait = window
+    while True:
+        done, _ = await asyncio.wait(tasks, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+        if done:
+            return None
+        elapsed = time.perf_counter() - started
+        enough = max(_MIN_ROWS, 2 * len(tasks))  # a rate from fewer finished rows is noise
+        if load.rows - rows_before >= enough or elapsed >= _MAX_WINDOW_S:
+            return (load.rows - rows_before) / elapsed
+        wait = window / 2
 
 
 async def _gather_or_fail(tasks: Sequence[asyncio.Future[Any]]) -> None:
