@@ -36,8 +36,10 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── ToolMissing (RuntimeError)             ruff or bandit is not installed
     ├── QueryError                             a SQL query failed in its database
     │   ├── QueryTimeout
+    │   ├── QueryTooLarge                      a value, row or result passed its byte limit
     │   └── QueryRefused                       the safety check refused the query
     ├── DatabaseUnavailable                    the SQL evaluator's database cannot be reached
+    │   └── PrivilegedRole                     the PostgreSQL role may do more than read
     ├── FixtureError                           a SQL fixture cannot be loaded
     └── ReferenceQueryError                    the reference query itself fails
 
@@ -66,12 +68,14 @@ if TYPE_CHECKING:
     from assay.evaluators.code._cases import CaseError
     from assay.evaluators.code.quality import ToolMissing
     from assay.evaluators.sql._evaluator import ReferenceQueryError
+    from assay.evaluators.sql.backends._pg_role import PrivilegedRole
     from assay.evaluators.sql.backends.base import (
         DatabaseUnavailable,
         FixtureError,
         QueryError,
         QueryRefused,
         QueryTimeout,
+        QueryTooLarge,
     )
     from assay.evaluators.text.json import InvalidJson
     from assay.llm.errors import (
@@ -133,6 +137,8 @@ _HOMES = {
     "QueryError": "assay.evaluators.sql.backends.base",
     "QueryRefused": "assay.evaluators.sql.backends.base",
     "QueryTimeout": "assay.evaluators.sql.backends.base",
+    "QueryTooLarge": "assay.evaluators.sql.backends.base",
+    "PrivilegedRole": "assay.evaluators.sql.backends._pg_role",
     "InvalidJson": "assay.evaluators.text.json",
     "LLMError": "assay.llm.errors",
     "ModelCallError": "assay.llm.errors",
@@ -155,7 +161,8 @@ __all__ = [
     "DataError", "DatabaseUnavailable", "EmbeddingsError", "EmbeddingsUnavailable",
     "EvaluatorInputError", "EvaluatorReturnError", "EvaluatorSignatureError", "ExperimentError",
     "FixtureError", "InvalidJson", "LLMError", "ModelCallError", "ModelNotConfiguredError",
-    "ModelReplyError", "NotComparableError", "NotFoundError", "QueryError", "QueryRefused", "QueryTimeout",
+    "ModelReplyError", "NotComparableError", "NotFoundError", "PrivilegedRole", "QueryError",
+    "QueryRefused", "QueryTimeout", "QueryTooLarge",
     "ReferenceQueryError", "ReplyCheckError", "RowFailedError", "SandboxError", "SandboxStartError",
     "SandboxUnavailable", "StoreError", "StoreVersionError", "StoreWriteError", "TargetError",
     "ToolMissing", "UIConfigError", "UnknownEvaluatorName", "UnknownLanguage",

@@ -21,12 +21,15 @@ __all__ = [
 
 
 MAX_PER_PAGE = 500
+# Page and version numbers past these answer 400: an offset must fit SQLite's 64-bit integers.
+MAX_PAGE = 1_000_000_000
+MAX_VERSION = 2**31 - 1
 
 
 class Paging:
     def __init__(
         self,
-        page: Annotated[int, Query(ge=1, description="1-based page number")] = 1,
+        page: Annotated[int, Query(ge=1, le=MAX_PAGE, description="1-based page number")] = 1,
         per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE, description="rows per page")] = 50,
     ) -> None:
         self.page = page
@@ -89,8 +92,8 @@ def dataset_version(
     number = parse_number("version", version)
     if number is None:
         return None
-    if not number.is_integer() or number < 0:
-        raise BadRequest(f"parameter 'version' must be a whole number >= 0, got {version!r}")
+    if not number.is_integer() or not 0 <= number <= MAX_VERSION:
+        raise BadRequest(f"parameter 'version' must be a whole number in [0, {MAX_VERSION}], got {version!r}")
     return int(number)
 
 
