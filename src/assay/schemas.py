@@ -34,6 +34,8 @@ class Example(_Record):
     metadata: Optional[dict[str, Any]] = None
     created_at: datetime = Field(default_factory=utcnow)
     modified_at: Optional[datetime] = None
+    attachments: Optional[dict[str, Any]] = None
+    source_run_id: Optional[uuid.UUID] = None
 
 
 class Dataset(_Record):
@@ -65,12 +67,26 @@ class Run(_Record):
     events: list[dict[str, Any]] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
     reference_example_id: Optional[uuid.UUID] = None
+    tags: list[str] = Field(default_factory=list)
+    session_id: Optional[uuid.UUID] = None
+    dotted_order: Optional[str] = None
+    attachments: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def latency_ms(self) -> Optional[float]:
         if self.end_time is None:
             return None
         return (self.end_time - self.start_time).total_seconds() * 1000.0
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """LangSmith keeps a run's metadata in ``extra["metadata"]``."""
+        found = self.extra.get("metadata")
+        return found if isinstance(found, dict) else {}
+
+    @property
+    def is_root(self) -> bool:
+        return self.parent_run_id is None
 
 
 class EvaluationResult(BaseModel):
@@ -114,6 +130,71 @@ class EvaluationResult(BaseModel):
 
 
 class EvaluationResults(BaseModel):
-    """Several metrics from one evaluator call."""
+    """Several metrics from one evaluator call.
+
+    LangSmith's ``EvaluationResults`` is a dict ``{"results": [...]}``, so this record
+    also reads like one: ``returned["results"]``, ``returned.get("results")``.
+    """
 
     results: list[EvaluationResult] = Field(default_factory=list)
+
+    def __getitem__(self, key: str) -> Any:
+        if key != "results":
+            raise KeyError(key)
+        return self.results
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.results if key == "results" else default
+
+    def __contains__(self, key: object) -> bool:
+        return key == "results"
+
+    def keys(self) -> list[str]:
+        return ["results"]
+
+
+class ComparisonEvaluationResult(BaseModel):
+    """A comparative evaluator's verdict on several runs of one example: a score per run."""
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+    key: str
+    scores: dict[Union[uuid.UUID, str], Union[float, int, bool, None]]
+    source_run_id: Optional[Union[uuid.UUID, str]] = None
+    comment: Optional[Union[str, dict[Union[uuid.UUID, str], str]]] = None
+
+
+class Feedback(_Record):
+    """A score or note on a run from a person or a program (``Client.create_feedback``)."""
+
+    id: uuid.UUID = Field(default_factory=new_id)
+    run_id: Optional[uuid.UUID] = None
+    trace_id: Optional[uuid.UUID] = None
+    key: str
+    score: Union[float, int, bool, None] = None
+    value: Any = None
+    comment: Optional[str] = None
+    correction: Any = None
+    feedback_source: Optional[dict[str, Any]] = None
+    session_id: Optional[uuid.UUID] = None
+    created_at: datetime = Field(default_factory=utcnow)
+    modified_at: Optional[datetime] = None
+    extra: Optional[dict[str, Any]] = None
+
+
+class TracerSession(_Record):
+    """LangSmith's project; in assay every experiment is one (``Client.read_project``)."""
+
+    id: uuid.UUID = Field(default_factory=new_id)
+    name: str
+    description: Optional[str] = None
+    start_time: datetime = Field(default_factory=utcnow)
+    end_time: Optional[datetime] = None
+    reference_dataset_id: Optional[uuid.UUID] = None
+    extra: Optional[dict[str, Any]] = None
+    run_count: Optional[int] = None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        found = (self.extra or {}).get("metadata")
+        return found if isinstance(found, dict) else {}
