@@ -1,19 +1,32 @@
-"""``evaluate`` and ``aevaluate``: the public entry points. One async core; the sync API
-runs it on an event loop (in a helper thread when the caller already has a loop running)."""
+"""``evaluate`` and ``aevaluate``: the public entry points, in LangSmith's parameter order.
+
+One async core; the sync API runs it on an event loop (in a helper thread when the caller
+already has a loop running, or in the background with ``blocking=False``). What ``target``
+is decides what happens (``_dispatch``): a callable is run over the data; a tuple of
+experiments is compared; a stored experiment's name is re-scored.
+"""
 
 from __future__ import annotations
 
+import contextvars
 import gc
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from assay._aio import run_coroutine
-from assay.evaluation._binding import bind_row_evaluator, bind_summary_evaluator
+from assay.evaluation._binding import (
+    RowEvaluator,
+    SummaryEvaluator,
+    bind_row_evaluator,
+    bind_summary_evaluator,
+)
 from assay.evaluation._data import ResolvedData, resolve_data
 from assay.evaluation._experiment import ExperimentPlan, experiment_name, open_experiment
-from assay.evaluation._results import ExperimentResults
+from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import (
     RunSettings,
@@ -22,107 +35,287 @@ from assay.evaluation._runner import (
     run_rows,
     run_summaries,
 )
+from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._target import Target
+from assay.store.base import Store
 from assay.store.current import use_store
+from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
     from assay.client import Client
 
 DEFAULT_MAX_CONCURRENCY = 16
+ErrorHandling = Literal["log", "ignore", "raise"]
+
+
+@dataclass
+class _Options:
+    """Everything ``evaluate`` was given, once its positional/keyword forms are merged."""
+
+    data: Any
+    evaluators: Optional[Sequence[Any]]
+    summary_evaluators: Optional[Sequence[Any]]
+    metadata: Optional[dict[str, Any]]
+    experiment_prefix: Optional[str]
+    description: Optional[str]
+    max_concurrency: Optional[int]
+    num_repetitions: int
+    client: Optional[Client]
+    blocking: bool
+    experiment: Any
+    upload_results: bool
+    error_handling: ErrorHandling
+    resume: bool
+    progress: Optional[bool]
+
+
+@dataclass
+class _Prepared:
+    """An experiment ready to run: checked, bound, its data resolved, its record open."""
+
+    store: Store
+    cache_store: Store
+    record: ExperimentRecord
+    pipeline: RowPipeline
+    summaries: list[SummaryEvaluator]
+    planned: list[Any]
+    stored: list[ExperimentRow]
+    concurrency: int
+    options: _Options
 
 
 async def aevaluate(
     target: Any,
+    /,
     data: Any = None,
     evaluators: Optional[Sequence[Any]] = None,
     summary_evaluators: Optional[Sequence[Any]] = None,
-    experiment_prefix: Optional[str] = None,
-    experiment: Optional[str] = None,
-    description: Optional[str] = None,
     metadata: Optional[dict[str, Any]] = None,
+    experiment_prefix: Optional[str] = None,
+    description: Optional[str] = None,
     max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    error_handling: Literal["log", "ignore", "raise"] = "log",
-    resume: bool = False,
     client: Optional[Client] = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: Optional[bool] = None,
     *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
     progress: Optional[bool] = None,
-) -> ExperimentResults:
+    upload_runs: Optional[bool] = None,
+    disable_evaluator_tracing: bool = False,
+) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
     ``max_concurrency`` bounds rows in flight (default 16; ``None`` or 0 means 1 per CPU x 4).
-    ``progress`` shows a progress bar and the final report (default: when stdout is a TTY).
+    ``blocking=False`` returns at once; ``async for row in results`` yields rows as they
+    finish and ``await results.wait()`` waits for the end. ``upload_results=False`` keeps
+    the experiment in memory only. ``progress`` shows a progress bar and the final report
+    (default: when stdout is a TTY). A tuple of experiments as ``target`` compares them.
     """
-    from assay.client import Client
-    from assay.report import Progress, print_report
+    options = _Options(
+        data, evaluators, summary_evaluators, metadata, experiment_prefix, description,
+        max_concurrency, num_repetitions, client, blocking, experiment,
+        _upload(upload_results, upload_runs), error_handling, resume, progress,
+    )
+    special = _dispatch(target, options)
+    if special is not None:
+        return await special
+    prepared = _prepare(target, options)
+    stream = RowStream()
+    results = AsyncExperimentResults(prepared.record, [], [], prepared.store.url, stream=stream)
+    if blocking:
+        await _execute(prepared, stream)
+        await results.wait()
+    else:
+        results._task = _background_task(_execute(prepared, stream))  # type: ignore[attr-defined]
+    return results
 
-    _check_arguments(num_repetitions, error_handling, resume, experiment)
-    concurrency = _concurrency(max_concurrency)
-    name = experiment_name(experiment, experiment_prefix)
-    client = client or Client()
-    store = client.store
-    row_evaluators = [bind_row_evaluator(e) for e in _as_list(evaluators, "evaluators")]
-    summaries = [bind_summary_evaluator(e) for e in _as_list(summary_evaluators, "summary_evaluators")]
+
+def evaluate(
+    target: Any,
+    /,
+    data: Any = None,
+    evaluators: Optional[Sequence[Any]] = None,
+    summary_evaluators: Optional[Sequence[Any]] = None,
+    metadata: Optional[dict[str, Any]] = None,
+    experiment_prefix: Optional[str] = None,
+    description: Optional[str] = None,
+    max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: Optional[Client] = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: Optional[bool] = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: Optional[bool] = None,
+    upload_runs: Optional[bool] = None,
+    disable_evaluator_tracing: bool = False,
+) -> Any:
+    """The synchronous face of :func:`aevaluate`; same parameters, same results.
+
+    ``blocking=False`` runs the experiment in a background thread: iterating the results
+    yields rows as they finish; ``results.wait()`` blocks until the end.
+    """
+    options = _Options(
+        data, evaluators, summary_evaluators, metadata, experiment_prefix, description,
+        max_concurrency, num_repetitions, client, blocking, experiment,
+        _upload(upload_results, upload_runs), error_handling, resume, progress,
+    )
+    special = _dispatch(target, options)
+    if special is not None:
+        return run_coroutine(special)
+    prepared = _prepare(target, options)
+    stream = RowStream()
+    results = ExperimentResults(prepared.record, [], [], prepared.store.url, stream=stream)
+    if blocking:
+        run_coroutine(_execute(prepared, stream))
+        results.wait()
+        return results
+    context = contextvars.copy_context()  # tracing_context() and the current store come along
+    thread = threading.Thread(
+        target=context.run, args=(run_coroutine, _execute(prepared, stream)),
+        name="assay-evaluate-background",
+    )
+    results._thread = thread
+    thread.start()
+    return results
+
+
+def _background_task(coroutine: Any) -> Any:
+    import asyncio
+
+    return asyncio.ensure_future(coroutine)
+
+
+def _upload(upload_results: Optional[bool], upload_runs: Optional[bool]) -> bool:
+    if upload_results is not None and upload_runs is not None:
+        raise ValueError("pass upload_results= or its alias upload_runs=, not both")
+    chosen = upload_runs if upload_results is None else upload_results
+    if chosen is not None and not isinstance(chosen, bool):
+        raise TypeError(
+            f"upload_results= takes True (store the experiment) or False (keep it in memory "
+            f"only); got {chosen!r}"
+        )
+    return True if chosen is None else chosen
+
+
+def _dispatch(target: Any, options: _Options) -> Any:
+    """A coroutine for the forms of ``target`` that are not a thing to run, else None."""
+    if isinstance(target, tuple):
+        return _compare(target, options)
+    if isinstance(target, (str, uuid.UUID)) and not callable(target):
+        return _rescore(target, options)
+    return None
+
+
+async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
+    """``evaluate((exp_a, exp_b), evaluators=[...])``: LangSmith's comparative form."""
+    from assay.evaluation._comparison import as_comparative_function
+    from assay.evaluators.judge.pairwise import aevaluate_comparative
+
+    if options.summary_evaluators:
+        raise ValueError("summary_evaluators= does not apply when comparing experiments")
+    evaluators = [as_comparative_function(e) for e in _as_list(options.evaluators, "evaluators")]
+    name = options.experiment if isinstance(options.experiment, str) else None
+    if name is None and options.experiment_prefix:
+        name = f"{options.experiment_prefix}-{uuid.uuid4().hex[:8]}"
+    return await aevaluate_comparative(
+        list(experiments), evaluators, options.client or _default_client(), name=name,
+        max_concurrency=_concurrency(options.max_concurrency),
+    )
+
+
+async def _rescore(experiment: Any, options: _Options) -> Any:
+    """``evaluate("<experiment name>", evaluators=[...])`` re-scores a stored experiment."""
+    raise NotImplementedError(
+        f"evaluate({experiment!r}, ...) would re-score the stored experiment {experiment!r}; "
+        "use `assay rescore` for that. To run a target, pass a function as the first argument."
+    )
+
+
+def _default_client() -> Client:
+    from assay.client import Client
+
+    return Client()
+
+
+def _prepare(target: Any, options: _Options) -> _Prepared:
+    """Everything that can fail on bad arguments, done before the first row runs."""
+    _check_arguments(options)
+    concurrency = _concurrency(options.max_concurrency)
+    requested = _experiment_name_of(options.experiment)
+    name = experiment_name(requested, options.experiment_prefix)
+    client = options.client or _default_client()
+    store = client.store if options.upload_results else _memory_store()
+    row_evaluators = [bind_row_evaluator(e) for e in _as_list(options.evaluators, "evaluators")]
+    summaries = [bind_summary_evaluator(e) for e in _as_list(options.summary_evaluators, "summary_evaluators")]
     runner = Target(target)
     runner.check_signature()
     with _fewer_collections():
-        resolved = _resolve(data, experiment if resume else None, client)
+        resolved = _resolve(options.data, requested if options.resume else None, client, store)
     plan = ExperimentPlan(
         target=runner.name, evaluators=tuple(e.name for e in row_evaluators),
-        summary_evaluators=tuple(s.name for s in summaries), num_repetitions=num_repetitions,
+        summary_evaluators=tuple(s.name for s in summaries), num_repetitions=options.num_repetitions,
     )
     record = open_experiment(
         store, name, resolved, plan,
-        resume=resume, description=description, metadata=metadata,
+        resume=options.resume, description=options.description, metadata=options.metadata,
     )
-    if resume:  # rows whose target failed (a rate limit, an outage) are run again
+    if options.resume:  # rows whose target failed (a rate limit, an outage) are run again
         store.discard_failed_runs(record.id)
-    stored = store.load_rows(record) if resume else []
-    planned = plan_rows(resolved.examples, num_repetitions, {row.key for row in stored})
-    bar = Progress(total=len(resolved.examples) * num_repetitions, done=len(stored), enabled=progress)
-    settings = RunSettings(concurrency, error_handling == "raise", bar.advance)
+    stored = store.load_rows(record) if options.resume else []
+    planned = plan_rows(resolved.examples, options.num_repetitions, {row.key for row in stored})
+    return _Prepared(
+        store, client.store, record, RowPipeline(runner, row_evaluators), summaries, planned, stored,
+        concurrency, options,
+    )
+
+
+def _memory_store() -> Store:
+    """Where an experiment with ``upload_results=False`` lives: gone when the results are."""
+    from assay.store import open_store
+
+    return open_store("sqlite://")
+
+
+async def _execute(prepared: _Prepared, stream: RowStream) -> None:
+    """Run the rows and the summaries; the outcome (or the error) goes to ``stream``."""
+    from assay.report import Progress, print_report
+
+    store, record, options = prepared.store, prepared.record, prepared.options
+    total = (len(prepared.planned) + len(prepared.stored))
+    bar = Progress(total=total, done=len(prepared.stored), enabled=options.progress)
+
+    def on_row(row: ExperimentRow) -> None:
+        bar.advance(row)
+        if not options.blocking:
+            stream.add(row)
+
+    settings = RunSettings(prepared.concurrency, options.error_handling == "raise", on_row)
     status = "failed"
     try:
-        with use_store(store), bar, _fewer_collections():
-            new = await run_rows(RowPipeline(runner, row_evaluators), planned, store, record, settings)
-            rows = merge_in_order(stored, new)
-            summary = await run_summaries(summaries, rows)
+        with use_store(prepared.cache_store), bar, _fewer_collections():
+            new = await run_rows(prepared.pipeline, prepared.planned, store, record, settings)
+            rows = merge_in_order(prepared.stored, new)
+            summary = await run_summaries(prepared.summaries, rows)
         store.replace_summary_results(record.id, summary)
         status = "completed"
+    except BaseException as exc:
+        stream.finish(None, exc)
+        if not isinstance(exc, Exception):
+            raise
+        return
     finally:
         store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record
     results = ExperimentResults(final, rows, summary, store.url)
     if bar.enabled:
         print_report(results)
-    return results
-
-
-def evaluate(
-    target: Any,
-    data: Any = None,
-    evaluators: Optional[Sequence[Any]] = None,
-    summary_evaluators: Optional[Sequence[Any]] = None,
-    experiment_prefix: Optional[str] = None,
-    experiment: Optional[str] = None,
-    description: Optional[str] = None,
-    metadata: Optional[dict[str, Any]] = None,
-    max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
-    num_repetitions: int = 1,
-    error_handling: Literal["log", "ignore", "raise"] = "log",
-    resume: bool = False,
-    client: Optional[Client] = None,
-    *,
-    progress: Optional[bool] = None,
-) -> ExperimentResults:
-    """The synchronous face of :func:`aevaluate`; same parameters, same results."""
-    coroutine = aevaluate(
-        target, data, evaluators, summary_evaluators, experiment_prefix, experiment,
-        description, metadata, max_concurrency, num_repetitions, error_handling, resume,
-        client, progress=progress,
-    )
-    results: ExperimentResults = run_coroutine(coroutine)
-    return results
+    stream.finish(Outcome(final, rows, summary))
 
 
 class _FewerCollections:
@@ -163,23 +356,37 @@ def _as_list(evaluators: Optional[Sequence[Any]], parameter: str) -> list[Any]:
     return list(evaluators)
 
 
-def _check_arguments(
-    num_repetitions: int, error_handling: str, resume: bool, experiment: Optional[str]
-) -> None:
+def _experiment_name_of(experiment: Any) -> Optional[str]:
+    """``experiment=`` is a name, or (LangSmith) a project record with a ``name``."""
+    if experiment is None or isinstance(experiment, str):
+        return experiment
+    name = getattr(experiment, "name", None)
+    if isinstance(name, str):
+        return name
+    raise TypeError(f"experiment= takes an experiment name (or a TracerSession); got {experiment!r}")
+
+
+def _check_arguments(options: _Options) -> None:
+    experiment = _experiment_name_of(options.experiment)
     if experiment is not None and not experiment.strip():
         raise ValueError("experiment= must be a non-empty name (or None to generate one)")
-    if not isinstance(num_repetitions, int) or num_repetitions < 1:
-        raise ValueError(f"num_repetitions must be a positive integer, got {num_repetitions!r}")
-    if error_handling not in ("log", "ignore", "raise"):
+    repetitions = options.num_repetitions
+    if not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
+        raise ValueError(f"num_repetitions must be a positive integer, got {repetitions!r}")
+    if options.error_handling not in ("log", "ignore", "raise"):
         raise ValueError(
             f"error_handling must be 'log' (or LangSmith's 'ignore', the same here) or 'raise', "
-            f"got {error_handling!r}"
+            f"got {options.error_handling!r}"
         )
-    if resume and not experiment:
+    if options.resume and not experiment:
         raise ValueError("resume=True needs experiment='<name>' naming the experiment to resume")
+    if options.resume and not options.upload_results:
+        raise ValueError("resume=True continues a stored experiment; it cannot go with upload_results=False")
+    if options.metadata is not None and not isinstance(options.metadata, dict):
+        raise TypeError(f"metadata= takes a dict, got {type(options.metadata).__name__}")
 
 
-def _resolve(data: Any, resume_name: Optional[str], client: Client) -> ResolvedData:
+def _resolve(data: Any, resume_name: Optional[str], client: Client, store: Store) -> ResolvedData:
     if data is None and resume_name:
         stored = client.store.get_experiment(name=resume_name)
         if stored is not None and stored.dataset_id is not None:
@@ -189,7 +396,20 @@ def _resolve(data: Any, resume_name: Optional[str], client: Client) -> ResolvedD
                 return ResolvedData(dataset, stored.dataset_version or 0, examples)
     if data is None:
         raise ValueError("data= is required: a dataset name or id, a Dataset, a file path, or a list")
-    return resolve_data(data, client.store)
+    if store is not client.store and _names_stored_dataset(data):
+        return resolve_data(data, client.store)  # read the user's dataset; write nothing there
+    return resolve_data(data, store)
+
+
+def _names_stored_dataset(data: Any) -> bool:
+    from pathlib import Path
+
+    from assay.evaluation._data import FILE_SUFFIXES
+    from assay.schemas import Dataset
+
+    if isinstance(data, (Dataset, uuid.UUID)):
+        return True
+    return isinstance(data, str) and not data.lower().endswith(FILE_SUFFIXES) and not isinstance(data, Path)
 
 
 def _concurrency(max_concurrency: Optional[int]) -> int:

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from functools import cached_property
-from typing import Any
+from typing import Any, Optional
 
 from assay.evaluation._stats import MetricAggregate, aggregate
+from assay.evaluation._stream import RowStream
 from assay.schemas import EvaluationResult, EvaluationResults
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 
 class ExperimentResults:
-    """Iterate rows ``{"run", "example", "evaluation_results"}``; read aggregates and summaries."""
+    """Iterate rows ``{"run", "example", "evaluation_results"}``; read aggregates and summaries.
+
+    From ``evaluate(..., blocking=False)`` the rows arrive while the experiment runs:
+    iterating yields each as it finishes; ``wait()`` blocks until the end; everything
+    else (``rows``, ``summary_results``, ``aggregate``) waits for the end first.
+    """
 
     def __init__(
         self,
@@ -21,34 +28,94 @@ class ExperimentResults:
         rows: list[ExperimentRow],
         summary_results: list[EvaluationResult],
         store_url: str,
+        *,
+        stream: Optional[RowStream] = None,
     ) -> None:
         self.experiment = experiment
-        self.rows = rows
+        self._final_rows = rows
         self._summary = summary_results
         self.store_url = store_url
+        self._stream = stream
+        self._thread: Optional[threading.Thread] = None
 
     @property
     def id(self) -> uuid.UUID:
         return self.experiment.id
 
     @property
+    def experiment_id(self) -> uuid.UUID:
+        return self.experiment.id
+
+    @property
     def experiment_name(self) -> str:
         return self.experiment.name
 
+    # The one way in to the rows: every reader below goes through _rows().
+    def _rows(self) -> list[ExperimentRow]:
+        self._settle()
+        return self._final_rows
+
+    @property
+    def rows(self) -> list[ExperimentRow]:
+        return self._rows()
+
+    def _settle(self) -> None:
+        """Wait for a streaming experiment to end, then take its outcome (or its error)."""
+        stream = self._stream
+        if stream is None:
+            return
+        stream.wait()
+        if self._thread is not None:
+            self._thread.join()
+        self._take(stream)
+
+    def _take(self, stream: RowStream) -> None:
+        if stream.error is not None:
+            raise stream.error
+        if stream.outcome is not None:
+            self.experiment = stream.outcome.record
+            self._final_rows = stream.outcome.rows
+            self._summary = stream.outcome.summary
+        self._stream = None
+
+    def wait(self) -> None:
+        """Block until every row is done and the summaries are computed (LangSmith's)."""
+        self._settle()
+
+    @property
+    def done(self) -> bool:
+        return self._stream is None or self._stream.done
+
     def __len__(self) -> int:
-        return len(self.rows)
+        """Rows finished so far (all of them once done)."""
+        if self._stream is not None and not self._stream.done:
+            return self._stream.arrived
+        return len(self._rows())
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for row in self.rows:
-            yield {
-                "run": row.run,
-                "example": row.example,
-                "evaluation_results": {"results": row.results},
-            }
+        if self._stream is not None and not self._stream.done:
+            yield from map(_row_dict, self._stream)  # in the order rows finish
+            return
+        yield from map(_row_dict, self._rows())
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        stream = self._stream
+        if stream is not None:
+            async for row in stream.aiter():
+                yield _row_dict(row)
+            self._take(stream)
+            return
+        for row in self._rows():
+            yield _row_dict(row)
 
     @property
     def summary_results(self) -> EvaluationResults:
+        self._settle()
         return EvaluationResults(results=self._summary)
+
+    def get_summary_scores(self) -> dict[str, Any]:
+        """Summary results as ``{"results": [...]}``, LangSmith's shape."""
+        return {"results": list(self.summary_results.results)}
 
     @cached_property
     def aggregate(self) -> dict[str, MetricAggregate]:
@@ -56,7 +123,7 @@ class ExperimentResults:
         scores: dict[str, list[float]] = {}
         clusters: dict[str, list[str]] = {}
         errors: dict[str, int] = {}
-        for row in self.rows:
+        for row in self._rows():
             for result in row.results:
                 errors.setdefault(result.key, 0)
                 if result.error is not None:
@@ -73,12 +140,12 @@ class ExperimentResults:
 
     @property
     def target_errors(self) -> int:
-        return sum(1 for row in self.rows if row.run.error is not None)
+        return sum(1 for row in self._rows() if row.run.error is not None)
 
     def usage(self) -> dict[str, float]:
         """Token usage (and cost) summed over every result that reports ``metadata["usage"]``."""
         totals: dict[str, float] = {}
-        for row in self.rows:
+        for row in self._rows():
             for result in row.results:
                 usage = result.metadata.get("usage") if result.metadata else None
                 if not isinstance(usage, dict):
@@ -88,27 +155,55 @@ class ExperimentResults:
                         totals[name] = totals.get(name, 0) + value
         return totals
 
-    def to_pandas(self) -> Any:
+    def to_pandas(self, start: Optional[int] = 0, end: Optional[int] = None) -> Any:
+        """One line per row (``rows[start:end]``), LangSmith's columns: ``inputs.*``,
+        ``outputs.*``, ``error``, ``reference.*``, ``feedback.*`` (score, else value),
+        ``execution_time`` (seconds), ``example_id``, ``id`` (the run's)."""
         try:
             import pandas as pd
         except ImportError:
             raise ImportError("to_pandas() needs pandas: pip install 'assay[pandas]'") from None
-        return pd.DataFrame([_flat_row(row) for row in self.rows])
+        return pd.DataFrame([_flat_row(row) for row in self._rows()[start:end]])
 
     def __repr__(self) -> str:
-        return f"<ExperimentResults {self.experiment_name!r}: {len(self.rows)} rows>"
+        if not self.done:
+            return f"<ExperimentResults {self.experiment_name!r}: running>"
+        return f"<ExperimentResults {self.experiment_name!r}: {len(self._rows())} rows>"
+
+
+class AsyncExperimentResults(ExperimentResults):
+    """What ``aevaluate`` returns: also ``async for row in results`` and ``await results.wait()``."""
+
+    async def wait(self) -> None:  # type: ignore[override]
+        stream = self._stream
+        if stream is not None:
+            await stream.wait_async()
+            self._take(stream)
+
+    def _settle(self) -> None:
+        if self._stream is not None and not self._stream.done:
+            raise RuntimeError(
+                "this aevaluate() experiment is still running: `await results.wait()` (or "
+                "`async for row in results`) before reading rows, summaries or aggregates"
+            )
+        super()._settle()
+
+
+def _row_dict(row: ExperimentRow) -> dict[str, Any]:
+    return {"run": row.run, "example": row.example, "evaluation_results": {"results": row.results}}
 
 
 def _flat_row(row: ExperimentRow) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "example_id": str(row.example.id),
-        "repetition": row.repetition,
-        "error": row.run.error,
-        "execution_time": (row.run.latency_ms or 0.0) / 1000.0,
-    }
-    record.update({f"inputs.{k}": v for k, v in row.example.inputs.items()})
-    record.update({f"outputs.{k}": v for k, v in (row.run.outputs or {}).items()})
-    record.update({f"reference.{k}": v for k, v in (row.example.outputs or {}).items()})
+    run, example = row.run, row.example
+    record: dict[str, Any] = {f"inputs.{k}": v for k, v in (example.inputs or {}).items()}
+    record.update({f"outputs.{k}": v for k, v in (run.outputs or {}).items()})
+    record["error"] = run.error
+    record.update({f"reference.{k}": v for k, v in (example.outputs or {}).items()})
     for result in row.results:
-        record[f"feedback.{result.key}"] = result.score if result.error is None else None
+        record[f"feedback.{result.key}"] = result.score if result.score is not None else result.value
+    record["execution_time"] = (
+        (run.end_time - run.start_time).total_seconds() if run.end_time else None
+    )
+    record["example_id"] = run.reference_example_id
+    record["id"] = run.id
     return record

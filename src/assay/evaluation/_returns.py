@@ -81,7 +81,9 @@ def _normalize_many(items: Any, default_key: str) -> list[EvaluationResult]:
 def _from_scalar(raw: Any, key: str, run_id: Optional[uuid.UUID]) -> EvaluationResult:
     if isinstance(raw, bool):
         return _scored(key, raw, None, run_id)
-    if type(raw) in (int, float) or isinstance(raw, numbers.Real):
+    if type(raw) is int or isinstance(raw, numbers.Integral):  # 3 stays 3, as in LangSmith
+        return _scored(key, int(raw), None, run_id)
+    if type(raw) is float or isinstance(raw, numbers.Real):
         return _scored(key, _finite(float(raw), key), None, run_id)
     if isinstance(raw, str):
         return _scored(key, None, raw, run_id)
@@ -102,7 +104,9 @@ def _from_dict(raw: dict[str, Any], default_key: str) -> EvaluationResult:
     if extra:
         fields["metadata"] = {**extra, **(fields.get("metadata") or {})}
     score = fields["score"] = _plain(fields.get("score"))
-    if isinstance(score, numbers.Real) and not isinstance(score, bool):
+    if isinstance(score, numbers.Integral) and not isinstance(score, bool):
+        fields["score"] = int(score)
+    elif isinstance(score, numbers.Real) and not isinstance(score, bool):
         fields["score"] = _finite(float(score), str(key))
     elif score is not None and not isinstance(score, bool):
         raise EvaluatorReturnError(

@@ -123,3 +123,16 @@ def _example_or_empty(example: Optional[Example]) -> Example:
 def run_evaluator(func: Callable[..., Any]) -> DynamicRunEvaluator:
     """Decorator (LangSmith's): make a function with bindable parameters a RunEvaluator."""
     return DynamicRunEvaluator(func)
+
+
+from assay.evaluation._comparison import (  # noqa: E402 - LangSmith's module holds these too
+    DynamicComparisonRunEvaluator,
+    comparison_evaluator,
+)
+from assay.schemas import ComparisonEvaluationResult  # noqa: E402
+
+__all__ = [
+    "BaseEvaluator", "ComparisonEvaluationResult", "DynamicComparisonRunEvaluator",
+    "DynamicRunEvaluator", "EvaluationResult", "EvaluationResults", "RunEvaluator",
+    "comparison_evaluator", "run_evaluator",
+]
