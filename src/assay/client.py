@@ -3,22 +3,55 @@
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Sequence
 from typing import Any, Optional
 
+from assay._client_files import TableUploads
+from assay._client_projects import ProjectsRunsFeedback
 from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
 from assay.store import NotFoundError, Store, open_store
 
+# LangSmith Client options about reaching its servers: accepted, nothing to do locally.
+_REMOTE_OPTIONS = frozenset({
+    "api_key", "api_url", "web_url", "timeout_ms", "retry_config", "session", "auto_batch_tracing",
+    "info", "api_urls", "workspace_id", "hide_inputs", "hide_outputs", "anonymizer",
+    "otel_tracer_provider", "tracing_sampling_rate", "max_batch_size_bytes", "tracing_error_callback",
+})
 
-class Client:
+
+class LocalStoreWarning(UserWarning):
+    """LangSmith server options were given; assay stores everything locally instead."""
+
+
+class Client(ProjectsRunsFeedback, TableUploads):
     """Datasets, examples and experiments in the embedded store.
 
     ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.
+    LangSmith's server options (``api_key``, ``api_url``, ...) are accepted and ignored,
+    with one warning naming where results are stored; an ``http(s)://`` first argument is
+    LangSmith's ``api_url`` and is ignored the same way.
     """
 
-    def __init__(self, database_url: Optional[str] = None, *, store: Optional[Store] = None) -> None:
+    def __init__(
+        self, database_url: Optional[str] = None, *, store: Optional[Store] = None, **langsmith_options: Any
+    ) -> None:
+        unknown = set(langsmith_options) - _REMOTE_OPTIONS
+        if unknown:
+            raise TypeError(f"Client() got unknown options {sorted(unknown)}; assay's are database_url= and store=")
+        if isinstance(database_url, str) and database_url.startswith(("http://", "https://")):
+            langsmith_options["api_url"], database_url = database_url, None
         self.store = store or open_store(database_url)
+        given = sorted(k for k, v in langsmith_options.items() if v is not None)
+        if given:
+            warnings.warn(
+                f"assay keeps everything locally, in {self.store.url}; the LangSmith server "
+                f"option(s) {', '.join(given)} are ignored", LocalStoreWarning, stacklevel=2,
+            )
+
+    def flush(self) -> None:
+        """Nothing is buffered: every experiment is stored when it ends."""
 
     def close(self) -> None:
         self.store.close()

@@ -114,6 +114,25 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (namespace, key)
     );
     """,
+    # Feedback on runs from people or programs (Client.create_feedback), apart from the
+    # evaluators' results. ``score`` has no declared type, so an integer stays one.
+    """
+    CREATE TABLE feedback (
+        id TEXT PRIMARY KEY,
+        run_id TEXT,
+        trace_id TEXT,
+        experiment_id TEXT,
+        key TEXT NOT NULL,
+        score,
+        value TEXT,
+        comment TEXT,
+        correction TEXT,
+        feedback_source TEXT,
+        extra TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX feedback_by_run ON feedback (run_id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
