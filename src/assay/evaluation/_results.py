@@ -113,6 +113,11 @@ class ExperimentResults:
         self._settle()
         return EvaluationResults(results=self._summary)
 
+    @property
+    def _summary_results(self) -> dict[str, Any]:
+        """LangSmith's (private, but widely used) ``results._summary_results["results"]``."""
+        return self.get_summary_scores()
+
     def get_summary_scores(self) -> dict[str, Any]:
         """Summary results as ``{"results": [...]}``, LangSmith's shape."""
         return {"results": list(self.summary_results.results)}
