@@ -2,18 +2,29 @@
 
 from assay.client import Client
 from assay.evaluation import (
+    AsyncExperimentResults,
     EvaluationResult,
     EvaluationResults,
     EvaluatorSignatureError,
     ExperimentResults,
+    RunEvaluator,
     aevaluate,
     evaluate,
 )
 from assay.evaluators.judge.pairwise import evaluate_comparative
-from assay.schemas import Dataset, Example, Run
-from assay.tracing import traceable
+from assay.schemas import Dataset, Example, Feedback, Run, TracerSession
+from assay.tracing import (
+    RunTree,
+    get_current_run_tree,
+    get_tracing_context,
+    trace,
+    traceable,
+    tracing_context,
+)
 
 __all__ = [
-    "Client", "Dataset", "EvaluationResult", "EvaluationResults", "EvaluatorSignatureError",
-    "Example", "ExperimentResults", "Run", "aevaluate", "evaluate", "evaluate_comparative", "traceable",
+    "AsyncExperimentResults", "Client", "Dataset", "EvaluationResult", "EvaluationResults",
+    "EvaluatorSignatureError", "Example", "ExperimentResults", "Feedback", "Run", "RunEvaluator",
+    "RunTree", "TracerSession", "aevaluate", "evaluate", "evaluate_comparative",
+    "get_current_run_tree", "get_tracing_context", "trace", "traceable", "tracing_context",
 ]

@@ -173,12 +173,14 @@ class Client(ProjectsRunsFeedback, TableUploads):
     def evaluate(self, target: Any, **kwargs: Any) -> ExperimentResults:
         from assay.evaluation._api import evaluate
 
-        return evaluate(target, client=self, **kwargs)
+        results: ExperimentResults = evaluate(target, client=self, **kwargs)
+        return results
 
     async def aevaluate(self, target: Any, **kwargs: Any) -> ExperimentResults:
         from assay.evaluation._api import aevaluate
 
-        return await aevaluate(target, client=self, **kwargs)
+        results: ExperimentResults = await aevaluate(target, client=self, **kwargs)
+        return results
 
     def run_on_dataset(
         self,

@@ -1,6 +1,7 @@
 """A script written for the LangSmith SDK, offline. The test runs it with ``langsmith``
 swapped for ``assay`` and compares what it prints with what LangSmith printed."""
 
+# ruff: noqa: I001, S307  (a user script, kept as a LangSmith user writes it)
 import asyncio
 import uuid
 

@@ -15,11 +15,10 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional, overload
 
 from assay._aio import run_coroutine
 from assay.evaluation._binding import (
-    RowEvaluator,
     SummaryEvaluator,
     bind_row_evaluator,
     bind_summary_evaluator,
@@ -43,6 +42,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
     from assay.client import Client
+    from assay.evaluators.judge.pairwise import ComparativeResults
 
 DEFAULT_MAX_CONCURRENCY = 16
 ErrorHandling = Literal["log", "ignore", "raise"]
@@ -82,6 +82,12 @@ class _Prepared:
     stored: list[ExperimentRow]
     concurrency: int
     options: _Options
+
+
+@overload
+async def aevaluate(target: tuple[Any, ...], /, *args: Any, **kwargs: Any) -> ComparativeResults: ...
+@overload
+async def aevaluate(target: Any, /, *args: Any, **kwargs: Any) -> AsyncExperimentResults: ...
 
 
 async def aevaluate(
@@ -131,6 +137,12 @@ async def aevaluate(
     else:
         results._task = _background_task(_execute(prepared, stream))  # type: ignore[attr-defined]
     return results
+
+
+@overload
+def evaluate(target: tuple[Any, ...], /, *args: Any, **kwargs: Any) -> ComparativeResults: ...
+@overload
+def evaluate(target: Any, /, *args: Any, **kwargs: Any) -> ExperimentResults: ...
 
 
 def evaluate(

@@ -7,7 +7,7 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from assay.schemas import EvaluationResult
 from assay.store.records import ExperimentRecord, ExperimentRow
@@ -56,12 +56,15 @@ class RowStream:
         index = 0
         while True:
             with self._changed:
-                self._changed.wait_for(lambda: self.done or index < len(self._arrived))
+                self._changed.wait_for(self._beyond(index))
                 batch, finished = self._arrived[index:], self.done
             yield from batch
             index += len(batch)
             if finished and index >= len(self._arrived):
                 return
+
+    def _beyond(self, index: int) -> Callable[[], bool]:
+        return lambda: self.done or index < len(self._arrived)
 
     async def aiter(self) -> AsyncIterator[ExperimentRow]:
         index = 0

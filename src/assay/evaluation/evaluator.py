@@ -12,7 +12,20 @@ import traceback
 from typing import Any, Callable, Optional, Union
 
 from assay._aio import run_coroutine
-from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
+from assay.evaluation._comparison import DynamicComparisonRunEvaluator, comparison_evaluator
+from assay.schemas import (
+    ComparisonEvaluationResult,
+    EvaluationResult,
+    EvaluationResults,
+    Example,
+    Run,
+)
+
+__all__ = [
+    "BaseEvaluator", "ComparisonEvaluationResult", "DynamicComparisonRunEvaluator",
+    "DynamicRunEvaluator", "EvaluationResult", "EvaluationResults", "RunEvaluator",
+    "comparison_evaluator", "run_evaluator",
+]
 
 EvaluatorOutput = Union[EvaluationResult, EvaluationResults]
 
@@ -124,15 +137,3 @@ def run_evaluator(func: Callable[..., Any]) -> DynamicRunEvaluator:
     """Decorator (LangSmith's): make a function with bindable parameters a RunEvaluator."""
     return DynamicRunEvaluator(func)
 
-
-from assay.evaluation._comparison import (  # noqa: E402 - LangSmith's module holds these too
-    DynamicComparisonRunEvaluator,
-    comparison_evaluator,
-)
-from assay.schemas import ComparisonEvaluationResult  # noqa: E402
-
-__all__ = [
-    "BaseEvaluator", "ComparisonEvaluationResult", "DynamicComparisonRunEvaluator",
-    "DynamicRunEvaluator", "EvaluationResult", "EvaluationResults", "RunEvaluator",
-    "comparison_evaluator", "run_evaluator",
-]

@@ -15,9 +15,9 @@ from assay.store import _codec as codec
 from assay.store._json import dumps, loads
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import Store
-from assay.store.sqlite_feedback import SQLiteFeedback
 from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
+from assay.store.sqlite_feedback import SQLiteFeedback
 
 
 class SQLiteStore(SQLiteFeedback, Store):

@@ -22,9 +22,12 @@ _NAMESPACE = uuid.UUID("6f1c1d3e-5b0a-4c55-9a57-6b0c2d6a1f10")
 class SQLiteFeedback:
     """Mixed into ``SQLiteStore``; uses its ``conn`` and ``transaction``."""
 
-    conn: sqlite3.Connection
+    @property
+    def conn(self) -> sqlite3.Connection:
+        raise NotImplementedError  # provided by SQLiteStore
 
-    def transaction(self) -> Any: ...  # provided by SQLiteStore
+    def transaction(self) -> Any:
+        raise NotImplementedError  # provided by SQLiteStore
 
     def add_feedback(self, feedback: Feedback) -> None:
         with self.transaction() as conn:

@@ -3,8 +3,8 @@
 Also importable from LangSmith's paths, ``assay.run_helpers`` and ``assay.run_trees``.
 """
 
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 from assay.schemas import Run
 from assay.tracing._context import (

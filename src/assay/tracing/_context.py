@@ -25,8 +25,9 @@ class TracingSettings:
 _current_run: contextvars.ContextVar[Optional[Any]] = contextvars.ContextVar(
     "assay_current_run", default=None
 )
+_NO_SETTINGS = TracingSettings()  # frozen, and never mutated: safe as the shared default
 _settings: contextvars.ContextVar[TracingSettings] = contextvars.ContextVar(
-    "assay_tracing_settings", default=TracingSettings()
+    "assay_tracing_settings", default=_NO_SETTINGS  # noqa: B039
 )
 
 
