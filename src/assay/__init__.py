@@ -1,6 +1,16 @@
-"""assay: local-first evaluation for LLM applications."""
+"""assay: local-first evaluation for LLM applications.
+
+``import assay`` loads what ``evaluate`` needs (schemas, store, evaluation, client);
+``evaluate_comparative`` and the evaluator families load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
+from assay.errors import AssayError
 from assay.evaluation import (
     AsyncExperimentResults,
     EvaluationResult,
@@ -11,7 +21,6 @@ from assay.evaluation import (
     aevaluate,
     evaluate,
 )
-from assay.evaluators.judge.pairwise import evaluate_comparative
 from assay.schemas import Dataset, Example, Feedback, Run, TracerSession
 from assay.tracing import (
     RunTree,
@@ -22,9 +31,22 @@ from assay.tracing import (
     tracing_context,
 )
 
+if TYPE_CHECKING:
+    from assay.evaluation._comparative import evaluate_comparative
+
+_LAZY = {"evaluate_comparative": "assay.evaluation._comparative"}
+
 __all__ = [
-    "AsyncExperimentResults", "Client", "Dataset", "EvaluationResult", "EvaluationResults",
-    "EvaluatorSignatureError", "Example", "ExperimentResults", "Feedback", "Run", "RunEvaluator",
-    "RunTree", "TracerSession", "aevaluate", "evaluate", "evaluate_comparative",
-    "get_current_run_tree", "get_tracing_context", "trace", "traceable", "tracing_context",
+    "AssayError", "AsyncExperimentResults", "Client", "Dataset", "EvaluationResult",
+    "EvaluationResults", "EvaluatorSignatureError", "Example", "ExperimentResults", "Feedback",
+    "Run", "RunEvaluator", "RunTree", "TracerSession", "aevaluate", "evaluate",
+    "evaluate_comparative", "get_current_run_tree", "get_tracing_context", "trace", "traceable",
+    "tracing_context",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

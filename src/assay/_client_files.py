@@ -7,7 +7,7 @@ import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any
 
 from assay.schemas import Dataset, Example
 from assay.store import NotFoundError, Store
@@ -20,12 +20,12 @@ class TableUploads:
 
     def upload_csv(
         self,
-        csv_file: Union[str, os.PathLike[str], tuple[str, io.BytesIO]],
+        csv_file: str | os.PathLike[str] | tuple[str, io.BytesIO],
         input_keys: Sequence[str],
         output_keys: Sequence[str],
         *,
-        name: Optional[str] = None,
-        description: Optional[str] = None,
+        name: str | None = None,
+        description: str | None = None,
         data_type: Any = None,
         **ignored: Any,
     ) -> Dataset:
@@ -50,7 +50,7 @@ class TableUploads:
         input_keys: Sequence[str],
         output_keys: Sequence[str],
         *,
-        description: Optional[str] = None,
+        description: str | None = None,
         data_type: Any = None,
         **ignored: Any,
     ) -> Dataset:
@@ -61,7 +61,7 @@ class TableUploads:
         return self._upload_rows(name, description, rows, input_keys, output_keys)
 
     def _upload_rows(
-        self, name: str, description: Optional[str], rows: list[dict[str, Any]],
+        self, name: str, description: str | None, rows: list[dict[str, Any]],
         input_keys: Sequence[str], output_keys: Sequence[str],
     ) -> Dataset:
         dataset = self.store.create_dataset(name, description)
@@ -76,7 +76,7 @@ class TableUploads:
             self.store.add_examples(dataset.id, examples)
         return self.store.get_dataset(id=dataset.id) or dataset
 
-    def get_test_results(self, *, project_id: Any = None, project_name: Optional[str] = None) -> Any:
+    def get_test_results(self, *, project_id: Any = None, project_name: str | None = None) -> Any:
         """One line per root run of the experiment, indexed by example id, with LangSmith's
         columns: ``reference.*``, ``input.*``, ``outputs.*``, ``execution_time``, ``error``,
         ``id`` and ``feedback.<key>`` (the mean over the run's results of that key)."""

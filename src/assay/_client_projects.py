@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Sequence
-from typing import Any, Optional, Union
+from typing import Any
 
 from assay.schemas import Feedback, Run, TracerSession
 from assay.store import NotFoundError, Store
 from assay.store.records import ExperimentRecord
 
-ID = Union[uuid.UUID, str]
+ID = uuid.UUID | str
 
 
 def as_uuid(value: ID, parameter: str) -> uuid.UUID:
@@ -31,19 +31,19 @@ class ProjectsRunsFeedback:
 
     # projects (= experiments)
     def read_project(
-        self, *, project_id: Optional[ID] = None, project_name: Optional[str] = None,
+        self, *, project_id: ID | None = None, project_name: str | None = None,
         include_stats: bool = False,
     ) -> TracerSession:
         return _session(self._experiment(project_id, project_name), self.store)
 
     def list_projects(
         self,
-        project_ids: Optional[Sequence[ID]] = None,
-        name: Optional[str] = None,
-        name_contains: Optional[str] = None,
-        reference_dataset_id: Optional[ID] = None,
-        reference_dataset_name: Optional[str] = None,
-        limit: Optional[int] = None,
+        project_ids: Sequence[ID] | None = None,
+        name: str | None = None,
+        name_contains: str | None = None,
+        reference_dataset_id: ID | None = None,
+        reference_dataset_name: str | None = None,
+        limit: int | None = None,
         **ignored: Any,
     ) -> Iterator[TracerSession]:
         ids = {as_uuid(i, "project_ids") for i in project_ids} if project_ids is not None else None
@@ -65,9 +65,9 @@ class ProjectsRunsFeedback:
             yield _session(record, self.store)
 
     def create_project(
-        self, project_name: str, *, description: Optional[str] = None,
-        metadata: Optional[dict[str, Any]] = None, upsert: bool = False,
-        reference_dataset_id: Optional[ID] = None, **ignored: Any,
+        self, project_name: str, *, description: str | None = None,
+        metadata: dict[str, Any] | None = None, upsert: bool = False,
+        reference_dataset_id: ID | None = None, **ignored: Any,
     ) -> TracerSession:
         """An empty experiment; ``upsert=True`` returns the existing one of that name."""
         existing = self.store.get_experiment(name=project_name)
@@ -83,7 +83,7 @@ class ProjectsRunsFeedback:
         self.store.create_experiment(record)
         return _session(record, self.store)
 
-    def _experiment(self, project_id: Optional[ID], project_name: Optional[str]) -> ExperimentRecord:
+    def _experiment(self, project_id: ID | None, project_name: str | None) -> ExperimentRecord:
         if project_id is None and project_name is None:
             raise ValueError("pass project_name= or project_id=")
         if project_id is not None:
@@ -99,16 +99,16 @@ class ProjectsRunsFeedback:
     def list_runs(
         self,
         *,
-        project_id: Optional[Union[ID, Sequence[ID]]] = None,
-        project_name: Optional[Union[str, Sequence[str]]] = None,
-        run_type: Optional[str] = None,
-        trace_id: Optional[ID] = None,
-        reference_example_id: Optional[ID] = None,
-        parent_run_id: Optional[ID] = None,
-        error: Optional[bool] = None,
-        run_ids: Optional[Sequence[ID]] = None,
-        is_root: Optional[bool] = None,
-        limit: Optional[int] = None,
+        project_id: ID | Sequence[ID] | None = None,
+        project_name: str | Sequence[str] | None = None,
+        run_type: str | None = None,
+        trace_id: ID | None = None,
+        reference_example_id: ID | None = None,
+        parent_run_id: ID | None = None,
+        error: bool | None = None,
+        run_ids: Sequence[ID] | None = None,
+        is_root: bool | None = None,
+        limit: int | None = None,
         **ignored: Any,
     ) -> Iterator[Run]:
         """The runs of the named experiments (root runs and their traced children), filtered
@@ -142,7 +142,7 @@ class ProjectsRunsFeedback:
         raise NotFoundError(f"no run with id {run_id} in {self.store.url}")
 
     def _projects(
-        self, project_id: Optional[Union[ID, Sequence[ID]]], project_name: Optional[Union[str, Sequence[str]]]
+        self, project_id: ID | Sequence[ID] | None, project_name: str | Sequence[str] | None
     ) -> list[ExperimentRecord]:
         if project_id is None and project_name is None:
             raise ValueError("list_runs needs project_name= or project_id= (an experiment)")
@@ -153,19 +153,19 @@ class ProjectsRunsFeedback:
     # feedback
     def create_feedback(
         self,
-        run_id: Optional[ID] = None,
+        run_id: ID | None = None,
         key: str = "unnamed",
         *,
-        score: Union[float, int, bool, None] = None,
+        score: float | int | bool | None = None,
         value: Any = None,
-        trace_id: Optional[ID] = None,
+        trace_id: ID | None = None,
         correction: Any = None,
-        comment: Optional[str] = None,
-        source_info: Optional[dict[str, Any]] = None,
+        comment: str | None = None,
+        source_info: dict[str, Any] | None = None,
         feedback_source_type: Any = "api",
-        feedback_id: Optional[ID] = None,
-        project_id: Optional[ID] = None,
-        extra: Optional[dict[str, Any]] = None,
+        feedback_id: ID | None = None,
+        project_id: ID | None = None,
+        extra: dict[str, Any] | None = None,
         **ignored: Any,
     ) -> Feedback:
         """Store a score or note on a run (shown on the run's row page, kept in exports)."""
@@ -190,10 +190,10 @@ class ProjectsRunsFeedback:
     def list_feedback(
         self,
         *,
-        run_ids: Optional[Sequence[ID]] = None,
-        feedback_key: Optional[Sequence[str]] = None,
-        feedback_source_type: Optional[Sequence[Any]] = None,
-        limit: Optional[int] = None,
+        run_ids: Sequence[ID] | None = None,
+        feedback_key: Sequence[str] | None = None,
+        feedback_source_type: Sequence[Any] | None = None,
+        limit: int | None = None,
         **ignored: Any,
     ) -> Iterator[Feedback]:
         """Feedback on the runs: what ``create_feedback`` stored, then the evaluators'
@@ -212,9 +212,9 @@ class ProjectsRunsFeedback:
 
 
 class _RunFilter:
-    def __init__(self, *, run_type: Optional[str], error: Optional[bool], is_root: Optional[bool],
-                 trace_id: Optional[uuid.UUID], example_id: Optional[uuid.UUID],
-                 parent_id: Optional[uuid.UUID], ids: Optional[set[uuid.UUID]]) -> None:
+    def __init__(self, *, run_type: str | None, error: bool | None, is_root: bool | None,
+                 trace_id: uuid.UUID | None, example_id: uuid.UUID | None,
+                 parent_id: uuid.UUID | None, ids: set[uuid.UUID] | None) -> None:
         self.run_type, self.error, self.is_root = run_type, error, is_root
         self.trace_id, self.example_id, self.parent_id, self.ids = trace_id, example_id, parent_id, ids
 

@@ -113,8 +113,7 @@ with tracing_context(enabled=True):
 
 @traceable
 def stream(n: int):
-    for i in range(n):
-        yield i
+    yield from range(n)
 
 
 captured = []

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Optional, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from assay._aio import run_coroutine
 from assay.evaluation._binding import (
@@ -35,14 +35,15 @@ from assay.evaluation._runner import (
     run_summaries,
 )
 from assay.evaluation._stream import Outcome, RowStream
-from assay.evaluation._target import Target
-from assay.store.base import Store
+from assay.evaluation._target import Target as TargetRunner
+from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
+from assay.store import Store, open_store
 from assay.store.current import use_store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
     from assay.client import Client
-    from assay.evaluators.judge.pairwise import ComparativeResults
+    from assay.evaluation._comparative import ComparativeResults
 
 DEFAULT_MAX_CONCURRENCY = 16
 ErrorHandling = Literal["log", "ignore", "raise"]
@@ -53,20 +54,20 @@ class _Options:
     """Everything ``evaluate`` was given, once its positional/keyword forms are merged."""
 
     data: Any
-    evaluators: Optional[Sequence[Any]]
-    summary_evaluators: Optional[Sequence[Any]]
-    metadata: Optional[dict[str, Any]]
-    experiment_prefix: Optional[str]
-    description: Optional[str]
-    max_concurrency: Optional[int]
+    evaluators: Sequence[Any] | None
+    summary_evaluators: Sequence[Any] | None
+    metadata: dict[str, Any] | None
+    experiment_prefix: str | None
+    description: str | None
+    max_concurrency: int | None
     num_repetitions: int
-    client: Optional[Client]
+    client: Client | None
     blocking: bool
     experiment: Any
     upload_results: bool
     error_handling: ErrorHandling
     resume: bool
-    progress: Optional[bool]
+    progress: bool | None
 
 
 @dataclass
@@ -91,25 +92,25 @@ async def aevaluate(target: Any, /, *args: Any, **kwargs: Any) -> AsyncExperimen
 
 
 async def aevaluate(
-    target: Any,
+    target: Target | tuple[Any, ...] | str,
     /,
-    data: Any = None,
-    evaluators: Optional[Sequence[Any]] = None,
-    summary_evaluators: Optional[Sequence[Any]] = None,
-    metadata: Optional[dict[str, Any]] = None,
-    experiment_prefix: Optional[str] = None,
-    description: Optional[str] = None,
-    max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Optional[Client] = None,
+    client: Client | None = None,
     blocking: bool = True,
     experiment: Any = None,
-    upload_results: Optional[bool] = None,
+    upload_results: bool | None = None,
     *,
     error_handling: ErrorHandling = "log",
     resume: bool = False,
-    progress: Optional[bool] = None,
-    upload_runs: Optional[bool] = None,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
     disable_evaluator_tracing: bool = False,
 ) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
@@ -146,25 +147,25 @@ def evaluate(target: Any, /, *args: Any, **kwargs: Any) -> ExperimentResults: ..
 
 
 def evaluate(
-    target: Any,
+    target: Target | tuple[Any, ...] | str,
     /,
-    data: Any = None,
-    evaluators: Optional[Sequence[Any]] = None,
-    summary_evaluators: Optional[Sequence[Any]] = None,
-    metadata: Optional[dict[str, Any]] = None,
-    experiment_prefix: Optional[str] = None,
-    description: Optional[str] = None,
-    max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Optional[Client] = None,
+    client: Client | None = None,
     blocking: bool = True,
     experiment: Any = None,
-    upload_results: Optional[bool] = None,
+    upload_results: bool | None = None,
     *,
     error_handling: ErrorHandling = "log",
     resume: bool = False,
-    progress: Optional[bool] = None,
-    upload_runs: Optional[bool] = None,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
     disable_evaluator_tracing: bool = False,
 ) -> Any:
     """The synchronous face of :func:`aevaluate`; same parameters, same results.
@@ -203,7 +204,7 @@ def _background_task(coroutine: Any) -> Any:
     return asyncio.ensure_future(coroutine)
 
 
-def _upload(upload_results: Optional[bool], upload_runs: Optional[bool]) -> bool:
+def _upload(upload_results: bool | None, upload_runs: bool | None) -> bool:
     if upload_results is not None and upload_runs is not None:
         raise ValueError("pass upload_results= or its alias upload_runs=, not both")
     chosen = upload_runs if upload_results is None else upload_results
@@ -226,8 +227,8 @@ def _dispatch(target: Any, options: _Options) -> Any:
 
 async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
     """``evaluate((exp_a, exp_b), evaluators=[...])``: LangSmith's comparative form."""
+    from assay.evaluation._comparative import aevaluate_comparative
     from assay.evaluation._comparison import as_comparative_function
-    from assay.evaluators.judge.pairwise import aevaluate_comparative
 
     if options.summary_evaluators:
         raise ValueError("summary_evaluators= does not apply when comparing experiments")
@@ -236,7 +237,7 @@ async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
     if name is None and options.experiment_prefix:
         name = f"{options.experiment_prefix}-{uuid.uuid4().hex[:8]}"
     return await aevaluate_comparative(
-        list(experiments), evaluators, options.client or _default_client(), name=name,
+        list(experiments), evaluators, _user_store(options), name=name,
         max_concurrency=_concurrency(options.max_concurrency),
     )
 
@@ -249,10 +250,9 @@ async def _rescore(experiment: Any, options: _Options) -> Any:
     )
 
 
-def _default_client() -> Client:
-    from assay.client import Client
-
-    return Client()
+def _user_store(options: _Options) -> Store:
+    """The client's store, else the default one (``ASSAY_DATABASE_URL`` or ./.assay)."""
+    return options.client.store if options.client is not None else open_store()
 
 
 def _prepare(target: Any, options: _Options) -> _Prepared:
@@ -261,14 +261,14 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     concurrency = _concurrency(options.max_concurrency)
     requested = _experiment_name_of(options.experiment)
     name = experiment_name(requested, options.experiment_prefix)
-    client = options.client or _default_client()
-    store = client.store if options.upload_results else _memory_store()
+    user_store = _user_store(options)
+    store = user_store if options.upload_results else _memory_store()
     row_evaluators = [bind_row_evaluator(e) for e in _as_list(options.evaluators, "evaluators")]
     summaries = [bind_summary_evaluator(e) for e in _as_list(options.summary_evaluators, "summary_evaluators")]
-    runner = Target(target)
+    runner = TargetRunner(target)
     runner.check_signature()
     with _fewer_collections():
-        resolved = _resolve(options.data, requested if options.resume else None, client, store)
+        resolved = _resolve(options.data, requested if options.resume else None, user_store, store)
     plan = ExperimentPlan(
         target=runner.name, evaluators=tuple(e.name for e in row_evaluators),
         summary_evaluators=tuple(s.name for s in summaries), num_repetitions=options.num_repetitions,
@@ -282,15 +282,13 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     stored = store.load_rows(record) if options.resume else []
     planned = plan_rows(resolved.examples, options.num_repetitions, {row.key for row in stored})
     return _Prepared(
-        store, client.store, record, RowPipeline(runner, row_evaluators), summaries, planned, stored,
+        store, user_store, record, RowPipeline(runner, row_evaluators), summaries, planned, stored,
         concurrency, options,
     )
 
 
 def _memory_store() -> Store:
     """Where an experiment with ``upload_results=False`` lives: gone when the results are."""
-    from assay.store import open_store
-
     return open_store("sqlite://")
 
 
@@ -360,7 +358,7 @@ class _FewerCollections:
 _fewer_collections = _FewerCollections()
 
 
-def _as_list(evaluators: Optional[Sequence[Any]], parameter: str) -> list[Any]:
+def _as_list(evaluators: Sequence[Any] | None, parameter: str) -> list[Any]:
     if evaluators is None:
         return []
     if callable(evaluators) or isinstance(evaluators, (str, bytes)) or not hasattr(evaluators, "__iter__"):
@@ -368,7 +366,7 @@ def _as_list(evaluators: Optional[Sequence[Any]], parameter: str) -> list[Any]:
     return list(evaluators)
 
 
-def _experiment_name_of(experiment: Any) -> Optional[str]:
+def _experiment_name_of(experiment: Any) -> str | None:
     """``experiment=`` is a name, or (LangSmith) a project record with a ``name``."""
     if experiment is None or isinstance(experiment, str):
         return experiment
@@ -398,18 +396,18 @@ def _check_arguments(options: _Options) -> None:
         raise TypeError(f"metadata= takes a dict, got {type(options.metadata).__name__}")
 
 
-def _resolve(data: Any, resume_name: Optional[str], client: Client, store: Store) -> ResolvedData:
+def _resolve(data: Any, resume_name: str | None, user_store: Store, store: Store) -> ResolvedData:
     if data is None and resume_name:
-        stored = client.store.get_experiment(name=resume_name)
+        stored = user_store.get_experiment(name=resume_name)
         if stored is not None and stored.dataset_id is not None:
-            dataset = client.store.get_dataset(id=stored.dataset_id)
+            dataset = user_store.get_dataset(id=stored.dataset_id)
             if dataset is not None:
-                examples = client.store.list_examples(dataset.id, version=stored.dataset_version)
+                examples = user_store.list_examples(dataset.id, version=stored.dataset_version)
                 return ResolvedData(dataset, stored.dataset_version or 0, examples)
     if data is None:
         raise ValueError("data= is required: a dataset name or id, a Dataset, a file path, or a list")
-    if store is not client.store and _names_stored_dataset(data):
-        return resolve_data(data, client.store)  # read the user's dataset; write nothing there
+    if store is not user_store and _names_stored_dataset(data):
+        return resolve_data(data, user_store)  # read the user's dataset; write nothing there
     return resolve_data(data, store)
 
 
@@ -424,7 +422,7 @@ def _names_stored_dataset(data: Any) -> bool:
     return isinstance(data, str) and not data.lower().endswith(FILE_SUFFIXES) and not isinstance(data, Path)
 
 
-def _concurrency(max_concurrency: Optional[int]) -> int:
+def _concurrency(max_concurrency: int | None) -> int:
     if not max_concurrency:
         import os
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import uuid
-from collections.abc import Sequence
-from typing import Any, Callable, Optional
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from assay._aio import run_coroutine
 from assay.schemas import ComparisonEvaluationResult, Example, Run
@@ -20,7 +20,7 @@ class DynamicComparisonRunEvaluator:
     by name; it returns a list of scores (in run order), a dict ``{"scores": {run_id:
     score}, "key"?, "comment"?}``, or a ``ComparisonEvaluationResult``."""
 
-    def __init__(self, func: Callable[..., Any], afunc: Optional[Callable[..., Any]] = None) -> None:
+    def __init__(self, func: Callable[..., Any], afunc: Callable[..., Any] | None = None) -> None:
         self.func = afunc or func
         self._name = str(getattr(func, "__name__", "DynamicComparisonRunEvaluator"))
         self.__name__ = self._name
@@ -30,7 +30,7 @@ class DynamicComparisonRunEvaluator:
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.func)
 
-    def compare_runs(self, runs: Sequence[Run], example: Optional[Example] = None) -> ComparisonEvaluationResult:
+    def compare_runs(self, runs: Sequence[Run], example: Example | None = None) -> ComparisonEvaluationResult:
         if self.is_async:
             result: ComparisonEvaluationResult = run_coroutine(self.acompare_runs(runs, example))
             return result
@@ -38,20 +38,20 @@ class DynamicComparisonRunEvaluator:
         return self._format(self.func(*args, **kwargs), runs)
 
     async def acompare_runs(
-        self, runs: Sequence[Run], example: Optional[Example] = None
+        self, runs: Sequence[Run], example: Example | None = None
     ) -> ComparisonEvaluationResult:
         args, kwargs = self._args(runs, example)
         if self.is_async:
             return self._format(await self.func(*args, **kwargs), runs)
         return self._format(await asyncio.to_thread(self.func, *args, **kwargs), runs)
 
-    def __call__(self, runs: Sequence[Run], example: Optional[Example] = None) -> ComparisonEvaluationResult:
+    def __call__(self, runs: Sequence[Run], example: Example | None = None) -> ComparisonEvaluationResult:
         return self.compare_runs(runs, example)
 
     def __repr__(self) -> str:
         return f"<DynamicComparisonRunEvaluator {self._name}>"
 
-    def _args(self, runs: Sequence[Run], example: Optional[Example]) -> tuple[list[Any], dict[str, Any]]:
+    def _args(self, runs: Sequence[Run], example: Example | None) -> tuple[list[Any], dict[str, Any]]:
         if not self._by_name:
             return [list(runs), example], {}
         available = {
@@ -103,13 +103,13 @@ def comparison_evaluator(func: Callable[..., Any]) -> DynamicComparisonRunEvalua
 def as_comparative_function(evaluator: Any) -> Any:
     """A comparative evaluator in the form ``evaluate_comparative`` calls:
     ``(runs, example) -> {"key", "scores", "comment"}``. Judges pass through unchanged."""
-    from assay.evaluators.judge._pairwise_judge import ComparisonEvaluator
+    from assay.evaluation._comparative import PairwiseEvaluator
 
-    if isinstance(evaluator, ComparisonEvaluator):
+    if isinstance(evaluator, PairwiseEvaluator):
         return evaluator
     wrapped = evaluator if isinstance(evaluator, DynamicComparisonRunEvaluator) else DynamicComparisonRunEvaluator(evaluator)
 
-    async def compare(runs: Sequence[Run], example: Optional[Example]) -> dict[str, Any]:
+    async def compare(runs: Sequence[Run], example: Example | None) -> dict[str, Any]:
         result = await wrapped.acompare_runs(runs, example)
         comment = result.comment if isinstance(result.comment, str) else None
         return {"key": result.key, "scores": result.scores, "comment": comment}

@@ -6,8 +6,9 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from functools import cached_property
-from typing import Any, Optional
+from typing import Any
 
+from assay.errors import require_extra
 from assay.evaluation._stats import MetricAggregate, aggregate
 from assay.evaluation._stream import RowStream
 from assay.schemas import EvaluationResult, EvaluationResults
@@ -29,14 +30,14 @@ class ExperimentResults:
         summary_results: list[EvaluationResult],
         store_url: str,
         *,
-        stream: Optional[RowStream] = None,
+        stream: RowStream | None = None,
     ) -> None:
         self.experiment = experiment
         self._final_rows = rows
         self._summary = summary_results
         self.store_url = store_url
         self._stream = stream
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
 
     @property
     def id(self) -> uuid.UUID:
@@ -160,14 +161,11 @@ class ExperimentResults:
                         totals[name] = totals.get(name, 0) + value
         return totals
 
-    def to_pandas(self, start: Optional[int] = 0, end: Optional[int] = None) -> Any:
+    def to_pandas(self, start: int | None = 0, end: int | None = None) -> Any:
         """One line per row (``rows[start:end]``), LangSmith's columns: ``inputs.*``,
         ``outputs.*``, ``error``, ``reference.*``, ``feedback.*`` (score, else value),
         ``execution_time`` (seconds), ``example_id``, ``id`` (the run's)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("to_pandas() needs pandas: pip install 'assay[pandas]'") from None
+        pd = require_extra("pandas", "pandas", feature="to_pandas()")
         return pd.DataFrame([_flat_row(row) for row in self._rows()[start:end]])
 
     def __repr__(self) -> str:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from assay.schemas import EvaluationResult
 from assay.store.records import ExperimentRecord, ExperimentRow
@@ -27,8 +26,8 @@ class RowStream:
         self._arrived: list[ExperimentRow] = []
         self._changed = threading.Condition()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
-        self.outcome: Optional[Outcome] = None
-        self.error: Optional[BaseException] = None
+        self.outcome: Outcome | None = None
+        self.error: BaseException | None = None
         self.done = False
 
     def add(self, row: ExperimentRow) -> None:
@@ -37,7 +36,7 @@ class RowStream:
             self._changed.notify_all()
         self._wake_async()
 
-    def finish(self, outcome: Optional[Outcome], error: Optional[BaseException] = None) -> None:
+    def finish(self, outcome: Outcome | None, error: BaseException | None = None) -> None:
         with self._changed:
             self.outcome, self.error, self.done = outcome, error, True
             self._changed.notify_all()
@@ -47,7 +46,7 @@ class RowStream:
     def arrived(self) -> int:
         return len(self._arrived)
 
-    def wait(self, timeout: Optional[float] = None) -> bool:
+    def wait(self, timeout: float | None = None) -> bool:
         with self._changed:
             return self._changed.wait_for(lambda: self.done, timeout)
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import inspect
-import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Optional
+from typing import Any
 
 from assay._ids import new_id
+from assay._traceback import format_traceback
+from assay.errors import AssayError
 from assay.evaluation._binding import _callable_name, _is_async_callable
 from assay.schemas import Example, Run, utcnow
 from assay.tracing import reset_current_run, set_current_run
@@ -19,7 +21,7 @@ from assay.tracing._context import dotted_order_of
 TARGET_ARGUMENTS = ("inputs", "attachments", "metadata")
 
 
-class TargetError(TypeError):
+class TargetError(AssayError, TypeError):
     """The target is not something assay can call."""
 
 
@@ -60,15 +62,13 @@ class Target:
 
     def _run(
         self, frame: _RootFrame, example: Example, repetition: int,
-        outputs: Optional[dict[str, Any]], error: Optional[BaseException],
+        outputs: dict[str, Any] | None, error: BaseException | None,
     ) -> Run:
         # Built once, complete: setting fields one by one on a pydantic model costs more
         # than the trivial target it records.
         extra: dict[str, Any] = {"repetition": repetition}
         if error is not None:
-            extra["traceback"] = "".join(
-                traceback.format_exception(type(error), error, error.__traceback__)
-            )
+            extra["traceback"] = format_traceback(error)
         tags: list[str] = []
         if frame.tree is not None:  # the target called get_current_run_tree() and edited it
             extra.update({k: v for k, v in frame.tree.extra.items() if k != "repetition"})
@@ -142,7 +142,7 @@ class _RootFrame:
     id: uuid.UUID = field(default_factory=new_id)
     start_time: datetime = field(default_factory=utcnow)
     child_runs: list[Run] = field(default_factory=list)
-    tree: Optional[Any] = None
+    tree: Any | None = None
     session_name: str = "default"
 
     @property

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextvars
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any
 
 from assay.schemas import Run
 
@@ -16,13 +16,13 @@ from assay.schemas import Run
 class TracingSettings:
     """Set by ``tracing_context``; read by every traced call inside it."""
 
-    enabled: Optional[bool] = None
-    project_name: Optional[str] = None
+    enabled: bool | None = None
+    project_name: str | None = None
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-_current_run: contextvars.ContextVar[Optional[Any]] = contextvars.ContextVar(
+_current_run: contextvars.ContextVar[Any | None] = contextvars.ContextVar(
     "assay_current_run", default=None
 )
 _NO_SETTINGS = TracingSettings()  # frozen, and never mutated: safe as the shared default
@@ -31,25 +31,25 @@ _settings: contextvars.ContextVar[TracingSettings] = contextvars.ContextVar(
 )
 
 
-def get_current_run() -> Optional[Run]:
+def get_current_run() -> Run | None:
     """The run being recorded in this context, if any."""
     current = _current_run.get()
     return current if isinstance(current, Run) else None
 
 
-def current_parent() -> Optional[Any]:
+def current_parent() -> Any | None:
     """The current run or the stand-in for a target's root run (anything with ``id``,
     ``trace_id``, ``dotted_order`` and ``child_runs``)."""
     return _current_run.get()
 
 
-def set_current_run(run: Any) -> contextvars.Token[Optional[Any]]:
+def set_current_run(run: Any) -> contextvars.Token[Any | None]:
     """Make ``run`` (a Run, or anything with ``id``, ``trace_id`` and ``child_runs``) the
     parent of traceable calls until ``reset_current_run``."""
     return _current_run.set(run)
 
 
-def reset_current_run(token: contextvars.Token[Optional[Any]]) -> None:
+def reset_current_run(token: contextvars.Token[Any | None]) -> None:
     _current_run.reset(token)
 
 
@@ -65,7 +65,7 @@ def reset_settings(token: contextvars.Token[TracingSettings]) -> None:
     _settings.reset(token)
 
 
-def dotted_order_of(start_time: datetime, run_id: Any, parent_order: Optional[str]) -> str:
+def dotted_order_of(start_time: datetime, run_id: Any, parent_order: str | None) -> str:
     """LangSmith's sortable path of a run: ``<start><id>`` per ancestor, joined by dots."""
     own = f"{start_time.strftime('%Y%m%dT%H%M%S%fZ')}{run_id}"
     return f"{parent_order}.{own}" if parent_order else own

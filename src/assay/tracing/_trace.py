@@ -7,7 +7,7 @@ import contextvars
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Any, Optional, Union
+from typing import Any
 
 from assay.tracing._context import (
     TracingSettings,
@@ -33,17 +33,17 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         name: str,
         run_type: str = "chain",
         *,
-        inputs: Optional[dict[str, Any]] = None,
-        extra: Optional[dict[str, Any]] = None,
-        project_name: Optional[str] = None,
-        parent: Optional[Any] = None,
-        tags: Optional[Sequence[str]] = None,
-        metadata: Optional[dict[str, Any]] = None,
+        inputs: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
+        project_name: str | None = None,
+        parent: Any | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
         client: Any = None,
-        run_id: Optional[Any] = None,
-        reference_example_id: Optional[Any] = None,
-        exceptions_to_handle: Optional[tuple[type[BaseException], ...]] = None,
-        attachments: Optional[dict[str, Any]] = None,
+        run_id: Any | None = None,
+        reference_example_id: Any | None = None,
+        exceptions_to_handle: tuple[type[BaseException], ...] | None = None,
+        attachments: dict[str, Any] | None = None,
         **ignored: Any,
     ) -> None:
         self._fields: dict[str, Any] = {
@@ -57,8 +57,8 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         self._parent = parent
         self._metadata = dict(metadata or {})
         self._handled = exceptions_to_handle or ()
-        self._token: Optional[contextvars.Token[Any]] = None
-        self.run: Optional[RunTree] = None
+        self._token: contextvars.Token[Any] | None = None
+        self.run: RunTree | None = None
 
     def __enter__(self) -> RunTree:
         settings = current_settings()
@@ -78,8 +78,8 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         return run
 
     def __exit__(
-        self, kind: Optional[type[BaseException]], error: Optional[BaseException],
-        tb: Optional[TracebackType],
+        self, kind: type[BaseException] | None, error: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         if self._token is not None:
             reset_current_run(self._token)
@@ -96,8 +96,8 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         return self.__enter__()
 
     async def __aexit__(
-        self, kind: Optional[type[BaseException]], error: Optional[BaseException],
-        tb: Optional[TracebackType],
+        self, kind: type[BaseException] | None, error: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.__exit__(kind, error, tb)
 
@@ -105,11 +105,11 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
 @contextmanager
 def tracing_context(
     *,
-    project_name: Optional[str] = None,
-    tags: Optional[Sequence[str]] = None,
-    metadata: Optional[dict[str, Any]] = None,
-    parent: Optional[Any] = None,
-    enabled: Optional[bool] = None,
+    project_name: str | None = None,
+    tags: Sequence[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+    parent: Any | None = None,
+    enabled: bool | None = None,
     **ignored: Any,
 ) -> Iterator[None]:
     """Settings for every traced call in the block: tags and metadata are added to theirs,
@@ -139,7 +139,7 @@ def get_tracing_context() -> dict[str, Any]:
     }
 
 
-def get_current_run_tree() -> Optional[Union[RunTree, Any]]:
+def get_current_run_tree() -> RunTree | Any | None:
     """The run being recorded here: inside a traced call its RunTree; inside an
     experiment's target, the row's root run (as a RunTree); else None."""
     current = current_parent()

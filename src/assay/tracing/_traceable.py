@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from assay.tracing._context import current_parent, current_settings, reset_current_run, set_current_run
 from assay.tracing.run_tree import RunTree
@@ -31,10 +31,10 @@ class _Config:
     run_type: str
     metadata: dict[str, Any]
     tags: tuple[str, ...]
-    project_name: Optional[str]
-    process_inputs: Optional[Callable[[dict[str, Any]], dict[str, Any]]]
-    process_outputs: Optional[Callable[..., dict[str, Any]]]
-    reduce_fn: Optional[Callable[[list[Any]], Any]]
+    project_name: str | None
+    process_inputs: Callable[[dict[str, Any]], dict[str, Any]] | None
+    process_outputs: Callable[..., dict[str, Any]] | None
+    reduce_fn: Callable[[list[Any]], Any] | None
 
 
 def call_inputs(signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -67,7 +67,7 @@ class _Call:
         self.run = _start(config, call_inputs(signature, args, kwargs), extra)
         self._token = set_current_run(self.run) if self.run is not None else None
 
-    def finish(self, result: Any = None, error: Optional[BaseException] = None) -> None:
+    def finish(self, result: Any = None, error: BaseException | None = None) -> None:
         if self._token is not None:
             reset_current_run(self._token)
             self._token = None
@@ -96,7 +96,7 @@ class _Call:
         return self.config.reduce_fn(items) if self.config.reduce_fn else items
 
 
-def _start(config: _Config, inputs: dict[str, Any], extra: dict[str, Any]) -> Optional[RunTree]:
+def _start(config: _Config, inputs: dict[str, Any], extra: dict[str, Any]) -> RunTree | None:
     settings = current_settings()
     if settings.enabled is False:
         return None
@@ -204,13 +204,13 @@ def traceable(func: F) -> F: ...
 def traceable(
     run_type: str = "chain",
     *,
-    name: Optional[str] = None,
-    metadata: Optional[dict[str, Any]] = None,
-    tags: Optional[Sequence[str]] = None,
-    project_name: Optional[str] = None,
-    process_inputs: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None,
-    process_outputs: Optional[Callable[..., dict[str, Any]]] = None,
-    reduce_fn: Optional[Callable[[list[Any]], Any]] = None,
+    name: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    tags: Sequence[str] | None = None,
+    project_name: str | None = None,
+    process_inputs: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    process_outputs: Callable[..., dict[str, Any]] | None = None,
+    reduce_fn: Callable[[list[Any]], Any] | None = None,
     **ignored: Any,
 ) -> Callable[[F], F]: ...
 

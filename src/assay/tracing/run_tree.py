@@ -10,21 +10,23 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Optional, Union
+from typing import Any
 
 from pydantic import Field, model_validator
 
 from assay.schemas import Run, utcnow
 from assay.tracing._context import dotted_order_of
 
+__all__ = ["RunTree"]
+
 
 class RunTree(Run):
     """A run with ``create_child``, ``end``, ``add_*`` and the no-op ``post``/``patch``."""
 
     name: str = "run"
-    parent_run: Optional[Any] = Field(default=None, exclude=True)
+    parent_run: Any | None = Field(default=None, exclude=True)
     session_name: str = "default"
-    serialized: Optional[dict[str, Any]] = None
+    serialized: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _link(self) -> RunTree:
@@ -44,17 +46,17 @@ class RunTree(Run):
         name: str,
         run_type: str = "chain",
         *,
-        run_id: Optional[Union[uuid.UUID, str]] = None,
-        inputs: Optional[dict[str, Any]] = None,
-        outputs: Optional[dict[str, Any]] = None,
-        error: Optional[str] = None,
-        reference_example_id: Optional[uuid.UUID] = None,
-        start_time: Optional[datetime] = None,
-        end_time: Optional[datetime] = None,
-        tags: Optional[Sequence[str]] = None,
-        extra: Optional[dict[str, Any]] = None,
-        attachments: Optional[dict[str, Any]] = None,
-        serialized: Optional[dict[str, Any]] = None,
+        run_id: uuid.UUID | str | None = None,
+        inputs: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+        error: str | None = None,
+        reference_example_id: uuid.UUID | None = None,
+        start_time: datetime | None = None,
+        end_time: datetime | None = None,
+        tags: Sequence[str] | None = None,
+        extra: dict[str, Any] | None = None,
+        attachments: dict[str, Any] | None = None,
+        serialized: dict[str, Any] | None = None,
     ) -> RunTree:
         """A child run, appended to ``child_runs`` now (so it is kept even if never ended)."""
         fields: dict[str, Any] = {
@@ -75,11 +77,11 @@ class RunTree(Run):
     def end(
         self,
         *,
-        outputs: Optional[dict[str, Any]] = None,
-        error: Optional[str] = None,
-        end_time: Optional[datetime] = None,
-        events: Optional[Sequence[dict[str, Any]]] = None,
-        metadata: Optional[dict[str, Any]] = None,
+        outputs: dict[str, Any] | None = None,
+        error: str | None = None,
+        end_time: datetime | None = None,
+        events: Sequence[dict[str, Any]] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         self.end_time = end_time or utcnow()
         if outputs is not None:
@@ -94,10 +96,10 @@ class RunTree(Run):
     def set(
         self,
         *,
-        inputs: Optional[dict[str, Any]] = None,
-        outputs: Optional[dict[str, Any]] = None,
-        tags: Optional[Sequence[str]] = None,
-        metadata: Optional[dict[str, Any]] = None,
+        inputs: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         """Replace (not merge) the given parts."""
         if inputs is not None:
@@ -109,7 +111,7 @@ class RunTree(Run):
         if metadata is not None:
             self.extra["metadata"] = dict(metadata)
 
-    def add_tags(self, tags: Union[str, Sequence[str]]) -> None:
+    def add_tags(self, tags: str | Sequence[str]) -> None:
         self.tags.extend([tags] if isinstance(tags, str) else tags)
 
     def add_metadata(self, metadata: dict[str, Any]) -> None:
@@ -121,7 +123,7 @@ class RunTree(Run):
     def add_inputs(self, inputs: dict[str, Any]) -> None:
         self.inputs = {**self.inputs, **inputs}
 
-    def add_event(self, events: Union[dict[str, Any], str, Sequence[dict[str, Any]]]) -> None:
+    def add_event(self, events: dict[str, Any] | str | Sequence[dict[str, Any]]) -> None:
         if isinstance(events, str):
             self.events.append({"name": "event", "time": utcnow().isoformat(), "message": events})
         elif isinstance(events, dict):
@@ -139,6 +141,6 @@ class RunTree(Run):
         """Nothing is ever in flight."""
 
     @property
-    def latency(self) -> Optional[float]:
+    def latency(self) -> float | None:
         """Seconds from start to end, as LangSmith's ``RunTree.latency``."""
         return None if self.end_time is None else (self.end_time - self.start_time).total_seconds()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 
 from assay.schemas import Feedback, Run
 from assay.store import _codec as codec
@@ -45,7 +45,7 @@ class SQLiteFeedback:
             )
 
     def list_feedback(
-        self, run_ids: Optional[Sequence[uuid.UUID]] = None, keys: Optional[Sequence[str]] = None
+        self, run_ids: Sequence[uuid.UUID] | None = None, keys: Sequence[str] | None = None
     ) -> list[Feedback]:
         """Created feedback, then the evaluators' results, on ``run_ids`` (all runs if None)."""
         created = [_feedback_from(row) for row in self._select("feedback", "*", run_ids, keys)]
@@ -56,8 +56,8 @@ class SQLiteFeedback:
         return created + [_result_as_feedback(row) for row in results]
 
     def _select(
-        self, table: str, columns: str, run_ids: Optional[Sequence[uuid.UUID]],
-        keys: Optional[Sequence[str]],
+        self, table: str, columns: str, run_ids: Sequence[uuid.UUID] | None,
+        keys: Sequence[str] | None,
     ) -> list[sqlite3.Row]:
         clauses, params = [], []
         if run_ids is not None:
@@ -70,7 +70,7 @@ class SQLiteFeedback:
         order = "created_at" if table == "feedback" else "pk"
         return list(self.conn.execute(f"SELECT {columns} FROM {table}{where} ORDER BY {order}", params))
 
-    def find_run(self, run_id: uuid.UUID) -> Optional[tuple[uuid.UUID, Run]]:
+    def find_run(self, run_id: uuid.UUID) -> tuple[uuid.UUID, Run] | None:
         """The experiment and root run holding ``run_id`` (itself, or one of its children)."""
         text = str(run_id)
         row = self.conn.execute("SELECT * FROM runs WHERE id = ?", (text,)).fetchone()
@@ -83,7 +83,7 @@ class SQLiteFeedback:
         return uuid.UUID(row["experiment_id"]), codec.run_from(row)
 
 
-def _text(value: Optional[uuid.UUID]) -> Optional[str]:
+def _text(value: uuid.UUID | None) -> str | None:
     return None if value is None else str(value)
 
 
