@@ -22,7 +22,7 @@ from assay.schemas import Dataset, Example
 from assay.store.base import Store
 
 _NAMESPACE = uuid.UUID("5d1f5b7e-8a7c-4f43-9a55-3c0b4f1a7a11")
-_EXAMPLE_FIELDS = {"id", "inputs", "outputs", "metadata"}
+_EXAMPLE_FIELDS = {"id", "inputs", "outputs", "metadata", "attachments"}
 FILE_SUFFIXES = (".jsonl", ".json", ".csv")
 
 
@@ -80,7 +80,8 @@ def _stored(store: Store, dataset: Dataset | None, label: str) -> ResolvedData:
 def _inline(store: Store, records: list[dict[str, Any]], name_hint: str) -> ResolvedData:
     if not records:
         raise DataError("data holds no examples")
-    canonical = json.dumps(records, sort_keys=True, default=str, ensure_ascii=True)
+    stored_part = [{k: v for k, v in record.items() if k != "attachments"} for record in records]
+    canonical = json.dumps(stored_part, sort_keys=True, default=str, ensure_ascii=True)
     digest = hashlib.sha256(canonical.encode()).hexdigest()
     name = f"{name_hint}-{digest[:12]}"
     dataset = store.get_dataset(name=name)
@@ -90,7 +91,19 @@ def _inline(store: Store, records: list[dict[str, Any]], name_hint: str) -> Reso
         store.add_examples(dataset.id, examples)
         dataset = store.get_dataset(id=dataset.id)
         assert dataset is not None
-    return _stored(store, dataset, repr(name))
+    return _with_attachments(_stored(store, dataset, repr(name)), records, digest)
+
+
+def _with_attachments(resolved: ResolvedData, records: list[dict[str, Any]], digest: str) -> ResolvedData:
+    """Attachments (file readers, bytes) are not stored: hand the given ones to this run."""
+    given = {
+        _example(record, digest, i, resolved.dataset.id).id: record["attachments"]
+        for i, record in enumerate(records) if record.get("attachments")
+    }
+    for example in resolved.examples if given else ():
+        if example.id in given:
+            example.attachments = given[example.id]
+    return resolved
 
 
 def _example(record: dict[str, Any], digest: str, index: int, dataset_id: uuid.UUID) -> Example:
@@ -115,7 +128,8 @@ def _parse_id(text: str) -> uuid.UUID:
 def _coerce(item: Any, where: str) -> dict[str, Any]:
     """An Example or dict as a plain record ``{"inputs", "outputs", "metadata", "id"?}``."""
     if isinstance(item, Example):
-        return {"id": item.id, "inputs": item.inputs, "outputs": item.outputs, "metadata": item.metadata}
+        record = {"id": item.id, "inputs": item.inputs, "outputs": item.outputs, "metadata": item.metadata}
+        return {**record, "attachments": item.attachments} if item.attachments else record
     if not isinstance(item, dict):
         raise DataError(f"{where}: expected an Example or a dict, got {type(item).__name__}")
     if "inputs" not in item:
