@@ -73,6 +73,8 @@ class Target:
         if frame.tree is not None:  # the target called get_current_run_tree() and edited it
             extra.update({k: v for k, v in frame.tree.extra.items() if k != "repetition"})
             tags = list(frame.tree.tags)
+            if tags:
+                extra["tags"] = tags  # the store keeps a root run's tags in its extra
             if frame.tree.outputs and outputs is not None:
                 outputs = {**frame.tree.outputs, **outputs}
         return Run(

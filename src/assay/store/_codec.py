@@ -76,11 +76,13 @@ def result_from(row: Any) -> EvaluationResult:
 
 def run_from(row: Any) -> Run:
     children = loads(row["child_runs"]) or []
+    extra = loads(row["extra"]) or {}
     return Run(
         id=uuid.UUID(row["id"]), name=row["name"], run_type=row["run_type"], inputs=loads(row["inputs"]) or {}, outputs=loads(row["outputs"]), error=row["error"],
         start_time=parse_required_ts(row["start_time"]), end_time=parse_ts(row["end_time"]),
         child_runs=[Run.model_validate(child) for child in children],
-        extra=loads(row["extra"]) or {}, reference_example_id=uuid.UUID(row["example_id"]),
+        extra=extra, reference_example_id=uuid.UUID(row["example_id"]),
+        tags=list(extra.get("tags") or ()), trace_id=uuid.UUID(row["id"]),  # a root run starts its trace
     )
 
 
