@@ -11,6 +11,7 @@ from typing import Any
 from assay.schemas import Feedback, Run, TracerSession
 from assay.store import NotFoundError, Store
 from assay.store.records import ExperimentRecord
+from assay.tracing._context import dotted_order_of
 
 ID = uuid.UUID | str
 
@@ -234,6 +235,8 @@ def _walk(run: Run, experiment_id: uuid.UUID, trace_id: uuid.UUID) -> Iterator[R
     """The run, then its descendants, each knowing its experiment (session) and trace."""
     run.session_id = experiment_id
     run.trace_id = run.trace_id or trace_id
+    if run.dotted_order is None and run.parent_run_id is None:
+        run.dotted_order = dotted_order_of(run.start_time, run.id, None)
     yield run
     for child in run.child_runs:
         yield from _walk(child, experiment_id, trace_id)

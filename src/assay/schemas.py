@@ -72,10 +72,10 @@ class Run(_Record):
     events: list[dict[str, Any]] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
     reference_example_id: uuid.UUID | None = None
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] | None = None
     session_id: uuid.UUID | None = None
     dotted_order: str | None = None
-    attachments: dict[str, Any] = Field(default_factory=dict)
+    attachments: dict[str, Any] | None = None
 
     @property
     def latency_ms(self) -> float | None:

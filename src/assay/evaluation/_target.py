@@ -69,7 +69,7 @@ class Target:
         extra: dict[str, Any] = {"repetition": repetition}
         if error is not None:
             extra["traceback"] = format_traceback(error)
-        tags: list[str] = []
+        tags: list[str] | None = None
         if frame.tree is not None:  # the target called get_current_run_tree() and edited it
             extra.update({k: v for k, v in frame.tree.extra.items() if k != "repetition"})
             tags = list(frame.tree.tags)
@@ -83,7 +83,7 @@ class Target:
             error=None if error is None else f"{type(error).__name__}: {error}",
             start_time=frame.start_time, end_time=utcnow(), child_runs=frame.child_runs,
             extra=extra, reference_example_id=example.id, tags=tags,
-            dotted_order=frame.dotted_order,
+            dotted_order=frame.order,
         )
 
     def check_signature(self) -> None:
@@ -146,6 +146,7 @@ class _RootFrame:
     child_runs: list[Run] = field(default_factory=list)
     tree: Any | None = None
     session_name: str = "default"
+    order: str | None = None
 
     @property
     def trace_id(self) -> uuid.UUID:
@@ -153,7 +154,11 @@ class _RootFrame:
 
     @property
     def dotted_order(self) -> str:
-        return dotted_order_of(self.start_time, self.id, None)
+        """Computed when a traced child first needs it: most rows never do, and it costs
+        as much as the rest of the row's bookkeeping."""
+        if self.order is None:
+            self.order = dotted_order_of(self.start_time, self.id, None)
+        return self.order
 
     def as_run_tree(self) -> Any:
         """The row's root run as a RunTree sharing this frame's children."""

@@ -82,7 +82,8 @@ def run_from(row: Any) -> Run:
         start_time=parse_required_ts(row["start_time"]), end_time=parse_ts(row["end_time"]),
         child_runs=[Run.model_validate(child) for child in children],
         extra=extra, reference_example_id=uuid.UUID(row["example_id"]),
-        tags=list(extra.get("tags") or ()), trace_id=uuid.UUID(row["id"]),  # a root run starts its trace
+        tags=list(extra["tags"]) if extra.get("tags") else None,
+        trace_id=uuid.UUID(row["id"]),  # a root run starts its trace
     )
 
 

@@ -24,6 +24,8 @@ class RunTree(Run):
     """A run with ``create_child``, ``end``, ``add_*`` and the no-op ``post``/``patch``."""
 
     name: str = "run"
+    tags: list[str] = Field(default_factory=list)
+    attachments: dict[str, Any] = Field(default_factory=dict)
     parent_run: Any | None = Field(default=None, exclude=True)
     session_name: str = "default"
     serialized: dict[str, Any] | None = None
