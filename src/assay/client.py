@@ -209,6 +209,8 @@ class Client(ProjectsRunsFeedback, TableUploads):
         if record is None:
             raise NotFoundError(f"no experiment named {name!r} in {self.store.url}")
         rows = self.store.load_rows(record)
+        for row in rows:  # the store knows each run's experiment by where it is kept
+            row.run.session_id = record.id
         summary = self.store.load_summary_results(record.id)
         return ExperimentResults(record, rows, summary, self.store.url)
 

@@ -152,7 +152,9 @@ def test_inside_an_experiment_the_row_run_is_the_current_run_tree(client: Client
         assert run.extra["metadata"] == {"seen": 2} and run.tags == ["from-target"]
         assert [c.name for c in run.child_runs] == ["step", "model"]
         assert all(c.parent_run_id == run.id and c.trace_id == run.id for c in run.child_runs)
+        assert run.session_id == results.experiment_id
     assert results.rows[0].run.dotted_order.endswith(str(results.rows[0].run.id))
+    assert results.rows[0].run.child_runs[0].session_id == results.experiment_id
 
 
 def test_traceable_target_keeps_one_level(client: Client) -> None:

@@ -277,6 +277,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         store, name, resolved, plan,
         resume=options.resume, description=options.description, metadata=options.metadata,
     )
+    runner.session_id = record.id  # LangSmith's runs name their project (experiment)
     if options.resume:  # rows whose target failed (a rate limit, an outage) are run again
         store.discard_failed_runs(record.id)
     stored = store.load_rows(record) if options.resume else []

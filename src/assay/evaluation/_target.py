@@ -32,6 +32,7 @@ class Target:
         self.fn, self.is_async = _callable_of(target)
         self.name = _callable_name(target)
         self.arguments: tuple[str, ...] = ("inputs",)
+        self.session_id: uuid.UUID | None = None  # the experiment's id, once it is open
 
     def _call(self, example: Example) -> Any:
         if self.arguments == ("inputs",):  # the common case, kept cheap
@@ -39,7 +40,7 @@ class Target:
         return self.fn(*[_argument(example, name) for name in self.arguments])
 
     def run_sync(self, example: Example, repetition: int) -> Run:
-        frame = _RootFrame(self.name, example.inputs)
+        frame = _RootFrame(self.name, example.inputs, self.session_id)
         token = set_current_run(frame)
         try:
             outputs, error = _as_outputs(self._call(example)), None
@@ -50,7 +51,7 @@ class Target:
         return self._run(frame, example, repetition, outputs, error)
 
     async def run_async(self, example: Example, repetition: int) -> Run:
-        frame = _RootFrame(self.name, example.inputs)
+        frame = _RootFrame(self.name, example.inputs, self.session_id)
         token = set_current_run(frame)
         try:
             outputs, error = _as_outputs(await self._call(example)), None
@@ -83,7 +84,7 @@ class Target:
             error=None if error is None else f"{type(error).__name__}: {error}",
             start_time=frame.start_time, end_time=utcnow(), child_runs=frame.child_runs,
             extra=extra, reference_example_id=example.id, tags=tags,
-            dotted_order=frame.order,
+            dotted_order=frame.order, session_id=self.session_id,
         )
 
     def check_signature(self) -> None:
@@ -141,6 +142,7 @@ class _RootFrame:
 
     name: str
     inputs: dict[str, Any]
+    session_id: uuid.UUID | None = None
     id: uuid.UUID = field(default_factory=new_id)
     start_time: datetime = field(default_factory=utcnow)
     child_runs: list[Run] = field(default_factory=list)
@@ -168,6 +170,7 @@ class _RootFrame:
             self.tree = RunTree(
                 id=self.id, trace_id=self.id, name=self.name, inputs=self.inputs,
                 start_time=self.start_time, dotted_order=self.dotted_order,
+                session_id=self.session_id,
             )
             self.tree.child_runs = self.child_runs  # shared, not copied by validation
         return self.tree

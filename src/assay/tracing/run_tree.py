@@ -36,6 +36,8 @@ class RunTree(Run):
         if parent is not None:
             self.parent_run_id = parent.id
             self.trace_id = parent.trace_id or parent.id
+            if self.session_id is None:
+                self.session_id = getattr(parent, "session_id", None)
         elif self.trace_id is None:
             self.trace_id = self.id
         if self.dotted_order is None:
