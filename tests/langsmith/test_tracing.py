@@ -165,3 +165,23 @@ def test_traceable_target_keeps_one_level(client: Client) -> None:
     [row] = list(evaluate(target, data=[{"x": 1}], client=client))
     [traced] = row["run"].child_runs
     assert traced.name == "Target" and [c.name for c in traced.child_runs] == ["model"]
+
+
+def test_an_unknown_run_type_warns_with_a_hint() -> None:
+    with pytest.warns(UserWarning, match=r"Did you mean @traceable\(name='my_step'\)"):
+        traceable("my_step")
+    with pytest.raises(TypeError, match="run type string positionally"):
+        traceable("llm", "extra")  # type: ignore[call-overload]
+
+
+def test_methods_and_input_output_processing() -> None:
+    class Bot:
+        @traceable(process_inputs=lambda inputs: {"secret": "***", **{k: v for k, v in inputs.items() if k != "secret"}},
+                   process_outputs=lambda output: {"length": len(output)})
+        def reply(self, text: str, secret: str) -> str:
+            return text * 2
+
+    with trace("root") as root:
+        assert Bot().reply("ab", secret="pw") == "abab"
+    [run] = root.child_runs
+    assert run.inputs == {"secret": "***", "text": "ab"} and run.outputs == {"length": 4}

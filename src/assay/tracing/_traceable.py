@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
@@ -19,6 +20,7 @@ from assay.tracing.run_tree import RunTree
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+RUN_TYPES = frozenset({"tool", "chain", "llm", "retriever", "embedding", "prompt", "parser"})
 _EXTRA_KEYS = frozenset({
     "name", "metadata", "tags", "run_id", "parent", "run_tree", "project_name",
     "reference_example_id", "on_end", "client", "run_extra", "attachments", "invocation_params_fn",
@@ -228,6 +230,11 @@ def traceable(*args: Any, **kwargs: Any) -> Any:
         raise TypeError("traceable takes a run type string positionally, e.g. @traceable('llm'); "
                         f"got {args!r}")
     run_type = args[0] if args else kwargs.pop("run_type", "chain")
+    if run_type not in RUN_TYPES:
+        warnings.warn(
+            f"unrecognized run_type {run_type!r}; the run types are {', '.join(sorted(RUN_TYPES))}. "
+            f"Did you mean @traceable(name={run_type!r})?", UserWarning, stacklevel=2,
+        )
     return _decorator(run_type, kwargs)
 
 
