@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from assay import AsyncExperimentResults, Client, ExperimentResults, aevaluate, evaluate
+from assay.evaluation import RowFailedError
 
 DATA = [{"inputs": {"x": i}, "outputs": {"y": 2 * i}} for i in range(5)]
 
@@ -163,3 +164,38 @@ def test_experiment_accepts_a_project_record(client: Client) -> None:
 def test_a_string_target_names_an_experiment_to_rescore(client: Client) -> None:
     with pytest.raises(NotImplementedError, match="assay rescore"):
         evaluate("some-experiment", evaluators=[exact], client=client)
+
+
+def fails_at_2(inputs: dict) -> dict:
+    if inputs["x"] == 2:
+        raise ValueError("two")
+    return double(inputs)
+
+
+def test_streaming_iteration_delivers_finished_rows_then_raises(client: Client) -> None:
+    results = evaluate(fails_at_2, data=DATA, client=client, blocking=False, max_concurrency=1,
+                       error_handling="raise")
+    seen = []
+    with pytest.raises(RowFailedError, match="two"):
+        for row in results:
+            seen.append(row["example"].inputs["x"])
+    assert seen[:2] == [0, 1] and 2 in seen
+
+
+async def test_async_iteration_delivers_finished_rows_then_raises(client: Client) -> None:
+    results = await aevaluate(fails_at_2, data=DATA, client=client, blocking=False, max_concurrency=1,
+                              error_handling="raise")
+    seen = []
+    with pytest.raises(RowFailedError, match="two"):
+        async for row in results:
+            seen.append(row["example"].inputs["x"])
+    assert seen[:2] == [0, 1]
+    with pytest.raises(RowFailedError):
+        await results.wait()
+
+
+async def test_a_finished_background_experiment_replays_its_rows_in_data_order(client: Client) -> None:
+    results = await aevaluate(double, data=DATA, client=client, blocking=False,
+                              evaluators=[exact], num_repetitions=1)
+    await results.wait()
+    assert len(results) == 5 and [r async for r in results][-1]["run"].outputs == {"y": 8}

@@ -94,8 +94,10 @@ class ExperimentResults:
         return len(self._rows())
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        if self._stream is not None and not self._stream.done:
-            yield from map(_row_dict, self._stream)  # in the order rows finish
+        stream = self._stream
+        if stream is not None and not stream.done:
+            yield from map(_row_dict, stream)  # in the order rows finish
+            self._take(stream)  # raises what stopped the experiment, after its rows
             return
         yield from map(_row_dict, self._rows())
 
