@@ -112,6 +112,7 @@ class EvaluationResult(BaseModel):
     evaluator_info: dict[str, Any] = Field(default_factory=dict)
     source_run_id: uuid.UUID | None = None
     target_run_id: uuid.UUID | None = None
+    feedback_config: dict[str, Any] | None = None
     error: str | None = None
 
     @field_validator("score")

@@ -142,3 +142,25 @@ def test_evaluate_with_a_tuple_compares_the_experiments(client: Client) -> None:
     assert first.experiment_name == "good"
     with pytest.raises(ValueError, match="summary_evaluators"):
         evaluate(("good", "bad"), evaluators=[right], summary_evaluators=[len], client=client)
+
+
+async def test_a_comparison_evaluator_with_sync_and_async_forms() -> None:
+    def both(runs: list[Run], example: Example | None) -> ComparisonEvaluationResult:
+        return ComparisonEvaluationResult(key="sync", scores={})
+
+    async def aboth(runs: list[Run], example: Example | None) -> ComparisonEvaluationResult:
+        return ComparisonEvaluationResult(key="async", scores={})
+
+    evaluator = DynamicComparisonRunEvaluator(both, aboth)
+    assert (await evaluator.acompare_runs([], None)).key == "async"
+    assert evaluator.compare_runs([], None).key == "sync"
+    with pytest.raises(TypeError, match="coroutine function and afunc"):
+        DynamicComparisonRunEvaluator(aboth, aboth)
+    assert DynamicComparisonRunEvaluator(aboth).compare_runs([], None).key == "async"
+    assert repr(evaluator) == "<DynamicComparisonRunEvaluator both>"
+
+
+def test_feedback_config_is_a_field() -> None:
+    assert EvaluationResult(key="k", value="ok").feedback_config is None
+    config = {"type": "continuous", "min": 0.0, "max": 1.0, "custom": True}
+    assert EvaluationResult(key="k", score=0.5, feedback_config=config).feedback_config == config

@@ -21,29 +21,34 @@ class DynamicComparisonRunEvaluator:
     score}, "key"?, "comment"?}``, or a ``ComparisonEvaluationResult``."""
 
     def __init__(self, func: Callable[..., Any], afunc: Callable[..., Any] | None = None) -> None:
-        self.func = afunc or func
+        if afunc is not None and inspect.iscoroutinefunction(func):
+            raise TypeError("func is a coroutine function and afunc is given too; pass a sync func with afunc")
         self._name = str(getattr(func, "__name__", "DynamicComparisonRunEvaluator"))
         self.__name__ = self._name
-        self._by_name = _binds_by_name(self.func, self._name)
+        self._sync = None if inspect.iscoroutinefunction(func) else func
+        self._async = afunc or (func if inspect.iscoroutinefunction(func) else None)
+        for given in (func, afunc):
+            if given is not None:
+                _binds_by_name(given, self._name)  # refuse an unusable signature now
 
     @property
     def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.func)
+        return self._async is not None
 
     def compare_runs(self, runs: Sequence[Run], example: Example | None = None) -> ComparisonEvaluationResult:
-        if self.is_async:
+        if self._sync is None:
             result: ComparisonEvaluationResult = run_coroutine(self.acompare_runs(runs, example))
             return result
-        args, kwargs = self._args(runs, example)
-        return self._format(self.func(*args, **kwargs), runs)
+        args, kwargs = self._args(self._sync, runs, example)
+        return self._format(self._sync(*args, **kwargs), runs)
 
     async def acompare_runs(
         self, runs: Sequence[Run], example: Example | None = None
     ) -> ComparisonEvaluationResult:
-        args, kwargs = self._args(runs, example)
-        if self.is_async:
-            return self._format(await self.func(*args, **kwargs), runs)
-        return self._format(await asyncio.to_thread(self.func, *args, **kwargs), runs)
+        if self._async is None:
+            return await asyncio.to_thread(self.compare_runs, runs, example)
+        args, kwargs = self._args(self._async, runs, example)
+        return self._format(await self._async(*args, **kwargs), runs)
 
     def __call__(self, runs: Sequence[Run], example: Example | None = None) -> ComparisonEvaluationResult:
         return self.compare_runs(runs, example)
@@ -51,8 +56,10 @@ class DynamicComparisonRunEvaluator:
     def __repr__(self) -> str:
         return f"<DynamicComparisonRunEvaluator {self._name}>"
 
-    def _args(self, runs: Sequence[Run], example: Example | None) -> tuple[list[Any], dict[str, Any]]:
-        if not self._by_name:
+    def _args(
+        self, func: Callable[..., Any], runs: Sequence[Run], example: Example | None
+    ) -> tuple[list[Any], dict[str, Any]]:
+        if not _binds_by_name(func, self._name):
             return [list(runs), example], {}
         available = {
             "runs": list(runs), "example": example,
@@ -60,7 +67,7 @@ class DynamicComparisonRunEvaluator:
             "outputs": [run.outputs or {} for run in runs],
             "reference_outputs": (example.outputs or {}) if example else {},
         }
-        params = inspect.signature(self.func).parameters
+        params = inspect.signature(func).parameters
         return [], {name: available[name] for name in params if name in available}
 
     def _format(self, result: Any, runs: Sequence[Run]) -> ComparisonEvaluationResult:
