@@ -170,8 +170,62 @@ def test_traceable_target_keeps_one_level(client: Client) -> None:
 def test_an_unknown_run_type_warns_with_a_hint() -> None:
     with pytest.warns(UserWarning, match=r"Did you mean @traceable\(name='my_step'\)"):
         traceable("my_step")
-    with pytest.raises(TypeError, match="run type string positionally"):
+    with pytest.warns(UserWarning, match="only accepts one positional argument"):
         traceable("llm", "extra")  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="run type string positionally"):
+        traceable(3)  # type: ignore[call-overload]
+
+
+def test_is_traceable_function_sees_through_partials_and_callables() -> None:
+    import functools
+
+    from assay.run_helpers import is_traceable_function
+
+    class Tool:
+        @traceable
+        def __call__(self, x: int) -> int:
+            return x
+
+    assert is_traceable_function(model) and is_traceable_function(functools.partial(model, "p"))
+    assert is_traceable_function(Tool()) and not is_traceable_function(lambda: None)
+    assert not is_traceable_function(Tool)
+
+
+def test_generators_paused_and_resumed_around_other_traced_calls() -> None:
+    @traceable
+    def expand(query: str) -> list[str]:
+        return [query, query.upper()]
+
+    @traceable
+    def documents(queries: list[str]) -> Iterator[str]:
+        for query in queries:
+            with trace("fetch", inputs={"q": query}) as fetch:
+                fetch.end(outputs={"doc": query})
+            yield f"doc:{query}"
+
+    @traceable
+    def note(text: str) -> str:
+        with trace("inner", inputs={"text": text}):
+            pass
+        return text
+
+    @traceable(name="answer")
+    def answer(query: str) -> Iterator[str]:
+        docs = documents(expand(query))
+        first = next(docs)  # paused here while another traced call runs
+        note(first)
+        yield first
+        yield from docs
+
+    ended: list[RunTree] = []
+    chunks = list(answer("q", langsmith_extra={"on_end": ended.append, "name": "renamed"}))
+    assert chunks == ["doc:q", "doc:Q"]
+    [run] = ended
+    assert run.name == "renamed" and run.outputs == {"output": ["doc:q", "doc:Q"]}
+    assert [c.name for c in run.child_runs] == ["expand", "documents", "note"]
+    generated = run.child_runs[1]
+    assert [c.name for c in generated.child_runs] == ["fetch", "fetch"]  # not under "note"
+    assert [c.name for c in run.child_runs[2].child_runs] == ["inner"]
 
 
 def test_methods_and_input_output_processing() -> None:

@@ -8,6 +8,7 @@ experiments is compared; a stored experiment's name is re-scored.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import gc
 import threading
@@ -136,7 +137,7 @@ async def aevaluate(
         await _execute(prepared, stream)
         await results.wait()
     else:
-        results._task = _background_task(_execute(prepared, stream))  # type: ignore[attr-defined]
+        results.task = asyncio.ensure_future(_execute(prepared, stream))  # kept: a task needs a reference
     return results
 
 
@@ -196,12 +197,6 @@ def evaluate(
     results._thread = thread
     thread.start()
     return results
-
-
-def _background_task(coroutine: Any) -> Any:
-    import asyncio
-
-    return asyncio.ensure_future(coroutine)
 
 
 def _upload(upload_results: bool | None, upload_runs: bool | None) -> bool:

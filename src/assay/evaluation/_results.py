@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -178,6 +179,8 @@ class ExperimentResults:
 
 class AsyncExperimentResults(ExperimentResults):
     """What ``aevaluate`` returns: also ``async for row in results`` and ``await results.wait()``."""
+
+    task: asyncio.Future[None] | None = None  # with blocking=False: the experiment running
 
     async def wait(self) -> None:  # type: ignore[override]
         stream = self._stream

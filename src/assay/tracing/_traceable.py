@@ -226,9 +226,13 @@ def traceable(*args: Any, **kwargs: Any) -> Any:
     """
     if len(args) == 1 and callable(args[0]) and not kwargs:
         return _decorator("chain", {})(args[0])
-    if len(args) > 1 or (args and not isinstance(args[0], str)):
-        raise TypeError("traceable takes a run type string positionally, e.g. @traceable('llm'); "
-                        f"got {args!r}")
+    if args and not isinstance(args[0], str):
+        raise TypeError(f"traceable takes a run type string positionally, e.g. @traceable('llm'); got {args!r}")
+    if len(args) > 1:  # LangSmith warns and goes on; so does assay
+        warnings.warn(
+            f"traceable only accepts one positional argument, the run type; ignoring {args[1:]!r} "
+            "(pass name=... by keyword)", UserWarning, stacklevel=2,
+        )
     run_type = args[0] if args else kwargs.pop("run_type", "chain")
     if run_type not in RUN_TYPES:
         warnings.warn(
@@ -255,4 +259,11 @@ def _decorator(run_type: str, options: dict[str, Any]) -> Callable[[F], F]:
 
 
 def is_traceable_function(func: Any) -> bool:
-    return bool(getattr(func, "__assay_traceable__", False))
+    """Whether ``func`` (or the function under a ``functools.partial``, or an object's
+    ``__call__``) was decorated with ``@traceable``."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    if getattr(func, "__assay_traceable__", False):
+        return True
+    call = getattr(type(func), "__call__", None)
+    return bool(getattr(call, "__assay_traceable__", False)) and not inspect.isfunction(func)
