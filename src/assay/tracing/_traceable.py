@@ -265,5 +265,5 @@ def is_traceable_function(func: Any) -> bool:
         func = func.func
     if getattr(func, "__assay_traceable__", False):
         return True
-    call = getattr(type(func), "__call__", None)
-    return bool(getattr(call, "__assay_traceable__", False)) and not inspect.isfunction(func)
+    call = vars(type(func)).get("__call__")  # an instance whose class's __call__ is traced
+    return bool(getattr(call, "__assay_traceable__", False))
