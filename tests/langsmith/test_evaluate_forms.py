@@ -199,3 +199,17 @@ async def test_a_finished_background_experiment_replays_its_rows_in_data_order(c
                               evaluators=[exact], num_repetitions=1)
     await results.wait()
     assert len(results) == 5 and [r async for r in results][-1]["run"].outputs == {"y": 8}
+
+
+async def test_sync_evaluate_in_the_background_from_inside_a_running_loop(client: Client) -> None:
+    async def atarget(inputs: dict) -> dict:
+        await asyncio.sleep(0.001)
+        return double(inputs)
+
+    async def aexact(outputs: dict, reference_outputs: dict) -> bool:
+        return outputs == reference_outputs
+
+    results = evaluate(atarget, data=DATA, evaluators=[aexact], client=client, blocking=False,
+                       num_repetitions=2)
+    results.wait()  # the experiment ran on its own loop, in its own thread
+    assert len(results) == 10 and results.aggregate["aexact"].mean == 1.0
