@@ -38,6 +38,7 @@ from assay.evaluation._runner import (
 from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._target import Target as TargetRunner
 from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
+from assay.schemas import TracerSession
 from assay.store import Store, open_store
 from assay.store.current import use_store
 from assay.store.records import ExperimentRecord, ExperimentRow
@@ -215,7 +216,7 @@ def _dispatch(target: Any, options: _Options) -> Any:
     """A coroutine for the forms of ``target`` that are not a thing to run, else None."""
     if isinstance(target, tuple):
         return _compare(target, options)
-    if isinstance(target, (str, uuid.UUID)) and not callable(target):
+    if isinstance(target, (str, uuid.UUID, TracerSession, ExperimentResults)):
         return _rescore(target, options)
     return None
 
@@ -238,10 +239,12 @@ async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
 
 
 async def _rescore(experiment: Any, options: _Options) -> Any:
-    """``evaluate("<experiment name>", evaluators=[...])`` re-scores a stored experiment."""
+    """``evaluate("<experiment name>" | id | TracerSession | ExperimentResults, evaluators=[...])``
+    re-scores a stored experiment."""
+    name = getattr(experiment, "name", None) or getattr(experiment, "experiment_name", None) or experiment
     raise NotImplementedError(
-        f"evaluate({experiment!r}, ...) would re-score the stored experiment {experiment!r}; "
-        "use `assay rescore` for that. To run a target, pass a function as the first argument."
+        f"evaluate({name!r}, ...) would re-score the stored experiment {name!r}; use "
+        "`assay rescore` for that. To run a target, pass a function as the first argument."
     )
 
 
