@@ -133,7 +133,7 @@ def _argument(example: Example, name: str) -> Any:
     return example.metadata or {}
 
 
-@dataclass
+@dataclass(slots=True)
 class _RootFrame:
     """Stands in for the root run while the target runs, collecting traced child runs.
 
