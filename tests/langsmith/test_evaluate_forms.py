@@ -180,6 +180,14 @@ def test_streaming_iteration_delivers_finished_rows_then_raises(client: Client) 
         for row in results:
             seen.append(row["example"].inputs["x"])
     assert seen[:2] == [0, 1] and 2 in seen
+    # The same once the failure is known: the finished rows, then the error.
+    with pytest.raises(RowFailedError):
+        results.wait()
+    again = []
+    with pytest.raises(RowFailedError):
+        for row in results:
+            again.append(row["example"].inputs["x"])
+    assert again == seen and len(results) == len(seen)
 
 
 async def test_async_iteration_delivers_finished_rows_then_raises(client: Client) -> None:

@@ -90,13 +90,13 @@ class ExperimentResults:
 
     def __len__(self) -> int:
         """Rows finished so far (all of them once done)."""
-        if self._stream is not None and not self._stream.done:
+        if self._stream is not None and not self._stream.ended_well:
             return self._stream.arrived
         return len(self._rows())
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         stream = self._stream
-        if stream is not None and not stream.done:
+        if stream is not None and not stream.ended_well:
             yield from map(_row_dict, stream)  # in the order rows finish
             self._take(stream)  # raises what stopped the experiment, after its rows
             return
@@ -104,7 +104,7 @@ class ExperimentResults:
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         stream = self._stream
-        if stream is not None:
+        if stream is not None and not stream.ended_well:
             async for row in stream.aiter():
                 yield _row_dict(row)
             self._take(stream)

@@ -43,6 +43,11 @@ class RowStream:
         self._wake_async()
 
     @property
+    def ended_well(self) -> bool:
+        """Finished without an error: readers can take the outcome, rows in data order."""
+        return self.done and self.error is None
+
+    @property
     def arrived(self) -> int:
         return len(self._arrived)
 
