@@ -1,4 +1,4 @@
-"""Run the LangSmith-style script of tests/langsmith on LangSmith and, with the import
+"""Run the LangSmith-style script of tests/langsmith_compat on LangSmith and, with the import
 swapped, on assay; print both outputs' differences and each run's wall time.
 
     .venv/bin/pip install langsmith   # for this comparison only; never an assay dependency
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "tests" / "langsmith" / "langsmith_style_script.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "tests" / "langsmith_compat" / "langsmith_style_script.py"
 
 
 def run(source: str, folder: Path) -> tuple[list[str], float]:
