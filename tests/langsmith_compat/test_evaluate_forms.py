@@ -31,6 +31,7 @@ def test_positional_arguments_bind_as_in_langsmith(client: Client) -> None:
                        True, "named")
     record = client.store.get_experiment(name="named")
     assert record is not None and record.metadata == {"model": "m1"}
+    assert results.get_dataset_id() == str(record.dataset_id) and results.url is None
     assert record.description == "a description" and record.num_repetitions == 2
     assert len(results) == 10
 

@@ -52,6 +52,17 @@ class ExperimentResults:
     def experiment_name(self) -> str:
         return self.experiment.name
 
+    def get_dataset_id(self) -> str:
+        """The id of the dataset the experiment ran on (LangSmith's)."""
+        return str(self.experiment.dataset_id)
+
+    @property
+    def url(self) -> str | None:
+        """LangSmith's web address of the experiment; assay's is ``assay ui`` (none here)."""
+        return None
+
+    comparison_url = url
+
     # The one way in to the rows: every reader below goes through _rows().
     def _rows(self) -> list[ExperimentRow]:
         self._settle()
