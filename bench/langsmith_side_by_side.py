@@ -33,7 +33,9 @@ def run(source: str, folder: Path) -> tuple[list[str], float]:
     if done.returncode != 0:
         print(done.stderr, file=sys.stderr)
         raise SystemExit(f"the script failed in {folder}")
-    lines = [line for line in done.stdout.splitlines() if not line.startswith("Starting evaluation of experiment")]
+    lines = [
+        line for line in done.stdout.splitlines() if not line.startswith("Starting evaluation of experiment")
+    ]
     return lines, elapsed
 
 

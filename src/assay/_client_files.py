@@ -61,13 +61,18 @@ class TableUploads:
         return self._upload_rows(name, description, rows, input_keys, output_keys)
 
     def _upload_rows(
-        self, name: str, description: str | None, rows: list[dict[str, Any]],
-        input_keys: Sequence[str], output_keys: Sequence[str],
+        self,
+        name: str,
+        description: str | None,
+        rows: list[dict[str, Any]],
+        input_keys: Sequence[str],
+        output_keys: Sequence[str],
     ) -> Dataset:
         dataset = self.store.create_dataset(name, description)
         examples = [
             Example(
-                dataset_id=dataset.id, inputs={k: row[k] for k in input_keys},
+                dataset_id=dataset.id,
+                inputs={k: row[k] for k in input_keys},
                 outputs={k: row[k] for k in output_keys} if output_keys else None,
             )
             for row in rows
@@ -113,4 +118,6 @@ def _feedback_means(results: Sequence[Any]) -> dict[str, float]:
 
 def _plain_row(row: dict[Any, Any]) -> dict[str, Any]:
     """A DataFrame row with NumPy scalars as Python values (the store holds JSON)."""
-    return {str(k): (v.item() if hasattr(v, "item") and getattr(v, "ndim", 1) == 0 else v) for k, v in row.items()}
+    return {
+        str(k): (v.item() if hasattr(v, "item") and getattr(v, "ndim", 1) == 0 else v) for k, v in row.items()
+    }

@@ -32,7 +32,10 @@ class ProjectsRunsFeedback:
 
     # projects (= experiments)
     def read_project(
-        self, *, project_id: ID | None = None, project_name: str | None = None,
+        self,
+        *,
+        project_id: ID | None = None,
+        project_name: str | None = None,
         include_stats: bool = False,
     ) -> TracerSession:
         return _session(self._experiment(project_id, project_name), self.store)
@@ -56,9 +59,12 @@ class ProjectsRunsFeedback:
             dataset_id = dataset.id
         found = 0
         for record in self.store.list_experiments():
-            if ((ids is not None and record.id not in ids) or (name is not None and record.name != name)
-                    or (name_contains is not None and name_contains not in record.name)
-                    or (dataset_id is not None and record.dataset_id != dataset_id)):
+            if (
+                (ids is not None and record.id not in ids)
+                or (name is not None and record.name != name)
+                or (name_contains is not None and name_contains not in record.name)
+                or (dataset_id is not None and record.dataset_id != dataset_id)
+            ):
                 continue
             if limit is not None and found >= limit:
                 return
@@ -66,19 +72,30 @@ class ProjectsRunsFeedback:
             yield _session(record, self.store)
 
     def create_project(
-        self, project_name: str, *, description: str | None = None,
-        metadata: dict[str, Any] | None = None, upsert: bool = False,
-        reference_dataset_id: ID | None = None, **ignored: Any,
+        self,
+        project_name: str,
+        *,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        upsert: bool = False,
+        reference_dataset_id: ID | None = None,
+        **ignored: Any,
     ) -> TracerSession:
         """An empty experiment; ``upsert=True`` returns the existing one of that name."""
         existing = self.store.get_experiment(name=project_name)
         if existing is not None:
             if upsert:
                 return _session(existing, self.store)
-            raise ValueError(f"a project (experiment) named {project_name!r} already exists in {self.store.url}")
+            raise ValueError(
+                f"a project (experiment) named {project_name!r} already exists in {self.store.url}"
+            )
         record = ExperimentRecord(
-            name=project_name, description=description, metadata=dict(metadata or {}),
-            dataset_id=as_uuid(reference_dataset_id, "reference_dataset_id") if reference_dataset_id else None,
+            name=project_name,
+            description=description,
+            metadata=dict(metadata or {}),
+            dataset_id=as_uuid(reference_dataset_id, "reference_dataset_id")
+            if reference_dataset_id
+            else None,
             status="completed",
         )
         self.store.create_experiment(record)
@@ -115,9 +132,13 @@ class ProjectsRunsFeedback:
         """The runs of the named experiments (root runs and their traced children), filtered
         as LangSmith does; ``trace_id`` is a root run's id."""
         wanted = _RunFilter(
-            run_type=run_type, error=error, is_root=is_root,
+            run_type=run_type,
+            error=error,
+            is_root=is_root,
             trace_id=as_uuid(trace_id, "trace_id") if trace_id else None,
-            example_id=as_uuid(reference_example_id, "reference_example_id") if reference_example_id else None,
+            example_id=as_uuid(reference_example_id, "reference_example_id")
+            if reference_example_id
+            else None,
             parent_id=as_uuid(parent_run_id, "parent_run_id") if parent_run_id else None,
             ids={as_uuid(i, "run_ids") for i in run_ids} if run_ids is not None else None,
         )
@@ -178,10 +199,16 @@ class ProjectsRunsFeedback:
         located = self.store.find_run(target)
         source_type = str(getattr(feedback_source_type, "value", feedback_source_type))
         feedback = Feedback(
-            run_id=target, trace_id=as_uuid(trace_id, "trace_id") if trace_id else (located[1].id if located else None),
+            run_id=target,
+            trace_id=as_uuid(trace_id, "trace_id") if trace_id else (located[1].id if located else None),
             session_id=located[0] if located else (as_uuid(project_id, "project_id") if project_id else None),
-            key=key, score=score, value=value, comment=comment, correction=correction,
-            feedback_source={"type": source_type, "metadata": dict(source_info or {})}, extra=extra,
+            key=key,
+            score=score,
+            value=value,
+            comment=comment,
+            correction=correction,
+            feedback_source={"type": source_type, "metadata": dict(source_info or {})},
+            extra=extra,
         )
         if feedback_id is not None:
             feedback.id = as_uuid(feedback_id, "feedback_id")
@@ -201,7 +228,9 @@ class ProjectsRunsFeedback:
         results (``feedback_source["type"] == "evaluator"``)."""
         ids = [as_uuid(r, "run_ids") for r in run_ids] if run_ids is not None else None
         keys = [feedback_key] if isinstance(feedback_key, str) else feedback_key
-        sources = {str(getattr(s, "value", s)) for s in feedback_source_type} if feedback_source_type else None
+        sources = (
+            {str(getattr(s, "value", s)) for s in feedback_source_type} if feedback_source_type else None
+        )
         found = 0
         for feedback in self.store.list_feedback(ids, list(keys) if keys is not None else None):
             if sources is not None and (feedback.feedback_source or {}).get("type") not in sources:
@@ -213,9 +242,17 @@ class ProjectsRunsFeedback:
 
 
 class _RunFilter:
-    def __init__(self, *, run_type: str | None, error: bool | None, is_root: bool | None,
-                 trace_id: uuid.UUID | None, example_id: uuid.UUID | None,
-                 parent_id: uuid.UUID | None, ids: set[uuid.UUID] | None) -> None:
+    def __init__(
+        self,
+        *,
+        run_type: str | None,
+        error: bool | None,
+        is_root: bool | None,
+        trace_id: uuid.UUID | None,
+        example_id: uuid.UUID | None,
+        parent_id: uuid.UUID | None,
+        ids: set[uuid.UUID] | None,
+    ) -> None:
         self.run_type, self.error, self.is_root = run_type, error, is_root
         self.trace_id, self.example_id, self.parent_id, self.ids = trace_id, example_id, parent_id, ids
 
@@ -244,8 +281,12 @@ def _walk(run: Run, experiment_id: uuid.UUID, trace_id: uuid.UUID) -> Iterator[R
 
 def _session(record: ExperimentRecord, store: Store) -> TracerSession:
     return TracerSession(
-        id=record.id, name=record.name, description=record.description,
-        start_time=record.created_at, end_time=record.finished_at,
+        id=record.id,
+        name=record.name,
+        description=record.description,
+        start_time=record.created_at,
+        end_time=record.finished_at,
         reference_dataset_id=record.dataset_id,
-        extra={"metadata": dict(record.metadata)}, run_count=len(store.completed_keys(record.id)),
+        extra={"metadata": dict(record.metadata)},
+        run_count=len(store.completed_keys(record.id)),
     )

@@ -10,6 +10,10 @@ from assay.tracing import (
 )
 
 __all__ = [
-    "get_current_run_tree", "get_tracing_context", "is_traceable_function", "trace",
-    "traceable", "tracing_context",
+    "get_current_run_tree",
+    "get_tracing_context",
+    "is_traceable_function",
+    "trace",
+    "traceable",
+    "tracing_context",
 ]

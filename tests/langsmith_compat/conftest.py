@@ -17,7 +17,4 @@ def client(tmp_path: Path) -> Client:
 
 @pytest.fixture
 def examples() -> list[dict]:
-    return [
-        {"inputs": {"x": i}, "outputs": {"y": 2 * i}, "metadata": {"parity": i % 2}}
-        for i in range(6)
-    ]
+    return [{"inputs": {"x": i}, "outputs": {"y": 2 * i}, "metadata": {"parity": i % 2}} for i in range(6)]

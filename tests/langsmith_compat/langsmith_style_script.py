@@ -14,8 +14,9 @@ client = Client(api_key="x", api_url="http://127.0.0.1:9")
 
 QUESTIONS = [("2+2", "4"), ("3*3", "9"), ("10-7", "3"), ("boom", "?")]
 examples = [
-    Example(id=uuid.UUID(int=i + 1), inputs={"question": q}, outputs={"answer": a},
-            dataset_id=uuid.UUID(int=99))
+    Example(
+        id=uuid.UUID(int=i + 1), inputs={"question": q}, outputs={"answer": a}, dataset_id=uuid.UUID(int=99)
+    )
     for i, (q, a) in enumerate(QUESTIONS)
 ]
 
@@ -43,8 +44,7 @@ def length(run, example):
 
 
 def several(outputs: dict) -> dict:
-    return {"results": [{"key": "has_answer", "score": "answer" in outputs},
-                        {"key": "label", "value": "ok"}]}
+    return {"results": [{"key": "has_answer", "score": "answer" in outputs}, {"key": "label", "value": "ok"}]}
 
 
 def broken(outputs: dict) -> bool:
@@ -57,17 +57,27 @@ def accuracy(outputs: list, reference_outputs: list) -> dict:
 
 
 results = evaluate(
-    answer, data=examples, evaluators=[correct, length, several, broken],
-    summary_evaluators=[accuracy], num_repetitions=2, client=client, upload_results=False,
-    blocking=False, max_concurrency=2,
+    answer,
+    data=examples,
+    evaluators=[correct, length, several, broken],
+    summary_evaluators=[accuracy],
+    num_repetitions=2,
+    client=client,
+    upload_results=False,
+    blocking=False,
+    max_concurrency=2,
 )
 results.wait()
 rows = sorted(results, key=lambda r: (str(r["example"].id), r["run"].error or ""))
 print("rows", len(rows))
 for row in rows[::2]:
     scores = {r.key: (r.score, r.value) for r in row["evaluation_results"]["results"]}
-    print(row["example"].inputs["question"], (row["run"].outputs or {}).get("answer"),
-          "cannot compute boom" in (row["run"].error or ""), sorted(scores.items()))
+    print(
+        row["example"].inputs["question"],
+        (row["run"].outputs or {}).get("answer"),
+        "cannot compute boom" in (row["run"].error or ""),
+        sorted(scores.items()),
+    )
 df = results.to_pandas()
 print(sorted(c for c in df.columns if not c.startswith("outputs.")), "outputs.answer" in df.columns)
 print(len(results.to_pandas(start=1, end=3)), df["execution_time"].notna().all())
@@ -79,8 +89,9 @@ async def main() -> None:
         await asyncio.sleep(0)
         return {"answer": inputs["question"]}
 
-    results = await aevaluate(atarget, data=examples, evaluators=[correct], client=client,
-                              upload_results=False)
+    results = await aevaluate(
+        atarget, data=examples, evaluators=[correct], client=client, upload_results=False
+    )
     seen = []
     async for row in results:
         seen.append(row["evaluation_results"]["results"][0].score)
@@ -94,8 +105,7 @@ child = root.create_child(name="llm", run_type="llm", inputs={"prompt": "hi"})
 child.end(outputs={"text": "hello"})
 root.end(outputs={"answer": "hello"})
 root.post()
-print(root.name, [c.name for c in root.child_runs], child.parent_run_id == root.id,
-      child.trace_id == root.id)
+print(root.name, [c.name for c in root.child_runs], child.parent_run_id == root.id, child.trace_id == root.id)
 print(child.dotted_order.startswith(root.dotted_order + "."), root.outputs, child.outputs)
 
 
@@ -107,8 +117,7 @@ def inner(x: int) -> int:
 
 with tracing_context(enabled=True):
     with trace("outer", inputs={"x": 1}) as outer:
-        print("inner", inner(1), len(outer.child_runs), outer.child_runs[0].name,
-              outer.child_runs[0].outputs)
+        print("inner", inner(1), len(outer.child_runs), outer.child_runs[0].name, outer.child_runs[0].outputs)
 
 
 @traceable

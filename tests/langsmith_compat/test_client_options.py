@@ -24,7 +24,9 @@ def test_api_key_and_url_give_one_warning_naming_the_store(tmp_path: Path) -> No
     client.close()
 
 
-def test_a_url_as_first_argument_is_langsmiths_api_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_url_as_first_argument_is_langsmiths_api_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ASSAY_DATABASE_URL", str(tmp_path / "env.db"))
     with pytest.warns(LocalStoreWarning, match="api_url"):
         client = Client("https://api.smith.langchain.com")

@@ -27,8 +27,9 @@ def exact(outputs: dict, reference_outputs: dict) -> bool:
 def test_positional_arguments_bind_as_in_langsmith(client: Client) -> None:
     # evaluate(target, data, evaluators, summary_evaluators, metadata, experiment_prefix,
     #          description, max_concurrency, num_repetitions, client, blocking, experiment)
-    results = evaluate(double, DATA, [exact], None, {"model": "m1"}, "pre", "a description", 2, 2, client,
-                       True, "named")
+    results = evaluate(
+        double, DATA, [exact], None, {"model": "m1"}, "pre", "a description", 2, 2, client, True, "named"
+    )
     record = client.store.get_experiment(name="named")
     assert record is not None and record.metadata == {"model": "m1"}
     assert results.get_dataset_id() == str(record.dataset_id) and results.url is None
@@ -70,8 +71,15 @@ def test_blocking_false_streams_rows_before_the_experiment_ends(client: Client) 
             assert gate.wait(10)
         return double(inputs)
 
-    results = evaluate(held, data=DATA, evaluators=[exact], client=client, blocking=False,
-                       max_concurrency=1, experiment="streamed")
+    results = evaluate(
+        held,
+        data=DATA,
+        evaluators=[exact],
+        client=client,
+        blocking=False,
+        max_concurrency=1,
+        experiment="streamed",
+    )
     assert isinstance(results, ExperimentResults) and not results.done
     rows = iter(results)
     first = next(rows)  # arrives while the other rows are still held
@@ -86,8 +94,14 @@ def test_blocking_false_streams_rows_before_the_experiment_ends(client: Client) 
 
 
 def test_blocking_false_reports_a_failure_from_wait(client: Client) -> None:
-    results = evaluate(double, data=DATA, client=client, blocking=False, error_handling="raise",
-                       evaluators=[lambda outputs: 1 / 0])
+    results = evaluate(
+        double,
+        data=DATA,
+        client=client,
+        blocking=False,
+        error_handling="raise",
+        evaluators=[lambda outputs: 1 / 0],
+    )
     with pytest.raises(Exception, match="division by zero"):
         results.wait()
 
@@ -133,8 +147,15 @@ def test_to_pandas_has_langsmiths_columns_and_slices(client: Client) -> None:
     results = evaluate(fails_on_3, data=DATA, evaluators=[exact, label], client=client)
     frame = results.to_pandas()
     assert list(frame.columns) == [
-        "inputs.x", "outputs.y", "error", "reference.y", "feedback.exact", "feedback.label",
-        "execution_time", "example_id", "id",
+        "inputs.x",
+        "outputs.y",
+        "error",
+        "reference.y",
+        "feedback.exact",
+        "feedback.label",
+        "execution_time",
+        "example_id",
+        "id",
     ]
     assert frame["feedback.label"].tolist() == ["even"] * 5  # a value when there is no score
     assert frame["error"].notna().tolist() == [False, False, False, True, False]
@@ -174,8 +195,9 @@ def fails_at_2(inputs: dict) -> dict:
 
 
 def test_streaming_iteration_delivers_finished_rows_then_raises(client: Client) -> None:
-    results = evaluate(fails_at_2, data=DATA, client=client, blocking=False, max_concurrency=1,
-                       error_handling="raise")
+    results = evaluate(
+        fails_at_2, data=DATA, client=client, blocking=False, max_concurrency=1, error_handling="raise"
+    )
     seen = []
     with pytest.raises(RowFailedError, match="two"):
         for row in results:
@@ -192,8 +214,9 @@ def test_streaming_iteration_delivers_finished_rows_then_raises(client: Client) 
 
 
 async def test_async_iteration_delivers_finished_rows_then_raises(client: Client) -> None:
-    results = await aevaluate(fails_at_2, data=DATA, client=client, blocking=False, max_concurrency=1,
-                              error_handling="raise")
+    results = await aevaluate(
+        fails_at_2, data=DATA, client=client, blocking=False, max_concurrency=1, error_handling="raise"
+    )
     seen = []
     with pytest.raises(RowFailedError, match="two"):
         async for row in results:
@@ -204,8 +227,9 @@ async def test_async_iteration_delivers_finished_rows_then_raises(client: Client
 
 
 async def test_a_finished_background_experiment_replays_its_rows_in_data_order(client: Client) -> None:
-    results = await aevaluate(double, data=DATA, client=client, blocking=False,
-                              evaluators=[exact], num_repetitions=1)
+    results = await aevaluate(
+        double, data=DATA, client=client, blocking=False, evaluators=[exact], num_repetitions=1
+    )
     await results.wait()
     assert len(results) == 5 and [r async for r in results][-1]["run"].outputs == {"y": 8}
 
@@ -218,7 +242,8 @@ async def test_sync_evaluate_in_the_background_from_inside_a_running_loop(client
     async def aexact(outputs: dict, reference_outputs: dict) -> bool:
         return outputs == reference_outputs
 
-    results = evaluate(atarget, data=DATA, evaluators=[aexact], client=client, blocking=False,
-                       num_repetitions=2)
+    results = evaluate(
+        atarget, data=DATA, evaluators=[aexact], client=client, blocking=False, num_repetitions=2
+    )
     results.wait()  # the experiment ran on its own loop, in its own thread
     assert len(results) == 10 and results.aggregate["aexact"].mean == 1.0

@@ -58,8 +58,9 @@ def test_legacy_evaluators_may_take_keyword_options(client: Client) -> None:
     def close_enough(r: Run, e: Example, *, threshold: float = 0.5) -> dict:
         return {"key": "close", "score": abs(r.outputs["y"] - e.outputs["y"]) < threshold}
 
-    results = evaluate(lambda inputs: {"y": 2 * inputs["x"] + 0.1}, data=DATA,
-                       evaluators=[close_enough], client=client)
+    results = evaluate(
+        lambda inputs: {"y": 2 * inputs["x"] + 0.1}, data=DATA, evaluators=[close_enough], client=client
+    )
     assert [row["evaluation_results"]["results"][0].score for row in results] == [True] * 4
 
 
@@ -91,8 +92,10 @@ def test_comparison_evaluator_return_forms() -> None:
 
     @comparison_evaluator
     def as_dict(outputs: list[dict], reference_outputs: dict) -> dict:
-        return {"scores": {run.id: int(o == reference_outputs) for run, o in zip(runs, outputs)},
-                "comment": "first matches"}
+        return {
+            "scores": {run.id: int(o == reference_outputs) for run, o in zip(runs, outputs)},
+            "comment": "first matches",
+        }
 
     def as_result(a: list[Run], b: Example) -> ComparisonEvaluationResult:
         return ComparisonEvaluationResult(key="given", scores={a[0].id: 0.5, a[1].id: 0.5})

@@ -15,8 +15,14 @@ def test_feedback_is_on_the_row_page_and_in_its_json(tmp_path: Path) -> None:
     client = Client(str(tmp_path / "s.db"))
     results = evaluate(lambda inputs: {"y": 1}, data=[{"x": 1}], client=client, experiment="fb")
     run_id = results.rows[0].run.id
-    client.create_feedback(run_id, "reviewer", score=0, comment="<script>alert(1)</script> wrong",
-                           correction={"y": 2}, source_info={"who": "ana"})
+    client.create_feedback(
+        run_id,
+        "reviewer",
+        score=0,
+        comment="<script>alert(1)</script> wrong",
+        correction={"y": 2},
+        source_info={"who": "ana"},
+    )
     with TestClient(create_app(client.store), base_url="http://127.0.0.1:8765") as http:
         page = http.get(f"/experiments/fb/rows/{run_id}")
         assert page.status_code == 200

@@ -32,8 +32,14 @@ def correct(outputs: dict) -> int:
 
 @pytest.fixture
 def experiment(client: Client) -> str:
-    evaluate(target, data=[{"x": i} for i in range(4)], evaluators=[correct], client=client,
-             experiment="exp", metadata={"model": "m"})
+    evaluate(
+        target,
+        data=[{"x": i} for i in range(4)],
+        evaluators=[correct],
+        client=client,
+        experiment="exp",
+        metadata={"model": "m"},
+    )
     return "exp"
 
 
@@ -49,7 +55,9 @@ def test_projects_are_experiments(client: Client, experiment: str) -> None:
         client.create_project("empty")
     assert [p.name for p in client.list_projects()] == ["exp", "empty"]
     assert [p.name for p in client.list_projects(name_contains="mpt")] == ["empty"]
-    assert [p.name for p in client.list_projects(reference_dataset_id=project.reference_dataset_id)] == ["exp"]
+    assert [p.name for p in client.list_projects(reference_dataset_id=project.reference_dataset_id)] == [
+        "exp"
+    ]
     with pytest.raises(NotFoundError, match="no project"):
         client.read_project(project_name="missing")
 
@@ -82,13 +90,22 @@ def test_read_run_finds_roots_and_children(client: Client, experiment: str) -> N
 
 def test_feedback_is_stored_and_listed_with_the_evaluators_results(client: Client, experiment: str) -> None:
     run = next(client.list_runs(project_name=experiment, is_root=True))
-    made = client.create_feedback(run.id, "helpful", score=1, comment="good answer",
-                                  source_info={"user": "ana"}, feedback_source_type="app")
+    made = client.create_feedback(
+        run.id,
+        "helpful",
+        score=1,
+        comment="good answer",
+        source_info={"user": "ana"},
+        feedback_source_type="app",
+    )
     assert isinstance(made, Feedback) and made.session_id == run.session_id
     listed = list(client.list_feedback(run_ids=[run.id]))
     # created feedback keeps an integer; evaluator scores come back from the store as floats
     assert [(f.key, f.score, type(f.score)) for f in listed] == [("helpful", 1, int), ("correct", 1.0, float)]
-    assert listed[0].comment == "good answer" and listed[0].feedback_source == {"type": "app", "metadata": {"user": "ana"}}
+    assert listed[0].comment == "good answer" and listed[0].feedback_source == {
+        "type": "app",
+        "metadata": {"user": "ana"},
+    }
     assert listed[1].feedback_source == {"type": "evaluator"}
     assert [f.key for f in client.list_feedback(run_ids=[run.id], feedback_key=["helpful"])] == ["helpful"]
     assert [f.key for f in client.list_feedback(feedback_source_type=["app"])] == ["helpful"]
@@ -120,13 +137,17 @@ def test_upload_csv_and_dataframe_make_datasets(client: Client, tmp_path: Path) 
     assert dataset.name == "qa" and dataset.example_count == 2
     examples = client.list_examples(dataset_name="qa")
     assert [(e.inputs, e.outputs) for e in examples] == [
-        ({"question": "hi"}, {"answer": "hello"}), ({"question": "bye"}, {"answer": "goodbye"})]
+        ({"question": "hi"}, {"answer": "hello"}),
+        ({"question": "bye"}, {"answer": "goodbye"}),
+    ]
     with pytest.raises(ValueError, match=r"qa.csv: no column\(s\) \['missing'\]"):
         client.upload_csv(path, input_keys=["missing"], output_keys=[], name="other")
     frame = pd.DataFrame({"a": [1, 2], "b": [3, 4]})
     uploaded = client.upload_dataframe(frame, "frame", input_keys=["a"], output_keys=["b"])
     assert [(e.inputs, e.outputs) for e in client.list_examples(dataset_id=uploaded.id)] == [
-        ({"a": 1}, {"b": 3}), ({"a": 2}, {"b": 4})]
+        ({"a": 1}, {"b": 3}),
+        ({"a": 2}, {"b": 4}),
+    ]
     assert all(type(e.inputs["a"]) is int for e in client.list_examples(dataset_id=uploaded.id))
 
 

@@ -23,7 +23,11 @@ def test_the_swapped_script_prints_what_langsmith_printed(tmp_path: Path) -> Non
     script.write_text(swapped((HERE / "langsmith_style_script.py").read_text()))
     database = tmp_path / "store.db"
     done = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={"ASSAY_DATABASE_URL": str(database), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr

@@ -10,8 +10,12 @@ import pytest
 from assay import Client, Example, evaluate
 from assay.evaluation._target import TargetError
 
-EXAMPLE = Example(inputs={"q": "hi"}, outputs={"a": "HI"}, metadata={"lang": "en"},
-                  attachments={"file": {"mime_type": "text/plain", "reader": b"hello"}})
+EXAMPLE = Example(
+    inputs={"q": "hi"},
+    outputs={"a": "HI"},
+    metadata={"lang": "en"},
+    attachments={"file": {"mime_type": "text/plain", "reader": b"hello"}},
+)
 
 
 def outputs_of(target: Any, client: Client) -> dict:
@@ -51,12 +55,15 @@ def test_missing_parts_arrive_empty(client: Client) -> None:
     assert row["run"].outputs == {"attachments": {}, "metadata": {}}
 
 
-@pytest.mark.parametrize("target, message", [
-    (lambda: {}, "must take one positional argument"),
-    (lambda inputs, extra: {}, r"\['extra'\] is not"),
-    (lambda inputs, attachments, metadata, more: {}, "at most three"),
-    (lambda inputs, *, flag: {}, "keyword-only parameters"),
-])
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        (lambda: {}, "must take one positional argument"),
+        (lambda inputs, extra: {}, r"\['extra'\] is not"),
+        (lambda inputs, attachments, metadata, more: {}, "at most three"),
+        (lambda inputs, *, flag: {}, "keyword-only parameters"),
+    ],
+)
 def test_signatures_langsmith_refuses_fail_before_any_row(client: Client, target: Any, message: str) -> None:
     with pytest.raises(TargetError, match=message):
         evaluate(target, data=[EXAMPLE], client=client)

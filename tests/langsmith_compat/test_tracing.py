@@ -33,8 +33,16 @@ def test_langsmith_extra_sets_name_metadata_tags_id_and_on_end() -> None:
     ended: list[RunTree] = []
     run_id = uuid.uuid4()
     with trace("root") as root:
-        model("x", langsmith_extra={"name": "renamed", "metadata": {"m": 1}, "tags": ["t"],
-                                    "run_id": run_id, "on_end": ended.append})
+        model(
+            "x",
+            langsmith_extra={
+                "name": "renamed",
+                "metadata": {"m": 1},
+                "tags": ["t"],
+                "run_id": run_id,
+                "on_end": ended.append,
+            },
+        )
     [run] = root.child_runs
     assert (run.name, run.id, run.metadata, run.tags) == ("renamed", run_id, {"m": 1}, ["t"])
     assert ended == [run] and run.end_time is not None
@@ -230,8 +238,13 @@ def test_generators_paused_and_resumed_around_other_traced_calls() -> None:
 
 def test_methods_and_input_output_processing() -> None:
     class Bot:
-        @traceable(process_inputs=lambda inputs: {"secret": "***", **{k: v for k, v in inputs.items() if k != "secret"}},
-                   process_outputs=lambda output: {"length": len(output)})
+        @traceable(
+            process_inputs=lambda inputs: {
+                "secret": "***",
+                **{k: v for k, v in inputs.items() if k != "secret"},
+            },
+            process_outputs=lambda output: {"length": len(output)},
+        )
         def reply(self, text: str, secret: str) -> str:
             return text * 2
 

@@ -22,7 +22,9 @@ class DynamicComparisonRunEvaluator:
 
     def __init__(self, func: Callable[..., Any], afunc: Callable[..., Any] | None = None) -> None:
         if afunc is not None and inspect.iscoroutinefunction(func):
-            raise TypeError("func is a coroutine function and afunc is given too; pass a sync func with afunc")
+            raise TypeError(
+                "func is a coroutine function and afunc is given too; pass a sync func with afunc"
+            )
         self._name = str(getattr(func, "__name__", "DynamicComparisonRunEvaluator"))
         self.__name__ = self._name
         self._sync = None if inspect.iscoroutinefunction(func) else func
@@ -62,7 +64,8 @@ class DynamicComparisonRunEvaluator:
         if not _binds_by_name(func, self._name):
             return [list(runs), example], {}
         available = {
-            "runs": list(runs), "example": example,
+            "runs": list(runs),
+            "example": example,
             "inputs": example.inputs if example else {},
             "outputs": [run.outputs or {} for run in runs],
             "reference_outputs": (example.outputs or {}) if example else {},
@@ -77,8 +80,9 @@ class DynamicComparisonRunEvaluator:
             return result
         if isinstance(result, (list, tuple)):
             if len(result) != len(runs):
-                raise ValueError(f"comparative evaluator {self._name!r} returned {len(result)} scores "
-                                 f"for {len(runs)} runs")
+                raise ValueError(
+                    f"comparative evaluator {self._name!r} returned {len(result)} scores for {len(runs)} runs"
+                )
             result = {"scores": {run.id: score for run, score in zip(runs, result)}}
         if not isinstance(result, dict) or not isinstance(result.get("scores"), dict):
             raise ValueError(
@@ -114,7 +118,11 @@ def as_comparative_function(evaluator: Any) -> Any:
 
     if isinstance(evaluator, PairwiseEvaluator):
         return evaluator
-    wrapped = evaluator if isinstance(evaluator, DynamicComparisonRunEvaluator) else DynamicComparisonRunEvaluator(evaluator)
+    wrapped = (
+        evaluator
+        if isinstance(evaluator, DynamicComparisonRunEvaluator)
+        else DynamicComparisonRunEvaluator(evaluator)
+    )
 
     async def compare(runs: Sequence[Run], example: Example | None) -> dict[str, Any]:
         result = await wrapped.acompare_runs(runs, example)

@@ -36,10 +36,17 @@ class SQLiteFeedback:
                 "comment, correction, feedback_source, extra, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    str(feedback.id), _text(feedback.run_id), _text(feedback.trace_id),
-                    _text(feedback.session_id), feedback.key, feedback.score,
-                    dumps(feedback.value), feedback.comment, dumps(feedback.correction),
-                    dumps(feedback.feedback_source), dumps(feedback.extra),
+                    str(feedback.id),
+                    _text(feedback.run_id),
+                    _text(feedback.trace_id),
+                    _text(feedback.session_id),
+                    feedback.key,
+                    feedback.score,
+                    dumps(feedback.value),
+                    feedback.comment,
+                    dumps(feedback.correction),
+                    dumps(feedback.feedback_source),
+                    dumps(feedback.extra),
                     codec.ts(feedback.created_at),
                 ),
             )
@@ -50,13 +57,18 @@ class SQLiteFeedback:
         """Created feedback, then the evaluators' results, on ``run_ids`` (all runs if None)."""
         created = [_feedback_from(row) for row in self._select("feedback", "*", run_ids, keys)]
         results = self._select(
-            "results", "pk, experiment_id, run_id, key, score, value, comment, correction, error",
-            run_ids, keys,
+            "results",
+            "pk, experiment_id, run_id, key, score, value, comment, correction, error",
+            run_ids,
+            keys,
         )
         return created + [_result_as_feedback(row) for row in results]
 
     def _select(
-        self, table: str, columns: str, run_ids: Sequence[uuid.UUID] | None,
+        self,
+        table: str,
+        columns: str,
+        run_ids: Sequence[uuid.UUID] | None,
         keys: Sequence[str] | None,
     ) -> list[sqlite3.Row]:
         clauses, params = [], []
@@ -89,10 +101,17 @@ def _text(value: uuid.UUID | None) -> str | None:
 
 def _feedback_from(row: sqlite3.Row) -> Feedback:
     return Feedback(
-        id=uuid.UUID(row["id"]), run_id=codec.uid(row["run_id"]), trace_id=codec.uid(row["trace_id"]),
-        session_id=codec.uid(row["experiment_id"]), key=row["key"], score=row["score"],
-        value=loads(row["value"]), comment=row["comment"], correction=loads(row["correction"]),
-        feedback_source=loads(row["feedback_source"]), extra=loads(row["extra"]),
+        id=uuid.UUID(row["id"]),
+        run_id=codec.uid(row["run_id"]),
+        trace_id=codec.uid(row["trace_id"]),
+        session_id=codec.uid(row["experiment_id"]),
+        key=row["key"],
+        score=row["score"],
+        value=loads(row["value"]),
+        comment=row["comment"],
+        correction=loads(row["correction"]),
+        feedback_source=loads(row["feedback_source"]),
+        extra=loads(row["extra"]),
         created_at=codec.parse_required_ts(row["created_at"]),
     )
 
@@ -100,9 +119,14 @@ def _feedback_from(row: sqlite3.Row) -> Feedback:
 def _result_as_feedback(row: sqlite3.Row) -> Feedback:
     score = None if row["error"] else row["score"]
     return Feedback(
-        id=uuid.uuid5(_NAMESPACE, f"{row['run_id']}:{row['pk']}"), run_id=codec.uid(row["run_id"]),
-        session_id=codec.uid(row["experiment_id"]), key=row["key"], score=score,
-        value=loads(row["value"]), comment=row["comment"], correction=loads(row["correction"]),
+        id=uuid.uuid5(_NAMESPACE, f"{row['run_id']}:{row['pk']}"),
+        run_id=codec.uid(row["run_id"]),
+        session_id=codec.uid(row["experiment_id"]),
+        key=row["key"],
+        score=score,
+        value=loads(row["value"]),
+        comment=row["comment"],
+        correction=loads(row["correction"]),
         feedback_source={"type": "evaluator"},
         extra={"error": row["error"]} if row["error"] else None,
     )

@@ -29,7 +29,16 @@ def trace_into(run: Run) -> Iterator[Run]:
 
 
 __all__ = [
-    "RunTree", "current_parent", "get_current_run", "get_current_run_tree", "get_tracing_context",
-    "is_traceable_function", "reset_current_run", "set_current_run", "trace", "trace_into",
-    "traceable", "tracing_context",
+    "RunTree",
+    "current_parent",
+    "get_current_run",
+    "get_current_run_tree",
+    "get_tracing_context",
+    "is_traceable_function",
+    "reset_current_run",
+    "set_current_run",
+    "trace",
+    "trace_into",
+    "traceable",
+    "tracing_context",
 ]

@@ -22,12 +22,11 @@ class TracingSettings:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-_current_run: contextvars.ContextVar[Any | None] = contextvars.ContextVar(
-    "assay_current_run", default=None
-)
+_current_run: contextvars.ContextVar[Any | None] = contextvars.ContextVar("assay_current_run", default=None)
 _NO_SETTINGS = TracingSettings()  # frozen, and never mutated: safe as the shared default
 _settings: contextvars.ContextVar[TracingSettings] = contextvars.ContextVar(
-    "assay_tracing_settings", default=_NO_SETTINGS  # noqa: B039
+    "assay_tracing_settings",
+    default=_NO_SETTINGS,  # noqa: B039
 )
 
 

@@ -47,9 +47,13 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         **ignored: Any,
     ) -> None:
         self._fields: dict[str, Any] = {
-            "name": name, "run_type": run_type, "inputs": dict(inputs or {}),
-            "extra": dict(extra or {}), "tags": list(tags or []),
-            "reference_example_id": reference_example_id, "attachments": dict(attachments or {}),
+            "name": name,
+            "run_type": run_type,
+            "inputs": dict(inputs or {}),
+            "extra": dict(extra or {}),
+            "tags": list(tags or []),
+            "reference_example_id": reference_example_id,
+            "attachments": dict(attachments or {}),
         }
         if run_id is not None:
             self._fields["id"] = run_id
@@ -68,8 +72,9 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         metadata = {**settings.metadata, **self._metadata}
         if metadata:
             fields["extra"]["metadata"] = {**fields["extra"].get("metadata", {}), **metadata}
-        fields["session_name"] = (self._project_name or settings.project_name
-                                  or getattr(parent, "session_name", None) or "default")
+        fields["session_name"] = (
+            self._project_name or settings.project_name or getattr(parent, "session_name", None) or "default"
+        )
         run = RunTree(parent_run=parent, **fields)
         if parent is not None and settings.enabled is not False:
             parent.child_runs.append(run)
@@ -78,7 +83,9 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         return run
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None,
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         if self._token is not None:
@@ -96,7 +103,9 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         return self.__enter__()
 
     async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None,
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         self.__exit__(kind, error, tb)
@@ -134,8 +143,11 @@ def tracing_context(
 def get_tracing_context() -> dict[str, Any]:
     settings = current_settings()
     return {
-        "parent": current_parent(), "project_name": settings.project_name,
-        "tags": list(settings.tags), "metadata": dict(settings.metadata), "enabled": settings.enabled,
+        "parent": current_parent(),
+        "project_name": settings.project_name,
+        "tags": list(settings.tags),
+        "metadata": dict(settings.metadata),
+        "enabled": settings.enabled,
     }
 
 

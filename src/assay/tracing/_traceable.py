@@ -21,10 +21,23 @@ from assay.tracing.run_tree import RunTree
 F = TypeVar("F", bound=Callable[..., Any])
 
 RUN_TYPES = frozenset({"tool", "chain", "llm", "retriever", "embedding", "prompt", "parser"})
-_EXTRA_KEYS = frozenset({
-    "name", "metadata", "tags", "run_id", "parent", "run_tree", "project_name",
-    "reference_example_id", "on_end", "client", "run_extra", "attachments", "invocation_params_fn",
-})
+_EXTRA_KEYS = frozenset(
+    {
+        "name",
+        "metadata",
+        "tags",
+        "run_id",
+        "parent",
+        "run_tree",
+        "project_name",
+        "reference_example_id",
+        "on_end",
+        "client",
+        "run_extra",
+        "attachments",
+        "invocation_params_fn",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -39,7 +52,9 @@ class _Config:
     reduce_fn: Callable[[list[Any]], Any] | None
 
 
-def call_inputs(signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+def call_inputs(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
     """The call's arguments by parameter name, defaults filled in, ``**kwargs`` flattened."""
     try:
         bound = signature.bind_partial(*args, **kwargs)
@@ -62,8 +77,14 @@ def as_outputs(value: Any) -> dict[str, Any]:
 class _Call:
     """One traced call: starts the run, makes it current, and ends it."""
 
-    def __init__(self, config: _Config, signature: inspect.Signature, args: tuple[Any, ...],
-                 kwargs: dict[str, Any], extra: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        config: _Config,
+        signature: inspect.Signature,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        extra: dict[str, Any],
+    ) -> None:
         self.on_end = extra.get("on_end")
         self.config = config
         self.run = _start(config, call_inputs(signature, args, kwargs), extra)
@@ -111,12 +132,18 @@ def _start(config: _Config, inputs: dict[str, Any], extra: dict[str, Any]) -> Ru
     if metadata:
         run_extra["metadata"] = {**run_extra.get("metadata", {}), **metadata}
     fields: dict[str, Any] = {
-        "name": extra.get("name") or config.name, "run_type": config.run_type,
+        "name": extra.get("name") or config.name,
+        "run_type": config.run_type,
         "inputs": config.process_inputs(inputs) if config.process_inputs else inputs,
-        "extra": run_extra, "tags": [*settings.tags, *config.tags, *(extra.get("tags") or [])],
-        "parent_run": parent, "reference_example_id": extra.get("reference_example_id"),
-        "session_name": extra.get("project_name") or config.project_name or settings.project_name
-        or getattr(parent, "session_name", None) or "default",
+        "extra": run_extra,
+        "tags": [*settings.tags, *config.tags, *(extra.get("tags") or [])],
+        "parent_run": parent,
+        "reference_example_id": extra.get("reference_example_id"),
+        "session_name": extra.get("project_name")
+        or config.project_name
+        or settings.project_name
+        or getattr(parent, "session_name", None)
+        or "default",
         "attachments": dict(extra.get("attachments") or {}),
     }
     if extra.get("run_id") is not None:
@@ -138,6 +165,7 @@ def _wrap(fn: Callable[..., Any], config: _Config) -> Callable[..., Any]:
     signature = inspect.signature(fn)
 
     if inspect.isasyncgenfunction(fn):
+
         @functools.wraps(fn)
         async def async_gen_wrapper(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
             call = _Call(config, signature, args, kwargs, _pop_extra(kwargs))
@@ -152,9 +180,11 @@ def _wrap(fn: Callable[..., Any], config: _Config) -> Callable[..., Any]:
                 call.finish(error=exc)
                 raise
             call.finish(call.collected(items))
+
         return async_gen_wrapper
 
     if inspect.isgeneratorfunction(fn):
+
         @functools.wraps(fn)
         def gen_wrapper(*args: Any, **kwargs: Any) -> Iterator[Any]:
             call = _Call(config, signature, args, kwargs, _pop_extra(kwargs))
@@ -172,9 +202,11 @@ def _wrap(fn: Callable[..., Any], config: _Config) -> Callable[..., Any]:
                 call.finish(error=exc)
                 raise
             call.finish(call.collected(items))
+
         return gen_wrapper
 
     if inspect.iscoroutinefunction(fn):
+
         @functools.wraps(fn)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
             call = _Call(config, signature, args, kwargs, _pop_extra(kwargs))
@@ -185,6 +217,7 @@ def _wrap(fn: Callable[..., Any], config: _Config) -> Callable[..., Any]:
                 raise
             call.finish(result)
             return result
+
         return async_wrapper
 
     @functools.wraps(fn)
@@ -197,6 +230,7 @@ def _wrap(fn: Callable[..., Any], config: _Config) -> Callable[..., Any]:
             raise
         call.finish(result)
         return result
+
     return wrapper
 
 
@@ -227,17 +261,23 @@ def traceable(*args: Any, **kwargs: Any) -> Any:
     if len(args) == 1 and callable(args[0]) and not kwargs:
         return _decorator("chain", {})(args[0])
     if args and not isinstance(args[0], str):
-        raise TypeError(f"traceable takes a run type string positionally, e.g. @traceable('llm'); got {args!r}")
+        raise TypeError(
+            f"traceable takes a run type string positionally, e.g. @traceable('llm'); got {args!r}"
+        )
     if len(args) > 1:  # LangSmith warns and goes on; so does assay
         warnings.warn(
             f"traceable only accepts one positional argument, the run type; ignoring {args[1:]!r} "
-            "(pass name=... by keyword)", UserWarning, stacklevel=2,
+            "(pass name=... by keyword)",
+            UserWarning,
+            stacklevel=2,
         )
     run_type = args[0] if args else kwargs.pop("run_type", "chain")
     if run_type not in RUN_TYPES:
         warnings.warn(
             f"unrecognized run_type {run_type!r}; the run types are {', '.join(sorted(RUN_TYPES))}. "
-            f"Did you mean @traceable(name={run_type!r})?", UserWarning, stacklevel=2,
+            f"Did you mean @traceable(name={run_type!r})?",
+            UserWarning,
+            stacklevel=2,
         )
     return _decorator(run_type, kwargs)
 
@@ -246,9 +286,12 @@ def _decorator(run_type: str, options: dict[str, Any]) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         config = _Config(
             name=options.get("name") or str(getattr(fn, "__name__", "traceable")),
-            run_type=run_type, metadata=dict(options.get("metadata") or {}),
-            tags=tuple(options.get("tags") or ()), project_name=options.get("project_name"),
-            process_inputs=options.get("process_inputs"), process_outputs=options.get("process_outputs"),
+            run_type=run_type,
+            metadata=dict(options.get("metadata") or {}),
+            tags=tuple(options.get("tags") or ()),
+            project_name=options.get("project_name"),
+            process_inputs=options.get("process_inputs"),
+            process_outputs=options.get("process_outputs"),
             reduce_fn=options.get("reduce_fn"),
         )
         wrapped = _wrap(fn, config)

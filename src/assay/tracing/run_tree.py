@@ -64,10 +64,19 @@ class RunTree(Run):
     ) -> RunTree:
         """A child run, appended to ``child_runs`` now (so it is kept even if never ended)."""
         fields: dict[str, Any] = {
-            "name": name, "run_type": run_type, "inputs": dict(inputs or {}), "outputs": outputs,
-            "error": error, "reference_example_id": reference_example_id, "end_time": end_time,
-            "tags": list(tags or []), "extra": dict(extra or {}), "attachments": dict(attachments or {}),
-            "serialized": serialized, "parent_run": self, "session_name": self.session_name,
+            "name": name,
+            "run_type": run_type,
+            "inputs": dict(inputs or {}),
+            "outputs": outputs,
+            "error": error,
+            "reference_example_id": reference_example_id,
+            "end_time": end_time,
+            "tags": list(tags or []),
+            "extra": dict(extra or {}),
+            "attachments": dict(attachments or {}),
+            "serialized": serialized,
+            "parent_run": self,
+            "session_name": self.session_name,
             "session_id": self.session_id,
         }
         if run_id is not None:
