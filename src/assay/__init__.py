@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
+from assay.comparison import Comparison, MetricComparison, NotComparableError, compare
 from assay.errors import AssayError
 from assay.evaluation import (
     AsyncExperimentResults,
@@ -21,6 +22,7 @@ from assay.evaluation import (
     aevaluate,
     evaluate,
 )
+from assay.evaluation.metric import metric
 from assay.schemas import Dataset, Example, Feedback, Run, TracerSession
 from assay.tracing import (
     RunTree,
@@ -37,11 +39,11 @@ if TYPE_CHECKING:
 _LAZY = {"evaluate_comparative": "assay.evaluation._comparative"}
 
 __all__ = [
-    "AssayError", "AsyncExperimentResults", "Client", "Dataset", "EvaluationResult",
+    "AssayError", "AsyncExperimentResults", "Client", "Comparison", "Dataset", "EvaluationResult",
     "EvaluationResults", "EvaluatorSignatureError", "Example", "ExperimentResults", "Feedback",
-    "Run", "RunEvaluator", "RunTree", "TracerSession", "aevaluate", "evaluate",
-    "evaluate_comparative", "get_current_run_tree", "get_tracing_context", "trace", "traceable",
-    "tracing_context",
+    "MetricComparison", "NotComparableError", "Run", "RunEvaluator", "RunTree", "TracerSession",
+    "aevaluate", "compare", "evaluate", "evaluate_comparative", "get_current_run_tree",
+    "get_tracing_context", "metric", "trace", "traceable", "tracing_context",
 ]
 
 

@@ -212,7 +212,7 @@ class Client(ProjectsRunsFeedback, TableUploads):
         for row in rows:  # the store knows each run's experiment by where it is kept
             row.run.session_id = record.id
         summary = self.store.load_summary_results(record.id)
-        return ExperimentResults(record, rows, summary, self.store.url)
+        return ExperimentResults(record, rows, summary, self.store.url, store=self.store)
 
 
 def _uuid(value: uuid.UUID | str, parameter: str) -> uuid.UUID:

@@ -76,9 +76,18 @@ for row in rows[::2]:
         row["example"].inputs["question"],
         (row["run"].outputs or {}).get("answer"),
         "cannot compute boom" in (row["run"].error or ""),
-        sorted(scores.items()),
+        sorted(scores.items()) if row["run"].error is None else "target failed",
     )
-df = results.to_pandas()
+print(
+    sorted(
+        r.key
+        for row in rows
+        for r in row["evaluation_results"]["results"]
+        if r.key == "broken" and r.score is None
+    )[:1],
+    len(results.to_pandas()),
+)
+df = results.to_pandas(end=6)
 print(sorted(c for c in df.columns if not c.startswith("outputs.")), "outputs.answer" in df.columns)
 print(len(results.to_pandas(start=1, end=3)), df["execution_time"].notna().all())
 print(sorted((r.key, r.score) for r in results._summary_results["results"]))

@@ -133,7 +133,9 @@ async def aevaluate(
         return await special
     prepared = _prepare(target, options)
     stream = RowStream()
-    results = AsyncExperimentResults(prepared.record, [], [], prepared.store.url, stream=stream)
+    results = AsyncExperimentResults(
+        prepared.record, [], [], prepared.store.url, store=prepared.store, stream=stream
+    )
     if blocking:
         await _execute(prepared, stream)
         await results.wait()
@@ -185,7 +187,9 @@ def evaluate(
         return run_coroutine(special)
     prepared = _prepare(target, options)
     stream = RowStream()
-    results = ExperimentResults(prepared.record, [], [], prepared.store.url, stream=stream)
+    results = ExperimentResults(
+        prepared.record, [], [], prepared.store.url, store=prepared.store, stream=stream
+    )
     if blocking:
         run_coroutine(_execute(prepared, stream))
         results.wait()
@@ -321,7 +325,7 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     finally:
         store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record
-    results = ExperimentResults(final, rows, summary, store.url)
+    results = ExperimentResults(final, rows, summary, store.url, store=store)
     if bar.enabled:
         print_report(results)
     stream.finish(Outcome(final, rows, summary))

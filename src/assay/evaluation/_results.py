@@ -9,10 +9,12 @@ from collections.abc import AsyncIterator, Iterator
 from functools import cached_property
 from typing import Any
 
+from assay._metric import MetricInfo
 from assay.errors import require_extra
 from assay.evaluation._stats import MetricAggregate, aggregate
 from assay.evaluation._stream import RowStream
 from assay.schemas import EvaluationResult, EvaluationResults
+from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 
@@ -31,12 +33,14 @@ class ExperimentResults:
         summary_results: list[EvaluationResult],
         store_url: str,
         *,
+        store: Store | None = None,
         stream: RowStream | None = None,
     ) -> None:
         self.experiment = experiment
         self._final_rows = rows
         self._summary = summary_results
         self.store_url = store_url
+        self._store = store  # for compare(); None when only the URL is known
         self._stream = stream
         self._thread: threading.Thread | None = None
 
@@ -139,13 +143,18 @@ class ExperimentResults:
 
     @cached_property
     def aggregate(self) -> dict[str, MetricAggregate]:
-        """Per metric key: mean, n, errors, standard error (clustered by example), 95% CI."""
+        """Per metric key: mean, n, errors, skipped, standard error and 95% CI (Wilson for
+        0/1 metrics, Student t clustered by example otherwise), with the metric's direction."""
         scores: dict[str, list[float]] = {}
         clusters: dict[str, list[str]] = {}
         errors: dict[str, int] = {}
+        skipped: dict[str, int] = {}
+        infos: dict[str, MetricInfo] = {}
         for row in self._rows():
             for result in row.results:
                 errors.setdefault(result.key, 0)
+                if result.key not in infos and result.evaluator_info:
+                    infos[result.key] = MetricInfo.of(result.evaluator_info)
                 if result.error is not None:
                     errors[result.key] += 1
                     continue
@@ -153,8 +162,11 @@ class ExperimentResults:
                 if value is not None:
                     scores.setdefault(result.key, []).append(value)
                     clusters.setdefault(result.key, []).append(str(row.example.id))
+                elif row.run.error is not None:  # no score, no error, failed target
+                    skipped[result.key] = skipped.get(result.key, 0) + 1
         return {
-            key: aggregate(key, scores.get(key, []), clusters.get(key, []), errors[key])
+            key: aggregate(key, scores.get(key, []), clusters.get(key, []), errors[key],
+                           skipped=skipped.get(key, 0), info=infos.get(key))
             for key in errors
         }
 
@@ -174,6 +186,13 @@ class ExperimentResults:
                     if isinstance(value, (int, float)) and not isinstance(value, bool):
                         totals[name] = totals.get(name, 0) + value
         return totals
+
+    def compare(self, other: Any, *, cluster_by: str | None = None) -> Any:
+        """The paired comparison of ``other`` against this experiment as the baseline: see
+        ``assay.compare`` (returns an ``assay.Comparison``)."""
+        from assay.comparison import compare
+
+        return compare(self, other, client=self._store, cluster_by=cluster_by)
 
     def to_pandas(self, start: int | None = 0, end: int | None = None) -> Any:
         """One line per row (``rows[start:end]``), LangSmith's columns: ``inputs.*``,
