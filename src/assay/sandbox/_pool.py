@@ -7,14 +7,18 @@ import os
 import threading
 import warnings
 import weakref
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional, Sequence
 
+from assay.sandbox import _jobs, _program
 from assay.sandbox._backends import BACKENDS, Backend
+from assay.sandbox._children import DEFAULT_LIMITS
 from assay.sandbox._launch import LaunchContext, Runtime
 from assay.sandbox._sandbox import Sandbox, SandboxSettings
-from assay.sandbox.config import BACKEND_LEVELS, SandboxConfig
+from assay.sandbox._slots import Slots
+from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
 from assay.sandbox.errors import SandboxError, SandboxIsolationWarning, SandboxUnavailable
+from assay.sandbox.languages import Language
+from assay.sandbox.results import Call, CallOutcome, FunctionRun, ProgramRun, ScriptRun
 
 
 def choose_backend(config: SandboxConfig, user_namespace: bool) -> Backend:
@@ -37,90 +41,6 @@ def choose_backend(config: SandboxConfig, user_namespace: bool) -> Backend:
     raise SandboxUnavailable("no sandbox backend can run here: " + "; ".join(reasons))
 
 
-class _Slots:
-    """At most ``size`` sandboxes, started lazily, each leased to one job at a time."""
-
-    def __init__(self, make: Callable[[], Sandbox], size: int) -> None:
-        self._make = make
-        self._size = size
-        self._idle: list[Sandbox] = []
-        self._count = 0
-        self._closed = False
-        self._cond = threading.Condition()
-        self.started: list[Sandbox] = []  # every sandbox ever started, for stray_processes
-
-    @contextmanager
-    def lease(self) -> Iterator[Sandbox]:
-        sandbox = self._acquire()
-        try:
-            yield sandbox
-        finally:
-            self._release(sandbox)
-
-    def _acquire(self) -> Sandbox:
-        sandbox: Optional[Sandbox]
-        with self._cond:
-            while True:
-                if self._closed:
-                    raise SandboxError("the sandbox pool is closed")
-                if self._idle:
-                    sandbox = self._idle.pop()
-                    break
-
-                if self._count < self._size:
-                    self._count += 1
-                    sandbox = None
-                    break
-                self._cond.wait()
-        if sandbox is not None and self._ready(sandbox):
-            return sandbox
-        try:
-            sandbox = self._make()
-            sandbox.start()
-            with self._cond:
-                self.started.append(sandbox)
-        except BaseException:
-            with self._cond:
-                self._count -= 1
-                self._cond.notify()
-            raise
-        return sandbox
-
-    def _ready(self, sandbox: Sandbox) -> bool:
-        """Wait for the previous job's reset; a sandbox that fails it is replaced (the
-        slot passes to its replacement)."""
-        try:
-            sandbox.finish_reset()
-        except (SandboxError, OSError):
-            sandbox.kill()
-        return not sandbox.dead
-
-    def _release(self, sandbox: Sandbox) -> None:
-        if not sandbox.dead and sandbox.dirty:
-            try:
-                sandbox.begin_reset()
-            except (SandboxError, OSError):
-                sandbox.kill()
-        with self._cond:
-            keep = not sandbox.dead and not self._closed
-            if keep:
-                self._idle.append(sandbox)
-            else:
-                self._count -= 1
-            self._cond.notify()
-        if not keep:
-            sandbox.kill()
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            idle, self._idle = self._idle, []
-            self._count -= len(idle)
-            self._cond.notify_all()
-        for sandbox in idle:
-            sandbox.shutdown()
-
-
 class SandboxPool:
     """Sandboxes for candidates and, separately, for test programs: a test program never
     shares a sandbox (or a PID namespace) with the code it tests."""
@@ -139,8 +59,8 @@ class SandboxPool:
             self.config.extra_ro_paths, self.config.uid_base,
         )
         size = self.config.worker_count()
-        self.candidates = _Slots(self._new_sandbox, size)
-        self.checkers = _Slots(self._new_sandbox, size)
+        self.candidates = Slots(self._new_sandbox, size)
+        self.checkers = Slots(self._new_sandbox, size)
         self._notes: list[str] = []
         self._description = self._describe()
         _warn_once(self._description)
@@ -208,21 +128,26 @@ class SandboxPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # the jobs; see assay.sandbox._jobs
-    def run_function(self, *args: Any, **kwargs: Any) -> Any:
-        from assay.sandbox._jobs import run_function
+    # the jobs: assay.sandbox._jobs and _program
+    def run_function(self, language: Language, code: str, func_name: str,
+                     calls: Sequence[Call], timeout: float, limits: Limits = DEFAULT_LIMITS,
+                     on_outcome: Optional[Callable[[CallOutcome], CallOutcome]] = None,
+                     ) -> FunctionRun:
+        """Call ``func_name`` from ``code`` once per call (see ``_jobs.run_function``)."""
+        return _jobs.run_function(self, language, code, func_name, calls, timeout, limits,
+                                  on_outcome)
 
-        return run_function(self, *args, **kwargs)
+    def run_test_program(self, language: Language, program: str, test: str,
+                         entry_point: str, timeout: float, limits: Limits = DEFAULT_LIMITS,
+                         prompt: str = "") -> ProgramRun:
+        """``test`` against ``program`` in two sandboxes (see ``_program``)."""
+        return _program.run_test_program(self, language, program, test, entry_point,
+                                         timeout, limits, prompt)
 
-    def run_test_program(self, *args: Any, **kwargs: Any) -> Any:
-        from assay.sandbox._program import run_test_program
-
-        return run_test_program(self, *args, **kwargs)
-
-    def run_script(self, *args: Any, **kwargs: Any) -> Any:
-        from assay.sandbox._jobs import run_script
-
-        return run_script(self, *args, **kwargs)
+    def run_script(self, language: Language, code: str, timeout: float,
+                   limits: Limits = DEFAULT_LIMITS) -> ScriptRun:
+        """Run ``code`` as a program; its exit code and output are the result."""
+        return _jobs.run_script(self, language, code, timeout, limits)
 
 
 _warned: set[tuple[str, tuple[str, ...]]] = set()

@@ -17,7 +17,8 @@ class Call:
 @dataclass
 class CallOutcome:
     """status: ``ok`` (``value`` holds the decoded return value), ``error`` (it raised),
-    ``crashed`` (its process ended), ``timeout``, or ``not_run``."""
+    ``crashed`` (its process ended), ``timeout``, or ``not_run``. ``passed`` is set by a
+    caller's ``on_outcome`` reducer, which may also replace ``value`` by a summary."""
 
     index: int
     status: str
@@ -26,6 +27,7 @@ class CallOutcome:
     message: Optional[str] = None
     traceback: Optional[str] = None
     duration_ms: Optional[float] = None
+    passed: Optional[bool] = None
 
     @property
     def ok(self) -> bool:

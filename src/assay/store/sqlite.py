@@ -274,8 +274,7 @@ class SQLiteStore(Store):
     # rows
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
         exp, run_id = str(experiment_id), str(row.run.id)
-        run = codec.run_row(exp, run_id, row.run, row.example, row.repetition, row.position)
-        return run, [codec.result_row(exp, run_id, result) for result in row.results]
+        return codec.encode_row(exp, run_id, row)
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
         runs = [run for run, _ in prepared]
@@ -338,8 +337,9 @@ class SQLiteStore(Store):
                 "INSERT INTO summary_results (experiment_id, key, score, value, feedback, comment, "
                 "metadata, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (str(experiment_id), r.key, codec.score_column(r), dumps(r.value), r.feedback,
-                     r.comment, dumps(r.metadata or None), r.error)
+                    (str(experiment_id), codec.text(r.key), codec.score_column(r), dumps(r.value),
+                     codec.text(r.feedback), codec.text(r.comment), dumps(r.metadata or None),
+                     codec.text(r.error))
                     for r in results
                 ],
             )
@@ -358,7 +358,8 @@ class SQLiteStore(Store):
                 "metadata, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (str(r.id), r.name, dumps([str(e) for e in r.experiment_ids]), str(r.example_id),
-                     r.key, dumps(r.scores), r.comment, dumps(r.metadata or None), r.error,
+                     codec.text(r.key), dumps(r.scores), codec.text(r.comment),
+                     dumps(r.metadata or None), codec.text(r.error),
                      codec.ts(utcnow()))
                     for r in records
                 ],

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from assay.sandbox import Call, Language
+from assay.sandbox.compare import Tolerance
 from assay.sandbox.harness import codec
 from assay.sandbox.languages import strip_fences
 from assay.schemas import Example, Run
@@ -25,6 +26,7 @@ class TestCase:
     call: Call
     expected: Any
     shown_input: Any  # what the details show as "input": the seed's single input, or args
+    tolerance: Optional[Tolerance] = None  # the case's own rel_tol/abs_tol/zero_tol
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,12 @@ def test_program_of(example: Optional[Example]) -> Optional[TestProgram]:
     return TestProgram(prompt, test, entry_point)
 
 
-def test_cases_of(example: Optional[Example]) -> list[TestCase]:
+TOLERANCE_KEYS = ("rel_tol", "abs_tol", "zero_tol")
+DEFAULT_TOLERANCE = Tolerance()
+
+
+def test_cases_of(example: Optional[Example],
+                  default: Tolerance = DEFAULT_TOLERANCE) -> list[TestCase]:
     raw: Any = None
     if example is not None and example.inputs and "test_cases" in example.inputs:
         raw = example.inputs["test_cases"]
@@ -95,10 +102,20 @@ def test_cases_of(example: Optional[Example]) -> list[TestCase]:
         )
     if not isinstance(raw, (list, tuple)):
         raise CaseError(f"test cases must be a list, got {type(raw).__name__}")
-    return [_parse_case(index, case) for index, case in enumerate(raw)]
+    return [_parse_case(index, case, default) for index, case in enumerate(raw)]
 
 
-def _parse_case(index: int, case: Any) -> TestCase:
+def _case_tolerance(where: str, case: dict[str, Any], default: Tolerance) -> Optional[Tolerance]:
+    given = {key: case[key] for key in TOLERANCE_KEYS if key in case}
+    if not given:
+        return None
+    try:
+        return Tolerance(**{**{k: getattr(default, k) for k in TOLERANCE_KEYS}, **given})
+    except (TypeError, ValueError) as exc:
+        raise CaseError(f"{where}: {exc}") from None
+
+
+def _parse_case(index: int, case: Any, default: Tolerance) -> TestCase:
     where = f"test case #{index}"
     if not isinstance(case, dict):
         raise CaseError(f"{where} must be a dict, got {type(case).__name__}")
@@ -119,4 +136,5 @@ def _parse_case(index: int, case: Any) -> TestCase:
         codec.encode([list(call.args), call.kwargs])
     except codec.UnsupportedValue as exc:
         raise CaseError(f"{where}: its input is not plain data ({exc})") from None
-    return TestCase(index, call, case["expected_output"], shown)
+    return TestCase(index, call, case["expected_output"], shown,
+                    _case_tolerance(where, case, default))
