@@ -8,6 +8,7 @@ value as it is unless it is huge.
 
 from __future__ import annotations
 
+import itertools
 import math
 import reprlib
 from typing import Any
@@ -51,7 +52,37 @@ def show(value: Any) -> str:
 def bounded(value: Any) -> Any:
     """The value as it is, unless huge: then a truncated text, so one result cannot
     bloat the store (the comparison already used the whole value)."""
+    if not _larger_than(value, STORED_VALUE_CHARS):
+        return value
+    if _larger_than(value, STORED_VALUE_CHARS * 10):
+        return f"<{type(value).__name__} of over {STORED_VALUE_CHARS * 10} characters, " \
+            f"truncated> " + show(value)
     size = len(dumps(value) or "")
     if size <= STORED_VALUE_CHARS:
         return value
     return f"<{type(value).__name__}, {size} characters when stored, truncated> " + show(value)
+
+
+def _larger_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` stored as JSON would roughly exceed ``limit`` characters; stops
+    as soon as it does (encoding a million items just to learn that costs ~250 MB)."""
+    size, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind in (str, bytes, bytearray):
+            size += len(item) + 2
+        elif kind is int:
+            size += item.bit_length() // 3 + 1
+        elif kind in (list, tuple, set, frozenset):
+            size += 2 + len(item)
+            stack.extend(itertools.islice(item, limit))
+        elif kind is dict:
+            size += 2 + 2 * len(item)
+            stack.extend(itertools.islice(item.keys(), limit))
+            stack.extend(itertools.islice(item.values(), limit))
+        else:
+            size += 8
+        if size > limit:
+            return True
+    return False
