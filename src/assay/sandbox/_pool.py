@@ -9,10 +9,12 @@ import warnings
 import weakref
 from typing import Any, Callable, Optional, Sequence
 
-from assay.sandbox import _jobs, _program
+from assay.sandbox import _cgroup, _jobs, _program
 from assay.sandbox._backends import BACKENDS, Backend
 from assay.sandbox._children import DEFAULT_LIMITS
 from assay.sandbox._launch import LaunchContext, Runtime
+from assay.sandbox._seccomp import DESCRIPTION as SECCOMP_DESCRIPTION
+from assay.sandbox._seccomp import filter_program
 from assay.sandbox._sandbox import Sandbox, SandboxSettings
 from assay.sandbox._slots import Slots
 from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
@@ -56,8 +58,9 @@ class SandboxPool:
         self.runtime = Runtime.discover(self.config.node)
         self.settings = SandboxSettings(
             self.runtime, user_namespace, self.config.workdir_bytes,
-            self.config.extra_ro_paths, self.config.uid_base,
+            self.config.extra_ro_paths, self.config.uid_base, self._memory_cgroup(),
         )
+        self._isolation: dict[str, Any] = {}
         size = self.config.worker_count()
         self.candidates = Slots(self._new_sandbox, size)
         self.checkers = Slots(self._new_sandbox, size)
@@ -65,6 +68,17 @@ class SandboxPool:
         self._description = self._describe()
         _warn_once(self._description)
         _open_pools.add(self)
+
+    def _memory_cgroup(self) -> bool:
+        wanted = self.config.memory_cgroup
+        if wanted is False:
+            return False
+        if _cgroup.available() is None:
+            if wanted:
+                raise SandboxUnavailable("memory_cgroup=True, but no cgroup can be made here "
+                                         "(the cgroup file system is not writable)")
+            return False
+        return True
 
     def _new_sandbox(self) -> Sandbox:
         return Sandbox(self.backend, self.settings, on_start=self.note_sandbox)
@@ -80,21 +94,33 @@ class SandboxPool:
         ))
         user = (f"a dedicated unprivileged host uid per sandbox (from {self.settings.uid_base})"
                 if dedicated else plan.user_label)
+        seccomp = filter_program() is not None
+        missing = plan.protections.missing()
+        if not seccomp:
+            missing.append("no system-call filter: libseccomp or its Python bindings "
+                           "(pyseccomp) are missing")
         return {
             "backend": self.backend.name, "level": self.backend.level, "user": user,
-            "protections": plan.protections.as_dict(), "missing": plan.protections.missing(),
+            "protections": plan.protections.as_dict(), "missing": missing,
             "workers": self.config.worker_count(),
+            "memory_limit": (_cgroup.available() if self.settings.memory_cgroup else
+                             "RLIMIT_AS (Python), RLIMIT_DATA and V8's heap limit "
+                             "(JavaScript)"),
+            "seccomp": SECCOMP_DESCRIPTION if seccomp else None,
+            "ipc": "a fresh IPC namespace per job",
         }
 
     def describe(self) -> dict[str, Any]:
         """Backend, user, protections present and missing: for results' metadata."""
-        description = {**self._description, "missing": list(self._description["missing"])}
+        description = {**self._description, "missing": list(self._description["missing"]),
+                       **self._isolation}
         if self._notes:
             description["notes"] = list(self._notes)
         return description
 
     def note_sandbox(self, sandbox: Sandbox) -> None:
         """Facts learned when a sandbox starts (warned once, kept in describe())."""
+        self._isolation = self._learned_isolation(sandbox)
         unreadable = sandbox.info.get("unreadable") or []
         if unreadable and not self._notes:
             note = (f"the sandbox's uid cannot read {', '.join(unreadable)}: only modules the "
@@ -102,6 +128,15 @@ class SandboxPool:
                     "use the bubblewrap or unshare backend)")
             self._notes.append(note)
             warnings.warn(note, SandboxIsolationWarning, stacklevel=2)
+
+    def _learned_isolation(self, sandbox: Sandbox) -> dict[str, Any]:
+        """What the zygote found it could do (the plan says what we asked for)."""
+        learned: dict[str, Any] = {}
+        if not sandbox.info.get("ipc_namespace"):
+            learned["ipc"] = "shared by the jobs of a sandbox (no user namespaces here)"
+        if self._description["seccomp"] and not sandbox.info.get("seccomp"):
+            learned["seccomp"] = None
+        return learned
 
     def close(self) -> None:
         self.candidates.close()

@@ -182,3 +182,48 @@ def reset_signals() -> None:
             signal.signal(number, signal.SIG_DFL)
         except (OSError, ValueError):
             continue
+
+
+# -- per-job isolation: a fresh IPC namespace, a system-call filter ------------------------
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def fresh_ipc_namespace() -> None:
+    """A new IPC namespace (SysV queues, semaphores, shared memory; POSIX queues) for
+    this process alone, gone with it. Unprivileged, so inside a new user namespace that
+    maps only our own uid and gid; the capabilities it grants there are dropped at once."""
+    uid, gid = os.geteuid(), os.getegid()
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0:
+        raise ConfinementError(f"unshare(IPC) failed: {os.strerror(ctypes.get_errno())}")
+    for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"),
+                       ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as handle:
+            handle.write(text)
+    drop_all_capabilities()
+
+
+def load_seccomp(program: bytes) -> None:
+    """Install a BPF filter compiled by libseccomp in the trusted parent (this
+    interpreter may have no bindings). Needs no-new-privileges, set in the zygote."""
+    if not program or len(program) % 8:
+        raise ConfinementError("malformed seccomp program")
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise ConfinementError(f"seccomp failed: {os.strerror(ctypes.get_errno())}")
+
+
+def unprotect_from_oom() -> None:
+    """The zygote is shielded from the cgroup's OOM killer; its children are not."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write("0")
+    except OSError:
+        pass
