@@ -13,9 +13,9 @@ from assay.sandbox import _cgroup, _jobs, _program
 from assay.sandbox._backends import BACKENDS, Backend
 from assay.sandbox._children import DEFAULT_LIMITS
 from assay.sandbox._launch import LaunchContext, Runtime
+from assay.sandbox._sandbox import Sandbox, SandboxSettings
 from assay.sandbox._seccomp import DESCRIPTION as SECCOMP_DESCRIPTION
 from assay.sandbox._seccomp import filter_program
-from assay.sandbox._sandbox import Sandbox, SandboxSettings
 from assay.sandbox._slots import Slots
 from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
 from assay.sandbox.errors import SandboxError, SandboxIsolationWarning, SandboxUnavailable
