@@ -202,10 +202,15 @@ def fresh_ipc_namespace() -> None:
     uid, gid = os.geteuid(), os.getegid()
     if _libc.unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0:
         raise ConfinementError(f"unshare(IPC) failed: {os.strerror(ctypes.get_errno())}")
-    for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"),
-                       ("gid_map", f"{gid} {gid} 1")):
-        with open(f"/proc/self/{name}", "w") as handle:
-            handle.write(text)
+    dumpable = _libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE: /proc/self is ours only if set
+    prctl(PR_SET_DUMPABLE, 1)
+    try:
+        for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"),
+                           ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
+    finally:
+        prctl(PR_SET_DUMPABLE, 1 if dumpable == 1 else 0)
     drop_all_capabilities()
 
 
