@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any, Optional
+from typing import Any
 
 from assay.client import Client
 from assay.evaluation import ExperimentResults, evaluate
 from assay.schemas import Example, Run
+
+__all__ = [
+    "DATASET_NAME", "correct", "ensure_dataset", "explained", "f1_score_summary_evaluator",
+    "keyword_classifier", "run_demo",
+]
+
 
 DATASET_NAME = "Toxic queries (demo)"
 _INSULTS = ("idiot", "stupid", "loser", "dumbest", "disgusting", "garbage", "moron", "fraud", "hate")
@@ -35,7 +41,7 @@ def explained(run: Run, example: Example) -> dict[str, Any]:
 
 
 def f1_score_summary_evaluator(outputs: list[dict[str, Any]], reference_outputs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Seed 000's summary evaluator, as written there."""
+    """The F1 summary evaluator of the LangSmith quick-start, as written there."""
     true_positives = false_positives = false_negatives = 0
     for output_dict, reference_output_dict in zip(outputs, reference_outputs):
         output, reference = output_dict["class"], reference_output_dict["label"]
@@ -61,7 +67,7 @@ def ensure_dataset(client: Client) -> None:
     client.create_examples(examples=records, dataset_name=DATASET_NAME)
 
 
-def run_demo(database_url: Optional[str] = None) -> ExperimentResults:
+def run_demo(database_url: str | None = None) -> ExperimentResults:
     client = Client(database_url)
     ensure_dataset(client)
     return evaluate(

@@ -7,23 +7,24 @@ an errored result (``error`` set, no score) that names the run or example and it
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional
+from typing import Any
 
+from assay._output_text import output_text
+from assay.errors import AssayError
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import EvaluationResult, Example, Run
 
 DEFAULT_KEY = "output"
 
 
-class EvaluatorInputError(ValueError):
+class EvaluatorInputError(AssayError, ValueError):
     """The run or the example does not hold what the evaluator needs."""
 
 
 def pick(
-    values: Optional[Mapping[str, Any]],
-    key: Optional[str],
+    values: Mapping[str, Any] | None,
+    key: str | None,
     *,
     where: str,
     option: str,
@@ -54,25 +55,8 @@ def _keys(values: Mapping[str, Any]) -> str:
 
 
 def as_text(value: Any) -> str:
-    """Text of an output: a string, a chat message (its content), a list of them, or JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
-        return str(value["content"])
-    if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(item, Mapping) and "content" in item for item in value)
-    ):
-        return "\n".join(as_text(item) for item in value)
-    if isinstance(value, (bool, int, float)):
-        return json.dumps(value)
-    try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError):
-        return str(value)
+    """Text of a picked output or reference value (:func:`output_text`)."""
+    return output_text(value)
 
 
 class ReferenceEvaluator(BaseEvaluator):
@@ -89,9 +73,9 @@ class ReferenceEvaluator(BaseEvaluator):
     def __init__(
         self,
         *,
-        output_key: Optional[str] = None,
-        reference_key: Optional[str] = None,
-        name: Optional[str] = None,
+        output_key: str | None = None,
+        reference_key: str | None = None,
+        name: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(name=name or self.default_name, **kwargs)
@@ -109,7 +93,7 @@ class ReferenceEvaluator(BaseEvaluator):
             )
         return pick(run.outputs, self.output_key, where="run.outputs", option="output_key")
 
-    def reference(self, example: Optional[Example]) -> Any:
+    def reference(self, example: Example | None) -> Any:
         if example is None:
             raise EvaluatorInputError(
                 f"{type(self).__name__} compares with a reference output and needs an example"

@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Union
 
+__all__ = ["DEFAULT_TOLERANCE", "Tolerance", "ToleranceLike", "as_tolerance", "values_equal"]
+
 DEFAULT_TOLERANCE = 1e-9  # relative
 
 

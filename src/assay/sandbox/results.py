@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+__all__ = ["Call", "CallOutcome", "FunctionRun", "LoadFailure", "Output", "ProgramRun", "ScriptRun"]
+
 
 @dataclass(frozen=True)
 class Call:

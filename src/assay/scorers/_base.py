@@ -9,57 +9,39 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from assay._aio import run_coroutine
+from assay._output_text import output_text
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import EvaluationResult, Example, Run
 
 TextLike = Any  # a string, a chat-message list, or a dict holding one
 
-_TEXT_KEYS = ("output", "text", "answer", "response", "content", "input", "question", "query")
-
-
 class ScorerResult(BaseModel):
     """What ``Scorer.run`` returns (Mastra's shape, in snake_case)."""
 
     run_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
-    score: Optional[float] = None
-    reason: Optional[str] = None
-    preprocess_step_result: Optional[dict[str, Any]] = None
-    analyze_step_result: Optional[dict[str, Any]] = None
-    error: Optional[str] = None
+    score: float | None = None
+    reason: str | None = None
+    preprocess_step_result: dict[str, Any] | None = None
+    analyze_step_result: dict[str, Any] | None = None
+    error: str | None = None
 
     def __getitem__(self, name: str) -> Any:
         return getattr(self, name)
 
     @property
-    def extract_step_result(self) -> Optional[dict[str, Any]]:
-        """Seed 001's name for the completeness scorer's preprocess step."""
+    def extract_step_result(self) -> dict[str, Any] | None:
+        """The older name of the completeness scorer's preprocess step (Mastra's ``extractStepResult``)."""
         return self.preprocess_step_result
 
 
 def to_text(value: TextLike) -> str:
-    """Flatten a string, a chat-message list or a dict of them into plain text."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(to_text(item) for item in value)
-    if isinstance(value, dict):
-        if "content" in value:
-            return to_text(value["content"])
-        if "input_messages" in value or "inputMessages" in value:
-            return to_text(value.get("input_messages") or value.get("inputMessages"))
-        for key in _TEXT_KEYS:
-            if key in value:
-                return to_text(value[key])
-        if len(value) == 1:
-            return to_text(next(iter(value.values())))
-    return str(value)
+    """A string, a chat-message list or a dict of them as plain text (:func:`output_text`)."""
+    return output_text(value)
 
 
 _MASTRA_RUN_KEYS = {"input", "output", "runId", "run_id", "groundTruth", "ground_truth",
@@ -97,17 +79,17 @@ class Scorer(BaseEvaluator):
         return await self._arun(*_pair(input, output))
 
     # as an evaluator
-    def scorer_input(self, run: Run, example: Optional[Example]) -> TextLike:
+    def scorer_input(self, run: Run, example: Example | None) -> TextLike:
         return example.inputs if example is not None else run.inputs
 
-    def scorer_output(self, run: Run, example: Optional[Example]) -> TextLike:
+    def scorer_output(self, run: Run, example: Example | None) -> TextLike:
         return run.outputs
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         result = self._run(self.scorer_input(run, example), self.scorer_output(run, example))
         return self.to_evaluation_result(result)
 
-    async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    async def _aevaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         result = await self._arun(self.scorer_input(run, example), self.scorer_output(run, example))
         return self.to_evaluation_result(result)
 

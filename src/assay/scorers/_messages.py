@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from assay.scorers._base import to_text
 
 _MESSAGE_LIST_KEYS = ("inputMessages", "input_messages", "messages", "outputMessages", "output")
 
 
-def _messages(value: Any) -> Optional[list[dict[str, Any]]]:
+def _messages(value: Any) -> list[dict[str, Any]] | None:
     if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
         return value
     if isinstance(value, dict):
@@ -22,12 +22,8 @@ def _messages(value: Any) -> Optional[list[dict[str, Any]]]:
 
 
 def message_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-        return "\n".join(
-            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
-        )
-    return to_text(content)
+    """The text of one message's content (content parts joined), by :func:`output_text`."""
+    return to_text({"content": message.get("content")})
 
 
 def first_user_text(value: Any) -> str:
@@ -55,7 +51,7 @@ def last_assistant_text(value: Any) -> str:
 _CONTEXT_KEYS = ("context", "contexts", "documents", "retrieved_context", "sources")
 
 
-def context_from(value: Any) -> Optional[list[str]]:
+def context_from(value: Any) -> list[str] | None:
     """A ``context`` list found in an inputs dict, if any."""
     if not isinstance(value, dict):
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from assay.errors import AssayError
 from assay.sandbox import Call, Language
 from assay.sandbox.compare import Tolerance
 from assay.sandbox.harness import codec
@@ -12,7 +13,7 @@ from assay.sandbox.languages import strip_fences
 from assay.schemas import Example, Run
 
 
-class CaseError(ValueError):
+class CaseError(AssayError, ValueError):
     """The run or the example cannot be used; the message says which and why."""
 
     def __init__(self, message: str, feedback: str = "Missing test cases.") -> None:
@@ -25,7 +26,7 @@ class TestCase:
     index: int
     call: Call
     expected: Any
-    shown_input: Any  # what the details show as "input": the seed's single input, or args
+    shown_input: Any  # what the details show as "input": a case's single ``input``, or its args
     tolerance: Optional[Tolerance] = None  # the case's own rel_tol/abs_tol/zero_tol
 
 
@@ -40,9 +41,9 @@ DEFAULT_OUTPUT_KEYS = ("text", "output")
 
 
 def code_from_run(run: Run, output_key: Optional[str], language: Language) -> str:
-    """The code, or raise CaseError with the seed's messages.
+    """The code, or raise CaseError saying what is missing.
 
-    With no ``output_key``: ``"text"`` (the seed's), else ``"output"`` (what a target
+    With no ``output_key``: ``"text"``, else ``"output"`` (what a target
     returning a bare string produces), else the only value. A chat message (or a list of
     them, the last one) gives its content.
     """

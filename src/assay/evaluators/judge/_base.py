@@ -1,13 +1,16 @@
-"""The base of judge evaluators: model resolution, what the judge sees, usage and errors."""
+"""The evaluator face of the judge core: what the judge sees of a run, results with usage."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
+from assay._aio import run_coroutine
 from assay.evaluation.evaluator import BaseEvaluator
+from assay.evaluators.judge._core import JudgeCore
 from assay.evaluators.judge._text import render
-from assay.llm.resolve import JudgeModel, resolve_structured
+from assay.llm.resolve import JudgeModel
+from assay.llm.structured import StructuredChat
 from assay.llm.usage import Usage, UsageMeter
 from assay.schemas import EvaluationResult, Example, Run
 
@@ -16,16 +19,16 @@ from assay.schemas import EvaluationResult, Example, Run
 class JudgeInput:
     input: str
     output: str
-    reference: Optional[str]
+    reference: str | None
 
 
 @dataclass(frozen=True)
 class DataKeys:
     """Which key of inputs / outputs / reference outputs to show (None: the whole dict)."""
 
-    input: Optional[str] = None
-    prediction: Optional[str] = None
-    reference: Optional[str] = None
+    input: str | None = None
+    prediction: str | None = None
+    reference: str | None = None
 
 
 class LLMJudge(BaseEvaluator):
@@ -40,13 +43,22 @@ class LLMJudge(BaseEvaluator):
         self,
         model: JudgeModel = None,
         *,
-        name: Optional[str] = None,
+        name: str | None = None,
         keys: DataKeys = DataKeys(),
         **kwargs: Any,
     ) -> None:
         super().__init__(name=name, **kwargs)
-        self.chat = resolve_structured(model)
+        self.core = JudgeCore(model)
         self.keys = keys
+
+    @property
+    def chat(self) -> StructuredChat:
+        return self.core.chat
+
+    @property
+    def model_name(self) -> str:
+        """The judge model's name, as recorded in every result's metadata."""
+        return self.core.model_name
 
     @property
     def result_keys(self) -> list[str]:
@@ -58,27 +70,25 @@ class LLMJudge(BaseEvaluator):
     def needs_reference(self) -> bool:
         return False
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+    def _evaluate(self, run: Run, example: Example | None = None) -> Any:
         # works from a notebook too, where an event loop is already running
-        from assay._aio import run_coroutine
-
         return run_coroutine(self._aevaluate(run, example))
 
-    async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> Any:
-        meter = UsageMeter()
-        try:
-            results = await self.judge(self.judge_input(run, example), meter)
-        except Exception as exc:  # failures are data: one errored result per key
-            failed = self.error_result(exc)
+    async def _aevaluate(self, run: Run, example: Example | None = None) -> Any:
+        outcome = await self.core.metered(lambda meter: self.judge(self.judge_input(run, example), meter))
+        if outcome.error is not None:  # failures are data: one errored result per key
+            failed = self.error_result(outcome.error)
             results = [failed.model_copy(update={"key": key}, deep=True) for key in self.result_keys]
-        return self._with_usage(results, meter.total)
+        else:
+            results = outcome.value or []
+        return self._with_usage(results, outcome.usage)
 
-    def judge_input(self, run: Run, example: Optional[Example]) -> JudgeInput:
+    def judge_input(self, run: Run, example: Example | None) -> JudgeInput:
         if run.outputs is None:
             failure = f" (the target failed: {run.error})" if run.error else ""
             raise ValueError(f"the run has no outputs to judge{failure}")
         inputs = example.inputs if example is not None else run.inputs
-        reference: Optional[str] = None
+        reference: str | None = None
         if example is not None and example.outputs is not None:
             reference = render(example.outputs, self.keys.reference, what="reference outputs")
         if reference is None and self.needs_reference():
@@ -93,10 +103,8 @@ class LLMJudge(BaseEvaluator):
 
     def _with_usage(self, results: list[EvaluationResult], usage: Usage) -> list[EvaluationResult]:
         # One call may yield several results: the first carries the usage, so sums stay right.
-        model = self.chat.client.model_name
         for index, result in enumerate(results):
-            share = usage if index == 0 else Usage()
-            result.metadata = {**result.metadata, "usage": share.as_metadata(), "model": model}
+            result.metadata = {**result.metadata, **self.core.metadata(usage if index == 0 else None)}
         return results
 
 

@@ -1,4 +1,4 @@
-"""The coverage rule of seed 001, used for the score *and* for ``missing_elements``.
+"""The completeness coverage rule, used for the score *and* for ``missing_elements``.
 
 An element of 3 characters or fewer must match exactly; a longer one matches a form that
 contains it, or that it contains, when the shorter is over 60% of the longer
@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
-from assay.scorers._text.elements import Element, TextElements
+from assay._text.elements import Element, TextElements
 
 SHORT_TERM = 3  # characters; at most this long, a term must match exactly
 MIN_OVERLAP = 0.6  # the shorter over the longer must exceed this
