@@ -4,7 +4,8 @@ scored 0 with the reason, never an excluded error (which a hedging model would e
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 

@@ -4,7 +4,7 @@ counted by the sandbox's cgroup (or, without one, by RLIMIT_AS), on every backen
 from __future__ import annotations
 
 import warnings
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

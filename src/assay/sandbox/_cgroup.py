@@ -9,7 +9,6 @@ import functools
 import itertools
 import os
 import time
-from typing import Optional
 
 ROOT = "/sys/fs/cgroup"
 HEADROOM = 16 * 1024 * 1024  # the zygote's own allocations while it serves a job
@@ -17,7 +16,7 @@ EXTRA_PIDS = 8  # the launcher, the zygote and the reset helper
 _names = itertools.count(1)
 
 
-def _own_path(controller: str) -> Optional[str]:
+def _own_path(controller: str) -> str | None:
     """This process's cgroup in ``controller``'s hierarchy ("" for cgroup v2)."""
     try:
         with open("/proc/self/cgroup") as handle:
@@ -35,10 +34,10 @@ class SandboxCgroup:
         self.version = version
         self.folders = folders
         self.base = 0
-        self._applied: tuple[Optional[int], Optional[int]] = (None, None)
+        self._applied: tuple[int | None, int | None] = (None, None)
 
     @classmethod
-    def create(cls) -> Optional["SandboxCgroup"]:
+    def create(cls) -> SandboxCgroup | None:
         name = f"assay-sandbox-{os.getpid()}-{next(_names)}"
         if os.path.exists(f"{ROOT}/cgroup.controllers"):
             own = _own_path("")
@@ -81,7 +80,7 @@ class SandboxCgroup:
         """Once the zygote is ready: its own memory is the base of every job's limit."""
         self.base = self.usage()
 
-    def apply(self, memory_bytes: Optional[int], max_processes: Optional[int]) -> None:
+    def apply(self, memory_bytes: int | None, max_processes: int | None) -> None:
         if (memory_bytes, max_processes) == self._applied:
             return
         memory = "max" if memory_bytes is None else str(self.base + HEADROOM + memory_bytes)
@@ -115,7 +114,7 @@ class SandboxCgroup:
 
 
 @functools.lru_cache(maxsize=1)
-def available() -> Optional[str]:
+def available() -> str | None:
     """How memory is limited here: a cgroup description, or None (then RLIMIT_AS)."""
     probe = SandboxCgroup.create()
     if probe is None:

@@ -6,7 +6,8 @@ data they send back."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
@@ -33,7 +34,7 @@ Reducer = Callable[[CallOutcome], CallOutcome]
 # -- a function on inputs (test-case mode) ---------------------------------------------------
 def run_function(pool: JobHost, language: Language, code: str, func_name: str,
                  calls: Sequence[Call], timeout: float, limits: Limits = DEFAULT_LIMITS,
-                 on_outcome: Optional[Reducer] = None) -> FunctionRun:
+                 on_outcome: Reducer | None = None) -> FunctionRun:
     """Call ``func_name`` from ``code`` once per call. Expected outputs never enter the
     sandbox: only arguments go in, only encoded return values come out. If the process
     dies during a call, a fresh one takes the remaining calls.
@@ -64,13 +65,13 @@ def run_function(pool: JobHost, language: Language, code: str, func_name: str,
 
 
 class _FunctionState:
-    def __init__(self, total: int, timeout: float, reduce: Optional[Reducer]) -> None:
+    def __init__(self, total: int, timeout: float, reduce: Reducer | None) -> None:
         self.total = total
         self.timeout = timeout
         self.reduce = reduce
-        self.results: list[Optional[CallOutcome]] = [None] * total
+        self.results: list[CallOutcome | None] = [None] * total
         self.next = 0
-        self.load_failure: Optional[LoadFailure] = None
+        self.load_failure: LoadFailure | None = None
         self.timed_out = False
         self.restarts = -1
         self.output = Output()
@@ -145,14 +146,14 @@ def _outcome(index: int, reply: Any, elapsed: float) -> CallOutcome:
                        traceback=bounded_text(reply.get("traceback")), duration_ms=elapsed)
 
 
-def raise_if_not_started(status: Optional[dict[str, Any]]) -> None:
+def raise_if_not_started(status: dict[str, Any] | None) -> None:
     """The zygote could not start the process (no fork: the host is out of processes or
     memory): not the candidate's doing, so not a verdict on it."""
     if status and "spawn_failed" in status:
         raise SandboxStartError(f"the sandbox could not start a process: {status['spawn_failed']}")
 
 
-def _load_failure(frame: Any, status: Optional[dict[str, Any]], child: Child) -> LoadFailure:
+def _load_failure(frame: Any, status: dict[str, Any] | None, child: Child) -> LoadFailure:
     if frame is None:
         return LoadFailure("ended", ended_message(status, child.frames_out,
                                                   when="before it was ready"))

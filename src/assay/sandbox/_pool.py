@@ -7,7 +7,8 @@ import os
 import threading
 import warnings
 import weakref
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from assay.sandbox import _cgroup, _jobs, _program
 from assay.sandbox._backends import BACKENDS, Backend
@@ -47,7 +48,7 @@ class SandboxPool:
     """Sandboxes for candidates and, separately, for test programs: a test program never
     shares a sandbox (or a PID namespace) with the code it tests."""
 
-    def __init__(self, config: Optional[SandboxConfig] = None) -> None:
+    def __init__(self, config: SandboxConfig | None = None) -> None:
         self.config = config or SandboxConfig()
         root = os.geteuid() == 0
         wants_userns = self.config.user_namespace
@@ -157,7 +158,7 @@ class SandboxPool:
                     pass
         return sorted({pid for sandbox in sandboxes for pid in sandbox.stray_processes()})
 
-    def __enter__(self) -> "SandboxPool":
+    def __enter__(self) -> SandboxPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -166,7 +167,7 @@ class SandboxPool:
     # the jobs: assay.sandbox._jobs and _program
     def run_function(self, language: Language, code: str, func_name: str,
                      calls: Sequence[Call], timeout: float, limits: Limits = DEFAULT_LIMITS,
-                     on_outcome: Optional[Callable[[CallOutcome], CallOutcome]] = None,
+                     on_outcome: Callable[[CallOutcome], CallOutcome] | None = None,
                      ) -> FunctionRun:
         """Call ``func_name`` from ``code`` once per call (see ``_jobs.run_function``)."""
         return _jobs.run_function(self, language, code, func_name, calls, timeout, limits,
@@ -208,7 +209,7 @@ _pools: dict[Any, SandboxPool] = {}
 _pools_lock = threading.Lock()
 
 
-def get_pool(config: Optional[SandboxConfig] = None) -> SandboxPool:
+def get_pool(config: SandboxConfig | None = None) -> SandboxPool:
     """The shared pool for ``config`` (created on first use, closed at exit)."""
     config = config or SandboxConfig()
     key = (config.pool_key(), config.resolved_backend(), config.required_level())
@@ -219,7 +220,7 @@ def get_pool(config: Optional[SandboxConfig] = None) -> SandboxPool:
         return pool
 
 
-_open_pools: "weakref.WeakSet[SandboxPool]" = weakref.WeakSet()
+_open_pools: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
 
 
 def shutdown_pools() -> None:

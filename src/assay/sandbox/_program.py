@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
@@ -58,7 +58,7 @@ def run_test_program(pool: JobHost, language: Language, program: str, test: str,
 class _Attempt:
     verdict: dict[str, Any]
     timed_out: bool = False
-    candidate: Optional[Child] = None
+    candidate: Child | None = None
     checker: Any = None
     retry: bool = False
 
@@ -139,7 +139,7 @@ def _start_checker(session: Session, t_box: Sandbox, language: Language, limits:
                               extra_fds=[calls, replies])
         session.send(checker.frames_in, setup)
         return checker
-    resident: Optional[Resident] = t_box.resident
+    resident: Resident | None = t_box.resident
     if resident is None or not resident.usable_for(limits):
         t_box.begin_reset()
         resident = t_box.resident = Resident.start(t_box, limits)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import functools
 import tempfile
-from typing import Any, Optional
+from typing import Any
 
 # denied with EPERM (programs handle a refusal; a kill would hide the reason)
 DENIED = (
@@ -51,7 +51,7 @@ def _bindings() -> Any:
 
 
 @functools.lru_cache(maxsize=1)
-def filter_program() -> Optional[bytes]:
+def filter_program() -> bytes | None:
     """The BPF program, or None where libseccomp or its bindings are missing."""
     try:
         seccomp = _bindings()

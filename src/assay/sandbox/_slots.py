@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional, Protocol
+from typing import Any, Protocol
 
 from assay.sandbox._sandbox import Sandbox
 from assay.sandbox.config import SandboxConfig
@@ -21,8 +22,8 @@ class JobHost(Protocol):
 
     config: SandboxConfig
     backend: Any
-    candidates: "Slots"
-    checkers: "Slots"
+    candidates: Slots
+    checkers: Slots
 
     def describe(self) -> dict[str, Any]: ...
 
@@ -60,7 +61,7 @@ class Slots:
             self._release(sandbox)
 
     def _acquire(self) -> Sandbox:
-        sandbox: Optional[Sandbox]
+        sandbox: Sandbox | None
         with self._cond:
             while True:
                 if self._closed:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 __all__ = ["DEFAULT_TOLERANCE", "Tolerance", "ToleranceLike", "as_tolerance", "values_equal"]
 
@@ -36,7 +36,7 @@ class Tolerance:
                 raise ValueError(f"tolerance {name} must be a finite number >= 0, got {value!r}")
 
 
-ToleranceLike = Union[Tolerance, float]
+ToleranceLike = Tolerance | float
 
 
 def as_tolerance(tolerance: ToleranceLike) -> Tolerance:

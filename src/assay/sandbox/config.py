@@ -81,7 +81,7 @@ class SandboxConfig:
     extra_ro_paths: tuple[str, ...] = ()
     uid_base: int = 1_900_000_000
     reuse_checker: bool = True
-    memory_cgroup: Optional[bool] = None
+    memory_cgroup: bool | None = None
 
     def __post_init__(self) -> None:
         for name in (self.backend, self.min_level):

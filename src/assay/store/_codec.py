@@ -17,7 +17,7 @@ from assay.store._json import dumps, loads, safe_repr
 from assay.store.records import ExperimentRow
 
 
-def text(value: Optional[str]) -> Optional[str]:
+def text(value: str | None) -> str | None:
     """A string SQLite takes: lone surrogates (which UTF-8 cannot carry) as ``\\udXXX``
     escapes; everything else, NUL included, exactly as it is."""
     if value is None:

@@ -30,7 +30,8 @@ import decimal
 import json
 import math
 import re
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 
@@ -59,7 +60,7 @@ def safe_repr(value: Any) -> str:
         return f"<{type(value).__name__} that cannot be shown>"
 
 
-def dumps(value: Any) -> Optional[str]:
+def dumps(value: Any) -> str | None:
     if value is None:
         return None
     try:
@@ -76,7 +77,7 @@ def dumps(value: Any) -> Optional[str]:
         return json.dumps(safe_repr(value))
 
 
-def loads(text: Optional[str | bytes]) -> Any:
+def loads(text: str | bytes | None) -> Any:
     if text is None:
         return None
     if isinstance(text, str) and _LONG_DIGITS.search(text):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from assay.errors import AssayError
 from assay.sandbox import Call, Language
@@ -27,7 +27,7 @@ class TestCase:
     call: Call
     expected: Any
     shown_input: Any  # what the details show as "input": a case's single ``input``, or its args
-    tolerance: Optional[Tolerance] = None  # the case's own rel_tol/abs_tol/zero_tol
+    tolerance: Tolerance | None = None  # the case's own rel_tol/abs_tol/zero_tol
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class TestProgram:
 DEFAULT_OUTPUT_KEYS = ("text", "output")
 
 
-def code_from_run(run: Run, output_key: Optional[str], language: Language) -> str:
+def code_from_run(run: Run, output_key: str | None, language: Language) -> str:
     """The code, or raise CaseError saying what is missing.
 
     With no ``output_key``: ``"text"``, else ``"output"`` (what a target
@@ -67,11 +67,11 @@ def _content(value: Any) -> Any:
     return value
 
 
-def inputs_of(example: Optional[Example]) -> dict[str, Any]:
+def inputs_of(example: Example | None) -> dict[str, Any]:
     return dict(example.inputs) if example is not None and example.inputs else {}
 
 
-def test_program_of(example: Optional[Example]) -> Optional[TestProgram]:
+def test_program_of(example: Example | None) -> TestProgram | None:
     """HumanEval/MBPP style: inputs carry ``test`` and ``entry_point`` (and ``prompt``)."""
     inputs = inputs_of(example)
     if "test" not in inputs or "entry_point" not in inputs:
@@ -89,7 +89,7 @@ TOLERANCE_KEYS = ("rel_tol", "abs_tol", "zero_tol")
 DEFAULT_TOLERANCE = Tolerance()
 
 
-def test_cases_of(example: Optional[Example],
+def test_cases_of(example: Example | None,
                   default: Tolerance = DEFAULT_TOLERANCE) -> list[TestCase]:
     raw: Any = None
     if example is not None and example.inputs and "test_cases" in example.inputs:
@@ -106,7 +106,7 @@ def test_cases_of(example: Optional[Example],
     return [_parse_case(index, case, default) for index, case in enumerate(raw)]
 
 
-def _case_tolerance(where: str, case: dict[str, Any], default: Tolerance) -> Optional[Tolerance]:
+def _case_tolerance(where: str, case: dict[str, Any], default: Tolerance) -> Tolerance | None:
     given = {key: case[key] for key in TOLERANCE_KEYS if key in case}
     if not given:
         return None

@@ -15,7 +15,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._cases import (
@@ -81,7 +82,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         self.execution_timeout = float(kwargs.get("execution_timeout", 10))
         self.expected_func_name = str(kwargs.get("func_name", "solution"))
         self.language = str(kwargs.get("language", "python"))
-        self.output_key: Optional[str] = kwargs.get("output_key")
+        self.output_key: str | None = kwargs.get("output_key")
         self.sandbox_config: SandboxConfig = kwargs.get("sandbox") or SandboxConfig()
         self.limits: Limits = kwargs.get("limits") or Limits()
         self.float_tolerance = float(kwargs.get("float_tolerance", DEFAULT_TOLERANCE))
@@ -92,7 +93,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
             raise ValueError(f"execution_timeout must be positive, got {self.execution_timeout}")
         get_language(self.language)  # an unknown default language is a setup error
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         inputs = inputs_of(example)
         try:
             language = get_language(str(inputs.get("language") or self.language))
@@ -138,7 +139,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
             self.limits, on_outcome=verdict_reducer(cases, self.tolerance)))
         return from_function_run(self.name, cases, function_run, self.tolerance, extra)
 
-    def evaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+    def evaluate(self, run: Run, example: Example | None = None) -> Any:
         result = super().evaluate(run, example)
         if isinstance(result, EvaluationResult) and result.error is not None:
             result.metadata.setdefault("sandbox", _describe_quietly(self.sandbox_config))
@@ -162,7 +163,7 @@ def _describe_error(exc: BaseException) -> str:
         return "(no message)"
 
 
-def _describe_quietly(config: SandboxConfig) -> Optional[dict[str, Any]]:
+def _describe_quietly(config: SandboxConfig) -> dict[str, Any] | None:
     try:
         return get_pool(config).describe()
     except SandboxError as exc:
