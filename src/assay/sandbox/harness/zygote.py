@@ -42,7 +42,7 @@ class Zygote:
         self.failed: dict[str, str] = {}
         self.counter = 0
         self.isolation = {"ipc_namespace": False, "seccomp": False}
-        self.seccomp = b""
+        self.seccomp: proc.SeccompProgram | None = None
 
     # -- the loop -------------------------------------------------------------------
     def serve(self) -> None:
@@ -120,8 +120,9 @@ class Zygote:
         os.waitpid(pid, 0)
         with os.fdopen(read) as answer:
             found = json.loads(answer.read() or "{}")
-        self.seccomp = seccomp if found.get("seccomp") else b""
-        return {"ipc_namespace": bool(found.get("ipc_namespace")), "seccomp": bool(self.seccomp)}
+        self.seccomp = proc.SeccompProgram(seccomp) if found.get("seccomp") else None
+        return {"ipc_namespace": bool(found.get("ipc_namespace")),
+                "seccomp": self.seccomp is not None}
 
     def unreadable_runtime(self) -> list[str]:
         """Runtime folders the dropped uid cannot read (the rlimit backend as root, with a
@@ -207,8 +208,8 @@ class Zygote:
             if "checker" not in spec["role"]:  # it may read its own /proc/self/mem
                 proc.prctl(proc.PR_SET_DUMPABLE, 1)
             os.chdir(workdir)
-            if self.seccomp:
-                proc.load_seccomp(self.seccomp)  # last: nothing after it needs a denied call
+            if self.seccomp is not None:
+                self.seccomp.load()  # last: nothing after it needs a denied call
             env = dict(self.options["env"], HOME=workdir, TMPDIR=workdir, PWD=workdir)
             code = run_role(spec, env, self.options)
         except SystemExit as exc:
