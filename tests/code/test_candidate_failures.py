@@ -132,3 +132,35 @@ def test_hedging_with_huge_values_lowers_the_mean_and_pass_at_k() -> None:
     assert sum(s.score or 0 for s in scores) / len(scores) == 0.25
     summary = {r.key: r.score for r in results.summary_results.results}
     assert summary["pass@1"] == 0.25
+
+
+def test_a_sandbox_killed_from_outside_is_retried_not_scored() -> None:
+    """The zygote never runs job code: its death is not the candidate's doing. The job is
+    run again once in a fresh sandbox, and the verdict is the honest one."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from assay.sandbox import get_pool
+
+    config = SandboxConfig(backend="bubblewrap", workers=1)
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=10, sandbox=config)
+    code = "import time\ndef solution(n):\n    time.sleep(0.3)\n    return n * n\n"
+    pool = get_pool(config)
+    evaluator.evaluate(Run(outputs={"text": code}),
+                       Example(inputs={"test_cases": [{"input": 1, "expected_output": 1}]}))
+    (sandbox,) = [s for s in pool.candidates.started if not s.dead]
+
+    def kill_soon() -> None:
+        time.sleep(0.15)
+        os.kill(sandbox.zygote_pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_soon)
+    killer.start()
+    cases = [{"input": n, "expected_output": n * n} for n in range(3)]
+    result = evaluator.evaluate(Run(outputs={"text": code}), Example(inputs={"test_cases": cases}))
+    killer.join()
+    assert isinstance(result, EvaluationResult)
+    assert sandbox.dead
+    assert result.error is None and result.score == 1.0, result.comment

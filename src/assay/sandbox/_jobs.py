@@ -23,7 +23,7 @@ from assay.sandbox._io import Session
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._slots import JobHost, running_slot
 from assay.sandbox.config import Limits
-from assay.sandbox.errors import SandboxStartError
+from assay.sandbox.errors import SandboxError, SandboxStartError
 from assay.sandbox.harness import codec
 from assay.sandbox.languages import Language
 from assay.sandbox.results import Call, CallOutcome, FunctionRun, LoadFailure, Output, ScriptRun
@@ -56,7 +56,9 @@ def run_function(pool: JobHost, language: Language, code: str, func_name: str,
                     finish(session, [sandbox], state.timed_out)
                     state.output = collect_output(child, state.output)
             if sandbox.dead and not state.finished and not state.timed_out:
-                state.fail_rest(f"not run: the sandbox died{sandbox.death_note}")
+                # its zygote never runs job code: killed from outside (or a bug), so
+                # not a verdict on the candidate; the caller may retry
+                raise SandboxError(f"the sandbox died during the job{sandbox.death_note}")
     return FunctionRun(
         outcomes=state.outcomes(), load_failure=state.load_failure, timed_out=state.timed_out,
         output=state.output, sandbox={**pool.describe(), "limits": limits.describe(timeout)},

@@ -38,6 +38,8 @@ from assay.sandbox import (
     Limits,
     SandboxConfig,
     SandboxError,
+    SandboxStartError,
+    SandboxUnavailable,
     UnknownLanguage,
     get_language,
     get_pool,
@@ -72,9 +74,10 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
 
     Anything the candidate's code causes (no output, no tests, no such function, a
     syntax error, a timeout, a crash, a value too big, too deep or too odd to decode,
-    compare or store) scores as a failure with a message. Only a fault the code cannot
-    cause (no sandbox can run here, none meets ``sandbox.min_level``, a sandbox or a
-    process could not start) is an error, after one retry, and is left out of means.
+    compare or store, a sandbox that dies under it on both tries) scores as a failure
+    with a message. Only a fault the code cannot cause (no sandbox can run here, none
+    meets ``sandbox.min_level``, a sandbox or a process could not start) is an error,
+    after one retry, and is left out of means.
     """
 
     def __init__(self, name: str = "CodeCorrectnessEvaluator", **kwargs: Any) -> None:
@@ -114,8 +117,11 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
                 return self._test_program(language, code, program, extra)
             assert cases is not None
             return self._test_cases(language, code, cases, inputs, extra)
-        except SandboxError:
+        except (SandboxStartError, SandboxUnavailable):
             raise  # not the candidate's doing: an error (BaseEvaluator records it)
+        except SandboxError as exc:  # it died under this code twice: the code's doing
+            message = f"the sandbox died twice while running this code: {_describe_error(exc)}"
+            return failure(self.name, message, "The code's sandbox died.", **extra)
         except Exception as exc:  # noqa: BLE001 - only the candidate's data got us here
             message = (f"the candidate's result could not be processed: "
                        f"{type(exc).__name__}: {_describe_error(exc)}")
