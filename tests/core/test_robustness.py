@@ -56,7 +56,7 @@ def test_values_json_cannot_hold_are_stored_not_fatal(client: Client) -> None:
     assert client.store.get_experiment(name="odd").status == "completed"
     assert len(stored) == len(results) == 5
     values = [row["run"].outputs["value"] for row in stored]
-    assert values[1] == "\ud800 lone surrogate" and values[2] == [1, 2] and values[3] == "bytes"
+    assert values[1] == "\ud800 lone surrogate" and values[2] == {1, 2} and values[3] == b"bytes"
     assert values[4].startswith("<object object")
     [child] = list(stored)[0]["run"].child_runs
     assert child.name == "reply" and child.inputs == {"text": "hi"}  # no `self`

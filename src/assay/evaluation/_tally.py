@@ -19,6 +19,7 @@ import orjson
 
 from assay._metric import MetricInfo
 from assay.evaluation._stats import MetricAggregate, aggregate
+from assay.schemas import EvaluationResult
 from assay.store.records import ExperimentRow, ExperimentStats, MetricStats
 
 BINS = 10
@@ -42,17 +43,22 @@ class RowTally:
 
 
 def tally_row(row: ExperimentRow) -> RowTally:
-    results = tuple(
-        ResultTally(
-            key=r.key,
-            score=r.numeric_score,
-            errored=r.error is not None,
-            usage=_usage(r.metadata.get("usage") if r.metadata else None),
-            info=r.evaluator_info or None,
-        )
-        for r in row.results
-    )
+    results = tuple(_result_tally(r) for r in row.results)
     return RowTally(row.position, row.run.error is not None, row.run.latency_ms, results)
+
+
+def _result_tally(result: EvaluationResult) -> ResultTally:
+    try:
+        score = result.numeric_score
+    except OverflowError:  # an int no float can hold: the store records it as errored too
+        return ResultTally(result.key, None, True, None)
+    return ResultTally(
+        key=result.key,
+        score=score,
+        errored=result.error is not None,
+        usage=_usage(result.metadata.get("usage") if result.metadata else None),
+        info=result.evaluator_info or None,
+    )
 
 
 def _usage(value: Any) -> dict[str, Any] | None:

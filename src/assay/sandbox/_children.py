@@ -106,4 +106,10 @@ def collect_output(child: Child | None, before: Output) -> Output:
 
 def bounded_text(value: Any) -> str | None:
     """Text from a child, capped: it is shown to people and stored."""
-    return None if value is None else str(value)[:20000]
+    if value is None:
+        return None
+    try:
+        text = value if type(value) is str else str(value)
+    except Exception:  # noqa: BLE001 - an int past the conversion limit, say
+        text = f"<{type(value).__name__} that cannot be shown>"
+    return text[:20000]

@@ -21,8 +21,13 @@ def _nonblocking(fd: int) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
 
 
+MAX_UNREAD_FRAMES = 1
+
+
 class FrameReader:
-    """Frames a child writes to us; ``eof`` once it closed its end."""
+    """Frames a child writes to us; ``eof`` once it closed its end. A child answers one
+    frame at a time: one that sends more than we asked for (to fill our memory with
+    decoded values) has broken the protocol and is read no further."""
 
     def __init__(self, fd: int, limit: int) -> None:
         self.fd = fd
@@ -43,6 +48,10 @@ class FrameReader:
             self.frames.extend(self._buffer.feed(data))
         except FrameError as exc:
             self.error = str(exc)
+        if len(self.frames) > MAX_UNREAD_FRAMES:
+            self.frames.clear()
+            self.error = "it sent frames nobody asked for"
+        if self.error is not None:
             self.eof = True
             session.forget(self)
 

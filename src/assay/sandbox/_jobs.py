@@ -6,8 +6,8 @@ data they send back."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
@@ -21,25 +21,32 @@ from assay.sandbox._children import (
 )
 from assay.sandbox._io import Session
 from assay.sandbox._messages import ended_message, timeout_message
+from assay.sandbox._slots import JobHost, running_slot
 from assay.sandbox.config import Limits
+from assay.sandbox.errors import SandboxError, SandboxStartError
 from assay.sandbox.harness import codec
 from assay.sandbox.languages import Language
 from assay.sandbox.results import Call, CallOutcome, FunctionRun, LoadFailure, Output, ScriptRun
 
-if TYPE_CHECKING:
-    from assay.sandbox._pool import SandboxPool
+Reducer = Callable[[CallOutcome], CallOutcome]
 
 
 # -- a function on inputs (test-case mode) ---------------------------------------------------
-def run_function(pool: SandboxPool, language: Language, code: str, func_name: str,
-                 calls: Sequence[Call], timeout: float, limits: Limits = DEFAULT_LIMITS) -> FunctionRun:
+def run_function(pool: JobHost, language: Language, code: str, func_name: str,
+                 calls: Sequence[Call], timeout: float, limits: Limits = DEFAULT_LIMITS,
+                 on_outcome: Reducer | None = None) -> FunctionRun:
     """Call ``func_name`` from ``code`` once per call. Expected outputs never enter the
     sandbox: only arguments go in, only encoded return values come out. If the process
-    dies during a call, a fresh one takes the remaining calls."""
+    dies during a call, a fresh one takes the remaining calls.
+
+    ``on_outcome`` reduces each outcome as it arrives (say, to a verdict and a short
+    text), so the decoded values of many calls are never held at once. The deadline
+    starts once the sandbox is ours: waiting for one (or for a CPU, or for the previous
+    job's cleanup) is not the candidate's time."""
     started = time.monotonic()
-    deadline = started + timeout
-    state = _FunctionState(len(calls), timeout)
-    with pool.candidates.lease() as sandbox:
+    state = _FunctionState(len(calls), timeout, on_outcome)
+    with running_slot(), pool.candidates.lease() as sandbox:
+        deadline = time.monotonic() + timeout
         while not state.finished:
             with Session() as session:
                 child = spawn_child(session, sandbox, language, "candidate", limits, timeout)
@@ -49,7 +56,9 @@ def run_function(pool: SandboxPool, language: Language, code: str, func_name: st
                     finish(session, [sandbox], state.timed_out)
                     state.output = collect_output(child, state.output)
             if sandbox.dead and not state.finished and not state.timed_out:
-                state.fail_rest(f"not run: the sandbox died{sandbox.death_note}")
+                # its zygote never runs job code: killed from outside (or a bug), so
+                # not a verdict on the candidate; the caller may retry
+                raise SandboxError(f"the sandbox died during the job{sandbox.death_note}")
     return FunctionRun(
         outcomes=state.outcomes(), load_failure=state.load_failure, timed_out=state.timed_out,
         output=state.output, sandbox={**pool.describe(), "limits": limits.describe(timeout)},
@@ -58,9 +67,10 @@ def run_function(pool: SandboxPool, language: Language, code: str, func_name: st
 
 
 class _FunctionState:
-    def __init__(self, total: int, timeout: float) -> None:
+    def __init__(self, total: int, timeout: float, reduce: Reducer | None) -> None:
         self.total = total
         self.timeout = timeout
+        self.reduce = reduce
         self.results: list[CallOutcome | None] = [None] * total
         self.next = 0
         self.load_failure: LoadFailure | None = None
@@ -77,6 +87,9 @@ class _FunctionState:
             self.results[index] = CallOutcome(index, "not_run", message=reason)
         self.next = self.total
 
+    def record(self, outcome: CallOutcome) -> None:
+        self.results[outcome.index] = self.reduce(outcome) if self.reduce else outcome
+
     def outcomes(self) -> list[CallOutcome]:
         return [r or CallOutcome(i, "not_run", message="not run") for i, r in enumerate(self.results)]
 
@@ -90,8 +103,10 @@ def _drive_candidate(session: Session, child: Child, code: str, func_name: str,
         state.timed_out = True
         state.load_failure = LoadFailure("timeout", timeout_message(state.timeout, "loading the code"))
         return
-    if first is None or first.get("event") != "ready":
-        state.load_failure = _load_failure(first, ended_status(session, child, deadline))
+    if not isinstance(first, dict) or first.get("event") != "ready":
+        status = ended_status(session, child, deadline)
+        raise_if_not_started(status)
+        state.load_failure = _load_failure(first, status, child)
         return
     while state.next < state.total:
         index = state.next
@@ -103,17 +118,17 @@ def _drive_candidate(session: Session, child: Child, code: str, func_name: str,
         elapsed = (time.monotonic() - sent) * 1000
         state.next += 1
         if timed_out:
-            state.results[index] = CallOutcome(index, "timeout", duration_ms=elapsed,
-                                               message=timeout_message(state.timeout, f"call {index}"))
+            state.record(CallOutcome(index, "timeout", duration_ms=elapsed,
+                                     message=timeout_message(state.timeout, f"call {index}")))
             state.timed_out = True
             state.fail_rest("not run: the time limit was reached earlier")
             return
         if reply is None:
             status = ended_status(session, child, deadline)
-            state.results[index] = CallOutcome(index, "crashed", duration_ms=elapsed,
-                                               message=ended_message(status, child.frames_out))
+            state.record(CallOutcome(index, "crashed", duration_ms=elapsed,
+                                     message=ended_message(status, child.frames_out)))
             return  # a fresh process takes the remaining calls
-        state.results[index] = _outcome(index, reply, elapsed)
+        state.record(_outcome(index, reply, elapsed))
 
 
 def _outcome(index: int, reply: Any, elapsed: float) -> CallOutcome:
@@ -123,9 +138,9 @@ def _outcome(index: int, reply: Any, elapsed: float) -> CallOutcome:
     if reply.get("ok") is True:
         try:
             value = codec.decode(reply.get("value"))
-        except (codec.MalformedValue, TypeError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever it sent, it is its failure
             return CallOutcome(index, "error", error_type="ProtocolError",
-                               message=f"malformed value from the sandbox: {exc}",
+                               message=f"the return value was refused: {bounded_text(exc)}",
                                duration_ms=elapsed)
         return CallOutcome(index, "ok", value=value, duration_ms=elapsed)
     return CallOutcome(index, "error", error_type=bounded_text(reply.get("error_type")),
@@ -133,22 +148,33 @@ def _outcome(index: int, reply: Any, elapsed: float) -> CallOutcome:
                        traceback=bounded_text(reply.get("traceback")), duration_ms=elapsed)
 
 
-def _load_failure(frame: Any, status: dict[str, Any] | None) -> LoadFailure:
+def raise_if_not_started(status: dict[str, Any] | None) -> None:
+    """The zygote could not start the process (no fork: the host is out of processes or
+    memory): not the candidate's doing, so not a verdict on it."""
+    if status and "spawn_failed" in status:
+        raise SandboxStartError(f"the sandbox could not start a process: {status['spawn_failed']}")
+
+
+def _load_failure(frame: Any, status: dict[str, Any] | None, child: Child) -> LoadFailure:
+    if frame is None:
+        return LoadFailure("ended", ended_message(status, child.frames_out,
+                                                  when="before it was ready"))
     if not isinstance(frame, dict):
-        return LoadFailure("ended", ended_message(status, None, when="before it was ready"))
+        return LoadFailure("ended", "the candidate's process sent a malformed first frame")
     return LoadFailure(
-        kind=str(frame.get("kind", "exception")), message=bounded_text(frame.get("message")) or "",
+        kind=bounded_text(frame.get("kind")) or "exception",
+        message=bounded_text(frame.get("message")) or "",
         error_type=bounded_text(frame.get("error_type")), traceback=bounded_text(frame.get("traceback")),
     )
 
 
 # -- a plain program ----------------------------------------------------------------------
-def run_script(pool: SandboxPool, language: Language, code: str, timeout: float,
+def run_script(pool: JobHost, language: Language, code: str, timeout: float,
                limits: Limits = DEFAULT_LIMITS) -> ScriptRun:
     """Run ``code`` as a program; its exit code and output are the result."""
     started = time.monotonic()
-    deadline = started + timeout
-    with pool.candidates.lease() as sandbox, Session() as session:
+    with running_slot(), pool.candidates.lease() as sandbox, Session() as session:
+        deadline = time.monotonic() + timeout
         child = spawn_child(session, sandbox, language, "script", limits, timeout,
                        read_frames=False, watch=True)
         session.send(child.frames_in, {"code": code})

@@ -76,6 +76,7 @@ class LaunchContext:
     user_namespace: bool
     host_workroot: str | None = None  # rlimit backend: a private host folder
     scratch: str | None = None  # unshare backend: an empty host folder to mount on
+    oom_protected: bool = False  # a cgroup limits memory; the zygote is shielded from it
 
 
 @dataclass
@@ -90,6 +91,8 @@ class LaunchPlan:
 def zygote_command(context: LaunchContext, options: dict[str, Any]) -> list[str]:
     import json
 
+    from assay.sandbox._seccomp import filter_program
+
     full = {
         "control_fd": context.control_fd,
         "drop_uid": context.sandbox_uid,
@@ -99,6 +102,8 @@ def zygote_command(context: LaunchContext, options: dict[str, Any]) -> list[str]
         "harness_root": SANDBOX_HARNESS_ROOT,
         "boot_path": SANDBOX_HARNESS_ROOT,
         "workroot": SANDBOX_WORKROOT,
+        "seccomp": (filter_program() or b"").hex(),
+        "oom_protected": context.oom_protected,
         **options,
     }
     python = context.runtime.python

@@ -43,10 +43,11 @@ class _Launcher:
 _launcher = _Launcher()
 
 
-def launch(plan: LaunchPlan, control_fd: int) -> subprocess.Popen[bytes]:
+def launch(plan: LaunchPlan, control_fd: int,
+           argv: list[str] | None = None) -> subprocess.Popen[bytes]:
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            plan.argv, pass_fds=[control_fd], env=dict(BASE_ENV),
+            argv or plan.argv, pass_fds=[control_fd], env=dict(BASE_ENV),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True, cwd="/", **plan.popen_kwargs,
         )

@@ -7,15 +7,21 @@ import os
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from assay.sandbox import _cgroup, _jobs, _program
 from assay.sandbox._backends import BACKENDS, Backend
+from assay.sandbox._children import DEFAULT_LIMITS
 from assay.sandbox._launch import LaunchContext, Runtime
 from assay.sandbox._sandbox import Sandbox, SandboxSettings
-from assay.sandbox.config import BACKEND_LEVELS, SandboxConfig
+from assay.sandbox._seccomp import DESCRIPTION as SECCOMP_DESCRIPTION
+from assay.sandbox._seccomp import filter_program
+from assay.sandbox._slots import Slots
+from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
 from assay.sandbox.errors import SandboxError, SandboxIsolationWarning, SandboxUnavailable
+from assay.sandbox.languages import Language
+from assay.sandbox.results import Call, CallOutcome, FunctionRun, ProgramRun, ScriptRun
 
 
 def choose_backend(config: SandboxConfig, user_namespace: bool) -> Backend:
@@ -38,90 +44,6 @@ def choose_backend(config: SandboxConfig, user_namespace: bool) -> Backend:
     raise SandboxUnavailable("no sandbox backend can run here: " + "; ".join(reasons))
 
 
-class _Slots:
-    """At most ``size`` sandboxes, started lazily, each leased to one job at a time."""
-
-    def __init__(self, make: Callable[[], Sandbox], size: int) -> None:
-        self._make = make
-        self._size = size
-        self._idle: list[Sandbox] = []
-        self._count = 0
-        self._closed = False
-        self._cond = threading.Condition()
-        self.started: list[Sandbox] = []  # every sandbox ever started, for stray_processes
-
-    @contextmanager
-    def lease(self) -> Iterator[Sandbox]:
-        sandbox = self._acquire()
-        try:
-            yield sandbox
-        finally:
-            self._release(sandbox)
-
-    def _acquire(self) -> Sandbox:
-        sandbox: Sandbox | None
-        with self._cond:
-            while True:
-                if self._closed:
-                    raise SandboxError("the sandbox pool is closed")
-                if self._idle:
-                    sandbox = self._idle.pop()
-                    break
-
-                if self._count < self._size:
-                    self._count += 1
-                    sandbox = None
-                    break
-                self._cond.wait()
-        if sandbox is not None and self._ready(sandbox):
-            return sandbox
-        try:
-            sandbox = self._make()
-            sandbox.start()
-            with self._cond:
-                self.started.append(sandbox)
-        except BaseException:
-            with self._cond:
-                self._count -= 1
-                self._cond.notify()
-            raise
-        return sandbox
-
-    def _ready(self, sandbox: Sandbox) -> bool:
-        """Wait for the previous job's reset; a sandbox that fails it is replaced (the
-        slot passes to its replacement)."""
-        try:
-            sandbox.finish_reset()
-        except (SandboxError, OSError):
-            sandbox.kill()
-        return not sandbox.dead
-
-    def _release(self, sandbox: Sandbox) -> None:
-        if not sandbox.dead and sandbox.dirty:
-            try:
-                sandbox.begin_reset()
-            except (SandboxError, OSError):
-                sandbox.kill()
-        with self._cond:
-            keep = not sandbox.dead and not self._closed
-            if keep:
-                self._idle.append(sandbox)
-            else:
-                self._count -= 1
-            self._cond.notify()
-        if not keep:
-            sandbox.kill()
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            idle, self._idle = self._idle, []
-            self._count -= len(idle)
-            self._cond.notify_all()
-        for sandbox in idle:
-            sandbox.shutdown()
-
-
 class SandboxPool:
     """Sandboxes for candidates and, separately, for test programs: a test program never
     shares a sandbox (or a PID namespace) with the code it tests."""
@@ -137,15 +59,27 @@ class SandboxPool:
         self.runtime = Runtime.discover(self.config.node)
         self.settings = SandboxSettings(
             self.runtime, user_namespace, self.config.workdir_bytes,
-            self.config.extra_ro_paths, self.config.uid_base,
+            self.config.extra_ro_paths, self.config.uid_base, self._memory_cgroup(),
         )
+        self._isolation: dict[str, Any] = {}
         size = self.config.worker_count()
-        self.candidates = _Slots(self._new_sandbox, size)
-        self.checkers = _Slots(self._new_sandbox, size)
+        self.candidates = Slots(self._new_sandbox, size)
+        self.checkers = Slots(self._new_sandbox, size)
         self._notes: list[str] = []
         self._description = self._describe()
         _warn_once(self._description)
         _open_pools.add(self)
+
+    def _memory_cgroup(self) -> bool:
+        wanted = self.config.memory_cgroup
+        if wanted is False:
+            return False
+        if _cgroup.available() is None:
+            if wanted:
+                raise SandboxUnavailable("memory_cgroup=True, but no cgroup can be made here "
+                                         "(the cgroup file system is not writable)")
+            return False
+        return True
 
     def _new_sandbox(self) -> Sandbox:
         return Sandbox(self.backend, self.settings, on_start=self.note_sandbox)
@@ -161,21 +95,33 @@ class SandboxPool:
         ))
         user = (f"a dedicated unprivileged host uid per sandbox (from {self.settings.uid_base})"
                 if dedicated else plan.user_label)
+        seccomp = filter_program() is not None
+        missing = plan.protections.missing()
+        if not seccomp:
+            missing.append("no system-call filter: libseccomp or its Python bindings "
+                           "(pyseccomp) are missing")
         return {
             "backend": self.backend.name, "level": self.backend.level, "user": user,
-            "protections": plan.protections.as_dict(), "missing": plan.protections.missing(),
+            "protections": plan.protections.as_dict(), "missing": missing,
             "workers": self.config.worker_count(),
+            "memory_limit": (_cgroup.available() if self.settings.memory_cgroup else
+                             "RLIMIT_AS (Python), RLIMIT_DATA and V8's heap limit "
+                             "(JavaScript)"),
+            "seccomp": SECCOMP_DESCRIPTION if seccomp else None,
+            "ipc": "a fresh IPC namespace per job",
         }
 
     def describe(self) -> dict[str, Any]:
         """Backend, user, protections present and missing: for results' metadata."""
-        description = {**self._description, "missing": list(self._description["missing"])}
+        description = {**self._description, "missing": list(self._description["missing"]),
+                       **self._isolation}
         if self._notes:
             description["notes"] = list(self._notes)
         return description
 
     def note_sandbox(self, sandbox: Sandbox) -> None:
         """Facts learned when a sandbox starts (warned once, kept in describe())."""
+        self._isolation = self._learned_isolation(sandbox)
         unreadable = sandbox.info.get("unreadable") or []
         if unreadable and not self._notes:
             note = (f"the sandbox's uid cannot read {', '.join(unreadable)}: only modules the "
@@ -183,6 +129,15 @@ class SandboxPool:
                     "use the bubblewrap or unshare backend)")
             self._notes.append(note)
             warnings.warn(note, SandboxIsolationWarning, stacklevel=2)
+
+    def _learned_isolation(self, sandbox: Sandbox) -> dict[str, Any]:
+        """What the zygote found it could do (the plan says what we asked for)."""
+        learned: dict[str, Any] = {}
+        if not sandbox.info.get("ipc_namespace"):
+            learned["ipc"] = "shared by the jobs of a sandbox (no user namespaces here)"
+        if self._description["seccomp"] and not sandbox.info.get("seccomp"):
+            learned["seccomp"] = None
+        return learned
 
     def close(self) -> None:
         self.candidates.close()
@@ -209,21 +164,26 @@ class SandboxPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # the jobs; see assay.sandbox._jobs
-    def run_function(self, *args: Any, **kwargs: Any) -> Any:
-        from assay.sandbox._jobs import run_function
+    # the jobs: assay.sandbox._jobs and _program
+    def run_function(self, language: Language, code: str, func_name: str,
+                     calls: Sequence[Call], timeout: float, limits: Limits = DEFAULT_LIMITS,
+                     on_outcome: Callable[[CallOutcome], CallOutcome] | None = None,
+                     ) -> FunctionRun:
+        """Call ``func_name`` from ``code`` once per call (see ``_jobs.run_function``)."""
+        return _jobs.run_function(self, language, code, func_name, calls, timeout, limits,
+                                  on_outcome)
 
-        return run_function(self, *args, **kwargs)
+    def run_test_program(self, language: Language, program: str, test: str,
+                         entry_point: str, timeout: float, limits: Limits = DEFAULT_LIMITS,
+                         prompt: str = "") -> ProgramRun:
+        """``test`` against ``program`` in two sandboxes (see ``_program``)."""
+        return _program.run_test_program(self, language, program, test, entry_point,
+                                         timeout, limits, prompt)
 
-    def run_test_program(self, *args: Any, **kwargs: Any) -> Any:
-        from assay.sandbox._program import run_test_program
-
-        return run_test_program(self, *args, **kwargs)
-
-    def run_script(self, *args: Any, **kwargs: Any) -> Any:
-        from assay.sandbox._jobs import run_script
-
-        return run_script(self, *args, **kwargs)
+    def run_script(self, language: Language, code: str, timeout: float,
+                   limits: Limits = DEFAULT_LIMITS) -> ScriptRun:
+        """Run ``code`` as a program; its exit code and output are the result."""
+        return _jobs.run_script(self, language, code, timeout, limits)
 
 
 _warned: set[tuple[str, tuple[str, ...]]] = set()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
@@ -20,30 +20,30 @@ from assay.sandbox._children import (
     spawn_child,
 )
 from assay.sandbox._io import Session
+from assay.sandbox._jobs import raise_if_not_started
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
 from assay.sandbox._sandbox import Sandbox
+from assay.sandbox._slots import JobHost, running_slot
 from assay.sandbox.config import Limits
 from assay.sandbox.languages import Language
 from assay.sandbox.results import Output, ProgramRun
 
-if TYPE_CHECKING:
-    from assay.sandbox._pool import SandboxPool
 
-
-def run_test_program(pool: SandboxPool, language: Language, program: str, test: str,
+def run_test_program(pool: JobHost, language: Language, program: str, test: str,
                      entry_point: str, timeout: float, limits: Limits = DEFAULT_LIMITS,
                      prompt: str = "") -> ProgramRun:
     """``program`` (the candidate's code) runs in one sandbox; ``test`` runs in another, in
     a separate PID namespace, and each ``candidate(...)`` call crosses as plain data.
 
     If a reused checker ends without a verdict (it may have died between jobs), the whole
-    job runs again once with fresh processes: that verdict must not depend on the past."""
+    job runs again once with fresh processes: that verdict must not depend on the past.
+    The deadline starts once both sandboxes are ours."""
     started = time.monotonic()
     job = _Job(pool, language, program, test, entry_point, timeout, limits, prompt)
-    attempt = job.run(started + timeout)
+    attempt = job.run()
     if attempt.retry:
-        attempt = job.run(started + timeout)
+        attempt = job.run()
     return ProgramRun(
         passed=attempt.verdict.get("passed") is True and not attempt.timed_out,
         verdict=attempt.verdict, timed_out=attempt.timed_out,
@@ -65,7 +65,7 @@ class _Attempt:
 
 @dataclass
 class _Job:
-    pool: SandboxPool
+    pool: JobHost
     language: Language
     program: str
     test: str
@@ -74,7 +74,7 @@ class _Job:
     limits: Limits
     prompt: str
 
-    def run(self, deadline: float) -> _Attempt:
+    def run(self) -> _Attempt:
         pool, limits = self.pool, self.limits
         setup = {"test": self.test, "entry_point": self.entry_point, "prompt": self.prompt,
                  "max_value_bytes": limits.max_value_bytes}
@@ -82,8 +82,9 @@ class _Job:
                  and pool.backend.name in REUSABLE_BACKENDS)
         attempt = _Attempt(verdict={})
         keep = False
-        with pool.candidates.lease() as c_box, pool.checkers.lease() as t_box, \
-                Session() as session:
+        with running_slot(), pool.candidates.lease() as c_box, \
+                pool.checkers.lease() as t_box, Session() as session:
+            deadline = time.monotonic() + self.timeout
             reused = reuse and t_box.resident is not None
             try:
                 attempt.candidate, calls, replies = _start_candidate(
@@ -167,6 +168,7 @@ def _verdict(frame: Any, timed_out: bool, timeout: float, deadline: float, sessi
                 "message": timeout_message(timeout, "the test program")}
     if not isinstance(frame, dict):
         status = ended_status(session, checker, deadline)
+        raise_if_not_started(status)
         return {"passed": False, "stage": "test", "kind": "checker_ended",
                 "message": ended_message(status, checker.frames_out, who="the test program")}
     verdict = {str(k): (bounded_text(v) if isinstance(v, str) else v) for k, v in frame.items()

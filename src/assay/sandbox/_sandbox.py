@@ -17,13 +17,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.sandbox import _procfs as procfs
+from assay.sandbox._cgroup import SandboxCgroup, wrap
 from assay.sandbox._launch import LaunchContext, LaunchPlan, Runtime
 from assay.sandbox._launcher import launch
 from assay.sandbox._uids import UidLease, lease_uid
 from assay.sandbox.errors import SandboxError, SandboxStartError
 
 START_SECONDS = 30.0
-RESET_SECONDS = 10.0
+RESET_SECONDS = 3.0  # a sandbox whose cleanup takes longer is discarded and replaced
 KILL_WAIT_SECONDS = 10.0
 MESSAGE_LIMIT = 1 << 20
 _tokens = itertools.count(1)
@@ -55,14 +56,18 @@ class Sandbox:
         self._zygote_pidfd: int | None = None
         self.pid_namespace: str | None = None
         self.uid: int | None = None
+        self.cgroup: SandboxCgroup | None = None
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
+            if self.settings.memory_cgroup:
+                self.cgroup = SandboxCgroup.create()
             context = self._context(theirs.fileno())
             self.plan = self.backend.plan(context)
-            self.process = launch(self.plan, theirs.fileno())
+            argv = self.plan.argv if self.cgroup is None else wrap(self.plan.argv, self.cgroup)
+            self.process = launch(self.plan, theirs.fileno(), argv)
         except BaseException:
             ours.close()
             self._release()
@@ -77,6 +82,9 @@ class Sandbox:
             raise
         try:
             self._remember_identity()
+            if self.cgroup is not None:
+                self._shield_from_oom()
+                self.cgroup.settle()
             if self.on_start is not None:
                 self.on_start(self)
         except BaseException:
@@ -96,6 +104,17 @@ class Sandbox:
                 self._zygote_pidfd = None
         self.zygote_pid = zygote
         self.uid = self._uid.uid if self._uid is not None else None
+
+    def _shield_from_oom(self) -> None:
+        """When a job fills the cgroup, the kernel kills the job, never the zygote (or
+        its launcher); children reset their own score before they run job code."""
+        assert self.process is not None
+        for pid in {self.process.pid, self.zygote_pid}:
+            try:
+                with open(f"/proc/{pid}/oom_score_adj", "w") as handle:
+                    handle.write("-1000")
+            except OSError:
+                pass
 
     def stray_processes(self) -> list[int]:
         """Host pids of processes this sandbox holds besides its zygote (and launcher).
@@ -140,7 +159,7 @@ class Sandbox:
             runtime=settings.runtime, control_fd=control_fd,
             workdir_bytes=settings.workdir_bytes, extra_ro_paths=settings.extra_ro_paths,
             sandbox_uid=uid, user_namespace=settings.user_namespace,
-            host_workroot=workroot, scratch=scratch,
+            host_workroot=workroot, scratch=scratch, oom_protected=self.cgroup is not None,
         )
 
     def _folder(self, prefix: str, mode: int) -> str:
@@ -227,6 +246,9 @@ class Sandbox:
             kill_uid(self._uid.uid)
 
     def _release(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         if self._uid is not None:
             self._uid.release()
             self._uid = None
@@ -298,12 +320,32 @@ class Sandbox:
         """Start a child on ``fds`` (its descriptors 1, 2, 3...). With ``watch`` its exit
         is reported to ``exits``; otherwise ask with ``watch()`` when it matters."""
         self.finish_reset()
+        limits = self._memory_limit(role, dict(limits))
         token = f"t{next(_tokens)}"
         targets = list(range(1, len(fds) + 1))
         self.dirty = True
         self.send({"op": "spawn", "token": token, "role": role, "argv": argv or [],
                    "fd_targets": targets, "limits": limits, "watch": watch}, fds)
         return token
+
+    def _memory_limit(self, role: str, limits: dict[str, Any]) -> dict[str, Any]:
+        """The cgroup's limits for this job; without one, an address-space limit for
+        Python (V8 reserves far more address space than it uses, so JavaScript keeps
+        its data-segment limit and its own heap limit)."""
+        if self.cgroup is not None:
+            try:
+                self.cgroup.apply(limits.get("memory_bytes"), limits.get("max_processes"))
+            except OSError as exc:
+                raise SandboxError(f"the sandbox's cgroup refused its limits: {exc}") from exc
+        elif role.startswith("py_") and limits.get("memory_bytes"):
+            limits["address_space_bytes"] = limits["memory_bytes"]
+        return limits
+
+    @property
+    def memory_limit(self) -> str:
+        if self.cgroup is not None:
+            return self.cgroup.describe()
+        return "RLIMIT_AS (Python), RLIMIT_DATA and V8's heap limit (JavaScript)"
 
     def watch(self, token: str) -> None:
         if not self.dead:
@@ -355,7 +397,9 @@ class SandboxSettings:
     """What a pool decided once: the runtime, the user mode and the folder sizes."""
 
     def __init__(self, runtime: Runtime, user_namespace: bool, workdir_bytes: int,
-                 extra_ro_paths: tuple[str, ...], uid_base: int) -> None:
+                 extra_ro_paths: tuple[str, ...], uid_base: int,
+                 memory_cgroup: bool = False) -> None:
+        self.memory_cgroup = memory_cgroup
         self.runtime = runtime
         self.user_namespace = user_namespace
         self.workdir_bytes = workdir_bytes

@@ -1,24 +1,54 @@
 """Type-strict equality of plain values, decided in the trusted parent.
 
 bool equals only bool; None only None; ints compare exactly with ints; a float on
-either side compares numerically within a tolerance (NaN equals NaN); str, bytes,
+either side compares numerically within a ``Tolerance`` (NaN equals NaN); str, bytes,
 sets and dicts compare by type and content; list and tuple are interchangeable (JSON
 datasets cannot express tuples). Nothing here calls a method of the compared values
-beyond those of the built-in types.
+beyond those of the built-in types, and nothing costs more than linear time in the
+size of the values (the decoder refused hash-flooding sets and dicts).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEFAULT_TOLERANCE", "values_equal"]
+__all__ = ["DEFAULT_TOLERANCE", "Tolerance", "ToleranceLike", "as_tolerance", "values_equal"]
+
+DEFAULT_TOLERANCE = 1e-9  # relative
 
 
-DEFAULT_TOLERANCE = 1e-9
+@dataclass(frozen=True)
+class Tolerance:
+    """``math.isclose(expected, actual, rel_tol=rel_tol, abs_tol=abs_tol)``, and when one
+    side is exactly 0 (where a relative tolerance means nothing) ``abs_tol`` is at least
+    ``zero_tol``: ``sin(pi)`` is ``1.2e-16``, not 0."""
+
+    rel_tol: float = DEFAULT_TOLERANCE
+    abs_tol: float = 0.0
+    zero_tol: float = 1e-12
+
+    def __post_init__(self) -> None:
+        for name in ("rel_tol", "abs_tol", "zero_tol"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not value >= 0 or math.isinf(value):
+                raise ValueError(f"tolerance {name} must be a finite number >= 0, got {value!r}")
 
 
-def values_equal(expected: Any, actual: Any, tolerance: float = DEFAULT_TOLERANCE) -> bool:
+ToleranceLike = Tolerance | float
+
+
+def as_tolerance(tolerance: ToleranceLike) -> Tolerance:
+    """A bare number is the relative tolerance (with the default absolute parts)."""
+    return tolerance if isinstance(tolerance, Tolerance) else Tolerance(rel_tol=float(tolerance))
+
+
+def values_equal(expected: Any, actual: Any, tolerance: ToleranceLike = DEFAULT_TOLERANCE) -> bool:
+    return _equal(expected, actual, as_tolerance(tolerance))
+
+
+def _equal(expected: Any, actual: Any, tolerance: Tolerance) -> bool:
     kind_e, kind_a = _kind(expected), _kind(actual)
     if kind_e != kind_a:
         return False
@@ -29,7 +59,7 @@ def values_equal(expected: Any, actual: Any, tolerance: float = DEFAULT_TOLERANC
                 and _numbers_equal(expected.imag, actual.imag, tolerance))
     if kind_e == "sequence":
         return len(expected) == len(actual) and all(
-            values_equal(e, a, tolerance) for e, a in zip(expected, actual))
+            _equal(e, a, tolerance) for e, a in zip(expected, actual))
     if kind_e == "mapping":
         return _mappings_equal(expected, actual, tolerance)
     if kind_e == "other":
@@ -55,29 +85,31 @@ def _kind(value: Any) -> str:
     return simple.get(kind, "other")
 
 
-def _numbers_equal(expected: Any, actual: Any, tolerance: float) -> bool:
+def _numbers_equal(expected: Any, actual: Any, tolerance: Tolerance) -> bool:
     if type(expected) is int and type(actual) is int:
         return bool(expected == actual)
-    e, a = float(expected), float(actual)
+    try:
+        e, a = float(expected), float(actual)
+    except OverflowError:  # an int beyond any float: only an int could equal it
+        return False
     if math.isnan(e) or math.isnan(a):
         return math.isnan(e) and math.isnan(a)
-    return math.isclose(e, a, rel_tol=tolerance, abs_tol=tolerance)
+    if e == a:
+        return True
+    if math.isinf(e) or math.isinf(a):
+        return False
+    abs_tol = max(tolerance.abs_tol, tolerance.zero_tol) if e == 0 or a == 0 else tolerance.abs_tol
+    return math.isclose(e, a, rel_tol=tolerance.rel_tol, abs_tol=abs_tol)
 
 
-def _mappings_equal(expected: dict[Any, Any], actual: dict[Any, Any], tolerance: float) -> bool:
+def _mappings_equal(expected: dict[Any, Any], actual: dict[Any, Any], tolerance: Tolerance) -> bool:
     if len(expected) != len(actual):
         return False
+    # 1, 1.0 and True are one key to a dict: the key's kind must match too
+    actual_keys = {(_kind(key), key) for key in actual}
     for key, value in expected.items():
-        if key not in actual or _kind(_key_of(actual, key)) != _kind(key):
+        if (_kind(key), key) not in actual_keys:
             return False
-        if not values_equal(value, actual[key], tolerance):
+        if not _equal(value, actual[key], tolerance):
             return False
     return True
-
-
-def _key_of(mapping: dict[Any, Any], key: Any) -> Any:
-    """The actual key object equal to ``key`` (1 and True hash alike)."""
-    for candidate in mapping:
-        if candidate == key:
-            return candidate
-    return key

@@ -66,6 +66,9 @@ class SandboxConfig:
         running as root, where each sandbox gets a dedicated unprivileged host uid instead.
     reuse_checker: keep a Python test-program process alive between jobs (namespace
         backends only; see ``_resident``). Candidates always get a fresh process.
+    memory_cgroup: limit each sandbox's memory and processes with a cgroup (counts
+        shared and memfd memory too). ``None``: where the cgroup file system is writable
+        (root); ``False``: never (then RLIMIT_AS for Python); ``True``: required.
     """
 
     backend: str = "auto"
@@ -78,6 +81,7 @@ class SandboxConfig:
     extra_ro_paths: tuple[str, ...] = ()
     uid_base: int = 1_900_000_000
     reuse_checker: bool = True
+    memory_cgroup: bool | None = None
 
     def __post_init__(self) -> None:
         for name in (self.backend, self.min_level):

@@ -19,7 +19,8 @@ class Call:
 @dataclass
 class CallOutcome:
     """status: ``ok`` (``value`` holds the decoded return value), ``error`` (it raised),
-    ``crashed`` (its process ended), ``timeout``, or ``not_run``."""
+    ``crashed`` (its process ended), ``timeout``, or ``not_run``. ``passed`` is set by a
+    caller's ``on_outcome`` reducer, which may also replace ``value`` by a summary."""
 
     index: int
     status: str
@@ -28,6 +29,7 @@ class CallOutcome:
     message: str | None = None
     traceback: str | None = None
     duration_ms: float | None = None
+    passed: bool | None = None
 
     @property
     def ok(self) -> bool:

@@ -1,4 +1,10 @@
-"""Converting records to table rows and back."""
+"""Converting records to table rows and back.
+
+Text columns hold any string: one that UTF-8 cannot carry (a lone surrogate, which an
+honest JavaScript string reversal produces) is stored with ``\\udXXX`` escapes. JSON
+columns keep values exactly (``_json``). A row whose encoding fails all the same is
+stored as errored, with the reason, so one odd row never stops an experiment.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,23 @@ from datetime import datetime
 from typing import Any
 
 from assay.schemas import EvaluationResult, Example, Run, dotted_order_of
-from assay.store._json import dumps, loads
+from assay.store._json import dumps, loads, safe_repr
+from assay.store.records import ExperimentRow
+
+
+def text(value: str | None) -> str | None:
+    """A string SQLite takes: lone surrogates (which UTF-8 cannot carry) as ``\\udXXX``
+    escapes; everything else, NUL included, exactly as it is."""
+    if value is None:
+        return None
+    if type(value) is not str:
+        value = safe_repr(value)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def ts(value: datetime | None) -> str | None:
@@ -30,14 +52,44 @@ def score_column(result: EvaluationResult) -> float | None:
     return None if result.score is None else float(result.score)
 
 
+def encode_row(experiment_id: str, run_id: str, row: ExperimentRow) -> tuple[Any, list[Any]]:
+    """The run's row and its results' rows. A part that cannot be encoded is replaced by
+    an errored row saying why; the others are stored as they are."""
+    try:
+        run = run_row(experiment_id, run_id, row.run, row.example, row.repetition, row.position)
+    except Exception as exc:  # noqa: BLE001 - a row must never stop the experiment
+        run = _errored_run_row(experiment_id, run_id, row, _reason(exc))
+    results = []
+    for result in row.results:
+        try:
+            results.append(result_row(experiment_id, run_id, result))
+        except Exception as exc:  # noqa: BLE001
+            results.append((experiment_id, run_id, text(str(result.key)), None, None, None,
+                            None, None, None, None, _reason(exc), None))
+    return run, results
+
+
+def _reason(exc: BaseException) -> str:
+    return text(f"this row could not be stored: {type(exc).__name__}: {safe_repr(exc)}") or ""
+
+
+def _errored_run_row(experiment_id: str, run_id: str, row: ExperimentRow,
+                     reason: str) -> tuple[Any, ...]:
+    run = row.run
+    return (run_id, experiment_id, str(row.example.id), row.repetition, row.position,
+            text(str(run.name)), text(str(run.run_type)), None, None, reason,
+            ts(run.start_time), ts(run.end_time), None, None, None)
+
+
 def run_row(
     experiment_id: str, run_id: str, run: Run, example: Example, repetition: int, position: int
 ) -> tuple[Any, ...]:
     # Python-mode dumps: whatever a traced call saw is encoded by ``dumps``, which never fails.
     children = [child.model_dump() for child in run.child_runs] if run.child_runs else None
     return (
-        run_id, experiment_id, str(example.id), repetition, position, run.name, run.run_type,
-        dumps(run.inputs), dumps(run.outputs), run.error, ts(run.start_time), ts(run.end_time),
+        run_id, experiment_id, str(example.id), repetition, position, text(run.name),
+        text(run.run_type), dumps(run.inputs), dumps(run.outputs), text(run.error),
+        ts(run.start_time), ts(run.end_time),
         run.latency_ms, dumps(children), dumps(run.extra or None),
     )
 
@@ -50,9 +102,9 @@ RUN_COLUMNS = (
 
 def result_row(experiment_id: str, run_id: str, result: EvaluationResult) -> tuple[Any, ...]:
     return (
-        experiment_id, run_id, result.key, score_column(result),
-        dumps(result.value), result.feedback, result.comment, dumps(result.correction),
-        dumps(result.metadata or None), dumps(result.evaluator_info or None), result.error,
+        experiment_id, run_id, text(result.key), score_column(result),
+        dumps(result.value), text(result.feedback), text(result.comment), dumps(result.correction),
+        dumps(result.metadata or None), dumps(result.evaluator_info or None), text(result.error),
         score_kind(result.score),
     )
 

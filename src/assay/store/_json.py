@@ -1,57 +1,191 @@
-"""JSON for the store: fast (orjson), and never fails on a value it cannot encode.
+"""JSON for the store: exact values, fast (orjson), and never fails on a value.
 
-orjson refuses some values the standard library accepts (integers beyond 64 bits, lone
-surrogates); those fall back to ``json``. Whatever neither can encode is stored as its
-``repr``, so one odd value in a model's output never stops an experiment.
+Plain JSON is stored as it is. What JSON cannot say is stored as a one-key tagged
+object, the tags of the sandbox codec (``assay.sandbox.harness.codec``):
+
+=================  =====================================  ==============================
+value              stored as                               why
+=================  =====================================  ==============================
+NaN, inf, -inf     ``{"$float": "nan" | "inf" | "-inf"}``  JSON has no such numbers
+int beyond 64 bits ``{"$int": "-1f..."}`` (hex)           text conversion is limited
+tuple              ``{"$tuple": [...]}``                   JSON has lists only
+set, frozenset     ``{"$set": [...]}``, ``{"$frozenset"}``
+bytes              ``{"$bytes": "<base64>"}``
+complex            ``{"$complex": [re, im]}``
+dict whose keys    ``{"$dict": [[k, v], ...]}``            JSON keys are strings; also
+are not all str                                            escapes a dict that looks
+                                                           like a tag
+=================  =====================================  ==============================
+
+-0.0 and every string (lone surrogates and NULs included, as ``\\ud800`` and
+``\\u0000`` escapes) are plain JSON. Data stored before tags existed has none of them
+and reads back as it always did. Whatever is not plain data (an arbitrary object) is
+stored as its ``repr``; a pydantic model as its JSON dump.
 """
 
 from __future__ import annotations
 
+import base64
 import decimal
 import json
+import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 _LONG_DIGITS = re.compile(r"\d{19}")
+_I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
+TAGS = frozenset({"$float", "$int", "$tuple", "$set", "$frozenset", "$bytes", "$complex",
+                  "$dict"})
 
 
 def _fallback(value: Any) -> Any:
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
     if isinstance(value, decimal.Decimal):
         return str(value)  # exact, unlike a float
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="backslashreplace")
     if hasattr(value, "model_dump"):
         try:
-            return value.model_dump(mode="json")
+            return tag(value.model_dump(mode="json"))
         except Exception:
-            return repr(value)
-    return repr(value)
+            return safe_repr(value)
+    return safe_repr(value)
+
+
+def safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception:  # a huge int, a broken __repr__
+        return f"<{type(value).__name__} that cannot be shown>"
 
 
 def dumps(value: Any) -> str | None:
     if value is None:
         return None
     try:
-        return orjson.dumps(value, default=_fallback, option=_OPTIONS).decode()
-    except (TypeError, orjson.JSONEncodeError):
+        tagged = tag(value)
+    except RecursionError:
+        tagged = safe_repr(value)
+    try:
+        return orjson.dumps(tagged, default=_fallback, option=_OPTIONS).decode()
+    except (TypeError, orjson.JSONEncodeError):  # lone surrogates, deep nesting
         pass
     try:
-        return json.dumps(value, default=_fallback)
-    except (TypeError, ValueError):  # e.g. a circular reference
-        return json.dumps(repr(value))
+        return json.dumps(tagged, default=_fallback, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):  # e.g. a circular reference
+        return json.dumps(safe_repr(value))
 
 
 def loads(text: str | bytes | None) -> Any:
     if text is None:
         return None
     if isinstance(text, str) and _LONG_DIGITS.search(text):
-        return json.loads(text)  # orjson would read an integer beyond 64 bits as a float
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:  # written by the json fallback (lone surrogates)
-        return json.loads(text)
+        value = json.loads(text)  # orjson would read an integer beyond 64 bits as a float
+    else:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:  # written by the json fallback (lone surrogates)
+            value = json.loads(text)
+    marker = '"$' if isinstance(text, str) else b'"$'
+    return untag(value) if marker in text else value  # type: ignore[operator]
+
+
+# -- tagging ---------------------------------------------------------------------------
+def tag(value: Any) -> Any:
+    """``value`` with what JSON cannot say replaced by tags; the same object when nothing
+    needs one (the common case costs a walk, not a copy)."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    handler = _TAGGERS.get(kind)
+    if handler is not None:
+        return handler(value)
+    for base in _SUBCLASSED:  # OrderedDict, IntEnum...: stored as their base type
+        if isinstance(value, base):
+            return _TAGGERS[base](value)
+    return value
+
+
+def _tag_int(value: int) -> Any:
+    if _I64_MIN <= value <= _U64_MAX:
+        return value
+    return {"$int": ("-" if value < 0 else "") + format(abs(value), "x")}
+
+
+def _tag_float(value: float) -> Any:
+    if math.isfinite(value):
+        return value
+    return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+
+
+def _tag_list(value: list[Any]) -> list[Any]:
+    tagged = [tag(item) for item in value]
+    return value if all(a is b for a, b in zip(tagged, value)) else tagged
+
+
+def _tag_dict(value: dict[Any, Any]) -> Any:
+    if all(type(key) is str for key in value) and not (len(value) == 1 and next(iter(value)) in TAGS):
+        tagged = {key: tag(item) for key, item in value.items()}
+        return value if all(tagged[k] is v for k, v in value.items()) else tagged
+    return {"$dict": [[tag(key), tag(item)] for key, item in value.items()]}
+
+
+_TAGGERS: dict[type, Callable[[Any], Any]] = {
+    int: _tag_int,
+    float: _tag_float,
+    list: _tag_list,
+    dict: _tag_dict,
+    tuple: lambda v: {"$tuple": [tag(item) for item in v]},
+    set: lambda v: {"$set": [tag(item) for item in v]},
+    frozenset: lambda v: {"$frozenset": [tag(item) for item in v]},
+    bytes: lambda v: {"$bytes": base64.b64encode(v).decode("ascii")},
+    bytearray: lambda v: {"$bytes": base64.b64encode(bytes(v)).decode("ascii")},
+    complex: lambda v: {"$complex": [_tag_float(v.real), _tag_float(v.imag)]},
+}
+
+
+_SUBCLASSED = (dict, list, tuple, set, frozenset, float)
+
+
+def untag(value: Any) -> Any:
+    """The inverse of ``tag``. A malformed tag is kept as the plain dict it is."""
+    kind = type(value)
+    if kind is list:
+        return [untag(item) for item in value]
+    if kind is not dict:
+        return value
+    if len(value) == 1:
+        ((key, body),) = value.items()
+        if key in TAGS:
+            try:
+                return _UNTAGGERS[key](body)
+            except (TypeError, ValueError, KeyError, AttributeError):
+                pass
+    return {key: untag(item) for key, item in value.items()}
+
+
+def _untag_int(body: str) -> int:
+    negative = body.startswith("-")
+    magnitude = int(body[1:] if negative else body, 16)
+    return -magnitude if negative else magnitude
+
+
+def _untag_dict(body: list[Any]) -> dict[Any, Any]:
+    result: dict[Any, Any] = {}
+    for key, item in body:
+        result[untag(key)] = untag(item)
+    return result
+
+
+_SPECIAL_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+_UNTAGGERS: dict[str, Callable[[Any], Any]] = {
+    "$float": lambda b: _SPECIAL_FLOATS[b] if type(b) is str else float(b),
+    "$int": _untag_int,
+    "$tuple": lambda b: tuple(untag(item) for item in b),
+    "$set": lambda b: {untag(item) for item in b},
+    "$frozenset": lambda b: frozenset(untag(item) for item in b),
+    "$bytes": lambda b: base64.b64decode(b.encode("ascii"), validate=True),
+    "$complex": lambda b: complex(untag(b[0]), untag(b[1])),
+    "$dict": _untag_dict,
+}

@@ -294,8 +294,7 @@ class SQLiteStore(SQLiteFeedback, Store):
     # rows
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
         exp, run_id = str(experiment_id), str(row.run.id)
-        run = codec.run_row(exp, run_id, row.run, row.example, row.repetition, row.position)
-        results = [codec.result_row(exp, run_id, result) for result in row.results]
+        run, results = codec.encode_row(exp, run_id, row)
         return (*run, int(_failed(row))), results
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
@@ -382,8 +381,9 @@ class SQLiteStore(SQLiteFeedback, Store):
                 "INSERT INTO summary_results (experiment_id, key, score, value, feedback, comment, "
                 "metadata, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (str(experiment_id), r.key, codec.score_column(r), dumps(r.value), r.feedback,
-                     r.comment, dumps(r.metadata or None), r.error)
+                    (str(experiment_id), codec.text(r.key), codec.score_column(r), dumps(r.value),
+                     codec.text(r.feedback), codec.text(r.comment), dumps(r.metadata or None),
+                     codec.text(r.error))
                     for r in results
                 ],
             )
@@ -402,7 +402,8 @@ class SQLiteStore(SQLiteFeedback, Store):
                 "metadata, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (str(r.id), r.name, dumps([str(e) for e in r.experiment_ids]), str(r.example_id),
-                     r.key, dumps(r.scores), r.comment, dumps(r.metadata or None), r.error,
+                     codec.text(r.key), dumps(r.scores), codec.text(r.comment),
+                     dumps(r.metadata or None), codec.text(r.error),
                      codec.ts(utcnow()))
                     for r in records
                 ],
@@ -440,7 +441,7 @@ def _failed(row: ExperimentRow) -> bool:
     """What the UI filters as a failed row: the target failed, or a result errored or
     scored below 1 (as the migration that added the column computes it)."""
     return row.run.error is not None or any(
-        r.error is not None or (r.score is not None and float(r.score) < 1) for r in row.results
+        r.error is not None or (r.score is not None and r.score < 1) for r in row.results
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from assay.errors import AssayError
 from assay.sandbox import Call, Language
+from assay.sandbox.compare import Tolerance
 from assay.sandbox.harness import codec
 from assay.sandbox.languages import strip_fences
 from assay.schemas import Example, Run
@@ -25,7 +26,8 @@ class TestCase:
     index: int
     call: Call
     expected: Any
-    shown_input: Any  # what the details show as "input": the single ``input`` of a case, or its args
+    shown_input: Any  # what the details show as "input": a case's single ``input``, or its args
+    tolerance: Tolerance | None = None  # the case's own rel_tol/abs_tol/zero_tol
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,12 @@ def test_program_of(example: Example | None) -> TestProgram | None:
     return TestProgram(prompt, test, entry_point)
 
 
-def test_cases_of(example: Example | None) -> list[TestCase]:
+TOLERANCE_KEYS = ("rel_tol", "abs_tol", "zero_tol")
+DEFAULT_TOLERANCE = Tolerance()
+
+
+def test_cases_of(example: Example | None,
+                  default: Tolerance = DEFAULT_TOLERANCE) -> list[TestCase]:
     raw: Any = None
     if example is not None and example.inputs and "test_cases" in example.inputs:
         raw = example.inputs["test_cases"]
@@ -96,10 +103,20 @@ def test_cases_of(example: Example | None) -> list[TestCase]:
         )
     if not isinstance(raw, (list, tuple)):
         raise CaseError(f"test cases must be a list, got {type(raw).__name__}")
-    return [_parse_case(index, case) for index, case in enumerate(raw)]
+    return [_parse_case(index, case, default) for index, case in enumerate(raw)]
 
 
-def _parse_case(index: int, case: Any) -> TestCase:
+def _case_tolerance(where: str, case: dict[str, Any], default: Tolerance) -> Tolerance | None:
+    given = {key: case[key] for key in TOLERANCE_KEYS if key in case}
+    if not given:
+        return None
+    try:
+        return Tolerance(**{**{k: getattr(default, k) for k in TOLERANCE_KEYS}, **given})
+    except (TypeError, ValueError) as exc:
+        raise CaseError(f"{where}: {exc}") from None
+
+
+def _parse_case(index: int, case: Any, default: Tolerance) -> TestCase:
     where = f"test case #{index}"
     if not isinstance(case, dict):
         raise CaseError(f"{where} must be a dict, got {type(case).__name__}")
@@ -120,4 +137,5 @@ def _parse_case(index: int, case: Any) -> TestCase:
         codec.encode([list(call.args), call.kwargs])
     except codec.UnsupportedValue as exc:
         raise CaseError(f"{where}: its input is not plain data ({exc})") from None
-    return TestCase(index, call, case["expected_output"], shown)
+    return TestCase(index, call, case["expected_output"], shown,
+                    _case_tolerance(where, case, default))

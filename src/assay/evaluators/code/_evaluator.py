@@ -15,7 +15,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._cases import (
@@ -26,17 +27,27 @@ from assay.evaluators.code._cases import (
     test_program_of,
 )
 from assay.evaluators.code._passk import pass_at_k, pass_at_k_estimate
-from assay.evaluators.code._report import failure, from_function_run, from_program_run
+from assay.evaluators.code._report import (
+    failure,
+    from_function_run,
+    from_program_run,
+    verdict_reducer,
+)
 from assay.sandbox import (
+    Language,
     Limits,
     SandboxConfig,
     SandboxError,
+    SandboxStartError,
+    SandboxUnavailable,
     UnknownLanguage,
     get_language,
     get_pool,
 )
-from assay.sandbox.compare import DEFAULT_TOLERANCE
+from assay.sandbox.compare import DEFAULT_TOLERANCE, Tolerance
 from assay.schemas import Example, Run
+
+T = TypeVar("T")
 
 __all__ = ["CodeCorrectnessEvaluator", "pass_at_k", "pass_at_k_estimate"]
 
@@ -55,11 +66,18 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
             content; markdown fences are stripped.
         sandbox: a ``SandboxConfig`` (backend, minimum level, workers...).
         limits: per-process ``Limits`` (CPU, memory, processes, file size, output).
-        float_tolerance: relative and absolute tolerance when a float is compared.
+        float_tolerance: the relative tolerance when a float is compared
+            (``math.isclose`` ``rel_tol``, default 1e-9).
+        abs_tolerance: the absolute tolerance (``abs_tol``, default 0).
+        zero_tolerance: the absolute tolerance when one side is exactly 0 (default 1e-12).
+            A test case can set its own ``rel_tol``, ``abs_tol`` and ``zero_tol``.
 
-    A failure of the code (no output, no tests, no such function, a syntax error, a
-    timeout, a crash) scores 0 with a message. If no sandbox can run at all (or none
-    meets ``sandbox.min_level``), the result is an error, not a 0.
+    Anything the candidate's code causes (no output, no tests, no such function, a
+    syntax error, a timeout, a crash, a value too big, too deep or too odd to decode,
+    compare or store, a sandbox that dies under it on both tries) scores as a failure
+    with a message. Only a fault the code cannot cause (no sandbox can run here, none
+    meets ``sandbox.min_level``, a sandbox or a process could not start) is an error,
+    after one retry, and is left out of means.
     """
 
     def __init__(self, name: str = "CodeCorrectnessEvaluator", **kwargs: Any) -> None:
@@ -71,6 +89,9 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         self.sandbox_config: SandboxConfig = kwargs.get("sandbox") or SandboxConfig()
         self.limits: Limits = kwargs.get("limits") or Limits()
         self.float_tolerance = float(kwargs.get("float_tolerance", DEFAULT_TOLERANCE))
+        self.tolerance = Tolerance(
+            rel_tol=self.float_tolerance, abs_tol=float(kwargs.get("abs_tolerance", 0.0)),
+            zero_tol=float(kwargs.get("zero_tolerance", Tolerance.zero_tol)))
         if self.execution_timeout <= 0:
             raise ValueError(f"execution_timeout must be positive, got {self.execution_timeout}")
         get_language(self.language)  # an unknown default language is a setup error
@@ -84,26 +105,45 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         try:
             code = code_from_run(run, self.output_key, language)
             program = test_program_of(example)
-            cases = None if program is not None else test_cases_of(example)
+            cases = None if program is not None else test_cases_of(example, self.tolerance)
         except CaseError as exc:
             return failure(self.name, str(exc), exc.feedback)
         missing = language.runtime_missing(get_pool(self.sandbox_config).runtime)
         if missing:
             return failure(self.name, missing, "Language runtime missing.")
         extra = {"language": language.name, "mode": "test_program" if program else "test_cases"}
+        try:
+            if program is not None:
+                return self._test_program(language, code, program, extra)
+            assert cases is not None
+            return self._test_cases(language, code, cases, inputs, extra)
+        except (SandboxStartError, SandboxUnavailable):
+            raise  # not the candidate's doing: an error (BaseEvaluator records it)
+        except SandboxError as exc:  # it died under this code twice: the code's doing
+            message = f"the sandbox died twice while running this code: {_describe_error(exc)}"
+            return failure(self.name, message, "The code's sandbox died.", **extra)
+        except Exception as exc:  # noqa: BLE001 - only the candidate's data got us here
+            message = (f"the candidate's result could not be processed: "
+                       f"{type(exc).__name__}: {_describe_error(exc)}")
+            return failure(self.name, message, "The code's result was refused.", **extra)
+
+    def _test_program(self, language: Language, code: str, program: Any,
+                      extra: dict[str, Any]) -> EvaluationResult:
         pool = get_pool(self.sandbox_config)
-        if program is not None:
-            source = language.program(program.prompt, code, program.entry_point)
-            program_run = pool.run_test_program(
-                language, source, program.test, program.entry_point, self.execution_timeout,
-                self.limits, prompt=program.prompt)
-            return from_program_run(self.name, program_run, extra)
-        assert cases is not None
+        source = language.program(program.prompt, code, program.entry_point)
+        program_run = _retry_once(lambda: pool.run_test_program(
+            language, source, program.test, program.entry_point, self.execution_timeout,
+            self.limits, prompt=program.prompt))
+        return from_program_run(self.name, program_run, extra)
+
+    def _test_cases(self, language: Language, code: str, cases: Any, inputs: dict[str, Any],
+                    extra: dict[str, Any]) -> EvaluationResult:
+        pool = get_pool(self.sandbox_config)
         func_name = str(inputs.get("func_name") or self.expected_func_name)
-        function_run = pool.run_function(
+        function_run = _retry_once(lambda: pool.run_function(
             language, code, func_name, [c.call for c in cases], self.execution_timeout,
-            self.limits)
-        return from_function_run(self.name, cases, function_run, self.float_tolerance, extra)
+            self.limits, on_outcome=verdict_reducer(cases, self.tolerance)))
+        return from_function_run(self.name, cases, function_run, self.tolerance, extra)
 
     def evaluate(self, run: Run, example: Example | None = None) -> Any:
         result = super().evaluate(run, example)
@@ -112,6 +152,21 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         return result
 
     evaluate_run = evaluate
+
+
+def _retry_once(job: Callable[[], T]) -> T:
+    """A sandbox that could not start or died is retried once with a fresh one."""
+    try:
+        return job()
+    except SandboxError:
+        return job()
+
+
+def _describe_error(exc: BaseException) -> str:
+    try:
+        return str(exc)[:500]
+    except Exception:  # noqa: BLE001
+        return "(no message)"
 
 
 def _describe_quietly(config: SandboxConfig) -> dict[str, Any] | None:

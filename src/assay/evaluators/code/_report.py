@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
+import dataclasses
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.evaluation import EvaluationResult
 from assay.evaluators.code._cases import TestCase
-from assay.sandbox import CallOutcome, FunctionRun, ProgramRun, values_equal
-
-COMMENT_VALUE_CHARS = 300
-STORED_VALUE_CHARS = 10_000
+from assay.evaluators.code._display import bounded, show
+from assay.sandbox import CallOutcome, FunctionRun, ProgramRun
+from assay.sandbox.compare import Tolerance, values_equal
 
 
 def failure(key: str, message: str, feedback: str, **metadata: Any) -> EvaluationResult:
@@ -22,36 +22,37 @@ def failure(key: str, message: str, feedback: str, **metadata: Any) -> Evaluatio
     )
 
 
-def _show(value: Any) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= COMMENT_VALUE_CHARS else text[:COMMENT_VALUE_CHARS] + "..."
+def verdict_reducer(cases: Sequence[TestCase],
+                    tolerance: Tolerance) -> Callable[[CallOutcome], CallOutcome]:
+    """Compare each outcome as it arrives and keep only what is shown and stored: the
+    decoded values of many calls are never held at once. Anything about a value that
+    cannot be compared or shown fails that case, with the reason."""
+    def reduce(outcome: CallOutcome) -> CallOutcome:
+        if not outcome.ok:
+            return dataclasses.replace(outcome, passed=False)
+        case = cases[outcome.index]
+        try:
+            passed = values_equal(case.expected, outcome.value, case.tolerance or tolerance)
+            kept = bounded(outcome.value)
+        except Exception as exc:  # noqa: BLE001 - the candidate's value, its failure
+            return dataclasses.replace(
+                outcome, status="error", value=None, passed=False, error_type="ValueRefused",
+                message=f"the return value cannot be compared: {type(exc).__name__}")
+        return dataclasses.replace(outcome, value=kept, passed=passed)
+
+    return reduce
 
 
-def _bounded(value: Any) -> Any:
-    """Values as they are, unless huge: then a truncated repr, so one result cannot
-    bloat the store (the comparison already used the whole value)."""
-    try:
-        size = len(json.dumps(value, ensure_ascii=False, default=repr))
-    except (TypeError, ValueError):
-        size = STORED_VALUE_CHARS + 1
-    if size <= STORED_VALUE_CHARS:
-        return value
-    return f"<{type(value).__name__}, {size} characters as JSON, truncated> " + \
-        repr(value)[:COMMENT_VALUE_CHARS]
-
-
-def case_details(case: TestCase, outcome: CallOutcome, tolerance: float) -> dict[str, Any]:
-    passed = outcome.ok and values_equal(case.expected, outcome.value, tolerance)
+def case_details(case: TestCase, outcome: CallOutcome, tolerance: Tolerance) -> dict[str, Any]:
+    if outcome.passed is None:
+        outcome = verdict_reducer([case] * (outcome.index + 1), tolerance)(outcome)
     return {
         "test_case_index": case.index,
-        "input": case.shown_input,
-        "expected_output": case.expected,
-        "actual_output": _bounded(outcome.value) if outcome.ok else None,
+        "input": bounded(case.shown_input),
+        "expected_output": bounded(case.expected),
+        "actual_output": outcome.value if outcome.ok else None,
         "execution_success": outcome.ok,
-        "passed": passed,
+        "passed": bool(outcome.passed),
         "status": outcome.status,
         "error_message": None if outcome.ok else _error_text(outcome),
         "traceback": outcome.traceback,
@@ -67,9 +68,9 @@ def _error_text(outcome: CallOutcome) -> str:
 
 def _case_line(detail: dict[str, Any]) -> str:
     status = "Passed" if detail["passed"] else "Failed"
-    line = (f"Test Case {detail['test_case_index'] + 1} (Input: {_show(detail['input'])}): "
-            f"Status: {status}. Expected Output: {_show(detail['expected_output'])}, "
-            f"Actual Output: {_show(detail['actual_output'])}.")
+    line = (f"Test Case {detail['test_case_index'] + 1} (Input: {show(detail['input'])}): "
+            f"Status: {status}. Expected Output: {show(detail['expected_output'])}, "
+            f"Actual Output: {show(detail['actual_output'])}.")
     if not detail["execution_success"]:
         line += f" Error: {detail['error_message']}."
     elif not detail["passed"]:
@@ -77,7 +78,7 @@ def _case_line(detail: dict[str, Any]) -> str:
     return line
 
 
-def from_function_run(key: str, cases: list[TestCase], run: FunctionRun, tolerance: float,
+def from_function_run(key: str, cases: list[TestCase], run: FunctionRun, tolerance: Tolerance,
                       extra: dict[str, Any]) -> EvaluationResult:
     base = {"raw_sandbox_stdout": run.output.stdout, "raw_sandbox_stderr": run.output.stderr,
             "output_truncated": run.output.truncated, "sandbox": run.sandbox,

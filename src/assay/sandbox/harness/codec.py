@@ -16,6 +16,8 @@ from typing import Any
 
 MAX_DEPTH = 100
 MAX_NODES = 2_000_000
+MAX_INT_HEX_DIGITS = 20_000  # about 24,000 decimal digits: 2000! has 5,736
+MAX_SAME_HASH = 16  # items of one set or dict sharing a hash value: honest data has ~2
 _SAFE_INT = 2**53
 
 
@@ -25,6 +27,10 @@ class UnsupportedValue(TypeError):
 
 class MalformedValue(ValueError):
     """Encoded data that does not follow the tagged format."""
+
+
+class ValueOverLimit(MalformedValue):
+    """Encoded data over a decoding limit (an integer's digits, a hash-flooding set)."""
 
 
 def encode(value: Any, depth: int = 0) -> Any:
@@ -152,7 +158,10 @@ def _decode_int(body: Any, depth: int) -> int:
     if type(body) is not str:
         raise MalformedValue("expected a hex string")
     negative = body.startswith("-")
-    magnitude = int(body[1:] if negative else body, 16)
+    digits = body[1:] if negative else body
+    if len(digits) > MAX_INT_HEX_DIGITS:
+        raise ValueOverLimit(f"integer of more than {MAX_INT_HEX_DIGITS} hex digits")
+    magnitude = int(digits, 16)
     return -magnitude if negative else magnitude
 
 
@@ -167,12 +176,34 @@ def _decode_float(body: Any, depth: int) -> float:
 
 def _decode_dict(body: Any, depth: int) -> dict[Any, Any]:
     pairs = _decode_list(body, depth)
-    result: dict[Any, Any] = {}
     for pair in pairs:
         if type(pair) is not list or len(pair) != 2:
             raise MalformedValue("dict entries must be [key, value] pairs")
-        result[pair[0]] = pair[1]
-    return result
+    _refuse_hash_flood([pair[0] for pair in pairs])
+    return {pair[0]: pair[1] for pair in pairs}
+
+
+def _decode_set(body: Any, depth: int, kind: type) -> Any:
+    items = _decode_list(body, depth)
+    _refuse_hash_flood(items)
+    return kind(items)
+
+
+def _refuse_hash_flood(items: list[Any]) -> None:
+    """Many keys sharing one hash make building a set or dict quadratic (integers that
+    differ by multiples of 2**61 - 1 all hash alike): count them, sorted, before building."""
+    if len(items) <= MAX_SAME_HASH:
+        return
+    try:
+        hashes = sorted(map(hash, items))
+    except TypeError as exc:
+        raise MalformedValue(f"unhashable key: {exc}") from None
+    run = 1
+    for previous, current in zip(hashes, hashes[1:]):
+        run = run + 1 if current == previous else 1
+        if run > MAX_SAME_HASH:
+            raise ValueOverLimit(f"more than {MAX_SAME_HASH} items share one hash value "
+                                 "(a hash-flooding pattern)")
 
 
 def _decode_bytes(body: Any, depth: int) -> bytes:
@@ -194,8 +225,8 @@ _DECODERS: dict[str, Callable[[Any, int], Any]] = {
     "$float": _decode_float,
     "$tuple": lambda b, d: tuple(_decode_list(b, d)),
     "$dict": _decode_dict,
-    "$set": lambda b, d: set(_decode_list(b, d)),
-    "$frozenset": lambda b, d: frozenset(_decode_list(b, d)),
+    "$set": lambda b, d: _decode_set(b, d, set),
+    "$frozenset": lambda b, d: _decode_set(b, d, frozenset),
     "$bytes": _decode_bytes,
     "$complex": _decode_complex,
 }

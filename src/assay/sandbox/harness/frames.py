@@ -33,8 +33,10 @@ def encode_frame(message: Any) -> bytes:
 def decode_body(data: bytes) -> Any:
     try:
         return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:  # an int of > 4300 digits is one too
         raise FrameError(f"frame is not valid UTF-8 JSON: {exc}") from None
+    except RecursionError:
+        raise FrameError("frame is nested too deeply") from None
 
 
 def write_frame(fd: int, message: Any) -> None:

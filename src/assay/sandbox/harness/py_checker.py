@@ -157,10 +157,17 @@ class CandidateProxy:
         raise _exception_for(reply)
 
 
+# Raised by a candidate, these would stop the test's iteration instead of failing it:
+# ``all(map(candidate, inputs))`` would end early and pass.
+_ITERATION_CONTROL = ("StopIteration", "StopAsyncIteration", "GeneratorExit")
+
+
 def _exception_for(reply: dict[str, Any]) -> BaseException:
     name = str(reply.get("error_type", "Exception"))
     message = str(reply.get("message", ""))
     builtin = getattr(builtins, name, None)
+    if name in _ITERATION_CONTROL:
+        return CandidateError(f"{name}: {message}")
     if isinstance(builtin, type) and issubclass(builtin, Exception):
         try:
             return builtin(message)
@@ -190,10 +197,30 @@ def check(setup: dict[str, Any], calls: int, replies: int) -> dict[str, Any]:
         load_module_into(setup["test"], "test.py", namespace)
         check = namespace.get("check")
         if callable(check):
-            check(proxy)
+            _finish(check(proxy))
     except BaseException as exc:
         return {"passed": False, "stage": "test", "calls": proxy.calls, **_failure(exc)}
     return {"passed": True, "calls": proxy.calls}
+
+
+def _finish(result: Any) -> None:
+    """An ``async def check`` returns a coroutine: its assertions run only when awaited."""
+    if not hasattr(type(result), "__await__"):  # inspect.isawaitable, without inspect
+        return
+    try:
+        import asyncio  # rare: kept out of the zygote, whose size every fork copies
+    except ImportError:  # the runtime is unreadable to this uid: drive it by hand
+        steps = result.__await__()
+        while True:
+            try:
+                steps.send(None)
+            except StopIteration:
+                return
+
+    async def wait() -> Any:
+        return await result
+
+    asyncio.run(wait())
 
 
 def _run_prompt(prompt: str, test: str, entry_point: str, namespace: dict[str, Any]) -> None:

@@ -41,12 +41,16 @@ class Zygote:
         self.mains: dict[int, str] = {}
         self.failed: dict[str, str] = {}
         self.counter = 0
+        self.isolation = {"ipc_namespace": False, "seccomp": False}
+        self.seccomp: proc.SeccompProgram | None = None
 
     # -- the loop -------------------------------------------------------------------
     def serve(self) -> None:
         self.verify_confinement()
+        self.isolation = self.probe_isolation()
         self.send({"event": "ready", "pid": os.getpid(), "uid": os.getuid(),
-                   "python": sys.version.split()[0], "unreadable": self.unreadable_runtime()})
+                   "python": sys.version.split()[0], "unreadable": self.unreadable_runtime(),
+                   **self.isolation})
         while True:
             control = self.control.fileno()
             readable, _, _ = select.select([control, *self.pidfds], [], [])
@@ -96,6 +100,29 @@ class Zygote:
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
             raise proc.ConfinementError("a dropped child kept privileges; refusing to run")
+
+    def probe_isolation(self) -> dict[str, bool]:
+        """Once, in a probe child: can a job get its own IPC namespace, and does the
+        system-call filter load? Children then do what worked."""
+        seccomp = bytes.fromhex(self.options.get("seccomp") or "")
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            found = {"ipc_namespace": False, "seccomp": False}
+            try:
+                proc.drop_privileges(self.uid, self.gid)
+                found["ipc_namespace"] = _works(proc.fresh_ipc_namespace)
+                found["seccomp"] = bool(seccomp) and _works(lambda: proc.load_seccomp(seccomp))
+                os.write(write, json.dumps(found).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        os.waitpid(pid, 0)
+        with os.fdopen(read) as answer:
+            found = json.loads(answer.read() or "{}")
+        self.seccomp = proc.SeccompProgram(seccomp) if found.get("seccomp") else None
+        return {"ipc_namespace": bool(found.get("ipc_namespace")),
+                "seccomp": self.seccomp is not None}
 
     def unreadable_runtime(self) -> list[str]:
         """Runtime folders the dropped uid cannot read (the rlimit backend as root, with a
@@ -171,12 +198,18 @@ class Zygote:
             os.setsid()
             place_descriptors(fds, spec["fd_targets"])
             proc.apply_limits(spec["limits"], self.extra_processes())
+            if self.options.get("oom_protected"):
+                proc.unprotect_from_oom()
             proc.drop_privileges(self.uid, self.gid)
+            if self.isolation["ipc_namespace"]:
+                proc.fresh_ipc_namespace()
             if os.getppid() != 1:  # no PID namespace to take us down with the zygote
                 proc.prctl(proc.PR_SET_PDEATHSIG, 9)
             if "checker" not in spec["role"]:  # it may read its own /proc/self/mem
                 proc.prctl(proc.PR_SET_DUMPABLE, 1)
             os.chdir(workdir)
+            if self.seccomp is not None:
+                self.seccomp.load()  # last: nothing after it needs a denied call
             env = dict(self.options["env"], HOME=workdir, TMPDIR=workdir, PWD=workdir)
             code = run_role(spec, env, self.options)
         except SystemExit as exc:
@@ -290,6 +323,14 @@ class Zygote:
                 os.rmdir(path)  # the usual case: the job left its folder empty
             except OSError:
                 force_remove(path)
+
+
+def _works(action: Any) -> bool:
+    try:
+        action()
+        return True
+    except (OSError, proc.ConfinementError):
+        return False
 
 
 def run_role(spec: dict[str, Any], env: dict[str, str], options: dict[str, Any]) -> int:

@@ -47,7 +47,7 @@ function testLine(error) {
   return match ? Number(match[1]) : null;
 }
 
-function check(setup) {
+async function check(setup) {
   let first;
   try { first = readFrame(CANDIDATE_OUT); } catch (error) { first = null; }
   if (first === null) return { passed: false, stage: 'load', kind: 'ended', message: "the candidate's process ended before it was ready" };
@@ -61,7 +61,11 @@ function check(setup) {
   try {
     // the binding sits on the same line as the test's first line, so line numbers stay true
     const exported = loadModule(bind.trimEnd() + ' ' + setup.test, 'test.js', ['check']);
-    if (typeof exported.check === 'function') exported.check(proxy);
+    if (typeof exported.check === 'function') {
+      // an async check (or one returning a promise) fails only when awaited
+      const result = exported.check(proxy);
+      if (result && typeof result.then === 'function') await result;
+    }
   } catch (error) {
     const report = error instanceof CandidateEnded
       ? { kind: 'candidate_ended', error_type: 'CandidateEnded', message: error.message, traceback: '' }
@@ -76,11 +80,13 @@ function check(setup) {
   return { passed: true, calls: state.calls };
 }
 
-function main() {
+async function main() {
   const setup = readFrame(FRAMES_IN);
   if (setup === null) return;
-  writeFrame(FRAMES_OUT, check(setup));
+  writeFrame(FRAMES_OUT, await check(setup));
 }
 
-main();
-process.exit(0);
+main().then(() => process.exit(0), (error) => {
+  process.stderr.write(`assay harness: ${error && error.stack}\n`);
+  process.exit(70);
+});
