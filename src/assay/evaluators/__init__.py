@@ -25,6 +25,9 @@ _HOMES = {
     "LlmFeedbackEvaluator": "assay.evaluators.judge",
     "QAEvaluator": "assay.evaluators.judge",
     "ComparisonEvaluator": "assay.evaluators.judge.pairwise",
+    "CompositeEvaluator": "assay.evaluators.composite",
+    "TrajectoryMatchEvaluator": "assay.evaluators.agents",
+    "TrajectoryJudgeEvaluator": "assay.evaluators.agents",
 }
 
 __all__ = sorted(_HOMES)
