@@ -16,7 +16,7 @@ from assay.schemas import EvaluationResult, Example, Run
 from assay.store import open_store
 from assay.store.current import use_store
 from assay.testing import FakeOpenAIServer
-from assay.tracing import traceable, trace_into
+from assay.tracing import trace_into, traceable
 
 
 def call(name: str, **args: Any) -> dict[str, Any]:
@@ -24,15 +24,30 @@ def call(name: str, **args: Any) -> dict[str, Any]:
 
 
 def openai_message(*calls: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"call_{i}", "type": "function",
-         "function": {"name": c["name"], "arguments": json.dumps(c["args"])}}
-        for i, c in enumerate(calls)]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c["args"])},
+            }
+            for i, c in enumerate(calls)
+        ],
+    }
 
 
 def run_with_messages(*calls: dict[str, Any]) -> Run:
-    return Run(outputs={"messages": [{"role": "user", "content": "hi"}, openai_message(*calls),
-                                     {"role": "tool", "content": "42"}]})
+    return Run(
+        outputs={
+            "messages": [
+                {"role": "user", "content": "hi"},
+                openai_message(*calls),
+                {"role": "tool", "content": "42"},
+            ]
+        }
+    )
 
 
 def score(evaluator: TrajectoryMatchEvaluator, run: Run, reference: list[Any]) -> EvaluationResult:
@@ -44,14 +59,23 @@ def score(evaluator: TrajectoryMatchEvaluator, run: Run, reference: list[Any]) -
 WEATHER, FLIGHT = call("weather", city="Paris"), call("flights", to="Paris", seats=2)
 
 
-@pytest.mark.parametrize(("mode", "actual", "expected"), [
-    ("strict", [WEATHER, FLIGHT], 1), ("strict", [FLIGHT, WEATHER], 0),
-    ("strict", [WEATHER], 0), ("strict", [WEATHER, FLIGHT, WEATHER], 0),
-    ("unordered", [FLIGHT, WEATHER], 1), ("unordered", [WEATHER], 0),
-    ("unordered", [WEATHER, FLIGHT, WEATHER], 0),
-    ("subset", [WEATHER], 1), ("subset", [], 1), ("subset", [WEATHER, WEATHER], 0),
-    ("superset", [WEATHER, call("hotel"), FLIGHT], 1), ("superset", [FLIGHT], 0),
-])
+@pytest.mark.parametrize(
+    ("mode", "actual", "expected"),
+    [
+        ("strict", [WEATHER, FLIGHT], 1),
+        ("strict", [FLIGHT, WEATHER], 0),
+        ("strict", [WEATHER], 0),
+        ("strict", [WEATHER, FLIGHT, WEATHER], 0),
+        ("unordered", [FLIGHT, WEATHER], 1),
+        ("unordered", [WEATHER], 0),
+        ("unordered", [WEATHER, FLIGHT, WEATHER], 0),
+        ("subset", [WEATHER], 1),
+        ("subset", [], 1),
+        ("subset", [WEATHER, WEATHER], 0),
+        ("superset", [WEATHER, call("hotel"), FLIGHT], 1),
+        ("superset", [FLIGHT], 0),
+    ],
+)
 def test_modes(mode: str, actual: list[dict[str, Any]], expected: int) -> None:
     result = score(TrajectoryMatchEvaluator(mode), run_with_messages(*actual), [WEATHER, FLIGHT])
     assert result.score == expected, result.comment
@@ -61,8 +85,11 @@ def test_modes(mode: str, actual: list[dict[str, Any]], expected: int) -> None:
 def test_one_call_never_stands_for_two_references() -> None:
     """A loose rule lets WEATHER match both references; the matching is one-to-one."""
     evaluator = TrajectoryMatchEvaluator("superset", args="ignore")
-    result = score(evaluator, run_with_messages(call("weather", city="Rome")),
-                   [call("weather", city="Paris"), call("weather", city="Rome")])
+    result = score(
+        evaluator,
+        run_with_messages(call("weather", city="Rome")),
+        [call("weather", city="Paris"), call("weather", city="Rome")],
+    )
     assert result.score == 0 and len(result.metadata["unmatched_reference"]) == 1
     assert len(result.metadata["pairs"]) == 1
 
@@ -72,8 +99,12 @@ def test_the_matching_is_maximal_not_greedy() -> None:
     rules = {"search": {"q": "contains"}}
     actual = [call("search", q="paris weather"), call("search", q="paris")]
     reference = [call("search", q="paris"), call("search", q="weather")]
-    assert score(TrajectoryMatchEvaluator("unordered", arg_rules=rules),
-                 run_with_messages(*actual), reference).score == 1
+    assert (
+        score(
+            TrajectoryMatchEvaluator("unordered", arg_rules=rules), run_with_messages(*actual), reference
+        ).score
+        == 1
+    )
 
 
 def test_argument_rules() -> None:
@@ -88,17 +119,23 @@ def test_argument_rules() -> None:
     extra = run_with_messages(call("flights", to="Paris", seats=2, note="x", cabin="eco"))
     assert score(TrajectoryMatchEvaluator(), extra, reference).score == 0
     assert score(TrajectoryMatchEvaluator(args="subset"), extra, reference).score == 1
-    assert score(TrajectoryMatchEvaluator(args="ignore"),
-                 run_with_messages(call("flights")), reference).score == 1
+    assert (
+        score(TrajectoryMatchEvaluator(args="ignore"), run_with_messages(call("flights")), reference).score
+        == 1
+    )
     # strict types: the string "2" is not the number 2
-    assert score(TrajectoryMatchEvaluator(),
-                 run_with_messages(call("flights", to="Paris", seats="2", note="x")),
-                 reference).score == 0
+    assert (
+        score(
+            TrajectoryMatchEvaluator(),
+            run_with_messages(call("flights", to="Paris", seats="2", note="x")),
+            reference,
+        ).score
+        == 0
+    )
 
 
 def test_strict_mismatch_is_shown() -> None:
-    result = score(TrajectoryMatchEvaluator(), run_with_messages(WEATHER, WEATHER),
-                   [WEATHER, FLIGHT])
+    result = score(TrajectoryMatchEvaluator(), run_with_messages(WEATHER, WEATHER), [WEATHER, FLIGHT])
     assert result.metadata["first_mismatch"] == 1
     assert 'call 1: got weather({"city": "Paris"})' in (result.comment or "")
     assert "expected flights" in (result.comment or "")
@@ -126,10 +163,8 @@ def test_traceable_tool_runs_are_the_trajectory() -> None:
 
 
 def test_reference_as_openai_messages() -> None:
-    reference = [openai_message(WEATHER), {"role": "tool", "content": "sunny"},
-                 openai_message(FLIGHT)]
-    assert score(TrajectoryMatchEvaluator(), run_with_messages(WEATHER, FLIGHT),
-                 reference).score == 1
+    reference = [openai_message(WEATHER), {"role": "tool", "content": "sunny"}, openai_message(FLIGHT)]
+    assert score(TrajectoryMatchEvaluator(), run_with_messages(WEATHER, FLIGHT), reference).score == 1
 
 
 def test_missing_reference_is_an_error_naming_the_field() -> None:
@@ -140,14 +175,23 @@ def test_missing_reference_is_an_error_naming_the_field() -> None:
 
 def test_malformed_reference_names_its_position() -> None:
     result = TrajectoryMatchEvaluator().evaluate(
-        run_with_messages(WEATHER), Example(outputs={"trajectory": [WEATHER, {"args": {}}]}))
+        run_with_messages(WEATHER), Example(outputs={"trajectory": [WEATHER, {"args": {}}]})
+    )
     assert isinstance(result, EvaluationResult)
     assert result.error is not None and "example.outputs['trajectory'][1] has no tool name" in result.error
 
 
 def test_malformed_agent_arguments_are_a_failure_not_an_error() -> None:
-    run = Run(outputs={"messages": [{"role": "assistant", "tool_calls": [
-        {"function": {"name": "weather", "arguments": "{city: Paris"}}]}]})
+    run = Run(
+        outputs={
+            "messages": [
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"function": {"name": "weather", "arguments": "{city: Paris"}}],
+                }
+            ]
+        }
+    )
     result = score(TrajectoryMatchEvaluator(), run, [WEATHER])
     assert result.score == 0 and "arguments are not JSON" in (result.comment or "")
 
@@ -172,6 +216,7 @@ def test_tool_call_errors_survive_into_calls() -> None:
     with trace_into(root), pytest.raises(RuntimeError):
         failing()
     from assay.evaluators.agents._calls import calls_of_run
+
     (only,) = calls_of_run(root)
     assert isinstance(only, ToolCall) and "no network" in (only.error or "")
     assert issubclass(TrajectoryError, ValueError)
@@ -194,14 +239,22 @@ def agent(inputs: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_evaluate_end_to_end_over_traceable_tools() -> None:
-    data = [{"inputs": {"city": "Paris", "book": True}, "outputs": {"trajectory": [WEATHER, FLIGHT]}},
-            {"inputs": {"city": "Paris"}, "outputs": {"trajectory": [WEATHER, FLIGHT]}}]
-    results = assay.evaluate(agent, data=data, client=assay.Client(database_url="sqlite://"),
-                             evaluators=[TrajectoryMatchEvaluator("strict"),
-                                         TrajectoryMatchEvaluator("subset")], progress=False)
+    data = [
+        {"inputs": {"city": "Paris", "book": True}, "outputs": {"trajectory": [WEATHER, FLIGHT]}},
+        {"inputs": {"city": "Paris"}, "outputs": {"trajectory": [WEATHER, FLIGHT]}},
+    ]
+    results = assay.evaluate(
+        agent,
+        data=data,
+        client=assay.Client(database_url="sqlite://"),
+        evaluators=[TrajectoryMatchEvaluator("strict"), TrajectoryMatchEvaluator("subset")],
+        progress=False,
+    )
     rows = [{r.key: r.score for r in row["evaluation_results"]["results"]} for row in results]
-    assert rows == [{"trajectory_strict_match": 1, "trajectory_subset_match": 1},
-                    {"trajectory_strict_match": 0, "trajectory_subset_match": 1}]
+    assert rows == [
+        {"trajectory_strict_match": 1, "trajectory_subset_match": 1},
+        {"trajectory_strict_match": 0, "trajectory_subset_match": 1},
+    ]
 
 
 @pytest.fixture
@@ -212,13 +265,16 @@ def server() -> Iterator[FakeOpenAIServer]:
     store.close()
 
 
-def test_llm_judge_sees_the_trajectory_and_scores_it(server: FakeOpenAIServer,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_llm_judge_sees_the_trajectory_and_scores_it(
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("ASSAY_JUDGE_CACHE", "ASSAY_JUDGE_MODEL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     server.handler = lambda request: (
-        {"reasoning": "books twice", "value": "N"} if request.text.count("flights(") > 1
-        else {"reasoning": "fine", "value": "Y"})
+        {"reasoning": "books twice", "value": "N"}
+        if request.text.count("flights(") > 1
+        else {"reasoning": "fine", "value": "Y"}
+    )
     judge = TrajectoryJudgeEvaluator(model=server.chat_model())
     good = judge.evaluate(run_with_messages(WEATHER, FLIGHT), Example(inputs={"task": "trip"}))
     bad = judge.evaluate(run_with_messages(WEATHER, FLIGHT, FLIGHT), Example(inputs={"task": "trip"}))

@@ -38,15 +38,24 @@ class CompositeEvaluator(BaseEvaluator):
         store_sub_results: also return each sub-result as its own metric.
     """
 
-    def __init__(self, evaluators: Sequence[Any], combine: Combine = "mean", *,
-                 weights: Optional[Mapping[str, float]] = None, threshold: float = 1.0,
-                 name: str = "composite", store_sub_results: bool = False) -> None:
+    def __init__(
+        self,
+        evaluators: Sequence[Any],
+        combine: Combine = "mean",
+        *,
+        weights: Optional[Mapping[str, float]] = None,
+        threshold: float = 1.0,
+        name: str = "composite",
+        store_sub_results: bool = False,
+    ) -> None:
         super().__init__(name=name)
         if not evaluators:
             raise ValueError("CompositeEvaluator needs at least one sub-evaluator")
         if isinstance(combine, str) and combine not in RULES:
-            raise ValueError(f"unknown combine rule {combine!r}; known: {', '.join(RULES)}, "
-                             "or a function of the sub-results")
+            raise ValueError(
+                f"unknown combine rule {combine!r}; known: {', '.join(RULES)}, "
+                "or a function of the sub-results"
+            )
         if not isinstance(combine, str) and not callable(combine):
             raise TypeError(f"combine must be a rule name or a function, got {combine!r}")
         if combine == "weighted":
@@ -62,8 +71,11 @@ class CompositeEvaluator(BaseEvaluator):
         gathered = await asyncio.gather(*(_call(sub, run, example) for sub in self.subs))
         subs = [result for results in gathered for result in results]
         combined = self._combined(subs)
-        combined.metadata = {**combined.metadata, "rule": self._rule_name(),
-                             "sub_results": [_summary(r) for r in subs]}
+        combined.metadata = {
+            **combined.metadata,
+            "rule": self._rule_name(),
+            "sub_results": [_summary(r) for r in subs],
+        }
         if not self.store_sub_results:
             return combined
         return EvaluationResults(results=[combined, *subs])
@@ -90,50 +102,66 @@ class CompositeEvaluator(BaseEvaluator):
             return EvaluationResult(key=self.name, score=low[0], comment=f"lowest: {low[1]}")
         if self.combine == "weighted":
             return self._weighted(scored)
-        return EvaluationResult(key=self.name, score=sum(scores) / len(scores),
-                                comment=f"mean of {len(scores)} sub-score(s)")
+        return EvaluationResult(
+            key=self.name, score=sum(scores) / len(scores), comment=f"mean of {len(scores)} sub-score(s)"
+        )
 
-    def _logical(self, scored: list[EvaluationResult],
-                 decide_early: bool) -> Optional[EvaluationResult]:
+    def _logical(self, scored: list[EvaluationResult], decide_early: bool) -> Optional[EvaluationResult]:
         passing = [r.key for r in scored if _score(r) >= self.threshold]
         failing = [r.key for r in scored if r.key not in passing]
         if self.combine == "all":
             if failing:
-                return EvaluationResult(key=self.name, score=False,
-                                        comment=f"failed: {', '.join(failing)}",
-                                        metadata={"decided_despite_missing": decide_early})
-            return None if decide_early else EvaluationResult(
-                key=self.name, score=True, comment=f"all {len(passing)} passed")
+                return EvaluationResult(
+                    key=self.name,
+                    score=False,
+                    comment=f"failed: {', '.join(failing)}",
+                    metadata={"decided_despite_missing": decide_early},
+                )
+            return (
+                None
+                if decide_early
+                else EvaluationResult(key=self.name, score=True, comment=f"all {len(passing)} passed")
+            )
         if passing:
-            return EvaluationResult(key=self.name, score=True,
-                                    comment=f"passed: {', '.join(passing)}",
-                                    metadata={"decided_despite_missing": decide_early})
-        return None if decide_early else EvaluationResult(
-            key=self.name, score=False, comment=f"none of {len(failing)} passed")
+            return EvaluationResult(
+                key=self.name,
+                score=True,
+                comment=f"passed: {', '.join(passing)}",
+                metadata={"decided_despite_missing": decide_early},
+            )
+        return (
+            None
+            if decide_early
+            else EvaluationResult(key=self.name, score=False, comment=f"none of {len(failing)} passed")
+        )
 
     def _undecided(self, missing: list[EvaluationResult]) -> EvaluationResult:
         errored = [r for r in missing if outcome(r) in ("error", "value")]
         if errored:
             named = "; ".join(f"{r.key}: {r.error or 'gave no score'}" for r in errored)
-            return EvaluationResult(key=self.name,
-                                    error=f"sub-evaluator(s) without a score: {named}")
-        return EvaluationResult(key=self.name, metadata={"skipped": True},
-                                comment="skipped: " + ", ".join(r.key for r in missing))
+            return EvaluationResult(key=self.name, error=f"sub-evaluator(s) without a score: {named}")
+        return EvaluationResult(
+            key=self.name, metadata={"skipped": True}, comment="skipped: " + ", ".join(r.key for r in missing)
+        )
 
     def _weighted(self, scored: list[EvaluationResult]) -> EvaluationResult:
         unweighted = [r.key for r in scored if r.key not in self.weights]
         if unweighted:
-            raise ValueError(f"no weight for sub-result(s) {', '.join(unweighted)}; "
-                             f"weights given: {', '.join(self.weights) or 'none'}")
+            raise ValueError(
+                f"no weight for sub-result(s) {', '.join(unweighted)}; "
+                f"weights given: {', '.join(self.weights) or 'none'}"
+            )
         total = sum(self.weights[r.key] for r in scored)
         if total <= 0:
             raise ValueError("the weights of the sub-results sum to zero")
         score = sum(self.weights[r.key] * _score(r) for r in scored) / total
-        return EvaluationResult(key=self.name, score=score,
-                                comment=f"weighted mean of {len(scored)} sub-score(s)")
+        return EvaluationResult(
+            key=self.name, score=score, comment=f"weighted mean of {len(scored)} sub-score(s)"
+        )
 
-    def _from_callable(self, combine: Callable[[Sequence[EvaluationResult]], Any],
-                       subs: list[EvaluationResult]) -> EvaluationResult:
+    def _from_callable(
+        self, combine: Callable[[Sequence[EvaluationResult]], Any], subs: list[EvaluationResult]
+    ) -> EvaluationResult:
         results = normalize_returned(combine(list(subs)), self.name)
         if len(results) != 1:
             raise ValueError(f"the combine function must give one result, gave {len(results)}")

@@ -10,6 +10,11 @@ from assay.evaluators.agents.trajectory import (
 )
 
 __all__ = [
-    "ArgumentRules", "ToolCall", "TrajectoryError", "TrajectoryJudgeEvaluator",
-    "TrajectoryMatchEvaluator", "match_trajectory", "render_trajectory",
+    "ArgumentRules",
+    "ToolCall",
+    "TrajectoryError",
+    "TrajectoryJudgeEvaluator",
+    "TrajectoryMatchEvaluator",
+    "match_trajectory",
+    "render_trajectory",
 ]

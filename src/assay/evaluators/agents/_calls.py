@@ -37,8 +37,7 @@ def tool_runs(run: Run) -> Iterator[Run]:
         yield from tool_runs(child)
 
 
-def calls_of_run(run: Run, source: str = "auto",
-                 messages_key: Optional[str] = None) -> list[ToolCall]:
+def calls_of_run(run: Run, source: str = "auto", messages_key: Optional[str] = None) -> list[ToolCall]:
     """The run's tool calls. ``auto``: its ``tool`` child runs if it has any, else the
     ``tool_calls`` of the chat messages in its outputs."""
     if source not in SOURCES:
@@ -78,8 +77,7 @@ def calls_of_messages(messages: list[Any], where: str) -> list[ToolCall]:
         if not isinstance(message, dict):
             continue
         for index, call in enumerate(message.get("tool_calls") or []):
-            calls.append(_from_message_call(call, f"{where} message {position} "
-                                                  f"tool_calls[{index}]"))
+            calls.append(_from_message_call(call, f"{where} message {position} tool_calls[{index}]"))
     return calls
 
 
@@ -110,8 +108,7 @@ def reference_calls(reference: Any, where: str) -> list[ToolCall]:
     """A reference trajectory: a list of ``{"name", "args"}`` (or OpenAI tool calls), or
     a list of chat messages carrying ``tool_calls``."""
     if not isinstance(reference, list):
-        raise TrajectoryError(f"{where} must be a list of tool calls, got "
-                              f"{type(reference).__name__}")
+        raise TrajectoryError(f"{where} must be a list of tool calls, got {type(reference).__name__}")
     if any(isinstance(item, dict) and "tool_calls" in item for item in reference):
         return calls_of_messages(reference, where)
     return [_from_message_call(item, f"{where}[{index}]") for index, item in enumerate(reference)]

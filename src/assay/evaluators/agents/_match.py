@@ -44,8 +44,10 @@ class ArgumentRules:
         for tool, rules in self.per_argument.items():
             for argument, rule in rules.items():
                 if not callable(rule) and rule not in NAMED_RULES:
-                    raise ValueError(f"rule for {tool}.{argument} must be one of "
-                                     f"{', '.join(NAMED_RULES)} or a function, got {rule!r}")
+                    raise ValueError(
+                        f"rule for {tool}.{argument} must be one of "
+                        f"{', '.join(NAMED_RULES)} or a function, got {rule!r}"
+                    )
 
     def rule(self, tool: str, argument: str) -> ArgRule:
         for scope in (tool, "*"):
@@ -98,8 +100,9 @@ class Match:
     first_mismatch: Optional[int] = None  # strict mode: the first position that differs
 
 
-def match_trajectory(actual: list[ToolCall], reference: list[ToolCall], mode: str,
-                     rules: ArgumentRules) -> Match:
+def match_trajectory(
+    actual: list[ToolCall], reference: list[ToolCall], mode: str, rules: ArgumentRules
+) -> Match:
     if mode not in MODES:
         raise ValueError(f"unknown trajectory mode {mode!r}; known: {', '.join(MODES)}")
     if mode == "strict":
@@ -107,8 +110,7 @@ def match_trajectory(actual: list[ToolCall], reference: list[ToolCall], mode: st
     pairs = _bipartite(actual, reference, rules)
     left = [i for i in range(len(actual)) if i not in {a for a, _ in pairs}]
     right = [j for j in range(len(reference)) if j not in {r for _, r in pairs}]
-    passed = {"unordered": not left and not right, "subset": not left,
-              "superset": not right}[mode]
+    passed = {"unordered": not left and not right, "subset": not left, "superset": not right}[mode]
     return Match(passed, sorted(pairs), left, right)
 
 
@@ -116,18 +118,28 @@ def _strict(actual: list[ToolCall], reference: list[ToolCall], rules: ArgumentRu
     pairs: list[tuple[int, int]] = []
     for index, (a, r) in enumerate(zip(actual, reference)):
         if not rules.calls_match(a, r):
-            return Match(False, pairs, list(range(index, len(actual))),
-                         list(range(index, len(reference))), first_mismatch=index)
+            return Match(
+                False,
+                pairs,
+                list(range(index, len(actual))),
+                list(range(index, len(reference))),
+                first_mismatch=index,
+            )
         pairs.append((index, index))
     common = len(pairs)
     passed = len(actual) == len(reference)
-    return Match(passed, pairs, list(range(common, len(actual))),
-                 list(range(common, len(reference))),
-                 first_mismatch=None if passed else common)
+    return Match(
+        passed,
+        pairs,
+        list(range(common, len(actual))),
+        list(range(common, len(reference))),
+        first_mismatch=None if passed else common,
+    )
 
 
-def _bipartite(actual: list[ToolCall], reference: list[ToolCall],
-               rules: ArgumentRules) -> list[tuple[int, int]]:
+def _bipartite(
+    actual: list[ToolCall], reference: list[ToolCall], rules: ArgumentRules
+) -> list[tuple[int, int]]:
     """Maximum matching by augmenting paths (Kuhn); trajectories are short."""
     edges = [[j for j, r in enumerate(reference) if rules.calls_match(a, r)] for a in actual]
     owner: dict[int, int] = {}  # reference index -> actual index

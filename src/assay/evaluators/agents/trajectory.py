@@ -42,10 +42,17 @@ class TrajectoryMatchEvaluator(BaseEvaluator):
         messages_key: where the chat messages are in ``run.outputs`` (default: found).
     """
 
-    def __init__(self, mode: str = "strict", *, args: str = "exact",
-                 arg_rules: Optional[Mapping[str, Mapping[str, ArgRule]]] = None,
-                 reference_key: str = "trajectory", source: str = "auto",
-                 messages_key: Optional[str] = None, name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        mode: str = "strict",
+        *,
+        args: str = "exact",
+        arg_rules: Optional[Mapping[str, Mapping[str, ArgRule]]] = None,
+        reference_key: str = "trajectory",
+        source: str = "auto",
+        messages_key: Optional[str] = None,
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__(name=name or f"trajectory_{mode}_match")
         self.rules = ArgumentRules(args, dict(arg_rules or {}))
         match_trajectory([], [], mode, self.rules)  # an unknown mode fails here, not per row
@@ -60,16 +67,19 @@ class TrajectoryMatchEvaluator(BaseEvaluator):
         try:
             actual = calls_of_run(run, self.source, self.messages_key)
         except TrajectoryError as exc:  # the agent's own output is malformed: a failure
-            return EvaluationResult(key=self.name, score=0, comment=str(exc),
-                                    metadata={"mode": self.mode})
+            return EvaluationResult(key=self.name, score=0, comment=str(exc), metadata={"mode": self.mode})
         match = match_trajectory(actual, reference, self.mode, self.rules)
         return EvaluationResult(
-            key=self.name, score=int(match.passed), comment=_comment(match, actual, reference),
+            key=self.name,
+            score=int(match.passed),
+            comment=_comment(match, actual, reference),
             metadata={
-                "mode": self.mode, "args": self.rules.args,
+                "mode": self.mode,
+                "args": self.rules.args,
                 "actual": [c.shown() for c in actual[:SHOWN_CALLS]],
                 "reference": [c.shown() for c in reference[:SHOWN_CALLS]],
-                "pairs": match.pairs, "unmatched_actual": match.unmatched_actual,
+                "pairs": match.pairs,
+                "unmatched_actual": match.unmatched_actual,
                 "unmatched_reference": match.unmatched_reference,
                 "first_mismatch": match.first_mismatch,
             },
@@ -78,10 +88,11 @@ class TrajectoryMatchEvaluator(BaseEvaluator):
     def _reference(self, example: Optional[Example]) -> list[ToolCall]:
         outputs = example.outputs if example is not None else None
         if not outputs or self.reference_key not in outputs:
-            raise ValueError(f"{type(self).__name__} needs example.outputs"
-                             f"[{self.reference_key!r}] (the reference trajectory)")
-        return reference_calls(outputs[self.reference_key],
-                               f"example.outputs[{self.reference_key!r}]")
+            raise ValueError(
+                f"{type(self).__name__} needs example.outputs"
+                f"[{self.reference_key!r}] (the reference trajectory)"
+            )
+        return reference_calls(outputs[self.reference_key], f"example.outputs[{self.reference_key!r}]")
 
 
 def _comment(match: Any, actual: list[ToolCall], reference: list[ToolCall]) -> str:
@@ -132,12 +143,21 @@ class TrajectoryJudgeEvaluator(LLMJudge):
     the judge's reasoning in ``comment``. ``prompt`` may use ``{input}``, ``{trajectory}``
     and ``{output}``. Tool calls that cannot be read are shown to the judge as such."""
 
-    def __init__(self, model: JudgeModel = None, *, prompt: Optional[str] = None,
-                 name: str = "trajectory_judge", source: str = "auto",
-                 messages_key: Optional[str] = None) -> None:
-        self.prompt = check_template(prompt or TRAJECTORY_PROMPT, required={"trajectory"},
-                                     allowed={"input", "trajectory", "output"},
-                                     owner=type(self).__name__)
+    def __init__(
+        self,
+        model: JudgeModel = None,
+        *,
+        prompt: Optional[str] = None,
+        name: str = "trajectory_judge",
+        source: str = "auto",
+        messages_key: Optional[str] = None,
+    ) -> None:
+        self.prompt = check_template(
+            prompt or TRAJECTORY_PROMPT,
+            required={"trajectory"},
+            allowed={"input", "trajectory", "output"},
+            owner=type(self).__name__,
+        )
         calls_of_run(Run(), source)  # an unknown source fails here, not per row
         self.source = source
         self.messages_key = messages_key
@@ -154,20 +174,23 @@ class TrajectoryJudgeEvaluator(LLMJudge):
 
     async def judge(self, data: JudgeInput, meter: UsageMeter) -> list[EvaluationResult]:
         assert isinstance(data, TrajectoryInput)
-        text = self.prompt.format(input=data.input, output=data.output,
-                                  trajectory=data.trajectory)
-        verdict = await self.chat.ask([{"role": "user", "content": text}], CriteriaVerdict,
-                                      meter=meter)
-        return [EvaluationResult(key=self.name, score=verdict_score(verdict.value),
-                                 value=verdict.value, comment=verdict.reasoning,
-                                 metadata={"calls": data.calls})]
+        text = self.prompt.format(input=data.input, output=data.output, trajectory=data.trajectory)
+        verdict = await self.chat.ask([{"role": "user", "content": text}], CriteriaVerdict, meter=meter)
+        return [
+            EvaluationResult(
+                key=self.name,
+                score=verdict_score(verdict.value),
+                value=verdict.value,
+                comment=verdict.reasoning,
+                metadata={"calls": data.calls},
+            )
+        ]
 
 
 def render_trajectory(calls: list[ToolCall]) -> str:
     lines = []
     for index, call in enumerate(calls, start=1):
         args = json.dumps(call.args, sort_keys=True, default=str, ensure_ascii=False)
-        result = call.error if call.error else json.dumps(call.output, default=str,
-                                                          ensure_ascii=False)
+        result = call.error if call.error else json.dumps(call.output, default=str, ensure_ascii=False)
         lines.append(f"{index}. {call.name}({args}) -> {result[:500]}")
     return "\n".join(lines)
