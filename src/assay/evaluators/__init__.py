@@ -28,6 +28,7 @@ _HOMES = {
     "CompositeEvaluator": "assay.evaluators.composite",
     "TrajectoryMatchEvaluator": "assay.evaluators.agents",
     "TrajectoryJudgeEvaluator": "assay.evaluators.agents",
+    "UnitTestGenerationEvaluator": "assay.evaluators.unit_tests",
 }
 
 __all__ = sorted(_HOMES)

@@ -62,8 +62,8 @@ def sandbox_site(distributions: Sequence[str], required: Sequence[str] = ()) -> 
     missing = [name for name in required if _distribution(name) is None]
     if missing:
         raise SandboxPackageMissing(
-            f"{', '.join(missing)} must be installed to run in the sandbox "
-            "(pip install 'assay[code]')")
+            f"{', '.join(missing)} must be installed to run in the sandbox (pip install 'assay[code]')"
+        )
     found = sorted(_import_names(_closure(distributions)))
     root = _cache_root() / _key(found)
     with _lock:
@@ -124,7 +124,7 @@ def _origin(name: str) -> Optional[Path]:
         if spec is not None and spec.submodule_search_locations:
             return Path(next(iter(spec.submodule_search_locations)))
         return None
-    origin = Path(spec.origin)  # type: ignore[arg-type]
+    origin = Path(spec.origin)
     return origin.parent if origin.name == "__init__.py" else origin
 
 
@@ -148,8 +148,7 @@ def _cache_root() -> Path:
         resolved = candidate.resolve()
         if not (str(resolved) + "/").startswith(SANDBOX_WORKROOT + "/"):
             return resolved
-    raise SandboxPackageMissing(f"no folder outside {SANDBOX_WORKROOT} for sandbox packages; "
-                                f"set {SITE_ENV}")
+    raise SandboxPackageMissing(f"no folder outside {SANDBOX_WORKROOT} for sandbox packages; set {SITE_ENV}")
 
 
 def _build(root: Path, packages: list[str]) -> None:
@@ -163,8 +162,12 @@ def _build(root: Path, packages: list[str]) -> None:
             assert origin is not None
             target = staging / origin.name
             if origin.is_dir():
-                shutil.copytree(origin, target, copy_function=_link_or_copy,
-                                ignore=shutil.ignore_patterns("__pycache__", "tests"))
+                shutil.copytree(
+                    origin,
+                    target,
+                    copy_function=_link_or_copy,
+                    ignore=shutil.ignore_patterns("__pycache__", "tests"),
+                )
             else:
                 _link_or_copy(str(origin), str(target))
             libs = origin.parent / f"{name}.libs"  # shared libraries vendored by wheels

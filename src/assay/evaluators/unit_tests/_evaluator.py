@@ -56,12 +56,22 @@ class UnitTestGenerationEvaluator(BaseEvaluator):
         sandbox: a ``SandboxConfig``; limits: per-process ``Limits``.
     """
 
-    def __init__(self, name: str = "unit_tests", *, reference_key: str = "reference",
-                 module: str = "solution", framework: str = "pytest", max_mutants: int = 20,
-                 seed: int = 0, reference_timeout: float = 30.0,
-                 mutant_timeout: Optional[float] = None, max_mutant_timeout: float = 10.0,
-                 output_key: Optional[str] = None, sandbox: Optional[SandboxConfig] = None,
-                 limits: Optional[Limits] = None) -> None:
+    def __init__(
+        self,
+        name: str = "unit_tests",
+        *,
+        reference_key: str = "reference",
+        module: str = "solution",
+        framework: str = "pytest",
+        max_mutants: int = 20,
+        seed: int = 0,
+        reference_timeout: float = 30.0,
+        mutant_timeout: Optional[float] = None,
+        max_mutant_timeout: float = 10.0,
+        output_key: Optional[str] = None,
+        sandbox: Optional[SandboxConfig] = None,
+        limits: Optional[Limits] = None,
+    ) -> None:
         super().__init__(name=name)
         _check_framework(framework)
         if max_mutants < 0 or reference_timeout <= 0 or max_mutant_timeout <= 0:
@@ -97,26 +107,35 @@ class UnitTestGenerationEvaluator(BaseEvaluator):
         outputs = dict(example.outputs) if example is not None and example.outputs else {}
         reference = inputs.get(self.reference_key, outputs.get(self.reference_key))
         if not isinstance(reference, str) or not reference.strip():
-            raise ValueError(f"{type(self).__name__} needs the reference implementation in "
-                             f"example.inputs[{self.reference_key!r}] (a non-empty string)")
+            raise ValueError(
+                f"{type(self).__name__} needs the reference implementation in "
+                f"example.inputs[{self.reference_key!r}] (a non-empty string)"
+            )
         module = str(inputs.get("module") or self.module)
         if not module.isidentifier() or module.startswith("test"):
-            raise ValueError(f"example.inputs['module'] must be a module name not starting "
-                             f"with 'test', got {module!r}")
+            raise ValueError(
+                f"example.inputs['module'] must be a module name not starting with 'test', got {module!r}"
+            )
         framework = str(inputs.get("framework") or self.framework)
         _check_framework(framework, "example.inputs['framework']")
         return reference, module, framework
 
-    def _run(self, reference: str, tests: str, module: str, framework: str,
-             made: list[Mutant]) -> Outcome:
+    def _run(self, reference: str, tests: str, module: str, framework: str, made: list[Mutant]) -> Outcome:
         site = sandbox_site(TEST_TOOLS, required=TEST_TOOLS)
         pool = get_pool(site.config(self.sandbox_config))
-        payload = {"site": site.path, "module": module, "test_file": f"test_{module}_generated.py",
-                   "framework": framework, "reference": reference, "tests": tests,
-                   "mutants": [m.source for m in made], "coverage": True,
-                   "reference_timeout": self.reference_timeout,
-                   "mutant_timeout": self.mutant_timeout,
-                   "max_mutant_timeout": self.max_mutant_timeout}
+        payload = {
+            "site": site.path,
+            "module": module,
+            "test_file": f"test_{module}_generated.py",
+            "framework": framework,
+            "reference": reference,
+            "tests": tests,
+            "mutants": [m.source for m in made],
+            "coverage": True,
+            "reference_timeout": self.reference_timeout,
+            "mutant_timeout": self.mutant_timeout,
+            "max_mutant_timeout": self.max_mutant_timeout,
+        }
         script = SCRIPT.replace(PLACEHOLDER, f"PAYLOAD = json.loads({json.dumps(payload)!r})", 1)
         per_mutant = self.mutant_timeout or self.max_mutant_timeout
         timeout = self.reference_timeout + per_mutant * len(made) + 10.0
@@ -127,4 +146,3 @@ class UnitTestGenerationEvaluator(BaseEvaluator):
 def _check_framework(framework: str, where: str = "framework") -> None:
     if framework not in FRAMEWORKS:
         raise ValueError(f"{where} must be one of {', '.join(FRAMEWORKS)}, got {framework!r}")
-

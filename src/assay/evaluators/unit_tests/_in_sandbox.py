@@ -68,9 +68,13 @@ def run_child(folder: str, source: str, measure: bool, timeout: float) -> dict[s
         finally:
             os._exit(code)
     exit_code, timed_out = wait(pid, began + timeout)
-    return {"exit": exit_code, "timed_out": timed_out, "seconds": time.monotonic() - began,
-            "result": read_json(os.path.join(folder, "result.json")),
-            "output": tail(os.path.join(folder, "output.txt")) if measure else ""}
+    return {
+        "exit": exit_code,
+        "timed_out": timed_out,
+        "seconds": time.monotonic() - began,
+        "result": read_json(os.path.join(folder, "result.json")),
+        "output": tail(os.path.join(folder, "output.txt")) if measure else "",
+    }
 
 
 def wait(pid: int, deadline: float) -> tuple[int, bool]:
@@ -95,8 +99,7 @@ def run_tests(measure: bool, stop_early: bool) -> int:
         import coverage
 
         target = os.path.abspath(PAYLOAD["module"] + ".py")
-        tracer = coverage.Coverage(data_file=None, branch=True, include=[target],
-                                   config_file=False)
+        tracer = coverage.Coverage(data_file=None, branch=True, include=[target], config_file=False)
         tracer.start()
     if PAYLOAD["framework"] == "pytest":
         code, result = run_pytest(stop_early)
@@ -118,8 +121,10 @@ def brief_coverage(data: Any) -> Any:
     """Totals and what was missed: the per-function and per-class parts are dropped."""
     if not isinstance(data, dict):
         return None
-    files = {name: {key: entry.get(key) for key in ("missing_lines", "missing_branches")}
-             for name, entry in (data.get("files") or {}).items()}
+    files = {
+        name: {key: entry.get(key) for key in ("missing_lines", "missing_branches")}
+        for name, entry in (data.get("files") or {}).items()
+    }
     return {"totals": data.get("totals"), "files": files}
 
 
@@ -130,9 +135,14 @@ class Collector:
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         if report.when == "call" or report.outcome != "passed":
-            self.tests.append({"name": report.nodeid, "outcome": report.outcome,
-                               "when": report.when,
-                               "message": report.longreprtext[-1500:] if report.failed else ""})
+            self.tests.append(
+                {
+                    "name": report.nodeid,
+                    "outcome": report.outcome,
+                    "when": report.when,
+                    "message": report.longreprtext[-1500:] if report.failed else "",
+                }
+            )
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
@@ -145,8 +155,7 @@ def run_pytest(stop_early: bool) -> tuple[int, dict[str, Any]]:
     collector = Collector()
     args = ["-q", "-p", "no:cacheprovider", "--rootdir", os.getcwd(), PAYLOAD["test_file"]]
     code = int(pytest.main(args + (["-x"] if stop_early else []), plugins=[collector]))
-    counts = {k: sum(t["outcome"] == k for t in collector.tests)
-              for k in ("passed", "failed", "skipped")}
+    counts = {k: sum(t["outcome"] == k for t in collector.tests) for k in ("passed", "failed", "skipped")}
     return code, {**counts, "tests": collector.tests[:200], "collection_errors": collector.errors}
 
 
@@ -157,14 +166,23 @@ def run_unittest(stop_early: bool) -> tuple[int, dict[str, Any]]:
     try:
         suite = unittest.defaultTestLoader.loadTestsFromName(module)
     except Exception as exc:
-        return 2, {"passed": 0, "failed": 0, "skipped": 0, "tests": [],
-                   "collection_errors": [f"{type(exc).__name__}: {exc}"]}
-    result = unittest.TextTestRunner(stream=sys.stderr, verbosity=0,
-                                     failfast=stop_early).run(suite)
-    failed = [{"name": test.id(), "outcome": "failed", "when": "call", "message": text[-1500:]}
-              for test, text in [*result.failures, *result.errors]]
-    counts = {"passed": result.testsRun - len(failed) - len(result.skipped),
-              "failed": len(failed), "skipped": len(result.skipped)}
+        return 2, {
+            "passed": 0,
+            "failed": 0,
+            "skipped": 0,
+            "tests": [],
+            "collection_errors": [f"{type(exc).__name__}: {exc}"],
+        }
+    result = unittest.TextTestRunner(stream=sys.stderr, verbosity=0, failfast=stop_early).run(suite)
+    failed = [
+        {"name": test.id(), "outcome": "failed", "when": "call", "message": text[-1500:]}
+        for test, text in [*result.failures, *result.errors]
+    ]
+    counts = {
+        "passed": result.testsRun - len(failed) - len(result.skipped),
+        "failed": len(failed),
+        "skipped": len(result.skipped),
+    }
     code = 5 if result.testsRun == 0 else (0 if result.wasSuccessful() else 1)
     return code, {**counts, "tests": failed[:200], "collection_errors": []}
 

@@ -32,14 +32,46 @@ from typing import Iterator, Optional
 
 Position = tuple[int, int]  # (line from 1, column in characters)
 
-BINARY = {ast.Add: "-", ast.Sub: "+", ast.Mult: "/", ast.Div: "*", ast.FloorDiv: "/",
-          ast.Mod: "*", ast.Pow: "*", ast.BitAnd: "|", ast.BitOr: "&", ast.BitXor: "&",
-          ast.LShift: ">>", ast.RShift: "<<"}
-SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-           ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
-           ast.LShift: "<<", ast.RShift: ">>"}
-COMPARE = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==",
-           "is": "is not", "is not": "is", "in": "not in", "not in": "in"}
+BINARY = {
+    ast.Add: "-",
+    ast.Sub: "+",
+    ast.Mult: "/",
+    ast.Div: "*",
+    ast.FloorDiv: "/",
+    ast.Mod: "*",
+    ast.Pow: "*",
+    ast.BitAnd: "|",
+    ast.BitOr: "&",
+    ast.BitXor: "&",
+    ast.LShift: ">>",
+    ast.RShift: "<<",
+}
+SYMBOLS = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+}
+COMPARE = {
+    "<": "<=",
+    "<=": "<",
+    ">": ">=",
+    ">=": ">",
+    "==": "!=",
+    "!=": "==",
+    "is": "is not",
+    "is not": "is",
+    "in": "not in",
+    "not in": "in",
+}
 
 
 @dataclass(frozen=True)
@@ -51,8 +83,7 @@ class Mutant:
     source: str
 
     def shown(self) -> dict[str, object]:
-        return {"index": self.index, "operator": self.operator, "line": self.line,
-                "change": self.description}
+        return {"index": self.index, "operator": self.operator, "line": self.line, "change": self.description}
 
 
 @dataclass(frozen=True)
@@ -85,9 +116,10 @@ def mutants(source: str, limit: int, seed: int = 0) -> tuple[list[Mutant], int]:
     if total > limit:
         chosen = sorted(random.Random(seed).sample(range(total), limit))
         made = [made[i] for i in chosen]
-    return [Mutant(index, edit.operator, edit.start[0],
-                   f"{edit.original!r} -> {edit.replacement!r}", mutated)
-            for index, (edit, mutated) in enumerate(made)], total
+    return [
+        Mutant(index, edit.operator, edit.start[0], f"{edit.original!r} -> {edit.replacement!r}", mutated)
+        for index, (edit, mutated) in enumerate(made)
+    ], total
 
 
 def _parses(source: str) -> bool:
@@ -104,8 +136,11 @@ class _Text:
     def __init__(self, source: str) -> None:
         self.source = source
         self.lines = source.splitlines(keepends=True)
-        self.tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
-                       if t.type in (tokenize.OP, tokenize.NAME)]
+        self.tokens = [
+            t
+            for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type in (tokenize.OP, tokenize.NAME)
+        ]
 
     def column(self, line: int, byte_offset: int) -> int:
         raw = self.lines[line - 1].encode()[:byte_offset]
@@ -123,10 +158,10 @@ class _Text:
 
     def segment(self, start: Position, end: Position) -> str:
         if start[0] == end[0]:
-            return self.lines[start[0] - 1][start[1]:end[1]]
-        parts = [self.lines[start[0] - 1][start[1]:]]
-        parts += self.lines[start[0]:end[0] - 1]
-        parts.append(self.lines[end[0] - 1][:end[1]])
+            return self.lines[start[0] - 1][start[1] : end[1]]
+        parts = [self.lines[start[0] - 1][start[1] :]]
+        parts += self.lines[start[0] : end[0] - 1]
+        parts.append(self.lines[end[0] - 1][: end[1]])
         return "".join(parts)
 
     def apply(self, edit: _Edit) -> str:
@@ -142,19 +177,22 @@ def _edits(tree: ast.AST, text: _Text) -> Iterator[_Edit]:
     docstrings = _docstrings(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp):
-            yield from _operator_token(text, node.left, node.right, SYMBOLS[type(node.op)],
-                                       BINARY[type(node.op)], "arithmetic")
+            yield from _operator_token(
+                text, node.left, node.right, SYMBOLS[type(node.op)], BINARY[type(node.op)], "arithmetic"
+            )
         elif isinstance(node, ast.AugAssign):
             symbol = SYMBOLS[type(node.op)] + "="
-            yield from _operator_token(text, node.target, node.value, symbol,
-                                       BINARY[type(node.op)] + "=", "arithmetic")
+            yield from _operator_token(
+                text, node.target, node.value, symbol, BINARY[type(node.op)] + "=", "arithmetic"
+            )
         elif isinstance(node, ast.Compare):
             yield from _compare(text, node)
         elif isinstance(node, ast.BoolOp):
             word = "and" if isinstance(node.op, ast.And) else "or"
             for left, right in zip(node.values, node.values[1:]):
-                yield from _operator_token(text, left, right, word,
-                                           "or" if word == "and" else "and", "boolean")
+                yield from _operator_token(
+                    text, left, right, word, "or" if word == "and" else "and", "boolean"
+                )
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
             start, operand = text.start(node), text.start(node.operand)
             kind = "boolean" if isinstance(node.op, ast.Not) else "unary"
@@ -169,15 +207,20 @@ def _edits(tree: ast.AST, text: _Text) -> Iterator[_Edit]:
                 yield _Edit(start, end, "None", "statement", text.segment(start, end))
         elif isinstance(node, (ast.Break, ast.Continue)):
             word = "continue" if isinstance(node, ast.Break) else "break"
-            yield _Edit(text.start(node), text.end(node), word, "statement",
-                        text.segment(text.start(node), text.end(node)))
+            yield _Edit(
+                text.start(node),
+                text.end(node),
+                word,
+                "statement",
+                text.segment(text.start(node), text.end(node)),
+            )
 
 
-def _operator_token(text: _Text, left: ast.AST, right: ast.AST, symbol: str,
-                    replacement: str, operator: str) -> Iterator[_Edit]:
+def _operator_token(
+    text: _Text, left: ast.AST, right: ast.AST, symbol: str, replacement: str, operator: str
+) -> Iterator[_Edit]:
     words = symbol.split()
-    found = [t for t in text.tokens_between(text.end(left), text.start(right))
-             if t.string == words[0]]
+    found = [t for t in text.tokens_between(text.end(left), text.start(right)) if t.string == words[0]]
     if found:
         token = found[0]
         yield _Edit(token.start, token.end, replacement, operator, token.string)
@@ -186,8 +229,7 @@ def _operator_token(text: _Text, left: ast.AST, right: ast.AST, symbol: str,
 def _compare(text: _Text, node: ast.Compare) -> Iterator[_Edit]:
     operands = [node.left, *node.comparators]
     for index, _ in enumerate(node.ops):
-        between = text.tokens_between(text.end(operands[index]),
-                                      text.start(operands[index + 1]))
+        between = text.tokens_between(text.end(operands[index]), text.start(operands[index + 1]))
         words = [t for t in between if t.string not in ("(", ")")]
         if not words:
             continue
@@ -219,7 +261,11 @@ def _docstrings(tree: ast.AST) -> set[int]:
             found.update(id(part) for part in ast.walk(node))
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 found.add(id(body[0].value))
     return found

@@ -32,11 +32,13 @@ class Outcome:
         reference = next((line for line in lines if line.get("run") == "reference"), None)
         details = {"sandbox": done.sandbox, "job_timed_out": done.timed_out}
         if reference is None:
-            reason = (f"the test run ended without a report (exit {done.exit_code}, "
-                      f"{'timed out' if done.timed_out else done.signal or 'no signal'}): "
-                      f"{done.output.stderr[-500:]}")
+            reason = (
+                f"the test run ended without a report (exit {done.exit_code}, "
+                f"{'timed out' if done.timed_out else done.signal or 'no signal'}): "
+                f"{done.output.stderr[-500:]}"
+            )
             return cls(False, reason.strip(), details=details)
-        runs = {}
+        runs: dict[int, dict[str, Any]] = {}
         for line in lines:
             index = line.get("index")
             if line.get("run") == "mutant" and isinstance(index, int) and 0 <= index < mutants:
@@ -53,12 +55,20 @@ class Outcome:
         lines, statements = _count(totals, "covered_lines"), _count(totals, "num_statements")
         taken, branches = _count(totals, "covered_branches"), _count(totals, "num_branches")
         files = data.get("files") if isinstance(data, dict) else None
-        only = next(iter(files.values()), {}) if isinstance(files, dict) and files else {}
-        return {"line": _ratio(lines, statements), "branch": _ratio(taken, branches),
-                "measured": True, "statements": statements, "branches": branches,
-                "missing_lines": _ints(only.get("missing_lines"))[:100],
-                "missing_branches": [b for b in (only.get("missing_branches") or [])
-                                     if isinstance(b, list)][:100]}
+        only: dict[str, Any] = {}
+        if isinstance(files, dict) and files and isinstance(next(iter(files.values())), dict):
+            only = next(iter(files.values()))
+        return {
+            "line": _ratio(lines, statements),
+            "branch": _ratio(taken, branches),
+            "measured": True,
+            "statements": statements,
+            "branches": branches,
+            "missing_lines": _ints(only.get("missing_lines"))[:100],
+            "missing_branches": [b for b in (only.get("missing_branches") or []) if isinstance(b, list)][
+                :100
+            ],
+        }
 
 
 def _report_lines(stdout: str, mark: str) -> list[dict[str, Any]]:
@@ -66,7 +76,7 @@ def _report_lines(stdout: str, mark: str) -> list[dict[str, Any]]:
     for raw in stdout.split("\n"):  # not splitlines(): the mark's \x1e would split
         if raw.startswith(mark):
             try:
-                line = json.loads(raw[len(mark):])
+                line = json.loads(raw[len(mark) :])
             except ValueError:
                 continue
             if isinstance(line, dict) and isinstance(line.get("exit"), int):
@@ -82,17 +92,16 @@ def _verdict_on_reference(run: dict[str, Any]) -> tuple[bool, str]:
     errors = [str(e) for e in result.get("collection_errors") or []]
     if errors:
         return False, f"the test file cannot be collected: {errors[0][-800:]}"
-    failed = [t for t in result.get("tests") or [] if isinstance(t, dict)
-              and t.get("outcome") == "failed"]
+    failed = [t for t in result.get("tests") or [] if isinstance(t, dict) and t.get("outcome") == "failed"]
     if failed:
-        shown = "; ".join(f"{t.get('name')}: {str(t.get('message'))[-300:]}"
-                          for t in failed[:SHOWN_FAILURES])
+        shown = "; ".join(f"{t.get('name')}: {str(t.get('message'))[-300:]}" for t in failed[:SHOWN_FAILURES])
         return False, f"{len(failed)} test(s) fail on the reference implementation: {shown}"
     if run.get("exit") == 5 or _count(result, "passed") == 0:
         return False, "no tests were found in the generated test file"
     if run.get("exit") != 0:
-        return False, (f"the test run failed on the reference (exit {run.get('exit')}): "
-                       f"{str(run.get('output'))[-800:]}")
+        return False, (
+            f"the test run failed on the reference (exit {run.get('exit')}): {str(run.get('output'))[-800:]}"
+        )
     return True, f"{_count(result, 'passed')} test(s) pass on the reference"
 
 
@@ -109,8 +118,9 @@ def _ints(value: Any) -> list[int]:
     return [v for v in value if isinstance(v, int)] if isinstance(value, list) else []
 
 
-def results_of(name: str, outcome: Outcome, made: list[Mutant],
-               wanted_mutants: bool = True) -> EvaluationResults:
+def results_of(
+    name: str, outcome: Outcome, made: list[Mutant], wanted_mutants: bool = True
+) -> EvaluationResults:
     """The four metrics (three when no mutants were asked for)."""
     mutant_rows = [_mutant_row(m, outcome.mutant_runs.get(m.index)) for m in made]
     killed = sum(row["status"] in ("killed", "timeout") for row in mutant_rows)
@@ -119,28 +129,49 @@ def results_of(name: str, outcome: Outcome, made: list[Mutant],
     worth = outcome.passes_reference
     common = {"passes_reference": worth, "reason": outcome.reason, **outcome.details}
     mutation = EvaluationResult(
-        key=f"{name}_mutation_score", score=killed / len(made) if worth and made else 0.0,
+        key=f"{name}_mutation_score",
+        score=killed / len(made) if worth and made else 0.0,
         comment=(f"killed {killed} of {len(made)} mutant(s)" if worth else outcome.reason),
-        metadata={"passes_reference": worth, "mutants": mutant_rows if worth else [],
-                  "killed": killed if worth else 0, "total": len(made),
-                  "survived": [r for r in mutant_rows if r["status"] == "survived"][:20]
-                  if worth else []})
+        metadata={
+            "passes_reference": worth,
+            "mutants": mutant_rows if worth else [],
+            "killed": killed if worth else 0,
+            "total": len(made),
+            "survived": [r for r in mutant_rows if r["status"] == "survived"][:20] if worth else [],
+        },
+    )
     if not made:  # the example's fault, not the tests': no number to give
-        mutation = EvaluationResult(key=mutation.key, error="the reference implementation "
-                                    "offers nothing to mutate (no operators or constants)")
-    return EvaluationResults(results=[
-        EvaluationResult(key=f"{name}_pass", score=int(worth), comment=outcome.reason,
-                         metadata={**common, "tests": reference_tests,
-                                   "output": str(outcome.reference.get("output") or "")}),
-        *([mutation] if wanted_mutants else []),
-        EvaluationResult(key=f"{name}_line_coverage", score=coverage["line"] if worth else 0.0,
-                         comment=None if worth else outcome.reason,
-                         metadata={"passes_reference": worth, **coverage}),
-        EvaluationResult(key=f"{name}_branch_coverage",
-                         score=coverage["branch"] if worth else 0.0,
-                         comment=None if worth else outcome.reason,
-                         metadata={"passes_reference": worth, **coverage}),
-    ])
+        mutation = EvaluationResult(
+            key=mutation.key,
+            error="the reference implementation offers nothing to mutate (no operators or constants)",
+        )
+    return EvaluationResults(
+        results=[
+            EvaluationResult(
+                key=f"{name}_pass",
+                score=int(worth),
+                comment=outcome.reason,
+                metadata={
+                    **common,
+                    "tests": reference_tests,
+                    "output": str(outcome.reference.get("output") or ""),
+                },
+            ),
+            *([mutation] if wanted_mutants else []),
+            EvaluationResult(
+                key=f"{name}_line_coverage",
+                score=coverage["line"] if worth else 0.0,
+                comment=None if worth else outcome.reason,
+                metadata={"passes_reference": worth, **coverage},
+            ),
+            EvaluationResult(
+                key=f"{name}_branch_coverage",
+                score=coverage["branch"] if worth else 0.0,
+                comment=None if worth else outcome.reason,
+                metadata={"passes_reference": worth, **coverage},
+            ),
+        ]
+    )
 
 
 def _mutant_row(mutant: Mutant, run: Optional[dict[str, Any]]) -> dict[str, Any]:
@@ -159,7 +190,11 @@ def _mutant_row(mutant: Mutant, run: Optional[dict[str, Any]]) -> dict[str, Any]
 def _reference_summary(run: dict[str, Any]) -> dict[str, Any]:
     result = run.get("result") if isinstance(run.get("result"), dict) else {}
     assert isinstance(result, dict)
-    return {"passed": _count(result, "passed"), "failed": _count(result, "failed"),
-            "skipped": _count(result, "skipped"),
-            "failures": [t for t in result.get("tests") or [] if isinstance(t, dict)
-                         and t.get("outcome") == "failed"][:SHOWN_FAILURES]}
+    return {
+        "passed": _count(result, "passed"),
+        "failed": _count(result, "failed"),
+        "skipped": _count(result, "skipped"),
+        "failures": [
+            t for t in result.get("tests") or [] if isinstance(t, dict) and t.get("outcome") == "failed"
+        ][:SHOWN_FAILURES],
+    }
