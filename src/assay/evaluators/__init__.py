@@ -29,6 +29,7 @@ _HOMES = {
     "TrajectoryMatchEvaluator": "assay.evaluators.agents",
     "TrajectoryJudgeEvaluator": "assay.evaluators.agents",
     "UnitTestGenerationEvaluator": "assay.evaluators.unit_tests",
+    "DataTransformationEvaluator": "assay.evaluators.data",
 }
 
 __all__ = sorted(_HOMES)
