@@ -35,8 +35,11 @@ class TableVerdict:
 def compare_tables(expected: Table, actual: Table, options: TableOptions) -> TableVerdict:
     schema_problem = _schema_problem(expected, actual, options)
     if schema_problem is not None:
-        return TableVerdict(False, schema_problem, details={
-            "expected_columns": list(expected.columns), "actual_columns": list(actual.columns)})
+        return TableVerdict(
+            False,
+            schema_problem,
+            details={"expected_columns": list(expected.columns), "actual_columns": list(actual.columns)},
+        )
     order = {name.lower(): i for i, name in enumerate(actual.columns)}
     aligned = [tuple(row[order[c.lower()]] for c in expected.columns) for row in actual.rows]
     reference_rows = [_cells(row, options) for row in expected.rows]
@@ -44,17 +47,23 @@ def compare_tables(expected: Table, actual: Table, options: TableOptions) -> Tab
     comparison = compare_results(
         ResultSet(reference_rows, expected.columns, len(expected.columns)),
         ResultSet(actual_rows, expected.columns, len(expected.columns)),
-        CompareOptions(ordered=options.ordered, tolerance=options.tolerance,
-                       column_matching="positional", max_diff_rows=SHOWN_ROWS))
+        CompareOptions(
+            ordered=options.ordered,
+            tolerance=options.tolerance,
+            column_matching="positional",
+            max_diff_rows=SHOWN_ROWS,
+        ),
+    )
     details = {
-        "expected_rows": len(reference_rows), "actual_rows": len(actual_rows),
-        "matched_rows": comparison.matched_rows, "columns": list(expected.columns),
+        "expected_rows": len(reference_rows),
+        "actual_rows": len(actual_rows),
+        "matched_rows": comparison.matched_rows,
+        "columns": list(expected.columns),
         "missing_rows": [row_to_json(r) for r in comparison.missing_rows[:SHOWN_ROWS]],
         "unexpected_rows": [row_to_json(r) for r in comparison.unexpected_rows[:SHOWN_ROWS]],
         "first_order_difference": comparison.first_order_difference,
     }
-    return TableVerdict(comparison.match, comparison.reason, comparison.precision,
-                        comparison.recall, details)
+    return TableVerdict(comparison.match, comparison.reason, comparison.precision, comparison.recall, details)
 
 
 def _cells(row: tuple[Any, ...], options: TableOptions) -> Row:
@@ -72,8 +81,7 @@ def _schema_problem(expected: Table, actual: Table, options: TableOptions) -> Op
     missing = [c for c in expected.columns if c.lower() not in got]
     extra = [c for c in actual.columns if c.lower() not in wanted]
     if missing or extra:
-        parts = ([f"missing {missing}"] if missing else []) + (
-            [f"unexpected {extra}"] if extra else [])
+        parts = ([f"missing {missing}"] if missing else []) + ([f"unexpected {extra}"] if extra else [])
         return "columns differ: " + ", ".join(parts)
     if options.column_order and got != wanted:
         return f"column order differs: expected {list(expected.columns)}, got {list(actual.columns)}"
@@ -91,8 +99,10 @@ def _type_problem(actual: Table, schema: dict[str, str]) -> Optional[str]:
         for number, row in enumerate(actual.rows):
             value = row[position]
             if value is not None and not _has_type(value, kind):
-                return (f"column {column!r} should hold {kind} values; row {number} has "
-                        f"{value!r} ({type(value).__name__})")
+                return (
+                    f"column {column!r} should hold {kind} values; row {number} has "
+                    f"{value!r} ({type(value).__name__})"
+                )
     return None
 
 
@@ -113,7 +123,6 @@ def _has_type(value: Any, kind: str) -> bool:
 def check_schema(schema: Any, where: str) -> Optional[dict[str, str]]:
     if schema is None:
         return None
-    if not isinstance(schema, dict) or not all(
-            isinstance(k, str) and v in TYPES for k, v in schema.items()):
+    if not isinstance(schema, dict) or not all(isinstance(k, str) and v in TYPES for k, v in schema.items()):
         raise ValueError(f"{where} must map column names to one of {', '.join(TYPES)}")
     return dict(schema)

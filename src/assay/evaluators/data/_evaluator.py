@@ -66,11 +66,20 @@ class DataTransformationEvaluator(BaseEvaluator):
             ``limits.max_output_bytes``, raised to 8 MiB by default).
     """
 
-    def __init__(self, name: str = "data_transformation", *, ordered: bool = False,
-                 tolerance: float = 1e-6, column_order: bool = False, nan_is_null: bool = True,
-                 output_file: str = "output.csv", timeout: float = 60.0,
-                 output_key: Optional[str] = None, sandbox: Optional[SandboxConfig] = None,
-                 limits: Optional[Limits] = None) -> None:
+    def __init__(
+        self,
+        name: str = "data_transformation",
+        *,
+        ordered: bool = False,
+        tolerance: float = 1e-6,
+        column_order: bool = False,
+        nan_is_null: bool = True,
+        output_file: str = "output.csv",
+        timeout: float = 60.0,
+        output_key: Optional[str] = None,
+        sandbox: Optional[SandboxConfig] = None,
+        limits: Optional[Limits] = None,
+    ) -> None:
         super().__init__(name=name)
         if timeout <= 0 or tolerance < 0:
             raise ValueError("timeout must be positive and tolerance >= 0")
@@ -84,12 +93,12 @@ class DataTransformationEvaluator(BaseEvaluator):
         inputs = dict(example.inputs) if example is not None and example.inputs else {}
         outputs = dict(example.outputs) if example is not None and example.outputs else {}
         files = input_files(inputs)
-        output = check_name(inputs.get("output_file") or self.output_file,
-                            "example.inputs['output_file']")
+        output = check_name(inputs.get("output_file") or self.output_file, "example.inputs['output_file']")
         extension = format_of(output, "example.inputs['output_file']")
         if "expected_output" not in outputs:
-            raise ExampleError("DataTransformationEvaluator needs example.outputs"
-                               "['expected_output'] (the expected rows)")
+            raise ExampleError(
+                "DataTransformationEvaluator needs example.outputs['expected_output'] (the expected rows)"
+            )
         expected = expected_table(outputs["expected_output"], "example.outputs['expected_output']")
         schema = check_schema(outputs.get("expected_schema"), "example.outputs['expected_schema']")
         options = replace(self.options, schema=schema)
@@ -105,44 +114,55 @@ class DataTransformationEvaluator(BaseEvaluator):
     def _run(self, code: str, files: dict[str, bytes], output: str) -> ScriptRun:
         site = sandbox_site(DATA_TOOLS)
         pool = get_pool(site.config(self.sandbox_config))
-        payload = {"site": site.path, "code": code, "output": output, "timeout": self.timeout,
-                   "inputs": {name: base64.b64encode(data).decode() for name, data in files.items()}}
+        payload = {
+            "site": site.path,
+            "code": code,
+            "output": output,
+            "timeout": self.timeout,
+            "inputs": {name: base64.b64encode(data).decode() for name, data in files.items()},
+        }
         script = SCRIPT.replace(PLACEHOLDER, f"PAYLOAD = json.loads({json.dumps(payload)!r})", 1)
-        done: ScriptRun = pool.run_script(get_language("python"), script, self.timeout + 10.0,
-                                          self.limits)
+        done: ScriptRun = pool.run_script(get_language("python"), script, self.timeout + 10.0, self.limits)
         return done
 
     def _results(self, verdict: TableVerdict, metadata: dict[str, Any]) -> EvaluationResults:
         shared = {**metadata, **verdict.details, "reason": verdict.reason}
-        return EvaluationResults(results=[
-            EvaluationResult(key=self.name, score=int(verdict.match), comment=verdict.reason,
-                             metadata=shared),
-            EvaluationResult(key=f"{self.name}_row_precision", score=verdict.precision),
-            EvaluationResult(key=f"{self.name}_row_recall", score=verdict.recall),
-        ])
+        return EvaluationResults(
+            results=[
+                EvaluationResult(
+                    key=self.name, score=int(verdict.match), comment=verdict.reason, metadata=shared
+                ),
+                EvaluationResult(key=f"{self.name}_row_precision", score=verdict.precision),
+                EvaluationResult(key=f"{self.name}_row_recall", score=verdict.recall),
+            ]
+        )
 
 
 def _report(done: ScriptRun) -> Optional[dict[str, Any]]:
     for raw in reversed(done.output.stdout.split("\n")):
         if raw.startswith(MARK):
             try:
-                report = json.loads(raw[len(MARK):])
+                report = json.loads(raw[len(MARK) :])
             except ValueError:
                 return None
             return report if isinstance(report, dict) else None
     return None
 
 
-def _verdict(report: Optional[dict[str, Any]], expected: Table, output: str, extension: str,
-             options: TableOptions) -> TableVerdict:
+def _verdict(
+    report: Optional[dict[str, Any]], expected: Table, output: str, extension: str, options: TableOptions
+) -> TableVerdict:
     if report is None:
-        return TableVerdict(False, "the script's run ended without a report (it may have "
-                                   "killed its runner or flooded its output)")
+        return TableVerdict(
+            False,
+            "the script's run ended without a report (it may have killed its runner or flooded its output)",
+        )
     if report.get("timed_out"):
         return TableVerdict(False, "the script timed out")
     if report.get("exit") != 0:
-        return TableVerdict(False, f"the script failed (exit {report.get('exit')}): "
-                                   f"{str(report.get('log') or '')[-600:]}")
+        return TableVerdict(
+            False, f"the script failed (exit {report.get('exit')}): {str(report.get('log') or '')[-600:]}"
+        )
     written = report.get("output") if isinstance(report.get("output"), dict) else {}
     assert isinstance(written, dict)
     if written.get("missing"):
@@ -170,8 +190,13 @@ def _actual_table(written: dict[str, Any], extension: str) -> Table:
 
 def _metadata(report: Optional[dict[str, Any]], done: ScriptRun, output: str) -> dict[str, Any]:
     report = report or {}
-    return {"output_file": output, "exit": report.get("exit"),
-            "script_seconds": report.get("seconds"), "log": str(report.get("log") or "")[-2000:],
-            "files_written_besides_output": report.get("changed") or [],
-            "inputs_changed": report.get("inputs_changed") or [],
-            "sandbox": done.sandbox, "output_truncated": done.output.truncated}
+    return {
+        "output_file": output,
+        "exit": report.get("exit"),
+        "script_seconds": report.get("seconds"),
+        "log": str(report.get("log") or "")[-2000:],
+        "files_written_besides_output": report.get("changed") or [],
+        "inputs_changed": report.get("inputs_changed") or [],
+        "sandbox": done.sandbox,
+        "output_truncated": done.output.truncated,
+    }

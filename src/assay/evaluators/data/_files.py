@@ -65,8 +65,9 @@ def input_files(inputs: dict[str, Any], field: str = "input_files") -> dict[str,
         files[check_name(name, where)] = _content(name, content, where)
     total = sum(len(data) for data in files.values())
     if total > MAX_INPUT_BYTES:
-        raise ExampleError(f"example.inputs[{field!r}]: {total} bytes is over the "
-                           f"{MAX_INPUT_BYTES}-byte limit")
+        raise ExampleError(
+            f"example.inputs[{field!r}]: {total} bytes is over the {MAX_INPUT_BYTES}-byte limit"
+        )
     return files
 
 
@@ -111,8 +112,9 @@ def expected_table(value: Any, where: str) -> Table:
         columns, rows = value["columns"], value["rows"]
         if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
             raise ExampleError(f"{where}['columns'] must be a list of names")
-        if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == len(columns)
-                                                 for r in rows):
+        if not isinstance(rows, list) or not all(
+            isinstance(r, list) and len(r) == len(columns) for r in rows
+        ):
             raise ExampleError(f"{where}['rows'] must be lists of {len(columns)} values")
         return Table(tuple(columns), [tuple(r) for r in rows])
     if isinstance(value, list) and all(isinstance(row, dict) for row in value):
@@ -146,9 +148,11 @@ def parse_output(data: bytes, extension: str) -> Table:
     table = _json(text, "the Parquet rows")  # converted to JSON in the sandbox
     if not isinstance(table, dict):
         raise OutputError("the Parquet output could not be read")
-    return Table(tuple(map(str, table.get("columns") or [])),
-                 [tuple(row) for row in table.get("rows") or []],
-                 tuple(map(str, table.get("types") or [])) or None)
+    return Table(
+        tuple(map(str, table.get("columns") or [])),
+        [tuple(row) for row in table.get("rows") or []],
+        tuple(map(str, table.get("types") or [])) or None,
+    )
 
 
 def _json(text: str, where: str) -> Any:
@@ -176,8 +180,7 @@ def _csv_table(text: str) -> Table:
     try:
         for number, row in enumerate(reader, start=2):
             if len(row) != len(header):
-                raise OutputError(f"CSV line {number} has {len(row)} fields, the header "
-                                  f"{len(header)}")
+                raise OutputError(f"CSV line {number} has {len(row)} fields, the header {len(header)}")
             rows.append(tuple(csv_cell(cell) for cell in row))
     except csv.Error as exc:
         raise OutputError(f"the CSV output cannot be parsed: {exc}") from None

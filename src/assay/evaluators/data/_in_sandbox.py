@@ -36,12 +36,18 @@ def main() -> None:
     exit_code, timed_out, seconds = run_script()
     after = snapshot()
     output = PAYLOAD["output"]
-    changed = sorted(n for n, digest in after.items()
-                     if n != output and n != "script.log" and before.get(n) != digest)
-    report = {"exit": exit_code, "timed_out": timed_out, "seconds": seconds,
-              "log": tail("script.log"), "changed": changed,
-              "inputs_changed": sorted(n for n in PAYLOAD["inputs"] if n in changed),
-              "output": read_output(output)}
+    changed = sorted(
+        n for n, digest in after.items() if n != output and n != "script.log" and before.get(n) != digest
+    )
+    report = {
+        "exit": exit_code,
+        "timed_out": timed_out,
+        "seconds": seconds,
+        "log": tail("script.log"),
+        "changed": changed,
+        "inputs_changed": sorted(n for n in PAYLOAD["inputs"] if n in changed),
+        "output": read_output(output),
+    }
     sys.stdout.write(MARK + json.dumps(report) + "\n")
     sys.stdout.flush()
 
@@ -92,8 +98,7 @@ def run_candidate() -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except BaseException as exc:  # shown without this runner's own frame
-        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if
-                                  exc.__traceback__ else None)
+        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
         return 1
     finally:
         sys.stdout.flush()
@@ -121,8 +126,11 @@ def parquet_rows(name: str) -> Any:
         table = parquet.read_table(name)
         columns = table.column_names
         data = table.to_pylist()
-        return {"columns": columns, "types": [str(t) for t in table.schema.types],
-                "rows": [[plain(row.get(c)) for c in columns] for row in data]}
+        return {
+            "columns": columns,
+            "types": [str(t) for t in table.schema.types],
+            "rows": [[plain(row.get(c)) for c in columns] for row in data],
+        }
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
