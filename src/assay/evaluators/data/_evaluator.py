@@ -40,7 +40,7 @@ from assay.evaluators.data._files import (
     input_files,
     parse_output,
 )
-from assay.sandbox import Limits, ScriptRun, SandboxConfig, get_language, get_pool
+from assay.sandbox import Limits, SandboxConfig, ScriptRun, get_language, get_pool
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
 MARK = "\x1eassay-data "
