@@ -30,6 +30,7 @@ _HOMES = {
     "TrajectoryJudgeEvaluator": "assay.evaluators.agents",
     "UnitTestGenerationEvaluator": "assay.evaluators.unit_tests",
     "DataTransformationEvaluator": "assay.evaluators.data",
+    "APICallEvaluator": "assay.evaluators.api",
 }
 
 __all__ = sorted(_HOMES)

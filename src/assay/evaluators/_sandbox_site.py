@@ -65,7 +65,7 @@ def sandbox_site(distributions: Sequence[str], required: Sequence[str] = ()) -> 
             f"{', '.join(missing)} must be installed to run in the sandbox (pip install 'assay[code]')"
         )
     found = sorted(_import_names(_closure(distributions)))
-    root = _cache_root() / _key(found)
+    root = cache_root() / _key(found)
     with _lock:
         if not root.is_dir():
             _build(root, found)
@@ -139,7 +139,7 @@ def _key(packages: list[str]) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def _cache_root() -> Path:
+def cache_root() -> Path:
     configured = os.environ.get(SITE_ENV)
     candidates = [Path(configured)] if configured else []
     candidates.append(Path.home() / ".cache" / "assay" / "sandbox-site")

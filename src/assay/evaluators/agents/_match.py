@@ -137,12 +137,16 @@ def _strict(actual: list[ToolCall], reference: list[ToolCall], rules: ArgumentRu
     )
 
 
-def _bipartite(
-    actual: list[ToolCall], reference: list[ToolCall], rules: ArgumentRules
-) -> list[tuple[int, int]]:
-    """Maximum matching by augmenting paths (Kuhn); trajectories are short."""
+def _bipartite(actual: list[ToolCall], reference: list[ToolCall],
+               rules: ArgumentRules) -> list[tuple[int, int]]:
     edges = [[j for j, r in enumerate(reference) if rules.calls_match(a, r)] for a in actual]
-    owner: dict[int, int] = {}  # reference index -> actual index
+    return maximum_matching(edges)
+
+
+def maximum_matching(edges: list[list[int]]) -> list[tuple[int, int]]:
+    """Pairs (left, right) of a maximum bipartite matching, ``edges[left]`` listing the
+    rights each left may pair with (Kuhn's augmenting paths: inputs here are short)."""
+    owner: dict[int, int] = {}  # right -> left
 
     def augment(i: int, seen: set[int]) -> bool:
         for j in edges[i]:
@@ -154,6 +158,6 @@ def _bipartite(
                 return True
         return False
 
-    for i in range(len(actual)):
+    for i in range(len(edges)):
         augment(i, set())
     return [(i, j) for j, i in owner.items()]
