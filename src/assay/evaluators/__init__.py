@@ -31,6 +31,7 @@ _HOMES = {
     "UnitTestGenerationEvaluator": "assay.evaluators.unit_tests",
     "DataTransformationEvaluator": "assay.evaluators.data",
     "APICallEvaluator": "assay.evaluators.api",
+    "ToolCodeEvaluator": "assay.evaluators.agents",
 }
 
 __all__ = sorted(_HOMES)

@@ -3,6 +3,7 @@ and re-running the code an agent's Python tool executed."""
 
 from assay.evaluators.agents._calls import ToolCall, TrajectoryError
 from assay.evaluators.agents._match import ArgumentRules, match_trajectory
+from assay.evaluators.agents.tool_code import ToolCodeEvaluator
 from assay.evaluators.agents.trajectory import (
     TrajectoryJudgeEvaluator,
     TrajectoryMatchEvaluator,
@@ -12,6 +13,7 @@ from assay.evaluators.agents.trajectory import (
 __all__ = [
     "ArgumentRules",
     "ToolCall",
+    "ToolCodeEvaluator",
     "TrajectoryError",
     "TrajectoryJudgeEvaluator",
     "TrajectoryMatchEvaluator",

@@ -72,12 +72,23 @@ def _messages_in(outputs: Any, key: Optional[str]) -> list[Any]:
 
 
 def calls_of_messages(messages: list[Any], where: str) -> list[ToolCall]:
+    """Tool calls of assistant messages, each with the content of the ``tool`` message
+    that answered it (matched by ``tool_call_id``) as its output."""
+    answers = {
+        m.get("tool_call_id"): m.get("content")
+        for m in messages
+        if isinstance(m, dict) and m.get("role") == "tool" and m.get("tool_call_id")
+    }
     calls: list[ToolCall] = []
     for position, message in enumerate(messages):
         if not isinstance(message, dict):
             continue
         for index, call in enumerate(message.get("tool_calls") or []):
-            calls.append(_from_message_call(call, f"{where} message {position} tool_calls[{index}]"))
+            made = _from_message_call(call, f"{where} message {position} tool_calls[{index}]")
+            call_id = call.get("id") if isinstance(call, dict) else None
+            if call_id in answers:
+                made = ToolCall(made.name, made.args, answers[call_id])
+            calls.append(made)
     return calls
 
 

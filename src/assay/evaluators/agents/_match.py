@@ -137,8 +137,9 @@ def _strict(actual: list[ToolCall], reference: list[ToolCall], rules: ArgumentRu
     )
 
 
-def _bipartite(actual: list[ToolCall], reference: list[ToolCall],
-               rules: ArgumentRules) -> list[tuple[int, int]]:
+def _bipartite(
+    actual: list[ToolCall], reference: list[ToolCall], rules: ArgumentRules
+) -> list[tuple[int, int]]:
     edges = [[j for j, r in enumerate(reference) if rules.calls_match(a, r)] for a in actual]
     return maximum_matching(edges)
 
