@@ -5,11 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from typing import Any
+from collections.abc import Awaitable, Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["run_coroutine"]
+
+T = TypeVar("T")
 
 
-def run_coroutine(coroutine: Any) -> Any:
-    """Run ``coroutine`` to completion from sync code, even inside a running loop."""
+def run_coroutine(awaitable: Awaitable[T]) -> T:
+    """Run ``awaitable`` to completion from sync code, even inside a running loop."""
+    coroutine = awaitable if isinstance(awaitable, Coroutine) else _wait_for(awaitable)
     try:
         asyncio.get_running_loop()
         in_loop = True
@@ -33,4 +39,9 @@ def run_coroutine(coroutine: Any) -> Any:
     thread.join()
     if "error" in outcome:
         raise outcome["error"]
-    return outcome["value"]
+    value: T = outcome["value"]
+    return value
+
+
+async def _wait_for(awaitable: Awaitable[T]) -> T:
+    return await awaitable

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -12,6 +12,9 @@ from rich.table import Table
 
 from assay.store.errors import StoreError
 from assay.store.open import default_url, store_exists
+
+__all__ = ["main"]
+
 
 # Commands that only read: they must not create an empty store at a mistyped path.
 _READERS = {"ui", "datasets", "experiments", "show"}
@@ -39,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {
         "demo": _demo, "ui": _ui, "datasets": _datasets, "experiments": _experiments, "show": _show,
