@@ -21,7 +21,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from assay.sandbox import SandboxConfig
 
@@ -72,7 +71,7 @@ def sandbox_site(distributions: Sequence[str], required: Sequence[str] = ()) -> 
     return SandboxSite(str(root), tuple(found))
 
 
-def _distribution(name: str) -> Optional[importlib.metadata.Distribution]:
+def _distribution(name: str) -> importlib.metadata.Distribution | None:
     try:
         return importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:
@@ -112,7 +111,7 @@ def _import_names(distributions: set[str]) -> set[str]:
     return names
 
 
-def _origin(name: str) -> Optional[Path]:
+def _origin(name: str) -> Path | None:
     """The package's folder (or single-module file) on the host."""
     if not name.isidentifier():
         return None

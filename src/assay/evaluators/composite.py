@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Optional, Union
+from typing import Any
 
 from assay.evaluation._binding import RowEvaluator, bind_row_evaluator
 from assay.evaluation._returns import normalize_returned
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
-Combine = Union[str, Callable[[Sequence[EvaluationResult]], Any]]
+Combine = str | Callable[[Sequence[EvaluationResult]], Any]
 RULES = ("all", "any", "mean", "weighted", "min")
 
 
@@ -43,7 +43,7 @@ class CompositeEvaluator(BaseEvaluator):
         evaluators: Sequence[Any],
         combine: Combine = "mean",
         *,
-        weights: Optional[Mapping[str, float]] = None,
+        weights: Mapping[str, float] | None = None,
         threshold: float = 1.0,
         name: str = "composite",
         store_sub_results: bool = False,
@@ -66,7 +66,7 @@ class CompositeEvaluator(BaseEvaluator):
         self.threshold = float(threshold)
         self.store_sub_results = store_sub_results
 
-    async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+    async def _aevaluate(self, run: Run, example: Example | None = None) -> Any:
         example = example if example is not None else Example(inputs=run.inputs or {})
         gathered = await asyncio.gather(*(_call(sub, run, example) for sub in self.subs))
         subs = [result for results in gathered for result in results]
@@ -106,7 +106,7 @@ class CompositeEvaluator(BaseEvaluator):
             key=self.name, score=sum(scores) / len(scores), comment=f"mean of {len(scores)} sub-score(s)"
         )
 
-    def _logical(self, scored: list[EvaluationResult], decide_early: bool) -> Optional[EvaluationResult]:
+    def _logical(self, scored: list[EvaluationResult], decide_early: bool) -> EvaluationResult | None:
         passing = [r.key for r in scored if _score(r) >= self.threshold]
         failing = [r.key for r in scored if r.key not in passing]
         if self.combine == "all":
@@ -197,7 +197,7 @@ def _summary(result: EvaluationResult) -> dict[str, Any]:
     return shown
 
 
-def _check_weights(weights: Optional[Mapping[str, float]]) -> None:
+def _check_weights(weights: Mapping[str, float] | None) -> None:
     if not weights:
         raise ValueError('combine="weighted" needs weights={result key: weight}')
     for key, weight in weights.items():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from assay.schemas import Run
 
@@ -22,7 +22,7 @@ class ToolCall:
     name: str
     args: dict[str, Any] = field(default_factory=dict)
     output: Any = None
-    error: Optional[str] = None
+    error: str | None = None
 
     def shown(self) -> dict[str, Any]:
         return {"name": self.name, "args": self.args}
@@ -37,7 +37,7 @@ def tool_runs(run: Run) -> Iterator[Run]:
         yield from tool_runs(child)
 
 
-def calls_of_run(run: Run, source: str = "auto", messages_key: Optional[str] = None) -> list[ToolCall]:
+def calls_of_run(run: Run, source: str = "auto", messages_key: str | None = None) -> list[ToolCall]:
     """The run's tool calls. ``auto``: its ``tool`` child runs if it has any, else the
     ``tool_calls`` of the chat messages in its outputs."""
     if source not in SOURCES:
@@ -56,7 +56,7 @@ def _from_tool_run(run: Run) -> ToolCall:
     return ToolCall(run.name, dict(run.inputs), output, run.error)
 
 
-def _messages_in(outputs: Any, key: Optional[str]) -> list[Any]:
+def _messages_in(outputs: Any, key: str | None) -> list[Any]:
     if isinstance(outputs, list):
         return outputs
     if key is not None:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any
 
 from assay.evaluators.agents._calls import ToolCall
 
 MODES = ("strict", "unordered", "subset", "superset")
-ArgRule = Union[str, Callable[[Any, Any], bool]]
+ArgRule = str | Callable[[Any, Any], bool]
 NAMED_RULES = ("exact", "ignore", "case_insensitive", "contains", "approx")
 ARGS_MODES = ("exact", "subset", "ignore")
 APPROX_TOLERANCE = 1e-6
@@ -97,7 +97,7 @@ class Match:
     pairs: list[tuple[int, int]]  # (actual index, reference index)
     unmatched_actual: list[int]
     unmatched_reference: list[int]
-    first_mismatch: Optional[int] = None  # strict mode: the first position that differs
+    first_mismatch: int | None = None  # strict mode: the first position that differs
 
 
 def match_trajectory(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators._sandbox_site import DATA_TOOLS, sandbox_site
@@ -62,13 +62,13 @@ class ToolCodeEvaluator(BaseEvaluator):
         name: str = "tool_code",
         *,
         code_keys: Sequence[str] = ("code",),
-        tool_names: Optional[Sequence[str]] = None,
+        tool_names: Sequence[str] | None = None,
         compare_output: bool = True,
         stateful: bool = True,
         timeout: float = 10.0,
         source: str = "auto",
-        sandbox: Optional[SandboxConfig] = None,
-        limits: Optional[Limits] = None,
+        sandbox: SandboxConfig | None = None,
+        limits: Limits | None = None,
     ) -> None:
         super().__init__(name=name)
         if timeout <= 0 or not code_keys:
@@ -80,7 +80,7 @@ class ToolCodeEvaluator(BaseEvaluator):
         self.sandbox_config = sandbox or SandboxConfig()
         self.limits = limits or Limits()
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         try:
             calls = calls_of_run(run, self.source)
         except TrajectoryError as exc:
@@ -116,7 +116,7 @@ class ToolCodeEvaluator(BaseEvaluator):
             },
         )
 
-    def _code(self, call: ToolCall) -> Optional[str]:
+    def _code(self, call: ToolCall) -> str | None:
         if self.tool_names is not None and call.name not in self.tool_names:
             return None
         for key in self.code_keys:
@@ -151,7 +151,7 @@ class ToolCodeEvaluator(BaseEvaluator):
         }
 
 
-def _text(output: Any) -> Optional[str]:
+def _text(output: Any) -> str | None:
     if output is None:
         return None
     if isinstance(output, dict) and len(output) == 1:

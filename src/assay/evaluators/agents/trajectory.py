@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators.agents._calls import (
@@ -47,11 +47,11 @@ class TrajectoryMatchEvaluator(BaseEvaluator):
         mode: str = "strict",
         *,
         args: str = "exact",
-        arg_rules: Optional[Mapping[str, Mapping[str, ArgRule]]] = None,
+        arg_rules: Mapping[str, Mapping[str, ArgRule]] | None = None,
         reference_key: str = "trajectory",
         source: str = "auto",
-        messages_key: Optional[str] = None,
-        name: Optional[str] = None,
+        messages_key: str | None = None,
+        name: str | None = None,
     ) -> None:
         super().__init__(name=name or f"trajectory_{mode}_match")
         self.rules = ArgumentRules(args, dict(arg_rules or {}))
@@ -62,7 +62,7 @@ class TrajectoryMatchEvaluator(BaseEvaluator):
         self.messages_key = messages_key
         calls_of_run(Run(), source)  # so does an unknown source
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         reference = self._reference(example)
         try:
             actual = calls_of_run(run, self.source, self.messages_key)
@@ -85,7 +85,7 @@ class TrajectoryMatchEvaluator(BaseEvaluator):
             },
         )
 
-    def _reference(self, example: Optional[Example]) -> list[ToolCall]:
+    def _reference(self, example: Example | None) -> list[ToolCall]:
         outputs = example.outputs if example is not None else None
         if not outputs or self.reference_key not in outputs:
             raise ValueError(
@@ -147,10 +147,10 @@ class TrajectoryJudgeEvaluator(LLMJudge):
         self,
         model: JudgeModel = None,
         *,
-        prompt: Optional[str] = None,
+        prompt: str | None = None,
         name: str = "trajectory_judge",
         source: str = "auto",
-        messages_key: Optional[str] = None,
+        messages_key: str | None = None,
     ) -> None:
         self.prompt = check_template(
             prompt or TRAJECTORY_PROMPT,
@@ -163,7 +163,7 @@ class TrajectoryJudgeEvaluator(LLMJudge):
         self.messages_key = messages_key
         super().__init__(model, name=name)
 
-    def judge_input(self, run: Run, example: Optional[Example]) -> JudgeInput:
+    def judge_input(self, run: Run, example: Example | None) -> JudgeInput:
         data = super().judge_input(run, example)
         try:
             calls = calls_of_run(run, self.source, self.messages_key)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluators.agents._match import maximum_matching
 from assay.evaluators.api._mock import Fault
@@ -160,7 +160,7 @@ def check_valid(calls: list[dict[str, Any]]) -> Check:
     )
 
 
-def check_retries(calls: list[dict[str, Any]]) -> Optional[Check]:
+def check_retries(calls: list[dict[str, Any]]) -> Check | None:
     """Each injected fault must be followed by a successful call of the same operation."""
     faulted = [i for i, c in enumerate(calls) if c.get("fault")]
     if not faulted:

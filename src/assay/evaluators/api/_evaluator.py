@@ -27,7 +27,7 @@ import tempfile
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators._sandbox_site import cache_root, sandbox_site
@@ -71,9 +71,9 @@ class APICallEvaluator(BaseEvaluator):
         *,
         ordered: bool = True,
         timeout: float = 30.0,
-        output_key: Optional[str] = None,
-        sandbox: Optional[SandboxConfig] = None,
-        limits: Optional[Limits] = None,
+        output_key: str | None = None,
+        sandbox: SandboxConfig | None = None,
+        limits: Limits | None = None,
     ) -> None:
         super().__init__(name=name)
         if timeout <= 0:
@@ -82,7 +82,7 @@ class APICallEvaluator(BaseEvaluator):
         self.sandbox_config = sandbox or SandboxConfig()
         self.limits = limits or Limits()
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResults:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResults:
         inputs = dict(example.inputs) if example is not None and example.inputs else {}
         outputs = dict(example.outputs) if example is not None and example.outputs else {}
         if "openapi" not in inputs:
@@ -165,7 +165,7 @@ class APICallEvaluator(BaseEvaluator):
         )
 
 
-def _ran(report: Optional[dict[str, Any]]) -> Check:
+def _ran(report: dict[str, Any] | None) -> Check:
     if report is None:
         return Check("ran", False, "the code's run ended without a report")
     if report.get("timed_out"):
@@ -179,7 +179,7 @@ def _ran(report: Optional[dict[str, Any]]) -> Check:
     return Check("ran", True, "the code ran to its end")
 
 
-def _report(done: ScriptRun) -> Optional[dict[str, Any]]:
+def _report(done: ScriptRun) -> dict[str, Any] | None:
     for raw in reversed(done.output.stdout.split("\n")):
         if raw.startswith(MARK):
             try:
@@ -190,7 +190,7 @@ def _report(done: ScriptRun) -> Optional[dict[str, Any]]:
     return None
 
 
-_folder: Optional[str] = None
+_folder: str | None = None
 _folder_lock = threading.Lock()
 
 

@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from assay.evaluators.api._openapi import API, Operation
@@ -73,7 +73,7 @@ class MockAPI:
             target=self._server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
         )
 
-    def __enter__(self) -> "MockAPI":
+    def __enter__(self) -> MockAPI:
         self._thread.start()
         return self
 
@@ -85,7 +85,7 @@ class MockAPI:
         except OSError:
             pass
 
-    def fault_for(self, operation: Operation) -> Optional[Fault]:
+    def fault_for(self, operation: Operation) -> Fault | None:
         with self._lock:
             for index, fault in enumerate(self.faults):
                 if fault.applies(operation) and self.fault_counts[index] < fault.times:

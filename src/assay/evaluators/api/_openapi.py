@@ -7,7 +7,7 @@ import importlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import urlparse
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
@@ -23,9 +23,9 @@ class Operation:
     method: str  # upper case
     template: str  # "/users/{id}"
     pattern: re.Pattern[str]
-    operation_id: Optional[str]
+    operation_id: str | None
     parameters: list[dict[str, Any]]
-    body_schema: Optional[dict[str, Any]]
+    body_schema: dict[str, Any] | None
     body_required: bool
     status: int
     example: Any
@@ -42,7 +42,7 @@ class API:
     title: str = ""
     document: dict[str, Any] = field(default_factory=dict)
 
-    def find(self, method: str, path: str) -> tuple[Optional[Operation], dict[str, str], bool]:
+    def find(self, method: str, path: str) -> tuple[Operation | None, dict[str, str], bool]:
         """The operation, its path parameters, and whether the path exists at all."""
         if self.base_path and path.startswith(self.base_path):
             path = path[len(self.base_path) :] or "/"
@@ -129,7 +129,7 @@ def parse_api(document: dict[str, Any], where: str) -> API:
 
 
 def _operation(
-    template: str, method: str, spec: dict[str, Any], shared: list[Any], resolver: "_Resolver", where: str
+    template: str, method: str, spec: dict[str, Any], shared: list[Any], resolver: _Resolver, where: str
 ) -> Operation:
     parameters = [resolver.resolve(p) for p in [*shared, *(spec.get("parameters") or [])]]
     for parameter in parameters:
@@ -161,7 +161,7 @@ def _group(name: str) -> str:
     return re.sub(r"\W", "_", name) if name.isidentifier() else "p_" + re.sub(r"\W", "_", name)
 
 
-def _example_response(responses: dict[str, Any], resolver: "_Resolver") -> tuple[int, Any]:
+def _example_response(responses: dict[str, Any], resolver: _Resolver) -> tuple[int, Any]:
     for code, response in sorted(responses.items(), key=lambda kv: str(kv[0])):
         if not str(code).startswith("2"):
             continue

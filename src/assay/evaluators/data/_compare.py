@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluators.data._files import Table
 from assay.evaluators.sql._compare import CompareOptions, ResultSet, compare_results
@@ -20,7 +20,7 @@ class TableOptions:
     tolerance: float = 1e-6
     column_order: bool = False
     nan_is_null: bool = True
-    schema: Optional[dict[str, str]] = None  # {column: type}, checked when given
+    schema: dict[str, str] | None = None  # {column: type}, checked when given
 
 
 @dataclass
@@ -73,7 +73,7 @@ def _cells(row: tuple[Any, ...], options: TableOptions) -> Row:
     return cells
 
 
-def _schema_problem(expected: Table, actual: Table, options: TableOptions) -> Optional[str]:
+def _schema_problem(expected: Table, actual: Table, options: TableOptions) -> str | None:
     wanted = [c.lower() for c in expected.columns]
     got = [c.lower() for c in actual.columns]
     if len(set(got)) != len(got):
@@ -90,7 +90,7 @@ def _schema_problem(expected: Table, actual: Table, options: TableOptions) -> Op
     return None
 
 
-def _type_problem(actual: Table, schema: dict[str, str]) -> Optional[str]:
+def _type_problem(actual: Table, schema: dict[str, str]) -> str | None:
     index = {name.lower(): i for i, name in enumerate(actual.columns)}
     for column, kind in schema.items():
         position = index.get(column.lower())
@@ -120,7 +120,7 @@ def _has_type(value: Any, kind: str) -> bool:
     return isinstance(value, str)
 
 
-def check_schema(schema: Any, where: str) -> Optional[dict[str, str]]:
+def check_schema(schema: Any, where: str) -> dict[str, str] | None:
     if schema is None:
         return None
     if not isinstance(schema, dict) or not all(isinstance(k, str) and v in TYPES for k, v in schema.items()):

@@ -19,7 +19,7 @@ import base64
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators._sandbox_site import DATA_TOOLS, sandbox_site
@@ -76,9 +76,9 @@ class DataTransformationEvaluator(BaseEvaluator):
         nan_is_null: bool = True,
         output_file: str = "output.csv",
         timeout: float = 60.0,
-        output_key: Optional[str] = None,
-        sandbox: Optional[SandboxConfig] = None,
-        limits: Optional[Limits] = None,
+        output_key: str | None = None,
+        sandbox: SandboxConfig | None = None,
+        limits: Limits | None = None,
     ) -> None:
         super().__init__(name=name)
         if timeout <= 0 or tolerance < 0:
@@ -89,7 +89,7 @@ class DataTransformationEvaluator(BaseEvaluator):
         self.sandbox_config = sandbox or SandboxConfig()
         self.limits = limits or Limits(max_output_bytes=8 * MIB)
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResults:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResults:
         inputs = dict(example.inputs) if example is not None and example.inputs else {}
         outputs = dict(example.outputs) if example is not None and example.outputs else {}
         files = input_files(inputs)
@@ -138,7 +138,7 @@ class DataTransformationEvaluator(BaseEvaluator):
         )
 
 
-def _report(done: ScriptRun) -> Optional[dict[str, Any]]:
+def _report(done: ScriptRun) -> dict[str, Any] | None:
     for raw in reversed(done.output.stdout.split("\n")):
         if raw.startswith(MARK):
             try:
@@ -150,7 +150,7 @@ def _report(done: ScriptRun) -> Optional[dict[str, Any]]:
 
 
 def _verdict(
-    report: Optional[dict[str, Any]], expected: Table, output: str, extension: str, options: TableOptions
+    report: dict[str, Any] | None, expected: Table, output: str, extension: str, options: TableOptions
 ) -> TableVerdict:
     if report is None:
         return TableVerdict(
@@ -188,7 +188,7 @@ def _actual_table(written: dict[str, Any], extension: str) -> Table:
     return parse_output(data, extension)
 
 
-def _metadata(report: Optional[dict[str, Any]], done: ScriptRun, output: str) -> dict[str, Any]:
+def _metadata(report: dict[str, Any] | None, done: ScriptRun, output: str) -> dict[str, Any]:
     report = report or {}
     return {
         "output_file": output,

@@ -17,7 +17,7 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 FORMATS = (".csv", ".json", ".jsonl", ".parquet")
 MAX_INPUT_BYTES = 32 * 1024 * 1024
@@ -35,7 +35,7 @@ class OutputError(ValueError):
 class Table:
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
-    types: Optional[tuple[str, ...]] = None  # declared by the format (Parquet), if any
+    types: tuple[str, ...] | None = None  # declared by the format (Parquet), if any
 
 
 def check_name(name: Any, where: str) -> str:

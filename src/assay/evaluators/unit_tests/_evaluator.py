@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Optional
 
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators._sandbox_site import TEST_TOOLS, sandbox_site
@@ -66,11 +65,11 @@ class UnitTestGenerationEvaluator(BaseEvaluator):
         max_mutants: int = 20,
         seed: int = 0,
         reference_timeout: float = 30.0,
-        mutant_timeout: Optional[float] = None,
+        mutant_timeout: float | None = None,
         max_mutant_timeout: float = 10.0,
-        output_key: Optional[str] = None,
-        sandbox: Optional[SandboxConfig] = None,
-        limits: Optional[Limits] = None,
+        output_key: str | None = None,
+        sandbox: SandboxConfig | None = None,
+        limits: Limits | None = None,
     ) -> None:
         super().__init__(name=name)
         _check_framework(framework)
@@ -86,7 +85,7 @@ class UnitTestGenerationEvaluator(BaseEvaluator):
         self.sandbox_config = sandbox or SandboxConfig()
         self.limits = limits or Limits()
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResults:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResults:
         reference, module, framework = self._example_fields(example)
         try:
             made, candidates = mutants(reference, self.max_mutants, self.seed)
@@ -102,7 +101,7 @@ class UnitTestGenerationEvaluator(BaseEvaluator):
         outcome.details["seconds"] = round(time.monotonic() - started, 3)
         return results_of(self.name, outcome, made, self.max_mutants > 0)
 
-    def _example_fields(self, example: Optional[Example]) -> tuple[str, str, str]:
+    def _example_fields(self, example: Example | None) -> tuple[str, str, str]:
         inputs = dict(example.inputs) if example is not None and example.inputs else {}
         outputs = dict(example.outputs) if example is not None and example.outputs else {}
         reference = inputs.get(self.reference_key, outputs.get(self.reference_key))

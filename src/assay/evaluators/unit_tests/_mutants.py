@@ -27,8 +27,8 @@ import ast
 import io
 import random
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, Optional
 
 Position = tuple[int, int]  # (line from 1, column in characters)
 
@@ -238,7 +238,7 @@ def _compare(text: _Text, node: ast.Compare) -> Iterator[_Edit]:
             yield _Edit(words[0].start, words[-1].end, COMPARE[symbol], "comparison", symbol)
 
 
-def _constant(text: _Text, node: ast.Constant) -> Optional[_Edit]:
+def _constant(text: _Text, node: ast.Constant) -> _Edit | None:
     value = node.value
     start, end = text.start(node), text.end(node)
     original = text.segment(start, end)

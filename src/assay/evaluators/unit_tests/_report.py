@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluators.unit_tests._mutants import Mutant
 from assay.sandbox import ScriptRun
@@ -23,11 +23,11 @@ class Outcome:
     details: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def no_tests(cls, reason: str) -> "Outcome":
+    def no_tests(cls, reason: str) -> Outcome:
         return cls(False, reason)
 
     @classmethod
-    def from_script(cls, done: ScriptRun, mark: str, mutants: int) -> "Outcome":
+    def from_script(cls, done: ScriptRun, mark: str, mutants: int) -> Outcome:
         lines = _report_lines(done.output.stdout, mark)
         reference = next((line for line in lines if line.get("run") == "reference"), None)
         details = {"sandbox": done.sandbox, "job_timed_out": done.timed_out}
@@ -174,7 +174,7 @@ def results_of(
     )
 
 
-def _mutant_row(mutant: Mutant, run: Optional[dict[str, Any]]) -> dict[str, Any]:
+def _mutant_row(mutant: Mutant, run: dict[str, Any] | None) -> dict[str, Any]:
     row: dict[str, Any] = dict(mutant.shown())
     if run is None:
         row["status"] = "not_run"  # no report: counted as not killed
