@@ -70,7 +70,7 @@ class MockAPI:
         self._server = _Server(socket_path, _handler_for(self))
         os.chmod(socket_path, 0o777)  # the sandbox's unprivileged uid must connect
         self._thread = threading.Thread(
-            target=self._server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
+            target=self._server.serve_forever, daemon=True, kwargs={"poll_interval": 0.01}
         )
 
     def __enter__(self) -> MockAPI:
