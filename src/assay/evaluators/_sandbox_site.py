@@ -32,7 +32,7 @@ TEST_TOOLS = ("pytest", "coverage")
 DATA_TOOLS = ("pandas", "pyarrow", "polars")
 
 _lock = threading.Lock()
-_sites: dict[tuple[tuple[str, ...], tuple[str, ...]], "SandboxSite"] = {}
+_sites: dict[tuple[tuple[str, ...], tuple[str, ...]], SandboxSite] = {}
 
 
 class SandboxPackageMissing(RuntimeError):
