@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.evaluation.evaluator import BaseEvaluator
+from assay.evaluators._sandbox_report import SandboxSetupError, require_ready
 from assay.evaluators._sandbox_site import cache_root, sandbox_site
 from assay.evaluators.api._checks import (
     Check,
@@ -139,7 +140,12 @@ class APICallEvaluator(BaseEvaluator):
             "timeout": self.timeout,
         }
         script = SCRIPT.replace(PLACEHOLDER, f"PAYLOAD = json.loads({json.dumps(payload)!r})", 1)
-        done: ScriptRun = get_pool(config).run_script(
+        pool = get_pool(config)
+        if not pool.describe()["protections"].get("network_isolation"):
+            raise SandboxSetupError(
+                f"APICallEvaluator needs a sandbox with its own network (bubblewrap); the "
+                f"{pool.backend.name} backend would let the code reach any host")
+        done: ScriptRun = pool.run_script(
             get_language("python"), script, self.timeout + 10.0, self.limits
         )
         return done
@@ -180,14 +186,10 @@ def _ran(report: dict[str, Any] | None) -> Check:
 
 
 def _report(done: ScriptRun) -> dict[str, Any] | None:
-    for raw in reversed(done.output.stdout.split("\n")):
-        if raw.startswith(MARK):
-            try:
-                report = json.loads(raw[len(MARK) :])
-            except ValueError:
-                return None
-            return report if isinstance(report, dict) else None
-    return None
+    """The final report, None if the program died after getting ready (the generated
+    code's doing); raises if it never got ready (the sandbox's)."""
+    lines = require_ready(done, MARK, "the API client")
+    return next((line for line in reversed(lines) if "exit" in line), None)
 
 
 _folder: str | None = None

@@ -27,11 +27,20 @@ CHUNK = 65536
 
 
 def main() -> None:
-    sys.path.insert(0, PAYLOAD["site"])
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
+    try:  # before any candidate code runs: a failure here is the sandbox's
+        sys.path.insert(0, PAYLOAD["site"])
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        socket.create_connection(listener.getsockname(), timeout=2).close()  # loopback up?
+        listener.accept()[0].close()
+        with socket.socket(socket.AF_UNIX) as probe:  # the mock reachable?
+            probe.connect(PAYLOAD["socket"])
+    except BaseException as exc:
+        emit({"setup_error": f"{type(exc).__name__}: {exc}"})
+        return
+    emit({"ready": True})
     base = f"http://127.0.0.1:{listener.getsockname()[1]}{PAYLOAD['base_path']}"
     began = time.monotonic()
     pid = os.fork()
@@ -50,7 +59,11 @@ def main() -> None:
         "stdout": tail("stdout.txt"),
         "log": tail("script.log"),
     }
-    sys.stdout.write(MARK + json.dumps(report) + "\n")
+    emit(report)
+
+
+def emit(line: dict[str, Any]) -> None:
+    sys.stdout.write(MARK + json.dumps(line) + "\n")
     sys.stdout.flush()
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.evaluation.evaluator import BaseEvaluator
+from assay.evaluators._sandbox_report import require_ready
 from assay.evaluators._sandbox_site import DATA_TOOLS, sandbox_site
 from assay.evaluators.code._cases import CaseError, code_from_run
 from assay.evaluators.data._compare import (
@@ -139,14 +140,10 @@ class DataTransformationEvaluator(BaseEvaluator):
 
 
 def _report(done: ScriptRun) -> dict[str, Any] | None:
-    for raw in reversed(done.output.stdout.split("\n")):
-        if raw.startswith(MARK):
-            try:
-                report = json.loads(raw[len(MARK) :])
-            except ValueError:
-                return None
-            return report if isinstance(report, dict) else None
-    return None
+    """The final report, None if the program died after getting ready (the generated
+    code's doing); raises if it never got ready (the sandbox's)."""
+    lines = require_ready(done, MARK, "the data script")
+    return next((line for line in reversed(lines) if "exit" in line), None)
 
 
 def _verdict(

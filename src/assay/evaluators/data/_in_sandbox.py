@@ -25,13 +25,18 @@ LOG_TAIL = 4000
 
 
 def main() -> None:
-    sys.path.insert(0, PAYLOAD["site"])
-    for name, data in PAYLOAD["inputs"].items():
-        folder = os.path.dirname(name)
-        if folder:
-            os.makedirs(folder, exist_ok=True)
-        with open(name, "wb") as handle:
-            handle.write(base64.b64decode(data))
+    try:  # before any candidate code runs: a failure here is the sandbox's
+        sys.path.insert(0, PAYLOAD["site"])
+        for name, data in PAYLOAD["inputs"].items():
+            folder = os.path.dirname(name)
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+            with open(name, "wb") as handle:
+                handle.write(base64.b64decode(data))
+    except BaseException as exc:
+        emit({"setup_error": f"{type(exc).__name__}: {exc}"})
+        return
+    emit({"ready": True})
     before = snapshot()
     exit_code, timed_out, seconds = run_script()
     after = snapshot()
@@ -48,7 +53,11 @@ def main() -> None:
         "inputs_changed": sorted(n for n in PAYLOAD["inputs"] if n in changed),
         "output": read_output(output),
     }
-    sys.stdout.write(MARK + json.dumps(report) + "\n")
+    emit(report)
+
+
+def emit(line: dict[str, Any]) -> None:
+    sys.stdout.write(MARK + json.dumps(line) + "\n")
     sys.stdout.flush()
 
 

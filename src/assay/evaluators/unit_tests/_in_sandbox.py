@@ -23,11 +23,16 @@ OUTPUT_TAIL = 4000
 
 
 def main() -> None:
-    sys.path.insert(0, PAYLOAD["site"])
-    if PAYLOAD["framework"] == "pytest":
-        import pytest  # noqa: F401  (once here, so each fork starts with it loaded)
-    if PAYLOAD["coverage"]:
-        import coverage  # noqa: F401
+    try:  # before any candidate code runs: a failure here is the sandbox's, not the tests'
+        sys.path.insert(0, PAYLOAD["site"])
+        if PAYLOAD["framework"] == "pytest":
+            import pytest  # noqa: F401  (once here, so each fork starts with it loaded)
+        if PAYLOAD["coverage"]:
+            import coverage  # noqa: F401
+    except BaseException as exc:
+        report({"setup_error": f"{type(exc).__name__}: {exc}"})
+        return
+    report({"ready": True})
     started = time.monotonic()
     reference = run_child("reference", PAYLOAD["reference"], True, PAYLOAD["reference_timeout"])
     report({"run": "reference", **reference})

@@ -3,10 +3,10 @@ turning them into the four metrics."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.evaluators._sandbox_report import require_ready
 from assay.evaluators.unit_tests._mutants import Mutant
 from assay.sandbox import ScriptRun
 from assay.schemas import EvaluationResult, EvaluationResults
@@ -28,7 +28,7 @@ class Outcome:
 
     @classmethod
     def from_script(cls, done: ScriptRun, mark: str, mutants: int) -> Outcome:
-        lines = _report_lines(done.output.stdout, mark)
+        lines = [line for line in require_ready(done, mark, "the tests") if isinstance(line.get("exit"), int)]
         reference = next((line for line in lines if line.get("run") == "reference"), None)
         details = {"sandbox": done.sandbox, "job_timed_out": done.timed_out}
         if reference is None:
@@ -69,19 +69,6 @@ class Outcome:
                 :100
             ],
         }
-
-
-def _report_lines(stdout: str, mark: str) -> list[dict[str, Any]]:
-    lines = []
-    for raw in stdout.split("\n"):  # not splitlines(): the mark's \x1e would split
-        if raw.startswith(mark):
-            try:
-                line = json.loads(raw[len(mark) :])
-            except ValueError:
-                continue
-            if isinstance(line, dict) and isinstance(line.get("exit"), int):
-                lines.append(line)
-    return lines
 
 
 def _verdict_on_reference(run: dict[str, Any]) -> tuple[bool, str]:
