@@ -11,11 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from assay.evaluators._sandbox_site import SandboxSetupError
 from assay.sandbox import ScriptRun
-
-
-class SandboxSetupError(RuntimeError):
-    """The sandboxed program could not be set up; nothing generated had run yet."""
 
 
 def marked_lines(stdout: str, mark: str) -> list[dict[str, Any]]:

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.sandbox import SandboxConfig
+from assay.errors import MissingExtraError
+from assay.sandbox import SandboxConfig, SandboxError
 
 SITE_ENV = "ASSAY_SANDBOX_SITE_DIR"
 SANDBOX_WORKROOT = "/work"
@@ -35,8 +36,8 @@ _lock = threading.Lock()
 _sites: dict[tuple[tuple[str, ...], tuple[str, ...]], SandboxSite] = {}
 
 
-class SandboxPackageMissing(RuntimeError):
-    """A package the evaluator must run in the sandbox is not installed on the host."""
+class SandboxSetupError(SandboxError):
+    """The sandbox cannot be prepared for a generated program (nothing generated ran)."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,9 @@ def sandbox_site(distributions: Sequence[str], required: Sequence[str] = ()) -> 
 def _make_site(distributions: Sequence[str], required: Sequence[str]) -> SandboxSite:
     missing = [name for name in required if _distribution(name) is None]
     if missing:
-        raise SandboxPackageMissing(
-            f"{', '.join(missing)} must be installed to run in the sandbox (pip install 'assay[code]')"
+        raise MissingExtraError(
+            f"{', '.join(missing)} must be installed to run in the sandbox: pip install 'assay[code]'",
+            name=missing[0],
         )
     found = sorted(_import_names(_closure(distributions)))
     root = cache_root() / _key(found)
@@ -157,13 +159,13 @@ def cache_root() -> Path:
         resolved = candidate.resolve()
         if not (str(resolved) + "/").startswith(SANDBOX_WORKROOT + "/"):
             return resolved
-    raise SandboxPackageMissing(f"no folder outside {SANDBOX_WORKROOT} for sandbox packages; set {SITE_ENV}")
+    raise SandboxSetupError(f"no folder outside {SANDBOX_WORKROOT} for sandbox packages; set {SITE_ENV}")
 
 
 def _build(root: Path, packages: list[str]) -> None:
     root.parent.mkdir(parents=True, exist_ok=True)
     if root.parent.stat().st_uid != os.geteuid():
-        raise SandboxPackageMissing(f"{root.parent} belongs to another user; set {SITE_ENV}")
+        raise SandboxSetupError(f"{root.parent} belongs to another user; set {SITE_ENV}")
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root.parent))
     try:
         for name in packages:

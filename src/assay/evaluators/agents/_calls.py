@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.evaluators._fields import EvaluatorInputError
 from assay.schemas import Run
 
 SOURCES = ("auto", "runs", "messages")
 
 
-class TrajectoryError(ValueError):
+class TrajectoryError(EvaluatorInputError):
     """A trajectory cannot be read; the message names the field and the position."""
 
 

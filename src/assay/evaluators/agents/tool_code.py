@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.evaluation.evaluator import BaseEvaluator
+from assay.evaluators._fields import EvaluatorInputError
 from assay.evaluators._sandbox_site import DATA_TOOLS, sandbox_site
 from assay.evaluators.agents._calls import ToolCall, TrajectoryError, calls_of_run
 from assay.sandbox import Limits, SandboxConfig, ScriptRun, get_language, get_pool
@@ -88,7 +89,7 @@ class ToolCodeEvaluator(BaseEvaluator):
         with_code = [(call, code) for call in calls for code in [self._code(call)] if code is not None]
         if not with_code:
             keys = ", ".join(self.code_keys)
-            raise ValueError(
+            raise EvaluatorInputError(
                 f"the run has no tool call with code (argument {keys}) to re-run; "
                 f"it made {len(calls)} tool call(s)"
             )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.evaluation.evaluator import BaseEvaluator
+from assay.evaluators._fields import EvaluatorInputError
 from assay.evaluators.agents._calls import (
     ToolCall,
     TrajectoryError,
@@ -88,7 +89,7 @@ class TrajectoryMatchEvaluator(BaseEvaluator):
     def _reference(self, example: Example | None) -> list[ToolCall]:
         outputs = example.outputs if example is not None else None
         if not outputs or self.reference_key not in outputs:
-            raise ValueError(
+            raise EvaluatorInputError(
                 f"{type(self).__name__} needs example.outputs"
                 f"[{self.reference_key!r}] (the reference trajectory)"
             )

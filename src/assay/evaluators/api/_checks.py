@@ -6,12 +6,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from assay.evaluators._fields import EvaluatorInputError
 from assay.evaluators.agents._match import maximum_matching
 from assay.evaluators.api._mock import Fault
-
-
-class ExampleError(ValueError):
-    """The example lacks what the evaluator needs; the message names the field."""
 
 
 @dataclass(frozen=True)
@@ -68,15 +65,15 @@ def expected_calls(raw: Any, where: str) -> list[ExpectedCall]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise ExampleError(f"{where} must be a list of calls")
+        raise EvaluatorInputError(f"{where} must be a list of calls")
     calls = []
     for index, item in enumerate(raw):
         here = f"{where}[{index}]"
         if not isinstance(item, dict) or not isinstance(item.get("path"), str):
-            raise ExampleError(f"{here} needs 'method' and 'path'")
+            raise EvaluatorInputError(f"{here} needs 'method' and 'path'")
         query = item.get("query") or {}
         if not isinstance(query, dict):
-            raise ExampleError(f"{here}['query'] must be an object")
+            raise EvaluatorInputError(f"{here}['query'] must be an object")
         calls.append(
             ExpectedCall(str(item.get("method", "GET")).upper(), item["path"], query, item.get("body"))
         )
@@ -87,18 +84,18 @@ def faults(raw: Any, where: str) -> list[Fault]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise ExampleError(f"{where} must be a list of faults")
+        raise EvaluatorInputError(f"{where} must be a list of faults")
     made = []
     for index, item in enumerate(raw):
         here = f"{where}[{index}]"
         if not isinstance(item, dict) or not isinstance(item.get("operation"), str):
-            raise ExampleError(f"{here} needs 'operation' (e.g. 'GET /users/{{id}}')")
+            raise EvaluatorInputError(f"{here} needs 'operation' (e.g. 'GET /users/{{id}}')")
         status = item.get("status", 500)
         if status != "timeout" and not (isinstance(status, int) and 400 <= status <= 599):
-            raise ExampleError(f"{here}['status'] must be an HTTP error status or 'timeout'")
+            raise EvaluatorInputError(f"{here}['status'] must be an HTTP error status or 'timeout'")
         times = item.get("times", 1)
         if not isinstance(times, int) or times < 1:
-            raise ExampleError(f"{here}['times'] must be a positive integer")
+            raise EvaluatorInputError(f"{here}['times'] must be a positive integer")
         made.append(
             Fault(
                 item["operation"],

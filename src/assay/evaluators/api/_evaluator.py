@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators._sandbox_report import SandboxSetupError, require_ready
-from assay.evaluators._sandbox_site import cache_root, sandbox_site
+from assay.evaluators._fields import EvaluatorInputError
+from assay.evaluators._sandbox_report import require_ready
+from assay.evaluators._sandbox_site import SandboxSetupError, cache_root, sandbox_site
 from assay.evaluators.api._checks import (
     Check,
-    ExampleError,
     check_calls,
     check_result,
     check_retries,
@@ -87,14 +87,18 @@ class APICallEvaluator(BaseEvaluator):
         inputs = dict(example.inputs) if example is not None and example.inputs else {}
         outputs = dict(example.outputs) if example is not None and example.outputs else {}
         if "openapi" not in inputs:
-            raise ExampleError("APICallEvaluator needs example.inputs['openapi'] (the OpenAPI document)")
+            raise EvaluatorInputError(
+                "APICallEvaluator needs example.inputs['openapi'] (the OpenAPI document)"
+            )
         api = parse_api(
             load_document(inputs["openapi"], "example.inputs['openapi']"), "example.inputs['openapi']"
         )
         injected = faults(inputs.get("api_faults"), "example.inputs['api_faults']")
         fixtures = inputs.get("api_fixtures") or {}
         if not isinstance(fixtures, dict):
-            raise ExampleError("example.inputs['api_fixtures'] must map 'METHOD /path' to {'status', 'body'}")
+            raise EvaluatorInputError(
+                "example.inputs['api_fixtures'] must map 'METHOD /path' to {'status', 'body'}"
+            )
         expected = expected_calls(outputs.get("expected_calls"), "example.outputs['expected_calls']")
         ordered = bool(outputs.get("ordered", self.ordered))
         try:
@@ -144,10 +148,9 @@ class APICallEvaluator(BaseEvaluator):
         if not pool.describe()["protections"].get("network_isolation"):
             raise SandboxSetupError(
                 f"APICallEvaluator needs a sandbox with its own network (bubblewrap); the "
-                f"{pool.backend.name} backend would let the code reach any host")
-        done: ScriptRun = pool.run_script(
-            get_language("python"), script, self.timeout + 10.0, self.limits
-        )
+                f"{pool.backend.name} backend would let the code reach any host"
+            )
+        done: ScriptRun = pool.run_script(get_language("python"), script, self.timeout + 10.0, self.limits)
         return done
 
     def _results(self, checks: list[Check], metadata: dict[str, Any]) -> EvaluationResults:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.evaluators._fields import EvaluatorInputError
 from assay.evaluators.data._files import Table
 from assay.evaluators.sql._compare import CompareOptions, ResultSet, compare_results
 from assay.evaluators.sql._values import NAN, Row, normalize_row, row_to_json
@@ -124,5 +125,5 @@ def check_schema(schema: Any, where: str) -> dict[str, str] | None:
     if schema is None:
         return None
     if not isinstance(schema, dict) or not all(isinstance(k, str) and v in TYPES for k, v in schema.items()):
-        raise ValueError(f"{where} must map column names to one of {', '.join(TYPES)}")
+        raise EvaluatorInputError(f"{where} must map column names to one of {', '.join(TYPES)}")
     return dict(schema)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.evaluation.evaluator import BaseEvaluator
+from assay.evaluators._fields import EvaluatorInputError
 from assay.evaluators._sandbox_report import require_ready
 from assay.evaluators._sandbox_site import DATA_TOOLS, sandbox_site
 from assay.evaluators.code._cases import CaseError, code_from_run
@@ -32,9 +33,8 @@ from assay.evaluators.data._compare import (
     compare_tables,
 )
 from assay.evaluators.data._files import (
-    ExampleError,
-    OutputError,
     Table,
+    _OutputError,
     check_name,
     expected_table,
     format_of,
@@ -97,7 +97,7 @@ class DataTransformationEvaluator(BaseEvaluator):
         output = check_name(inputs.get("output_file") or self.output_file, "example.inputs['output_file']")
         extension = format_of(output, "example.inputs['output_file']")
         if "expected_output" not in outputs:
-            raise ExampleError(
+            raise EvaluatorInputError(
                 "DataTransformationEvaluator needs example.outputs['expected_output'] (the expected rows)"
             )
         expected = expected_table(outputs["expected_output"], "example.outputs['expected_output']")
@@ -166,7 +166,7 @@ def _verdict(
         return TableVerdict(False, f"the script did not write {output}")
     try:
         actual = _actual_table(written, extension)
-    except OutputError as exc:
+    except _OutputError as exc:
         return TableVerdict(False, str(exc))
     return compare_tables(expected, actual, options)
 
@@ -176,12 +176,12 @@ def _actual_table(written: dict[str, Any], extension: str) -> Table:
         rows = written.get("parquet")
         if not isinstance(rows, dict) or "error" in rows:
             problem = rows.get("error") if isinstance(rows, dict) else "no rows"
-            raise OutputError(f"the Parquet output cannot be read: {problem}")
+            raise _OutputError(f"the Parquet output cannot be read: {problem}")
         return parse_output(json.dumps(rows).encode(), extension)
     try:
         data = base64.b64decode(str(written.get("base64") or ""), validate=True)
     except ValueError:
-        raise OutputError("the output could not be brought back from the sandbox") from None
+        raise _OutputError("the output could not be brought back from the sandbox") from None
     return parse_output(data, extension)
 
 

@@ -19,15 +19,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from assay.evaluators._fields import EvaluatorInputError
+
 FORMATS = (".csv", ".json", ".jsonl", ".parquet")
 MAX_INPUT_BYTES = 32 * 1024 * 1024
 
 
-class ExampleError(ValueError):
-    """The example lacks what the evaluator needs; the message names the field."""
-
-
-class OutputError(ValueError):
+class _OutputError(ValueError):
     """The script's output cannot be read as a table."""
 
 
@@ -41,31 +39,31 @@ class Table:
 def check_name(name: Any, where: str) -> str:
     """A plain relative file name: no folders above the work dir, no absolute paths."""
     if not isinstance(name, str) or not name.strip():
-        raise ExampleError(f"{where}: a file name must be a non-empty string")
+        raise EvaluatorInputError(f"{where}: a file name must be a non-empty string")
     normal = posixpath.normpath(name)
     if name.startswith("/") or normal.startswith("..") or "\x00" in name:
-        raise ExampleError(f"{where}: {name!r} must be a relative path inside the work folder")
+        raise EvaluatorInputError(f"{where}: {name!r} must be a relative path inside the work folder")
     return normal
 
 
 def format_of(name: str, where: str) -> str:
     extension = posixpath.splitext(name)[1].lower()
     if extension not in FORMATS:
-        raise ExampleError(f"{where}: {name!r} has no known format ({', '.join(FORMATS)})")
+        raise EvaluatorInputError(f"{where}: {name!r} has no known format ({', '.join(FORMATS)})")
     return extension
 
 
 def input_files(inputs: dict[str, Any], field: str = "input_files") -> dict[str, bytes]:
     raw = inputs.get(field)
     if not isinstance(raw, dict) or not raw:
-        raise ExampleError(f"example.inputs[{field!r}] must map file names to contents")
+        raise EvaluatorInputError(f"example.inputs[{field!r}] must map file names to contents")
     files: dict[str, bytes] = {}
     for name, content in raw.items():
         where = f"example.inputs[{field!r}][{name!r}]"
         files[check_name(name, where)] = _content(name, content, where)
     total = sum(len(data) for data in files.values())
     if total > MAX_INPUT_BYTES:
-        raise ExampleError(
+        raise EvaluatorInputError(
             f"example.inputs[{field!r}]: {total} bytes is over the {MAX_INPUT_BYTES}-byte limit"
         )
     return files
@@ -77,14 +75,14 @@ def _content(name: str, content: Any, where: str) -> bytes:
     if isinstance(content, dict) and set(content) == {"path"}:
         path = content["path"]
         if not isinstance(path, str) or not os.path.isfile(path):
-            raise ExampleError(f"{where}: the input file {path!r} does not exist")
+            raise EvaluatorInputError(f"{where}: the input file {path!r} does not exist")
         with open(path, "rb") as handle:
             return handle.read()
     if isinstance(content, dict) and set(content) == {"base64"}:
         try:
             return base64.b64decode(content["base64"], validate=True)
         except (ValueError, TypeError) as exc:
-            raise ExampleError(f"{where}: not valid base64 ({exc})") from None
+            raise EvaluatorInputError(f"{where}: not valid base64 ({exc})") from None
     extension = posixpath.splitext(name)[1].lower()
     if isinstance(content, list) and extension == ".csv":
         return _rows_as_csv(content, where)
@@ -92,12 +90,12 @@ def _content(name: str, content: Any, where: str) -> bytes:
         return "".join(json.dumps(row) + "\n" for row in content).encode()
     if extension == ".json":
         return json.dumps(content).encode()
-    raise ExampleError(f"{where}: give text, rows, {{'path': ...}} or {{'base64': ...}}")
+    raise EvaluatorInputError(f"{where}: give text, rows, {{'path': ...}} or {{'base64': ...}}")
 
 
 def _rows_as_csv(rows: list[Any], where: str) -> bytes:
     if not all(isinstance(row, dict) for row in rows):
-        raise ExampleError(f"{where}: rows for a CSV file must be objects")
+        raise EvaluatorInputError(f"{where}: rows for a CSV file must be objects")
     columns = list(dict.fromkeys(key for row in rows for key in row))
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
@@ -111,15 +109,15 @@ def expected_table(value: Any, where: str) -> Table:
     if isinstance(value, dict) and "columns" in value and "rows" in value:
         columns, rows = value["columns"], value["rows"]
         if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
-            raise ExampleError(f"{where}['columns'] must be a list of names")
+            raise EvaluatorInputError(f"{where}['columns'] must be a list of names")
         if not isinstance(rows, list) or not all(
             isinstance(r, list) and len(r) == len(columns) for r in rows
         ):
-            raise ExampleError(f"{where}['rows'] must be lists of {len(columns)} values")
+            raise EvaluatorInputError(f"{where}['rows'] must be lists of {len(columns)} values")
         return Table(tuple(columns), [tuple(r) for r in rows])
     if isinstance(value, list) and all(isinstance(row, dict) for row in value):
         return table_of_objects(value)
-    raise ExampleError(f"{where} must be a list of row objects or {{'columns', 'rows'}}")
+    raise EvaluatorInputError(f"{where} must be a list of row objects or {{'columns', 'rows'}}")
 
 
 def table_of_objects(rows: list[dict[str, Any]]) -> Table:
@@ -131,7 +129,7 @@ def parse_output(data: bytes, extension: str) -> Table:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise OutputError(f"the output is not UTF-8 text ({exc})") from None
+        raise _OutputError(f"the output is not UTF-8 text ({exc})") from None
     if extension == ".csv":
         return _csv_table(text)
     if extension == ".jsonl":
@@ -147,7 +145,7 @@ def parse_output(data: bytes, extension: str) -> Table:
         return _objects(value if isinstance(value, list) else [value])
     table = _json(text, "the Parquet rows")  # converted to JSON in the sandbox
     if not isinstance(table, dict):
-        raise OutputError("the Parquet output could not be read")
+        raise _OutputError("the Parquet output could not be read")
     return Table(
         tuple(map(str, table.get("columns") or [])),
         [tuple(row) for row in table.get("rows") or []],
@@ -159,12 +157,12 @@ def _json(text: str, where: str) -> Any:
     try:
         return json.loads(text)
     except ValueError as exc:
-        raise OutputError(f"{where} is not valid JSON ({exc})") from None
+        raise _OutputError(f"{where} is not valid JSON ({exc})") from None
 
 
 def _objects(rows: list[Any]) -> Table:
     if not all(isinstance(row, dict) for row in rows):
-        raise OutputError("the output must hold one object per row")
+        raise _OutputError("the output must hold one object per row")
     return table_of_objects(rows)
 
 
@@ -173,17 +171,17 @@ def _csv_table(text: str) -> Table:
     try:
         header = next(reader)
     except StopIteration:
-        raise OutputError("the CSV output is empty (no header)") from None
+        raise _OutputError("the CSV output is empty (no header)") from None
     except csv.Error as exc:
-        raise OutputError(f"the CSV output cannot be parsed: {exc}") from None
+        raise _OutputError(f"the CSV output cannot be parsed: {exc}") from None
     rows = []
     try:
         for number, row in enumerate(reader, start=2):
             if len(row) != len(header):
-                raise OutputError(f"CSV line {number} has {len(row)} fields, the header {len(header)}")
+                raise _OutputError(f"CSV line {number} has {len(row)} fields, the header {len(header)}")
             rows.append(tuple(csv_cell(cell) for cell in row))
     except csv.Error as exc:
-        raise OutputError(f"the CSV output cannot be parsed: {exc}") from None
+        raise _OutputError(f"the CSV output cannot be parsed: {exc}") from None
     return Table(tuple(header), rows)
 
 

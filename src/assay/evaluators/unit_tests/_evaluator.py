@@ -21,9 +21,10 @@ import time
 from pathlib import Path
 
 from assay.evaluation.evaluator import BaseEvaluator
+from assay.evaluators._fields import EvaluatorInputError
 from assay.evaluators._sandbox_site import TEST_TOOLS, sandbox_site
 from assay.evaluators.code._cases import CaseError, code_from_run
-from assay.evaluators.unit_tests._mutants import Mutant, MutationError, mutants
+from assay.evaluators.unit_tests._mutants import Mutant, mutants
 from assay.evaluators.unit_tests._report import Outcome, results_of
 from assay.sandbox import Limits, SandboxConfig, get_language, get_pool
 from assay.schemas import EvaluationResults, Example, Run
@@ -89,8 +90,8 @@ class UnitTestGenerationEvaluator(BaseEvaluator):
         reference, module, framework = self._example_fields(example)
         try:
             made, candidates = mutants(reference, self.max_mutants, self.seed)
-        except MutationError as exc:
-            raise ValueError(f"example field {self.reference_key!r}: {exc}") from None
+        except EvaluatorInputError as exc:
+            raise EvaluatorInputError(f"example field {self.reference_key!r}: {exc}") from None
         try:
             tests = code_from_run(run, self.output_key, get_language("python"))
         except CaseError as exc:
@@ -106,13 +107,13 @@ class UnitTestGenerationEvaluator(BaseEvaluator):
         outputs = dict(example.outputs) if example is not None and example.outputs else {}
         reference = inputs.get(self.reference_key, outputs.get(self.reference_key))
         if not isinstance(reference, str) or not reference.strip():
-            raise ValueError(
+            raise EvaluatorInputError(
                 f"{type(self).__name__} needs the reference implementation in "
                 f"example.inputs[{self.reference_key!r}] (a non-empty string)"
             )
         module = str(inputs.get("module") or self.module)
         if not module.isidentifier() or module.startswith("test"):
-            raise ValueError(
+            raise EvaluatorInputError(
                 f"example.inputs['module'] must be a module name not starting with 'test', got {module!r}"
             )
         framework = str(inputs.get("framework") or self.framework)

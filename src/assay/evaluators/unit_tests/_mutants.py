@@ -30,6 +30,8 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from assay.evaluators._fields import EvaluatorInputError
+
 Position = tuple[int, int]  # (line from 1, column in characters)
 
 BINARY = {
@@ -95,16 +97,12 @@ class _Edit:
     original: str
 
 
-class MutationError(ValueError):
-    """The reference cannot be mutated (it does not parse)."""
-
-
 def mutants(source: str, limit: int, seed: int = 0) -> tuple[list[Mutant], int]:
     """Up to ``limit`` mutants, and how many candidates there were."""
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        raise MutationError(f"the reference does not parse: line {exc.lineno}: {exc.msg}") from None
+        raise EvaluatorInputError(f"the reference does not parse: line {exc.lineno}: {exc.msg}") from None
     text = _Text(source)
     edits = sorted(set(_edits(tree, text)), key=lambda e: (e.start, e.end, e.replacement))
     made = []
