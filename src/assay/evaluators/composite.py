@@ -19,6 +19,8 @@ from assay.evaluation._returns import normalize_returned
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
+__all__ = ["CompositeEvaluator", "outcome"]
+
 Combine = str | Callable[[Sequence[EvaluationResult]], Any]
 RULES = ("all", "any", "mean", "weighted", "min")
 

@@ -24,6 +24,8 @@ from assay.evaluators.agents._calls import ToolCall, TrajectoryError, calls_of_r
 from assay.sandbox import Limits, SandboxConfig, ScriptRun, get_language, get_pool
 from assay.schemas import EvaluationResult, Example, Run
 
+__all__ = ["ToolCodeEvaluator"]
+
 SHOWN_CHARS = 2000
 RUNNER = """import os as _os, sys as _sys
 _sys.path.insert(0, {site!r})

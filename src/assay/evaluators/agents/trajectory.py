@@ -27,6 +27,14 @@ from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.schemas import EvaluationResult, Example, Run
 
+__all__ = [
+    "TRAJECTORY_PROMPT",
+    "TrajectoryInput",
+    "TrajectoryJudgeEvaluator",
+    "TrajectoryMatchEvaluator",
+    "render_trajectory",
+]
+
 SHOWN_CALLS = 50
 
 
