@@ -42,7 +42,6 @@ EVALUATOR_NAMES: dict[str, str] = {
     "api_calls": "assay.evaluators.api:APICallEvaluator",
     # agents
     "trajectory_match": "assay.evaluators.agents:TrajectoryMatchEvaluator",
-    "trajectory_judge": "assay.evaluators.agents:TrajectoryJudgeEvaluator",
     "tool_code": "assay.evaluators.agents:ToolCodeEvaluator",
 }
 
