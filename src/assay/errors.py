@@ -13,6 +13,8 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── ExperimentError (ValueError)           bad experiment name, or a resume that cannot be
     ├── UnknownEvaluatorName (ValueError)      ``evaluators=["..."]`` names no evaluator
     ├── EvaluatorInputError (ValueError)       a row lacks what a built-in evaluator reads
+    │   ├── OpenAPIError                       an example's OpenAPI document is unusable
+    │   └── TrajectoryError                    a tool-call trajectory cannot be read
     ├── InvalidJson (ValueError)               a JSON evaluator got text that is not JSON
     ├── CaseError (ValueError)                 a code test case is malformed
     ├── UnknownLanguage (ValueError)           the sandbox does not run that language
@@ -32,7 +34,8 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── EmbeddingsError (RuntimeError)         an embeddings call failed
     ├── SandboxError (RuntimeError)            untrusted code could not be run safely
     │   ├── SandboxUnavailable                 no isolation is available on this machine
-    │   └── SandboxStartError                  the sandbox failed to start
+    │   ├── SandboxStartError                  the sandbox failed to start
+    │   └── SandboxSetupError                  a business evaluator's sandbox cannot be prepared
     ├── ToolMissing (RuntimeError)             ruff or bandit is not installed
     ├── QueryError                             a SQL query failed in its database
     │   ├── QueryTimeout
@@ -65,6 +68,9 @@ if TYPE_CHECKING:
     from assay.evaluation._target import TargetError
     from assay.evaluation._writer import StoreWriteError
     from assay.evaluators._fields import EvaluatorInputError
+    from assay.evaluators._sandbox_site import SandboxSetupError
+    from assay.evaluators.agents._calls import TrajectoryError
+    from assay.evaluators.api._openapi import OpenAPIError
     from assay.evaluators.code._cases import CaseError
     from assay.evaluators.code.quality import ToolMissing
     from assay.evaluators.sql._evaluator import ReferenceQueryError
@@ -129,6 +135,9 @@ _HOMES = {
     "TargetError": "assay.evaluation._target",
     "StoreWriteError": "assay.evaluation._writer",
     "EvaluatorInputError": "assay.evaluators._fields",
+    "SandboxSetupError": "assay.evaluators._sandbox_site",
+    "TrajectoryError": "assay.evaluators.agents._calls",
+    "OpenAPIError": "assay.evaluators.api._openapi",
     "CaseError": "assay.evaluators.code._cases",
     "ToolMissing": "assay.evaluators.code.quality",
     "ReferenceQueryError": "assay.evaluators.sql._evaluator",
@@ -166,6 +175,7 @@ __all__ = [
     "ReferenceQueryError", "ReplyCheckError", "RowFailedError", "SandboxError", "SandboxStartError",
     "SandboxUnavailable", "StoreError", "StoreVersionError", "StoreWriteError", "TargetError",
     "ToolMissing", "UIConfigError", "UnknownEvaluatorName", "UnknownLanguage",
+    "OpenAPIError", "SandboxSetupError", "TrajectoryError",
 ]
 
 

@@ -37,6 +37,12 @@ EVALUATOR_NAMES: dict[str, str] = {
     "ruff_lint": "assay.evaluators.code.quality:RuffLintEvaluator",
     "bandit_security": "assay.evaluators.code.quality:BanditSecurityEvaluator",
     "sql_validity": "assay.evaluators.sql:SQLValidityEvaluator",
+    "unit_tests": "assay.evaluators.unit_tests:UnitTestGenerationEvaluator",
+    "data_transformation": "assay.evaluators.data:DataTransformationEvaluator",
+    "api_calls": "assay.evaluators.api:APICallEvaluator",
+    # agents
+    "trajectory_match": "assay.evaluators.agents:TrajectoryMatchEvaluator",
+    "tool_code": "assay.evaluators.agents:ToolCodeEvaluator",
 }
 
 

@@ -45,6 +45,13 @@ _HOMES = {
     "LlmFeedbackEvaluator": "assay.evaluators.judge",
     "QAEvaluator": "assay.evaluators.judge",
     "ComparisonEvaluator": "assay.evaluators.judge.pairwise",
+    "CompositeEvaluator": "assay.evaluators.composite",
+    "TrajectoryMatchEvaluator": "assay.evaluators.agents",
+    "TrajectoryJudgeEvaluator": "assay.evaluators.agents",
+    "UnitTestGenerationEvaluator": "assay.evaluators.unit_tests",
+    "DataTransformationEvaluator": "assay.evaluators.data",
+    "APICallEvaluator": "assay.evaluators.api",
+    "ToolCodeEvaluator": "assay.evaluators.agents",
 }
 
 __all__ = [

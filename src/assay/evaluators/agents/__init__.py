@@ -1,0 +1,22 @@
+"""Agents' tool use: trajectory match against a reference, an LLM judge of the trajectory,
+and re-running the code an agent's Python tool executed."""
+
+from assay.evaluators.agents._calls import ToolCall, TrajectoryError
+from assay.evaluators.agents._match import ArgumentRules, match_trajectory
+from assay.evaluators.agents.tool_code import ToolCodeEvaluator
+from assay.evaluators.agents.trajectory import (
+    TrajectoryJudgeEvaluator,
+    TrajectoryMatchEvaluator,
+    render_trajectory,
+)
+
+__all__ = [
+    "ArgumentRules",
+    "ToolCall",
+    "ToolCodeEvaluator",
+    "TrajectoryError",
+    "TrajectoryJudgeEvaluator",
+    "TrajectoryMatchEvaluator",
+    "match_trajectory",
+    "render_trajectory",
+]

@@ -1,0 +1,212 @@
+"""The program that runs inside the sandbox (never imported by assay itself).
+
+It is sent as the sandbox script with ``PAYLOAD`` defined before it. It runs the
+generated tests once on the reference (under coverage.py) and then once per mutant, each
+run in a fresh forked process in its own folder, stopped at its time limit, with its
+output going to a file of its own. It prints one report line per run; the trusted parent
+decides everything from those lines and counts a run whose line is missing as one the
+tests did not fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+PAYLOAD: dict[str, Any] = globals().get("PAYLOAD", {})
+MARK = "\x1eassay-unit-tests "
+OUTPUT_TAIL = 4000
+
+
+def main() -> None:
+    try:  # before any candidate code runs: a failure here is the sandbox's, not the tests'
+        sys.path.insert(0, PAYLOAD["site"])
+        if PAYLOAD["framework"] == "pytest":
+            import pytest  # noqa: F401  (once here, so each fork starts with it loaded)
+        if PAYLOAD["coverage"]:
+            import coverage  # noqa: F401
+    except BaseException as exc:
+        report({"setup_error": f"{type(exc).__name__}: {exc}"})
+        return
+    report({"ready": True})
+    started = time.monotonic()
+    reference = run_child("reference", PAYLOAD["reference"], True, PAYLOAD["reference_timeout"])
+    report({"run": "reference", **reference})
+    if not passed(reference):
+        return
+    took = time.monotonic() - started
+    timeout = PAYLOAD["mutant_timeout"] or min(PAYLOAD["max_mutant_timeout"], max(2.0, 5 * took))
+    for index, source in enumerate(PAYLOAD["mutants"]):
+        report({"run": "mutant", "index": index, **run_child(f"m{index}", source, False, timeout)})
+
+
+def passed(run: dict[str, Any]) -> bool:
+    result = run.get("result") or {}
+    return run["exit"] == 0 and not run["timed_out"] and result.get("passed", 0) > 0
+
+
+def report(line: dict[str, Any]) -> None:
+    sys.stdout.write(MARK + json.dumps(line) + "\n")
+    sys.stdout.flush()
+
+
+def run_child(folder: str, source: str, measure: bool, timeout: float) -> dict[str, Any]:
+    os.mkdir(folder)
+    for name, text in ((PAYLOAD["module"] + ".py", source), (PAYLOAD["test_file"], PAYLOAD["tests"])):
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    began = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        os.setpgid(0, 0)
+        os.chdir(folder)
+        log = os.open("output.txt", os.O_WRONLY | os.O_CREAT, 0o600)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        code = 3
+        try:
+            code = run_tests(measure, stop_early=not measure)
+        finally:
+            os._exit(code)
+    exit_code, timed_out = wait(pid, began + timeout)
+    return {
+        "exit": exit_code,
+        "timed_out": timed_out,
+        "seconds": time.monotonic() - began,
+        "result": read_json(os.path.join(folder, "result.json")),
+        "output": tail(os.path.join(folder, "output.txt")) if measure else "",
+    }
+
+
+def wait(pid: int, deadline: float) -> tuple[int, bool]:
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status), False
+        if time.monotonic() >= deadline:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+            return -9, True
+        time.sleep(0.005)
+
+
+def run_tests(measure: bool, stop_early: bool) -> int:
+    sys.path.insert(0, os.getcwd())
+    tracer = None
+    if measure and PAYLOAD["coverage"]:
+        import coverage
+
+        target = os.path.abspath(PAYLOAD["module"] + ".py")
+        tracer = coverage.Coverage(data_file=None, branch=True, include=[target], config_file=False)
+        tracer.start()
+    if PAYLOAD["framework"] == "pytest":
+        code, result = run_pytest(stop_early)
+    else:
+        code, result = run_unittest(stop_early)
+    if tracer is not None:
+        tracer.stop()
+        try:
+            tracer.json_report(outfile="coverage.json")
+            result["coverage"] = brief_coverage(read_json("coverage.json"))
+        except Exception as exc:  # e.g. the module was never imported
+            result["coverage_error"] = f"{type(exc).__name__}: {exc}"
+    with open("result.json", "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+    return code
+
+
+def brief_coverage(data: Any) -> Any:
+    """Totals and what was missed: the per-function and per-class parts are dropped."""
+    if not isinstance(data, dict):
+        return None
+    files = {
+        name: {key: entry.get(key) for key in ("missing_lines", "missing_branches")}
+        for name, entry in (data.get("files") or {}).items()
+    }
+    return {"totals": data.get("totals"), "files": files}
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.tests: list[dict[str, Any]] = []
+        self.errors: list[str] = []
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.when == "call" or report.outcome != "passed":
+            self.tests.append(
+                {
+                    "name": report.nodeid,
+                    "outcome": report.outcome,
+                    "when": report.when,
+                    "message": report.longreprtext[-1500:] if report.failed else "",
+                }
+            )
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.errors.append(report.longreprtext[-1500:])
+
+
+def run_pytest(stop_early: bool) -> tuple[int, dict[str, Any]]:
+    import pytest
+
+    collector = Collector()
+    args = ["-q", "-p", "no:cacheprovider", "--rootdir", os.getcwd(), PAYLOAD["test_file"]]
+    code = int(pytest.main(args + (["-x"] if stop_early else []), plugins=[collector]))
+    counts = {k: sum(t["outcome"] == k for t in collector.tests) for k in ("passed", "failed", "skipped")}
+    return code, {**counts, "tests": collector.tests[:200], "collection_errors": collector.errors}
+
+
+def run_unittest(stop_early: bool) -> tuple[int, dict[str, Any]]:
+    import unittest
+
+    module = PAYLOAD["test_file"][:-3]
+    try:
+        suite = unittest.defaultTestLoader.loadTestsFromName(module)
+    except Exception as exc:
+        return 2, {
+            "passed": 0,
+            "failed": 0,
+            "skipped": 0,
+            "tests": [],
+            "collection_errors": [f"{type(exc).__name__}: {exc}"],
+        }
+    result = unittest.TextTestRunner(stream=sys.stderr, verbosity=0, failfast=stop_early).run(suite)
+    failed = [
+        {"name": test.id(), "outcome": "failed", "when": "call", "message": text[-1500:]}
+        for test, text in [*result.failures, *result.errors]
+    ]
+    counts = {
+        "passed": result.testsRun - len(failed) - len(result.skipped),
+        "failed": len(failed),
+        "skipped": len(result.skipped),
+    }
+    code = 5 if result.testsRun == 0 else (0 if result.wasSuccessful() else 1)
+    return code, {**counts, "tests": failed[:200], "collection_errors": []}
+
+
+def read_json(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def tail(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()[-OUTPUT_TAIL:]
+    except OSError:
+        return ""
+
+
+if __name__ == "__main__":
+    main()
