@@ -150,3 +150,16 @@ def test_expected_values_survive_the_dataset_and_correct_code_passes(backend: st
     assert result.score == 1.0, result.comment
     actual = [d["actual_output"] for d in result.metadata["test_cases_details"]]
     assert canonical(actual) == canonical(list(expected.values()))
+
+
+def test_ids_and_times_beside_a_value_orjson_refuses_are_written_as_orjson_writes_them() -> None:
+    import datetime
+    import uuid
+
+    when = datetime.datetime(2026, 12, 1, 11, 0, tzinfo=datetime.timezone.utc)
+    ident = uuid.UUID(int=7)
+    plain = loads(dumps({"id": ident, "at": when}))
+    # a lone surrogate makes orjson refuse the whole value: the stdlib encoder takes over
+    mixed = loads(dumps({"id": ident, "at": when, "text": "\ud800"}))
+    assert mixed["id"] == plain["id"] == str(ident)
+    assert mixed["at"] == plain["at"] == when.isoformat()

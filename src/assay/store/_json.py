@@ -26,10 +26,12 @@ stored as its ``repr``; a pydantic model as its JSON dump.
 from __future__ import annotations
 
 import base64
+import datetime
 import decimal
 import json
 import math
 import re
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +47,10 @@ TAGS = frozenset({"$float", "$int", "$tuple", "$set", "$frozenset", "$bytes", "$
 def _fallback(value: Any) -> Any:
     if isinstance(value, decimal.Decimal):
         return str(value)  # exact, unlike a float
+    if isinstance(value, uuid.UUID):
+        return str(value)  # as orjson writes it, when the stdlib encoder takes over
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
     if hasattr(value, "model_dump"):
         try:
             return tag(value.model_dump(mode="json"))
