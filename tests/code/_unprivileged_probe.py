@@ -5,6 +5,7 @@ real, without root. The sandbox package needs only the standard library, so the
 import json
 import os
 import sys
+import time
 import types
 import warnings
 
@@ -36,19 +37,38 @@ HANG = ("import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()
         "        time.sleep(300)\n    while True:\n        pass\n")
 
 
+def _start_time(stat: str) -> int:
+    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22: start, in clock ticks
+
+
+with open("/proc/self/stat") as _own:
+    STARTED = _start_time(_own.read())
+
+
 def others() -> list[int]:
-    """Processes of our uid besides this one."""
+    """Live processes of our uid started since this probe (not the other processes the
+    shared uid may have on the machine), besides this one."""
     mine = []
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) != os.getpid():
             try:
                 if os.stat(f"/proc/{entry}").st_uid == os.getuid():
                     with open(f"/proc/{entry}/stat") as stat:
-                        if stat.read().rsplit(")", 1)[1].split()[0] != "Z":
-                            mine.append(int(entry))
+                        text = stat.read()
+                    if text.rsplit(")", 1)[1].split()[0] != "Z" and _start_time(text) >= STARTED:
+                        mine.append(int(entry))
             except OSError:
                 continue
     return mine
+
+
+def left_running(patience: float = 5.0) -> list[int]:
+    """``others()`` once the closed pool's kills have landed (a loaded machine delays
+    them), or what is still alive after ``patience`` seconds."""
+    deadline = time.monotonic() + patience
+    while (alive := others()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
 
 
 python = get_language("python")
@@ -61,5 +81,5 @@ for backend in ("bubblewrap", "unshare", "rlimit"):
         report[backend] = {"value": run.outcomes[0].value, "strays": pool.stray_processes(),
                            "timed_out": hang.timed_out, "user": description["user"],
                            "missing": description["missing"]}
-    report[backend]["left_running"] = others()
+    report[backend]["left_running"] = left_running()
 print(json.dumps(report))

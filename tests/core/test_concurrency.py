@@ -118,7 +118,9 @@ def test_latency_bound_rows_reach_the_asked_concurrency_at_once(client: Client) 
 
     client.evaluate(model_call, data=[{"x": i} for i in range(2000)], max_concurrency=256)
     assert reached, f"only {peak()} of 256 rows were ever in flight"
-    assert reached[0] < 0.6  # one thread per 5 ms tick needs 218 ticks: 1.1 s at least
+    # One thread per 5 ms tick (the old ramp) needs 218 ticks: 1.1 s at least. The bound
+    # leaves room for a loaded machine; the measured figure is bench/scale.py's.
+    assert reached[0] < 1.0
 
 
 def test_cpu_bound_rows_gain_no_useless_threads(client: Client) -> None:
