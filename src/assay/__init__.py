@@ -7,7 +7,9 @@ from assay.evaluation import (
     EvaluatorSignatureError,
     ExperimentResults,
     aevaluate,
+    aevaluate_existing,
     evaluate,
+    evaluate_existing,
 )
 from assay.evaluators.judge.pairwise import evaluate_comparative
 from assay.schemas import Dataset, Example, Run
@@ -15,5 +17,6 @@ from assay.tracing import traceable
 
 __all__ = [
     "Client", "Dataset", "EvaluationResult", "EvaluationResults", "EvaluatorSignatureError",
-    "Example", "ExperimentResults", "Run", "aevaluate", "evaluate", "evaluate_comparative", "traceable",
+    "Example", "ExperimentResults", "Run", "aevaluate", "aevaluate_existing", "evaluate",
+    "evaluate_comparative", "evaluate_existing", "traceable",
 ]

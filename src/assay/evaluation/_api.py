@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, Optional
@@ -13,6 +14,7 @@ from assay._aio import run_coroutine
 from assay.evaluation._binding import bind_row_evaluator, bind_summary_evaluator
 from assay.evaluation._data import ResolvedData, resolve_data
 from assay.evaluation._experiment import ExperimentPlan, experiment_name, open_experiment
+from assay.evaluation._interrupt import interrupted_error, is_interrupt
 from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import (
@@ -55,6 +57,14 @@ async def aevaluate(
     """
     from assay.client import Client
     from assay.report import Progress, print_report
+    from assay.report_plain import plain_report
+
+    if isinstance(target, (str, uuid.UUID)):  # LangSmith's form: re-score a stored experiment
+        from assay.evaluation._rescore import aevaluate_existing
+
+        return await aevaluate_existing(
+            target, evaluators, summary_evaluators, metadata, max_concurrency, client, progress=progress,
+        )
 
     _check_arguments(num_repetitions, error_handling, resume, experiment)
     concurrency = _concurrency(max_concurrency)
@@ -89,12 +99,20 @@ async def aevaluate(
             summary = await run_summaries(summaries, rows)
         store.replace_summary_results(record.id, summary)
         status = "completed"
+    except BaseException as exc:
+        if not is_interrupt(exc):
+            raise
+        status = "interrupted"
+        stored_rows = len(store.completed_keys(record.id))
+        raise interrupted_error(name, stored_rows, bar.total) from None
     finally:
         store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record
     results = ExperimentResults(final, rows, summary, store.url)
     if bar.enabled:
         print_report(results)
+    elif progress is None:  # not a terminal (a CI log): the same report, as plain text
+        print(plain_report(results), flush=True)
     return results
 
 

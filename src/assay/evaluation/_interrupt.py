@@ -1,0 +1,32 @@
+"""Ctrl-C (or SIGTERM) during an experiment: keep what is stored, say so in one line."""
+
+from __future__ import annotations
+
+import asyncio
+
+
+class ExperimentInterrupted(KeyboardInterrupt):
+    """The experiment was interrupted; its finished rows are stored and it can be resumed."""
+
+    def __init__(self, message: str, experiment: str, stored: int, planned: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.experiment = experiment
+        self.stored = stored
+        self.planned = planned
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """A Ctrl-C arrives as KeyboardInterrupt, or as the cancellation asyncio.run makes of it."""
+    return isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
+
+
+def interrupted_error(experiment: str, stored: int, planned: int, kind: str = "run") -> ExperimentInterrupted:
+    how = "run the same `assay rescore` / evaluate_existing() again" if kind == "rescore" else (
+        "`--resume` / `resume=True`"
+    )
+    message = f"interrupted: {stored} of {planned} rows stored in {experiment}; resume with {how}"
+    return ExperimentInterrupted(message, experiment, stored, planned)

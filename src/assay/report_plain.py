@@ -1,0 +1,61 @@
+"""The report as plain text, for CI logs and pipes: the terminal report's content, no colour
+codes, one line a metric."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from assay.evaluation._results import ExperimentResults
+
+
+def _fmt(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _columns(rows: list[list[str]]) -> list[str]:
+    """Left-aligned first column, right-aligned others, two spaces apart."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
+        for row in rows
+    ]
+
+
+def plain_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return _columns([header, *rows])
+
+
+def metric_lines(results: ExperimentResults) -> list[str]:
+    rows = []
+    for key, agg in results.aggregate.items():
+        ci = "-" if agg.ci_low is None or agg.ci_high is None else f"[{agg.ci_low:.3f}, {agg.ci_high:.3f}]"
+        rows.append([key, _fmt(agg.mean), ci, str(agg.n), str(agg.errors)])
+    return plain_table(["metric", "mean", "95% CI", "n", "errors"], rows)
+
+
+def summary_lines(results: ExperimentResults) -> list[str]:
+    rows = []
+    for result in results.summary_results.results:
+        shown = result.error if result.error else ("" if result.value is None else str(result.value))
+        rows.append([result.key, _fmt(result.numeric_score), shown.replace("\n", " ")])
+    return plain_table(["summary metric", "score", "value / error"], rows) if rows else []
+
+
+def closing_line(results: ExperimentResults) -> str:
+    target_errors = results.target_errors
+    rows = f"{len(results)} rows" + (f", {target_errors} target errors" if target_errors else "")
+    usage = results.usage()
+    if usage.get("total_tokens"):
+        cost = f", ${usage['cost_usd']:.4f}" if usage.get("cost_usd") else ""
+        rows += f", {int(usage['total_tokens']):,} judge tokens{cost}"
+    return f"{rows}. Stored as {results.experiment_name} in {results.store_url}"
+
+
+def plain_report(results: ExperimentResults) -> str:
+    lines = [f"experiment {results.experiment_name}", *metric_lines(results)]
+    summary = summary_lines(results)
+    if summary:
+        lines += ["", *summary]
+    lines.append(closing_line(results))
+    return "\n".join(lines)
