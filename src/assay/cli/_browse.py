@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay.cli._common import UsageError, did_you_mean
+from assay.cli._conclude import add_gate_arguments, conclude
 
 
 def add_parsers(commands: Any, parent: argparse.ArgumentParser) -> None:
@@ -20,8 +21,11 @@ def add_parsers(commands: Any, parent: argparse.ArgumentParser) -> None:
     ui.add_argument("--port", type=int, default=8765)
     ui.add_argument("--token", help="required for a non-loopback host (or set ASSAY_UI_TOKEN)")
     ui.set_defaults(handler=ui_command)
-    show = commands.add_parser("show", parents=[parent], help="print a stored experiment's report")
+    show = commands.add_parser(
+        "show", parents=[parent], help="print a stored experiment's report (and check gates on it)",
+    )
     show.add_argument("experiment")
+    add_gate_arguments(show)
     show.set_defaults(handler=show_command)
 
 
@@ -69,15 +73,13 @@ def show_command(args: argparse.Namespace) -> int:
 
     from assay.client import Client
     from assay.report import print_report
-    from assay.report_plain import plain_report
 
     client = Client(args.db)
     results = client.read_experiment(experiment_name(client, args.experiment))
-    if sys.stdout.isatty():
+    tty = sys.stdout.isatty() and not args.json
+    if tty:
         print_report(results)
-    else:
-        print(plain_report(results))
-    return 0
+    return conclude(results, args, reported=tty)
 
 
 def experiment_name(client: Any, name: str) -> str:

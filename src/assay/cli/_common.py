@@ -28,7 +28,7 @@ def store_parent() -> argparse.ArgumentParser:
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` (did you mean 'x' or 'y'?)`` for the closest names, or ``""``."""
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
     if not close:
         return ""
     return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"

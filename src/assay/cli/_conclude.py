@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from assay.cli._common import GATE_FAILED, PASSED, RUN_FAILED, RunFailed
+from assay.cli._common import GATE_FAILED, PASSED, RUN_FAILED, RunFailed, UsageError
 from assay.cli._gates import Verdict, check_fail_under, parse_fail_under
 from assay.cli._outputs import json_payload, print_json, print_verdicts, write_outputs
 
@@ -28,6 +28,14 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     gates.add_argument("--json", action="store_true", help="print results and gates as JSON (only JSON on stdout)")
     gates.add_argument("--junit-xml", metavar="PATH", help="write a JUnit XML file: one testcase per gate and failing row")
     gates.add_argument("--markdown", metavar="PATH", help="write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY)")
+
+
+def gate_verdicts_parse(args: argparse.Namespace) -> None:
+    """Check the gates' syntax before a run, so a typo costs no model calls."""
+    for text in args.fail_under:
+        parse_fail_under(text)
+    if args.max_regression and not args.baseline:
+        raise UsageError("--max-regression needs --baseline EXPERIMENT (the experiment to compare with)")
 
 
 def gate_verdicts(results: ExperimentResults, args: argparse.Namespace) -> list[Verdict]:

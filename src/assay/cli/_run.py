@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.cli._common import UsageError, did_you_mean
-from assay.cli._conclude import add_gate_arguments, conclude
+from assay.cli._conclude import add_gate_arguments, conclude, gate_verdicts_parse
 from assay.cli._config import apply_config, find_pyproject, read_config
 from assay.cli._load import load_object
 
@@ -53,6 +53,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError("assay run needs MODULE:TARGET and --data DATASET (or a config file with target and data)")
     if args.resume and not args.experiment:
         raise UsageError("--resume needs --experiment NAME (the experiment to continue)")
+    gate_verdicts_parse(args)
     target = load_object(args.spec, "target")
     evaluators = [evaluator_from(spec) for spec in args.evaluators]
     summaries = [load_object(spec, "summary evaluator") for spec in args.summary]
