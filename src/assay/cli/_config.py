@@ -39,6 +39,9 @@ _KEYS: dict[str, tuple[type, str]] = {
 }
 
 
+_KINDS = {str: "a string", list: "a list", bool: "true or false", int: "an integer", dict: "a table"}
+
+
 def read_config(path: Path) -> dict[str, Any]:
     """The run table of ``path``: the whole file, or ``[tool.assay]`` of a pyproject.toml."""
     try:
@@ -65,7 +68,7 @@ def _checked(table: dict[str, Any], where: str) -> dict[str, Any]:
         if kind is list and isinstance(value, str):
             value = [value]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise UsageError(f"{where}: {raw_key} must be a {kind.__name__}, got {value!r}")
+            raise UsageError(f"{where}: {raw_key} must be {_KINDS[kind]}, got {value!r}")
         checked[key] = value
     return checked
 

@@ -14,7 +14,7 @@ from assay._aio import run_coroutine
 from assay.evaluation._binding import bind_row_evaluator, bind_summary_evaluator
 from assay.evaluation._data import ResolvedData, resolve_data
 from assay.evaluation._experiment import ExperimentPlan, experiment_name, open_experiment
-from assay.evaluation._interrupt import interrupted_error, is_interrupt
+from assay.evaluation._interrupt import ExperimentInterrupted, interrupted_error, is_interrupt
 from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import (
@@ -139,7 +139,10 @@ def evaluate(
         description, metadata, max_concurrency, num_repetitions, error_handling, resume,
         client, progress=progress,
     )
-    results: ExperimentResults = run_coroutine(coroutine)
+    try:
+        results: ExperimentResults = run_coroutine(coroutine)
+    except ExperimentInterrupted as exc:  # the one line matters, not the event loop's frames
+        raise exc.with_traceback(None) from None
     return results
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from assay._aio import run_coroutine
 from assay.evaluation._binding import RowEvaluator, bind_row_evaluator, bind_summary_evaluator
 from assay.evaluation._experiment import ExperimentError
-from assay.evaluation._interrupt import interrupted_error, is_interrupt
+from assay.evaluation._interrupt import ExperimentInterrupted, interrupted_error, is_interrupt
 from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import in_thread
 from assay.evaluation._runner import run_summaries
@@ -115,7 +115,10 @@ def evaluate_existing(
         experiment, evaluators, summary_evaluators, metadata, max_concurrency, client,
         load_nested, replace=replace, progress=progress,
     )
-    results: ExperimentResults = run_coroutine(coroutine)
+    try:
+        results: ExperimentResults = run_coroutine(coroutine)
+    except ExperimentInterrupted as exc:  # the one line matters, not the event loop's frames
+        raise exc.with_traceback(None) from None
     return results
 
 
