@@ -5,7 +5,23 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from typing import Any
+from typing import Any, Optional
+
+
+async def _boxed(coroutine: Any) -> tuple[Any, Optional[KeyboardInterrupt]]:
+    """An interrupt leaves the loop as a value: raised inside the task, asyncio would also
+    log it as an exception never retrieved."""
+    try:
+        return await coroutine, None
+    except KeyboardInterrupt as exc:
+        return None, exc
+
+
+def _unboxed(outcome: tuple[Any, Optional[KeyboardInterrupt]]) -> Any:
+    value, interrupt = outcome
+    if interrupt is not None:
+        raise interrupt
+    return value
 
 
 def run_coroutine(coroutine: Any) -> Any:
@@ -16,7 +32,7 @@ def run_coroutine(coroutine: Any) -> Any:
     except RuntimeError:
         in_loop = False
     if not in_loop:  # outside the except block, so tracebacks carry no "during handling"
-        return asyncio.run(coroutine)
+        return _unboxed(asyncio.run(_boxed(coroutine)))
     # Called from inside a running loop (a notebook, an async app): use a private one.
     outcome: dict[str, Any] = {}
 
@@ -24,7 +40,7 @@ def run_coroutine(coroutine: Any) -> Any:
 
     def runner() -> None:
         try:
-            outcome["value"] = context.run(asyncio.run, coroutine)
+            outcome["value"] = context.run(asyncio.run, _boxed(coroutine))
         except BaseException as exc:
             outcome["error"] = exc
 
@@ -33,4 +49,4 @@ def run_coroutine(coroutine: Any) -> Any:
     thread.join()
     if "error" in outcome:
         raise outcome["error"]
-    return outcome["value"]
+    return _unboxed(outcome["value"])

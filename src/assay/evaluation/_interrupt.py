@@ -25,11 +25,11 @@ def is_interrupt(exc: BaseException) -> bool:
 
 
 def interrupted_error(experiment: str, stored: int, planned: int, kind: str = "run") -> ExperimentInterrupted:
-    how = "run the same `assay rescore` / evaluate_existing() again" if kind == "rescore" else (
-        "`--resume` / `resume=True`"
-    )
-    message = f"interrupted: {stored} of {planned} rows stored in {experiment}; resume with {how}"
+    if kind == "rescore":
+        how = "resume by running the same `assay rescore` / evaluate_existing() again"
+    else:
+        how = "resume with `--resume` / `resume=True`"
+    message = f"interrupted: {stored} of {planned} rows stored in {experiment}; {how}"
     return ExperimentInterrupted(message, experiment, stored, planned)
-
 
 ExperimentInterrupted.__module__ = "assay.evaluation"  # the name users see in a traceback

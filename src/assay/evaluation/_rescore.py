@@ -71,15 +71,15 @@ async def aevaluate_existing(
     todo = [(row, [e for e in row_evaluators if not _holds(row, e.name, tokens[e.name])]) for row in rows]
     todo = [(row, pending) for row, pending in todo if pending]
     bar = Progress(total=len(rows), done=len(rows) - len(todo), enabled=progress)
-    written = 0
+    written = [0]
     try:
         with use_store(store), bar:
-            written = await _score_rows(todo, store, record, _concurrency(max_concurrency), replace, bar, tokens)
+            await _score_rows(todo, store, record, _concurrency(max_concurrency), replace, bar, tokens, written)
             rows = store.load_rows(record)
             summary = await run_summaries(summaries, rows)
     except BaseException as exc:
         if is_interrupt(exc):
-            stored = len(rows) - len(todo) + written
+            stored = len(rows) - len(todo) + written[0]
             raise interrupted_error(record.name, stored, len(rows), "rescore") from None
         raise
     _finish(record, names)
@@ -182,11 +182,10 @@ def _holds(row: ExperimentRow, evaluator: str, token: str) -> bool:
 
 async def _score_rows(
     todo: list[tuple[ExperimentRow, list[RowEvaluator]]], store: Any, record: ExperimentRecord,
-    concurrency: int, replace: bool, bar: Any, tokens: dict[str, str],
-) -> int:
-    """Score ``todo`` chunk by chunk; each chunk is written in one transaction."""
+    concurrency: int, replace: bool, bar: Any, tokens: dict[str, str], written: list[int],
+) -> None:
+    """Score ``todo`` chunk by chunk; each chunk is written in one transaction, counted in ``written``."""
     limit = asyncio.Semaphore(concurrency)
-    written = 0
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="assay-rescore") as pool:
 
         async def score(row: ExperimentRow, pending: list[RowEvaluator]) -> list[EvaluationResult]:
@@ -206,10 +205,9 @@ async def _score_rows(
             if not replace:
                 _refuse_overwrite(record, chunk, scored)
             store.write_results(record.id, [(row.run.id, new) for (row, _), new in zip(chunk, scored)], replace=replace)
-            written += len(chunk)
+            written[0] += len(chunk)
             for row, _ in chunk:
                 bar.advance(row)
-    return written
 
 
 def _tagged(results: list[EvaluationResult], evaluator: str, token: str) -> list[EvaluationResult]:
