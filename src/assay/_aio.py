@@ -15,6 +15,10 @@ async def _boxed(coroutine: Any) -> tuple[Any, Optional[KeyboardInterrupt]]:
         return await coroutine, None
     except KeyboardInterrupt as exc:
         return None, exc
+    except asyncio.CancelledError as exc:  # Ctrl-C cancels the main task: raise its report
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            return None, exc.__cause__
+        raise
 
 
 def _unboxed(outcome: tuple[Any, Optional[KeyboardInterrupt]]) -> Any:

@@ -14,7 +14,12 @@ from assay._aio import run_coroutine
 from assay.evaluation._binding import bind_row_evaluator, bind_summary_evaluator
 from assay.evaluation._data import ResolvedData, resolve_data
 from assay.evaluation._experiment import ExperimentPlan, experiment_name, open_experiment
-from assay.evaluation._interrupt import ExperimentInterrupted, interrupted_error, is_interrupt
+from assay.evaluation._interrupt import (
+    ExperimentInterrupted,
+    interrupted_error,
+    is_interrupt,
+    raise_interrupted,
+)
 from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import (
@@ -103,8 +108,7 @@ async def aevaluate(
         if not is_interrupt(exc):
             raise
         status = "interrupted"
-        stored_rows = len(store.completed_keys(record.id))
-        raise interrupted_error(name, stored_rows, bar.total) from None
+        raise_interrupted(exc, interrupted_error(name, len(store.completed_keys(record.id)), bar.total))
     finally:
         store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record

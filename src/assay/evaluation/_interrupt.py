@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import NoReturn
 
 
 class ExperimentInterrupted(KeyboardInterrupt):
@@ -22,6 +23,14 @@ class ExperimentInterrupted(KeyboardInterrupt):
 def is_interrupt(exc: BaseException) -> bool:
     """A Ctrl-C arrives as KeyboardInterrupt, or as the cancellation asyncio.run makes of it."""
     return isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
+
+
+def raise_interrupted(exc: BaseException, interrupted: ExperimentInterrupted) -> NoReturn:
+    """A cancelled task stays cancelled (the message rides on its cause, which the sync
+    face raises: there a cancel is Ctrl-C); a KeyboardInterrupt becomes ``interrupted``."""
+    if isinstance(exc, asyncio.CancelledError):
+        raise exc from interrupted
+    raise interrupted from None
 
 
 def interrupted_error(experiment: str, stored: int, planned: int, kind: str = "run") -> ExperimentInterrupted:

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any, Optional
 from assay._aio import run_coroutine
 from assay.evaluation._binding import RowEvaluator, bind_row_evaluator, bind_summary_evaluator
 from assay.evaluation._experiment import ExperimentError
-from assay.evaluation._interrupt import ExperimentInterrupted, interrupted_error, is_interrupt
+from assay.evaluation._interrupt import (
+    ExperimentInterrupted,
+    interrupted_error,
+    is_interrupt,
+    raise_interrupted,
+)
 from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import in_thread
 from assay.evaluation._runner import run_summaries
@@ -80,7 +85,7 @@ async def aevaluate_existing(
     except BaseException as exc:
         if is_interrupt(exc):
             stored = len(rows) - len(todo) + written[0]
-            raise interrupted_error(record.name, stored, len(rows), "rescore") from None
+            raise_interrupted(exc, interrupted_error(record.name, stored, len(rows), "rescore"))
         raise
     _finish(record, names)
     store.update_experiment_config(record.id, record.config)

@@ -8,8 +8,10 @@ an exception becomes an errored ``EvaluationResult`` carrying the traceback.
 from __future__ import annotations
 
 import asyncio
+import difflib
+import inspect
 import traceback
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, ClassVar, Optional, Union
 
 from assay._aio import run_coroutine
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
@@ -28,9 +30,19 @@ class RunEvaluator:
 
 
 class BaseEvaluator(RunEvaluator):
-    """Subclass and override ``_evaluate`` (sync) or ``_aevaluate`` (async)."""
+    """Subclass and override ``_evaluate`` (sync) or ``_aevaluate`` (async).
+
+    Built-in evaluators (assay's own classes) refuse keyword arguments they do not know,
+    so a typo fails when the evaluator is built instead of being ignored; the names they
+    know are their ``__init__`` parameters along the MRO, plus ``option_names`` for
+    options read from ``**kwargs``. Users' subclasses may pass anything (kept in ``config``).
+    """
+
+    option_names: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: Optional[str] = None, **kwargs: Any) -> None:
+        if kwargs and type(self).__module__.startswith("assay."):
+            _reject_unknown_options(type(self), kwargs)
         self.name = name or type(self).__name__
         self.config: dict[str, Any] = dict(kwargs)
 
@@ -114,6 +126,35 @@ class DynamicRunEvaluator(BaseEvaluator):
 
     def __call__(self, run: Run, example: Optional[Example] = None) -> EvaluatorOutput:
         return self.evaluate(run, example)
+
+
+def _known_options(cls: type) -> list[str]:
+    known: list[str] = []
+    for klass in cls.__mro__:
+        known += getattr(klass, "option_names", ())
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        for parameter in inspect.signature(init).parameters.values():
+            if parameter.name != "self" and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                known.append(parameter.name)
+    return sorted(set(known))
+
+
+def _reject_unknown_options(cls: type, kwargs: dict[str, Any]) -> None:
+    known = _known_options(cls)
+    unknown = [name for name in kwargs if name not in known]
+    if not unknown:
+        return
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        close = close or [k for k in known if name in k or k in name][:1]
+        hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    raise TypeError(
+        f"{cls.__name__}() got unknown keyword argument{'s' if len(unknown) > 1 else ''} "
+        f"{', '.join(hints)}; it accepts: {', '.join(known)}"
+    )
 
 
 def _example_or_empty(example: Optional[Example]) -> Example:

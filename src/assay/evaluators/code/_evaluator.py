@@ -62,6 +62,10 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
     meets ``sandbox.min_level``), the result is an error, not a 0.
     """
 
+    option_names = (
+        "execution_timeout", "func_name", "language", "output_key", "sandbox", "limits", "float_tolerance",
+    )
+
     def __init__(self, name: str = "CodeCorrectnessEvaluator", **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)
         self.execution_timeout = float(kwargs.get("execution_timeout", 10))
