@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from tests.cli.conftest import run_assay
 
 from assay import Client
-from tests.cli.conftest import run_assay
 
 COMMANDS = {"run", "rescore", "demo", "ui", "show", "datasets", "experiments"}
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assay import Client
 from tests.cli.conftest import run_assay
+
+from assay import Client
 
 EVAL_TOML = '''
 target = "app:answer"

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.cli.conftest import ASSAY, run_assay, write_data
 
 from assay import Client
-from tests.cli.conftest import ASSAY, run_assay, write_data
 
 LINE = re.compile(r"^interrupted: (\d+) of 600 rows stored in (\S+); resume with `--resume` / `resume=True`$")
 

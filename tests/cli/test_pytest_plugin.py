@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli.conftest import run_assay
 
 from assay import Client
-from tests.cli.conftest import run_assay
 
 TEST_QA = '''
 import pytest

@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.cli.conftest import run_assay
 
 from assay import Client, evaluate, evaluate_existing
 from assay.evaluation import ExperimentError, ExperimentInterrupted
-from tests.cli.conftest import run_assay
 
 DATA = [{"inputs": {"q": f"q{i}"}, "outputs": {"answer": f"Q{i}" if i % 4 else "no"}} for i in range(600)]
 

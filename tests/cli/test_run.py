@@ -6,8 +6,9 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from assay import Client
 from tests.cli.conftest import run_assay
+
+from assay import Client
 
 RUN = ("run", "app:answer", "--data", "data.jsonl", "-e", "app:correct")
 
