@@ -1,6 +1,16 @@
-"""assay: local-first evaluation for LLM applications."""
+"""assay: local-first evaluation for LLM applications.
+
+``import assay`` loads what ``evaluate`` needs (schemas, store, evaluation, client);
+``evaluate_comparative`` and the evaluator families load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
+from assay.errors import AssayError
 from assay.evaluation import (
     EvaluationResult,
     EvaluationResults,
@@ -11,12 +21,23 @@ from assay.evaluation import (
     evaluate,
     evaluate_existing,
 )
-from assay.evaluators.judge.pairwise import evaluate_comparative
 from assay.schemas import Dataset, Example, Run
 from assay.tracing import traceable
 
+if TYPE_CHECKING:
+    from assay.evaluation._comparative import evaluate_comparative
+
+_LAZY = {"evaluate_comparative": "assay.evaluation._comparative"}
+
 __all__ = [
-    "Client", "Dataset", "EvaluationResult", "EvaluationResults", "EvaluatorSignatureError",
-    "Example", "ExperimentResults", "Run", "aevaluate", "aevaluate_existing", "evaluate",
-    "evaluate_comparative", "evaluate_existing", "traceable",
+    "AssayError", "Client", "Dataset", "EvaluationResult", "EvaluationResults",
+    "EvaluatorSignatureError", "Example", "ExperimentResults", "Run", "aevaluate",
+    "aevaluate_existing", "evaluate", "evaluate_comparative", "evaluate_existing", "traceable",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

@@ -5,14 +5,19 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from typing import Any, Optional
+from collections.abc import Awaitable, Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["run_coroutine"]
+
+T = TypeVar("T")
 
 
-async def _boxed(coroutine: Any) -> tuple[Any, Optional[KeyboardInterrupt]]:
+async def _boxed(awaitable: Awaitable[T]) -> tuple[T | None, KeyboardInterrupt | None]:
     """An interrupt leaves the loop as a value: raised inside the task, asyncio would also
     log it as an exception never retrieved."""
     try:
-        return await coroutine, None
+        return await awaitable, None
     except KeyboardInterrupt as exc:
         return None, exc
     except asyncio.CancelledError as exc:  # Ctrl-C cancels the main task: raise its report
@@ -21,15 +26,16 @@ async def _boxed(coroutine: Any) -> tuple[Any, Optional[KeyboardInterrupt]]:
         raise
 
 
-def _unboxed(outcome: tuple[Any, Optional[KeyboardInterrupt]]) -> Any:
+def _unboxed(outcome: tuple[T | None, KeyboardInterrupt | None]) -> T:
     value, interrupt = outcome
     if interrupt is not None:
         raise interrupt
-    return value
+    return value  # type: ignore[return-value]
 
 
-def run_coroutine(coroutine: Any) -> Any:
-    """Run ``coroutine`` to completion from sync code, even inside a running loop."""
+def run_coroutine(awaitable: Awaitable[T]) -> T:
+    """Run ``awaitable`` to completion from sync code, even inside a running loop."""
+    coroutine = awaitable if isinstance(awaitable, Coroutine) else _wait_for(awaitable)
     try:
         asyncio.get_running_loop()
         in_loop = True
@@ -54,3 +60,7 @@ def run_coroutine(coroutine: Any) -> Any:
     if "error" in outcome:
         raise outcome["error"]
     return _unboxed(outcome["value"])
+
+
+async def _wait_for(awaitable: Awaitable[T]) -> T:
+    return await awaitable

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
 from assay.store import NotFoundError, Store, open_store
+
+__all__ = ["Client"]
 
 
 class Client:
@@ -17,7 +19,7 @@ class Client:
     ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.
     """
 
-    def __init__(self, database_url: Optional[str] = None, *, store: Optional[Store] = None) -> None:
+    def __init__(self, database_url: str | None = None, *, store: Store | None = None) -> None:
         self.store = store or open_store(database_url)
 
     def close(self) -> None:
@@ -25,13 +27,13 @@ class Client:
 
     # datasets
     def create_dataset(
-        self, dataset_name: str, description: Optional[str] = None,
-        metadata: Optional[dict[str, Any]] = None,
+        self, dataset_name: str, description: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> Dataset:
         return self.store.create_dataset(dataset_name, description, metadata)
 
     def read_dataset(
-        self, *, dataset_name: Optional[str] = None, dataset_id: Optional[uuid.UUID | str] = None
+        self, *, dataset_name: str | None = None, dataset_id: uuid.UUID | str | None = None
     ) -> Dataset:
         dataset = self._find_dataset(dataset_name, dataset_id)
         if dataset is None:
@@ -39,10 +41,10 @@ class Client:
             raise NotFoundError(f"no dataset {what} in {self.store.url}")
         return dataset
 
-    def has_dataset(self, *, dataset_name: Optional[str] = None, dataset_id: Any = None) -> bool:
+    def has_dataset(self, *, dataset_name: str | None = None, dataset_id: Any = None) -> bool:
         return self._find_dataset(dataset_name, dataset_id) is not None
 
-    def _find_dataset(self, name: Optional[str], dataset_id: Any) -> Optional[Dataset]:
+    def _find_dataset(self, name: str | None, dataset_id: Any) -> Dataset | None:
         if dataset_id is not None:
             return self.store.get_dataset(id=_uuid(dataset_id, "dataset_id"))
         if name is None:
@@ -61,7 +63,7 @@ class Client:
         return self.store.list_datasets()
 
     def delete_dataset(
-        self, *, dataset_name: Optional[str] = None, dataset_id: Optional[uuid.UUID | str] = None
+        self, *, dataset_name: str | None = None, dataset_id: uuid.UUID | str | None = None
     ) -> None:
         self.store.delete_dataset(self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id).id)
 
@@ -69,12 +71,12 @@ class Client:
     def create_example(
         self,
         inputs: dict[str, Any],
-        outputs: Optional[dict[str, Any]] = None,
-        metadata: Optional[dict[str, Any]] = None,
+        outputs: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
         *,
-        dataset_id: Optional[uuid.UUID | str] = None,
-        dataset_name: Optional[str] = None,
-        example_id: Optional[uuid.UUID | str] = None,
+        dataset_id: uuid.UUID | str | None = None,
+        dataset_name: str | None = None,
+        example_id: uuid.UUID | str | None = None,
     ) -> Example:
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
         example = Example(dataset_id=dataset.id, inputs=inputs, outputs=outputs, metadata=metadata)
@@ -85,13 +87,13 @@ class Client:
 
     def create_examples(
         self,
-        inputs: Optional[Sequence[dict[str, Any]]] = None,
-        outputs: Optional[Sequence[Optional[dict[str, Any]]]] = None,
-        metadata: Optional[Sequence[Optional[dict[str, Any]]]] = None,
+        inputs: Sequence[dict[str, Any]] | None = None,
+        outputs: Sequence[dict[str, Any] | None] | None = None,
+        metadata: Sequence[dict[str, Any] | None] | None = None,
         *,
-        examples: Optional[Sequence[dict[str, Any]]] = None,
-        dataset_id: Optional[uuid.UUID | str] = None,
-        dataset_name: Optional[str] = None,
+        examples: Sequence[dict[str, Any]] | None = None,
+        dataset_id: uuid.UUID | str | None = None,
+        dataset_name: str | None = None,
     ) -> list[Example]:
         """LangSmith's two forms: parallel ``inputs``/``outputs``/``metadata`` lists, or
         ``examples=[{"inputs", "outputs", "metadata"}]``. All are added as one version."""
@@ -104,11 +106,11 @@ class Client:
     def list_examples(
         self,
         *,
-        dataset_id: Optional[uuid.UUID | str] = None,
-        dataset_name: Optional[str] = None,
-        as_of: Optional[int] = None,
+        dataset_id: uuid.UUID | str | None = None,
+        dataset_name: str | None = None,
+        as_of: int | None = None,
         offset: int = 0,
-        limit: Optional[int] = None,
+        limit: int | None = None,
     ) -> list[Example]:
         """Examples in the order they were added; ``as_of`` reads an earlier version."""
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
@@ -118,9 +120,9 @@ class Client:
         self,
         example_id: uuid.UUID | str,
         *,
-        inputs: Optional[dict[str, Any]] = None,
-        outputs: Optional[dict[str, Any]] = None,
-        metadata: Optional[dict[str, Any]] = None,
+        inputs: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> int:
         """Edit an example in a new dataset version; earlier experiments keep what they ran on."""
         current = self._read_example(_uuid(example_id, "example_id"))
@@ -151,8 +153,8 @@ class Client:
         self,
         dataset_name: str,
         llm_or_chain_factory: Any,
-        evaluators: Optional[Sequence[Any]] = None,
-        project_name: Optional[str] = None,
+        evaluators: Sequence[Any] | None = None,
+        project_name: str | None = None,
         concurrency_level: int = 5,
         verbose: bool = False,
         **kwargs: Any,
@@ -186,10 +188,10 @@ def _uuid(value: uuid.UUID | str, parameter: str) -> uuid.UUID:
 
 
 def _example_records(
-    inputs: Optional[Sequence[dict[str, Any]]],
-    outputs: Optional[Sequence[Optional[dict[str, Any]]]],
-    metadata: Optional[Sequence[Optional[dict[str, Any]]]],
-    examples: Optional[Sequence[dict[str, Any]]],
+    inputs: Sequence[dict[str, Any]] | None,
+    outputs: Sequence[dict[str, Any] | None] | None,
+    metadata: Sequence[dict[str, Any] | None] | None,
+    examples: Sequence[dict[str, Any]] | None,
 ) -> list[dict[str, Any]]:
     if examples is not None:
         if inputs is not None:

@@ -6,7 +6,7 @@ import sys
 import threading
 import time
 from types import TracebackType
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -19,17 +19,19 @@ from assay.store.records import ExperimentRow
 if TYPE_CHECKING:
     from assay.evaluation._results import ExperimentResults
 
+__all__ = ["Progress", "metrics_table", "print_report", "summary_table"]
+
 
 class Progress:
     """Rows done of total, errors, rate and ETA; silent unless enabled (default: on a TTY)."""
 
-    def __init__(self, total: int, done: int = 0, enabled: Optional[bool] = None) -> None:
+    def __init__(self, total: int, done: int = 0, enabled: bool | None = None) -> None:
         self.enabled = sys.stdout.isatty() if enabled is None else enabled
         self.total, self.done, self.errors = total, done, 0
         self._started = time.perf_counter()
         self._lock = threading.Lock()
-        self._bar: Optional[RichProgress] = None
-        self._task: Optional[TaskID] = None
+        self._bar: RichProgress | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> Progress:
         if self.enabled:
@@ -61,14 +63,14 @@ class Progress:
             self._bar.update(self._task, advance=1, errors=self.errors, rate=f"{self.done / elapsed:,.0f} rows/s")
 
     def __exit__(
-        self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
-        tb: Optional[TracebackType],
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         if self._bar is not None:
             self._bar.stop()
 
 
-def _fmt(value: Optional[float]) -> str:
+def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
@@ -82,7 +84,7 @@ def metrics_table(results: ExperimentResults) -> Table:
     return table
 
 
-def summary_table(results: ExperimentResults) -> Optional[Table]:
+def summary_table(results: ExperimentResults) -> Table | None:
     summary = results.summary_results.results
     if not summary:
         return None
@@ -95,7 +97,7 @@ def summary_table(results: ExperimentResults) -> Optional[Table]:
     return table
 
 
-def print_report(results: ExperimentResults, console: Optional[Console] = None) -> None:
+def print_report(results: ExperimentResults, console: Console | None = None) -> None:
     console = console or Console()
     console.print(metrics_table(results))
     summary = summary_table(results)

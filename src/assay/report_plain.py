@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     from assay.evaluation._results import ExperimentResults
 
+__all__ = ["closing_line", "metric_lines", "plain_report", "plain_table", "summary_lines"]
+
 
 def _fmt(value: Optional[float]) -> str:
     return "-" if value is None else f"{value:.3f}"

@@ -9,11 +9,13 @@ from __future__ import annotations
 import math
 import uuid
 from datetime import datetime, timezone
-from typing import Any, Optional, Union
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from assay._ids import new_id
+
+__all__ = ["Dataset", "EvaluationResult", "EvaluationResults", "Example", "Run", "utcnow"]
 
 
 def utcnow() -> datetime:
@@ -28,12 +30,12 @@ class Example(_Record):
     """One row of a dataset: the inputs for the target and reference outputs."""
 
     id: uuid.UUID = Field(default_factory=new_id)
-    dataset_id: Optional[uuid.UUID] = None
+    dataset_id: uuid.UUID | None = None
     inputs: dict[str, Any] = Field(default_factory=dict)
-    outputs: Optional[dict[str, Any]] = None
-    metadata: Optional[dict[str, Any]] = None
+    outputs: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
     created_at: datetime = Field(default_factory=utcnow)
-    modified_at: Optional[datetime] = None
+    modified_at: datetime | None = None
 
 
 class Dataset(_Record):
@@ -41,7 +43,7 @@ class Dataset(_Record):
 
     id: uuid.UUID = Field(default_factory=new_id)
     name: str
-    description: Optional[str] = None
+    description: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
     example_count: int = 0
     version: int = 0
@@ -55,19 +57,19 @@ class Run(_Record):
     name: str = "target"
     run_type: str = "chain"
     inputs: dict[str, Any] = Field(default_factory=dict)
-    outputs: Optional[dict[str, Any]] = None
-    error: Optional[str] = None
+    outputs: dict[str, Any] | None = None
+    error: str | None = None
     start_time: datetime = Field(default_factory=utcnow)
-    end_time: Optional[datetime] = None
+    end_time: datetime | None = None
     child_runs: list[Run] = Field(default_factory=list)
-    parent_run_id: Optional[uuid.UUID] = None
-    trace_id: Optional[uuid.UUID] = None
+    parent_run_id: uuid.UUID | None = None
+    trace_id: uuid.UUID | None = None
     events: list[dict[str, Any]] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
-    reference_example_id: Optional[uuid.UUID] = None
+    reference_example_id: uuid.UUID | None = None
 
     @property
-    def latency_ms(self) -> Optional[float]:
+    def latency_ms(self) -> float | None:
         if self.end_time is None:
             return None
         return (self.end_time - self.start_time).total_seconds() * 1000.0
@@ -82,16 +84,16 @@ class EvaluationResult(BaseModel):
     model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
 
     key: str
-    score: Union[float, int, bool, None] = None
+    score: float | int | bool | None = None
     value: Any = None
-    feedback: Optional[str] = None
-    comment: Optional[str] = None
-    correction: Optional[dict[str, Any]] = None
+    feedback: str | None = None
+    comment: str | None = None
+    correction: dict[str, Any] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     evaluator_info: dict[str, Any] = Field(default_factory=dict)
-    source_run_id: Optional[uuid.UUID] = None
-    target_run_id: Optional[uuid.UUID] = None
-    error: Optional[str] = None
+    source_run_id: uuid.UUID | None = None
+    target_run_id: uuid.UUID | None = None
+    error: str | None = None
 
     @field_validator("score")
     @classmethod
@@ -106,7 +108,7 @@ class EvaluationResult(BaseModel):
         return {} if value is None else value
 
     @property
-    def numeric_score(self) -> Optional[float]:
+    def numeric_score(self) -> float | None:
         """The score as a float, or None when absent or errored."""
         if self.error is not None or self.score is None:
             return None

@@ -9,31 +9,36 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Optional, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from assay.schemas import Run, utcnow
 
+__all__ = [
+    "F", "get_current_run", "reset_current_run", "set_current_run", "trace_into", "traceable",
+]
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
-_current_run: contextvars.ContextVar[Optional[Run]] = contextvars.ContextVar(
+_current_run: contextvars.ContextVar[Run | None] = contextvars.ContextVar(
     "assay_current_run", default=None
 )
 
 
-def get_current_run() -> Optional[Run]:
+def get_current_run() -> Run | None:
     """The run being recorded in this context, if any."""
     return _current_run.get()
 
 
-def set_current_run(run: Any) -> contextvars.Token[Optional[Run]]:
+def set_current_run(run: Any) -> contextvars.Token[Run | None]:
     """Make ``run`` (a Run, or anything with ``id``, ``trace_id`` and ``child_runs``) the
     parent of traceable calls until ``reset_current_run``; cheaper than ``trace_into``."""
     return _current_run.set(run)
 
 
-def reset_current_run(token: contextvars.Token[Optional[Run]]) -> None:
+def reset_current_run(token: contextvars.Token[Run | None]) -> None:
     _current_run.reset(token)
 
 
@@ -74,7 +79,7 @@ def _child(name: str, run_type: str, inputs: dict[str, Any], metadata: dict[str,
     return run
 
 
-def _finish(run: Run, outputs: Any = None, error: Optional[BaseException] = None) -> None:
+def _finish(run: Run, outputs: Any = None, error: BaseException | None = None) -> None:
     run.end_time = utcnow()
     if error is not None:
         run.error = f"{type(error).__name__}: {error}"
@@ -86,16 +91,16 @@ def _finish(run: Run, outputs: Any = None, error: Optional[BaseException] = None
 def traceable(func: F) -> F: ...
 @overload
 def traceable(
-    *, name: Optional[str] = None, run_type: str = "chain", metadata: Optional[dict[str, Any]] = None
+    *, name: str | None = None, run_type: str = "chain", metadata: dict[str, Any] | None = None
 ) -> Callable[[F], F]: ...
 
 
 def traceable(
-    func: Optional[F] = None,
+    func: F | None = None,
     *,
-    name: Optional[str] = None,
+    name: str | None = None,
     run_type: str = "chain",
-    metadata: Optional[dict[str, Any]] = None,
+    metadata: dict[str, Any] | None = None,
 ) -> Any:
     """Decorate a sync or async function so each call is recorded as a (child) Run."""
 

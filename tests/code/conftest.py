@@ -7,8 +7,9 @@ import os
 import socket
 import threading
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,7 @@ def secret_in_environment() -> Iterator[None]:
 def make_pool() -> Iterator[Callable[..., SandboxPool]]:
     made: dict[tuple[Any, ...], SandboxPool] = {}
 
-    def get(backend: str, user_namespace: Optional[bool] = None, workers: int = 1) -> SandboxPool:
+    def get(backend: str, user_namespace: bool | None = None, workers: int = 1) -> SandboxPool:
         key = (backend, user_namespace, workers)
         if key not in made:
             with warnings.catch_warnings():

@@ -6,7 +6,8 @@ import os
 import shutil
 import threading
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 

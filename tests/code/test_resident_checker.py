@@ -4,7 +4,8 @@ interpreter-wide changed, replaced after anything unusual, never reachable by ca
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 

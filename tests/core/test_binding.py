@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from typing import Optional
 
 import pytest
 
@@ -48,7 +47,7 @@ def test_subset_and_any_order_of_names(client: Client, examples: list[dict]) -> 
 
 
 def test_legacy_positional_run_example_form(client: Client, examples: list[dict]) -> None:
-    def legacy(r: Run, e: Optional[Example]) -> dict:
+    def legacy(r: Run, e: Example | None) -> dict:
         return {"key": "legacy", "score": r.outputs["y"] == e.outputs["y"]}
 
     results = evaluate(double, data=examples, evaluators=[legacy], client=client)
@@ -65,11 +64,11 @@ async def test_async_function_evaluator(client: Client, examples: list[dict]) ->
 
 def test_base_evaluator_subclasses_sync_and_async(client: Client, examples: list[dict]) -> None:
     class Sync(BaseEvaluator):
-        def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+        def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
             return EvaluationResult(key=self.name, score=run.outputs["y"] / 10)
 
     class Async(BaseEvaluator):
-        async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> float:
+        async def _aevaluate(self, run: Run, example: Example | None = None) -> float:
             return 1.0
 
     sync, asynchronous = Sync(name="tenths", threshold=3), Async()
@@ -82,7 +81,7 @@ def test_base_evaluator_subclasses_sync_and_async(client: Client, examples: list
 
 def test_base_evaluator_public_evaluate_catches_and_keeps_traceback() -> None:
     class Broken(BaseEvaluator):
-        def _evaluate(self, run: Run, example: Optional[Example] = None) -> float:
+        def _evaluate(self, run: Run, example: Example | None = None) -> float:
             raise KeyError("text")
 
     result = Broken(name="broken").evaluate(Run(outputs={}), Example())
@@ -95,7 +94,7 @@ def test_object_with_evaluate_run_and_run_evaluator_decorator(client: Client, ex
     class Plain:
         name = "plain"
 
-        def evaluate_run(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+        def evaluate_run(self, run: Run, example: Example | None = None) -> EvaluationResult:
             return EvaluationResult(key="plain", score=1)
 
     @run_evaluator

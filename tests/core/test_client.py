@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -54,7 +54,7 @@ class CodeishEvaluator(BaseEvaluator):
         super().__init__(name=name, **kwargs)
         self.expected_func_name = kwargs.get("func_name", "solution")
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         code = (run.outputs or {}).get("text", "")
         ok = f"def {self.expected_func_name}(" in code
         return EvaluationResult(key=self.name, score=1.0 if ok else 0.0, feedback="defined" if ok else "missing")

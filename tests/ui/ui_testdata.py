@@ -10,7 +10,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Optional
+from typing import Any
 
 import uvicorn
 
@@ -29,8 +29,8 @@ ERROR = "ERROR"
 class RowSpec:
     """One row to store: its outputs, target error, scores (or ERROR) and result metadata."""
 
-    outputs: Optional[dict[str, Any]] = None
-    error: Optional[str] = None
+    outputs: dict[str, Any] | None = None
+    error: str | None = None
     scores: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
     latency_ms: float = 10.0
@@ -54,8 +54,8 @@ def make_experiment(
     examples: list[Example],
     rows: list[RowSpec],
     *,
-    summary: Optional[list[EvaluationResult]] = None,
-    created: Optional[datetime] = None,
+    summary: list[EvaluationResult] | None = None,
+    created: datetime | None = None,
 ) -> ExperimentRecord:
     """Store an experiment whose i-th row runs on ``examples[i % len(examples)]``."""
     reps = max(spec.repetition for spec in rows) + 1 if rows else 1
@@ -119,7 +119,7 @@ def _results(spec: RowSpec) -> list[EvaluationResult]:
 class LiveServer:
     """uvicorn serving the UI on 127.0.0.1 in a thread of this process."""
 
-    def __init__(self, store: Store, token: Optional[str] = None) -> None:
+    def __init__(self, store: Store, token: str | None = None) -> None:
         self.port = free_port()
         config = uvicorn.Config(
             create_app(store, token=token),

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any, Optional
+from typing import Any
 
 from assay.client import Client
 from assay.evaluation import ExperimentResults, evaluate
 from assay.schemas import Example, Run
+
+__all__ = [
+    "DATASET_NAME", "correct", "ensure_dataset", "explained", "f1_score_summary_evaluator",
+    "keyword_classifier", "run_demo",
+]
+
 
 DATASET_NAME = "Toxic queries (demo)"
 _INSULTS = ("idiot", "stupid", "loser", "dumbest", "disgusting", "garbage", "moron", "fraud", "hate")
@@ -61,7 +67,7 @@ def ensure_dataset(client: Client) -> None:
     client.create_examples(examples=records, dataset_name=DATASET_NAME)
 
 
-def run_demo(database_url: Optional[str] = None) -> ExperimentResults:
+def run_demo(database_url: str | None = None) -> ExperimentResults:
     client = Client(database_url)
     ensure_dataset(client)
     return evaluate(

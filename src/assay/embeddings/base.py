@@ -5,12 +5,16 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
+from assay.errors import AssayError
 
-class EmbeddingsError(RuntimeError):
+__all__ = ["Embeddings", "EmbeddingsError", "EmbeddingsUnavailable", "Vector", "check_vectors"]
+
+
+class EmbeddingsError(AssayError, RuntimeError):
     """An embeddings provider failed (the message names the provider, never a secret)."""
 
 
-class EmbeddingsUnavailable(ImportError):
+class EmbeddingsUnavailable(AssayError, ImportError):
     """No embeddings provider can be used here (an extra is missing or nothing is configured)."""
 
 

@@ -11,10 +11,12 @@ import hashlib
 import sys
 from array import array
 from collections.abc import Sequence
-from typing import Optional
 
 from assay.embeddings.base import Embeddings, Vector
 from assay.store.base import Store
+
+__all__ = ["CachedEmbeddings", "NAMESPACE", "cache_key", "decode_vector", "encode_vector"]
+
 
 NAMESPACE = "embeddings"
 
@@ -42,7 +44,7 @@ def decode_vector(data: bytes) -> Vector:
 class CachedEmbeddings(Embeddings):
     """``inner`` with its vectors kept in the store; only unseen texts reach ``inner``."""
 
-    def __init__(self, inner: Embeddings, store: Optional[Store] = None) -> None:
+    def __init__(self, inner: Embeddings, store: Store | None = None) -> None:
         self.inner = inner
         self.model_id = inner.model_id
         self._store = store

@@ -10,9 +10,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union, cast
+from typing import Any, cast
 
 from assay.embeddings.base import Embeddings, EmbeddingsUnavailable, Vector, check_vectors
+
+__all__ = [
+    "BUNDLED_MODEL", "INSTALL_HINT", "SentenceTransformerEmbeddings", "bundled_model_path",
+    "local_model_available",
+]
+
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 INSTALL_HINT = (
@@ -50,7 +56,7 @@ class SentenceTransformerEmbeddings(Embeddings):
 
     def __init__(
         self,
-        model_path: Optional[Union[str, Path]] = None,
+        model_path: str | Path | None = None,
         *,
         device: str = "cpu",
         batch_size: int = 32,

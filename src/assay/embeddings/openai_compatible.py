@@ -13,11 +13,15 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from assay.embeddings.base import Embeddings, EmbeddingsError, EmbeddingsUnavailable, Vector, check_vectors
+from assay.embeddings.base import Embeddings, EmbeddingsError, Vector, check_vectors
+from assay.errors import require_extra
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
+
+__all__ = ["DEFAULT_MODEL", "OPENAI_URL", "OpenAIEmbeddings", "safe_url"]
+
 
 OPENAI_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "text-embedding-3-small"
@@ -38,12 +42,12 @@ class OpenAIEmbeddings(Embeddings):
         self,
         model: str = DEFAULT_MODEL,
         *,
-        base_url: Optional[str] = None,
-        api_key: Optional[str] = None,
-        dimensions: Optional[int] = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dimensions: int | None = None,
         batch_size: int = 256,
         timeout: float = 60.0,
-        retry: Optional[RetryPolicy] = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
@@ -93,7 +97,7 @@ class OpenAIEmbeddings(Embeddings):
 
         failure = ""
         for attempt in range(1, self.retry.max_attempts + 1):
-            retry_after: Optional[float] = None
+            retry_after: float | None = None
             try:
                 response = self._http().post(
                     f"{self.base_url}/embeddings",
@@ -127,12 +131,7 @@ class OpenAIEmbeddings(Embeddings):
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    try:
-                        import httpx
-                    except ImportError as exc:  # pragma: no cover - depends on the install
-                        raise EmbeddingsUnavailable(
-                            "OpenAIEmbeddings needs httpx: pip install 'assay[text]'"
-                        ) from exc
+                    httpx = require_extra("httpx", "text", feature="OpenAIEmbeddings")
                     client = httpx.Client(headers={"User-Agent": "assay"})
                     # pooled connections are closed when this provider goes, or at exit
                     weakref.finalize(self, client.close)

@@ -11,14 +11,16 @@
 from __future__ import annotations
 
 import os
-from typing import Union
 
 from assay.embeddings.base import Embeddings, EmbeddingsUnavailable
 from assay.embeddings.local import INSTALL_HINT, SentenceTransformerEmbeddings, local_model_available
 from assay.embeddings.openai_compatible import DEFAULT_MODEL, OpenAIEmbeddings
 
+__all__ = ["ENV", "EmbeddingsSpec", "resolve_embeddings"]
+
+
 ENV = "ASSAY_EMBEDDINGS"
-EmbeddingsSpec = Union[Embeddings, str, None]
+EmbeddingsSpec = Embeddings | str | None
 
 
 def resolve_embeddings(spec: EmbeddingsSpec = None) -> Embeddings:

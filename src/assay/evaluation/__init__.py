@@ -1,4 +1,13 @@
-"""Public evaluation API, shaped after ``langsmith.evaluation``."""
+"""Public evaluation API, shaped after ``langsmith.evaluation``.
+
+``evaluate_comparative`` and ``aevaluate_comparative`` load on first use: the comparison
+runner brings the model layer (``assay.llm``) with it, which ``evaluate`` does not need.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from assay.evaluation._api import aevaluate, evaluate
 from assay.evaluation._binding import EvaluatorSignatureError
@@ -9,8 +18,15 @@ from assay.evaluation._rescore import aevaluate_existing, evaluate_existing
 from assay.evaluation._results import ExperimentResults
 from assay.evaluation._runner import RowFailedError
 from assay.evaluation.evaluator import BaseEvaluator, RunEvaluator, run_evaluator
-from assay.evaluators.judge.pairwise import aevaluate_comparative, evaluate_comparative
 from assay.schemas import EvaluationResult, EvaluationResults
+
+if TYPE_CHECKING:
+    from assay.evaluation._comparative import aevaluate_comparative, evaluate_comparative
+
+_LAZY = {
+    "aevaluate_comparative": "assay.evaluation._comparative",
+    "evaluate_comparative": "assay.evaluation._comparative",
+}
 
 __all__ = [
     "BaseEvaluator", "DataError", "EvaluationResult", "EvaluationResults",
@@ -18,3 +34,10 @@ __all__ = [
     "RowFailedError", "RunEvaluator", "aevaluate", "aevaluate_comparative", "aevaluate_existing",
     "evaluate", "evaluate_comparative", "evaluate_existing", "run_evaluator",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'assay.evaluation' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

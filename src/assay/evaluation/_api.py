@@ -8,7 +8,7 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal
 
 from assay._aio import run_coroutine
 from assay.evaluation._binding import bind_row_evaluator, bind_summary_evaluator
@@ -29,7 +29,9 @@ from assay.evaluation._runner import (
     run_rows,
     run_summaries,
 )
-from assay.evaluation._target import Target
+from assay.evaluation._target import Target as TargetRunner
+from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
+from assay.store import Store, open_store
 from assay.store.current import use_store
 
 if TYPE_CHECKING:
@@ -39,28 +41,27 @@ DEFAULT_MAX_CONCURRENCY = 16
 
 
 async def aevaluate(
-    target: Any,
-    data: Any = None,
-    evaluators: Optional[Sequence[Any]] = None,
-    summary_evaluators: Optional[Sequence[Any]] = None,
-    experiment_prefix: Optional[str] = None,
-    experiment: Optional[str] = None,
-    description: Optional[str] = None,
-    metadata: Optional[dict[str, Any]] = None,
-    max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
+    target: Target,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    experiment_prefix: str | None = None,
+    experiment: str | None = None,
+    description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
     error_handling: Literal["log", "ignore", "raise"] = "log",
     resume: bool = False,
-    client: Optional[Client] = None,
+    client: Client | None = None,
     *,
-    progress: Optional[bool] = None,
+    progress: bool | None = None,
 ) -> ExperimentResults:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
     ``max_concurrency`` bounds rows in flight (default 16; ``None`` or 0 means 1 per CPU x 4).
     ``progress`` shows a progress bar and the final report (default: when stdout is a TTY).
     """
-    from assay.client import Client
     from assay.report import Progress, print_report
     from assay.report_plain import plain_report
 
@@ -74,14 +75,13 @@ async def aevaluate(
     _check_arguments(num_repetitions, error_handling, resume, experiment)
     concurrency = _concurrency(max_concurrency)
     name = experiment_name(experiment, experiment_prefix)
-    client = client or Client()
-    store = client.store
+    store = client.store if client is not None else open_store()
     row_evaluators = [bind_row_evaluator(e) for e in _as_list(evaluators, "evaluators")]
     summaries = [bind_summary_evaluator(e) for e in _as_list(summary_evaluators, "summary_evaluators")]
-    runner = Target(target)
+    runner = TargetRunner(target)
     runner.check_signature()
     with _fewer_collections():
-        resolved = _resolve(data, experiment if resume else None, client)
+        resolved = _resolve(data, experiment if resume else None, store)
     plan = ExperimentPlan(
         target=runner.name, evaluators=tuple(e.name for e in row_evaluators),
         summary_evaluators=tuple(s.name for s in summaries), num_repetitions=num_repetitions,
@@ -121,21 +121,21 @@ async def aevaluate(
 
 
 def evaluate(
-    target: Any,
-    data: Any = None,
-    evaluators: Optional[Sequence[Any]] = None,
-    summary_evaluators: Optional[Sequence[Any]] = None,
-    experiment_prefix: Optional[str] = None,
-    experiment: Optional[str] = None,
-    description: Optional[str] = None,
-    metadata: Optional[dict[str, Any]] = None,
-    max_concurrency: Optional[int] = DEFAULT_MAX_CONCURRENCY,
+    target: Target,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    experiment_prefix: str | None = None,
+    experiment: str | None = None,
+    description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
     error_handling: Literal["log", "ignore", "raise"] = "log",
     resume: bool = False,
-    client: Optional[Client] = None,
+    client: Client | None = None,
     *,
-    progress: Optional[bool] = None,
+    progress: bool | None = None,
 ) -> ExperimentResults:
     """The synchronous face of :func:`aevaluate`; same parameters, same results."""
     coroutine = aevaluate(
@@ -180,7 +180,7 @@ class _FewerCollections:
 _fewer_collections = _FewerCollections()
 
 
-def _as_list(evaluators: Optional[Sequence[Any]], parameter: str) -> list[Any]:
+def _as_list(evaluators: Sequence[Any] | None, parameter: str) -> list[Any]:
     if evaluators is None:
         return []
     if callable(evaluators) or isinstance(evaluators, (str, bytes)) or not hasattr(evaluators, "__iter__"):
@@ -189,7 +189,7 @@ def _as_list(evaluators: Optional[Sequence[Any]], parameter: str) -> list[Any]:
 
 
 def _check_arguments(
-    num_repetitions: int, error_handling: str, resume: bool, experiment: Optional[str]
+    num_repetitions: int, error_handling: str, resume: bool, experiment: str | None
 ) -> None:
     if experiment is not None and not experiment.strip():
         raise ValueError("experiment= must be a non-empty name (or None to generate one)")
@@ -204,20 +204,20 @@ def _check_arguments(
         raise ValueError("resume=True needs experiment='<name>' naming the experiment to resume")
 
 
-def _resolve(data: Any, resume_name: Optional[str], client: Client) -> ResolvedData:
+def _resolve(data: Any, resume_name: str | None, store: Store) -> ResolvedData:
     if data is None and resume_name:
-        stored = client.store.get_experiment(name=resume_name)
+        stored = store.get_experiment(name=resume_name)
         if stored is not None and stored.dataset_id is not None:
-            dataset = client.store.get_dataset(id=stored.dataset_id)
+            dataset = store.get_dataset(id=stored.dataset_id)
             if dataset is not None:
-                examples = client.store.list_examples(dataset.id, version=stored.dataset_version)
+                examples = store.list_examples(dataset.id, version=stored.dataset_version)
                 return ResolvedData(dataset, stored.dataset_version or 0, examples)
     if data is None:
         raise ValueError("data= is required: a dataset name or id, a Dataset, a file path, or a list")
-    return resolve_data(data, client.store)
+    return resolve_data(data, store)
 
 
-def _concurrency(max_concurrency: Optional[int]) -> int:
+def _concurrency(max_concurrency: int | None) -> int:
     if not max_concurrency:
         import os
 

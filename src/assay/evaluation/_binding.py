@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import functools
 import inspect
-import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
+from assay._traceback import format_traceback
+from assay.errors import AssayError
+from assay.evaluation._base import BaseEvaluator
+from assay.evaluation._names import resolve_evaluator_name
 from assay.evaluation._returns import normalize_returned
-from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import EvaluationResult, Example, Run
 
 ROW_PARAMETERS = ("run", "example", "inputs", "outputs", "reference_outputs", "metadata")
@@ -26,7 +28,7 @@ SUMMARY_PARAMETERS = (
 )
 
 
-class EvaluatorSignatureError(TypeError):
+class EvaluatorSignatureError(AssayError, TypeError):
     """An evaluator's parameters cannot be bound to what assay passes."""
 
 
@@ -100,10 +102,9 @@ def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str
     return _Binder(names=tuple(known), positional=False, pass_all=pass_all)
 
 
-def _error_result(key: str, exc: BaseException, run_id: Optional[uuid.UUID] = None) -> EvaluationResult:
-    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+def _error_result(key: str, exc: BaseException, run_id: uuid.UUID | None = None) -> EvaluationResult:
     return EvaluationResult(
-        key=key, error=f"{type(exc).__name__}: {exc}", metadata={"traceback": trace},
+        key=key, error=f"{type(exc).__name__}: {exc}", metadata={"traceback": format_traceback(exc)},
         source_run_id=run_id,
     )
 
@@ -121,8 +122,8 @@ class RowEvaluator:
 
     name: str
     is_async: bool
-    _sync: Optional[Callable[[Run, Example], Any]] = None
-    _async: Optional[Callable[[Run, Example], Any]] = None
+    _sync: Callable[[Run, Example], Any] | None = None
+    _async: Callable[[Run, Example], Any] | None = None
 
     def call_sync(self, run: Run, example: Example) -> list[EvaluationResult]:
         assert self._sync is not None
@@ -141,8 +142,6 @@ class RowEvaluator:
 
 def bind_row_evaluator(evaluator: Any) -> RowEvaluator:
     if isinstance(evaluator, str):
-        from assay.evaluators._names import resolve_evaluator_name
-
         evaluator = resolve_evaluator_name(evaluator)
     if isinstance(evaluator, BaseEvaluator):
         if evaluator.is_async:

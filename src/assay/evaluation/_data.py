@@ -15,8 +15,9 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
+from assay.errors import AssayError
 from assay.schemas import Dataset, Example
 from assay.store.base import Store
 
@@ -25,7 +26,7 @@ _EXAMPLE_FIELDS = {"id", "inputs", "outputs", "metadata"}
 FILE_SUFFIXES = (".jsonl", ".json", ".csv")
 
 
-class DataError(ValueError):
+class DataError(AssayError, ValueError):
     """``data=`` could not be read; the message names the file and line, or the item."""
 
 
@@ -57,7 +58,7 @@ def resolve_data(data: Any, store: Store) -> ResolvedData:
     )
 
 
-def _find_dataset(store: Store, name_or_id: str) -> Optional[Dataset]:
+def _find_dataset(store: Store, name_or_id: str) -> Dataset | None:
     dataset = store.get_dataset(name=name_or_id)
     if dataset is None:
         try:
@@ -67,7 +68,7 @@ def _find_dataset(store: Store, name_or_id: str) -> Optional[Dataset]:
     return dataset
 
 
-def _stored(store: Store, dataset: Optional[Dataset], label: str) -> ResolvedData:
+def _stored(store: Store, dataset: Dataset | None, label: str) -> ResolvedData:
     if dataset is None:
         raise DataError(f"no dataset {label} in the store at {store.url}")
     examples = store.list_examples(dataset.id, version=dataset.version)

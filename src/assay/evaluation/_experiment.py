@@ -6,14 +6,15 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
+from assay.errors import AssayError
 from assay.evaluation._data import ResolvedData
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord
 
 
-class ExperimentError(ValueError):
+class ExperimentError(AssayError, ValueError):
     """An experiment name that clashes, or a resume that would not match the original."""
 
 
@@ -39,7 +40,7 @@ class ExperimentPlan:
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def experiment_name(experiment: Optional[str], prefix: Optional[str]) -> str:
+def experiment_name(experiment: str | None, prefix: str | None) -> str:
     name = experiment or f"{prefix or 'experiment'}-{uuid.uuid4().hex[:8]}"
     if "/" in name or any(ord(char) < 32 for char in name):
         raise ExperimentError(
@@ -56,8 +57,8 @@ def open_experiment(
     plan: ExperimentPlan,
     *,
     resume: bool,
-    description: Optional[str],
-    metadata: Optional[dict[str, Any]],
+    description: str | None,
+    metadata: dict[str, Any] | None,
 ) -> ExperimentRecord:
     existing = store.get_experiment(name=name)
     if existing is not None:

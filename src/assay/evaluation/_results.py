@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
+from assay.errors import require_extra
 from assay.evaluation._stats import MetricAggregate, aggregate
 from assay.schemas import EvaluationResult, EvaluationResults
 from assay.store.records import ExperimentRecord, ExperimentRow
@@ -89,10 +90,7 @@ class ExperimentResults:
         return totals
 
     def to_pandas(self) -> Any:
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("to_pandas() needs pandas: pip install 'assay[pandas]'") from None
+        pd = require_extra("pandas", "pandas", feature="to_pandas()")
         return pd.DataFrame([_flat_row(row) for row in self.rows])
 
     def __repr__(self) -> str:

@@ -10,19 +10,20 @@ from __future__ import annotations
 import math
 import numbers
 import uuid
-from typing import Any, Optional
+from typing import Any
 
+from assay.errors import AssayError
 from assay.schemas import EvaluationResult, EvaluationResults
 
 _RESULT_FIELDS = frozenset(EvaluationResult.model_fields) - {"key"}
 
 
-class EvaluatorReturnError(TypeError):
+class EvaluatorReturnError(AssayError, TypeError):
     """An evaluator returned something that cannot be read as a result."""
 
 
 def normalize_returned(
-    raw: Any, default_key: str, source_run_id: Optional[uuid.UUID] = None
+    raw: Any, default_key: str, source_run_id: uuid.UUID | None = None
 ) -> list[EvaluationResult]:
     """``source_run_id`` is set on each result that does not name one itself."""
     kind = type(raw)
@@ -78,7 +79,7 @@ def _normalize_many(items: Any, default_key: str) -> list[EvaluationResult]:
     return results
 
 
-def _from_scalar(raw: Any, key: str, run_id: Optional[uuid.UUID]) -> EvaluationResult:
+def _from_scalar(raw: Any, key: str, run_id: uuid.UUID | None) -> EvaluationResult:
     if isinstance(raw, bool):
         return _scored(key, raw, None, run_id)
     if type(raw) in (int, float) or isinstance(raw, numbers.Real):
@@ -91,7 +92,7 @@ def _from_scalar(raw: Any, key: str, run_id: Optional[uuid.UUID]) -> EvaluationR
     )
 
 
-def _scored(key: str, score: Any, value: Any, run_id: Optional[uuid.UUID]) -> EvaluationResult:
+def _scored(key: str, score: Any, value: Any, run_id: uuid.UUID | None) -> EvaluationResult:
     return EvaluationResult(key=key, score=score, value=value, source_run_id=run_id)
 
 

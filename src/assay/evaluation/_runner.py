@@ -7,11 +7,12 @@ import asyncio
 import operator
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
+from assay.errors import AssayError
 from assay.evaluation._binding import SummaryEvaluator, row_arguments
 from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
 from assay.evaluation._writer import RowWriter
@@ -22,7 +23,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow
 _RAMP_TICK_S = 0.005
 
 
-class RowFailedError(RuntimeError):
+class RowFailedError(AssayError, RuntimeError):
     """With ``error_handling="raise"``: the first target or evaluator error."""
 
 
@@ -50,7 +51,7 @@ class _Feed:
         self._lock = threading.Lock()
         self._stopped = False
 
-    def next(self) -> Optional[PlannedRow]:
+    def next(self) -> PlannedRow | None:
         with self._lock:
             return None if self._stopped else next(self._rows, None)
 
@@ -151,7 +152,7 @@ async def _run_in_threads(
     await _gather_or_fail(tasks)
 
 
-async def _gather_or_fail(tasks: Sequence["asyncio.Future[Any]"]) -> None:
+async def _gather_or_fail(tasks: Sequence[asyncio.Future[Any]]) -> None:
     """Like gather, but the first failure cancels the other workers."""
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)

@@ -11,18 +11,17 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Optional
 
 
 @dataclass(frozen=True)
 class MetricAggregate:
     key: str
-    mean: Optional[float]
+    mean: float | None
     n: int
     errors: int
-    stderr: Optional[float]
-    ci_low: Optional[float]
-    ci_high: Optional[float]
+    stderr: float | None
+    ci_low: float | None
+    ci_high: float | None
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -49,8 +48,8 @@ def t_quantile(p: float, df: int) -> float:
 
 
 def clustered_interval(
-    mean: float, n: int, groups: int, residual_square_sum: Optional[float], unit_range: bool
-) -> tuple[Optional[float], Optional[float], Optional[float]]:
+    mean: float, n: int, groups: int, residual_square_sum: float | None, unit_range: bool
+) -> tuple[float | None, float | None, float | None]:
     """(standard error, low, high) of a mean, from the sum over clusters of the squared
     per-cluster residual sums. A metric whose scores all lie in [0, 1] gets its interval
     clipped to [0, 1]: a pass rate of 0.9 is not plausibly 1.04."""

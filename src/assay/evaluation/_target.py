@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import inspect
-import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Optional
+from typing import Any
 
 from assay._ids import new_id
+from assay._traceback import format_traceback
+from assay.errors import AssayError
 from assay.evaluation._binding import _callable_name, _is_async_callable
 from assay.schemas import Example, Run, utcnow
 from assay.tracing import reset_current_run, set_current_run
 
 
-class TargetError(TypeError):
+class TargetError(AssayError, TypeError):
     """The target is not something assay can call."""
 
 
@@ -50,15 +52,13 @@ class Target:
 
     def _run(
         self, frame: _RootFrame, example: Example, repetition: int,
-        outputs: Optional[dict[str, Any]], error: Optional[BaseException],
+        outputs: dict[str, Any] | None, error: BaseException | None,
     ) -> Run:
         # Built once, complete: setting fields one by one on a pydantic model costs more
         # than the trivial target it records.
         extra: dict[str, Any] = {"repetition": repetition}
         if error is not None:
-            extra["traceback"] = "".join(
-                traceback.format_exception(type(error), error, error.__traceback__)
-            )
+            extra["traceback"] = format_traceback(error)
         return Run(
             id=frame.id, trace_id=frame.id, name=self.name, run_type="chain",
             inputs=example.inputs, outputs=outputs,

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import threading
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 from assay.store.base import Store
+from assay.store.errors import StoreError
 from assay.store.records import ExperimentRow
 
 
-class StoreWriteError(RuntimeError):
+class StoreWriteError(StoreError):
     """A batch of rows could not be written; rows stored before it are kept."""
 
 
@@ -33,7 +34,7 @@ class RowWriter:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._closing = False
-        self._error: Optional[BaseException] = None
+        self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="assay-writer", daemon=True)
         self._thread.start()
 

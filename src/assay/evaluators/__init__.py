@@ -3,7 +3,27 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time each family loads on first use
+    from assay.evaluators.code import CodeCorrectnessEvaluator, pass_at_k
+    from assay.evaluators.code.quality import BanditSecurityEvaluator, RuffLintEvaluator
+    from assay.evaluators.judge import (
+        CriteriaEvaluator,
+        LabeledCriteriaEvaluator,
+        LlmFeedbackEvaluator,
+        QAEvaluator,
+    )
+    from assay.evaluators.judge.pairwise import ComparisonEvaluator
+    from assay.evaluators.sql import SQLExecutionEvaluator, SQLValidityEvaluator
+    from assay.evaluators.text.embedding import EmbeddingDistanceEvaluator
+    from assay.evaluators.text.json import JsonEqualityEvaluator, JsonValidityEvaluator
+    from assay.evaluators.text.reference_text import BleuEvaluator, RougeEvaluator
+    from assay.evaluators.text.string import (
+        ExactMatchEvaluator,
+        RegexEvaluator,
+        StringDistanceEvaluator,
+    )
 
 _HOMES = {
     "CodeCorrectnessEvaluator": "assay.evaluators.code",
@@ -27,7 +47,13 @@ _HOMES = {
     "ComparisonEvaluator": "assay.evaluators.judge.pairwise",
 }
 
-__all__ = sorted(_HOMES)
+__all__ = [
+    "BanditSecurityEvaluator", "BleuEvaluator", "CodeCorrectnessEvaluator", "ComparisonEvaluator",
+    "CriteriaEvaluator", "EmbeddingDistanceEvaluator", "ExactMatchEvaluator",
+    "JsonEqualityEvaluator", "JsonValidityEvaluator", "LabeledCriteriaEvaluator",
+    "LlmFeedbackEvaluator", "QAEvaluator", "RegexEvaluator", "RougeEvaluator", "RuffLintEvaluator",
+    "SQLExecutionEvaluator", "SQLValidityEvaluator", "StringDistanceEvaluator", "pass_at_k",
+]
 
 
 def __getattr__(name: str) -> Any:

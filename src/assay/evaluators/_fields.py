@@ -9,21 +9,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional
+from typing import Any
 
+from assay.errors import AssayError
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import EvaluationResult, Example, Run
 
 DEFAULT_KEY = "output"
 
 
-class EvaluatorInputError(ValueError):
+class EvaluatorInputError(AssayError, ValueError):
     """The run or the example does not hold what the evaluator needs."""
 
 
 def pick(
-    values: Optional[Mapping[str, Any]],
-    key: Optional[str],
+    values: Mapping[str, Any] | None,
+    key: str | None,
     *,
     where: str,
     option: str,
@@ -89,9 +90,9 @@ class ReferenceEvaluator(BaseEvaluator):
     def __init__(
         self,
         *,
-        output_key: Optional[str] = None,
-        reference_key: Optional[str] = None,
-        name: Optional[str] = None,
+        output_key: str | None = None,
+        reference_key: str | None = None,
+        name: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(name=name or self.default_name, **kwargs)
@@ -109,7 +110,7 @@ class ReferenceEvaluator(BaseEvaluator):
             )
         return pick(run.outputs, self.output_key, where="run.outputs", option="output_key")
 
-    def reference(self, example: Optional[Example]) -> Any:
+    def reference(self, example: Example | None) -> Any:
         if example is None:
             raise EvaluatorInputError(
                 f"{type(self).__name__} compares with a reference output and needs an example"

@@ -13,9 +13,10 @@ import hashlib
 import logging
 import sqlite3
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Optional, TypeVar
+from typing import TypeVar
 
 import orjson
 
@@ -39,7 +40,7 @@ class CachedReply:
 
 
 def cache_key(
-    client: ChatClient, messages: list[Message], schema: Optional[ResponseSchema]
+    client: ChatClient, messages: list[Message], schema: ResponseSchema | None
 ) -> str:
     material = {
         "client": client.cache_identity(),
@@ -54,7 +55,7 @@ class CallCache:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    async def get(self, key: str) -> Optional[CachedReply]:
+    async def get(self, key: str) -> CachedReply | None:
         try:
             raw = await _off_loop(lambda: self.store.cache_get(NAMESPACE, key))
         except Exception as exc:  # an unreadable cache costs a call, never the judgement

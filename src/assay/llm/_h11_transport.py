@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from typing import Optional
 from urllib.parse import urlsplit
 
 import h11
@@ -42,7 +41,7 @@ class _Connection:
         )
         self.writer.write(data)
         await self.writer.drain()
-        response: Optional[h11.Response] = None
+        response: h11.Response | None = None
         chunks: list[bytes] = []
         while True:
             event = self.protocol.next_event()
@@ -122,7 +121,7 @@ class H11Transport(Transport):
             self._give_back(host, port, connection)
             return response
 
-    def _take(self, host: str, port: int) -> Optional[_Connection]:
+    def _take(self, host: str, port: int) -> _Connection | None:
         idle = self._idle[(host, port)]
         while idle:
             connection = idle.pop()

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 
+from assay.errors import require_extra
 from assay.llm import _io_loop
 from assay.llm._limits import ModelLimiter
 from assay.llm._transport import Transport, TransportFailure, TransportTimeout
-from assay.llm.errors import MissingExtraError, ModelCallError
+from assay.llm.errors import ModelCallError
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
 
-_transports: Optional[tuple[asyncio.AbstractEventLoop, dict[str, Transport]]] = None
+_transports: tuple[asyncio.AbstractEventLoop, dict[str, Transport]] | None = None
 
 
 def transport_for(url: str) -> Transport:
@@ -33,18 +34,15 @@ def transport_for(url: str) -> Transport:
 
 
 def _new_transport(scheme: str) -> Transport:
-    try:
-        if scheme == "http":
-            from assay.llm._h11_transport import H11Transport
+    if scheme == "http":
+        require_extra("h11", "judge", feature="calling a judge model")
+        from assay.llm._h11_transport import H11Transport
 
-            return H11Transport()
-        from assay.llm._httpx_transport import HttpxTransport
+        return H11Transport()
+    require_extra("httpx", "judge", feature="calling a judge model")
+    from assay.llm._httpx_transport import HttpxTransport
 
-        return HttpxTransport()
-    except ImportError as exc:
-        raise MissingExtraError(
-            f"calling a judge model needs {exc.name or 'httpx'}: pip install 'assay[judge]'"
-        ) from exc
+    return HttpxTransport()
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,7 @@ class Endpoint:
     timeout: float
     limiter: ModelLimiter
     retry: RetryPolicy
-    secret: Optional[str]  # scrubbed from any text we keep
+    secret: str | None  # scrubbed from any text we keep
 
 
 class HTTPStatusFailure(Exception):
@@ -72,7 +70,7 @@ async def post_json(endpoint: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
     transport = transport_for(endpoint.url)
     failure, status = "", None
     for attempt in range(1, endpoint.retry.max_attempts + 1):
-        retry_after: Optional[float] = None
+        retry_after: float | None = None
         try:
             async with endpoint.limiter:
                 response = await transport.post(
@@ -103,7 +101,7 @@ async def post_json(endpoint: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _decode(content: bytes) -> Optional[dict[str, Any]]:
+def _decode(content: bytes) -> dict[str, Any] | None:
     try:
         decoded = orjson.loads(content)
     except orjson.JSONDecodeError:
@@ -113,7 +111,7 @@ def _decode(content: bytes) -> Optional[dict[str, Any]]:
     return decoded
 
 
-def error_message(content: bytes, secret: Optional[str], limit: int = 300) -> str:
+def error_message(content: bytes, secret: str | None, limit: int = 300) -> str:
     """The server's error text (OpenAI's ``{"error": {"message": ...}}`` or raw), key scrubbed."""
     text = content.decode("utf-8", "replace")
     try:

@@ -7,8 +7,8 @@ import itertools
 import sys
 from typing import TYPE_CHECKING
 
+from assay.errors import require_extra
 from assay.llm._transport import RawResponse, Transport, TransportFailure, TransportTimeout
-from assay.llm.errors import MissingExtraError
 
 if TYPE_CHECKING:
     import httpx
@@ -20,10 +20,7 @@ POOL_SHARDS = 16
 
 class HttpxTransport(Transport):
     def __init__(self) -> None:
-        try:
-            import httpx
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise MissingExtraError("judge models need httpx: pip install 'assay[judge]'") from exc
+        httpx = require_extra("httpx", "judge", feature="calling a judge model")
         _cache_missing_sniffio()
         self._clients = [
             httpx.AsyncClient(

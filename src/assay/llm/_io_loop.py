@@ -13,14 +13,14 @@ import atexit
 import os
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Optional, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 _lock = threading.Lock()
-_loop: Optional[asyncio.AbstractEventLoop] = None
-_thread: Optional[threading.Thread] = None
-_pid: Optional[int] = None
+_loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None
+_pid: int | None = None
 _closers: list[Callable[[], Awaitable[None]]] = []
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from types import TracebackType
-from typing import Optional
 
 
 class ModelLimiter:
@@ -37,9 +36,9 @@ class ModelLimiter:
 
     async def __aexit__(
         self,
-        exc_type: Optional[type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.active -= 1
         self._wake_next()

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from assay.llm.usage import Price, Usage
+
+__all__ = ["ChatClient", "ChatReply", "ChatRequest", "Message", "ResponseSchema"]
+
 
 Message = dict[str, Any]  # {"role": "system" | "user" | "assistant", "content": str}
 
@@ -26,7 +29,7 @@ class ResponseSchema:
 @dataclass(frozen=True)
 class ChatRequest:
     messages: list[Message]
-    response_schema: Optional[ResponseSchema] = None
+    response_schema: ResponseSchema | None = None
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ class ChatReply:
     content: str
     usage: Usage = field(default_factory=Usage)
     # "json_schema" when the server enforced the schema, "prompt" when it was only asked to
-    structured_mode: Optional[str] = None
+    structured_mode: str | None = None
 
 
 class ChatClient(abc.ABC):
@@ -42,7 +45,7 @@ class ChatClient(abc.ABC):
 
     #: whether calls may be answered from (and written to) the store's cache
     cache_enabled: bool = True
-    price: Optional[Price] = None
+    price: Price | None = None
 
     @abc.abstractmethod
     async def complete(self, request: ChatRequest) -> ChatReply: ...

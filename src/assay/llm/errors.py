@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from assay.errors import AssayError, MissingExtraError
+
+__all__ = [
+    "LLMError", "MissingExtraError", "ModelCallError", "ModelNotConfiguredError", "ModelReplyError",
+    "ReplyCheckError",
+]
 
 
-class LLMError(Exception):
+class LLMError(AssayError):
     """Base of every error raised by ``assay.llm``."""
 
 
@@ -20,7 +25,7 @@ class ModelCallError(LLMError):
         self,
         message: str,
         *,
-        status: Optional[int] = None,
+        status: int | None = None,
         attempts: int = 1,
     ) -> None:
         super().__init__(message)
@@ -36,9 +41,5 @@ class ModelReplyError(LLMError):
         self.reply = reply
 
 
-class ReplyCheckError(ValueError):
+class ReplyCheckError(AssayError, ValueError):
     """Raised by a caller's check of a parsed reply: the reply is retried like a malformed one."""
-
-
-class MissingExtraError(ImportError):
-    """An optional dependency of the model layer is not installed."""

@@ -10,6 +10,9 @@ import json
 import re
 from typing import Any
 
+__all__ = ["ReplyParseError", "parse_json_reply"]
+
+
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _decoder = json.JSONDecoder()

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from assay.llm.errors import ModelNotConfiguredError
 from assay.llm.retry import RetryPolicy
 from assay.llm.usage import Price
+
+__all__ = [
+    "API_KEY_ENV", "BASE_URL_ENV", "CACHE_ENV", "CONCURRENCY_ENV", "ChatModel",
+    "DEFAULT_CONCURRENCY", "HOW_TO_CONFIGURE", "MODEL_ENV", "ModelSpec", "OPENAI_URL",
+    "StructuredMode", "model_from_string", "resolve_chat_model", "safe_url",
+]
+
 
 OPENAI_URL = "https://api.openai.com/v1"
 MODEL_ENV = "ASSAY_JUDGE_MODEL"
@@ -44,16 +51,16 @@ class ChatModel:
 
     model: str
     base_url: str = OPENAI_URL
-    api_key: Optional[str] = field(default=None, repr=False)
-    temperature: Optional[float] = 0.0
-    max_tokens: Optional[int] = None
+    api_key: str | None = field(default=None, repr=False)
+    temperature: float | None = 0.0
+    max_tokens: int | None = None
     params: dict[str, Any] = field(default_factory=dict)  # extra request fields (seed, top_p...)
     timeout: float = 60.0
-    max_concurrency: Optional[int] = None  # per model, process-wide; None: env or default
+    max_concurrency: int | None = None  # per model, process-wide; None: env or default
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     structured_output: StructuredMode = "auto"
-    cache: Optional[bool] = None  # None: on unless ASSAY_JUDGE_CACHE=0
-    price: Optional[Price] = None
+    cache: bool | None = None  # None: on unless ASSAY_JUDGE_CACHE=0
+    price: Price | None = None
 
     def __repr__(self) -> str:
         return (
@@ -113,7 +120,7 @@ def model_from_string(spec: str) -> ChatModel:
     return ChatModel(model=name, base_url=base_url, api_key=api_key)
 
 
-ModelSpec = Union[str, ChatModel, None]
+ModelSpec = str | ChatModel | None
 
 
 def resolve_chat_model(model: ModelSpec) -> ChatModel:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 from assay.llm import _io_loop
 from assay.llm._http import Endpoint, HTTPStatusFailure, post_json
@@ -12,6 +12,9 @@ from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, Response
 from assay.llm.errors import ModelCallError, ModelReplyError
 from assay.llm.model import ChatModel, safe_url
 from assay.llm.usage import Price, Usage
+
+__all__ = ["JSON_IN_PROMPT_INSTRUCTION", "OpenAICompatibleClient", "with_json_instruction"]
+
 
 #: Added to the system prompt when the server cannot enforce a JSON schema itself.
 JSON_IN_PROMPT_INSTRUCTION = (
@@ -39,7 +42,7 @@ class OpenAICompatibleClient(ChatClient):
         return self.config.cache_enabled
 
     @property
-    def price(self) -> Optional[Price]:  # type: ignore[override]
+    def price(self) -> Price | None:  # type: ignore[override]
         return self.config.price
 
     def cache_identity(self) -> dict[str, Any]:
@@ -70,7 +73,7 @@ class OpenAICompatibleClient(ChatClient):
                 status=failure.status,
             ) from None
 
-    def _structured_mode(self, request: ChatRequest) -> Optional[str]:
+    def _structured_mode(self, request: ChatRequest) -> str | None:
         if request.response_schema is None:
             return None
         if self.config.structured_output == "prompt":
@@ -89,7 +92,7 @@ class OpenAICompatibleClient(ChatClient):
             and ("response_format" in text or "json_schema" in text or "schema" in text)
         )
 
-    async def _send(self, request: ChatRequest, mode: Optional[str]) -> ChatReply:
+    async def _send(self, request: ChatRequest, mode: str | None) -> ChatReply:
         body = self._body(request, mode)
         decoded = await post_json(self._endpoint(), body)
         return ChatReply(
@@ -106,7 +109,7 @@ class OpenAICompatibleClient(ChatClient):
             retry=self.config.retry, secret=self.config.api_key,
         )
 
-    def _body(self, request: ChatRequest, mode: Optional[str]) -> dict[str, Any]:
+    def _body(self, request: ChatRequest, mode: str | None) -> dict[str, Any]:
         messages = request.messages
         body: dict[str, Any] = {"model": self.config.model}
         if self.config.temperature is not None:

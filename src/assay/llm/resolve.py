@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Union
-
 from assay.llm.chat import ChatClient
 from assay.llm.model import ChatModel, resolve_chat_model
 from assay.llm.openai_compatible import OpenAICompatibleClient
 from assay.llm.structured import StructuredChat
 
+__all__ = ["JudgeModel", "resolve_client", "resolve_structured"]
+
+
 #: what judges accept as ``model``: "openai/<name>", a ChatModel, any ChatClient, or None (env)
-JudgeModel = Union[str, ChatModel, ChatClient, StructuredChat, None]
+JudgeModel = str | ChatModel | ChatClient | StructuredChat | None
 
 
 def resolve_client(model: JudgeModel) -> ChatClient:

@@ -6,7 +6,9 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Optional
+
+__all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "parse_retry_after"]
+
 
 #: HTTP statuses worth retrying: timeouts, conflicts, rate limits and server errors
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
@@ -35,7 +37,7 @@ class RetryPolicy:
         if self.initial_delay < 0 or self.max_delay < 0:
             raise ValueError("RetryPolicy delays must be >= 0")
 
-    def delay(self, attempt: int, retry_after: Optional[float] = None) -> float:
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
         backoff = self.initial_delay * self.multiplier ** (attempt - 1)
         backoff *= 1 - self.jitter * random.random()
@@ -44,7 +46,7 @@ class RetryPolicy:
         return min(backoff, self.max_delay)
 
 
-def parse_retry_after(value: Optional[str], now: Optional[datetime] = None) -> Optional[float]:
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
     """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date); None if absent/bad."""
     if not value:
         return None

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Any, Callable, Optional, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -18,6 +19,9 @@ from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, Response
 from assay.llm.errors import ModelReplyError, ReplyCheckError
 from assay.llm.json_reply import ReplyParseError, parse_json_reply
 from assay.llm.usage import Usage, UsageMeter
+
+__all__ = ["CORRECTION_PROMPT", "StructuredChat", "T", "response_schema"]
+
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -67,7 +71,7 @@ class StructuredChat:
         client: ChatClient,
         *,
         reply_attempts: int = 3,
-        store_getter: Optional[Callable[[], Any]] = None,
+        store_getter: Callable[[], Any] | None = None,
     ) -> None:
         if reply_attempts < 1:
             raise ValueError(f"reply_attempts must be >= 1, got {reply_attempts}")
@@ -81,7 +85,7 @@ class StructuredChat:
         output: type[T],
         *,
         meter: UsageMeter,
-        check: Optional[Callable[[T], None]] = None,
+        check: Callable[[T], None] | None = None,
     ) -> T:
         schema = response_schema(output)
         cache = self._cache()
@@ -106,7 +110,7 @@ class StructuredChat:
         schema: ResponseSchema,
         output: type[T],
         meter: UsageMeter,
-        check: Optional[Callable[[T], None]],
+        check: Callable[[T], None] | None,
     ) -> tuple[T, ChatReply]:
         conversation = list(messages)
         problem, content = "", ""
@@ -128,7 +132,7 @@ class StructuredChat:
             reply=content[:2000],
         )
 
-    def _cache(self) -> Optional[CallCache]:
+    def _cache(self) -> CallCache | None:
         if not self.client.cache_enabled:
             return None
         if self._store_getter is not None:
@@ -137,13 +141,13 @@ class StructuredChat:
 
         return CallCache(current_store())
 
-    def _zero_cost(self) -> Optional[float]:
+    def _zero_cost(self) -> float | None:
         return 0.0 if self.client.price is not None else None
 
 
 def _usable(
-    content: str, output: type[T], check: Optional[Callable[[T], None]]
-) -> tuple[Optional[T], str]:
+    content: str, output: type[T], check: Callable[[T], None] | None
+) -> tuple[T | None, str]:
     """The validated reply, or None and what was wrong with it."""
     try:
         value = output.model_validate(parse_json_reply(content))

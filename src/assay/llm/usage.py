@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
+
+__all__ = ["Price", "Usage", "UsageMeter"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,7 @@ class Usage:
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: Optional[float] = None
+    cost_usd: float | None = None
     calls: int = 0
     cached_calls: int = 0
 

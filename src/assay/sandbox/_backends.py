@@ -11,7 +11,7 @@ import functools
 import os
 import shutil
 import subprocess
-from typing import Optional, Protocol
+from typing import Protocol
 
 from assay.sandbox._launch import (
     DEVICES,
@@ -36,7 +36,7 @@ class Backend(Protocol):
     name: str
     level: int
 
-    def unavailable_reason(self, user_namespace: bool) -> Optional[str]: ...
+    def unavailable_reason(self, user_namespace: bool) -> str | None: ...
 
     def plan(self, context: LaunchContext) -> LaunchPlan: ...
 
@@ -52,7 +52,7 @@ def _unprivileged(context: LaunchContext) -> bool:
     return context.sandbox_uid is not None or os.geteuid() != 0
 
 
-def _probe(argv: list[str]) -> Optional[str]:
+def _probe(argv: list[str]) -> str | None:
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=20,
                               env={"PATH": "/usr/bin:/bin"})
@@ -71,7 +71,7 @@ class Bubblewrap:
     def __init__(self) -> None:
         self.binary = shutil.which("bwrap")
 
-    def unavailable_reason(self, user_namespace: bool) -> Optional[str]:
+    def unavailable_reason(self, user_namespace: bool) -> str | None:
         if self.binary is None:
             return "bwrap is not installed (apt-get install bubblewrap)"
         return _cached_probe((self.binary, "--ro-bind", "/", "/", "--unshare-pid",
@@ -129,7 +129,7 @@ class Unshare:
     def __init__(self) -> None:
         self.binary = shutil.which("unshare")
 
-    def unavailable_reason(self, user_namespace: bool) -> Optional[str]:
+    def unavailable_reason(self, user_namespace: bool) -> str | None:
         if self.binary is None:
             return "unshare (util-linux) is not installed"
         return _cached_probe((self.binary, *self._namespace_flags(user_namespace), "true"))
@@ -169,7 +169,7 @@ class RlimitOnly:
     name = "rlimit"
     level = 1
 
-    def unavailable_reason(self, user_namespace: bool) -> Optional[str]:
+    def unavailable_reason(self, user_namespace: bool) -> str | None:
         return None
 
     def plan(self, context: LaunchContext) -> LaunchPlan:
@@ -192,8 +192,8 @@ class RlimitOnly:
         )
 
 
-@functools.lru_cache(maxsize=None)
-def _cached_probe(argv: tuple[str, ...]) -> Optional[str]:
+@functools.cache
+def _cached_probe(argv: tuple[str, ...]) -> str | None:
     return _probe(list(argv))
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from assay.sandbox._io import Capture, FrameReader, FrameWriter, Session
 from assay.sandbox._sandbox import Sandbox
@@ -27,15 +28,15 @@ class Child:
     stdout: Capture
     stderr: Capture
     frames_in: FrameWriter
-    frames_out: Optional[FrameReader]
+    frames_out: FrameReader | None
 
-    def exit_status(self) -> Optional[dict[str, Any]]:
+    def exit_status(self) -> dict[str, Any] | None:
         return self.sandbox.exits.get(self.token)
 
 
 def spawn_child(session: Session, sandbox: Sandbox, language: Language, role: str, limits: Limits,
-           timeout: float, *, calls: Optional[tuple[int, int]] = None,
-           replies: Optional[tuple[int, int]] = None, extra_fds: Sequence[int] = (),
+           timeout: float, *, calls: tuple[int, int] | None = None,
+           replies: tuple[int, int] | None = None, extra_fds: Sequence[int] = (),
            read_frames: bool = True, watch: bool = False) -> Child:
     """Descriptors in the child: 1 stdout, 2 stderr, 3 frames in, 4 frames out, then
     ``extra_fds``. ``calls``/``replies`` supply the frame pipes instead of fresh ones."""
@@ -68,7 +69,7 @@ def next_frame(session: Session, child: Child, deadline: float) -> tuple[Any, bo
     return (reader.frames.popleft() if reader.frames else None), False
 
 
-def ended_status(session: Session, child: Child, deadline: float) -> Optional[dict[str, Any]]:
+def ended_status(session: Session, child: Child, deadline: float) -> dict[str, Any] | None:
     """How the child ended (its frames stopped): asked for, briefly waited for."""
     try:
         child.sandbox.watch(child.token)
@@ -96,13 +97,13 @@ def finish(session: Session, sandboxes: Sequence[Sandbox], timed_out: bool) -> N
             sandbox.kill()
 
 
-def collect_output(child: Optional[Child], before: Output) -> Output:
+def collect_output(child: Child | None, before: Output) -> Output:
     if child is None:
         return before
     return Output(before.stdout + child.stdout.text(), before.stderr + child.stderr.text(),
                   before.truncated or child.stdout.truncated or child.stderr.truncated)
 
 
-def bounded_text(value: Any) -> Optional[str]:
+def bounded_text(value: Any) -> str | None:
     """Text from a child, capped: it is shown to people and stored."""
     return None if value is None else str(value)[:20000]

@@ -8,7 +8,8 @@ import os
 import selectors
 import time
 from collections import deque
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from assay.sandbox.harness.frames import FrameBuffer, FrameError, encode_frame
 
@@ -27,10 +28,10 @@ class FrameReader:
         self.fd = fd
         self.frames: deque[Any] = deque()
         self.eof = False
-        self.error: Optional[str] = None
+        self.error: str | None = None
         self._buffer = FrameBuffer(limit)
 
-    def on_ready(self, session: "Session") -> None:
+    def on_ready(self, session: Session) -> None:
         data = _read_ready(self.fd)
         if data is None:
             return
@@ -60,7 +61,7 @@ class FrameWriter:
         self.broken = False
         self.close_when_flushed = False
 
-    def on_ready(self, session: "Session") -> None:
+    def on_ready(self, session: Session) -> None:
         try:
             written = os.write(self.fd, self.pending)
         except BlockingIOError:
@@ -90,7 +91,7 @@ class Capture:
         self.truncated = False
         self.eof = False
 
-    def on_ready(self, session: "Session") -> None:
+    def on_ready(self, session: Session) -> None:
         data = _read_ready(self.fd)
         if data is None:
             return
@@ -121,7 +122,7 @@ class Session:
         self._owned: list[int] = []
         self._watched: dict[int, Any] = {}
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -242,7 +243,7 @@ class _SandboxWatch:
             session.forget(self)
 
 
-def _read_ready(fd: int) -> Optional[bytes]:
+def _read_ready(fd: int) -> bytes | None:
     """What ``fd`` has for us: None after a spurious wake-up, ``b""`` at end of file."""
     try:
         return os.read(fd, CHUNK)

@@ -6,7 +6,8 @@ data they send back."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 
 # -- a function on inputs (test-case mode) ---------------------------------------------------
-def run_function(pool: "SandboxPool", language: Language, code: str, func_name: str,
+def run_function(pool: SandboxPool, language: Language, code: str, func_name: str,
                  calls: Sequence[Call], timeout: float, limits: Limits = DEFAULT_LIMITS) -> FunctionRun:
     """Call ``func_name`` from ``code`` once per call. Expected outputs never enter the
     sandbox: only arguments go in, only encoded return values come out. If the process
@@ -60,9 +61,9 @@ class _FunctionState:
     def __init__(self, total: int, timeout: float) -> None:
         self.total = total
         self.timeout = timeout
-        self.results: list[Optional[CallOutcome]] = [None] * total
+        self.results: list[CallOutcome | None] = [None] * total
         self.next = 0
-        self.load_failure: Optional[LoadFailure] = None
+        self.load_failure: LoadFailure | None = None
         self.timed_out = False
         self.restarts = -1
         self.output = Output()
@@ -132,7 +133,7 @@ def _outcome(index: int, reply: Any, elapsed: float) -> CallOutcome:
                        traceback=bounded_text(reply.get("traceback")), duration_ms=elapsed)
 
 
-def _load_failure(frame: Any, status: Optional[dict[str, Any]]) -> LoadFailure:
+def _load_failure(frame: Any, status: dict[str, Any] | None) -> LoadFailure:
     if not isinstance(frame, dict):
         return LoadFailure("ended", ended_message(status, None, when="before it was ready"))
     return LoadFailure(
@@ -142,7 +143,7 @@ def _load_failure(frame: Any, status: Optional[dict[str, Any]]) -> LoadFailure:
 
 
 # -- a plain program ----------------------------------------------------------------------
-def run_script(pool: "SandboxPool", language: Language, code: str, timeout: float,
+def run_script(pool: SandboxPool, language: Language, code: str, timeout: float,
                limits: Limits = DEFAULT_LIMITS) -> ScriptRun:
     """Run ``code`` as a program; its exit code and output are the result."""
     started = time.monotonic()

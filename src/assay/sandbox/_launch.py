@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from assay.sandbox.protections import Protections
 
@@ -36,10 +36,10 @@ class Runtime:
     python: str
     python_prefix: str
     python_path: tuple[str, ...]
-    node: Optional[str]
+    node: str | None
 
     @classmethod
-    def discover(cls, node: Optional[str] = None) -> "Runtime":
+    def discover(cls, node: str | None = None) -> Runtime:
         python = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
         prefix = os.path.realpath(sys.base_prefix)
         stdlib = tuple(p for p in sys.path if p and os.path.realpath(p).startswith(prefix)
@@ -72,10 +72,10 @@ class LaunchContext:
     control_fd: int
     workdir_bytes: int
     extra_ro_paths: tuple[str, ...]
-    sandbox_uid: Optional[int]  # a dedicated host uid (root only), else None
+    sandbox_uid: int | None  # a dedicated host uid (root only), else None
     user_namespace: bool
-    host_workroot: Optional[str] = None  # rlimit backend: a private host folder
-    scratch: Optional[str] = None  # unshare backend: an empty host folder to mount on
+    host_workroot: str | None = None  # rlimit backend: a private host folder
+    scratch: str | None = None  # unshare backend: an empty host folder to mount on
 
 
 @dataclass

@@ -6,7 +6,7 @@ import queue
 import subprocess
 import threading
 from concurrent.futures import Future
-from typing import Any, Optional
+from typing import Any
 
 from assay.sandbox._launch import BASE_ENV, LaunchPlan
 
@@ -17,8 +17,8 @@ class _Launcher:
     the process (a daemon thread is not joined at exit, so pools shut down first)."""
 
     def __init__(self) -> None:
-        self._jobs: "queue.SimpleQueue[tuple[Any, Future[Any]]]" = queue.SimpleQueue()
-        self._thread: Optional[threading.Thread] = None
+        self._jobs: queue.SimpleQueue[tuple[Any, Future[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def run(self, function: Any) -> Any:
@@ -43,8 +43,8 @@ class _Launcher:
 _launcher = _Launcher()
 
 
-def launch(plan: LaunchPlan, control_fd: int) -> "subprocess.Popen[bytes]":
-    def start() -> "subprocess.Popen[bytes]":
+def launch(plan: LaunchPlan, control_fd: int) -> subprocess.Popen[bytes]:
+    def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             plan.argv, pass_fds=[control_fd], env=dict(BASE_ENV),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

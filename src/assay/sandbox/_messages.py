@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 _SIGNALS = {
     "SIGKILL": "was killed (SIGKILL): a limit was hit or something killed it",
@@ -14,7 +14,7 @@ _SIGNALS = {
 }
 
 
-def ended_message(status: Optional[dict[str, Any]], reader: Any = None,
+def ended_message(status: dict[str, Any] | None, reader: Any = None,
                   who: str = "the candidate's process", when: str = "during the call") -> str:
     error = getattr(reader, "error", None)
     if error:

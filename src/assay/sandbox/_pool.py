@@ -7,8 +7,9 @@ import os
 import threading
 import warnings
 import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 from assay.sandbox._backends import BACKENDS, Backend
 from assay.sandbox._launch import LaunchContext, Runtime
@@ -58,7 +59,7 @@ class _Slots:
             self._release(sandbox)
 
     def _acquire(self) -> Sandbox:
-        sandbox: Optional[Sandbox]
+        sandbox: Sandbox | None
         with self._cond:
             while True:
                 if self._closed:
@@ -125,7 +126,7 @@ class SandboxPool:
     """Sandboxes for candidates and, separately, for test programs: a test program never
     shares a sandbox (or a PID namespace) with the code it tests."""
 
-    def __init__(self, config: Optional[SandboxConfig] = None) -> None:
+    def __init__(self, config: SandboxConfig | None = None) -> None:
         self.config = config or SandboxConfig()
         root = os.geteuid() == 0
         wants_userns = self.config.user_namespace
@@ -202,7 +203,7 @@ class SandboxPool:
                     pass
         return sorted({pid for sandbox in sandboxes for pid in sandbox.stray_processes()})
 
-    def __enter__(self) -> "SandboxPool":
+    def __enter__(self) -> SandboxPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -248,7 +249,7 @@ _pools: dict[Any, SandboxPool] = {}
 _pools_lock = threading.Lock()
 
 
-def get_pool(config: Optional[SandboxConfig] = None) -> SandboxPool:
+def get_pool(config: SandboxConfig | None = None) -> SandboxPool:
     """The shared pool for ``config`` (created on first use, closed at exit)."""
     config = config or SandboxConfig()
     key = (config.pool_key(), config.resolved_backend(), config.required_level())
@@ -259,7 +260,7 @@ def get_pool(config: Optional[SandboxConfig] = None) -> SandboxPool:
         return pool
 
 
-_open_pools: "weakref.WeakSet[SandboxPool]" = weakref.WeakSet()
+_open_pools: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
 
 
 def shutdown_pools() -> None:

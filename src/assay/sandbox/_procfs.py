@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 
 def all_pids() -> list[int]:
@@ -34,7 +33,7 @@ def is_zombie(pid: int) -> bool:
         return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
 
 
-def pid_namespace(pid: int) -> Optional[str]:
+def pid_namespace(pid: int) -> str | None:
     try:
         return os.readlink(f"/proc/{pid}/ns/pid")
     except OSError:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from assay.sandbox._pool import SandboxPool
 
 
-def run_test_program(pool: "SandboxPool", language: Language, program: str, test: str,
+def run_test_program(pool: SandboxPool, language: Language, program: str, test: str,
                      entry_point: str, timeout: float, limits: Limits = DEFAULT_LIMITS,
                      prompt: str = "") -> ProgramRun:
     """``program`` (the candidate's code) runs in one sandbox; ``test`` runs in another, in
@@ -58,14 +58,14 @@ def run_test_program(pool: "SandboxPool", language: Language, program: str, test
 class _Attempt:
     verdict: dict[str, Any]
     timed_out: bool = False
-    candidate: Optional[Child] = None
+    candidate: Child | None = None
     checker: Any = None
     retry: bool = False
 
 
 @dataclass
 class _Job:
-    pool: "SandboxPool"
+    pool: SandboxPool
     language: Language
     program: str
     test: str
@@ -138,7 +138,7 @@ def _start_checker(session: Session, t_box: Sandbox, language: Language, limits:
                               extra_fds=[calls, replies])
         session.send(checker.frames_in, setup)
         return checker
-    resident: Optional[Resident] = t_box.resident
+    resident: Resident | None = t_box.resident
     if resident is None or not resident.usable_for(limits):
         t_box.begin_reset()
         resident = t_box.resident = Resident.start(t_box, limits)

@@ -15,7 +15,7 @@ import fcntl
 import os
 import select
 import socket
-from typing import Any, Optional
+from typing import Any
 
 from assay.sandbox._io import Capture, FrameReader, FrameWriter, Session
 from assay.sandbox._sandbox import Sandbox
@@ -49,7 +49,7 @@ class Resident:
         self.stderr = Capture(fds["stderr"], limits.max_output_bytes)
 
     @classmethod
-    def start(cls, sandbox: Sandbox, limits: Limits) -> "Resident":
+    def start(cls, sandbox: Sandbox, limits: Limits) -> Resident:
         ours: dict[str, int] = {}
         theirs: list[int] = []
         for name, reads in (("stdout", True), ("stderr", True), ("in", False), ("out", True)):
@@ -102,7 +102,7 @@ class Resident:
         except OSError:
             self.frames_out.eof = True  # gone: the job reports the checker ended
 
-    def exit_status(self) -> Optional[dict[str, Any]]:
+    def exit_status(self) -> dict[str, Any] | None:
         return self.sandbox.exits.get(self.token)
 
     def close(self) -> None:

@@ -13,7 +13,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from assay.sandbox import _procfs as procfs
 from assay.sandbox._launch import LaunchContext, LaunchPlan, Runtime
@@ -31,8 +32,8 @@ _tokens = itertools.count(1)
 class Sandbox:
     """Not thread-safe: a pool leases each sandbox to one job at a time."""
 
-    def __init__(self, backend: Any, settings: "SandboxSettings",
-                 on_start: Optional[Callable[["Sandbox"], None]] = None) -> None:
+    def __init__(self, backend: Any, settings: SandboxSettings,
+                 on_start: Callable[[Sandbox], None] | None = None) -> None:
         self.backend = backend
         self.on_start = on_start
         self.settings = settings
@@ -44,16 +45,16 @@ class Sandbox:
         self.reset_pending = False
         self.resident: Any = None  # a resident checker (assay.sandbox._resident)
         self.info: dict[str, Any] = {}
-        self._uid: Optional[UidLease] = None
+        self._uid: UidLease | None = None
         self._folders: list[str] = []
-        self.process: Optional[subprocess.Popen[bytes]] = None
-        self.control: Optional[socket.socket] = None
-        self.plan: Optional[LaunchPlan] = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.control: socket.socket | None = None
+        self.plan: LaunchPlan | None = None
         self.zygote_pid = -1
         self.leftovers_at_kill: list[int] = []
-        self._zygote_pidfd: Optional[int] = None
-        self.pid_namespace: Optional[str] = None
-        self.uid: Optional[int] = None
+        self._zygote_pidfd: int | None = None
+        self.pid_namespace: str | None = None
+        self.uid: int | None = None
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> None:
@@ -126,7 +127,7 @@ class Sandbox:
 
     def _context(self, control_fd: int) -> LaunchContext:
         settings = self.settings
-        uid: Optional[int] = None
+        uid: int | None = None
         if not settings.user_namespace and os.geteuid() == 0:
             self._uid = lease_uid(settings.uid_base)
             uid = self._uid.uid
@@ -269,7 +270,7 @@ class Sandbox:
             if tail:
                 self.death_note = f": {tail}"
 
-    def receive(self, deadline: float) -> Optional[dict[str, Any]]:
+    def receive(self, deadline: float) -> dict[str, Any] | None:
         """The next message (blocking until ``deadline``), or None if the sandbox died."""
         assert self.control is not None
         remaining = deadline - time.monotonic()
@@ -277,7 +278,7 @@ class Sandbox:
             return None
         return self.read_message()
 
-    def read_message(self) -> Optional[dict[str, Any]]:
+    def read_message(self) -> dict[str, Any] | None:
         if self.control is None:
             return None
         try:
@@ -293,7 +294,7 @@ class Sandbox:
         return message
 
     def spawn(self, role: str, fds: list[int], limits: dict[str, Any],
-              argv: Optional[list[str]] = None, watch: bool = False) -> str:
+              argv: list[str] | None = None, watch: bool = False) -> str:
         """Start a child on ``fds`` (its descriptors 1, 2, 3...). With ``watch`` its exit
         is reported to ``exits``; otherwise ask with ``watch()`` when it matters."""
         self.finish_reset()

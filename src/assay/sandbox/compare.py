@@ -12,6 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+__all__ = ["DEFAULT_TOLERANCE", "values_equal"]
+
+
 DEFAULT_TOLERANCE = 1e-9
 
 

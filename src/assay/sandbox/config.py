@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any
 
 from assay.sandbox.errors import SandboxUnavailable
+
+__all__ = ["BACKEND_ENV", "BACKEND_LEVELS", "Limits", "MIB", "MIN_LEVEL_ENV", "SandboxConfig"]
+
 
 MIB = 1024 * 1024
 
@@ -25,15 +28,15 @@ class Limits:
     which, unlike an address-space cap, lets V8 reserve its virtual ranges.
     """
 
-    cpu_seconds: Optional[int] = None
-    memory_bytes: Optional[int] = 512 * MIB
-    max_processes: Optional[int] = 64
-    max_file_bytes: Optional[int] = 16 * MIB
-    max_open_files: Optional[int] = 256
+    cpu_seconds: int | None = None
+    memory_bytes: int | None = 512 * MIB
+    max_processes: int | None = 64
+    max_file_bytes: int | None = 16 * MIB
+    max_open_files: int | None = 256
     max_output_bytes: int = 1 * MIB
     max_value_bytes: int = 4 * MIB  # one encoded return value (or verdict), as JSON
 
-    def for_timeout(self, timeout: float) -> dict[str, Optional[int]]:
+    def for_timeout(self, timeout: float) -> dict[str, int | None]:
         """The rlimits sent with each spawn."""
         cpu = self.cpu_seconds if self.cpu_seconds is not None else int(timeout) + 1
         return {
@@ -66,12 +69,12 @@ class SandboxConfig:
     """
 
     backend: str = "auto"
-    min_level: Optional[str] = None
+    min_level: str | None = None
     limits: Limits = field(default_factory=Limits)
-    workers: Optional[int] = None
-    user_namespace: Optional[bool] = None
+    workers: int | None = None
+    user_namespace: bool | None = None
     workdir_bytes: int = 64 * MIB
-    node: Optional[str] = None
+    node: str | None = None
     extra_ro_paths: tuple[str, ...] = ()
     uid_base: int = 1_900_000_000
     reuse_checker: bool = True
@@ -104,6 +107,6 @@ class SandboxConfig:
     def worker_count(self) -> int:
         return self.workers or os.cpu_count() or 1
 
-    def pool_key(self) -> "SandboxConfig":
+    def pool_key(self) -> SandboxConfig:
         """Limits are per job; everything else shapes the sandbox itself."""
         return replace(self, limits=Limits())

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from assay.errors import AssayError
 
-class SandboxError(RuntimeError):
+__all__ = ["SandboxError", "SandboxIsolationWarning", "SandboxStartError", "SandboxUnavailable"]
+
+
+class SandboxError(AssayError, RuntimeError):
     """The sandbox itself failed (not the code running in it)."""
 
 

@@ -9,15 +9,22 @@ runtime inside the sandbox.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
+from assay.errors import AssayError
 from assay.sandbox._launch import Runtime
+
+__all__ = [
+    "JAVASCRIPT", "LANGUAGES", "Language", "PYTHON", "ROLES", "Spawn", "UnknownLanguage",
+    "get_language", "strip_fences",
+]
+
 
 ROLES = ("candidate", "checker", "script")
 
 
-class UnknownLanguage(ValueError):
+class UnknownLanguage(AssayError, ValueError):
     pass
 
 
@@ -33,8 +40,8 @@ class Language:
     aliases: tuple[str, ...]
     fence_tags: tuple[str, ...]
     defines: Callable[[str, str], bool]
-    spawn: Callable[[str, str, Runtime, Optional[int]], Spawn]
-    runtime_missing: Callable[[Runtime], Optional[str]]
+    spawn: Callable[[str, str, Runtime, int | None], Spawn]
+    runtime_missing: Callable[[Runtime], str | None]
 
     def program(self, prompt: str, completion: str, entry_point: str) -> str:
         """HumanEval style: prompt + completion, unless the completion already holds the
@@ -52,7 +59,7 @@ def _python_defines(code: str, name: str) -> bool:
 
 
 def _python_spawn(role: str, harness_root: str, runtime: Runtime,
-                  memory: Optional[int]) -> Spawn:
+                  memory: int | None) -> Spawn:
     return Spawn(f"py_{role}", [])
 
 
@@ -63,7 +70,7 @@ def _js_defines(code: str, name: str) -> bool:
     return re.search(pattern, code, re.MULTILINE) is not None
 
 
-def _js_spawn(role: str, harness_root: str, runtime: Runtime, memory: Optional[int]) -> Spawn:
+def _js_spawn(role: str, harness_root: str, runtime: Runtime, memory: int | None) -> Spawn:
     assert runtime.node is not None
     flags = []
     if memory:
@@ -73,7 +80,7 @@ def _js_spawn(role: str, harness_root: str, runtime: Runtime, memory: Optional[i
     return Spawn("exec", [runtime.node, *flags, script])
 
 
-def _js_missing(runtime: Runtime) -> Optional[str]:
+def _js_missing(runtime: Runtime) -> str | None:
     if runtime.node is None:
         return "JavaScript needs Node.js: no `node` on PATH (apt-get install nodejs)"
     return None

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+__all__ = ["Protections"]
+
+
 _MISSING_TEXT = {
     "process_isolation": "no PID namespace: the code can see and signal other processes "
                          "of its user",

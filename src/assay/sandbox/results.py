@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
+
+__all__ = ["Call", "CallOutcome", "FunctionRun", "LoadFailure", "Output", "ProgramRun", "ScriptRun"]
 
 
 @dataclass(frozen=True)
@@ -22,10 +24,10 @@ class CallOutcome:
     index: int
     status: str
     value: Any = None
-    error_type: Optional[str] = None
-    message: Optional[str] = None
-    traceback: Optional[str] = None
-    duration_ms: Optional[float] = None
+    error_type: str | None = None
+    message: str | None = None
+    traceback: str | None = None
+    duration_ms: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -39,8 +41,8 @@ class LoadFailure:
 
     kind: str
     message: str
-    error_type: Optional[str] = None
-    traceback: Optional[str] = None
+    error_type: str | None = None
+    traceback: str | None = None
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Output:
 @dataclass
 class FunctionRun:
     outcomes: list[CallOutcome]
-    load_failure: Optional[LoadFailure]
+    load_failure: LoadFailure | None
     timed_out: bool
     output: Output
     sandbox: dict[str, Any]
@@ -76,8 +78,8 @@ class ProgramRun:
 
 @dataclass
 class ScriptRun:
-    exit_code: Optional[int]
-    signal: Optional[str]
+    exit_code: int | None
+    signal: str | None
     timed_out: bool
     output: Output
     sandbox: dict[str, Any]

@@ -3,9 +3,26 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.scorers._base import Scorer, ScorerResult
+
+if TYPE_CHECKING:  # what type checkers see; at run time each family loads on first use
+    from assay.scorers.completeness import create_completeness_scorer
+    from assay.scorers.heuristic import (
+        create_content_similarity_scorer,
+        create_keyword_coverage_scorer,
+        create_textual_difference_scorer,
+        create_tone_scorer,
+    )
+    from assay.scorers.llm import (
+        create_answer_relevancy_scorer,
+        create_bias_scorer,
+        create_faithfulness_scorer,
+        create_hallucination_scorer,
+        create_toxicity_scorer,
+    )
+    from assay.scorers.summarization import create_summarization_scorer
 
 _HOMES = {
     "create_completeness_scorer": "assay.scorers.completeness",
@@ -21,7 +38,12 @@ _HOMES = {
     "create_bias_scorer": "assay.scorers.llm",
 }
 
-__all__ = ["Scorer", "ScorerResult", *sorted(_HOMES)]
+__all__ = [
+    "Scorer", "ScorerResult", "create_answer_relevancy_scorer", "create_bias_scorer",
+    "create_completeness_scorer", "create_content_similarity_scorer", "create_faithfulness_scorer",
+    "create_hallucination_scorer", "create_keyword_coverage_scorer", "create_summarization_scorer",
+    "create_textual_difference_scorer", "create_tone_scorer", "create_toxicity_scorer",
+]
 
 
 def __getattr__(name: str) -> Any:

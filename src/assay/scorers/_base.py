@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -26,17 +26,17 @@ class ScorerResult(BaseModel):
     """What ``Scorer.run`` returns (Mastra's shape, in snake_case)."""
 
     run_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
-    score: Optional[float] = None
-    reason: Optional[str] = None
-    preprocess_step_result: Optional[dict[str, Any]] = None
-    analyze_step_result: Optional[dict[str, Any]] = None
-    error: Optional[str] = None
+    score: float | None = None
+    reason: str | None = None
+    preprocess_step_result: dict[str, Any] | None = None
+    analyze_step_result: dict[str, Any] | None = None
+    error: str | None = None
 
     def __getitem__(self, name: str) -> Any:
         return getattr(self, name)
 
     @property
-    def extract_step_result(self) -> Optional[dict[str, Any]]:
+    def extract_step_result(self) -> dict[str, Any] | None:
         """Seed 001's name for the completeness scorer's preprocess step."""
         return self.preprocess_step_result
 
@@ -97,17 +97,17 @@ class Scorer(BaseEvaluator):
         return await self._arun(*_pair(input, output))
 
     # as an evaluator
-    def scorer_input(self, run: Run, example: Optional[Example]) -> TextLike:
+    def scorer_input(self, run: Run, example: Example | None) -> TextLike:
         return example.inputs if example is not None else run.inputs
 
-    def scorer_output(self, run: Run, example: Optional[Example]) -> TextLike:
+    def scorer_output(self, run: Run, example: Example | None) -> TextLike:
         return run.outputs
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         result = self._run(self.scorer_input(run, example), self.scorer_output(run, example))
         return self.to_evaluation_result(result)
 
-    async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    async def _aevaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         result = await self._arun(self.scorer_input(run, example), self.scorer_output(run, example))
         return self.to_evaluation_result(result)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from assay.llm.errors import LLMError
 from assay.llm.resolve import JudgeModel, resolve_structured
@@ -14,7 +14,7 @@ from assay.scorers._base import Scorer, ScorerResult, TextLike
 class JudgeScorerResult(ScorerResult):
     """``ScorerResult`` plus the token usage of the judge calls behind it."""
 
-    usage: Optional[dict[str, Any]] = None
+    usage: dict[str, Any] | None = None
 
 
 class LlmScorer(Scorer):

@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from assay.scorers._base import to_text
 
 _MESSAGE_LIST_KEYS = ("inputMessages", "input_messages", "messages", "outputMessages", "output")
 
 
-def _messages(value: Any) -> Optional[list[dict[str, Any]]]:
+def _messages(value: Any) -> list[dict[str, Any]] | None:
     if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
         return value
     if isinstance(value, dict):
@@ -55,7 +55,7 @@ def last_assistant_text(value: Any) -> str:
 _CONTEXT_KEYS = ("context", "contexts", "documents", "retrieved_context", "sources")
 
 
-def context_from(value: Any) -> Optional[list[str]]:
+def context_from(value: Any) -> list[str] | None:
     """A ``context`` list found in an inputs dict, if any."""
     if not isinstance(value, dict):
         return None

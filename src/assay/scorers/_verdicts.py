@@ -7,7 +7,7 @@ is a fraction of verdicts times ``scale``, and 0 when there is no item.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
@@ -55,7 +55,7 @@ class YesNoVerdicts(BaseModel):
     verdicts: list[YesNoVerdict]
 
 
-AnyVerdicts = Union[Verdicts, YesNoVerdicts]
+AnyVerdicts = Verdicts | YesNoVerdicts
 
 
 def numbered(items: list[str]) -> str:
@@ -87,12 +87,12 @@ class VerdictScorer(LlmScorer):
             preprocess_step_result=preprocess, analyze_step_result=analyze,
         )
 
-    async def extract(self, input: TextLike, output: TextLike, meter: UsageMeter) -> Optional[list[str]]:
+    async def extract(self, input: TextLike, output: TextLike, meter: UsageMeter) -> list[str] | None:
         """The items, or None for a one-step scorer that finds them while judging."""
         raise NotImplementedError
 
     async def judge_items(
-        self, input: TextLike, output: TextLike, items: Optional[list[str]], meter: UsageMeter
+        self, input: TextLike, output: TextLike, items: list[str] | None, meter: UsageMeter
     ) -> list[Any]:
         raise NotImplementedError
 
@@ -101,7 +101,7 @@ class VerdictScorer(LlmScorer):
         return [item.strip() for item in reply.items if item.strip()]
 
     async def ask_verdicts(
-        self, prompt: str, meter: UsageMeter, expected: Optional[int] = None
+        self, prompt: str, meter: UsageMeter, expected: int | None = None
     ) -> list[Any]:
         def one_each(reply: AnyVerdicts) -> None:
             if expected is not None and len(reply.verdicts) != expected:

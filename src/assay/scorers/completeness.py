@@ -4,23 +4,25 @@ Elements are content words as lemmas (verbs as infinitives, nouns singular), Chi
 from jieba, Japanese kanji/katakana runs and Korean stems; function words and the words
 that only frame a request ("what", "the", "explain") are not required unless
 ``include_function_words=True``. The score and ``missing_elements`` use one rule
-(``assay.scorers._text.match``), so ``covered + missing == input elements`` always holds.
+(``assay._text.match``), so ``covered + missing == input elements`` always holds.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
+from assay._text.elements import extract_elements
+from assay._text.match import CoverageIndex, split_covered
 from assay.scorers._base import Scorer, ScorerResult, TextLike, to_text
-from assay.scorers._text.elements import extract_elements
-from assay.scorers._text.match import CoverageIndex, split_covered
+
+__all__ = ["CompletenessScorer", "create_completeness_scorer"]
 
 
 class CompletenessScorer(Scorer):
     """Use :func:`create_completeness_scorer`."""
 
     def __init__(
-        self, *, include_function_words: bool = False, name: Optional[str] = None, **kwargs: Any
+        self, *, include_function_words: bool = False, name: str | None = None, **kwargs: Any
     ) -> None:
         super().__init__(name=name or "completeness", **kwargs)
         self.include_function_words = include_function_words
@@ -57,7 +59,7 @@ def _reason(covered: int, total: int, missing: list[str]) -> str:
 
 
 def create_completeness_scorer(
-    *, include_function_words: bool = False, name: Optional[str] = None
+    *, include_function_words: bool = False, name: str | None = None
 ) -> CompletenessScorer:
     """Score (0-1) the share of the input's nouns, verbs, topics and terms that the output covers.
 

@@ -14,13 +14,26 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
-from typing import Any, Optional
+from typing import Any
 
-from rapidfuzz.distance import Indel, Levenshtein
+from assay.errors import require_extra
 
+try:
+    from rapidfuzz.distance import Indel, Levenshtein
+except ImportError:
+    require_extra("rapidfuzz", "text", feature="the heuristic scorers")
+    raise
+
+from assay._text.elements import TextElements, extract_elements
+from assay._text.match import CoverageIndex
 from assay.scorers._base import Scorer, ScorerResult, TextLike, to_text
-from assay.scorers._text.elements import TextElements, extract_elements
-from assay.scorers._text.match import CoverageIndex
+
+__all__ = [
+    "ContentSimilarityScorer", "KeywordCoverageScorer", "TextualDifferenceScorer", "ToneScorer",
+    "changed_spans", "create_content_similarity_scorer", "create_keyword_coverage_scorer",
+    "create_textual_difference_scorer", "create_tone_scorer", "dice_bigrams", "sentiment",
+]
+
 
 _WHITESPACE = re.compile(r"\s+")
 _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]+")
@@ -34,7 +47,7 @@ class ContentSimilarityScorer(Scorer):
         *,
         ignore_case: bool = True,
         ignore_whitespace: bool = True,
-        name: Optional[str] = None,
+        name: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(name=name or "content_similarity", **kwargs)
@@ -79,7 +92,7 @@ def dice_bigrams(first: str, second: str) -> float:
 class KeywordCoverageScorer(Scorer):
     """The share of the input's keywords (content lemmas, no numbers) found in the output."""
 
-    def __init__(self, *, name: Optional[str] = None, **kwargs: Any) -> None:
+    def __init__(self, *, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(name=name or "keyword_coverage", **kwargs)
 
     def _run(self, input: TextLike, output: TextLike) -> ScorerResult:
@@ -118,7 +131,7 @@ def _keywords(text: str) -> TextElements:
 class TextualDifferenceScorer(Scorer):
     """How alike input and output are: 2 * LCS / (total length), in [0, 1]."""
 
-    def __init__(self, *, name: Optional[str] = None, **kwargs: Any) -> None:
+    def __init__(self, *, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(name=name or "textual_difference", **kwargs)
 
     def _run(self, input: TextLike, output: TextLike) -> ScorerResult:
@@ -152,7 +165,7 @@ class ToneScorer(Scorer):
     """Sentiment against ``reference_tone``, or (without one) its stability across sentences."""
 
     def __init__(
-        self, *, reference_tone: Optional[str] = None, name: Optional[str] = None, **kwargs: Any
+        self, *, reference_tone: str | None = None, name: str | None = None, **kwargs: Any
     ) -> None:
         super().__init__(name=name or "tone", **kwargs)
         self.reference_tone = reference_tone
@@ -190,6 +203,7 @@ def sentiment(text: str) -> float:
     if _analyzer is None:
         with _analyzer_lock:
             if _analyzer is None:
+                require_extra("vaderSentiment", "text", feature="the tone scorer")
                 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
                 _analyzer = SentimentIntensityAnalyzer()
@@ -197,23 +211,23 @@ def sentiment(text: str) -> float:
 
 
 def create_content_similarity_scorer(
-    *, ignore_case: bool = True, ignore_whitespace: bool = True, name: Optional[str] = None
+    *, ignore_case: bool = True, ignore_whitespace: bool = True, name: str | None = None
 ) -> ContentSimilarityScorer:
     """Character-bigram similarity (0-1) of input and output."""
     return ContentSimilarityScorer(ignore_case=ignore_case, ignore_whitespace=ignore_whitespace, name=name)
 
 
-def create_keyword_coverage_scorer(*, name: Optional[str] = None) -> KeywordCoverageScorer:
+def create_keyword_coverage_scorer(*, name: str | None = None) -> KeywordCoverageScorer:
     """The share (0-1) of the input's keywords that the output contains (1 when it has none)."""
     return KeywordCoverageScorer(name=name)
 
 
-def create_textual_difference_scorer(*, name: Optional[str] = None) -> TextualDifferenceScorer:
+def create_textual_difference_scorer(*, name: str | None = None) -> TextualDifferenceScorer:
     """Sequence similarity (0-1) of input and output, with the changes counted."""
     return TextualDifferenceScorer(name=name)
 
 
-def create_tone_scorer(*, reference_tone: Optional[str] = None, name: Optional[str] = None) -> ToneScorer:
+def create_tone_scorer(*, reference_tone: str | None = None, name: str | None = None) -> ToneScorer:
     """Tone consistency (0-1): with ``reference_tone``, closeness of the output's sentiment to
     it; without, how steady the sentiment is from one sentence of the output to the next."""
     return ToneScorer(reference_tone=reference_tone, name=name)

@@ -9,8 +9,9 @@ higher is worse (the share of offending items), as in Mastra.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from assay.evaluators.judge._text import check_template
 from assay.llm.resolve import JudgeModel
@@ -53,7 +54,7 @@ class _ContextScorer(VerdictScorer):
 
     def __init__(
         self, model: JudgeModel, *, name: str, prompts: StepPrompts, scale: float,
-        context: Optional[Sequence[str]], context_extractor: Optional[ContextExtractor],
+        context: Sequence[str] | None, context_extractor: ContextExtractor | None,
     ) -> None:
         super().__init__(model, name=name, scale=scale)
         self.prompts = _checked(prompts, name, judge_fields={"context", "items"})
@@ -63,7 +64,7 @@ class _ContextScorer(VerdictScorer):
     def context_text(self, input: TextLike, output: TextLike) -> str:
         """``context_extractor`` first, then ``context``, then ``input["context"]``."""
         if self.context_extractor is not None:
-            found: Optional[list[str]] = [str(c) for c in self.context_extractor(input, output)]
+            found: list[str] | None = [str(c) for c in self.context_extractor(input, output)]
         elif self.context is not None:
             found = self.context
         else:
@@ -81,7 +82,7 @@ class _ContextScorer(VerdictScorer):
         return await self.ask_items(text, meter)
 
     async def judge_items(
-        self, input: TextLike, output: TextLike, items: Optional[list[str]], meter: UsageMeter
+        self, input: TextLike, output: TextLike, items: list[str] | None, meter: UsageMeter
     ) -> list[Any]:
         assert items is not None
         text = self.prompts.judge.format(
@@ -130,7 +131,7 @@ class AnswerRelevancyScorer(VerdictScorer):
         return await self.ask_items(self.prompts.extract.format(output=last_assistant_text(output)), meter)
 
     async def judge_items(
-        self, input: TextLike, output: TextLike, items: Optional[list[str]], meter: UsageMeter
+        self, input: TextLike, output: TextLike, items: list[str] | None, meter: UsageMeter
     ) -> list[Any]:
         assert items is not None
         text = self.prompts.judge.format(input=first_user_text(input), items=numbered(items))
@@ -158,7 +159,7 @@ class ToxicityScorer(VerdictScorer):
         return None  # one call finds and judges the statements
 
     async def judge_items(
-        self, input: TextLike, output: TextLike, items: Optional[list[str]], meter: UsageMeter
+        self, input: TextLike, output: TextLike, items: list[str] | None, meter: UsageMeter
     ) -> list[Any]:
         text = self.prompt.format(input=first_user_text(input), output=last_assistant_text(output))
         return await self.ask_verdicts(text, meter)
@@ -185,7 +186,7 @@ class BiasScorer(VerdictScorer):
         return await self.ask_items(self.prompts.extract.format(output=last_assistant_text(output)), meter)
 
     async def judge_items(
-        self, input: TextLike, output: TextLike, items: Optional[list[str]], meter: UsageMeter
+        self, input: TextLike, output: TextLike, items: list[str] | None, meter: UsageMeter
     ) -> list[Any]:
         assert items is not None
         return await self.ask_verdicts(self.prompts.judge.format(items=numbered(items)), meter,
@@ -209,10 +210,10 @@ def _checked(prompts: StepPrompts, owner: str, judge_fields: set[str]) -> StepPr
 
 def create_faithfulness_scorer(
     model: JudgeModel = None,
-    context: Optional[Sequence[str]] = None,
+    context: Sequence[str] | None = None,
     scale: float = 1.0,
     *,
-    context_extractor: Optional[ContextExtractor] = None,
+    context_extractor: ContextExtractor | None = None,
     prompts: StepPrompts = StepPrompts(CLAIMS_PROMPT, FAITHFULNESS_VERDICTS_PROMPT),
 ) -> FaithfulnessScorer:
     """Share of the output's claims that the context supports (x ``scale``); 0 with no claim."""
@@ -222,10 +223,10 @@ def create_faithfulness_scorer(
 
 def create_hallucination_scorer(
     model: JudgeModel = None,
-    context: Optional[Sequence[str]] = None,
+    context: Sequence[str] | None = None,
     scale: float = 1.0,
     *,
-    context_extractor: Optional[ContextExtractor] = None,
+    context_extractor: ContextExtractor | None = None,
     prompts: StepPrompts = StepPrompts(CLAIMS_PROMPT, HALLUCINATION_VERDICTS_PROMPT),
 ) -> HallucinationScorer:
     """Share of the output's claims that contradict or go beyond the context (lower is better)."""

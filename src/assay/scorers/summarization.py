@@ -9,8 +9,9 @@ then coverage (questions + summary, never the source).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -81,8 +82,8 @@ class SummarizationScorer(LlmScorer):
         self,
         model: JudgeModel = None,
         *,
-        source: Optional[str] = None,
-        source_extractor: Optional[SourceExtractor] = None,
+        source: str | None = None,
+        source_extractor: SourceExtractor | None = None,
         max_questions: int = 10,
         scale: float = 1.0,
         prompts: SummarizationPrompts = SummarizationPrompts(),
@@ -202,13 +203,13 @@ def _user(text: str) -> list[dict[str, str]]:
 
 def create_summarization_scorer(
     model: JudgeModel = None,
-    source: Optional[str] = None,
-    source_extractor: Optional[SourceExtractor] = None,
+    source: str | None = None,
+    source_extractor: SourceExtractor | None = None,
     max_questions: int = 10,
     scale: float = 1.0,
     *,
     prompts: SummarizationPrompts = SummarizationPrompts(),
-    options: Optional[dict[str, Any]] = None,
+    options: dict[str, Any] | None = None,
 ) -> SummarizationScorer:
     """Seed 002's scorer. ``model``: ``"openai/<model>"``, a ``ChatModel``, a ``ChatClient``,
     or None for ``ASSAY_JUDGE_MODEL``. The summary is the last assistant message of the

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any
 
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store._json import dumps, loads
 
 
-def ts(value: Optional[datetime]) -> Optional[str]:
+def ts(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def parse_ts(text: Optional[str]) -> Optional[datetime]:
+def parse_ts(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
@@ -22,11 +22,11 @@ def parse_required_ts(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
-def uid(text: Optional[str]) -> Optional[uuid.UUID]:
+def uid(text: str | None) -> uuid.UUID | None:
     return uuid.UUID(text) if text else None
 
 
-def score_column(result: EvaluationResult) -> Optional[float]:
+def score_column(result: EvaluationResult) -> float | None:
     return None if result.score is None else float(result.score)
 
 

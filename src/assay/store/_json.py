@@ -10,7 +10,7 @@ from __future__ import annotations
 import decimal
 import json
 import re
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 
@@ -33,7 +33,7 @@ def _fallback(value: Any) -> Any:
     return repr(value)
 
 
-def dumps(value: Any) -> Optional[str]:
+def dumps(value: Any) -> str | None:
     if value is None:
         return None
     try:
@@ -46,7 +46,7 @@ def dumps(value: Any) -> Optional[str]:
         return json.dumps(repr(value))
 
 
-def loads(text: Optional[str | bytes]) -> Any:
+def loads(text: str | bytes | None) -> Any:
     if text is None:
         return None
     if isinstance(text, str) and _LONG_DIGITS.search(text):

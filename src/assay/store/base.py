@@ -5,10 +5,12 @@ from __future__ import annotations
 import abc
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, Optional
+from typing import Any
 
 from assay.schemas import Dataset, EvaluationResult, Example
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
+
+__all__ = ["Store"]
 
 
 class Store(abc.ABC):
@@ -19,13 +21,13 @@ class Store(abc.ABC):
     # datasets and examples
     @abc.abstractmethod
     def create_dataset(
-        self, name: str, description: Optional[str] = None, metadata: Optional[dict[str, Any]] = None
+        self, name: str, description: str | None = None, metadata: dict[str, Any] | None = None
     ) -> Dataset: ...
 
     @abc.abstractmethod
     def get_dataset(
-        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
-    ) -> Optional[Dataset]: ...
+        self, *, name: str | None = None, id: uuid.UUID | None = None
+    ) -> Dataset | None: ...
 
     @abc.abstractmethod
     def list_datasets(self) -> list[Dataset]: ...
@@ -42,7 +44,7 @@ class Store(abc.ABC):
         """Replace an example's content in a new dataset version; returns that version."""
 
     @abc.abstractmethod
-    def get_example(self, example_id: uuid.UUID) -> Optional[Example]:
+    def get_example(self, example_id: uuid.UUID) -> Example | None:
         """The current version of an example, or None."""
 
     @abc.abstractmethod
@@ -53,9 +55,9 @@ class Store(abc.ABC):
         self,
         dataset_id: uuid.UUID,
         *,
-        version: Optional[int] = None,
+        version: int | None = None,
         offset: int = 0,
-        limit: Optional[int] = None,
+        limit: int | None = None,
     ) -> list[Example]: ...
 
     # experiments
@@ -64,8 +66,8 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def get_experiment(
-        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
-    ) -> Optional[ExperimentRecord]: ...
+        self, *, name: str | None = None, id: uuid.UUID | None = None
+    ) -> ExperimentRecord | None: ...
 
     @abc.abstractmethod
     def list_experiments(self) -> list[ExperimentRecord]: ...
@@ -135,7 +137,7 @@ class Store(abc.ABC):
 
     # content-addressed cache
     @abc.abstractmethod
-    def cache_get(self, namespace: str, key: str) -> Optional[bytes]: ...
+    def cache_get(self, namespace: str, key: str) -> bytes | None: ...
 
     @abc.abstractmethod
     def cache_put(self, namespace: str, key: str, value: bytes) -> None: ...

@@ -8,14 +8,16 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Optional
 
 from assay.store.base import Store
 
-_current: contextvars.ContextVar[Optional[Store]] = contextvars.ContextVar(
+__all__ = ["current_store", "use_store"]
+
+
+_current: contextvars.ContextVar[Store | None] = contextvars.ContextVar(
     "assay_current_store", default=None
 )
-_default: Optional[Store] = None
+_default: Store | None = None
 
 
 @contextmanager

@@ -1,7 +1,11 @@
 """Errors the store raises, each naming what was wrong."""
 
+from assay.errors import AssayError
 
-class StoreError(RuntimeError):
+__all__ = ["AlreadyExistsError", "NotFoundError", "StoreError", "StoreVersionError"]
+
+
+class StoreError(AssayError, RuntimeError):
     """Base class for store errors."""
 
 

@@ -6,10 +6,12 @@ import os
 import re
 import sqlite3
 from pathlib import Path
-from typing import Optional
 
 from assay.store.base import Store
 from assay.store.errors import StoreError
+
+__all__ = ["DEFAULT_PATH", "default_url", "open_store", "store_exists"]
+
 
 DEFAULT_PATH = Path(".assay") / "assay.db"
 
@@ -18,7 +20,7 @@ def default_url() -> str:
     return os.environ.get("ASSAY_DATABASE_URL") or str(DEFAULT_PATH)
 
 
-def open_store(url: Optional[str] = None) -> Store:
+def open_store(url: str | None = None) -> Store:
     """``sqlite:////abs.db``, ``sqlite:///rel.db``, ``sqlite://`` (memory), or a path."""
     url = url or default_url()
     if not isinstance(url, (str, os.PathLike)):
@@ -51,7 +53,7 @@ def _masked(url: str) -> str:
     return re.sub(r"(://[^/:@]*:)[^/@]*@", r"\1***@", url)
 
 
-def store_exists(url: Optional[str] = None) -> bool:
+def store_exists(url: str | None = None) -> bool:
     """Whether the store at ``url`` already exists (a memory store never does)."""
     url = url or default_url()
     scheme, sep, rest = url.partition("://")

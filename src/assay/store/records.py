@@ -5,11 +5,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from assay.schemas import EvaluationResult, Example, Run, utcnow
+
+__all__ = ["ComparisonRecord", "ExperimentRecord", "ExperimentRow"]
 
 
 class ExperimentRecord(BaseModel):
@@ -17,17 +19,17 @@ class ExperimentRecord(BaseModel):
 
     id: uuid.UUID = Field(default_factory=uuid.uuid4)
     name: str
-    dataset_id: Optional[uuid.UUID] = None
-    dataset_version: Optional[int] = None
-    description: Optional[str] = None
+    dataset_id: uuid.UUID | None = None
+    dataset_version: int | None = None
+    description: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     config: dict[str, Any] = Field(default_factory=dict)
-    fingerprint: Optional[str] = None
+    fingerprint: str | None = None
     status: str = "running"  # running | completed | failed
     num_examples: int = 0
     num_repetitions: int = 1
     created_at: datetime = Field(default_factory=utcnow)
-    finished_at: Optional[datetime] = None
+    finished_at: datetime | None = None
 
 
 @dataclass
@@ -54,7 +56,7 @@ class ComparisonRecord:
     example_id: uuid.UUID
     key: str
     scores: dict[str, float]
-    comment: Optional[str] = None
+    comment: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
-    error: Optional[str] = None
+    error: str | None = None
     id: uuid.UUID = field(default_factory=uuid.uuid4)

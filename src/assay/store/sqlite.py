@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
@@ -17,6 +17,8 @@ from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import Store
 from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
+
+__all__ = ["SQLiteStore"]
 
 
 class SQLiteStore(Store):
@@ -116,7 +118,7 @@ class SQLiteStore(Store):
 
     # datasets
     def create_dataset(
-        self, name: str, description: Optional[str] = None, metadata: Optional[dict[str, Any]] = None
+        self, name: str, description: str | None = None, metadata: dict[str, Any] | None = None
     ) -> Dataset:
         dataset = Dataset(name=name, description=description, metadata=metadata or {})
         try:
@@ -131,8 +133,8 @@ class SQLiteStore(Store):
         return dataset
 
     def get_dataset(
-        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
-    ) -> Optional[Dataset]:
+        self, *, name: str | None = None, id: uuid.UUID | None = None
+    ) -> Dataset | None:
         column, value = ("id", str(id)) if id is not None else ("name", name)
         row = self.conn.execute(_DATASET_QUERY + f" WHERE d.{column} = ?", (value,)).fetchone()
         return _dataset_from(row) if row else None
@@ -184,7 +186,7 @@ class SQLiteStore(Store):
         return version
 
     def _current_example(self, conn: sqlite3.Connection, example_id: uuid.UUID) -> sqlite3.Row:
-        row: Optional[sqlite3.Row] = conn.execute(
+        row: sqlite3.Row | None = conn.execute(
             "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
         ).fetchone()
         if row is None:
@@ -204,7 +206,7 @@ class SQLiteStore(Store):
             )
         return version
 
-    def get_example(self, example_id: uuid.UUID) -> Optional[Example]:
+    def get_example(self, example_id: uuid.UUID) -> Example | None:
         row = self.conn.execute(
             "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
         ).fetchone()
@@ -221,9 +223,9 @@ class SQLiteStore(Store):
         self,
         dataset_id: uuid.UUID,
         *,
-        version: Optional[int] = None,
+        version: int | None = None,
         offset: int = 0,
-        limit: Optional[int] = None,
+        limit: int | None = None,
     ) -> list[Example]:
         query, params = _examples_at(str(dataset_id), version)
         query += " ORDER BY position LIMIT ? OFFSET ?"
@@ -247,8 +249,8 @@ class SQLiteStore(Store):
             raise AlreadyExistsError(f"an experiment named {record.name!r} already exists") from None
 
     def get_experiment(
-        self, *, name: Optional[str] = None, id: Optional[uuid.UUID] = None
-    ) -> Optional[ExperimentRecord]:
+        self, *, name: str | None = None, id: uuid.UUID | None = None
+    ) -> ExperimentRecord | None:
         column, value = ("id", str(id)) if id is not None else ("name", name)
         row = self.conn.execute(f"SELECT * FROM experiments WHERE {column} = ?", (value,)).fetchone()
         return _experiment_from(row) if row else None
@@ -403,7 +405,7 @@ class SQLiteStore(Store):
         ]
 
     # cache
-    def cache_get(self, namespace: str, key: str) -> Optional[bytes]:
+    def cache_get(self, namespace: str, key: str) -> bytes | None:
         row = self.conn.execute(
             "SELECT value FROM cache WHERE namespace = ? AND key = ?", (namespace, key)
         ).fetchone()
@@ -463,7 +465,7 @@ def _refuse_duplicate_ids(conn: sqlite3.Connection, dataset_id: str, examples: S
         raise AlreadyExistsError(f"the dataset already has an example with id {clash}; use update_example")
 
 
-def _examples_at(dataset_id: str, version: Optional[int]) -> tuple[str, tuple[Any, ...]]:
+def _examples_at(dataset_id: str, version: int | None) -> tuple[str, tuple[Any, ...]]:
     if version is None:
         return "SELECT * FROM examples WHERE dataset_id = ? AND removed_version IS NULL", (dataset_id,)
     return (
@@ -477,7 +479,7 @@ def _marks(count: int) -> str:
     return ", ".join("?" * count)
 
 
-def _str(value: Optional[uuid.UUID]) -> Optional[str]:
+def _str(value: uuid.UUID | None) -> str | None:
     return None if value is None else str(value)
 
 

@@ -13,7 +13,7 @@ import argparse
 import importlib
 import signal
 import threading
-from typing import Any, Optional
+from typing import Any
 
 from assay.testing.openai_server import FakeOpenAIServer
 
@@ -25,7 +25,7 @@ def load_handler(spec: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m assay.testing", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="default: any free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")

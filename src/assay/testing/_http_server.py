@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Callable, Optional
 
 
 @dataclass(frozen=True)
@@ -46,9 +45,9 @@ class LoopbackHTTPServer:
     def __init__(self, respond: Responder, port: int = 0) -> None:
         self._respond = respond
         self._port = port
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._thread: Optional[threading.Thread] = None
-        self._server: Optional[asyncio.base_events.Server] = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self.port = 0
 
@@ -111,7 +110,7 @@ class LoopbackHTTPServer:
             writer.close()
 
 
-async def _read_request(reader: asyncio.StreamReader) -> Optional[HTTPRequest]:
+async def _read_request(reader: asyncio.StreamReader) -> HTTPRequest | None:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError:

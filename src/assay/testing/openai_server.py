@@ -23,14 +23,17 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from types import TracebackType
-from typing import Any, Optional, Union
+from typing import Any
 
 from assay.llm.model import ChatModel
 from assay.llm.retry import RetryPolicy
 from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackHTTPServer
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
 
-Scripted = Union[str, dict[str, Any], Reply]
+__all__ = ["FakeOpenAIServer", "REJECTION", "STATS_PATH", "Scripted"]
+
+
+Scripted = str | dict[str, Any] | Reply
 
 STATS_PATH = "/_assay/stats"
 REJECTION = "response_format of type json_schema is not supported by this server"
@@ -43,8 +46,8 @@ class FakeOpenAIServer:
         self,
         replies: Iterable[Scripted] = (),
         *,
-        handler: Optional[ChatHandler] = None,
-        embeddings: Optional[EmbeddingHandler] = None,
+        handler: ChatHandler | None = None,
+        embeddings: EmbeddingHandler | None = None,
         latency: float = 0.0,
         reject_response_format: bool = False,
         model: str = "fake-judge",
@@ -63,7 +66,7 @@ class FakeOpenAIServer:
         self._script: deque[Scripted] = deque(replies)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._http: Optional[LoopbackHTTPServer] = None
+        self._http: LoopbackHTTPServer | None = None
 
     # lifecycle
     def start(self) -> FakeOpenAIServer:
@@ -83,9 +86,9 @@ class FakeOpenAIServer:
 
     def __exit__(
         self,
-        exc_type: Optional[type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.stop()
 

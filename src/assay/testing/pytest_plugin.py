@@ -19,6 +19,11 @@ import pytest
 from assay.testing import _test_log
 from assay.testing._pytest_recorder import Outcome, Recorder, Suite
 
+__all__ = [
+    "pytest_addoption", "pytest_collection_modifyitems", "pytest_configure", "pytest_configure_node",
+    "pytest_runtest_makereport", "pytest_runtest_setup", "pytest_sessionfinish",
+]
+
 _RUN_ID = "assay_run_id"
 _STATE = pytest.StashKey["_State"]()
 

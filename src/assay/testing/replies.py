@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Union
+from typing import Any
+
+__all__ = ["ChatHandler", "EmbeddingHandler", "RecordedRequest", "Reply", "ReplyLike"]
 
 
 @dataclass(frozen=True)
@@ -17,15 +19,15 @@ class Reply:
     malformed replies); ``usage`` overrides the token counts (by default, words are counted).
     """
 
-    content: Union[str, dict[str, Any], list[Any], None] = None
+    content: str | dict[str, Any] | list[Any] | None = None
     status: int = 200
     delay: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
-    body: Optional[bytes] = None
-    usage: Optional[dict[str, int]] = None
+    body: bytes | None = None
+    usage: dict[str, int] | None = None
 
     @classmethod
-    def rate_limited(cls, retry_after: Optional[float] = None) -> Reply:
+    def rate_limited(cls, retry_after: float | None = None) -> Reply:
         headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
         return cls(status=429, headers=headers, body=_error_body("Rate limit reached", "rate_limit"))
 
@@ -39,7 +41,7 @@ class Reply:
         return cls(status=200, body=body)
 
     @classmethod
-    def slow(cls, seconds: float, content: Union[str, dict[str, Any], None] = None) -> Reply:
+    def slow(cls, seconds: float, content: str | dict[str, Any] | None = None) -> Reply:
         return cls(content=content, delay=seconds)
 
     def text(self) -> str:
@@ -79,27 +81,27 @@ class RecordedRequest:
         return "\n".join(str(message.get("content", "")) for message in self.messages)
 
     @property
-    def model(self) -> Optional[str]:
+    def model(self) -> str | None:
         return self.body.get("model") if isinstance(self.body, dict) else None
 
     @property
-    def response_format(self) -> Optional[dict[str, Any]]:
+    def response_format(self) -> dict[str, Any] | None:
         return self.body.get("response_format") if isinstance(self.body, dict) else None
 
     @property
-    def schema_name(self) -> Optional[str]:
+    def schema_name(self) -> str | None:
         """The name of the requested JSON schema, when ``response_format`` carried one."""
         spec = (self.response_format or {}).get("json_schema") or {}
         return spec.get("name")
 
     @property
-    def schema(self) -> Optional[dict[str, Any]]:
+    def schema(self) -> dict[str, Any] | None:
         spec = (self.response_format or {}).get("json_schema") or {}
         return spec.get("schema")
 
 
-ReplyLike = Union[str, dict[str, Any], Reply]
+ReplyLike = str | dict[str, Any] | Reply
 #: a handler computes the reply from the request: text, a JSON-able dict, or a full Reply
 #: (an async handler may return an awaitable of one)
-ChatHandler = Callable[[RecordedRequest], Union[ReplyLike, Awaitable[ReplyLike]]]
+ChatHandler = Callable[[RecordedRequest], ReplyLike | Awaitable[ReplyLike]]
 EmbeddingHandler = Callable[[list[str]], list[list[float]]]

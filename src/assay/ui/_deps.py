@@ -6,10 +6,9 @@ what to install instead of a bare ModuleNotFoundError from deep inside.
 
 from __future__ import annotations
 
-import importlib.util
+from assay.errors import require_extra
 
 REQUIRED = ("fastapi", "uvicorn", "jinja2")
 
-MISSING = [name for name in REQUIRED if importlib.util.find_spec(name) is None]
-if MISSING:
-    raise ImportError(f"the assay web UI needs {', '.join(MISSING)}: install it with pip install 'assay[ui]'")
+for _module in REQUIRED:
+    require_extra(_module, "ui", feature="the assay web UI")

@@ -5,7 +5,7 @@ Its OpenAPI description is served at ``/api/openapi.json``; docs/ui.md lists the
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
@@ -23,6 +23,12 @@ from assay.ui.models import (
 )
 from assay.ui.params import PagingParams, RowFilterParams, VersionParam, blank_is_none
 
+__all__ = [
+    "compare", "dataset_examples", "experiment_detail", "experiment_row", "experiment_rows",
+    "list_datasets", "list_experiments",
+]
+
+
 router = APIRouter(prefix="/api", tags=["api"])
 
 
@@ -37,7 +43,7 @@ def dataset_examples(
     db: Database,
     paging: PagingParams,
     version: VersionParam,
-    q: Annotated[Optional[str], Query(description="text searched in examples")] = None,
+    q: Annotated[str | None, Query(description="text searched in examples")] = None,
 ) -> ExamplePage:
     return queries.example_page(
         db, dataset, version=version, q=blank_is_none(q), page=paging.page, per_page=paging.per_page
@@ -48,8 +54,8 @@ def dataset_examples(
 def list_experiments(
     db: Database,
     paging: PagingParams,
-    q: Annotated[Optional[str], Query(description="text searched in names")] = None,
-    dataset: Annotated[Optional[str], Query(description="only this dataset's (id)")] = None,
+    q: Annotated[str | None, Query(description="text searched in names")] = None,
+    dataset: Annotated[str | None, Query(description="only this dataset's (id)")] = None,
 ) -> ExperimentList:
     return queries.list_experiments(
         db,
@@ -99,7 +105,7 @@ def compare(
     paging: PagingParams,
     e: Annotated[list[str], Query(description="experiment ids or names, baseline first")],
     show: Annotated[CompareShow, Query(description="which rows to list")] = "all",
-    metric: Annotated[Optional[str], Query(description="judge changes on this metric only")] = None,
+    metric: Annotated[str | None, Query(description="judge changes on this metric only")] = None,
 ) -> ComparePage:
     return queries.compare_page(
         db,

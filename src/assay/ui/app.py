@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Optional
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -19,10 +18,13 @@ from assay.ui.errors import BadRequest, NotFound
 from assay.ui.security import GuardMiddleware
 from assay.ui.templating import make_templates
 
+__all__ = ["STATIC", "create_app"]
+
+
 STATIC = Path(__file__).parent / "static"
 
 
-def create_app(store: Store, token: Optional[str] = None) -> FastAPI:
+def create_app(store: Store, token: str | None = None) -> FastAPI:
     """The UI over ``store``, read-only. With a token, every request must carry it."""
     db = ReadOnlyDatabase(store)
 

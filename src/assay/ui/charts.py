@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from assay.ui.models import Histogram, RunNode
 from assay.ui.views import format_number
+
+__all__ = [
+    "Bar", "Span", "Tick", "histogram_bars", "histogram_ticks", "timeline_span", "timeline_total",
+]
+
 
 WIDTH, HEIGHT, LABEL_SPACE = 300.0, 90.0, 16.0
 
@@ -85,7 +89,7 @@ class Span:
     width: float
 
 
-def timeline_span(node: RunNode, total_ms: Optional[float]) -> Optional[Span]:
+def timeline_span(node: RunNode, total_ms: float | None) -> Span | None:
     """Where a step sits on a 0..1000 axis spanning the root run."""
     if not total_ms or node.offset_ms is None or node.duration_ms is None:
         return None
@@ -94,7 +98,7 @@ def timeline_span(node: RunNode, total_ms: Optional[float]) -> Optional[Span]:
     return Span(x, min(width, 1000 - x) or 2.0)
 
 
-def timeline_total(root: RunNode) -> Optional[float]:
+def timeline_total(root: RunNode) -> float | None:
     """The root's duration, or the last child end when the root has none."""
     ends = [root.duration_ms or 0.0]
     stack = list(root.children)

@@ -16,6 +16,8 @@ from urllib.parse import quote
 
 from assay.store.base import Store
 
+__all__ = ["ReadOnlyDatabase"]
+
 
 class ReadOnlyDatabase:
     """Per-thread read-only connections to the database behind a store."""

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from assay.errors import AssayError
+
+__all__ = ["BadRequest", "NotFound", "UIConfigError"]
+
 
 class BadRequest(ValueError):
     """A query parameter the UI cannot use (named in the message)."""
@@ -11,5 +15,5 @@ class NotFound(LookupError):
     """A dataset, experiment or row that does not exist."""
 
 
-class UIConfigError(ValueError):
+class UIConfigError(AssayError, ValueError):
     """A server setting refused for safety (a public host without a token, a weak token)."""

@@ -11,6 +11,11 @@ from assay.ui.errors import NotFound
 from assay.ui.models import DatasetSummary, ExperimentSummary
 from assay.ui.queries import find_dataset, find_experiment
 
+__all__ = [
+    "Database", "DatasetParam", "ExperimentParam", "database", "dataset", "experiment",
+    "experiments",
+]
+
 
 def database(request: Request) -> ReadOnlyDatabase:
     db: ReadOnlyDatabase = request.app.state.db

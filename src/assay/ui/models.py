@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+__all__ = [
+    "Change", "CompareCell", "CompareMetric", "ComparePage", "CompareRow", "CompareShow",
+    "DatasetSummary", "DatasetVersion", "ExamplePage", "ExampleView", "ExperimentDetail",
+    "ExperimentList", "ExperimentRef", "ExperimentSummary", "Histogram", "HistogramBin",
+    "LatencyStat", "MetricStat", "ResultView", "RowDetail", "RowFilter", "RowPage", "RowSummary",
+    "RunNode", "ScoreCell", "SortKey",
+]
 
 
 class DatasetSummary(BaseModel):
     id: str
     name: str
-    description: Optional[str] = None
-    created_at: Optional[str] = None
+    description: str | None = None
+    created_at: str | None = None
     version: int = Field(description="the dataset's current version (each edit adds one)")
     example_count: int = Field(description="examples in the current version")
     experiment_count: int = 0
@@ -30,7 +38,7 @@ class ExampleView(BaseModel):
     outputs: Any = None
     metadata: Any = None
     added_version: int
-    created_at: Optional[str] = None
+    created_at: str | None = None
 
 
 class ExperimentRef(BaseModel):
@@ -42,7 +50,7 @@ class ExamplePage(BaseModel):
     dataset: DatasetSummary
     version: int
     versions: list[DatasetVersion]
-    q: Optional[str] = None
+    q: str | None = None
     total: int
     page: int
     per_page: int
@@ -53,24 +61,24 @@ class ExamplePage(BaseModel):
 class ExperimentSummary(BaseModel):
     id: str
     name: str
-    dataset_id: Optional[str] = None
-    dataset_name: Optional[str] = None
-    dataset_version: Optional[int] = None
+    dataset_id: str | None = None
+    dataset_name: str | None = None
+    dataset_version: int | None = None
     status: str
-    created_at: Optional[str] = None
-    finished_at: Optional[str] = None
+    created_at: str | None = None
+    finished_at: str | None = None
     rows: int = Field(description="stored rows: one per (example, repetition)")
     run_errors: int = Field(description="rows whose target call failed")
     num_examples: int = 0
     num_repetitions: int = 1
-    metric_means: dict[str, Optional[float]] = Field(
+    metric_means: dict[str, float | None] = Field(
         default_factory=dict, description="mean score per metric key, errored results excluded"
     )
 
 
 class ExperimentList(BaseModel):
-    q: Optional[str] = None
-    dataset_id: Optional[str] = None
+    q: str | None = None
+    dataset_id: str | None = None
     total: int
     page: int
     per_page: int
@@ -79,15 +87,15 @@ class ExperimentList(BaseModel):
 
 class MetricStat(BaseModel):
     key: str
-    mean: Optional[float] = None
+    mean: float | None = None
     n: int = Field(description="scored results (errors excluded)")
     errors: int = Field(description="results whose evaluator failed")
     unscored: int = Field(0, description="results with neither score nor error (value only)")
-    stderr: Optional[float] = None
-    ci_low: Optional[float] = None
-    ci_high: Optional[float] = None
-    min: Optional[float] = None
-    max: Optional[float] = None
+    stderr: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    min: float | None = None
+    max: float | None = None
     unit_range: bool = Field(description="every score lies in [0, 1]")
 
 
@@ -105,24 +113,24 @@ class Histogram(BaseModel):
 
 class ResultView(BaseModel):
     key: str
-    score: Optional[float] = None
+    score: float | None = None
     value: Any = None
-    feedback: Optional[str] = None
-    comment: Optional[str] = None
+    feedback: str | None = None
+    comment: str | None = None
     correction: Any = None
     metadata: Any = None
     evaluator_info: Any = None
-    error: Optional[str] = None
+    error: str | None = None
 
 
 class LatencyStat(BaseModel):
-    mean_ms: Optional[float] = None
-    max_ms: Optional[float] = None
+    mean_ms: float | None = None
+    max_ms: float | None = None
 
 
 class ExperimentDetail(BaseModel):
     experiment: ExperimentSummary
-    description: Optional[str] = None
+    description: str | None = None
     metadata: Any = None
     config: Any = None
     metrics: list[MetricStat]
@@ -133,9 +141,9 @@ class ExperimentDetail(BaseModel):
 
 class ScoreCell(BaseModel):
     key: str
-    score: Optional[float] = None
+    score: float | None = None
     value: Any = None
-    error: Optional[str] = None
+    error: str | None = None
 
 
 class RowSummary(BaseModel):
@@ -146,8 +154,8 @@ class RowSummary(BaseModel):
     inputs: str = Field(description="a short text preview of the run's inputs")
     outputs: str = Field(description="a short text preview of the run's outputs")
     reference: str = Field(description="a short text preview of the example's reference outputs")
-    error: Optional[str] = None
-    latency_ms: Optional[float] = None
+    error: str | None = None
+    latency_ms: float | None = None
     scores: list[ScoreCell]
 
 
@@ -159,9 +167,9 @@ class RowFilter(BaseModel):
     failed: bool = Field(
         False, description="only rows whose run failed, or with an errored result or a score < 1"
     )
-    metric: Optional[str] = None
-    below: Optional[float] = Field(None, description="with metric: only rows scoring below this")
-    q: Optional[str] = Field(None, description="substring searched in inputs and outputs")
+    metric: str | None = None
+    below: float | None = Field(None, description="with metric: only rows scoring below this")
+    q: str | None = Field(None, description="substring searched in inputs and outputs")
     sort: SortKey = "position"
     order: Literal["asc", "desc"] = "asc"
 
@@ -177,13 +185,13 @@ class RowPage(BaseModel):
 
 
 class RunNode(BaseModel):
-    name: Optional[str] = None
-    run_type: Optional[str] = None
-    start_time: Optional[str] = None
-    end_time: Optional[str] = None
-    offset_ms: Optional[float] = Field(None, description="start, relative to the root run")
-    duration_ms: Optional[float] = None
-    error: Optional[str] = None
+    name: str | None = None
+    run_type: str | None = None
+    start_time: str | None = None
+    end_time: str | None = None
+    offset_ms: float | None = Field(None, description="start, relative to the root run")
+    duration_ms: float | None = None
+    error: str | None = None
     inputs: Any = None
     outputs: Any = None
     children: list[RunNode] = Field(default_factory=list)
@@ -199,18 +207,18 @@ class RowDetail(BaseModel):
     outputs: Any = None
     reference_outputs: Any = None
     example_metadata: Any = None
-    error: Optional[str] = None
+    error: str | None = None
     run: RunNode
     results: list[ResultView]
-    previous_run_id: Optional[str] = None
-    next_run_id: Optional[str] = None
+    previous_run_id: str | None = None
+    next_run_id: str | None = None
 
 
 class CompareMetric(BaseModel):
     key: str
-    means: dict[str, Optional[float]] = Field(description="experiment id -> mean score")
+    means: dict[str, float | None] = Field(description="experiment id -> mean score")
     errors: dict[str, int] = Field(description="experiment id -> errored results")
-    deltas: dict[str, Optional[float]] = Field(description="experiment id -> mean minus baseline")
+    deltas: dict[str, float | None] = Field(description="experiment id -> mean minus baseline")
     regressions: dict[str, int] = Field(description="experiment id -> rows worse than baseline")
     improvements: dict[str, int] = Field(description="experiment id -> rows better than baseline")
 
@@ -220,9 +228,9 @@ Change = Literal["regressed", "improved", "mixed", "same"]
 
 class CompareCell(BaseModel):
     experiment_id: str
-    run_id: Optional[str] = None
+    run_id: str | None = None
     outputs: str = ""
-    error: Optional[str] = None
+    error: str | None = None
     scores: list[ScoreCell]
     changes: dict[str, Change] = Field(
         default_factory=dict, description="metric key -> change against the baseline"
@@ -248,7 +256,7 @@ class ComparePage(BaseModel):
     metric_keys: list[str]
     metrics: list[CompareMetric]
     show: CompareShow
-    metric: Optional[str] = None
+    metric: str | None = None
     total: int
     page: int
     per_page: int

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -11,6 +11,12 @@ from assay.ui import queries
 from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
 from assay.ui.models import CompareShow
 from assay.ui.params import PagingParams, RowFilterParams, VersionParam, blank_is_none
+
+__all__ = [
+    "compare_page", "dataset_list", "dataset_page", "experiment_list", "experiment_page", "home",
+    "render", "row_page",
+]
+
 
 router = APIRouter(include_in_schema=False, default_response_class=HTMLResponse)
 
@@ -30,8 +36,8 @@ def experiment_list(
     request: Request,
     db: Database,
     paging: PagingParams,
-    q: Optional[str] = None,
-    dataset: Optional[str] = None,
+    q: str | None = None,
+    dataset: str | None = None,
 ) -> Response:
     listing = queries.list_experiments(
         db,
@@ -69,7 +75,7 @@ def compare_page(
     paging: PagingParams,
     e: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies defaults
     show: CompareShow = "all",
-    metric: Optional[str] = None,
+    metric: str | None = None,
 ) -> Response:
     refs = [ref for ref in e if ref.strip()]
     if not refs:
@@ -98,7 +104,7 @@ def dataset_page(
     db: Database,
     paging: PagingParams,
     version: VersionParam,
-    q: Optional[str] = None,
+    q: str | None = None,
 ) -> Response:
     examples = queries.example_page(
         db, dataset, version=version, q=blank_is_none(q), page=paging.page, per_page=paging.per_page

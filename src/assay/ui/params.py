@@ -7,12 +7,18 @@ means "not set".
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 from fastapi import Depends, Query
 
 from assay.ui.errors import BadRequest
 from assay.ui.models import RowFilter
+
+__all__ = [
+    "MAX_PER_PAGE", "Paging", "PagingParams", "RowFilterParams", "VersionParam", "blank_is_none",
+    "dataset_version", "parse_number", "row_filter",
+]
+
 
 MAX_PER_PAGE = 500
 
@@ -30,11 +36,11 @@ class Paging:
 PagingParams = Annotated[Paging, Depends()]
 
 
-def blank_is_none(value: Optional[str]) -> Optional[str]:
+def blank_is_none(value: str | None) -> str | None:
     return value if value is not None and value.strip() else None
 
 
-def parse_number(name: str, value: Optional[str]) -> Optional[float]:
+def parse_number(name: str, value: str | None) -> float | None:
     text = blank_is_none(value)
     if text is None:
         return None
@@ -51,11 +57,11 @@ def row_filter(
     failed: Annotated[
         bool, Query(description="only failed rows: target error, evaluator error or a score < 1")
     ] = False,
-    metric: Annotated[Optional[str], Query(description="a metric key, for 'below'")] = None,
+    metric: Annotated[str | None, Query(description="a metric key, for 'below'")] = None,
     below: Annotated[
-        Optional[str], Query(description="a number: rows whose 'metric' scores below it")
+        str | None, Query(description="a number: rows whose 'metric' scores below it")
     ] = None,
-    q: Annotated[Optional[str], Query(description="text searched in inputs and outputs")] = None,
+    q: Annotated[str | None, Query(description="text searched in inputs and outputs")] = None,
     sort: Annotated[str, Query(description="position, latency, error or metric:<key>")] = "position",
     order: Annotated[Literal["asc", "desc"], Query()] = "asc",
 ) -> RowFilter:
@@ -73,8 +79,8 @@ RowFilterParams = Annotated[RowFilter, Depends(row_filter)]
 
 
 def dataset_version(
-    version: Annotated[Optional[str], Query(description="a dataset version (default: current)")] = None,
-) -> Optional[int]:
+    version: Annotated[str | None, Query(description="a dataset version (default: current)")] = None,
+) -> int | None:
     number = parse_number("version", version)
     if number is None:
         return None
@@ -83,4 +89,4 @@ def dataset_version(
     return int(number)
 
 
-VersionParam = Annotated[Optional[int], Depends(dataset_version)]
+VersionParam = Annotated[int | None, Depends(dataset_version)]

@@ -14,13 +14,18 @@ import hashlib
 import hmac
 import ipaddress
 import time
-from typing import Optional
 from urllib.parse import urlencode
 
 from starlette.datastructures import URL, MutableHeaders
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = [
+    "COOKIE", "GuardMiddleware", "READ_METHODS", "SECURITY_HEADERS", "is_loopback_host",
+    "session_value",
+]
+
 
 COOKIE = "assay_ui_session"
 READ_METHODS = frozenset({"GET", "HEAD"})
@@ -63,7 +68,7 @@ def session_value(token: str) -> str:
 class GuardMiddleware:
     """Host, token and method checks; security and Server-Timing headers."""
 
-    def __init__(self, app: ASGIApp, token: Optional[str]) -> None:
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app = app
         self.token = token
         self._session = session_value(token) if token else None
@@ -77,7 +82,7 @@ class GuardMiddleware:
         target = refusal if refusal is not None else self.app
         await target(scope, receive, _with_headers(send, started, scope["path"]))
 
-    def _refusal(self, request: Request) -> Optional[Response]:
+    def _refusal(self, request: Request) -> Response | None:
         if request.method not in READ_METHODS:
             return PlainTextResponse(
                 "the assay UI is read-only: only GET and HEAD are allowed",
@@ -95,7 +100,7 @@ class GuardMiddleware:
             return None
         return self._token_refusal(request)
 
-    def _token_refusal(self, request: Request) -> Optional[Response]:
+    def _token_refusal(self, request: Request) -> Response | None:
         assert self.token is not None and self._session is not None
         query_token = request.query_params.get("token")
         if query_token is not None and _same(query_token, self.token):

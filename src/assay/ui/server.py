@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-from typing import Optional
 
 import uvicorn
 
@@ -14,13 +13,19 @@ from assay.ui.app import create_app
 from assay.ui.errors import UIConfigError
 from assay.ui.security import is_loopback_host
 
+__all__ = [
+    "MIN_TOKEN_LENGTH", "RedactTokens", "TOKEN_ENV", "check_bind", "redact", "resolve_token",
+    "serve",
+]
+
+
 TOKEN_ENV = "ASSAY_UI_TOKEN"
 MIN_TOKEN_LENGTH = 8
 
 _TOKEN_IN_QUERY = re.compile(r"(?i)(\btoken=)[^&\s\"]*")
 
 
-def resolve_token(token: Optional[str]) -> Optional[str]:
+def resolve_token(token: str | None) -> str | None:
     """The given token, else ``$ASSAY_UI_TOKEN``, else None; refuses weak tokens."""
     value = token if token is not None else os.environ.get(TOKEN_ENV)
     if value is None or value == "":
@@ -33,7 +38,7 @@ def resolve_token(token: Optional[str]) -> Optional[str]:
     return value
 
 
-def check_bind(host: str, token: Optional[str]) -> None:
+def check_bind(host: str, token: str | None) -> None:
     """Refuse a non-loopback host unless a token protects it."""
     if token is None and not is_loopback_host(host):
         raise UIConfigError(
@@ -56,10 +61,10 @@ def redact(text: str) -> str:
 
 
 def serve(
-    database_url: Optional[str] = None,
+    database_url: str | None = None,
     host: str = "127.0.0.1",
     port: int = 8765,
-    token: Optional[str] = None,
+    token: str | None = None,
 ) -> None:
     """Serve the UI over the store at ``database_url`` until interrupted."""
     token = resolve_token(token)

@@ -9,20 +9,21 @@ without loading scores into Python.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from assay.evaluation._stats import clustered_interval as _interval
+
+__all__ = ["Interval", "clustered_interval"]
 
 
 @dataclass(frozen=True)
 class Interval:
-    stderr: Optional[float]
-    low: Optional[float]
-    high: Optional[float]
+    stderr: float | None
+    low: float | None
+    high: float | None
 
 
 def clustered_interval(
-    mean: Optional[float], n: int, groups: int, residual_square_sum: Optional[float],
+    mean: float | None, n: int, groups: int, residual_square_sum: float | None,
     unit_range: bool = False,
 ) -> Interval:
     """95% CI of a mean from per-cluster residual sums (Liang-Zeger, G/(G-1) factor)."""

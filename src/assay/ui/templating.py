@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import urlencode
 
 from fastapi.templating import Jinja2Templates
 from starlette.requests import Request
 
 from assay.ui import charts, views
+
+__all__ = [
+    "TEMPLATES", "make_templates", "node_kind", "page_count", "short_id", "short_time", "sort_link",
+    "sort_mark", "with_query",
+]
+
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -42,11 +48,11 @@ def page_count(total: int, per_page: int) -> int:
     return max((total + per_page - 1) // per_page, 1)
 
 
-def short_id(value: Optional[str]) -> str:
+def short_id(value: str | None) -> str:
     return (value or "")[:8]
 
 
-def short_time(value: Optional[str]) -> str:
+def short_time(value: str | None) -> str:
     """ISO time without seconds' fractions (the page's script shows it in local time)."""
     if not value:
         return "—"

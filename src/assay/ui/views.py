@@ -6,9 +6,16 @@ escapes every piece of text, so nothing here produces markup.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, TypeGuard, Union
+from typing import Any, TypeGuard
 
 import orjson
+
+__all__ = [
+    "Items", "MAX_COLUMNS", "MAX_DEPTH", "MAX_TABLE_ROWS", "MAX_TEXT", "Mapping", "Node",
+    "PASS_FLAGS", "SHORT_TEXT", "Table", "TableRow", "Text", "format_number", "row_status",
+    "score_class", "traceback_of", "view", "without_traceback",
+]
+
 
 MAX_DEPTH = 6
 MAX_TABLE_ROWS = 200
@@ -43,7 +50,7 @@ class Mapping:
 @dataclass
 class TableRow:
     cells: list[Node]
-    status: Optional[str] = None  # good | bad | None
+    status: str | None = None  # good | bad | None
 
 
 @dataclass
@@ -58,7 +65,7 @@ class Items:
     items: list[Node] = field(default_factory=list)
 
 
-Node = Union[Text, Mapping, Table, Items]
+Node = Text | Mapping | Table | Items
 
 
 def view(value: Any, depth: int = 0) -> Node:
@@ -103,7 +110,7 @@ def _mapping(value: dict[Any, Any], depth: int) -> Node:
     return Mapping(items)
 
 
-def _sequence(value: list[Any], depth: int, columns: Optional[list[str]]) -> Node:
+def _sequence(value: list[Any], depth: int, columns: list[str] | None) -> Node:
     if depth >= MAX_DEPTH:
         return _compact(value)
     if value and all(isinstance(item, dict) for item in value):
@@ -129,7 +136,7 @@ def _records_table(records: list[dict[Any, Any]], depth: int) -> Table:
     return Table(columns, rows, max(len(records) - MAX_TABLE_ROWS, 0))
 
 
-def row_status(record: dict[str, Any]) -> Optional[str]:
+def row_status(record: dict[str, Any]) -> str | None:
     """``bad`` when a pass flag is False or expected and actual outputs differ."""
     flags = [record[name] for name in PASS_FLAGS if isinstance(record.get(name), bool)]
     mismatch = (
@@ -150,7 +157,7 @@ def _is_row(value: Any, width: int) -> bool:
     return isinstance(value, (list, tuple)) and len(value) == width
 
 
-def format_number(value: Optional[float], digits: int = 3) -> str:
+def format_number(value: float | None, digits: int = 3) -> str:
     """Integers as integers, other numbers with up to ``digits`` decimals."""
     if value is None:
         return "—"
@@ -163,7 +170,7 @@ def format_number(value: Optional[float], digits: int = 3) -> str:
     return f"{value:.{digits}f}".rstrip("0").rstrip(".")
 
 
-def score_class(score: Optional[float], error: Optional[str] = None) -> str:
+def score_class(score: float | None, error: str | None = None) -> str:
     """A colour class: ``sc-err`` for errors, ``sc-0``..``sc-10`` on [0, 1], else neutral."""
     if error is not None:
         return "sc-err"
@@ -181,7 +188,7 @@ def without_traceback(metadata: Any) -> Any:
     return metadata
 
 
-def traceback_of(metadata: Any) -> Optional[str]:
+def traceback_of(metadata: Any) -> str | None:
     if isinstance(metadata, dict) and isinstance(metadata.get("traceback"), str):
         return str(metadata["traceback"])
     return None

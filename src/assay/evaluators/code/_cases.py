@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
+from assay.errors import AssayError
 from assay.sandbox import Call, Language
 from assay.sandbox.harness import codec
 from assay.sandbox.languages import strip_fences
 from assay.schemas import Example, Run
 
 
-class CaseError(ValueError):
+class CaseError(AssayError, ValueError):
     """The run or the example cannot be used; the message says which and why."""
 
     def __init__(self, message: str, feedback: str = "Missing test cases.") -> None:
@@ -37,7 +38,7 @@ class TestProgram:
 DEFAULT_OUTPUT_KEYS = ("text", "output")
 
 
-def code_from_run(run: Run, output_key: Optional[str], language: Language) -> str:
+def code_from_run(run: Run, output_key: str | None, language: Language) -> str:
     """The code, or raise CaseError with the seed's messages.
 
     With no ``output_key``: ``"text"`` (the seed's), else ``"output"`` (what a target
@@ -64,11 +65,11 @@ def _content(value: Any) -> Any:
     return value
 
 
-def inputs_of(example: Optional[Example]) -> dict[str, Any]:
+def inputs_of(example: Example | None) -> dict[str, Any]:
     return dict(example.inputs) if example is not None and example.inputs else {}
 
 
-def test_program_of(example: Optional[Example]) -> Optional[TestProgram]:
+def test_program_of(example: Example | None) -> TestProgram | None:
     """HumanEval/MBPP style: inputs carry ``test`` and ``entry_point`` (and ``prompt``)."""
     inputs = inputs_of(example)
     if "test" not in inputs or "entry_point" not in inputs:
@@ -82,7 +83,7 @@ def test_program_of(example: Optional[Example]) -> Optional[TestProgram]:
     return TestProgram(prompt, test, entry_point)
 
 
-def test_cases_of(example: Optional[Example]) -> list[TestCase]:
+def test_cases_of(example: Example | None) -> list[TestCase]:
     raw: Any = None
     if example is not None and example.inputs and "test_cases" in example.inputs:
         raw = example.inputs["test_cases"]

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._cases import (
@@ -71,7 +71,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         self.execution_timeout = float(kwargs.get("execution_timeout", 10))
         self.expected_func_name = str(kwargs.get("func_name", "solution"))
         self.language = str(kwargs.get("language", "python"))
-        self.output_key: Optional[str] = kwargs.get("output_key")
+        self.output_key: str | None = kwargs.get("output_key")
         self.sandbox_config: SandboxConfig = kwargs.get("sandbox") or SandboxConfig()
         self.limits: Limits = kwargs.get("limits") or Limits()
         self.float_tolerance = float(kwargs.get("float_tolerance", DEFAULT_TOLERANCE))
@@ -79,7 +79,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
             raise ValueError(f"execution_timeout must be positive, got {self.execution_timeout}")
         get_language(self.language)  # an unknown default language is a setup error
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         inputs = inputs_of(example)
         try:
             language = get_language(str(inputs.get("language") or self.language))
@@ -109,7 +109,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
             self.limits)
         return from_function_run(self.name, cases, function_run, self.float_tolerance, extra)
 
-    def evaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+    def evaluate(self, run: Run, example: Example | None = None) -> Any:
         result = super().evaluate(run, example)
         if isinstance(result, EvaluationResult) and result.error is not None:
             result.metadata.setdefault("sandbox", _describe_quietly(self.sandbox_config))
@@ -118,7 +118,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
     evaluate_run = evaluate
 
 
-def _describe_quietly(config: SandboxConfig) -> Optional[dict[str, Any]]:
+def _describe_quietly(config: SandboxConfig) -> dict[str, Any] | None:
     try:
         return get_pool(config).describe()
     except SandboxError as exc:

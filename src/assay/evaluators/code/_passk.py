@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from assay.evaluation import EvaluationResult
 
@@ -57,9 +58,9 @@ def pass_at_k(k: int, key: str = "CodeCorrectnessEvaluator") -> Callable[..., Ev
 
 
 def _group(examples: Sequence[Any], evaluation_results: Sequence[Sequence[EvaluationResult]],
-           key: str) -> "OrderedDict[str, tuple[int, int, int]]":
+           key: str) -> OrderedDict[str, tuple[int, int, int]]:
     """example id -> (scored samples, passing samples, errored samples)."""
-    groups: "OrderedDict[str, tuple[int, int, int]]" = OrderedDict()
+    groups: OrderedDict[str, tuple[int, int, int]] = OrderedDict()
     for example, results in zip(examples, evaluation_results):
         example_id = str(getattr(example, "id", example))
         n, c, errors = groups.get(example_id, (0, 0, 0))
@@ -71,7 +72,7 @@ def _group(examples: Sequence[Any], evaluation_results: Sequence[Sequence[Evalua
     return groups
 
 
-def _find(results: Sequence[EvaluationResult], key: str) -> Optional[EvaluationResult]:
+def _find(results: Sequence[EvaluationResult], key: str) -> EvaluationResult | None:
     for result in results or ():
         if result.key == key:
             return result

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluation import EvaluationResult
 from assay.evaluators.code._cases import TestCase
@@ -129,7 +129,7 @@ def _load_feedback(kind: str, message: str) -> str:
     return _LOAD_FEEDBACK.get(kind, f"Code execution failed: {message}")
 
 
-def _load_message(kind: str, error_type: Optional[str], message: str) -> str:
+def _load_message(kind: str, error_type: str | None, message: str) -> str:
     if kind in ("syntax", "exception") and error_type:
         return f"{error_type}: {message}"
     return message
@@ -186,7 +186,7 @@ def _program_comment(verdict: dict[str, Any]) -> str:
     return f"{prefix}{message}{where}".strip() or "the test program failed"
 
 
-def _assertion(verdict: dict[str, Any]) -> Optional[dict[str, Any]]:
+def _assertion(verdict: dict[str, Any]) -> dict[str, Any] | None:
     if verdict.get("kind") != "assertion":
         return None
     return {"line": verdict.get("line"), "source": verdict.get("source"),

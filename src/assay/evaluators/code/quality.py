@@ -8,22 +8,30 @@ import importlib.util
 import json
 import subprocess
 import sys
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
+from assay.errors import AssayError
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._cases import CaseError, code_from_run
 from assay.sandbox import get_language
 from assay.schemas import Example, Run
 
+__all__ = [
+    "BanditSecurityEvaluator", "RuffLintEvaluator", "SEVERITY_WEIGHTS", "TOOL_TIMEOUT",
+    "ToolMissing",
+]
+
+
 TOOL_TIMEOUT = 60.0
 SEVERITY_WEIGHTS = {"HIGH": 1.0, "MEDIUM": 0.5, "LOW": 0.1}
 
 
-class ToolMissing(RuntimeError):
+class ToolMissing(AssayError, RuntimeError):
     pass
 
 
-def _code(run: Run, output_key: Optional[str]) -> Optional[str]:
+def _code(run: Run, output_key: str | None) -> str | None:
     """The code as CodeCorrectnessEvaluator finds it (same keys, fences stripped)."""
     try:
         return code_from_run(run, output_key, get_language("python"))
@@ -57,10 +65,10 @@ class RuffLintEvaluator(BaseEvaluator):
 
     def __init__(self, name: str = "RuffLintEvaluator", **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)
-        self.select: Optional[list[str]] = kwargs.get("select")
-        self.output_key: Optional[str] = kwargs.get("output_key")
+        self.select: list[str] | None = kwargs.get("select")
+        self.output_key: str | None = kwargs.get("output_key")
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         code = _code(run, self.output_key)
         if code is None:
             return _no_code(self.name)
@@ -97,10 +105,10 @@ class BanditSecurityEvaluator(BaseEvaluator):
 
     def __init__(self, name: str = "BanditSecurityEvaluator", **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)
-        self.output_key: Optional[str] = kwargs.get("output_key")
+        self.output_key: str | None = kwargs.get("output_key")
         self.weights = dict(SEVERITY_WEIGHTS, **kwargs.get("weights", {}))
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         code = _code(run, self.output_key)
         if code is None:
             return _no_code(self.name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators.judge._text import render
@@ -16,16 +16,16 @@ from assay.schemas import EvaluationResult, Example, Run
 class JudgeInput:
     input: str
     output: str
-    reference: Optional[str]
+    reference: str | None
 
 
 @dataclass(frozen=True)
 class DataKeys:
     """Which key of inputs / outputs / reference outputs to show (None: the whole dict)."""
 
-    input: Optional[str] = None
-    prediction: Optional[str] = None
-    reference: Optional[str] = None
+    input: str | None = None
+    prediction: str | None = None
+    reference: str | None = None
 
 
 class LLMJudge(BaseEvaluator):
@@ -40,13 +40,18 @@ class LLMJudge(BaseEvaluator):
         self,
         model: JudgeModel = None,
         *,
-        name: Optional[str] = None,
+        name: str | None = None,
         keys: DataKeys = DataKeys(),
         **kwargs: Any,
     ) -> None:
         super().__init__(name=name, **kwargs)
         self.chat = resolve_structured(model)
         self.keys = keys
+
+    @property
+    def model_name(self) -> str:
+        """The judge model's name, as recorded in every result's metadata."""
+        return self.chat.client.model_name
 
     @property
     def result_keys(self) -> list[str]:
@@ -58,13 +63,13 @@ class LLMJudge(BaseEvaluator):
     def needs_reference(self) -> bool:
         return False
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+    def _evaluate(self, run: Run, example: Example | None = None) -> Any:
         # works from a notebook too, where an event loop is already running
         from assay._aio import run_coroutine
 
         return run_coroutine(self._aevaluate(run, example))
 
-    async def _aevaluate(self, run: Run, example: Optional[Example] = None) -> Any:
+    async def _aevaluate(self, run: Run, example: Example | None = None) -> Any:
         meter = UsageMeter()
         try:
             results = await self.judge(self.judge_input(run, example), meter)
@@ -73,12 +78,12 @@ class LLMJudge(BaseEvaluator):
             results = [failed.model_copy(update={"key": key}, deep=True) for key in self.result_keys]
         return self._with_usage(results, meter.total)
 
-    def judge_input(self, run: Run, example: Optional[Example]) -> JudgeInput:
+    def judge_input(self, run: Run, example: Example | None) -> JudgeInput:
         if run.outputs is None:
             failure = f" (the target failed: {run.error})" if run.error else ""
             raise ValueError(f"the run has no outputs to judge{failure}")
         inputs = example.inputs if example is not None else run.inputs
-        reference: Optional[str] = None
+        reference: str | None = None
         if example is not None and example.outputs is not None:
             reference = render(example.outputs, self.keys.reference, what="reference outputs")
         if reference is None and self.needs_reference():
@@ -93,7 +98,7 @@ class LLMJudge(BaseEvaluator):
 
     def _with_usage(self, results: list[EvaluationResult], usage: Usage) -> list[EvaluationResult]:
         # One call may yield several results: the first carries the usage, so sums stay right.
-        model = self.chat.client.model_name
+        model = self.model_name
         for index, result in enumerate(results):
             share = usage if index == 0 else Usage()
             result.metadata = {**result.metadata, "usage": share.as_metadata(), "model": model}

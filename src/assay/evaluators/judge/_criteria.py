@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Optional, Union
 
 from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge, verdict_score
 from assay.evaluators.judge._prompts import (
@@ -20,12 +19,12 @@ from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.schemas import EvaluationResult
 
-Criteria = Union[str, Mapping[str, str], Sequence[Union[str, Mapping[str, str]]]]
+Criteria = str | Mapping[str, str] | Sequence[str | Mapping[str, str]]
 
 
 def resolve_criteria(criteria: Criteria) -> dict[str, str]:
     """``{name: description}`` from a built-in name, a custom mapping, or a list of either."""
-    items: list[Union[str, Mapping[str, str]]]
+    items: list[str | Mapping[str, str]]
     items = [criteria] if isinstance(criteria, (str, Mapping)) else list(criteria)
     resolved: dict[str, str] = {}
     for item in items:
@@ -63,14 +62,14 @@ class CriteriaEvaluator(LLMJudge):
 
     def __init__(
         self,
-        criteria: Optional[Criteria] = None,
+        criteria: Criteria | None = None,
         model: JudgeModel = None,
         *,
-        prompt: Optional[str] = None,
-        name: Optional[str] = None,
-        input_key: Optional[str] = None,
-        prediction_key: Optional[str] = None,
-        reference_key: Optional[str] = None,
+        prompt: str | None = None,
+        name: str | None = None,
+        input_key: str | None = None,
+        prediction_key: str | None = None,
+        reference_key: str | None = None,
     ) -> None:
         self.criteria = resolve_criteria(criteria if criteria is not None else self.default_criteria)
         default_name = next(iter(self.criteria)) if len(self.criteria) == 1 else "criteria"
@@ -117,11 +116,11 @@ class LlmFeedbackEvaluator(LLMJudge):
         model: JudgeModel = None,
         *,
         use_reference: bool = False,
-        prompt: Optional[str] = None,
-        name: Optional[str] = None,
-        input_key: Optional[str] = None,
-        prediction_key: Optional[str] = None,
-        reference_key: Optional[str] = None,
+        prompt: str | None = None,
+        name: str | None = None,
+        input_key: str | None = None,
+        prediction_key: str | None = None,
+        reference_key: str | None = None,
     ) -> None:
         self.criteria = resolve_criteria(criteria)
         self.use_reference = use_reference

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge
 from assay.evaluators.judge._criteria import Criteria, describe_criteria, resolve_criteria
@@ -47,14 +47,14 @@ class ComparisonEvaluator(LLMJudge):
         self,
         model: JudgeModel = None,
         *,
-        criteria: Optional[Criteria] = None,
-        prompt: Optional[str] = None,
+        criteria: Criteria | None = None,
+        prompt: str | None = None,
         name: str = "preference",
         randomize_order: bool = True,
-        seed: Optional[int] = None,
-        input_key: Optional[str] = None,
-        prediction_key: Optional[str] = None,
-        reference_key: Optional[str] = None,
+        seed: int | None = None,
+        input_key: str | None = None,
+        prediction_key: str | None = None,
+        reference_key: str | None = None,
     ) -> None:
         self.criteria_text = (
             describe_criteria(resolve_criteria(criteria)) if criteria is not None
@@ -83,7 +83,7 @@ class ComparisonEvaluator(LLMJudge):
         return random.Random(f"{self.seed}:{order_key}").random() < 0.5
 
     async def compare(
-        self, question: str, first: str, second: str, reference: Optional[str],
+        self, question: str, first: str, second: str, reference: str | None,
         meter: UsageMeter, order_key: str = "",
     ) -> PairwiseOutcome:
         swapped = self.draw_swap(order_key)
@@ -101,7 +101,7 @@ class ComparisonEvaluator(LLMJudge):
         )
 
     async def compare_runs(
-        self, runs: tuple[Run, Run], example: Optional[Example], meter: UsageMeter
+        self, runs: tuple[Run, Run], example: Example | None, meter: UsageMeter
     ) -> PairwiseOutcome:
         inputs = example.inputs if example is not None else runs[0].inputs
         outputs = []

@@ -3,7 +3,7 @@ reference as context) and "cot_qa" (context QA, reasoning first)."""
 
 from __future__ import annotations
 
-from typing import Literal, Optional, Union
+from typing import Literal
 
 from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge
 from assay.evaluators.judge._prompts import CONTEXT_QA_PROMPT, COT_QA_PROMPT, QA_PROMPT
@@ -31,11 +31,11 @@ class QAEvaluator(LLMJudge):
         mode: QAMode = "qa",
         model: JudgeModel = None,
         *,
-        prompt: Optional[str] = None,
-        name: Optional[str] = None,
-        input_key: Optional[str] = None,
-        prediction_key: Optional[str] = None,
-        reference_key: Optional[str] = None,
+        prompt: str | None = None,
+        name: str | None = None,
+        input_key: str | None = None,
+        prediction_key: str | None = None,
+        reference_key: str | None = None,
     ) -> None:
         if mode not in _PROMPTS:
             raise ValueError(f"QAEvaluator mode must be one of {sorted(_PROMPTS)}, got {mode!r}")
@@ -54,7 +54,7 @@ class QAEvaluator(LLMJudge):
     async def judge(self, data: JudgeInput, meter: UsageMeter) -> list[EvaluationResult]:
         text = self.prompt.format(input=data.input, output=data.output, reference=data.reference)
         messages = [{"role": "user", "content": text}]
-        reply: Union[QAGrade, ReasonedQAGrade]
+        reply: QAGrade | ReasonedQAGrade
         if self.mode == "cot_qa":
             reply = await self.chat.ask(messages, ReasonedQAGrade, meter=meter)
         else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import string
-from typing import Any, Optional
+from typing import Any
 
 _TEXT_KEYS = (
     "output", "answer", "text", "response", "content", "result", "prediction",
@@ -12,7 +12,7 @@ _TEXT_KEYS = (
 )
 
 
-def render(value: Any, key: Optional[str] = None, *, what: str = "value") -> str:
+def render(value: Any, key: str | None = None, *, what: str = "value") -> str:
     """``value`` (or ``value[key]``) as text: strings as is, chat messages as lines, else JSON."""
     if key is not None:
         if not isinstance(value, dict) or key not in value:

@@ -1,11 +1,11 @@
-"""Pairwise comparison of experiments by an LLM judge (seed 003's ``ComparisonEvaluator``)."""
+"""Pairwise comparison of experiments: the LLM judge ``ComparisonEvaluator`` and its runner."""
 
-from assay.evaluators.judge._pairwise_judge import ComparisonEvaluator, PairwiseOutcome
-from assay.evaluators.judge._pairwise_run import (
+from assay.evaluation._comparative import (
     ComparativeResults,
     aevaluate_comparative,
     evaluate_comparative,
 )
+from assay.evaluators.judge._pairwise_judge import ComparisonEvaluator, PairwiseOutcome
 from assay.evaluators.judge._prompts import (
     PAIRWISE_DEFAULT_CRITERIA,
     PAIRWISE_PROMPT,

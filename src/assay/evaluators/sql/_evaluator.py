@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal, TypeVar
 
+from assay.errors import AssayError
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators.sql._compare import (
     COLUMN_MATCHINGS,
@@ -41,7 +42,7 @@ _Evaluator = TypeVar("_Evaluator", bound="SQLExecutionEvaluator")
 __all__ = ["SQLExecutionEvaluator", "SQLValidityEvaluator"]
 
 
-class ReferenceQueryError(Exception):
+class ReferenceQueryError(AssayError):
     """The example's reference query could not give a result: the dataset, not the model, is at fault."""
 
 

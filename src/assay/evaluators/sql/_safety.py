@@ -19,16 +19,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import require_extra
 from assay.evaluators.sql._comments import scan_comments
 
 try:
     import sqlglot
     from sqlglot import exp
     from sqlglot.errors import ErrorLevel, ParseError, TokenError
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "the SQL evaluators need sqlglot: install the extra with `pip install 'assay[sql]'`"
-    ) from exc
+except ImportError:  # exercised by tests/test_errors.py with sqlglot hidden
+    require_extra("sqlglot", "sql", feature="the SQL evaluators")
+    raise
 
 # Functions with side effects or that read the server's files: refused.
 REFUSED_FUNCTIONS = frozenset(

@@ -7,10 +7,10 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-PathPart = Union[str, int]
+PathPart = str | int
 
 
 def json_path(parts: Iterable[PathPart], *, any_index: bool = False) -> str:

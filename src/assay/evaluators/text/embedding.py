@@ -7,13 +7,20 @@ The score is a *distance*, as in LangChain's evaluator (0 = same meaning); for c
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Literal, Optional
+from collections.abc import Callable
+from typing import Any, Literal
 
 from assay.embeddings.base import Embeddings, Vector
 from assay.embeddings.cache import CachedEmbeddings
 from assay.embeddings.resolve import EmbeddingsSpec, resolve_embeddings
 from assay.evaluators._fields import ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, Example, Run
+
+__all__ = [
+    "DISTANCES", "DistanceName", "EmbeddingDistanceEvaluator", "chebyshev_distance",
+    "cosine_distance", "euclidean_distance", "hamming_distance", "manhattan_distance",
+]
+
 
 DistanceName = Literal["cosine", "euclidean", "manhattan", "chebyshev", "hamming"]
 
@@ -84,7 +91,7 @@ class EmbeddingDistanceEvaluator(ReferenceEvaluator):
         provider = resolve_embeddings(embeddings)
         self.embeddings: Embeddings = CachedEmbeddings(provider) if cache else provider
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         prediction = as_text(self.prediction(run))
         reference = as_text(self.reference(example))
         first, second = self.embeddings.embed([prediction, reference])

@@ -6,17 +6,24 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Optional
+from typing import Any
 
+from assay.errors import AssayError, require_extra
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, pick
 from assay.evaluators.text._json_diff import json_differences, json_path
 from assay.schemas import EvaluationResult, Example, Run
+
+__all__ = [
+    "InvalidJson", "JsonEqualityEvaluator", "JsonValidityEvaluator", "MAX_REPORTED_ERRORS",
+    "parse_json",
+]
+
 
 _CODE_FENCE = re.compile(r"^\s*```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
 MAX_REPORTED_ERRORS = 20
 
 
-class InvalidJson(ValueError):
+class InvalidJson(AssayError, ValueError):
     def __init__(self, message: str, line: int = 0, column: int = 0) -> None:
         super().__init__(message)
         self.line, self.column = line, column
@@ -63,9 +70,9 @@ class JsonValidityEvaluator(ReferenceEvaluator):
 
     def __init__(
         self,
-        schema: Optional[Mapping[str, Any]] = None,
+        schema: Mapping[str, Any] | None = None,
         *,
-        schema_key: Optional[str] = None,
+        schema_key: str | None = None,
         strip_code_fence: bool = True,
         **kwargs: Any,
     ) -> None:
@@ -74,7 +81,7 @@ class JsonValidityEvaluator(ReferenceEvaluator):
         self.strip_code_fence = strip_code_fence
         self._validator = None if schema is None else _validator(schema, "schema=")
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         validator = self._validator or self._example_validator(example)
         try:
             value = parse_json(self.prediction(run), self.strip_code_fence)
@@ -105,7 +112,7 @@ class JsonValidityEvaluator(ReferenceEvaluator):
         comment = None if not errors else "; ".join(f"{e['path']}: {e['message']}" for e in reported[:5])
         return self.result(0.0 if errors else 1.0, comment=comment, metadata=metadata)
 
-    def _example_validator(self, example: Optional[Example]) -> Any:
+    def _example_validator(self, example: Example | None) -> Any:
         if self.schema_key is None:
             return None
         where = "example.outputs" + (f" of example {example.id}" if example else "")
@@ -116,6 +123,7 @@ class JsonValidityEvaluator(ReferenceEvaluator):
 
 
 def _validator(schema: Any, what: str) -> Any:
+    require_extra("jsonschema", "text", feature="JSON schema validation")
     from jsonschema import exceptions, validators
 
     if not isinstance(schema, (Mapping, bool)):
@@ -157,7 +165,7 @@ class JsonEqualityEvaluator(ReferenceEvaluator):
         self.ignore_list_order = ignore_list_order
         self.strip_code_fence = strip_code_fence
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         prediction, reference = self.prediction(run), self.reference(example)
         try:
             expected = parse_json(reference, self.strip_code_fence)

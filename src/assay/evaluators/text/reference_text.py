@@ -10,12 +10,16 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Sequence
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import regex
 
+from assay.errors import require_extra
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
+
+__all__ = ["BleuEvaluator", "Measure", "RougeEvaluator", "bleu_tokenizer", "references_of"]
+
 
 _HAN = regex.compile(r"\p{Han}")
 _CHAR_SCRIPTS = regex.compile(r"[\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
@@ -47,6 +51,7 @@ def bleu_tokenizer(texts: Sequence[str]) -> str:
 
 @functools.lru_cache(maxsize=32)
 def _bleu_metric(tokenize: str, lowercase: bool, max_ngram_order: int) -> Any:
+    require_extra("sacrebleu", "text", feature="BleuEvaluator")
     from sacrebleu.metrics.bleu import BLEU
 
     return BLEU(tokenize=tokenize, lowercase=lowercase, max_ngram_order=max_ngram_order, effective_order=True)
@@ -72,7 +77,7 @@ class BleuEvaluator(ReferenceEvaluator):
         if tokenize != "auto":
             _bleu_metric(tokenize, lowercase, max_ngram_order)  # an unknown name fails here
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         hypothesis = as_text(self.prediction(run))
         references = references_of(self.reference(example))
         tokenize = bleu_tokenizer([hypothesis, *references]) if self.tokenize == "auto" else self.tokenize
@@ -99,12 +104,13 @@ class _WordTokenizer:
     """rouge-score's tokenizer interface over our multilingual word tokens."""
 
     def __init__(self, use_stemmer: bool) -> None:
+        require_extra("nltk", "text", feature="RougeEvaluator's stemmer")
         from nltk.stem import porter
 
         self._stemmer = porter.PorterStemmer() if use_stemmer else None
 
     def tokenize(self, text: str) -> list[str]:
-        from assay.scorers._text.tokens import word_tokens
+        from assay._text.tokens import word_tokens
 
         tokens = word_tokens(text)
         if self._stemmer is None:
@@ -153,6 +159,7 @@ class RougeEvaluator(ReferenceEvaluator):
     def _scorer(self, multilingual: bool) -> Any:
         scorer = self._scorers.get(multilingual)
         if scorer is None:
+            require_extra("rouge_score", "text", feature="RougeEvaluator")
             from rouge_score import rouge_scorer
 
             tokenizer = _WordTokenizer(self.use_stemmer) if multilingual else None
@@ -162,7 +169,7 @@ class RougeEvaluator(ReferenceEvaluator):
             self._scorers[multilingual] = scorer
         return scorer
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResults:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResults:
         prediction = as_text(self.prediction(run))
         references = references_of(self.reference(example))
         multilingual = any(_NON_ASCII_WORD.search(t) for t in (prediction, *references))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 
 import regex
 from rapidfuzz.distance import (
@@ -23,6 +23,12 @@ from rapidfuzz.distance import (
 
 from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, Example, Run
+
+__all__ = [
+    "Distance", "ExactMatchEvaluator", "RegexEvaluator", "RegexMode", "StringDistanceEvaluator",
+    "Whitespace",
+]
+
 
 Whitespace = Literal["exact", "strip", "collapse", "ignore"]
 _WHITESPACE = re.compile(r"\s+")
@@ -59,7 +65,7 @@ class ExactMatchEvaluator(ReferenceEvaluator):
         self.whitespace = whitespace
         self.ignore_punctuation = ignore_punctuation
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         prediction, reference = self.prediction(run), self.reference(example)
         if isinstance(prediction, str) and _is_text_list(reference):
             # several acceptable answers (aliases): any of them will do
@@ -123,8 +129,8 @@ class RegexEvaluator(ReferenceEvaluator):
 
     def __init__(
         self,
-        pattern: Optional[Union[str, re.Pattern[str]]] = None,
-        flags: Union[int, re.RegexFlag] = 0,
+        pattern: str | re.Pattern[str] | None = None,
+        flags: int | re.RegexFlag = 0,
         *,
         mode: RegexMode = "search",
         timeout: float = 1.0,
@@ -135,7 +141,7 @@ class RegexEvaluator(ReferenceEvaluator):
             raise ValueError(
                 f"RegexEvaluator(mode=...) must be 'search', 'match' or 'fullmatch', got {mode!r}"
             )
-        source: Optional[str] = None
+        source: str | None = None
         if isinstance(pattern, re.Pattern):
             # re sets UNICODE on every str pattern; it is regex's default anyway
             source, flags = pattern.pattern, int(flags) | (pattern.flags & ~re.UNICODE)
@@ -146,7 +152,7 @@ class RegexEvaluator(ReferenceEvaluator):
         self.timeout = timeout
         self.pattern = None if source is None else _compile(source, self.flags, "pattern=")
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         compiled = self.pattern
         if compiled is None:
             source = self.reference(example)
@@ -227,7 +233,7 @@ class StringDistanceEvaluator(ReferenceEvaluator):
         self.ignore_case = ignore_case
         self._metric = metric
 
-    def _evaluate(self, run: Run, example: Optional[Example] = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         prediction = as_text(self.prediction(run))
         reference = as_text(self.reference(example))
         if self.ignore_case:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import base64
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 MAX_DEPTH = 100
 MAX_NODES = 2_000_000

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import struct
-from typing import Any, Optional
+from typing import Any
 
 HEADER = struct.Struct(">I")
 MAX_FRAME_BYTES = 64 * 1024 * 1024
@@ -47,7 +47,7 @@ def write_frame(fd: int, message: Any) -> None:
 _pending: dict[int, bytearray] = {}
 
 
-def read_frame(fd: int, limit: int = MAX_FRAME_BYTES) -> Optional[Any]:
+def read_frame(fd: int, limit: int = MAX_FRAME_BYTES) -> Any | None:
     """The next frame from ``fd``, or None at end of file. Reads in large chunks (a frame
     usually arrives whole, in one read); what follows the frame waits for the next call."""
     buffer = _pending.setdefault(fd, bytearray())

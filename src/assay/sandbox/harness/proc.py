@@ -7,7 +7,7 @@ import ctypes
 import os
 import resource
 import signal
-from typing import Any, Optional
+from typing import Any
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -40,7 +40,7 @@ def prctl(option: int, value: int) -> None:
         raise ConfinementError(f"prctl({option}, {value}) failed: {os.strerror(errno)}")
 
 
-def apply_limits(limits: dict[str, Optional[int]], extra_processes: int = 0) -> None:
+def apply_limits(limits: dict[str, int | None], extra_processes: int = 0) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     for name, value in limits.items():
         if value is None or name not in RLIMITS:
@@ -54,7 +54,7 @@ def apply_limits(limits: dict[str, Optional[int]], extra_processes: int = 0) -> 
         resource.setrlimit(RLIMITS[name], (value, value))
 
 
-def drop_privileges(uid: Optional[int], gid: Optional[int], verify: bool = False) -> None:
+def drop_privileges(uid: int | None, gid: int | None, verify: bool = False) -> None:
     """Become ``uid``/``gid`` for good (root modes). Leaving uid 0 clears every capability;
     the zygote proves that once at start (``verify``) rather than in every child. The
     no-new-privileges flag is set in the zygote and inherited."""

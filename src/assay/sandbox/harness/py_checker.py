@@ -21,7 +21,7 @@ import socket
 import sys
 import traceback
 from types import ModuleType
-from typing import Any, Optional
+from typing import Any
 
 from . import codec, frames
 from .py_roles import FRAMES_IN, FRAMES_OUT, error_report, flush_streams, load_module_into
@@ -103,7 +103,7 @@ def _fingerprint() -> tuple[Any, ...]:
     )
 
 
-def _contents(module: Any) -> Optional[tuple[int, ...]]:
+def _contents(module: Any) -> tuple[int, ...] | None:
     return tuple(map(id, vars(module).values())) if isinstance(module, ModuleType) else None
 
 
@@ -219,7 +219,7 @@ def _failure(exc: BaseException) -> dict[str, Any]:
     return report
 
 
-def _test_line(exc: BaseException) -> Optional[tuple[int, str]]:
+def _test_line(exc: BaseException) -> tuple[int, str] | None:
     found = None
     for frame, line in traceback.walk_tb(exc.__traceback__):
         if frame.f_code.co_filename == "test.py":

@@ -12,7 +12,8 @@ import os
 import sys
 import traceback
 import types
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from . import codec, frames
 
@@ -109,7 +110,7 @@ def run_candidate() -> int:
         frames.write_frame(FRAMES_OUT, reply)
 
 
-def _load_candidate(code: str, func_name: str) -> Optional[Callable[..., Any]]:
+def _load_candidate(code: str, func_name: str) -> Callable[..., Any] | None:
     try:
         module = load_module(code, "solution.py", "solution")
     except SyntaxError as exc:

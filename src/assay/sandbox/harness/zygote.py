@@ -17,7 +17,7 @@ import socket
 import sys
 import time
 import traceback
-from typing import Any, Optional
+from typing import Any
 
 from . import proc
 from .cleanup import (
@@ -35,8 +35,8 @@ class Zygote:
         self.options = options
         self.control = socket.socket(fileno=options["control_fd"])
         self.workroot: str = options["workroot"]
-        self.uid: Optional[int] = options.get("drop_uid")
-        self.gid: Optional[int] = options.get("drop_gid")
+        self.uid: int | None = options.get("drop_uid")
+        self.gid: int | None = options.get("drop_gid")
         self.pidfds: dict[int, tuple[int, str]] = {}
         self.mains: dict[int, str] = {}
         self.failed: dict[str, str] = {}

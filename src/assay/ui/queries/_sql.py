@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 
@@ -23,13 +23,13 @@ def like_pattern(text: str) -> str:
     return f"%{escaped}%"
 
 
-def loads(text: Optional[str | bytes]) -> Any:
+def loads(text: str | bytes | None) -> Any:
     if text is None:
         return None
     return orjson.loads(text)
 
 
-def preview(text: Optional[str], limit: int = PREVIEW_CHARS) -> str:
+def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:
     """A one-line preview of a stored JSON value (possibly cut at PREVIEW_SOURCE_CHARS)."""
     if text is None:
         return ""
@@ -57,7 +57,7 @@ def offset(page: int, per_page: int) -> int:
     return (max(page, 1) - 1) * per_page
 
 
-def version_clause(alias: str, version: Optional[int]) -> tuple[str, tuple[Any, ...]]:
+def version_clause(alias: str, version: int | None) -> tuple[str, tuple[Any, ...]]:
     """Examples alive at ``version`` (None: the current version)."""
     if version is None:
         return f"{alias}.removed_version IS NULL", ()

@@ -10,7 +10,7 @@ and filtering happen in SQL, so only the requested page of rows is read.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Optional
+from typing import Any
 
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
@@ -26,6 +26,9 @@ from assay.ui.models import (
 )
 from assay.ui.queries._sql import PREVIEW_SOURCE_CHARS, in_list, offset, preview
 from assay.ui.queries.rows import reference_previews, score_cells
+
+__all__ = ["EPSILON", "MAX_EXPERIMENTS", "cell_changes", "check_comparable", "compare_page"]
+
 
 EPSILON = 1e-9
 MAX_EXPERIMENTS = 8
@@ -67,7 +70,7 @@ def _judged_sql(others: int, by_metric: bool) -> str:
     )"""
 
 
-def _judged_params(ids: list[str], metric: Optional[str]) -> list[Any]:
+def _judged_params(ids: list[str], metric: str | None) -> list[Any]:
     return [*ids[1:], *([metric] if metric is not None else []), ids[0]]
 
 
@@ -89,7 +92,7 @@ def compare_page(
     experiments: list[ExperimentSummary],
     *,
     show: CompareShow,
-    metric: Optional[str],
+    metric: str | None,
     page: int,
     per_page: int,
 ) -> ComparePage:
@@ -141,7 +144,7 @@ def _changed_rows(
     ids: list[str],
     *,
     show: CompareShow,
-    metric: Optional[str],
+    metric: str | None,
     page: int,
     per_page: int,
 ) -> tuple[int, list[dict[str, Any]]]:
@@ -184,7 +187,7 @@ def _changed_rows(
 
 def _metrics(db: ReadOnlyDatabase, ids: list[str], keys: list[str]) -> list[CompareMetric]:
     marks, params = in_list(ids)
-    means: dict[str, dict[str, Optional[float]]] = defaultdict(dict)
+    means: dict[str, dict[str, float | None]] = defaultdict(dict)
     errors: dict[str, dict[str, int]] = defaultdict(dict)
     for row in db.query(
         "SELECT experiment_id, key, AVG(CASE WHEN error IS NULL THEN score END) AS mean, "
@@ -210,7 +213,7 @@ def _metrics(db: ReadOnlyDatabase, ids: list[str], keys: list[str]) -> list[Comp
 def _metric(
     key: str,
     ids: list[str],
-    means: dict[str, Optional[float]],
+    means: dict[str, float | None],
     errors: dict[str, int],
     worse: dict[str, int],
     better: dict[str, int],
@@ -227,7 +230,7 @@ def _metric(
     )
 
 
-def _delta(value: Optional[float], base: Optional[float]) -> Optional[float]:
+def _delta(value: float | None, base: float | None) -> float | None:
     return None if value is None or base is None else value - base
 
 
@@ -235,7 +238,7 @@ def _rows(
     db: ReadOnlyDatabase,
     experiments: list[ExperimentSummary],
     changes: list[dict[str, Any]],
-    metric: Optional[str],
+    metric: str | None,
 ) -> list[CompareRow]:
     example_ids = sorted({row["example_id"] for row in changes})
     runs = _runs_of(db, [e.id for e in experiments], example_ids)
@@ -285,7 +288,7 @@ def _cell(experiment_id: str, run: Any, scores: dict[str, list[ScoreCell]]) -> C
     )
 
 
-def cell_changes(base: CompareCell, other: CompareCell, metric: Optional[str]) -> dict[str, Change]:
+def cell_changes(base: CompareCell, other: CompareCell, metric: str | None) -> dict[str, Change]:
     """Per metric, how ``other`` fares against the baseline (the rule the SQL applies)."""
     base_scores, other_scores = _by_key(base.scores), _by_key(other.scores)
     changes: dict[str, Change] = {}
@@ -303,7 +306,7 @@ def cell_changes(base: CompareCell, other: CompareCell, metric: Optional[str]) -
     return changes
 
 
-def _by_key(cells: list[ScoreCell]) -> dict[str, tuple[Optional[float], bool]]:
+def _by_key(cells: list[ScoreCell]) -> dict[str, tuple[float | None, bool]]:
     grouped: dict[str, list[ScoreCell]] = defaultdict(list)
     for cell in cells:
         grouped[cell.key].append(cell)

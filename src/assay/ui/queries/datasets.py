@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import DatasetSummary, DatasetVersion, ExamplePage, ExampleView, ExperimentRef
 from assay.ui.queries._sql import like_pattern, loads, offset, version_clause
+
+__all__ = ["example_page", "find_dataset", "list_datasets"]
+
 
 _SUMMARY = """
 SELECT d.id, d.name, d.description, d.created_at, d.version,
@@ -21,7 +24,7 @@ def list_datasets(db: ReadOnlyDatabase) -> list[DatasetSummary]:
     return [_summary(row) for row in db.query(_SUMMARY + " ORDER BY d.created_at DESC, d.name")]
 
 
-def find_dataset(db: ReadOnlyDatabase, ref: str) -> Optional[DatasetSummary]:
+def find_dataset(db: ReadOnlyDatabase, ref: str) -> DatasetSummary | None:
     """A dataset by id or by name."""
     row = db.query_one(_SUMMARY + " WHERE d.id = ? OR d.name = ? LIMIT 1", (ref, ref))
     return _summary(row) if row else None
@@ -31,8 +34,8 @@ def example_page(
     db: ReadOnlyDatabase,
     dataset: DatasetSummary,
     *,
-    version: Optional[int],
-    q: Optional[str],
+    version: int | None,
+    q: str | None,
     page: int,
     per_page: int,
 ) -> ExamplePage:

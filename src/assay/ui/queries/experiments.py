@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import (
@@ -14,6 +14,12 @@ from assay.ui.models import (
 )
 from assay.ui.queries._sql import in_list, like_pattern, loads, offset
 from assay.ui.queries.metrics import metrics_and_histograms
+
+__all__ = [
+    "experiment_detail", "find_experiment", "list_experiments", "metric_keys", "summary_from",
+    "summary_results",
+]
+
 
 _SUMMARY = """
 SELECT x.*, d.name AS dataset_name,
@@ -27,8 +33,8 @@ FROM experiments x LEFT JOIN datasets d ON d.id = x.dataset_id
 def list_experiments(
     db: ReadOnlyDatabase,
     *,
-    q: Optional[str] = None,
-    dataset_id: Optional[str] = None,
+    q: str | None = None,
+    dataset_id: str | None = None,
     page: int = 1,
     per_page: int = 50,
 ) -> ExperimentList:
@@ -58,7 +64,7 @@ def list_experiments(
 
 def find_experiment(
     db: ReadOnlyDatabase, ref: str, *, with_means: bool = False
-) -> Optional[ExperimentSummary]:
+) -> ExperimentSummary | None:
     """An experiment by id or by name (its metric means only when asked: pages that show
     metrics compute richer statistics themselves)."""
     row = db.query_one(f"{_SUMMARY} WHERE x.id = ? OR x.name = ? LIMIT 1", (ref, ref))

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import Histogram, HistogramBin, MetricStat
 from assay.ui.stats import clustered_interval
+
+__all__ = ["BINS", "SCORE", "metric_stats", "metrics_and_histograms"]
+
 
 BINS = 10
 
@@ -35,12 +38,12 @@ FROM results r WHERE r.experiment_id = ? GROUP BY r.key ORDER BY first_pk
 @dataclass(frozen=True)
 class _KeyPass:
     key: str
-    mean: Optional[float]
+    mean: float | None
     n: int
     errors: int
     unscored: int
-    lo: Optional[float]
-    hi: Optional[float]
+    lo: float | None
+    hi: float | None
     scored_runs: int
 
     @property
@@ -124,7 +127,7 @@ def _pass_b(
 
 def _clusters(
     db: ReadOnlyDatabase, experiment_id: str, keys: list[_KeyPass], squares: dict[str, float]
-) -> dict[str, tuple[int, Optional[float]]]:
+) -> dict[str, tuple[int, float | None]]:
     """Per key: (clusters, sum of squared per-cluster residual sums)."""
     repeated = db.query_one(
         "SELECT MAX(repetition) AS top FROM runs WHERE experiment_id = ?", (experiment_id,)
@@ -139,7 +142,7 @@ def _clusters(
 
 def _clustered_by_example(
     db: ReadOnlyDatabase, experiment_id: str, keys: list[_KeyPass]
-) -> dict[str, tuple[int, Optional[float]]]:
+) -> dict[str, tuple[int, float | None]]:
     mean, mean_params = _case("r.key", keys, "mean")
     marks = ", ".join("?" * len(keys))
     rows = db.query(
@@ -154,7 +157,7 @@ def _clustered_by_example(
     return {row["key"]: (int(row["groups"]), row["squares"]) for row in rows}
 
 
-def _stat(k: _KeyPass, groups: int, squares: Optional[float]) -> MetricStat:
+def _stat(k: _KeyPass, groups: int, squares: float | None) -> MetricStat:
     interval = clustered_interval(k.mean, k.n, groups, squares, k.unit_range)
     return MetricStat(
         key=k.key,

@@ -7,7 +7,7 @@ results and their examples, whatever the experiment's size.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Optional
+from typing import Any
 
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest, NotFound
@@ -31,6 +31,9 @@ from assay.ui.queries._sql import (
 )
 from assay.ui.queries.experiments import metric_keys
 from assay.ui.queries.trace import run_tree
+
+__all__ = ["FAILED", "reference_previews", "results_of", "row_detail", "row_page", "score_cells"]
+
 
 # "Failed" = the target call failed, or an evaluator failed, or a metric scored below 1.
 FAILED = (
@@ -228,7 +231,7 @@ def _example(db: ReadOnlyDatabase, experiment: ExperimentSummary, example_id: st
 
 def _neighbours(
     db: ReadOnlyDatabase, experiment_id: str, position: int, repetition: int
-) -> tuple[Optional[str], Optional[str]]:
+) -> tuple[str | None, str | None]:
     before = db.query_one(
         "SELECT id FROM runs WHERE experiment_id = ? AND (position, repetition) < (?, ?) "
         "ORDER BY position DESC, repetition DESC LIMIT 1",

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any
 
 from assay.ui.models import RunNode
 from assay.ui.queries._sql import loads
+
+__all__ = ["MAX_DEPTH", "run_tree"]
+
 
 MAX_DEPTH = 64
 """Child runs nested deeper than this are cut: a page must not recurse without end."""
@@ -28,7 +31,7 @@ def run_tree(run: Any) -> RunNode:
     )
 
 
-def _node(data: dict[str, Any], root_start: Optional[datetime], depth: int) -> RunNode:
+def _node(data: dict[str, Any], root_start: datetime | None, depth: int) -> RunNode:
     start, end = _parse(data.get("start_time")), _parse(data.get("end_time"))
     children = data.get("child_runs") or []
     return RunNode(
@@ -49,7 +52,7 @@ def _node(data: dict[str, Any], root_start: Optional[datetime], depth: int) -> R
     )
 
 
-def _parse(text: Any) -> Optional[datetime]:
+def _parse(text: Any) -> datetime | None:
     if not isinstance(text, str) or not text:
         return None
     try:
@@ -58,11 +61,11 @@ def _parse(text: Any) -> Optional[datetime]:
         return None
 
 
-def _ms(start: Optional[datetime], end: Optional[datetime]) -> Optional[float]:
+def _ms(start: datetime | None, end: datetime | None) -> float | None:
     if start is None or end is None or (start.tzinfo is None) != (end.tzinfo is None):
         return None
     return (end - start).total_seconds() * 1000.0
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: Any) -> str | None:
     return None if value is None else str(value)

@@ -14,7 +14,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, Union
 
+from assay.errors import AssayError
 from assay.schemas import Example
+
+__all__ = [
+    "Database", "DatabaseSpec", "DatabaseUnavailable", "ExecutionLimits", "FixtureError",
+    "QueryError", "QueryRefused", "QueryResult", "QueryTimeout", "Session",
+]
+
 
 DatabaseSpec = Union[str, "os.PathLike[str]", None]
 
@@ -33,7 +40,7 @@ class QueryResult:
     truncated: bool = False  # the query returned more than max_rows rows
 
 
-class QueryError(Exception):
+class QueryError(AssayError):
     """The database rejected the query or failed while running it."""
 
 
@@ -45,11 +52,11 @@ class QueryRefused(QueryError):
     """The database's own read-only guard stopped the query."""
 
 
-class DatabaseUnavailable(Exception):
+class DatabaseUnavailable(AssayError):
     """The database could not be opened or reached (not the query's fault)."""
 
 
-class FixtureError(Exception):
+class FixtureError(AssayError):
     """An example's ``schema_sql``/``seed_sql`` could not be built into a database."""
 
 

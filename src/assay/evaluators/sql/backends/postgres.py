@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from itertools import islice
 from typing import Any, cast
 
+from assay.errors import require_extra
 from assay.evaluators.sql.backends.base import (
     Database,
     DatabaseUnavailable,
@@ -34,11 +35,13 @@ try:
     import sqlalchemy as sa
     from psycopg import errors as pg_errors
     from psycopg.pq import TransactionStatus
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "PostgreSQL databases need SQLAlchemy and psycopg 3: "
-        "install the extra with `pip install 'assay[postgres]'`"
-    ) from exc
+except ImportError:  # exercised by tests/test_errors.py with psycopg hidden
+    for _module in ("psycopg", "sqlalchemy"):
+        require_extra(_module, "postgres", feature="PostgreSQL databases")
+    raise
+
+__all__ = ["PostgresDatabase", "PostgresSession"]
+
 
 _DRIVER = "postgresql+psycopg"
 _STREAM_CHUNK = 500

@@ -29,6 +29,9 @@ from assay.evaluators.sql.backends.base import (
 )
 from assay.schemas import Example
 
+__all__ = ["SQLiteFile", "SQLiteFixtures", "SQLiteSession"]
+
+
 _HEADER = b"SQLite format 3\x00"
 # sqlite3.h limit categories (the Python names exist from 3.11 only).
 _LIMIT_LENGTH = 0

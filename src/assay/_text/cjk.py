@@ -14,6 +14,8 @@ from typing import Any
 
 import regex
 
+from assay.errors import require_extra
+
 _jieba: Any = None
 _lock = threading.Lock()
 
@@ -40,7 +42,7 @@ def jieba_module() -> Any:
             if _jieba is None:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    import jieba
+                    jieba = require_extra("jieba", "text", feature="Chinese word segmentation")
 
                 jieba.setLogLevel(logging.WARNING)
                 jieba.initialize()

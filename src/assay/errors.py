@@ -1,0 +1,166 @@
+"""Every error assay raises on purpose, under one root: ``except assay.errors.AssayError``.
+
+Each class also keeps the built-in base callers caught before the root existed (a bad
+evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``):
+
+    AssayError
+    ├── MissingExtraError (ImportError)        an optional dependency is not installed
+    ├── EmbeddingsUnavailable (ImportError)    no embeddings backend can be loaded
+    ├── EvaluatorSignatureError (TypeError)    no parameter of an evaluator can be bound
+    ├── EvaluatorReturnError (TypeError)       an evaluator returned something unusable
+    ├── TargetError (TypeError)                the target is not callable as a target
+    ├── DataError (ValueError)                 ``data=`` cannot be read
+    ├── ExperimentError (ValueError)           bad experiment name, or a resume that cannot be
+    ├── UnknownEvaluatorName (ValueError)      ``evaluators=["..."]`` names no evaluator
+    ├── EvaluatorInputError (ValueError)       a row lacks what a built-in evaluator reads
+    ├── InvalidJson (ValueError)               a JSON evaluator got text that is not JSON
+    ├── CaseError (ValueError)                 a code test case is malformed
+    ├── UnknownLanguage (ValueError)           the sandbox does not run that language
+    ├── UIConfigError (ValueError)             the web UI cannot start with these settings
+    ├── RowFailedError (RuntimeError)          a row failed under ``error_handling="raise"``
+    ├── StoreError (RuntimeError)              the store cannot do what was asked
+    │   ├── StoreVersionError                  the database was written by a newer assay
+    │   ├── StoreWriteError                    writing results failed; the run stops
+    │   ├── NotFoundError (LookupError)        no such dataset, example or experiment
+    │   └── AlreadyExistsError                 a dataset of that name exists
+    ├── LLMError                               a judge model could not give a usable answer
+    │   ├── ModelNotConfiguredError (ValueError)
+    │   ├── ModelCallError                     the call failed after its retries
+    │   └── ModelReplyError                    the reply never matched the schema
+    ├── ReplyCheckError (ValueError)           a caller's check refused a parsed reply (retried)
+    ├── EmbeddingsError (RuntimeError)         an embeddings call failed
+    ├── SandboxError (RuntimeError)            untrusted code could not be run safely
+    │   ├── SandboxUnavailable                 no isolation is available on this machine
+    │   └── SandboxStartError                  the sandbox failed to start
+    ├── ToolMissing (RuntimeError)             ruff or bandit is not installed
+    ├── QueryError                             a SQL query failed in its database
+    │   ├── QueryTimeout
+    │   └── QueryRefused                       the safety check refused the query
+    ├── DatabaseUnavailable                    the SQL evaluator's database cannot be reached
+    ├── FixtureError                           a SQL fixture cannot be loaded
+    └── ReferenceQueryError                    the reference query itself fails
+
+``AssayError`` and ``MissingExtraError`` live here; the others live beside the code that
+raises them and are importable from this module too (their module loads on first use).
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.embeddings.base import EmbeddingsError, EmbeddingsUnavailable
+    from assay.evaluation._binding import EvaluatorSignatureError
+    from assay.evaluation._data import DataError
+    from assay.evaluation._experiment import ExperimentError
+    from assay.evaluation._names import UnknownEvaluatorName
+    from assay.evaluation._returns import EvaluatorReturnError
+    from assay.evaluation._runner import RowFailedError
+    from assay.evaluation._target import TargetError
+    from assay.evaluation._writer import StoreWriteError
+    from assay.evaluators._fields import EvaluatorInputError
+    from assay.evaluators.code._cases import CaseError
+    from assay.evaluators.code.quality import ToolMissing
+    from assay.evaluators.sql._evaluator import ReferenceQueryError
+    from assay.evaluators.sql.backends.base import (
+        DatabaseUnavailable,
+        FixtureError,
+        QueryError,
+        QueryRefused,
+        QueryTimeout,
+    )
+    from assay.evaluators.text.json import InvalidJson
+    from assay.llm.errors import (
+        LLMError,
+        ModelCallError,
+        ModelNotConfiguredError,
+        ModelReplyError,
+        ReplyCheckError,
+    )
+    from assay.sandbox.errors import SandboxError, SandboxStartError, SandboxUnavailable
+    from assay.sandbox.languages import UnknownLanguage
+    from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
+    from assay.ui.errors import UIConfigError
+
+
+class AssayError(Exception):
+    """The root of every error assay raises on purpose."""
+
+
+class MissingExtraError(AssayError, ImportError):
+    """An optional dependency is not installed; the message names the ``pip install`` line."""
+
+
+def require_extra(module: str, extra: str, *, feature: str | None = None) -> ModuleType:
+    """Import ``module`` or raise :class:`MissingExtraError` naming ``pip install 'assay[extra]'``.
+
+    ``feature`` says what needs it (default: the extra's name), for the message:
+    ``"the SQL evaluators need sqlglot: pip install 'assay[sql]'"``.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        missing = exc.name or module.partition(".")[0]
+        what = feature or f"the {extra!r} extra"
+        raise MissingExtraError(
+            f"{what} needs {missing}, which is not installed: pip install 'assay[{extra}]'",
+            name=missing,
+        ) from exc
+
+
+_HOMES = {
+    "EmbeddingsError": "assay.embeddings.base",
+    "EmbeddingsUnavailable": "assay.embeddings.base",
+    "EvaluatorSignatureError": "assay.evaluation._binding",
+    "DataError": "assay.evaluation._data",
+    "ExperimentError": "assay.evaluation._experiment",
+    "UnknownEvaluatorName": "assay.evaluation._names",
+    "EvaluatorReturnError": "assay.evaluation._returns",
+    "RowFailedError": "assay.evaluation._runner",
+    "TargetError": "assay.evaluation._target",
+    "StoreWriteError": "assay.evaluation._writer",
+    "EvaluatorInputError": "assay.evaluators._fields",
+    "CaseError": "assay.evaluators.code._cases",
+    "ToolMissing": "assay.evaluators.code.quality",
+    "ReferenceQueryError": "assay.evaluators.sql._evaluator",
+    "DatabaseUnavailable": "assay.evaluators.sql.backends.base",
+    "FixtureError": "assay.evaluators.sql.backends.base",
+    "QueryError": "assay.evaluators.sql.backends.base",
+    "QueryRefused": "assay.evaluators.sql.backends.base",
+    "QueryTimeout": "assay.evaluators.sql.backends.base",
+    "InvalidJson": "assay.evaluators.text.json",
+    "LLMError": "assay.llm.errors",
+    "ModelCallError": "assay.llm.errors",
+    "ModelNotConfiguredError": "assay.llm.errors",
+    "ModelReplyError": "assay.llm.errors",
+    "ReplyCheckError": "assay.llm.errors",
+    "SandboxError": "assay.sandbox.errors",
+    "SandboxStartError": "assay.sandbox.errors",
+    "SandboxUnavailable": "assay.sandbox.errors",
+    "UnknownLanguage": "assay.sandbox.languages",
+    "AlreadyExistsError": "assay.store.errors",
+    "NotFoundError": "assay.store.errors",
+    "StoreError": "assay.store.errors",
+    "StoreVersionError": "assay.store.errors",
+    "UIConfigError": "assay.ui.errors",
+}
+
+__all__ = [
+    "AssayError", "MissingExtraError", "require_extra", "AlreadyExistsError", "CaseError",
+    "DataError", "DatabaseUnavailable", "EmbeddingsError", "EmbeddingsUnavailable",
+    "EvaluatorInputError", "EvaluatorReturnError", "EvaluatorSignatureError", "ExperimentError",
+    "FixtureError", "InvalidJson", "LLMError", "ModelCallError", "ModelNotConfiguredError",
+    "ModelReplyError", "NotFoundError", "QueryError", "QueryRefused", "QueryTimeout",
+    "ReferenceQueryError", "ReplyCheckError", "RowFailedError", "SandboxError", "SandboxStartError",
+    "SandboxUnavailable", "StoreError", "StoreVersionError", "StoreWriteError", "TargetError",
+    "ToolMissing", "UIConfigError", "UnknownEvaluatorName", "UnknownLanguage",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'assay.errors' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

@@ -1,0 +1,37 @@
+"""Named types for what ``evaluate`` and ``aevaluate`` accept.
+
+These are aliases for annotations (``def my_target(...)`` needs none of them); each names
+what the runner accepts at that parameter today.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from assay.evaluation._base import RunEvaluator
+from assay.schemas import Dataset, Example
+
+__all__ = ["DataSource", "EvaluatorLike", "Runnable", "SummaryEvaluatorLike", "Target"]
+
+
+@runtime_checkable
+class Runnable(Protocol):
+    """An object with LangChain's ``invoke(inputs)``; ``ainvoke`` is used when present."""
+
+    def invoke(self, inputs: dict[str, Any], /) -> Any: ...
+
+
+#: a function of the example's ``inputs`` (sync or async) returning the outputs, or a Runnable
+Target: TypeAlias = Callable[[dict[str, Any]], Any] | Callable[[dict[str, Any]], Awaitable[Any]] | Runnable
+#: a stored dataset (name, id or ``Dataset``), a ``.jsonl``/``.json``/``.csv`` path, or examples
+DataSource: TypeAlias = (
+    str | uuid.UUID | Dataset | os.PathLike[str] | Iterable[Example | Mapping[str, Any]]
+)
+#: a RunEvaluator, a function whose parameters name what it reads (``outputs``,
+#: ``reference_outputs``, ``inputs``, ``run``, ``example``), or a built-in evaluator's name
+EvaluatorLike: TypeAlias = RunEvaluator | Callable[..., Any] | str
+#: a function of the whole experiment (``runs``, ``examples``, ``outputs``, ...)
+SummaryEvaluatorLike: TypeAlias = Callable[..., Any]

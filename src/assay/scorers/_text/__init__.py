@@ -1,1 +1,0 @@
-"""Text machinery shared by the heuristic scorers: tokens, normalization, CJK, element extraction."""

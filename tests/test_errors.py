@@ -1,0 +1,120 @@
+"""The error tree: one root, the built-in bases kept, every public error reachable from
+``assay.errors``, and one message for a missing extra."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import assay
+import assay.errors
+from assay.errors import AssayError, MissingExtraError
+
+#: the built-in bases callers caught before the root existed
+KEPT_BASES = {
+    "EvaluatorSignatureError": TypeError, "EvaluatorReturnError": TypeError, "TargetError": TypeError,
+    "DataError": ValueError, "ExperimentError": ValueError, "UnknownEvaluatorName": ValueError,
+    "EvaluatorInputError": ValueError, "InvalidJson": ValueError, "CaseError": ValueError,
+    "UnknownLanguage": ValueError, "UIConfigError": ValueError, "ModelNotConfiguredError": ValueError,
+    "ReplyCheckError": ValueError, "RowFailedError": RuntimeError, "StoreError": RuntimeError,
+    "StoreWriteError": RuntimeError, "NotFoundError": LookupError, "EmbeddingsError": RuntimeError,
+    "SandboxError": RuntimeError, "ToolMissing": RuntimeError, "MissingExtraError": ImportError,
+    "EmbeddingsUnavailable": ImportError,
+}
+#: exceptions that never reach a caller: each is caught and turned into data or a response
+INTERNAL = {
+    "assay.llm._transport.TransportTimeout", "assay.llm._transport.TransportFailure",
+    "assay.llm._http.HTTPStatusFailure", "assay.llm.json_reply.ReplyParseError",
+    "assay.ui.errors.BadRequest", "assay.ui.errors.NotFound",
+}
+
+
+def error_names() -> list[str]:
+    return [n for n in assay.errors.__all__ if n != "require_extra"]
+
+
+@pytest.mark.parametrize("name", error_names())
+def test_every_listed_error_is_under_the_root(name: str) -> None:
+    error = getattr(assay.errors, name)
+    assert issubclass(error, AssayError)
+    if name in KEPT_BASES:
+        assert issubclass(error, KEPT_BASES[name])
+    assert name in (assay.errors.__doc__ or ""), f"{name} is missing from the tree in the docstring"
+
+
+def test_the_root_and_main_errors_are_on_assay_itself() -> None:
+    assert assay.AssayError is AssayError
+    assert issubclass(assay.EvaluatorSignatureError, TypeError)
+
+
+def _all_modules() -> list[str]:
+    skip = ("assay.sandbox.harness", "assay.demo")  # the harness runs inside the sandbox
+    names = [m.name for m in pkgutil.walk_packages(assay.__path__, "assay.")]
+    return [n for n in names if not n.startswith(skip)]
+
+
+def test_every_public_exception_class_is_in_the_tree() -> None:
+    """Import every module, find each exception class it defines, check it is listed."""
+    listed = {getattr(assay.errors, n) for n in error_names()}
+    strays = []
+    for module_name in _all_modules():
+        module = importlib.import_module(module_name)
+        for name, value in vars(module).items():
+            if not (inspect.isclass(value) and issubclass(value, Exception)) or name.startswith("_"):
+                continue
+            if value.__module__ != module_name or issubclass(value, Warning):
+                continue
+            if f"{module_name}.{name}" not in INTERNAL and value not in listed:
+                strays.append(f"{module_name}.{name}")
+    assert not strays, f"public errors missing from assay.errors: {strays}"
+
+
+def test_require_extra_names_the_pip_line() -> None:
+    with pytest.raises(MissingExtraError, match=r"needs no_such_module_x.*pip install 'assay\[sql\]'"):
+        assay.errors.require_extra("no_such_module_x", "sql", feature="the SQL evaluators")
+    assert assay.errors.require_extra("json", "text").__name__ == "json"
+
+
+HIDE = """\
+import sys, importlib.abc
+class Hide(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == {hidden!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, Hide())
+from assay.errors import MissingExtraError
+try:
+{action}
+except MissingExtraError as exc:
+    print("MISSING", exc)
+else:
+    print("NO ERROR")
+"""
+
+
+@pytest.mark.parametrize("hidden, action, extra", [
+    ("sqlglot", "from assay.evaluators import SQLValidityEvaluator", "sql"),
+    ("psycopg", "import assay.evaluators.sql.backends.postgres", "postgres"),
+    ("rapidfuzz", "from assay.evaluators import ExactMatchEvaluator", "text"),
+    ("rapidfuzz", "from assay.scorers import create_tone_scorer", "text"),
+    ("regex", "from assay.scorers import create_completeness_scorer", "text"),
+    ("sacrebleu", "from assay.evaluators.text.reference_text import _bleu_metric\n"
+     "_bleu_metric('13a', False, 4)", "text"),
+    ("fastapi", "import assay.ui", "ui"),
+    ("pandas", "from assay.evaluation._results import ExperimentResults; ExperimentResults.to_pandas(None)",
+     "pandas"),
+    ("httpx", "from assay.llm._http import _new_transport; _new_transport('https')", "judge"),
+    ("h11", "from assay.llm._http import _new_transport; _new_transport('http')", "judge"),
+])
+def test_a_missing_extra_is_reported_one_way(hidden: str, action: str, extra: str) -> None:
+    code = HIDE.format(hidden=hidden, action=textwrap.indent(action, " " * 4))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("MISSING"), result.stdout + result.stderr
+    assert f"needs {hidden}" in result.stdout and f"pip install 'assay[{extra}]'" in result.stdout

@@ -1,0 +1,232 @@
+"""The import contract: packages import only their own layer and the layers below it.
+
+    foundation  assay._aio, _ids, _traceback, _text, errors   (no assay imports but these)
+    schemas     assay.schemas
+    store       assay.store
+    services    assay.llm, assay.embeddings, assay.sandbox     (llm and sandbox never meet)
+    evaluation  assay.evaluation, assay.tracing, assay.report
+    evaluators  assay.evaluators
+    scorers     assay.scorers                                  (build on evaluators, never back)
+    apps        assay (the package), client, cli, ui, demo, testing
+
+Every runtime import counts, at module level or inside a function; imports under
+``if TYPE_CHECKING:`` do not (they exist for annotations only). Names resolved by string
+(``importlib.import_module`` in the lazy ``__getattr__`` of a package) are not imports.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("foundation", ("assay._aio", "assay._ids", "assay._traceback", "assay._text", "assay.errors")),
+    ("schemas", ("assay.schemas",)),
+    ("store", ("assay.store",)),
+    ("services", ("assay.llm", "assay.embeddings", "assay.sandbox")),
+    ("evaluation", ("assay.evaluation", "assay.tracing", "assay.report", "assay.report_plain")),
+    ("evaluators", ("assay.evaluators",)),
+    ("scorers", ("assay.scorers",)),
+    ("apps", ("assay.client", "assay.cli", "assay.ui", "assay.demo", "assay.testing", "assay")),
+]
+#: services that share a layer but must not import each other
+INDEPENDENT = [("assay.llm", "assay.sandbox"), ("assay.embeddings", "assay.sandbox")]
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    imported: str
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.importer} imports {self.imported}"
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def runtime_imports(path: Path, root: Path = SRC) -> list[Import]:
+    """The ``assay`` imports of one file that run (TYPE_CHECKING blocks skipped)."""
+    name = module_name(path, root)
+    shown = str(path.relative_to(root.parent))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[Import] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for stmt in child.orelse:
+                    visit_one(stmt)
+                continue
+            visit_one(child)
+
+    def visit_one(node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            found.extend(Import(name, alias.name, shown, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            for alias in node.names:  # ``from pkg import submodule`` imports the submodule
+                submodule = f"{base}.{alias.name}"
+                target = submodule if _is_module(root, submodule) else base
+                found.append(Import(name, target, shown, node.lineno))
+        visit(node)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    return [i for i in found if i.imported == "assay" or i.imported.startswith("assay.")]
+
+
+def _is_module(root: Path, dotted: str) -> bool:
+    path = root.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def layer_of(module: str) -> int:
+    best = (-1, -1)
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if module == prefix or module.startswith(prefix + "."):
+                best = max(best, (len(prefix), index))
+    assert best[1] >= 0, f"{module} is in no layer: add it to LAYERS in {__file__}"
+    return best[1]
+
+
+def all_imports() -> list[Import]:
+    return [i for path in sorted((SRC / "assay").rglob("*.py")) for i in runtime_imports(path)]
+
+
+def layer_violations(imports: list[Import]) -> list[str]:
+    problems = []
+    for imp in imports:
+        below, above = layer_of(imp.imported), layer_of(imp.importer)
+        if below > above:
+            problems.append(f"{imp}  ({LAYERS[above][0]} may not import {LAYERS[below][0]})")
+        for a, b in INDEPENDENT:
+            for x, y in ((a, b), (b, a)):
+                if _within(imp.importer, x) and _within(imp.imported, y):
+                    problems.append(f"{imp}  ({x} and {y} are independent)")
+    return problems
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_every_import_points_down_the_layers() -> None:
+    problems = layer_violations(all_imports())
+    assert not problems, "imports against the layers:\n" + "\n".join(problems)
+
+
+def test_the_check_sees_function_level_and_relative_imports(tmp_path: Path) -> None:
+    """The checker itself: an upward import hidden in a function, or relative, is caught."""
+    fake = tmp_path / "src" / "assay" / "store" / "probe.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from assay.client import Client\n"
+        "def f():\n    from ..evaluation import evaluate\n    import assay.ui\n",
+        encoding="utf-8",
+    )
+    problems = layer_violations(runtime_imports(fake, tmp_path / "src"))
+    assert len(problems) == 2, problems  # the TYPE_CHECKING import is not one of them
+    assert "imports assay.evaluation" in problems[0] and ":5:" in problems[0]
+    assert "imports assay.ui" in problems[1]
+
+
+def test_no_module_imports_itself_in_a_circle() -> None:
+    graph: dict[str, set[str]] = {}
+    for imp in all_imports():
+        if imp.importer != imp.imported:
+            graph.setdefault(imp.importer, set()).add(imp.imported)
+    # The harness runs inside the sandbox, as its own program; its modules are the
+    # sandbox's business.
+    cycles = [c for c in _cycles(graph) if not all(m.startswith("assay.sandbox.harness") for m in c)]
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in list(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys\n{statement}\nprint('\\n'.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(result.stdout.split())
+
+
+HEAVY = ("assay.llm", "assay.evaluators", "assay.scorers", "assay.sandbox", "assay.ui",
+         "assay.embeddings", "httpx", "h11", "sqlglot", "fastapi", "numpy", "pandas")
+
+
+def test_import_assay_loads_only_what_evaluate_needs() -> None:
+    loaded = _loaded_after("import assay")
+    heavy = sorted(m for m in loaded if any(_within(m, h) for h in HEAVY))
+    assert not heavy, f"import assay loaded {heavy}"
+    assert {"assay.evaluation._api", "assay.store", "assay.client"} <= loaded
+
+
+@pytest.mark.parametrize("statement, family", [
+    ("import assay.evaluators", "assay.evaluators."),
+    ("import assay.scorers", "assay.scorers."),
+    ("import assay.errors", "assay.sandbox"),
+])
+def test_package_imports_load_no_family(statement: str, family: str) -> None:
+    loaded = _loaded_after(statement)
+    allowed = {"assay.scorers._base"}
+    assert not sorted(m for m in loaded if m.startswith(family) and m not in allowed)
+
+
+def test_lazy_names_load_on_use() -> None:
+    loaded = _loaded_after("import assay\nassay.evaluate_comparative")
+    assert "assay.evaluation._comparative" in loaded and "assay.llm" in loaded
