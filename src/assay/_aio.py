@@ -42,7 +42,7 @@ def run_coroutine(awaitable: Awaitable[T]) -> T:
     except RuntimeError:
         in_loop = False
     if not in_loop:  # outside the except block, so tracebacks carry no "during handling"
-        return _unboxed(asyncio.run(_boxed(coroutine)))
+        return _unboxed(asyncio.run(_boxed(coroutine)))  # type: ignore[no-any-return]
     # Called from inside a running loop (a notebook, an async app): use a private one.
     outcome: dict[str, Any] = {}
 
@@ -59,7 +59,7 @@ def run_coroutine(awaitable: Awaitable[T]) -> T:
     thread.join()
     if "error" in outcome:
         raise outcome["error"]
-    return _unboxed(outcome["value"])
+    return _unboxed(outcome["value"])  # type: ignore[no-any-return]
 
 
 async def _wait_for(awaitable: Awaitable[T]) -> T:

@@ -3,7 +3,7 @@ codes, one line a metric."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from assay.evaluation._results import ExperimentResults
@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 __all__ = ["closing_line", "metric_lines", "plain_report", "plain_table", "summary_lines"]
 
 
-def _fmt(value: Optional[float]) -> str:
+def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 

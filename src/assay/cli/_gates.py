@@ -8,7 +8,7 @@ does not have is a usage error (a typo must not pass a build).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from assay.cli._common import UsageError, did_you_mean
 
@@ -22,7 +22,7 @@ class Verdict:
 
     gate: str
     metric: str
-    observed: Optional[float]
+    observed: float | None
     threshold: float
     passed: bool
     detail: str

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from assay.cli import _browse, _rescore, _run, _transfer
 from assay.cli._common import (
@@ -54,7 +54,7 @@ def _add_compare(commands: argparse._SubParsersAction, parent: argparse.Argument
     _compare.add_parser(commands, parent)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     writes = getattr(args, "writes", False) or args.command in ("run", "rescore")
     previous = _terminate_as_interrupt()
@@ -85,7 +85,7 @@ def _terminate_as_interrupt() -> signal._HANDLER:
     return signal.signal(signal.SIGTERM, interrupt)
 
 
-def _require_store(url: Optional[str]) -> None:
+def _require_store(url: str | None) -> None:
     """Read-only commands must not create an empty store at a mistyped path."""
     from assay.store.errors import StoreError
     from assay.store.open import default_url, store_exists

@@ -9,7 +9,7 @@ import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -124,7 +124,7 @@ def markdown(results: ExperimentResults, verdicts: Sequence[Verdict]) -> str:
 
 
 def write_outputs(
-    results: ExperimentResults, verdicts: Sequence[Verdict], *, junit: Optional[str], markdown_path: Optional[str],
+    results: ExperimentResults, verdicts: Sequence[Verdict], *, junit: str | None, markdown_path: str | None,
 ) -> None:
     if junit:
         write_junit(Path(junit), results, verdicts)

@@ -10,7 +10,7 @@ import json
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from assay.cli._browse import experiment_name, list_datasets, list_experiments
 from assay.cli._common import UsageError
@@ -169,7 +169,7 @@ def _csv(records: list[dict[str, Any]]) -> str:
     return buffer.getvalue()
 
 
-def _write_text(output: Optional[str], text: str) -> None:
+def _write_text(output: str | None, text: str) -> None:
     if output is None:
         sys.stdout.write(text)
         return
@@ -177,7 +177,7 @@ def _write_text(output: Optional[str], text: str) -> None:
     Path(output).write_text(text, encoding="utf-8")
 
 
-def _write_parquet(output: Optional[str], records: list[dict[str, Any]]) -> None:
+def _write_parquet(output: str | None, records: list[dict[str, Any]]) -> None:
     if output is None:
         raise UsageError("--format parquet needs -o FILE.parquet (it is binary)")
     try:

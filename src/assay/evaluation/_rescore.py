@@ -12,7 +12,7 @@ import asyncio
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 from assay._aio import run_coroutine
 from assay.evaluation._binding import RowEvaluator, bind_row_evaluator, bind_summary_evaluator
@@ -40,15 +40,15 @@ _CHUNK = 256  # rows scored, then written in one transaction: an interrupt loses
 async def aevaluate_existing(
     experiment: Any,
     /,
-    evaluators: Optional[Sequence[Any]] = None,
-    summary_evaluators: Optional[Sequence[Any]] = None,
-    metadata: Optional[dict[str, Any]] = None,
-    max_concurrency: Optional[int] = 0,
-    client: Optional[Client] = None,
+    evaluators: Sequence[Any] | None = None,
+    summary_evaluators: Sequence[Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+    max_concurrency: int | None = 0,
+    client: Client | None = None,
     load_nested: bool = False,
     *,
     replace: bool = False,
-    progress: Optional[bool] = None,
+    progress: bool | None = None,
 ) -> ExperimentResults:
     """Score the stored runs of ``experiment`` (a name, id or record) with new evaluators.
 
@@ -104,16 +104,16 @@ async def aevaluate_existing(
 def evaluate_existing(
     experiment: Any,
     /,
-    evaluators: Optional[Sequence[Any]] = None,
-    summary_evaluators: Optional[Sequence[Any]] = None,
-    metadata: Optional[dict[str, Any]] = None,
-    max_concurrency: Optional[int] = 0,
-    client: Optional[Client] = None,
+    evaluators: Sequence[Any] | None = None,
+    summary_evaluators: Sequence[Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+    max_concurrency: int | None = 0,
+    client: Client | None = None,
     load_nested: bool = False,
     blocking: bool = True,
     *,
     replace: bool = False,
-    progress: Optional[bool] = None,
+    progress: bool | None = None,
 ) -> ExperimentResults:
     """The synchronous face of :func:`aevaluate_existing` (``blocking`` is LangSmith's; always True)."""
     coroutine = aevaluate_existing(
@@ -150,7 +150,7 @@ def _find_experiment(client: Client, experiment: Any) -> ExperimentRecord:
 
 
 def _start(
-    record: ExperimentRecord, names: list[str], replace: bool, metadata: Optional[dict[str, Any]]
+    record: ExperimentRecord, names: list[str], replace: bool, metadata: dict[str, Any] | None
 ) -> dict[str, str]:
     """Mark the evaluators as being re-scored; a pending (interrupted) re-score keeps its token,
     so its finished rows are skipped. Returns evaluator name -> token."""

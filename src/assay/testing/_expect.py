@@ -7,7 +7,8 @@ a score and return an expectation about it.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from assay.testing._test_log import log_feedback
 
@@ -42,7 +43,7 @@ class Expectation:
     def to_be_none(self) -> Expectation:
         return self._check(self.value is None, "to be None")
 
-    def against(self, predicate: Callable[[Any], bool], description: Optional[str] = None) -> Expectation:
+    def against(self, predicate: Callable[[Any], bool], description: str | None = None) -> Expectation:
         name = description or getattr(predicate, "__name__", "the predicate")
         return self._check(bool(predicate(self.value)), f"to satisfy {name}")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from assay.schemas import Dataset, EvaluationResult, Example, Run, utcnow
 from assay.store.base import Store
@@ -33,7 +33,7 @@ class Suite:
 class Outcome:
     position: int
     passed: bool
-    failure: Optional[str]
+    failure: str | None
 
 
 class Recorder:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Optional, Union
+from typing import Any
 
 from assay.schemas import EvaluationResult, utcnow
 
@@ -25,7 +25,7 @@ class TestRecord:
 
 
 _lock = threading.Lock()
-_current: Optional[TestRecord] = None
+_current: TestRecord | None = None
 
 
 def begin(nodeid: str) -> TestRecord:
@@ -35,7 +35,7 @@ def begin(nodeid: str) -> TestRecord:
         return _current
 
 
-def end() -> Optional[TestRecord]:
+def end() -> TestRecord | None:
     global _current
     with _lock:
         record, _current = _current, None
@@ -76,7 +76,7 @@ def log_reference_outputs(reference_outputs: dict[str, Any], /) -> None:
 
 
 def log_feedback(
-    feedback: Optional[Union[dict[str, Any], list[dict[str, Any]]]] = None, /, **kwargs: Any
+    feedback: dict[str, Any] | list[dict[str, Any]] | None = None, /, **kwargs: Any
 ) -> None:
     """``log_feedback(key="correct", score=1)`` or ``log_feedback({"key": ..., "score": ...})``
     (or a list of such dicts); the fields are EvaluationResult's."""

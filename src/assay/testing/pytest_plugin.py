@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -34,7 +34,7 @@ class _State:
         self.run_id = run_id
         self.suites: dict[str, Suite] = {}
         self.positions: dict[str, int] = {}
-        self._recorder: Optional[Recorder] = None
+        self._recorder: Recorder | None = None
 
     @property
     def recorder(self) -> Recorder:
