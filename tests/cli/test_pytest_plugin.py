@@ -136,3 +136,22 @@ def test_logging_outside_a_marked_test_says_what_to_do(tmp_path: Path) -> None:
     )
     done = pytest_run(tmp_path)
     assert done.returncode == 1 and "outside a test marked @pytest.mark.assay" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "@pytest.mark.assay" in b)
+    (tmp_path / "my_app.py").write_text(
+        "def answer(question):\n    return {'2+2?': '4', 'capital of France?': 'Paris'}[question]\n", encoding="utf-8"
+    )
+    (tmp_path / "test_app.py").write_text(block, encoding="utf-8")
+    done = pytest_run(tmp_path)
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout
+    client = Client(str(tmp_path / "store" / "assay.db"))
+    (record,) = client.list_experiments()
+    results = client.read_experiment(record.name)
+    assert record.name.startswith("test_app-") and results.aggregate["pass"].mean == 1.0
+    assert set(results.aggregate) == {"pass", "length", "edit_distance", "edit_distance_expectation", "expectation"}
