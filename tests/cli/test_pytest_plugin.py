@@ -121,9 +121,12 @@ def test_under_xdist_workers_write_one_store(suite: Path) -> None:
 
 @pytest.mark.slow
 def test_inert_without_marked_tests(tmp_path: Path) -> None:
-    (tmp_path / "test_plain.py").write_text("def test_ok():\n    assert True\n", encoding="utf-8")
+    (tmp_path / "test_plain.py").write_text(
+        "import sys\n\ndef test_ok():\n    assert not [m for m in sys.modules if m.split('.')[0] == 'assay']\n",
+        encoding="utf-8",
+    )
     done = pytest_run(tmp_path)
-    assert done.returncode == 0 and "1 passed" in done.stdout
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout  # assay not even imported
     assert not (tmp_path / "store").exists()
     off = pytest_run(tmp_path, "--assay-off", "-n", "2")
     assert off.returncode == 0 and not (tmp_path / "store").exists()

@@ -1,6 +1,8 @@
 """The assay pytest plugin: tests marked ``@pytest.mark.assay`` become an experiment.
 
-Inert unless a collected test carries the mark (no store is opened otherwise). Each test
+A top-level module, so that loading it (pytest loads every installed plugin) does not
+import assay: inert unless a collected test carries the mark (assay is imported, and the
+store opened, only then). Each test
 file is a dataset, each session an experiment per file (``<dataset>-<session id>``);
 pass/fail is the test's (the ``pass`` metric), and what the test logs with
 ``assay.testing.log_*`` or checks with ``expect`` is stored with its row. Works under
@@ -12,12 +14,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from assay.testing import _test_log
-from assay.testing._pytest_recorder import Outcome, Recorder, Suite
+if TYPE_CHECKING:
+    from assay.testing._pytest_recorder import Recorder, Suite
 
 __all__ = [
     "pytest_addoption", "pytest_collection_modifyitems", "pytest_configure", "pytest_configure_node",
@@ -40,6 +42,7 @@ class _State:
     def recorder(self) -> Recorder:
         if self._recorder is None:
             from assay.store.open import open_store
+            from assay.testing._pytest_recorder import Recorder
 
             self._recorder = Recorder(open_store(self.config.getoption("assay_db")), self.run_id)
         return self._recorder
@@ -85,6 +88,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         marker = item.get_closest_marker("assay")
         if marker is not None:
             by_suite.setdefault(_suite_name(item, marker), []).append(item)
+    if not by_suite:
+        return
+    from assay.testing._pytest_recorder import Suite
+
     prefix = config.getoption("assay_experiment_prefix")
     for name, members in by_suite.items():
         experiment = f"{prefix or name.replace('/', '.')}-{state.run_id}"
@@ -110,6 +117,8 @@ def _suite_name(item: pytest.Item, marker: pytest.Mark) -> str:
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     state = item.config.stash.get(_STATE, None)
     if state is not None and item.nodeid in state.suites:
+        from assay.testing import _test_log
+
         _test_log.begin(item.nodeid)
     yield
 
@@ -124,6 +133,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     done = (report.when == "call") or (report.when == "setup" and not report.passed)
     if not done:
         return
+    from assay.testing import _test_log
+    from assay.testing._pytest_recorder import Outcome
+
     record = _test_log.end()
     if record is None or report.skipped:
         return
@@ -150,8 +162,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def _xdist_wrote(state: _State) -> bool:
     """The xdist controller writes nothing itself; its workers may have (if a store exists)."""
+    if not getattr(state.config.option, "numprocesses", None):
+        return False
     from assay.store.open import store_exists
 
-    return bool(getattr(state.config.option, "numprocesses", None)) and store_exists(
-        state.config.getoption("assay_db")
-    )
+    return store_exists(state.config.getoption("assay_db"))
