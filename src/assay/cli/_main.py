@@ -39,19 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _run.add_parser(commands, parent)
     _rescore.add_parser(commands, parent)
-    _add_compare(commands, parent)
     _browse.add_parsers(commands, parent)
     _transfer.add_parsers(commands, parent)
     return parser
-
-
-def _add_compare(commands: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
-    """``assay compare`` comes from the comparison module when it is there."""
-    try:
-        from assay.cli import _compare  # type: ignore[attr-defined]
-    except ImportError:
-        return
-    _compare.add_parser(commands, parent)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -57,12 +57,17 @@ def run_command(args: argparse.Namespace) -> int:
     target = load_object(args.spec, "target")
     evaluators = [evaluator_from(spec) for spec in args.evaluators]
     summaries = [load_object(spec, "summary evaluator") for spec in args.summary]
+    client = Client(args.db)
+    if args.baseline:  # before the run: a mistyped baseline must not cost a run
+        from assay.cli._browse import experiment_name
+
+        experiment_name(client, args.baseline)
     tty = sys.stdout.isatty() and not args.json
     results = evaluate(
         target, data=args.data, evaluators=evaluators, summary_evaluators=summaries,
         experiment=args.experiment, experiment_prefix=args.prefix, metadata=parse_pairs(args.metadata),
         num_repetitions=args.repetitions or 1, max_concurrency=args.concurrency or 16,
-        resume=bool(args.resume), client=Client(args.db), progress=tty,
+        resume=bool(args.resume), client=client, progress=tty,
     )
     return conclude(results, args, reported=tty)
 

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from assay._aio import run_coroutine
+from assay.evaluation._arguments import as_list, concurrency
 from assay.evaluation._binding import RowEvaluator, bind_row_evaluator, bind_summary_evaluator
 from assay.evaluation._experiment import ExperimentError
 from assay.evaluation._interrupt import (
@@ -27,8 +28,10 @@ from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import in_thread
 from assay.evaluation._runner import run_summaries
 from assay.schemas import EvaluationResult
+from assay.store.base import Store
 from assay.store.current import use_store
 from assay.store.errors import NotFoundError
+from assay.store.open import open_store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
@@ -57,16 +60,13 @@ async def aevaluate_existing(
     call it again with the same arguments. ``load_nested`` is LangSmith's; runs are always
     loaded whole here.
     """
-    from assay.client import Client
-    from assay.evaluation._api import _as_list, _concurrency
     from assay.report import Progress, print_report
     from assay.report_plain import plain_report
 
-    client = client or Client()
-    store = client.store
-    record = _find_experiment(client, experiment)
-    row_evaluators = [bind_row_evaluator(e) for e in _as_list(evaluators, "evaluators")]
-    summaries = [bind_summary_evaluator(e) for e in _as_list(summary_evaluators, "summary_evaluators")]
+    store = client.store if client is not None else open_store()
+    record = _find_experiment(store, experiment)
+    row_evaluators = [bind_row_evaluator(e) for e in as_list(evaluators, "evaluators")]
+    summaries = [bind_summary_evaluator(e) for e in as_list(summary_evaluators, "summary_evaluators")]
     if not row_evaluators and not summaries:
         raise ValueError("evaluate_existing needs evaluators= or summary_evaluators=")
     names = [e.name for e in row_evaluators]
@@ -79,7 +79,7 @@ async def aevaluate_existing(
     written = [0]
     try:
         with use_store(store), bar:
-            await _score_rows(todo, store, record, _concurrency(max_concurrency), replace, bar, tokens, written)
+            await _score_rows(todo, store, record, concurrency(max_concurrency), replace, bar, tokens, written)
             rows = store.load_rows(record)
             summary = await run_summaries(summaries, rows)
     except BaseException as exc:
@@ -127,25 +127,25 @@ def evaluate_existing(
     return results
 
 
-def _find_experiment(client: Client, experiment: Any) -> ExperimentRecord:
+def _find_experiment(store: Store, experiment: Any) -> ExperimentRecord:
     if isinstance(experiment, ExperimentRecord):
         return experiment
     if isinstance(experiment, ExperimentResults):
         return experiment.experiment
     found = None
     if isinstance(experiment, uuid.UUID):
-        found = client.store.get_experiment(id=experiment)
+        found = store.get_experiment(id=experiment)
     elif isinstance(experiment, str):
-        found = client.store.get_experiment(name=experiment)
+        found = store.get_experiment(name=experiment)
         if found is None:
             try:
-                found = client.store.get_experiment(id=uuid.UUID(experiment))
+                found = store.get_experiment(id=uuid.UUID(experiment))
             except ValueError:
                 pass
     else:
         raise TypeError(f"experiment must be a name, an id or ExperimentResults, got {experiment!r}")
     if found is None:
-        raise NotFoundError(f"no experiment {experiment!r} in {client.store.url}")
+        raise NotFoundError(f"no experiment {experiment!r} in {store.url}")
     return found
 
 
@@ -186,12 +186,12 @@ def _holds(row: ExperimentRow, evaluator: str, token: str) -> bool:
 
 
 async def _score_rows(
-    todo: list[tuple[ExperimentRow, list[RowEvaluator]]], store: Any, record: ExperimentRecord,
-    concurrency: int, replace: bool, bar: Any, tokens: dict[str, str], written: list[int],
+    todo: list[tuple[ExperimentRow, list[RowEvaluator]]], store: Store, record: ExperimentRecord,
+    workers: int, replace: bool, bar: Any, tokens: dict[str, str], written: list[int],
 ) -> None:
     """Score ``todo`` chunk by chunk; each chunk is written in one transaction, counted in ``written``."""
-    limit = asyncio.Semaphore(concurrency)
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="assay-rescore") as pool:
+    limit = asyncio.Semaphore(workers)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="assay-rescore") as pool:
 
         async def score(row: ExperimentRow, pending: list[RowEvaluator]) -> list[EvaluationResult]:
             async with limit:
