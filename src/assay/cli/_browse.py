@@ -61,7 +61,7 @@ def list_experiments(args: argparse.Namespace) -> int:
     table = Table("name", "status", "rows", "created")
     for record in client.list_experiments():
         planned = record.num_examples * record.num_repetitions
-        stored = len(client.store.completed_keys(record.id))
+        stored = client.store.count_rows(record.id)
         rows = str(stored) if stored == planned else f"{stored}/{planned}"
         table.add_row(escape(record.name), record.status, rows, f"{record.created_at:%Y-%m-%d %H:%M}")
     Console().print(table)

@@ -116,7 +116,7 @@ def delete_experiment(args: argparse.Namespace) -> int:
     client = Client(args.db)
     record = client.store.get_experiment(name=experiment_name(client, args.name))
     assert record is not None
-    rows = len(client.store.completed_keys(record.id))
+    rows = client.store.count_rows(record.id)
     client.store.delete_experiment(record.id)
     print(f"deleted experiment {args.name!r} ({rows} rows)")
     return 0

@@ -108,7 +108,7 @@ async def aevaluate(
         if not is_interrupt(exc):
             raise
         status = "interrupted"
-        raise_interrupted(exc, interrupted_error(name, len(store.completed_keys(record.id)), bar.total))
+        raise_interrupted(exc, interrupted_error(name, store.count_rows(record.id), bar.total))
     finally:
         store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record

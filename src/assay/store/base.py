@@ -124,6 +124,10 @@ class Store(abc.ABC):
     def update_experiment_config(self, experiment_id: uuid.UUID, config: dict[str, Any]) -> None:
         raise NotImplementedError(f"{type(self).__name__} cannot update an experiment's config")
 
+    def count_rows(self, experiment_id: uuid.UUID) -> int:
+        """How many rows are stored (listings show stored/planned)."""
+        return len(self.completed_keys(experiment_id))
+
     def delete_experiment(self, experiment_id: uuid.UUID) -> None:
         """Delete an experiment with its runs, results and summary results."""
         raise NotImplementedError(f"{type(self).__name__} cannot delete experiments")

@@ -373,6 +373,10 @@ class SQLiteStore(Store):
         with self.transaction() as conn:
             conn.execute("UPDATE experiments SET config = ? WHERE id = ?", (dumps(config), str(experiment_id)))
 
+    def count_rows(self, experiment_id: uuid.UUID) -> int:
+        row = self.conn.execute("SELECT COUNT(*) FROM runs WHERE experiment_id = ?", (str(experiment_id),)).fetchone()
+        return int(row[0])
+
     def delete_experiment(self, experiment_id: uuid.UUID) -> None:
         with self.transaction() as conn:  # runs, results and summaries go by ON DELETE CASCADE
             conn.execute("DELETE FROM experiments WHERE id = ?", (str(experiment_id),))
