@@ -23,7 +23,7 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     gates.add_argument("--baseline", metavar="EXPERIMENT", help="experiment to compare with (--max-regression)")
     gates.add_argument(
         "--max-regression", action="append", default=[], metavar="METRIC=D",
-        help="exit 1 when METRIC fell by more than D below --baseline",
+        help="exit 1 when METRIC is significantly worse than --baseline, by more than D",
     )
     gates.add_argument("--json", action="store_true", help="print results and gates as JSON (only JSON on stdout)")
     gates.add_argument("--junit-xml", metavar="PATH", help="write a JUnit XML file: one testcase per gate and failing row")

@@ -21,7 +21,7 @@ def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
     rescore.add_argument("experiment", help="the stored experiment's name or id")
     add_evaluator_arguments(rescore)
     rescore.add_argument("--replace", action="store_true", help="replace results of an evaluator already present")
-    rescore.add_argument("--concurrency", type=int, help="rows in flight (default: 4 per CPU)")
+    rescore.add_argument("--concurrency", type=int, metavar="N", help="rows in flight (default: 4 per CPU)")
     rescore.add_argument("--metadata", action="append", default=[], metavar="KEY=VALUE")
     add_gate_arguments(rescore)
     rescore.set_defaults(handler=rescore_command)
