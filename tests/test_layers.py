@@ -1,6 +1,6 @@
 """The import contract: packages import only their own layer and the layers below it.
 
-    foundation  assay._aio, _ids, _traceback, _text, errors   (no assay imports but these)
+    foundation  assay._aio, _ids, _output_text, _traceback, _text, errors
     schemas     assay.schemas
     store       assay.store
     services    assay.llm, assay.embeddings, assay.sandbox     (llm and sandbox never meet)
@@ -27,7 +27,8 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("assay._aio", "assay._ids", "assay._traceback", "assay._text", "assay.errors")),
+    ("foundation", ("assay._aio", "assay._ids", "assay._output_text", "assay._traceback", "assay._text",
+                    "assay.errors")),
     ("schemas", ("assay.schemas",)),
     ("store", ("assay.store",)),
     ("services", ("assay.llm", "assay.embeddings", "assay.sandbox")),

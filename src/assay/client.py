@@ -159,7 +159,7 @@ class Client:
         verbose: bool = False,
         **kwargs: Any,
     ) -> ExperimentResults:
-        """Seed 003's entry point: ``project_name`` names the experiment."""
+        """LangChain's older entry point: ``project_name`` names the experiment."""
         return self.evaluate(
             llm_or_chain_factory, data=dataset_name, evaluators=evaluators,
             experiment=project_name, max_concurrency=concurrency_level, progress=verbose or None,

@@ -5,7 +5,7 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
 
     AssayError
     ├── MissingExtraError (ImportError)        an optional dependency is not installed
-    ├── EmbeddingsUnavailable (ImportError)    no embeddings backend can be loaded
+    │   └── EmbeddingsUnavailable              no embeddings provider can be loaded
     ├── EvaluatorSignatureError (TypeError)    no parameter of an evaluator can be bound
     ├── EvaluatorReturnError (TypeError)       an evaluator returned something unusable
     ├── TargetError (TypeError)                the target is not callable as a target

@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +27,27 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def report(loopback_port: int) -> dict[str, Any]:
+def readable_copy() -> Iterator[tuple[str, str]]:
+    """The probe and the ``assay`` package, copied where uid nobody can read them: the
+    checkout may sit in a private (0700) folder, or below a path nobody cannot enter."""
+    root = Path(tempfile.mkdtemp(prefix="assay-unprivileged-"))
+    try:
+        shutil.copytree(Path(SOURCE) / "assay", root / "src" / "assay",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(PROBE, root / "probe.py")
+        for path in [root, *root.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        yield str(root / "probe.py"), str(root / "src")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def report(loopback_port: int, readable_copy: tuple[str, str]) -> dict[str, Any]:
+    probe, source = readable_copy
     done = subprocess.run(
         ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", SYSTEM_PYTHON, "-I",
-         PROBE, SOURCE, str(loopback_port)],
+         probe, source, str(loopback_port)],
         capture_output=True, text=True, timeout=120, cwd="/",
     )
     assert done.returncode == 0, done.stderr

@@ -1,4 +1,5 @@
-"""Fixtures of the judge tests: a fresh loopback OpenAI server and a fresh store per test."""
+"""Fixtures of the judge tests: a fresh loopback OpenAI server and a fresh store per test
+(the environment is cleaned by the root conftest)."""
 
 from __future__ import annotations
 
@@ -6,27 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from assay.store import Store, open_store
-from assay.store.current import use_store
+from assay.store import Store
 from assay.testing import FakeOpenAIServer
 
-JUDGE_ENV = ("ASSAY_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ASSAY_JUDGE_CACHE",
-             "ASSAY_JUDGE_MAX_CONCURRENCY")
-
 
 @pytest.fixture(autouse=True)
-def clean_judge_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in JUDGE_ENV:
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture(autouse=True)
-def store() -> Iterator[Store]:
+def store(memory_store: Store) -> Store:
     """Every test caches into its own in-memory store (judge calls never leak across tests)."""
-    fresh = open_store("sqlite://")
-    with use_store(fresh):
-        yield fresh
-    fresh.close()
+    return memory_store
 
 
 @pytest.fixture

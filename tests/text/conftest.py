@@ -1,6 +1,6 @@
 """Fixtures of the text evaluator tests: a fresh in-memory store per test (the embeddings
-cache lives there), no embeddings configuration leaking in from the environment, and
-helpers to build runs and examples."""
+cache lives there; the environment is cleaned by the root conftest), and helpers to
+build runs and examples."""
 
 from __future__ import annotations
 
@@ -13,24 +13,13 @@ from typing import Any
 import pytest
 
 from assay.schemas import Example, Run
-from assay.store import Store, open_store
-from assay.store.current import use_store
-
-EMBEDDINGS_ENV = ("ASSAY_EMBEDDINGS", "OPENAI_BASE_URL", "OPENAI_API_KEY")
+from assay.store import Store
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in EMBEDDINGS_ENV:
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture(autouse=True)
-def store() -> Iterator[Store]:
-    fresh = open_store("sqlite://")
-    with use_store(fresh):
-        yield fresh
-    fresh.close()
+def store(memory_store: Store) -> Store:
+    """The embeddings cache of each test lives in its own in-memory store."""
+    return memory_store
 
 
 def _run_of(output: Any = None, **outputs: Any) -> Run:

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import lemminflect
 
-# a verb reading is preferred for display (the seed: verbs as infinitives), then a noun
+# a verb reading is preferred for display (verbs shown as infinitives), then a noun
 _CANONICAL_ORDER = ("VERB", "NOUN", "ADJ", "ADV", "PROPN")
 # comparatives map to other words ("better" -> good); keep such lemmas only when they
 # share a stem with the word, so "best practice" is not covered by "good practice"

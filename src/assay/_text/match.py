@@ -1,4 +1,4 @@
-"""The coverage rule of seed 001, used for the score *and* for ``missing_elements``.
+"""The completeness coverage rule, used for the score *and* for ``missing_elements``.
 
 An element of 3 characters or fewer must match exactly; a longer one matches a form that
 contains it, or that it contains, when the shorter is over 60% of the longer

@@ -41,7 +41,7 @@ def explained(run: Run, example: Example) -> dict[str, Any]:
 
 
 def f1_score_summary_evaluator(outputs: list[dict[str, Any]], reference_outputs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Seed 000's summary evaluator, as written there."""
+    """The F1 summary evaluator of the LangSmith quick-start, as written there."""
     true_positives = false_positives = false_negatives = 0
     for output_dict, reference_output_dict in zip(outputs, reference_outputs):
         output, reference = output_dict["class"], reference_output_dict["label"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from assay.errors import AssayError
+from assay.errors import AssayError, MissingExtraError
 
 __all__ = ["Embeddings", "EmbeddingsError", "EmbeddingsUnavailable", "Vector", "check_vectors"]
 
@@ -14,7 +14,7 @@ class EmbeddingsError(AssayError, RuntimeError):
     """An embeddings provider failed (the message names the provider, never a secret)."""
 
 
-class EmbeddingsUnavailable(AssayError, ImportError):
+class EmbeddingsUnavailable(MissingExtraError):
     """No embeddings provider can be used here (an extra is missing or nothing is configured)."""
 
 

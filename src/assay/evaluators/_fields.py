@@ -7,10 +7,10 @@ an errored result (``error`` set, no score) that names the run or example and it
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from assay._output_text import output_text
 from assay.errors import AssayError
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import EvaluationResult, Example, Run
@@ -55,25 +55,8 @@ def _keys(values: Mapping[str, Any]) -> str:
 
 
 def as_text(value: Any) -> str:
-    """Text of an output: a string, a chat message (its content), a list of them, or JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
-        return str(value["content"])
-    if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(item, Mapping) and "content" in item for item in value)
-    ):
-        return "\n".join(as_text(item) for item in value)
-    if isinstance(value, (bool, int, float)):
-        return json.dumps(value)
-    try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError):
-        return str(value)
+    """Text of a picked output or reference value (:func:`output_text`)."""
+    return output_text(value)
 
 
 class ReferenceEvaluator(BaseEvaluator):

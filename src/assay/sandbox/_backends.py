@@ -7,10 +7,13 @@ resource limits (and, as root, a dedicated uid): the last resort.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
+import stat
 import subprocess
+import tempfile
 from typing import Protocol
 
 from assay.sandbox._launch import (
@@ -175,21 +178,54 @@ class RlimitOnly:
     def plan(self, context: LaunchContext) -> LaunchPlan:
         assert context.host_workroot is not None
         scrub = ["/tmp", "/var/tmp", "/dev/shm"] if context.sandbox_uid is not None else []
+        harness_root = HARNESS_PARENT if context.sandbox_uid is None else readable_harness()
         argv = zygote_command(context, {
-            "harness_root": HARNESS_PARENT, "boot_path": HARNESS_PARENT,
+            "harness_root": harness_root, "boot_path": HARNESS_PARENT,
             "workroot": context.host_workroot,
             "scrub_dirs": scrub, "runtime_paths": list(context.runtime.python_path),
         })
         label = (f"dedicated host uid {context.sandbox_uid}" if context.sandbox_uid is not None
                  else f"your own uid {os.geteuid()}")
         return LaunchPlan(
-            argv=argv, user_label=label, harness_root=HARNESS_PARENT,
+            argv=argv, user_label=label, harness_root=harness_root,
             protections=Protections(
                 process_isolation=False, network_isolation=False, filesystem_isolation=False,
                 unprivileged_user=_unprivileged(context),
                 complete_tree_kill=context.sandbox_uid is not None,
             ),
         )
+
+
+@functools.cache
+def readable_harness() -> str:
+    """A folder whose ``harness/`` another uid can read (the role scripts run as the sandbox
+    uid): the package itself when every folder above it lets others in, else a root-owned
+    copy in a fresh temporary folder, removed at exit. A package in a private (0700) home
+    or checkout is not readable by the sandbox uid."""
+    if _others_can_read(os.path.join(HARNESS_PARENT, "harness")):
+        return HARNESS_PARENT
+    root = tempfile.mkdtemp(prefix="assay-harness-")
+    atexit.register(shutil.rmtree, root, True)
+    shutil.copytree(os.path.join(HARNESS_PARENT, "harness"), os.path.join(root, "harness"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for folder, _, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    return root
+
+
+def _others_can_read(path: str) -> bool:
+    folder = os.path.realpath(path)
+    if not os.stat(folder).st_mode & stat.S_IROTH:
+        return False
+    while True:
+        if not os.stat(folder).st_mode & stat.S_IXOTH:
+            return False
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return True
+        folder = parent
 
 
 @functools.cache

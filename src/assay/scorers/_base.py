@@ -14,13 +14,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from assay._aio import run_coroutine
+from assay._output_text import output_text
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import EvaluationResult, Example, Run
 
 TextLike = Any  # a string, a chat-message list, or a dict holding one
-
-_TEXT_KEYS = ("output", "text", "answer", "response", "content", "input", "question", "query")
-
 
 class ScorerResult(BaseModel):
     """What ``Scorer.run`` returns (Mastra's shape, in snake_case)."""
@@ -37,29 +35,13 @@ class ScorerResult(BaseModel):
 
     @property
     def extract_step_result(self) -> dict[str, Any] | None:
-        """Seed 001's name for the completeness scorer's preprocess step."""
+        """The older name of the completeness scorer's preprocess step (Mastra's ``extractStepResult``)."""
         return self.preprocess_step_result
 
 
 def to_text(value: TextLike) -> str:
-    """Flatten a string, a chat-message list or a dict of them into plain text."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(to_text(item) for item in value)
-    if isinstance(value, dict):
-        if "content" in value:
-            return to_text(value["content"])
-        if "input_messages" in value or "inputMessages" in value:
-            return to_text(value.get("input_messages") or value.get("inputMessages"))
-        for key in _TEXT_KEYS:
-            if key in value:
-                return to_text(value[key])
-        if len(value) == 1:
-            return to_text(next(iter(value.values())))
-    return str(value)
+    """A string, a chat-message list or a dict of them as plain text (:func:`output_text`)."""
+    return output_text(value)
 
 
 _MASTRA_RUN_KEYS = {"input", "output", "runId", "run_id", "groundTruth", "ground_truth",

@@ -1,12 +1,16 @@
-"""The base of model-backed scorers: the judge model, usage on every result, errors as data."""
+"""The scorer face of the judge core (``evaluators.judge._core``): usage on every result,
+a failed model call as a result with ``error`` set."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from assay._aio import run_coroutine
+from assay.evaluators.judge._core import JudgeCore
 from assay.llm.errors import LLMError
-from assay.llm.resolve import JudgeModel, resolve_structured
-from assay.llm.usage import Usage, UsageMeter
+from assay.llm.resolve import JudgeModel
+from assay.llm.structured import StructuredChat
+from assay.llm.usage import UsageMeter
 from assay.schemas import EvaluationResult
 from assay.scorers._base import Scorer, ScorerResult, TextLike
 
@@ -28,43 +32,43 @@ class LlmScorer(Scorer):
         super().__init__(name=name)
         if scale <= 0:
             raise ValueError(f"{name} scorer: scale must be > 0, got {scale}")
-        self.chat = resolve_structured(model)
+        self.core = JudgeCore(model)
         self.scale = scale
+
+    @property
+    def chat(self) -> StructuredChat:
+        return self.core.chat
 
     async def score(self, input: TextLike, output: TextLike, meter: UsageMeter) -> JudgeScorerResult:
         raise NotImplementedError
 
     def _run(self, input: TextLike, output: TextLike) -> ScorerResult:
         # works from a notebook too, where an event loop is already running
-        from assay._aio import run_coroutine
-
-        result: ScorerResult = run_coroutine(self._arun(input, output))
-        return result
+        return run_coroutine(self._arun(input, output))
 
     async def _arun(self, input: TextLike, output: TextLike) -> ScorerResult:
-        meter = UsageMeter()
-        try:
-            result = await self.score(input, output, meter)
-        except LLMError as exc:
-            result = JudgeScorerResult(error=f"{type(exc).__name__}: {exc}")
-        result.usage = meter.total.as_metadata()
+        outcome = await self.core.metered(lambda meter: self.score(input, output, meter), failures=(LLMError,))
+        result = outcome.value
+        if outcome.error is not None or result is None:
+            result = JudgeScorerResult(error=f"{type(outcome.error).__name__}: {outcome.error}")
+        result.usage = outcome.usage.as_metadata()
         return result
 
     def to_evaluation_result(self, result: ScorerResult) -> EvaluationResult:
         evaluation = super().to_evaluation_result(result)
-        usage = getattr(result, "usage", None) or Usage().as_metadata()
-        evaluation.metadata = {**evaluation.metadata, "usage": usage, "model": self.model_name}
+        metadata = self.core.metadata(None)
+        metadata["usage"] = getattr(result, "usage", None) or metadata["usage"]
+        evaluation.metadata = {**evaluation.metadata, **metadata}
         return evaluation
 
     def error_result(self, exc: BaseException) -> EvaluationResult:
         evaluation = super().error_result(exc)
-        evaluation.metadata["usage"] = Usage().as_metadata()
-        evaluation.metadata["model"] = self.model_name
+        evaluation.metadata.update(self.core.metadata(None))
         return evaluation
 
     @property
     def model_name(self) -> str:
-        return self.chat.client.model_name
+        return self.core.model_name
 
 
 def ratio(part: int, whole: int) -> float:

@@ -22,12 +22,8 @@ def _messages(value: Any) -> list[dict[str, Any]] | None:
 
 
 def message_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-        return "\n".join(
-            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
-        )
-    return to_text(content)
+    """The text of one message's content (content parts joined), by :func:`output_text`."""
+    return to_text({"content": message.get("content")})
 
 
 def first_user_text(value: Any) -> str:

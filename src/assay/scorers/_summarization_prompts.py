@@ -1,4 +1,5 @@
-"""The summarization scorer's three prompts (seed 002). Print them; override with ``prompts=``."""
+"""The summarization scorer's three prompts (alignment, questions, coverage). Print them;
+override with ``prompts=``."""
 
 from __future__ import annotations
 

@@ -7,55 +7,13 @@ is a fraction of verdicts times ``scale``, and 0 when there is no item.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, field_validator
-
+from assay.evaluators.judge._verdicts import AnyVerdicts, ExtractedItems, Verdicts
 from assay.llm.errors import ReplyCheckError
 from assay.llm.usage import UsageMeter
 from assay.scorers._base import TextLike
 from assay.scorers._llm_base import JudgeScorerResult, LlmScorer, quoted
-
-
-class ExtractedItems(BaseModel):
-    items: list[str]
-
-
-def _lower(value: Any) -> Any:
-    return value.strip().strip("\"'.").lower() if isinstance(value, str) else value
-
-
-class Verdict(BaseModel):
-    item: str
-    reason: str
-    verdict: Literal["yes", "no", "unsure"]
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalize(cls, value: Any) -> Any:
-        return _lower(value)
-
-
-class Verdicts(BaseModel):
-    verdicts: list[Verdict]
-
-
-class YesNoVerdict(BaseModel):
-    item: str
-    reason: str
-    verdict: Literal["yes", "no"]
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalize(cls, value: Any) -> Any:
-        return _lower(value)
-
-
-class YesNoVerdicts(BaseModel):
-    verdicts: list[YesNoVerdict]
-
-
-AnyVerdicts = Verdicts | YesNoVerdicts
 
 
 def numbered(items: list[str]) -> str:
@@ -97,7 +55,7 @@ class VerdictScorer(LlmScorer):
         raise NotImplementedError
 
     async def ask_items(self, prompt: str, meter: UsageMeter) -> list[str]:
-        reply = await self.chat.ask(_user(prompt), ExtractedItems, meter=meter)
+        reply = await self.core.ask(prompt, ExtractedItems, meter)
         return [item.strip() for item in reply.items if item.strip()]
 
     async def ask_verdicts(
@@ -110,7 +68,7 @@ class VerdictScorer(LlmScorer):
                     "give exactly one verdict per item, in order"
                 )
 
-        reply = await self.chat.ask(_user(prompt), self.verdict_model, meter=meter, check=one_each)
+        reply = await self.core.ask(prompt, self.verdict_model, meter, check=one_each)
         return list(reply.verdicts)
 
     def fraction(self, verdicts: list[Any]) -> float:
@@ -130,6 +88,3 @@ def share(verdicts: list[Any], value: str) -> float:
 def flagged(verdicts: list[Any], verdict: str) -> str:
     return quoted([v.item for v in verdicts if v.verdict == verdict])
 
-
-def _user(text: str) -> list[dict[str, str]]:
-    return [{"role": "user", "content": text}]

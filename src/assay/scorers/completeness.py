@@ -1,4 +1,4 @@
-"""The completeness scorer (seed 001): how much of the input's key elements the output covers.
+"""The completeness scorer (Mastra's): how much of the input's key elements the output covers.
 
 Elements are content words as lemmas (verbs as infinitives, nouns singular), Chinese words
 from jieba, Japanese kanji/katakana runs and Korean stems; function words and the words

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.evaluators.judge._text import check_template
+from assay.evaluators.judge._verdicts import YesNoVerdicts
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.scorers._base import TextLike
@@ -28,7 +29,7 @@ from assay.scorers._llm_prompts import (
     TOXICITY_PROMPT,
 )
 from assay.scorers._messages import context_from, first_user_text, last_assistant_text
-from assay.scorers._verdicts import VerdictScorer, YesNoVerdicts, flagged, numbered, share
+from assay.scorers._verdicts import VerdictScorer, flagged, numbered, share
 
 __all__ = [
     "BIAS_VERDICTS_PROMPT", "CLAIMS_PROMPT", "FAITHFULNESS_VERDICTS_PROMPT",

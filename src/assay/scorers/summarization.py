@@ -1,4 +1,4 @@
-"""``create_summarization_scorer`` (seed 002): alignment and coverage of a summary.
+"""``create_summarization_scorer`` (Mastra's): alignment and coverage of a summary.
 
 alignment = supported claims / claims; coverage = answered questions / questions;
 score = min(alignment, coverage) x scale, and 0 when there is no claim or no question.
@@ -123,12 +123,12 @@ class SummarizationScorer(LlmScorer):
 
     async def _alignment(self, source: str, summary: str, meter: UsageMeter) -> list[_Claim]:
         text = self.prompts.alignment.format(source=source, summary=summary)
-        reply = await self.chat.ask(_user(text), SummaryAlignment, meter=meter)
+        reply = await self.core.ask(text, SummaryAlignment, meter)
         return reply.claims
 
     async def _questions(self, source: str, meter: UsageMeter) -> list[str]:
         text = self.prompts.questions.format(source=source, max_questions=self.max_questions)
-        reply = await self.chat.ask(_user(text), SummaryQuestions, meter=meter)
+        reply = await self.core.ask(text, SummaryQuestions, meter)
         questions = [q.strip() for q in reply.questions if q.strip()]
         return questions[: self.max_questions]
 
@@ -143,7 +143,7 @@ class SummarizationScorer(LlmScorer):
                     "give exactly one answer per question, in order"
                 )
 
-        reply = await self.chat.ask(_user(text), SummaryCoverage, meter=meter, check=one_per_question)
+        reply = await self.core.ask(text, SummaryCoverage, meter, check=one_per_question)
         # the verdicts are matched by position; keep our own wording of each question
         return [answer.model_copy(update={"question": q}) for q, answer in zip(questions, reply.answers)]
 
@@ -197,9 +197,6 @@ class SummarizationScorer(LlmScorer):
         return f"Score {score:.2f} ({decider}): {both}; {detail}."
 
 
-def _user(text: str) -> list[dict[str, str]]:
-    return [{"role": "user", "content": text}]
-
 
 def create_summarization_scorer(
     model: JudgeModel = None,
@@ -211,7 +208,7 @@ def create_summarization_scorer(
     prompts: SummarizationPrompts = SummarizationPrompts(),
     options: dict[str, Any] | None = None,
 ) -> SummarizationScorer:
-    """Seed 002's scorer. ``model``: ``"openai/<model>"``, a ``ChatModel``, a ``ChatClient``,
+    """The summarization scorer. ``model``: ``"openai/<model>"``, a ``ChatModel``, a ``ChatClient``,
     or None for ``ASSAY_JUDGE_MODEL``. The summary is the last assistant message of the
     output; the source is ``source_extractor(input, output)``, else ``source``, else the
     first user message of the input. ``options`` takes Mastra's form

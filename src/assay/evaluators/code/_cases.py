@@ -25,7 +25,7 @@ class TestCase:
     index: int
     call: Call
     expected: Any
-    shown_input: Any  # what the details show as "input": the seed's single input, or args
+    shown_input: Any  # what the details show as "input": the single ``input`` of a case, or its args
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,9 @@ DEFAULT_OUTPUT_KEYS = ("text", "output")
 
 
 def code_from_run(run: Run, output_key: str | None, language: Language) -> str:
-    """The code, or raise CaseError with the seed's messages.
+    """The code, or raise CaseError saying what is missing.
 
-    With no ``output_key``: ``"text"`` (the seed's), else ``"output"`` (what a target
+    With no ``output_key``: ``"text"``, else ``"output"`` (what a target
     returning a bare string produces), else the only value. A chat message (or a list of
     them, the last one) gives its content.
     """

@@ -1,4 +1,4 @@
-"""Code correctness (seed 003): run generated code against tests in an OS-level sandbox.
+"""Code correctness: run generated code against tests in an OS-level sandbox.
 
 ``CodeCorrectnessEvaluator`` has two modes, picked per example:
 
@@ -50,8 +50,8 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         func_name: the function to call in test-case mode (``example.inputs["func_name"]``
             overrides it).
         language: ``"python"`` or ``"javascript"``; ``example.inputs["language"]`` wins.
-        output_key: where the code is in ``run.outputs``; by default ``"text"`` (the
-            seed's), else ``"output"``, else the only value. Chat messages give their
+        output_key: where the code is in ``run.outputs``; by default ``"text"`` (where
+            LangChain-style code generators put it), else ``"output"``, else the only value. Chat messages give their
             content; markdown fences are stripped.
         sandbox: a ``SandboxConfig`` (backend, minimum level, workers...).
         limits: per-process ``Limits`` (CPU, memory, processes, file size, output).

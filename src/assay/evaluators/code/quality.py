@@ -1,4 +1,4 @@
-"""Code quality of generated Python (seed 003 section 6.4): lint findings (ruff) and
+"""Code quality of generated Python: lint findings (ruff) and
 security findings (bandit). Each tool runs as a subprocess on the code, which it only
 parses, never executes. Both come with ``pip install 'assay[code]'``."""
 

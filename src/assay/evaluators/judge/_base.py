@@ -1,13 +1,16 @@
-"""The base of judge evaluators: model resolution, what the judge sees, usage and errors."""
+"""The evaluator face of the judge core: what the judge sees of a run, results with usage."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from assay._aio import run_coroutine
 from assay.evaluation.evaluator import BaseEvaluator
+from assay.evaluators.judge._core import JudgeCore
 from assay.evaluators.judge._text import render
-from assay.llm.resolve import JudgeModel, resolve_structured
+from assay.llm.resolve import JudgeModel
+from assay.llm.structured import StructuredChat
 from assay.llm.usage import Usage, UsageMeter
 from assay.schemas import EvaluationResult, Example, Run
 
@@ -45,13 +48,17 @@ class LLMJudge(BaseEvaluator):
         **kwargs: Any,
     ) -> None:
         super().__init__(name=name, **kwargs)
-        self.chat = resolve_structured(model)
+        self.core = JudgeCore(model)
         self.keys = keys
+
+    @property
+    def chat(self) -> StructuredChat:
+        return self.core.chat
 
     @property
     def model_name(self) -> str:
         """The judge model's name, as recorded in every result's metadata."""
-        return self.chat.client.model_name
+        return self.core.model_name
 
     @property
     def result_keys(self) -> list[str]:
@@ -65,18 +72,16 @@ class LLMJudge(BaseEvaluator):
 
     def _evaluate(self, run: Run, example: Example | None = None) -> Any:
         # works from a notebook too, where an event loop is already running
-        from assay._aio import run_coroutine
-
         return run_coroutine(self._aevaluate(run, example))
 
     async def _aevaluate(self, run: Run, example: Example | None = None) -> Any:
-        meter = UsageMeter()
-        try:
-            results = await self.judge(self.judge_input(run, example), meter)
-        except Exception as exc:  # failures are data: one errored result per key
-            failed = self.error_result(exc)
+        outcome = await self.core.metered(lambda meter: self.judge(self.judge_input(run, example), meter))
+        if outcome.error is not None:  # failures are data: one errored result per key
+            failed = self.error_result(outcome.error)
             results = [failed.model_copy(update={"key": key}, deep=True) for key in self.result_keys]
-        return self._with_usage(results, meter.total)
+        else:
+            results = outcome.value or []
+        return self._with_usage(results, outcome.usage)
 
     def judge_input(self, run: Run, example: Example | None) -> JudgeInput:
         if run.outputs is None:
@@ -98,10 +103,8 @@ class LLMJudge(BaseEvaluator):
 
     def _with_usage(self, results: list[EvaluationResult], usage: Usage) -> list[EvaluationResult]:
         # One call may yield several results: the first carries the usage, so sums stay right.
-        model = self.model_name
         for index, result in enumerate(results):
-            share = usage if index == 0 else Usage()
-            result.metadata = {**result.metadata, "usage": share.as_metadata(), "model": model}
+            result.metadata = {**result.metadata, **self.core.metadata(usage if index == 0 else None)}
         return results
 
 

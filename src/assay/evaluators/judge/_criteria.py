@@ -87,9 +87,7 @@ class CriteriaEvaluator(LLMJudge):
             input=data.input, output=data.output, criteria=describe_criteria(self.criteria),
             reference=data.reference or "",
         )
-        verdict = await self.chat.ask(
-            [{"role": "user", "content": text}], CriteriaVerdict, meter=meter
-        )
+        verdict = await self.core.ask(text, CriteriaVerdict, meter)
         return [EvaluationResult(
             key=self.name, score=verdict_score(verdict.value), value=verdict.value,
             comment=verdict.reasoning, metadata={"criteria": dict(self.criteria)},
@@ -148,10 +146,7 @@ class LlmFeedbackEvaluator(LLMJudge):
             input=data.input, output=data.output, criteria=describe_criteria(self.criteria),
             reference_block=block,
         )
-        reply = await self.chat.ask(
-            [{"role": "user", "content": text}], FeedbackVerdicts, meter=meter,
-            check=self._check_complete,
-        )
+        reply = await self.core.ask(text, FeedbackVerdicts, meter, check=self._check_complete)
         by_name = {verdict.criterion.strip(): verdict for verdict in reply.verdicts}
         return [
             EvaluationResult(

@@ -93,7 +93,7 @@ class ComparisonEvaluator(LLMJudge):
             input=question, answer_a=answer_a, answer_b=answer_b, criteria=self.criteria_text,
             reference_block=block,
         )
-        reply = await self.chat.ask([{"role": "user", "content": text}], PairwisePreference, meter=meter)
+        reply = await self.core.ask(text, PairwisePreference, meter)
         preferred = _unswap(reply.preference, swapped)
         return PairwiseOutcome(
             scores=_SCORES[preferred], preferred=preferred, reasoning=reply.reasoning,

@@ -53,12 +53,11 @@ class QAEvaluator(LLMJudge):
 
     async def judge(self, data: JudgeInput, meter: UsageMeter) -> list[EvaluationResult]:
         text = self.prompt.format(input=data.input, output=data.output, reference=data.reference)
-        messages = [{"role": "user", "content": text}]
         reply: QAGrade | ReasonedQAGrade
         if self.mode == "cot_qa":
-            reply = await self.chat.ask(messages, ReasonedQAGrade, meter=meter)
+            reply = await self.core.ask(text, ReasonedQAGrade, meter)
         else:
-            reply = await self.chat.ask(messages, QAGrade, meter=meter)
+            reply = await self.core.ask(text, QAGrade, meter)
         return [EvaluationResult(
             key=self.name, score=1 if reply.grade == "CORRECT" else 0, value=reply.grade,
             comment=getattr(reply, "reasoning", None),

@@ -1,10 +1,10 @@
-"""The reply schemas of the judges (sent as JSON schema, validated on return)."""
+"""The reply schemas of every judge, evaluator or scorer (sent as JSON schema, validated on return)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator
+from pydantic import BaseModel, BeforeValidator, field_validator
 
 
 def _letter(value: Any, allowed: dict[str, str]) -> Any:
@@ -57,3 +57,45 @@ class ReasonedQAGrade(BaseModel):
 class PairwisePreference(BaseModel):
     reasoning: str
     preference: Preference
+
+
+# Scorers that extract items (claims, statements, opinions) and judge each one.
+class ExtractedItems(BaseModel):
+    items: list[str]
+
+
+def _lower(value: Any) -> Any:
+    return value.strip().strip("\"'.").lower() if isinstance(value, str) else value
+
+
+class Verdict(BaseModel):
+    item: str
+    reason: str
+    verdict: Literal["yes", "no", "unsure"]
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalize(cls, value: Any) -> Any:
+        return _lower(value)
+
+
+class Verdicts(BaseModel):
+    verdicts: list[Verdict]
+
+
+class YesNoVerdict(BaseModel):
+    item: str
+    reason: str
+    verdict: Literal["yes", "no"]
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalize(cls, value: Any) -> Any:
+        return _lower(value)
+
+
+class YesNoVerdicts(BaseModel):
+    verdicts: list[YesNoVerdict]
+
+
+AnyVerdicts = Verdicts | YesNoVerdicts
