@@ -32,10 +32,16 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
 
 def gate_verdicts_parse(args: argparse.Namespace) -> None:
     """Check the gates' syntax before a run, so a typo costs no model calls."""
+    from assay.cli._regression import parse_max_regression
+
     for text in args.fail_under:
         parse_fail_under(text)
+    for text in args.max_regression:
+        parse_max_regression(text)
     if args.max_regression and not args.baseline:
         raise UsageError("--max-regression needs --baseline EXPERIMENT (the experiment to compare with)")
+    if args.baseline and not args.max_regression:
+        raise UsageError("--baseline needs at least one --max-regression METRIC=D (the tolerated drop)")
 
 
 def gate_verdicts(results: ExperimentResults, args: argparse.Namespace) -> list[Verdict]:
