@@ -15,17 +15,18 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _columns(rows: list[list[str]]) -> list[str]:
-    """Left-aligned first column, right-aligned others, two spaces apart."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+def plain_table(header: list[str], rows: list[list[str]], numeric: bool = True) -> list[str]:
+    """Columns two spaces apart: the first left-aligned, the others right-aligned when
+    ``numeric`` (numbers line up), else left-aligned."""
+    table = [header, *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     return [
-        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
-        for row in rows
+        "  ".join(
+            cell.rjust(width) if numeric and i else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(row, widths))
+        ).rstrip()
+        for row in table
     ]
-
-
-def plain_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return _columns([header, *rows])
 
 
 def metric_lines(results: ExperimentResults) -> list[str]:

@@ -36,7 +36,7 @@ def print_verdicts(verdicts: Sequence[Verdict]) -> None:
             table.add_row(escape(gate), f"[{style}]{verdict}[/]", escape(detail))
         Console().print(table)
     else:
-        print("\n".join(["gates", *plain_table(["gate", "verdict", "detail"], rows)]), flush=True)
+        print("\n".join(["gates", *plain_table(["gate", "verdict", "detail"], rows, numeric=False)]), flush=True)
 
 
 def json_payload(results: ExperimentResults, verdicts: Sequence[Verdict], exit_code: int) -> dict[str, Any]:
