@@ -6,9 +6,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from assay.cli import _browse, _rescore, _run, _transfer
 from assay.cli._common import (
@@ -39,9 +41,21 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _run.add_parser(commands, parent)
     _rescore.add_parser(commands, parent)
+    _add_compare(commands, parent)
     _browse.add_parsers(commands, parent)
     _transfer.add_parsers(commands, parent)
     return parser
+
+
+def _add_compare(commands: Any, parent: argparse.ArgumentParser) -> None:
+    """``assay compare A B``: the paired comparison's own command module (``assay.cli_compare``),
+    wired in when this install has it."""
+    try:
+        cli_compare = importlib.import_module("assay.cli_compare")
+    except ImportError:
+        return
+    cli_compare.add_parser(commands, parent)
+    commands.choices["compare"].set_defaults(handler=cli_compare.run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
