@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
+from assay.comparison import Comparison, MetricComparison, NotComparableError, compare
 from assay.errors import AssayError
 from assay.evaluation import (
     EvaluationResult,
@@ -21,6 +22,7 @@ from assay.evaluation import (
     evaluate,
     evaluate_existing,
 )
+from assay.evaluation.metric import metric
 from assay.schemas import Dataset, Example, Run
 from assay.tracing import traceable
 
@@ -30,9 +32,10 @@ if TYPE_CHECKING:
 _LAZY = {"evaluate_comparative": "assay.evaluation._comparative"}
 
 __all__ = [
-    "AssayError", "Client", "Dataset", "EvaluationResult", "EvaluationResults",
-    "EvaluatorSignatureError", "Example", "ExperimentResults", "Run", "aevaluate",
-    "aevaluate_existing", "evaluate", "evaluate_comparative", "evaluate_existing", "traceable",
+    "AssayError", "Client", "Comparison", "Dataset", "EvaluationResult", "EvaluationResults",
+    "EvaluatorSignatureError", "Example", "ExperimentResults", "MetricComparison",
+    "NotComparableError", "Run", "aevaluate", "aevaluate_existing", "compare", "evaluate",
+    "evaluate_comparative", "evaluate_existing", "metric", "traceable",
 ]
 
 

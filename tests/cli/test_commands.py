@@ -13,7 +13,7 @@ from tests.cli.conftest import run_assay
 
 from assay import Client
 
-COMMANDS = {"run", "rescore", "demo", "ui", "show", "datasets", "experiments"}
+COMMANDS = {"run", "rescore", "compare", "demo", "ui", "show", "datasets", "experiments"}
 
 
 def test_help_lists_every_command_with_a_line_and_version(tmp_path: Path) -> None:

@@ -6,12 +6,11 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import signal
 import sys
 from collections.abc import Sequence
-from typing import Any
 
+from assay import cli_compare
 from assay.cli import _browse, _rescore, _run, _transfer
 from assay.cli._common import (
     DB_HELP,
@@ -47,13 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_compare(commands: Any, parent: argparse.ArgumentParser) -> None:
-    """``assay compare A B``: the paired comparison's own command module (``assay.cli_compare``),
-    wired in when this install has it."""
-    try:
-        cli_compare = importlib.import_module("assay.cli_compare")
-    except ImportError:
-        return
+def _add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser) -> None:
+    """``assay compare A B``: the paired comparison's own command module."""
     cli_compare.add_parser(commands, parent)
     commands.choices["compare"].set_defaults(handler=cli_compare.run)
 

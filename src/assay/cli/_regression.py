@@ -10,14 +10,14 @@ not significant passes, with the smallest detectable difference in the detail.
 from __future__ import annotations
 
 import argparse
-import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from assay.cli._common import UsageError
 from assay.cli._gates import Verdict, parse_metric_threshold
 
 if TYPE_CHECKING:
+    from assay.comparison import MetricComparison
     from assay.evaluation._results import ExperimentResults
 
 
@@ -40,7 +40,7 @@ def parse_max_regression(text: str) -> MaxRegression:
 
 def check_regressions(results: ExperimentResults, args: argparse.Namespace) -> list[Verdict]:
     from assay.client import Client
-    comparison_api = _comparison_api()
+    from assay.comparison import NotComparableError, compare
 
     gates = [parse_max_regression(text) for text in args.max_regression]
     if not gates:
@@ -49,24 +49,17 @@ def check_regressions(results: ExperimentResults, args: argparse.Namespace) -> l
         raise UsageError("--max-regression needs --baseline EXPERIMENT (the experiment to compare with)")
     client = Client(results.store_url)
     try:
-        comparison = comparison_api.compare(
+        comparison = compare(
             args.baseline, results.experiment_name, client=client, metrics=[g.metric for g in gates],
         )
-    except (KeyError, comparison_api.NotComparableError) as exc:
+    except (KeyError, NotComparableError) as exc:
         raise UsageError(f"--baseline {args.baseline}: {str(exc).strip(chr(34) + chr(39))}") from None
     finally:
         client.close()
     return [_verdict(comparison[gate.metric], gate, args.baseline) for gate in gates]
 
 
-def _comparison_api() -> Any:
-    try:
-        return importlib.import_module("assay.comparison")
-    except ImportError:
-        raise UsageError("--baseline needs assay's paired comparison (assay.comparison), missing from this install") from None
-
-
-def _verdict(metric: Any, gate: MaxRegression, baseline: str) -> Verdict:
+def _verdict(metric: MetricComparison, gate: MaxRegression, baseline: str) -> Verdict:
     label = f"{gate.metric} regression <= {gate.margin:g} vs {baseline}"
     if metric.difference is None or metric.mean_a is None or metric.mean_b is None:
         return Verdict(label, gate.metric, None, gate.margin, False, f"no example scored on both sides ({metric.verdict})")

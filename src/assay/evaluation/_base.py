@@ -36,12 +36,20 @@ class RunEvaluator:
 class BaseEvaluator(RunEvaluator):
     """Subclass and override ``_evaluate`` (sync) or ``_aevaluate`` (async).
 
+    Metric metadata, as class (or instance) attributes: ``direction`` ("higher" or
+    "lower" is better), ``score_range`` ((low, high), None for unbounded) and
+    ``needs_outputs`` (default True: not called when the target failed, the result is
+    recorded as skipped).
+
     Built-in evaluators (assay's own classes) refuse keyword arguments they do not know,
     so a typo fails when the evaluator is built instead of being ignored; the names they
     know are their ``__init__`` parameters along the MRO, plus ``option_names`` for
     options read from ``**kwargs``. Users' subclasses may pass anything (kept in ``config``).
     """
 
+    direction: str | None = None
+    score_range: tuple[float | None, float | None] | None = None
+    needs_outputs: bool = True
     option_names: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str | None = None, **kwargs: Any) -> None:
