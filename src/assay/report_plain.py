@@ -30,11 +30,13 @@ def plain_table(header: list[str], rows: list[list[str]], numeric: bool = True) 
 
 
 def metric_lines(results: ExperimentResults) -> list[str]:
+    """The terminal table's columns: which way is better, mean, 95% CI with its method,
+    n scored, errors (the evaluator failed), skipped (the target failed)."""
     rows = []
     for key, agg in results.aggregate.items():
-        ci = "-" if agg.ci_low is None or agg.ci_high is None else f"[{agg.ci_low:.3f}, {agg.ci_high:.3f}]"
-        rows.append([key, _fmt(agg.mean), ci, str(agg.n), str(agg.errors)])
-    return plain_table(["metric", "mean", "95% CI", "n", "errors"], rows)
+        ci = "-" if agg.ci_low is None or agg.ci_high is None else f"[{agg.ci_low:.3f}, {agg.ci_high:.3f}] {agg.method or ''}"
+        rows.append([key, agg.direction, _fmt(agg.mean), ci.rstrip(), str(agg.n), str(agg.errors), str(agg.skipped)])
+    return plain_table(["metric", "better", "mean", "95% CI", "n", "errors", "skipped"], rows)
 
 
 def summary_lines(results: ExperimentResults) -> list[str]:

@@ -123,7 +123,7 @@ def test_assay_rescore_on_the_command_line(project: Path) -> None:
     assert run_assay("run", "app:answer", "--data", "data.jsonl", "-e", "app:correct", "--experiment", "r", cwd=project).returncode == 0
     done = run_assay("rescore", "r", "-e", "app:length", "-e", "exact_match", "--fail-under", "length=2", cwd=project)
     assert done.returncode == 0, done.stderr
-    assert any(line.split()[:2] == ["length", "2.000"] for line in done.stdout.splitlines()), done.stdout
+    assert any(line.split()[:3] == ["length", "higher", "2.000"] for line in done.stdout.splitlines()), done.stdout
     clash = run_assay("rescore", "r", "-e", "app:correct", cwd=project)
     assert clash.returncode == 2 and "--replace" in clash.stderr
     replaced = run_assay("rescore", "r", "-e", "app:correct", "--replace", "--json", cwd=project)
