@@ -24,6 +24,7 @@ from assay.evaluation._interrupt import (
     is_interrupt,
     raise_interrupted,
 )
+from assay.evaluation._paged import summary_arguments
 from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import in_thread
 from assay.evaluation._runner import run_summaries
@@ -81,7 +82,7 @@ async def aevaluate_existing(
         with use_store(store), bar:
             await _score_rows(todo, store, record, concurrency(max_concurrency), replace, bar, tokens, written)
             rows = store.load_rows(record)
-            summary = await run_summaries(summaries, rows)
+            summary = await run_summaries(summaries, summary_arguments(store, record, len(rows))) if summaries else []
     except BaseException as exc:
         if is_interrupt(exc):
             stored = len(rows) - len(todo) + written[0]
