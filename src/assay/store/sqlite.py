@@ -408,7 +408,8 @@ class SQLiteStore(Store):
                     "DELETE FROM results WHERE run_id = ? AND key = ?",
                     {(str(run_id), r.key) for run_id, results in results_by_run for r in results},
                 )
-            conn.executemany(f"INSERT INTO results ({codec.RESULT_COLUMNS}) VALUES ({_marks(11)})", rows)
+            marks = _marks(codec.RESULT_COLUMNS.count(",") + 1)
+            conn.executemany(f"INSERT INTO results ({codec.RESULT_COLUMNS}) VALUES ({marks})", rows)
 
     def update_experiment_config(self, experiment_id: uuid.UUID, config: dict[str, Any]) -> None:
         with self.transaction() as conn:
