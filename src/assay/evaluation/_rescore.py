@@ -28,6 +28,7 @@ from assay.evaluation._paged import summary_arguments
 from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import in_thread
 from assay.evaluation._runner import run_summaries
+from assay.evaluation._tally import tally_of_stored
 from assay.schemas import EvaluationResult
 from assay.store.base import Store
 from assay.store.current import use_store
@@ -94,7 +95,9 @@ async def aevaluate_existing(
         kept = [r for r in store.load_summary_results(record.id) if r.key not in {s.key for s in summary}]
         store.replace_summary_results(record.id, kept + summary)
     final = store.get_experiment(id=record.id) or record
-    results = ExperimentResults(final, rows, store.load_summary_results(record.id), store.url)
+    stats = tally_of_stored(store.iter_scores(record.id)).stats(final=True)  # the figures include the new results
+    store.write_stats(record.id, stats)
+    results = ExperimentResults(final, rows, store.load_summary_results(record.id), store.url, stats=stats, store=store)
     if bar.enabled:
         print_report(results)
     elif progress is None:  # not a terminal (a CI log): the same report, as plain text
