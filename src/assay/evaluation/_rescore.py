@@ -86,6 +86,7 @@ async def aevaluate_existing(
             summary = await run_summaries(summaries, summary_arguments(store, record, len(rows))) if summaries else []
     except BaseException as exc:
         if is_interrupt(exc):
+            _refresh_stats(store, record)  # the rows written so far count
             stored = len(rows) - len(todo) + written[0]
             raise_interrupted(exc, interrupted_error(record.name, stored, len(rows), "rescore"))
         raise
@@ -95,8 +96,7 @@ async def aevaluate_existing(
         kept = [r for r in store.load_summary_results(record.id) if r.key not in {s.key for s in summary}]
         store.replace_summary_results(record.id, kept + summary)
     final = store.get_experiment(id=record.id) or record
-    stats = tally_of_stored(store.iter_scores(record.id)).stats(final=True)  # the figures include the new results
-    store.write_stats(record.id, stats)
+    stats = _refresh_stats(store, record)
     results = ExperimentResults(final, rows, store.load_summary_results(record.id), store.url, stats=stats, store=store)
     if bar.enabled:
         print_report(results)
@@ -129,6 +129,13 @@ def evaluate_existing(
     except ExperimentInterrupted as exc:  # the one line matters, not the event loop's frames
         raise exc.with_traceback(None) from None
     return results
+
+
+def _refresh_stats(store: Store, record: ExperimentRecord) -> Any:
+    """The experiment's stored figures, computed again to include the new results."""
+    stats = tally_of_stored(store.iter_scores(record.id)).stats(final=True)
+    store.write_stats(record.id, stats)
+    return stats
 
 
 def _find_experiment(store: Store, experiment: Any) -> ExperimentRecord:
