@@ -32,6 +32,7 @@ INTERNAL = {
     "assay.llm._transport.TransportTimeout", "assay.llm._transport.TransportFailure",
     "assay.llm._http.HTTPStatusFailure", "assay.llm.json_reply.ReplyParseError",
     "assay.ui.errors.BadRequest", "assay.ui.errors.NotFound",
+    "assay.cli._common.UsageError", "assay.cli._common.RunFailed",  # exit codes of `assay`
 }
 
 

@@ -20,7 +20,9 @@ from assay.evaluation import (
     ExperimentResults,
     RunEvaluator,
     aevaluate,
+    aevaluate_existing,
     evaluate,
+    evaluate_existing,
 )
 from assay.evaluation.metric import metric
 from assay.schemas import Dataset, Example, Feedback, Run, TracerSession
@@ -42,8 +44,9 @@ __all__ = [
     "AssayError", "AsyncExperimentResults", "Client", "Comparison", "Dataset", "EvaluationResult",
     "EvaluationResults", "EvaluatorSignatureError", "Example", "ExperimentResults", "Feedback",
     "MetricComparison", "NotComparableError", "Run", "RunEvaluator", "RunTree", "TracerSession",
-    "aevaluate", "compare", "evaluate", "evaluate_comparative", "get_current_run_tree",
-    "get_tracing_context", "metric", "trace", "traceable", "tracing_context",
+    "aevaluate", "aevaluate_existing", "compare", "evaluate", "evaluate_comparative",
+    "evaluate_existing", "get_current_run_tree", "get_tracing_context", "metric", "trace",
+    "traceable", "tracing_context",
 ]
 
 

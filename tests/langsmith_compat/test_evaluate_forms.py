@@ -12,6 +12,7 @@ import pytest
 
 from assay import AsyncExperimentResults, Client, ExperimentResults, aevaluate, evaluate
 from assay.evaluation import RowFailedError
+from assay.store import NotFoundError
 
 DATA = [{"inputs": {"x": i}, "outputs": {"y": 2 * i}} for i in range(5)]
 
@@ -185,7 +186,12 @@ def test_experiment_accepts_a_project_record(client: Client) -> None:
 
 
 def test_a_string_target_names_an_experiment_to_rescore(client: Client) -> None:
-    with pytest.raises(NotImplementedError, match="assay rescore"):
+    evaluate(double, data=DATA, client=client, experiment="stored")
+    again = evaluate("stored", evaluators=[exact], client=client)
+    scores = [r.score for row in again for r in row["evaluation_results"]["results"]]
+    assert scores == [True] * len(DATA)
+    assert client.read_experiment("stored").aggregate["exact"].mean == 1.0
+    with pytest.raises(NotFoundError, match="some-experiment"):
         evaluate("some-experiment", evaluators=[exact], client=client)
 
 

@@ -14,6 +14,8 @@ from assay.evaluation._binding import EvaluatorSignatureError
 from assay.evaluation._comparison import DynamicComparisonRunEvaluator, comparison_evaluator
 from assay.evaluation._data import DataError
 from assay.evaluation._experiment import ExperimentError
+from assay.evaluation._interrupt import ExperimentInterrupted
+from assay.evaluation._rescore import aevaluate_existing, evaluate_existing
 from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
 from assay.evaluation._runner import RowFailedError
 from assay.evaluation.evaluator import BaseEvaluator, RunEvaluator, run_evaluator
@@ -29,9 +31,10 @@ _LAZY = {
 
 __all__ = [
     "AsyncExperimentResults", "BaseEvaluator", "ComparisonEvaluationResult", "DataError",
-    "DynamicComparisonRunEvaluator", "comparison_evaluator", "EvaluationResult", "EvaluationResults",
-    "EvaluatorSignatureError", "ExperimentError", "ExperimentResults", "RowFailedError",
-    "RunEvaluator", "aevaluate", "aevaluate_comparative", "evaluate", "evaluate_comparative",
+    "DynamicComparisonRunEvaluator", "EvaluationResult", "EvaluationResults",
+    "EvaluatorSignatureError", "ExperimentError", "ExperimentInterrupted", "ExperimentResults",
+    "RowFailedError", "RunEvaluator", "aevaluate", "aevaluate_comparative", "aevaluate_existing",
+    "comparison_evaluator", "evaluate", "evaluate_comparative", "evaluate_existing",
     "run_evaluator",
 ]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import gc
+import sys
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -26,6 +27,12 @@ from assay.evaluation._binding import (
 )
 from assay.evaluation._data import ResolvedData, resolve_data
 from assay.evaluation._experiment import ExperimentPlan, experiment_name, open_experiment
+from assay.evaluation._interrupt import (
+    ExperimentInterrupted,
+    interrupted_error,
+    is_interrupt,
+    raise_interrupted,
+)
 from assay.evaluation._paged import stored_rows, summary_arguments
 from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
 from assay.evaluation._rows import RowPipeline
@@ -187,7 +194,10 @@ def evaluate(
         prepared.record, [], [], prepared.store.url, store=prepared.store, stream=stream
     )
     if blocking:
-        run_coroutine(_execute(prepared, stream))
+        try:
+            run_coroutine(_execute(prepared, stream))
+        except ExperimentInterrupted as exc:  # the one line matters, not the event loop's frames
+            raise exc.with_traceback(None) from None
         results.wait()
         return results
     context = contextvars.copy_context()  # tracing_context() and the current store come along
@@ -241,10 +251,15 @@ async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
 async def _rescore(experiment: Any, options: _Options) -> Any:
     """``evaluate("<experiment name>" | id | TracerSession | ExperimentResults, evaluators=[...])``
     re-scores a stored experiment."""
-    name = getattr(experiment, "name", None) or getattr(experiment, "experiment_name", None) or experiment
-    raise NotImplementedError(
-        f"evaluate({name!r}, ...) would re-score the stored experiment {name!r}; use "
-        "`assay rescore` for that. To run a target, pass a function as the first argument."
+    from assay.evaluation._rescore import aevaluate_existing
+
+    if isinstance(experiment, ExperimentResults):
+        experiment = experiment.experiment_id
+    elif isinstance(experiment, TracerSession):
+        experiment = experiment.name
+    return await aevaluate_existing(
+        experiment, options.evaluators, options.summary_evaluators, options.metadata,
+        options.max_concurrency, options.client, progress=options.progress,
     )
 
 
@@ -298,6 +313,7 @@ def _memory_store() -> Store:
 async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     """Run the rows and the summaries; the outcome (or the error) goes to ``stream``."""
     from assay.report import Progress, print_report
+    from assay.report_plain import plain_report
 
     store, record, options = prepared.store, prepared.record, prepared.options
     feed = prepared.feed
@@ -321,6 +337,11 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         store.replace_summary_results(record.id, summary)
         status = "completed"
     except BaseException as exc:
+        if is_interrupt(exc):
+            status = "interrupted"
+            interrupted = interrupted_error(record.name, store.count_rows(record.id), bar.total)
+            stream.finish(None, interrupted)
+            raise_interrupted(exc, interrupted)
         stream.finish(None, exc)
         if not isinstance(exc, Exception):
             raise
@@ -332,6 +353,8 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     results = ExperimentResults(final, rows, summary, store.url, stats=stats, store=store)
     if bar.enabled:
         print_report(results)
+    elif options.progress is None:  # not a terminal (a CI log): the same report, as plain text
+        print(plain_report(results), file=sys.stderr, flush=True)
     stream.finish(Outcome(final, rows, summary, stats))
 
 

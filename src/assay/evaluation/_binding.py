@@ -8,6 +8,7 @@ checked here, once, before the experiment runs.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import uuid
@@ -227,9 +228,50 @@ def _bind_row_function(func: Callable[..., Any]) -> RowEvaluator:
     declared = declaration_of(func)
     sees_outputs = binder.positional or binder.pass_all or bool(_OUTPUT_PARAMETERS & set(binder.names))
     needs = sees_outputs if declared.needs_outputs is None else declared.needs_outputs
+    near = _near_misses(func) if binder.positional else None
     if _is_async_callable(func):
-        return RowEvaluator(name, True, _async=call, needs_outputs=needs, info=declared.info)
-    return RowEvaluator(name, False, _sync=call, needs_outputs=needs, info=declared.info)
+        call_async = _explain_async(call, name, near) if near else call
+        return RowEvaluator(name, True, _async=call_async, needs_outputs=needs, info=declared.info)
+    call_sync = _explain_sync(call, name, near) if near else call
+    return RowEvaluator(name, False, _sync=call_sync, needs_outputs=needs, info=declared.info)
+
+
+def _near_misses(func: Callable[..., Any]) -> str | None:
+    """For a legacy-form function whose parameter names look like the bindable ones
+    (``def correct(output, reference)``): the names it probably meant."""
+    names = list(inspect.signature(func).parameters)
+    meant = [difflib.get_close_matches(n, ROW_PARAMETERS, n=1, cutoff=0.6) for n in names]
+    if not any(meant) or any(n in ("run", "example") for n in names):
+        return None
+    return ", ".join(m[0] if m else n for n, m in zip(names, meant))
+
+
+def _legacy_error(name: str, near: str, exc: Exception) -> TypeError:
+    return TypeError(
+        f"evaluator {name!r} was called the legacy way, with a Run and an Example, because its "
+        f"two parameters are not names assay binds; did you mean ({near})? Accepted parameter "
+        f"names: {', '.join(ROW_PARAMETERS)}. The call failed with {type(exc).__name__}: {exc}"
+    )
+
+
+def _explain_sync(call: Callable[[Run, Example], Any], name: str, near: str) -> Callable[[Run, Example], Any]:
+    def explained(run: Run, example: Example) -> Any:
+        try:
+            return call(run, example)
+        except (TypeError, AttributeError, KeyError) as exc:
+            raise _legacy_error(name, near, exc) from exc
+
+    return explained
+
+
+def _explain_async(call: Callable[[Run, Example], Any], name: str, near: str) -> Callable[[Run, Example], Any]:
+    async def explained(run: Run, example: Example) -> Any:
+        try:
+            return await call(run, example)
+        except (TypeError, AttributeError, KeyError) as exc:
+            raise _legacy_error(name, near, exc) from exc
+
+    return explained
 
 
 @dataclass(frozen=True)

@@ -172,6 +172,22 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def load_summary_results(self, experiment_id: uuid.UUID) -> list[EvaluationResult]: ...
 
+    # re-scoring and housekeeping (defaults so other backends keep working until they add them)
+    def write_results(
+        self, experiment_id: uuid.UUID,
+        results_by_run: Sequence[tuple[uuid.UUID, Sequence[EvaluationResult]]], *, replace: bool,
+    ) -> None:
+        """Add results to stored runs in one transaction; with ``replace``, results of a run
+        that carry a key among the new ones are deleted first."""
+        raise NotImplementedError(f"{type(self).__name__} cannot add results to stored runs")
+
+    def update_experiment_config(self, experiment_id: uuid.UUID, config: dict[str, Any]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} cannot update an experiment's config")
+
+    def delete_experiment(self, experiment_id: uuid.UUID) -> None:
+        """Delete an experiment with its runs, results and summary results."""
+        raise NotImplementedError(f"{type(self).__name__} cannot delete experiments")
+
     # comparisons across experiments
     @abc.abstractmethod
     def add_comparisons(self, records: Sequence[ComparisonRecord]) -> None: ...

@@ -25,7 +25,7 @@ class ExperimentRecord(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     config: dict[str, Any] = Field(default_factory=dict)
     fingerprint: str | None = None
-    status: str = "running"  # running | completed | failed
+    status: str = "running"  # running | completed | failed | interrupted
     num_examples: int = 0
     num_repetitions: int = 1
     created_at: datetime = Field(default_factory=utcnow)

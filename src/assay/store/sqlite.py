@@ -394,6 +394,32 @@ class SQLiteStore(SQLiteFeedback, Store):
         )
         return [codec.result_from(row) for row in rows]
 
+    def write_results(
+        self, experiment_id: uuid.UUID,
+        results_by_run: Sequence[tuple[uuid.UUID, Sequence[EvaluationResult]]], *, replace: bool,
+    ) -> None:
+        exp = str(experiment_id)
+        rows = [
+            codec.result_row(exp, str(run_id), result)
+            for run_id, results in results_by_run for result in results
+        ]
+        with self.transaction() as conn:
+            if replace:
+                conn.executemany(
+                    "DELETE FROM results WHERE run_id = ? AND key = ?",
+                    {(str(run_id), r.key) for run_id, results in results_by_run for r in results},
+                )
+            marks = _marks(codec.RESULT_COLUMNS.count(",") + 1)
+            conn.executemany(f"INSERT INTO results ({codec.RESULT_COLUMNS}) VALUES ({marks})", rows)
+
+    def update_experiment_config(self, experiment_id: uuid.UUID, config: dict[str, Any]) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE experiments SET config = ? WHERE id = ?", (dumps(config), str(experiment_id)))
+
+    def delete_experiment(self, experiment_id: uuid.UUID) -> None:
+        with self.transaction() as conn:  # runs, results and summaries go by ON DELETE CASCADE
+            conn.execute("DELETE FROM experiments WHERE id = ?", (str(experiment_id),))
+
     # comparisons
     def add_comparisons(self, records: Sequence[ComparisonRecord]) -> None:
         with self.transaction() as conn:

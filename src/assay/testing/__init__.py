@@ -1,6 +1,13 @@
-"""Test doubles users can use too: a loopback OpenAI-compatible server."""
+"""Test doubles users can use too: a loopback OpenAI-compatible server; and what tests marked
+``@pytest.mark.assay`` log (``log_inputs``, ``log_outputs``, ``log_reference_outputs``,
+``log_feedback``, ``expect``)."""
 
+from assay.testing._expect import expect
+from assay.testing._test_log import log_feedback, log_inputs, log_outputs, log_reference_outputs
 from assay.testing.openai_server import FakeOpenAIServer
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
 
-__all__ = ["ChatHandler", "EmbeddingHandler", "FakeOpenAIServer", "RecordedRequest", "Reply"]
+__all__ = [
+    "ChatHandler", "EmbeddingHandler", "FakeOpenAIServer", "RecordedRequest", "Reply", "expect",
+    "log_feedback", "log_inputs", "log_outputs", "log_reference_outputs",
+]

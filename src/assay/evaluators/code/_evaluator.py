@@ -80,6 +80,10 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
     after one retry, and is left out of means.
     """
 
+    option_names = (
+        "execution_timeout", "func_name", "language", "output_key", "sandbox", "limits", "float_tolerance",
+    )
+
     def __init__(self, name: str = "CodeCorrectnessEvaluator", **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)
         self.execution_timeout = float(kwargs.get("execution_timeout", 10))

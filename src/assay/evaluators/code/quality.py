@@ -61,6 +61,8 @@ class RuffLintEvaluator(BaseEvaluator):
         output_key: where the code is in ``run.outputs``.
     """
 
+    option_names = ("select", "output_key")
+
     def __init__(self, name: str = "RuffLintEvaluator", **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)
         self.select: list[str] | None = kwargs.get("select")
@@ -98,6 +100,8 @@ def _ruff_finding(item: dict[str, Any]) -> dict[str, Any]:
 class BanditSecurityEvaluator(BaseEvaluator):
     """Security findings by severity. Score ``max(0, 1 - sum of weights)`` with HIGH 1.0,
     MEDIUM 0.5, LOW 0.1: one high-severity finding scores 0, a clean file 1.0."""
+
+    option_names = ("output_key", "weights")
 
     def __init__(self, name: str = "BanditSecurityEvaluator", **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)

@@ -1,0 +1,90 @@
+"""Reading the store: ``datasets``, ``experiments``, ``show``; and ``demo``, ``ui``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from assay.cli._common import UsageError, did_you_mean
+from assay.cli._conclude import add_gate_arguments, conclude
+
+
+def add_parsers(commands: Any, parent: argparse.ArgumentParser) -> None:
+    demo = commands.add_parser("demo", parents=[parent], help="run the bundled demo experiment and print its report")
+    demo.set_defaults(handler=demo_command, writes=True)
+    ui = commands.add_parser("ui", parents=[parent], help="serve the local web UI over the store")
+    ui.add_argument("--host", default="127.0.0.1")
+    ui.add_argument("--port", type=int, default=8765)
+    ui.add_argument("--token", help="required for a non-loopback host (or set ASSAY_UI_TOKEN)")
+    ui.set_defaults(handler=ui_command)
+    show = commands.add_parser(
+        "show", parents=[parent], help="print a stored experiment's report (and check gates on it)",
+    )
+    show.add_argument("experiment")
+    add_gate_arguments(show)
+    show.set_defaults(handler=show_command)
+
+
+def demo_command(args: argparse.Namespace) -> int:
+    from assay.demo.run import run_demo
+
+    run_demo(args.db)
+    return 0
+
+
+def ui_command(args: argparse.Namespace) -> int:
+    from assay.ui import serve
+
+    serve(args.db, host=args.host, port=args.port, token=args.token)
+    return 0
+
+
+def list_datasets(args: argparse.Namespace) -> int:
+    from assay.client import Client
+
+    table = Table("name", "examples", "version", "created")
+    for dataset in Client(args.db).list_datasets():
+        table.add_row(escape(dataset.name), str(dataset.example_count), str(dataset.version), f"{dataset.created_at:%Y-%m-%d %H:%M}")
+    Console().print(table)
+    return 0
+
+
+def list_experiments(args: argparse.Namespace) -> int:
+    """Rows as stored/planned, so an interrupted experiment shows what it holds."""
+    from assay.client import Client
+
+    client = Client(args.db)
+    table = Table("name", "status", "rows", "created")
+    for record in client.list_experiments():
+        planned = record.num_examples * record.num_repetitions
+        stored = client.store.count_rows(record.id)
+        rows = str(stored) if stored == planned else f"{stored}/{planned}"
+        table.add_row(escape(record.name), record.status, rows, f"{record.created_at:%Y-%m-%d %H:%M}")
+    Console().print(table)
+    return 0
+
+
+def show_command(args: argparse.Namespace) -> int:
+    import sys
+
+    from assay.client import Client
+    from assay.report import print_report
+
+    client = Client(args.db)
+    results = client.read_experiment(experiment_name(client, args.experiment))
+    tty = sys.stdout.isatty() and not args.json
+    if tty:
+        print_report(results)
+    return conclude(results, args, reported=tty)
+
+
+def experiment_name(client: Any, name: str) -> str:
+    """``name`` if stored, else a usage error suggesting the closest stored names."""
+    if client.store.get_experiment(name=name) is not None:
+        return name
+    known = [record.name for record in client.list_experiments()]
+    raise UsageError(f"no experiment named {name!r} in {client.store.url}{did_you_mean(name, known)}")

@@ -1,0 +1,104 @@
+"""The ``assay`` command line: parsing, dispatch, and one exit code per kind of outcome.
+
+0 passed, 1 a gate failed, 2 a usage or data error, 3 the run failed, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from collections.abc import Sequence
+
+from assay import cli_compare
+from assay.cli import _browse, _rescore, _run, _transfer
+from assay.cli._common import (
+    DB_HELP,
+    INTERRUPTED,
+    RUN_FAILED,
+    USAGE_ERROR,
+    RunFailed,
+    UsageError,
+    store_parent,
+)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"assay {version('assay')}"
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "assay (not installed)"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="assay", description="Local-first evaluation for LLM apps.")
+    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--db", metavar="URL", help=DB_HELP)
+    parent = store_parent()
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _run.add_parser(commands, parent)
+    _rescore.add_parser(commands, parent)
+    _add_compare(commands, parent)
+    _browse.add_parsers(commands, parent)
+    _transfer.add_parsers(commands, parent)
+    return parser
+
+
+def _add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser) -> None:
+    """``assay compare A B``: the paired comparison's own command module."""
+    cli_compare.add_parser(commands, parent)
+    commands.choices["compare"].set_defaults(handler=cli_compare.run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    writes = getattr(args, "writes", False) or args.command in ("run", "rescore")
+    previous = _terminate_as_interrupt()
+    try:
+        if not writes:
+            _require_store(args.db)
+        code: int = args.handler(args)
+        return code
+    except KeyboardInterrupt as exc:
+        message = str(exc) or "interrupted"
+        print(message if message.startswith("interrupted") else f"interrupted: {message}", file=sys.stderr)
+        return INTERRUPTED
+    except RunFailed as exc:
+        print(f"assay: error: {exc}", file=sys.stderr)
+        return RUN_FAILED
+    except Exception as exc:
+        return _report_error(exc)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate_as_interrupt() -> signal._HANDLER:
+    """SIGTERM (a CI job cancelled) ends a run like Ctrl-C: rows kept, one line, resumable."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+    return signal.signal(signal.SIGTERM, interrupt)
+
+
+def _require_store(url: str | None) -> None:
+    """Read-only commands must not create an empty store at a mistyped path."""
+    from assay.store.errors import StoreError
+    from assay.store.open import default_url, store_exists
+
+    if not store_exists(url):
+        raise StoreError(f"no store at {url or default_url()}; run an experiment (or `assay demo`) first")
+
+
+def _report_error(exc: Exception) -> int:
+    from assay.evaluation import DataError, EvaluatorSignatureError, ExperimentError
+    from assay.store.errors import StoreError
+
+    usage = (UsageError, DataError, EvaluatorSignatureError, ExperimentError, StoreError, LookupError, ValueError, TypeError)
+    if isinstance(exc, usage):
+        print(f"assay: error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    print(f"assay: error: the run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return RUN_FAILED

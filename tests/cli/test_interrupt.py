@@ -1,0 +1,73 @@
+"""Ctrl-C and SIGTERM: one line, no traceback, status `interrupted`, rows kept, resumable."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tests.cli.conftest import ASSAY, run_assay, write_data
+
+from assay import Client
+
+LINE = re.compile(r"^interrupted: (\d+) of 600 rows stored in (\S+); resume with `--resume` / `resume=True`$")
+
+
+def _interrupt(command: list[str], cwd: Path, signum: int) -> subprocess.CompletedProcess[str]:
+    child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)  # imports, then rows: 600 rows take ~8 s at 4 rows in flight
+    child.send_signal(signum)
+    out, err = child.communicate(timeout=60)
+    return subprocess.CompletedProcess(command, child.returncode, out, err)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_the_cli_stops_with_one_line_and_resumes(project: Path, signum: int) -> None:
+    write_data(project / "big.jsonl", 600)
+    run = [str(ASSAY), "run", "app:slow_answer", "--data", "big.jsonl", "-e", "app:correct",
+           "--experiment", "long", "--concurrency", "4"]
+    done = _interrupt(run, project, signum)
+    assert done.returncode == 130, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and LINE.match(lines[0]), done.stderr
+    stored = int(LINE.match(lines[0]).group(1))  # type: ignore[union-attr]
+    assert 0 < stored < 600
+    client = Client(str(project / ".assay" / "assay.db"))
+    record = client.store.get_experiment(name="long")
+    assert record is not None and record.status == "interrupted"
+    assert len(client.store.completed_keys(record.id)) == stored
+    listed = run_assay("experiments", cwd=project)
+    assert re.search(rf"long\s.*interrupted\s.*{stored}/600", listed.stdout), listed.stdout
+    resumed = run_assay(*run[1:], "--resume", cwd=project)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "600 rows. Stored as long" in resumed.stdout
+    assert client.store.get_experiment(name="long").status == "completed"  # type: ignore[union-attr]
+
+
+SCRIPT = """
+import sys, time
+from assay import Client, evaluate
+
+def target(inputs):
+    time.sleep(0.05)
+    return {"y": inputs["x"]}
+
+evaluate(target, data=[{"x": i} for i in range(600)], experiment="api", max_concurrency=4,
+         client=Client(sys.argv[1]), progress=False)
+"""
+
+
+@pytest.mark.slow
+def test_the_api_raises_one_short_interrupt(tmp_path: Path) -> None:
+    (tmp_path / "script.py").write_text(SCRIPT, encoding="utf-8")
+    done = _interrupt([sys.executable, "script.py", str(tmp_path / "s.db")], tmp_path, signal.SIGINT)
+    last = done.stderr.strip().splitlines()[-1]
+    assert re.match(r"assay\.evaluation\.ExperimentInterrupted: interrupted: \d+ of 600 rows stored in api;", last)
+    assert "asyncio" not in done.stderr and "never retrieved" not in done.stderr, done.stderr
+    record = Client(str(tmp_path / "s.db")).store.get_experiment(name="api")
+    assert record is not None and record.status == "interrupted"
