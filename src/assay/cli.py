@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("experiments", parents=[store], help="list experiments")
     show = commands.add_parser("show", parents=[store], help="print a stored experiment's report")
     show.add_argument("experiment")
+    from assay.service import cli as service_cli  # argparse only: the server loads when run
+
+    service_cli.add_parser(commands)
     return parser
 
 
@@ -46,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {
         "demo": _demo, "ui": _ui, "datasets": _datasets, "experiments": _experiments, "show": _show,
+        "serve-evaluators": _serve_evaluators,
     }[args.command]
     try:
         if args.command in _READERS and not store_exists(args.db):
@@ -68,6 +72,12 @@ def _ui(args: argparse.Namespace) -> int:
 
     serve(args.db, host=args.host, port=args.port, token=args.token)
     return 0
+
+
+def _serve_evaluators(args: argparse.Namespace) -> int:
+    from assay.service import cli as service_cli
+
+    return service_cli.main(args)
 
 
 def _datasets(args: argparse.Namespace) -> int:

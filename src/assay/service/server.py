@@ -1,0 +1,57 @@
+"""``serve()``: run the evaluator service with uvicorn, refusing unsafe settings before binding."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+
+from assay.errors import AssayError
+from assay.evaluation._binding import RowEvaluator
+from assay.service.app import DEFAULT_MAX_IN_FLIGHT, create_app
+from assay.service.guard import DEFAULT_MAX_BODY_BYTES
+from assay.ui.errors import UIConfigError
+from assay.ui.server import check_bind, resolve_token
+
+__all__ = ["ServiceConfigError", "TOKEN_ENV", "check_settings", "serve"]
+
+TOKEN_ENV = "ASSAY_SERVICE_TOKEN"
+
+
+class ServiceConfigError(AssayError, ValueError):
+    """A service setting refused for safety (a public host without a token, a weak token)."""
+
+
+def check_settings(host: str, token: str | None) -> str | None:
+    """The token to use (given, else ``$ASSAY_SERVICE_TOKEN``); refuses what is unsafe."""
+    try:
+        resolved = resolve_token(token, env=TOKEN_ENV, server="evaluator service")
+        check_bind(host, resolved, env=TOKEN_ENV, exposure="run these evaluators (and code in their sandbox)")
+    except UIConfigError as exc:
+        raise ServiceConfigError(str(exc)) from None
+    return resolved
+
+
+def serve(
+    evaluators: dict[str, RowEvaluator],
+    host: str = "127.0.0.1",
+    port: int = 8766,
+    token: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+    on_ready: Callable[[str], Any] | None = None,
+) -> None:
+    """Serve ``evaluators`` until interrupted; the settings are checked before binding."""
+    token = check_settings(host, token)
+    app = create_app(evaluators, token=token, max_body_bytes=max_body_bytes, max_in_flight=max_in_flight)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    shown = f"[{host}]" if ":" in host else host
+    names = ", ".join(evaluators)
+    (on_ready or _announce)(f"assay evaluators on http://{shown}:{port}/ ({len(evaluators)}: {names})"
+             + (" (token required)" if token else ""))
+    uvicorn.Server(config).run()
+
+
+def _announce(message: str) -> None:
+    print(message, flush=True)

@@ -1,0 +1,78 @@
+"""The wire format: a run and an example in, evaluation results out, all JSON.
+
+Both directions go through the store's value codec (``assay.store._json``), so a value
+reaches a remote evaluator exactly as the store would keep it (integers beyond 64 bits,
+non-string keys, lone surrogates, values JSON cannot hold as their ``repr``), and a
+result comes back exactly as a local evaluator's would be stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from assay.errors import AssayError
+from assay.schemas import EvaluationResult, Example, Run
+from assay.store._json import dumps, loads
+
+__all__ = [
+    "EvaluateRequest", "EvaluateResponse", "EvaluatorInfo", "WireError", "decode_results",
+    "encode_request", "encode_results",
+]
+
+
+class WireError(AssayError, ValueError):
+    """A reply that is not the service's JSON (names what was wrong)."""
+
+
+class EvaluateRequest(BaseModel):
+    """What ``POST /evaluators/{name}/evaluate`` takes: the target's run and its example."""
+
+    run: Run = Field(description="The target's run: inputs, outputs, error, timings, child runs.")
+    example: Example | None = Field(
+        default=None, description="The dataset example (inputs, reference outputs, metadata)."
+    )
+
+
+class EvaluateResponse(BaseModel):
+    """The evaluator's results, in the order it returned them, keyed as it keyed them."""
+
+    evaluator: str
+    results: list[EvaluationResult]
+
+
+class EvaluatorInfo(BaseModel):
+    name: str
+    is_async: bool
+    description: str | None = None
+
+
+def encode_request(run: Run, example: Example | None) -> bytes:
+    body = {"run": run.model_dump(), "example": None if example is None else example.model_dump()}
+    return _encode(body)
+
+
+def encode_results(evaluator: str, results: list[EvaluationResult]) -> bytes:
+    return _encode({"evaluator": evaluator, "results": [r.model_dump() for r in results]})
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    text = dumps(body)
+    assert text is not None  # a dict never encodes to None
+    return text.encode()  # the codec escapes lone surrogates, so this is valid UTF-8
+
+
+def decode_results(content: bytes) -> list[EvaluationResult]:
+    """The results of a 200 reply; a ``WireError`` if the body is not one."""
+    try:
+        # As text: the codec reads integers beyond 64 bits exactly only from a str.
+        decoded = loads(content.decode("utf-8"))
+    except ValueError as exc:
+        raise WireError(f"the evaluator service sent a body that is not JSON: {exc}") from None
+    if not isinstance(decoded, dict) or not isinstance(decoded.get("results"), list):
+        raise WireError("the evaluator service sent JSON without a 'results' list")
+    try:
+        return [EvaluationResult.model_validate(item) for item in decoded["results"]]
+    except ValidationError as exc:
+        raise WireError(f"the evaluator service sent a result that is not valid: {exc}") from None
