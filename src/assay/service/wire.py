@@ -8,6 +8,8 @@ result comes back exactly as a local evaluator's would be stored.
 
 from __future__ import annotations
 
+import datetime
+import uuid
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -58,7 +60,7 @@ def encode_results(evaluator: str, results: list[EvaluationResult]) -> bytes:
 
 
 def _encode(body: dict[str, Any]) -> bytes:
-    text = dumps(body)
+    text = dumps(_native_strings(body))
     assert text is not None  # a dict never encodes to None
     return text.encode()  # the codec escapes lone surrogates, so this is valid UTF-8
 
@@ -76,3 +78,21 @@ def decode_results(content: bytes) -> list[EvaluationResult]:
         return [EvaluationResult.model_validate(item) for item in decoded["results"]]
     except ValidationError as exc:
         raise WireError(f"the evaluator service sent a result that is not valid: {exc}") from None
+
+
+def _native_strings(value: Any) -> Any:
+    """UUIDs and datetimes as the strings orjson writes for them.
+
+    The codec's fallback (taken for a value orjson refuses, such as an integer beyond 64
+    bits) would write them as their ``repr``; the records' own ids and times must stay
+    readable whatever the values beside them hold.
+    """
+    if isinstance(value, dict):
+        return {key: _native_strings(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_native_strings(item) for item in value]
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    return value
