@@ -17,6 +17,8 @@ import os
 from typing import Any
 from urllib.parse import quote
 
+import orjson
+
 from assay.errors import AssayError
 from assay.evaluation import BaseEvaluator
 from assay.llm import _io_loop
@@ -107,7 +109,16 @@ class RemoteEvaluator(BaseEvaluator):
         )
 
     def _describe(self, response: RawResponse) -> str:
-        return f"HTTP {response.status}: {error_message(response.content, self._token)}"
+        """``HTTP 404: <the service's detail>``; the token never appears in it."""
+        try:
+            detail = orjson.loads(response.content).get("detail")
+        except (orjson.JSONDecodeError, AttributeError):
+            detail = None
+        if isinstance(detail, str):  # FastAPI's {"detail": "..."}; a 422 lists its errors
+            content = orjson.dumps({"error": detail})
+        else:
+            content = response.content
+        return f"HTTP {response.status}: {error_message(content, self._token)}"
 
     def _who(self) -> str:
         return f"remote evaluator {self.remote_name!r} at {self.url}"
