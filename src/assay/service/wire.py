@@ -45,9 +45,10 @@ class EvaluateResponse(BaseModel):
 
 
 class EvaluatorInfo(BaseModel):
+    """One served evaluator: the name to call it by, and whether it runs on the event loop."""
+
     name: str
     is_async: bool
-    description: str | None = None
 
 
 def encode_request(run: Run, example: Example | None) -> bytes:
