@@ -85,7 +85,8 @@ def create_app(
         responses={404: {"description": "No evaluator has that name.", **_DETAIL}},
     )
     async def evaluate(
-        request: EvaluateRequest, name: str = Path(description="The evaluator's name, as listed.")
+        request: EvaluateRequest,
+        name: str = Path(description="The evaluator's name.", json_schema_extra={"enum": list(evaluators)}),
     ) -> Response:
         evaluator = evaluators.get(name)
         if evaluator is None:
