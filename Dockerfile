@@ -24,7 +24,11 @@ RUN apt-get update \
 
 COPY pyproject.toml README.md /build/assay/
 COPY src /build/assay/src
-RUN python3 -m venv /opt/assay \
+# Behind a TLS-intercepting proxy, hand pip its CA bundle as a build secret:
+#   podman build --secret id=pip_cert,src=/etc/ssl/certs/ca-certificates.crt ...
+RUN --mount=type=secret,id=pip_cert \
+    if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi \
+    && python3 -m venv /opt/assay \
     && /opt/assay/bin/pip install --no-cache-dir '/build/assay[service,code,sql,text]' \
     && rm -rf /build
 
