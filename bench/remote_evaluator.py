@@ -44,9 +44,20 @@ def free_port() -> int:
 
 def start_server(port: int) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "assay.cli", "serve-evaluators", "--builtin", ",".join(ROWS),
-         "--port", str(port), "--token", TOKEN],
-        stdout=subprocess.DEVNULL, env={**os.environ},
+        [
+            sys.executable,
+            "-m",
+            "assay.cli",
+            "serve-evaluators",
+            "--builtin",
+            ",".join(ROWS),
+            "--port",
+            str(port),
+            "--token",
+            TOKEN,
+        ],
+        stdout=subprocess.DEVNULL,
+        env={**os.environ},
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -89,14 +100,18 @@ def main() -> None:
     port = free_port()
     server = start_server(port)
     try:
-        print(f"{'evaluator':<18} {'local med':>10} {'local p95':>10} {'remote med':>11} "
-              f"{'remote p95':>11} {'added med':>10} {'added p95':>10}   (ms, {args.calls} calls)")
+        print(
+            f"{'evaluator':<18} {'local med':>10} {'local p95':>10} {'remote med':>11} "
+            f"{'remote p95':>11} {'added med':>10} {'added p95':>10}   (ms, {args.calls} calls)"
+        )
         for name, (run, example) in ROWS.items():
             local = asyncio.run(timings(resolve_evaluator_name(name), run, example, args.calls))
             remote_evaluator = RemoteEvaluator(f"http://127.0.0.1:{port}", name, token=TOKEN)
             remote = asyncio.run(timings(remote_evaluator, run, example, args.calls))
             lm, lp, rm, rp = statistics.median(local), p95(local), statistics.median(remote), p95(remote)
-            print(f"{name:<18} {lm:>10.2f} {lp:>10.2f} {rm:>11.2f} {rp:>11.2f} {rm - lm:>10.2f} {rp - lp:>10.2f}")
+            print(
+                f"{name:<18} {lm:>10.2f} {lp:>10.2f} {rm:>11.2f} {rp:>11.2f} {rm - lm:>10.2f} {rp - lp:>10.2f}"
+            )
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -13,10 +13,10 @@ from typing import Any
 
 import uvicorn
 
+from assay.schemas import EvaluationResult
 from assay.service.app import create_app
 from assay.service.registry import named_evaluators
 from assay.service.wire import encode_results
-from assay.schemas import EvaluationResult
 
 TOKEN = "service-token-1234"
 
@@ -78,8 +78,12 @@ class FlakyServer:
     a valid reply holding ``result``. Counts every call and the time each arrived."""
 
     def __init__(
-        self, failures: int, fail: int | str = 503, result: EvaluationResult | None = None,
-        headers: dict[str, str] | None = None, delay: float = 2.0,
+        self,
+        failures: int,
+        fail: int | str = 503,
+        result: EvaluationResult | None = None,
+        headers: dict[str, str] | None = None,
+        delay: float = 2.0,
     ) -> None:
         self.failures = failures
         self.calls: list[float] = []

@@ -38,16 +38,18 @@ def test_the_api_keeps_to_its_document(service: LiveService) -> None:
         keeps_to_the_document()
         checked.append(operation.label)
     assert sorted(checked) == [
-        "GET /evaluators", "GET /health", "POST /evaluators/{name}/evaluate",
+        "GET /evaluators",
+        "GET /health",
+        "POST /evaluators/{name}/evaluate",
     ]
 
 
 def test_the_document_describes_the_evaluate_operation(service: LiveService) -> None:
-    document = httpx.get(
-        f"{service.url}/openapi.json", headers={"authorization": f"Bearer {TOKEN}"}
-    ).json()
+    document = httpx.get(f"{service.url}/openapi.json", headers={"authorization": f"Bearer {TOKEN}"}).json()
     operation = document["paths"]["/evaluators/{name}/evaluate"]["post"]
     assert {"200", "401", "404", "413", "422", "429"} <= set(operation["responses"])
     body = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
     assert body.endswith("/EvaluateRequest")
-    assert {"Run", "Example", "EvaluationResult", "EvaluateResponse"} <= set(document["components"]["schemas"])
+    assert {"Run", "Example", "EvaluationResult", "EvaluateResponse"} <= set(
+        document["components"]["schemas"]
+    )

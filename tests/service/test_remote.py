@@ -98,8 +98,13 @@ def test_evaluate_with_remote_evaluators_stores_what_local_evaluate_stores(
 
     def run_with(evaluators: list[Any], prefix: str) -> dict[str, list[dict[str, Any]]]:
         ran = evaluate(
-            target, data=data, evaluators=evaluators, experiment_prefix=prefix, client=client,
-            max_concurrency=4, progress=False,
+            target,
+            data=data,
+            evaluators=evaluators,
+            experiment_prefix=prefix,
+            client=client,
+            max_concurrency=4,
+            progress=False,
         )
         by_question: dict[str, list[dict[str, Any]]] = {}
         for row in client.read_experiment(ran.experiment_name):  # as stored

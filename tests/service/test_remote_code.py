@@ -16,10 +16,13 @@ from assay.evaluators import CodeCorrectnessEvaluator
 from assay.service import RemoteEvaluator
 from assay.service.builtins import builtin_evaluators
 
-SQUARE_CASES = [{"input": 2, "expected_output": 4}, {"input": -3, "expected_output": 9},
-                {"input": 0, "expected_output": 0}]
+SQUARE_CASES = [
+    {"input": 2, "expected_output": 4},
+    {"input": -3, "expected_output": 9},
+    {"input": 0, "expected_output": 0},
+]
 HUMANEVAL_LIKE = {
-    "prompt": "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n",
+    "prompt": 'def add(a, b):\n    """Return a + b."""\n',
     "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(-1, 1) == 0\n",
     "entry_point": "add",
 }
@@ -32,8 +35,10 @@ CANDIDATES = {  # every verdict the evaluator can give: pass, partial, fail, cra
     "square_no_code": ({"test_cases": SQUARE_CASES}, ""),
     "program_pass": (HUMANEVAL_LIKE, "    return a + b\n"),
     "program_fail": (HUMANEVAL_LIKE, "    return a - b\n"),
-    "javascript": ({"test_cases": SQUARE_CASES, "language": "javascript"},
-                   "function solution(n) { return n * n; }"),
+    "javascript": (
+        {"test_cases": SQUARE_CASES, "language": "javascript"},
+        "function solution(n) { return n * n; }",
+    ),
 }
 TIMINGS = without({"duration_ms", "traceback"})
 
@@ -51,8 +56,15 @@ def target(inputs: dict[str, Any]) -> dict[str, Any]:
 
 def stored_results(client: Client, evaluator: Any, prefix: str) -> dict[str, Any]:
     data = [{"inputs": {"case": case, **inputs}, "outputs": {}} for case, (inputs, _) in CANDIDATES.items()]
-    ran = evaluate(target, data=data, evaluators=[evaluator], experiment_prefix=prefix,
-                   client=client, max_concurrency=2, progress=False)
+    ran = evaluate(
+        target,
+        data=data,
+        evaluators=[evaluator],
+        experiment_prefix=prefix,
+        client=client,
+        max_concurrency=2,
+        progress=False,
+    )
     found = {}
     for row in client.read_experiment(ran.experiment_name):
         [result] = row["evaluation_results"]["results"]
@@ -65,7 +77,9 @@ def test_remote_code_correctness_equals_local(service: LiveService, tmp_path: Pa
     client = Client(str(tmp_path / "code.db"))
     try:
         local = stored_results(client, CodeCorrectnessEvaluator(), "local")  # the served defaults
-        remote = stored_results(client, RemoteEvaluator(service.url, "code_correctness", timeout=60), "remote")
+        remote = stored_results(
+            client, RemoteEvaluator(service.url, "code_correctness", timeout=60), "remote"
+        )
     finally:
         client.close()
     for case in CANDIDATES:

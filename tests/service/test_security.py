@@ -93,19 +93,22 @@ def test_a_malformed_request_is_a_422_naming_the_field(open_loopback: LiveServic
 
 # --- the command, in a real process ------------------------------------------------------
 
-EVALS_MODULE = '''
+EVALS_MODULE = """
 def exact(outputs, reference_outputs):
     return outputs.get("answer") == reference_outputs.get("answer")
 
 EVALUATORS = {"exact": exact}
-'''
+"""
 
 
 def serve_command(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     (tmp_path / "my_evals.py").write_text(EVALS_MODULE)
     return subprocess.Popen(
         [sys.executable, "-m", "assay.cli", "serve-evaluators", *args],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         env={**os.environ, "ASSAY_SERVICE_TOKEN": "", **(env or {})},
     )
 
@@ -143,7 +146,12 @@ def test_a_weak_token_is_refused(tmp_path: Path) -> None:
 def test_a_public_bind_with_a_token_serves_and_demands_it(tmp_path: Path) -> None:
     port = free_port()
     process = serve_command(
-        tmp_path, "my_evals:EVALUATORS", "--host", "0.0.0.0", "--port", str(port),
+        tmp_path,
+        "my_evals:EVALUATORS",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(port),
         env={"ASSAY_SERVICE_TOKEN": TOKEN},
     )
     try:

@@ -23,9 +23,17 @@ __all__ = ["DEFAULT_MAX_IN_FLIGHT", "create_app"]
 
 DEFAULT_MAX_IN_FLIGHT = 64
 
-_DETAIL = {"content": {"application/json": {"schema": {
-    "type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"],
-}}}}
+_DETAIL = {
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {"detail": {"type": "string"}},
+                "required": ["detail"],
+            }
+        }
+    }
+}
 _REFUSALS: dict[int | str, dict[str, Any]] = {
     401: {"description": "The token is missing or wrong (the service was started with one).", **_DETAIL},
     403: {"description": "A non-loopback Host on a service started without a token.", **_DETAIL},
@@ -44,7 +52,8 @@ class _InFlight:
     def __enter__(self) -> None:
         if self.running >= self.limit:
             raise HTTPException(
-                429, f"{self.running} evaluations are in flight (the limit is {self.limit})",
+                429,
+                f"{self.running} evaluations are in flight (the limit is {self.limit})",
                 headers={"Retry-After": "1"},
             )
         self.running += 1

@@ -1,7 +1,7 @@
 """``assay serve-evaluators``: the command, kept here so the ``assay`` CLI only wires it in.
 
-    assay serve-evaluators my_evals:EVALUATORS [--host 127.0.0.1] [--port 8766] [--token T]
-    assay serve-evaluators --builtin [code_correctness,exact_match]
+assay serve-evaluators my_evals:EVALUATORS [--host 127.0.0.1] [--port 8766] [--token T]
+assay serve-evaluators --builtin [code_correctness,exact_match]
 """
 
 from __future__ import annotations
@@ -23,25 +23,28 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "assay.service.RemoteEvaluator(url, name). OpenAPI document at /openapi.json.",
     )
     parser.add_argument(
-        "evaluators", nargs="?", metavar="MODULE:EVALUATORS",
+        "evaluators",
+        nargs="?",
+        metavar="MODULE:EVALUATORS",
         help="a dict (name -> evaluator) or list of evaluators in a module importable from "
         "the current directory, e.g. my_evals:EVALUATORS",
     )
     parser.add_argument(
-        "--builtin", nargs="?", const="", metavar="NAMES",
+        "--builtin",
+        nargs="?",
+        const="",
+        metavar="NAMES",
         help="serve the built-in evaluators: every one that needs no model, or the "
         "comma-separated NAMES (e.g. code_correctness,qa)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback)")
     parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--token", help="required for a non-loopback host (or set ASSAY_SERVICE_TOKEN)")
+    parser.add_argument("--max-body-bytes", type=int, default=None, help="request size limit (default 8 MiB)")
     parser.add_argument(
-        "--token", help="required for a non-loopback host (or set ASSAY_SERVICE_TOKEN)"
-    )
-    parser.add_argument(
-        "--max-body-bytes", type=int, default=None, help="request size limit (default 8 MiB)"
-    )
-    parser.add_argument(
-        "--max-in-flight", type=int, default=None,
+        "--max-in-flight",
+        type=int,
+        default=None,
         help="evaluations running at once before the service answers 429 (default 64)",
     )
     return parser
@@ -56,9 +59,7 @@ def main(args: argparse.Namespace) -> int:
 
     check_settings(args.host, args.token)  # before importing the user's module
     if (args.evaluators is None) == (args.builtin is None):
-        raise EvaluatorSpecError(
-            "serve-evaluators needs exactly one of MODULE:EVALUATORS or --builtin"
-        )
+        raise EvaluatorSpecError("serve-evaluators needs exactly one of MODULE:EVALUATORS or --builtin")
     if args.builtin is not None:
         from assay.service.builtins import builtin_evaluators
 
@@ -67,7 +68,10 @@ def main(args: argparse.Namespace) -> int:
     else:
         evaluators = load_evaluators(args.evaluators)
     serve(
-        evaluators, host=args.host, port=args.port, token=args.token,
+        evaluators,
+        host=args.host,
+        port=args.port,
+        token=args.token,
         max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
         max_in_flight=args.max_in_flight or DEFAULT_MAX_IN_FLIGHT,
     )

@@ -54,8 +54,16 @@ class RemoteEvaluator(BaseEvaluator):
     """
 
     def __init__(
-        self, url: str, name: str, *, token: str | None = None, timeout: float = 60.0,
-        retries: int = 3, backoff: float = 0.25, max_backoff: float = 10.0, key: str | None = None,
+        self,
+        url: str,
+        name: str,
+        *,
+        token: str | None = None,
+        timeout: float = 60.0,
+        retries: int = 3,
+        backoff: float = 0.25,
+        max_backoff: float = 10.0,
+        key: str | None = None,
     ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"RemoteEvaluator url must start with http:// or https://, got {url!r}")
@@ -124,5 +132,9 @@ class RemoteEvaluator(BaseEvaluator):
         return f"remote evaluator {self.remote_name!r} at {self.url}"
 
     def describe(self) -> dict[str, Any]:
-        return {"url": self.url, "name": self.remote_name, "timeout": self.timeout,
-                "attempts": self.retry.max_attempts}
+        return {
+            "url": self.url,
+            "name": self.remote_name,
+            "timeout": self.timeout,
+            "attempts": self.retry.max_attempts,
+        }

@@ -38,8 +38,7 @@ def load_evaluators(spec: str) -> dict[str, RowEvaluator]:
         found = getattr(module, attribute)
     except AttributeError:
         raise EvaluatorSpecError(
-            f"evaluators {spec!r}: module {module_name!r} ({_where(module)}) has no attribute "
-            f"{attribute!r}"
+            f"evaluators {spec!r}: module {module_name!r} ({_where(module)}) has no attribute {attribute!r}"
         ) from None
     if callable(found) and not isinstance(found, (Mapping, list, tuple)) and _is_factory(found):
         found = found()

@@ -48,8 +48,10 @@ def serve(
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     shown = f"[{host}]" if ":" in host else host
     names = ", ".join(evaluators)
-    (on_ready or _announce)(f"assay evaluators on http://{shown}:{port}/ ({len(evaluators)}: {names})"
-             + (" (token required)" if token else ""))
+    (on_ready or _announce)(
+        f"assay evaluators on http://{shown}:{port}/ ({len(evaluators)}: {names})"
+        + (" (token required)" if token else "")
+    )
     uvicorn.Server(config).run()
 
 

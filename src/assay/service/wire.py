@@ -19,8 +19,13 @@ from assay.schemas import EvaluationResult, Example, Run
 from assay.store._json import dumps, loads
 
 __all__ = [
-    "EvaluateRequest", "EvaluateResponse", "EvaluatorInfo", "WireError", "decode_results",
-    "encode_request", "encode_results",
+    "EvaluateRequest",
+    "EvaluateResponse",
+    "EvaluatorInfo",
+    "WireError",
+    "decode_results",
+    "encode_request",
+    "encode_results",
 ]
 
 
