@@ -2,12 +2,13 @@
 #
 #   podman build -t assay-evaluators .
 #   podman run --rm -p 8766:8766 -e ASSAY_SERVICE_TOKEN=<a long secret> \
-#       --security-opt seccomp=unconfined --security-opt apparmor=unconfined --cap-add SYS_ADMIN \
-#       assay-evaluators
+#       --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+#       --cap-add SYS_ADMIN --cap-add NET_ADMIN assay-evaluators
 #
 # It binds 0.0.0.0 inside the container, so it refuses to start without a token.
 # The code sandbox: bubblewrap (level 3) needs to create namespaces, which the default
-# seccomp profile and capability set of Docker/podman forbid; the options above allow it.
+# seccomp profile and capability set of Docker/podman forbid; the options above allow it
+# (keep the default bridge network: never --network host with NET_ADMIN).
 # Without them the sandbox falls back to the strongest backend that works (unshare, then
 # rlimit: a dedicated uid and resource limits, no namespaces) and every code result says
 # which one ran in metadata["sandbox"]. Set ASSAY_SANDBOX_MIN_LEVEL to refuse weaker ones.

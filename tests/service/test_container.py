@@ -31,6 +31,8 @@ SANDBOX_OPTIONS = [
     "apparmor=unconfined",
     "--cap-add",
     "SYS_ADMIN",
+    "--cap-add",
+    "NET_ADMIN",  # bubblewrap brings up the loopback interface of its network namespace
 ]
 
 
@@ -54,27 +56,21 @@ def image() -> str:
     return IMAGE
 
 
-def start(image: str, port: int, *options: str, token: str | None = TOKEN) -> str:
-    env = ["-e", f"ASSAY_SERVICE_TOKEN={token}"] if token else []
+def start(image: str, port: int, *options: str) -> str:
+    """The image's own command (the built-ins on 0.0.0.0:8766), published on 127.0.0.1:port."""
     started = subprocess.run(
         [
             "podman",
             "run",
             "-d",
             "--rm",
-            "--network",
-            "host",
+            "-p",
+            f"127.0.0.1:{port}:8766",
             *machine_flags(),
             *options,
-            *env,
+            "-e",
+            f"ASSAY_SERVICE_TOKEN={TOKEN}",
             image,
-            "assay",
-            "serve-evaluators",
-            "--builtin",
-            "--host",
-            "0.0.0.0",
-            "--port",
-            str(port),
         ],
         check=True,
         capture_output=True,
@@ -121,7 +117,7 @@ def judge(port: int, code: str) -> dict[str, Any]:
 @pytest.mark.slow
 def test_the_image_refuses_to_serve_publicly_without_a_token(image: str) -> None:
     ran = subprocess.run(
-        ["podman", "run", "--rm", "--network", "host", *machine_flags(), image],
+        ["podman", "run", "--rm", *machine_flags(), image],
         capture_output=True,
         text=True,
         timeout=120,
@@ -138,7 +134,7 @@ def test_the_image_judges_code_in_bubblewrap_with_the_documented_options(
     launch(port, *SANDBOX_OPTIONS)
     assert httpx.get(f"http://127.0.0.1:{port}/evaluators").status_code == 401
     right = judge(port, "def solution(n):\n    return n * n")
-    wrong = judge(port, "def solution(n):\n    return n + n")
+    wrong = judge(port, "def solution(n):\n    return n * n if n > 0 else 0")
     assert right["error"] is None and right["score"] == 1.0
     assert wrong["error"] is None and wrong["score"] == 0.5
     sandbox = right["metadata"]["sandbox"]
