@@ -28,11 +28,11 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("assay._aio", "assay._ids", "assay._output_text", "assay._traceback", "assay._text",
-                    "assay.errors")),
+                    "assay.errors", "assay._metric", "assay.stats")),
     ("schemas", ("assay.schemas",)),
     ("store", ("assay.store",)),
     ("services", ("assay.llm", "assay.embeddings", "assay.sandbox")),
-    ("evaluation", ("assay.evaluation", "assay.tracing", "assay.report")),
+    ("evaluation", ("assay.evaluation", "assay.comparison", "assay.tracing", "assay.report")),
     ("evaluators", ("assay.evaluators",)),
     ("scorers", ("assay.scorers",)),
     ("apps", ("assay.client", "assay.cli", "assay.ui", "assay.service", "assay.demo", "assay.testing",

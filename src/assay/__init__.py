@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
+from assay.comparison import Comparison, MetricComparison, NotComparableError, compare
 from assay.errors import AssayError
 from assay.evaluation import (
     EvaluationResult,
@@ -19,6 +20,7 @@ from assay.evaluation import (
     aevaluate,
     evaluate,
 )
+from assay.evaluation.metric import metric
 from assay.schemas import Dataset, Example, Run
 from assay.tracing import traceable
 
@@ -28,9 +30,10 @@ if TYPE_CHECKING:
 _LAZY = {"evaluate_comparative": "assay.evaluation._comparative"}
 
 __all__ = [
-    "AssayError", "Client", "Dataset", "EvaluationResult", "EvaluationResults",
-    "EvaluatorSignatureError", "Example", "ExperimentResults", "Run", "aevaluate", "evaluate",
-    "evaluate_comparative", "traceable",
+    "AssayError", "Client", "Comparison", "Dataset", "EvaluationResult", "EvaluationResults",
+    "EvaluatorSignatureError", "Example", "ExperimentResults", "MetricComparison",
+    "NotComparableError", "Run", "aevaluate", "compare", "evaluate", "evaluate_comparative",
+    "metric", "traceable",
 ]
 
 

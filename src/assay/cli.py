@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from assay import cli_compare
 from assay.store.errors import StoreError
 from assay.store.open import default_url, store_exists
 
@@ -17,7 +18,7 @@ __all__ = ["main"]
 
 
 # Commands that only read: they must not create an empty store at a mistyped path.
-_READERS = {"ui", "datasets", "experiments", "show"}
+_READERS = {"ui", "datasets", "experiments", "show", "compare"}
 
 
 _DB_HELP = "store URL or path (default: $ASSAY_DATABASE_URL or ./.assay/assay.db)"
@@ -39,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("experiments", parents=[store], help="list experiments")
     show = commands.add_parser("show", parents=[store], help="print a stored experiment's report")
     show.add_argument("experiment")
+    cli_compare.add_parser(commands, store)
     from assay.service import cli as service_cli  # argparse only: the server loads when run
 
     service_cli.add_parser(commands)
@@ -49,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {
         "demo": _demo, "ui": _ui, "datasets": _datasets, "experiments": _experiments, "show": _show,
+        "compare": cli_compare.run,
         "serve-evaluators": _serve_evaluators,
     }[args.command]
     try:

@@ -175,7 +175,7 @@ class Client:
             raise NotFoundError(f"no experiment named {name!r} in {self.store.url}")
         rows = self.store.load_rows(record)
         summary = self.store.load_summary_results(record.id)
-        return ExperimentResults(record, rows, summary, self.store.url)
+        return ExperimentResults(record, rows, summary, self.store.url, store=self.store)
 
 
 def _uuid(value: uuid.UUID | str, parameter: str) -> uuid.UUID:

@@ -17,6 +17,7 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── CaseError (ValueError)                 a code test case is malformed
     ├── UnknownLanguage (ValueError)           the sandbox does not run that language
     ├── UIConfigError (ValueError)             the web UI cannot start with these settings
+    ├── NotComparableError (ValueError)        experiments that cannot be compared (names why)
     ├── RowFailedError (RuntimeError)          a row failed under ``error_handling="raise"``
     ├── StoreError (RuntimeError)              the store cannot do what was asked
     │   ├── StoreVersionError                  the database was written by a newer assay
@@ -35,8 +36,10 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── ToolMissing (RuntimeError)             ruff or bandit is not installed
     ├── QueryError                             a SQL query failed in its database
     │   ├── QueryTimeout
+    │   ├── QueryTooLarge                      a value, row or result passed its byte limit
     │   └── QueryRefused                       the safety check refused the query
     ├── DatabaseUnavailable                    the SQL evaluator's database cannot be reached
+    │   └── PrivilegedRole                     the PostgreSQL role may do more than read
     ├── FixtureError                           a SQL fixture cannot be loaded
     └── ReferenceQueryError                    the reference query itself fails
 
@@ -51,6 +54,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from assay.comparison.comparability import NotComparableError
     from assay.embeddings.base import EmbeddingsError, EmbeddingsUnavailable
     from assay.evaluation._binding import EvaluatorSignatureError
     from assay.evaluation._data import DataError
@@ -64,12 +68,14 @@ if TYPE_CHECKING:
     from assay.evaluators.code._cases import CaseError
     from assay.evaluators.code.quality import ToolMissing
     from assay.evaluators.sql._evaluator import ReferenceQueryError
+    from assay.evaluators.sql.backends._pg_role import PrivilegedRole
     from assay.evaluators.sql.backends.base import (
         DatabaseUnavailable,
         FixtureError,
         QueryError,
         QueryRefused,
         QueryTimeout,
+        QueryTooLarge,
     )
     from assay.evaluators.text.json import InvalidJson
     from assay.llm.errors import (
@@ -111,6 +117,7 @@ def require_extra(module: str, extra: str, *, feature: str | None = None) -> Mod
 
 
 _HOMES = {
+    "NotComparableError": "assay.comparison.comparability",
     "EmbeddingsError": "assay.embeddings.base",
     "EmbeddingsUnavailable": "assay.embeddings.base",
     "EvaluatorSignatureError": "assay.evaluation._binding",
@@ -130,6 +137,8 @@ _HOMES = {
     "QueryError": "assay.evaluators.sql.backends.base",
     "QueryRefused": "assay.evaluators.sql.backends.base",
     "QueryTimeout": "assay.evaluators.sql.backends.base",
+    "QueryTooLarge": "assay.evaluators.sql.backends.base",
+    "PrivilegedRole": "assay.evaluators.sql.backends._pg_role",
     "InvalidJson": "assay.evaluators.text.json",
     "LLMError": "assay.llm.errors",
     "ModelCallError": "assay.llm.errors",
@@ -152,7 +161,8 @@ __all__ = [
     "DataError", "DatabaseUnavailable", "EmbeddingsError", "EmbeddingsUnavailable",
     "EvaluatorInputError", "EvaluatorReturnError", "EvaluatorSignatureError", "ExperimentError",
     "FixtureError", "InvalidJson", "LLMError", "ModelCallError", "ModelNotConfiguredError",
-    "ModelReplyError", "NotFoundError", "QueryError", "QueryRefused", "QueryTimeout",
+    "ModelReplyError", "NotComparableError", "NotFoundError", "PrivilegedRole", "QueryError",
+    "QueryRefused", "QueryTimeout", "QueryTooLarge",
     "ReferenceQueryError", "ReplyCheckError", "RowFailedError", "SandboxError", "SandboxStartError",
     "SandboxUnavailable", "StoreError", "StoreVersionError", "StoreWriteError", "TargetError",
     "ToolMissing", "UIConfigError", "UnknownEvaluatorName", "UnknownLanguage",

@@ -17,9 +17,13 @@ from rich.table import Table
 from assay.store.records import ExperimentRow
 
 if TYPE_CHECKING:
+    from assay.comparison import Comparison, MetricComparison
     from assay.evaluation._results import ExperimentResults
 
-__all__ = ["Progress", "metrics_table", "print_report", "summary_table"]
+_ARROW = {"higher": "↑", "lower": "↓"}
+_VERDICT_STYLE = {"better": "green", "worse": "red"}
+
+__all__ = ["Progress", "comparison_table", "metrics_table", "print_comparison", "print_report", "summary_table"]
 
 
 class Progress:
@@ -74,14 +78,80 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def _ci(low: float | None, high: float | None, method: str | None) -> str:
+    if low is None or high is None:
+        return "-"
+    return f"[{low:.3f}, {high:.3f}] {method or ''}".rstrip()
+
+
 def metrics_table(results: ExperimentResults) -> Table:
+    """Per metric: which way is better, mean, 95% CI (method named), and the three outcomes:
+    n scored, errors (the evaluator failed), skipped (the target failed)."""
     table = Table(title=f"experiment {escape(results.experiment_name)}", title_justify="left")
-    for column in ("metric", "mean", "95% CI", "n", "errors"):
-        table.add_column(column, justify="left" if column == "metric" else "right")
+    for column in ("metric", "better", "mean", "95% CI", "n", "errors", "skipped"):
+        table.add_column(column, justify="left" if column in ("metric", "95% CI") else "right")
     for key, agg in results.aggregate.items():
-        ci = "-" if agg.ci_low is None else f"[{agg.ci_low:.3f}, {agg.ci_high:.3f}]"
-        table.add_row(escape(key), _fmt(agg.mean), ci, str(agg.n), str(agg.errors))
+        table.add_row(
+            escape(key), _ARROW[agg.direction], _fmt(agg.mean), _ci(agg.ci_low, agg.ci_high, agg.method),
+            str(agg.n), str(agg.errors), str(agg.skipped),
+        )
     return table
+
+
+def _signed(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "0 (equal)" if value == 0.0 else f"{value:+.3f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2g}" if value >= 1e-4 else "<1e-4"
+
+
+def _comparison_row(metric: MetricComparison) -> list[str]:
+    interval = metric.interval
+    verdict = metric.verdict
+    style = _VERDICT_STYLE.get(verdict)
+    return [
+        escape(metric.key), _ARROW[metric.direction], _fmt(metric.mean_a), _fmt(metric.mean_b),
+        _signed(metric.difference),
+        _ci(interval.low if interval else None, interval.high if interval else None,
+            interval.method if interval else None),
+        f"{_p(metric.p_value)} / {_p(metric.p_holm)}", escape(metric.test or "-"),
+        _fmt(metric.mde), f"{metric.n_paired}" + (f" (+{metric.only_a} A, +{metric.only_b} B)"
+                                                  if metric.only_a or metric.only_b else ""),
+        f"[{style}]{verdict}[/]" if style else verdict,
+    ]
+
+
+def comparison_table(comparison: Comparison) -> Table:
+    a, b = comparison.a, comparison.b
+    table = Table(
+        title=f"{escape(b.name)} vs baseline {escape(a.name)} (paired by example)", title_justify="left"
+    )
+    columns = ("metric", "better", "mean A", "mean B", "B - A", "95% CI", "p / Holm p", "test",
+               "MDE (80%)", "pairs", "verdict")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("metric", "95% CI", "test", "verdict") else "right")
+    for metric in comparison.metrics:
+        table.add_row(*_comparison_row(metric))
+    return table
+
+
+def print_comparison(comparison: Comparison, console: Console | None = None) -> None:
+    console = console or Console()
+    console.print(comparison_table(comparison))
+    for side, label in ((comparison.a, "A"), (comparison.b, "B")):
+        console.print(
+            f"{label}: {escape(side.name)}, {side.status}, {side.rows} rows, "
+            f"{side.target_failures} target failures", soft_wrap=True,
+        )
+    if comparison.cluster_by:
+        console.print(f"clustered by example metadata {escape(comparison.cluster_by)!r}")
+    for warning in comparison.warnings:
+        console.print(f"[yellow]note:[/] {escape(warning)}", soft_wrap=True)
 
 
 def summary_table(results: ExperimentResults) -> Table | None:
@@ -104,7 +174,7 @@ def print_report(results: ExperimentResults, console: Console | None = None) -> 
     if summary is not None:
         console.print(summary)
     target_errors = results.target_errors
-    rows = f"{len(results)} rows" + (f", {target_errors} target errors" if target_errors else "")
+    rows = f"{len(results)} rows, {target_errors} target failures"
     usage = results.usage()
     if usage.get("total_tokens"):
         cost = f", ${usage['cost_usd']:.4f}" if usage.get("cost_usd") else ""

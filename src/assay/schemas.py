@@ -11,9 +11,10 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from assay._ids import new_id
+from assay._metric import Direction, MetricInfo, Range, check_direction, check_range
 
 __all__ = ["Dataset", "EvaluationResult", "EvaluationResults", "Example", "Run", "utcnow"]
 
@@ -76,9 +77,16 @@ class Run(_Record):
 
 
 class EvaluationResult(BaseModel):
-    """A single metric. ``error`` is set (and ``score`` is None) when the evaluator failed.
+    """A single metric, with one of three outcomes:
 
-    An errored result is data, never a zero: aggregates count it apart.
+    - a *score* (``score`` set, possibly 0): counted in the mean;
+    - an *error* (``error`` set, ``score`` None): the evaluator itself failed; excluded
+      from the mean, counted and shown;
+    - *skipped* (``skipped`` True): the target failed and the evaluator needs its outputs,
+      so it was not called; excluded from the mean, counted and shown.
+
+    ``direction`` ("higher" or "lower" is better) and ``score_range`` ((low, high), None
+    for unbounded) may be passed too; they are kept in ``evaluator_info``.
     """
 
     model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
@@ -102,10 +110,49 @@ class EvaluationResult(BaseModel):
             raise ValueError(f"score must be a finite number, got {score!r}")
         return score
 
+    @model_validator(mode="before")
+    @classmethod
+    def _metric_info_in_evaluator_info(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not ("direction" in data or "score_range" in data):
+            return data
+        data = dict(data)
+        info = dict(data.get("evaluator_info") or {})
+        direction, bounds = data.pop("direction", None), data.pop("score_range", None)
+        if direction is not None:
+            info["direction"] = check_direction(direction)
+        if bounds is not None:
+            info["score_range"] = list(check_range(bounds))
+        data["evaluator_info"] = info
+        return data
+
     @field_validator("metadata", "evaluator_info", mode="before")
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value
+
+    @property
+    def direction(self) -> Direction | None:
+        """Which way is better, when declared."""
+        info = MetricInfo.of(self.evaluator_info)
+        return info.direction if "direction" in self.evaluator_info else None
+
+    @property
+    def score_range(self) -> Range | None:
+        return MetricInfo.of(self.evaluator_info).score_range
+
+    @property
+    def skipped(self) -> bool:
+        """Not called: the target failed and this evaluator needs the target's outputs."""
+        return self.error is None and self.score is None and self.metadata.get("skipped") is True
+
+    @property
+    def outcome(self) -> str:
+        """``"score"``, ``"error"``, ``"skipped"``, or ``"value"`` (no score, only a value)."""
+        if self.error is not None:
+            return "error"
+        if self.score is not None:
+            return "score"
+        return "skipped" if self.skipped else "value"
 
     @property
     def numeric_score(self) -> float | None:

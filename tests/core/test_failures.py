@@ -24,7 +24,9 @@ def picky(outputs) -> float:
     return 1.0
 
 
-def test_target_error_is_stored_and_evaluators_still_run(client: Client, examples: list[dict]) -> None:
+def test_target_error_is_stored_and_evaluators_needing_outputs_are_skipped(
+    client: Client, examples: list[dict]
+) -> None:
     results = client.evaluate(flaky_target, data=examples, evaluators=[correct])
     rows = list(results)
     failed = rows[2]
@@ -32,7 +34,8 @@ def test_target_error_is_stored_and_evaluators_still_run(client: Client, example
     assert "raise RuntimeError" in failed["run"].extra["traceback"]
     assert failed["run"].outputs is None
     [verdict] = failed["evaluation_results"]["results"]
-    assert verdict.score is False and verdict.error is None
+    assert verdict.skipped and verdict.outcome == "skipped"
+    assert verdict.score is None and verdict.error is None
     assert results.target_errors == 1
     stored = client.read_experiment(results.experiment_name)
     assert list(stored)[2]["run"].error == "RuntimeError: model timed out"

@@ -39,10 +39,11 @@ def test_repetitions_are_clustered_by_example() -> None:
 
 
 def test_unit_range_metrics_keep_their_interval_inside_zero_one() -> None:
-    scores = [1.0] * 18 + [0.0] * 2
-    result = aggregate("correct", scores, list(range(20)), errors=0)
+    scores = [1.0] * 17 + [0.5, 0.5, 0.0]  # continuous, in [0, 1]: t, clipped at 1
+    result = aggregate("similarity", scores, list(range(20)), errors=0)
     half = t_quantile(0.975, 19) * result.stderr
-    assert result.ci_low == pytest.approx(0.9 - half) and result.ci_high == 1.0
+    assert result.ci_low == pytest.approx(result.mean - half) and result.ci_high == 1.0
+    assert result.method == "Student t"
 
 
 def test_single_unit_has_no_interval() -> None:

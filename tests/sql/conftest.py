@@ -167,8 +167,8 @@ def postgres_server_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def shop_postgres(postgres_server_url: str) -> Iterator[str]:
-    """URL of a fresh database holding the shop data, dropped at the end of the session."""
+def shop_postgres_admin(postgres_server_url: str) -> Iterator[str]:
+    """URL of a fresh database holding the shop data, as the server's superuser (dropped at the end)."""
     import psycopg
     from sqlalchemy import make_url
 
@@ -188,6 +188,39 @@ def shop_postgres(postgres_server_url: str) -> Iterator[str]:
     finally:
         with psycopg.connect(_libpq_url(server), autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+DOCS_SQL = Path(__file__).parents[2] / "docs" / "sql.md"
+
+
+def documented_role_sql() -> str:
+    """The role-creation SQL of docs/sql.md, as a user would copy it."""
+    text = DOCS_SQL.read_text()
+    section = text[text.index("#### The role to create") :]
+    return section.split("```sql\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.fixture(scope="session")
+def shop_postgres(shop_postgres_admin: str, postgres_server_url: str) -> Iterator[str]:
+    """URL of the shop database for a role created with docs/sql.md's SQL: read-only, unprivileged."""
+    import psycopg
+    from sqlalchemy import make_url
+
+    admin_url = make_url(shop_postgres_admin)
+    role = f"sql_eval_{uuid.uuid4().hex[:8]}"
+    script = documented_role_sql().replace("sql_eval", role).replace("shop", str(admin_url.database))
+    with psycopg.connect(_libpq_url(admin_url), autocommit=True) as admin:
+        admin.execute(script)
+    try:
+        yield admin_url.set(username=role, password="change-me").render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(_libpq_url(admin_url), autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
+            )
+            admin.execute(f'REASSIGN OWNED BY "{role}" TO CURRENT_USER; DROP OWNED BY "{role}"')
+        with psycopg.connect(_libpq_url(make_url(postgres_server_url)), autocommit=True) as admin:
+            admin.execute(f'DROP ROLE IF EXISTS "{role}"')
 
 
 def _libpq_url(url: object) -> str:

@@ -225,8 +225,15 @@ def test_sessions_and_transactions_are_read_only(shop_postgres: str) -> None:
     database = PostgresDatabase(shop_postgres, ExecutionLimits(timeout=1.5))
     try:
         with database.session(None) as session:
-            assert session.run("SHOW default_transaction_read_only").rows == [("on",)]
-            assert session.run("SHOW transaction_read_only").rows == [("on",)]
-            assert session.run("SHOW statement_timeout").rows == [("1500ms",)]
+            for setting, value in [
+                ("default_transaction_read_only", "on"),
+                ("transaction_read_only", "on"),
+                ("statement_timeout", "1500ms"),
+                ("lock_timeout", "1500ms"),
+                ("idle_in_transaction_session_timeout", "10s"),
+            ]:
+                assert session.run(f"SELECT current_setting('{setting}')").rows == [(value,)]
+            # DISCARD ALL after each query resets to the startup options, not to the server's defaults
+            assert session.run("SELECT current_setting('default_transaction_read_only')").rows == [("on",)]
     finally:
         database.close()

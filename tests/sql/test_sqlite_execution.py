@@ -206,8 +206,8 @@ def test_runaway_recursive_cte_times_out(shop_sqlite: Path) -> None:
 
 def test_huge_values_are_capped(shop: SQLExecutionEvaluator) -> None:
     result = evaluate(shop, "SELECT length(randomblob(300000000))", "SELECT 1")
-    assert (result.score, result.value) == (0, "execution_error")
-    assert "too big" in result.metadata["error"]
+    assert (result.score, result.value) == (0, "too_large")
+    assert "max_value_bytes=1,048,576" in result.metadata["error"]
 
 
 def test_too_many_rows_scores_0(shop_sqlite: Path) -> None:

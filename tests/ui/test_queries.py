@@ -296,7 +296,7 @@ def test_compare_refuses_experiments_on_different_datasets(store: Store, scenari
     dataset, examples = make_dataset(store, "other", [{"inputs": {"q": 1}}])
     make_experiment(store, "elsewhere", dataset, examples, [RowSpec(outputs={}, scores={"s": ERROR})])
     db = ReadOnlyDatabase(store)
-    with pytest.raises(BadRequest, match="must run on one dataset.*'elsewhere' \\(dataset other\\)"):
+    with pytest.raises(BadRequest, match="must share one stored dataset.*'elsewhere' on dataset 'other'"):
         queries.compare_page(
             db,
             [summary(db, "baseline"), summary(db, "elsewhere")],

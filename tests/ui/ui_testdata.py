@@ -36,6 +36,7 @@ class RowSpec:
     latency_ms: float = 10.0
     children: list[Run] = field(default_factory=list)
     repetition: int = 0
+    info: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> evaluator_info
 
 
 def make_dataset(store: Store, name: str, examples: list[dict[str, Any]]) -> tuple[Any, list[Example]]:
@@ -112,7 +113,8 @@ def _results(spec: RowSpec) -> list[EvaluationResult]:
             )
             results.append(EvaluationResult(key=key, error=f"ValueError: {key} broke", metadata=metadata))
         else:
-            results.append(EvaluationResult(key=key, score=score, metadata=metadata))
+            results.append(EvaluationResult(key=key, score=score, metadata=metadata,
+                                            evaluator_info=spec.info.get(key, {})))
     return results
 
 

@@ -92,7 +92,7 @@ async def aevaluate(
     finally:
         store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record
-    results = ExperimentResults(final, rows, summary, store.url)
+    results = ExperimentResults(final, rows, summary, store.url, store=store)
     if bar.enabled:
         print_report(results)
     return results

@@ -32,7 +32,16 @@ class RunEvaluator:
 
 
 class BaseEvaluator(RunEvaluator):
-    """Subclass and override ``_evaluate`` (sync) or ``_aevaluate`` (async)."""
+    """Subclass and override ``_evaluate`` (sync) or ``_aevaluate`` (async).
+
+    Metric metadata, as class (or instance) attributes: ``direction`` ("higher" or
+    "lower" is better), ``score_range`` ((low, high), None for unbounded) and
+    ``needs_outputs`` (default True: not called when the target failed, the result is
+    recorded as skipped)."""
+
+    direction: str | None = None
+    score_range: tuple[float | None, float | None] | None = None
+    needs_outputs: bool = True
 
     def __init__(self, name: str | None = None, **kwargs: Any) -> None:
         self.name = name or type(self).__name__

@@ -20,9 +20,14 @@ from assay.errors import AssayError
 from assay.evaluation._base import BaseEvaluator
 from assay.evaluation._names import resolve_evaluator_name
 from assay.evaluation._returns import normalize_returned
+from assay.evaluation.metric import MetricInfo, declaration_of
 from assay.schemas import EvaluationResult, Example, Run
 
 ROW_PARAMETERS = ("run", "example", "inputs", "outputs", "reference_outputs", "metadata")
+# A function taking any of these sees what the target produced, so by default it is not
+# called when the target failed (its result is skipped); ``@assay.metric(needs_outputs=False)``
+# opts in.
+_OUTPUT_PARAMETERS = frozenset({"run", "outputs"})
 SUMMARY_PARAMETERS = (
     "runs", "examples", "inputs", "outputs", "reference_outputs", "evaluation_results",
 )
@@ -116,40 +121,71 @@ def _is_async_callable(func: Any) -> bool:
     return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(call)
 
 
+def skipped_result(key: str, run: Run) -> EvaluationResult:
+    """The outcome of an evaluator that needs outputs on a row whose target failed."""
+    return EvaluationResult(
+        key=key, comment="skipped: the target failed", metadata={"skipped": True},
+        source_run_id=run.id,
+    )
+
+
 @dataclass(frozen=True)
 class RowEvaluator:
-    """A row evaluator ready to call: ``call_sync`` or ``call_async`` per ``is_async``."""
+    """A row evaluator ready to call: ``call_sync`` or ``call_async`` per ``is_async``.
+
+    With ``needs_outputs`` it is not called on a failed target (the result is skipped);
+    ``info`` (declared metric metadata) is stamped on each result that declares none."""
 
     name: str
     is_async: bool
     _sync: Callable[[Run, Example], Any] | None = None
     _async: Callable[[Run, Example], Any] | None = None
+    needs_outputs: bool = True
+    info: MetricInfo | None = None
 
     def call_sync(self, run: Run, example: Example) -> list[EvaluationResult]:
         assert self._sync is not None
+        if self.needs_outputs and run.error is not None:
+            return [skipped_result(self.name, run)]
         try:
-            return normalize_returned(self._sync(run, example), self.name, run.id)
+            return self._declared(normalize_returned(self._sync(run, example), self.name, run.id))
         except Exception as exc:  # failures are data
-            return [_error_result(self.name, exc, run.id)]
+            return self._declared([_error_result(self.name, exc, run.id)])
 
     async def call_async(self, run: Run, example: Example) -> list[EvaluationResult]:
         assert self._async is not None
+        if self.needs_outputs and run.error is not None:
+            return [skipped_result(self.name, run)]
         try:
-            return normalize_returned(await self._async(run, example), self.name, run.id)
+            returned = await self._async(run, example)
+            return self._declared(normalize_returned(returned, self.name, run.id))
         except Exception as exc:  # failures are data
-            return [_error_result(self.name, exc, run.id)]
+            return self._declared([_error_result(self.name, exc, run.id)])
+
+    def _declared(self, results: list[EvaluationResult]) -> list[EvaluationResult]:
+        if self.info is not None:
+            stamp = self.info.as_info()
+            for result in results:
+                if "direction" not in result.evaluator_info:
+                    result.evaluator_info = {**stamp, **result.evaluator_info}
+        return results
 
 
 def bind_row_evaluator(evaluator: Any) -> RowEvaluator:
     if isinstance(evaluator, str):
         evaluator = resolve_evaluator_name(evaluator)
+    declared = declaration_of(evaluator)
+    needs = declared.needs_outputs is not False
     if isinstance(evaluator, BaseEvaluator):
         if evaluator.is_async:
-            return RowEvaluator(evaluator.name, True, _async=evaluator.aevaluate)
-        return RowEvaluator(evaluator.name, False, _sync=evaluator.evaluate)
+            return RowEvaluator(evaluator.name, True, _async=evaluator.aevaluate,
+                                needs_outputs=needs, info=declared.info)
+        return RowEvaluator(evaluator.name, False, _sync=evaluator.evaluate,
+                            needs_outputs=needs, info=declared.info)
     if hasattr(evaluator, "evaluate_run"):
         name = getattr(evaluator, "name", None) or type(evaluator).__name__
-        return RowEvaluator(str(name), False, _sync=evaluator.evaluate_run)
+        return RowEvaluator(str(name), False, _sync=evaluator.evaluate_run,
+                            needs_outputs=needs, info=declared.info)
     if not callable(evaluator):
         raise EvaluatorSignatureError(
             f"evaluator {evaluator!r} is not callable; pass a function, a BaseEvaluator, "
@@ -181,9 +217,12 @@ def _bind_row_function(func: Callable[..., Any]) -> RowEvaluator:
             return func(**row_arguments(run, example))
         return func(**{param: get(run, example) for param, get in getters})
 
+    declared = declaration_of(func)
+    sees_outputs = binder.positional or binder.pass_all or bool(_OUTPUT_PARAMETERS & set(binder.names))
+    needs = sees_outputs if declared.needs_outputs is None else declared.needs_outputs
     if _is_async_callable(func):
-        return RowEvaluator(name, True, _async=call)
-    return RowEvaluator(name, False, _sync=call)
+        return RowEvaluator(name, True, _async=call, needs_outputs=needs, info=declared.info)
+    return RowEvaluator(name, False, _sync=call, needs_outputs=needs, info=declared.info)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from assay.comparison.comparability import check_comparable
 from assay.llm.usage import UsageMeter
 from assay.schemas import Example, Run
 from assay.store.base import Store
@@ -160,14 +161,7 @@ def _experiment(store: Store, ref: ExperimentRef) -> ExperimentRecord:
 def _check(
     records: list[ExperimentRecord], evaluators: Sequence[Any], max_concurrency: int
 ) -> None:
-    if len(records) < 2:
-        raise ValueError(f"evaluate_comparative needs two or more experiments, got {len(records)}")
-    if len({r.id for r in records}) != len(records):
-        raise ValueError("evaluate_comparative got the same experiment twice")
-    datasets = {r.dataset_id for r in records}
-    if len(datasets) != 1 or None in datasets:
-        listing = ", ".join(f"{r.name!r} on dataset {r.dataset_id}" for r in records)
-        raise ValueError(f"the experiments must share one stored dataset: {listing}")
+    check_comparable(records, what="evaluate_comparative")
     if not evaluators:
         raise ValueError("evaluate_comparative needs at least one evaluator")
     for evaluator in evaluators:

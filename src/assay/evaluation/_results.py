@@ -7,9 +7,11 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
+from assay._metric import MetricInfo
 from assay.errors import require_extra
 from assay.evaluation._stats import MetricAggregate, aggregate
 from assay.schemas import EvaluationResult, EvaluationResults
+from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 
@@ -22,11 +24,14 @@ class ExperimentResults:
         rows: list[ExperimentRow],
         summary_results: list[EvaluationResult],
         store_url: str,
+        *,
+        store: Store | None = None,
     ) -> None:
         self.experiment = experiment
         self.rows = rows
         self._summary = summary_results
         self.store_url = store_url
+        self._store = store  # for compare(); None when only the URL is known
 
     @property
     def id(self) -> uuid.UUID:
@@ -53,13 +58,18 @@ class ExperimentResults:
 
     @cached_property
     def aggregate(self) -> dict[str, MetricAggregate]:
-        """Per metric key: mean, n, errors, standard error (clustered by example), 95% CI."""
+        """Per metric key: mean, n, errors, skipped, standard error and 95% CI (Wilson for
+        0/1 metrics, Student t clustered by example otherwise), with the metric's direction."""
         scores: dict[str, list[float]] = {}
         clusters: dict[str, list[str]] = {}
         errors: dict[str, int] = {}
+        skipped: dict[str, int] = {}
+        infos: dict[str, MetricInfo] = {}
         for row in self.rows:
             for result in row.results:
                 errors.setdefault(result.key, 0)
+                if result.key not in infos and result.evaluator_info:
+                    infos[result.key] = MetricInfo.of(result.evaluator_info)
                 if result.error is not None:
                     errors[result.key] += 1
                     continue
@@ -67,8 +77,11 @@ class ExperimentResults:
                 if value is not None:
                     scores.setdefault(result.key, []).append(value)
                     clusters.setdefault(result.key, []).append(str(row.example.id))
+                elif row.run.error is not None:  # no score, no error, failed target
+                    skipped[result.key] = skipped.get(result.key, 0) + 1
         return {
-            key: aggregate(key, scores.get(key, []), clusters.get(key, []), errors[key])
+            key: aggregate(key, scores.get(key, []), clusters.get(key, []), errors[key],
+                           skipped=skipped.get(key, 0), info=infos.get(key))
             for key in errors
         }
 
@@ -88,6 +101,13 @@ class ExperimentResults:
                     if isinstance(value, (int, float)) and not isinstance(value, bool):
                         totals[name] = totals.get(name, 0) + value
         return totals
+
+    def compare(self, other: Any, *, cluster_by: str | None = None) -> Any:
+        """The paired comparison of ``other`` against this experiment as the baseline: see
+        ``assay.compare`` (returns an ``assay.Comparison``)."""
+        from assay.comparison import compare
+
+        return compare(self, other, client=self._store, cluster_by=cluster_by)
 
     def to_pandas(self) -> Any:
         pd = require_extra("pandas", "pandas", feature="to_pandas()")

@@ -15,7 +15,8 @@ from typing import Any
 from assay.errors import AssayError
 from assay.schemas import EvaluationResult, EvaluationResults
 
-_RESULT_FIELDS = frozenset(EvaluationResult.model_fields) - {"key"}
+# Declared metric metadata is read by the result itself (into ``evaluator_info``).
+_RESULT_FIELDS = (frozenset(EvaluationResult.model_fields) | {"direction", "score_range"}) - {"key"}
 
 
 class EvaluatorReturnError(AssayError, TypeError):

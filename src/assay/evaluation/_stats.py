@@ -1,8 +1,15 @@
-"""Means with honest uncertainty: cluster-robust standard errors and t-based 95% CIs.
+"""Means with honest uncertainty: intervals that fit the metric, clustered by example.
 
-With repetitions, rows of one example are not independent, so the standard error is
-clustered by example (Liang-Zeger with the G/(G-1) small-sample factor). Without
-repetitions it reduces to the usual s / sqrt(n).
+- 0/1 metrics with one score per example: Wilson score interval (sensible at 0/n and n/n,
+  where a t interval has zero width).
+- anything else: Student's t. With repetitions, rows of one example are not independent,
+  so the standard error is clustered by example (Liang-Zeger with the G/(G-1)
+  small-sample factor) on G - 1 degrees of freedom; without repetitions it reduces to
+  the usual s / sqrt(n).
+
+Every interval is clipped to the metric's range (declared, else [0, 1] when every score
+lies there) and carries its method's name. The UI computes the same from SQL sums with
+:func:`mean_interval`.
 """
 
 from __future__ import annotations
@@ -10,11 +17,20 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
+
+from assay._metric import UNIT_RANGE, Direction, MetricInfo, Range
+from assay.stats._distributions import t_quantile
+from assay.stats.intervals import Interval, student_t, wilson
+
+__all__ = ["MetricAggregate", "aggregate", "clustered_interval", "mean_interval", "t_quantile"]
 
 
 @dataclass(frozen=True)
 class MetricAggregate:
+    """One metric of one experiment: its mean over scored results, their count ``n``, how
+    many results were errors and how many were skipped (failed target), and the 95%
+    interval with the name of its method."""
+
     key: str
     mean: float | None
     n: int
@@ -22,59 +38,98 @@ class MetricAggregate:
     stderr: float | None
     ci_low: float | None
     ci_high: float | None
+    skipped: int = 0
+    method: str | None = None
+    direction: Direction = "higher"
+    score_range: Range | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "mean": self.mean, "n": self.n, "errors": self.errors, "stderr": self.stderr,
+            "mean": self.mean,
+            "n": self.n,
+            "errors": self.errors,
+            "skipped": self.skipped,
+            "stderr": self.stderr,
             "ci95": (self.ci_low, self.ci_high) if self.ci_low is not None else None,
+            "ci_method": self.method,
+            "direction": self.direction,
+            "score_range": list(self.score_range) if self.score_range is not None else None,
         }
-
-
-def t_quantile(p: float, df: int) -> float:
-    """Student's t quantile (exact for df 1 and 2, a Cornish-Fisher expansion above)."""
-    if df == 1:
-        return math.tan(math.pi * (p - 0.5))
-    if df == 2:
-        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
-    z = NormalDist().inv_cdf(p)
-    v = float(df)
-    return (
-        z
-        + (z**3 + z) / (4 * v)
-        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
-        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
-        + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4)
-    )
 
 
 def clustered_interval(
     mean: float, n: int, groups: int, residual_square_sum: float | None, unit_range: bool
 ) -> tuple[float | None, float | None, float | None]:
-    """(standard error, low, high) of a mean, from the sum over clusters of the squared
-    per-cluster residual sums. A metric whose scores all lie in [0, 1] gets its interval
-    clipped to [0, 1]: a pass rate of 0.9 is not plausibly 1.04."""
-    if n == 0 or groups < 2 or residual_square_sum is None:
-        return None, None, None
+    """(standard error, low, high) of a mean by clustered Student t, from the sum over
+    clusters of the squared per-cluster residual sums; clipped to [0, 1] if ``unit_range``."""
+    stderr, interval = mean_interval(
+        mean, n, groups, residual_square_sum, binary=False, bounds=UNIT_RANGE if unit_range else None
+    )
+    if interval is None:
+        return stderr, None, None
+    return stderr, interval.low, interval.high
+
+
+def mean_interval(
+    mean: float,
+    n: int,
+    groups: int,
+    residual_square_sum: float | None,
+    *,
+    binary: bool,
+    bounds: Range | None,
+) -> tuple[float | None, Interval | None]:
+    """(standard error, 95% interval) of a mean of ``n`` scores in ``groups`` clusters."""
+    if n == 0 or residual_square_sum is None:
+        return None, None
+    if binary and groups == n:
+        stderr = math.sqrt(max(mean * (1 - mean), 0.0) / n)
+        return stderr, wilson(round(mean * n), n).clipped(bounds or UNIT_RANGE)
+    if groups < 2:
+        return None, None
     variance = max(residual_square_sum, 0.0) * groups / (groups - 1)
     stderr = math.sqrt(variance) / n
-    half = t_quantile(0.975, groups - 1) * stderr
-    low, high = mean - half, mean + half
-    if unit_range:
-        low, high = max(low, 0.0), min(high, 1.0)
-    return stderr, low, high
+    method = "Student t" if groups == n else "Student t, clustered by example"
+    interval = student_t(mean, stderr, groups - 1, method)
+    return stderr, interval.clipped(bounds) if bounds is not None else interval
 
 
 def aggregate(
-    key: str, scores: Sequence[float], clusters: Sequence[Hashable], errors: int
+    key: str,
+    scores: Sequence[float],
+    clusters: Sequence[Hashable],
+    errors: int,
+    *,
+    skipped: int = 0,
+    info: MetricInfo | None = None,
 ) -> MetricAggregate:
+    info = info or MetricInfo()
     n = len(scores)
     if n == 0:
-        return MetricAggregate(key, None, 0, errors, None, None, None)
+        return MetricAggregate(
+            key, None, 0, errors, None, None, None, skipped, None, info.direction, info.score_range
+        )
     mean = math.fsum(scores) / n
+    if all(score == mean for score in scores):
+        mean = scores[0]  # exactly, not 0.30000000000000004 for ten 0.3s
     residual_sums: dict[Hashable, float] = {}
     for score, cluster in zip(scores, clusters):
         residual_sums[cluster] = residual_sums.get(cluster, 0.0) + (score - mean)
     squares = math.fsum(r * r for r in residual_sums.values())
-    unit_range = min(scores) >= 0.0 and max(scores) <= 1.0
-    stderr, low, high = clustered_interval(mean, n, len(residual_sums), squares, unit_range)
-    return MetricAggregate(key, mean, n, errors, stderr, low, high)
+    binary = all(score == 0.0 or score == 1.0 for score in scores)
+    in_unit = min(scores) >= 0.0 and max(scores) <= 1.0
+    bounds = info.score_range or (UNIT_RANGE if in_unit else None)
+    stderr, interval = mean_interval(mean, n, len(residual_sums), squares, binary=binary, bounds=bounds)
+    return MetricAggregate(
+        key,
+        mean,
+        n,
+        errors,
+        stderr,
+        interval.low if interval else None,
+        interval.high if interval else None,
+        skipped,
+        interval.method if interval else None,
+        info.direction,
+        info.score_range,
+    )

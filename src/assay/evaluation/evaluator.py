@@ -25,6 +25,7 @@ class DynamicRunEvaluator(BaseEvaluator):
         super().__init__(name=getattr(func, "__name__", "evaluator"))
         self.func = func
         self._bound = bind_row_evaluator(func)
+        self.needs_outputs = self._bound.needs_outputs
 
     @property
     def is_async(self) -> bool:

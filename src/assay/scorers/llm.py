@@ -105,6 +105,7 @@ class FaithfulnessScorer(_ContextScorer):
 
 
 class HallucinationScorer(_ContextScorer):
+    direction = "lower"  # the share of claims that contradict the context
     verdict_model = YesNoVerdicts
 
     def fraction(self, verdicts: list[Any]) -> float:
@@ -148,6 +149,7 @@ class AnswerRelevancyScorer(VerdictScorer):
 
 
 class ToxicityScorer(VerdictScorer):
+    direction = "lower"  # a share of toxic statements / biased opinions
     items_name = "statements"
     verdict_model = YesNoVerdicts
 
@@ -176,6 +178,7 @@ class ToxicityScorer(VerdictScorer):
 
 
 class BiasScorer(VerdictScorer):
+    direction = "lower"  # a share of toxic statements / biased opinions
     items_name = "opinions"
     verdict_model = YesNoVerdicts
 

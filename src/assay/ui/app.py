@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -15,8 +16,10 @@ from assay.store.base import Store
 from assay.ui import api, pages
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest, NotFound
+from assay.ui.limits import DEFAULT_HEAVY_LIMIT, HeavyRequestLimit
 from assay.ui.security import GuardMiddleware
 from assay.ui.templating import make_templates
+from assay.ui.text import clean_value
 
 __all__ = ["STATIC", "create_app"]
 
@@ -24,8 +27,23 @@ __all__ = ["STATIC", "create_app"]
 STATIC = Path(__file__).parent / "static"
 
 
-def create_app(store: Store, token: str | None = None) -> FastAPI:
-    """The UI over ``store``, read-only. With a token, every request must carry it."""
+class SafeJSONResponse(JSONResponse):
+    """JSON whose strings always encode: lone surrogates become U+FFFD."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return super().render(clean_value(content))
+
+
+def create_app(
+    store: Store, token: str | None = None, *, max_heavy_requests: int = DEFAULT_HEAVY_LIMIT
+) -> FastAPI:
+    """The UI over ``store``, read-only. With a token, every request must carry it.
+
+    At most ``max_heavy_requests`` comparisons run at once; more answer 503.
+    """
     db = ReadOnlyDatabase(store)
 
     @asynccontextmanager
@@ -40,6 +58,7 @@ def create_app(store: Store, token: str | None = None) -> FastAPI:
         redoc_url=None,
         openapi_url="/api/openapi.json",
         lifespan=lifespan,
+        default_response_class=SafeJSONResponse,
     )
     app.state.db = db
     app.state.templates = make_templates()
@@ -47,7 +66,8 @@ def create_app(store: Store, token: str | None = None) -> FastAPI:
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     _add_error_pages(app)
-    app.add_middleware(GuardMiddleware, token=token)
+    app.add_middleware(HeavyRequestLimit, limit=max_heavy_requests)
+    app.add_middleware(GuardMiddleware, token=token)  # outermost: refusals cost nothing
     return app
 
 
@@ -77,7 +97,7 @@ def _describe(error: object) -> str:
 
 def _error(request: Request, status: int, message: str) -> Response:
     if request.url.path.startswith("/api/"):
-        return JSONResponse({"detail": message}, status_code=status)
+        return SafeJSONResponse({"detail": message}, status_code=status)
     response: Response = request.app.state.templates.TemplateResponse(
         request, "error.html", {"status": status, "message": message}, status_code=status
     )

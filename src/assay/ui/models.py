@@ -91,9 +91,14 @@ class MetricStat(BaseModel):
     n: int = Field(description="scored results (errors excluded)")
     errors: int = Field(description="results whose evaluator failed")
     unscored: int = Field(0, description="results with neither score nor error (value only)")
+    skipped: int = Field(0, description="not called: the target failed and the evaluator needs outputs")
     stderr: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    ci_method: str | None = Field(None, description="how the 95% interval was computed")
+    direction: Literal["higher", "lower"] = Field("higher", description="which way is better")
+    score_range: tuple[float | None, float | None] | None = None
+    binary: bool = Field(False, description="every score is 0 or 1")
     min: float | None = None
     max: float | None = None
     unit_range: bool = Field(description="every score lies in [0, 1]")
@@ -165,10 +170,16 @@ SortKey = str
 
 class RowFilter(BaseModel):
     failed: bool = Field(
-        False, description="only rows whose run failed, or with an errored result or a score < 1"
+        False,
+        description="only failing rows: the target or an evaluator failed, a 0/1 metric at its worst "
+        "value, or the chosen metric worse than its threshold",
     )
     metric: str | None = None
     below: float | None = Field(None, description="with metric: only rows scoring below this")
+    worse_than: float | None = Field(
+        None, description="with metric: its failing threshold, read with its direction "
+        "(below it if higher is better, above it if lower is better)",
+    )
     q: str | None = Field(None, description="substring searched in inputs and outputs")
     sort: SortKey = "position"
     order: Literal["asc", "desc"] = "asc"
@@ -214,8 +225,35 @@ class RowDetail(BaseModel):
     next_run_id: str | None = None
 
 
+Verdict = Literal["better", "worse", "no detectable difference", "not enough pairs"]
+
+
+class PairedStat(BaseModel):
+    """One compared experiment against the baseline on one metric, paired by example."""
+
+    mean_a: float | None = Field(None, description="baseline mean over the paired examples")
+    mean_b: float | None = Field(None, description="this experiment's mean over the paired examples")
+    difference: float | None = Field(None, description="mean_b - mean_a")
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = None
+    p_value: float | None = None
+    p_holm: float | None = Field(None, description="Holm-adjusted across the compared metrics")
+    test: str | None = None
+    mde: float | None = Field(None, description="smallest difference detected with 80% power")
+    n_paired: int = 0
+    only_a: int = 0
+    only_b: int = 0
+    verdict: Verdict = "not enough pairs"
+    improving: bool | None = Field(None, description="the difference is in the better direction")
+
+
 class CompareMetric(BaseModel):
     key: str
+    direction: Literal["higher", "lower"] = "higher"
+    paired: dict[str, PairedStat] = Field(
+        default_factory=dict, description="experiment id -> paired statistics against the baseline"
+    )
     means: dict[str, float | None] = Field(description="experiment id -> mean score")
     errors: dict[str, int] = Field(description="experiment id -> errored results")
     deltas: dict[str, float | None] = Field(description="experiment id -> mean minus baseline")
@@ -252,6 +290,9 @@ CompareShow = Literal["all", "regressions", "improvements", "changed"]
 
 class ComparePage(BaseModel):
     experiments: list[ExperimentSummary]
+    notes: dict[str, list[str]] = Field(
+        default_factory=dict, description="experiment id -> what made its comparison partial"
+    )
     baseline_id: str
     metric_keys: list[str]
     metrics: list[CompareMetric]

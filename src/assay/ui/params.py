@@ -21,12 +21,15 @@ __all__ = [
 
 
 MAX_PER_PAGE = 500
+# Page and version numbers past these answer 400: an offset must fit SQLite's 64-bit integers.
+MAX_PAGE = 1_000_000_000
+MAX_VERSION = 2**31 - 1
 
 
 class Paging:
     def __init__(
         self,
-        page: Annotated[int, Query(ge=1, description="1-based page number")] = 1,
+        page: Annotated[int, Query(ge=1, le=MAX_PAGE, description="1-based page number")] = 1,
         per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE, description="rows per page")] = 50,
     ) -> None:
         self.page = page
@@ -55,11 +58,15 @@ def parse_number(name: str, value: str | None) -> float | None:
 
 def row_filter(
     failed: Annotated[
-        bool, Query(description="only failed rows: target error, evaluator error or a score < 1")
+        bool, Query(description="only failing rows: target error, evaluator error, a 0/1 metric at "
+                    "its worst value, or 'metric' worse than 'worse_than'")
     ] = False,
     metric: Annotated[str | None, Query(description="a metric key, for 'below'")] = None,
     below: Annotated[
         str | None, Query(description="a number: rows whose 'metric' scores below it")
+    ] = None,
+    worse_than: Annotated[
+        str | None, Query(description="a number: the failing threshold of 'metric', read with its direction")
     ] = None,
     q: Annotated[str | None, Query(description="text searched in inputs and outputs")] = None,
     sort: Annotated[str, Query(description="position, latency, error or metric:<key>")] = "position",
@@ -69,6 +76,7 @@ def row_filter(
         failed=failed,
         metric=blank_is_none(metric),
         below=parse_number("below", below),
+        worse_than=parse_number("worse_than", worse_than),
         q=blank_is_none(q),
         sort=blank_is_none(sort) or "position",
         order=order,
@@ -84,8 +92,8 @@ def dataset_version(
     number = parse_number("version", version)
     if number is None:
         return None
-    if not number.is_integer() or number < 0:
-        raise BadRequest(f"parameter 'version' must be a whole number >= 0, got {version!r}")
+    if not number.is_integer() or not 0 <= number <= MAX_VERSION:
+        raise BadRequest(f"parameter 'version' must be a whole number in [0, {MAX_VERSION}], got {version!r}")
     return int(number)
 
 

@@ -5,7 +5,8 @@ Without a token the UI only answers requests addressed to a loopback host name, 
 also defeats DNS rebinding (a web page whose own host name resolves to 127.0.0.1).
 With a token every request must carry it: ``Authorization: Bearer <token>``, a
 ``?token=`` query parameter (a page visit then trades it for a cookie and redirects
-to the same address without it), or that cookie.
+to the same address without it), or that cookie. HEAD is answered wherever GET is,
+by the GET route with the body dropped.
 """
 
 from __future__ import annotations
@@ -79,8 +80,13 @@ class GuardMiddleware:
             return
         started = time.perf_counter()
         refusal = self._refusal(Request(scope))
-        target = refusal if refusal is not None else self.app
-        await target(scope, receive, _with_headers(send, started, scope["path"]))
+        send = _with_headers(send, started, scope["path"])
+        if refusal is not None:
+            await refusal(scope, receive, send)
+        elif scope["method"] == "HEAD":
+            await self.app({**scope, "method": "GET"}, receive, _without_body(send))
+        else:
+            await self.app(scope, receive, send)
 
     def _refusal(self, request: Request) -> Response | None:
         if request.method not in READ_METHODS:
@@ -142,6 +148,17 @@ def _unauthorized(request: Request) -> Response:
     if request.url.path.startswith("/api/"):
         return JSONResponse({"detail": message}, status_code=401, headers=headers)
     return PlainTextResponse(message, status_code=401, headers=headers)
+
+
+def _without_body(send: Send) -> Send:
+    """HEAD is GET without the body: the routes answer GET, the headers go out unchanged."""
+
+    async def send_headers_only(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            message = {**message, "body": b""}
+        await send(message)
+
+    return send_headers_only
 
 
 def _with_headers(send: Send, started: float, path: str) -> Send:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from urllib.parse import unquote, unquote_plus
 
 import uvicorn
 
@@ -21,8 +22,6 @@ __all__ = [
 
 TOKEN_ENV = "ASSAY_UI_TOKEN"
 MIN_TOKEN_LENGTH = 8
-
-_TOKEN_IN_QUERY = re.compile(r"(?i)(\btoken=)[^&\s\"]*")
 
 
 def resolve_token(token: str | None, env: str = TOKEN_ENV, server: str = "UI") -> str | None:
@@ -53,16 +52,50 @@ def check_bind(
 
 
 class RedactTokens(logging.Filter):
-    """Keeps ``?token=...`` out of the access log."""
+    """Keeps the token out of the access log, however a request spelled it."""
+
+    def __init__(self, token: str | None = None) -> None:
+        super().__init__()
+        self.token = token
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(redact(arg) if isinstance(arg, str) else arg for arg in record.args)
+            record.args = tuple(redact(arg, self.token) if isinstance(arg, str) else arg for arg in record.args)
         return True
 
 
-def redact(text: str) -> str:
-    return _TOKEN_IN_QUERY.sub(r"\1<redacted>", text)
+def redact(text: str, token: str | None = None) -> str:
+    """``text`` (a logged path) with every ``token`` parameter's value redacted.
+
+    A parameter is a token parameter when its name, decoded as the app decodes query
+    strings (``%74oken``, ``to%6Bken``, ``+token``...), is ``token`` in any case. The
+    token itself, in clear or percent-encoded anywhere in the text, redacts the
+    whole query and every literal occurrence.
+    """
+    path, mark, query = text.partition("?")
+    if mark:
+        query = "".join(_redact_pair(piece) for piece in _SEPARATOR.split(query))
+        text = f"{path}?{query}"
+    if token and (token in text or token in unquote_plus(text) or token in unquote(text)):
+        path, mark, _ = text.partition("?")
+        text = path.replace(token, REDACTED) + (f"?{REDACTED}" if mark else "")
+    return text
+
+
+REDACTED = "<redacted>"
+_SEPARATOR = re.compile(r"([&;])")
+
+
+def _redact_pair(piece: str) -> str:
+    if piece in ("&", ";"):
+        return piece
+    name, equals, _ = piece.partition("=")
+    decoded = unquote_plus(name)
+    for _ in range(3):  # also names encoded more than once: logged, never trusted
+        decoded = unquote_plus(decoded)
+    if decoded.strip().lower() == "token":
+        return f"{name}{equals or '='}{REDACTED}"
+    return piece
 
 
 def serve(
@@ -77,7 +110,7 @@ def serve(
     store = open_store(database_url)
     try:
         config = uvicorn.Config(create_app(store, token=token), host=host, port=port)
-        logging.getLogger("uvicorn.access").addFilter(RedactTokens())
+        logging.getLogger("uvicorn.access").addFilter(RedactTokens(token))
         shown = f"[{host}]" if ":" in host else host
         hint = " (open it once with ?token=<your token>)" if token else ""
         print(f"assay UI on http://{shown}:{port}/ over {store.url}{hint}", flush=True)

@@ -10,6 +10,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.requests import Request
 
 from assay.ui import charts, views
+from assay.ui.text import clean_text
 
 __all__ = [
     "TEMPLATES", "make_templates", "node_kind", "page_count", "short_id", "short_time", "sort_link",
@@ -63,10 +64,16 @@ def node_kind(node: views.Node) -> str:
     return type(node).__name__.lower()
 
 
+def _printable(value: Any) -> Any:
+    """Every printed string, without lone surrogates (a page must encode as UTF-8)."""
+    return clean_text(value) if isinstance(value, str) else value
+
+
 def make_templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=str(TEMPLATES))
     env = templates.env
     env.autoescape = True
+    env.finalize = _printable
     env.trim_blocks = True
     env.lstrip_blocks = True
     env.globals.update(
@@ -77,6 +84,7 @@ def make_templates() -> Jinja2Templates:
         page_count=page_count,
         score_class=views.score_class,
         num=views.format_number,
+        pvalue=views.format_p_value,
         without_traceback=views.without_traceback,
         traceback_of=views.traceback_of,
         histogram_bars=charts.histogram_bars,

@@ -170,6 +170,13 @@ def format_number(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}".rstrip("0").rstrip(".")
 
 
+def format_p_value(value: float | None) -> str:
+    """A p-value with two significant digits; tiny ones as a bound."""
+    if value is None:
+        return "—"
+    return "<0.0001" if value < 1e-4 else f"{value:.2g}"
+
+
 def score_class(score: float | None, error: str | None = None) -> str:
     """A colour class: ``sc-err`` for errors, ``sc-0``..``sc-10`` on [0, 1], else neutral."""
     if error is not None:

@@ -22,7 +22,7 @@ from assay.evaluators.sql._compare import (
 from assay.evaluators.sql._outcome import ExecutedResult, Outcome
 from assay.evaluators.sql._safety import StaticReport, analyze_sql, check_dialect
 from assay.evaluators.sql._text import Reference, generated_sql, read_reference
-from assay.evaluators.sql._values import normalize_row
+from assay.evaluators.sql._values import clip_text, normalize_row
 from assay.evaluators.sql.backends import open_database
 from assay.evaluators.sql.backends.base import (
     Database,
@@ -32,6 +32,7 @@ from assay.evaluators.sql.backends.base import (
     QueryRefused,
     QueryResult,
     QueryTimeout,
+    QueryTooLarge,
     Session,
 )
 from assay.schemas import EvaluationResult, Example, Run
@@ -68,6 +69,12 @@ class SQLExecutionEvaluator(BaseEvaluator):
         output_key: the key of ``run.outputs`` holding the SQL (default: "sql", then
             "text", then "output", else the only value); markdown fences are stripped.
         max_rows: rows kept per result; a generated query returning more scores 0.
+        max_value_bytes, max_row_bytes, max_result_bytes: bytes one cell, one row and a
+            whole result may hold, enforced while rows stream; past one a generated
+            query scores 0 (``too_large``) and a reference is an evaluator error.
+        unsafe_allow_privileged_role: run PostgreSQL queries even as a role that may do
+            more than read (superuser, replication, pg_read_server_files...). Without
+            it such a role is refused at the first connection.
     """
 
     def __init__(
@@ -81,11 +88,24 @@ class SQLExecutionEvaluator(BaseEvaluator):
         column_matching: ColumnMatching = "any_order",
         output_key: str | None = None,
         max_rows: int = 10_000,
+        max_value_bytes: int = ExecutionLimits.max_value_bytes,
+        max_row_bytes: int = ExecutionLimits.max_row_bytes,
+        max_result_bytes: int = ExecutionLimits.max_result_bytes,
+        unsafe_allow_privileged_role: bool = False,
         name: str = "sql_execution",
     ) -> None:
         _check_options(timeout, order_sensitive, float_tolerance, column_matching, max_rows)
-        self.limits = ExecutionLimits(timeout=float(timeout), max_rows=max_rows)
-        self.database: Database = open_database(database, self.limits)
+        byte_limits = {
+            "max_value_bytes": max_value_bytes,
+            "max_row_bytes": max_row_bytes,
+            "max_result_bytes": max_result_bytes,
+        }
+        for option, value in byte_limits.items():
+            _check_positive_int(option, value)
+        self.limits = ExecutionLimits(timeout=float(timeout), max_rows=max_rows, **byte_limits)
+        self.database: Database = open_database(
+            database, self.limits, allow_privileged_role=unsafe_allow_privileged_role
+        )
         self.dialect = check_dialect(dialect) or self.database.dialect
         self.order_sensitive = order_sensitive
         self.float_tolerance = float(float_tolerance)
@@ -100,6 +120,8 @@ class SQLExecutionEvaluator(BaseEvaluator):
             float_tolerance=self.float_tolerance,
             column_matching=column_matching,
             max_rows=max_rows,
+            **byte_limits,
+            unsafe_allow_privileged_role=unsafe_allow_privileged_role,
         )
 
     def close(self) -> None:
@@ -120,7 +142,7 @@ class SQLExecutionEvaluator(BaseEvaluator):
             key=self.name,
             score=outcome.score,
             value=outcome.verdict,
-            comment=outcome.reason,
+            comment=clip_text(outcome.reason, 4_000),
             metadata=outcome.metadata(),
         )
 
@@ -173,6 +195,8 @@ class SQLExecutionEvaluator(BaseEvaluator):
             return _executed(session.run(outcome.generated_sql))
         except QueryTimeout as exc:
             _ended(outcome, "timeout", str(exc), error=str(exc))
+        except QueryTooLarge as exc:
+            _ended(outcome, "too_large", f"the generated query's result is too large: {exc}", error=str(exc))
         except QueryRefused as exc:
             _ended(outcome, "refused", str(exc), error=str(exc))
         except QueryError as exc:
@@ -241,8 +265,12 @@ def _check_options(
         raise ValueError(f"float_tolerance must be a number in [0, 0.5), got {float_tolerance!r}")
     if column_matching not in COLUMN_MATCHINGS:
         raise ValueError(f"column_matching must be one of {list(COLUMN_MATCHINGS)}, got {column_matching!r}")
-    if not isinstance(max_rows, int) or isinstance(max_rows, bool) or max_rows < 1:
-        raise ValueError(f"max_rows must be a positive integer, got {max_rows!r}")
+    _check_positive_int("max_rows", max_rows)
+
+
+def _check_positive_int(option: str, value: Any) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{option} must be a positive integer, got {value!r}")
 
 
 class SQLValidityEvaluator(BaseEvaluator):

@@ -7,10 +7,12 @@ from typing import Any
 
 from assay.evaluators.sql._compare import Comparison, ResultSet
 from assay.evaluators.sql._safety import StaticReport
-from assay.evaluators.sql._values import Row, row_to_json
+from assay.evaluators.sql._values import Row, clip_text, row_to_json
 
 # Rows of each result kept in metadata (the counts are always complete).
 SAMPLE_ROWS = 20
+# A database's error message can quote a value: kept to this many characters.
+_MESSAGE_CHARS = 4_000
 
 # value of the EvaluationResult, one word per way a generated query can end
 VERDICTS = (
@@ -22,6 +24,7 @@ VERDICTS = (
     "execution_error",
     "timeout",
     "too_many_rows",
+    "too_large",
 )
 
 
@@ -83,7 +86,7 @@ class Outcome:
             "column_mapping": list(comparison.column_mapping)
             if comparison and comparison.column_mapping
             else None,
-            "error": self.error,
+            "error": clip_text(self.error, _MESSAGE_CHARS) if self.error is not None else None,
             **self.extra,
         }
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from assay.errors import require_extra
 from assay.evaluators.sql._comments import scan_comments
+from assay.evaluators.sql._refused import REFUSED_FUNCTIONS, RUN_QUERY_TEXT
 
 try:
     import sqlglot
@@ -30,59 +31,6 @@ except ImportError:  # exercised by tests/test_errors.py with sqlglot hidden
     require_extra("sqlglot", "sql", feature="the SQL evaluators")
     raise
 
-# Functions with side effects or that read the server's files: refused.
-REFUSED_FUNCTIONS = frozenset(
-    {
-        # SQLite
-        "load_extension",
-        "readfile",
-        "writefile",
-        "edit",
-        "fsdir",
-        # PostgreSQL
-        "pg_read_file",
-        "pg_read_binary_file",
-        "pg_ls_dir",
-        "pg_stat_file",
-        "pg_ls_logdir",
-        "pg_ls_waldir",
-        "pg_ls_tmpdir",
-        "pg_ls_archive_statusdir",
-        "lo_import",
-        "lo_export",
-        "lo_unlink",
-        "lo_create",
-        "lo_from_bytea",
-        "lo_put",
-        "pg_terminate_backend",
-        "pg_cancel_backend",
-        "pg_reload_conf",
-        "pg_rotate_logfile",
-        "pg_switch_wal",
-        "pg_promote",
-        "set_config",
-        "pg_notify",
-        "nextval",
-        "setval",
-        "pg_advisory_lock",
-        "pg_advisory_xact_lock",
-        "pg_try_advisory_lock",
-        "pg_try_advisory_xact_lock",
-        "pg_create_restore_point",
-        "pg_logical_emit_message",
-        "query_to_xml",
-        "query_to_xmlschema",
-        "query_to_xml_and_xmlschema",
-        "cursor_to_xml",
-        "dblink",
-        "dblink_exec",
-        "dblink_connect",
-        "dblink_send_query",
-        # MySQL, SQL Server
-        "load_file",
-        "xp_cmdshell",
-    }
-)
 # Functions that only waste time (the timeout stops them): flagged.
 SLEEP_FUNCTIONS = frozenset({"pg_sleep", "pg_sleep_for", "pg_sleep_until", "sleep", "benchmark"})
 
@@ -277,6 +225,8 @@ def _query_refusal(root: exp.Expr) -> tuple[str | None, list[str]]:
             return "FOR UPDATE/SHARE takes row locks", ["row_locking"]
         if isinstance(node, exp.Func) and _function_name(node) in REFUSED_FUNCTIONS:
             name = _function_name(node)
+            if name in RUN_QUERY_TEXT:
+                return f"function {name}() runs SQL given as text", ["query_text_function"]
             return f"function {name}() has side effects or reads server files", ["side_effect_function"]
     return None, []
 

@@ -118,10 +118,28 @@ def rows_close(left: Row, right: Row, tolerance: float) -> bool:
     )
 
 
+# Longest text (and blob, in bytes) a metadata cell keeps; the rest is counted in a marker.
+METADATA_TEXT_CHARS = 1_000
+METADATA_BLOB_BYTES = 256
+
+
+def clip_text(text: str, limit: int = METADATA_TEXT_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, ending with a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
 def cell_to_json(cell: Cell) -> Any:
-    """A cell as plain JSON for metadata: bytes as hex, non-finite floats as text."""
+    """A cell as plain JSON for metadata: bytes as hex, non-finite floats as text, long
+    text and blobs cut with a marker (metadata is stored with every result)."""
     if isinstance(cell, bytes):
+        if len(cell) > METADATA_BLOB_BYTES:
+            rest = len(cell) - METADATA_BLOB_BYTES
+            return f"0x{cell[:METADATA_BLOB_BYTES].hex()}… [{rest:,} more bytes]"
         return "0x" + cell.hex()
+    if isinstance(cell, str):
+        return clip_text(cell)
     if isinstance(cell, _NaN):
         return "NaN"
     if isinstance(cell, float) and not math.isfinite(cell):

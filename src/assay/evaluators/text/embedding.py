@@ -26,6 +26,8 @@ DistanceName = Literal["cosine", "euclidean", "manhattan", "chebyshev", "hamming
 
 
 def cosine_distance(a: Vector, b: Vector) -> float:
+    if a == b:
+        return 0.0  # exactly: 1 - cos(a, a) is 2.2e-16 in floating point
     norms = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
     if norms == 0.0:
         return 0.0 if a == b else 1.0
@@ -59,6 +61,9 @@ DISTANCES: dict[str, Callable[[Vector, Vector], float]] = {
 }
 
 
+_RANGES: dict[str, tuple[float | None, float | None]] = {"cosine": (0.0, 2.0), "hamming": (0.0, 1.0)}
+
+
 class EmbeddingDistanceEvaluator(ReferenceEvaluator):
     """``EmbeddingDistanceEvaluator(distance="cosine", embeddings=None)``.
 
@@ -70,6 +75,7 @@ class EmbeddingDistanceEvaluator(ReferenceEvaluator):
     """
 
     default_name = "embedding_distance"
+    direction = "lower"
 
     def __init__(
         self,
@@ -87,6 +93,7 @@ class EmbeddingDistanceEvaluator(ReferenceEvaluator):
                 f"choose one of: {', '.join(DISTANCES)}"
             )
         self.distance = distance
+        self.score_range = _RANGES.get(distance, (0.0, None))
         self._measure = measure
         provider = resolve_embeddings(embeddings)
         self.embeddings: Embeddings = CachedEmbeddings(provider) if cache else provider
@@ -97,7 +104,8 @@ class EmbeddingDistanceEvaluator(ReferenceEvaluator):
         first, second = self.embeddings.embed([prediction, reference])
         if len(first) != len(second):
             raise ValueError(f"the embeddings have different sizes ({len(first)} and {len(second)})")
-        score = self._measure(first, second)
+        # The same text is at distance exactly 0 (a model may embed it twice slightly apart).
+        score = 0.0 if prediction == reference else self._measure(first, second)
         metadata: dict[str, Any] = {"distance": self.distance, "model": self.embeddings.model_id}
         if self.distance == "cosine":
             metadata["similarity"] = 1.0 - score

@@ -46,6 +46,7 @@ class ExactMatchEvaluator(ReferenceEvaluator):
     """
 
     default_name = "exact_match"
+    score_range = (0.0, 1.0)
 
     def __init__(
         self,
@@ -125,6 +126,7 @@ class RegexEvaluator(ReferenceEvaluator):
     """
 
     default_name = "regex_match"
+    score_range = (0.0, 1.0)
     reference_candidates = ("pattern", "regex", "output")
 
     def __init__(
@@ -212,6 +214,7 @@ class StringDistanceEvaluator(ReferenceEvaluator):
     """
 
     default_name = "string_distance"
+    direction = "lower"
 
     def __init__(
         self,
@@ -230,6 +233,7 @@ class StringDistanceEvaluator(ReferenceEvaluator):
             )
         self.distance = distance
         self.normalize_score = normalize_score
+        self.score_range = (0.0, 1.0) if normalize_score else (0.0, None)
         self.ignore_case = ignore_case
         self._metric = metric
 
@@ -238,6 +242,9 @@ class StringDistanceEvaluator(ReferenceEvaluator):
         reference = as_text(self.reference(example))
         if self.ignore_case:
             prediction, reference = prediction.casefold(), reference.casefold()
-        normalized = float(self._metric.normalized_distance(prediction, reference))
-        score = normalized if self.normalize_score else float(self._metric.distance(prediction, reference))
+        if prediction == reference:  # exactly 0, whatever the metric's arithmetic gives
+            normalized = score = 0.0
+        else:
+            normalized = float(self._metric.normalized_distance(prediction, reference))
+            score = normalized if self.normalize_score else float(self._metric.distance(prediction, reference))
         return self.result(score, metadata={"distance": self.distance, "similarity": 1.0 - normalized})

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import orjson
+
+from assay.ui.text import clean_value
 
 PREVIEW_SOURCE_CHARS = 4000
 """How much of a JSON column a table page reads: enough for a preview, never a whole blob."""
@@ -26,7 +29,10 @@ def like_pattern(text: str) -> str:
 def loads(text: str | bytes | None) -> Any:
     if text is None:
         return None
-    return orjson.loads(text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:  # the store's json fallback wrote a lone surrogate
+        return clean_value(json.loads(text))
 
 
 def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:

@@ -1,8 +1,10 @@
 """Two or more experiments on one dataset, aligned by (example, repetition).
 
-The first experiment is the baseline. For each metric a row of another experiment is a
-regression when it scores lower than the baseline's row, or its evaluator failed where
-the baseline's did not; an improvement the other way round. Without a metric filter, a
+The first experiment is the baseline. Per metric, each other experiment gets the paired
+statistics of ``assay.compare`` (difference, 95% CI, p-value, Holm, MDE, verdict). For
+each metric a row of another experiment is a regression when it scores worse than the
+baseline's row (lower, or higher for a lower-is-better metric), or its evaluator failed
+where the baseline's did not; an improvement the other way round. Without a metric filter, a
 target call that fails where the baseline's succeeded is a regression too. Classifying
 and filtering happen in SQL, so only the requested page of rows is read.
 """
@@ -12,6 +14,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from assay._metric import Direction, MetricInfo
+from assay.comparison import comparability
+from assay.comparison._compare import compare_experiments
+from assay.comparison._query import METRIC_INFO_SQL, decode_metric_info
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.models import (
@@ -22,6 +28,7 @@ from assay.ui.models import (
     CompareRow,
     CompareShow,
     ExperimentSummary,
+    PairedStat,
     ScoreCell,
 )
 from assay.ui.queries._sql import PREVIEW_SOURCE_CHARS, in_list, offset, preview
@@ -41,17 +48,19 @@ _SHOW = {
 }
 
 
-def _judged_sql(others: int, by_metric: bool) -> str:
+def _judged_sql(others: int, by_metric: bool, lower: int) -> str:
     """CTE ``judged``: per baseline run (its rowid), other experiment and metric key, whether
     the other's aligned run did worse or better. Runs align through the (experiment,
-    example, repetition) index; several results under one key are averaged."""
+    example, repetition) index; several results under one key are averaged. Scores of the
+    ``lower`` lower-is-better keys are negated, so "worse" always means "less good"."""
     key_clause = "AND rb.key = ?" if by_metric else ""
+    sign = f"(CASE WHEN rb.key IN ({', '.join('?' * lower)}) THEN -1.0 ELSE 1.0 END)" if lower else "1.0"
     return f"""
     pairs AS (
         SELECT b.rowid AS brow, o.experiment_id AS other, rb.key AS key,
-               AVG(CASE WHEN rb.error IS NULL THEN rb.score END) AS bs,
+               {sign} * AVG(CASE WHEN rb.error IS NULL THEN rb.score END) AS bs,
                MAX(rb.error IS NOT NULL) AS be,
-               AVG(CASE WHEN ro.error IS NULL THEN ro.score END) AS os,
+               {sign} * AVG(CASE WHEN ro.error IS NULL THEN ro.score END) AS os,
                MAX(ro.error IS NOT NULL) AS oe
         FROM runs b
         JOIN runs o ON o.experiment_id IN ({", ".join("?" * others)})
@@ -70,8 +79,9 @@ def _judged_sql(others: int, by_metric: bool) -> str:
     )"""
 
 
-def _judged_params(ids: list[str], metric: str | None) -> list[Any]:
-    return [*ids[1:], *([metric] if metric is not None else []), ids[0]]
+def _judged_params(ids: list[str], metric: str | None, lower: list[str]) -> list[Any]:
+    """In the order the marks appear in ``_judged_sql``'s text."""
+    return [*lower, *lower, *ids[1:], *([metric] if metric is not None else []), ids[0]]
 
 
 def _run_changes_sql(others: int) -> str:
@@ -102,19 +112,69 @@ def compare_page(
     if metric is not None and metric not in keys:
         known = ", ".join(keys)
         raise BadRequest(f"unknown metric {metric!r}; these experiments' metrics: {known}")
-    total, changes = _changed_rows(db, ids, show=show, metric=metric, page=page, per_page=per_page)
+    directions = _directions(db, ids, keys)
+    lower = [key for key in keys if directions[key] == "lower"]
+    total, changes = _changed_rows(
+        db, ids, show=show, metric=metric, page=page, per_page=per_page, lower=lower
+    )
+    paired, notes = paired_statistics(db, experiments)
+    metrics = _metrics(db, ids, keys, lower)
+    for m in metrics:
+        m.direction = directions[m.key]
+        m.paired = paired.get(m.key, {})
     return ComparePage(
         experiments=experiments,
+        notes=notes,
         baseline_id=baseline.id,
         metric_keys=keys,
-        metrics=_metrics(db, ids, keys),
+        metrics=metrics,
         show=show,
         metric=metric,
         total=total,
         page=page,
         per_page=per_page,
-        rows=_rows(db, experiments, changes, metric),
+        rows=_rows(db, experiments, changes, metric, set(lower)),
     )
+
+
+def paired_statistics(
+    db: ReadOnlyDatabase, experiments: list[ExperimentSummary]
+) -> tuple[dict[str, dict[str, PairedStat]], dict[str, list[str]]]:
+    """Per metric key and other experiment, its paired comparison with the baseline; and
+    per other experiment, the notes on what made its comparison partial."""
+    baseline = experiments[0]
+    stats: dict[str, dict[str, PairedStat]] = defaultdict(dict)
+    notes: dict[str, list[str]] = {}
+    for other in experiments[1:]:
+        try:
+            comparison = compare_experiments(db.conn, baseline, other)
+        except comparability.NotComparableError as exc:  # e.g. no shared metric
+            notes[other.id] = [str(exc)]
+            continue
+        notes[other.id] = comparison.warnings
+        for m in comparison.metrics:
+            stats[m.key][other.id] = PairedStat(
+                mean_a=m.mean_a, mean_b=m.mean_b, difference=m.difference,
+                ci_low=m.ci95[0] if m.ci95 else None, ci_high=m.ci95[1] if m.ci95 else None,
+                ci_method=m.interval.method if m.interval else None, p_value=m.p_value,
+                p_holm=m.p_holm, test=m.test, mde=m.mde, n_paired=m.n_paired, only_a=m.only_a,
+                only_b=m.only_b, verdict=m.verdict,
+                improving=None if not m.difference else MetricInfo(m.direction).is_improvement(m.difference),
+            )
+    return dict(stats), notes
+
+
+def _directions(db: ReadOnlyDatabase, ids: list[str], keys: list[str]) -> dict[str, Direction]:
+    """Each metric's direction as its first experiment that declares one says."""
+    directions = {}
+    for key in keys:
+        info = MetricInfo()
+        for experiment_id in ids:
+            info = MetricInfo.of(decode_metric_info(db.query_one(METRIC_INFO_SQL, (experiment_id, key))))
+            if info.declared:
+                break
+        directions[key] = info.direction
+    return directions
 
 
 def check_comparable(experiments: list[ExperimentSummary]) -> None:
@@ -122,12 +182,10 @@ def check_comparable(experiments: list[ExperimentSummary]) -> None:
         raise BadRequest("compare needs at least two experiments (repeat the 'e' parameter)")
     if len(experiments) > MAX_EXPERIMENTS:
         raise BadRequest(f"compare shows at most {MAX_EXPERIMENTS} experiments at once")
-    if len({e.id for e in experiments}) != len(experiments):
-        raise BadRequest("compare got the same experiment twice")
-    datasets = {e.dataset_id for e in experiments}
-    if len(datasets) != 1 or None in datasets:
-        names = ", ".join(f"{e.name!r} (dataset {e.dataset_name or 'none'})" for e in experiments)
-        raise BadRequest(f"compared experiments must run on one dataset; got {names}")
+    try:
+        comparability.check_comparable(experiments)
+    except comparability.NotComparableError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _metric_keys(db: ReadOnlyDatabase, ids: list[str]) -> list[str]:
@@ -147,6 +205,7 @@ def _changed_rows(
     metric: str | None,
     page: int,
     per_page: int,
+    lower: list[str],
 ) -> tuple[int, list[dict[str, Any]]]:
     """The baseline's rows on this page with their overall change, and how many match."""
     by_metric = metric is not None
@@ -157,9 +216,9 @@ def _changed_rows(
         params += [*ids[1:], ids[0]]
         run_join = "LEFT JOIN runchange k ON k.brow = u.rowid"
         run_worse, run_better = "COALESCE(k.worse, 0)", "COALESCE(k.better, 0)"
-    params += _judged_params(ids, metric)
+    params += _judged_params(ids, metric, lower)
     matching = f"""
-    WITH {run_cte} {_judged_sql(len(ids) - 1, by_metric)},
+    WITH {run_cte} {_judged_sql(len(ids) - 1, by_metric, len(lower))},
     rowchange AS (SELECT brow, MAX(worse) AS worse, MAX(better) AS better FROM judged
                   GROUP BY brow),
     c AS (
@@ -185,7 +244,7 @@ def _changed_rows(
     return int(total), []
 
 
-def _metrics(db: ReadOnlyDatabase, ids: list[str], keys: list[str]) -> list[CompareMetric]:
+def _metrics(db: ReadOnlyDatabase, ids: list[str], keys: list[str], lower: list[str]) -> list[CompareMetric]:
     marks, params = in_list(ids)
     means: dict[str, dict[str, float | None]] = defaultdict(dict)
     errors: dict[str, dict[str, int]] = defaultdict(dict)
@@ -200,10 +259,10 @@ def _metrics(db: ReadOnlyDatabase, ids: list[str], keys: list[str]) -> list[Comp
     worse: dict[str, dict[str, int]] = defaultdict(dict)
     better: dict[str, dict[str, int]] = defaultdict(dict)
     for row in db.query(
-        f"WITH {_judged_sql(len(ids) - 1, False)} "
+        f"WITH {_judged_sql(len(ids) - 1, False, len(lower))} "
         "SELECT key, other, SUM(worse) AS worse, SUM(better) AS better FROM judged "
         "GROUP BY key, other",
-        _judged_params(ids, None),
+        _judged_params(ids, None, lower),
     ):
         worse[row["key"]][row["other"]] = int(row["worse"])
         better[row["key"]][row["other"]] = int(row["better"])
@@ -239,6 +298,7 @@ def _rows(
     experiments: list[ExperimentSummary],
     changes: list[dict[str, Any]],
     metric: str | None,
+    lower: set[str],
 ) -> list[CompareRow]:
     example_ids = sorted({row["example_id"] for row in changes})
     runs = _runs_of(db, [e.id for e in experiments], example_ids)
@@ -249,7 +309,7 @@ def _rows(
         row_key = (change["example_id"], change["repetition"])
         cells = [_cell(e.id, runs.get((e.id, *row_key)), scores) for e in experiments]
         for cell in cells[1:]:
-            cell.changes = cell_changes(cells[0], cell, metric)
+            cell.changes = cell_changes(cells[0], cell, metric, lower)
         rows.append(
             CompareRow(
                 example_id=change["example_id"],
@@ -288,7 +348,9 @@ def _cell(experiment_id: str, run: Any, scores: dict[str, list[ScoreCell]]) -> C
     )
 
 
-def cell_changes(base: CompareCell, other: CompareCell, metric: str | None) -> dict[str, Change]:
+def cell_changes(
+    base: CompareCell, other: CompareCell, metric: str | None, lower: frozenset[str] | set[str] = frozenset()
+) -> dict[str, Change]:
     """Per metric, how ``other`` fares against the baseline (the rule the SQL applies)."""
     base_scores, other_scores = _by_key(base.scores), _by_key(other.scores)
     changes: dict[str, Change] = {}
@@ -296,6 +358,9 @@ def cell_changes(base: CompareCell, other: CompareCell, metric: str | None) -> d
         if key not in base_scores or (metric is not None and key != metric):
             continue
         base_score, base_errored = base_scores[key]
+        if key in lower:  # lower is better: compare the negated scores
+            score = None if score is None else -score
+            base_score = None if base_score is None else -base_score
         worse = (errored and not base_errored) or (
             score is not None and base_score is not None and score < base_score - EPSILON
         )

@@ -14,9 +14,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from assay._metric import UNIT_RANGE, MetricInfo, Range
+from assay.comparison._query import METRIC_INFO_SQL, decode_metric_info
+from assay.evaluation._stats import mean_interval
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import Histogram, HistogramBin, MetricStat
-from assay.ui.stats import clustered_interval
 
 __all__ = ["BINS", "SCORE", "metric_stats", "metrics_and_histograms"]
 
@@ -30,8 +32,17 @@ _PASS_A = f"""
 SELECT r.key, MIN(r.pk) AS first_pk, AVG({SCORE}) AS mean, COUNT({SCORE}) AS n,
        SUM(r.error IS NOT NULL) AS errors, SUM(r.error IS NULL AND r.score IS NULL) AS unscored,
        MIN({SCORE}) AS lo, MAX({SCORE}) AS hi,
-       COUNT(DISTINCT CASE WHEN {SCORE} IS NOT NULL THEN r.run_id END) AS scored_runs
+       COUNT(DISTINCT CASE WHEN {SCORE} IS NOT NULL THEN r.run_id END) AS scored_runs,
+       COALESCE(MIN(CASE WHEN {SCORE} IS NOT NULL THEN r.score = 0.0 OR r.score = 1.0 END), 0)
+           AS binary
 FROM results r WHERE r.experiment_id = ? GROUP BY r.key ORDER BY first_pk
+"""
+
+# Skipped: no score and no error on a row whose target failed (the outcome model).
+_SKIPPED = """
+SELECT r.key, COUNT(*) AS skipped FROM results r JOIN runs u ON u.id = r.run_id
+WHERE r.experiment_id = ? AND r.error IS NULL AND r.score IS NULL AND u.error IS NOT NULL
+GROUP BY r.key
 """
 
 
@@ -45,16 +56,27 @@ class _KeyPass:
     lo: float | None
     hi: float | None
     scored_runs: int
+    binary: bool
+    skipped: int = 0
+    info: MetricInfo = MetricInfo()
 
     @property
     def unit_range(self) -> bool:
         return self.lo is not None and self.hi is not None and self.lo >= 0 and self.hi <= 1
 
+    @property
+    def bounds(self) -> Range | None:
+        return self.info.score_range or (UNIT_RANGE if self.unit_range else None)
+
 
 def metrics_and_histograms(
     db: ReadOnlyDatabase, experiment_id: str
 ) -> tuple[list[MetricStat], list[Histogram]]:
-    keys = [_key_pass(row) for row in db.query(_PASS_A, (experiment_id,))]
+    skipped = {row["key"]: int(row["skipped"]) for row in db.query(_SKIPPED, (experiment_id,))}
+    keys = [
+        _key_pass(row, skipped.get(row["key"], 0), _info(db, experiment_id, row["key"]))
+        for row in db.query(_PASS_A, (experiment_id,))
+    ]
     bins, squares = _pass_b(db, experiment_id, keys)
     clusters = _clusters(db, experiment_id, keys, squares)
     stats = [_stat(k, *clusters.get(k.key, (0, None))) for k in keys]
@@ -65,7 +87,11 @@ def metric_stats(db: ReadOnlyDatabase, experiment_id: str) -> list[MetricStat]:
     return metrics_and_histograms(db, experiment_id)[0]
 
 
-def _key_pass(row: Any) -> _KeyPass:
+def _info(db: ReadOnlyDatabase, experiment_id: str, key: str) -> MetricInfo:
+    return MetricInfo.of(decode_metric_info(db.query_one(METRIC_INFO_SQL, (experiment_id, key))))
+
+
+def _key_pass(row: Any, skipped: int, info: MetricInfo) -> _KeyPass:
     return _KeyPass(
         key=row["key"],
         mean=row["mean"],
@@ -75,6 +101,9 @@ def _key_pass(row: Any) -> _KeyPass:
         lo=row["lo"],
         hi=row["hi"],
         scored_runs=row["scored_runs"],
+        binary=bool(row["binary"]),
+        skipped=skipped,
+        info=info,
     )
 
 
@@ -158,16 +187,23 @@ def _clustered_by_example(
 
 
 def _stat(k: _KeyPass, groups: int, squares: float | None) -> MetricStat:
-    interval = clustered_interval(k.mean, k.n, groups, squares, k.unit_range)
+    stderr, interval = (None, None) if k.mean is None else mean_interval(
+        k.mean, k.n, groups, squares, binary=k.binary, bounds=k.bounds
+    )
     return MetricStat(
         key=k.key,
         mean=k.mean,
         n=k.n,
         errors=k.errors,
-        unscored=k.unscored,
-        stderr=interval.stderr,
-        ci_low=interval.low,
-        ci_high=interval.high,
+        unscored=k.unscored - k.skipped,
+        skipped=k.skipped,
+        stderr=stderr,
+        ci_low=interval.low if interval else None,
+        ci_high=interval.high if interval else None,
+        ci_method=interval.method if interval else None,
+        direction=k.info.direction,
+        score_range=k.info.score_range,
+        binary=k.binary,
         min=k.lo,
         max=k.hi,
         unit_range=k.unit_range,

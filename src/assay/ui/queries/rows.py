@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from assay._metric import MetricInfo
+from assay.comparison._query import METRIC_INFO_SQL, decode_metric_info
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest, NotFound
 from assay.ui.models import (
@@ -35,10 +37,16 @@ from assay.ui.queries.trace import run_tree
 __all__ = ["FAILED", "reference_previews", "results_of", "row_detail", "row_page", "score_cells"]
 
 
-# "Failed" = the target call failed, or an evaluator failed, or a metric scored below 1.
-FAILED = (
-    "(u.error IS NOT NULL OR EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id "
-    "AND (r.error IS NOT NULL OR r.score < 1)))"
+# "Failed" = the target call failed, or an evaluator failed, or a metric is failing: a
+# 0/1 metric at its worst value (0, or 1 when lower is better) by default; the metric the
+# user gave a threshold ("worse than") by that threshold. A continuous metric has no
+# failing value until the user sets one (every similarity below 1 is not a failure).
+FAILED = "(u.error IS NOT NULL OR EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND ({failing})))"
+
+# Per metric whose scores are all 0 or 1: read from the metric index alone.
+_BINARY_KEYS = (
+    "SELECT key FROM results WHERE experiment_id = ? AND score IS NOT NULL "
+    "GROUP BY key HAVING MIN(score = 0.0 OR score = 1.0) = 1"
 )
 
 _FIXED_SORTS = {
@@ -57,7 +65,7 @@ def row_page(
     per_page: int,
 ) -> RowPage:
     keys = metric_keys(db, experiment.id)
-    where, params = _where(experiment.id, row_filter, keys)
+    where, params = _where(db, experiment.id, row_filter, keys)
     order, order_params = _order(row_filter, keys)
     total = db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0]
     runs = db.query(
@@ -95,15 +103,29 @@ def row_page(
     )
 
 
-def _where(experiment_id: str, row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:
+def _where(
+    db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, keys: list[str]
+) -> tuple[str, list[Any]]:
     clauses: list[str] = ["u.experiment_id = ?"]
     params: list[Any] = [experiment_id]
-    if row_filter.failed:
-        clauses.append(FAILED)
-    if row_filter.below is not None and row_filter.metric is None:
-        raise BadRequest("the 'below' filter needs a 'metric' to compare")
+    for name in ("below", "worse_than"):
+        if getattr(row_filter, name) is not None and row_filter.metric is None:
+            raise BadRequest(f"the {name!r} filter needs a 'metric' to compare")
     if row_filter.metric is not None:
         _check_metric(row_filter.metric, keys)
+    lower = {key for key in keys if _direction(db, experiment_id, key) == "lower"}
+    if row_filter.failed:
+        failing, failing_params = _failing(db, experiment_id, row_filter, lower)
+        clauses.append(FAILED.format(failing=failing))
+        params += failing_params
+    elif row_filter.metric is not None and row_filter.worse_than is not None:
+        # Without "failed", the threshold alone filters: rows where the metric is worse.
+        op = ">" if row_filter.metric in lower else "<"
+        clauses.append(
+            "EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND r.key = ? "
+            f"AND r.error IS NULL AND r.score {op} ?)"
+        )
+        params += [row_filter.metric, row_filter.worse_than]
     if row_filter.metric is not None and row_filter.below is not None:
         clauses.append(
             "EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND r.key = ? "
@@ -115,6 +137,26 @@ def _where(experiment_id: str, row_filter: RowFilter, keys: list[str]) -> tuple[
         clauses.append("(u.inputs LIKE ? ESCAPE '\\' OR u.outputs LIKE ? ESCAPE '\\')")
         params += [pattern, pattern]
     return " AND ".join(clauses), params
+
+
+def _direction(db: ReadOnlyDatabase, experiment_id: str, key: str) -> str:
+    return MetricInfo.of(decode_metric_info(db.query_one(METRIC_INFO_SQL, (experiment_id, key)))).direction
+
+
+def _failing(
+    db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, lower: set[str]
+) -> tuple[str, list[Any]]:
+    """The SQL condition on a result ``r`` that makes its row failing, and its parameters."""
+    chosen = row_filter.metric if row_filter.worse_than is not None else None
+    conditions, params = ["r.error IS NOT NULL"], []
+    for row in db.query(_BINARY_KEYS, (experiment_id,)):
+        if row["key"] != chosen:
+            conditions.append("(r.key = ? AND r.score = ?)")
+            params += [row["key"], 1.0 if row["key"] in lower else 0.0]
+    if chosen is not None:
+        conditions.append(f"(r.key = ? AND r.score {'>' if chosen in lower else '<'} ?)")
+        params += [chosen, row_filter.worse_than]
+    return " OR ".join(conditions), params
 
 
 def _order(row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:

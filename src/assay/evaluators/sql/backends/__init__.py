@@ -12,8 +12,14 @@ from assay.evaluators.sql.backends.base import Database, DatabaseSpec, Execution
 __all__ = ["open_database"]
 
 
-def open_database(spec: DatabaseSpec, limits: ExecutionLimits) -> Database:
-    """The backend for ``spec``: None (fixture per example), a SQLite path, or a URL."""
+def open_database(
+    spec: DatabaseSpec, limits: ExecutionLimits, *, allow_privileged_role: bool = False
+) -> Database:
+    """The backend for ``spec``: None (fixture per example), a SQLite path, or a URL.
+
+    ``allow_privileged_role`` lets PostgreSQL queries run as a role that may do more
+    than read (a superuser...); without it such a role is refused at connect time.
+    """
     if spec is None:
         return sqlite.SQLiteFixtures(limits)
     if isinstance(spec, os.PathLike):
@@ -30,7 +36,7 @@ def open_database(spec: DatabaseSpec, limits: ExecutionLimits) -> Database:
     if scheme.split("+", 1)[0] in ("postgresql", "postgres"):
         from assay.evaluators.sql.backends import postgres
 
-        return postgres.PostgresDatabase(spec, limits)
+        return postgres.PostgresDatabase(spec, limits, allow_privileged_role=allow_privileged_role)
     raise ValueError(
         f"unsupported database URL scheme {scheme!r}: SQLExecutionEvaluator runs SQLite files "
         "(a path or sqlite:///path) and PostgreSQL (postgresql://...) read-only"

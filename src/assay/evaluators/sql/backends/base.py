@@ -26,10 +26,24 @@ __all__ = [
 DatabaseSpec = Union[str, "os.PathLike[str]", None]
 
 
+MIB = 1024 * 1024
+
+
 @dataclass(frozen=True)
 class ExecutionLimits:
+    """What one query may cost: time, rows, and bytes as they are fetched.
+
+    Bytes are counted on the values as the driver hands them over (text and blobs
+    by length, other values by their text form on PostgreSQL); a result past any
+    byte limit is abandoned while it streams, so the evaluating process never
+    holds more than about ``max_result_bytes`` of one result.
+    """
+
     timeout: float = 5.0  # seconds per query
     max_rows: int = 10_000  # rows kept per result; more marks the result truncated
+    max_value_bytes: int = 1 * MIB  # one cell
+    max_row_bytes: int = 4 * MIB  # the cells of one row together
+    max_result_bytes: int = 32 * MIB  # every row of one result together
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,10 @@ class QueryError(AssayError):
 
 class QueryTimeout(QueryError):
     """The query ran past its deadline and was interrupted."""
+
+
+class QueryTooLarge(QueryError):
+    """A value, a row or the whole result passed its byte limit while being fetched."""
 
 
 class QueryRefused(QueryError):

@@ -1,11 +1,15 @@
 """PostgreSQL through SQLAlchemy's pool and psycopg 3, read-only by construction.
 
-Each query runs in its own ``BEGIN READ ONLY`` transaction with a
-``statement_timeout`` and is always rolled back; sessions also default to read-only
-transactions. Queries are sent with the extended protocol (``Cursor.stream``),
-which the server refuses to run as more than one statement, so ``SELECT 1; COMMIT;
-DROP ...`` cannot escape the transaction whatever a parser thinks of it. Rows
-are streamed and the stream is cancelled past the row cap.
+The role in the URL is checked once, at the first connection, to hold no
+privilege beyond reading (``_pg_role``). Every connection starts with
+read-only transactions, a statement, lock and idle-in-transaction timeout as
+startup options (so ``RESET ALL`` keeps them). Each query runs in its own ``BEGIN
+READ ONLY`` transaction, always rolled back, and then ``DISCARD ALL`` drops
+whatever the session kept (advisory locks, prepared statements, settings).
+Queries are sent with the extended protocol, which the server refuses to run as
+more than one statement, so ``SELECT 1; COMMIT; DROP ...`` cannot escape the
+transaction whatever a parser thinks of it. Rows stream within byte limits
+(``_pg_fetch``) and the stream is cancelled past a cap.
 """
 
 from __future__ import annotations
@@ -13,10 +17,9 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from itertools import islice
-from typing import Any, cast
+from typing import Any
 
 from assay.errors import require_extra
 from assay.evaluators.sql.backends.base import (
@@ -27,6 +30,7 @@ from assay.evaluators.sql.backends.base import (
     QueryRefused,
     QueryResult,
     QueryTimeout,
+    QueryTooLarge,
 )
 from assay.schemas import Example
 
@@ -34,17 +38,16 @@ try:
     import psycopg
     import sqlalchemy as sa
     from psycopg import errors as pg_errors
-    from psycopg.pq import TransactionStatus
+    from psycopg.pq import ExecStatus, TransactionStatus
 except ImportError:  # exercised by tests/test_errors.py with psycopg hidden
     for _module in ("psycopg", "sqlalchemy"):
         require_extra(_module, "postgres", feature="PostgreSQL databases")
     raise
 
-__all__ = ["PostgresDatabase", "PostgresSession"]
-
+from assay.evaluators.sql.backends._pg_fetch import fetch_measured  # noqa: E402 - needs psycopg
+from assay.evaluators.sql.backends._pg_role import PrivilegedRole, check_role  # noqa: E402
 
 _DRIVER = "postgresql+psycopg"
-_STREAM_CHUNK = 500
 
 
 class PostgresDatabase(Database):
@@ -52,22 +55,25 @@ class PostgresDatabase(Database):
 
     dialect = "postgres"
 
-    def __init__(self, url: str, limits: ExecutionLimits) -> None:
+    def __init__(self, url: str, limits: ExecutionLimits, *, allow_privileged_role: bool = False) -> None:
         self.url = _psycopg_url(url)
         self.limits = limits
+        self.allow_privileged_role = allow_privileged_role
         self.description = self.url.render_as_string(hide_password=True)
         self._engine: sa.Engine | None = None
+        self._role_checked = False
         self._lock = threading.Lock()
 
     def _get_engine(self) -> sa.Engine:
         with self._lock:
             if self._engine is None:
-                connect_args: dict[str, Any] = {}
+                connect_args: dict[str, Any] = {
+                    "prepare_threshold": None,  # DISCARD ALL drops prepared statements
+                    "options": _session_options(self.url, self.limits),
+                }
                 if "connect_timeout" not in self.url.query:
                     connect_args["connect_timeout"] = max(2, math.ceil(self.limits.timeout))
-                engine = sa.create_engine(self.url, pool_pre_ping=True, connect_args=connect_args)
-                sa.event.listen(engine, "connect", _default_read_only)
-                self._engine = engine
+                self._engine = sa.create_engine(self.url, pool_pre_ping=True, connect_args=connect_args)
             return self._engine
 
     @contextmanager
@@ -80,11 +86,21 @@ class PostgresDatabase(Database):
         connection = pooled.driver_connection
         assert isinstance(connection, psycopg.Connection)
         try:
+            self._check_role(connection)
             yield PostgresSession(connection, self.limits)
         finally:
             if connection.broken or connection.closed:
                 pooled.invalidate()  # never hand a connection in an unknown state to the pool
             pooled.close()
+
+    def _check_role(self, connection: psycopg.Connection[Any]) -> None:
+        if self._role_checked or self.allow_privileged_role:
+            return
+        try:
+            check_role(connection, self.description)
+        except psycopg.Error as exc:
+            raise DatabaseUnavailable(f"cannot read the role's privileges on {self.description}: {exc}") from None
+        self._role_checked = True
 
     def close(self) -> None:
         with self._lock:
@@ -105,10 +121,19 @@ def _psycopg_url(url: str) -> sa.URL:
     return parsed
 
 
-def _default_read_only(dbapi_connection: Any, _record: Any) -> None:
-    """Every pooled connection's transactions default to read-only."""
-    dbapi_connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-    dbapi_connection.commit()
+def _session_options(url: sa.URL, limits: ExecutionLimits) -> str:
+    """libpq startup options: the session's defaults, which RESET ALL returns to."""
+    timeout_ms = max(1, round(limits.timeout * 1000))
+    settings = {
+        "default_transaction_read_only": "on",
+        "statement_timeout": timeout_ms,
+        "lock_timeout": timeout_ms,
+        "idle_in_transaction_session_timeout": max(10_000, 2 * timeout_ms),
+    }
+    given = url.query.get("options", "")
+    given_text = " ".join(given) if isinstance(given, tuple) else given
+    ours = " ".join(f"-c {name}={value}" for name, value in settings.items())
+    return f"{given_text} {ours}".strip()  # later -c wins: ours
 
 
 class PostgresSession:
@@ -130,9 +155,8 @@ class PostgresSession:
             timeout_ms = max(1, round(self.limits.timeout * 1000))
             cursor.execute(f"SET LOCAL statement_timeout = {timeout_ms}")
             started = time.perf_counter()
-            rows = self._fetch(cursor, sql)
+            columns, rows = fetch_measured(connection, cursor, sql, self.limits)
             elapsed_ms = (time.perf_counter() - started) * 1000
-            columns = self._columns(cursor, sql)
         except psycopg.Error as exc:
             raise self._explain(exc) from None
         finally:
@@ -145,31 +169,14 @@ class PostgresSession:
         )
 
     def _end_transaction(self, cursor: psycopg.Cursor[Any]) -> None:
-        """Roll back; a connection that cannot (say, stuck in COPY) is closed, not reused."""
+        """Roll back, then drop all session state; a connection that cannot is closed."""
         try:
             cursor.close()
             if not self.connection.broken:
                 self.connection.rollback()
+                _discard_session_state(self.connection)
         except psycopg.Error:
             self.connection.close()
-
-    def _fetch(self, cursor: psycopg.Cursor[Any], sql: str) -> list[tuple[Any, ...]]:
-        chunk = _STREAM_CHUNK if psycopg.capabilities.has_stream_chunked() else 1
-        stream = cast(Generator[Any, None, None], cursor.stream(sql, size=chunk))
-        try:
-            return [tuple(row) for row in islice(stream, self.limits.max_rows + 1)]
-        finally:
-            stream.close()  # past the cap: cancels the rest of the query
-
-    def _columns(self, cursor: psycopg.Cursor[Any], sql: str) -> tuple[str, ...]:
-        if cursor.description is not None:
-            return tuple(column.name for column in cursor.description)
-        # A stream with no rows leaves no description: ask the server to describe the statement.
-        encoding = self.connection.info.encoding
-        pgconn = self.connection.pgconn
-        pgconn.prepare(b"", sql.encode(encoding))
-        described = pgconn.describe_prepared(b"")
-        return tuple((described.fname(index) or b"").decode(encoding) for index in range(described.nfields))
 
     def _explain(self, exc: psycopg.Error) -> Exception:
         message = str(exc).strip()
@@ -177,8 +184,23 @@ class PostgresSession:
             return DatabaseUnavailable(f"lost the PostgreSQL connection: {message}")
         if isinstance(exc, pg_errors.QueryCanceled):
             return QueryTimeout(f"query exceeded the {self.limits.timeout:g} s timeout and was cancelled")
+        if isinstance(exc, pg_errors.LockNotAvailable):
+            return QueryTimeout(f"query waited past the {self.limits.timeout:g} s lock timeout")
         if isinstance(exc, (pg_errors.ReadOnlySqlTransaction, pg_errors.InsufficientPrivilege)):
             return QueryRefused(f"the read-only guard refused the query: {message}")
+        if isinstance(exc, pg_errors.ProgramLimitExceeded):
+            return QueryTooLarge(message)
         if "multiple commands" in message:
             return QueryRefused("several statements: only a single query may run")
         return QueryError(message)
+
+
+def _discard_session_state(connection: psycopg.Connection[Any]) -> None:
+    """DISCARD ALL (outside any transaction): advisory locks, prepared statements, settings,
+    temporary tables, LISTENs. The startup options survive it."""
+    result = connection.pgconn.exec_(b"DISCARD ALL")
+    if result.status != ExecStatus.COMMAND_OK:
+        raise pg_errors.error_from_result(result, encoding=connection.info.encoding)
+
+
+__all__ = ["PostgresDatabase", "PostgresSession", "PrivilegedRole"]

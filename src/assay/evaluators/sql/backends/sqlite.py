@@ -8,6 +8,7 @@ statement per call. A watchdog thread interrupts queries past their deadline.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -15,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from assay.evaluators.sql._safety import REFUSED_FUNCTIONS
+from assay.evaluators.sql._refused import REFUSED_FUNCTIONS
+from assay.evaluators.sql.backends._budget import ResultBudget
 from assay.evaluators.sql.backends._watchdog import WATCHDOG
 from assay.evaluators.sql.backends.base import (
     Database,
@@ -26,6 +28,7 @@ from assay.evaluators.sql.backends.base import (
     QueryRefused,
     QueryResult,
     QueryTimeout,
+    QueryTooLarge,
 )
 from assay.schemas import Example
 
@@ -36,8 +39,11 @@ _HEADER = b"SQLite format 3\x00"
 # sqlite3.h limit categories (the Python names exist from 3.11 only).
 _LIMIT_LENGTH = 0
 _LIMIT_ATTACHED = 7
-# Largest string, blob or row a query may build (stops SELECT randomblob(1e9)).
-_MAX_VALUE_BYTES = 64 * 1024 * 1024
+_LIMIT_COLUMN = 2
+# Columns a result (or table) may have; also what a value's share of a row assumes
+# when a query cannot be probed for its width.
+_MAX_COLUMNS = 1000
+_FETCH_CHUNK = 64
 
 # SQLITE_RECURSIVE is 33 in sqlite3.h; older Pythons do not export the name.
 _READ_ACTIONS = frozenset(
@@ -62,7 +68,7 @@ def _fixture_authorizer(action: int, arg1: str | None, arg2: str | None, *_: Any
 
 
 class SQLiteSession:
-    """Runs queries on one guarded connection."""
+    """Runs queries on one guarded connection, measuring rows as they stream."""
 
     def __init__(self, connection: sqlite3.Connection, limits: ExecutionLimits) -> None:
         self.connection = connection
@@ -73,8 +79,11 @@ class SQLiteSession:
         cursor = self.connection.cursor()
         with WATCHDOG.deadline(self.connection, self.limits.timeout) as deadline:
             try:
+                # SQLite builds a row's values before Python sees any: cap each value so a
+                # whole row stays within max_row_bytes (checked again once it is fetched).
+                _set_limit(self.connection, _LIMIT_LENGTH, self._value_cap(sql))
                 cursor.execute(sql)
-                rows = cursor.fetchmany(self.limits.max_rows + 1)
+                rows = self._fetch(cursor)
             except sqlite3.Error as exc:
                 raise self._explain(exc, deadline.expired) from None
         columns = tuple(str(column[0]) for column in cursor.description or ())
@@ -87,10 +96,38 @@ class SQLiteSession:
             truncated=truncated,
         )
 
+    def _value_cap(self, sql: str) -> int:
+        """Largest value a query with this many columns may build: a share of the row budget."""
+        limits = self.limits
+        try:  # LIMIT 0 prepares the query without computing a row
+            probe = self.connection.execute(f"SELECT * FROM (\n{_without_end(sql)}\n) LIMIT 0")
+            width = len(probe.description or ()) or 1
+            probe.close()
+        except (sqlite3.Error, sqlite3.Warning):
+            width = _MAX_COLUMNS  # not a plain query: it will most likely fail on its own
+        return max(1, min(limits.max_value_bytes, limits.max_row_bytes // width))
+
+    def _fetch(self, cursor: sqlite3.Cursor) -> list[Any]:
+        budget = ResultBudget(self.limits)
+        rows: list[Any] = []
+        wanted = self.limits.max_rows + 1
+        while len(rows) < wanted:
+            chunk = cursor.fetchmany(min(_FETCH_CHUNK, wanted - len(rows)))
+            if not chunk:
+                break
+            for row in chunk:
+                budget.add_cells(row)
+            rows.extend(chunk)
+        return rows
+
     def _explain(self, exc: sqlite3.Error, expired: bool) -> QueryError:
         message = str(exc)
         if expired and message == "interrupted":
             return QueryTimeout(f"query exceeded the {self.limits.timeout:g} s timeout and was interrupted")
+        if "string or blob too big" in message:
+            return QueryTooLarge(
+                f"a value is larger than the {self._value_limit_text()} a value of this query may hold"
+            )
         if "not authorized" in message or "authorization denied" in message:
             return QueryRefused(f"the read-only guard refused the query: {message}")
         if "one statement at a time" in message:
@@ -99,10 +136,35 @@ class SQLiteSession:
             return QueryRefused(f"the database is read-only: {message}")
         return QueryError(message)
 
+    def _value_limit_text(self) -> str:
+        cap = self.connection.getlimit(_LIMIT_LENGTH) if hasattr(self.connection, "getlimit") else None
+        shown = f"{cap:,} bytes" if cap is not None else "size limit"
+        return (
+            f"{shown} (max_value_bytes={self.limits.max_value_bytes:,}, "
+            f"max_row_bytes={self.limits.max_row_bytes:,} shared by the columns)"
+        )
+
+
+_TRAILING_COMMENT = re.compile(r"(--[^\n]*|/\*(?:(?!\*/).)*\*/)\Z", re.DOTALL)
+
+
+def _without_end(sql: str) -> str:
+    """The query without what may follow it (semicolons, comments), to nest it as a subquery.
+
+    A comment opener inside a quoted string or name is cut too, but then what is left
+    holds an unclosed quote and the probe fails: the conservative cap applies.
+    """
+    body = sql
+    while True:
+        trimmed = _TRAILING_COMMENT.sub("", body.rstrip().rstrip(";").rstrip())
+        if trimmed == body:
+            return body
+        body = trimmed
+
 
 def _guard(connection: sqlite3.Connection) -> None:
     _set_limit(connection, _LIMIT_ATTACHED, 0)
-    _set_limit(connection, _LIMIT_LENGTH, _MAX_VALUE_BYTES)
+    _set_limit(connection, _LIMIT_COLUMN, _MAX_COLUMNS)
     connection.set_authorizer(_read_only_authorizer)
 
 

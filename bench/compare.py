@@ -1,0 +1,166 @@
+"""How fast ``assay.compare`` pairs two experiments, and what it costs in memory.
+
+Builds a store in a temporary folder: one dataset of N examples and two experiments of
+N rows with three metrics each (a 0/1 metric, a continuous one, a judge with 2% errors
+and lower-is-better), then times ``assay.compare(a, b)`` (median of --repeat runs after
+one warm-up) in a fresh process, whose peak RSS (the whole process: interpreter, assay,
+SQLite cache) is the memory figure.
+
+    .venv/bin/python bench/compare.py [--rows 10000] [--repeat 15] [--cluster-by doc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import assay
+from assay.schemas import EvaluationResult, Example, Run
+from assay.store import Store, open_store
+from assay.store.records import ExperimentRecord, ExperimentRow
+
+BUDGET_MS = 300.0
+BUDGET_MB = 200.0
+BATCH = 5000
+
+
+def build(store: Store, rows: int) -> None:
+    dataset = store.create_dataset("bench")
+    examples = [
+        Example(
+            dataset_id=dataset.id,
+            inputs={"q": f"question {i}"},
+            outputs={"a": f"item {i}"},
+            metadata={"doc": i // 5},
+        )
+        for i in range(rows)
+    ]
+    for start in range(0, rows, BATCH):
+        store.add_examples(dataset.id, examples[start : start + BATCH])
+    _experiment(store, "bench-a", dataset.id, examples, random.Random(1), shift=0.0)
+    _experiment(store, "bench-b", dataset.id, examples, random.Random(2), shift=0.01)
+
+
+def _experiment(
+    store: Store, name: str, dataset_id: object, examples: list[Example], rng: random.Random, shift: float
+) -> None:
+    record = ExperimentRecord(
+        name=name,
+        dataset_id=dataset_id,
+        dataset_version=1,  # type: ignore[arg-type]
+        num_examples=len(examples),
+        status="running",
+    )
+    store.create_experiment(record)
+    batch: list[ExperimentRow] = []
+    for position, example in enumerate(examples):
+        run = Run(inputs=example.inputs, outputs={"a": "x"})
+        batch.append(
+            ExperimentRow(
+                run=run, example=example, repetition=0, position=position, results=_results(rng, shift)
+            )
+        )
+        if len(batch) == BATCH:
+            store.write_rows(record.id, batch)
+            batch = []
+    store.write_rows(record.id, batch)
+    store.finish_experiment(record.id, "completed")
+
+
+def _results(rng: random.Random, shift: float) -> list[EvaluationResult]:
+    judge = (
+        EvaluationResult(key="judge_distance", error="TimeoutError: judge")
+        if rng.random() < 0.02
+        else EvaluationResult(key="judge_distance", score=rng.choice([0, 0.5, 1]), direction="lower")
+    )
+    return [
+        EvaluationResult(key="correct", score=rng.random() < 0.7 + shift),
+        EvaluationResult(key="similarity", score=min(1.0, rng.random() + shift)),
+        judge,
+    ]
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _ui_compare_ms(store: Store, repeat: int) -> float | None:
+    """The UI's compare page queries on the same store: a reference for the machine's load."""
+    try:
+        from assay.ui import queries
+        from assay.ui.db import ReadOnlyDatabase
+    except ImportError:
+        return None
+    db = ReadOnlyDatabase(store)
+    pair = [queries.find_experiment(db, name) for name in ("bench-a", "bench-b")]
+    experiments = [e for e in pair if e is not None]
+    timings = []
+    for _ in range(max(3, repeat // 3)):
+        started = time.perf_counter()
+        queries.compare_page(db, experiments, show="all", metric=None, page=1, per_page=50)
+        timings.append((time.perf_counter() - started) * 1000)
+    return statistics.median(timings)
+
+
+def measure(path: str, repeat: int, cluster_by: str | None) -> None:
+    """Run in a fresh process: time the comparisons, then report the process's peak RSS."""
+    store = open_store(path)
+    comparison = assay.compare("bench-a", "bench-b", client=store, cluster_by=cluster_by)
+    timings = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        comparison = assay.compare("bench-a", "bench-b", client=store, cluster_by=cluster_by)
+        timings.append((time.perf_counter() - started) * 1000)
+    median = statistics.median(timings)
+    rows = comparison.a.rows
+    print(
+        f"compare 2 x {rows:,} rows: median {median:.0f} ms, min {min(timings):.0f} ms, "
+        f"max {max(timings):.0f} ms (budget {BUDGET_MS:.0f} ms at 10,000 rows)"
+    )
+    print(f"peak RSS of the comparing process: {_peak_rss_mb():.0f} MB (budget {BUDGET_MB:.0f} MB)")
+    reference = _ui_compare_ms(store, repeat)
+    if reference is not None:
+        print(
+            f"reference in the same run: the UI compare page's queries (no statistics) "
+            f"median {reference:.0f} ms; compare / page = {median / reference:.2f}"
+        )
+    for metric in comparison.metrics:
+        print(
+            f"  {metric.key}: {metric.verdict}, B - A {metric.difference:+.4f}, "
+            f"p {metric.p_value:.3g} ({metric.test}), n {metric.n_paired}"
+        )
+    store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--cluster-by", default=None)
+    parser.add_argument("--measure", metavar="DB", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        measure(args.measure, args.repeat, args.cluster_by)
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "bench.db"
+        store = open_store(str(path))
+        started = time.perf_counter()
+        build(store, args.rows)
+        print(f"built 2 x {args.rows:,} rows in {time.perf_counter() - started:.1f} s")
+        store.close()
+        command = [sys.executable, __file__, "--measure", str(path), "--repeat", str(args.repeat)]
+        if args.cluster_by:
+            command += ["--cluster-by", args.cluster_by]
+        subprocess.run(command, check=True)
+
+
+if __name__ == "__main__":
+    main()

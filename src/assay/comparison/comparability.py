@@ -1,0 +1,53 @@
+"""The one rule for which experiments can be compared, used by ``assay.compare``,
+``evaluate_comparative`` and the UI's compare page.
+
+Experiments are comparable when there are at least two, none is given twice, and all
+ran on one stored dataset (examples pair by their id, which only a shared dataset gives).
+Different versions of that dataset are comparable on the examples they share; callers
+warn about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from assay.errors import AssayError
+
+__all__ = ["NotComparableError", "check_comparable"]
+
+
+class NotComparableError(AssayError, ValueError):
+    """The experiments cannot be compared; the message names what differs."""
+
+
+def check_comparable(experiments: Sequence[Any], *, what: str = "compare") -> None:
+    """Raise ``NotComparableError`` naming the experiments and datasets when the rule fails.
+
+    Each experiment needs ``id``, ``name`` and ``dataset_id`` (an ``ExperimentRecord`` or
+    the UI's summary); ``dataset_name`` is used in the message when present."""
+    if len(experiments) < 2:
+        raise NotComparableError(f"{what} needs two or more experiments, got {len(experiments)}")
+    ids = [str(e.id) for e in experiments]
+    repeated = sorted({e.name for e in experiments if ids.count(str(e.id)) > 1})
+    if repeated:
+        raise NotComparableError(f"{what} got the same experiment twice: {', '.join(map(repr, repeated))}")
+    datasets = {_dataset(e) for e in experiments}
+    if len(datasets) != 1 or None in datasets:
+        listing = ", ".join(f"{e.name!r} on {_dataset_label(e)}" for e in experiments)
+        raise NotComparableError(
+            f"{what} pairs rows by example, so the experiments must share one stored dataset; got {listing}"
+        )
+
+
+def _dataset(experiment: Any) -> str | None:
+    value = getattr(experiment, "dataset_id", None)
+    return None if value is None else str(value)
+
+
+def _dataset_label(experiment: Any) -> str:
+    dataset_id = _dataset(experiment)
+    if dataset_id is None:
+        return "no stored dataset"
+    name = getattr(experiment, "dataset_name", None)
+    return f"dataset {name!r} ({dataset_id})" if name else f"dataset {dataset_id}"
