@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from assay.service.app import create_app
     from assay.service.client import RemoteEvaluator, RemoteEvaluatorError
-    from assay.service.server import ServiceConfigError, serve
+    from assay.service.server import ServiceConfigError, ServiceThread, serve
 
 _LAZY = {
     "RemoteEvaluator": "assay.service.client",
@@ -21,9 +21,17 @@ _LAZY = {
     "create_app": "assay.service.app",
     "serve": "assay.service.server",
     "ServiceConfigError": "assay.service.server",
+    "ServiceThread": "assay.service.server",
 }
 
-__all__ = ["RemoteEvaluator", "RemoteEvaluatorError", "ServiceConfigError", "create_app", "serve"]
+__all__ = [
+    "RemoteEvaluator",
+    "RemoteEvaluatorError",
+    "ServiceConfigError",
+    "ServiceThread",
+    "create_app",
+    "serve",
+]
 
 
 def __getattr__(name: str) -> Any:

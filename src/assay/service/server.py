@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +17,7 @@ from assay.service.guard import DEFAULT_MAX_BODY_BYTES
 from assay.ui.errors import UIConfigError
 from assay.ui.server import check_bind, resolve_token
 
-__all__ = ["ServiceConfigError", "TOKEN_ENV", "check_settings", "serve"]
+__all__ = ["ServiceConfigError", "ServiceThread", "TOKEN_ENV", "check_settings", "serve"]
 
 TOKEN_ENV = "ASSAY_SERVICE_TOKEN"
 
@@ -57,3 +60,41 @@ def serve(
 
 def _announce(message: str) -> None:
     print(message, flush=True)
+
+
+class ServiceThread:
+    """The service on loopback in a daemon thread of this process: for tests and notebooks.
+
+    ``start()`` returns once the port is open; ``stop()`` (or leaving the ``with``) shuts
+    it down. Loopback only, without a token unless one is given.
+    """
+
+    def __init__(self, evaluators: dict[str, Any], port: int = 8766, token: str | None = None) -> None:
+        from assay.service.registry import named_evaluators
+
+        app = create_app(named_evaluators(evaluators, "ServiceThread"), token=token)
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+        self.url = f"http://127.0.0.1:{port}"
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="assay-service", daemon=True)
+
+    def start(self, timeout: float = 10.0) -> ServiceThread:
+        self._thread.start()
+        atexit.register(self.stop)  # a service left running closes its loop cleanly at exit
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise ServiceConfigError(f"the evaluator service at {self.url} did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        atexit.unregister(self.stop)
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> ServiceThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
