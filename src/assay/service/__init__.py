@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from assay.service.app import create_app
-    from assay.service.client import RemoteEvaluator, RemoteEvaluatorError
-    from assay.service.server import ServiceConfigError, ServiceThread, serve
+    from assay.service.client import RemoteEvaluator
+    from assay.service.errors import RemoteEvaluatorError, ServiceConfigError
+    from assay.service.server import ServiceThread, serve
 
 _LAZY = {
     "RemoteEvaluator": "assay.service.client",
-    "RemoteEvaluatorError": "assay.service.client",
+    "RemoteEvaluatorError": "assay.service.errors",
     "create_app": "assay.service.app",
     "serve": "assay.service.server",
-    "ServiceConfigError": "assay.service.server",
+    "ServiceConfigError": "assay.service.errors",
     "ServiceThread": "assay.service.server",
 }
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from assay.errors import MissingExtraError
 from assay.evaluation._names import EVALUATOR_NAMES, resolve_evaluator_name
-from assay.service.registry import EvaluatorSpecError
+from assay.service.errors import EvaluatorSpecError
 
 __all__ = ["MODEL_BACKED", "builtin_evaluators", "default_builtin_names"]
 

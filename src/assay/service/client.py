@@ -19,22 +19,18 @@ from urllib.parse import quote
 
 import orjson
 
-from assay.errors import AssayError
 from assay.evaluation import BaseEvaluator
 from assay.llm import _io_loop
 from assay.llm._http import error_message, transport_for
 from assay.llm._transport import RawResponse, TransportFailure, TransportTimeout
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
 from assay.schemas import EvaluationResult, Example, Run
+from assay.service.errors import RemoteEvaluatorError
 from assay.service.wire import decode_results, encode_request
 
-__all__ = ["RemoteEvaluator", "RemoteEvaluatorError", "TOKEN_ENV"]
+__all__ = ["RemoteEvaluator", "TOKEN_ENV"]
 
 TOKEN_ENV = "ASSAY_SERVICE_TOKEN"
-
-
-class RemoteEvaluatorError(AssayError, RuntimeError):
-    """The service could not give a result: refused, unreachable, or failing after retries."""
 
 
 class RemoteEvaluator(BaseEvaluator):

@@ -15,14 +15,10 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from assay.errors import AssayError
 from assay.evaluation._binding import RowEvaluator, bind_row_evaluator
+from assay.service.errors import EvaluatorSpecError
 
-__all__ = ["EvaluatorSpecError", "load_evaluators", "named_evaluators"]
-
-
-class EvaluatorSpecError(AssayError, ValueError):
-    """A ``MODULE:EVALUATORS`` spec that does not name a usable set of evaluators."""
+__all__ = ["load_evaluators", "named_evaluators"]
 
 
 def load_evaluators(spec: str) -> dict[str, RowEvaluator]:

@@ -10,20 +10,16 @@ from typing import Any
 
 import uvicorn
 
-from assay.errors import AssayError
 from assay.evaluation._binding import RowEvaluator
 from assay.service.app import DEFAULT_MAX_IN_FLIGHT, create_app
+from assay.service.errors import ServiceConfigError
 from assay.service.guard import DEFAULT_MAX_BODY_BYTES
 from assay.ui.errors import UIConfigError
 from assay.ui.server import check_bind, resolve_token
 
-__all__ = ["ServiceConfigError", "ServiceThread", "TOKEN_ENV", "check_settings", "serve"]
+__all__ = ["ServiceThread", "TOKEN_ENV", "check_settings", "serve"]
 
 TOKEN_ENV = "ASSAY_SERVICE_TOKEN"
-
-
-class ServiceConfigError(AssayError, ValueError):
-    """A service setting refused for safety (a public host without a token, a weak token)."""
 
 
 def check_settings(host: str, token: str | None) -> str | None:

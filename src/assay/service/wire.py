@@ -14,23 +14,18 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from assay.errors import AssayError
 from assay.schemas import EvaluationResult, Example, Run
+from assay.service.errors import WireError
 from assay.store._json import dumps, loads
 
 __all__ = [
     "EvaluateRequest",
     "EvaluateResponse",
     "EvaluatorInfo",
-    "WireError",
     "decode_results",
     "encode_request",
     "encode_results",
 ]
-
-
-class WireError(AssayError, ValueError):
-    """A reply that is not the service's JSON (names what was wrong)."""
 
 
 class EvaluateRequest(BaseModel):
