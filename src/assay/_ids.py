@@ -1,21 +1,45 @@
-"""Fast random (version 4) UUIDs for records.
+"""Time-ordered (version 7) UUIDs for records.
 
-``uuid.uuid4()`` reads ``os.urandom`` on every call, a system call that costs about 12 us on
-this kind of virtual machine: a tenth of an experiment's per-row overhead. Record ids need
-uniqueness, not secrecy, so they come from a private Mersenne Twister seeded from the OS
-(and reseeded in forked children): user code that calls ``random.seed`` neither repeats
-our ids nor sees its own random stream consumed.
+Run ids are the primary key of the runs table: random (version 4) keys land all over its
+B-tree, so every insert touches a different page and writes slow down as the table grows
+(38 us a row for the first 100k rows, 90-128 us towards 1M). A version 7 UUID starts with
+the Unix time in milliseconds, so new keys append at the right edge of the index, and its
+text form sorts by creation time too.
+
+The 74 bits after the timestamp are random, drawn from a private Mersenne Twister seeded
+from the OS (and reseeded in forked children): ``uuid.uuid4()`` reads ``os.urandom`` on
+every call, a system call that costs about 12 us on this kind of virtual machine, and
+record ids need uniqueness, not secrecy. User code that calls ``random.seed`` neither
+repeats our ids nor sees its own random stream consumed. No counter is shared between
+threads, so no lock is needed: two ids of one millisecond differ in 74 random bits.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import time
 import uuid
 
 _rng = random.Random()
 os.register_at_fork(after_in_child=_rng.seed)
 
+_VERSION_7 = 0x7 << 76
+_VARIANT_RFC = 0b10 << 62
+_RAND_A = (1 << 12) - 1
+_RAND_B = (1 << 62) - 1
+
 
 def new_id() -> uuid.UUID:
-    return uuid.UUID(int=_rng.getrandbits(128), version=4)
+    """A version 7 UUID: 48 bits of Unix milliseconds, then random bits."""
+    millis = time.time_ns() // 1_000_000
+    bits = _rng.getrandbits(74)
+    value = (millis << 80) | _VERSION_7 | ((bits >> 62) & _RAND_A) << 64 | _VARIANT_RFC | (bits & _RAND_B)
+    # What uuid.UUID(int=value) does, without re-checking a value built in range.
+    made = object.__new__(uuid.UUID)
+    _set(made, "int", value)
+    _set(made, "is_safe", uuid.SafeUUID.unknown)
+    return made
+
+
+_set = object.__setattr__

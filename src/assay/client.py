@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from assay.evaluation._paged import stored_rows
 from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
 from assay.store import NotFoundError, Store, open_store
@@ -173,9 +174,11 @@ class Client:
         record = self.store.get_experiment(name=name)
         if record is None:
             raise NotFoundError(f"no experiment named {name!r} in {self.store.url}")
-        rows = self.store.load_rows(record)
         summary = self.store.load_summary_results(record.id)
-        return ExperimentResults(record, rows, summary, self.store.url, store=self.store)
+        stats = self.store.load_stats(record.id)
+        count = stats.rows if stats is not None and stats.final else None
+        rows = stored_rows(self.store, record, count)
+        return ExperimentResults(record, rows, summary, self.store.url, stats=stats, store=self.store)
 
 
 def _uuid(value: uuid.UUID | str, parameter: str) -> uuid.UUID:

@@ -6,6 +6,7 @@ import asyncio
 import random
 import threading
 import time
+from collections.abc import Callable
 
 from assay import Client
 
@@ -83,3 +84,53 @@ def test_mixed_sync_target_and_async_evaluator_keep_evaluator_order(client: Clie
     results = client.evaluate(lambda inputs: inputs, data=examples, evaluators=[first, second, third])
     for row in results:
         assert [r.key for r in row["evaluation_results"]["results"]] == ["first", "second", "third"]
+
+
+def _in_flight_probe() -> tuple[Callable[[], None], Callable[[], None], Callable[[], int]]:
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+
+    def enter() -> None:
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+
+    def leave() -> None:
+        with lock:
+            state["now"] -= 1
+
+    return enter, leave, lambda: state["peak"]
+
+
+def test_latency_bound_rows_reach_the_asked_concurrency_at_once(client: Client) -> None:
+    enter, leave, peak = _in_flight_probe()
+    started: list[float] = []
+    reached: list[float] = []
+
+    def model_call(inputs: dict) -> dict:
+        started.append(time.perf_counter())
+        enter()
+        if peak() >= 0.85 * 256 and not reached:
+            reached.append(time.perf_counter() - started[0])
+        time.sleep(0.05)
+        leave()
+        return inputs
+
+    client.evaluate(model_call, data=[{"x": i} for i in range(2000)], max_concurrency=256)
+    assert reached, f"only {peak()} of 256 rows were ever in flight"
+    assert reached[0] < 0.6  # one thread per 5 ms tick needs 218 ticks: 1.1 s at least
+
+
+def test_cpu_bound_rows_gain_no_useless_threads(client: Client) -> None:
+    enter, leave, peak = _in_flight_probe()
+
+    def compute(inputs: dict) -> dict:
+        enter()
+        deadline = time.thread_time() + 0.002
+        while time.thread_time() < deadline:  # 2 ms of CPU, however loaded the machine
+            pass
+        leave()
+        return inputs
+
+    client.evaluate(compute, data=[{"x": i} for i in range(300)], max_concurrency=64)
+    assert peak() <= 8

@@ -182,3 +182,18 @@ def test_results_objects_compare_through_their_own_store(tmp_path: Path) -> None
         == comparison.as_dict()
     )
     client.close()
+
+
+def test_results_without_their_store_are_compared_through_their_url(tmp_path: Path) -> None:
+    from assay.evaluation._results import ExperimentResults
+
+    path = tmp_path / "by-url.db"
+    store = SQLiteStore(path)
+    ds, examples = dataset(store, 20)
+    a = experiment(store, ds, examples, "a", {"m": [[1.0]] * 20})
+    b = experiment(store, ds, examples, "b", {"m": [[1.0]] * 10 + [[0.0]] * 10})
+    url = store.url
+    store.close()
+    first, second = (ExperimentResults(record, [], [], url) for record in (a, b))
+    comparison = assay.compare(first, second)  # opens the store at the URL, and closes it
+    assert comparison["m"].difference == -0.5 and comparison["m"].verdict == "worse"  # p = 0.002

@@ -43,10 +43,14 @@ def compare(
     one dataset or share no metric; metrics on one side only, other dataset versions and
     a still running experiment are compared on what overlaps and named in ``warnings``.
     """
-    store = _store_for(client, a, b)
-    records = [_record(store, ref) for ref in (a, b)]
-    with query.reading(store) as conn:
-        return compare_experiments(conn, records[0], records[1], cluster_by=cluster_by, metrics=metrics)
+    store, opened = _store_for(client, a, b)
+    try:
+        records = [_record(store, ref) for ref in (a, b)]
+        with query.reading(store) as conn:
+            return compare_experiments(conn, records[0], records[1], cluster_by=cluster_by, metrics=metrics)
+    finally:
+        if opened:
+            store.close()
 
 
 def compare_experiments(
@@ -217,27 +221,28 @@ def _side(record: Any, facts: query.SideFacts) -> SideSummary:
     )
 
 
-def _store_for(client: Any, *refs: Any) -> Store:
+def _store_for(client: Any, *refs: Any) -> tuple[Store, bool]:
+    """The store to read, and whether it was opened here (and so is closed here)."""
     if isinstance(client, Store):
-        return client
+        return client, False
     if client is not None:
         store = getattr(client, "store", None)
         if not isinstance(store, Store):
             raise TypeError(f"client must be an assay.Client or a Store, got {type(client).__name__}")
-        return store
+        return store, False
     for ref in refs:
         store = getattr(ref, "_store", None)
         if isinstance(store, Store):
-            return store
+            return store, False
     for ref in refs:
         url = getattr(ref, "store_url", None)
         if isinstance(url, str) and url != "sqlite://":
             from assay.store.open import open_store
 
-            return open_store(url)
+            return open_store(url), True
     from assay.store.current import current_store
 
-    return current_store()
+    return current_store(), False
 
 
 def _record(store: Store, ref: ExperimentRef) -> ExperimentRecord:

@@ -13,15 +13,11 @@ from assay._aio import run_coroutine
 from assay.evaluation._binding import bind_row_evaluator, bind_summary_evaluator
 from assay.evaluation._data import ResolvedData, resolve_data
 from assay.evaluation._experiment import ExperimentPlan, experiment_name, open_experiment
+from assay.evaluation._paged import stored_rows, summary_arguments
 from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import RowPipeline
-from assay.evaluation._runner import (
-    RunSettings,
-    merge_in_order,
-    plan_rows,
-    run_rows,
-    run_summaries,
-)
+from assay.evaluation._runner import RowFeed, RunSettings, done_keys, run_rows, run_summaries
+from assay.evaluation._tally import Tally, tally_of_stored
 from assay.evaluation._target import Target as TargetRunner
 from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
 from assay.store import Store, open_store
@@ -77,22 +73,30 @@ async def aevaluate(
     )
     if resume:  # rows whose target failed (a rate limit, an outage) are run again
         store.discard_failed_runs(record.id)
-    stored = store.load_rows(record) if resume else []
-    planned = plan_rows(resolved.examples, num_repetitions, {row.key for row in stored})
-    bar = Progress(total=len(resolved.examples) * num_repetitions, done=len(stored), enabled=progress)
+    with _fewer_collections():
+        tally = tally_of_stored(store.iter_scores(record.id)) if resume else Tally()
+        done = done_keys(store.stored_keys(record.id), num_repetitions) if resume else set()
+    total = resolved.count * num_repetitions
+    feed = RowFeed(resolved.examples(store), num_repetitions, done, total)
+    bar = Progress(total=total, done=len(done), enabled=progress)
     settings = RunSettings(concurrency, error_handling == "raise", bar.advance)
     status = "failed"
     try:
         with use_store(store), bar, _fewer_collections():
-            new = await run_rows(RowPipeline(runner, row_evaluators), planned, store, record, settings)
-            rows = merge_in_order(stored, new)
-            summary = await run_summaries(summaries, rows)
+            pipeline = RowPipeline(runner, row_evaluators)
+            stats = await run_rows(pipeline, feed, store, record, settings, tally)
+            if summaries:
+                available = summary_arguments(store, record, stats.rows)
+                summary = await run_summaries(summaries, available)
+            else:
+                summary = []
         store.replace_summary_results(record.id, summary)
         status = "completed"
     finally:
         store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record
-    results = ExperimentResults(final, rows, summary, store.url, store=store)
+    rows = stored_rows(store, final, stats.rows)
+    results = ExperimentResults(final, rows, summary, store.url, stats=stats, store=store)
     if bar.enabled:
         print_report(results)
     return results
@@ -185,8 +189,9 @@ def _resolve(data: Any, resume_name: str | None, store: Store) -> ResolvedData:
         if stored is not None and stored.dataset_id is not None:
             dataset = store.get_dataset(id=stored.dataset_id)
             if dataset is not None:
-                examples = store.list_examples(dataset.id, version=stored.dataset_version)
-                return ResolvedData(dataset, stored.dataset_version or 0, examples)
+                version = stored.dataset_version
+                count = store.count_examples(dataset.id, version=version)
+                return ResolvedData(dataset, version or 0, count)
     if data is None:
         raise ValueError("data= is required: a dataset name or id, a Dataset, a file path, or a list")
     return resolve_data(data, store)

@@ -12,7 +12,7 @@ import csv
 import hashlib
 import json
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,9 +32,14 @@ class DataError(AssayError, ValueError):
 
 @dataclass(frozen=True)
 class ResolvedData:
+    """A stored dataset version; its examples are read from the store when needed."""
+
     dataset: Dataset
     version: int
-    examples: list[Example]
+    count: int
+
+    def examples(self, store: Store) -> Iterator[Example]:
+        return store.iter_examples(self.dataset.id, version=self.version)
 
 
 def resolve_data(data: Any, store: Store) -> ResolvedData:
@@ -71,10 +76,10 @@ def _find_dataset(store: Store, name_or_id: str) -> Dataset | None:
 def _stored(store: Store, dataset: Dataset | None, label: str) -> ResolvedData:
     if dataset is None:
         raise DataError(f"no dataset {label} in the store at {store.url}")
-    examples = store.list_examples(dataset.id, version=dataset.version)
-    if not examples:
+    count = store.count_examples(dataset.id, version=dataset.version)
+    if not count:
         raise DataError(f"dataset {dataset.name!r} has no examples")
-    return ResolvedData(dataset, dataset.version, examples)
+    return ResolvedData(dataset, dataset.version, count)
 
 
 def _inline(store: Store, records: list[dict[str, Any]], name_hint: str) -> ResolvedData:

@@ -73,7 +73,7 @@ def open_experiment(
     record = ExperimentRecord(
         name=name, dataset_id=data.dataset.id, dataset_version=data.version,
         description=description, metadata=dict(metadata or {}), config=plan.config(),
-        fingerprint=plan.fingerprint(data), num_examples=len(data.examples),
+        fingerprint=plan.fingerprint(data), num_examples=data.count,
         num_repetitions=plan.num_repetitions,
     )
     store.create_experiment(record)

@@ -1,18 +1,25 @@
-"""ExperimentResults: the rows of an experiment in data order, its summary results and aggregates."""
+"""ExperimentResults: the rows of an experiment in data order, its summary results and aggregates.
+
+Rows are read from the store on demand (``assay.evaluation._paged``), never held whole;
+aggregates, error counts and usage come from the figures stored with the experiment, so
+reading a finished experiment of any size costs a few small queries. The row source is
+any sequence of ``ExperimentRow`` (stored rows, or a plain list).
+"""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, overload
 
-from assay._metric import MetricInfo
+from assay._metric import Direction
 from assay.errors import require_extra
-from assay.evaluation._stats import MetricAggregate, aggregate
+from assay.evaluation._stats import MetricAggregate
+from assay.evaluation._tally import Tally, tally_of_stored, tally_row
 from assay.schemas import EvaluationResult, EvaluationResults
 from assay.store.base import Store
-from assay.store.records import ExperimentRecord, ExperimentRow
+from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats, MetricStats
 
 
 class ExperimentResults:
@@ -21,17 +28,19 @@ class ExperimentResults:
     def __init__(
         self,
         experiment: ExperimentRecord,
-        rows: list[ExperimentRow],
+        rows: Sequence[ExperimentRow],
         summary_results: list[EvaluationResult],
         store_url: str,
         *,
+        stats: ExperimentStats | None = None,
         store: Store | None = None,
     ) -> None:
         self.experiment = experiment
-        self.rows = rows
+        self._rows = rows
         self._summary = summary_results
         self.store_url = store_url
-        self._store = store  # for compare(); None when only the URL is known
+        self._stats = stats
+        self._store = store  # rows are read from it; None when the rows were given
 
     @property
     def id(self) -> uuid.UUID:
@@ -41,66 +50,64 @@ class ExperimentResults:
     def experiment_name(self) -> str:
         return self.experiment.name
 
+    @property
+    def rows(self) -> list[ExperimentRow]:
+        """Every row as records, in data order (reads them all: prefer iterating)."""
+        return list(self._rows)
+
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self._rows)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for row in self.rows:
-            yield {
-                "run": row.run,
-                "example": row.example,
-                "evaluation_results": {"results": row.results},
-            }
+        for row in self._rows:
+            yield _as_dict(row)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return _as_dict(self._rows[index])
 
     @property
     def summary_results(self) -> EvaluationResults:
         return EvaluationResults(results=self._summary)
 
+    @property
+    def stats(self) -> ExperimentStats:
+        """Counts and per-metric figures: stored ones when exact, else from the rows."""
+        if self._stats is not None and self._stats.final and self._stats.metrics is not None:
+            return self._stats
+        return self._tally.stats(final=False)
+
+    @cached_property
+    def _tally(self) -> Tally:
+        """A one-pass tally of the stored scores: for an experiment still running, or one
+        stored before figures were kept."""
+        if self._store is not None:
+            return tally_of_stored(self._store.iter_scores(self.experiment.id))
+        tally = Tally()
+        for row in self._rows:
+            tally.add(tally_row(row))
+        return tally
+
     @cached_property
     def aggregate(self) -> dict[str, MetricAggregate]:
         """Per metric key: mean, n, errors, skipped, standard error and 95% CI (Wilson for
         0/1 metrics, Student t clustered by example otherwise), with the metric's direction."""
-        scores: dict[str, list[float]] = {}
-        clusters: dict[str, list[str]] = {}
-        errors: dict[str, int] = {}
-        skipped: dict[str, int] = {}
-        infos: dict[str, MetricInfo] = {}
-        for row in self.rows:
-            for result in row.results:
-                errors.setdefault(result.key, 0)
-                if result.key not in infos and result.evaluator_info:
-                    infos[result.key] = MetricInfo.of(result.evaluator_info)
-                if result.error is not None:
-                    errors[result.key] += 1
-                    continue
-                value = result.numeric_score
-                if value is not None:
-                    scores.setdefault(result.key, []).append(value)
-                    clusters.setdefault(result.key, []).append(str(row.example.id))
-                elif row.run.error is not None:  # no score, no error, failed target
-                    skipped[result.key] = skipped.get(result.key, 0) + 1
-        return {
-            key: aggregate(key, scores.get(key, []), clusters.get(key, []), errors[key],
-                           skipped=skipped.get(key, 0), info=infos.get(key))
-            for key in errors
-        }
+        return {m.key: _aggregate_of(m) for m in self.stats.metrics or []}
 
     @property
     def target_errors(self) -> int:
-        return sum(1 for row in self.rows if row.run.error is not None)
+        return self.stats.run_errors
 
     def usage(self) -> dict[str, float]:
         """Token usage (and cost) summed over every result that reports ``metadata["usage"]``."""
-        totals: dict[str, float] = {}
-        for row in self.rows:
-            for result in row.results:
-                usage = result.metadata.get("usage") if result.metadata else None
-                if not isinstance(usage, dict):
-                    continue
-                for name, value in usage.items():
-                    if isinstance(value, (int, float)) and not isinstance(value, bool):
-                        totals[name] = totals.get(name, 0) + value
-        return totals
+        return dict(self.stats.usage)
 
     def compare(self, other: Any, *, cluster_by: str | None = None) -> Any:
         """The paired comparison of ``other`` against this experiment as the baseline: see
@@ -111,10 +118,22 @@ class ExperimentResults:
 
     def to_pandas(self) -> Any:
         pd = require_extra("pandas", "pandas", feature="to_pandas()")
-        return pd.DataFrame([_flat_row(row) for row in self.rows])
+        return pd.DataFrame([_flat_row(row) for row in self._rows])
 
     def __repr__(self) -> str:
-        return f"<ExperimentResults {self.experiment_name!r}: {len(self.rows)} rows>"
+        return f"<ExperimentResults {self.experiment_name!r}: {len(self)} rows>"
+
+
+def _aggregate_of(m: MetricStats) -> MetricAggregate:
+    direction: Direction = "lower" if m.direction == "lower" else "higher"
+    return MetricAggregate(
+        m.key, m.mean, m.n, m.errors, m.stderr, m.ci_low, m.ci_high,
+        skipped=m.skipped, method=m.ci_method, direction=direction, score_range=m.score_range,
+    )
+
+
+def _as_dict(row: ExperimentRow) -> dict[str, Any]:
+    return {"run": row.run, "example": row.example, "evaluation_results": {"results": row.results}}
 
 
 def _flat_row(row: ExperimentRow) -> dict[str, Any]:

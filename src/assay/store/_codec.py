@@ -53,19 +53,23 @@ def result_row(experiment_id: str, run_id: str, result: EvaluationResult) -> tup
         experiment_id, run_id, result.key, score_column(result),
         dumps(result.value), result.feedback, result.comment, dumps(result.correction),
         dumps(result.metadata or None), dumps(result.evaluator_info or None), result.error,
+        "bool" if isinstance(result.score, bool) else None,
     )
 
 
 RESULT_COLUMNS = (
     "experiment_id, run_id, key, score, value, feedback, comment, correction, metadata, "
-    "evaluator_info, error"
+    "evaluator_info, error, score_kind"
 )
 
 
 def result_from(row: Any) -> EvaluationResult:
     columns = row.keys()
+    score = row["score"]
+    if score is not None and "score_kind" in columns and row["score_kind"] == "bool":
+        score = bool(score)
     return EvaluationResult(
-        key=row["key"], score=row["score"], value=loads(row["value"]), feedback=row["feedback"],
+        key=row["key"], score=score, value=loads(row["value"]), feedback=row["feedback"],
         comment=row["comment"],
         correction=loads(row["correction"]) if "correction" in columns else None,
         metadata=loads(row["metadata"]) or {},

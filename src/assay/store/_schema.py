@@ -114,6 +114,49 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (namespace, key)
     );
     """,
+    # Stored counts and metric figures, so that pages and reports never scan an
+    # experiment's rows; a stored "failed" flag per row for the failed-rows filter.
+    """
+    CREATE TABLE experiment_stats (
+        experiment_id TEXT PRIMARY KEY REFERENCES experiments(id) ON DELETE CASCADE,
+        row_count INTEGER NOT NULL DEFAULT 0,
+        run_errors INTEGER NOT NULL DEFAULT 0,
+        latency_n INTEGER NOT NULL DEFAULT 0,
+        latency_sum REAL NOT NULL DEFAULT 0,
+        latency_max REAL,
+        usage TEXT,
+        final INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE metric_stats (
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        key TEXT NOT NULL,
+        mean REAL,
+        n INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        unscored INTEGER NOT NULL,
+        stderr REAL,
+        ci_low REAL,
+        ci_high REAL,
+        min REAL,
+        max REAL,
+        histogram TEXT,
+        skipped INTEGER NOT NULL DEFAULT 0,
+        ci_method TEXT,
+        direction TEXT NOT NULL DEFAULT 'higher',
+        score_range TEXT,
+        binary INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (experiment_id, key)
+    );
+    -- 1 when the target failed, or a result errored or scored below 1: the UI's "failed
+    -- rows" filter, read from an index instead of a scan of every row's results.
+    ALTER TABLE runs ADD COLUMN failed INTEGER;
+    UPDATE runs SET failed = (error IS NOT NULL OR EXISTS (SELECT 1 FROM results r
+        WHERE r.run_id = runs.id AND (r.error IS NOT NULL OR r.score < 1)));
+    CREATE INDEX runs_by_failed ON runs (experiment_id, failed, position, repetition);
+    -- 'bool' when the score was a boolean: the REAL column alone reads True back as 1.0.
+    ALTER TABLE results ADD COLUMN score_kind TEXT;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

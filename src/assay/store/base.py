@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import abc
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from assay.schemas import Dataset, EvaluationResult, Example
-from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
+from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
+
+RowKey = tuple[int, int]
+"""(position, repetition): a row's place in data order."""
 
 __all__ = ["Store"]
 
@@ -36,8 +39,9 @@ class Store(abc.ABC):
     def delete_dataset(self, dataset_id: uuid.UUID) -> None: ...
 
     @abc.abstractmethod
-    def add_examples(self, dataset_id: uuid.UUID, examples: Sequence[Example]) -> int:
-        """Append examples as one new dataset version; returns that version."""
+    def add_examples(self, dataset_id: uuid.UUID, examples: Iterable[Example]) -> int:
+        """Append examples as one new dataset version; returns that version. ``examples``
+        may be any iterable (a generator streams)."""
 
     @abc.abstractmethod
     def update_example(self, example: Example) -> int:
@@ -49,6 +53,15 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def delete_example(self, example_id: uuid.UUID) -> int: ...
+
+    @abc.abstractmethod
+    def iter_examples(
+        self, dataset_id: uuid.UUID, *, version: int | None = None, page_size: int = 1000
+    ) -> Iterator[Example]:
+        """The examples at ``version`` in position order, read ``page_size`` at a time."""
+
+    @abc.abstractmethod
+    def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int: ...
 
     @abc.abstractmethod
     def list_examples(
@@ -93,6 +106,20 @@ class Store(abc.ABC):
         """Write encoded rows in one transaction."""
 
     @abc.abstractmethod
+    def write_batch(
+        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
+    ) -> None:
+        """Write encoded rows and (when given) the experiment's figures in one transaction,
+        so stored counts always match stored rows."""
+
+    @abc.abstractmethod
+    def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None: ...
+
+    @abc.abstractmethod
+    def load_stats(self, experiment_id: uuid.UUID) -> ExperimentStats | None:
+        """The stored figures, or None for an experiment stored before they were kept."""
+
+    @abc.abstractmethod
     def discard_failed_runs(self, experiment_id: uuid.UUID) -> int:
         """Delete the rows whose target failed (with their results), so a resume reruns them."""
 
@@ -101,8 +128,41 @@ class Store(abc.ABC):
         """The (example id, repetition) pairs already stored."""
 
     @abc.abstractmethod
-    def load_rows(self, experiment: ExperimentRecord) -> list[ExperimentRow]:
-        """Every stored row, in data order then repetition."""
+    def stored_keys(self, experiment_id: uuid.UUID) -> Iterator[RowKey]:
+        """The (position, repetition) of every stored row, in no particular order."""
+
+    @abc.abstractmethod
+    def count_rows(self, experiment_id: uuid.UUID) -> int: ...
+
+    @abc.abstractmethod
+    def load_rows(
+        self,
+        experiment: ExperimentRecord,
+        *,
+        after: RowKey | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[ExperimentRow]:
+        """Stored rows in data order then repetition: those after the row ``after`` (or
+        from ``offset``), at most ``limit`` of them (None: all, read page by page)."""
+
+    @abc.abstractmethod
+    def load_row_values(
+        self,
+        experiment: ExperimentRecord,
+        field: str,
+        *,
+        after: RowKey | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[tuple[RowKey, Any]]:
+        """Like ``load_rows``, one decoded field per row (``inputs``, ``outputs`` or
+        ``reference_outputs``), without building records."""
+
+    @abc.abstractmethod
+    def iter_scores(self, experiment_id: uuid.UUID) -> Iterator[tuple[Any, ...]]:
+        """Per stored result, in data order: (position, run failed, latency_ms, run id, key,
+        score, result errored, usage JSON); a run without results comes once with key None."""
 
     @abc.abstractmethod
     def replace_summary_results(

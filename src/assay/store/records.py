@@ -60,3 +60,52 @@ class ComparisonRecord:
     metadata: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     id: uuid.UUID = field(default_factory=uuid.uuid4)
+
+
+@dataclass
+class MetricStats:
+    """One metric of an experiment, as the report and the UI show it: stored, never rescanned."""
+
+    key: str
+    mean: float | None
+    n: int
+    errors: int
+    unscored: int
+    stderr: float | None
+    ci_low: float | None
+    ci_high: float | None
+    min: float | None
+    max: float | None
+    histogram: list[int] = field(default_factory=list)
+    """Counts in equal-width bins over [0, 1] (a unit-range metric) or [min, max]."""
+    skipped: int = 0  # not called: the target failed and the evaluator needs outputs
+    ci_method: str | None = None
+    direction: str = "higher"
+    score_range: tuple[float | None, float | None] | None = None
+    binary: bool = False  # every score is 0 or 1
+
+    @property
+    def unit_range(self) -> bool:
+        return self.min is not None and self.max is not None and self.min >= 0 and self.max <= 1
+
+
+@dataclass
+class ExperimentStats:
+    """Counts and per-metric figures of an experiment, kept current while it runs.
+
+    ``rows``, ``run_errors`` and the latency figures are exact for the rows committed with
+    them; ``metrics`` are refreshed every few seconds while running, and exact once
+    ``final`` (the experiment ended)."""
+
+    rows: int = 0
+    run_errors: int = 0
+    latency_n: int = 0
+    latency_sum: float = 0.0
+    latency_max: float | None = None
+    usage: dict[str, float] = field(default_factory=dict)
+    metrics: list[MetricStats] | None = None
+    final: bool = False
+
+    @property
+    def latency_mean(self) -> float | None:
+        return self.latency_sum / self.latency_n if self.latency_n else None

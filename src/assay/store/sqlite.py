@@ -5,18 +5,21 @@ from __future__ import annotations
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
+from assay.store import _sqlite_rows as rows
 from assay.store._json import dumps, loads
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import Store
 from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
-from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
+from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
+
+_PAGE = 2000
 
 __all__ = ["SQLiteStore"]
 
@@ -166,23 +169,23 @@ class SQLiteStore(Store):
             raise NotFoundError(f"no dataset with id {dataset_id}")
         return int(row[0])
 
-    def add_examples(self, dataset_id: uuid.UUID, examples: Sequence[Example]) -> int:
+    def add_examples(self, dataset_id: uuid.UUID, examples: Iterable[Example]) -> int:
+        """Streams: ``examples`` may be a generator; a thousand are held at a time."""
+        dataset = str(dataset_id)
         with self.transaction() as conn:
-            _refuse_duplicate_ids(conn, str(dataset_id), examples)
-            version = self._bump_version(conn, str(dataset_id))
-            start = conn.execute(
-                "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?",
-                (str(dataset_id),),
+            version = self._bump_version(conn, dataset)
+            position = conn.execute(
+                "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?", (dataset,),
             ).fetchone()[0]
-            conn.executemany(
-                "INSERT INTO examples (id, dataset_id, position, inputs, outputs, metadata, "
-                "created_at, added_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (str(ex.id), str(dataset_id), start + offset, dumps(ex.inputs), dumps(ex.outputs),
+            first = position
+            for chunk in _chunks(examples, _PAGE):
+                _refuse_duplicate_ids(conn, dataset, version, position - first, chunk)
+                rows.insert_many(conn, "examples", _EXAMPLE_COLUMNS, 8, [
+                    (str(ex.id), dataset, position + offset, dumps(ex.inputs), dumps(ex.outputs),
                      dumps(ex.metadata), codec.ts(ex.created_at), version)
-                    for offset, ex in enumerate(examples)
-                ],
-            )
+                    for offset, ex in enumerate(chunk)
+                ])
+                position += len(chunk)
         return version
 
     def _current_example(self, conn: sqlite3.Connection, example_id: uuid.UUID) -> sqlite3.Row:
@@ -218,6 +221,20 @@ class SQLiteStore(Store):
             version = self._bump_version(conn, old["dataset_id"])
             conn.execute("UPDATE examples SET removed_version = ? WHERE pk = ?", (version, old["pk"]))
         return version
+
+    def iter_examples(
+        self, dataset_id: uuid.UUID, *, version: int | None = None, page_size: int = 1000
+    ) -> Iterator[Example]:
+        # Each page on the reading thread's own connection: a feed may be read from any thread.
+        last = -1
+        while page := rows.examples_page(self.conn, dataset_id, version, last, page_size):
+            last = page[-1]["position"]
+            yield from (codec.example_from(row) for row in page)
+
+    def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int:
+        query, params = _examples_at(str(dataset_id), version)
+        row = self.conn.execute(query.replace("SELECT *", "SELECT COUNT(*)", 1), params).fetchone()
+        return int(row[0])
 
     def list_examples(
         self,
@@ -277,16 +294,27 @@ class SQLiteStore(Store):
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
         exp, run_id = str(experiment_id), str(row.run.id)
         run = codec.run_row(exp, run_id, row.run, row.example, row.repetition, row.position)
-        return run, [codec.result_row(exp, run_id, result) for result in row.results]
+        results = [codec.result_row(exp, run_id, result) for result in row.results]
+        return (*run, int(_failed(row))), results
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
-        runs = [run for run, _ in prepared]
-        results = [result for _, row_results in prepared for result in row_results]
         with self.transaction() as conn:
-            conn.executemany(f"INSERT INTO runs ({codec.RUN_COLUMNS}) VALUES ({_marks(15)})", runs)
-            conn.executemany(
-                f"INSERT INTO results ({codec.RESULT_COLUMNS}) VALUES ({_marks(11)})", results
-            )
+            rows.insert_prepared(conn, prepared)
+
+    def write_batch(
+        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
+    ) -> None:
+        with self.transaction() as conn:
+            rows.insert_prepared(conn, prepared)
+            if stats is not None:
+                rows.write_stats(conn, experiment_id, stats)
+
+    def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None:
+        with self.transaction() as conn:
+            rows.write_stats(conn, experiment_id, stats)
+
+    def load_stats(self, experiment_id: uuid.UUID) -> ExperimentStats | None:
+        return rows.load_stats(self.conn, experiment_id)
 
     def discard_failed_runs(self, experiment_id: uuid.UUID) -> int:
         with self.transaction() as conn:
@@ -300,36 +328,49 @@ class SQLiteStore(Store):
         )
         return {(row[0], row[1]) for row in rows}
 
-    def load_rows(self, experiment: ExperimentRecord) -> list[ExperimentRow]:
-        with self.snapshot():
-            return self._load_rows(experiment)
+    def stored_keys(self, experiment_id: uuid.UUID) -> Iterator[tuple[int, int]]:
+        yield from self.conn.execute(
+            "SELECT position, repetition FROM runs WHERE experiment_id = ?", (str(experiment_id),)
+        )
 
-    def _load_rows(self, experiment: ExperimentRecord) -> list[ExperimentRow]:
-        exp = str(experiment.id)
-        examples = self._examples_by_id(experiment)
-        results: dict[str, list[EvaluationResult]] = {}
-        for row in self.conn.execute(
-            "SELECT * FROM results WHERE experiment_id = ? ORDER BY pk", (exp,)
-        ):
-            results.setdefault(row["run_id"], []).append(codec.result_from(row))
-        rows = []
-        for row in self.conn.execute(
-            "SELECT * FROM runs WHERE experiment_id = ? ORDER BY position, repetition", (exp,)
-        ):
-            example = examples.get(row["example_id"]) or Example(id=uuid.UUID(row["example_id"]))
-            rows.append(
-                ExperimentRow(
-                    run=codec.run_from(row), example=example, repetition=row["repetition"],
-                    position=row["position"], results=results.get(row["id"], []),
-                )
-            )
-        return rows
+    def count_rows(self, experiment_id: uuid.UUID) -> int:
+        row = self.conn.execute(
+            "SELECT COUNT(*) FROM runs WHERE experiment_id = ?", (str(experiment_id),)
+        ).fetchone()
+        return int(row[0])
 
-    def _examples_by_id(self, experiment: ExperimentRecord) -> dict[str, Example]:
-        if experiment.dataset_id is None:
-            return {}
-        examples = self.list_examples(experiment.dataset_id, version=experiment.dataset_version)
-        return {str(example.id): example for example in examples}
+    def load_rows(
+        self,
+        experiment: ExperimentRecord,
+        *,
+        after: tuple[int, int] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[ExperimentRow]:
+        if limit is not None:
+            return rows.load_rows(self.conn, experiment, after, offset, limit)
+        with self.snapshot():  # everything: page by page, all from one state of the file
+            loaded: list[ExperimentRow] = []
+            page = rows.load_rows(self.conn, experiment, after, offset, _PAGE)
+            while page:
+                loaded += page
+                last = page[-1]
+                page = rows.load_rows(self.conn, experiment, (last.position, last.repetition), 0, _PAGE)
+            return loaded
+
+    def load_row_values(
+        self,
+        experiment: ExperimentRecord,
+        field: str,
+        *,
+        after: tuple[int, int] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[tuple[tuple[int, int], Any]]:
+        return rows.load_row_values(self.conn, experiment, field, after, offset, limit)
+
+    def iter_scores(self, experiment_id: uuid.UUID) -> Iterator[tuple[Any, ...]]:
+        return rows.iter_scores(self.conn, experiment_id)
 
     def replace_summary_results(
         self, experiment_id: uuid.UUID, results: Sequence[EvaluationResult]
@@ -394,6 +435,14 @@ class SQLiteStore(Store):
             )
 
 
+def _failed(row: ExperimentRow) -> bool:
+    """What the UI filters as a failed row: the target failed, or a result errored or
+    scored below 1 (as the migration that added the column computes it)."""
+    return row.run.error is not None or any(
+        r.error is not None or (r.score is not None and float(r.score) < 1) for r in row.results
+    )
+
+
 @contextmanager
 def _immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("BEGIN IMMEDIATE")
@@ -423,21 +472,44 @@ _DATASET_QUERY = (
 )
 
 
-def _refuse_duplicate_ids(conn: sqlite3.Connection, dataset_id: str, examples: Sequence[Example]) -> None:
-    seen: set[str] = set()
-    for index, example in enumerate(examples):
+_EXAMPLE_COLUMNS = "id, dataset_id, position, inputs, outputs, metadata, created_at, added_version"
+
+
+def _chunks(items: Iterable[Example], size: int) -> Iterator[list[Example]]:
+    chunk: list[Example] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _refuse_duplicate_ids(
+    conn: sqlite3.Connection, dataset_id: str, version: int, index: int, chunk: list[Example]
+) -> None:
+    """Within the chunk by a set; against the dataset (and earlier chunks of this call,
+    stored at ``version``) by the (dataset_id, id) index. ``index``: the chunk's start in
+    what the caller passed, so errors name a position there."""
+    seen: dict[str, int] = {}
+    for offset, example in enumerate(chunk):
         key = str(example.id)
         if key in seen:
-            raise AlreadyExistsError(f"example id {key} appears twice (the second at position {index})")
-        seen.add(key)
-    existing = {
-        row[0] for row in conn.execute(
-            "SELECT id FROM examples WHERE dataset_id = ? AND removed_version IS NULL", (dataset_id,)
-        )
-    }
-    clash = next((key for key in seen if key in existing), None)
-    if clash is not None:
-        raise AlreadyExistsError(f"the dataset already has an example with id {clash}; use update_example")
+            raise AlreadyExistsError(f"example id {key} appears twice (the second at position {index + offset})")
+        seen[key] = offset
+    marks = ", ".join("?" * len(seen))
+    clash = conn.execute(
+        f"SELECT id, added_version FROM examples WHERE dataset_id = ? AND id IN ({marks}) "
+        "AND removed_version IS NULL LIMIT 1",
+        (dataset_id, *seen),
+    ).fetchone()
+    if clash is None:
+        return
+    if clash["added_version"] == version:  # an earlier chunk of this same call
+        second = index + seen[clash["id"]]
+        raise AlreadyExistsError(f"example id {clash['id']} appears twice (the second at position {second})")
+    raise AlreadyExistsError(f"the dataset already has an example with id {clash['id']}; use update_example")
 
 
 def _examples_at(dataset_id: str, version: int | None) -> tuple[str, tuple[Any, ...]]:

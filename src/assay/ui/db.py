@@ -55,9 +55,11 @@ class ReadOnlyDatabase:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA query_only = ON")
-        conn.execute("PRAGMA cache_size = -65536")
+        # Per connection, and the server has one per thread: a bounded cache and map keep a
+        # scan of a million-row experiment from holding the whole file in the server's RSS.
+        conn.execute("PRAGMA cache_size = -16384")
         # Pages come from the OS cache through the map, so a new thread's connection starts warm.
-        conn.execute("PRAGMA mmap_size = 1073741824")
+        conn.execute("PRAGMA mmap_size = 268435456")
         with self._lock:
             self._opened.append(conn)
         return conn

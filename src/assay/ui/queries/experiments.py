@@ -14,6 +14,7 @@ from assay.ui.models import (
 )
 from assay.ui.queries._sql import in_list, like_pattern, loads, offset
 from assay.ui.queries.metrics import metrics_and_histograms
+from assay.ui.queries.stored import has_stats, stored_latency, stored_means
 
 __all__ = [
     "experiment_detail", "find_experiment", "list_experiments", "metric_keys", "summary_from",
@@ -21,12 +22,15 @@ __all__ = [
 ]
 
 
+# Stored counts when the experiment has them (COALESCE only runs the count without).
 _SUMMARY = """
 SELECT x.*, d.name AS dataset_name,
-       (SELECT COUNT(*) FROM runs r WHERE r.experiment_id = x.id) AS row_count,
-       (SELECT COUNT(*) FROM runs r WHERE r.experiment_id = x.id AND r.error IS NOT NULL)
-           AS run_errors
+       COALESCE(s.row_count, (SELECT COUNT(*) FROM runs r WHERE r.experiment_id = x.id))
+           AS row_count,
+       COALESCE(s.run_errors, (SELECT COUNT(*) FROM runs r WHERE r.experiment_id = x.id
+           AND r.error IS NOT NULL)) AS run_errors
 FROM experiments x LEFT JOIN datasets d ON d.id = x.dataset_id
+LEFT JOIN experiment_stats s ON s.experiment_id = x.id
 """
 
 
@@ -94,7 +98,12 @@ def experiment_detail(db: ReadOnlyDatabase, experiment: ExperimentSummary) -> Ex
 
 
 def metric_keys(db: ReadOnlyDatabase, experiment_id: str) -> list[str]:
-    """Metric keys in the order evaluators first produced them (index-only)."""
+    """Metric keys in the order evaluators first produced them (stored, else index-only)."""
+    if has_stats(db, experiment_id):
+        stored = db.query(
+            "SELECT key FROM metric_stats WHERE experiment_id = ? ORDER BY ordinal", (experiment_id,)
+        )
+        return [row["key"] for row in stored]
     rows = db.query(
         "SELECT key FROM results WHERE experiment_id = ? GROUP BY key ORDER BY MIN(pk)",
         (experiment_id,),
@@ -119,6 +128,9 @@ def summary_results(db: ReadOnlyDatabase, experiment_id: str) -> list[ResultView
 
 
 def _latency(db: ReadOnlyDatabase, experiment_id: str) -> LatencyStat:
+    stored = stored_latency(db, experiment_id)
+    if stored is not None:
+        return stored
     row = db.query_one(
         "SELECT AVG(latency_ms) AS mean, MAX(latency_ms) AS max FROM runs WHERE experiment_id = ?",
         (experiment_id,),
@@ -127,6 +139,12 @@ def _latency(db: ReadOnlyDatabase, experiment_id: str) -> LatencyStat:
 
 
 def _attach_means(db: ReadOnlyDatabase, summaries: list[ExperimentSummary]) -> None:
+    if not summaries:
+        return
+    stored = stored_means(db, [s.id for s in summaries])
+    for summary in summaries:
+        summary.metric_means.update(stored.get(summary.id, {}))
+    summaries = [s for s in summaries if s.id not in stored]
     if not summaries:
         return
     ids, params = in_list([s.id for s in summaries])

@@ -19,6 +19,7 @@ from assay.comparison._query import METRIC_INFO_SQL, decode_metric_info
 from assay.evaluation._stats import mean_interval
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import Histogram, HistogramBin, MetricStat
+from assay.ui.queries.stored import stored_metrics
 
 __all__ = ["BINS", "SCORE", "metric_stats", "metrics_and_histograms"]
 
@@ -72,6 +73,10 @@ class _KeyPass:
 def metrics_and_histograms(
     db: ReadOnlyDatabase, experiment_id: str
 ) -> tuple[list[MetricStat], list[Histogram]]:
+    """The stored figures when the experiment has them, else computed in SQL."""
+    stored = stored_metrics(db, experiment_id)
+    if stored is not None:
+        return stored
     skipped = {row["key"]: int(row["skipped"]) for row in db.query(_SKIPPED, (experiment_id,))}
     keys = [
         _key_pass(row, skipped.get(row["key"], 0), _info(db, experiment_id, row["key"]))

@@ -32,6 +32,7 @@ from assay.ui.queries._sql import (
     version_clause,
 )
 from assay.ui.queries.experiments import metric_keys
+from assay.ui.queries.stored import has_stats
 from assay.ui.queries.trace import run_tree
 
 __all__ = ["FAILED", "reference_previews", "results_of", "row_detail", "row_page", "score_cells"]
@@ -43,7 +44,15 @@ __all__ = ["FAILED", "reference_previews", "results_of", "row_detail", "row_page
 # failing value until the user sets one (every similarity below 1 is not a failure).
 FAILED = "(u.error IS NOT NULL OR EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND ({failing})))"
 
-# Per metric whose scores are all 0 or 1: read from the metric index alone.
+# Rows the store flagged: target or evaluator failed, or a score below 1. A superset of
+# the failing rows whenever no failing value lies at or above 1 (no lower-is-better 0/1
+# metric, no threshold): then the indexed flag narrows the search first.
+_FLAGGED = "u.failed = 1"
+
+_ALL_ROWS = "u.experiment_id = ?"
+
+# Per metric whose scores are all 0 or 1: from the stored figures, else the metric index.
+_STORED_BINARY_KEYS = "SELECT key FROM metric_stats WHERE experiment_id = ? AND binary = 1"
 _BINARY_KEYS = (
     "SELECT key FROM results WHERE experiment_id = ? AND score IS NOT NULL "
     "GROUP BY key HAVING MIN(score = 0.0 OR score = 1.0) = 1"
@@ -67,7 +76,10 @@ def row_page(
     keys = metric_keys(db, experiment.id)
     where, params = _where(db, experiment.id, row_filter, keys)
     order, order_params = _order(row_filter, keys)
-    total = db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0]
+    if where == _ALL_ROWS:  # no filter: the experiment's (stored) count will do
+        total = experiment.rows
+    else:
+        total = db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0]
     runs = db.query(
         f"SELECT u.id, u.example_id, u.repetition, u.position, u.error, u.latency_ms, "
         f"substr(u.inputs, 1, {PREVIEW_SOURCE_CHARS}) AS inputs, "
@@ -106,7 +118,7 @@ def row_page(
 def _where(
     db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, keys: list[str]
 ) -> tuple[str, list[Any]]:
-    clauses: list[str] = ["u.experiment_id = ?"]
+    clauses: list[str] = [_ALL_ROWS]
     params: list[Any] = [experiment_id]
     for name in ("below", "worse_than"):
         if getattr(row_filter, name) is not None and row_filter.metric is None:
@@ -115,7 +127,9 @@ def _where(
         _check_metric(row_filter.metric, keys)
     lower = {key for key in keys if _direction(db, experiment_id, key) == "lower"}
     if row_filter.failed:
-        failing, failing_params = _failing(db, experiment_id, row_filter, lower)
+        failing, failing_params, flagged = _failing(db, experiment_id, row_filter, lower)
+        if flagged:
+            clauses.append(_FLAGGED)
         clauses.append(FAILED.format(failing=failing))
         params += failing_params
     elif row_filter.metric is not None and row_filter.worse_than is not None:
@@ -145,18 +159,26 @@ def _direction(db: ReadOnlyDatabase, experiment_id: str, key: str) -> str:
 
 def _failing(
     db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, lower: set[str]
-) -> tuple[str, list[Any]]:
-    """The SQL condition on a result ``r`` that makes its row failing, and its parameters."""
+) -> tuple[str, list[Any], bool]:
+    """The SQL condition on a result ``r`` that makes its row failing, its parameters, and
+    whether the store's failed flag may narrow the search first."""
     chosen = row_filter.metric if row_filter.worse_than is not None else None
     conditions, params = ["r.error IS NOT NULL"], []
-    for row in db.query(_BINARY_KEYS, (experiment_id,)):
-        if row["key"] != chosen:
+    binary = _binary_keys(db, experiment_id)
+    for key in binary:
+        if key != chosen:
             conditions.append("(r.key = ? AND r.score = ?)")
-            params += [row["key"], 1.0 if row["key"] in lower else 0.0]
+            params += [key, 1.0 if key in lower else 0.0]
     if chosen is not None:
         conditions.append(f"(r.key = ? AND r.score {'>' if chosen in lower else '<'} ?)")
         params += [chosen, row_filter.worse_than]
-    return " OR ".join(conditions), params
+    flagged = chosen is None and not (lower & set(binary))
+    return " OR ".join(conditions), params, flagged
+
+
+def _binary_keys(db: ReadOnlyDatabase, experiment_id: str) -> list[str]:
+    query = _STORED_BINARY_KEYS if has_stats(db, experiment_id) else _BINARY_KEYS
+    return [row["key"] for row in db.query(query, (experiment_id,))]
 
 
 def _order(row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:

@@ -1,0 +1,339 @@
+"""A million rows on one machine: rate, memory and store size by size, the plain-loop floor,
+LangSmith side by side, the SIGKILL loss, and the UI over the largest experiment.
+
+    .venv/bin/python bench/scale.py                       # 10k and 100k
+    .venv/bin/python bench/scale.py --sizes 10000 100000 1000000
+    .venv/bin/python bench/scale.py --only floor,langsmith   # parts: sizes, floor, langsmith, crash, ui
+
+The workload is the core benchmark's (bench/core_throughput.py): a trivial target, two row
+evaluators, one summary evaluator taking ``outputs`` and ``reference_outputs``, SQLite.
+Every size runs in a fresh process, so its peak RSS is its own: the dataset import in one
+(streamed through ``Store.add_examples`` from a generator), the experiment in another.
+LangSmith (``pip install -e '.[bench]'``) runs in local mode (``upload_results=False``,
+default settings otherwise) against a client whose API address is a closed loopback port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+CRASH_CHILD = HERE.parent / "tests" / "core" / "_crash_run.py"
+
+
+def target(inputs: dict) -> dict:
+    return {"answer": inputs["x"] * 2}
+
+
+def doubled(outputs: dict, reference_outputs: dict) -> bool:
+    return outputs["answer"] == reference_outputs["answer"]
+
+
+def positive(outputs: dict) -> float:
+    return 1.0 if outputs["answer"] >= 0 else 0.0
+
+
+def accuracy(outputs: Any, reference_outputs: Any) -> float:
+    return sum(o["answer"] == r["answer"] for o, r in zip(outputs, reference_outputs)) / len(outputs)
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# children: one measurement each, printed as one JSON line
+def child_import(n: int, db: str) -> dict[str, Any]:
+    from assay import Client
+    from assay.schemas import Example
+
+    client = Client(db)
+    dataset = client.create_dataset("bench")
+    started = time.perf_counter()
+    examples = (Example(inputs={"x": i}, outputs={"answer": 2 * i}) for i in range(n))
+    client.store.add_examples(dataset.id, examples)
+    return {"seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
+
+
+def child_run(n: int, db: str) -> dict[str, Any]:
+    from assay import Client, evaluate
+
+    client = Client(db)
+    started, cpu = time.perf_counter(), time.process_time()
+    results = evaluate(
+        target,
+        data="bench",
+        evaluators=[doubled, positive],
+        summary_evaluators=[accuracy],
+        client=client,
+        progress=False,
+    )
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    assert results.summary_results.results[0].score == 1.0
+    run_peak = peak_mb()
+    started = time.perf_counter()
+    again = client.read_experiment(results.experiment_name)
+    assert len(again) == n and again.aggregate["doubled"].n == n
+    read_s = time.perf_counter() - started
+    client.close()
+    size = sum(os.path.getsize(p) for p in (db, db + "-wal") if os.path.exists(p))
+    return {
+        "rows_per_s": n / elapsed,
+        "cpu_us_per_row": cpu / n * 1e6,
+        "peak_mb": run_peak,
+        "db_mb": size / 2**20,
+        "read_s": read_s,
+        "name": results.experiment_name,
+    }
+
+
+def child_floor(n: int, db: str) -> dict[str, Any]:
+    """The plain loop: the same data shape (uuids, timestamps, JSON, a run and two result
+    rows a row, assay's schema and indexes), one transaction, no framework."""
+    import uuid
+    from datetime import datetime, timezone
+
+    import orjson
+
+    from assay.store import open_store
+
+    open_store(db).close()  # the schema
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    experiment = str(uuid.uuid4())
+    conn.execute(
+        "INSERT INTO experiments (id, name, status, created_at) VALUES (?, 'floor', 'running', ?)",
+        (experiment, datetime.now(timezone.utc).isoformat()),
+    )
+    started = time.perf_counter()
+    conn.execute("BEGIN")
+    for i in range(n):
+        run_id, begin = str(uuid.uuid4()), datetime.now(timezone.utc)
+        inputs = {"x": i}
+        outputs = target(inputs)
+        end = datetime.now(timezone.utc)
+        conn.execute(
+            "INSERT INTO runs (id, experiment_id, example_id, repetition, position, name, run_type, "
+            "inputs, outputs, start_time, end_time, latency_ms) VALUES (?, ?, ?, 0, ?, 'target', "
+            "'chain', ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                experiment,
+                str(uuid.uuid4()),
+                i,
+                orjson.dumps(inputs).decode(),
+                orjson.dumps(outputs).decode(),
+                begin.isoformat(),
+                end.isoformat(),
+                (end - begin).total_seconds() * 1000,
+            ),
+        )
+        for key, score in (("doubled", float(outputs["answer"] == 2 * i)), ("positive", 1.0)):
+            conn.execute(
+                "INSERT INTO results (experiment_id, run_id, key, score) VALUES (?, ?, ?, ?)",
+                (experiment, run_id, key, score),
+            )
+    conn.execute("COMMIT")
+    return {"rows_per_s": n / (time.perf_counter() - started)}
+
+
+def child_langsmith(n: int, db: str) -> dict[str, Any]:
+    import uuid
+    from datetime import datetime, timezone
+
+    from langsmith import Client, evaluate
+    from langsmith.schemas import Example
+
+    dataset = uuid.uuid4()
+    examples = [
+        Example(
+            id=uuid.uuid4(),
+            dataset_id=dataset,
+            inputs={"x": i},
+            outputs={"answer": 2 * i},
+            created_at=datetime.now(timezone.utc),
+        )
+        for i in range(n)
+    ]
+    client = Client(api_key="unused", api_url="http://127.0.0.1:9")  # nothing listens there
+    started = time.perf_counter()
+    results = evaluate(
+        target,
+        data=examples,
+        evaluators=[doubled, positive],
+        summary_evaluators=[accuracy],
+        upload_results=False,
+        client=client,
+    )
+    rows = sum(1 for _ in results)
+    assert rows == n
+    return {"rows_per_s": n / (time.perf_counter() - started)}
+
+
+CHILDREN = {"import": child_import, "run": child_run, "floor": child_floor, "langsmith": child_langsmith}
+
+
+def in_child(kind: str, n: int, db: Path) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", kind, str(n), str(db)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+# the parts
+def sizes(ns: list[int], folder: Path) -> tuple[dict[int, dict[str, Any]], Path]:
+    print(
+        f"{'rows':>9} {'import s':>9} {'import MB':>10} {'rows/s':>9} {'CPU us/row':>11} "
+        f"{'peak MB':>8} {'DB MB':>7} {'read s':>7}"
+    )
+    figures, db = {}, folder
+    for n in ns:
+        db = folder / f"scale-{n}.db"
+        imported = in_child("import", n, db)
+        ran = in_child("run", n, db)
+        figures[n] = {**ran, "import": imported}
+        print(
+            f"{n:9,} {imported['seconds']:9.1f} {imported['peak_mb']:10.0f} {ran['rows_per_s']:9,.0f} "
+            f"{ran['cpu_us_per_row']:11.0f} {ran['peak_mb']:8.0f} {ran['db_mb']:7.0f} {ran['read_s']:7.2f}"
+        )
+    if len(ns) > 1:
+        first, last = figures[ns[0]], figures[ns[-1]]
+        print(
+            f"rate at {ns[-1]:,} / rate at {ns[0]:,}: {last['rows_per_s'] / first['rows_per_s']:.2f} "
+            f"(CPU per row: {first['cpu_us_per_row'] / last['cpu_us_per_row']:.2f})"
+        )
+    return figures, db
+
+
+def floor_and_langsmith(n: int, folder: Path, parts: set[str]) -> None:
+    """assay, the floor and LangSmith, interleaved twice: the machine's speed drifts."""
+    rates: dict[str, list[float]] = {"assay": [], "floor": [], "langsmith": []}
+    for round_ in range(2):
+        db = folder / f"core-{round_}.db"
+        in_child("import", n, db)
+        rates["assay"].append(in_child("run", n, db)["rows_per_s"])
+        rates["floor"].append(in_child("floor", n, folder / f"floor-{round_}.db")["rows_per_s"])
+        if "langsmith" in parts:
+            rates["langsmith"].append(in_child("langsmith", n, db)["rows_per_s"])
+    best = {name: max(values) for name, values in rates.items() if values}
+    print(
+        f"\n{n:,} rows, best of 2 interleaved rounds: assay {best['assay']:,.0f} rows/s, "
+        f"plain-loop floor {best['floor']:,.0f} rows/s: ratio {best['assay'] / best['floor']:.2f}"
+    )
+    if "langsmith" in best:
+        print(
+            f"LangSmith local mode {best['langsmith']:,.0f} rows/s: assay is "
+            f"{best['assay'] / best['langsmith']:.1f}x"
+        )
+
+
+def crash(n: int, folder: Path) -> None:
+    """A run of n rows SIGKILLed at a random point; lost = reported finished, not stored."""
+    db, side = folder / "crash.db", folder / "crash-finished.txt"
+    child = subprocess.Popen([sys.executable, str(CRASH_CHILD), str(db), str(side), str(n)])
+    at = random.uniform(0.3, 0.8) * n
+    while child.poll() is None and not (side.exists() and side.stat().st_size >= at * 22):
+        time.sleep(0.005)
+    killed_at = time.time()
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    finished = {}
+    for line in side.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2 and len(parts[1]) > 7:
+            finished[int(parts[0])] = float(parts[1])
+    with sqlite3.connect(db) as conn:
+        stored = {row[0] for row in conn.execute("SELECT position FROM runs")}
+    lost = [killed_at - at for x, at in finished.items() if x not in stored]
+    oldest = max(lost, default=0.0)
+    recent = sum(1 for at in finished.values() if at > killed_at - 0.1)
+    print(
+        f"\nSIGKILL after {len(finished):,} of {n:,} rows finished: {len(lost):,} lost "
+        f"({len(finished) - len(lost):,} stored); the oldest lost row had finished "
+        f"{oldest:.2f} s before the kill; {recent:,} rows finished in the last 0.1 s"
+    )
+
+
+def ui(db: Path, name: str, rows: int) -> None:
+    sys.path.insert(0, str(HERE))
+    import httpx
+    from ui_first_page import _wait, free_port, measure
+
+    port = free_port()
+    code = f"from assay.ui import serve; serve({f'sqlite:///{db}'!r}, port={port})"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait(port)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+            run_id = client.get(f"/api/experiments/{name}/rows").json()["rows"][0]["run_id"]
+            pages = [
+                ("experiment page (with its first rows)", f"/experiments/{name}", 300),
+                ("first page of rows (JSON)", f"/api/experiments/{name}/rows", 100),
+                (
+                    "sorted by a metric, descending",
+                    f"/api/experiments/{name}/rows?sort=metric:positive&order=desc",
+                    1000,
+                ),
+                ("sorted by latency", f"/api/experiments/{name}/rows?sort=latency", 1000),
+                ("failed rows only", f"/api/experiments/{name}/rows?failed=true", 1000),
+                ("one row", f"/experiments/{name}/rows/{run_id}", 50),
+                ("experiment list", "/experiments", 300),
+            ]
+            print(
+                f"\nUI over {rows:,} rows {'':18} {'cold':>8} {'median':>8} {'p95':>8} {'budget':>7} (ms, server time)"
+            )
+            for label, path, budget in pages:
+                cold, median, p95, _ = measure(client, path, 5)
+                print(f"{label:45} {cold:8.1f} {median:8.1f} {p95:8.1f} {budget:7}")
+        status = Path(f"/proc/{process.pid}/status").read_text()
+        hwm = next(line for line in status.splitlines() if line.startswith("VmHWM"))
+        print(f"server peak RSS: {int(hwm.split()[1]) / 1024:.0f} MB")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--core", type=int, default=10_000, help="rows for floor and LangSmith")
+    parser.add_argument("--crash-rows", type=int, default=100_000)
+    parser.add_argument("--only", default="sizes,floor,langsmith,crash,ui")
+    parser.add_argument("--child", nargs=3, metavar=("KIND", "N", "DB"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        kind, n, db = args.child
+        print(json.dumps(CHILDREN[kind](int(n), db)))
+        return
+    parts = set(args.only.split(","))
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (a shared machine)")
+    with tempfile.TemporaryDirectory() as folder:
+        if "sizes" in parts:
+            figures, largest = sizes(args.sizes, Path(folder))
+            if "ui" in parts:
+                ui(largest, figures[args.sizes[-1]]["name"], args.sizes[-1])
+        if "floor" in parts:
+            floor_and_langsmith(args.core, Path(folder), parts)
+        if "crash" in parts:
+            crash(args.crash_rows, Path(folder))
+
+
+if __name__ == "__main__":
+    main()
