@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import time
 
+import httpx
 import pytest
-from service_testing import FlakyServer, free_port
+from service_testing import FlakyServer, LiveService, free_port
 
 from assay.evaluation._binding import bind_row_evaluator
 from assay.schemas import EvaluationResult, Example, Run
 from assay.service import RemoteEvaluator
+from assay.service.wire import encode_request
 
 
 def call(evaluator: RemoteEvaluator) -> list[EvaluationResult]:
@@ -78,3 +80,36 @@ def test_nothing_listening_is_an_error_after_its_retries() -> None:
     [result] = call(RemoteEvaluator(url, "exact", retries=2, backoff=0.01))
     assert result.score is None and result.error is not None
     assert "failed after 3 attempt(s): connection failed" in result.error
+
+
+JSON = {"content-type": "application/json"}
+
+
+async def _slow(outputs: dict[str, object]) -> float:
+    await asyncio.sleep(0.5)
+    return 1.0
+
+
+@pytest.mark.slow
+def test_past_the_in_flight_limit_the_service_answers_429_and_the_client_waits() -> None:
+    with LiveService({"slow": _slow}, max_in_flight=1) as live:
+
+        async def two_at_once() -> list[httpx.Response]:
+            body = encode_request(Run(outputs={}), Example())
+            async with httpx.AsyncClient(base_url=live.url) as client:
+                send = [
+                    client.post("/evaluators/slow/evaluate", content=body, headers=JSON) for _ in range(2)
+                ]
+                return list(await asyncio.gather(*send))
+
+        statuses = sorted(response.status_code for response in asyncio.run(two_at_once()))
+        assert statuses == [200, 429]
+        remote = RemoteEvaluator(live.url, "slow", retries=6, backoff=0.05)
+
+        async def through_the_client() -> list[list[EvaluationResult]]:
+            bound = bind_row_evaluator(remote)
+            return list(
+                await asyncio.gather(*(bound.call_async(Run(outputs={}), Example()) for _ in range(3)))
+            )
+
+        assert [[r.score for r in results] for results in asyncio.run(through_the_client())] == [[1.0]] * 3
