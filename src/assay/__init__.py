@@ -13,16 +13,25 @@ from assay.client import Client
 from assay.comparison import Comparison, MetricComparison, NotComparableError, compare
 from assay.errors import AssayError
 from assay.evaluation import (
+    AsyncExperimentResults,
     EvaluationResult,
     EvaluationResults,
     EvaluatorSignatureError,
     ExperimentResults,
+    RunEvaluator,
     aevaluate,
     evaluate,
 )
 from assay.evaluation.metric import metric
-from assay.schemas import Dataset, Example, Run
-from assay.tracing import traceable
+from assay.schemas import Dataset, Example, Feedback, Run, TracerSession
+from assay.tracing import (
+    RunTree,
+    get_current_run_tree,
+    get_tracing_context,
+    trace,
+    traceable,
+    tracing_context,
+)
 
 if TYPE_CHECKING:
     from assay.evaluation._comparative import evaluate_comparative
@@ -30,10 +39,11 @@ if TYPE_CHECKING:
 _LAZY = {"evaluate_comparative": "assay.evaluation._comparative"}
 
 __all__ = [
-    "AssayError", "Client", "Comparison", "Dataset", "EvaluationResult", "EvaluationResults",
-    "EvaluatorSignatureError", "Example", "ExperimentResults", "MetricComparison",
-    "NotComparableError", "Run", "aevaluate", "compare", "evaluate", "evaluate_comparative",
-    "metric", "traceable",
+    "AssayError", "AsyncExperimentResults", "Client", "Comparison", "Dataset", "EvaluationResult",
+    "EvaluationResults", "EvaluatorSignatureError", "Example", "ExperimentResults", "Feedback",
+    "MetricComparison", "NotComparableError", "Run", "RunEvaluator", "RunTree", "TracerSession",
+    "aevaluate", "compare", "evaluate", "evaluate_comparative", "get_current_run_tree",
+    "get_tracing_context", "metric", "trace", "traceable", "tracing_context",
 ]
 
 

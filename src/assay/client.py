@@ -3,25 +3,58 @@
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from assay._client_files import TableUploads
+from assay._client_projects import ProjectsRunsFeedback
 from assay.evaluation._paged import stored_rows
 from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
 from assay.store import NotFoundError, Store, open_store
 
-__all__ = ["Client"]
+__all__ = ["Client", "LocalStoreWarning"]
+
+# LangSmith Client options about reaching its servers: accepted, nothing to do locally.
+_REMOTE_OPTIONS = frozenset({
+    "api_key", "api_url", "web_url", "timeout_ms", "retry_config", "session", "auto_batch_tracing",
+    "info", "api_urls", "workspace_id", "hide_inputs", "hide_outputs", "anonymizer",
+    "otel_tracer_provider", "tracing_sampling_rate", "max_batch_size_bytes", "tracing_error_callback",
+})
 
 
-class Client:
+class LocalStoreWarning(UserWarning):
+    """LangSmith server options were given; assay stores everything locally instead."""
+
+
+class Client(ProjectsRunsFeedback, TableUploads):
     """Datasets, examples and experiments in the embedded store.
 
     ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.
+    LangSmith's server options (``api_key``, ``api_url``, ...) are accepted and ignored,
+    with one warning naming where results are stored; an ``http(s)://`` first argument is
+    LangSmith's ``api_url`` and is ignored the same way.
     """
 
-    def __init__(self, database_url: str | None = None, *, store: Store | None = None) -> None:
+    def __init__(
+        self, database_url: str | None = None, *, store: Store | None = None, **langsmith_options: Any
+    ) -> None:
+        unknown = set(langsmith_options) - _REMOTE_OPTIONS
+        if unknown:
+            raise TypeError(f"Client() got unknown options {sorted(unknown)}; assay's are database_url= and store=")
+        if isinstance(database_url, str) and database_url.startswith(("http://", "https://")):
+            langsmith_options["api_url"], database_url = database_url, None
         self.store = store or open_store(database_url)
+        given = sorted(k for k, v in langsmith_options.items() if v is not None)
+        if given:
+            warnings.warn(
+                f"assay keeps everything locally, in {self.store.url}; the LangSmith server "
+                f"option(s) {', '.join(given)} are ignored", LocalStoreWarning, stacklevel=2,
+            )
+
+    def flush(self) -> None:
+        """Nothing is buffered: every experiment is stored when it ends."""
 
     def close(self) -> None:
         self.store.close()
@@ -143,12 +176,14 @@ class Client:
     def evaluate(self, target: Any, **kwargs: Any) -> ExperimentResults:
         from assay.evaluation._api import evaluate
 
-        return evaluate(target, client=self, **kwargs)
+        results: ExperimentResults = evaluate(target, client=self, **kwargs)
+        return results
 
     async def aevaluate(self, target: Any, **kwargs: Any) -> ExperimentResults:
         from assay.evaluation._api import aevaluate
 
-        return await aevaluate(target, client=self, **kwargs)
+        results: ExperimentResults = await aevaluate(target, client=self, **kwargs)
+        return results
 
     def run_on_dataset(
         self,

@@ -16,7 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from assay._ids import new_id
 from assay._metric import Direction, MetricInfo, Range, check_direction, check_range
 
-__all__ = ["Dataset", "EvaluationResult", "EvaluationResults", "Example", "Run", "utcnow"]
+__all__ = [
+    "ComparisonEvaluationResult", "Dataset", "EvaluationResult", "EvaluationResults", "Example",
+    "Feedback", "Run", "TracerSession", "utcnow",
+]
+
+
+def dotted_order_of(start_time: datetime, run_id: Any, parent_order: str | None) -> str:
+    """LangSmith's sortable path of a run: ``<start><id>`` per ancestor, joined by dots."""
+    own = f"{start_time.strftime('%Y%m%dT%H%M%S%fZ')}{run_id}"
+    return f"{parent_order}.{own}" if parent_order else own
 
 
 def utcnow() -> datetime:
@@ -37,6 +46,8 @@ class Example(_Record):
     metadata: dict[str, Any] | None = None
     created_at: datetime = Field(default_factory=utcnow)
     modified_at: datetime | None = None
+    attachments: dict[str, Any] | None = None
+    source_run_id: uuid.UUID | None = None
 
 
 class Dataset(_Record):
@@ -68,12 +79,26 @@ class Run(_Record):
     events: list[dict[str, Any]] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
     reference_example_id: uuid.UUID | None = None
+    tags: list[str] | None = None
+    session_id: uuid.UUID | None = None
+    dotted_order: str | None = None
+    attachments: dict[str, Any] | None = None
 
     @property
     def latency_ms(self) -> float | None:
         if self.end_time is None:
             return None
         return (self.end_time - self.start_time).total_seconds() * 1000.0
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """LangSmith keeps a run's metadata in ``extra["metadata"]``."""
+        found = self.extra.get("metadata")
+        return found if isinstance(found, dict) else {}
+
+    @property
+    def is_root(self) -> bool:
+        return self.parent_run_id is None
 
 
 class EvaluationResult(BaseModel):
@@ -101,6 +126,7 @@ class EvaluationResult(BaseModel):
     evaluator_info: dict[str, Any] = Field(default_factory=dict)
     source_run_id: uuid.UUID | None = None
     target_run_id: uuid.UUID | None = None
+    feedback_config: dict[str, Any] | None = None
     error: str | None = None
 
     @field_validator("score")
@@ -163,6 +189,71 @@ class EvaluationResult(BaseModel):
 
 
 class EvaluationResults(BaseModel):
-    """Several metrics from one evaluator call."""
+    """Several metrics from one evaluator call.
+
+    LangSmith's ``EvaluationResults`` is a dict ``{"results": [...]}``, so this record
+    also reads like one: ``returned["results"]``, ``returned.get("results")``.
+    """
 
     results: list[EvaluationResult] = Field(default_factory=list)
+
+    def __getitem__(self, key: str) -> Any:
+        if key != "results":
+            raise KeyError(key)
+        return self.results
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.results if key == "results" else default
+
+    def __contains__(self, key: object) -> bool:
+        return key == "results"
+
+    def keys(self) -> list[str]:
+        return ["results"]
+
+
+class ComparisonEvaluationResult(BaseModel):
+    """A comparative evaluator's verdict on several runs of one example: a score per run."""
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+    key: str
+    scores: dict[uuid.UUID | str, float | int | bool | None]
+    source_run_id: uuid.UUID | str | None = None
+    comment: str | dict[uuid.UUID | str, str] | None = None
+
+
+class Feedback(_Record):
+    """A score or note on a run from a person or a program (``Client.create_feedback``)."""
+
+    id: uuid.UUID = Field(default_factory=new_id)
+    run_id: uuid.UUID | None = None
+    trace_id: uuid.UUID | None = None
+    key: str
+    score: float | int | bool | None = None
+    value: Any = None
+    comment: str | None = None
+    correction: Any = None
+    feedback_source: dict[str, Any] | None = None
+    session_id: uuid.UUID | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    modified_at: datetime | None = None
+    extra: dict[str, Any] | None = None
+
+
+class TracerSession(_Record):
+    """LangSmith's project; in assay every experiment is one (``Client.read_project``)."""
+
+    id: uuid.UUID = Field(default_factory=new_id)
+    name: str
+    description: str | None = None
+    start_time: datetime = Field(default_factory=utcnow)
+    end_time: datetime | None = None
+    reference_dataset_id: uuid.UUID | None = None
+    extra: dict[str, Any] | None = None
+    run_count: int | None = None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        found = (self.extra or {}).get("metadata")
+        return found if isinstance(found, dict) else {}

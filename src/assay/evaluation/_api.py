@@ -1,97 +1,330 @@
-"""``evaluate`` and ``aevaluate``: the public entry points. One async core; the sync API
-runs it on an event loop (in a helper thread when the caller already has a loop running)."""
+"""``evaluate`` and ``aevaluate``: the public entry points, in LangSmith's parameter order.
+
+One async core; the sync API runs it on an event loop (in a helper thread when the caller
+already has a loop running, or in the background with ``blocking=False``). What ``target``
+is decides what happens (``_dispatch``): a callable is run over the data; a tuple of
+experiments is compared; a stored experiment's name is re-scored.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import gc
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from assay._aio import run_coroutine
-from assay.evaluation._binding import bind_row_evaluator, bind_summary_evaluator
+from assay.evaluation._binding import (
+    SummaryEvaluator,
+    bind_row_evaluator,
+    bind_summary_evaluator,
+)
 from assay.evaluation._data import ResolvedData, resolve_data
 from assay.evaluation._experiment import ExperimentPlan, experiment_name, open_experiment
 from assay.evaluation._paged import stored_rows, summary_arguments
-from assay.evaluation._results import ExperimentResults
+from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import RowFeed, RunSettings, done_keys, run_rows, run_summaries
+from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._tally import Tally, tally_of_stored
 from assay.evaluation._target import Target as TargetRunner
 from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
+from assay.schemas import TracerSession
 from assay.store import Store, open_store
 from assay.store.current import use_store
+from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
     from assay.client import Client
+    from assay.evaluation._comparative import ComparativeResults
 
 DEFAULT_MAX_CONCURRENCY = 16
+ErrorHandling = Literal["log", "ignore", "raise"]
+
+
+@dataclass
+class _Options:
+    """Everything ``evaluate`` was given, once its positional/keyword forms are merged."""
+
+    data: Any
+    evaluators: Sequence[Any] | None
+    summary_evaluators: Sequence[Any] | None
+    metadata: dict[str, Any] | None
+    experiment_prefix: str | None
+    description: str | None
+    max_concurrency: int | None
+    num_repetitions: int
+    client: Client | None
+    blocking: bool
+    experiment: Any
+    upload_results: bool
+    error_handling: ErrorHandling
+    resume: bool
+    progress: bool | None
+
+
+@dataclass
+class _Prepared:
+    """An experiment ready to run: checked, bound, its data resolved, its record open."""
+
+    store: Store
+    cache_store: Store
+    record: ExperimentRecord
+    pipeline: RowPipeline
+    summaries: list[SummaryEvaluator]
+    feed: RowFeed
+    tally: Tally  # of the rows already stored (a resume), to which new rows are added
+    concurrency: int
+    options: _Options
+
+
+@overload
+async def aevaluate(target: tuple[Any, ...], /, *args: Any, **kwargs: Any) -> ComparativeResults: ...
+@overload
+async def aevaluate(target: Any, /, *args: Any, **kwargs: Any) -> AsyncExperimentResults: ...
 
 
 async def aevaluate(
-    target: Target,
+    target: Target | tuple[Any, ...] | str,
+    /,
     data: DataSource | None = None,
     evaluators: Sequence[EvaluatorLike] | None = None,
     summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
-    experiment_prefix: str | None = None,
-    experiment: str | None = None,
-    description: str | None = None,
     metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    error_handling: Literal["log", "ignore", "raise"] = "log",
-    resume: bool = False,
     client: Client | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
     *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
     progress: bool | None = None,
-) -> ExperimentResults:
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
     ``max_concurrency`` bounds rows in flight (default 16; ``None`` or 0 means 1 per CPU x 4).
-    ``progress`` shows a progress bar and the final report (default: when stdout is a TTY).
+    ``blocking=False`` returns at once; ``async for row in results`` yields rows as they
+    finish and ``await results.wait()`` waits for the end. ``upload_results=False`` keeps
+    the experiment in memory only. ``progress`` shows a progress bar and the final report
+    (default: when stdout is a TTY). A tuple of experiments as ``target`` compares them.
     """
-    from assay.report import Progress, print_report
+    options = _Options(
+        data, evaluators, summary_evaluators, metadata, experiment_prefix, description,
+        max_concurrency, num_repetitions, client, blocking, experiment,
+        _upload(upload_results, upload_runs), error_handling, resume, progress,
+    )
+    special = _dispatch(target, options)
+    if special is not None:
+        return await special
+    prepared = _prepare(target, options)
+    stream = RowStream()
+    results = AsyncExperimentResults(
+        prepared.record, [], [], prepared.store.url, store=prepared.store, stream=stream
+    )
+    if blocking:
+        await _execute(prepared, stream)
+        await results.wait()
+    else:
+        results.task = asyncio.ensure_future(_execute(prepared, stream))  # kept: a task needs a reference
+    return results
 
-    _check_arguments(num_repetitions, error_handling, resume, experiment)
-    concurrency = _concurrency(max_concurrency)
-    name = experiment_name(experiment, experiment_prefix)
-    store = client.store if client is not None else open_store()
-    row_evaluators = [bind_row_evaluator(e) for e in _as_list(evaluators, "evaluators")]
-    summaries = [bind_summary_evaluator(e) for e in _as_list(summary_evaluators, "summary_evaluators")]
+
+@overload
+def evaluate(target: tuple[Any, ...], /, *args: Any, **kwargs: Any) -> ComparativeResults: ...
+@overload
+def evaluate(target: Any, /, *args: Any, **kwargs: Any) -> ExperimentResults: ...
+
+
+def evaluate(
+    target: Target | tuple[Any, ...] | str,
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: Client | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+) -> Any:
+    """The synchronous face of :func:`aevaluate`; same parameters, same results.
+
+    ``blocking=False`` runs the experiment in a background thread: iterating the results
+    yields rows as they finish; ``results.wait()`` blocks until the end.
+    """
+    options = _Options(
+        data, evaluators, summary_evaluators, metadata, experiment_prefix, description,
+        max_concurrency, num_repetitions, client, blocking, experiment,
+        _upload(upload_results, upload_runs), error_handling, resume, progress,
+    )
+    special = _dispatch(target, options)
+    if special is not None:
+        return run_coroutine(special)
+    prepared = _prepare(target, options)
+    stream = RowStream()
+    results = ExperimentResults(
+        prepared.record, [], [], prepared.store.url, store=prepared.store, stream=stream
+    )
+    if blocking:
+        run_coroutine(_execute(prepared, stream))
+        results.wait()
+        return results
+    context = contextvars.copy_context()  # tracing_context() and the current store come along
+    thread = threading.Thread(
+        target=context.run, args=(run_coroutine, _execute(prepared, stream)),
+        name="assay-evaluate-background",
+    )
+    results._thread = thread
+    thread.start()
+    return results
+
+
+def _upload(upload_results: bool | None, upload_runs: bool | None) -> bool:
+    if upload_results is not None and upload_runs is not None:
+        raise ValueError("pass upload_results= or its alias upload_runs=, not both")
+    chosen = upload_runs if upload_results is None else upload_results
+    if chosen is not None and not isinstance(chosen, bool):
+        raise TypeError(
+            f"upload_results= takes True (store the experiment) or False (keep it in memory "
+            f"only); got {chosen!r}"
+        )
+    return True if chosen is None else chosen
+
+
+def _dispatch(target: Any, options: _Options) -> Any:
+    """A coroutine for the forms of ``target`` that are not a thing to run, else None."""
+    if isinstance(target, tuple):
+        return _compare(target, options)
+    if isinstance(target, (str, uuid.UUID, TracerSession, ExperimentResults)):
+        return _rescore(target, options)
+    return None
+
+
+async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
+    """``evaluate((exp_a, exp_b), evaluators=[...])``: LangSmith's comparative form."""
+    from assay.evaluation._comparative import aevaluate_comparative
+    from assay.evaluation._comparison import as_comparative_function
+
+    if options.summary_evaluators:
+        raise ValueError("summary_evaluators= does not apply when comparing experiments")
+    evaluators = [as_comparative_function(e) for e in _as_list(options.evaluators, "evaluators")]
+    name = options.experiment if isinstance(options.experiment, str) else None
+    if name is None and options.experiment_prefix:
+        name = f"{options.experiment_prefix}-{uuid.uuid4().hex[:8]}"
+    return await aevaluate_comparative(
+        list(experiments), evaluators, _user_store(options), name=name,
+        max_concurrency=_concurrency(options.max_concurrency),
+    )
+
+
+async def _rescore(experiment: Any, options: _Options) -> Any:
+    """``evaluate("<experiment name>" | id | TracerSession | ExperimentResults, evaluators=[...])``
+    re-scores a stored experiment."""
+    name = getattr(experiment, "name", None) or getattr(experiment, "experiment_name", None) or experiment
+    raise NotImplementedError(
+        f"evaluate({name!r}, ...) would re-score the stored experiment {name!r}; use "
+        "`assay rescore` for that. To run a target, pass a function as the first argument."
+    )
+
+
+def _user_store(options: _Options) -> Store:
+    """The client's store, else the default one (``ASSAY_DATABASE_URL`` or ./.assay)."""
+    return options.client.store if options.client is not None else open_store()
+
+
+def _prepare(target: Any, options: _Options) -> _Prepared:
+    """Everything that can fail on bad arguments, done before the first row runs."""
+    _check_arguments(options)
+    concurrency = _concurrency(options.max_concurrency)
+    requested = _experiment_name_of(options.experiment)
+    name = experiment_name(requested, options.experiment_prefix)
+    user_store = _user_store(options)
+    store = user_store if options.upload_results else _memory_store()
+    row_evaluators = [bind_row_evaluator(e) for e in _as_list(options.evaluators, "evaluators")]
+    summaries = [bind_summary_evaluator(e) for e in _as_list(options.summary_evaluators, "summary_evaluators")]
     runner = TargetRunner(target)
     runner.check_signature()
     with _fewer_collections():
-        resolved = _resolve(data, experiment if resume else None, store)
+        resolved = _resolve(options.data, requested if options.resume else None, user_store, store)
     plan = ExperimentPlan(
         target=runner.name, evaluators=tuple(e.name for e in row_evaluators),
-        summary_evaluators=tuple(s.name for s in summaries), num_repetitions=num_repetitions,
+        summary_evaluators=tuple(s.name for s in summaries), num_repetitions=options.num_repetitions,
     )
     record = open_experiment(
         store, name, resolved, plan,
-        resume=resume, description=description, metadata=metadata,
+        resume=options.resume, description=options.description, metadata=options.metadata,
     )
-    if resume:  # rows whose target failed (a rate limit, an outage) are run again
+    runner.session_id = record.id  # LangSmith's runs name their project (experiment)
+    if options.resume:  # rows whose target failed (a rate limit, an outage) are run again
         store.discard_failed_runs(record.id)
+    reps = options.num_repetitions
     with _fewer_collections():
-        tally = tally_of_stored(store.iter_scores(record.id)) if resume else Tally()
-        done = done_keys(store.stored_keys(record.id), num_repetitions) if resume else set()
-    total = resolved.count * num_repetitions
-    feed = RowFeed(resolved.examples(store), num_repetitions, done, total)
-    bar = Progress(total=total, done=len(done), enabled=progress)
-    settings = RunSettings(concurrency, error_handling == "raise", bar.advance)
+        tally = tally_of_stored(store.iter_scores(record.id)) if options.resume else Tally()
+        done = done_keys(store.stored_keys(record.id), reps) if options.resume else set()
+    source = user_store if resolved.dataset.id and user_store.get_dataset(id=resolved.dataset.id) else store
+    feed = RowFeed(resolved.examples(source), reps, done, resolved.count * reps)
+    return _Prepared(
+        store, user_store, record, RowPipeline(runner, row_evaluators), summaries, feed, tally,
+        concurrency, options,
+    )
+
+
+def _memory_store() -> Store:
+    """Where an experiment with ``upload_results=False`` lives: gone when the results are."""
+    return open_store("sqlite://")
+
+
+async def _execute(prepared: _Prepared, stream: RowStream) -> None:
+    """Run the rows and the summaries; the outcome (or the error) goes to ``stream``."""
+    from assay.report import Progress, print_report
+
+    store, record, options = prepared.store, prepared.record, prepared.options
+    feed = prepared.feed
+    bar = Progress(total=feed.total, done=feed.total - feed.remaining, enabled=options.progress)
+
+    def on_row(row: ExperimentRow) -> None:
+        bar.advance(row)
+        if not options.blocking:
+            stream.add(row)
+
+    settings = RunSettings(prepared.concurrency, options.error_handling == "raise", on_row)
     status = "failed"
     try:
-        with use_store(store), bar, _fewer_collections():
-            pipeline = RowPipeline(runner, row_evaluators)
-            stats = await run_rows(pipeline, feed, store, record, settings, tally)
-            if summaries:
+        with use_store(prepared.cache_store), bar, _fewer_collections():
+            stats = await run_rows(prepared.pipeline, feed, store, record, settings, prepared.tally)
+            if prepared.summaries:
                 available = summary_arguments(store, record, stats.rows)
-                summary = await run_summaries(summaries, available)
+                summary = await run_summaries(prepared.summaries, available)
             else:
                 summary = []
         store.replace_summary_results(record.id, summary)
         status = "completed"
+    except BaseException as exc:
+        stream.finish(None, exc)
+        if not isinstance(exc, Exception):
+            raise
+        return
     finally:
         store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record
@@ -99,34 +332,7 @@ async def aevaluate(
     results = ExperimentResults(final, rows, summary, store.url, stats=stats, store=store)
     if bar.enabled:
         print_report(results)
-    return results
-
-
-def evaluate(
-    target: Target,
-    data: DataSource | None = None,
-    evaluators: Sequence[EvaluatorLike] | None = None,
-    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
-    experiment_prefix: str | None = None,
-    experiment: str | None = None,
-    description: str | None = None,
-    metadata: dict[str, Any] | None = None,
-    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
-    num_repetitions: int = 1,
-    error_handling: Literal["log", "ignore", "raise"] = "log",
-    resume: bool = False,
-    client: Client | None = None,
-    *,
-    progress: bool | None = None,
-) -> ExperimentResults:
-    """The synchronous face of :func:`aevaluate`; same parameters, same results."""
-    coroutine = aevaluate(
-        target, data, evaluators, summary_evaluators, experiment_prefix, experiment,
-        description, metadata, max_concurrency, num_repetitions, error_handling, resume,
-        client, progress=progress,
-    )
-    results: ExperimentResults = run_coroutine(coroutine)
-    return results
+    stream.finish(Outcome(final, rows, summary, stats))
 
 
 class _FewerCollections:
@@ -167,34 +373,61 @@ def _as_list(evaluators: Sequence[Any] | None, parameter: str) -> list[Any]:
     return list(evaluators)
 
 
-def _check_arguments(
-    num_repetitions: int, error_handling: str, resume: bool, experiment: str | None
-) -> None:
+def _experiment_name_of(experiment: Any) -> str | None:
+    """``experiment=`` is a name, or (LangSmith) a project record with a ``name``."""
+    if experiment is None or isinstance(experiment, str):
+        return experiment
+    name = getattr(experiment, "name", None)
+    if isinstance(name, str):
+        return name
+    raise TypeError(f"experiment= takes an experiment name (or a TracerSession); got {experiment!r}")
+
+
+def _check_arguments(options: _Options) -> None:
+    experiment = _experiment_name_of(options.experiment)
     if experiment is not None and not experiment.strip():
         raise ValueError("experiment= must be a non-empty name (or None to generate one)")
-    if not isinstance(num_repetitions, int) or num_repetitions < 1:
-        raise ValueError(f"num_repetitions must be a positive integer, got {num_repetitions!r}")
-    if error_handling not in ("log", "ignore", "raise"):
+    repetitions = options.num_repetitions
+    if not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
+        raise ValueError(f"num_repetitions must be a positive integer, got {repetitions!r}")
+    if options.error_handling not in ("log", "ignore", "raise"):
         raise ValueError(
             f"error_handling must be 'log' (or LangSmith's 'ignore', the same here) or 'raise', "
-            f"got {error_handling!r}"
+            f"got {options.error_handling!r}"
         )
-    if resume and not experiment:
+    if options.resume and not experiment:
         raise ValueError("resume=True needs experiment='<name>' naming the experiment to resume")
+    if options.resume and not options.upload_results:
+        raise ValueError("resume=True continues a stored experiment; it cannot go with upload_results=False")
+    if options.metadata is not None and not isinstance(options.metadata, dict):
+        raise TypeError(f"metadata= takes a dict, got {type(options.metadata).__name__}")
 
 
-def _resolve(data: Any, resume_name: str | None, store: Store) -> ResolvedData:
+def _resolve(data: Any, resume_name: str | None, user_store: Store, store: Store) -> ResolvedData:
     if data is None and resume_name:
-        stored = store.get_experiment(name=resume_name)
+        stored = user_store.get_experiment(name=resume_name)
         if stored is not None and stored.dataset_id is not None:
-            dataset = store.get_dataset(id=stored.dataset_id)
+            dataset = user_store.get_dataset(id=stored.dataset_id)
             if dataset is not None:
                 version = stored.dataset_version
-                count = store.count_examples(dataset.id, version=version)
+                count = user_store.count_examples(dataset.id, version=version)
                 return ResolvedData(dataset, version or 0, count)
     if data is None:
         raise ValueError("data= is required: a dataset name or id, a Dataset, a file path, or a list")
+    if store is not user_store and _names_stored_dataset(data):
+        return resolve_data(data, user_store)  # read the user's dataset; write nothing there
     return resolve_data(data, store)
+
+
+def _names_stored_dataset(data: Any) -> bool:
+    from pathlib import Path
+
+    from assay.evaluation._data import FILE_SUFFIXES
+    from assay.schemas import Dataset
+
+    if isinstance(data, (Dataset, uuid.UUID)):
+        return True
+    return isinstance(data, str) and not data.lower().endswith(FILE_SUFFIXES) and not isinstance(data, Path)
 
 
 def _concurrency(max_concurrency: int | None) -> int:

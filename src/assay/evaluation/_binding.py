@@ -23,7 +23,9 @@ from assay.evaluation._returns import normalize_returned
 from assay.evaluation.metric import MetricInfo, declaration_of
 from assay.schemas import EvaluationResult, Example, Run
 
-ROW_PARAMETERS = ("run", "example", "inputs", "outputs", "reference_outputs", "metadata")
+ROW_PARAMETERS = (
+    "run", "example", "inputs", "outputs", "reference_outputs", "metadata", "attachments",
+)
 # A function taking any of these sees what the target produced, so by default it is not
 # called when the target failed (its result is skipped); ``@assay.metric(needs_outputs=False)``
 # opts in.
@@ -82,7 +84,11 @@ def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str
     named = [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     known = [p.name for p in named if p.name in accepted]
     positional_kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if not known and not pass_all and len(named) == 2 and all(p.kind in positional_kinds for p in named):
+    positional = [p for p in named if p.kind in positional_kinds]
+    # LangSmith's legacy form: two positional parameters of any names (run, example),
+    # plus keyword-only options with defaults, e.g. ``def ev(r, e, *, threshold=0.5)``.
+    options_only = all(p.kind is p.KEYWORD_ONLY and p.default is not p.empty for p in named[2:])
+    if not known and len(positional) == 2 and named[:2] == positional and options_only:
         return _Binder(names=legacy, positional=True, pass_all=False)
     positional_only = [p.name for p in named if p.kind is p.POSITIONAL_ONLY and p.name in accepted]
     if positional_only:
@@ -201,6 +207,7 @@ _ROW_GETTERS: dict[str, Callable[[Run, Example], Any]] = {
     "outputs": lambda run, example: run.outputs or {},
     "reference_outputs": lambda run, example: example.outputs or {},
     "metadata": lambda run, example: example.metadata or {},
+    "attachments": lambda run, example: example.attachments or {},
 }
 
 

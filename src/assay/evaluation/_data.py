@@ -9,6 +9,7 @@ same example ids), so every experiment points at examples that exist and resume 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import json
 import uuid
@@ -22,7 +23,7 @@ from assay.schemas import Dataset, Example
 from assay.store.base import Store
 
 _NAMESPACE = uuid.UUID("5d1f5b7e-8a7c-4f43-9a55-3c0b4f1a7a11")
-_EXAMPLE_FIELDS = {"id", "inputs", "outputs", "metadata"}
+_EXAMPLE_FIELDS = {"id", "inputs", "outputs", "metadata", "attachments"}
 FILE_SUFFIXES = (".jsonl", ".json", ".csv")
 
 
@@ -37,9 +38,20 @@ class ResolvedData:
     dataset: Dataset
     version: int
     count: int
+    attachments: dict[uuid.UUID, Any] = dataclasses.field(default_factory=dict)
+    """Given with inline data for this run only (file readers, bytes): never stored."""
 
     def examples(self, store: Store) -> Iterator[Example]:
-        return store.iter_examples(self.dataset.id, version=self.version)
+        examples = store.iter_examples(self.dataset.id, version=self.version)
+        if not self.attachments:
+            return examples
+        return (self._attach(example) for example in examples)
+
+    def _attach(self, example: Example) -> Example:
+        given = self.attachments.get(example.id)
+        if given is not None:
+            example.attachments = given
+        return example
 
 
 def resolve_data(data: Any, store: Store) -> ResolvedData:
@@ -85,7 +97,8 @@ def _stored(store: Store, dataset: Dataset | None, label: str) -> ResolvedData:
 def _inline(store: Store, records: list[dict[str, Any]], name_hint: str) -> ResolvedData:
     if not records:
         raise DataError("data holds no examples")
-    canonical = json.dumps(records, sort_keys=True, default=str, ensure_ascii=True)
+    stored_part = [{k: v for k, v in record.items() if k != "attachments"} for record in records]
+    canonical = json.dumps(stored_part, sort_keys=True, default=str, ensure_ascii=True)
     digest = hashlib.sha256(canonical.encode()).hexdigest()
     name = f"{name_hint}-{digest[:12]}"
     dataset = store.get_dataset(name=name)
@@ -95,7 +108,16 @@ def _inline(store: Store, records: list[dict[str, Any]], name_hint: str) -> Reso
         store.add_examples(dataset.id, examples)
         dataset = store.get_dataset(id=dataset.id)
         assert dataset is not None
-    return _stored(store, dataset, repr(name))
+    return _with_attachments(_stored(store, dataset, repr(name)), records, digest)
+
+
+def _with_attachments(resolved: ResolvedData, records: list[dict[str, Any]], digest: str) -> ResolvedData:
+    """Attachments (file readers, bytes) are not stored: hand the given ones to this run."""
+    given = {
+        _example(record, digest, i, resolved.dataset.id).id: record["attachments"]
+        for i, record in enumerate(records) if record.get("attachments")
+    }
+    return dataclasses.replace(resolved, attachments=given) if given else resolved
 
 
 def _example(record: dict[str, Any], digest: str, index: int, dataset_id: uuid.UUID) -> Example:
@@ -120,7 +142,8 @@ def _parse_id(text: str) -> uuid.UUID:
 def _coerce(item: Any, where: str) -> dict[str, Any]:
     """An Example or dict as a plain record ``{"inputs", "outputs", "metadata", "id"?}``."""
     if isinstance(item, Example):
-        return {"id": item.id, "inputs": item.inputs, "outputs": item.outputs, "metadata": item.metadata}
+        record = {"id": item.id, "inputs": item.inputs, "outputs": item.outputs, "metadata": item.metadata}
+        return {**record, "attachments": item.attachments} if item.attachments else record
     if not isinstance(item, dict):
         raise DataError(f"{where}: expected an Example or a dict, got {type(item).__name__}")
     if "inputs" not in item:

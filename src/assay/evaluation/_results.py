@@ -8,14 +8,17 @@ any sequence of ``ExperimentRow`` (stored rows, or a plain list).
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from functools import cached_property
 from typing import Any, overload
 
 from assay._metric import Direction
 from assay.errors import require_extra
 from assay.evaluation._stats import MetricAggregate
+from assay.evaluation._stream import RowStream
 from assay.evaluation._tally import Tally, tally_of_stored, tally_row
 from assay.schemas import EvaluationResult, EvaluationResults
 from assay.store.base import Store
@@ -23,7 +26,12 @@ from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 
 
 class ExperimentResults:
-    """Iterate rows ``{"run", "example", "evaluation_results"}``; read aggregates and summaries."""
+    """Iterate rows ``{"run", "example", "evaluation_results"}``; read aggregates and summaries.
+
+    From ``evaluate(..., blocking=False)`` the rows arrive while the experiment runs:
+    iterating yields each as it finishes; ``wait()`` blocks until the end; everything
+    else (``rows``, ``summary_results``, ``aggregate``) waits for the end first.
+    """
 
     def __init__(
         self,
@@ -34,33 +42,101 @@ class ExperimentResults:
         *,
         stats: ExperimentStats | None = None,
         store: Store | None = None,
+        stream: RowStream | None = None,
     ) -> None:
         self.experiment = experiment
-        self._rows = rows
+        self._final_rows = rows
         self._summary = summary_results
         self.store_url = store_url
         self._stats = stats
         self._store = store  # rows are read from it; None when the rows were given
+        self._stream = stream
+        self._thread: threading.Thread | None = None
 
     @property
     def id(self) -> uuid.UUID:
         return self.experiment.id
 
     @property
+    def experiment_id(self) -> uuid.UUID:
+        return self.experiment.id
+
+    @property
     def experiment_name(self) -> str:
         return self.experiment.name
+
+    def get_dataset_id(self) -> str:
+        """The id of the dataset the experiment ran on (LangSmith's)."""
+        return str(self.experiment.dataset_id)
+
+    @property
+    def url(self) -> str | None:
+        """LangSmith's web address of the experiment; assay's is ``assay ui`` (none here)."""
+        return None
+
+    comparison_url = url
+
+    # The one way in to the rows: every reader below goes through _rows().
+    def _rows(self) -> Sequence[ExperimentRow]:
+        self._settle()
+        return self._final_rows
 
     @property
     def rows(self) -> list[ExperimentRow]:
         """Every row as records, in data order (reads them all: prefer iterating)."""
-        return list(self._rows)
+        return list(self._rows())
+
+    def _settle(self) -> None:
+        """Wait for a streaming experiment to end, then take its outcome (or its error)."""
+        stream = self._stream
+        if stream is None:
+            return
+        stream.wait()
+        if self._thread is not None:
+            self._thread.join()
+        self._take(stream)
+
+    def _take(self, stream: RowStream) -> None:
+        if stream.error is not None:
+            raise stream.error
+        if stream.outcome is not None:
+            self.experiment = stream.outcome.record
+            self._final_rows = stream.outcome.rows
+            self._summary = stream.outcome.summary
+            self._stats = stream.outcome.stats
+        self._stream = None
+
+    def wait(self) -> None:
+        """Block until every row is done and the summaries are computed (LangSmith's)."""
+        self._settle()
+
+    @property
+    def done(self) -> bool:
+        return self._stream is None or self._stream.done
 
     def __len__(self) -> int:
-        return len(self._rows)
+        """Rows finished so far (all of them once done)."""
+        if self._stream is not None and not self._stream.ended_well:
+            return self._stream.arrived
+        return len(self._rows())
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for row in self._rows:
-            yield _as_dict(row)
+        stream = self._stream
+        if stream is not None and not stream.ended_well:
+            yield from map(_row_dict, stream)  # in the order rows finish
+            self._take(stream)  # raises what stopped the experiment, after its rows
+            return
+        yield from map(_row_dict, self._rows())
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        stream = self._stream
+        if stream is not None and not stream.ended_well:
+            async for row in stream.aiter():
+                yield _row_dict(row)
+            self._take(stream)
+            return
+        for row in self._rows():
+            yield _row_dict(row)
 
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
@@ -71,15 +147,17 @@ class ExperimentResults:
     def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        return _as_dict(self._rows[index])
+        return _row_dict(self._rows()[index])
 
     @property
     def summary_results(self) -> EvaluationResults:
+        self._settle()
         return EvaluationResults(results=self._summary)
 
     @property
     def stats(self) -> ExperimentStats:
         """Counts and per-metric figures: stored ones when exact, else from the rows."""
+        self._settle()
         if self._stats is not None and self._stats.final and self._stats.metrics is not None:
             return self._stats
         return self._tally.stats(final=False)
@@ -91,9 +169,18 @@ class ExperimentResults:
         if self._store is not None:
             return tally_of_stored(self._store.iter_scores(self.experiment.id))
         tally = Tally()
-        for row in self._rows:
+        for row in self._rows():
             tally.add(tally_row(row))
         return tally
+
+    @property
+    def _summary_results(self) -> dict[str, Any]:
+        """LangSmith's (private, but widely used) ``results._summary_results["results"]``."""
+        return self.get_summary_scores()
+
+    def get_summary_scores(self) -> dict[str, Any]:
+        """Summary results as ``{"results": [...]}``, LangSmith's shape."""
+        return {"results": list(self.summary_results.results)}
 
     @cached_property
     def aggregate(self) -> dict[str, MetricAggregate]:
@@ -116,12 +203,37 @@ class ExperimentResults:
 
         return compare(self, other, client=self._store, cluster_by=cluster_by)
 
-    def to_pandas(self) -> Any:
+    def to_pandas(self, start: int | None = 0, end: int | None = None) -> Any:
+        """One line per row (``rows[start:end]``), LangSmith's columns: ``inputs.*``,
+        ``outputs.*``, ``error``, ``reference.*``, ``feedback.*`` (score, else value),
+        ``execution_time`` (seconds), ``example_id``, ``id`` (the run's)."""
         pd = require_extra("pandas", "pandas", feature="to_pandas()")
-        return pd.DataFrame([_flat_row(row) for row in self._rows])
+        return pd.DataFrame([_flat_row(row) for row in self._rows()[start:end]])
 
     def __repr__(self) -> str:
+        if not self.done:
+            return f"<ExperimentResults {self.experiment_name!r}: running>"
         return f"<ExperimentResults {self.experiment_name!r}: {len(self)} rows>"
+
+
+class AsyncExperimentResults(ExperimentResults):
+    """What ``aevaluate`` returns: also ``async for row in results`` and ``await results.wait()``."""
+
+    task: asyncio.Future[None] | None = None  # with blocking=False: the experiment running
+
+    async def wait(self) -> None:  # type: ignore[override]
+        stream = self._stream
+        if stream is not None:
+            await stream.wait_async()
+            self._take(stream)
+
+    def _settle(self) -> None:
+        if self._stream is not None and not self._stream.done:
+            raise RuntimeError(
+                "this aevaluate() experiment is still running: `await results.wait()` (or "
+                "`async for row in results`) before reading rows, summaries or aggregates"
+            )
+        super()._settle()
 
 
 def _aggregate_of(m: MetricStats) -> MetricAggregate:
@@ -132,20 +244,21 @@ def _aggregate_of(m: MetricStats) -> MetricAggregate:
     )
 
 
-def _as_dict(row: ExperimentRow) -> dict[str, Any]:
+def _row_dict(row: ExperimentRow) -> dict[str, Any]:
     return {"run": row.run, "example": row.example, "evaluation_results": {"results": row.results}}
 
 
 def _flat_row(row: ExperimentRow) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "example_id": str(row.example.id),
-        "repetition": row.repetition,
-        "error": row.run.error,
-        "execution_time": (row.run.latency_ms or 0.0) / 1000.0,
-    }
-    record.update({f"inputs.{k}": v for k, v in row.example.inputs.items()})
-    record.update({f"outputs.{k}": v for k, v in (row.run.outputs or {}).items()})
-    record.update({f"reference.{k}": v for k, v in (row.example.outputs or {}).items()})
+    run, example = row.run, row.example
+    record: dict[str, Any] = {f"inputs.{k}": v for k, v in (example.inputs or {}).items()}
+    record.update({f"outputs.{k}": v for k, v in (run.outputs or {}).items()})
+    record["error"] = run.error
+    record.update({f"reference.{k}": v for k, v in (example.outputs or {}).items()})
     for result in row.results:
-        record[f"feedback.{result.key}"] = result.score if result.error is None else None
+        record[f"feedback.{result.key}"] = result.score if result.score is not None else result.value
+    record["execution_time"] = (
+        (run.end_time - run.start_time).total_seconds() if run.end_time else None
+    )
+    record["example_id"] = run.reference_example_id
+    record["id"] = run.id
     return record

@@ -81,9 +81,16 @@ def _normalize_many(items: Any, default_key: str) -> list[EvaluationResult]:
 
 
 def _from_scalar(raw: Any, key: str, run_id: uuid.UUID | None) -> EvaluationResult:
-    if isinstance(raw, bool):
+    kind = type(raw)
+    if kind is bool or kind is int:  # 3 stays 3, as in LangSmith
         return _scored(key, raw, None, run_id)
-    if type(raw) in (int, float) or isinstance(raw, numbers.Real):
+    if kind is float:
+        return _scored(key, _finite(raw, key), None, run_id)
+    if isinstance(raw, bool):
+        return _scored(key, bool(raw), None, run_id)
+    if isinstance(raw, numbers.Integral):
+        return _scored(key, int(raw), None, run_id)
+    if isinstance(raw, numbers.Real):
         return _scored(key, _finite(float(raw), key), None, run_id)
     if isinstance(raw, str):
         return _scored(key, None, raw, run_id)
@@ -104,9 +111,16 @@ def _from_dict(raw: dict[str, Any], default_key: str) -> EvaluationResult:
     if extra:
         fields["metadata"] = {**extra, **(fields.get("metadata") or {})}
     score = fields["score"] = _plain(fields.get("score"))
-    if isinstance(score, numbers.Real) and not isinstance(score, bool):
+    kind = type(score)
+    if kind is float:
+        fields["score"] = _finite(score, str(key))
+    elif kind is int or kind is bool or score is None or isinstance(score, bool):
+        pass  # an integer stays one, as in LangSmith
+    elif isinstance(score, numbers.Integral):
+        fields["score"] = int(score)
+    elif isinstance(score, numbers.Real):
         fields["score"] = _finite(float(score), str(key))
-    elif score is not None and not isinstance(score, bool):
+    else:
         raise EvaluatorReturnError(
             f"evaluator {key!r} returned score={score!r} ({type(score).__name__}); "
             "a score must be a bool or a number"

@@ -53,6 +53,7 @@ class RowFeed:
         self._rows = self._plan(examples, repetitions, done)
         self._lock = threading.Lock()
         self._stopped = False
+        self.total = total
         self.remaining = total - len(done)
 
     @staticmethod

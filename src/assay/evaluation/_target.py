@@ -13,8 +13,11 @@ from assay._ids import new_id
 from assay._traceback import format_traceback
 from assay.errors import AssayError
 from assay.evaluation._binding import _callable_name, _is_async_callable
-from assay.schemas import Example, Run, utcnow
+from assay.schemas import Example, Run, dotted_order_of, utcnow
 from assay.tracing import reset_current_run, set_current_run
+
+# What a target may take, by parameter name, in LangSmith's order.
+TARGET_ARGUMENTS = ("inputs", "attachments", "metadata")
 
 
 class TargetError(AssayError, TypeError):
@@ -27,12 +30,19 @@ class Target:
     def __init__(self, target: Any) -> None:
         self.fn, self.is_async = _callable_of(target)
         self.name = _callable_name(target)
+        self.arguments: tuple[str, ...] = ("inputs",)
+        self.session_id: uuid.UUID | None = None  # the experiment's id, once it is open
+
+    def _call(self, example: Example) -> Any:
+        if self.arguments == ("inputs",):  # the common case, kept cheap
+            return self.fn(example.inputs)
+        return self.fn(*[_argument(example, name) for name in self.arguments])
 
     def run_sync(self, example: Example, repetition: int) -> Run:
-        frame = _RootFrame()
+        frame = _RootFrame(self.name, example.inputs, self.session_id)
         token = set_current_run(frame)
         try:
-            outputs, error = _as_outputs(self.fn(example.inputs)), None
+            outputs, error = _as_outputs(self._call(example)), None
         except (Exception, SystemExit) as exc:  # failures are data; sys.exit() in a target too
             outputs, error = None, exc
         finally:
@@ -40,10 +50,10 @@ class Target:
         return self._run(frame, example, repetition, outputs, error)
 
     async def run_async(self, example: Example, repetition: int) -> Run:
-        frame = _RootFrame()
+        frame = _RootFrame(self.name, example.inputs, self.session_id)
         token = set_current_run(frame)
         try:
-            outputs, error = _as_outputs(await self.fn(example.inputs)), None
+            outputs, error = _as_outputs(await self._call(example)), None
         except (Exception, SystemExit) as exc:  # failures are data; sys.exit() in a target too
             outputs, error = None, exc
         finally:
@@ -59,38 +69,110 @@ class Target:
         extra: dict[str, Any] = {"repetition": repetition}
         if error is not None:
             extra["traceback"] = format_traceback(error)
+        tags: list[str] | None = None
+        if frame.tree is not None:  # the target called get_current_run_tree() and edited it
+            extra.update({k: v for k, v in frame.tree.extra.items() if k != "repetition"})
+            tags = list(frame.tree.tags)
+            if tags:
+                extra["tags"] = tags  # the store keeps a root run's tags in its extra
+            if frame.tree.outputs and outputs is not None:
+                outputs = {**frame.tree.outputs, **outputs}
         return Run(
             id=frame.id, trace_id=frame.id, name=self.name, run_type="chain",
             inputs=example.inputs, outputs=outputs,
             error=None if error is None else f"{type(error).__name__}: {error}",
             start_time=frame.start_time, end_time=utcnow(), child_runs=frame.child_runs,
-            extra=extra, reference_example_id=example.id,
+            extra=extra, reference_example_id=example.id, tags=tags,
+            dotted_order=frame.order, session_id=self.session_id,
         )
 
     def check_signature(self) -> None:
-        """Fail before the first row when the target cannot take the inputs dict."""
+        """Fail before the first row when the target cannot be called as LangSmith calls it:
+        ``(inputs)``, or up to three positional parameters named ``inputs``,
+        ``attachments``, ``metadata`` (in any order)."""
         try:
-            inspect.signature(self.fn).bind({})
-        except TypeError as exc:
-            raise TargetError(
-                f"target {self.name!r} must take one positional argument, the example's inputs "
-                f"dict: {self.name}{inspect.signature(self.fn)} ({exc})"
-            ) from None
-        except ValueError:
-            pass  # a builtin without a readable signature: find out at call time
+            signature = inspect.signature(self.fn)
+        except (TypeError, ValueError):
+            return  # a builtin without a readable signature: find out at call time
+        self.arguments = target_arguments(self.name, signature)
 
 
-@dataclass
+def target_arguments(name: str, signature: inspect.Signature) -> tuple[str, ...]:
+    """Which of the example's parts the target takes, in its parameter order."""
+    params = list(signature.parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    unbindable = [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
+    where = f"target {name!r} has the signature {name}{signature}"
+    if not positional and not any(p.kind is p.VAR_POSITIONAL for p in params):
+        raise TargetError(f"{where}: it must take one positional argument, the example's inputs dict")
+    if unbindable:
+        raise TargetError(f"{where}: keyword-only parameters {unbindable} need defaults")
+    if len(required) > len(TARGET_ARGUMENTS):
+        raise TargetError(f"{where}: at most three parameters without defaults: (inputs, attachments, metadata)")
+    odd = [p.name for p in required if p.name not in TARGET_ARGUMENTS]
+    if len(required) > 1 and odd:
+        raise TargetError(
+            f"{where}: with several parameters without defaults, each must be named 'inputs', "
+            f"'attachments' or 'metadata'; {odd} is not"
+        )
+    names = []
+    for parameter in positional[:3]:
+        if parameter.name not in TARGET_ARGUMENTS:
+            break
+        names.append(parameter.name)
+    return tuple(names) or ("inputs",)
+
+
+def _argument(example: Example, name: str) -> Any:
+    if name == "inputs":
+        return example.inputs
+    if name == "attachments":
+        return example.attachments or {}
+    return example.metadata or {}
+
+
+@dataclass(slots=True)
 class _RootFrame:
-    """Stands in for the root run while the target runs, collecting traced child runs."""
+    """Stands in for the root run while the target runs, collecting traced child runs.
 
+    Cheaper than a RunTree per row; ``get_current_run_tree()`` asks for one (``as_run_tree``)
+    only when the target wants it."""
+
+    name: str
+    inputs: dict[str, Any]
+    session_id: uuid.UUID | None = None
     id: uuid.UUID = field(default_factory=new_id)
     start_time: datetime = field(default_factory=utcnow)
     child_runs: list[Run] = field(default_factory=list)
+    tree: Any | None = None
+    session_name: str = "default"
+    order: str | None = None
 
     @property
     def trace_id(self) -> uuid.UUID:
         return self.id
+
+    @property
+    def dotted_order(self) -> str:
+        """Computed when a traced child first needs it: most rows never do, and it costs
+        as much as the rest of the row's bookkeeping."""
+        if self.order is None:
+            self.order = dotted_order_of(self.start_time, self.id, None)
+        return self.order
+
+    def as_run_tree(self) -> Any:
+        """The row's root run as a RunTree sharing this frame's children."""
+        if self.tree is None:
+            from assay.tracing.run_tree import RunTree
+
+            self.tree = RunTree(
+                id=self.id, trace_id=self.id, name=self.name, inputs=self.inputs,
+                start_time=self.start_time, dotted_order=self.dotted_order,
+                session_id=self.session_id,
+            )
+            self.tree.child_runs = self.child_runs  # shared, not copied by validation
+        return self.tree
 
 
 def _callable_of(target: Any) -> tuple[Callable[..., Any], bool]:

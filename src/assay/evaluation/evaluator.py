@@ -13,9 +13,14 @@ from typing import Any
 from assay._aio import run_coroutine
 from assay.evaluation._base import BaseEvaluator, EvaluatorOutput, RunEvaluator
 from assay.evaluation._binding import bind_row_evaluator
-from assay.schemas import Example, Run
+from assay.evaluation._comparison import DynamicComparisonRunEvaluator, comparison_evaluator
+from assay.schemas import ComparisonEvaluationResult, EvaluationResult, EvaluationResults, Example, Run
 
-__all__ = ["BaseEvaluator", "DynamicRunEvaluator", "EvaluatorOutput", "RunEvaluator", "run_evaluator"]
+__all__ = [
+    "BaseEvaluator", "ComparisonEvaluationResult", "DynamicComparisonRunEvaluator",
+    "DynamicRunEvaluator", "EvaluationResult", "EvaluationResults", "EvaluatorOutput",
+    "RunEvaluator", "comparison_evaluator", "run_evaluator",
+]
 
 
 class DynamicRunEvaluator(BaseEvaluator):

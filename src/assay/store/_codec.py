@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from assay.schemas import EvaluationResult, Example, Run
+from assay.schemas import EvaluationResult, Example, Run, dotted_order_of
 from assay.store._json import dumps, loads
 
 
@@ -53,8 +53,17 @@ def result_row(experiment_id: str, run_id: str, result: EvaluationResult) -> tup
         experiment_id, run_id, result.key, score_column(result),
         dumps(result.value), result.feedback, result.comment, dumps(result.correction),
         dumps(result.metadata or None), dumps(result.evaluator_info or None), result.error,
-        "bool" if isinstance(result.score, bool) else None,
+        score_kind(result.score),
     )
+
+
+def score_kind(score: Any) -> str | None:
+    """What the REAL score column cannot say by itself: the score was a bool, or an int."""
+    if isinstance(score, bool):
+        return "bool"
+    if isinstance(score, int) and abs(score) <= 2**53:  # exact as a float, so exact back
+        return "int"
+    return None
 
 
 RESULT_COLUMNS = (
@@ -66,8 +75,11 @@ RESULT_COLUMNS = (
 def result_from(row: Any) -> EvaluationResult:
     columns = row.keys()
     score = row["score"]
-    if score is not None and "score_kind" in columns and row["score_kind"] == "bool":
+    kind = row["score_kind"] if score is not None and "score_kind" in columns else None
+    if kind == "bool":
         score = bool(score)
+    elif kind == "int":
+        score = int(score)
     return EvaluationResult(
         key=row["key"], score=score, value=loads(row["value"]), feedback=row["feedback"],
         comment=row["comment"],
@@ -80,11 +92,17 @@ def result_from(row: Any) -> EvaluationResult:
 
 def run_from(row: Any) -> Run:
     children = loads(row["child_runs"]) or []
+    extra = loads(row["extra"]) or {}
+    start = parse_required_ts(row["start_time"])
     return Run(
         id=uuid.UUID(row["id"]), name=row["name"], run_type=row["run_type"], inputs=loads(row["inputs"]) or {}, outputs=loads(row["outputs"]), error=row["error"],
-        start_time=parse_required_ts(row["start_time"]), end_time=parse_ts(row["end_time"]),
+        start_time=start, end_time=parse_ts(row["end_time"]),
         child_runs=[Run.model_validate(child) for child in children],
-        extra=loads(row["extra"]) or {}, reference_example_id=uuid.UUID(row["example_id"]),
+        extra=extra, reference_example_id=uuid.UUID(row["example_id"]),
+        tags=list(extra["tags"]) if extra.get("tags") else None,
+        trace_id=uuid.UUID(row["id"]),  # a root run starts its trace
+        session_id=uuid.UUID(row["experiment_id"]),  # LangSmith's project: the experiment
+        dotted_order=dotted_order_of(start, row["id"], None),
     )
 
 

@@ -154,8 +154,27 @@ MIGRATIONS: list[str] = [
     UPDATE runs SET failed = (error IS NOT NULL OR EXISTS (SELECT 1 FROM results r
         WHERE r.run_id = runs.id AND (r.error IS NOT NULL OR r.score < 1)));
     CREATE INDEX runs_by_failed ON runs (experiment_id, failed, position, repetition);
-    -- 'bool' when the score was a boolean: the REAL column alone reads True back as 1.0.
+    -- 'bool' or 'int' when the score was one: the REAL column alone reads True back as 1.0.
     ALTER TABLE results ADD COLUMN score_kind TEXT;
+    """,
+    # Feedback on runs from people or programs (Client.create_feedback), apart from the
+    # evaluators' results. ``score`` has no declared type, so an integer stays one.
+    """
+    CREATE TABLE feedback (
+        id TEXT PRIMARY KEY,
+        run_id TEXT,
+        trace_id TEXT,
+        experiment_id TEXT,
+        key TEXT NOT NULL,
+        score,
+        value TEXT,
+        comment TEXT,
+        correction TEXT,
+        feedback_source TEXT,
+        extra TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX feedback_by_run ON feedback (run_id);
     """,
 ]
 

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from assay.schemas import Dataset, EvaluationResult, Example
+from assay.schemas import Dataset, EvaluationResult, Example, Feedback, Run
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
 
 RowKey = tuple[int, int]
@@ -178,6 +178,20 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def list_comparisons(self, name: str) -> list[ComparisonRecord]: ...
+
+    # feedback on runs (Client.create_feedback) and run look-ups
+    @abc.abstractmethod
+    def add_feedback(self, feedback: Feedback) -> None: ...
+
+    @abc.abstractmethod
+    def list_feedback(
+        self, run_ids: Sequence[uuid.UUID] | None = None, keys: Sequence[str] | None = None
+    ) -> list[Feedback]:
+        """Created feedback, then evaluator results as feedback, on the given runs."""
+
+    @abc.abstractmethod
+    def find_run(self, run_id: uuid.UUID) -> tuple[uuid.UUID, Run] | None:
+        """(experiment id, root run) for a stored run or one of its child runs."""
 
     # content-addressed cache
     @abc.abstractmethod

@@ -15,6 +15,7 @@ from assay.store import _codec as codec
 from assay.store import _sqlite_rows as rows
 from assay.store._json import dumps, loads
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+from assay.store._sqlite_feedback import SQLiteFeedback
 from assay.store.base import Store
 from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
@@ -24,7 +25,7 @@ _PAGE = 2000
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(Store):
+class SQLiteStore(SQLiteFeedback, Store):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         if self.path == ":memory:":

@@ -128,6 +128,18 @@ class ResultView(BaseModel):
     error: str | None = None
 
 
+class FeedbackView(BaseModel):
+    """Feedback a person or a program left on a run (``Client.create_feedback``)."""
+
+    key: str
+    score: float | int | bool | None = None
+    value: Any = None
+    comment: str | None = None
+    correction: Any = None
+    source: Any = None
+    created_at: str | None = None
+
+
 class LatencyStat(BaseModel):
     mean_ms: float | None = None
     max_ms: float | None = None
@@ -221,6 +233,7 @@ class RowDetail(BaseModel):
     error: str | None = None
     run: RunNode
     results: list[ResultView]
+    feedback: list[FeedbackView] = Field(default_factory=list)
     previous_run_id: str | None = None
     next_run_id: str | None = None
 

@@ -15,6 +15,7 @@ from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest, NotFound
 from assay.ui.models import (
     ExperimentSummary,
+    FeedbackView,
     ResultView,
     RowDetail,
     RowFilter,
@@ -260,6 +261,7 @@ def row_detail(db: ReadOnlyDatabase, experiment: ExperimentSummary, run_id: str)
         error=run["error"],
         run=run_tree(run),
         results=results_of(db, run_id),
+        feedback=feedback_of(db, run_id),
         previous_run_id=previous_id,
         next_run_id=next_id,
     )
@@ -279,6 +281,20 @@ def results_of(db: ReadOnlyDatabase, run_id: str) -> list[ResultView]:
             error=row["error"],
         )
         for row in db.query("SELECT * FROM results WHERE run_id = ? ORDER BY pk", (run_id,))
+    ]
+
+
+def feedback_of(db: ReadOnlyDatabase, run_id: str) -> list[FeedbackView]:
+    """Feedback on the run (none in a store made before feedback existed)."""
+    if db.query_one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'feedback'") is None:
+        return []
+    return [
+        FeedbackView(
+            key=row["key"], score=row["score"], value=loads(row["value"]), comment=row["comment"],
+            correction=loads(row["correction"]), source=loads(row["feedback_source"]),
+            created_at=row["created_at"],
+        )
+        for row in db.query("SELECT * FROM feedback WHERE run_id = ? ORDER BY created_at", (run_id,))
     ]
 
 

@@ -1,0 +1,5 @@
+"""LangSmith's ``langsmith.run_trees`` path: ``RunTree``."""
+
+from assay.tracing.run_tree import RunTree
+
+__all__ = ["RunTree"]

@@ -1,0 +1,312 @@
+"""``@traceable``: record each call of a function as a run, nested under the current one.
+
+Accepts LangSmith's forms: ``@traceable``, ``@traceable("llm")``, ``@traceable(run_type=...,
+name=..., metadata=..., tags=..., process_inputs=..., process_outputs=..., reduce_fn=...)``,
+and per call ``fn(..., langsmith_extra={...})``. A traced generator records what it
+yielded, not the generator object.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+from assay.tracing._context import current_parent, current_settings, reset_current_run, set_current_run
+from assay.tracing.run_tree import RunTree
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+RUN_TYPES = frozenset({"tool", "chain", "llm", "retriever", "embedding", "prompt", "parser"})
+_EXTRA_KEYS = frozenset(
+    {
+        "name",
+        "metadata",
+        "tags",
+        "run_id",
+        "parent",
+        "run_tree",
+        "project_name",
+        "reference_example_id",
+        "on_end",
+        "client",
+        "run_extra",
+        "attachments",
+        "invocation_params_fn",
+    }
+)
+
+
+@dataclass(frozen=True)
+class _Config:
+    name: str
+    run_type: str
+    metadata: dict[str, Any]
+    tags: tuple[str, ...]
+    project_name: str | None
+    process_inputs: Callable[[dict[str, Any]], dict[str, Any]] | None
+    process_outputs: Callable[..., dict[str, Any]] | None
+    reduce_fn: Callable[[list[Any]], Any] | None
+
+
+def call_inputs(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The call's arguments by parameter name, defaults filled in, ``**kwargs`` flattened."""
+    try:
+        bound = signature.bind_partial(*args, **kwargs)
+    except TypeError:
+        return {"args": list(args), **kwargs}
+    bound.apply_defaults()
+    arguments = dict(bound.arguments)
+    for receiver in ("self", "cls"):  # a method's object is not an input worth recording
+        arguments.pop(receiver, None)
+    for name, parameter in signature.parameters.items():
+        if parameter.kind is parameter.VAR_KEYWORD and isinstance(arguments.get(name), dict):
+            arguments.update(arguments.pop(name))
+    return arguments
+
+
+def as_outputs(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {"output": value}
+
+
+class _Call:
+    """One traced call: starts the run, makes it current, and ends it."""
+
+    def __init__(
+        self,
+        config: _Config,
+        signature: inspect.Signature,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        extra: dict[str, Any],
+    ) -> None:
+        self.on_end = extra.get("on_end")
+        self.config = config
+        self.run = _start(config, call_inputs(signature, args, kwargs), extra)
+        self._token = set_current_run(self.run) if self.run is not None else None
+
+    def finish(self, result: Any = None, error: BaseException | None = None) -> None:
+        if self._token is not None:
+            reset_current_run(self._token)
+            self._token = None
+        run = self.run
+        if run is None:
+            return
+        if error is not None:
+            run.end(error=f"{type(error).__name__}: {error}")
+        else:
+            process = self.config.process_outputs
+            run.end(outputs=process(result) if process else as_outputs(result))
+        if callable(self.on_end):
+            self.on_end(run)
+
+    def suspend(self) -> None:
+        """A generator hands control back to its caller: its run is no longer current."""
+        if self._token is not None:
+            reset_current_run(self._token)
+            self._token = None
+
+    def resume(self) -> None:
+        if self.run is not None and self._token is None:
+            self._token = set_current_run(self.run)
+
+    def collected(self, items: list[Any]) -> Any:
+        return self.config.reduce_fn(items) if self.config.reduce_fn else items
+
+
+def _start(config: _Config, inputs: dict[str, Any], extra: dict[str, Any]) -> RunTree | None:
+    settings = current_settings()
+    if settings.enabled is False:
+        return None
+    unknown = set(extra) - _EXTRA_KEYS
+    if unknown:
+        raise TypeError(f"langsmith_extra has unknown keys {sorted(unknown)}; known: {sorted(_EXTRA_KEYS)}")
+    parent = extra.get("parent") or extra.get("run_tree") or current_parent()
+    metadata = {**settings.metadata, **config.metadata, **(extra.get("metadata") or {})}
+    run_extra = dict(extra.get("run_extra") or {})
+    if metadata:
+        run_extra["metadata"] = {**run_extra.get("metadata", {}), **metadata}
+    fields: dict[str, Any] = {
+        "name": extra.get("name") or config.name,
+        "run_type": config.run_type,
+        "inputs": config.process_inputs(inputs) if config.process_inputs else inputs,
+        "extra": run_extra,
+        "tags": [*settings.tags, *config.tags, *(extra.get("tags") or [])],
+        "parent_run": parent,
+        "reference_example_id": extra.get("reference_example_id"),
+        "session_name": extra.get("project_name")
+        or config.project_name
+        or settings.project_name
+        or getattr(parent, "session_name", None)
+        or "default",
+        "attachments": dict(extra.get("attachments") or {}),
+    }
+    if extra.get("run_id") is not None:
+        fields["id"] = extra["run_id"]
+    run = RunTree(**fields)
+    if parent is not None:
+        parent.child_runs.append(run)
+    return run
+
+
+def _pop_extra(kwargs: dict[str, Any]) -> dict[str, Any]:
+    extra = kwargs.pop("langsmith_extra", None) or {}
+    if not isinstance(extra, dict):
+        raise TypeError(f"langsmith_extra must be a dict, got {type(extra).__name__}")
+    return extra
+
+
+def _wrap(fn: Callable[..., Any], config: _Config) -> Callable[..., Any]:
+    signature = inspect.signature(fn)
+
+    if inspect.isasyncgenfunction(fn):
+
+        @functools.wraps(fn)
+        async def async_gen_wrapper(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            call = _Call(config, signature, args, kwargs, _pop_extra(kwargs))
+            items: list[Any] = []
+            try:
+                async for item in fn(*args, **kwargs):
+                    items.append(item)
+                    call.suspend()
+                    yield item
+                    call.resume()
+            except BaseException as exc:
+                call.finish(error=exc)
+                raise
+            call.finish(call.collected(items))
+
+        return async_gen_wrapper
+
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def gen_wrapper(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            call = _Call(config, signature, args, kwargs, _pop_extra(kwargs))
+            items: list[Any] = []
+            try:
+                for item in fn(*args, **kwargs):
+                    items.append(item)
+                    call.suspend()
+                    yield item
+                    call.resume()
+            except GeneratorExit:  # the caller stopped early: keep what was yielded
+                call.finish(call.collected(items))
+                raise
+            except BaseException as exc:
+                call.finish(error=exc)
+                raise
+            call.finish(call.collected(items))
+
+        return gen_wrapper
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            call = _Call(config, signature, args, kwargs, _pop_extra(kwargs))
+            try:
+                result = await fn(*args, **kwargs)
+            except BaseException as exc:
+                call.finish(error=exc)
+                raise
+            call.finish(result)
+            return result
+
+        return async_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        call = _Call(config, signature, args, kwargs, _pop_extra(kwargs))
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:
+            call.finish(error=exc)
+            raise
+        call.finish(result)
+        return result
+
+    return wrapper
+
+
+@overload
+def traceable(func: F) -> F: ...
+@overload
+def traceable(
+    run_type: str = "chain",
+    *,
+    name: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    tags: Sequence[str] | None = None,
+    project_name: str | None = None,
+    process_inputs: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    process_outputs: Callable[..., dict[str, Any]] | None = None,
+    reduce_fn: Callable[[list[Any]], Any] | None = None,
+    **ignored: Any,
+) -> Callable[[F], F]: ...
+
+
+def traceable(*args: Any, **kwargs: Any) -> Any:
+    """Decorate a function (sync, async, generator) so each call is recorded as a run.
+
+    ``@traceable``, ``@traceable("llm")`` and ``@traceable(run_type="llm", ...)`` all work;
+    LangSmith-only options (``client``, ``dangerously_allow_filesystem``) are accepted and
+    have nothing to do here.
+    """
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return _decorator("chain", {})(args[0])
+    if args and not isinstance(args[0], str):
+        raise TypeError(
+            f"traceable takes a run type string positionally, e.g. @traceable('llm'); got {args!r}"
+        )
+    if len(args) > 1:  # LangSmith warns and goes on; so does assay
+        warnings.warn(
+            f"traceable only accepts one positional argument, the run type; ignoring {args[1:]!r} "
+            "(pass name=... by keyword)",
+            UserWarning,
+            stacklevel=2,
+        )
+    run_type = args[0] if args else kwargs.pop("run_type", "chain")
+    if run_type not in RUN_TYPES:
+        warnings.warn(
+            f"unrecognized run_type {run_type!r}; the run types are {', '.join(sorted(RUN_TYPES))}. "
+            f"Did you mean @traceable(name={run_type!r})?",
+            UserWarning,
+            stacklevel=2,
+        )
+    return _decorator(run_type, kwargs)
+
+
+def _decorator(run_type: str, options: dict[str, Any]) -> Callable[[F], F]:
+    def decorate(fn: F) -> F:
+        config = _Config(
+            name=options.get("name") or str(getattr(fn, "__name__", "traceable")),
+            run_type=run_type,
+            metadata=dict(options.get("metadata") or {}),
+            tags=tuple(options.get("tags") or ()),
+            project_name=options.get("project_name"),
+            process_inputs=options.get("process_inputs"),
+            process_outputs=options.get("process_outputs"),
+            reduce_fn=options.get("reduce_fn"),
+        )
+        wrapped = _wrap(fn, config)
+        wrapped.__assay_traceable__ = True  # type: ignore[attr-defined]
+        return wrapped  # type: ignore[return-value]
+
+    return decorate
+
+
+def is_traceable_function(func: Any) -> bool:
+    """Whether ``func`` (or the function under a ``functools.partial``, or an object's
+    ``__call__``) was decorated with ``@traceable``."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    if getattr(func, "__assay_traceable__", False):
+        return True
+    call = vars(type(func)).get("__call__")  # an instance whose class's __call__ is traced
+    return bool(getattr(call, "__assay_traceable__", False))

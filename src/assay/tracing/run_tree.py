@@ -1,0 +1,158 @@
+"""``RunTree``: a run you build by hand (LangSmith's ``langsmith.run_trees.RunTree``).
+
+It is a ``Run`` with the methods LangSmith code calls on it. ``post``/``patch`` have
+nowhere to send anything: a tree lives in memory, and inside an experiment every child
+is stored with the row's run when the row is written.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from assay.schemas import Run, dotted_order_of, utcnow
+
+__all__ = ["RunTree"]
+
+
+class RunTree(Run):
+    """A run with ``create_child``, ``end``, ``add_*`` and the no-op ``post``/``patch``."""
+
+    name: str = "run"
+    tags: list[str] = Field(default_factory=list)
+    attachments: dict[str, Any] = Field(default_factory=dict)
+    parent_run: Any | None = Field(default=None, exclude=True)
+    session_name: str = "default"
+    serialized: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _link(self) -> RunTree:
+        parent = self.parent_run
+        if parent is not None:
+            self.parent_run_id = parent.id
+            self.trace_id = parent.trace_id or parent.id
+            if self.session_id is None:
+                self.session_id = getattr(parent, "session_id", None)
+        elif self.trace_id is None:
+            self.trace_id = self.id
+        if self.dotted_order is None:
+            parent_order = getattr(parent, "dotted_order", None) if parent is not None else None
+            self.dotted_order = dotted_order_of(self.start_time, self.id, parent_order)
+        return self
+
+    def create_child(
+        self,
+        name: str,
+        run_type: str = "chain",
+        *,
+        run_id: uuid.UUID | str | None = None,
+        inputs: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+        error: str | None = None,
+        reference_example_id: uuid.UUID | None = None,
+        start_time: datetime | None = None,
+        end_time: datetime | None = None,
+        tags: Sequence[str] | None = None,
+        extra: dict[str, Any] | None = None,
+        attachments: dict[str, Any] | None = None,
+        serialized: dict[str, Any] | None = None,
+    ) -> RunTree:
+        """A child run, appended to ``child_runs`` now (so it is kept even if never ended)."""
+        fields: dict[str, Any] = {
+            "name": name,
+            "run_type": run_type,
+            "inputs": dict(inputs or {}),
+            "outputs": outputs,
+            "error": error,
+            "reference_example_id": reference_example_id,
+            "end_time": end_time,
+            "tags": list(tags or []),
+            "extra": dict(extra or {}),
+            "attachments": dict(attachments or {}),
+            "serialized": serialized,
+            "parent_run": self,
+            "session_name": self.session_name,
+            "session_id": self.session_id,
+        }
+        if run_id is not None:
+            fields["id"] = uuid.UUID(str(run_id))
+        if start_time is not None:
+            fields["start_time"] = start_time
+        child = RunTree(**fields)
+        self.child_runs.append(child)
+        return child
+
+    def end(
+        self,
+        *,
+        outputs: dict[str, Any] | None = None,
+        error: str | None = None,
+        end_time: datetime | None = None,
+        events: Sequence[dict[str, Any]] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.end_time = end_time or utcnow()
+        if outputs is not None:
+            self.add_outputs(outputs)
+        if error is not None:
+            self.error = error
+        if events:
+            self.events.extend(events)
+        if metadata:
+            self.add_metadata(metadata)
+
+    def set(
+        self,
+        *,
+        inputs: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Replace (not merge) the given parts."""
+        if inputs is not None:
+            self.inputs = dict(inputs)
+        if outputs is not None:
+            self.outputs = dict(outputs)
+        if tags is not None:
+            self.tags = list(tags)
+        if metadata is not None:
+            self.extra["metadata"] = dict(metadata)
+
+    def add_tags(self, tags: str | Sequence[str]) -> None:
+        self.tags.extend([tags] if isinstance(tags, str) else tags)
+
+    def add_metadata(self, metadata: dict[str, Any]) -> None:
+        self.extra.setdefault("metadata", {}).update(metadata)
+
+    def add_outputs(self, outputs: dict[str, Any]) -> None:
+        self.outputs = {**(self.outputs or {}), **outputs}
+
+    def add_inputs(self, inputs: dict[str, Any]) -> None:
+        self.inputs = {**self.inputs, **inputs}
+
+    def add_event(self, events: dict[str, Any] | str | Sequence[dict[str, Any]]) -> None:
+        if isinstance(events, str):
+            self.events.append({"name": "event", "time": utcnow().isoformat(), "message": events})
+        elif isinstance(events, dict):
+            self.events.append(events)
+        else:
+            self.events.extend(events)
+
+    def post(self, exclude_child_runs: bool = True) -> None:
+        """Nothing to send: assay keeps the tree in memory (and stores it with its row)."""
+
+    def patch(self, *, exclude_inputs: bool = False) -> None:
+        """Nothing to send; see ``post``."""
+
+    def wait(self) -> None:
+        """Nothing is ever in flight."""
+
+    @property
+    def latency(self) -> float | None:
+        """Seconds from start to end, as LangSmith's ``RunTree.latency``."""
+        return None if self.end_time is None else (self.end_time - self.start_time).total_seconds()
