@@ -36,7 +36,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "assay.report_plain")),
     ("evaluators", ("assay.evaluators",)),
     ("scorers", ("assay.scorers",)),
-    ("apps", ("assay.client", "assay.cli", "assay.ui", "assay.demo", "assay.testing", "assay")),
+    ("apps", ("assay.client", "assay.cli", "assay.ui", "assay.service", "assay.demo", "assay.testing",
+              "assay")),
 ]
 #: services that share a layer but must not import each other
 INDEPENDENT = [("assay.llm", "assay.sandbox"), ("assay.embeddings", "assay.sandbox")]

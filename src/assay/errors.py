@@ -19,6 +19,10 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── CaseError (ValueError)                 a code test case is malformed
     ├── UnknownLanguage (ValueError)           the sandbox does not run that language
     ├── UIConfigError (ValueError)             the web UI cannot start with these settings
+    ├── ServiceConfigError (ValueError)        the evaluator service cannot start with these settings
+    ├── EvaluatorSpecError (ValueError)        ``serve-evaluators MODULE:EVALUATORS`` names nothing usable
+    ├── WireError (ValueError)                 an evaluator service sent a body that is not its JSON
+    ├── RemoteEvaluatorError (RuntimeError)    a remote evaluator refused or failed after its retries
     ├── NotComparableError (ValueError)        experiments that cannot be compared (names why)
     ├── RowFailedError (RuntimeError)          a row failed under ``error_handling="raise"``
     ├── StoreError (RuntimeError)              the store cannot do what was asked
@@ -93,6 +97,12 @@ if TYPE_CHECKING:
     )
     from assay.sandbox.errors import SandboxError, SandboxStartError, SandboxUnavailable
     from assay.sandbox.languages import UnknownLanguage
+    from assay.service.errors import (
+        EvaluatorSpecError,
+        RemoteEvaluatorError,
+        ServiceConfigError,
+        WireError,
+    )
     from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
     from assay.ui.errors import UIConfigError
 
@@ -163,6 +173,10 @@ _HOMES = {
     "StoreError": "assay.store.errors",
     "StoreVersionError": "assay.store.errors",
     "UIConfigError": "assay.ui.errors",
+    "EvaluatorSpecError": "assay.service.errors",
+    "RemoteEvaluatorError": "assay.service.errors",
+    "ServiceConfigError": "assay.service.errors",
+    "WireError": "assay.service.errors",
 }
 
 __all__ = [
@@ -176,6 +190,7 @@ __all__ = [
     "SandboxUnavailable", "StoreError", "StoreVersionError", "StoreWriteError", "TargetError",
     "ToolMissing", "UIConfigError", "UnknownEvaluatorName", "UnknownLanguage",
     "OpenAPIError", "SandboxSetupError", "TrajectoryError",
+    "EvaluatorSpecError", "RemoteEvaluatorError", "ServiceConfigError", "WireError",
 ]
 
 

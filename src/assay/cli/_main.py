@@ -43,7 +43,16 @@ def _parser() -> argparse.ArgumentParser:
     _add_compare(commands, parent)
     _browse.add_parsers(commands, parent)
     _transfer.add_parsers(commands, parent)
+    _add_service(commands)
     return parser
+
+
+def _add_service(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``assay serve-evaluators``: argparse only here; the server loads when it runs."""
+    from assay.service import cli as service_cli
+
+    service = service_cli.add_parser(commands)
+    service.set_defaults(handler=service_cli.main, writes=True)  # reads no store: skip its check
 
 
 def _add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser) -> None:

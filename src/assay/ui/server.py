@@ -24,25 +24,30 @@ TOKEN_ENV = "ASSAY_UI_TOKEN"
 MIN_TOKEN_LENGTH = 8
 
 
-def resolve_token(token: str | None) -> str | None:
-    """The given token, else ``$ASSAY_UI_TOKEN``, else None; refuses weak tokens."""
-    value = token if token is not None else os.environ.get(TOKEN_ENV)
+def resolve_token(token: str | None, env: str = TOKEN_ENV, server: str = "UI") -> str | None:
+    """The given token, else ``$ASSAY_UI_TOKEN`` (or ``env``), else None; refuses weak tokens.
+
+    ``env`` and ``server`` let another assay server (the evaluator service) share the rule.
+    """
+    value = token if token is not None else os.environ.get(env)
     if value is None or value == "":
         return None
     if len(value) < MIN_TOKEN_LENGTH or any(ch.isspace() for ch in value):
         raise UIConfigError(
-            f"the UI token must be at least {MIN_TOKEN_LENGTH} characters without spaces "
-            f"(from --token or ${TOKEN_ENV})"
+            f"the {server} token must be at least {MIN_TOKEN_LENGTH} characters without spaces "
+            f"(from --token or ${env})"
         )
     return value
 
 
-def check_bind(host: str, token: str | None) -> None:
+def check_bind(
+    host: str, token: str | None, env: str = TOKEN_ENV, exposure: str = "read every experiment"
+) -> None:
     """Refuse a non-loopback host unless a token protects it."""
     if token is None and not is_loopback_host(host):
         raise UIConfigError(
             f"refusing to serve on {host!r} without a token: anyone who reaches that address "
-            f"could read every experiment. Bind to 127.0.0.1, or set --token / ${TOKEN_ENV}"
+            f"could {exposure}. Bind to 127.0.0.1, or set --token / ${env}"
         )
 
 
