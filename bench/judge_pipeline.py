@@ -34,12 +34,19 @@ QUESTIONS = ["Was the plant opened in 1995?", "Does it make cars?", "Is it in Oh
 def judge(request: RecordedRequest) -> dict[str, Any]:
     """Canned but well-formed replies for the three summarization steps."""
     if request.schema_name == "SummaryAlignment":
-        return {"claims": [{"claim": "It makes cars.", "reason": "stated", "supported": True},
-                           {"claim": "It opened in 1995.", "reason": "stated", "supported": True}]}
+        return {
+            "claims": [
+                {"claim": "It makes cars.", "reason": "stated", "supported": True},
+                {"claim": "It opened in 1995.", "reason": "stated", "supported": True},
+            ]
+        }
     if request.schema_name == "SummaryQuestions":
         return {"questions": QUESTIONS}
-    return {"answers": [{"question": q, "reason": "in the summary", "answered": i < 2}
-                        for i, q in enumerate(QUESTIONS)]}
+    return {
+        "answers": [
+            {"question": q, "reason": "in the summary", "answered": i < 2} for i, q in enumerate(QUESTIONS)
+        ]
+    }
 
 
 def dataset(size: int) -> list[dict[str, Any]]:
@@ -60,8 +67,9 @@ class JudgeServer:
         return int(stats["chat_requests"])
 
     def model(self, concurrency: int) -> ChatModel:
-        return ChatModel(model="fake-judge", base_url=self.base_url, api_key="sk-bench",
-                         max_concurrency=concurrency)
+        return ChatModel(
+            model="fake-judge", base_url=self.base_url, api_key="sk-bench", max_concurrency=concurrency
+        )
 
 
 @contextlib.contextmanager
@@ -72,9 +80,18 @@ def judge_server(kind: str, latency: float) -> Iterator[JudgeServer]:
         return
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
     process = subprocess.Popen(
-        [sys.executable, "-m", "assay.testing", "--latency", str(latency),
-         "--handler", "judge_pipeline:judge"],
-        stdout=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "assay.testing",
+            "--latency",
+            str(latency),
+            "--handler",
+            "judge_pipeline:judge",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     try:
         assert process.stdout is not None
@@ -84,15 +101,21 @@ def judge_server(kind: str, latency: float) -> Iterator[JudgeServer]:
         process.wait(timeout=10)
 
 
-def run_once(server: JudgeServer, client: assay.Client, args: argparse.Namespace, name: str) -> tuple[float, int]:
+def run_once(
+    server: JudgeServer, client: assay.Client, args: argparse.Namespace, name: str
+) -> tuple[float, int]:
     # two of the three calls run concurrently, so allow two calls per row in flight
     scorer = create_summarization_scorer(server.model(2 * args.concurrency))
     before = server.chat_requests()
     started = time.perf_counter()
     results = assay.evaluate(
         lambda inputs: {"summary": inputs["document"].split(" and ")[0]},
-        data=dataset(args.examples), evaluators=[scorer], client=client, experiment=name,
-        max_concurrency=args.concurrency, progress=False,
+        data=dataset(args.examples),
+        evaluators=[scorer],
+        client=client,
+        experiment=name,
+        max_concurrency=args.concurrency,
+        progress=False,
     )
     elapsed = time.perf_counter() - started
     aggregate = results.aggregate["summarization"]
@@ -114,14 +137,18 @@ def main() -> None:
         cold, cold_calls = run_once(server, client, args, "cold")
         warm, warm_calls = run_once(server, client, args, "warm")
         client.close()
-    print(f"summarization scorer, {args.examples} examples, concurrency {args.concurrency}, "
-          f"{args.latency * 1000:.0f} ms per judge call, judge server in a {args.server}")
+    print(
+        f"summarization scorer, {args.examples} examples, concurrency {args.concurrency}, "
+        f"{args.latency * 1000:.0f} ms per judge call, judge server in a {args.server}"
+    )
     print(f"floor (3 sequential calls per example): {floor:.2f} s")
     print(f"cold run: {cold:.2f} s, {cold_calls} calls, {cold / floor:.2f}x the floor (goal <= 1.25x)")
     # alignment and questions run concurrently, so a row waits for 2 calls, not 3
     own_floor = floor * 2 / 3
-    print(f"          {cold / own_floor:.2f}x this pipeline's own floor of {own_floor:.2f} s "
-          "(2 sequential steps)")
+    print(
+        f"          {cold / own_floor:.2f}x this pipeline's own floor of {own_floor:.2f} s "
+        "(2 sequential steps)"
+    )
     print(f"re-run:   {warm:.2f} s, {warm_calls} calls (goal: 0 calls, < 1 s)")
 
 

@@ -22,8 +22,13 @@ if TYPE_CHECKING:
     from assay.testing._pytest_recorder import Recorder, Suite
 
 __all__ = [
-    "pytest_addoption", "pytest_collection_modifyitems", "pytest_configure", "pytest_configure_node",
-    "pytest_runtest_makereport", "pytest_runtest_setup", "pytest_sessionfinish",
+    "pytest_addoption",
+    "pytest_collection_modifyitems",
+    "pytest_configure",
+    "pytest_configure_node",
+    "pytest_runtest_makereport",
+    "pytest_runtest_setup",
+    "pytest_sessionfinish",
 ]
 
 _RUN_ID = "assay_run_id"
@@ -50,12 +55,24 @@ class _State:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("assay", "record @pytest.mark.assay tests as assay experiments")
-    group.addoption("--assay-db", metavar="URL", default=None,
-                    help="store for the experiments (default: $ASSAY_DATABASE_URL or ./.assay/assay.db)")
-    group.addoption("--assay-experiment-prefix", metavar="PREFIX", default=None,
-                    help="experiment names start with PREFIX instead of the dataset's name")
-    group.addoption("--assay-off", action="store_true", default=False,
-                    help="run @pytest.mark.assay tests without recording them")
+    group.addoption(
+        "--assay-db",
+        metavar="URL",
+        default=None,
+        help="store for the experiments (default: $ASSAY_DATABASE_URL or ./.assay/assay.db)",
+    )
+    group.addoption(
+        "--assay-experiment-prefix",
+        metavar="PREFIX",
+        default=None,
+        help="experiment names start with PREFIX instead of the dataset's name",
+    )
+    group.addoption(
+        "--assay-off",
+        action="store_true",
+        default=False,
+        help="run @pytest.mark.assay tests without recording them",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -142,7 +159,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     failure = None if report.passed else _short(report.longreprtext)
     params = getattr(getattr(item, "callspec", None), "params", {})
     state.recorder.write(
-        state.suites[item.nodeid], record, Outcome(state.positions[item.nodeid], report.passed, failure), params
+        state.suites[item.nodeid],
+        record,
+        Outcome(state.positions[item.nodeid], report.passed, failure),
+        params,
     )
 
 

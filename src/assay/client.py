@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay._client_files import TableUploads
-from assay._client_projects import ProjectsRunsFeedback
+from assay._client_projects import ProjectsRunsFeedback, as_uuid
 from assay.evaluation._paged import stored_rows
 from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
@@ -17,11 +17,27 @@ from assay.store import NotFoundError, Store, open_store
 __all__ = ["Client", "LocalStoreWarning"]
 
 # LangSmith Client options about reaching its servers: accepted, nothing to do locally.
-_REMOTE_OPTIONS = frozenset({
-    "api_key", "api_url", "web_url", "timeout_ms", "retry_config", "session", "auto_batch_tracing",
-    "info", "api_urls", "workspace_id", "hide_inputs", "hide_outputs", "anonymizer",
-    "otel_tracer_provider", "tracing_sampling_rate", "max_batch_size_bytes", "tracing_error_callback",
-})
+_REMOTE_OPTIONS = frozenset(
+    {
+        "api_key",
+        "api_url",
+        "web_url",
+        "timeout_ms",
+        "retry_config",
+        "session",
+        "auto_batch_tracing",
+        "info",
+        "api_urls",
+        "workspace_id",
+        "hide_inputs",
+        "hide_outputs",
+        "anonymizer",
+        "otel_tracer_provider",
+        "tracing_sampling_rate",
+        "max_batch_size_bytes",
+        "tracing_error_callback",
+    }
+)
 
 
 class LocalStoreWarning(UserWarning):
@@ -42,7 +58,9 @@ class Client(ProjectsRunsFeedback, TableUploads):
     ) -> None:
         unknown = set(langsmith_options) - _REMOTE_OPTIONS
         if unknown:
-            raise TypeError(f"Client() got unknown options {sorted(unknown)}; assay's are database_url= and store=")
+            raise TypeError(
+                f"Client() got unknown options {sorted(unknown)}; assay's are database_url= and store="
+            )
         if isinstance(database_url, str) and database_url.startswith(("http://", "https://")):
             langsmith_options["api_url"], database_url = database_url, None
         self.store = store or open_store(database_url)
@@ -50,7 +68,9 @@ class Client(ProjectsRunsFeedback, TableUploads):
         if given:
             warnings.warn(
                 f"assay keeps everything locally, in {self.store.url}; the LangSmith server "
-                f"option(s) {', '.join(given)} are ignored", LocalStoreWarning, stacklevel=2,
+                f"option(s) {', '.join(given)} are ignored",
+                LocalStoreWarning,
+                stacklevel=2,
             )
 
     def flush(self) -> None:
@@ -61,7 +81,9 @@ class Client(ProjectsRunsFeedback, TableUploads):
 
     # datasets
     def create_dataset(
-        self, dataset_name: str, description: str | None = None,
+        self,
+        dataset_name: str,
+        description: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> Dataset:
         return self.store.create_dataset(dataset_name, description, metadata)
@@ -80,7 +102,7 @@ class Client(ProjectsRunsFeedback, TableUploads):
 
     def _find_dataset(self, name: str | None, dataset_id: Any) -> Dataset | None:
         if dataset_id is not None:
-            return self.store.get_dataset(id=_uuid(dataset_id, "dataset_id"))
+            return self.store.get_dataset(id=as_uuid(dataset_id, "dataset_id"))
         if name is None:
             raise ValueError("pass dataset_name= or dataset_id=")
         return self.store.get_dataset(name=name)
@@ -115,7 +137,7 @@ class Client(ProjectsRunsFeedback, TableUploads):
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
         example = Example(dataset_id=dataset.id, inputs=inputs, outputs=outputs, metadata=metadata)
         if example_id is not None:
-            example.id = _uuid(example_id, "example_id")
+            example.id = as_uuid(example_id, "example_id")
         self.store.add_examples(dataset.id, [example])
         return example
 
@@ -159,12 +181,16 @@ class Client(ProjectsRunsFeedback, TableUploads):
         metadata: dict[str, Any] | None = None,
     ) -> int:
         """Edit an example in a new dataset version; earlier experiments keep what they ran on."""
-        current = self._read_example(_uuid(example_id, "example_id"))
-        changes = {k: v for k, v in (("inputs", inputs), ("outputs", outputs), ("metadata", metadata)) if v is not None}
+        current = self._read_example(as_uuid(example_id, "example_id"))
+        changes = {
+            k: v
+            for k, v in (("inputs", inputs), ("outputs", outputs), ("metadata", metadata))
+            if v is not None
+        }
         return self.store.update_example(current.model_copy(update=changes))
 
     def delete_example(self, example_id: uuid.UUID | str) -> int:
-        return self.store.delete_example(_uuid(example_id, "example_id"))
+        return self.store.delete_example(as_uuid(example_id, "example_id"))
 
     def _read_example(self, example_id: uuid.UUID) -> Example:
         example = self.store.get_example(example_id)
@@ -197,8 +223,12 @@ class Client(ProjectsRunsFeedback, TableUploads):
     ) -> ExperimentResults:
         """LangChain's older entry point: ``project_name`` names the experiment."""
         return self.evaluate(
-            llm_or_chain_factory, data=dataset_name, evaluators=evaluators,
-            experiment=project_name, max_concurrency=concurrency_level, progress=verbose or None,
+            llm_or_chain_factory,
+            data=dataset_name,
+            evaluators=evaluators,
+            experiment=project_name,
+            max_concurrency=concurrency_level,
+            progress=verbose or None,
             **kwargs,
         )
 
@@ -216,15 +246,6 @@ class Client(ProjectsRunsFeedback, TableUploads):
         return ExperimentResults(record, rows, summary, self.store.url, stats=stats, store=self.store)
 
 
-def _uuid(value: uuid.UUID | str, parameter: str) -> uuid.UUID:
-    if isinstance(value, uuid.UUID):
-        return value
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        raise ValueError(f"{parameter}={value!r} is not a UUID") from None
-
-
 def _example_records(
     inputs: Sequence[dict[str, Any]] | None,
     outputs: Sequence[dict[str, Any] | None] | None,
@@ -238,7 +259,9 @@ def _example_records(
         for i, example in enumerate(examples):
             unknown = set(example) - allowed
             if unknown or "inputs" not in example:
-                raise ValueError(f"examples[{i}] must have 'inputs' and only {sorted(allowed)}; got {sorted(example)}")
+                raise ValueError(
+                    f"examples[{i}] must have 'inputs' and only {sorted(allowed)}; got {sorted(example)}"
+                )
         return [dict(example) for example in examples]
     if inputs is None:
         raise ValueError("create_examples needs inputs=[...] or examples=[...]")
@@ -246,6 +269,10 @@ def _example_records(
         if column is not None and len(column) != len(inputs):
             raise ValueError(f"{name} has {len(column)} items but inputs has {len(inputs)}")
     return [
-        {"inputs": item, "outputs": outputs[i] if outputs else None, "metadata": metadata[i] if metadata else None}
+        {
+            "inputs": item,
+            "outputs": outputs[i] if outputs else None,
+            "metadata": metadata[i] if metadata else None,
+        }
         for i, item in enumerate(inputs)
     ]

@@ -23,7 +23,14 @@ if TYPE_CHECKING:
 _ARROW = {"higher": "↑", "lower": "↓"}
 _VERDICT_STYLE = {"better": "green", "worse": "red"}
 
-__all__ = ["Progress", "comparison_table", "metrics_table", "print_comparison", "print_report", "summary_table"]
+__all__ = [
+    "Progress",
+    "comparison_table",
+    "metrics_table",
+    "print_comparison",
+    "print_report",
+    "summary_table",
+]
 
 
 class Progress:
@@ -48,9 +55,13 @@ class Progress:
             from rich.progress import Progress as RichProgress
 
             self._bar = RichProgress(
-                TextColumn("[bold]evaluating"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[errors]} errors"), TextColumn("{task.fields[rate]}"),
-                TimeRemainingColumn(), transient=True,
+                TextColumn("[bold]evaluating"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[errors]} errors"),
+                TextColumn("{task.fields[rate]}"),
+                TimeRemainingColumn(),
+                transient=True,
             )
             self._bar.start()
             self._task = self._bar.add_task("rows", total=self.total, completed=self.done, errors=0, rate="")
@@ -64,10 +75,14 @@ class Progress:
             self.errors += failed
         if self._bar is not None and self._task is not None:
             elapsed = max(time.perf_counter() - self._started, 1e-9)
-            self._bar.update(self._task, advance=1, errors=self.errors, rate=f"{self.done / elapsed:,.0f} rows/s")
+            self._bar.update(
+                self._task, advance=1, errors=self.errors, rate=f"{self.done / elapsed:,.0f} rows/s"
+            )
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         if self._bar is not None:
@@ -92,8 +107,13 @@ def metrics_table(results: ExperimentResults) -> Table:
         table.add_column(column, justify="left" if column in ("metric", "95% CI") else "right")
     for key, agg in results.aggregate.items():
         table.add_row(
-            escape(key), _ARROW[agg.direction], _fmt(agg.mean), _ci(agg.ci_low, agg.ci_high, agg.method),
-            str(agg.n), str(agg.errors), str(agg.skipped),
+            escape(key),
+            _ARROW[agg.direction],
+            _fmt(agg.mean),
+            _ci(agg.ci_low, agg.ci_high, agg.method),
+            str(agg.n),
+            str(agg.errors),
+            str(agg.skipped),
         )
     return table
 
@@ -115,13 +135,21 @@ def _comparison_row(metric: MetricComparison) -> list[str]:
     verdict = metric.verdict
     style = _VERDICT_STYLE.get(verdict)
     return [
-        escape(metric.key), _ARROW[metric.direction], _fmt(metric.mean_a), _fmt(metric.mean_b),
+        escape(metric.key),
+        _ARROW[metric.direction],
+        _fmt(metric.mean_a),
+        _fmt(metric.mean_b),
         _signed(metric.difference),
-        _ci(interval.low if interval else None, interval.high if interval else None,
-            interval.method if interval else None),
-        f"{_p(metric.p_value)} / {_p(metric.p_holm)}", escape(metric.test or "-"),
-        _fmt(metric.mde), f"{metric.n_paired}" + (f" (+{metric.only_a} A, +{metric.only_b} B)"
-                                                  if metric.only_a or metric.only_b else ""),
+        _ci(
+            interval.low if interval else None,
+            interval.high if interval else None,
+            interval.method if interval else None,
+        ),
+        f"{_p(metric.p_value)} / {_p(metric.p_holm)}",
+        escape(metric.test or "-"),
+        _fmt(metric.mde),
+        f"{metric.n_paired}"
+        + (f" (+{metric.only_a} A, +{metric.only_b} B)" if metric.only_a or metric.only_b else ""),
         f"[{style}]{verdict}[/]" if style else verdict,
     ]
 
@@ -131,10 +159,23 @@ def comparison_table(comparison: Comparison) -> Table:
     table = Table(
         title=f"{escape(b.name)} vs baseline {escape(a.name)} (paired by example)", title_justify="left"
     )
-    columns = ("metric", "better", "mean A", "mean B", "B - A", "95% CI", "p / Holm p", "test",
-               "MDE (80%)", "pairs", "verdict")
+    columns = (
+        "metric",
+        "better",
+        "mean A",
+        "mean B",
+        "B - A",
+        "95% CI",
+        "p / Holm p",
+        "test",
+        "MDE (80%)",
+        "pairs",
+        "verdict",
+    )
     for column in columns:
-        table.add_column(column, justify="left" if column in ("metric", "95% CI", "test", "verdict") else "right")
+        table.add_column(
+            column, justify="left" if column in ("metric", "95% CI", "test", "verdict") else "right"
+        )
     for metric in comparison.metrics:
         table.add_row(*_comparison_row(metric))
     return table
@@ -146,7 +187,8 @@ def print_comparison(comparison: Comparison, console: Console | None = None) -> 
     for side, label in ((comparison.a, "A"), (comparison.b, "B")):
         console.print(
             f"{label}: {escape(side.name)}, {side.status}, {side.rows} rows, "
-            f"{side.target_failures} target failures", soft_wrap=True,
+            f"{side.target_failures} target failures",
+            soft_wrap=True,
         )
     if comparison.cluster_by:
         console.print(f"clustered by example metadata {escape(comparison.cluster_by)!r}")

@@ -34,8 +34,14 @@ def metric_lines(results: ExperimentResults) -> list[str]:
     n scored, errors (the evaluator failed), skipped (the target failed)."""
     rows = []
     for key, agg in results.aggregate.items():
-        ci = "-" if agg.ci_low is None or agg.ci_high is None else f"[{agg.ci_low:.3f}, {agg.ci_high:.3f}] {agg.method or ''}"
-        rows.append([key, agg.direction, _fmt(agg.mean), ci.rstrip(), str(agg.n), str(agg.errors), str(agg.skipped)])
+        ci = (
+            "-"
+            if agg.ci_low is None or agg.ci_high is None
+            else f"[{agg.ci_low:.3f}, {agg.ci_high:.3f}] {agg.method or ''}"
+        )
+        rows.append(
+            [key, agg.direction, _fmt(agg.mean), ci.rstrip(), str(agg.n), str(agg.errors), str(agg.skipped)]
+        )
     return plain_table(["metric", "better", "mean", "95% CI", "n", "errors", "skipped"], rows)
 
 

@@ -17,8 +17,15 @@ from assay._ids import new_id
 from assay._metric import Direction, MetricInfo, Range, check_direction, check_range
 
 __all__ = [
-    "ComparisonEvaluationResult", "Dataset", "EvaluationResult", "EvaluationResults", "Example",
-    "Feedback", "Run", "TracerSession", "utcnow",
+    "ComparisonEvaluationResult",
+    "Dataset",
+    "EvaluationResult",
+    "EvaluationResults",
+    "Example",
+    "Feedback",
+    "Run",
+    "TracerSession",
+    "utcnow",
 ]
 
 

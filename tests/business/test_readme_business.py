@@ -20,8 +20,7 @@ def test_business_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     exec(compile(block, "README", "exec"), namespace)
     (row,) = list(namespace["agent_results"])
     scores = {r.key: r.score for r in row["evaluation_results"]["results"]}
-    assert scores == {"release_gate": True, "trajectory_strict_match": 1,
-                      "trajectory_superset_match": 1}
+    assert scores == {"release_gate": True, "trajectory_strict_match": 1, "trajectory_superset_match": 1}
     (row,) = list(namespace["test_results"])
     tests = {r.key: r.score for r in row["evaluation_results"]["results"]}
     assert tests["unit_tests_pass"] == 1 and tests["unit_tests_line_coverage"] == 1.0

@@ -295,12 +295,17 @@ def test_llm_judge_through_evaluate(server: FakeOpenAIServer, monkeypatch: pytes
     for name in ("ASSAY_JUDGE_CACHE", "ASSAY_JUDGE_MODEL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     server.handler = lambda request: (
-        {"reasoning": "weather only", "value": "N"} if "flights(" not in request.text
-        else {"reasoning": "books the trip", "value": "Y"})
+        {"reasoning": "weather only", "value": "N"}
+        if "flights(" not in request.text
+        else {"reasoning": "books the trip", "value": "Y"}
+    )
     results = assay.evaluate(
-        agent, data=[{"inputs": {"city": "Paris", "book": True}}, {"inputs": {"city": "Paris"}}],
+        agent,
+        data=[{"inputs": {"city": "Paris", "book": True}}, {"inputs": {"city": "Paris"}}],
         evaluators=[TrajectoryJudgeEvaluator(model=server.chat_model())],
-        client=assay.Client(database_url="sqlite://"), progress=False)
+        client=assay.Client(database_url="sqlite://"),
+        progress=False,
+    )
     verdicts = [(r.score, r.comment) for row in results for r in row["evaluation_results"]["results"]]
     assert verdicts == [(1, "books the trip"), (0, "weather only")]
     assert len(server.chat_requests) == 2

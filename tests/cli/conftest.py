@@ -12,7 +12,7 @@ import pytest
 
 ASSAY = Path(sys.executable).with_name("assay")
 
-APP = '''
+APP = """
 import time
 
 
@@ -41,7 +41,7 @@ def length(outputs):
 
 def accuracy(outputs, reference_outputs):
     return sum(o.get("answer") == r["answer"] for o, r in zip(outputs, reference_outputs)) / len(outputs)
-'''
+"""
 
 
 def write_data(path: Path, n: int, wrong_every: int = 5) -> Path:
@@ -60,9 +60,18 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run_assay(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k not in ("ASSAY_DATABASE_URL", "GITHUB_STEP_SUMMARY")}
+def run_assay(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    environment = {
+        k: v for k, v in os.environ.items() if k not in ("ASSAY_DATABASE_URL", "GITHUB_STEP_SUMMARY")
+    }
     environment.update(env or {})
     return subprocess.run(
-        [str(ASSAY), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=environment,
+        [str(ASSAY), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
     )

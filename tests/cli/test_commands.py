@@ -29,7 +29,17 @@ def test_help_lists_every_command_with_a_line_and_version(tmp_path: Path) -> Non
 
 
 def test_show_suggests_close_names_and_gates_a_stored_experiment(project: Path) -> None:
-    run_assay("run", "app:answer", "--data", "data.jsonl", "-e", "app:correct", "--experiment", "nightly-1", cwd=project)
+    run_assay(
+        "run",
+        "app:answer",
+        "--data",
+        "data.jsonl",
+        "-e",
+        "app:correct",
+        "--experiment",
+        "nightly-1",
+        cwd=project,
+    )
     missing = run_assay("show", "nightly1", cwd=project)
     assert missing.returncode == 2 and "did you mean 'nightly-1'?" in missing.stderr
     shown = run_assay("show", "nightly-1", "--fail-under", "correct=0.9", cwd=project)
@@ -60,15 +70,22 @@ def test_datasets_import_and_export_round_trip(project: Path) -> None:
 
 
 def test_experiments_export_as_jsonl_csv_parquet_then_delete(project: Path) -> None:
-    run_assay("run", "app:answer", "--data", "data.jsonl", "-e", "app:correct", "--experiment", "x", cwd=project)
+    run_assay(
+        "run", "app:answer", "--data", "data.jsonl", "-e", "app:correct", "--experiment", "x", cwd=project
+    )
     jsonl = run_assay("experiments", "export", "x", cwd=project)
     rows = [json.loads(line) for line in jsonl.stdout.splitlines()]
     assert len(rows) == 10 and rows[1]["outputs"] == {"answer": "Q1"}
     assert rows[0]["results"][0]["key"] == "correct" and rows[0]["results"][0]["score"] == 0.0
-    assert run_assay("experiments", "export", "x", "--format", "csv", "-o", "out/x.csv", cwd=project).returncode == 0
+    assert (
+        run_assay("experiments", "export", "x", "--format", "csv", "-o", "out/x.csv", cwd=project).returncode
+        == 0
+    )
     table = list(csv.DictReader(io.StringIO((project / "out" / "x.csv").read_text(encoding="utf-8"))))
     assert table[1]["score.correct"] == "1.0" and table[1]["inputs.q"] == "q1"
-    parquet = run_assay("experiments", "export", "x", "--format", "parquet", "-o", "out/x.parquet", cwd=project)
+    parquet = run_assay(
+        "experiments", "export", "x", "--format", "parquet", "-o", "out/x.parquet", cwd=project
+    )
     assert parquet.returncode == 0, parquet.stderr
     frame = pq.read_table(project / "out" / "x.parquet").to_pylist()
     assert len(frame) == 10 and frame[1]["score.correct"] == 1.0 and frame[1]["outputs.answer"] == "Q1"
@@ -83,7 +100,12 @@ def test_experiments_export_as_jsonl_csv_parquet_then_delete(project: Path) -> N
 
 
 def test_read_only_commands_do_not_create_a_store(tmp_path: Path) -> None:
-    for args in (("experiments",), ("datasets", "export", "x"), ("experiments", "delete", "x"), ("show", "x")):
+    for args in (
+        ("experiments",),
+        ("datasets", "export", "x"),
+        ("experiments", "delete", "x"),
+        ("show", "x"),
+    ):
         done = run_assay(*args, cwd=tmp_path)
         assert done.returncode == 2 and "no store at" in done.stderr
     assert not (tmp_path / ".assay").exists()

@@ -8,7 +8,7 @@ from tests.cli.conftest import run_assay
 
 from assay import Client
 
-EVAL_TOML = '''
+EVAL_TOML = """
 target = "app:answer"
 data = "data.jsonl"
 evaluators = ["app:correct", "exact_match"]
@@ -19,7 +19,7 @@ metadata = { suite = "smoke" }
 [fail_under]
 correct = 0.7
 accuracy = "0.7"
-'''
+"""
 
 
 def test_a_config_file_is_the_whole_run(project: Path) -> None:
@@ -30,7 +30,9 @@ def test_a_config_file_is_the_whole_run(project: Path) -> None:
     (record,) = Client(str(project / ".assay" / "assay.db")).list_experiments()
     assert record.name.startswith("from-toml-") and record.metadata == {"suite": "smoke"}
     assert record.config["evaluators"] == ["correct", "exact_match"]
-    stricter = run_assay("run", "eval.toml", "--fail-under", "correct=0.9", "--experiment", "named", cwd=project)
+    stricter = run_assay(
+        "run", "eval.toml", "--fail-under", "correct=0.9", "--experiment", "named", cwd=project
+    )
     assert stricter.returncode == 1 and "named" in stricter.stdout
 
 
@@ -46,9 +48,14 @@ def test_pyproject_tool_assay_is_read_when_no_target_is_given(project: Path) -> 
 
 
 def test_config_mistakes_name_the_file_and_key(project: Path) -> None:
-    (project / "eval.toml").write_text('target = "app:answer"\ndata = "data.jsonl"\nevaluater = ["app:correct"]\n')
+    (project / "eval.toml").write_text(
+        'target = "app:answer"\ndata = "data.jsonl"\nevaluater = ["app:correct"]\n'
+    )
     done = run_assay("run", "eval.toml", cwd=project)
-    assert done.returncode == 2 and "eval.toml: unknown key 'evaluater' (did you mean 'evaluators'?)" in done.stderr
+    assert (
+        done.returncode == 2
+        and "eval.toml: unknown key 'evaluater' (did you mean 'evaluators'?)" in done.stderr
+    )
     (project / "eval.toml").write_text('target = "app:answer"\nrepetitions = "two"\n')
     done = run_assay("run", "eval.toml", cwd=project)
     assert done.returncode == 2 and "repetitions must be an integer" in done.stderr

@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
-APP = '''
+APP = """
 ANSWERS = {f"q{i}": f"a{i}" for i in range(40)}
 
 
@@ -28,7 +28,7 @@ def answer(inputs):
 
 def correct(outputs, reference_outputs):
     return outputs["answer"] == reference_outputs["answer"]
-'''
+"""
 
 
 def workflow_commands() -> dict[str, list[str]]:
@@ -48,7 +48,7 @@ def workflow_commands() -> dict[str, list[str]]:
         if command.group(1) == "|":
             indent = len(lines[index + 1]) - len(lines[index + 1].lstrip())
             body = []
-            for following in lines[index + 1:]:
+            for following in lines[index + 1 :]:
                 if len(following) - len(following.lstrip()) < indent:
                     break
                 body.append(following.strip())
@@ -67,15 +67,31 @@ def fresh_venv(where: Path) -> Path:
         shutil.copy(ROOT / name, source / name)
     venv = where / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = Path(subprocess.run(
-        [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
-         "--no-deps", "--no-build-isolation", str(source)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return venv
 
@@ -103,11 +119,19 @@ def test_the_readme_ci_job_in_a_fresh_venv(tmp_path: Path) -> None:
 
     def step(name: str) -> subprocess.CompletedProcess[str]:
         script = "\n".join(steps[name]).replace("${{ github.event.number }}", "42")
-        return subprocess.run(["bash", "-c", f"set -e\n{script}"], cwd=project, env=env,
-                              capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            ["bash", "-c", f"set -e\n{script}"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     version = subprocess.run(["assay", "--version"], env=env, capture_output=True, text=True)
-    assert version.stdout.startswith("assay ") and shutil.which("assay", path=env["PATH"]) == str(venv / "bin" / "assay")
+    assert version.stdout.startswith("assay ") and shutil.which("assay", path=env["PATH"]) == str(
+        venv / "bin" / "assay"
+    )
     nightly = step("Refresh the baseline")
     assert nightly.returncode == 0, nightly.stderr
     assert "40 rows. Stored as main-nightly" in nightly.stdout and "\x1b[" not in nightly.stdout

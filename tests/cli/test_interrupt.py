@@ -29,8 +29,19 @@ def _interrupt(command: list[str], cwd: Path, signum: int) -> subprocess.Complet
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_the_cli_stops_with_one_line_and_resumes(project: Path, signum: int) -> None:
     write_data(project / "big.jsonl", 600)
-    run = [str(ASSAY), "run", "app:slow_answer", "--data", "big.jsonl", "-e", "app:correct",
-           "--experiment", "long", "--concurrency", "4"]
+    run = [
+        str(ASSAY),
+        "run",
+        "app:slow_answer",
+        "--data",
+        "big.jsonl",
+        "-e",
+        "app:correct",
+        "--experiment",
+        "long",
+        "--concurrency",
+        "4",
+    ]
     done = _interrupt(run, project, signum)
     assert done.returncode == 130, done.stderr
     lines = done.stderr.splitlines()
@@ -67,7 +78,9 @@ def test_the_api_raises_one_short_interrupt(tmp_path: Path) -> None:
     (tmp_path / "script.py").write_text(SCRIPT, encoding="utf-8")
     done = _interrupt([sys.executable, "script.py", str(tmp_path / "s.db")], tmp_path, signal.SIGINT)
     last = done.stderr.strip().splitlines()[-1]
-    assert re.match(r"assay\.evaluation\.ExperimentInterrupted: interrupted: \d+ of 600 rows stored in api;", last)
+    assert re.match(
+        r"assay\.evaluation\.ExperimentInterrupted: interrupted: \d+ of 600 rows stored in api;", last
+    )
     assert "asyncio" not in done.stderr and "never retrieved" not in done.stderr, done.stderr
     record = Client(str(tmp_path / "s.db")).store.get_experiment(name="api")
     assert record is not None and record.status == "interrupted"

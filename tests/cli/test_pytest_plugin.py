@@ -12,7 +12,7 @@ from tests.cli.conftest import run_assay
 
 from assay import Client
 
-TEST_QA = '''
+TEST_QA = """
 import pytest
 from assay.testing import expect, log_feedback, log_inputs, log_outputs, log_reference_outputs
 
@@ -40,9 +40,9 @@ def test_with_a_suite_name():
 
 def test_not_marked():
     assert True
-'''
+"""
 
-TEST_MORE = '''
+TEST_MORE = """
 import pytest
 
 
@@ -50,14 +50,28 @@ import pytest
 @pytest.mark.parametrize("n", range(6))
 def test_numbers(n):
     assert n % 3
-'''
+"""
 
 
 def pytest_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "ASSAY_"))}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--assay-db", "store/assay.db", *args],
-        cwd=folder, capture_output=True, text=True, timeout=300, env=env,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--assay-db",
+            "store/assay.db",
+            *args,
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
 
 
@@ -107,9 +121,13 @@ def test_a_session_records_one_experiment_per_file_and_creates_the_store(suite: 
     assert {d.name: d.example_count for d in client.list_datasets()}["test_qa"] == 3
     # The experiment is gated like any other.
     name = next(r.name for r in client.list_experiments() if r.name.startswith("smoke-"))
-    assert run_assay("show", name, "--db", "store/assay.db", "--fail-under", "pass=1", cwd=suite).returncode == 0
+    assert (
+        run_assay("show", name, "--db", "store/assay.db", "--fail-under", "pass=1", cwd=suite).returncode == 0
+    )
     qa = next(r.name for r in client.list_experiments() if r.name.startswith("test_qa-"))
-    assert run_assay("show", qa, "--db", "store/assay.db", "--fail-under", "pass=1", cwd=suite).returncode == 1
+    assert (
+        run_assay("show", qa, "--db", "store/assay.db", "--fail-under", "pass=1", cwd=suite).returncode == 1
+    )
 
 
 @pytest.mark.slow
@@ -135,7 +153,8 @@ def test_inert_without_marked_tests(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_logging_outside_a_marked_test_says_what_to_do(tmp_path: Path) -> None:
     (tmp_path / "test_unmarked.py").write_text(
-        "from assay.testing import log_outputs\n\ndef test_x():\n    log_outputs({'a': 1})\n", encoding="utf-8"
+        "from assay.testing import log_outputs\n\ndef test_x():\n    log_outputs({'a': 1})\n",
+        encoding="utf-8",
     )
     done = pytest_run(tmp_path)
     assert done.returncode == 1 and "outside a test marked @pytest.mark.assay" in done.stdout
@@ -148,7 +167,8 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "@pytest.mark.assay" in b)
     (tmp_path / "my_app.py").write_text(
-        "def answer(question):\n    return {'2+2?': '4', 'capital of France?': 'Paris'}[question]\n", encoding="utf-8"
+        "def answer(question):\n    return {'2+2?': '4', 'capital of France?': 'Paris'}[question]\n",
+        encoding="utf-8",
     )
     (tmp_path / "test_app.py").write_text(block, encoding="utf-8")
     done = pytest_run(tmp_path)
@@ -157,4 +177,10 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     (record,) = client.list_experiments()
     results = client.read_experiment(record.name)
     assert record.name.startswith("test_app-") and results.aggregate["pass"].mean == 1.0
-    assert set(results.aggregate) == {"pass", "length", "edit_distance", "edit_distance_expectation", "expectation"}
+    assert set(results.aggregate) == {
+        "pass",
+        "length",
+        "edit_distance",
+        "edit_distance_expectation",
+        "expectation",
+    }

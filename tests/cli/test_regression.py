@@ -26,7 +26,9 @@ def test_a_significant_regression_fails_and_an_equal_run_passes(project: Path) -
     assert _run(project, "--experiment", "base").returncode == 0
     same = _run(project, *GATE)
     assert same.returncode == 0, same.stdout + same.stderr
-    line = next(line for line in same.stdout.splitlines() if line.startswith("correct regression <= 0.02 vs base"))
+    line = next(
+        line for line in same.stdout.splitlines() if line.startswith("correct regression <= 0.02 vs base")
+    )
     assert "pass" in line and "+0.000" in line
     worse = _run(project, *GATE, "--json", target="app:worse")
     assert worse.returncode == 1, worse.stdout + worse.stderr

@@ -42,7 +42,11 @@ def test_new_evaluators_score_stored_outputs_without_the_target(client: Client) 
         return sum(len(o["answer"]) for o in outputs) / len(outputs)
 
     results = evaluate_existing(
-        "base", evaluators=[length], summary_evaluators=[mean_length], client=client, progress=False,
+        "base",
+        evaluators=[length],
+        summary_evaluators=[mean_length],
+        client=client,
+        progress=False,
     )
     assert len(seen) == 600 and set(results.aggregate) == {"correct", "length"}
     assert results.aggregate["correct"].mean == 0.75  # the run's results are kept
@@ -120,10 +124,19 @@ def test_unknown_experiment_and_nothing_to_do(client: Client) -> None:
 
 
 def test_assay_rescore_on_the_command_line(project: Path) -> None:
-    assert run_assay("run", "app:answer", "--data", "data.jsonl", "-e", "app:correct", "--experiment", "r", cwd=project).returncode == 0
-    done = run_assay("rescore", "r", "-e", "app:length", "-e", "exact_match", "--fail-under", "length=2", cwd=project)
+    assert (
+        run_assay(
+            "run", "app:answer", "--data", "data.jsonl", "-e", "app:correct", "--experiment", "r", cwd=project
+        ).returncode
+        == 0
+    )
+    done = run_assay(
+        "rescore", "r", "-e", "app:length", "-e", "exact_match", "--fail-under", "length=2", cwd=project
+    )
     assert done.returncode == 0, done.stderr
-    assert any(line.split()[:3] == ["length", "higher", "2.000"] for line in done.stdout.splitlines()), done.stdout
+    assert any(line.split()[:3] == ["length", "higher", "2.000"] for line in done.stdout.splitlines()), (
+        done.stdout
+    )
     clash = run_assay("rescore", "r", "-e", "app:correct", cwd=project)
     assert clash.returncode == 2 and "--replace" in clash.stderr
     replaced = run_assay("rescore", "r", "-e", "app:correct", "--replace", "--json", cwd=project)

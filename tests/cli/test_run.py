@@ -14,7 +14,9 @@ RUN = ("run", "app:answer", "--data", "data.jsonl", "-e", "app:correct")
 
 
 def test_a_passing_run_prints_a_plain_report_and_exits_0(project: Path) -> None:
-    done = run_assay(*RUN, "--summary", "app:accuracy", "--experiment", "first", "--fail-under", "correct=0.7", cwd=project)
+    done = run_assay(
+        *RUN, "--summary", "app:accuracy", "--experiment", "first", "--fail-under", "correct=0.7", cwd=project
+    )
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "\x1b[" not in out  # no colour codes in a CI log
@@ -48,7 +50,14 @@ def test_usage_and_data_errors_exit_2_with_one_message(project: Path) -> None:
         ("run", "app:answer", "--data", "data.jsonl", "-e", "exact_mach"): "did you mean 'exact_match'",
         ("run", "app:answer", "--data", "missing.jsonl"): "missing.jsonl: no such file",
         ("run", "app:answer", "--data", "data.jsonl", "--fail-under", "correct>0.8"): "must be METRIC=NUMBER",
-        ("run", "app:answer", "--data", "data.jsonl", "--fail-under", "correct=0.8@low"): "after '@' write 'lower'",
+        (
+            "run",
+            "app:answer",
+            "--data",
+            "data.jsonl",
+            "--fail-under",
+            "correct=0.8@low",
+        ): "after '@' write 'lower'",
         ("run", "app:answer", "--data", "data.jsonl", "--resume"): "--resume needs --experiment",
         ("run", "app", "--data", "data.jsonl"): "must be MODULE:NAME",
     }
@@ -82,19 +91,35 @@ def test_json_is_the_only_thing_on_stdout(project: Path) -> None:
     payload = json.loads(done.stdout)
     assert payload["experiment"] == "j" and payload["rows"] == 10 and payload["exit_code"] == 1
     assert payload["metrics"]["correct"]["mean"] == 0.8 and payload["passed"] is False
-    assert payload["gates"] == [{
-        "gate": "correct >= 0.9", "metric": "correct", "observed": 0.8, "threshold": 0.9,
-        "passed": False, "detail": "0.800 < 0.9",
-    }]
+    assert payload["gates"] == [
+        {
+            "gate": "correct >= 0.9",
+            "metric": "correct",
+            "observed": 0.8,
+            "threshold": 0.9,
+            "passed": False,
+            "detail": "0.800 < 0.9",
+        }
+    ]
 
 
 def test_junit_markdown_and_the_github_step_summary(project: Path) -> None:
     summary = project / "step-summary.md"
     summary.write_text("earlier step\n", encoding="utf-8")
     done = run_assay(
-        *RUN, "--experiment", "ci", "--fail-under", "correct=0.7", "--fail-under", "correct=0.9",
-        "--junit-xml", "reports/junit.xml", "--markdown", "reports/summary.md",
-        cwd=project, env={"GITHUB_STEP_SUMMARY": str(summary)},
+        *RUN,
+        "--experiment",
+        "ci",
+        "--fail-under",
+        "correct=0.7",
+        "--fail-under",
+        "correct=0.9",
+        "--junit-xml",
+        "reports/junit.xml",
+        "--markdown",
+        "reports/summary.md",
+        cwd=project,
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
     )
     assert done.returncode == 1
     suite = ET.parse(project / "reports" / "junit.xml").getroot().find("testsuite")
@@ -114,9 +139,25 @@ def test_junit_markdown_and_the_github_step_summary(project: Path) -> None:
 
 def test_metadata_repetitions_prefix_and_a_builtin_evaluator(project: Path) -> None:
     done = run_assay(
-        "run", "app:answer", "--data", "data.jsonl", "-e", "app:correct", "-e", "exact_match",
-        "--prefix", "nightly", "--repetitions", "2", "--concurrency", "3", "--metadata", "commit=abc123",
-        "--metadata", "model=m-1", cwd=project,
+        "run",
+        "app:answer",
+        "--data",
+        "data.jsonl",
+        "-e",
+        "app:correct",
+        "-e",
+        "exact_match",
+        "--prefix",
+        "nightly",
+        "--repetitions",
+        "2",
+        "--concurrency",
+        "3",
+        "--metadata",
+        "commit=abc123",
+        "--metadata",
+        "model=m-1",
+        cwd=project,
     )
     assert done.returncode == 0, done.stderr
     client = Client(str(project / ".assay" / "assay.db"))

@@ -37,8 +37,11 @@ def test_a_near_miss_legacy_function_says_why_it_failed() -> None:
         return output["answer"] == reference["answer"]
 
     results = evaluate(
-        lambda inputs: {"answer": 1}, data=[{"inputs": {"q": 1}, "outputs": {"answer": 1}}],
-        evaluators=[correct], client=Client("sqlite://"), progress=False,
+        lambda inputs: {"answer": 1},
+        data=[{"inputs": {"q": 1}, "outputs": {"answer": 1}}],
+        evaluators=[correct],
+        client=Client("sqlite://"),
+        progress=False,
     )
     error = results.rows[0].results[0].error or ""
     assert "called the legacy way, with a Run and an Example" in error
@@ -52,7 +55,10 @@ def test_the_legacy_form_itself_still_works() -> None:
         return root_run.outputs["answer"] == ex.outputs["answer"]
 
     results = evaluate(
-        lambda inputs: {"answer": 1}, data=[{"inputs": {"q": 1}, "outputs": {"answer": 1}}],
-        evaluators=[correct], client=Client("sqlite://"), progress=False,
+        lambda inputs: {"answer": 1},
+        data=[{"inputs": {"q": 1}, "outputs": {"answer": 1}}],
+        evaluators=[correct],
+        client=Client("sqlite://"),
+        progress=False,
     )
     assert results.aggregate["correct"].mean == 1.0

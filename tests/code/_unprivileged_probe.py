@@ -16,7 +16,7 @@ warnings.simplefilter("ignore")
 
 from assay.sandbox import Call, SandboxConfig, SandboxPool, get_language  # noqa: E402
 
-PROBE = '''
+PROBE = """
 import os, socket, time
 def probe(port):
     if os.fork() == 0:
@@ -32,9 +32,11 @@ def probe(port):
     except OSError:
         network = "refused"
     return [os.getuid(), network, os.path.exists("/etc/passwd"), os.getppid() == 1]
-'''
-HANG = ("import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n"
-        "        time.sleep(300)\n    while True:\n        pass\n")
+"""
+HANG = (
+    "import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n"
+    "        time.sleep(300)\n    while True:\n        pass\n"
+)
 
 
 def _start_time(stat: str) -> int:
@@ -78,8 +80,12 @@ for backend in ("bubblewrap", "unshare", "rlimit"):
         run = pool.run_function(python, PROBE, "probe", [Call((int(sys.argv[2]),))], 10)
         hang = pool.run_function(python, HANG, "f", [Call((0,))], 1.0)
         description = pool.describe()
-        report[backend] = {"value": run.outcomes[0].value, "strays": pool.stray_processes(),
-                           "timed_out": hang.timed_out, "user": description["user"],
-                           "missing": description["missing"]}
+        report[backend] = {
+            "value": run.outcomes[0].value,
+            "strays": pool.stray_processes(),
+            "timed_out": hang.timed_out,
+            "user": description["user"],
+            "missing": description["missing"],
+        }
     report[backend]["left_running"] = left_running()
 print(json.dumps(report))

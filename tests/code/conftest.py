@@ -44,8 +44,9 @@ def make_pool() -> Iterator[Callable[..., SandboxPool]]:
         if key not in made:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SandboxIsolationWarning)
-                made[key] = SandboxPool(SandboxConfig(
-                    backend=backend, user_namespace=user_namespace, workers=workers))
+                made[key] = SandboxPool(
+                    SandboxConfig(backend=backend, user_namespace=user_namespace, workers=workers)
+                )
         return made[key]
 
     yield get
@@ -64,8 +65,9 @@ def pool(request: pytest.FixtureRequest, make_pool: Callable[..., SandboxPool]) 
 
 
 @pytest.fixture(params=ISOLATING)
-def isolating_pool(request: pytest.FixtureRequest,
-                   make_pool: Callable[..., SandboxPool]) -> Iterator[SandboxPool]:
+def isolating_pool(
+    request: pytest.FixtureRequest, make_pool: Callable[..., SandboxPool]
+) -> Iterator[SandboxPool]:
     chosen = make_pool(request.param)
     yield chosen
     strays = chosen.stray_processes()
@@ -81,16 +83,19 @@ def _describe(pids: list[int]) -> list[str]:
                 command = handle.read().replace(b"\0", b" ").decode(errors="replace")[:120]
             with open(f"/proc/{pid}/status") as handle:
                 status = {k: v.strip() for k, v in (row.split(":", 1) for row in handle if ":" in row)}
-            described.append(f"{pid} {status.get('State')} uid={status.get('Uid')} "
-                             f"ppid={status.get('PPid')} nspid={status.get('NSpid')} {command}")
+            described.append(
+                f"{pid} {status.get('State')} uid={status.get('Uid')} "
+                f"ppid={status.get('PPid')} nspid={status.get('NSpid')} {command}"
+            )
         except OSError as exc:
             described.append(f"{pid}: {exc}")
     return described
 
 
 def _assert_still_works(pool: SandboxPool) -> None:
-    run = pool.run_function(get_language("python"), "def f(x):\n    return x + 1\n", "f",
-                            [Call((41,))], timeout=10)
+    run = pool.run_function(
+        get_language("python"), "def f(x):\n    return x + 1\n", "f", [Call((41,))], timeout=10
+    )
     assert [o.value for o in run.outcomes] == [42], "the pool no longer works"
 
 

@@ -33,8 +33,9 @@ def test_auto_picks_the_strongest_available_backend() -> None:
 def test_falls_back_when_tools_are_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     real_which = shutil.which
     missing: set[str] = {"bwrap"}
-    monkeypatch.setattr(backends_module.shutil, "which",
-                        lambda name: None if name in missing else real_which(name))
+    monkeypatch.setattr(
+        backends_module.shutil, "which", lambda name: None if name in missing else real_which(name)
+    )
     assert choose_backend(SandboxConfig(), not ROOT).name == "unshare"
     missing.add("unshare")
     assert choose_backend(SandboxConfig(), not ROOT).name == "rlimit"
@@ -43,8 +44,11 @@ def test_falls_back_when_tools_are_missing(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_minimum_level_refuses_weaker_backends(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(SandboxUnavailable, match=r"rlimit: below the required minimum level "
-                                                 r"\(unshare\)"):
+    with pytest.raises(
+        SandboxUnavailable,
+        match=r"rlimit: below the required minimum level "
+        r"\(unshare\)",
+    ):
         SandboxPool(SandboxConfig(backend="rlimit", min_level="unshare"))
     monkeypatch.setenv("ASSAY_SANDBOX_MIN_LEVEL", "bubblewrap")
     with pytest.raises(SandboxUnavailable, match="unshare: below the required minimum"):
@@ -80,13 +84,16 @@ def test_missing_protections_are_warned_once(monkeypatch: pytest.MonkeyPatch) ->
 
 
 @pytest.mark.parametrize("backend", ["bubblewrap", "unshare", "rlimit"])
-def test_identity_and_privileges_inside(make_pool: Callable[..., SandboxPool], python: Any,
-                                        backend: str) -> None:
+def test_identity_and_privileges_inside(
+    make_pool: Callable[..., SandboxPool], python: Any, backend: str
+) -> None:
     pool = make_pool(backend)
-    code = ("def solution(x):\n    import os\n    status = open('/proc/self/status').read()\n"
-            "    fields = dict(line.split(':', 1) for line in status.splitlines())\n"
-            "    return [os.getuid(), os.getgid(), os.getgroups(), fields['CapEff'].strip(),\n"
-            "            fields['NoNewPrivs'].strip(), os.getppid()]\n")
+    code = (
+        "def solution(x):\n    import os\n    status = open('/proc/self/status').read()\n"
+        "    fields = dict(line.split(':', 1) for line in status.splitlines())\n"
+        "    return [os.getuid(), os.getgid(), os.getgroups(), fields['CapEff'].strip(),\n"
+        "            fields['NoNewPrivs'].strip(), os.getppid()]\n"
+    )
     run = pool.run_function(python, code, "solution", [Call((0,))], 10)
     uid, gid, groups, caps, no_new_privs, parent = run.outcomes[0].value
     assert caps == "0000000000000000"
@@ -98,18 +105,17 @@ def test_identity_and_privileges_inside(make_pool: Callable[..., SandboxPool], p
         assert parent == 1, "its own PID namespace, whose init is the zygote"
 
 
-def test_user_namespace_mode_runs_as_nobody(make_pool: Callable[..., SandboxPool],
-                                            python: Any) -> None:
+def test_user_namespace_mode_runs_as_nobody(make_pool: Callable[..., SandboxPool], python: Any) -> None:
     for backend in ("bubblewrap", "unshare"):
         pool = make_pool(backend, user_namespace=True)
-        run = pool.run_function(python, "import os\ndef f(x):\n    return os.getuid()\n", "f",
-                                [Call((0,))], 10)
+        run = pool.run_function(
+            python, "import os\ndef f(x):\n    return os.getuid()\n", "f", [Call((0,))], 10
+        )
         assert run.outcomes[0].value == 65534
         assert "user namespace" in pool.describe()["user"]
 
 
-def test_parallel_jobs_share_a_pool_correctly(make_pool: Callable[..., SandboxPool],
-                                              python: Any) -> None:
+def test_parallel_jobs_share_a_pool_correctly(make_pool: Callable[..., SandboxPool], python: Any) -> None:
     pool = make_pool("bubblewrap", workers=2)
     failures: list[str] = []
 
@@ -128,8 +134,9 @@ def test_parallel_jobs_share_a_pool_correctly(make_pool: Callable[..., SandboxPo
     assert pool.stray_processes() == []
 
 
-def test_a_sandbox_killed_from_outside_is_replaced(make_pool: Callable[..., SandboxPool],
-                                                   python: Any) -> None:
+def test_a_sandbox_killed_from_outside_is_replaced(
+    make_pool: Callable[..., SandboxPool], python: Any
+) -> None:
     pool = make_pool("bubblewrap", workers=1)
     pool.run_function(python, "def f(x):\n    return x\n", "f", [Call((1,))], 10)
     (sandbox,) = [s for s in pool.candidates.started if not s.dead]
@@ -140,8 +147,9 @@ def test_a_sandbox_killed_from_outside_is_replaced(make_pool: Callable[..., Sand
 
 
 def test_run_script(pool: SandboxPool, python: Any, javascript: Any) -> None:
-    run = pool.run_script(python, "import sys\nprint('out')\nprint('err', file=sys.stderr)\n"
-                                  "sys.exit(3)\n", timeout=10)
+    run = pool.run_script(
+        python, "import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.exit(3)\n", timeout=10
+    )
     assert (run.exit_code, run.output.stdout, run.output.stderr) == (3, "out\n", "err\n")
     crashed = pool.run_script(python, "raise ValueError('boom')\n", timeout=10)
     assert crashed.exit_code == 1 and "ValueError: boom" in crashed.output.stderr

@@ -9,8 +9,10 @@ from assay.evaluators import BanditSecurityEvaluator, RuffLintEvaluator
 from assay.schemas import Example, Run
 
 CLEAN = "def solution(n: int) -> int:\n    return n * n\n"
-RISKY = ("import subprocess\n\n\ndef solution(command):\n"
-         "    subprocess.call(command, shell=True)\n    return eval(command)\n")
+RISKY = (
+    "import subprocess\n\n\ndef solution(command):\n"
+    "    subprocess.call(command, shell=True)\n    return eval(command)\n"
+)
 
 
 def check(evaluator: object, text: object) -> EvaluationResult:

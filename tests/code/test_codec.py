@@ -11,11 +11,31 @@ from assay.sandbox.harness import codec
 from assay.sandbox.harness.frames import FrameBuffer, FrameError, encode_frame
 
 
-@pytest.mark.parametrize("value", [
-    None, True, False, 0, -7, 2**80, -(2**70), 1.5, -0.0, "héllo", b"\x00\xff",
-    [1, [2, 3]], (1, "a"), {"a": 1}, {1: "one", (2, 3): [4]}, {1, 2}, frozenset({"x"}),
-    complex(1, -2), float("inf"), float("-inf"),
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        False,
+        0,
+        -7,
+        2**80,
+        -(2**70),
+        1.5,
+        -0.0,
+        "héllo",
+        b"\x00\xff",
+        [1, [2, 3]],
+        (1, "a"),
+        {"a": 1},
+        {1: "one", (2, 3): [4]},
+        {1, 2},
+        frozenset({"x"}),
+        complex(1, -2),
+        float("inf"),
+        float("-inf"),
+    ],
+)
 def test_round_trip_keeps_exact_types(value: object) -> None:
     decoded = codec.decode(codec.encode(value))
     assert type(decoded) is type(value)
@@ -53,23 +73,45 @@ def test_cycles_are_refused() -> None:
         codec.encode(cycle)
 
 
-@pytest.mark.parametrize("data", [
-    {"$eval": "1"}, {"a": 1, "b": 2}, {"$dict": [[1]]}, {"$int": 5}, {"$bytes": "*"},
-    {"$set": [[1]]},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"$eval": "1"},
+        {"a": 1, "b": 2},
+        {"$dict": [[1]]},
+        {"$int": 5},
+        {"$bytes": "*"},
+        {"$set": [[1]]},
+    ],
+)
 def test_malformed_data_is_refused(data: object) -> None:
     with pytest.raises(codec.MalformedValue):
         codec.decode(data)
 
 
-@pytest.mark.parametrize("expected, actual, equal", [
-    (4, 4, True), (4, 4.0, True), (0.1 + 0.2, 0.3, True), (4, "4", False),
-    (1, True, False), (True, 1, False), (None, 0, False), ([1, 2], (1, 2), True),
-    ({"a": [1]}, {"a": [1]}, True), ({"a": 1}, {"a": 1, "b": 2}, False),
-    ({1: "x"}, {True: "x"}, False), ({1, 2}, {2, 1}, True), ({1}, [1], False),
-    (float("nan"), float("nan"), True), ("abc", "abd", False), (1.0, 1.001, False),
-    (b"x", "x", False), ([1, [2.0]], [1, [2]], True),
-])
+@pytest.mark.parametrize(
+    "expected, actual, equal",
+    [
+        (4, 4, True),
+        (4, 4.0, True),
+        (0.1 + 0.2, 0.3, True),
+        (4, "4", False),
+        (1, True, False),
+        (True, 1, False),
+        (None, 0, False),
+        ([1, 2], (1, 2), True),
+        ({"a": [1]}, {"a": [1]}, True),
+        ({"a": 1}, {"a": 1, "b": 2}, False),
+        ({1: "x"}, {True: "x"}, False),
+        ({1, 2}, {2, 1}, True),
+        ({1}, [1], False),
+        (float("nan"), float("nan"), True),
+        ("abc", "abd", False),
+        (1.0, 1.001, False),
+        (b"x", "x", False),
+        ([1, [2.0]], [1, [2]], True),
+    ],
+)
 def test_values_equal_is_type_strict(expected: object, actual: object, equal: bool) -> None:
     assert values_equal(expected, actual) is equal
 

@@ -40,16 +40,19 @@ def _rows(count: int, hostile_every: int, mode: str) -> list[dict[str, Any]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["cases", "program"])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_hostile_loops_under_concurrency_never_time_out_correct_code(backend: str,
-                                                                     mode: str) -> None:
-    evaluator = CodeCorrectnessEvaluator(execution_timeout=1,
-                                         sandbox=SandboxConfig(backend=backend))
-    results = assay.evaluate(lambda inputs: {"text": inputs["answer"]},
-                             data=_rows(48, 8, mode), evaluators=[evaluator],
-                             max_concurrency=16, client=assay.Client(database_url="sqlite://"),
-                             progress=False)
-    verdicts = [(row["example"].inputs["hostile"], row["evaluation_results"]["results"][0])
-                for row in results]
+def test_hostile_loops_under_concurrency_never_time_out_correct_code(backend: str, mode: str) -> None:
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=1, sandbox=SandboxConfig(backend=backend))
+    results = assay.evaluate(
+        lambda inputs: {"text": inputs["answer"]},
+        data=_rows(48, 8, mode),
+        evaluators=[evaluator],
+        max_concurrency=16,
+        client=assay.Client(database_url="sqlite://"),
+        progress=False,
+    )
+    verdicts = [
+        (row["example"].inputs["hostile"], row["evaluation_results"]["results"][0]) for row in results
+    ]
     wrong = [r.comment for hostile, r in verdicts if not hostile and r.score != 1.0]
     assert wrong == [], f"{len(wrong)} correct candidates failed, e.g. {wrong[:2]}"
     hostile = [r for is_hostile, r in verdicts if is_hostile]
@@ -72,7 +75,7 @@ def test_tiny_values_are_not_all_equal() -> None:
     assert not values_equal(0.0, 1e-9)
     assert values_equal(1e308 * 10, math.inf) and not values_equal(math.inf, -math.inf)
     assert values_equal(-0.0, 0.0) and values_equal(math.nan, math.nan)
-    assert not values_equal(10 ** 400, 1e308) and not values_equal(1.5, 10 ** 5000)
+    assert not values_equal(10**400, 1e308) and not values_equal(1.5, 10**5000)
 
 
 def test_a_wrong_tiny_float_fails_and_the_right_one_passes() -> None:
@@ -87,8 +90,10 @@ def test_tolerance_is_configurable_per_evaluator_and_per_case() -> None:
     assert evaluate(code, strict).score == 0.0
     assert evaluate(code, strict, float_tolerance=1e-2).score == 1.0
     assert evaluate(code, strict, abs_tolerance=0.01).score == 1.0
-    per_case = [{"input": 1.0, "expected_output": 1.0, "abs_tol": 0.01},
-                {"input": 2.0, "expected_output": 2.0}]
+    per_case = [
+        {"input": 1.0, "expected_output": 1.0, "abs_tol": 0.01},
+        {"input": 2.0, "expected_output": 2.0},
+    ]
     assert evaluate(code, per_case).score == 0.5
     near_zero = [{"input": -0.001, "expected_output": 0.0, "zero_tol": 0.0}]
     assert evaluate("def solution(x):\n    return x + 0.001 - 1e-18\n", near_zero).score == 0.0

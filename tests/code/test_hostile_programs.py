@@ -26,7 +26,10 @@ def against_test(pool: SandboxPool, python: Any, body: str, timeout: float = 10)
 
 
 def test_the_test_program_is_invisible_to_the_candidate(pool: SandboxPool, python: Any) -> None:
-    run = against_test(pool, python, """
+    run = against_test(
+        pool,
+        python,
+        """
 import gc, os, re
 pattern = re.compile(''.join(['TEST', '-ONLY-', '[0-9a-f]{12}']))
 hits = []
@@ -52,15 +55,18 @@ for folder, _, files in os.walk(os.path.dirname(os.getcwd())):
                     hits.append(name)
         except OSError:
             pass
-return 'hits: %r' % hits""")
+return 'hits: %r' % hits""",
+    )
     assert not run.passed
     assert run.verdict["kind"] == "assertion", run.verdict
     assert "hits: []" in run.verdict["message"]
 
 
-def test_killing_everything_in_reach_cannot_make_the_test_pass(pool: SandboxPool,
-                                                               python: Any) -> None:
-    run = against_test(pool, python, """
+def test_killing_everything_in_reach_cannot_make_the_test_pass(pool: SandboxPool, python: Any) -> None:
+    run = against_test(
+        pool,
+        python,
+        """
 import os, signal
 for pid in range(1, 400):
     try:
@@ -68,23 +74,28 @@ for pid in range(1, 400):
     except OSError:
         pass
 os.kill(-1, signal.SIGKILL)
-return 'unreachable'""")
+return 'unreachable'""",
+    )
     assert not run.passed
     # it killed itself (PID namespace: its pid is small) or only what it owns
     assert run.verdict["kind"] in ("candidate_ended", "assertion")
 
 
-@pytest.mark.parametrize("body, kind", [
-    ("class Anything:\n    def __eq__(self, other): return True\nreturn Anything()",
-     "candidate_error"),
-    ("raise SystemExit(0)", "candidate_error"),
-    ("raise KeyboardInterrupt", "candidate_error"),
-    ("import os\nos._exit(0)", "candidate_ended"),
-    ("print('check passed'); print('{\"passed\": true}')\nreturn None", "assertion"),
-    ("import os, struct\nos.write(4, struct.pack('>I', 5) + b'{\"ok\": true}')\nreturn 1",
-     "candidate_ended"),
-    ("return 'x' * (80 * 1024 * 1024)", "candidate_ended"),
-])
+@pytest.mark.parametrize(
+    "body, kind",
+    [
+        ("class Anything:\n    def __eq__(self, other): return True\nreturn Anything()", "candidate_error"),
+        ("raise SystemExit(0)", "candidate_error"),
+        ("raise KeyboardInterrupt", "candidate_error"),
+        ("import os\nos._exit(0)", "candidate_ended"),
+        ("print('check passed'); print('{\"passed\": true}')\nreturn None", "assertion"),
+        (
+            "import os, struct\nos.write(4, struct.pack('>I', 5) + b'{\"ok\": true}')\nreturn 1",
+            "candidate_ended",
+        ),
+        ("return 'x' * (80 * 1024 * 1024)", "candidate_ended"),
+    ],
+)
 def test_forgery_attempts_fail(pool: SandboxPool, python: Any, body: str, kind: str) -> None:
     run = against_test(pool, python, body)
     assert not run.passed
@@ -92,8 +103,9 @@ def test_forgery_attempts_fail(pool: SandboxPool, python: Any, body: str, kind: 
 
 
 def test_candidate_sabotaging_its_load_fails_cleanly(pool: SandboxPool, python: Any) -> None:
-    run = pool.run_test_program(python, "import sys\nsys.stdout.write('passed\\n')\nsys.exit(0)\n",
-                                TEST, "probe", 10)
+    run = pool.run_test_program(
+        python, "import sys\nsys.stdout.write('passed\\n')\nsys.exit(0)\n", TEST, "probe", 10
+    )
     assert not run.passed
     assert run.verdict["stage"] == "load"
     assert "SystemExit" in str(run.verdict.get("error_type"))

@@ -15,7 +15,7 @@ PY = get_language("python")
 KEY = 0x5A55A1
 
 # SysV objects through the C library; POSIX queues through mq_open
-IPC = f'''
+IPC = f"""
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 IPC_CREAT, IPC_EXCL = 0o1000, 0o2000
@@ -30,7 +30,7 @@ def look():
              "sem": libc.semget({KEY}, 0, 0),
              "mq": libc.mq_open(b"/assay-leak", os.O_RDWR, 0, None)}}
     return {{name: value >= 0 for name, value in found.items()}}
-'''
+"""
 
 
 def host_shm_keys() -> set[int]:
@@ -44,8 +44,7 @@ def test_ipc_objects_do_not_survive_into_the_next_job(pool: SandboxPool) -> None
     assert left.outcomes[0].ok and min(left.outcomes[0].value.values()) >= 0, left.outcomes[0]
     for _ in range(3):  # the next jobs, in the same warm sandbox (one per pool here)
         seen = pool.run_function(PY, IPC, "look", [Call()], timeout=10)
-        assert seen.outcomes[0].value == {"msg": False, "shm": False, "sem": False,
-                                          "mq": False}
+        assert seen.outcomes[0].value == {"msg": False, "shm": False, "sem": False, "mq": False}
     assert KEY not in host_shm_keys()  # nothing left allocated on the host either
     assert pool.describe()["ipc"] == "a fresh IPC namespace per job"
 
@@ -57,7 +56,7 @@ def test_a_job_can_still_use_ipc_within_itself(pool: SandboxPool) -> None:
     assert min(made.values()) >= 0 and all(seen.values()), run.outcomes[0]
 
 
-LINKS = '''
+LINKS = """
 import os
 def flood(n):
     open("seed", "w").close()
@@ -65,7 +64,7 @@ def flood(n):
     for index in range(n):
         os.link("seed", f"d/{index}")
     return n
-'''
+"""
 
 
 @pytest.mark.slow
@@ -73,7 +72,6 @@ def test_a_slow_cleanup_never_times_out_the_next_job(pool: SandboxPool) -> None:
     started = time.monotonic()
     pool.run_function(PY, LINKS, "flood", [Call((400_000,))], timeout=60)
     for _ in range(3):
-        run = pool.run_function(PY, "def f(x):\n    return x + 1\n", "f", [Call((1,))],
-                                timeout=0.5)
+        run = pool.run_function(PY, "def f(x):\n    return x + 1\n", "f", [Call((1,))], timeout=0.5)
         assert [o.value for o in run.outcomes] == [2], run.outcomes[0].message
     assert time.monotonic() - started < 90

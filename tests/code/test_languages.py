@@ -21,7 +21,7 @@ def test_fences_fall_back_to_the_first_block_and_plain_text_is_kept() -> None:
 
 def test_program_joins_prompt_and_completion_unless_complete() -> None:
     python = get_language("python")
-    prompt = "def add(a, b):\n    \"\"\"Add.\"\"\"\n"
+    prompt = 'def add(a, b):\n    """Add."""\n'
     assert python.program(prompt, "    return a + b\n", "add") == prompt + "    return a + b\n"
     whole = "def add(a, b):\n    return a + b\n"
     assert python.program(prompt, whole, "add") == whole

@@ -19,23 +19,29 @@ from .conftest import BACKENDS
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 
 # integers that differ by multiples of 2**61 - 1 share one hash: a set of them is quadratic
-FLOOD = ("import json, os, struct\n"
-         "def solution(x):\n"
-         "    items = [{'$int': format((2**61 - 1) * k + 1, 'x')} for k in range(60000)]\n"
-         "    value = {KIND}\n"
-         "    body = json.dumps({'ok': True, 'value': value}).encode()\n"
-         "    os.write(4, struct.pack('>I', len(body)) + body)\n"
-         "    os._exit(0)\n")
-KINDS = {"set": "{'$set': items}", "frozenset": "{'$frozenset': items}",
-         "dict": "{'$dict': [[item, 0] for item in items]}"}
+FLOOD = (
+    "import json, os, struct\n"
+    "def solution(x):\n"
+    "    items = [{'$int': format((2**61 - 1) * k + 1, 'x')} for k in range(60000)]\n"
+    "    value = {KIND}\n"
+    "    body = json.dumps({'ok': True, 'value': value}).encode()\n"
+    "    os.write(4, struct.pack('>I', len(body)) + body)\n"
+    "    os._exit(0)\n"
+)
+KINDS = {
+    "set": "{'$set': items}",
+    "frozenset": "{'$frozenset': items}",
+    "dict": "{'$dict': [[item, 0] for item in items]}",
+}
 
 
-def evaluate(backend: str, code: str, cases: list[dict[str, Any]], timeout: float = 5,
-             **inputs: Any) -> EvaluationResult:
-    evaluator = CodeCorrectnessEvaluator(execution_timeout=timeout,
-                                         sandbox=SandboxConfig(backend=backend, workers=1))
-    result = evaluator.evaluate(Run(outputs={"text": code}),
-                                Example(inputs={"test_cases": cases, **inputs}))
+def evaluate(
+    backend: str, code: str, cases: list[dict[str, Any]], timeout: float = 5, **inputs: Any
+) -> EvaluationResult:
+    evaluator = CodeCorrectnessEvaluator(
+        execution_timeout=timeout, sandbox=SandboxConfig(backend=backend, workers=1)
+    )
+    result = evaluator.evaluate(Run(outputs={"text": code}), Example(inputs={"test_cases": cases, **inputs}))
     assert isinstance(result, EvaluationResult)
     return result
 
@@ -44,8 +50,7 @@ def evaluate(backend: str, code: str, cases: list[dict[str, Any]], timeout: floa
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_hash_flooding_value_fails_fast(backend: str, kind: str) -> None:
     started = time.monotonic()
-    result = evaluate(backend, FLOOD.replace("{KIND}", KINDS[kind]),
-                      [{"input": 1, "expected_output": [1]}])
+    result = evaluate(backend, FLOOD.replace("{KIND}", KINDS[kind]), [{"input": 1, "expected_output": [1]}])
     assert time.monotonic() - started < 5
     assert result.error is None and result.score == 0.0
     assert "hash" in (result.metadata["test_cases_details"][0]["error_message"] or "")
@@ -53,13 +58,16 @@ def test_a_hash_flooding_value_fails_fast(backend: str, kind: str) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_hash_flooding_value_fails_a_test_program_fast(backend: str) -> None:
-    code = ("def solution(x):\n"
-            "    return {(2**61 - 1) * k + 1 for k in range(3000)}\n")  # cheap at 3,000
+    code = "def solution(x):\n    return {(2**61 - 1) * k + 1 for k in range(3000)}\n"  # cheap at 3,000
     started = time.monotonic()
-    evaluator = CodeCorrectnessEvaluator(execution_timeout=5,
-                                         sandbox=SandboxConfig(backend=backend, workers=1))
-    inputs = {"test": "def check(candidate):\n    assert len(candidate(1)) == 3000\n",
-              "entry_point": "solution", "prompt": ""}
+    evaluator = CodeCorrectnessEvaluator(
+        execution_timeout=5, sandbox=SandboxConfig(backend=backend, workers=1)
+    )
+    inputs = {
+        "test": "def check(candidate):\n    assert len(candidate(1)) == 3000\n",
+        "entry_point": "solution",
+        "prompt": "",
+    }
     result = evaluator.evaluate(Run(outputs={"text": code}), Example(inputs=inputs))
     assert isinstance(result, EvaluationResult)
     assert time.monotonic() - started < 5
@@ -70,8 +78,11 @@ def test_a_hash_flooding_value_fails_a_test_program_fast(backend: str) -> None:
 def test_honest_sets_and_dicts_of_numbers_still_pass() -> None:
     code = "def solution(n):\n    return {'s': set(range(n)), 'd': {k: -k for k in range(-n, n)}}\n"
     n = 50_000
-    result = evaluate("bubblewrap", code, [{"input": n, "expected_output": {
-        "s": set(range(n)), "d": {k: -k for k in range(-n, n)}}}])
+    result = evaluate(
+        "bubblewrap",
+        code,
+        [{"input": n, "expected_output": {"s": set(range(n)), "d": {k: -k for k in range(-n, n)}}}],
+    )
     assert result.score == 1.0, result.comment
 
 
@@ -90,8 +101,7 @@ def test_many_large_replies_are_not_kept_decoded() -> None:
     assert result.score == 0.0 and result.error is None
     assert peak < 24 * 2**20, f"peak {peak / 2**20:.0f} MiB"
     details = result.metadata["test_cases_details"]
-    assert all(isinstance(d["actual_output"], str) and "truncated" in d["actual_output"]
-               for d in details)
+    assert all(isinstance(d["actual_output"], str) and "truncated" in d["actual_output"] for d in details)
 
 
 def test_the_decoder_refuses_flooding_but_not_ordinary_collisions() -> None:

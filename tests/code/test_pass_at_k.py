@@ -27,8 +27,9 @@ def chen_numpy_free(n: int, c: int, k: int) -> float:
     return 1.0 - product
 
 
-@pytest.mark.parametrize("n, c, k", [(10, 3, 1), (10, 3, 5), (200, 7, 10), (5, 0, 2),
-                                     (5, 5, 5), (4, 2, 2), (1, 1, 1)])
+@pytest.mark.parametrize(
+    "n, c, k", [(10, 3, 1), (10, 3, 5), (200, 7, 10), (5, 0, 2), (5, 5, 5), (4, 2, 2), (1, 1, 1)]
+)
 def test_estimator_matches_the_reference(n: int, c: int, k: int) -> None:
     assert pass_at_k_estimate(n, c, k) == pytest.approx(chen_numpy_free(n, c, k))
     assert pass_at_k_estimate(n, c, k) == pytest.approx(1 - comb(n - c, k) / comb(n, k))
@@ -48,11 +49,13 @@ def rows(pattern: dict[str, list[Any]], key: str = "CodeCorrectnessEvaluator") -
         example = Example(id=uuid.uuid5(uuid.NAMESPACE_DNS, name), inputs={})
         for score in scores:
             examples.append(example)
-            result = (EvaluationResult(key=key, error="sandbox unavailable") if score == "error"
-                      else EvaluationResult(key=key, score=score))
+            result = (
+                EvaluationResult(key=key, error="sandbox unavailable")
+                if score == "error"
+                else EvaluationResult(key=key, score=score)
+            )
             results.append([EvaluationResult(key="other", score=1.0), result])
-    return {"runs": [Run() for _ in examples], "examples": examples,
-            "evaluation_results": results}
+    return {"runs": [Run() for _ in examples], "examples": examples, "evaluation_results": results}
 
 
 def test_summary_averages_per_example_estimates() -> None:
@@ -97,11 +100,15 @@ def test_end_to_end_with_repetitions() -> None:
 
     results = assay.evaluate(
         generate,
-        data=[{"inputs": {"task": "square", "test_cases": square}},
-              {"inputs": {"task": "double", "test_cases": double}}],
+        data=[
+            {"inputs": {"task": "square", "test_cases": square}},
+            {"inputs": {"task": "double", "test_cases": double}},
+        ],
         evaluators=[CodeCorrectnessEvaluator(execution_timeout=10)],
         summary_evaluators=[pass_at_k(1), pass_at_k(2), pass_at_k(4)],
-        num_repetitions=4, client=assay.Client(database_url="sqlite://"), progress=False,
+        num_repetitions=4,
+        client=assay.Client(database_url="sqlite://"),
+        progress=False,
     )
     summary = {r.key: r.score for r in results.summary_results.results}
     assert summary["pass@1"] == pytest.approx(0.5)

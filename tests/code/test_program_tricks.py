@@ -11,27 +11,33 @@ pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationW
 PY = get_language("python")
 JS = get_language("javascript")
 
-ASYNC_PY = ("async def check(candidate):\n"
-            "    assert candidate(2) == 4\n"
-            "    assert candidate(3) == 9\n")
-ASYNC_PY_AWAITING = ("class Tick:\n"
-                     "    def __await__(self):\n"
-                     "        yield\n"
-                     "async def check(candidate):\n"
-                     "    await Tick()\n"
-                     "    assert candidate(3) == 9\n")
-ITERATING = ("def check(candidate):\n"
-             "    assert all(map(lambda x: candidate(x) == x * x, [2, 3, 4]))\n"
-             "    assert list(map(candidate, [2, 3])) == [4, 9]\n")
-ASYNC_JS = ("const assert = require('assert');\n"
-            "async function check(candidate) {\n"
-            "  assert.strictEqual(candidate(2), 4);\n"
-            "  assert.strictEqual(candidate(3), 9);\n"
-            "}\n")
-PROMISE_JS = ("const assert = require('assert');\n"
-              "function check(candidate) {\n"
-              "  return Promise.resolve().then(() => assert.strictEqual(candidate(3), 9));\n"
-              "}\n")
+ASYNC_PY = "async def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(3) == 9\n"
+ASYNC_PY_AWAITING = (
+    "class Tick:\n"
+    "    def __await__(self):\n"
+    "        yield\n"
+    "async def check(candidate):\n"
+    "    await Tick()\n"
+    "    assert candidate(3) == 9\n"
+)
+ITERATING = (
+    "def check(candidate):\n"
+    "    assert all(map(lambda x: candidate(x) == x * x, [2, 3, 4]))\n"
+    "    assert list(map(candidate, [2, 3])) == [4, 9]\n"
+)
+ASYNC_JS = (
+    "const assert = require('assert');\n"
+    "async function check(candidate) {\n"
+    "  assert.strictEqual(candidate(2), 4);\n"
+    "  assert.strictEqual(candidate(3), 9);\n"
+    "}\n"
+)
+PROMISE_JS = (
+    "const assert = require('assert');\n"
+    "function check(candidate) {\n"
+    "  return Promise.resolve().then(() => assert.strictEqual(candidate(3), 9));\n"
+    "}\n"
+)
 SQUARE_PY = "def f(x):\n    return x * x\n"
 WRONG_PY = "def f(x):\n    return 0\n"
 SQUARE_JS = "function f(x) { return x * x; }"

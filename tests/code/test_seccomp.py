@@ -11,7 +11,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationW
 PY = get_language("python")
 
 # raw system calls (x86_64 numbers): each returns -1 with errno, or what the kernel gave
-ATTEMPTS = '''
+ATTEMPTS = """
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 CALLS = {
@@ -39,8 +39,8 @@ def attempt(_):
             os._exit(0)  # the child of a clone that worked
         results[name] = os.strerror(ctypes.get_errno()) if value == -1 else f"returned {value}"
     return results
-'''
-ALLOWED = '''
+"""
+ALLOWED = """
 import os, _thread
 def work(_):
     if os.fork() == 0:
@@ -51,7 +51,7 @@ def work(_):
     _thread.start_new_thread(done.release, ())  # a thread: clone() without namespaces
     done.acquire()
     return os.waitstatus_to_exitcode(status), os.getpid() > 0
-'''
+"""
 
 
 def test_dangerous_system_calls_are_refused(pool: SandboxPool) -> None:
@@ -68,8 +68,10 @@ def test_ordinary_processes_and_threads_still_work(pool: SandboxPool) -> None:
 
 
 def test_javascript_runs_under_the_filter(pool: SandboxPool) -> None:
-    code = ("const { execSync } = require('child_process');\n"
-            "function f(x) { return [x * 2, execSync('echo ok').toString().trim(),\n"
-            "  require('fs').readFileSync('/proc/self/status', 'utf8').match(/Seccomp:\\s+(\\d)/)[1]]; }")
+    code = (
+        "const { execSync } = require('child_process');\n"
+        "function f(x) { return [x * 2, execSync('echo ok').toString().trim(),\n"
+        "  require('fs').readFileSync('/proc/self/status', 'utf8').match(/Seccomp:\\s+(\\d)/)[1]]; }"
+    )
     run = pool.run_function(get_language("javascript"), code, "f", [Call((21,))], timeout=20)
     assert run.outcomes[0].value == [42, "ok", "2"], run.outcomes[0]

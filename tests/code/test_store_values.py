@@ -45,14 +45,21 @@ def stored(client: assay.Client, name: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_lone_surrogates_from_an_honest_javascript_reverse_are_stored(backend: str) -> None:
     client = assay.Client(database_url="sqlite://")
-    cases = [{"input": "a\U0001F600b", "expected_output": "b\U0001F600a"},
-             {"input": "abc", "expected_output": "cba"}]
-    evaluator = CodeCorrectnessEvaluator(language="javascript", execution_timeout=10,
-                                         sandbox=SandboxConfig(backend=backend, workers=1))
-    results = assay.evaluate(lambda inputs: {"text": JS_REVERSE},
-                             data=[{"inputs": {"test_cases": cases, "n": n}} for n in range(20)],
-                             evaluators=[evaluator], client=client, progress=False,
-                             experiment_prefix=f"surrogates-{backend}")
+    cases = [
+        {"input": "a\U0001f600b", "expected_output": "b\U0001f600a"},
+        {"input": "abc", "expected_output": "cba"},
+    ]
+    evaluator = CodeCorrectnessEvaluator(
+        language="javascript", execution_timeout=10, sandbox=SandboxConfig(backend=backend, workers=1)
+    )
+    results = assay.evaluate(
+        lambda inputs: {"text": JS_REVERSE},
+        data=[{"inputs": {"test_cases": cases, "n": n}} for n in range(20)],
+        evaluators=[evaluator],
+        client=client,
+        progress=False,
+        experiment_prefix=f"surrogates-{backend}",
+    )
     rows = stored(client, results.experiment_name)
     assert len(rows) == 20
     for row in rows:
@@ -67,16 +74,22 @@ def test_any_string_from_a_target_an_evaluator_or_a_summary_is_stored() -> None:
     odd = "lone \ud800 high, \udfff low, NUL \x00 and 😀"
 
     def judge(outputs: dict[str, Any]) -> EvaluationResult:
-        return EvaluationResult(key="judge", score=1, comment=odd, feedback=odd, value=odd,
-                                metadata={odd: [odd]})
+        return EvaluationResult(
+            key="judge", score=1, comment=odd, feedback=odd, value=odd, metadata={odd: [odd]}
+        )
 
     def summary(outputs: list[Any]) -> EvaluationResult:
         return EvaluationResult(key="summary", score=1, comment=odd)
 
     client = assay.Client(database_url="sqlite://")
-    results = assay.evaluate(lambda inputs: {"answer": odd}, data=[{"inputs": {"q": odd}}] * 3,
-                             evaluators=[judge], summary_evaluators=[summary], client=client,
-                             progress=False)
+    results = assay.evaluate(
+        lambda inputs: {"answer": odd},
+        data=[{"inputs": {"q": odd}}] * 3,
+        evaluators=[judge],
+        summary_evaluators=[summary],
+        client=client,
+        progress=False,
+    )
     rows = stored(client, results.experiment_name)
     assert len(rows) == 3
     for row in rows:
@@ -91,12 +104,16 @@ def test_any_string_from_a_target_an_evaluator_or_a_summary_is_stored() -> None:
 
 def test_an_unstorable_row_is_stored_as_errored_and_the_rest_go_on() -> None:
     def evaluator(inputs: dict[str, Any]) -> EvaluationResult:
-        return EvaluationResult(key="size", score=10 ** 400 if inputs["n"] == 2 else 1)
+        return EvaluationResult(key="size", score=10**400 if inputs["n"] == 2 else 1)
 
     client = assay.Client(database_url="sqlite://")
-    results = assay.evaluate(lambda inputs: {"ok": True},
-                             data=[{"inputs": {"n": n}} for n in range(5)],
-                             evaluators=[evaluator], client=client, progress=False)
+    results = assay.evaluate(
+        lambda inputs: {"ok": True},
+        data=[{"inputs": {"n": n}} for n in range(5)],
+        evaluators=[evaluator],
+        client=client,
+        progress=False,
+    )
     rows = stored(client, results.experiment_name)
     assert len(rows) == 5
     by_n = {row["run"].inputs["n"]: row["evaluation_results"]["results"][0] for row in rows}
@@ -106,9 +123,20 @@ def test_an_unstorable_row_is_stored_as_errored_and_the_rest_go_on() -> None:
 
 
 EXACT_VALUES: list[Any] = [
-    {1: "a", 2: {3: [4]}}, math.inf, -math.inf, -0.0, {1, 2, 3}, frozenset({"x"}), (1, (2, 3)),
-    b"\x00\xffbytes", math.factorial(2000), -(2 ** 100), {"$set": [1]}, {(1, 2): True},
-    "\ud800 lone", [math.nan],
+    {1: "a", 2: {3: [4]}},
+    math.inf,
+    -math.inf,
+    -0.0,
+    {1, 2, 3},
+    frozenset({"x"}),
+    (1, (2, 3)),
+    b"\x00\xffbytes",
+    math.factorial(2000),
+    -(2**100),
+    {"$set": [1]},
+    {(1, 2): True},
+    "\ud800 lone",
+    [math.nan],
 ]
 
 
@@ -120,7 +148,9 @@ def test_values_read_back_exactly(value: Any) -> None:
 def test_old_stored_data_is_still_readable() -> None:
     # as written before tags existed: sets as lists, big ints as digits, keys as text
     assert loads('{"1": [1, 2], "big": 123456789012345678901234567890}') == {
-        "1": [1, 2], "big": 123456789012345678901234567890}
+        "1": [1, 2],
+        "big": 123456789012345678901234567890,
+    }
     assert loads('{"$unknown": 1}') == {"$unknown": 1}
 
 
@@ -128,23 +158,42 @@ def test_old_stored_data_is_still_readable() -> None:
 def test_expected_values_survive_the_dataset_and_correct_code_passes(backend: str) -> None:
     """Int-keyed dicts, NaN, inf, sets, tuples, bytes and 2000! in a stored dataset: the
     correct answer scores 1, and the stored details show the exact values."""
-    code = ("import math\n"
-            "def solution(kind):\n"
-            "    return {'dict': {1: 'one', 2: 'two'}, 'nan': float('nan'),\n"
-            "            'inf': float('-inf'), 'set': {1, 2}, 'tuple': (1, 2),\n"
-            "            'bytes': b'\\x00\\xff', 'fact': math.factorial(2000),\n"
-            "            'negzero': -0.0}[kind]\n")
-    expected = {"dict": {1: "one", 2: "two"}, "nan": math.nan, "inf": -math.inf,
-                "set": {1, 2}, "tuple": (1, 2), "bytes": b"\x00\xff",
-                "fact": math.factorial(2000), "negzero": -0.0}
+    code = (
+        "import math\n"
+        "def solution(kind):\n"
+        "    return {'dict': {1: 'one', 2: 'two'}, 'nan': float('nan'),\n"
+        "            'inf': float('-inf'), 'set': {1, 2}, 'tuple': (1, 2),\n"
+        "            'bytes': b'\\x00\\xff', 'fact': math.factorial(2000),\n"
+        "            'negzero': -0.0}[kind]\n"
+    )
+    expected = {
+        "dict": {1: "one", 2: "two"},
+        "nan": math.nan,
+        "inf": -math.inf,
+        "set": {1, 2},
+        "tuple": (1, 2),
+        "bytes": b"\x00\xff",
+        "fact": math.factorial(2000),
+        "negzero": -0.0,
+    }
     client = assay.Client(database_url="sqlite://")
     dataset = client.create_dataset(dataset_name=f"exact-{backend}")
-    client.create_example(dataset_id=dataset.id, inputs={"test_cases": [
-        {"input": kind, "expected_output": value} for kind, value in expected.items()]})
-    evaluator = CodeCorrectnessEvaluator(execution_timeout=10,
-                                         sandbox=SandboxConfig(backend=backend, workers=1))
-    results = assay.evaluate(lambda inputs: {"text": code}, data=f"exact-{backend}",
-                             evaluators=[evaluator], client=client, progress=False)
+    client.create_example(
+        dataset_id=dataset.id,
+        inputs={
+            "test_cases": [{"input": kind, "expected_output": value} for kind, value in expected.items()]
+        },
+    )
+    evaluator = CodeCorrectnessEvaluator(
+        execution_timeout=10, sandbox=SandboxConfig(backend=backend, workers=1)
+    )
+    results = assay.evaluate(
+        lambda inputs: {"text": code},
+        data=f"exact-{backend}",
+        evaluators=[evaluator],
+        client=client,
+        progress=False,
+    )
     (row,) = stored(client, results.experiment_name)
     (result,) = row["evaluation_results"]["results"]
     assert result.score == 1.0, result.comment

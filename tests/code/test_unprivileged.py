@@ -32,8 +32,9 @@ def readable_copy() -> Iterator[tuple[str, str]]:
     checkout may sit in a private (0700) folder, or below a path nobody cannot enter."""
     root = Path(tempfile.mkdtemp(prefix="assay-unprivileged-"))
     try:
-        shutil.copytree(Path(SOURCE) / "assay", root / "src" / "assay",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            Path(SOURCE) / "assay", root / "src" / "assay", ignore=shutil.ignore_patterns("__pycache__")
+        )
         shutil.copy(PROBE, root / "probe.py")
         for path in [root, *root.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
@@ -46,9 +47,21 @@ def readable_copy() -> Iterator[tuple[str, str]]:
 def report(loopback_port: int, readable_copy: tuple[str, str]) -> dict[str, Any]:
     probe, source = readable_copy
     done = subprocess.run(
-        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", SYSTEM_PYTHON, "-I",
-         probe, source, str(loopback_port)],
-        capture_output=True, text=True, timeout=120, cwd="/",
+        [
+            "setpriv",
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            SYSTEM_PYTHON,
+            "-I",
+            probe,
+            source,
+            str(loopback_port),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
     )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)

@@ -18,5 +18,13 @@ def correct(outputs: dict, reference_outputs: dict) -> bool:
 
 
 if __name__ == "__main__":
-    evaluate(target, data=DATA, evaluators=[correct], experiment="interrupted",
-             num_repetitions=2, max_concurrency=4, client=Client(sys.argv[1]), progress=False)
+    evaluate(
+        target,
+        data=DATA,
+        evaluators=[correct],
+        experiment="interrupted",
+        num_repetitions=2,
+        max_concurrency=4,
+        client=Client(sys.argv[1]),
+        progress=False,
+    )

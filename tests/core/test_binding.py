@@ -18,10 +18,7 @@ def double(inputs: dict) -> dict:
 
 
 def scores(results, key: str) -> list:
-    return [
-        next(r for r in row["evaluation_results"]["results"] if r.key == key)
-        for row in results
-    ]
+    return [next(r for r in row["evaluation_results"]["results"] if r.key == key) for row in results]
 
 
 def test_named_parameters_are_bound_from_the_row(client: Client, examples: list[dict]) -> None:

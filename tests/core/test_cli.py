@@ -11,7 +11,11 @@ import pytest
 
 def assay(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "assay.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "assay.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

@@ -27,8 +27,12 @@ def test_dataset_lifecycle(client: Client) -> None:
 def test_create_example_and_both_create_examples_forms(client: Client) -> None:
     dataset = client.create_dataset("d")
     one = client.create_example({"q": "a"}, {"r": 1}, {"m": 1}, dataset_id=dataset.id)
-    client.create_examples(inputs=[{"q": "b"}, {"q": "c"}], outputs=[{"r": 2}, {"r": 3}],
-                           metadata=[None, {"m": 3}], dataset_name="d")
+    client.create_examples(
+        inputs=[{"q": "b"}, {"q": "c"}],
+        outputs=[{"r": 2}, {"r": 3}],
+        metadata=[None, {"m": 3}],
+        dataset_name="d",
+    )
     client.create_examples(examples=[{"inputs": {"q": "d"}, "outputs": {"r": 4}}], dataset_id=dataset.id)
     listed = client.list_examples(dataset_name="d")
     assert [e.inputs["q"] for e in listed] == ["a", "b", "c", "d"]
@@ -57,23 +61,30 @@ class CodeishEvaluator(BaseEvaluator):
     def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         code = (run.outputs or {}).get("text", "")
         ok = f"def {self.expected_func_name}(" in code
-        return EvaluationResult(key=self.name, score=1.0 if ok else 0.0, feedback="defined" if ok else "missing")
+        return EvaluationResult(
+            key=self.name, score=1.0 if ok else 0.0, feedback="defined" if ok else "missing"
+        )
 
 
 def test_run_on_dataset_as_in_seed_003(client: Client) -> None:
     dataset_name = "Python Code Generation Test Cases"
     dataset = client.create_dataset(dataset_name=dataset_name, description="code")
     for question in ("square", "reverse"):
-        client.create_example(dataset_id=dataset.id, inputs={"question": question},
-                              outputs={"expected_test_cases": []})
+        client.create_example(
+            dataset_id=dataset.id, inputs={"question": question}, outputs={"expected_test_cases": []}
+        )
 
     def code_generation_runnable(example_inputs: dict) -> dict:
-        return {"text": "def solution(n):\n    return n * n" if example_inputs["question"] == "square" else "pass"}
+        return {
+            "text": "def solution(n):\n    return n * n" if example_inputs["question"] == "square" else "pass"
+        }
 
     evaluation_results = client.run_on_dataset(
         dataset_name=dataset_name,
         llm_or_chain_factory=code_generation_runnable,
-        evaluators=[CodeishEvaluator(name="PythonCodeCorrectness", execution_timeout=5, func_name="solution")],
+        evaluators=[
+            CodeishEvaluator(name="PythonCodeCorrectness", execution_timeout=5, func_name="solution")
+        ],
         project_name="Code Correctness Evaluation Demo - Run",
         concurrency_level=1,
         verbose=False,

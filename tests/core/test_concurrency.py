@@ -70,7 +70,9 @@ def test_sync_rows_that_wait_run_concurrently_within_the_bound(client: Client) -
     assert elapsed < 40 * 0.005  # faster than one at a time could be
 
 
-def test_mixed_sync_target_and_async_evaluator_keep_evaluator_order(client: Client, examples: list[dict]) -> None:
+def test_mixed_sync_target_and_async_evaluator_keep_evaluator_order(
+    client: Client, examples: list[dict]
+) -> None:
     def first(outputs) -> int:
         return 1
 

@@ -21,16 +21,21 @@ def write_jsonl(path: Path, records: list) -> Path:
 
 
 def test_jsonl_json_and_csv_files(client: Client, tmp_path: Path) -> None:
-    jsonl = write_jsonl(tmp_path / "qa.jsonl", [
-        {"inputs": {"q": "a"}, "outputs": {"r": "A"}}, {"q": "b"},  # full and flat records
-    ])
+    jsonl = write_jsonl(
+        tmp_path / "qa.jsonl",
+        [
+            {"inputs": {"q": "a"}, "outputs": {"r": "A"}},
+            {"q": "b"},  # full and flat records
+        ],
+    )
     (tmp_path / "qa.json").write_text(json.dumps({"examples": [{"inputs": {"q": "c"}}]}))
     (tmp_path / "qa.csv").write_text("q,outputs.r,metadata.source\nd,D,web\ne,E,book\n")
     assert [r["run"].outputs for r in client.evaluate(echo, data=jsonl)] == [{"q": "a"}, {"q": "b"}]
     assert [r["run"].outputs for r in client.evaluate(echo, data=str(tmp_path / "qa.json"))] == [{"q": "c"}]
     rows = list(client.evaluate(echo, data=tmp_path / "qa.csv"))
     assert [(r["example"].inputs, r["example"].outputs, r["example"].metadata) for r in rows] == [
-        ({"q": "d"}, {"r": "D"}, {"source": "web"}), ({"q": "e"}, {"r": "E"}, {"source": "book"}),
+        ({"q": "d"}, {"r": "D"}, {"source": "web"}),
+        ({"q": "e"}, {"r": "E"}, {"source": "book"}),
     ]
 
 

@@ -57,8 +57,14 @@ def test_evaluator_error_is_a_result_with_traceback_not_a_zero(client: Client, e
 
 def test_raise_mode_stops_at_the_first_target_error(client: Client, examples: list[dict]) -> None:
     with pytest.raises(RowFailedError, match="the target failed on example .*model timed out"):
-        client.evaluate(flaky_target, data=examples, evaluators=[correct], error_handling="raise",
-                        max_concurrency=1, experiment="strict")
+        client.evaluate(
+            flaky_target,
+            data=examples,
+            evaluators=[correct],
+            error_handling="raise",
+            max_concurrency=1,
+            experiment="strict",
+        )
     [record] = client.list_experiments()
     assert record.status == "failed"
     # Rows finished before the failure are kept, and the experiment can be resumed.

@@ -64,8 +64,13 @@ def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> Non
         return job.target(inputs)
 
     resumed = client.evaluate(
-        counting_target, data=job.DATA, evaluators=[job.correct], experiment="interrupted",
-        num_repetitions=2, resume=True, max_concurrency=8,
+        counting_target,
+        data=job.DATA,
+        evaluators=[job.correct],
+        experiment="interrupted",
+        num_repetitions=2,
+        resume=True,
+        max_concurrency=8,
     )
     assert len(calls) == total - len(before)  # only what was missing ran
     with sqlite3.connect(db) as conn:
@@ -74,13 +79,23 @@ def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> Non
         ).fetchone()
     assert count == distinct == total
 
-    clean = client.evaluate(job.target, data=job.DATA, evaluators=[job.correct],
-                            experiment="uninterrupted", num_repetitions=2, max_concurrency=8)
+    clean = client.evaluate(
+        job.target,
+        data=job.DATA,
+        evaluators=[job.correct],
+        experiment="uninterrupted",
+        num_repetitions=2,
+        max_concurrency=8,
+    )
 
     def view(results):
         return [
-            (row["example"].inputs["x"], row["run"].extra["repetition"], row["run"].outputs["y"],
-             [(r.key, r.score) for r in row["evaluation_results"]["results"]])
+            (
+                row["example"].inputs["x"],
+                row["run"].extra["repetition"],
+                row["run"].outputs["y"],
+                [(r.key, r.score) for r in row["evaluation_results"]["results"]],
+            )
             for row in results
         ]
 
@@ -90,7 +105,9 @@ def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> Non
     assert client.store.get_experiment(name="interrupted").status == "completed"
 
 
-def test_existing_name_without_resume_is_refused_and_nothing_is_touched(client: Client, examples: list[dict]) -> None:
+def test_existing_name_without_resume_is_refused_and_nothing_is_touched(
+    client: Client, examples: list[dict]
+) -> None:
     first = client.evaluate(lambda inputs: inputs, data=examples, experiment="baseline")
     with pytest.raises(ExperimentError, match="'baseline' already exists.*resume=True"):
         client.evaluate(lambda inputs: {"other": 1}, data=examples, experiment="baseline")
@@ -110,13 +127,23 @@ def test_resume_refuses_different_evaluators_or_repetitions(client: Client, exam
     with pytest.raises(ExperimentError, match="evaluators was \\['a'\\], now \\['b'\\]"):
         client.evaluate(lambda inputs: inputs, data=examples, evaluators=[b], experiment="exp", resume=True)
     with pytest.raises(ExperimentError, match="num_repetitions was 1, now 2"):
-        client.evaluate(lambda inputs: inputs, data=examples, evaluators=[a], experiment="exp",
-                        resume=True, num_repetitions=2)
+        client.evaluate(
+            lambda inputs: inputs,
+            data=examples,
+            evaluators=[a],
+            experiment="exp",
+            resume=True,
+            num_repetitions=2,
+        )
     with pytest.raises(ExperimentError, match="it ran on dataset"):
-        client.evaluate(lambda inputs: inputs, data=examples[:3], evaluators=[a], experiment="exp", resume=True)
+        client.evaluate(
+            lambda inputs: inputs, data=examples[:3], evaluators=[a], experiment="exp", resume=True
+        )
 
 
-def test_resume_of_a_finished_experiment_runs_nothing_and_can_omit_data(client: Client, examples: list[dict]) -> None:
+def test_resume_of_a_finished_experiment_runs_nothing_and_can_omit_data(
+    client: Client, examples: list[dict]
+) -> None:
     calls: list[dict] = []
 
     def target(inputs: dict) -> dict:

@@ -32,7 +32,10 @@ DATA = [{"inputs": {"x": 3}, "outputs": {"y": 3}}]
         ("excellent", {"key": "metric", "value": "excellent", "score": None}),
         ({"score": 0.5, "comment": "half"}, {"key": "metric", "score": 0.5, "comment": "half"}),
         ({"key": "named", "score": 1}, {"key": "named", "score": 1.0}),
-        ({"name": "by_name", "value": "A", "feedback": "ok"}, {"key": "by_name", "value": "A", "feedback": "ok"}),
+        (
+            {"name": "by_name", "value": "A", "feedback": "ok"},
+            {"key": "by_name", "value": "A", "feedback": "ok"},
+        ),
         ({"score": 1, "metadata": {"a": 1}}, {"key": "metric", "metadata": {"a": 1}}),
         ({"score": 1, "reasoning": "why"}, {"key": "metric", "metadata": {"reasoning": "why"}}),
         (EvaluationResult(key="explicit", score=0.75), {"key": "explicit", "score": 0.75}),

@@ -85,10 +85,15 @@ async def test_cancelling_keeps_every_finished_row(client: Client) -> None:
             evaluated.append(inputs["x"])
         return True
 
-    task = asyncio.ensure_future(client.aevaluate(
-        slow, data=[{"x": i} for i in range(400)], evaluators=[seen], experiment="cancelled",
-        max_concurrency=8,
-    ))
+    task = asyncio.ensure_future(
+        client.aevaluate(
+            slow,
+            data=[{"x": i} for i in range(400)],
+            evaluators=[seen],
+            experiment="cancelled",
+            max_concurrency=8,
+        )
+    )
     await asyncio.sleep(0.3)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -161,9 +166,9 @@ async def test_overlapping_experiments_restore_the_gc_threshold(client: Client) 
         await asyncio.sleep(0.001)
         return inputs
 
-    await asyncio.gather(*(
-        client.aevaluate(target, data=[{"q": i, "run": n} for i in range(20)]) for n in range(3)
-    ))
+    await asyncio.gather(
+        *(client.aevaluate(target, data=[{"q": i, "run": n} for i in range(20)]) for n in range(3))
+    )
     assert gc.get_threshold() == before
 
 
@@ -214,8 +219,12 @@ def test_cli_reports_store_errors_without_a_traceback(tmp_path: Path) -> None:
     Client(str(db)).close()
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE meta SET value = '99'")
-    done = subprocess.run([sys.executable, "-m", "assay.cli", "--db", str(db), "experiments"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "assay.cli", "--db", str(db), "experiments"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "newer than this assay" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -296,8 +305,13 @@ def test_store_locations_that_cannot_work_are_named(tmp_path: Path, monkeypatch:
 
 def test_read_only_commands_do_not_create_stores(tmp_path: Path) -> None:
     for command in (["show", "x", "--db", "typo.db"], ["--db", "typo.db", "experiments"]):
-        done = subprocess.run([sys.executable, "-m", "assay.cli", *command], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "assay.cli", *command],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 2 and "no store at typo.db" in done.stderr
     assert not (tmp_path / "typo.db").exists()
 
@@ -306,8 +320,12 @@ def test_mastra_single_object_run() -> None:
     from assay.scorers import create_completeness_scorer
 
     scorer = create_completeness_scorer()
-    result = scorer.run({"input": "Explain photosynthesis inputs",
-                         "output": [{"role": "assistant", "content": "Photosynthesis inputs: light and water"}]})
+    result = scorer.run(
+        {
+            "input": "Explain photosynthesis inputs",
+            "output": [{"role": "assistant", "content": "Photosynthesis inputs: light and water"}],
+        }
+    )
     assert result.score == 1.0
 
 

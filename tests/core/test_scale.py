@@ -68,9 +68,16 @@ def test_stored_figures_equal_a_scan_of_the_stored_rows(client: Client) -> None:
     assert [m.key for m in stats.metrics] == ["correct", "spread", "label"]
     for stored, fresh in zip(stats.metrics, scanned.metrics):
         assert (stored.n, stored.errors, stored.unscored, stored.skipped) == (
-            fresh.n, fresh.errors, fresh.unscored, fresh.skipped
+            fresh.n,
+            fresh.errors,
+            fresh.unscored,
+            fresh.skipped,
         )
-        assert (stored.direction, stored.ci_method, stored.binary) == (fresh.direction, fresh.ci_method, fresh.binary)
+        assert (stored.direction, stored.ci_method, stored.binary) == (
+            fresh.direction,
+            fresh.ci_method,
+            fresh.binary,
+        )
         assert stored.histogram == fresh.histogram
         for name in ("mean", "stderr", "ci_low", "ci_high", "min", "max"):
             assert getattr(stored, name) == pytest.approx(getattr(fresh, name))
@@ -302,7 +309,11 @@ def test_stored_aggregates_keep_the_outcome_model_and_the_direction(client: Clie
     for key, fresh in live.aggregate.items():
         again = stored[key]
         assert (again.n, again.errors, again.skipped, again.method, again.direction) == (
-            fresh.n, fresh.errors, fresh.skipped, fresh.method, fresh.direction
+            fresh.n,
+            fresh.errors,
+            fresh.skipped,
+            fresh.method,
+            fresh.direction,
         )
         assert again.mean == pytest.approx(fresh.mean)
     distance = next(iter(stored.values()))

@@ -11,7 +11,9 @@ from assay import Client
 from assay.evaluation._stats import aggregate, t_quantile
 
 
-@pytest.mark.parametrize(("df", "expected"), [(1, 12.706), (2, 4.303), (5, 2.571), (10, 2.228), (30, 2.042), (1000, 1.962)])
+@pytest.mark.parametrize(
+    ("df", "expected"), [(1, 12.706), (2, 4.303), (5, 2.571), (10, 2.228), (30, 2.042), (1000, 1.962)]
+)
 def test_t_quantiles_match_tables(df: int, expected: float) -> None:
     assert t_quantile(0.975, df) == pytest.approx(expected, abs=2e-3)
 
@@ -55,8 +57,9 @@ def test_results_aggregate_uses_example_clusters(client: Client) -> None:
     def flip(run) -> float:
         return float(run.extra["repetition"] % 2)
 
-    results = client.evaluate(lambda inputs: inputs, data=[{"q": i} for i in range(4)],
-                              evaluators=[flip], num_repetitions=2)
+    results = client.evaluate(
+        lambda inputs: inputs, data=[{"q": i} for i in range(4)], evaluators=[flip], num_repetitions=2
+    )
     metric = results.aggregate["flip"]
     assert (metric.mean, metric.n) == (0.5, 8)
     assert metric.stderr == pytest.approx(0.0)  # every example averages exactly 0.5

@@ -18,8 +18,9 @@ def test_every_row_is_stored_when_evaluate_returns(tmp_path: Path, examples: lis
     def check(outputs, reference_outputs) -> bool:
         return outputs["y"] == reference_outputs["y"]
 
-    results = Client(str(db)).evaluate(lambda inputs: {"y": 2 * inputs["x"]}, data=examples,
-                                       evaluators=[check], experiment="persisted")
+    results = Client(str(db)).evaluate(
+        lambda inputs: {"y": 2 * inputs["x"]}, data=examples, evaluators=[check], experiment="persisted"
+    )
     with sqlite3.connect(db) as conn:
         runs = conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
         scores = [row[0] for row in conn.execute("SELECT score FROM results ORDER BY pk")]
@@ -35,7 +36,10 @@ def test_a_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
     Client(str(db)).create_dataset("kept")
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    with pytest.raises(StoreVersionError, match=f"schema version 99, newer than this assay understands \\({SCHEMA_VERSION}\\)"):
+    with pytest.raises(
+        StoreVersionError,
+        match=f"schema version 99, newer than this assay understands \\({SCHEMA_VERSION}\\)",
+    ):
         Client(str(db))
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT name FROM datasets").fetchone()[0] == "kept"
@@ -46,7 +50,9 @@ def test_migrations_record_the_version(tmp_path: Path) -> None:
     db = tmp_path / "new.db"
     open_store(str(db)).close()
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(
+            SCHEMA_VERSION
+        )
 
 
 def test_editing_a_dataset_never_rewrites_what_an_experiment_ran_on(client: Client) -> None:

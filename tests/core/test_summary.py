@@ -68,7 +68,9 @@ def test_seed_000_f1_example_runs_as_written(tmp_path) -> None:
         return outputs["class"] == reference_outputs["label"]
 
     def keyword_classifier(inputs: dict) -> dict:
-        return {"class": "Toxic" if any(w in inputs["text"] for w in ("idiot", "loser", "Nice")) else "Not toxic"}
+        return {
+            "class": "Toxic" if any(w in inputs["text"] for w in ("idiot", "loser", "Nice")) else "Not toxic"
+        }
 
     results = ls_client.evaluate(
         bad_classifier,
@@ -81,8 +83,11 @@ def test_seed_000_f1_example_runs_as_written(tmp_path) -> None:
     assert results.aggregate["correct"].mean == 0.5
 
     better = ls_client.evaluate(
-        keyword_classifier, data=dataset, evaluators=[correct],
-        summary_evaluators=[f1_score_summary_evaluator], experiment_prefix="Toxic Queries",
+        keyword_classifier,
+        data=dataset,
+        evaluators=[correct],
+        summary_evaluators=[f1_score_summary_evaluator],
+        experiment_prefix="Toxic Queries",
     )
     # tp=2, fp=1 ("Nice weather"), fn=0: precision 2/3, recall 1, f1 0.8
     assert better.summary_results.results[0].score == 0.8
@@ -99,8 +104,14 @@ def test_summary_parameters_and_forms(client: Client, examples: list[dict]) -> N
     seen: dict = {}
 
     def everything(runs, examples, inputs, outputs, reference_outputs, evaluation_results):
-        seen.update(runs=runs, examples=examples, inputs=inputs, outputs=outputs,
-                    reference=reference_outputs, results=evaluation_results)
+        seen.update(
+            runs=runs,
+            examples=examples,
+            inputs=inputs,
+            outputs=outputs,
+            reference=reference_outputs,
+            results=evaluation_results,
+        )
         return [{"key": "count", "score": len(runs)}, {"key": "label", "value": "ok"}]
 
     def legacy(r, e) -> float:
@@ -114,7 +125,9 @@ def test_summary_parameters_and_forms(client: Client, examples: list[dict]) -> N
         return inputs["x"] % 2 == 0
 
     results = client.evaluate(
-        lambda inputs: {"y": 2 * inputs["x"]}, data=examples, evaluators=[is_even],
+        lambda inputs: {"y": 2 * inputs["x"]},
+        data=examples,
+        evaluators=[is_even],
         summary_evaluators=[everything, legacy, pass_rate],
     )
     assert [r.key for r in results.summary_results.results] == ["count", "label", "legacy", "pass_rate"]

@@ -47,7 +47,10 @@ def test_sync_child_runs_nest(client: Client) -> None:
     [row] = list(client.evaluate(pipeline, data=[{"q": "cats"}]))
     [traced] = row["run"].child_runs  # the decorated target itself
     assert traced.name == "pipeline" and traced.outputs == {"answer": "cats: doc about cats"}
-    assert [(c.name, c.run_type) for c in traced.child_runs] == [("retrieve", "retriever"), ("generate", "llm")]
+    assert [(c.name, c.run_type) for c in traced.child_runs] == [
+        ("retrieve", "retriever"),
+        ("generate", "llm"),
+    ]
     assert traced.child_runs[0].inputs == {"query": "cats"}
     assert traced.child_runs[0].outputs == {"output": ["doc about cats"]}
     assert traced.child_runs[1].parent_run_id == traced.id
@@ -60,7 +63,8 @@ def test_async_children_and_errors_are_recorded_and_stored(client: Client) -> No
     stored = list(client.read_experiment("agent"))[0]["run"]
     for run in (list(results)[0]["run"], stored):
         assert [(c.name, c.outputs, c.error) for c in run.child_runs] == [
-            ("lookup", {"output": "A"}, None), ("lookup", {"output": "B"}, None),
+            ("lookup", {"output": "A"}, None),
+            ("lookup", {"output": "B"}, None),
             ("lookup", None, "KeyError: 'bad'"),
         ]
 

@@ -51,12 +51,12 @@ def blocks_of(document: Path) -> list[Block]:
         line = lines[index]
         if line.strip() == "```python":
             end = next(i for i in range(index + 1, len(lines)) if lines[i].strip() == "```")
-            found.append(_block(document, index + 1, "\n".join(lines[index + 1:end]), pending))
+            found.append(_block(document, index + 1, "\n".join(lines[index + 1 : end]), pending))
             index, pending = end + 1, ""
             continue
         if line.startswith("<!--"):
             end = next(i for i in range(index, len(lines)) if "-->" in lines[i])
-            pending += "\n".join(lines[index:end + 1]) + "\n"
+            pending += "\n".join(lines[index : end + 1]) + "\n"
             index = end + 1
             continue
         if line.strip():

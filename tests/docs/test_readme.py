@@ -22,7 +22,7 @@ def test_first_experiment_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ASSAY_DATABASE_URL", raising=False)
     namespace: dict = {}
-    exec(compile(block_containing("client.create_dataset(\"Toxic queries\")"), "README", "exec"), namespace)
+    exec(compile(block_containing('client.create_dataset("Toxic queries")'), "README", "exec"), namespace)
     results = namespace["results"]
     assert results.aggregate["correct"].mean == 1.0
     assert results.summary_results.results[0].score == 1.0

@@ -52,8 +52,11 @@ async def test_connection_refused_is_retried_then_reported() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    model = ChatModel(model="m", base_url=f"http://127.0.0.1:{port}/v1",
-                      retry=RetryPolicy(max_attempts=2, initial_delay=0.01))
+    model = ChatModel(
+        model="m",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        retry=RetryPolicy(max_attempts=2, initial_delay=0.01),
+    )
     with pytest.raises(ModelCallError, match="connection failed"):
         await OpenAICompatibleClient(model).complete(HELLO)
 
@@ -89,7 +92,11 @@ async def test_request_body_carries_model_and_sampling_parameters(server: FakeOp
     await OpenAICompatibleClient(model).complete(HELLO)
     body = server.chat_requests[0].body
     assert (body["model"], body["temperature"], body["max_tokens"], body["seed"]) == (
-        "fake-judge", 0.2, 50, 7)
+        "fake-judge",
+        0.2,
+        50,
+        7,
+    )
     assert server.chat_requests[0].headers["authorization"] == "Bearer ***"
 
 

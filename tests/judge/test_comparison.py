@@ -21,10 +21,18 @@ def prefers_good(request: RecordedRequest) -> dict[str, str]:
 
 def experiments(client: assay.Client, *answers: str) -> list[Any]:
     client.create_dataset("qs")
-    client.create_examples(inputs=[{"q": q} for q in QUESTIONS], outputs=[{"a": "ref"}] * len(QUESTIONS),
-                           dataset_name="qs")
-    return [assay.evaluate(lambda inputs, text=text: {"a": f"{text} answer to {inputs['q']}"},
-                           data="qs", client=client, experiment_prefix=text) for text in answers]
+    client.create_examples(
+        inputs=[{"q": q} for q in QUESTIONS], outputs=[{"a": "ref"}] * len(QUESTIONS), dataset_name="qs"
+    )
+    return [
+        assay.evaluate(
+            lambda inputs, text=text: {"a": f"{text} answer to {inputs['q']}"},
+            data="qs",
+            client=client,
+            experiment_prefix=text,
+        )
+        for text in answers
+    ]
 
 
 def test_the_better_experiment_wins_whatever_order_the_judge_saw(server: FakeOpenAIServer) -> None:
@@ -57,7 +65,10 @@ def test_three_experiments_are_judged_pairwise_and_functions_see_all_runs(server
 
     def longest(runs: list[Run], example: Example) -> dict[str, Any]:
         lengths = [len(run.outputs["a"]) for run in runs]  # type: ignore[index]
-        return {"key": "longest", "scores": {run.id: float(n == max(lengths)) for run, n in zip(runs, lengths)}}
+        return {
+            "key": "longest",
+            "scores": {run.id: float(n == max(lengths)) for run, n in zip(runs, lengths)},
+        }
 
     results = evaluate_comparative(exps, [ComparisonEvaluator(server.chat_model()), longest], client=client)
     pairwise = [r for r in results.records if r.key == "preference"]
@@ -74,8 +85,10 @@ def test_a_failed_judgement_is_stored_as_an_error(server: FakeOpenAIServer) -> N
     a, b = experiments(client, "a", "b")
     results = evaluate_comparative([a, b], [ComparisonEvaluator(server.chat_model())], client=client)
     assert len(results.errors) == len(QUESTIONS) and results.win_rates() == {}
-    assert all(r.scores == {} and "ModelCallError" in (r.error or "")
-               for r in client.store.list_comparisons(results.name))
+    assert all(
+        r.scores == {} and "ModelCallError" in (r.error or "")
+        for r in client.store.list_comparisons(results.name)
+    )
 
 
 def test_experiments_must_exist_and_share_a_dataset(server: FakeOpenAIServer) -> None:
@@ -109,13 +122,17 @@ def test_a_seeded_order_is_reproducible_and_reruns_hit_the_cache(server: FakeOpe
     server.handler = prefers_good
     client = assay.Client(database_url="sqlite://")
     good, bad = experiments(client, "GOOD", "bad")
-    first = evaluate_comparative([good, bad], [ComparisonEvaluator(server.chat_model(), seed=11)],
-                                 client=client, max_concurrency=8)
+    first = evaluate_comparative(
+        [good, bad], [ComparisonEvaluator(server.chat_model(), seed=11)], client=client, max_concurrency=8
+    )
     calls = len(server.chat_requests)
-    second = evaluate_comparative([good, bad], [ComparisonEvaluator(server.chat_model(), seed=11)],
-                                  client=client, max_concurrency=3)
+    second = evaluate_comparative(
+        [good, bad], [ComparisonEvaluator(server.chat_model(), seed=11)], client=client, max_concurrency=3
+    )
+
     def orders(results: Any) -> dict[str, bool]:
         return {str(r.example_id): r.metadata["swapped"] for r in results.records}
+
     assert orders(first) == orders(second) and len(set(orders(first).values())) == 2
     assert len(server.chat_requests) == calls  # same prompts: all from the cache
     assert all(r.metadata["usage"]["cached"] for r in second.records)

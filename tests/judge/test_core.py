@@ -52,11 +52,13 @@ def test_the_evaluator_and_the_scorer_face_share_the_core(server: FakeOpenAIServ
 
 def test_both_faces_show_the_model_the_answer_field(server: FakeOpenAIServer) -> None:
     """``{"text": ..., "answer": ...}``: both faces put the answer in the prompt."""
-    server.script({"reasoning": "fine", "value": "Y"},
-                  {"verdicts": [{"item": "x", "reason": "r", "verdict": "no"}]})
+    server.script(
+        {"reasoning": "fine", "value": "Y"}, {"verdicts": [{"item": "x", "reason": "r", "verdict": "no"}]}
+    )
     outputs = {"text": "DRAFT-TEXT", "answer": "FINAL-ANSWER"}
     CriteriaEvaluator("conciseness", model=server.chat_model()).evaluate(
-        Run(inputs={"question": "q"}, outputs=outputs), Example(inputs={"question": "q"}))
+        Run(inputs={"question": "q"}, outputs=outputs), Example(inputs={"question": "q"})
+    )
     create_toxicity_scorer(server.chat_model()).run(input="q", output=outputs)
     prompts = [request.text for request in server.chat_requests]
     assert len(prompts) == 2
@@ -65,10 +67,12 @@ def test_both_faces_show_the_model_the_answer_field(server: FakeOpenAIServer) ->
 
 
 def test_usage_is_metered_and_recorded_the_same_way_by_both_faces(server: FakeOpenAIServer) -> None:
-    server.script({"reasoning": "fine", "value": "Y"},
-                  {"verdicts": [{"item": "x", "reason": "r", "verdict": "no"}]})
+    server.script(
+        {"reasoning": "fine", "value": "Y"}, {"verdicts": [{"item": "x", "reason": "r", "verdict": "no"}]}
+    )
     judged = CriteriaEvaluator("conciseness", model=server.chat_model()).evaluate(
-        Run(inputs={"q": "q"}, outputs={"output": "o"}), Example(inputs={"q": "q"}))
+        Run(inputs={"q": "q"}, outputs={"output": "o"}), Example(inputs={"q": "q"})
+    )
     scorer = create_toxicity_scorer(server.chat_model())
     scored = scorer.to_evaluation_result(scorer.run(input="q", output="o"))
     for result in (judged, scored):
@@ -80,7 +84,8 @@ def test_usage_is_metered_and_recorded_the_same_way_by_both_faces(server: FakeOp
 def test_a_failing_call_keeps_its_usage_on_both_faces(server: FakeOpenAIServer) -> None:
     server.script(*["not json"] * 10)
     judged = CriteriaEvaluator("conciseness", model=server.chat_model()).evaluate(
-        Run(inputs={"q": "q"}, outputs={"output": "o"}), Example(inputs={"q": "q"}))
+        Run(inputs={"q": "q"}, outputs={"output": "o"}), Example(inputs={"q": "q"})
+    )
     scored = create_toxicity_scorer(server.chat_model()).run(input="q", output="o")
     assert judged.error and judged.metadata["usage"]["total_tokens"] > 0  # type: ignore[union-attr]
     assert scored.error and scored.usage and scored.usage["total_tokens"] > 0  # type: ignore[attr-defined]

@@ -25,8 +25,12 @@ def summarization_judge(request: RecordedRequest) -> Any:
     if request.schema_name == "SummaryQuestions":
         return {"questions": ["Did the plant produce cars?", "Was it in 2020?"]}
     if request.schema_name == "SummaryCoverage":
-        return {"answers": [{"question": "q", "reason": "r", "answered": True},
-                            {"question": "q", "reason": "r", "answered": "2020" in request.text.split("[Questions]")[0]}]}
+        return {
+            "answers": [
+                {"question": "q", "reason": "r", "answered": True},
+                {"question": "q", "reason": "r", "answered": "2020" in request.text.split("[Questions]")[0]},
+            ]
+        }
     return {"reasoning": "fine", "value": "Y"}
 
 
@@ -39,14 +43,19 @@ def run_experiment(server: FakeOpenAIServer, client: assay.Client, name: str) ->
     model = server.chat_model(api_key=SECRET)
     scorer = create_summarization_scorer(model, source_extractor=lambda i, o: i["document"])
     return assay.evaluate(
-        summarize, data=[{"inputs": {"document": d}} for d in DOCS],
+        summarize,
+        data=[{"inputs": {"document": d}} for d in DOCS],
         evaluators=[scorer, CriteriaEvaluator("conciseness", model=model)],
-        client=client, experiment=name, max_concurrency=4,
+        client=client,
+        experiment=name,
+        max_concurrency=4,
     )
 
 
 def test_scores_usage_and_a_cached_rerun_that_makes_no_call(
-    server: FakeOpenAIServer, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
     server.handler = summarization_judge
@@ -75,13 +84,17 @@ def test_scores_usage_and_a_cached_rerun_that_makes_no_call(
 
 
 def test_judge_errors_are_counted_apart_never_as_zeros(server: FakeOpenAIServer) -> None:
-    server.handler = lambda request: (Reply.server_error(503) if "flaky" in request.text
-                                      else {"verdicts": [{"criterion": "depth", "reasoning": "r", "value": "Y"}]})
+    server.handler = lambda request: (
+        Reply.server_error(503)
+        if "flaky" in request.text
+        else {"verdicts": [{"criterion": "depth", "reasoning": "r", "value": "Y"}]}
+    )
     client = assay.Client(database_url="sqlite://")
     results = assay.evaluate(
         lambda inputs: {"answer": inputs["q"]},
         data=[{"inputs": {"q": "solid"}}, {"inputs": {"q": "flaky"}}, {"inputs": {"q": "solid too"}}],
-        evaluators=[LlmFeedbackEvaluator(["depth"], model=server.chat_model())], client=client,
+        evaluators=[LlmFeedbackEvaluator(["depth"], model=server.chat_model())],
+        client=client,
     )
     depth = results.aggregate["depth"]
     assert depth.errors == 1 and depth.mean == 1.0
@@ -92,16 +105,22 @@ def test_judge_errors_are_counted_apart_never_as_zeros(server: FakeOpenAIServer)
 def test_cot_qa_by_name_in_evaluate(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSAY_JUDGE_MODEL", "openai/local-judge")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    server.handler = lambda request: {"reasoning": "4 is right", "grade": "CORRECT" if "4" in request.text.split("STUDENT ANSWER:")[1] else "INCORRECT"}
+    server.handler = lambda request: {
+        "reasoning": "4 is right",
+        "grade": "CORRECT" if "4" in request.text.split("STUDENT ANSWER:")[1] else "INCORRECT",
+    }
 
     def exact(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> bool:
         return bool(outputs["answer"] == reference_outputs["answer"])
 
     results = assay.evaluate(
         lambda inputs: {"answer": "4" if inputs["q"] == "2+2" else "7"},
-        data=[{"inputs": {"q": "2+2"}, "outputs": {"answer": "4"}},
-              {"inputs": {"q": "3+3"}, "outputs": {"answer": "6"}}],
-        evaluators=[exact, "cot_qa"], client=assay.Client(database_url="sqlite://"),
+        data=[
+            {"inputs": {"q": "2+2"}, "outputs": {"answer": "4"}},
+            {"inputs": {"q": "3+3"}, "outputs": {"answer": "6"}},
+        ],
+        evaluators=[exact, "cot_qa"],
+        client=assay.Client(database_url="sqlite://"),
     )
     assert results.aggregate["cot_qa"].mean == 0.5 and results.aggregate["exact"].mean == 0.5
     assert {r.model for r in server.chat_requests} == {"local-judge"}
@@ -110,5 +129,7 @@ def test_cot_qa_by_name_in_evaluate(server: FakeOpenAIServer, monkeypatch: pytes
 def test_a_missing_judge_model_fails_before_the_experiment_starts() -> None:
     client = assay.Client(database_url="sqlite://")
     with pytest.raises(ModelNotConfiguredError, match="ASSAY_JUDGE_MODEL"):
-        assay.evaluate(lambda inputs: inputs, data=[{"inputs": {"q": 1}}], evaluators=["cot_qa"], client=client)
+        assay.evaluate(
+            lambda inputs: inputs, data=[{"inputs": {"q": 1}}], evaluators=["cot_qa"], client=client
+        )
     assert client.store.list_experiments() == []

@@ -18,7 +18,9 @@ from assay.evaluators._names import resolve_evaluator_name
 from assay.schemas import Example, Run
 from assay.testing import FakeOpenAIServer, Reply
 
-RUN = Run(inputs={"question": "What is the capital of France?"}, outputs={"answer": "Paris, a city of lights."})
+RUN = Run(
+    inputs={"question": "What is the capital of France?"}, outputs={"answer": "Paris, a city of lights."}
+)
 EXAMPLE = Example(inputs={"question": "What is the capital of France?"}, outputs={"answer": "Paris"})
 
 
@@ -71,10 +73,14 @@ def test_labeled_criteria_shows_the_reference_and_needs_one(server: FakeOpenAISe
 
 
 def test_llm_feedback_one_call_one_result_per_criterion(server: FakeOpenAIServer) -> None:
-    server.script({"verdicts": [
-        {"criterion": "depth", "reasoning": "shallow", "value": "N"},
-        {"criterion": "conciseness", "reasoning": "short", "value": "Y"},
-    ]})
+    server.script(
+        {
+            "verdicts": [
+                {"criterion": "depth", "reasoning": "shallow", "value": "N"},
+                {"criterion": "conciseness", "reasoning": "short", "value": "Y"},
+            ]
+        }
+    )
     feedback = LlmFeedbackEvaluator(["conciseness", "depth"], model=server.chat_model())
     results = feedback.evaluate(RUN, EXAMPLE)
     assert isinstance(results, EvaluationResults)
@@ -89,8 +95,12 @@ def test_llm_feedback_one_call_one_result_per_criterion(server: FakeOpenAIServer
 
 def test_llm_feedback_missing_a_criterion_is_retried(server: FakeOpenAIServer) -> None:
     partial = {"verdicts": [{"criterion": "depth", "reasoning": "r", "value": "N"}]}
-    full = {"verdicts": [{"criterion": "depth", "reasoning": "r", "value": "N"},
-                         {"criterion": "conciseness", "reasoning": "r", "value": "Y"}]}
+    full = {
+        "verdicts": [
+            {"criterion": "depth", "reasoning": "r", "value": "N"},
+            {"criterion": "conciseness", "reasoning": "r", "value": "Y"},
+        ]
+    }
     server.script(partial, full)
     results = LlmFeedbackEvaluator(["conciseness", "depth"], model=server.chat_model()).evaluate(RUN, EXAMPLE)
     assert isinstance(results, EvaluationResults) and len(server.chat_requests) == 2
@@ -108,9 +118,14 @@ def test_a_failed_judgement_is_an_error_per_key_never_a_zero(server: FakeOpenAIS
         assert "usage" in result.metadata and "traceback" in result.metadata
 
 
-@pytest.mark.parametrize("mode,schema,needs_reasoning", [
-    ("qa", "QAGrade", False), ("context_qa", "QAGrade", False), ("cot_qa", "ReasonedQAGrade", True),
-])
+@pytest.mark.parametrize(
+    "mode,schema,needs_reasoning",
+    [
+        ("qa", "QAGrade", False),
+        ("context_qa", "QAGrade", False),
+        ("cot_qa", "ReasonedQAGrade", True),
+    ],
+)
 def test_qa_modes_grade_against_the_reference(
     server: FakeOpenAIServer, mode: str, schema: str, needs_reasoning: bool
 ) -> None:
@@ -129,9 +144,12 @@ def test_qa_modes_grade_against_the_reference(
 def test_data_keys_pick_what_the_judge_sees(server: FakeOpenAIServer) -> None:
     server.script({"grade": "INCORRECT"})
     run = Run(outputs={"answer": "Lyon", "debug": "x"})
-    example = Example(inputs={"question": "Capital?", "lang": "en"}, outputs={"answer": "Paris", "source": "wiki"})
-    qa = QAEvaluator("qa", model=server.chat_model(), input_key="question",
-                     prediction_key="answer", reference_key="answer")
+    example = Example(
+        inputs={"question": "Capital?", "lang": "en"}, outputs={"answer": "Paris", "source": "wiki"}
+    )
+    qa = QAEvaluator(
+        "qa", model=server.chat_model(), input_key="question", prediction_key="answer", reference_key="answer"
+    )
     assert one(qa.evaluate(run, example)).score == 0
     text = server.chat_requests[0].text
     assert "QUESTION: Capital?" in text and "TRUE ANSWER: Paris" in text and "wiki" not in text
@@ -145,11 +163,16 @@ def test_a_run_without_outputs_is_an_error_naming_the_target_failure(server: Fak
     assert "no outputs" in (result.error or "") and "boom" in (result.error or "")
 
 
-@pytest.mark.parametrize("name,cls,key", [
-    ("qa", QAEvaluator, "qa"), ("cot_qa", QAEvaluator, "cot_qa"),
-    ("context_qa", QAEvaluator, "context_qa"), ("criteria", CriteriaEvaluator, "helpfulness"),
-    ("labeled_criteria", LabeledCriteriaEvaluator, "correctness"),
-])
+@pytest.mark.parametrize(
+    "name,cls,key",
+    [
+        ("qa", QAEvaluator, "qa"),
+        ("cot_qa", QAEvaluator, "cot_qa"),
+        ("context_qa", QAEvaluator, "context_qa"),
+        ("criteria", CriteriaEvaluator, "helpfulness"),
+        ("labeled_criteria", LabeledCriteriaEvaluator, "correctness"),
+    ],
+)
 def test_string_names_resolve_to_judges_on_the_default_model(
     server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, name: str, cls: type[Any], key: str
 ) -> None:

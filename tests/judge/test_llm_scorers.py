@@ -19,22 +19,29 @@ CONTEXT = ["Paris is the capital of France.", "France has about 68 million inhab
 
 
 def verdicts(*values: str) -> dict[str, Any]:
-    return {"verdicts": [{"item": f"item {i}", "reason": f"r{i}", "verdict": v} for i, v in enumerate(values)]}
+    return {
+        "verdicts": [{"item": f"item {i}", "reason": f"r{i}", "verdict": v} for i, v in enumerate(values)]
+    }
 
 
 def two_step(items: list[str], judged: dict[str, Any]) -> Any:
     def handler(request: RecordedRequest) -> Any:
         return {"items": items} if request.schema_name == "ExtractedItems" else judged
+
     return handler
 
 
 def test_faithfulness_is_the_supported_share_of_claims(server: FakeOpenAIServer) -> None:
-    server.handler = two_step(["Paris is the capital", "France has 90 million people", "It rains"],
-                              verdicts("yes", "no", "unsure"))
+    server.handler = two_step(
+        ["Paris is the capital", "France has 90 million people", "It rains"], verdicts("yes", "no", "unsure")
+    )
     result = create_faithfulness_scorer(server.chat_model(), context=CONTEXT).run(
-        input="Tell me about France", output="Paris is the capital; France has 90 million people.")
+        input="Tell me about France", output="Paris is the capital; France has 90 million people."
+    )
     assert result.score == pytest.approx(1 / 3)
-    assert result.preprocess_step_result == {"claims": ["Paris is the capital", "France has 90 million people", "It rains"]}
+    assert result.preprocess_step_result == {
+        "claims": ["Paris is the capital", "France has 90 million people", "It rains"]
+    }
     assert [v["verdict"] for v in result.analyze_step_result["verdicts"]] == ["yes", "no", "unsure"]
     assert "1 of 3 claims are supported" in result.reason and "'item 1'" in result.reason
     extract, judge = server.chat_requests
@@ -61,7 +68,8 @@ def test_hallucination_is_the_contradicted_share(server: FakeOpenAIServer) -> No
 def test_answer_relevancy_weights_unsure(server: FakeOpenAIServer) -> None:
     server.handler = two_step(["s1", "s2", "s3", "s4"], verdicts("yes", "yes", "unsure", "no"))
     result = create_answer_relevancy_scorer(server.chat_model()).run(
-        input=[{"role": "user", "content": "How do I boil an egg?"}], output="Boil it. Also, cats.")
+        input=[{"role": "user", "content": "How do I boil an egg?"}], output="Boil it. Also, cats."
+    )
     assert result.score == pytest.approx((2 + 0.3) / 4)
     assert "How do I boil an egg?" in server.chat_requests[1].text
     assert "irrelevant: 'item 3'" in result.reason
@@ -69,7 +77,9 @@ def test_answer_relevancy_weights_unsure(server: FakeOpenAIServer) -> None:
 
 def test_toxicity_is_one_call_and_the_toxic_share(server: FakeOpenAIServer) -> None:
     server.script(verdicts("yes", "no"))
-    result = create_toxicity_scorer(server.chat_model()).run(input="Review my code", output="You are an idiot. Use tabs.")
+    result = create_toxicity_scorer(server.chat_model()).run(
+        input="Review my code", output="You are an idiot. Use tabs."
+    )
     assert result.score == 0.5 and result.preprocess_step_result is None
     assert len(server.chat_requests) == 1 and "You are an idiot." in server.chat_requests[0].text
 
@@ -81,11 +91,22 @@ def test_bias_is_the_biased_share_of_opinions(server: FakeOpenAIServer) -> None:
     assert "1. op1\n2. op2" in server.chat_requests[1].text
 
 
-@pytest.mark.parametrize("factory", [create_faithfulness_scorer, create_hallucination_scorer,
-                                     create_answer_relevancy_scorer, create_bias_scorer])
+@pytest.mark.parametrize(
+    "factory",
+    [
+        create_faithfulness_scorer,
+        create_hallucination_scorer,
+        create_answer_relevancy_scorer,
+        create_bias_scorer,
+    ],
+)
 def test_no_items_scores_zero_after_one_call(server: FakeOpenAIServer, factory: Any) -> None:
     server.script({"items": []})
-    scorer = factory(server.chat_model(), context=CONTEXT) if "context" in factory.__code__.co_varnames else factory(server.chat_model())
+    scorer = (
+        factory(server.chat_model(), context=CONTEXT)
+        if "context" in factory.__code__.co_varnames
+        else factory(server.chat_model())
+    )
     result = scorer.run(input="q", output="Hello!")
     assert result.score == 0.0 and result.error is None and len(server.chat_requests) == 1
 

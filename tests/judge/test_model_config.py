@@ -14,12 +14,15 @@ from assay.scorers import create_summarization_scorer
 SETTINGS = ("ASSAY_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY")
 
 
-@pytest.mark.parametrize("build", [
-    lambda: resolve_evaluator_name("cot_qa"),
-    lambda: resolve_evaluator_name("criteria"),
-    lambda: create_summarization_scorer(),
-    lambda: resolve_chat_model(None),
-])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: resolve_evaluator_name("cot_qa"),
+        lambda: resolve_evaluator_name("criteria"),
+        lambda: create_summarization_scorer(),
+        lambda: resolve_chat_model(None),
+    ],
+)
 def test_no_model_configured_names_every_setting(build: object) -> None:
     with pytest.raises(ModelNotConfiguredError) as caught:
         build()  # type: ignore[operator]
@@ -32,7 +35,10 @@ def test_openai_prefix_with_a_local_base_url(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:8000/v1/")
     model = resolve_chat_model(None)
     assert (model.model, model.base_url, model.api_key) == (
-        "Qwen/Qwen2.5-7B-Instruct", "http://localhost:8000/v1", None)
+        "Qwen/Qwen2.5-7B-Instruct",
+        "http://localhost:8000/v1",
+        None,
+    )
 
 
 def test_openai_without_a_key_is_refused_before_any_call(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,8 +10,12 @@ from assay.testing import FakeOpenAIServer, RecordedRequest, Reply
 
 def chat(server: FakeOpenAIServer, content: str = "hello", **body: object) -> httpx.Response:
     payload = {"model": "m", "messages": [{"role": "user", "content": content}], **body}
-    return httpx.post(f"{server.base_url}/chat/completions", json=payload,
-                      headers={"Authorization": "Bearer sk-real-secret"}, timeout=5)
+    return httpx.post(
+        f"{server.base_url}/chat/completions",
+        json=payload,
+        headers={"Authorization": "Bearer sk-real-secret"},
+        timeout=5,
+    )
 
 
 def test_scripted_replies_are_served_in_order_then_the_handler(server: FakeOpenAIServer) -> None:
@@ -21,12 +25,18 @@ def test_scripted_replies_are_served_in_order_then_the_handler(server: FakeOpenA
     assert replies == ["first", '{"value": "Y"}', "echo: q2"]
     body = chat(server).json()
     assert body["object"] == "chat.completion"
-    assert body["usage"]["total_tokens"] == body["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"]
+    assert (
+        body["usage"]["total_tokens"] == body["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"]
+    )
 
 
 def test_requests_are_recorded_without_the_api_key(server: FakeOpenAIServer) -> None:
     server.script("ok")
-    chat(server, "what is 2+2?", response_format={"type": "json_schema", "json_schema": {"name": "Grade", "schema": {}}})
+    chat(
+        server,
+        "what is 2+2?",
+        response_format={"type": "json_schema", "json_schema": {"name": "Grade", "schema": {}}},
+    )
     [request] = server.chat_requests
     assert request.text == "what is 2+2?"
     assert request.schema_name == "Grade"
@@ -76,8 +86,9 @@ def test_a_failing_handler_is_a_500_and_is_kept(server: FakeOpenAIServer) -> Non
 
 def test_embeddings_endpoint_uses_the_callable() -> None:
     with FakeOpenAIServer(embeddings=lambda texts: [[float(len(t)), 1.0] for t in texts]) as server:
-        response = httpx.post(f"{server.base_url}/embeddings",
-                              json={"model": "e", "input": ["ab", "abcd"]}, timeout=5)
+        response = httpx.post(
+            f"{server.base_url}/embeddings", json={"model": "e", "input": ["ab", "abcd"]}, timeout=5
+        )
         assert [item["embedding"] for item in response.json()["data"]] == [[2.0, 1.0], [4.0, 1.0]]
         single = httpx.post(f"{server.base_url}/embeddings", json={"input": "xyz"}, timeout=5)
         assert single.json()["data"][0]["embedding"] == [3.0, 1.0]

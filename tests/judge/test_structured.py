@@ -35,20 +35,26 @@ async def test_the_request_carries_a_strict_json_schema(server: FakeOpenAIServer
     assert request.response_format["type"] == "json_schema"  # type: ignore[index]
     assert request.response_format["json_schema"]["strict"] is True  # type: ignore[index]
     assert request.schema == {
-        "type": "object", "additionalProperties": False, "required": ["reasoning", "correct"],
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["reasoning", "correct"],
         "properties": {"reasoning": {"type": "string"}, "correct": {"type": "boolean"}},
     }
 
 
 async def test_a_server_rejecting_response_format_gets_the_schema_in_the_prompt() -> None:
     with FakeOpenAIServer(reject_response_format=True) as server:
-        server.script('Sure! ```json\n{"reasoning": "ok", "correct": false}\n```', '{"reasoning": "b", "correct": true}')
+        server.script(
+            'Sure! ```json\n{"reasoning": "ok", "correct": false}\n```', '{"reasoning": "b", "correct": true}'
+        )
         structured = chat(server)
         assert (await structured.ask(ASK, Grade, meter=UsageMeter())).correct is False
         rejected, fallback = server.chat_requests
         assert rejected.response_format is not None and fallback.response_format is None
         assert fallback.messages[0]["role"] == "system"
-        assert '"correct"' in fallback.messages[0]["content"] and "You grade." in fallback.messages[0]["content"]
+        assert (
+            '"correct"' in fallback.messages[0]["content"] and "You grade." in fallback.messages[0]["content"]
+        )
         # remembered: the next call goes straight to the prompt form
         assert (await structured.ask(ASK, Grade, meter=UsageMeter())).correct is True
         assert server.chat_requests[2].response_format is None and len(server.chat_requests) == 3
@@ -89,13 +95,16 @@ async def test_a_reply_that_never_parses_is_a_reply_error(server: FakeOpenAIServ
     assert len(server.chat_requests) == 3 and meter.total.calls == 3
 
 
-@pytest.mark.parametrize("text", [
-    '{"a": 1}',
-    '```json\n{"a": 1}\n```',
-    'Here you go:\n{"a": 1}\nHope that helps {not json}',
-    '<think>maybe {"a": 2}?</think>{"a": 1}',
-    '  {"a": 1}  ',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1}',
+        '```json\n{"a": 1}\n```',
+        'Here you go:\n{"a": 1}\nHope that helps {not json}',
+        '<think>maybe {"a": 2}?</think>{"a": 1}',
+        '  {"a": 1}  ',
+    ],
+)
 def test_tolerant_parser_finds_the_object(text: str) -> None:
     assert parse_json_reply(text) == {"a": 1}
 

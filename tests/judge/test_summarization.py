@@ -10,29 +10,44 @@ from assay.scorers import create_summarization_scorer
 from assay.scorers.summarization import SummarizationPrompts
 from assay.testing import FakeOpenAIServer, RecordedRequest, Reply
 
-SOURCE = ("The company was founded in 1995 by John Smith. It started with 10 employees and "
-          "grew to 500 by 2020. The company is based in Seattle.")
+SOURCE = (
+    "The company was founded in 1995 by John Smith. It started with 10 employees and "
+    "grew to 500 by 2020. The company is based in Seattle."
+)
 SUMMARY = "Founded in 1995 by John Smith, the Seattle company grew to 500 staff."
-QUESTIONS = ["Was the company founded in 1995?", "Was it founded by John Smith?",
-             "Did it start with 10 employees?", "Is it based in Seattle?"]
+QUESTIONS = [
+    "Was the company founded in 1995?",
+    "Was it founded by John Smith?",
+    "Did it start with 10 employees?",
+    "Is it based in Seattle?",
+]
 
 
 def claims(*supported: bool) -> dict[str, Any]:
-    return {"claims": [{"claim": f"claim {i}", "reason": f"why {i}", "supported": s}
-                       for i, s in enumerate(supported)]}
+    return {
+        "claims": [
+            {"claim": f"claim {i}", "reason": f"why {i}", "supported": s} for i, s in enumerate(supported)
+        ]
+    }
 
 
 def answers(*answered: bool) -> dict[str, Any]:
-    return {"answers": [{"question": "echoed", "reason": f"because {i}", "answered": a}
-                        for i, a in enumerate(answered)]}
+    return {
+        "answers": [
+            {"question": "echoed", "reason": f"because {i}", "answered": a} for i, a in enumerate(answered)
+        ]
+    }
 
 
 class Judge:
     """Replies by step, as a real judge would be asked."""
 
     def __init__(self, alignment: Any, questions: Any, coverage: Any) -> None:
-        self.replies = {"SummaryAlignment": alignment, "SummaryQuestions": questions,
-                        "SummaryCoverage": coverage}
+        self.replies = {
+            "SummaryAlignment": alignment,
+            "SummaryQuestions": questions,
+            "SummaryCoverage": coverage,
+        }
 
     def __call__(self, request: RecordedRequest) -> Any:
         reply = self.replies[request.schema_name or ""]
@@ -50,8 +65,9 @@ MASTRA_OUTPUT = [{"id": "2", "role": "assistant", "content": SUMMARY}]
 def test_score_is_min_of_alignment_and_coverage_with_reason_naming_the_decider(
     server: FakeOpenAIServer,
 ) -> None:
-    server.handler = Judge(claims(True, True, False), {"questions": QUESTIONS},
-                           answers(True, True, False, False))
+    server.handler = Judge(
+        claims(True, True, False), {"questions": QUESTIONS}, answers(True, True, False, False)
+    )
     result = scorer_on(server).run(input=MASTRA_INPUT, output=MASTRA_OUTPUT)
     assert result.error is None
     assert result.score == pytest.approx(0.5)  # alignment 2/3, coverage 2/4
@@ -59,8 +75,10 @@ def test_score_is_min_of_alignment_and_coverage_with_reason_naming_the_decider(
     assert "alignment 0.67" in result.reason and "coverage 0.50" in result.reason
     assert "Did it start with 10 employees?" in result.reason
     assert result.preprocess_step_result == {
-        "alignment": [{"claim": f"claim {i}", "supported": s, "reason": f"why {i}"}
-                      for i, s in enumerate((True, True, False))],
+        "alignment": [
+            {"claim": f"claim {i}", "supported": s, "reason": f"why {i}"}
+            for i, s in enumerate((True, True, False))
+        ],
         "questions": QUESTIONS,
     }
     coverage = result.analyze_step_result["coverage"]
@@ -74,7 +92,10 @@ def test_three_calls_and_the_coverage_call_never_sees_the_source(server: FakeOpe
     assert result.score == 1.0 and "tie" in result.reason
     by_step = {request.schema_name: request.text for request in server.chat_requests}
     assert len(server.chat_requests) == 3 and set(by_step) == {
-        "SummaryAlignment", "SummaryQuestions", "SummaryCoverage"}
+        "SummaryAlignment",
+        "SummaryQuestions",
+        "SummaryCoverage",
+    }
     assert SOURCE in by_step["SummaryAlignment"] and SUMMARY in by_step["SummaryAlignment"]
     assert SOURCE in by_step["SummaryQuestions"] and SUMMARY not in by_step["SummaryQuestions"]
     coverage = by_step["SummaryCoverage"]
@@ -84,17 +105,21 @@ def test_three_calls_and_the_coverage_call_never_sees_the_source(server: FakeOpe
 
 
 def test_alignment_decides_when_claims_are_unsupported(server: FakeOpenAIServer) -> None:
-    server.handler = Judge(claims(True, False, False, False), {"questions": QUESTIONS[:2]},
-                           answers(True, True))
+    server.handler = Judge(
+        claims(True, False, False, False), {"questions": QUESTIONS[:2]}, answers(True, True)
+    )
     result = scorer_on(server, scale=10).run(input=SOURCE, output=SUMMARY)
     assert result.score == pytest.approx(2.5)  # 0.25 x scale 10
     assert "alignment decides" in result.reason and "'claim 1'" in result.reason
 
 
-@pytest.mark.parametrize("alignment,questions,decider", [
-    (claims(), {"questions": QUESTIONS}, "no checkable claim"),
-    (claims(True), {"questions": []}, "no question"),
-])
+@pytest.mark.parametrize(
+    "alignment,questions,decider",
+    [
+        (claims(), {"questions": QUESTIONS}, "no checkable claim"),
+        (claims(True), {"questions": []}, "no question"),
+    ],
+)
 def test_no_claim_or_no_question_scores_zero(
     server: FakeOpenAIServer, alignment: Any, questions: Any, decider: str
 ) -> None:
@@ -115,9 +140,9 @@ def test_max_questions_is_asked_for_and_enforced(server: FakeOpenAIServer) -> No
 def test_source_option_and_extractor_take_precedence(server: FakeOpenAIServer) -> None:
     server.handler = Judge(claims(True), {"questions": QUESTIONS[:1]}, answers(True))
     scorer_on(server, source="FIXED SOURCE").run(input=SOURCE, output=SUMMARY)
-    scorer_on(server, source="FIXED SOURCE",
-              source_extractor=lambda i, o: f"TOOL RESULT for {len(o)} messages").run(
-        input=MASTRA_INPUT, output=MASTRA_OUTPUT)
+    scorer_on(
+        server, source="FIXED SOURCE", source_extractor=lambda i, o: f"TOOL RESULT for {len(o)} messages"
+    ).run(input=MASTRA_INPUT, output=MASTRA_OUTPUT)
     questions = [r.text for r in server.chat_requests if r.schema_name == "SummaryQuestions"]
     assert "FIXED SOURCE" in questions[0] and SOURCE not in questions[0]
     assert "TOOL RESULT for 1 messages" in questions[1]
@@ -125,24 +150,29 @@ def test_source_option_and_extractor_take_precedence(server: FakeOpenAIServer) -
 
 def test_the_summary_is_the_last_assistant_message_with_text(server: FakeOpenAIServer) -> None:
     server.handler = Judge(claims(True), {"questions": QUESTIONS[:1]}, answers(True))
-    output = [{"role": "assistant", "content": "draft"}, {"role": "tool", "content": "x"},
-              {"role": "assistant", "content": [{"type": "text", "text": "final summary"}]},
-              {"role": "assistant", "content": ""}]
+    output = [
+        {"role": "assistant", "content": "draft"},
+        {"role": "tool", "content": "x"},
+        {"role": "assistant", "content": [{"type": "text", "text": "final summary"}]},
+        {"role": "assistant", "content": ""},
+    ]
     scorer_on(server).run(input=SOURCE, output=output)
     coverage = next(r for r in server.chat_requests if r.schema_name == "SummaryCoverage")
     assert "final summary" in coverage.text and "draft" not in coverage.text
 
 
 def test_coverage_with_the_wrong_number_of_answers_is_retried(server: FakeOpenAIServer) -> None:
-    server.handler = Judge(claims(True), {"questions": QUESTIONS[:2]},
-                           [answers(True), answers(True, False)])
+    server.handler = Judge(claims(True), {"questions": QUESTIONS[:2]}, [answers(True), answers(True, False)])
     result = scorer_on(server).run(input=SOURCE, output=SUMMARY)
     assert result.score == 0.5 and len(server.chat_requests) == 4
 
 
 def test_a_failing_judge_is_an_error_with_usage_never_a_zero(server: FakeOpenAIServer) -> None:
-    server.handler = lambda request: (Reply.server_error(500) if request.schema_name == "SummaryCoverage"
-                                      else Judge(claims(True), {"questions": QUESTIONS}, None)(request))
+    server.handler = lambda request: (
+        Reply.server_error(500)
+        if request.schema_name == "SummaryCoverage"
+        else Judge(claims(True), {"questions": QUESTIONS}, None)(request)
+    )
     result = scorer_on(server).run(input=SOURCE, output=SUMMARY)
     assert result.score is None and "ModelCallError" in (result.error or "")
     assert result.usage["calls"] == 2

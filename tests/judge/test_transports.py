@@ -18,8 +18,14 @@ Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 async def read_request(reader: asyncio.StreamReader) -> bytes:
     head = await reader.readuntil(b"\r\n\r\n")
-    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                   if line.lower().startswith(b"content-length")), 0)
+    length = next(
+        (
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length")
+        ),
+        0,
+    )
     return head + await reader.readexactly(length)
 
 
@@ -41,8 +47,10 @@ async def raw_server() -> AsyncIterator[Callable[[Script], Awaitable[str]]]:
 async def test_chunked_replies_are_decoded(raw_server: Callable[[Script], Awaitable[str]]) -> None:
     async def chunked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nRetry-After: 3\r\n\r\n"
-                     b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nRetry-After: 3\r\n\r\n"
+            b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"
+        )
         await writer.drain()
         writer.close()
 
@@ -73,7 +81,9 @@ async def test_connections_are_kept_alive_and_stale_ones_replaced(
     await transport.aclose()
 
 
-async def test_connection_close_replies_are_not_reused(raw_server: Callable[[Script], Awaitable[str]]) -> None:
+async def test_connection_close_replies_are_not_reused(
+    raw_server: Callable[[Script], Awaitable[str]],
+) -> None:
     opened = []
 
     async def close_each(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -117,8 +127,12 @@ async def test_timeouts_and_refused_connections(raw_server: Callable[[Script], A
 async def test_httpx_transport_speaks_to_the_same_server(server: FakeOpenAIServer) -> None:
     server.script("via httpx")
     transport = HttpxTransport()
-    response = await transport.post(f"{server.base_url}/chat/completions", b'{"messages": []}',
-                                    {"Content-Type": "application/json"}, timeout=5)
+    response = await transport.post(
+        f"{server.base_url}/chat/completions",
+        b'{"messages": []}',
+        {"Content-Type": "application/json"},
+        timeout=5,
+    )
     assert response.status == 200 and b"via httpx" in response.content
     with pytest.raises(TransportFailure):
         await transport.post("http://127.0.0.1:9/v1", b"", {}, timeout=2)

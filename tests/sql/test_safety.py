@@ -59,7 +59,10 @@ def test_a_trailing_semicolon_is_one_statement() -> None:
         ("SELECT pg_read_file('/etc/passwd')", "side_effect_function"),
         ("SELECT set_config('default_transaction_read_only', 'off', false)", "side_effect_function"),
         ("SELECT query_to_xml('DELETE FROM orders', true, false, '')", "query_text_function"),
-        ("SELECT * FROM ts_stat('SELECT to_tsvector(pg_read_file(''/etc/hostname''))')", "query_text_function"),
+        (
+            "SELECT * FROM ts_stat('SELECT to_tsvector(pg_read_file(''/etc/hostname''))')",
+            "query_text_function",
+        ),
         ("SELECT pg_catalog.pg_advisory_lock_shared(1)", "side_effect_function"),
         ("SELECT pg_create_physical_replication_slot('s')", "side_effect_function"),
         ("SELECT pg_stat_reset()", "side_effect_function"),

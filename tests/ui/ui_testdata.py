@@ -113,8 +113,11 @@ def _results(spec: RowSpec) -> list[EvaluationResult]:
             )
             results.append(EvaluationResult(key=key, error=f"ValueError: {key} broke", metadata=metadata))
         else:
-            results.append(EvaluationResult(key=key, score=score, metadata=metadata,
-                                            evaluator_info=spec.info.get(key, {})))
+            results.append(
+                EvaluationResult(
+                    key=key, score=score, metadata=metadata, evaluator_info=spec.info.get(key, {})
+                )
+            )
     return results
 
 

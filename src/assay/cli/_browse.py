@@ -14,7 +14,9 @@ from assay.cli._conclude import add_gate_arguments, conclude
 
 
 def add_parsers(commands: Any, parent: argparse.ArgumentParser) -> None:
-    demo = commands.add_parser("demo", parents=[parent], help="run the bundled demo experiment and print its report")
+    demo = commands.add_parser(
+        "demo", parents=[parent], help="run the bundled demo experiment and print its report"
+    )
     demo.set_defaults(handler=demo_command, writes=True)
     ui = commands.add_parser("ui", parents=[parent], help="serve the local web UI over the store")
     ui.add_argument("--host", default="127.0.0.1")
@@ -22,7 +24,9 @@ def add_parsers(commands: Any, parent: argparse.ArgumentParser) -> None:
     ui.add_argument("--token", help="required for a non-loopback host (or set ASSAY_UI_TOKEN)")
     ui.set_defaults(handler=ui_command)
     show = commands.add_parser(
-        "show", parents=[parent], help="print a stored experiment's report (and check gates on it)",
+        "show",
+        parents=[parent],
+        help="print a stored experiment's report (and check gates on it)",
     )
     show.add_argument("experiment")
     add_gate_arguments(show)
@@ -48,7 +52,12 @@ def list_datasets(args: argparse.Namespace) -> int:
 
     table = Table("name", "examples", "version", "created")
     for dataset in Client(args.db).list_datasets():
-        table.add_row(escape(dataset.name), str(dataset.example_count), str(dataset.version), f"{dataset.created_at:%Y-%m-%d %H:%M}")
+        table.add_row(
+            escape(dataset.name),
+            str(dataset.example_count),
+            str(dataset.version),
+            f"{dataset.created_at:%Y-%m-%d %H:%M}",
+        )
     Console().print(table)
     return 0
 

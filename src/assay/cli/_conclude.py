@@ -17,17 +17,31 @@ if TYPE_CHECKING:
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     gates = parser.add_argument_group("gates and CI outputs")
     gates.add_argument(
-        "--fail-under", action="append", default=[], metavar="METRIC=N[@lower]",
+        "--fail-under",
+        action="append",
+        default=[],
+        metavar="METRIC=N[@lower]",
         help="exit 1 when METRIC's mean (or, with @lower, its 95%% CI lower bound) is below N",
     )
-    gates.add_argument("--baseline", metavar="EXPERIMENT", help="experiment to compare with (--max-regression)")
     gates.add_argument(
-        "--max-regression", action="append", default=[], metavar="METRIC=D",
+        "--baseline", metavar="EXPERIMENT", help="experiment to compare with (--max-regression)"
+    )
+    gates.add_argument(
+        "--max-regression",
+        action="append",
+        default=[],
+        metavar="METRIC=D",
         help="exit 1 when METRIC is significantly worse than --baseline, by more than D",
     )
-    gates.add_argument("--json", action="store_true", help="print results and gates as JSON (only JSON on stdout)")
-    gates.add_argument("--junit-xml", metavar="PATH", help="write a JUnit XML file: one testcase per gate and failing row")
-    gates.add_argument("--markdown", metavar="PATH", help="write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY)")
+    gates.add_argument(
+        "--json", action="store_true", help="print results and gates as JSON (only JSON on stdout)"
+    )
+    gates.add_argument(
+        "--junit-xml", metavar="PATH", help="write a JUnit XML file: one testcase per gate and failing row"
+    )
+    gates.add_argument(
+        "--markdown", metavar="PATH", help="write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY)"
+    )
 
 
 def gate_verdicts_parse(args: argparse.Namespace) -> None:

@@ -63,7 +63,9 @@ def _checked(table: dict[str, Any], where: str) -> dict[str, Any]:
     for raw_key, value in table.items():
         key = raw_key.replace("-", "_")
         if key not in _KEYS:
-            raise UsageError(f"{where}: unknown key {raw_key!r}{did_you_mean(key, _KEYS)}; known keys: {', '.join(_KEYS)}")
+            raise UsageError(
+                f"{where}: unknown key {raw_key!r}{did_you_mean(key, _KEYS)}; known keys: {', '.join(_KEYS)}"
+            )
         kind, _ = _KEYS[key]
         if kind is list and isinstance(value, str):
             value = [value]

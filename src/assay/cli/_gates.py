@@ -29,8 +29,12 @@ class Verdict:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "gate": self.gate, "metric": self.metric, "observed": self.observed,
-            "threshold": self.threshold, "passed": self.passed, "detail": self.detail,
+            "gate": self.gate,
+            "metric": self.metric,
+            "observed": self.observed,
+            "threshold": self.threshold,
+            "passed": self.passed,
+            "detail": self.detail,
         }
 
 

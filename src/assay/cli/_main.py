@@ -55,7 +55,9 @@ def _add_service(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     service.set_defaults(handler=service_cli.main, writes=True)  # reads no store: skip its check
 
 
-def _add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser) -> None:
+def _add_compare(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
     """``assay compare A B``: the paired comparison's own command module."""
     cli_compare.add_parser(commands, parent)
     commands.choices["compare"].set_defaults(handler=cli_compare.run)
@@ -105,7 +107,16 @@ def _report_error(exc: Exception) -> int:
     from assay.evaluation import DataError, EvaluatorSignatureError, ExperimentError
     from assay.store.errors import StoreError
 
-    usage = (UsageError, DataError, EvaluatorSignatureError, ExperimentError, StoreError, LookupError, ValueError, TypeError)
+    usage = (
+        UsageError,
+        DataError,
+        EvaluatorSignatureError,
+        ExperimentError,
+        StoreError,
+        LookupError,
+        ValueError,
+        TypeError,
+    )
     if isinstance(exc, usage):
         print(f"assay: error: {exc}", file=sys.stderr)
         return USAGE_ERROR

@@ -36,7 +36,9 @@ def print_verdicts(verdicts: Sequence[Verdict]) -> None:
             table.add_row(escape(gate), f"[{style}]{verdict}[/]", escape(detail))
         Console().print(table)
     else:
-        print("\n".join(["gates", *plain_table(["gate", "verdict", "detail"], rows, numeric=False)]), flush=True)
+        print(
+            "\n".join(["gates", *plain_table(["gate", "verdict", "detail"], rows, numeric=False)]), flush=True
+        )
 
 
 def json_payload(results: ExperimentResults, verdicts: Sequence[Verdict], exit_code: int) -> dict[str, Any]:
@@ -48,8 +50,10 @@ def json_payload(results: ExperimentResults, verdicts: Sequence[Verdict], exit_c
         "rows": len(results),
         "target_errors": results.target_errors,
         "metrics": {key: agg.as_dict() for key, agg in results.aggregate.items()},
-        "summary": {r.key: {"score": r.numeric_score, "value": r.value, "error": r.error}
-                    for r in results.summary_results.results},
+        "summary": {
+            r.key: {"score": r.numeric_score, "value": r.value, "error": r.error}
+            for r in results.summary_results.results
+        },
         "gates": [v.as_dict() for v in verdicts],
         "passed": all(v.passed for v in verdicts),
         "exit_code": exit_code,
@@ -81,9 +85,11 @@ def write_junit(path: Path, results: ExperimentResults, verdicts: Sequence[Verdi
     """One testcase per gate and one per failing row."""
     rows = failing_rows(results)
     suite = ET.Element(
-        "testsuite", name=f"assay {results.experiment_name}",
+        "testsuite",
+        name=f"assay {results.experiment_name}",
         tests=str(len(verdicts) + len(rows)),
-        failures=str(sum(not v.passed for v in verdicts) + len(rows)), errors="0",
+        failures=str(sum(not v.passed for v in verdicts) + len(rows)),
+        errors="0",
     )
     for verdict in verdicts:
         case = ET.SubElement(suite, "testcase", classname="assay.gates", name=verdict.gate)
@@ -107,9 +113,15 @@ def markdown(results: ExperimentResults, verdicts: Sequence[Verdict]) -> str:
     lines = [f"### assay: `{results.experiment_name}`", ""]
     if verdicts:
         passed = all(v.passed for v in verdicts)
-        lines += [f"**{'All gates passed' if passed else 'Gate failed'}**", "", "| gate | verdict | detail |",
-                  "| --- | --- | --- |"]
-        lines += [f"| {_md(v.gate)} | {'pass' if v.passed else '**FAIL**'} | {_md(v.detail)} |" for v in verdicts]
+        lines += [
+            f"**{'All gates passed' if passed else 'Gate failed'}**",
+            "",
+            "| gate | verdict | detail |",
+            "| --- | --- | --- |",
+        ]
+        lines += [
+            f"| {_md(v.gate)} | {'pass' if v.passed else '**FAIL**'} | {_md(v.detail)} |" for v in verdicts
+        ]
         lines.append("")
     lines += ["| metric | mean | 95% CI | n | errors |", "| --- | ---: | ---: | ---: | ---: |"]
     for key, agg in results.aggregate.items():
@@ -119,12 +131,20 @@ def markdown(results: ExperimentResults, verdicts: Sequence[Verdict]) -> str:
     for result in results.summary_results.results:
         score = "-" if result.numeric_score is None else f"{result.numeric_score:.3f}"
         lines.append(f"| {_md(result.key)} (summary) | {score} | | | {int(result.error is not None)} |")
-    lines += ["", f"{len(results)} rows, {results.target_errors} target errors. Stored in `{results.store_url}`.", ""]
+    lines += [
+        "",
+        f"{len(results)} rows, {results.target_errors} target errors. Stored in `{results.store_url}`.",
+        "",
+    ]
     return "\n".join(lines)
 
 
 def write_outputs(
-    results: ExperimentResults, verdicts: Sequence[Verdict], *, junit: str | None, markdown_path: str | None,
+    results: ExperimentResults,
+    verdicts: Sequence[Verdict],
+    *,
+    junit: str | None,
+    markdown_path: str | None,
 ) -> None:
     if junit:
         write_junit(Path(junit), results, verdicts)

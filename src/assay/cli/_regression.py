@@ -50,7 +50,10 @@ def check_regressions(results: ExperimentResults, args: argparse.Namespace) -> l
     client = Client(results.store_url)
     try:
         comparison = compare(
-            args.baseline, results.experiment_name, client=client, metrics=[g.metric for g in gates],
+            args.baseline,
+            results.experiment_name,
+            client=client,
+            metrics=[g.metric for g in gates],
         )
     except (KeyError, NotComparableError) as exc:
         raise UsageError(f"--baseline {args.baseline}: {str(exc).strip(chr(34) + chr(39))}") from None
@@ -62,13 +65,22 @@ def check_regressions(results: ExperimentResults, args: argparse.Namespace) -> l
 def _verdict(metric: MetricComparison, gate: MaxRegression, baseline: str) -> Verdict:
     label = f"{gate.metric} regression <= {gate.margin:g} vs {baseline}"
     if metric.difference is None or metric.mean_a is None or metric.mean_b is None:
-        return Verdict(label, gate.metric, None, gate.margin, False, f"no example scored on both sides ({metric.verdict})")
+        return Verdict(
+            label,
+            gate.metric,
+            None,
+            gate.margin,
+            False,
+            f"no example scored on both sides ({metric.verdict})",
+        )
     drop = -metric.difference if metric.direction == "higher" else metric.difference
     significant = metric.verdict == "worse"
     passed = not (significant and drop > gate.margin)
     ci = "" if metric.ci95 is None else f", 95% CI [{metric.ci95[0]:+.3f}, {metric.ci95[1]:+.3f}]"
     p = "" if metric.p_holm is None else f", p={metric.p_holm:.3g}"
-    change = f"{metric.mean_a:.3f} -> {metric.mean_b:.3f} ({metric.difference:+.3f}{ci}{p}, n={metric.n_paired})"
+    change = (
+        f"{metric.mean_a:.3f} -> {metric.mean_b:.3f} ({metric.difference:+.3f}{ci}{p}, n={metric.n_paired})"
+    )
     if significant:
         note = "significantly worse" + ("" if passed else f", by more than {gate.margin:g}")
     elif drop > gate.margin:

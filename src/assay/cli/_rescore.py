@@ -14,13 +14,17 @@ from assay.cli._run import add_evaluator_arguments, evaluator_from, parse_pairs
 
 def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
     rescore = commands.add_parser(
-        "rescore", parents=[parent], help="score a stored experiment again with new evaluators",
+        "rescore",
+        parents=[parent],
+        help="score a stored experiment again with new evaluators",
         description="Run new evaluators over the stored outputs of EXPERIMENT (the target is "
         "not called) and store their results with it. Interrupted, run it again to resume.",
     )
     rescore.add_argument("experiment", help="the stored experiment's name or id")
     add_evaluator_arguments(rescore)
-    rescore.add_argument("--replace", action="store_true", help="replace results of an evaluator already present")
+    rescore.add_argument(
+        "--replace", action="store_true", help="replace results of an evaluator already present"
+    )
     rescore.add_argument("--concurrency", type=int, metavar="N", help="rows in flight (default: 4 per CPU)")
     rescore.add_argument("--metadata", action="append", default=[], metavar="KEY=VALUE")
     add_gate_arguments(rescore)
@@ -37,8 +41,13 @@ def rescore_command(args: argparse.Namespace) -> int:
     summaries = [load_object(spec, "summary evaluator") for spec in args.summary]
     tty = sys.stdout.isatty() and not args.json
     results = evaluate_existing(
-        args.experiment, evaluators=evaluators, summary_evaluators=summaries,
-        metadata=parse_pairs(args.metadata) or None, max_concurrency=args.concurrency or 0,
-        client=Client(args.db), replace=args.replace, progress=tty,
+        args.experiment,
+        evaluators=evaluators,
+        summary_evaluators=summaries,
+        metadata=parse_pairs(args.metadata) or None,
+        max_concurrency=args.concurrency or 0,
+        client=Client(args.db),
+        replace=args.replace,
+        progress=tty,
     )
     return conclude(results, args, reported=tty)

@@ -16,7 +16,9 @@ from assay.cli._load import load_object
 
 def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
     run = commands.add_parser(
-        "run", parents=[parent], help="run a target over a dataset, score it, gate it",
+        "run",
+        parents=[parent],
+        help="run a target over a dataset, score it, gate it",
         description="Run MODULE:TARGET over --data, score every row, store the experiment, "
         "check the gates. Or: assay run eval.toml, or [tool.assay] in ./pyproject.toml.",
     )
@@ -25,21 +27,33 @@ def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
     add_evaluator_arguments(run)
     run.add_argument("--experiment", help="the experiment's name (default: PREFIX-<random>)")
     run.add_argument("--prefix", help="prefix of a generated experiment name")
-    run.add_argument("--resume", action="store_true", default=None, help="continue --experiment NAME where it stopped")
+    run.add_argument(
+        "--resume", action="store_true", default=None, help="continue --experiment NAME where it stopped"
+    )
     run.add_argument("--repetitions", type=int, metavar="N", help="run every example N times (default 1)")
     run.add_argument("--concurrency", type=int, metavar="N", help="rows in flight (default 16)")
-    run.add_argument("--metadata", action="append", default=[], metavar="KEY=VALUE", help="stored with the experiment")
+    run.add_argument(
+        "--metadata", action="append", default=[], metavar="KEY=VALUE", help="stored with the experiment"
+    )
     add_gate_arguments(run)
     run.set_defaults(handler=run_command)
 
 
 def add_evaluator_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "-e", "--evaluator", dest="evaluators", action="append", default=[], metavar="MODULE:NAME|BUILTIN",
+        "-e",
+        "--evaluator",
+        dest="evaluators",
+        action="append",
+        default=[],
+        metavar="MODULE:NAME|BUILTIN",
         help="a row evaluator: MODULE:FUNCTION, MODULE:Class, or a built-in name such as exact_match",
     )
     parser.add_argument(
-        "--summary", action="append", default=[], metavar="MODULE:FUNCTION",
+        "--summary",
+        action="append",
+        default=[],
+        metavar="MODULE:FUNCTION",
         help="a summary evaluator (over all rows)",
     )
 
@@ -50,7 +64,9 @@ def run_command(args: argparse.Namespace) -> int:
 
     _read_config_into(args)
     if not args.spec or not args.data:
-        raise UsageError("assay run needs MODULE:TARGET and --data DATASET (or a config file with target and data)")
+        raise UsageError(
+            "assay run needs MODULE:TARGET and --data DATASET (or a config file with target and data)"
+        )
     if args.resume and not args.experiment:
         raise UsageError("--resume needs --experiment NAME (the experiment to continue)")
     gate_verdicts_parse(args)
@@ -64,10 +80,18 @@ def run_command(args: argparse.Namespace) -> int:
         experiment_name(client, args.baseline)
     tty = sys.stdout.isatty() and not args.json
     results = evaluate(
-        target, data=args.data, evaluators=evaluators, summary_evaluators=summaries,
-        experiment=args.experiment, experiment_prefix=args.prefix, metadata=parse_pairs(args.metadata),
-        num_repetitions=args.repetitions or 1, max_concurrency=args.concurrency or 16,
-        resume=bool(args.resume), client=client, progress=tty,
+        target,
+        data=args.data,
+        evaluators=evaluators,
+        summary_evaluators=summaries,
+        experiment=args.experiment,
+        experiment_prefix=args.prefix,
+        metadata=parse_pairs(args.metadata),
+        num_repetitions=args.repetitions or 1,
+        max_concurrency=args.concurrency or 16,
+        resume=bool(args.resume),
+        client=client,
+        progress=tty,
     )
     return conclude(results, args, reported=tty)
 

@@ -23,22 +23,32 @@ def add_parsers(commands: Any, parent: argparse.ArgumentParser) -> None:
     datasets.set_defaults(handler=list_datasets)
     actions = datasets.add_subparsers(dest="action", metavar="{list,import,export}")
     actions.add_parser("list", parents=[parent], help="list datasets").set_defaults(handler=list_datasets)
-    importing = actions.add_parser("import", parents=[parent], help="create a dataset from a .jsonl/.json/.csv file")
+    importing = actions.add_parser(
+        "import", parents=[parent], help="create a dataset from a .jsonl/.json/.csv file"
+    )
     importing.add_argument("file")
     importing.add_argument("--name", required=True, help="the new dataset's name")
     importing.add_argument("--description")
     importing.set_defaults(handler=import_dataset, writes=True)
-    exporting = actions.add_parser("export", parents=[parent], help="write a dataset's examples as jsonl or csv")
+    exporting = actions.add_parser(
+        "export", parents=[parent], help="write a dataset's examples as jsonl or csv"
+    )
     exporting.add_argument("name")
     exporting.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     exporting.add_argument("-o", "--output", help="file to write (default: stdout)")
     exporting.set_defaults(handler=export_dataset)
 
-    experiments = commands.add_parser("experiments", parents=[parent], help="list, export and delete experiments")
+    experiments = commands.add_parser(
+        "experiments", parents=[parent], help="list, export and delete experiments"
+    )
     experiments.set_defaults(handler=list_experiments)
     actions = experiments.add_subparsers(dest="action", metavar="{list,export,delete}")
-    actions.add_parser("list", parents=[parent], help="list experiments").set_defaults(handler=list_experiments)
-    exporting = actions.add_parser("export", parents=[parent], help="write an experiment's rows as jsonl, csv or parquet")
+    actions.add_parser("list", parents=[parent], help="list experiments").set_defaults(
+        handler=list_experiments
+    )
+    exporting = actions.add_parser(
+        "export", parents=[parent], help="write an experiment's rows as jsonl, csv or parquet"
+    )
     exporting.add_argument("name")
     exporting.add_argument("--format", choices=("jsonl", "csv", "parquet"), default="jsonl")
     exporting.add_argument("-o", "--output", help="file to write (default: stdout; parquet needs a file)")
@@ -58,11 +68,18 @@ def import_dataset(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.file}: holds no examples")
     client = Client(args.db)
     if client.store.get_dataset(name=args.name) is not None:
-        raise UsageError(f"a dataset named {args.name!r} already exists in {client.store.url}; choose another --name")
+        raise UsageError(
+            f"a dataset named {args.name!r} already exists in {client.store.url}; choose another --name"
+        )
     dataset = client.create_dataset(args.name, description=args.description or f"imported from {args.file}")
     examples = [
-        Example(id=_example_id(record.get("id")), dataset_id=dataset.id, inputs=record["inputs"],
-                outputs=record.get("outputs"), metadata=record.get("metadata"))
+        Example(
+            id=_example_id(record.get("id")),
+            dataset_id=dataset.id,
+            inputs=record["inputs"],
+            outputs=record.get("outputs"),
+            metadata=record.get("metadata"),
+        )
         for record in records
     ]
     client.store.add_examples(dataset.id, examples)
@@ -88,9 +105,14 @@ def export_dataset(args: argparse.Namespace) -> int:
         {"id": str(e.id), "inputs": e.inputs, "outputs": e.outputs, "metadata": e.metadata} for e in examples
     ]
     if args.format == "jsonl":
-        _write_text(args.output, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records))
+        _write_text(
+            args.output, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
+        )
     else:  # the columns `assay datasets import` and data= read back: inputs.x, outputs.x, metadata.x
-        flat = [_flat({k: v for k, v in r.items() if k != "id"}, ("inputs", "outputs", "metadata")) for r in records]
+        flat = [
+            _flat({k: v for k, v in r.items() if k != "id"}, ("inputs", "outputs", "metadata"))
+            for r in records
+        ]
         _write_text(args.output, _csv(flat))
     return 0
 
@@ -102,7 +124,9 @@ def export_experiment(args: argparse.Namespace) -> int:
     results = client.read_experiment(experiment_name(client, args.name))
     records = [_row_record(row) for row in results.rows]
     if args.format == "jsonl":
-        _write_text(args.output, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records))
+        _write_text(
+            args.output, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
+        )
     elif args.format == "csv":
         _write_text(args.output, _csv([_flat_row(r) for r in records]))
     else:
@@ -124,8 +148,12 @@ def delete_experiment(args: argparse.Namespace) -> int:
 
 def _row_record(row: Any) -> dict[str, Any]:
     return {
-        "example_id": str(row.example.id), "repetition": row.repetition, "inputs": row.example.inputs,
-        "outputs": row.run.outputs, "reference_outputs": row.example.outputs, "error": row.run.error,
+        "example_id": str(row.example.id),
+        "repetition": row.repetition,
+        "inputs": row.example.inputs,
+        "outputs": row.run.outputs,
+        "reference_outputs": row.example.outputs,
+        "error": row.run.error,
         "latency_ms": row.run.latency_ms,
         "results": [
             {"key": r.key, "score": r.numeric_score, "value": r.value, "comment": r.comment, "error": r.error}
@@ -188,7 +216,9 @@ def _write_parquet(output: str | None, records: list[dict[str, Any]]) -> None:
     columns: dict[str, None] = {}
     for record in records:
         columns.update(dict.fromkeys(record))
-    table = pa.table({column: _parquet_column([record.get(column) for record in records]) for column in columns})
+    table = pa.table(
+        {column: _parquet_column([record.get(column) for record in records]) for column in columns}
+    )
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, output)
 
@@ -198,5 +228,7 @@ def _parquet_column(values: list[Any]) -> list[Any]:
     kinds = {type(v) for v in values if v is not None}
     if kinds <= {int, float} or len(kinds) == 1 and not kinds & {dict, list}:
         return values
-    return [None if v is None else v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
-            for v in values]
+    return [
+        None if v is None else v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+        for v in values
+    ]

@@ -8,7 +8,7 @@ from typing import Any
 
 from assay.comparison import _query as query
 from assay.comparison._model import Comparison, MetricComparison, SideSummary, Verdict
-from assay.comparison.comparability import NotComparableError, check_comparable
+from assay.comparison.comparability import NotComparableError, check_comparable, experiment_record
 from assay.evaluation.metric import UNIT_RANGE, MetricInfo, Range
 from assay.stats.intervals import Interval
 from assay.stats.paired import ALPHA, BinaryPairs, Differences, PairedTest, holm, mcnemar, paired_t
@@ -45,7 +45,7 @@ def compare(
     """
     store, opened = _store_for(client, a, b)
     try:
-        records = [_record(store, ref) for ref in (a, b)]
+        records = [experiment_record(store, ref) for ref in (a, b)]
         with query.reading(store) as conn:
             return compare_experiments(conn, records[0], records[1], cluster_by=cluster_by, metrics=metrics)
     finally:
@@ -69,9 +69,7 @@ def compare_experiments(
     first, second = (str(r.id) for r in records)
     facts = [query.side_facts(conn, first), query.side_facts(conn, second)]
     sums = {s.key: s for s in query.paired_sums(conn, first, second)}
-    clusters = (
-        query.cluster_sums(conn, first, second, str(a.dataset_id), cluster_by) if cluster_by else None
-    )
+    clusters = query.cluster_sums(conn, first, second, str(a.dataset_id), cluster_by) if cluster_by else None
     keys_a, keys_b = list(facts[0].outcomes), list(facts[1].outcomes)
     shared = [k for k in keys_a if k in facts[1].outcomes]
     if metrics is not None:
@@ -88,8 +86,7 @@ def compare_experiments(
     tests = [_tested(sums.get(key), clusters.get(key) if clusters is not None else None) for key in shared]
     adjusted = holm([t.p_value if t is not None else 1.0 for t in tests])
     compared = [
-        _metric(key, test, sums.get(key), p_holm, facts)
-        for key, test, p_holm in zip(shared, tests, adjusted)
+        _metric(key, test, sums.get(key), p_holm, facts) for key, test, p_holm in zip(shared, tests, adjusted)
     ]
     unpaired = [m.key for m in compared if m.only_a or m.only_b]
     if unpaired:
@@ -105,9 +102,7 @@ def compare_experiments(
     )
 
 
-def _tested(
-    sums: query.PairedSums | None, clusters: list[tuple[int, float]] | None
-) -> PairedTest | None:
+def _tested(sums: query.PairedSums | None, clusters: list[tuple[int, float]] | None) -> PairedTest | None:
     """The test that fits: exact McNemar for one 0/1 score per example and no clustering,
     else paired t (cluster-robust when clustered)."""
     if sums is None or sums.n < 2:
@@ -243,25 +238,3 @@ def _store_for(client: Any, *refs: Any) -> tuple[Store, bool]:
     from assay.store.current import current_store
 
     return current_store(), False
-
-
-def _record(store: Store, ref: ExperimentRef) -> ExperimentRecord:
-    if isinstance(ref, ExperimentRecord):
-        record: ExperimentRecord | None = store.get_experiment(id=ref.id) or ref
-        assert record is not None
-        return record
-    inner = getattr(ref, "experiment", None)  # ExperimentResults: re-read, it may have moved on
-    if isinstance(inner, ExperimentRecord):
-        return store.get_experiment(id=inner.id) or inner
-    if isinstance(ref, uuid.UUID):
-        record = store.get_experiment(id=ref)
-    else:
-        record = store.get_experiment(name=str(ref))
-        if record is None:
-            try:
-                record = store.get_experiment(id=uuid.UUID(str(ref)))
-            except ValueError:
-                record = None
-    if record is None:
-        raise LookupError(f"no experiment {ref!r} in the store at {store.url}")
-    return record

@@ -9,12 +9,15 @@ warn about it.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from assay.errors import AssayError
+from assay.store.base import Store
+from assay.store.records import ExperimentRecord
 
-__all__ = ["NotComparableError", "check_comparable"]
+__all__ = ["NotComparableError", "check_comparable", "experiment_record"]
 
 
 class NotComparableError(AssayError, ValueError):
@@ -51,3 +54,27 @@ def _dataset_label(experiment: Any) -> str:
         return "no stored dataset"
     name = getattr(experiment, "dataset_name", None)
     return f"dataset {name!r} ({dataset_id})" if name else f"dataset {dataset_id}"
+
+
+def experiment_record(store: Store, ref: Any) -> ExperimentRecord:
+    """The stored record of ``ref``: a record or results (re-read: they may have moved on),
+    an id, or a name (or an id written as text); ``LookupError`` naming it otherwise."""
+    if isinstance(ref, ExperimentRecord):
+        record: ExperimentRecord | None = store.get_experiment(id=ref.id) or ref
+        assert record is not None
+        return record
+    inner = getattr(ref, "experiment", None)  # ExperimentResults: re-read, it may have moved on
+    if isinstance(inner, ExperimentRecord):
+        return store.get_experiment(id=inner.id) or inner
+    if isinstance(ref, uuid.UUID):
+        record = store.get_experiment(id=ref)
+    else:
+        record = store.get_experiment(name=str(ref))
+        if record is None:
+            try:
+                record = store.get_experiment(id=uuid.UUID(str(ref)))
+            except ValueError:
+                record = None
+    if record is None:
+        raise LookupError(f"no experiment {ref!r} in the store at {store.url}")
+    return record

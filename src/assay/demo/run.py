@@ -11,8 +11,13 @@ from assay.evaluation import ExperimentResults, evaluate
 from assay.schemas import Example, Run
 
 __all__ = [
-    "DATASET_NAME", "correct", "ensure_dataset", "explained", "f1_score_summary_evaluator",
-    "keyword_classifier", "run_demo",
+    "DATASET_NAME",
+    "correct",
+    "ensure_dataset",
+    "explained",
+    "f1_score_summary_evaluator",
+    "keyword_classifier",
+    "run_demo",
 ]
 
 
@@ -40,7 +45,9 @@ def explained(run: Run, example: Example) -> dict[str, Any]:
     return {"key": "explained", "score": bool(outputs.get("matched"))}
 
 
-def f1_score_summary_evaluator(outputs: list[dict[str, Any]], reference_outputs: list[dict[str, Any]]) -> dict[str, Any]:
+def f1_score_summary_evaluator(
+    outputs: list[dict[str, Any]], reference_outputs: list[dict[str, Any]]
+) -> dict[str, Any]:
     """The F1 summary evaluator of the LangSmith quick-start, as written there."""
     true_positives = false_positives = false_negatives = 0
     for output_dict, reference_output_dict in zip(outputs, reference_outputs):

@@ -17,7 +17,10 @@ from assay.embeddings.base import Embeddings, EmbeddingsUnavailable, Vector, che
 from assay.errors import MissingExtraError, require_extra
 
 __all__ = [
-    "BUNDLED_MODEL", "INSTALL_HINT", "SentenceTransformerEmbeddings", "bundled_model_path",
+    "BUNDLED_MODEL",
+    "INSTALL_HINT",
+    "SentenceTransformerEmbeddings",
+    "bundled_model_path",
     "local_model_available",
 ]
 

@@ -30,11 +30,26 @@ _LAZY = {
 }
 
 __all__ = [
-    "AsyncExperimentResults", "BaseEvaluator", "ComparisonEvaluationResult", "DataError",
-    "DynamicComparisonRunEvaluator", "EvaluationResult", "EvaluationResults",
-    "EvaluatorSignatureError", "ExperimentError", "ExperimentInterrupted", "ExperimentResults",
-    "RowFailedError", "RunEvaluator", "aevaluate", "aevaluate_comparative", "aevaluate_existing",
-    "comparison_evaluator", "evaluate", "evaluate_comparative", "evaluate_existing",
+    "AsyncExperimentResults",
+    "BaseEvaluator",
+    "ComparisonEvaluationResult",
+    "DataError",
+    "DynamicComparisonRunEvaluator",
+    "EvaluationResult",
+    "EvaluationResults",
+    "EvaluatorSignatureError",
+    "ExperimentError",
+    "ExperimentInterrupted",
+    "ExperimentResults",
+    "RowFailedError",
+    "RunEvaluator",
+    "aevaluate",
+    "aevaluate_comparative",
+    "aevaluate_existing",
+    "comparison_evaluator",
+    "evaluate",
+    "evaluate_comparative",
+    "evaluate_existing",
     "run_evaluator",
 ]
 

@@ -127,9 +127,21 @@ async def aevaluate(
     (default: when stdout is a TTY). A tuple of experiments as ``target`` compares them.
     """
     options = _Options(
-        data, evaluators, summary_evaluators, metadata, experiment_prefix, description,
-        max_concurrency, num_repetitions, client, blocking, experiment,
-        _upload(upload_results, upload_runs), error_handling, resume, progress,
+        data,
+        evaluators,
+        summary_evaluators,
+        metadata,
+        experiment_prefix,
+        description,
+        max_concurrency,
+        num_repetitions,
+        client,
+        blocking,
+        experiment,
+        _upload(upload_results, upload_runs),
+        error_handling,
+        resume,
+        progress,
     )
     special = _dispatch(target, options)
     if special is not None:
@@ -181,9 +193,21 @@ def evaluate(
     yields rows as they finish; ``results.wait()`` blocks until the end.
     """
     options = _Options(
-        data, evaluators, summary_evaluators, metadata, experiment_prefix, description,
-        max_concurrency, num_repetitions, client, blocking, experiment,
-        _upload(upload_results, upload_runs), error_handling, resume, progress,
+        data,
+        evaluators,
+        summary_evaluators,
+        metadata,
+        experiment_prefix,
+        description,
+        max_concurrency,
+        num_repetitions,
+        client,
+        blocking,
+        experiment,
+        _upload(upload_results, upload_runs),
+        error_handling,
+        resume,
+        progress,
     )
     special = _dispatch(target, options)
     if special is not None:
@@ -202,7 +226,8 @@ def evaluate(
         return results
     context = contextvars.copy_context()  # tracing_context() and the current store come along
     thread = threading.Thread(
-        target=context.run, args=(run_coroutine, _execute(prepared, stream)),
+        target=context.run,
+        args=(run_coroutine, _execute(prepared, stream)),
         name="assay-evaluate-background",
     )
     results._thread = thread
@@ -243,7 +268,10 @@ async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
     if name is None and options.experiment_prefix:
         name = f"{options.experiment_prefix}-{uuid.uuid4().hex[:8]}"
     return await aevaluate_comparative(
-        list(experiments), evaluators, _user_store(options), name=name,
+        list(experiments),
+        evaluators,
+        _user_store(options),
+        name=name,
         max_concurrency=_concurrency(options.max_concurrency),
     )
 
@@ -258,8 +286,13 @@ async def _rescore(experiment: Any, options: _Options) -> Any:
     elif isinstance(experiment, TracerSession):
         experiment = experiment.name
     return await aevaluate_existing(
-        experiment, options.evaluators, options.summary_evaluators, options.metadata,
-        options.max_concurrency, options.client, progress=options.progress,
+        experiment,
+        options.evaluators,
+        options.summary_evaluators,
+        options.metadata,
+        options.max_concurrency,
+        options.client,
+        progress=options.progress,
     )
 
 
@@ -277,18 +310,27 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     user_store = _user_store(options)
     store = user_store if options.upload_results else _memory_store()
     row_evaluators = [bind_row_evaluator(e) for e in _as_list(options.evaluators, "evaluators")]
-    summaries = [bind_summary_evaluator(e) for e in _as_list(options.summary_evaluators, "summary_evaluators")]
+    summaries = [
+        bind_summary_evaluator(e) for e in _as_list(options.summary_evaluators, "summary_evaluators")
+    ]
     runner = TargetRunner(target)
     runner.check_signature()
     with _fewer_collections():
         resolved = _resolve(options.data, requested if options.resume else None, user_store, store)
     plan = ExperimentPlan(
-        target=runner.name, evaluators=tuple(e.name for e in row_evaluators),
-        summary_evaluators=tuple(s.name for s in summaries), num_repetitions=options.num_repetitions,
+        target=runner.name,
+        evaluators=tuple(e.name for e in row_evaluators),
+        summary_evaluators=tuple(s.name for s in summaries),
+        num_repetitions=options.num_repetitions,
     )
     record = open_experiment(
-        store, name, resolved, plan,
-        resume=options.resume, description=options.description, metadata=options.metadata,
+        store,
+        name,
+        resolved,
+        plan,
+        resume=options.resume,
+        description=options.description,
+        metadata=options.metadata,
     )
     runner.session_id = record.id  # LangSmith's runs name their project (experiment)
     if options.resume:  # rows whose target failed (a rate limit, an outage) are run again
@@ -300,8 +342,15 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     source = user_store if resolved.dataset.id and user_store.get_dataset(id=resolved.dataset.id) else store
     feed = RowFeed(resolved.examples(source), reps, done, resolved.count * reps)
     return _Prepared(
-        store, user_store, record, RowPipeline(runner, row_evaluators), summaries, feed, tally,
-        concurrency, options,
+        store,
+        user_store,
+        record,
+        RowPipeline(runner, row_evaluators),
+        summaries,
+        feed,
+        tally,
+        concurrency,
+        options,
     )
 
 

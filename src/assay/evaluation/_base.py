@@ -117,7 +117,10 @@ def _known_options(cls: type) -> list[str]:
         if init is None:
             continue
         for parameter in inspect.signature(init).parameters.values():
-            if parameter.name != "self" and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            if parameter.name != "self" and parameter.kind not in (
+                parameter.VAR_POSITIONAL,
+                parameter.VAR_KEYWORD,
+            ):
                 known.append(parameter.name)
     return sorted(set(known))
 

@@ -25,14 +25,25 @@ from assay.evaluation.metric import MetricInfo, declaration_of
 from assay.schemas import EvaluationResult, Example, Run
 
 ROW_PARAMETERS = (
-    "run", "example", "inputs", "outputs", "reference_outputs", "metadata", "attachments",
+    "run",
+    "example",
+    "inputs",
+    "outputs",
+    "reference_outputs",
+    "metadata",
+    "attachments",
 )
 # A function taking any of these sees what the target produced, so by default it is not
 # called when the target failed (its result is skipped); ``@assay.metric(needs_outputs=False)``
 # opts in.
 _OUTPUT_PARAMETERS = frozenset({"run", "outputs"})
 SUMMARY_PARAMETERS = (
-    "runs", "examples", "inputs", "outputs", "reference_outputs", "evaluation_results",
+    "runs",
+    "examples",
+    "inputs",
+    "outputs",
+    "reference_outputs",
+    "evaluation_results",
 )
 
 
@@ -116,7 +127,9 @@ def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str
 
 def _error_result(key: str, exc: BaseException, run_id: uuid.UUID | None = None) -> EvaluationResult:
     return EvaluationResult(
-        key=key, error=f"{type(exc).__name__}: {exc}", metadata={"traceback": format_traceback(exc)},
+        key=key,
+        error=f"{type(exc).__name__}: {exc}",
+        metadata={"traceback": format_traceback(exc)},
         source_run_id=run_id,
     )
 
@@ -131,7 +144,9 @@ def _is_async_callable(func: Any) -> bool:
 def skipped_result(key: str, run: Run) -> EvaluationResult:
     """The outcome of an evaluator that needs outputs on a row whose target failed."""
     return EvaluationResult(
-        key=key, comment="skipped: the target failed", metadata={"skipped": True},
+        key=key,
+        comment="skipped: the target failed",
+        metadata={"skipped": True},
         source_run_id=run.id,
     )
 
@@ -185,14 +200,17 @@ def bind_row_evaluator(evaluator: Any) -> RowEvaluator:
     needs = declared.needs_outputs is not False
     if isinstance(evaluator, BaseEvaluator):
         if evaluator.is_async:
-            return RowEvaluator(evaluator.name, True, _async=evaluator.aevaluate,
-                                needs_outputs=needs, info=declared.info)
-        return RowEvaluator(evaluator.name, False, _sync=evaluator.evaluate,
-                            needs_outputs=needs, info=declared.info)
+            return RowEvaluator(
+                evaluator.name, True, _async=evaluator.aevaluate, needs_outputs=needs, info=declared.info
+            )
+        return RowEvaluator(
+            evaluator.name, False, _sync=evaluator.evaluate, needs_outputs=needs, info=declared.info
+        )
     if hasattr(evaluator, "evaluate_run"):
         name = getattr(evaluator, "name", None) or type(evaluator).__name__
-        return RowEvaluator(str(name), False, _sync=evaluator.evaluate_run,
-                            needs_outputs=needs, info=declared.info)
+        return RowEvaluator(
+            str(name), False, _sync=evaluator.evaluate_run, needs_outputs=needs, info=declared.info
+        )
     if not callable(evaluator):
         raise EvaluatorSignatureError(
             f"evaluator {evaluator!r} is not callable; pass a function, a BaseEvaluator, "
@@ -264,7 +282,9 @@ def _explain_sync(call: Callable[[Run, Example], Any], name: str, near: str) -> 
     return explained
 
 
-def _explain_async(call: Callable[[Run, Example], Any], name: str, near: str) -> Callable[[Run, Example], Any]:
+def _explain_async(
+    call: Callable[[Run, Example], Any], name: str, near: str
+) -> Callable[[Run, Example], Any]:
     async def explained(run: Run, example: Example) -> Any:
         try:
             return await call(run, example)

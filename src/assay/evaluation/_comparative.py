@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from assay.comparison.comparability import check_comparable
+from assay.comparison.comparability import check_comparable, experiment_record
 from assay.llm.usage import UsageMeter
 from assay.schemas import Example, Run
 from assay.store.base import Store
@@ -24,8 +24,12 @@ from assay.store.current import use_store
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow
 
 __all__ = [
-    "ComparativeEvaluator", "ComparativeResults", "ExperimentRef", "PairwiseEvaluator",
-    "aevaluate_comparative", "evaluate_comparative",
+    "ComparativeEvaluator",
+    "ComparativeResults",
+    "ExperimentRef",
+    "PairwiseEvaluator",
+    "aevaluate_comparative",
+    "evaluate_comparative",
 ]
 
 
@@ -92,9 +96,9 @@ def evaluate_comparative(
     """Judge two or more stored experiments on one dataset against each other; see module doc."""
     from assay._aio import run_coroutine
 
-    results: ComparativeResults = run_coroutine(aevaluate_comparative(
-        experiments, evaluators, client, name=name, max_concurrency=max_concurrency
-    ))
+    results: ComparativeResults = run_coroutine(
+        aevaluate_comparative(experiments, evaluators, client, name=name, max_concurrency=max_concurrency)
+    )
     return results
 
 
@@ -107,7 +111,7 @@ async def aevaluate_comparative(
     max_concurrency: int = 16,
 ) -> ComparativeResults:
     store = _store_of(client)
-    records = [_experiment(store, ref) for ref in experiments]
+    records = [experiment_record(store, ref) for ref in experiments]
     _check(records, evaluators, max_concurrency)
     name = name or "-vs-".join(r.name for r in records) + f"-{uuid.uuid4().hex[:8]}"
     jobs = _jobs(store, records, evaluators)
@@ -137,36 +141,15 @@ def _store_of(client: Any) -> Store:
     return store
 
 
-def _experiment(store: Store, ref: ExperimentRef) -> ExperimentRecord:
-    record: ExperimentRecord | None
-    if isinstance(ref, ExperimentRecord):
-        return ref
-    results_record = getattr(ref, "experiment", None)  # ExperimentResults
-    if isinstance(results_record, ExperimentRecord):
-        return results_record
-    if isinstance(ref, uuid.UUID):
-        record = store.get_experiment(id=ref)
-    else:
-        record = store.get_experiment(name=str(ref))
-        if record is None:
-            try:
-                record = store.get_experiment(id=uuid.UUID(str(ref)))
-            except ValueError:
-                record = None
-    if record is None:
-        raise LookupError(f"no experiment {ref!r} in the store at {store.url}")
-    return record
-
-
-def _check(
-    records: list[ExperimentRecord], evaluators: Sequence[Any], max_concurrency: int
-) -> None:
+def _check(records: list[ExperimentRecord], evaluators: Sequence[Any], max_concurrency: int) -> None:
     check_comparable(records, what="evaluate_comparative")
     if not evaluators:
         raise ValueError("evaluate_comparative needs at least one evaluator")
     for evaluator in evaluators:
         if not isinstance(evaluator, PairwiseEvaluator) and not callable(evaluator):
-            raise TypeError(f"a comparative evaluator must be a ComparisonEvaluator or a function, got {evaluator!r}")
+            raise TypeError(
+                f"a comparative evaluator must be a ComparisonEvaluator or a function, got {evaluator!r}"
+            )
     if max_concurrency < 1:
         raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
 
@@ -189,10 +172,16 @@ def _jobs(
 async def _judge(job: _Job, name: str) -> list[ComparisonRecord]:
     example = job.rows[0].example
     base = ComparisonRecord(
-        name=name, experiment_ids=[e.id for e in job.experiments], example_id=example.id,
-        key=_key(job.evaluator), scores={},
-        metadata={"repetition": job.rows[0].repetition, "run_ids": [str(r.run.id) for r in job.rows],
-                  "experiments": {str(e.id): e.name for e in job.experiments}},
+        name=name,
+        experiment_ids=[e.id for e in job.experiments],
+        example_id=example.id,
+        key=_key(job.evaluator),
+        scores={},
+        metadata={
+            "repetition": job.rows[0].repetition,
+            "run_ids": [str(r.run.id) for r in job.rows],
+            "experiments": {str(e.id): e.name for e in job.experiments},
+        },
     )
     try:
         if isinstance(job.evaluator, PairwiseEvaluator):
@@ -215,11 +204,15 @@ async def _judge_pair(
     shown = (second, first) if outcome.swapped else (first, second)
     record.scores = {str(first.id): outcome.scores[0], str(second.id): outcome.scores[1]}
     record.comment = outcome.reasoning
-    record.metadata.update({
-        "presented_order": [str(e.id) for e in shown], "swapped": outcome.swapped,
-        "preferred": str({"first": first.id, "second": second.id}.get(outcome.preferred, "tie")),
-        "model": evaluator.model_name, **outcome.metadata,
-    })
+    record.metadata.update(
+        {
+            "presented_order": [str(e.id) for e in shown],
+            "swapped": outcome.swapped,
+            "preferred": str({"first": first.id, "second": second.id}.get(outcome.preferred, "tie")),
+            "model": evaluator.model_name,
+            **outcome.metadata,
+        }
+    )
     return record
 
 
@@ -228,20 +221,26 @@ async def _call_function(
 ) -> ComparisonRecord:
     runs = [row.run for row in job.rows]
     available = {
-        "runs": runs, "example": example, "inputs": example.inputs,
-        "outputs": [run.outputs or {} for run in runs], "reference_outputs": example.outputs or {},
+        "runs": runs,
+        "example": example,
+        "inputs": example.inputs,
+        "outputs": [run.outputs or {} for run in runs],
+        "reference_outputs": example.outputs or {},
     }
     params = inspect.signature(function).parameters
     unknown = [p for p in params if p not in _FUNCTION_PARAMETERS]
     if unknown:
-        raise TypeError(f"comparative evaluator {_key(function)!r} has unknown parameters "
-                        f"{unknown}; accepted: {list(_FUNCTION_PARAMETERS)}")
+        raise TypeError(
+            f"comparative evaluator {_key(function)!r} has unknown parameters "
+            f"{unknown}; accepted: {list(_FUNCTION_PARAMETERS)}"
+        )
     returned = function(**{p: available[p] for p in params})
     if inspect.isawaitable(returned):
         returned = await returned
     if not isinstance(returned, dict) or not isinstance(returned.get("scores"), dict):
-        raise TypeError(f"comparative evaluator {_key(function)!r} must return "
-                        "{'scores': {run_id: score}, ...}")
+        raise TypeError(
+            f"comparative evaluator {_key(function)!r} must return {{'scores': {{run_id: score}}, ...}}"
+        )
     record.key = str(returned.get("key") or record.key)
     record.scores = _scores_by_experiment(returned["scores"], runs, job.experiments)
     record.comment = returned.get("comment")

@@ -115,7 +115,8 @@ def _with_attachments(resolved: ResolvedData, records: list[dict[str, Any]], dig
     """Attachments (file readers, bytes) are not stored: hand the given ones to this run."""
     given = {
         _example(record, digest, i, resolved.dataset.id).id: record["attachments"]
-        for i, record in enumerate(records) if record.get("attachments")
+        for i, record in enumerate(records)
+        if record.get("attachments")
     }
     return dataclasses.replace(resolved, attachments=given) if given else resolved
 
@@ -127,8 +128,11 @@ def _example(record: dict[str, Any], digest: str, index: int, dataset_id: uuid.U
     else:
         example_id = given if isinstance(given, uuid.UUID) else _parse_id(str(given))
     return Example(
-        id=example_id, dataset_id=dataset_id, inputs=record["inputs"],
-        outputs=record.get("outputs"), metadata=record.get("metadata"),
+        id=example_id,
+        dataset_id=dataset_id,
+        inputs=record["inputs"],
+        outputs=record.get("outputs"),
+        metadata=record.get("metadata"),
     )
 
 
@@ -150,7 +154,9 @@ def _coerce(item: Any, where: str) -> dict[str, Any]:
         return {"inputs": item}  # a flat record is all inputs
     unknown = set(item) - _EXAMPLE_FIELDS
     if unknown:
-        raise DataError(f"{where}: unknown example fields {sorted(unknown)}; expected {sorted(_EXAMPLE_FIELDS)}")
+        raise DataError(
+            f"{where}: unknown example fields {sorted(unknown)}; expected {sorted(_EXAMPLE_FIELDS)}"
+        )
     for field in ("inputs", "outputs", "metadata"):
         if item.get(field) is not None and not isinstance(item[field], dict):
             raise DataError(f"{where}: {field!r} must be an object, got {type(item[field]).__name__}")
@@ -169,7 +175,9 @@ def load_file(path: Path) -> list[dict[str, Any]]:
     try:
         return loader(path)
     except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+        raise DataError(
+            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
+        ) from None
 
 
 def _load_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -197,7 +205,7 @@ def _load_json(path: Path) -> list[dict[str, Any]]:
     if isinstance(value, dict) and isinstance(value.get("examples"), list):
         value = value["examples"]
     if not isinstance(value, list):
-        raise DataError(f"{path}: expected a list of examples (or {{\"examples\": [...]}})")
+        raise DataError(f'{path}: expected a list of examples (or {{"examples": [...]}})')
     return [_coerce(item, f"{path}: item {i}") for i, item in enumerate(value)]
 
 

@@ -71,9 +71,14 @@ def open_experiment(
         store.reopen_experiment(existing.id)
         return existing
     record = ExperimentRecord(
-        name=name, dataset_id=data.dataset.id, dataset_version=data.version,
-        description=description, metadata=dict(metadata or {}), config=plan.config(),
-        fingerprint=plan.fingerprint(data), num_examples=data.count,
+        name=name,
+        dataset_id=data.dataset.id,
+        dataset_version=data.version,
+        description=description,
+        metadata=dict(metadata or {}),
+        config=plan.config(),
+        fingerprint=plan.fingerprint(data),
+        num_examples=data.count,
         num_repetitions=plan.num_repetitions,
     )
     store.create_experiment(record)
@@ -93,6 +98,7 @@ def _check_resumable(existing: ExperimentRecord, data: ResolvedData, plan: Exper
             problems.append(f"its {field} was {stored[field]!r}, now {now!r}")
     if problems:
         raise ExperimentError(
-            f"cannot resume experiment {existing.name!r}: " + "; ".join(problems)
+            f"cannot resume experiment {existing.name!r}: "
+            + "; ".join(problems)
             + ". Resume with the same data and evaluators, or start a new experiment."
         )

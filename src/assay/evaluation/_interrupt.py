@@ -41,4 +41,5 @@ def interrupted_error(experiment: str, stored: int, planned: int, kind: str = "r
     message = f"interrupted: {stored} of {planned} rows stored in {experiment}; {how}"
     return ExperimentInterrupted(message, experiment, stored, planned)
 
+
 ExperimentInterrupted.__module__ = "assay.evaluation"  # the name users see in a traceback

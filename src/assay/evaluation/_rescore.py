@@ -81,9 +81,15 @@ async def aevaluate_existing(
     written = [0]
     try:
         with use_store(store), bar:
-            await _score_rows(todo, store, record, concurrency(max_concurrency), replace, bar, tokens, written)
+            await _score_rows(
+                todo, store, record, concurrency(max_concurrency), replace, bar, tokens, written
+            )
             rows = store.load_rows(record)
-            summary = await run_summaries(summaries, summary_arguments(store, record, len(rows))) if summaries else []
+            summary = (
+                await run_summaries(summaries, summary_arguments(store, record, len(rows)))
+                if summaries
+                else []
+            )
     except BaseException as exc:
         if is_interrupt(exc):
             _refresh_stats(store, record)  # the rows written so far count
@@ -97,7 +103,9 @@ async def aevaluate_existing(
         store.replace_summary_results(record.id, kept + summary)
     final = store.get_experiment(id=record.id) or record
     stats = _refresh_stats(store, record)
-    results = ExperimentResults(final, rows, store.load_summary_results(record.id), store.url, stats=stats, store=store)
+    results = ExperimentResults(
+        final, rows, store.load_summary_results(record.id), store.url, stats=stats, store=store
+    )
     if bar.enabled:
         print_report(results)
     elif progress is None:  # not a terminal (a CI log): the same report, as plain text
@@ -121,8 +129,15 @@ def evaluate_existing(
 ) -> ExperimentResults:
     """The synchronous face of :func:`aevaluate_existing` (``blocking`` is LangSmith's; always True)."""
     coroutine = aevaluate_existing(
-        experiment, evaluators, summary_evaluators, metadata, max_concurrency, client,
-        load_nested, replace=replace, progress=progress,
+        experiment,
+        evaluators,
+        summary_evaluators,
+        metadata,
+        max_concurrency,
+        client,
+        load_nested,
+        replace=replace,
+        progress=progress,
     )
     try:
         results: ExperimentResults = run_coroutine(coroutine)
@@ -197,8 +212,14 @@ def _holds(row: ExperimentRow, evaluator: str, token: str) -> bool:
 
 
 async def _score_rows(
-    todo: list[tuple[ExperimentRow, list[RowEvaluator]]], store: Store, record: ExperimentRecord,
-    workers: int, replace: bool, bar: Any, tokens: dict[str, str], written: list[int],
+    todo: list[tuple[ExperimentRow, list[RowEvaluator]]],
+    store: Store,
+    record: ExperimentRecord,
+    workers: int,
+    replace: bool,
+    bar: Any,
+    tokens: dict[str, str],
+    written: list[int],
 ) -> None:
     """Score ``todo`` chunk by chunk; each chunk is written in one transaction, counted in ``written``."""
     limit = asyncio.Semaphore(workers)
@@ -216,11 +237,13 @@ async def _score_rows(
                 return results
 
         for start in range(0, len(todo), _CHUNK):
-            chunk = todo[start:start + _CHUNK]
+            chunk = todo[start : start + _CHUNK]
             scored = await asyncio.gather(*(score(row, pending) for row, pending in chunk))
             if not replace:
                 _refuse_overwrite(record, chunk, scored)
-            store.write_results(record.id, [(row.run.id, new) for (row, _), new in zip(chunk, scored)], replace=replace)
+            store.write_results(
+                record.id, [(row.run.id, new) for (row, _), new in zip(chunk, scored)], replace=replace
+            )
             written[0] += len(chunk)
             for row, _ in chunk:
                 bar.advance(row)
@@ -232,7 +255,8 @@ def _tagged(results: list[EvaluationResult], evaluator: str, token: str) -> list
 
 
 def _refuse_overwrite(
-    record: ExperimentRecord, chunk: list[tuple[ExperimentRow, list[RowEvaluator]]],
+    record: ExperimentRecord,
+    chunk: list[tuple[ExperimentRow, list[RowEvaluator]]],
     scored: list[list[EvaluationResult]],
 ) -> None:
     """An evaluator may return keys other than its name; refuse one that would shadow a stored key."""

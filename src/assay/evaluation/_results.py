@@ -239,8 +239,17 @@ class AsyncExperimentResults(ExperimentResults):
 def _aggregate_of(m: MetricStats) -> MetricAggregate:
     direction: Direction = "lower" if m.direction == "lower" else "higher"
     return MetricAggregate(
-        m.key, m.mean, m.n, m.errors, m.stderr, m.ci_low, m.ci_high,
-        skipped=m.skipped, method=m.ci_method, direction=direction, score_range=m.score_range,
+        m.key,
+        m.mean,
+        m.n,
+        m.errors,
+        m.stderr,
+        m.ci_low,
+        m.ci_high,
+        skipped=m.skipped,
+        method=m.ci_method,
+        direction=direction,
+        score_range=m.score_range,
     )
 
 
@@ -256,9 +265,7 @@ def _flat_row(row: ExperimentRow) -> dict[str, Any]:
     record.update({f"reference.{k}": v for k, v in (example.outputs or {}).items()})
     for result in row.results:
         record[f"feedback.{result.key}"] = result.score if result.score is not None else result.value
-    record["execution_time"] = (
-        (run.end_time - run.start_time).total_seconds() if run.end_time else None
-    )
+    record["execution_time"] = (run.end_time - run.start_time).total_seconds() if run.end_time else None
     record["example_id"] = run.reference_example_id
     record["id"] = run.id
     return record

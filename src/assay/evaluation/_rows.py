@@ -68,6 +68,9 @@ class RowPipeline:
 
     def _row(self, planned: PlannedRow, run: Run, results: list[EvaluationResult]) -> ExperimentRow:
         return ExperimentRow(
-            run=run, example=planned.example, repetition=planned.repetition,
-            position=planned.position, results=results,
+            run=run,
+            example=planned.example,
+            repetition=planned.repetition,
+            position=planned.position,
+            results=results,
         )

@@ -47,9 +47,7 @@ class RowFeed:
     stored yet. Examples are read from the store a page at a time, so a million-row
     plan costs no more memory than a small one. Safe to call from any thread."""
 
-    def __init__(
-        self, examples: Iterable[Example], repetitions: int, done: set[int], total: int
-    ) -> None:
+    def __init__(self, examples: Iterable[Example], repetitions: int, done: set[int], total: int) -> None:
         self._rows = self._plan(examples, repetitions, done)
         self._lock = threading.Lock()
         self._stopped = False
@@ -84,8 +82,12 @@ def done_keys(keys: Iterable[tuple[int, int]], repetitions: int) -> set[int]:
 
 
 async def run_rows(
-    pipeline: RowPipeline, feed: RowFeed, store: Store,
-    experiment: ExperimentRecord, settings: RunSettings, tally: Tally,
+    pipeline: RowPipeline,
+    feed: RowFeed,
+    store: Store,
+    experiment: ExperimentRecord,
+    settings: RunSettings,
+    tally: Tally,
 ) -> ExperimentStats:
     """Run the fed rows; every finished row is written before this returns. Returns the
     experiment's final figures (stored too)."""
@@ -117,7 +119,9 @@ async def run_rows(
 
 
 async def _loop_worker(
-    pipeline: RowPipeline, feed: RowFeed, pool: ThreadPoolExecutor,
+    pipeline: RowPipeline,
+    feed: RowFeed,
+    pool: ThreadPoolExecutor,
     accept: Callable[[ExperimentRow], None],
 ) -> None:
     """Some part is async: await it on the loop; sync parts hop to the pool."""
@@ -155,8 +159,11 @@ class _Load:
 
 
 async def _run_in_threads(
-    pipeline: RowPipeline, feed: RowFeed, pool: ThreadPoolExecutor,
-    accept: Callable[[ExperimentRow], None], max_threads: int,
+    pipeline: RowPipeline,
+    feed: RowFeed,
+    pool: ThreadPoolExecutor,
+    accept: Callable[[ExperimentRow], None],
+    max_threads: int,
 ) -> None:
     """Everything is sync: pool threads run rows back to back, with no hop per row.
 
@@ -214,8 +221,11 @@ def _quick_switches() -> Iterator[None]:
 
 
 async def _ramp(
-    tasks: list[asyncio.Future[Any]], double: Callable[[], None], load: _Load,
-    feed: RowFeed, max_threads: int,
+    tasks: list[asyncio.Future[Any]],
+    double: Callable[[], None],
+    load: _Load,
+    feed: RowFeed,
+    max_threads: int,
 ) -> None:
     """Double the threads while that raises the rate of finished rows.
 
@@ -243,9 +253,7 @@ async def _ramp(
         double()
 
 
-async def _finished_rate(
-    tasks: list[asyncio.Future[Any]], load: _Load, window: float
-) -> float | None:
+async def _finished_rate(tasks: list[asyncio.Future[Any]], load: _Load, window: float) -> float | None:
     """Finished rows per second over ``window``, stretched until enough rows finished
     for the rate to mean something (or None when a worker ended: the feed is done)."""
     started, rows_before = time.perf_counter(), load.rows

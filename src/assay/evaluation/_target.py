@@ -61,8 +61,12 @@ class Target:
         return self._run(frame, example, repetition, outputs, error)
 
     def _run(
-        self, frame: _RootFrame, example: Example, repetition: int,
-        outputs: dict[str, Any] | None, error: BaseException | None,
+        self,
+        frame: _RootFrame,
+        example: Example,
+        repetition: int,
+        outputs: dict[str, Any] | None,
+        error: BaseException | None,
     ) -> Run:
         # Built once, complete: setting fields one by one on a pydantic model costs more
         # than the trivial target it records.
@@ -78,12 +82,21 @@ class Target:
             if frame.tree.outputs and outputs is not None:
                 outputs = {**frame.tree.outputs, **outputs}
         return Run(
-            id=frame.id, trace_id=frame.id, name=self.name, run_type="chain",
-            inputs=example.inputs, outputs=outputs,
+            id=frame.id,
+            trace_id=frame.id,
+            name=self.name,
+            run_type="chain",
+            inputs=example.inputs,
+            outputs=outputs,
             error=None if error is None else f"{type(error).__name__}: {error}",
-            start_time=frame.start_time, end_time=utcnow(), child_runs=frame.child_runs,
-            extra=extra, reference_example_id=example.id, tags=tags,
-            dotted_order=frame.order, session_id=self.session_id,
+            start_time=frame.start_time,
+            end_time=utcnow(),
+            child_runs=frame.child_runs,
+            extra=extra,
+            reference_example_id=example.id,
+            tags=tags,
+            dotted_order=frame.order,
+            session_id=self.session_id,
         )
 
     def check_signature(self) -> None:
@@ -109,7 +122,9 @@ def target_arguments(name: str, signature: inspect.Signature) -> tuple[str, ...]
     if unbindable:
         raise TargetError(f"{where}: keyword-only parameters {unbindable} need defaults")
     if len(required) > len(TARGET_ARGUMENTS):
-        raise TargetError(f"{where}: at most three parameters without defaults: (inputs, attachments, metadata)")
+        raise TargetError(
+            f"{where}: at most three parameters without defaults: (inputs, attachments, metadata)"
+        )
     odd = [p.name for p in required if p.name not in TARGET_ARGUMENTS]
     if len(required) > 1 and odd:
         raise TargetError(
@@ -167,8 +182,12 @@ class _RootFrame:
             from assay.tracing.run_tree import RunTree
 
             self.tree = RunTree(
-                id=self.id, trace_id=self.id, name=self.name, inputs=self.inputs,
-                start_time=self.start_time, dotted_order=self.dotted_order,
+                id=self.id,
+                trace_id=self.id,
+                name=self.name,
+                inputs=self.inputs,
+                start_time=self.start_time,
+                dotted_order=self.dotted_order,
                 session_id=self.session_id,
             )
             self.tree.child_runs = self.child_runs  # shared, not copied by validation

@@ -124,9 +124,7 @@ class RowWriter:
     def _write(self, batch: list[tuple[float, Any, RowTally]]) -> None:
         for _, _, row in batch:
             self.tally.add(row)
-        self._store.write_batch(
-            self._experiment_id, [prepared for _, prepared, _ in batch], self._figures()
-        )
+        self._store.write_batch(self._experiment_id, [prepared for _, prepared, _ in batch], self._figures())
 
     def _figures(self) -> ExperimentStats:
         now = time.monotonic()

@@ -17,9 +17,16 @@ from assay.evaluation._comparison import DynamicComparisonRunEvaluator, comparis
 from assay.schemas import ComparisonEvaluationResult, EvaluationResult, EvaluationResults, Example, Run
 
 __all__ = [
-    "BaseEvaluator", "ComparisonEvaluationResult", "DynamicComparisonRunEvaluator",
-    "DynamicRunEvaluator", "EvaluationResult", "EvaluationResults", "EvaluatorOutput",
-    "RunEvaluator", "comparison_evaluator", "run_evaluator",
+    "BaseEvaluator",
+    "ComparisonEvaluationResult",
+    "DynamicComparisonRunEvaluator",
+    "DynamicRunEvaluator",
+    "EvaluationResult",
+    "EvaluationResults",
+    "EvaluatorOutput",
+    "RunEvaluator",
+    "comparison_evaluator",
+    "run_evaluator",
 ]
 
 

@@ -27,8 +27,17 @@ from assay._metric import (
 )
 
 __all__ = [
-    "DIRECTIONS", "NON_NEGATIVE", "UNIT_RANGE", "Declaration", "Direction", "MetricInfo", "Range",
-    "check_direction", "check_range", "declaration_of", "metric",
+    "DIRECTIONS",
+    "NON_NEGATIVE",
+    "UNIT_RANGE",
+    "Declaration",
+    "Direction",
+    "MetricInfo",
+    "Range",
+    "check_direction",
+    "check_range",
+    "declaration_of",
+    "metric",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])

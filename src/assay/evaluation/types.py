@@ -27,9 +27,7 @@ class Runnable(Protocol):
 #: a function of the example's ``inputs`` (sync or async) returning the outputs, or a Runnable
 Target: TypeAlias = Callable[[dict[str, Any]], Any] | Callable[[dict[str, Any]], Awaitable[Any]] | Runnable
 #: a stored dataset (name, id or ``Dataset``), a ``.jsonl``/``.json``/``.csv`` path, or examples
-DataSource: TypeAlias = (
-    str | uuid.UUID | Dataset | os.PathLike[str] | Iterable[Example | Mapping[str, Any]]
-)
+DataSource: TypeAlias = str | uuid.UUID | Dataset | os.PathLike[str] | Iterable[Example | Mapping[str, Any]]
 #: a RunEvaluator, a function whose parameters name what it reads (``outputs``,
 #: ``reference_outputs``, ``inputs``, ``run``, ``example``), or a built-in evaluator's name
 EvaluatorLike: TypeAlias = RunEvaluator | Callable[..., Any] | str

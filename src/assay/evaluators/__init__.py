@@ -55,11 +55,25 @@ _HOMES = {
 }
 
 __all__ = [
-    "BanditSecurityEvaluator", "BleuEvaluator", "CodeCorrectnessEvaluator", "ComparisonEvaluator",
-    "CriteriaEvaluator", "EmbeddingDistanceEvaluator", "ExactMatchEvaluator",
-    "JsonEqualityEvaluator", "JsonValidityEvaluator", "LabeledCriteriaEvaluator",
-    "LlmFeedbackEvaluator", "QAEvaluator", "RegexEvaluator", "RougeEvaluator", "RuffLintEvaluator",
-    "SQLExecutionEvaluator", "SQLValidityEvaluator", "StringDistanceEvaluator", "pass_at_k",
+    "BanditSecurityEvaluator",
+    "BleuEvaluator",
+    "CodeCorrectnessEvaluator",
+    "ComparisonEvaluator",
+    "CriteriaEvaluator",
+    "EmbeddingDistanceEvaluator",
+    "ExactMatchEvaluator",
+    "JsonEqualityEvaluator",
+    "JsonValidityEvaluator",
+    "LabeledCriteriaEvaluator",
+    "LlmFeedbackEvaluator",
+    "QAEvaluator",
+    "RegexEvaluator",
+    "RougeEvaluator",
+    "RuffLintEvaluator",
+    "SQLExecutionEvaluator",
+    "SQLValidityEvaluator",
+    "StringDistanceEvaluator",
+    "pass_at_k",
 ]
 
 

@@ -12,7 +12,12 @@ from assay.evaluators.judge.pairwise import (
 )
 
 __all__ = [
-    "PAIRWISE_DEFAULT_CRITERIA", "PAIRWISE_PROMPT", "PAIRWISE_REFERENCE_BLOCK",
-    "ComparativeResults", "ComparisonEvaluator", "PairwiseOutcome", "aevaluate_comparative",
+    "PAIRWISE_DEFAULT_CRITERIA",
+    "PAIRWISE_PROMPT",
+    "PAIRWISE_REFERENCE_BLOCK",
+    "ComparativeResults",
+    "ComparisonEvaluator",
+    "PairwiseOutcome",
+    "aevaluate_comparative",
     "evaluate_comparative",
 ]

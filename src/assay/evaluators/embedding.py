@@ -9,4 +9,11 @@ from assay.evaluators.text.embedding import (
     manhattan_distance,
 )
 
-__all__ = ["EmbeddingDistanceEvaluator", "chebyshev_distance", "cosine_distance", "euclidean_distance", "hamming_distance", "manhattan_distance"]
+__all__ = [
+    "EmbeddingDistanceEvaluator",
+    "chebyshev_distance",
+    "cosine_distance",
+    "euclidean_distance",
+    "hamming_distance",
+    "manhattan_distance",
+]

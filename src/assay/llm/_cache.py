@@ -39,9 +39,7 @@ class CachedReply:
     completion_tokens: int
 
 
-def cache_key(
-    client: ChatClient, messages: list[Message], schema: ResponseSchema | None
-) -> str:
+def cache_key(client: ChatClient, messages: list[Message], schema: ResponseSchema | None) -> str:
     material = {
         "client": client.cache_identity(),
         "messages": messages,
@@ -66,7 +64,8 @@ class CallCache:
         try:
             decoded = orjson.loads(raw)
             return CachedReply(
-                str(decoded["content"]), int(decoded["prompt_tokens"]),
+                str(decoded["content"]),
+                int(decoded["prompt_tokens"]),
                 int(decoded["completion_tokens"]),
             )
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
@@ -96,5 +95,3 @@ def _retry_locked(operation: Callable[[], T], attempts: int = 50) -> T:
                 raise
             time.sleep(0.002 * (attempt + 1))
     raise AssertionError("unreachable")
-
-

@@ -59,8 +59,9 @@ class _Connection:
             elif isinstance(event, h11.ConnectionClosed):
                 raise TransportFailure("the server closed the connection mid-reply")
         assert response is not None
-        headers = {name.decode("latin-1").lower(): value.decode("latin-1")
-                   for name, value in response.headers}
+        headers = {
+            name.decode("latin-1").lower(): value.decode("latin-1") for name, value in response.headers
+        }
         return RawResponse(response.status_code, headers, b"".join(chunks))
 
     def ready_for_next(self) -> bool:
@@ -79,18 +80,22 @@ class H11Transport(Transport):
     def __init__(self) -> None:
         self._idle: defaultdict[tuple[str, int], list[_Connection]] = defaultdict(list)
 
-    async def post(
-        self, url: str, content: bytes, headers: dict[str, str], timeout: float
-    ) -> RawResponse:
+    async def post(self, url: str, content: bytes, headers: dict[str, str], timeout: float) -> RawResponse:
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
             raise ValueError(f"H11Transport serves http:// URLs only, got {url!r}")
         host, port = parts.hostname, parts.port or 80
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         host_header = parts.netloc.rpartition("@")[2]
-        request = h11.Request(method="POST", target=target, headers=[
-            ("Host", host_header), ("Content-Length", str(len(content))), *headers.items(),
-        ])
+        request = h11.Request(
+            method="POST",
+            target=target,
+            headers=[
+                ("Host", host_header),
+                ("Content-Length", str(len(content))),
+                *headers.items(),
+            ],
+        )
         try:
             return await asyncio.wait_for(self._send(host, port, request, content), timeout)
         except asyncio.TimeoutError:

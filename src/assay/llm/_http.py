@@ -73,9 +73,7 @@ async def post_json(endpoint: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
         retry_after: float | None = None
         try:
             async with endpoint.limiter:
-                response = await transport.post(
-                    endpoint.url, payload, endpoint.headers, endpoint.timeout
-                )
+                response = await transport.post(endpoint.url, payload, endpoint.headers, endpoint.timeout)
         except TransportTimeout as exc:
             failure, status = str(exc), None
         except TransportFailure as exc:
@@ -95,9 +93,9 @@ async def post_json(endpoint: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
         if attempt < endpoint.retry.max_attempts:
             await asyncio.sleep(endpoint.retry.delay(attempt, retry_after))
     raise ModelCallError(
-        f"model call to {endpoint.url} failed after {endpoint.retry.max_attempts} attempt(s): "
-        f"{failure}",
-        status=status, attempts=endpoint.retry.max_attempts,
+        f"model call to {endpoint.url} failed after {endpoint.retry.max_attempts} attempt(s): {failure}",
+        status=status,
+        attempts=endpoint.retry.max_attempts,
     )
 
 

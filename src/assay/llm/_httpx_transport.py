@@ -31,9 +31,7 @@ class HttpxTransport(Transport):
         ]
         self._turn = itertools.count()
 
-    async def post(
-        self, url: str, content: bytes, headers: dict[str, str], timeout: float
-    ) -> RawResponse:
+    async def post(self, url: str, content: bytes, headers: dict[str, str], timeout: float) -> RawResponse:
         import httpx
 
         client: httpx.AsyncClient = self._clients[next(self._turn) % POOL_SHARDS]

@@ -31,9 +31,7 @@ def io_loop() -> asyncio.AbstractEventLoop:
         if _loop is None or _pid != os.getpid():
             loop = asyncio.new_event_loop()
             ready = threading.Event()
-            thread = threading.Thread(
-                target=_serve, args=(loop, ready), name="assay-llm-io", daemon=True
-            )
+            thread = threading.Thread(target=_serve, args=(loop, ready), name="assay-llm-io", daemon=True)
             thread.start()
             ready.wait()
             if _pid is None:

@@ -5,7 +5,11 @@ from __future__ import annotations
 from assay.errors import AssayError, MissingExtraError
 
 __all__ = [
-    "LLMError", "MissingExtraError", "ModelCallError", "ModelNotConfiguredError", "ModelReplyError",
+    "LLMError",
+    "MissingExtraError",
+    "ModelCallError",
+    "ModelNotConfiguredError",
+    "ModelReplyError",
     "ReplyCheckError",
 ]
 

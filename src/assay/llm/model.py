@@ -16,9 +16,20 @@ from assay.llm.retry import RetryPolicy
 from assay.llm.usage import Price
 
 __all__ = [
-    "API_KEY_ENV", "BASE_URL_ENV", "CACHE_ENV", "CONCURRENCY_ENV", "ChatModel",
-    "DEFAULT_CONCURRENCY", "HOW_TO_CONFIGURE", "MODEL_ENV", "ModelSpec", "OPENAI_URL",
-    "StructuredMode", "model_from_string", "resolve_chat_model", "safe_url",
+    "API_KEY_ENV",
+    "BASE_URL_ENV",
+    "CACHE_ENV",
+    "CONCURRENCY_ENV",
+    "ChatModel",
+    "DEFAULT_CONCURRENCY",
+    "HOW_TO_CONFIGURE",
+    "MODEL_ENV",
+    "ModelSpec",
+    "OPENAI_URL",
+    "StructuredMode",
+    "model_from_string",
+    "resolve_chat_model",
+    "safe_url",
 ]
 
 
@@ -73,9 +84,7 @@ class ChatModel:
         if not self.model:
             raise ModelNotConfiguredError(f"ChatModel needs a model name; {HOW_TO_CONFIGURE}")
         if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(
-                f"ChatModel.base_url must be an http(s) URL, got {safe_url(self.base_url)!r}"
-            )
+            raise ValueError(f"ChatModel.base_url must be an http(s) URL, got {safe_url(self.base_url)!r}")
         if self.structured_output not in ("auto", "json_schema", "prompt"):
             raise ValueError(
                 "ChatModel.structured_output must be 'auto', 'json_schema' or 'prompt', "
@@ -107,15 +116,14 @@ def model_from_string(spec: str) -> ChatModel:
     """
     name = spec.strip()
     if name.startswith("openai/"):
-        name = name[len("openai/"):]
+        name = name[len("openai/") :]
     if not name:
         raise ModelNotConfiguredError(f"empty judge model name {spec!r}; {HOW_TO_CONFIGURE}")
     base_url = (os.environ.get(BASE_URL_ENV) or OPENAI_URL).rstrip("/")
     api_key = os.environ.get(API_KEY_ENV) or None
     if base_url == OPENAI_URL and api_key is None:
         raise ModelNotConfiguredError(
-            f"judge model {spec!r} would call OpenAI but {API_KEY_ENV} is not set; "
-            + HOW_TO_CONFIGURE
+            f"judge model {spec!r} would call OpenAI but {API_KEY_ENV} is not set; " + HOW_TO_CONFIGURE
         )
     return ChatModel(model=name, base_url=base_url, api_key=api_key)
 

@@ -78,9 +78,7 @@ class OpenAICompatibleClient(ChatClient):
             return None
         if self.config.structured_output == "prompt":
             return "prompt"
-        if self.config.structured_output == "auto" and (
-            (self.base_url, self.config.model) in _PROMPT_ONLY
-        ):
+        if self.config.structured_output == "auto" and ((self.base_url, self.config.model) in _PROMPT_ONLY):
             return "prompt"
         return "json_schema"
 
@@ -95,18 +93,19 @@ class OpenAICompatibleClient(ChatClient):
     async def _send(self, request: ChatRequest, mode: str | None) -> ChatReply:
         body = self._body(request, mode)
         decoded = await post_json(self._endpoint(), body)
-        return ChatReply(
-            content=_content_of(decoded), usage=self._usage_of(decoded), structured_mode=mode
-        )
+        return ChatReply(content=_content_of(decoded), usage=self._usage_of(decoded), structured_mode=mode)
 
     def _endpoint(self) -> Endpoint:
         headers = {"Content-Type": "application/json"}
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
         return Endpoint(
-            url=f"{self.base_url}/chat/completions", headers=headers, timeout=self.config.timeout,
+            url=f"{self.base_url}/chat/completions",
+            headers=headers,
+            timeout=self.config.timeout,
             limiter=model_limiter(self.base_url, self.config.model, self.config.concurrency),
-            retry=self.config.retry, secret=self.config.api_key,
+            retry=self.config.retry,
+            secret=self.config.api_key,
         )
 
     def _body(self, request: ChatRequest, mode: str | None) -> dict[str, Any]:
@@ -138,9 +137,7 @@ class OpenAICompatibleClient(ChatClient):
 
 def with_json_instruction(messages: list[Message], schema: ResponseSchema) -> list[Message]:
     """``messages`` with the schema instruction appended to (or given as) the system prompt."""
-    instruction = JSON_IN_PROMPT_INSTRUCTION.format(
-        schema=json.dumps(schema.schema, ensure_ascii=False)
-    )
+    instruction = JSON_IN_PROMPT_INSTRUCTION.format(schema=json.dumps(schema.schema, ensure_ascii=False))
     if messages and messages[0].get("role") == "system":
         first = {**messages[0], "content": f"{messages[0].get('content', '')}\n\n{instruction}"}
         return [first, *messages[1:]]

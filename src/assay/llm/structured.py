@@ -99,9 +99,7 @@ class StructuredChat:
         value, reply = await self._ask_model(messages, schema, output, meter, check)
         if cache is not None and key is not None:
             usage = reply.usage
-            await cache.put(
-                key, CachedReply(reply.content, usage.prompt_tokens, usage.completion_tokens)
-            )
+            await cache.put(key, CachedReply(reply.content, usage.prompt_tokens, usage.completion_tokens))
         return value
 
     async def _ask_model(
@@ -145,9 +143,7 @@ class StructuredChat:
         return 0.0 if self.client.price is not None else None
 
 
-def _usable(
-    content: str, output: type[T], check: Callable[[T], None] | None
-) -> tuple[T | None, str]:
+def _usable(content: str, output: type[T], check: Callable[[T], None] | None) -> tuple[T | None, str]:
     """The validated reply, or None and what was wrong with it."""
     try:
         value = output.model_validate(parse_json_reply(content))

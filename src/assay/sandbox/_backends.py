@@ -31,8 +31,7 @@ from assay.sandbox.protections import Protections
 
 # what the zygote (PID 1, never running job code) keeps to set up, signal and clean up
 # after children that drop to the sandbox's uid; the children keep nothing
-ROOT_CAPS = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_KILL", "CAP_SETGID",
-             "CAP_SETUID")
+ROOT_CAPS = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_KILL", "CAP_SETGID", "CAP_SETUID")
 
 
 class Backend(Protocol):
@@ -57,8 +56,9 @@ def _unprivileged(context: LaunchContext) -> bool:
 
 def _probe(argv: list[str]) -> str | None:
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=20,
-                              env={"PATH": "/usr/bin:/bin"})
+        done = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=20, env={"PATH": "/usr/bin:/bin"}
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{argv[0]} failed to run: {exc}"
     if done.returncode != 0:
@@ -77,8 +77,18 @@ class Bubblewrap:
     def unavailable_reason(self, user_namespace: bool) -> str | None:
         if self.binary is None:
             return "bwrap is not installed (apt-get install bubblewrap)"
-        return _cached_probe((self.binary, "--ro-bind", "/", "/", "--unshare-pid",
-                              "--unshare-net", *self._user_flags(user_namespace), "true"))
+        return _cached_probe(
+            (
+                self.binary,
+                "--ro-bind",
+                "/",
+                "/",
+                "--unshare-pid",
+                "--unshare-net",
+                *self._user_flags(user_namespace),
+                "true",
+            )
+        )
 
     @staticmethod
     def _user_flags(user_namespace: bool) -> tuple[str, ...]:
@@ -88,9 +98,18 @@ class Bubblewrap:
 
     def plan(self, context: LaunchContext) -> LaunchPlan:
         assert self.binary is not None
-        argv = [self.binary, "--unshare-pid", "--unshare-net", "--unshare-ipc",
-                "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-                "--as-pid-1", *self._user_flags(context.user_namespace)]
+        argv = [
+            self.binary,
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--die-with-parent",
+            "--new-session",
+            "--as-pid-1",
+            *self._user_flags(context.user_namespace),
+        ]
         argv += ["--ro-bind", "/usr", "/usr"]
         links, dirs = host_layout()
         for link, target in links:
@@ -101,17 +120,27 @@ class Bubblewrap:
         for path in mounts:
             argv += _parents(path) + ["--ro-bind", path, path]
         argv += _parents(SANDBOX_HARNESS_ROOT + "/harness")
-        argv += ["--ro-bind", os.path.join(HARNESS_PARENT, "harness"),
-                 SANDBOX_HARNESS_ROOT + "/harness"]
+        argv += ["--ro-bind", os.path.join(HARNESS_PARENT, "harness"), SANDBOX_HARNESS_ROOT + "/harness"]
         argv += ["--proc", "/proc", "--perms", "0755", "--dir", "/dev"]
         for device in DEVICES:
             argv += ["--dev-bind", device, device]
         argv += ["--symlink", "/proc/self/fd", "/dev/fd"]
-        argv += ["--perms", "0755", "--size", str(context.workdir_bytes),
-                 "--tmpfs", SANDBOX_WORKROOT, "--remount-ro", "/", "--chdir", "/"]
+        argv += [
+            "--perms",
+            "0755",
+            "--size",
+            str(context.workdir_bytes),
+            "--tmpfs",
+            SANDBOX_WORKROOT,
+            "--remount-ro",
+            "/",
+            "--chdir",
+            "/",
+        ]
         argv += zygote_command(context, {})
         return LaunchPlan(
-            argv=argv, user_label=_user_label(context),
+            argv=argv,
+            user_label=_user_label(context),
             protections=Protections(True, True, True, _unprivileged(context), True),
         )
 
@@ -139,11 +168,19 @@ class Unshare:
 
     @staticmethod
     def _namespace_flags(user_namespace: bool) -> tuple[str, ...]:
-        flags: tuple[str, ...] = ("--mount", "--pid", "--net", "--ipc", "--uts", "--fork",
-                                  "--kill-child", "--propagation", "private")
+        flags: tuple[str, ...] = (
+            "--mount",
+            "--pid",
+            "--net",
+            "--ipc",
+            "--uts",
+            "--fork",
+            "--kill-child",
+            "--propagation",
+            "private",
+        )
         if user_namespace:
-            flags += ("--user", f"--map-user={SANDBOX_UID}", f"--map-group={SANDBOX_UID}",
-                      "--keep-caps")
+            flags += ("--user", f"--map-user={SANDBOX_UID}", f"--map-group={SANDBOX_UID}", "--keep-caps")
         return flags
 
     def plan(self, context: LaunchContext) -> LaunchPlan:
@@ -153,9 +190,12 @@ class Unshare:
         binds += [(p, p) for p in [*context.runtime.read_only_paths(), *context.extra_ro_paths]]
         binds.append((os.path.join(HARNESS_PARENT, "harness"), SANDBOX_HARNESS_ROOT + "/harness"))
         confine = {
-            "new_root": context.scratch, "ro_binds": binds,
-            "symlinks": [*links, ("/dev/fd", "/proc/self/fd")], "devices": list(DEVICES),
-            "workroot": SANDBOX_WORKROOT, "workdir_bytes": context.workdir_bytes,
+            "new_root": context.scratch,
+            "ro_binds": binds,
+            "symlinks": [*links, ("/dev/fd", "/proc/self/fd")],
+            "devices": list(DEVICES),
+            "workroot": SANDBOX_WORKROOT,
+            "workdir_bytes": context.workdir_bytes,
             "python_path": list(context.runtime.python_path),
             "keep_setuid": not context.user_namespace,
         }
@@ -163,7 +203,8 @@ class Unshare:
         # before confine.enter() runs, the harness is imported from its host folder
         argv += zygote_command(context, {"confine": confine, "boot_path": HARNESS_PARENT})
         return LaunchPlan(
-            argv=argv, user_label=_user_label(context),
+            argv=argv,
+            user_label=_user_label(context),
             protections=Protections(True, True, True, _unprivileged(context), True),
         )
 
@@ -179,17 +220,29 @@ class RlimitOnly:
         assert context.host_workroot is not None
         scrub = ["/tmp", "/var/tmp", "/dev/shm"] if context.sandbox_uid is not None else []
         harness_root = HARNESS_PARENT if context.sandbox_uid is None else readable_harness()
-        argv = zygote_command(context, {
-            "harness_root": harness_root, "boot_path": HARNESS_PARENT,
-            "workroot": context.host_workroot,
-            "scrub_dirs": scrub, "runtime_paths": list(context.runtime.python_path),
-        })
-        label = (f"dedicated host uid {context.sandbox_uid}" if context.sandbox_uid is not None
-                 else f"your own uid {os.geteuid()}")
+        argv = zygote_command(
+            context,
+            {
+                "harness_root": harness_root,
+                "boot_path": HARNESS_PARENT,
+                "workroot": context.host_workroot,
+                "scrub_dirs": scrub,
+                "runtime_paths": list(context.runtime.python_path),
+            },
+        )
+        label = (
+            f"dedicated host uid {context.sandbox_uid}"
+            if context.sandbox_uid is not None
+            else f"your own uid {os.geteuid()}"
+        )
         return LaunchPlan(
-            argv=argv, user_label=label, harness_root=harness_root,
+            argv=argv,
+            user_label=label,
+            harness_root=harness_root,
             protections=Protections(
-                process_isolation=False, network_isolation=False, filesystem_isolation=False,
+                process_isolation=False,
+                network_isolation=False,
+                filesystem_isolation=False,
                 unprivileged_user=_unprivileged(context),
                 complete_tree_kill=context.sandbox_uid is not None,
             ),
@@ -206,8 +259,11 @@ def readable_harness() -> str:
         return HARNESS_PARENT
     root = tempfile.mkdtemp(prefix="assay-harness-")
     atexit.register(shutil.rmtree, root, True)
-    shutil.copytree(os.path.join(HARNESS_PARENT, "harness"), os.path.join(root, "harness"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        os.path.join(HARNESS_PARENT, "harness"),
+        os.path.join(root, "harness"),
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     for folder, _, files in os.walk(root):
         os.chmod(folder, 0o755)
         for name in files:

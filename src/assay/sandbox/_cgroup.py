@@ -43,8 +43,10 @@ class SandboxCgroup:
             own = _own_path("")
             layout = [(2, f"{ROOT}{own or ''}/{name}".replace("//", "/"), "memory.max")]
         else:
-            layout = [(1, f"{ROOT}/{c}{_own_path(c) or ''}/{name}".replace("//", "/"), f)
-                      for c, f in (("memory", "memory.limit_in_bytes"), ("pids", "pids.max"))]
+            layout = [
+                (1, f"{ROOT}/{c}{_own_path(c) or ''}/{name}".replace("//", "/"), f)
+                for c, f in (("memory", "memory.limit_in_bytes"), ("pids", "pids.max"))
+            ]
         made = cls(layout[0][0], [])
         try:
             for _, folder, probe in layout:
@@ -67,8 +69,7 @@ class SandboxCgroup:
         return "cgroup v1 per sandbox (memory.limit_in_bytes, pids.max)"
 
     def _file(self, name: str) -> str:
-        folder = self.folders[0] if self.version == 2 or name.startswith("memory") \
-            else self.folders[-1]
+        folder = self.folders[0] if self.version == 2 or name.startswith("memory") else self.folders[-1]
         return os.path.join(folder, name)
 
     def usage(self) -> int:
@@ -125,8 +126,9 @@ def available() -> str | None:
         probe.remove()
 
 
-LAUNCH_SCRIPT = ('n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; '
-                 'shift; n=$((n - 1)); done; exec "$@"')
+LAUNCH_SCRIPT = (
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"'
+)
 
 
 def wrap(argv: list[str], cgroup: SandboxCgroup) -> list[str]:

@@ -34,25 +34,35 @@ class Child:
         return self.sandbox.exits.get(self.token)
 
 
-def spawn_child(session: Session, sandbox: Sandbox, language: Language, role: str, limits: Limits,
-           timeout: float, *, calls: tuple[int, int] | None = None,
-           replies: tuple[int, int] | None = None, extra_fds: Sequence[int] = (),
-           read_frames: bool = True, watch: bool = False) -> Child:
+def spawn_child(
+    session: Session,
+    sandbox: Sandbox,
+    language: Language,
+    role: str,
+    limits: Limits,
+    timeout: float,
+    *,
+    calls: tuple[int, int] | None = None,
+    replies: tuple[int, int] | None = None,
+    extra_fds: Sequence[int] = (),
+    read_frames: bool = True,
+    watch: bool = False,
+) -> Child:
     """Descriptors in the child: 1 stdout, 2 stderr, 3 frames in, 4 frames out, then
     ``extra_fds``. ``calls``/``replies`` supply the frame pipes instead of fresh ones."""
     out_r, out_w = session.pipe()
     err_r, err_w = session.pipe()
     in_r, in_w = calls or session.pipe()
     frames_r, frames_w = replies or session.pipe()
-    spec = language.spawn(role, sandbox.harness_root, sandbox.settings.runtime,
-                          limits.memory_bytes)
+    spec = language.spawn(role, sandbox.harness_root, sandbox.settings.runtime, limits.memory_bytes)
     handed = [out_w, err_w, in_r, frames_w, *extra_fds]
     token = sandbox.spawn(spec.role, handed, limits.for_timeout(timeout), spec.argv, watch)
     for fd in handed:
         session.release(fd)
     session.watch_sandbox(sandbox)
     return Child(
-        sandbox, token,
+        sandbox,
+        token,
         stdout=session.capture(out_r, limits.max_output_bytes),
         stderr=session.capture(err_r, limits.max_output_bytes),
         frames_in=session.writer(in_w),
@@ -100,8 +110,11 @@ def finish(session: Session, sandboxes: Sequence[Sandbox], timed_out: bool) -> N
 def collect_output(child: Child | None, before: Output) -> Output:
     if child is None:
         return before
-    return Output(before.stdout + child.stdout.text(), before.stderr + child.stderr.text(),
-                  before.truncated or child.stdout.truncated or child.stderr.truncated)
+    return Output(
+        before.stdout + child.stdout.text(),
+        before.stderr + child.stderr.text(),
+        before.truncated or child.stdout.truncated or child.stderr.truncated,
+    )
 
 
 def bounded_text(value: Any) -> str | None:

@@ -32,9 +32,16 @@ Reducer = Callable[[CallOutcome], CallOutcome]
 
 
 # -- a function on inputs (test-case mode) ---------------------------------------------------
-def run_function(pool: JobHost, language: Language, code: str, func_name: str,
-                 calls: Sequence[Call], timeout: float, limits: Limits = DEFAULT_LIMITS,
-                 on_outcome: Reducer | None = None) -> FunctionRun:
+def run_function(
+    pool: JobHost,
+    language: Language,
+    code: str,
+    func_name: str,
+    calls: Sequence[Call],
+    timeout: float,
+    limits: Limits = DEFAULT_LIMITS,
+    on_outcome: Reducer | None = None,
+) -> FunctionRun:
     """Call ``func_name`` from ``code`` once per call. Expected outputs never enter the
     sandbox: only arguments go in, only encoded return values come out. If the process
     dies during a call, a fresh one takes the remaining calls.
@@ -60,9 +67,13 @@ def run_function(pool: JobHost, language: Language, code: str, func_name: str,
                 # not a verdict on the candidate; the caller may retry
                 raise SandboxError(f"the sandbox died during the job{sandbox.death_note}")
     return FunctionRun(
-        outcomes=state.outcomes(), load_failure=state.load_failure, timed_out=state.timed_out,
-        output=state.output, sandbox={**pool.describe(), "limits": limits.describe(timeout)},
-        duration_ms=(time.monotonic() - started) * 1000, restarts=state.restarts,
+        outcomes=state.outcomes(),
+        load_failure=state.load_failure,
+        timed_out=state.timed_out,
+        output=state.output,
+        sandbox={**pool.describe(), "limits": limits.describe(timeout)},
+        duration_ms=(time.monotonic() - started) * 1000,
+        restarts=state.restarts,
     )
 
 
@@ -94,8 +105,15 @@ class _FunctionState:
         return [r or CallOutcome(i, "not_run", message="not run") for i, r in enumerate(self.results)]
 
 
-def _drive_candidate(session: Session, child: Child, code: str, func_name: str,
-                     calls: Sequence[Call], state: _FunctionState, deadline: float) -> None:
+def _drive_candidate(
+    session: Session,
+    child: Child,
+    code: str,
+    func_name: str,
+    calls: Sequence[Call],
+    state: _FunctionState,
+    deadline: float,
+) -> None:
     state.restarts += 1
     session.send(child.frames_in, {"code": code, "func_name": func_name})
     first, timed_out = next_frame(session, child, deadline)
@@ -112,40 +130,65 @@ def _drive_candidate(session: Session, child: Child, code: str, func_name: str,
         index = state.next
         call = calls[index]
         sent = time.monotonic()
-        session.send(child.frames_in, {"args": codec.encode(list(call.args)),
-                                       "kwargs": codec.encode(dict(call.kwargs))})
+        session.send(
+            child.frames_in,
+            {"args": codec.encode(list(call.args)), "kwargs": codec.encode(dict(call.kwargs))},
+        )
         reply, timed_out = next_frame(session, child, deadline)
         elapsed = (time.monotonic() - sent) * 1000
         state.next += 1
         if timed_out:
-            state.record(CallOutcome(index, "timeout", duration_ms=elapsed,
-                                     message=timeout_message(state.timeout, f"call {index}")))
+            state.record(
+                CallOutcome(
+                    index,
+                    "timeout",
+                    duration_ms=elapsed,
+                    message=timeout_message(state.timeout, f"call {index}"),
+                )
+            )
             state.timed_out = True
             state.fail_rest("not run: the time limit was reached earlier")
             return
         if reply is None:
             status = ended_status(session, child, deadline)
-            state.record(CallOutcome(index, "crashed", duration_ms=elapsed,
-                                     message=ended_message(status, child.frames_out)))
+            state.record(
+                CallOutcome(
+                    index, "crashed", duration_ms=elapsed, message=ended_message(status, child.frames_out)
+                )
+            )
             return  # a fresh process takes the remaining calls
         state.record(_outcome(index, reply, elapsed))
 
 
 def _outcome(index: int, reply: Any, elapsed: float) -> CallOutcome:
     if not isinstance(reply, dict):
-        return CallOutcome(index, "error", error_type="ProtocolError",
-                           message="malformed reply from the sandbox", duration_ms=elapsed)
+        return CallOutcome(
+            index,
+            "error",
+            error_type="ProtocolError",
+            message="malformed reply from the sandbox",
+            duration_ms=elapsed,
+        )
     if reply.get("ok") is True:
         try:
             value = codec.decode(reply.get("value"))
         except Exception as exc:  # noqa: BLE001 - whatever it sent, it is its failure
-            return CallOutcome(index, "error", error_type="ProtocolError",
-                               message=f"the return value was refused: {bounded_text(exc)}",
-                               duration_ms=elapsed)
+            return CallOutcome(
+                index,
+                "error",
+                error_type="ProtocolError",
+                message=f"the return value was refused: {bounded_text(exc)}",
+                duration_ms=elapsed,
+            )
         return CallOutcome(index, "ok", value=value, duration_ms=elapsed)
-    return CallOutcome(index, "error", error_type=bounded_text(reply.get("error_type")),
-                       message=bounded_text(reply.get("message")),
-                       traceback=bounded_text(reply.get("traceback")), duration_ms=elapsed)
+    return CallOutcome(
+        index,
+        "error",
+        error_type=bounded_text(reply.get("error_type")),
+        message=bounded_text(reply.get("message")),
+        traceback=bounded_text(reply.get("traceback")),
+        duration_ms=elapsed,
+    )
 
 
 def raise_if_not_started(status: dict[str, Any] | None) -> None:
@@ -157,35 +200,38 @@ def raise_if_not_started(status: dict[str, Any] | None) -> None:
 
 def _load_failure(frame: Any, status: dict[str, Any] | None, child: Child) -> LoadFailure:
     if frame is None:
-        return LoadFailure("ended", ended_message(status, child.frames_out,
-                                                  when="before it was ready"))
+        return LoadFailure("ended", ended_message(status, child.frames_out, when="before it was ready"))
     if not isinstance(frame, dict):
         return LoadFailure("ended", "the candidate's process sent a malformed first frame")
     return LoadFailure(
         kind=bounded_text(frame.get("kind")) or "exception",
         message=bounded_text(frame.get("message")) or "",
-        error_type=bounded_text(frame.get("error_type")), traceback=bounded_text(frame.get("traceback")),
+        error_type=bounded_text(frame.get("error_type")),
+        traceback=bounded_text(frame.get("traceback")),
     )
 
 
 # -- a plain program ----------------------------------------------------------------------
-def run_script(pool: JobHost, language: Language, code: str, timeout: float,
-               limits: Limits = DEFAULT_LIMITS) -> ScriptRun:
+def run_script(
+    pool: JobHost, language: Language, code: str, timeout: float, limits: Limits = DEFAULT_LIMITS
+) -> ScriptRun:
     """Run ``code`` as a program; its exit code and output are the result."""
     started = time.monotonic()
     with running_slot(), pool.candidates.lease() as sandbox, Session() as session:
         deadline = time.monotonic() + timeout
-        child = spawn_child(session, sandbox, language, "script", limits, timeout,
-                       read_frames=False, watch=True)
+        child = spawn_child(
+            session, sandbox, language, "script", limits, timeout, read_frames=False, watch=True
+        )
         session.send(child.frames_in, {"code": code})
         child.frames_in.close_when_flushed = True
-        finished = session.wait(lambda: child.exit_status() is not None or sandbox.dead,
-                                deadline)
+        finished = session.wait(lambda: child.exit_status() is not None or sandbox.dead, deadline)
         status = child.exit_status() or {}
         finish(session, [sandbox], not finished)
     return ScriptRun(
-        exit_code=status.get("exit_code"), signal=status.get("signal_name"),
-        timed_out=not finished, output=collect_output(child, Output()),
+        exit_code=status.get("exit_code"),
+        signal=status.get("signal_name"),
+        timed_out=not finished,
+        output=collect_output(child, Output()),
         sandbox={**pool.describe(), "limits": limits.describe(timeout)},
         duration_ms=(time.monotonic() - started) * 1000,
     )

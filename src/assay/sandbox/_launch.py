@@ -22,11 +22,30 @@ BOOT = (
 # What candidates and tests commonly import, imported once in the zygote. Every fork
 # copies the zygote's page tables, so heavy, rarely used modules (asyncio) stay out.
 PRELOAD = [
-    "typing", "math", "re", "collections", "itertools", "functools", "heapq", "bisect",
-    "string", "random", "copy", "json", "hashlib", "operator", "traceback", "linecache",
+    "typing",
+    "math",
+    "re",
+    "collections",
+    "itertools",
+    "functools",
+    "heapq",
+    "bisect",
+    "string",
+    "random",
+    "copy",
+    "json",
+    "hashlib",
+    "operator",
+    "traceback",
+    "linecache",
 ]
-BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
+BASE_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONIOENCODING": "utf-8",
+}
 
 
 @dataclass(frozen=True)
@@ -42,8 +61,9 @@ class Runtime:
     def discover(cls, node: str | None = None) -> Runtime:
         python = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
         prefix = os.path.realpath(sys.base_prefix)
-        stdlib = tuple(p for p in sys.path if p and os.path.realpath(p).startswith(prefix)
-                       and "site-packages" not in p)
+        stdlib = tuple(
+            p for p in sys.path if p and os.path.realpath(p).startswith(prefix) and "site-packages" not in p
+        )
         node_path = node or shutil.which("node")
         return cls(python, prefix, stdlib, os.path.realpath(node_path) if node_path else None)
 

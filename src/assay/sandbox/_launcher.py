@@ -24,8 +24,9 @@ class _Launcher:
     def run(self, function: Any) -> Any:
         with self._lock:
             if self._thread is None:
-                self._thread = threading.Thread(target=self._serve, daemon=True,
-                                                name="assay-sandbox-launcher")
+                self._thread = threading.Thread(
+                    target=self._serve, daemon=True, name="assay-sandbox-launcher"
+                )
                 self._thread.start()
         future: Future[Any] = Future()
         self._jobs.put((function, future))
@@ -43,13 +44,18 @@ class _Launcher:
 _launcher = _Launcher()
 
 
-def launch(plan: LaunchPlan, control_fd: int,
-           argv: list[str] | None = None) -> subprocess.Popen[bytes]:
+def launch(plan: LaunchPlan, control_fd: int, argv: list[str] | None = None) -> subprocess.Popen[bytes]:
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            argv or plan.argv, pass_fds=[control_fd], env=dict(BASE_ENV),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True, cwd="/", **plan.popen_kwargs,
+            argv or plan.argv,
+            pass_fds=[control_fd],
+            env=dict(BASE_ENV),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            cwd="/",
+            **plan.popen_kwargs,
         )
 
     process: subprocess.Popen[bytes] = _launcher.run(start)

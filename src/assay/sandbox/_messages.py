@@ -14,8 +14,12 @@ _SIGNALS = {
 }
 
 
-def ended_message(status: dict[str, Any] | None, reader: Any = None,
-                  who: str = "the candidate's process", when: str = "during the call") -> str:
+def ended_message(
+    status: dict[str, Any] | None,
+    reader: Any = None,
+    who: str = "the candidate's process",
+    when: str = "during the call",
+) -> str:
     error = getattr(reader, "error", None)
     if error:
         return f"{who} sent an invalid frame {when}: {error}"
@@ -30,5 +34,7 @@ def ended_message(status: dict[str, Any] | None, reader: Any = None,
 
 
 def timeout_message(timeout: float, what: str) -> str:
-    return (f"timed out after {timeout:g} s (wall clock) during {what}; "
-            "the sandbox and every process in it were killed")
+    return (
+        f"timed out after {timeout:g} s (wall clock) during {what}; "
+        "the sandbox and every process in it were killed"
+    )

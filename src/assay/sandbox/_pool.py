@@ -58,8 +58,12 @@ class SandboxPool:
             user_namespace = False
         self.runtime = Runtime.discover(self.config.node)
         self.settings = SandboxSettings(
-            self.runtime, user_namespace, self.config.workdir_bytes,
-            self.config.extra_ro_paths, self.config.uid_base, self._memory_cgroup(),
+            self.runtime,
+            user_namespace,
+            self.config.workdir_bytes,
+            self.config.extra_ro_paths,
+            self.config.uid_base,
+            self._memory_cgroup(),
         )
         self._isolation: dict[str, Any] = {}
         size = self.config.worker_count()
@@ -76,8 +80,10 @@ class SandboxPool:
             return False
         if _cgroup.available() is None:
             if wanted:
-                raise SandboxUnavailable("memory_cgroup=True, but no cgroup can be made here "
-                                         "(the cgroup file system is not writable)")
+                raise SandboxUnavailable(
+                    "memory_cgroup=True, but no cgroup can be made here "
+                    "(the cgroup file system is not writable)"
+                )
             return False
         return True
 
@@ -86,35 +92,46 @@ class SandboxPool:
 
     def _describe(self) -> dict[str, Any]:
         dedicated = not self.settings.user_namespace and os.geteuid() == 0
-        plan = self.backend.plan(LaunchContext(
-            runtime=self.runtime, control_fd=-1, workdir_bytes=self.settings.workdir_bytes,
-            extra_ro_paths=self.settings.extra_ro_paths,
-            sandbox_uid=self.settings.uid_base if dedicated else None,
-            user_namespace=self.settings.user_namespace,
-            host_workroot="/nonexistent", scratch="/nonexistent",
-        ))
-        user = (f"a dedicated unprivileged host uid per sandbox (from {self.settings.uid_base})"
-                if dedicated else plan.user_label)
+        plan = self.backend.plan(
+            LaunchContext(
+                runtime=self.runtime,
+                control_fd=-1,
+                workdir_bytes=self.settings.workdir_bytes,
+                extra_ro_paths=self.settings.extra_ro_paths,
+                sandbox_uid=self.settings.uid_base if dedicated else None,
+                user_namespace=self.settings.user_namespace,
+                host_workroot="/nonexistent",
+                scratch="/nonexistent",
+            )
+        )
+        user = (
+            f"a dedicated unprivileged host uid per sandbox (from {self.settings.uid_base})"
+            if dedicated
+            else plan.user_label
+        )
         seccomp = filter_program() is not None
         missing = plan.protections.missing()
         if not seccomp:
-            missing.append("no system-call filter: libseccomp or its Python bindings "
-                           "(pyseccomp) are missing")
+            missing.append("no system-call filter: libseccomp or its Python bindings (pyseccomp) are missing")
         return {
-            "backend": self.backend.name, "level": self.backend.level, "user": user,
-            "protections": plan.protections.as_dict(), "missing": missing,
+            "backend": self.backend.name,
+            "level": self.backend.level,
+            "user": user,
+            "protections": plan.protections.as_dict(),
+            "missing": missing,
             "workers": self.config.worker_count(),
-            "memory_limit": (_cgroup.available() if self.settings.memory_cgroup else
-                             "RLIMIT_AS (Python), RLIMIT_DATA and V8's heap limit "
-                             "(JavaScript)"),
+            "memory_limit": (
+                _cgroup.available()
+                if self.settings.memory_cgroup
+                else "RLIMIT_AS (Python), RLIMIT_DATA and V8's heap limit (JavaScript)"
+            ),
             "seccomp": SECCOMP_DESCRIPTION if seccomp else None,
             "ipc": "a fresh IPC namespace per job",
         }
 
     def describe(self) -> dict[str, Any]:
         """Backend, user, protections present and missing: for results' metadata."""
-        description = {**self._description, "missing": list(self._description["missing"]),
-                       **self._isolation}
+        description = {**self._description, "missing": list(self._description["missing"]), **self._isolation}
         if self._notes:
             description["notes"] = list(self._notes)
         return description
@@ -124,9 +141,11 @@ class SandboxPool:
         self._isolation = self._learned_isolation(sandbox)
         unreadable = sandbox.info.get("unreadable") or []
         if unreadable and not self._notes:
-            note = (f"the sandbox's uid cannot read {', '.join(unreadable)}: only modules the "
-                    "zygote preloaded can be imported (make the runtime world-readable, or "
-                    "use the bubblewrap or unshare backend)")
+            note = (
+                f"the sandbox's uid cannot read {', '.join(unreadable)}: only modules the "
+                "zygote preloaded can be imported (make the runtime world-readable, or "
+                "use the bubblewrap or unshare backend)"
+            )
             self._notes.append(note)
             warnings.warn(note, SandboxIsolationWarning, stacklevel=2)
 
@@ -152,7 +171,7 @@ class SandboxPool:
             if not sandbox.dead:
                 try:
                     if sandbox.resident is not None:  # a resident checker is no stray,
-                        sandbox.begin_reset()         # but it is not counted either
+                        sandbox.begin_reset()  # but it is not counted either
                     sandbox.finish_reset()
                 except SandboxError:
                     pass
@@ -165,23 +184,35 @@ class SandboxPool:
         self.close()
 
     # the jobs: assay.sandbox._jobs and _program
-    def run_function(self, language: Language, code: str, func_name: str,
-                     calls: Sequence[Call], timeout: float, limits: Limits = DEFAULT_LIMITS,
-                     on_outcome: Callable[[CallOutcome], CallOutcome] | None = None,
-                     ) -> FunctionRun:
+    def run_function(
+        self,
+        language: Language,
+        code: str,
+        func_name: str,
+        calls: Sequence[Call],
+        timeout: float,
+        limits: Limits = DEFAULT_LIMITS,
+        on_outcome: Callable[[CallOutcome], CallOutcome] | None = None,
+    ) -> FunctionRun:
         """Call ``func_name`` from ``code`` once per call (see ``_jobs.run_function``)."""
-        return _jobs.run_function(self, language, code, func_name, calls, timeout, limits,
-                                  on_outcome)
+        return _jobs.run_function(self, language, code, func_name, calls, timeout, limits, on_outcome)
 
-    def run_test_program(self, language: Language, program: str, test: str,
-                         entry_point: str, timeout: float, limits: Limits = DEFAULT_LIMITS,
-                         prompt: str = "") -> ProgramRun:
+    def run_test_program(
+        self,
+        language: Language,
+        program: str,
+        test: str,
+        entry_point: str,
+        timeout: float,
+        limits: Limits = DEFAULT_LIMITS,
+        prompt: str = "",
+    ) -> ProgramRun:
         """``test`` against ``program`` in two sandboxes (see ``_program``)."""
-        return _program.run_test_program(self, language, program, test, entry_point,
-                                         timeout, limits, prompt)
+        return _program.run_test_program(self, language, program, test, entry_point, timeout, limits, prompt)
 
-    def run_script(self, language: Language, code: str, timeout: float,
-                   limits: Limits = DEFAULT_LIMITS) -> ScriptRun:
+    def run_script(
+        self, language: Language, code: str, timeout: float, limits: Limits = DEFAULT_LIMITS
+    ) -> ScriptRun:
         """Run ``code`` as a program; its exit code and output are the result."""
         return _jobs.run_script(self, language, code, timeout, limits)
 
@@ -201,7 +232,8 @@ def _warn_once(description: dict[str, Any]) -> None:
         _warned.add(key)
     warnings.warn(
         f"the {description['backend']} sandbox lacks protections: " + "; ".join(missing),
-        SandboxIsolationWarning, stacklevel=4,
+        SandboxIsolationWarning,
+        stacklevel=4,
     )
 
 

@@ -30,9 +30,16 @@ from assay.sandbox.languages import Language
 from assay.sandbox.results import Output, ProgramRun
 
 
-def run_test_program(pool: JobHost, language: Language, program: str, test: str,
-                     entry_point: str, timeout: float, limits: Limits = DEFAULT_LIMITS,
-                     prompt: str = "") -> ProgramRun:
+def run_test_program(
+    pool: JobHost,
+    language: Language,
+    program: str,
+    test: str,
+    entry_point: str,
+    timeout: float,
+    limits: Limits = DEFAULT_LIMITS,
+    prompt: str = "",
+) -> ProgramRun:
     """``program`` (the candidate's code) runs in one sandbox; ``test`` runs in another, in
     a separate PID namespace, and each ``candidate(...)`` call crosses as plain data.
 
@@ -46,7 +53,8 @@ def run_test_program(pool: JobHost, language: Language, program: str, test: str,
         attempt = job.run()
     return ProgramRun(
         passed=attempt.verdict.get("passed") is True and not attempt.timed_out,
-        verdict=attempt.verdict, timed_out=attempt.timed_out,
+        verdict=attempt.verdict,
+        timed_out=attempt.timed_out,
         output=collect_output(attempt.candidate, Output()),
         checker_output=collect_output(attempt.checker, Output()),
         sandbox={**pool.describe(), "limits": limits.describe(timeout)},
@@ -76,33 +84,60 @@ class _Job:
 
     def run(self) -> _Attempt:
         pool, limits = self.pool, self.limits
-        setup = {"test": self.test, "entry_point": self.entry_point, "prompt": self.prompt,
-                 "max_value_bytes": limits.max_value_bytes}
-        reuse = (pool.config.reuse_checker and self.language.name == "python"
-                 and pool.backend.name in REUSABLE_BACKENDS)
+        setup = {
+            "test": self.test,
+            "entry_point": self.entry_point,
+            "prompt": self.prompt,
+            "max_value_bytes": limits.max_value_bytes,
+        }
+        reuse = (
+            pool.config.reuse_checker
+            and self.language.name == "python"
+            and pool.backend.name in REUSABLE_BACKENDS
+        )
         attempt = _Attempt(verdict={})
         keep = False
-        with running_slot(), pool.candidates.lease() as c_box, \
-                pool.checkers.lease() as t_box, Session() as session:
+        with (
+            running_slot(),
+            pool.candidates.lease() as c_box,
+            pool.checkers.lease() as t_box,
+            Session() as session,
+        ):
             deadline = time.monotonic() + self.timeout
             reused = reuse and t_box.resident is not None
             try:
                 attempt.candidate, calls, replies = _start_candidate(
-                    session, c_box, self.language, limits, self.timeout, deadline,
-                    self.program, self.entry_point)
-                attempt.checker = _start_checker(session, t_box, self.language, limits,
-                                                 self.timeout, setup, calls, replies, reuse)
+                    session,
+                    c_box,
+                    self.language,
+                    limits,
+                    self.timeout,
+                    deadline,
+                    self.program,
+                    self.entry_point,
+                )
+                attempt.checker = _start_checker(
+                    session, t_box, self.language, limits, self.timeout, setup, calls, replies, reuse
+                )
                 frame, attempt.timed_out = next_frame(session, attempt.checker, deadline)
-                attempt.verdict = _verdict(frame, attempt.timed_out, self.timeout, deadline,
-                                           session, attempt.checker)
-                keep = reuse and not attempt.timed_out and isinstance(frame, dict) and \
-                    frame.get("reusable") is True
+                attempt.verdict = _verdict(
+                    frame, attempt.timed_out, self.timeout, deadline, session, attempt.checker
+                )
+                keep = (
+                    reuse
+                    and not attempt.timed_out
+                    and isinstance(frame, dict)
+                    and frame.get("reusable") is True
+                )
                 attempt.retry = reused and attempt.verdict.get("kind") == "checker_ended"
             except _SetupTimeout:
                 attempt.timed_out = True
-                attempt.verdict = {"passed": False, "stage": "load", "kind": "timeout",
-                                   "message": timeout_message(self.timeout,
-                                                              "starting the candidate")}
+                attempt.verdict = {
+                    "passed": False,
+                    "stage": "load",
+                    "kind": "timeout",
+                    "message": timeout_message(self.timeout, "starting the candidate"),
+                }
             finally:
                 _finish_pair(session, c_box, t_box, attempt.timed_out, keep)
         return attempt
@@ -112,14 +147,30 @@ class _SetupTimeout(Exception):
     pass
 
 
-def _start_candidate(session: Session, c_box: Sandbox, language: Language, limits: Limits,
-                     timeout: float, deadline: float, program: str,
-                     entry_point: str) -> tuple[Child, int, int]:
+def _start_candidate(
+    session: Session,
+    c_box: Sandbox,
+    language: Language,
+    limits: Limits,
+    timeout: float,
+    deadline: float,
+    program: str,
+    entry_point: str,
+) -> tuple[Child, int, int]:
     """The candidate, and the ends of its two pipes that the checker gets."""
     calls = session.pipe()
     replies = session.pipe()
-    candidate = spawn_child(session, c_box, language, "candidate", limits, timeout,
-                            calls=calls, replies=replies, read_frames=False)
+    candidate = spawn_child(
+        session,
+        c_box,
+        language,
+        "candidate",
+        limits,
+        timeout,
+        calls=calls,
+        replies=replies,
+        read_frames=False,
+    )
     # We write the setup frame first; the checker writes calls only after the candidate
     # answered "ready", which it does only after reading the whole setup.
     session.send(candidate.frames_in, {"code": program, "func_name": entry_point})
@@ -129,14 +180,23 @@ def _start_candidate(session: Session, c_box: Sandbox, language: Language, limit
     return candidate, calls[1], replies[0]
 
 
-def _start_checker(session: Session, t_box: Sandbox, language: Language, limits: Limits,
-                   timeout: float, setup: dict[str, Any], calls: int, replies: int,
-                   reuse: bool) -> Any:
+def _start_checker(
+    session: Session,
+    t_box: Sandbox,
+    language: Language,
+    limits: Limits,
+    timeout: float,
+    setup: dict[str, Any],
+    calls: int,
+    replies: int,
+    reuse: bool,
+) -> Any:
     if not reuse:
         if t_box.resident is not None:
             t_box.begin_reset()
-        checker = spawn_child(session, t_box, language, "checker", limits, timeout,
-                              extra_fds=[calls, replies])
+        checker = spawn_child(
+            session, t_box, language, "checker", limits, timeout, extra_fds=[calls, replies]
+        )
         session.send(checker.frames_in, setup)
         return checker
     resident: Resident | None = t_box.resident
@@ -151,8 +211,7 @@ def _start_checker(session: Session, t_box: Sandbox, language: Language, limits:
     return resident
 
 
-def _finish_pair(session: Session, c_box: Sandbox, t_box: Sandbox, timed_out: bool,
-                 keep: bool) -> None:
+def _finish_pair(session: Session, c_box: Sandbox, t_box: Sandbox, timed_out: bool, keep: bool) -> None:
     if timed_out:
         finish(session, [c_box, t_box], True)
         return
@@ -161,17 +220,27 @@ def _finish_pair(session: Session, c_box: Sandbox, t_box: Sandbox, timed_out: bo
         t_box.dirty = False  # only the resident runs there, ready for the next program
 
 
-def _verdict(frame: Any, timed_out: bool, timeout: float, deadline: float, session: Session,
-             checker: Any) -> dict[str, Any]:
+def _verdict(
+    frame: Any, timed_out: bool, timeout: float, deadline: float, session: Session, checker: Any
+) -> dict[str, Any]:
     if timed_out:
-        return {"passed": False, "stage": "test", "kind": "timeout",
-                "message": timeout_message(timeout, "the test program")}
+        return {
+            "passed": False,
+            "stage": "test",
+            "kind": "timeout",
+            "message": timeout_message(timeout, "the test program"),
+        }
     if not isinstance(frame, dict):
         status = ended_status(session, checker, deadline)
         raise_if_not_started(status)
-        return {"passed": False, "stage": "test", "kind": "checker_ended",
-                "message": ended_message(status, checker.frames_out, who="the test program")}
-    verdict = {str(k): (bounded_text(v) if isinstance(v, str) else v) for k, v in frame.items()
-               if k != "reusable"}
+        return {
+            "passed": False,
+            "stage": "test",
+            "kind": "checker_ended",
+            "message": ended_message(status, checker.frames_out, who="the test program"),
+        }
+    verdict = {
+        str(k): (bounded_text(v) if isinstance(v, str) else v) for k, v in frame.items() if k != "reusable"
+    }
     verdict["passed"] = frame.get("passed") is True
     return verdict

@@ -30,13 +30,20 @@ def _nonblocking(fd: int) -> None:
 
 
 def _limits_key(limits: Limits) -> tuple[Any, ...]:
-    return (limits.memory_bytes, limits.max_processes, limits.max_file_bytes,
-            limits.max_open_files, limits.max_output_bytes, limits.max_value_bytes)
+    return (
+        limits.memory_bytes,
+        limits.max_processes,
+        limits.max_file_bytes,
+        limits.max_open_files,
+        limits.max_output_bytes,
+        limits.max_value_bytes,
+    )
 
 
 class Resident:
-    def __init__(self, sandbox: Sandbox, token: str, limits: Limits, fds: dict[str, int],
-                 pipes: socket.socket) -> None:
+    def __init__(
+        self, sandbox: Sandbox, token: str, limits: Limits, fds: dict[str, int], pipes: socket.socket
+    ) -> None:
         self.sandbox = sandbox
         self.token = token
         self.key = _limits_key(limits)
@@ -75,9 +82,15 @@ class Resident:
         return cls(sandbox, token, limits, ours, pipes)
 
     def usable_for(self, limits: Limits) -> bool:
-        return (self.uses < MAX_USES and self.key == _limits_key(limits)
-                and not self.frames_out.eof and not self.stdout.eof and not self.stderr.eof
-                and not self.frames_in.broken and self._alive())
+        return (
+            self.uses < MAX_USES
+            and self.key == _limits_key(limits)
+            and not self.frames_out.eof
+            and not self.stdout.eof
+            and not self.stderr.eof
+            and not self.frames_in.broken
+            and self._alive()
+        )
 
     def _alive(self) -> bool:
         """Between jobs nobody reads its pipes: a hang-up on its socket means it is gone."""

@@ -33,8 +33,9 @@ _tokens = itertools.count(1)
 class Sandbox:
     """Not thread-safe: a pool leases each sandbox to one job at a time."""
 
-    def __init__(self, backend: Any, settings: SandboxSettings,
-                 on_start: Callable[[Sandbox], None] | None = None) -> None:
+    def __init__(
+        self, backend: Any, settings: SandboxSettings, on_start: Callable[[Sandbox], None] | None = None
+    ) -> None:
         self.backend = backend
         self.on_start = on_start
         self.settings = settings
@@ -136,8 +137,11 @@ class Sandbox:
                 if procfs.is_zombie(pid):
                     continue  # exited, holds nothing but its pid until reaped
                 by_uid = self.uid is not None and os.stat(f"/proc/{pid}").st_uid == self.uid
-                by_ns = (by_namespace and self.pid_namespace is not None
-                         and procfs.pid_namespace(pid) == self.pid_namespace)
+                by_ns = (
+                    by_namespace
+                    and self.pid_namespace is not None
+                    and procfs.pid_namespace(pid) == self.pid_namespace
+                )
             except OSError:
                 continue
             if by_uid or by_ns:
@@ -156,10 +160,15 @@ class Sandbox:
         if self.backend.name == "unshare":
             scratch = self._folder("assay-sandbox-root-", 0o755)
         return LaunchContext(
-            runtime=settings.runtime, control_fd=control_fd,
-            workdir_bytes=settings.workdir_bytes, extra_ro_paths=settings.extra_ro_paths,
-            sandbox_uid=uid, user_namespace=settings.user_namespace,
-            host_workroot=workroot, scratch=scratch, oom_protected=self.cgroup is not None,
+            runtime=settings.runtime,
+            control_fd=control_fd,
+            workdir_bytes=settings.workdir_bytes,
+            extra_ro_paths=settings.extra_ro_paths,
+            sandbox_uid=uid,
+            user_namespace=settings.user_namespace,
+            host_workroot=workroot,
+            scratch=scratch,
+            oom_protected=self.cgroup is not None,
         )
 
     def _folder(self, prefix: str, mode: int) -> str:
@@ -171,9 +180,7 @@ class Sandbox:
     def _await_ready(self) -> dict[str, Any]:
         message = self.receive(time.monotonic() + START_SECONDS)
         if message is None or message.get("event") != "ready":
-            raise SandboxStartError(
-                f"the {self.backend.name} sandbox did not start: {self._stderr_tail()}"
-            )
+            raise SandboxStartError(f"the {self.backend.name} sandbox did not start: {self._stderr_tail()}")
         return message
 
     def _stderr_tail(self) -> str:
@@ -315,8 +322,14 @@ class Sandbox:
             self.exits[message["token"]] = message["status"]
         return message
 
-    def spawn(self, role: str, fds: list[int], limits: dict[str, Any],
-              argv: list[str] | None = None, watch: bool = False) -> str:
+    def spawn(
+        self,
+        role: str,
+        fds: list[int],
+        limits: dict[str, Any],
+        argv: list[str] | None = None,
+        watch: bool = False,
+    ) -> str:
         """Start a child on ``fds`` (its descriptors 1, 2, 3...). With ``watch`` its exit
         is reported to ``exits``; otherwise ask with ``watch()`` when it matters."""
         self.finish_reset()
@@ -324,8 +337,18 @@ class Sandbox:
         token = f"t{next(_tokens)}"
         targets = list(range(1, len(fds) + 1))
         self.dirty = True
-        self.send({"op": "spawn", "token": token, "role": role, "argv": argv or [],
-                   "fd_targets": targets, "limits": limits, "watch": watch}, fds)
+        self.send(
+            {
+                "op": "spawn",
+                "token": token,
+                "role": role,
+                "argv": argv or [],
+                "fd_targets": targets,
+                "limits": limits,
+                "watch": watch,
+            },
+            fds,
+        )
         return token
 
     def _memory_limit(self, role: str, limits: dict[str, Any]) -> dict[str, Any]:
@@ -377,7 +400,8 @@ class Sandbox:
             if message is None:
                 self.kill()
                 raise SandboxError(
-                    f"the {self.backend.name} sandbox did not finish its reset{self.death_note}")
+                    f"the {self.backend.name} sandbox did not finish its reset{self.death_note}"
+                )
             if message.get("reply") == "reset":
                 break
         self.reset_pending = False
@@ -396,9 +420,15 @@ class Sandbox:
 class SandboxSettings:
     """What a pool decided once: the runtime, the user mode and the folder sizes."""
 
-    def __init__(self, runtime: Runtime, user_namespace: bool, workdir_bytes: int,
-                 extra_ro_paths: tuple[str, ...], uid_base: int,
-                 memory_cgroup: bool = False) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        user_namespace: bool,
+        workdir_bytes: int,
+        extra_ro_paths: tuple[str, ...],
+        uid_base: int,
+        memory_cgroup: bool = False,
+    ) -> None:
         self.memory_cgroup = memory_cgroup
         self.runtime = runtime
         self.user_namespace = user_namespace

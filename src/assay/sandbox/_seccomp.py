@@ -18,28 +18,71 @@ from typing import Any
 # denied with EPERM (programs handle a refusal; a kill would hide the reason)
 DENIED = (
     # namespaces: a new user namespace is the door to most kernel attack surface
-    "unshare", "setns",
+    "unshare",
+    "setns",
     # filesystems and mounts
-    "mount", "umount2", "pivot_root", "chroot", "fsopen", "fsmount", "fsconfig", "fspick",
-    "move_mount", "open_tree", "mount_setattr", "open_by_handle_at", "name_to_handle_at",
-    "swapon", "swapoff", "quotactl",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "swapon",
+    "swapoff",
+    "quotactl",
     # other processes
-    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open", "pidfd_getfd",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "pidfd_open",
+    "pidfd_getfd",
     "kcmp",
     # kernel programs and performance counters
-    "bpf", "perf_event_open", "userfaultfd",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
     # io_uring bypasses this filter for the calls it makes
-    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
     # keyrings are shared by every process of a uid, across jobs and pools
-    "keyctl", "add_key", "request_key",
+    "keyctl",
+    "add_key",
+    "request_key",
     # the machine itself
-    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-    "reboot", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-    "syslog", "vhangup", "lookup_dcookie",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "acct",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "syslog",
+    "vhangup",
+    "lookup_dcookie",
 )
 # CLONE_NEWUSER, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWPID, NEWNET, NEWTIME
-NAMESPACE_FLAGS = (0x10000000, 0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x20000000,
-                   0x40000000, 0x00000080)
+NAMESPACE_FLAGS = (
+    0x10000000,
+    0x00020000,
+    0x02000000,
+    0x04000000,
+    0x08000000,
+    0x20000000,
+    0x40000000,
+    0x00000080,
+)
 
 
 def _bindings() -> Any:
@@ -75,5 +118,7 @@ def filter_program() -> bytes | None:
         return None
 
 
-DESCRIPTION = ("seccomp: new namespaces, mounts, ptrace, bpf, perf_event_open, io_uring, "
-               "keyrings, pidfd_open, kernel modules and kexec refused")
+DESCRIPTION = (
+    "seccomp: new namespaces, mounts, ptrace, bpf, perf_event_open, io_uring, "
+    "keyrings, pidfd_open, kernel modules and kexec refused"
+)

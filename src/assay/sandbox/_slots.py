@@ -122,5 +122,3 @@ class Slots:
             self._cond.notify_all()
         for sandbox in idle:
             sandbox.shutdown()
-
-

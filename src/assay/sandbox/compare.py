@@ -55,11 +55,11 @@ def _equal(expected: Any, actual: Any, tolerance: Tolerance) -> bool:
     if kind_e == "number":
         return _numbers_equal(expected, actual, tolerance)
     if kind_e == "complex":
-        return (_numbers_equal(expected.real, actual.real, tolerance)
-                and _numbers_equal(expected.imag, actual.imag, tolerance))
+        return _numbers_equal(expected.real, actual.real, tolerance) and _numbers_equal(
+            expected.imag, actual.imag, tolerance
+        )
     if kind_e == "sequence":
-        return len(expected) == len(actual) and all(
-            _equal(e, a, tolerance) for e, a in zip(expected, actual))
+        return len(expected) == len(actual) and all(_equal(e, a, tolerance) for e, a in zip(expected, actual))
     if kind_e == "mapping":
         return _mappings_equal(expected, actual, tolerance)
     if kind_e == "other":

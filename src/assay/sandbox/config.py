@@ -48,9 +48,12 @@ class Limits:
         }
 
     def describe(self, timeout: float) -> dict[str, Any]:
-        return {"wall_seconds": timeout, **self.for_timeout(timeout),
-                "max_output_bytes": self.max_output_bytes,
-                "max_value_bytes": self.max_value_bytes}
+        return {
+            "wall_seconds": timeout,
+            **self.for_timeout(timeout),
+            "max_output_bytes": self.max_output_bytes,
+            "max_value_bytes": self.max_value_bytes,
+        }
 
 
 @dataclass(frozen=True)
@@ -102,8 +105,7 @@ class SandboxConfig:
         if from_env:
             if from_env not in BACKEND_LEVELS:
                 raise SandboxUnavailable(
-                    f"{MIN_LEVEL_ENV}={from_env!r} is not a backend name "
-                    f"({', '.join(BACKEND_LEVELS)})"
+                    f"{MIN_LEVEL_ENV}={from_env!r} is not a backend name ({', '.join(BACKEND_LEVELS)})"
                 )
             levels.append(BACKEND_LEVELS[from_env])
         return max(levels, default=0)

@@ -16,8 +16,15 @@ from assay.errors import AssayError
 from assay.sandbox._launch import Runtime
 
 __all__ = [
-    "JAVASCRIPT", "LANGUAGES", "Language", "PYTHON", "ROLES", "Spawn", "UnknownLanguage",
-    "get_language", "strip_fences",
+    "JAVASCRIPT",
+    "LANGUAGES",
+    "Language",
+    "PYTHON",
+    "ROLES",
+    "Spawn",
+    "UnknownLanguage",
+    "get_language",
+    "strip_fences",
 ]
 
 
@@ -58,15 +65,16 @@ def _python_defines(code: str, name: str) -> bool:
     return re.search(pattern, code, re.MULTILINE) is not None
 
 
-def _python_spawn(role: str, harness_root: str, runtime: Runtime,
-                  memory: int | None) -> Spawn:
+def _python_spawn(role: str, harness_root: str, runtime: Runtime, memory: int | None) -> Spawn:
     return Spawn(f"py_{role}", [])
 
 
 def _js_defines(code: str, name: str) -> bool:
     escaped = re.escape(name)
-    pattern = (rf"^\s*(?:export\s+)?(?:async\s+)?function\s*\*?\s*{escaped}\s*\("
-               rf"|^\s*(?:export\s+)?(?:const|let|var)\s+{escaped}\s*=")
+    pattern = (
+        rf"^\s*(?:export\s+)?(?:async\s+)?function\s*\*?\s*{escaped}\s*\("
+        rf"|^\s*(?:export\s+)?(?:const|let|var)\s+{escaped}\s*="
+    )
     return re.search(pattern, code, re.MULTILINE) is not None
 
 
@@ -87,14 +95,20 @@ def _js_missing(runtime: Runtime) -> str | None:
 
 
 PYTHON = Language(
-    name="python", aliases=("python", "py", "python3"),
-    fence_tags=("python", "py", "python3"), defines=_python_defines,
-    spawn=_python_spawn, runtime_missing=lambda runtime: None,
+    name="python",
+    aliases=("python", "py", "python3"),
+    fence_tags=("python", "py", "python3"),
+    defines=_python_defines,
+    spawn=_python_spawn,
+    runtime_missing=lambda runtime: None,
 )
 JAVASCRIPT = Language(
-    name="javascript", aliases=("javascript", "js", "node", "nodejs"),
-    fence_tags=("javascript", "js", "node", "jsx", "mjs"), defines=_js_defines,
-    spawn=_js_spawn, runtime_missing=_js_missing,
+    name="javascript",
+    aliases=("javascript", "js", "node", "nodejs"),
+    fence_tags=("javascript", "js", "node", "jsx", "mjs"),
+    defines=_js_defines,
+    spawn=_js_spawn,
+    runtime_missing=_js_missing,
 )
 LANGUAGES = {language.name: language for language in (PYTHON, JAVASCRIPT)}
 

@@ -39,10 +39,19 @@ _HOMES = {
 }
 
 __all__ = [
-    "Scorer", "ScorerResult", "create_answer_relevancy_scorer", "create_bias_scorer",
-    "create_completeness_scorer", "create_content_similarity_scorer", "create_faithfulness_scorer",
-    "create_hallucination_scorer", "create_keyword_coverage_scorer", "create_summarization_scorer",
-    "create_textual_difference_scorer", "create_tone_scorer", "create_toxicity_scorer",
+    "Scorer",
+    "ScorerResult",
+    "create_answer_relevancy_scorer",
+    "create_bias_scorer",
+    "create_completeness_scorer",
+    "create_content_similarity_scorer",
+    "create_faithfulness_scorer",
+    "create_hallucination_scorer",
+    "create_keyword_coverage_scorer",
+    "create_summarization_scorer",
+    "create_textual_difference_scorer",
+    "create_tone_scorer",
+    "create_toxicity_scorer",
 ]
 
 

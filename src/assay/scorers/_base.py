@@ -20,6 +20,7 @@ from assay.schemas import EvaluationResult, Example, Run
 
 TextLike = Any  # a string, a chat-message list, or a dict holding one
 
+
 class ScorerResult(BaseModel):
     """What ``Scorer.run`` returns (Mastra's shape, in snake_case)."""
 
@@ -44,8 +45,16 @@ def to_text(value: TextLike) -> str:
     return output_text(value)
 
 
-_MASTRA_RUN_KEYS = {"input", "output", "runId", "run_id", "groundTruth", "ground_truth",
-                    "runtimeContext", "runtime_context"}
+_MASTRA_RUN_KEYS = {
+    "input",
+    "output",
+    "runId",
+    "run_id",
+    "groundTruth",
+    "ground_truth",
+    "runtimeContext",
+    "runtime_context",
+}
 
 
 def _pair(input: TextLike, output: TextLike) -> tuple[TextLike, TextLike]:
@@ -103,6 +112,9 @@ class Scorer(BaseEvaluator):
             if value is not None
         }
         return EvaluationResult(
-            key=self.name, score=None if result.error else result.score,
-            comment=result.reason, metadata=metadata, error=result.error,
+            key=self.name,
+            score=None if result.error else result.score,
+            comment=result.reason,
+            metadata=metadata,
+            error=result.error,
         )

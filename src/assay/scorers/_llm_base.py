@@ -47,7 +47,9 @@ class LlmScorer(Scorer):
         return run_coroutine(self._arun(input, output))
 
     async def _arun(self, input: TextLike, output: TextLike) -> ScorerResult:
-        outcome = await self.core.metered(lambda meter: self.score(input, output, meter), failures=(LLMError,))
+        outcome = await self.core.metered(
+            lambda meter: self.score(input, output, meter), failures=(LLMError,)
+        )
         result = outcome.value
         if outcome.error is not None or result is None:
             result = JudgeScorerResult(error=f"{type(outcome.error).__name__}: {outcome.error}")

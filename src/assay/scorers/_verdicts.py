@@ -30,8 +30,10 @@ class VerdictScorer(LlmScorer):
         items = await self.extract(input, output, meter)
         if items is not None and not items:
             return JudgeScorerResult(
-                score=0.0, reason=f"Score 0: the output has no {self.items_name} to judge.",
-                preprocess_step_result={self.items_name: []}, analyze_step_result={"verdicts": []},
+                score=0.0,
+                reason=f"Score 0: the output has no {self.items_name} to judge.",
+                preprocess_step_result={self.items_name: []},
+                analyze_step_result={"verdicts": []},
             )
         verdicts = await self.judge_items(input, output, items, meter)
         preprocess = {self.items_name: items} if items is not None else None
@@ -41,8 +43,10 @@ class VerdictScorer(LlmScorer):
             return JudgeScorerResult(score=0.0, reason=reason, analyze_step_result=analyze)
         score = self.fraction(verdicts) * self.scale
         return JudgeScorerResult(
-            score=score, reason=f"Score {score:.2f}: {self.explain(verdicts)}.",
-            preprocess_step_result=preprocess, analyze_step_result=analyze,
+            score=score,
+            reason=f"Score {score:.2f}: {self.explain(verdicts)}.",
+            preprocess_step_result=preprocess,
+            analyze_step_result=analyze,
         )
 
     async def extract(self, input: TextLike, output: TextLike, meter: UsageMeter) -> list[str] | None:
@@ -58,9 +62,7 @@ class VerdictScorer(LlmScorer):
         reply = await self.core.ask(prompt, ExtractedItems, meter)
         return [item.strip() for item in reply.items if item.strip()]
 
-    async def ask_verdicts(
-        self, prompt: str, meter: UsageMeter, expected: int | None = None
-    ) -> list[Any]:
+    async def ask_verdicts(self, prompt: str, meter: UsageMeter, expected: int | None = None) -> list[Any]:
         def one_each(reply: AnyVerdicts) -> None:
             if expected is not None and len(reply.verdicts) != expected:
                 raise ReplyCheckError(
@@ -87,4 +89,3 @@ def share(verdicts: list[Any], value: str) -> float:
 
 def flagged(verdicts: list[Any], verdict: str) -> str:
     return quoted([v.item for v in verdicts if v.verdict == verdict])
-

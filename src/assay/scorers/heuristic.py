@@ -29,9 +29,17 @@ from assay._text.match import CoverageIndex
 from assay.scorers._base import Scorer, ScorerResult, TextLike, to_text
 
 __all__ = [
-    "ContentSimilarityScorer", "KeywordCoverageScorer", "TextualDifferenceScorer", "ToneScorer",
-    "changed_spans", "create_content_similarity_scorer", "create_keyword_coverage_scorer",
-    "create_textual_difference_scorer", "create_tone_scorer", "dice_bigrams", "sentiment",
+    "ContentSimilarityScorer",
+    "KeywordCoverageScorer",
+    "TextualDifferenceScorer",
+    "ToneScorer",
+    "changed_spans",
+    "create_content_similarity_scorer",
+    "create_keyword_coverage_scorer",
+    "create_textual_difference_scorer",
+    "create_tone_scorer",
+    "dice_bigrams",
+    "sentiment",
 ]
 
 
@@ -164,9 +172,7 @@ def changed_spans(first: list[str], second: list[str]) -> int:
 class ToneScorer(Scorer):
     """Sentiment against ``reference_tone``, or (without one) its stability across sentences."""
 
-    def __init__(
-        self, *, reference_tone: str | None = None, name: str | None = None, **kwargs: Any
-    ) -> None:
+    def __init__(self, *, reference_tone: str | None = None, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(name=name or "tone", **kwargs)
         self.reference_tone = reference_tone
 

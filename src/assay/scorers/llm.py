@@ -32,10 +32,19 @@ from assay.scorers._messages import context_from, first_user_text, last_assistan
 from assay.scorers._verdicts import VerdictScorer, flagged, numbered, share
 
 __all__ = [
-    "BIAS_VERDICTS_PROMPT", "CLAIMS_PROMPT", "FAITHFULNESS_VERDICTS_PROMPT",
-    "HALLUCINATION_VERDICTS_PROMPT", "OPINIONS_PROMPT", "RELEVANCY_VERDICTS_PROMPT",
-    "STATEMENTS_PROMPT", "TOXICITY_PROMPT", "StepPrompts", "create_answer_relevancy_scorer",
-    "create_bias_scorer", "create_faithfulness_scorer", "create_hallucination_scorer",
+    "BIAS_VERDICTS_PROMPT",
+    "CLAIMS_PROMPT",
+    "FAITHFULNESS_VERDICTS_PROMPT",
+    "HALLUCINATION_VERDICTS_PROMPT",
+    "OPINIONS_PROMPT",
+    "RELEVANCY_VERDICTS_PROMPT",
+    "STATEMENTS_PROMPT",
+    "TOXICITY_PROMPT",
+    "StepPrompts",
+    "create_answer_relevancy_scorer",
+    "create_bias_scorer",
+    "create_faithfulness_scorer",
+    "create_hallucination_scorer",
     "create_toxicity_scorer",
 ]
 
@@ -54,8 +63,14 @@ class _ContextScorer(VerdictScorer):
     """Claims of the output judged against a context (faithfulness, hallucination)."""
 
     def __init__(
-        self, model: JudgeModel, *, name: str, prompts: StepPrompts, scale: float,
-        context: Sequence[str] | None, context_extractor: ContextExtractor | None,
+        self,
+        model: JudgeModel,
+        *,
+        name: str,
+        prompts: StepPrompts,
+        scale: float,
+        context: Sequence[str] | None,
+        context_extractor: ContextExtractor | None,
     ) -> None:
         super().__init__(model, name=name, scale=scale)
         self.prompts = _checked(prompts, name, judge_fields={"context", "items"})
@@ -86,9 +101,7 @@ class _ContextScorer(VerdictScorer):
         self, input: TextLike, output: TextLike, items: list[str] | None, meter: UsageMeter
     ) -> list[Any]:
         assert items is not None
-        text = self.prompts.judge.format(
-            context=self.context_text(input, output), items=numbered(items)
-        )
+        text = self.prompts.judge.format(context=self.context_text(input, output), items=numbered(items))
         return await self.ask_verdicts(text, meter, expected=len(items))
 
 
@@ -155,8 +168,9 @@ class ToxicityScorer(VerdictScorer):
 
     def __init__(self, model: JudgeModel, *, prompt: str, scale: float) -> None:
         super().__init__(model, name="toxicity", scale=scale)
-        self.prompt = check_template(prompt, required={"output"}, allowed={"input", "output"},
-                                     owner="toxicity scorer")
+        self.prompt = check_template(
+            prompt, required={"output"}, allowed={"input", "output"}, owner="toxicity scorer"
+        )
 
     async def extract(self, input: TextLike, output: TextLike, meter: UsageMeter) -> None:
         return None  # one call finds and judges the statements
@@ -193,8 +207,9 @@ class BiasScorer(VerdictScorer):
         self, input: TextLike, output: TextLike, items: list[str] | None, meter: UsageMeter
     ) -> list[Any]:
         assert items is not None
-        return await self.ask_verdicts(self.prompts.judge.format(items=numbered(items)), meter,
-                                       expected=len(items))
+        return await self.ask_verdicts(
+            self.prompts.judge.format(items=numbered(items)), meter, expected=len(items)
+        )
 
     def fraction(self, verdicts: list[Any]) -> float:
         return share(verdicts, "yes")
@@ -221,8 +236,14 @@ def create_faithfulness_scorer(
     prompts: StepPrompts = StepPrompts(CLAIMS_PROMPT, FAITHFULNESS_VERDICTS_PROMPT),
 ) -> FaithfulnessScorer:
     """Share of the output's claims that the context supports (x ``scale``); 0 with no claim."""
-    return FaithfulnessScorer(model, name="faithfulness", prompts=prompts, scale=scale,
-                              context=context, context_extractor=context_extractor)
+    return FaithfulnessScorer(
+        model,
+        name="faithfulness",
+        prompts=prompts,
+        scale=scale,
+        context=context,
+        context_extractor=context_extractor,
+    )
 
 
 def create_hallucination_scorer(
@@ -234,8 +255,14 @@ def create_hallucination_scorer(
     prompts: StepPrompts = StepPrompts(CLAIMS_PROMPT, HALLUCINATION_VERDICTS_PROMPT),
 ) -> HallucinationScorer:
     """Share of the output's claims that contradict or go beyond the context (lower is better)."""
-    return HallucinationScorer(model, name="hallucination", prompts=prompts, scale=scale,
-                               context=context, context_extractor=context_extractor)
+    return HallucinationScorer(
+        model,
+        name="hallucination",
+        prompts=prompts,
+        scale=scale,
+        context=context,
+        context_extractor=context_extractor,
+    )
 
 
 def create_answer_relevancy_scorer(
@@ -246,8 +273,7 @@ def create_answer_relevancy_scorer(
     prompts: StepPrompts = StepPrompts(STATEMENTS_PROMPT, RELEVANCY_VERDICTS_PROMPT),
 ) -> AnswerRelevancyScorer:
     """(relevant + uncertainty_weight x unsure) / statements, x ``scale``; 0 with no statement."""
-    return AnswerRelevancyScorer(model, prompts=prompts, scale=scale,
-                                 uncertainty_weight=uncertainty_weight)
+    return AnswerRelevancyScorer(model, prompts=prompts, scale=scale, uncertainty_weight=uncertainty_weight)
 
 
 def create_toxicity_scorer(

@@ -29,8 +29,12 @@ from assay.scorers._summarization_prompts import (
 )
 
 __all__ = [
-    "SUMMARY_ALIGNMENT_PROMPT", "SUMMARY_COVERAGE_PROMPT", "SUMMARY_QUESTIONS_PROMPT",
-    "SummarizationPrompts", "SummarizationScorer", "create_summarization_scorer",
+    "SUMMARY_ALIGNMENT_PROMPT",
+    "SUMMARY_COVERAGE_PROMPT",
+    "SUMMARY_QUESTIONS_PROMPT",
+    "SummarizationPrompts",
+    "SummarizationScorer",
+    "create_summarization_scorer",
 ]
 
 SourceExtractor = Callable[[TextLike, TextLike], str]
@@ -68,13 +72,25 @@ class SummarizationPrompts:
 
     def __post_init__(self) -> None:
         owner = "summarization scorer"
-        check_template(self.alignment, required={"source", "summary"},
-                       allowed={"source", "summary"}, owner=f"{owner} alignment")
-        check_template(self.questions, required={"source"},
-                       allowed={"source", "max_questions"}, owner=f"{owner} questions")
+        check_template(
+            self.alignment,
+            required={"source", "summary"},
+            allowed={"source", "summary"},
+            owner=f"{owner} alignment",
+        )
+        check_template(
+            self.questions,
+            required={"source"},
+            allowed={"source", "max_questions"},
+            owner=f"{owner} questions",
+        )
         # the coverage prompt may not see the source: that is the point of the step
-        check_template(self.coverage, required={"summary", "questions"},
-                       allowed={"summary", "questions"}, owner=f"{owner} coverage")
+        check_template(
+            self.coverage,
+            required={"summary", "questions"},
+            allowed={"summary", "questions"},
+            owner=f"{owner} coverage",
+        )
 
 
 class SummarizationScorer(LlmScorer):
@@ -155,19 +171,28 @@ class SummarizationScorer(LlmScorer):
             "questions": questions,
         }
         analyze = {
-            "coverage": [{"question": a.question, "answered": a.answered, "reason": a.reason} for a in answers]
+            "coverage": [
+                {"question": a.question, "answered": a.answered, "reason": a.reason} for a in answers
+            ]
         }
         alignment = ratio(sum(c.supported for c in claims), len(claims))
         coverage = ratio(sum(a.answered for a in answers), len(questions))
         score = 0.0 if not claims or not questions else min(alignment, coverage) * self.scale
         return JudgeScorerResult(
-            score=score, reason=self._reason(score, claims, questions, answers, alignment, coverage),
-            preprocess_step_result=preprocess, analyze_step_result=analyze,
+            score=score,
+            reason=self._reason(score, claims, questions, answers, alignment, coverage),
+            preprocess_step_result=preprocess,
+            analyze_step_result=analyze,
         )
 
     def _reason(
-        self, score: float, claims: list[_Claim], questions: list[str], answers: list[_Answer],
-        alignment: float, coverage: float,
+        self,
+        score: float,
+        claims: list[_Claim],
+        questions: list[str],
+        answers: list[_Answer],
+        alignment: float,
+        coverage: float,
     ) -> str:
         both = (
             f"alignment {alignment:.2f} ({sum(c.supported for c in claims)}/{len(claims)} claims "
@@ -197,7 +222,6 @@ class SummarizationScorer(LlmScorer):
         return f"Score {score:.2f} ({decider}): {both}; {detail}."
 
 
-
 def create_summarization_scorer(
     model: JudgeModel = None,
     source: str | None = None,
@@ -220,14 +244,22 @@ def create_summarization_scorer(
         max_questions = given.get("max_questions", max_questions)
         scale = given.get("scale", scale)
     return SummarizationScorer(
-        model, source=source, source_extractor=source_extractor, max_questions=max_questions,
-        scale=scale, prompts=prompts,
+        model,
+        source=source,
+        source_extractor=source_extractor,
+        max_questions=max_questions,
+        scale=scale,
+        prompts=prompts,
     )
 
 
 _MASTRA_OPTIONS = {
-    "source": "source", "sourceExtractor": "source_extractor", "source_extractor": "source_extractor",
-    "maxQuestions": "max_questions", "max_questions": "max_questions", "scale": "scale",
+    "source": "source",
+    "sourceExtractor": "source_extractor",
+    "source_extractor": "source_extractor",
+    "maxQuestions": "max_questions",
+    "max_questions": "max_questions",
+    "scale": "scale",
 }
 
 

@@ -20,7 +20,15 @@ from assay.stats._distributions import normal_quantile, sign_test_p, t_quantile,
 from assay.stats.intervals import CONFIDENCE, Interval, student_t, wilson
 
 __all__ = [
-    "ALPHA", "POWER", "BinaryPairs", "Differences", "PairedTest", "holm", "mcnemar", "newcombe", "paired_t",
+    "ALPHA",
+    "POWER",
+    "BinaryPairs",
+    "Differences",
+    "PairedTest",
+    "holm",
+    "mcnemar",
+    "newcombe",
+    "paired_t",
 ]
 
 POWER = 0.80

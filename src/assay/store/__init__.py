@@ -5,6 +5,11 @@ from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, St
 from assay.store.open import default_url, open_store
 
 __all__ = [
-    "AlreadyExistsError", "NotFoundError", "Store", "StoreError", "StoreVersionError",
-    "default_url", "open_store",
+    "AlreadyExistsError",
+    "NotFoundError",
+    "Store",
+    "StoreError",
+    "StoreVersionError",
+    "default_url",
+    "open_store",
 ]

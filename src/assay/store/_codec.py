@@ -64,8 +64,22 @@ def encode_row(experiment_id: str, run_id: str, row: ExperimentRow) -> tuple[Any
         try:
             results.append(result_row(experiment_id, run_id, result))
         except Exception as exc:  # noqa: BLE001
-            results.append((experiment_id, run_id, text(str(result.key)), None, None, None,
-                            None, None, None, None, _reason(exc), None))
+            results.append(
+                (
+                    experiment_id,
+                    run_id,
+                    text(str(result.key)),
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    _reason(exc),
+                    None,
+                )
+            )
     return run, results
 
 
@@ -73,12 +87,25 @@ def _reason(exc: BaseException) -> str:
     return text(f"this row could not be stored: {type(exc).__name__}: {safe_repr(exc)}") or ""
 
 
-def _errored_run_row(experiment_id: str, run_id: str, row: ExperimentRow,
-                     reason: str) -> tuple[Any, ...]:
+def _errored_run_row(experiment_id: str, run_id: str, row: ExperimentRow, reason: str) -> tuple[Any, ...]:
     run = row.run
-    return (run_id, experiment_id, str(row.example.id), row.repetition, row.position,
-            text(str(run.name)), text(str(run.run_type)), None, None, reason,
-            ts(run.start_time), ts(run.end_time), None, None, None)
+    return (
+        run_id,
+        experiment_id,
+        str(row.example.id),
+        row.repetition,
+        row.position,
+        text(str(run.name)),
+        text(str(run.run_type)),
+        None,
+        None,
+        reason,
+        ts(run.start_time),
+        ts(run.end_time),
+        None,
+        None,
+        None,
+    )
 
 
 def run_row(
@@ -87,10 +114,21 @@ def run_row(
     # Python-mode dumps: whatever a traced call saw is encoded by ``dumps``, which never fails.
     children = [child.model_dump() for child in run.child_runs] if run.child_runs else None
     return (
-        run_id, experiment_id, str(example.id), repetition, position, text(run.name),
-        text(run.run_type), dumps(run.inputs), dumps(run.outputs), text(run.error),
-        ts(run.start_time), ts(run.end_time),
-        run.latency_ms, dumps(children), dumps(run.extra or None),
+        run_id,
+        experiment_id,
+        str(example.id),
+        repetition,
+        position,
+        text(run.name),
+        text(run.run_type),
+        dumps(run.inputs),
+        dumps(run.outputs),
+        text(run.error),
+        ts(run.start_time),
+        ts(run.end_time),
+        run.latency_ms,
+        dumps(children),
+        dumps(run.extra or None),
     )
 
 
@@ -102,9 +140,17 @@ RUN_COLUMNS = (
 
 def result_row(experiment_id: str, run_id: str, result: EvaluationResult) -> tuple[Any, ...]:
     return (
-        experiment_id, run_id, text(result.key), score_column(result),
-        dumps(result.value), text(result.feedback), text(result.comment), dumps(result.correction),
-        dumps(result.metadata or None), dumps(result.evaluator_info or None), text(result.error),
+        experiment_id,
+        run_id,
+        text(result.key),
+        score_column(result),
+        dumps(result.value),
+        text(result.feedback),
+        text(result.comment),
+        dumps(result.correction),
+        dumps(result.metadata or None),
+        dumps(result.evaluator_info or None),
+        text(result.error),
         score_kind(result.score),
     )
 
@@ -133,12 +179,16 @@ def result_from(row: Any) -> EvaluationResult:
     elif kind == "int":
         score = int(score)
     return EvaluationResult(
-        key=row["key"], score=score, value=loads(row["value"]), feedback=row["feedback"],
+        key=row["key"],
+        score=score,
+        value=loads(row["value"]),
+        feedback=row["feedback"],
         comment=row["comment"],
         correction=loads(row["correction"]) if "correction" in columns else None,
         metadata=loads(row["metadata"]) or {},
         evaluator_info=loads(row["evaluator_info"]) or {} if "evaluator_info" in columns else {},
-        error=row["error"], source_run_id=uid(row["run_id"]) if "run_id" in columns else None,
+        error=row["error"],
+        source_run_id=uid(row["run_id"]) if "run_id" in columns else None,
     )
 
 
@@ -147,10 +197,17 @@ def run_from(row: Any) -> Run:
     extra = loads(row["extra"]) or {}
     start = parse_required_ts(row["start_time"])
     return Run(
-        id=uuid.UUID(row["id"]), name=row["name"], run_type=row["run_type"], inputs=loads(row["inputs"]) or {}, outputs=loads(row["outputs"]), error=row["error"],
-        start_time=start, end_time=parse_ts(row["end_time"]),
+        id=uuid.UUID(row["id"]),
+        name=row["name"],
+        run_type=row["run_type"],
+        inputs=loads(row["inputs"]) or {},
+        outputs=loads(row["outputs"]),
+        error=row["error"],
+        start_time=start,
+        end_time=parse_ts(row["end_time"]),
         child_runs=[Run.model_validate(child) for child in children],
-        extra=extra, reference_example_id=uuid.UUID(row["example_id"]),
+        extra=extra,
+        reference_example_id=uuid.UUID(row["example_id"]),
         tags=list(extra["tags"]) if extra.get("tags") else None,
         trace_id=uuid.UUID(row["id"]),  # a root run starts its trace
         session_id=uuid.UUID(row["experiment_id"]),  # LangSmith's project: the experiment
@@ -160,7 +217,10 @@ def run_from(row: Any) -> Run:
 
 def example_from(row: Any) -> Example:
     return Example(
-        id=uuid.UUID(row["id"]), dataset_id=uuid.UUID(row["dataset_id"]),
-        inputs=loads(row["inputs"]) or {}, outputs=loads(row["outputs"]),
-        metadata=loads(row["metadata"]), created_at=parse_required_ts(row["created_at"]),
+        id=uuid.UUID(row["id"]),
+        dataset_id=uuid.UUID(row["dataset_id"]),
+        inputs=loads(row["inputs"]) or {},
+        outputs=loads(row["outputs"]),
+        metadata=loads(row["metadata"]),
+        created_at=parse_required_ts(row["created_at"]),
     )

@@ -40,8 +40,7 @@ import orjson
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 _LONG_DIGITS = re.compile(r"\d{19}")
 _I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
-TAGS = frozenset({"$float", "$int", "$tuple", "$set", "$frozenset", "$bytes", "$complex",
-                  "$dict"})
+TAGS = frozenset({"$float", "$int", "$tuple", "$set", "$frozenset", "$bytes", "$complex", "$dict"})
 
 
 def _fallback(value: Any) -> Any:

@@ -28,9 +28,7 @@ class Store(abc.ABC):
     ) -> Dataset: ...
 
     @abc.abstractmethod
-    def get_dataset(
-        self, *, name: str | None = None, id: uuid.UUID | None = None
-    ) -> Dataset | None: ...
+    def get_dataset(self, *, name: str | None = None, id: uuid.UUID | None = None) -> Dataset | None: ...
 
     @abc.abstractmethod
     def list_datasets(self) -> list[Dataset]: ...
@@ -174,8 +172,11 @@ class Store(abc.ABC):
 
     # re-scoring and housekeeping (defaults so other backends keep working until they add them)
     def write_results(
-        self, experiment_id: uuid.UUID,
-        results_by_run: Sequence[tuple[uuid.UUID, Sequence[EvaluationResult]]], *, replace: bool,
+        self,
+        experiment_id: uuid.UUID,
+        results_by_run: Sequence[tuple[uuid.UUID, Sequence[EvaluationResult]]],
+        *,
+        replace: bool,
     ) -> None:
         """Add results to stored runs in one transaction; with ``replace``, results of a run
         that carry a key among the new ones are deleted first."""

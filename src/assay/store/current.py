@@ -14,9 +14,7 @@ from assay.store.base import Store
 __all__ = ["current_store", "use_store"]
 
 
-_current: contextvars.ContextVar[Store | None] = contextvars.ContextVar(
-    "assay_current_store", default=None
-)
+_current: contextvars.ContextVar[Store | None] = contextvars.ContextVar("assay_current_store", default=None)
 _default: Store | None = None
 
 

@@ -136,9 +136,7 @@ class SQLiteStore(SQLiteFeedback, Store):
             raise AlreadyExistsError(f"a dataset named {name!r} already exists") from None
         return dataset
 
-    def get_dataset(
-        self, *, name: str | None = None, id: uuid.UUID | None = None
-    ) -> Dataset | None:
+    def get_dataset(self, *, name: str | None = None, id: uuid.UUID | None = None) -> Dataset | None:
         column, value = ("id", str(id)) if id is not None else ("name", name)
         row = self.conn.execute(_DATASET_QUERY + f" WHERE d.{column} = ?", (value,)).fetchone()
         return _dataset_from(row) if row else None
@@ -149,10 +147,13 @@ class SQLiteStore(SQLiteFeedback, Store):
 
     def delete_dataset(self, dataset_id: uuid.UUID) -> None:
         with self.transaction() as conn:
-            users = [row[0] for row in conn.execute(
-                "SELECT name FROM experiments WHERE dataset_id = ? ORDER BY created_at",
-                (str(dataset_id),),
-            )]
+            users = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM experiments WHERE dataset_id = ? ORDER BY created_at",
+                    (str(dataset_id),),
+                )
+            ]
             if users:
                 raise StoreError(
                     f"dataset {dataset_id} is what experiments {', '.join(map(repr, users))} ran "
@@ -176,16 +177,31 @@ class SQLiteStore(SQLiteFeedback, Store):
         with self.transaction() as conn:
             version = self._bump_version(conn, dataset)
             position = conn.execute(
-                "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?", (dataset,),
+                "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?",
+                (dataset,),
             ).fetchone()[0]
             first = position
             for chunk in _chunks(examples, _PAGE):
                 _refuse_duplicate_ids(conn, dataset, version, position - first, chunk)
-                rows.insert_many(conn, "examples", _EXAMPLE_COLUMNS, 8, [
-                    (str(ex.id), dataset, position + offset, dumps(ex.inputs), dumps(ex.outputs),
-                     dumps(ex.metadata), codec.ts(ex.created_at), version)
-                    for offset, ex in enumerate(chunk)
-                ])
+                rows.insert_many(
+                    conn,
+                    "examples",
+                    _EXAMPLE_COLUMNS,
+                    8,
+                    [
+                        (
+                            str(ex.id),
+                            dataset,
+                            position + offset,
+                            dumps(ex.inputs),
+                            dumps(ex.outputs),
+                            dumps(ex.metadata),
+                            codec.ts(ex.created_at),
+                            version,
+                        )
+                        for offset, ex in enumerate(chunk)
+                    ],
+                )
                 position += len(chunk)
         return version
 
@@ -205,8 +221,16 @@ class SQLiteStore(SQLiteFeedback, Store):
             conn.execute(
                 "INSERT INTO examples (id, dataset_id, position, inputs, outputs, metadata, "
                 "created_at, added_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (str(example.id), old["dataset_id"], old["position"], dumps(example.inputs),
-                 dumps(example.outputs), dumps(example.metadata), old["created_at"], version),
+                (
+                    str(example.id),
+                    old["dataset_id"],
+                    old["position"],
+                    dumps(example.inputs),
+                    dumps(example.outputs),
+                    dumps(example.metadata),
+                    old["created_at"],
+                    version,
+                ),
             )
         return version
 
@@ -258,10 +282,20 @@ class SQLiteStore(SQLiteFeedback, Store):
                     "INSERT INTO experiments (id, name, dataset_id, dataset_version, description, "
                     "metadata, config, fingerprint, status, num_examples, num_repetitions, created_at) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (str(record.id), record.name, _str(record.dataset_id), record.dataset_version,
-                     record.description, dumps(record.metadata), dumps(record.config),
-                     record.fingerprint, record.status, record.num_examples, record.num_repetitions,
-                     codec.ts(record.created_at)),
+                    (
+                        str(record.id),
+                        record.name,
+                        _str(record.dataset_id),
+                        record.dataset_version,
+                        record.description,
+                        dumps(record.metadata),
+                        dumps(record.config),
+                        record.fingerprint,
+                        record.status,
+                        record.num_examples,
+                        record.num_repetitions,
+                        codec.ts(record.created_at),
+                    ),
                 )
         except sqlite3.IntegrityError:
             raise AlreadyExistsError(f"an experiment named {record.name!r} already exists") from None
@@ -372,18 +406,23 @@ class SQLiteStore(SQLiteFeedback, Store):
     def iter_scores(self, experiment_id: uuid.UUID) -> Iterator[tuple[Any, ...]]:
         return rows.iter_scores(self.conn, experiment_id)
 
-    def replace_summary_results(
-        self, experiment_id: uuid.UUID, results: Sequence[EvaluationResult]
-    ) -> None:
+    def replace_summary_results(self, experiment_id: uuid.UUID, results: Sequence[EvaluationResult]) -> None:
         with self.transaction() as conn:
             conn.execute("DELETE FROM summary_results WHERE experiment_id = ?", (str(experiment_id),))
             conn.executemany(
                 "INSERT INTO summary_results (experiment_id, key, score, value, feedback, comment, "
                 "metadata, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (str(experiment_id), codec.text(r.key), codec.score_column(r), dumps(r.value),
-                     codec.text(r.feedback), codec.text(r.comment), dumps(r.metadata or None),
-                     codec.text(r.error))
+                    (
+                        str(experiment_id),
+                        codec.text(r.key),
+                        codec.score_column(r),
+                        dumps(r.value),
+                        codec.text(r.feedback),
+                        codec.text(r.comment),
+                        dumps(r.metadata or None),
+                        codec.text(r.error),
+                    )
                     for r in results
                 ],
             )
@@ -395,13 +434,17 @@ class SQLiteStore(SQLiteFeedback, Store):
         return [codec.result_from(row) for row in rows]
 
     def write_results(
-        self, experiment_id: uuid.UUID,
-        results_by_run: Sequence[tuple[uuid.UUID, Sequence[EvaluationResult]]], *, replace: bool,
+        self,
+        experiment_id: uuid.UUID,
+        results_by_run: Sequence[tuple[uuid.UUID, Sequence[EvaluationResult]]],
+        *,
+        replace: bool,
     ) -> None:
         exp = str(experiment_id)
         rows = [
             codec.result_row(exp, str(run_id), result)
-            for run_id, results in results_by_run for result in results
+            for run_id, results in results_by_run
+            for result in results
         ]
         with self.transaction() as conn:
             if replace:
@@ -414,7 +457,9 @@ class SQLiteStore(SQLiteFeedback, Store):
 
     def update_experiment_config(self, experiment_id: uuid.UUID, config: dict[str, Any]) -> None:
         with self.transaction() as conn:
-            conn.execute("UPDATE experiments SET config = ? WHERE id = ?", (dumps(config), str(experiment_id)))
+            conn.execute(
+                "UPDATE experiments SET config = ? WHERE id = ?", (dumps(config), str(experiment_id))
+            )
 
     def delete_experiment(self, experiment_id: uuid.UUID) -> None:
         with self.transaction() as conn:  # runs, results and summaries go by ON DELETE CASCADE
@@ -427,10 +472,18 @@ class SQLiteStore(SQLiteFeedback, Store):
                 "INSERT INTO comparisons (id, name, experiment_ids, example_id, key, scores, comment, "
                 "metadata, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (str(r.id), r.name, dumps([str(e) for e in r.experiment_ids]), str(r.example_id),
-                     codec.text(r.key), dumps(r.scores), codec.text(r.comment),
-                     dumps(r.metadata or None), codec.text(r.error),
-                     codec.ts(utcnow()))
+                    (
+                        str(r.id),
+                        r.name,
+                        dumps([str(e) for e in r.experiment_ids]),
+                        str(r.example_id),
+                        codec.text(r.key),
+                        dumps(r.scores),
+                        codec.text(r.comment),
+                        dumps(r.metadata or None),
+                        codec.text(r.error),
+                        codec.ts(utcnow()),
+                    )
                     for r in records
                 ],
             )
@@ -439,11 +492,15 @@ class SQLiteStore(SQLiteFeedback, Store):
         rows = self.conn.execute("SELECT * FROM comparisons WHERE name = ? ORDER BY pk", (name,))
         return [
             ComparisonRecord(
-                id=uuid.UUID(row["id"]), name=row["name"],
+                id=uuid.UUID(row["id"]),
+                name=row["name"],
                 experiment_ids=[uuid.UUID(e) for e in loads(row["experiment_ids"])],
-                example_id=uuid.UUID(row["example_id"]), key=row["key"],
-                scores=loads(row["scores"]) or {}, comment=row["comment"],
-                metadata=loads(row["metadata"]) or {}, error=row["error"],
+                example_id=uuid.UUID(row["example_id"]),
+                key=row["key"],
+                scores=loads(row["scores"]) or {},
+                comment=row["comment"],
+                metadata=loads(row["metadata"]) or {},
+                error=row["error"],
             )
             for row in rows
         ]
@@ -524,7 +581,9 @@ def _refuse_duplicate_ids(
     for offset, example in enumerate(chunk):
         key = str(example.id)
         if key in seen:
-            raise AlreadyExistsError(f"example id {key} appears twice (the second at position {index + offset})")
+            raise AlreadyExistsError(
+                f"example id {key} appears twice (the second at position {index + offset})"
+            )
         seen[key] = offset
     marks = ", ".join("?" * len(seen))
     clash = conn.execute(
@@ -560,18 +619,29 @@ def _str(value: uuid.UUID | None) -> str | None:
 
 def _dataset_from(row: sqlite3.Row) -> Dataset:
     return Dataset(
-        id=uuid.UUID(row["id"]), name=row["name"], description=row["description"],
-        created_at=codec.parse_required_ts(row["created_at"]), example_count=row["example_count"],
-        version=row["version"], metadata=loads(row["metadata"]) or {},
+        id=uuid.UUID(row["id"]),
+        name=row["name"],
+        description=row["description"],
+        created_at=codec.parse_required_ts(row["created_at"]),
+        example_count=row["example_count"],
+        version=row["version"],
+        metadata=loads(row["metadata"]) or {},
     )
 
 
 def _experiment_from(row: sqlite3.Row) -> ExperimentRecord:
     return ExperimentRecord(
-        id=uuid.UUID(row["id"]), name=row["name"], dataset_id=codec.uid(row["dataset_id"]),
-        dataset_version=row["dataset_version"], description=row["description"],
-        metadata=loads(row["metadata"]) or {}, config=loads(row["config"]) or {},
-        fingerprint=row["fingerprint"], status=row["status"], num_examples=row["num_examples"],
-        num_repetitions=row["num_repetitions"], created_at=codec.parse_required_ts(row["created_at"]),
+        id=uuid.UUID(row["id"]),
+        name=row["name"],
+        dataset_id=codec.uid(row["dataset_id"]),
+        dataset_version=row["dataset_version"],
+        description=row["description"],
+        metadata=loads(row["metadata"]) or {},
+        config=loads(row["config"]) or {},
+        fingerprint=row["fingerprint"],
+        status=row["status"],
+        num_examples=row["num_examples"],
+        num_repetitions=row["num_repetitions"],
+        created_at=codec.parse_required_ts(row["created_at"]),
         finished_at=codec.parse_ts(row["finished_at"]),
     )

@@ -8,6 +8,14 @@ from assay.testing.openai_server import FakeOpenAIServer
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
 
 __all__ = [
-    "ChatHandler", "EmbeddingHandler", "FakeOpenAIServer", "RecordedRequest", "Reply", "expect",
-    "log_feedback", "log_inputs", "log_outputs", "log_reference_outputs",
+    "ChatHandler",
+    "EmbeddingHandler",
+    "FakeOpenAIServer",
+    "RecordedRequest",
+    "Reply",
+    "expect",
+    "log_feedback",
+    "log_inputs",
+    "log_outputs",
+    "log_reference_outputs",
 ]

@@ -39,7 +39,10 @@ def main(argv: list[str] | None = None) -> None:
         fixed = args.reply
         handler = lambda request: fixed  # noqa: E731 - a one-line constant reply
     server = FakeOpenAIServer(
-        handler=handler, latency=args.latency, model=args.model, port=args.port,
+        handler=handler,
+        latency=args.latency,
+        model=args.model,
+        port=args.port,
         reject_response_format=args.reject_response_format,
     )
     stop = threading.Event()

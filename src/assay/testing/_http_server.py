@@ -32,8 +32,11 @@ class HTTPResponse:
 
     def encode(self) -> bytes:
         reason = HTTPStatus(self.status).phrase if self.status in HTTPStatus._value2member_map_ else "Status"
-        lines = [f"HTTP/1.1 {self.status} {reason}", "Content-Type: application/json",
-                 f"Content-Length: {len(self.body)}"]
+        lines = [
+            f"HTTP/1.1 {self.status} {reason}",
+            "Content-Type: application/json",
+            f"Content-Length: {len(self.body)}",
+        ]
         lines += [f"{name}: {value}" for name, value in self.headers]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + self.body
 

@@ -47,12 +47,21 @@ class Recorder:
         dataset = self._dataset(suite.dataset)
         experiment = self._experiment(suite, dataset)
         example = self._example(dataset, record, params)
-        results = [*record.feedback, EvaluationResult(key="pass", score=outcome.passed, comment=outcome.failure)]
+        results = [
+            *record.feedback,
+            EvaluationResult(key="pass", score=outcome.passed, comment=outcome.failure),
+        ]
         run = Run(
-            name=record.nodeid.rsplit("::", 1)[-1], inputs=example.inputs, outputs=record.outputs,
-            start_time=record.started, end_time=utcnow(), reference_example_id=example.id,
+            name=record.nodeid.rsplit("::", 1)[-1],
+            inputs=example.inputs,
+            outputs=record.outputs,
+            start_time=record.started,
+            end_time=utcnow(),
+            reference_example_id=example.id,
         )
-        row = ExperimentRow(run=run, example=example, repetition=0, position=outcome.position, results=results)
+        row = ExperimentRow(
+            run=run, example=example, repetition=0, position=outcome.position, results=results
+        )
         self.store.write_rows(experiment.id, [row])
 
     def _dataset(self, name: str) -> Dataset:
@@ -60,7 +69,9 @@ class Recorder:
             dataset = self.store.get_dataset(name=name)
             if dataset is None:
                 try:
-                    dataset = self.store.create_dataset(name, description="recorded by the assay pytest plugin")
+                    dataset = self.store.create_dataset(
+                        name, description="recorded by the assay pytest plugin"
+                    )
                 except AlreadyExistsError:  # another worker was first
                     dataset = self.store.get_dataset(name=name)
             assert dataset is not None
@@ -72,7 +83,9 @@ class Recorder:
             record = self.store.get_experiment(name=suite.experiment)
             if record is None:
                 record = ExperimentRecord(
-                    name=suite.experiment, dataset_id=dataset.id, num_examples=suite.size,
+                    name=suite.experiment,
+                    dataset_id=dataset.id,
+                    num_examples=suite.size,
                     metadata={"source": "pytest", "pytest_run": self.run_id},
                     config={"target": "pytest", "evaluators": ["pass"]},
                 )

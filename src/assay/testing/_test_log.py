@@ -55,7 +55,9 @@ def _record(function: str) -> TestRecord:
 def _as_dict(value: Any, function: str) -> dict[str, Any]:
     if isinstance(value, dict):
         return dict(value)
-    raise TypeError(f"assay.testing.{function}() takes a dict, e.g. {function}({{'question': ...}}); got {value!r}")
+    raise TypeError(
+        f"assay.testing.{function}() takes a dict, e.g. {function}({{'question': ...}}); got {value!r}"
+    )
 
 
 def log_inputs(inputs: dict[str, Any], /) -> None:
@@ -75,9 +77,7 @@ def log_reference_outputs(reference_outputs: dict[str, Any], /) -> None:
     )
 
 
-def log_feedback(
-    feedback: dict[str, Any] | list[dict[str, Any]] | None = None, /, **kwargs: Any
-) -> None:
+def log_feedback(feedback: dict[str, Any] | list[dict[str, Any]] | None = None, /, **kwargs: Any) -> None:
     """``log_feedback(key="correct", score=1)`` or ``log_feedback({"key": ..., "score": ...})``
     (or a list of such dicts); the fields are EvaluationResult's."""
     record = _record("log_feedback")
@@ -86,5 +86,7 @@ def log_feedback(
     items = [kwargs] if feedback is None else feedback if isinstance(feedback, list) else [feedback]
     for item in items:
         if "key" not in item:
-            raise TypeError(f"log_feedback() needs key=..., e.g. log_feedback(key='correct', score=1); got {item!r}")
+            raise TypeError(
+                f"log_feedback() needs key=..., e.g. log_feedback(key='correct', score=1); got {item!r}"
+            )
         record.feedback.append(EvaluationResult(**item))

@@ -106,7 +106,9 @@ class FakeOpenAIServer:
     def chat_model(self, **options: Any) -> ChatModel:
         """A ``ChatModel`` pointing here, with retries fast enough for tests."""
         defaults: dict[str, Any] = {
-            "model": self.model, "base_url": self.base_url, "api_key": "sk-fake-test-key",
+            "model": self.model,
+            "base_url": self.base_url,
+            "api_key": "sk-fake-test-key",
             "retry": RetryPolicy(max_attempts=4, initial_delay=0.01, max_delay=0.5),
             "timeout": 10.0,
         }
@@ -125,8 +127,11 @@ class FakeOpenAIServer:
     def stats(self) -> dict[str, int]:
         """Counts for a server run as a process (``GET /_assay/stats``)."""
         with self._lock:
-            return {"requests": len(self.requests), "max_in_flight": self.max_in_flight,
-                    "chat_requests": sum(1 for r in self.requests if r.is_chat)}
+            return {
+                "requests": len(self.requests),
+                "max_in_flight": self.max_in_flight,
+                "chat_requests": sum(1 for r in self.requests if r.is_chat),
+            }
 
     @property
     def pending_replies(self) -> int:
@@ -198,15 +203,23 @@ class FakeOpenAIServer:
             "completion_tokens": len(text.split()),
         }
         usage = {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]}
-        return json.dumps({
-            "id": f"chatcmpl-fake-{next(self._ids)}", "object": "chat.completion",
-            "created": int(time.time()), "model": request.model or self.model,
-            "choices": [{
-                "index": 0, "finish_reason": "stop",
-                "message": {"role": "assistant", "content": text},
-            }],
-            "usage": usage,
-        }, ensure_ascii=False).encode()
+        return json.dumps(
+            {
+                "id": f"chatcmpl-fake-{next(self._ids)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": request.model or self.model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": text},
+                    }
+                ],
+                "usage": usage,
+            },
+            ensure_ascii=False,
+        ).encode()
 
     def _embedding_body(self, request: RecordedRequest) -> tuple[int, bytes]:
         if self.embeddings is None:
@@ -219,10 +232,14 @@ class FakeOpenAIServer:
             for index, vector in enumerate(vectors)
         ]
         tokens = sum(len(str(text).split()) for text in texts)
-        return 200, json.dumps({
-            "object": "list", "data": data, "model": request.body.get("model"),
-            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-        }).encode()
+        return 200, json.dumps(
+            {
+                "object": "list",
+                "data": data,
+                "model": request.body.get("model"),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        ).encode()
 
 
 def _error(message: str, kind: str) -> bytes:

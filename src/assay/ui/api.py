@@ -24,8 +24,13 @@ from assay.ui.models import (
 from assay.ui.params import PagingParams, RowFilterParams, VersionParam, blank_is_none
 
 __all__ = [
-    "compare", "dataset_examples", "experiment_detail", "experiment_row", "experiment_rows",
-    "list_datasets", "list_experiments",
+    "compare",
+    "dataset_examples",
+    "experiment_detail",
+    "experiment_row",
+    "experiment_rows",
+    "list_datasets",
+    "list_experiments",
 ]
 
 

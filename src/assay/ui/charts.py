@@ -8,7 +8,13 @@ from assay.ui.models import Histogram, RunNode
 from assay.ui.views import format_number
 
 __all__ = [
-    "Bar", "Span", "Tick", "histogram_bars", "histogram_ticks", "timeline_span", "timeline_total",
+    "Bar",
+    "Span",
+    "Tick",
+    "histogram_bars",
+    "histogram_ticks",
+    "timeline_span",
+    "timeline_total",
 ]
 
 

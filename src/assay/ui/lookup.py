@@ -12,7 +12,12 @@ from assay.ui.models import DatasetSummary, ExperimentSummary
 from assay.ui.queries import find_dataset, find_experiment
 
 __all__ = [
-    "Database", "DatasetParam", "ExperimentParam", "database", "dataset", "experiment",
+    "Database",
+    "DatasetParam",
+    "ExperimentParam",
+    "database",
+    "dataset",
+    "experiment",
     "experiments",
 ]
 

@@ -7,11 +7,32 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
-    "Change", "CompareCell", "CompareMetric", "ComparePage", "CompareRow", "CompareShow",
-    "DatasetSummary", "DatasetVersion", "ExamplePage", "ExampleView", "ExperimentDetail",
-    "ExperimentList", "ExperimentRef", "ExperimentSummary", "Histogram", "HistogramBin",
-    "LatencyStat", "MetricStat", "ResultView", "RowDetail", "RowFilter", "RowPage", "RowSummary",
-    "RunNode", "ScoreCell", "SortKey",
+    "Change",
+    "CompareCell",
+    "CompareMetric",
+    "ComparePage",
+    "CompareRow",
+    "CompareShow",
+    "DatasetSummary",
+    "DatasetVersion",
+    "ExamplePage",
+    "ExampleView",
+    "ExperimentDetail",
+    "ExperimentList",
+    "ExperimentRef",
+    "ExperimentSummary",
+    "Histogram",
+    "HistogramBin",
+    "LatencyStat",
+    "MetricStat",
+    "ResultView",
+    "RowDetail",
+    "RowFilter",
+    "RowPage",
+    "RowSummary",
+    "RunNode",
+    "ScoreCell",
+    "SortKey",
 ]
 
 
@@ -189,7 +210,8 @@ class RowFilter(BaseModel):
     metric: str | None = None
     below: float | None = Field(None, description="with metric: only rows scoring below this")
     worse_than: float | None = Field(
-        None, description="with metric: its failing threshold, read with its direction "
+        None,
+        description="with metric: its failing threshold, read with its direction "
         "(below it if higher is better, above it if lower is better)",
     )
     q: str | None = Field(None, description="substring searched in inputs and outputs")

@@ -13,8 +13,14 @@ from assay.ui.models import CompareShow
 from assay.ui.params import PagingParams, RowFilterParams, VersionParam, blank_is_none
 
 __all__ = [
-    "compare_page", "dataset_list", "dataset_page", "experiment_list", "experiment_page", "home",
-    "render", "row_page",
+    "compare_page",
+    "dataset_list",
+    "dataset_page",
+    "experiment_list",
+    "experiment_page",
+    "home",
+    "render",
+    "row_page",
 ]
 
 

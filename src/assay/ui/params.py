@@ -15,8 +15,15 @@ from assay.ui.errors import BadRequest
 from assay.ui.models import RowFilter
 
 __all__ = [
-    "MAX_PER_PAGE", "Paging", "PagingParams", "RowFilterParams", "VersionParam", "blank_is_none",
-    "dataset_version", "parse_number", "row_filter",
+    "MAX_PER_PAGE",
+    "Paging",
+    "PagingParams",
+    "RowFilterParams",
+    "VersionParam",
+    "blank_is_none",
+    "dataset_version",
+    "parse_number",
+    "row_filter",
 ]
 
 
@@ -58,13 +65,14 @@ def parse_number(name: str, value: str | None) -> float | None:
 
 def row_filter(
     failed: Annotated[
-        bool, Query(description="only failing rows: target error, evaluator error, a 0/1 metric at "
-                    "its worst value, or 'metric' worse than 'worse_than'")
+        bool,
+        Query(
+            description="only failing rows: target error, evaluator error, a 0/1 metric at "
+            "its worst value, or 'metric' worse than 'worse_than'"
+        ),
     ] = False,
     metric: Annotated[str | None, Query(description="a metric key, for 'below'")] = None,
-    below: Annotated[
-        str | None, Query(description="a number: rows whose 'metric' scores below it")
-    ] = None,
+    below: Annotated[str | None, Query(description="a number: rows whose 'metric' scores below it")] = None,
     worse_than: Annotated[
         str | None, Query(description="a number: the failing threshold of 'metric', read with its direction")
     ] = None,

@@ -23,7 +23,11 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = [
-    "COOKIE", "GuardMiddleware", "READ_METHODS", "SECURITY_HEADERS", "is_loopback_host",
+    "COOKIE",
+    "GuardMiddleware",
+    "READ_METHODS",
+    "SECURITY_HEADERS",
+    "is_loopback_host",
     "session_value",
 ]
 

@@ -15,7 +15,12 @@ from assay.ui.errors import UIConfigError
 from assay.ui.security import is_loopback_host
 
 __all__ = [
-    "MIN_TOKEN_LENGTH", "RedactTokens", "TOKEN_ENV", "check_bind", "redact", "resolve_token",
+    "MIN_TOKEN_LENGTH",
+    "RedactTokens",
+    "TOKEN_ENV",
+    "check_bind",
+    "redact",
+    "resolve_token",
     "serve",
 ]
 
@@ -60,7 +65,9 @@ class RedactTokens(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(redact(arg, self.token) if isinstance(arg, str) else arg for arg in record.args)
+            record.args = tuple(
+                redact(arg, self.token) if isinstance(arg, str) else arg for arg in record.args
+            )
         return True
 
 

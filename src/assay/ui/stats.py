@@ -23,7 +23,10 @@ class Interval:
 
 
 def clustered_interval(
-    mean: float | None, n: int, groups: int, residual_square_sum: float | None,
+    mean: float | None,
+    n: int,
+    groups: int,
+    residual_square_sum: float | None,
     unit_range: bool = False,
 ) -> Interval:
     """95% CI of a mean from per-cluster residual sums (Liang-Zeger, G/(G-1) factor)."""

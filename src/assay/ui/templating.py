@@ -13,8 +13,15 @@ from assay.ui import charts, views
 from assay.ui.text import clean_text
 
 __all__ = [
-    "TEMPLATES", "make_templates", "node_kind", "page_count", "short_id", "short_time", "sort_link",
-    "sort_mark", "with_query",
+    "TEMPLATES",
+    "make_templates",
+    "node_kind",
+    "page_count",
+    "short_id",
+    "short_time",
+    "sort_link",
+    "sort_mark",
+    "with_query",
 ]
 
 

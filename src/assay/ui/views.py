@@ -11,9 +11,24 @@ from typing import Any, TypeGuard
 import orjson
 
 __all__ = [
-    "Items", "MAX_COLUMNS", "MAX_DEPTH", "MAX_TABLE_ROWS", "MAX_TEXT", "Mapping", "Node",
-    "PASS_FLAGS", "SHORT_TEXT", "Table", "TableRow", "Text", "format_number", "row_status",
-    "score_class", "traceback_of", "view", "without_traceback",
+    "Items",
+    "MAX_COLUMNS",
+    "MAX_DEPTH",
+    "MAX_TABLE_ROWS",
+    "MAX_TEXT",
+    "Mapping",
+    "Node",
+    "PASS_FLAGS",
+    "SHORT_TEXT",
+    "Table",
+    "TableRow",
+    "Text",
+    "format_number",
+    "row_status",
+    "score_class",
+    "traceback_of",
+    "view",
+    "without_traceback",
 ]
 
 

@@ -50,12 +50,14 @@ def code_from_run(run: Run, output_key: str | None, language: Language) -> str:
     outputs = run.outputs
     if not outputs:
         raise CaseError("LLM did not produce any output.", "No code generated.")
-    key = output_key or next((k for k in DEFAULT_OUTPUT_KEYS if k in outputs),
-                             next(iter(outputs)) if len(outputs) == 1 else "text")
+    key = output_key or next(
+        (k for k in DEFAULT_OUTPUT_KEYS if k in outputs), next(iter(outputs)) if len(outputs) == 1 else "text"
+    )
     text = _content(outputs.get(key))
     if not isinstance(text, str) or not text.strip():
-        raise CaseError(f"LLM output {key!r} is not a valid code string or is empty.",
-                        "Invalid or empty code generated.")
+        raise CaseError(
+            f"LLM output {key!r} is not a valid code string or is empty.", "Invalid or empty code generated."
+        )
     return strip_fences(text, language)
 
 
@@ -89,8 +91,7 @@ TOLERANCE_KEYS = ("rel_tol", "abs_tol", "zero_tol")
 DEFAULT_TOLERANCE = Tolerance()
 
 
-def test_cases_of(example: Example | None,
-                  default: Tolerance = DEFAULT_TOLERANCE) -> list[TestCase]:
+def test_cases_of(example: Example | None, default: Tolerance = DEFAULT_TOLERANCE) -> list[TestCase]:
     raw: Any = None
     if example is not None and example.inputs and "test_cases" in example.inputs:
         raw = example.inputs["test_cases"]
@@ -137,5 +138,4 @@ def _parse_case(index: int, case: Any, default: Tolerance) -> TestCase:
         codec.encode([list(call.args), call.kwargs])
     except codec.UnsupportedValue as exc:
         raise CaseError(f"{where}: its input is not plain data ({exc})") from None
-    return TestCase(index, call, case["expected_output"], shown,
-                    _case_tolerance(where, case, default))
+    return TestCase(index, call, case["expected_output"], shown, _case_tolerance(where, case, default))

@@ -55,8 +55,9 @@ def bounded(value: Any) -> Any:
     if not _larger_than(value, STORED_VALUE_CHARS):
         return value
     if _larger_than(value, STORED_VALUE_CHARS * 10):
-        return f"<{type(value).__name__} of over {STORED_VALUE_CHARS * 10} characters, " \
-            f"truncated> " + show(value)
+        return f"<{type(value).__name__} of over {STORED_VALUE_CHARS * 10} characters, truncated> " + show(
+            value
+        )
     size = len(dumps(value) or "")
     if size <= STORED_VALUE_CHARS:
         return value

@@ -81,7 +81,13 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
     """
 
     option_names = (
-        "execution_timeout", "func_name", "language", "output_key", "sandbox", "limits", "float_tolerance",
+        "execution_timeout",
+        "func_name",
+        "language",
+        "output_key",
+        "sandbox",
+        "limits",
+        "float_tolerance",
     )
 
     def __init__(self, name: str = "CodeCorrectnessEvaluator", **kwargs: Any) -> None:
@@ -94,8 +100,10 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         self.limits: Limits = kwargs.get("limits") or Limits()
         self.float_tolerance = float(kwargs.get("float_tolerance", DEFAULT_TOLERANCE))
         self.tolerance = Tolerance(
-            rel_tol=self.float_tolerance, abs_tol=float(kwargs.get("abs_tolerance", 0.0)),
-            zero_tol=float(kwargs.get("zero_tolerance", Tolerance.zero_tol)))
+            rel_tol=self.float_tolerance,
+            abs_tol=float(kwargs.get("abs_tolerance", 0.0)),
+            zero_tol=float(kwargs.get("zero_tolerance", Tolerance.zero_tol)),
+        )
         if self.execution_timeout <= 0:
             raise ValueError(f"execution_timeout must be positive, got {self.execution_timeout}")
         get_language(self.language)  # an unknown default language is a setup error
@@ -127,26 +135,45 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
             message = f"the sandbox died twice while running this code: {_describe_error(exc)}"
             return failure(self.name, message, "The code's sandbox died.", **extra)
         except Exception as exc:  # noqa: BLE001 - only the candidate's data got us here
-            message = (f"the candidate's result could not be processed: "
-                       f"{type(exc).__name__}: {_describe_error(exc)}")
+            message = (
+                f"the candidate's result could not be processed: {type(exc).__name__}: {_describe_error(exc)}"
+            )
             return failure(self.name, message, "The code's result was refused.", **extra)
 
-    def _test_program(self, language: Language, code: str, program: Any,
-                      extra: dict[str, Any]) -> EvaluationResult:
+    def _test_program(
+        self, language: Language, code: str, program: Any, extra: dict[str, Any]
+    ) -> EvaluationResult:
         pool = get_pool(self.sandbox_config)
         source = language.program(program.prompt, code, program.entry_point)
-        program_run = _retry_once(lambda: pool.run_test_program(
-            language, source, program.test, program.entry_point, self.execution_timeout,
-            self.limits, prompt=program.prompt))
+        program_run = _retry_once(
+            lambda: pool.run_test_program(
+                language,
+                source,
+                program.test,
+                program.entry_point,
+                self.execution_timeout,
+                self.limits,
+                prompt=program.prompt,
+            )
+        )
         return from_program_run(self.name, program_run, extra)
 
-    def _test_cases(self, language: Language, code: str, cases: Any, inputs: dict[str, Any],
-                    extra: dict[str, Any]) -> EvaluationResult:
+    def _test_cases(
+        self, language: Language, code: str, cases: Any, inputs: dict[str, Any], extra: dict[str, Any]
+    ) -> EvaluationResult:
         pool = get_pool(self.sandbox_config)
         func_name = str(inputs.get("func_name") or self.expected_func_name)
-        function_run = _retry_once(lambda: pool.run_function(
-            language, code, func_name, [c.call for c in cases], self.execution_timeout,
-            self.limits, on_outcome=verdict_reducer(cases, self.tolerance)))
+        function_run = _retry_once(
+            lambda: pool.run_function(
+                language,
+                code,
+                func_name,
+                [c.call for c in cases],
+                self.execution_timeout,
+                self.limits,
+                on_outcome=verdict_reducer(cases, self.tolerance),
+            )
+        )
         return from_function_run(self.name, cases, function_run, self.tolerance, extra)
 
     def evaluate(self, run: Run, example: Example | None = None) -> Any:

@@ -30,8 +30,9 @@ def pass_at_k(k: int, key: str = "CodeCorrectnessEvaluator") -> Callable[..., Ev
         raise ValueError(f"k must be a positive integer, got {k!r}")
     metric = f"pass@{k}"
 
-    def summary(runs: Sequence[Any], examples: Sequence[Any],
-                evaluation_results: Sequence[Sequence[EvaluationResult]]) -> EvaluationResult:
+    def summary(
+        runs: Sequence[Any], examples: Sequence[Any], evaluation_results: Sequence[Sequence[EvaluationResult]]
+    ) -> EvaluationResult:
         groups = _group(examples, evaluation_results, key)
         per_example, skipped = {}, {}
         for example_id, (n, c, errors) in groups.items():
@@ -39,26 +40,34 @@ def pass_at_k(k: int, key: str = "CodeCorrectnessEvaluator") -> Callable[..., Ev
                 skipped[example_id] = {"samples": n, "errored": errors}
                 continue
             per_example[example_id] = {"n": n, "c": c, metric: pass_at_k_estimate(n, c, k)}
-        metadata = {"k": k, "key": key, "per_example": per_example, "skipped": skipped,
-                    "examples": len(per_example)}
+        metadata = {
+            "k": k,
+            "key": key,
+            "per_example": per_example,
+            "skipped": skipped,
+            "examples": len(per_example),
+        }
         if not per_example:
             most = max((n for n, _, _ in groups.values()), default=0)
             return EvaluationResult(
-                key=metric, metadata=metadata,
+                key=metric,
+                metadata=metadata,
                 error=f"{metric} needs at least {k} scored samples of an example "
-                      f"(set num_repetitions >= {k}); the most any example has is {most}",
+                f"(set num_repetitions >= {k}); the most any example has is {most}",
             )
         score = sum(v[metric] for v in per_example.values()) / len(per_example)
-        return EvaluationResult(key=metric, score=score, metadata=metadata,
-                                comment=f"{metric} over {len(per_example)} example(s)")
+        return EvaluationResult(
+            key=metric, score=score, metadata=metadata, comment=f"{metric} over {len(per_example)} example(s)"
+        )
 
     summary.__name__ = f"pass_at_{k}"
     summary.__qualname__ = summary.__name__
     return summary
 
 
-def _group(examples: Sequence[Any], evaluation_results: Sequence[Sequence[EvaluationResult]],
-           key: str) -> OrderedDict[str, tuple[int, int, int]]:
+def _group(
+    examples: Sequence[Any], evaluation_results: Sequence[Sequence[EvaluationResult]], key: str
+) -> OrderedDict[str, tuple[int, int, int]]:
     """example id -> (scored samples, passing samples, errored samples)."""
     groups: OrderedDict[str, tuple[int, int, int]] = OrderedDict()
     for example, results in zip(examples, evaluation_results):

@@ -16,17 +16,25 @@ from assay.sandbox.compare import Tolerance, values_equal
 def failure(key: str, message: str, feedback: str, **metadata: Any) -> EvaluationResult:
     """Score 0 with a clear message: missing code, missing tests, unknown language..."""
     return EvaluationResult(
-        key=key, score=0.0, feedback=feedback, comment=message,
-        metadata={"overall_execution_success": False, "test_cases_details": [],
-                  "raw_sandbox_stdout": None, "sandbox_error_message": message, **metadata},
+        key=key,
+        score=0.0,
+        feedback=feedback,
+        comment=message,
+        metadata={
+            "overall_execution_success": False,
+            "test_cases_details": [],
+            "raw_sandbox_stdout": None,
+            "sandbox_error_message": message,
+            **metadata,
+        },
     )
 
 
-def verdict_reducer(cases: Sequence[TestCase],
-                    tolerance: Tolerance) -> Callable[[CallOutcome], CallOutcome]:
+def verdict_reducer(cases: Sequence[TestCase], tolerance: Tolerance) -> Callable[[CallOutcome], CallOutcome]:
     """Compare each outcome as it arrives and keep only what is shown and stored: the
     decoded values of many calls are never held at once. Anything about a value that
     cannot be compared or shown fails that case, with the reason."""
+
     def reduce(outcome: CallOutcome) -> CallOutcome:
         if not outcome.ok:
             return dataclasses.replace(outcome, passed=False)
@@ -36,8 +44,13 @@ def verdict_reducer(cases: Sequence[TestCase],
             kept = bounded(outcome.value)
         except Exception as exc:  # noqa: BLE001 - the candidate's value, its failure
             return dataclasses.replace(
-                outcome, status="error", value=None, passed=False, error_type="ValueRefused",
-                message=f"the return value cannot be compared: {type(exc).__name__}")
+                outcome,
+                status="error",
+                value=None,
+                passed=False,
+                error_type="ValueRefused",
+                message=f"the return value cannot be compared: {type(exc).__name__}",
+            )
         return dataclasses.replace(outcome, value=kept, passed=passed)
 
     return reduce
@@ -68,9 +81,11 @@ def _error_text(outcome: CallOutcome) -> str:
 
 def _case_line(detail: dict[str, Any]) -> str:
     status = "Passed" if detail["passed"] else "Failed"
-    line = (f"Test Case {detail['test_case_index'] + 1} (Input: {show(detail['input'])}): "
-            f"Status: {status}. Expected Output: {show(detail['expected_output'])}, "
-            f"Actual Output: {show(detail['actual_output'])}.")
+    line = (
+        f"Test Case {detail['test_case_index'] + 1} (Input: {show(detail['input'])}): "
+        f"Status: {status}. Expected Output: {show(detail['expected_output'])}, "
+        f"Actual Output: {show(detail['actual_output'])}."
+    )
     if not detail["execution_success"]:
         line += f" Error: {detail['error_message']}."
     elif not detail["passed"]:
@@ -78,11 +93,17 @@ def _case_line(detail: dict[str, Any]) -> str:
     return line
 
 
-def from_function_run(key: str, cases: list[TestCase], run: FunctionRun, tolerance: Tolerance,
-                      extra: dict[str, Any]) -> EvaluationResult:
-    base = {"raw_sandbox_stdout": run.output.stdout, "raw_sandbox_stderr": run.output.stderr,
-            "output_truncated": run.output.truncated, "sandbox": run.sandbox,
-            "duration_ms": round(run.duration_ms, 3), **extra}
+def from_function_run(
+    key: str, cases: list[TestCase], run: FunctionRun, tolerance: Tolerance, extra: dict[str, Any]
+) -> EvaluationResult:
+    base = {
+        "raw_sandbox_stdout": run.output.stdout,
+        "raw_sandbox_stderr": run.output.stderr,
+        "output_truncated": run.output.truncated,
+        "sandbox": run.sandbox,
+        "duration_ms": round(run.duration_ms, 3),
+        **extra,
+    }
     if run.load_failure is not None:
         load = run.load_failure
         message = _load_message(load.kind, load.error_type, load.message)
@@ -90,21 +111,38 @@ def from_function_run(key: str, cases: list[TestCase], run: FunctionRun, toleran
         if load.traceback:
             comment += f"\n{load.traceback.rstrip()}"
         return EvaluationResult(
-            key=key, score=0.0, feedback=_load_feedback(load.kind, message), comment=comment,
-            metadata={"overall_execution_success": False, "test_cases_details": [],
-                      "sandbox_error_message": message, "load_error": load.kind, **base},
+            key=key,
+            score=0.0,
+            feedback=_load_feedback(load.kind, message),
+            comment=comment,
+            metadata={
+                "overall_execution_success": False,
+                "test_cases_details": [],
+                "sandbox_error_message": message,
+                "load_error": load.kind,
+                **base,
+            },
         )
     details = [case_details(c, o, tolerance) for c, o in zip(cases, run.outcomes)]
     passed = sum(d["passed"] for d in details)
     total = len(details)
-    error = ("; ".join(sorted({d["error_message"] for d in details
-                               if d["status"] in ("timeout", "crashed")}))) or None
+    error = (
+        "; ".join(sorted({d["error_message"] for d in details if d["status"] in ("timeout", "crashed")}))
+    ) or None
     return EvaluationResult(
-        key=key, score=passed / total, feedback=_cases_feedback(passed, total, run.timed_out),
+        key=key,
+        score=passed / total,
+        feedback=_cases_feedback(passed, total, run.timed_out),
         comment="\n".join(_case_line(d) for d in details),
-        metadata={"overall_execution_success": passed == total, "test_cases_details": details,
-                  "passed": passed, "total": total, "timed_out": run.timed_out,
-                  "sandbox_error_message": error, **base},
+        metadata={
+            "overall_execution_success": passed == total,
+            "test_cases_details": details,
+            "passed": passed,
+            "total": total,
+            "timed_out": run.timed_out,
+            "sandbox_error_message": error,
+            **base,
+        },
     )
 
 
@@ -138,24 +176,39 @@ def _load_message(kind: str, error_type: str | None, message: str) -> str:
 
 def from_program_run(key: str, run: ProgramRun, extra: dict[str, Any]) -> EvaluationResult:
     verdict = run.verdict
-    base = {"raw_sandbox_stdout": run.output.stdout, "raw_sandbox_stderr": run.output.stderr,
-            "test_program_stdout": run.checker_output.stdout,
-            "test_program_stderr": run.checker_output.stderr,
-            "output_truncated": run.output.truncated, "sandbox": run.sandbox,
-            "duration_ms": round(run.duration_ms, 3), "verdict": verdict,
-            "test_cases_details": [], "timed_out": run.timed_out, **extra}
+    base = {
+        "raw_sandbox_stdout": run.output.stdout,
+        "raw_sandbox_stderr": run.output.stderr,
+        "test_program_stdout": run.checker_output.stdout,
+        "test_program_stderr": run.checker_output.stderr,
+        "output_truncated": run.output.truncated,
+        "sandbox": run.sandbox,
+        "duration_ms": round(run.duration_ms, 3),
+        "verdict": verdict,
+        "test_cases_details": [],
+        "timed_out": run.timed_out,
+        **extra,
+    }
     if run.passed:
         return EvaluationResult(
-            key=key, score=1.0, feedback="All tests in the test program passed.",
-            comment=f"check() completed: {verdict.get('calls', 0)} candidate call(s), "
-                    "every assertion held.",
+            key=key,
+            score=1.0,
+            feedback="All tests in the test program passed.",
+            comment=f"check() completed: {verdict.get('calls', 0)} candidate call(s), every assertion held.",
             metadata={"overall_execution_success": True, "sandbox_error_message": None, **base},
         )
     comment = _program_comment(verdict)
     return EvaluationResult(
-        key=key, score=0.0, feedback=_program_feedback(verdict), comment=comment,
-        metadata={"overall_execution_success": False, "sandbox_error_message": comment,
-                  "failing_assertion": _assertion(verdict), **base},
+        key=key,
+        score=0.0,
+        feedback=_program_feedback(verdict),
+        comment=comment,
+        metadata={
+            "overall_execution_success": False,
+            "sandbox_error_message": comment,
+            "failing_assertion": _assertion(verdict),
+            **base,
+        },
     )
 
 
@@ -180,8 +233,7 @@ def _program_comment(verdict: dict[str, Any]) -> str:
     if kind == "assertion" and verdict.get("source"):
         text = f"Failing assertion (test line {verdict.get('line')}): {verdict['source']}"
         return text + (f"\nAssertionError: {message}" if message else "")
-    where = f" at test line {verdict['line']}: {verdict.get('source')}" if verdict.get(
-        "line") else ""
+    where = f" at test line {verdict['line']}: {verdict.get('source')}" if verdict.get("line") else ""
     error_type = verdict.get("error_type")
     prefix = f"{error_type}: " if error_type and kind != "timeout" else ""
     return f"{prefix}{message}{where}".strip() or "the test program failed"
@@ -190,5 +242,4 @@ def _program_comment(verdict: dict[str, Any]) -> str:
 def _assertion(verdict: dict[str, Any]) -> dict[str, Any] | None:
     if verdict.get("kind") != "assertion":
         return None
-    return {"line": verdict.get("line"), "source": verdict.get("source"),
-            "message": verdict.get("message")}
+    return {"line": verdict.get("line"), "source": verdict.get("source"), "message": verdict.get("message")}

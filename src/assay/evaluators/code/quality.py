@@ -18,7 +18,10 @@ from assay.sandbox import get_language
 from assay.schemas import Example, Run
 
 __all__ = [
-    "BanditSecurityEvaluator", "RuffLintEvaluator", "SEVERITY_WEIGHTS", "TOOL_TIMEOUT",
+    "BanditSecurityEvaluator",
+    "RuffLintEvaluator",
+    "SEVERITY_WEIGHTS",
+    "TOOL_TIMEOUT",
     "ToolMissing",
 ]
 
@@ -43,14 +46,20 @@ def _run_tool(module: str, args: Sequence[str], code: str) -> subprocess.Complet
     if importlib.util.find_spec(module) is None:
         raise ToolMissing(f"{module} is not installed: pip install 'assay[code]'")
     return subprocess.run(
-        [sys.executable, "-m", module, *args], input=code, capture_output=True, text=True,
-        timeout=TOOL_TIMEOUT, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, check=False,
+        [sys.executable, "-m", module, *args],
+        input=code,
+        capture_output=True,
+        text=True,
+        timeout=TOOL_TIMEOUT,
+        env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        check=False,
     )
 
 
 def _no_code(key: str) -> EvaluationResult:
-    return EvaluationResult(key=key, score=0.0, feedback="No code generated.",
-                            comment="the run has no code to check")
+    return EvaluationResult(
+        key=key, score=0.0, feedback="No code generated.", comment="the run has no code to check"
+    )
 
 
 class RuffLintEvaluator(BaseEvaluator):
@@ -72,8 +81,16 @@ class RuffLintEvaluator(BaseEvaluator):
         code = _code(run, self.output_key)
         if code is None:
             return _no_code(self.name)
-        args = ["check", "--output-format", "json", "--no-cache", "--isolated", "--exit-zero",
-                "--stdin-filename", "solution.py"]
+        args = [
+            "check",
+            "--output-format",
+            "json",
+            "--no-cache",
+            "--isolated",
+            "--exit-zero",
+            "--stdin-filename",
+            "solution.py",
+        ]
         if self.select:
             args += ["--select", ",".join(self.select)]
         done = _run_tool("ruff", [*args, "-"], code)
@@ -84,7 +101,8 @@ class RuffLintEvaluator(BaseEvaluator):
         score = max(0.0, 1.0 - len(findings) / lines)
         summary = ", ".join(f"{f['code']} line {f['line']}" for f in findings[:10])
         return EvaluationResult(
-            key=self.name, score=score,
+            key=self.name,
+            score=score,
             feedback="No lint findings." if not findings else f"{len(findings)} lint finding(s).",
             comment=summary or None,
             metadata={"findings": findings, "count": len(findings), "lines": lines},
@@ -93,8 +111,12 @@ class RuffLintEvaluator(BaseEvaluator):
 
 def _ruff_finding(item: dict[str, Any]) -> dict[str, Any]:
     location = item.get("location") or {}
-    return {"code": item.get("code"), "message": item.get("message"),
-            "line": location.get("row"), "column": location.get("column")}
+    return {
+        "code": item.get("code"),
+        "message": item.get("message"),
+        "line": location.get("row"),
+        "column": location.get("column"),
+    }
 
 
 class BanditSecurityEvaluator(BaseEvaluator):
@@ -119,22 +141,29 @@ class BanditSecurityEvaluator(BaseEvaluator):
         if report.get("errors"):
             raise RuntimeError(f"bandit could not analyse the code: {report['errors']}")
         findings = [_bandit_finding(item) for item in report.get("results", [])]
-        by_severity = {level: sum(f["severity"] == level for f in findings)
-                       for level in ("HIGH", "MEDIUM", "LOW")}
+        by_severity = {
+            level: sum(f["severity"] == level for f in findings) for level in ("HIGH", "MEDIUM", "LOW")
+        }
         penalty = sum(self.weights.get(f["severity"], 0.0) for f in findings)
         counts = ", ".join(f"{n} {level.lower()}" for level, n in by_severity.items() if n)
         return EvaluationResult(
-            key=self.name, score=max(0.0, 1.0 - penalty),
-            feedback="No security findings." if not findings
-            else f"Security findings: {counts}.",
-            comment="\n".join(f"{f['test_id']} ({f['severity']}) line {f['line']}: {f['text']}"
-                              for f in findings) or None,
+            key=self.name,
+            score=max(0.0, 1.0 - penalty),
+            feedback="No security findings." if not findings else f"Security findings: {counts}.",
+            comment="\n".join(
+                f"{f['test_id']} ({f['severity']}) line {f['line']}: {f['text']}" for f in findings
+            )
+            or None,
             metadata={"findings": findings, "by_severity": by_severity},
         )
 
 
 def _bandit_finding(item: dict[str, Any]) -> dict[str, Any]:
-    return {"test_id": item.get("test_id"), "severity": item.get("issue_severity"),
-            "confidence": item.get("issue_confidence"), "text": item.get("issue_text"),
-            "line": item.get("line_number"),
-            "cwe": (item.get("issue_cwe") or {}).get("id")}
+    return {
+        "test_id": item.get("test_id"),
+        "severity": item.get("issue_severity"),
+        "confidence": item.get("issue_confidence"),
+        "text": item.get("issue_text"),
+        "line": item.get("line_number"),
+        "cwe": (item.get("issue_cwe") or {}).get("id"),
+    }

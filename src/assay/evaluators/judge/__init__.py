@@ -31,8 +31,21 @@ from assay.evaluators.judge._qa import (
 )
 
 __all__ = [
-    "BUILTIN_CRITERIA", "CONTEXT_QA_PROMPT", "COT_QA_PROMPT", "CRITERIA_PROMPT", "FEEDBACK_PROMPT",
-    "FEEDBACK_REFERENCE_BLOCK", "LABELED_CRITERIA_PROMPT", "QA_PROMPT",
-    "CriteriaEvaluator", "LLMJudge", "LabeledCriteriaEvaluator", "LlmFeedbackEvaluator",
-    "QAEvaluator", "context_qa_evaluator", "cot_qa_evaluator", "qa_evaluator", "resolve_criteria",
+    "BUILTIN_CRITERIA",
+    "CONTEXT_QA_PROMPT",
+    "COT_QA_PROMPT",
+    "CRITERIA_PROMPT",
+    "FEEDBACK_PROMPT",
+    "FEEDBACK_REFERENCE_BLOCK",
+    "LABELED_CRITERIA_PROMPT",
+    "QA_PROMPT",
+    "CriteriaEvaluator",
+    "LLMJudge",
+    "LabeledCriteriaEvaluator",
+    "LlmFeedbackEvaluator",
+    "QAEvaluator",
+    "context_qa_evaluator",
+    "cot_qa_evaluator",
+    "qa_evaluator",
+    "resolve_criteria",
 ]

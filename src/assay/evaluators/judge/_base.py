@@ -92,9 +92,7 @@ class LLMJudge(BaseEvaluator):
         if example is not None and example.outputs is not None:
             reference = render(example.outputs, self.keys.reference, what="reference outputs")
         if reference is None and self.needs_reference():
-            raise ValueError(
-                f"{type(self).__name__} needs a reference: the example has no outputs"
-            )
+            raise ValueError(f"{type(self).__name__} needs a reference: the example has no outputs")
         return JudgeInput(
             input=render(inputs, self.keys.input, what="inputs"),
             output=render(run.outputs, self.keys.prediction, what="run outputs"),

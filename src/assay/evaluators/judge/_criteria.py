@@ -74,24 +74,34 @@ class CriteriaEvaluator(LLMJudge):
         self.criteria = resolve_criteria(criteria if criteria is not None else self.default_criteria)
         default_name = next(iter(self.criteria)) if len(self.criteria) == 1 else "criteria"
         self.prompt = check_template(
-            prompt or self.default_prompt, required={"output", "criteria"},
-            allowed=self.placeholders, owner=type(self).__name__,
+            prompt or self.default_prompt,
+            required={"output", "criteria"},
+            allowed=self.placeholders,
+            owner=type(self).__name__,
         )
         super().__init__(
-            model, name=name or default_name,
+            model,
+            name=name or default_name,
             keys=DataKeys(input_key, prediction_key, reference_key),
         )
 
     async def judge(self, data: JudgeInput, meter: UsageMeter) -> list[EvaluationResult]:
         text = self.prompt.format(
-            input=data.input, output=data.output, criteria=describe_criteria(self.criteria),
+            input=data.input,
+            output=data.output,
+            criteria=describe_criteria(self.criteria),
             reference=data.reference or "",
         )
         verdict = await self.core.ask(text, CriteriaVerdict, meter)
-        return [EvaluationResult(
-            key=self.name, score=verdict_score(verdict.value), value=verdict.value,
-            comment=verdict.reasoning, metadata={"criteria": dict(self.criteria)},
-        )]
+        return [
+            EvaluationResult(
+                key=self.name,
+                score=verdict_score(verdict.value),
+                value=verdict.value,
+                comment=verdict.reasoning,
+                metadata={"criteria": dict(self.criteria)},
+            )
+        ]
 
 
 class LabeledCriteriaEvaluator(CriteriaEvaluator):
@@ -123,11 +133,14 @@ class LlmFeedbackEvaluator(LLMJudge):
         self.criteria = resolve_criteria(criteria)
         self.use_reference = use_reference
         self.prompt = check_template(
-            prompt or FEEDBACK_PROMPT, required={"output", "criteria"},
-            allowed={"input", "output", "criteria", "reference_block"}, owner="LlmFeedbackEvaluator",
+            prompt or FEEDBACK_PROMPT,
+            required={"output", "criteria"},
+            allowed={"input", "output", "criteria", "reference_block"},
+            owner="LlmFeedbackEvaluator",
         )
         super().__init__(
-            model, name=name or "llm_feedback",
+            model,
+            name=name or "llm_feedback",
             keys=DataKeys(input_key, prediction_key, reference_key),
         )
 
@@ -143,15 +156,20 @@ class LlmFeedbackEvaluator(LLMJudge):
         if self.use_reference:
             block = FEEDBACK_REFERENCE_BLOCK.format(reference=data.reference or "")
         text = self.prompt.format(
-            input=data.input, output=data.output, criteria=describe_criteria(self.criteria),
+            input=data.input,
+            output=data.output,
+            criteria=describe_criteria(self.criteria),
             reference_block=block,
         )
         reply = await self.core.ask(text, FeedbackVerdicts, meter, check=self._check_complete)
         by_name = {verdict.criterion.strip(): verdict for verdict in reply.verdicts}
         return [
             EvaluationResult(
-                key=name, score=verdict_score(by_name[name].value), value=by_name[name].value,
-                comment=by_name[name].reasoning, metadata={"criterion": description},
+                key=name,
+                score=verdict_score(by_name[name].value),
+                value=by_name[name].value,
+                comment=by_name[name].reasoning,
+                metadata={"criterion": description},
             )
             for name, description in self.criteria.items()
         ]
@@ -161,5 +179,3 @@ class LlmFeedbackEvaluator(LLMJudge):
         missing = [name for name in self.criteria if name not in given]
         if missing:
             raise ReplyCheckError(f"no verdict for criteria {missing}; give one per criterion")
-
-

@@ -57,11 +57,13 @@ class ComparisonEvaluator(LLMJudge):
         reference_key: str | None = None,
     ) -> None:
         self.criteria_text = (
-            describe_criteria(resolve_criteria(criteria)) if criteria is not None
+            describe_criteria(resolve_criteria(criteria))
+            if criteria is not None
             else PAIRWISE_DEFAULT_CRITERIA
         )
         self.prompt = check_template(
-            prompt or PAIRWISE_PROMPT, required={"answer_a", "answer_b"},
+            prompt or PAIRWISE_PROMPT,
+            required={"answer_a", "answer_b"},
             allowed={"input", "answer_a", "answer_b", "criteria", "reference_block"},
             owner="ComparisonEvaluator",
         )
@@ -83,21 +85,32 @@ class ComparisonEvaluator(LLMJudge):
         return random.Random(f"{self.seed}:{order_key}").random() < 0.5
 
     async def compare(
-        self, question: str, first: str, second: str, reference: str | None,
-        meter: UsageMeter, order_key: str = "",
+        self,
+        question: str,
+        first: str,
+        second: str,
+        reference: str | None,
+        meter: UsageMeter,
+        order_key: str = "",
     ) -> PairwiseOutcome:
         swapped = self.draw_swap(order_key)
         answer_a, answer_b = (second, first) if swapped else (first, second)
         block = PAIRWISE_REFERENCE_BLOCK.format(reference=reference) if reference else ""
         text = self.prompt.format(
-            input=question, answer_a=answer_a, answer_b=answer_b, criteria=self.criteria_text,
+            input=question,
+            answer_a=answer_a,
+            answer_b=answer_b,
+            criteria=self.criteria_text,
             reference_block=block,
         )
         reply = await self.core.ask(text, PairwisePreference, meter)
         preferred = _unswap(reply.preference, swapped)
         return PairwiseOutcome(
-            scores=_SCORES[preferred], preferred=preferred, reasoning=reply.reasoning,
-            swapped=swapped, metadata={"preference_as_presented": reply.preference},
+            scores=_SCORES[preferred],
+            preferred=preferred,
+            reasoning=reply.reasoning,
+            swapped=swapped,
+            metadata={"preference_as_presented": reply.preference},
         )
 
     async def compare_runs(
@@ -114,8 +127,12 @@ class ComparisonEvaluator(LLMJudge):
             reference = render(example.outputs, self.keys.reference, what="reference outputs")
         order_key = ":".join([str(example.id) if example else "", *(str(r.id) for r in runs)])
         return await self.compare(
-            render(inputs, self.keys.input, what="inputs"), outputs[0], outputs[1], reference,
-            meter, order_key,
+            render(inputs, self.keys.input, what="inputs"),
+            outputs[0],
+            outputs[1],
+            reference,
+            meter,
+            order_key,
         )
 
     async def judge(self, data: JudgeInput, meter: UsageMeter) -> list[EvaluationResult]:
@@ -123,12 +140,19 @@ class ComparisonEvaluator(LLMJudge):
         outcome = await self.compare(
             data.input, data.output, data.reference or "", None, meter, order_key=data.output
         )
-        return [EvaluationResult(
-            key=self.name, score=outcome.scores[0], value=outcome.preferred,
-            comment=outcome.reasoning,
-            metadata={"swapped": outcome.swapped, **outcome.metadata,
-                      "compared_with": "reference outputs"},
-        )]
+        return [
+            EvaluationResult(
+                key=self.name,
+                score=outcome.scores[0],
+                value=outcome.preferred,
+                comment=outcome.reasoning,
+                metadata={
+                    "swapped": outcome.swapped,
+                    **outcome.metadata,
+                    "compared_with": "reference outputs",
+                },
+            )
+        ]
 
     def needs_reference(self) -> bool:
         return True

@@ -9,6 +9,9 @@ from assay.evaluation._comparative import (
 )
 
 __all__ = [
-    "ComparativeEvaluator", "ComparativeResults", "ExperimentRef", "aevaluate_comparative",
+    "ComparativeEvaluator",
+    "ComparativeResults",
+    "ExperimentRef",
+    "aevaluate_comparative",
     "evaluate_comparative",
 ]

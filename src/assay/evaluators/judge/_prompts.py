@@ -127,9 +127,7 @@ Avoid any position bias: the order in which the answers are presented must not i
 Put your step-by-step comparison in "reasoning", then set "preference" to "A" if answer A is better, "B" if answer B is better, or "tie" if they are equally good."""
 
 #: Criteria used by ComparisonEvaluator when none are given.
-PAIRWISE_DEFAULT_CRITERIA = (
-    "helpfulness, relevance, correctness, depth and level of detail of the answer"
-)
+PAIRWISE_DEFAULT_CRITERIA = "helpfulness, relevance, correctness, depth and level of detail of the answer"
 
 #: How a reference is shown to the pairwise judge when the example has one.
 PAIRWISE_REFERENCE_BLOCK = "\n[Reference answer]: {reference}\n***"

@@ -41,12 +41,12 @@ class QAEvaluator(LLMJudge):
             raise ValueError(f"QAEvaluator mode must be one of {sorted(_PROMPTS)}, got {mode!r}")
         self.mode = mode
         self.prompt = check_template(
-            prompt or _PROMPTS[mode], required={"input", "output", "reference"},
-            allowed={"input", "output", "reference"}, owner=f"QAEvaluator({mode!r})",
+            prompt or _PROMPTS[mode],
+            required={"input", "output", "reference"},
+            allowed={"input", "output", "reference"},
+            owner=f"QAEvaluator({mode!r})",
         )
-        super().__init__(
-            model, name=name or mode, keys=DataKeys(input_key, prediction_key, reference_key)
-        )
+        super().__init__(model, name=name or mode, keys=DataKeys(input_key, prediction_key, reference_key))
 
     def needs_reference(self) -> bool:
         return True
@@ -58,10 +58,14 @@ class QAEvaluator(LLMJudge):
             reply = await self.core.ask(text, ReasonedQAGrade, meter)
         else:
             reply = await self.core.ask(text, QAGrade, meter)
-        return [EvaluationResult(
-            key=self.name, score=1 if reply.grade == "CORRECT" else 0, value=reply.grade,
-            comment=getattr(reply, "reasoning", None),
-        )]
+        return [
+            EvaluationResult(
+                key=self.name,
+                score=1 if reply.grade == "CORRECT" else 0,
+                value=reply.grade,
+                comment=getattr(reply, "reasoning", None),
+            )
+        ]
 
 
 def qa_evaluator() -> QAEvaluator:

@@ -13,7 +13,12 @@ from assay.evaluators.judge._prompts import (
 )
 
 __all__ = [
-    "PAIRWISE_DEFAULT_CRITERIA", "PAIRWISE_PROMPT", "PAIRWISE_REFERENCE_BLOCK",
-    "ComparativeResults", "ComparisonEvaluator", "PairwiseOutcome", "aevaluate_comparative",
+    "PAIRWISE_DEFAULT_CRITERIA",
+    "PAIRWISE_PROMPT",
+    "PAIRWISE_REFERENCE_BLOCK",
+    "ComparativeResults",
+    "ComparisonEvaluator",
+    "PairwiseOutcome",
+    "aevaluate_comparative",
     "evaluate_comparative",
 ]

@@ -17,8 +17,14 @@ from assay.evaluators._fields import ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, Example, Run
 
 __all__ = [
-    "DISTANCES", "DistanceName", "EmbeddingDistanceEvaluator", "chebyshev_distance",
-    "cosine_distance", "euclidean_distance", "hamming_distance", "manhattan_distance",
+    "DISTANCES",
+    "DistanceName",
+    "EmbeddingDistanceEvaluator",
+    "chebyshev_distance",
+    "cosine_distance",
+    "euclidean_distance",
+    "hamming_distance",
+    "manhattan_distance",
 ]
 
 

@@ -14,7 +14,10 @@ from assay.evaluators.text._json_diff import json_differences, json_path
 from assay.schemas import EvaluationResult, Example, Run
 
 __all__ = [
-    "InvalidJson", "JsonEqualityEvaluator", "JsonValidityEvaluator", "MAX_REPORTED_ERRORS",
+    "InvalidJson",
+    "JsonEqualityEvaluator",
+    "JsonValidityEvaluator",
+    "MAX_REPORTED_ERRORS",
     "parse_json",
 ]
 

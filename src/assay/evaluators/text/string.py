@@ -25,7 +25,11 @@ from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, as
 from assay.schemas import EvaluationResult, Example, Run
 
 __all__ = [
-    "Distance", "ExactMatchEvaluator", "RegexEvaluator", "RegexMode", "StringDistanceEvaluator",
+    "Distance",
+    "ExactMatchEvaluator",
+    "RegexEvaluator",
+    "RegexMode",
+    "StringDistanceEvaluator",
     "Whitespace",
 ]
 
@@ -246,5 +250,7 @@ class StringDistanceEvaluator(ReferenceEvaluator):
             normalized = score = 0.0
         else:
             normalized = float(self._metric.normalized_distance(prediction, reference))
-            score = normalized if self.normalize_score else float(self._metric.distance(prediction, reference))
+            score = (
+                normalized if self.normalize_score else float(self._metric.distance(prediction, reference))
+            )
         return self.result(score, metadata={"distance": self.distance, "similarity": 1.0 - normalized})

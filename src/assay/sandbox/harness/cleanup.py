@@ -46,6 +46,7 @@ def empty_folder_contents(workroot: str, _unused: Any) -> None:
 
 def force_remove(path: str) -> None:
     """Remove a file or tree even where the job took away its own permissions."""
+
     def retry(function: Any, failed: str, _info: Any) -> None:
         try:
             os.chmod(os.path.dirname(failed), 0o700)

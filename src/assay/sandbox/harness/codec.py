@@ -35,9 +35,7 @@ class ValueOverLimit(MalformedValue):
 
 def encode(value: Any, depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
-        raise UnsupportedValue(
-            f"value is nested more than {MAX_DEPTH} levels deep (or contains itself)"
-        )
+        raise UnsupportedValue(f"value is nested more than {MAX_DEPTH} levels deep (or contains itself)")
     kind = type(value)
     encoder = _ENCODERS.get(kind)
     if encoder is not None:
@@ -202,8 +200,9 @@ def _refuse_hash_flood(items: list[Any]) -> None:
     for previous, current in zip(hashes, hashes[1:]):
         run = run + 1 if current == previous else 1
         if run > MAX_SAME_HASH:
-            raise ValueOverLimit(f"more than {MAX_SAME_HASH} items share one hash value "
-                                 "(a hash-flooding pattern)")
+            raise ValueOverLimit(
+                f"more than {MAX_SAME_HASH} items share one hash value (a hash-flooding pattern)"
+            )
 
 
 def _decode_bytes(body: Any, depth: int) -> bytes:
@@ -215,8 +214,9 @@ def _decode_bytes(body: Any, depth: int) -> bytes:
 def _decode_complex(body: Any, depth: int) -> complex:
     if type(body) is not list or len(body) != 2:
         raise MalformedValue("expected [real, imag]")
-    real, imag = (_decode_float(part if type(part) is not dict else part.get("$float"), depth)
-                  for part in body)
+    real, imag = (
+        _decode_float(part if type(part) is not dict else part.get("$float"), depth) for part in body
+    )
     return complex(real, imag)
 
 

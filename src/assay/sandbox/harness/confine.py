@@ -23,8 +23,7 @@ ZYGOTE_CAPS = (0, 1, 3, 5, 6, 7)  # CHOWN DAC_OVERRIDE FOWNER KILL SETGID SETUID
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def mount(source: str | None, target: str, fstype: str | None, flags: int,
-          data: str | None = None) -> None:
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
     def raw(text: str | None) -> bytes | None:
         return None if text is None else text.encode()
 
@@ -47,8 +46,13 @@ def enter(plan: dict[str, Any]) -> None:
     make_dirs(root + "/proc")
     mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     make_dirs(root + plan["workroot"])
-    mount("tmpfs", root + plan["workroot"], "tmpfs", MS_NOSUID | MS_NODEV,
-          f"size={plan['workdir_bytes']},mode=0755")
+    mount(
+        "tmpfs",
+        root + plan["workroot"],
+        "tmpfs",
+        MS_NOSUID | MS_NODEV,
+        f"size={plan['workdir_bytes']},mode=0755",
+    )
     mount(None, root, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     pivot_into(root)
     if plan["keep_setuid"]:

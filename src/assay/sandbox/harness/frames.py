@@ -62,8 +62,8 @@ def read_frame(fd: int, limit: int = MAX_FRAME_BYTES) -> Any | None:
         raise FrameError(f"incoming frame of {length} bytes exceeds the {limit}-byte limit")
     if not _fill(fd, buffer, HEADER.size + length):
         raise FrameError("end of file inside a frame")
-    body = bytes(buffer[HEADER.size:HEADER.size + length])
-    del buffer[:HEADER.size + length]
+    body = bytes(buffer[HEADER.size : HEADER.size + length])
+    del buffer[: HEADER.size + length]
     return decode_body(body)
 
 
@@ -94,13 +94,11 @@ class FrameBuffer:
         while len(self._buffer) >= HEADER.size:
             (length,) = HEADER.unpack_from(self._buffer)
             if length > self._limit:
-                raise FrameError(
-                    f"incoming frame of {length} bytes exceeds the {self._limit}-byte limit"
-                )
+                raise FrameError(f"incoming frame of {length} bytes exceeds the {self._limit}-byte limit")
             end = HEADER.size + length
             if len(self._buffer) < end:
                 break
-            frames.append(decode_body(bytes(self._buffer[HEADER.size:end])))
+            frames.append(decode_body(bytes(self._buffer[HEADER.size : end])))
             del self._buffer[:end]
         return frames
 

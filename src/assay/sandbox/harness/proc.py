@@ -207,8 +207,11 @@ def fresh_ipc_namespace() -> None:
     dumpable = _libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE: /proc/self is ours only if set
     _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
-        for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"),
-                           ("gid_map", f"{gid} {gid} 1")):
+        for name, text in (
+            ("uid_map", f"{uid} {uid} 1"),
+            ("setgroups", "deny"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
             fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
             try:
                 os.write(fd, text.encode())

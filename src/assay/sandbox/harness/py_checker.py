@@ -31,9 +31,25 @@ PIPES_SOCKET = 5
 # compiled here, in the zygote, not again in every child
 _DEFINED = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*=", re.MULTILINE)
 _WORD = re.compile(r"\w+")
-WATCHED_MODULES = ("builtins", "math", "re", "collections", "itertools", "functools", "heapq",
-                   "bisect", "string", "random", "copy", "json", "hashlib", "operator",
-                   "typing", "decimal", "os")
+WATCHED_MODULES = (
+    "builtins",
+    "math",
+    "re",
+    "collections",
+    "itertools",
+    "functools",
+    "heapq",
+    "bisect",
+    "string",
+    "random",
+    "copy",
+    "json",
+    "hashlib",
+    "operator",
+    "typing",
+    "decimal",
+    "os",
+)
 
 
 def run(role: str) -> int:
@@ -88,17 +104,38 @@ def fingerprint() -> Any:
 
 
 def _fingerprint() -> tuple[Any, ...]:
-    modules = tuple((name, id(module), _contents(module))
-                    for name, module in ((n, sys.modules.get(n)) for n in WATCHED_MODULES))
+    modules = tuple(
+        (name, id(module), _contents(module))
+        for name, module in ((n, sys.modules.get(n)) for n in WATCHED_MODULES)
+    )
     return (
-        modules, sys.getrecursionlimit(), tuple(sys.path), sys.gettrace(), sys.getprofile(),
-        id(sys.stdout), id(sys.stderr), dict(_environ), _getcwd(), tuple(_listdir(".")),
-        tuple(signal.getsignal(s) for s in signal.valid_signals()
-              if s not in (signal.SIGKILL, signal.SIGSTOP)),
-        signal.getitimer(signal.ITIMER_REAL), signal.getitimer(signal.ITIMER_VIRTUAL),
-        tuple(resource.getrlimit(r) for r in (resource.RLIMIT_CPU, resource.RLIMIT_DATA,
-                                               resource.RLIMIT_NPROC, resource.RLIMIT_NOFILE)),
-        len(_listdir("/proc/self/task")), _other_processes(), _decimal_context(),
+        modules,
+        sys.getrecursionlimit(),
+        tuple(sys.path),
+        sys.gettrace(),
+        sys.getprofile(),
+        id(sys.stdout),
+        id(sys.stderr),
+        dict(_environ),
+        _getcwd(),
+        tuple(_listdir(".")),
+        tuple(
+            signal.getsignal(s) for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)
+        ),
+        signal.getitimer(signal.ITIMER_REAL),
+        signal.getitimer(signal.ITIMER_VIRTUAL),
+        tuple(
+            resource.getrlimit(r)
+            for r in (
+                resource.RLIMIT_CPU,
+                resource.RLIMIT_DATA,
+                resource.RLIMIT_NPROC,
+                resource.RLIMIT_NOFILE,
+            )
+        ),
+        len(_listdir("/proc/self/task")),
+        _other_processes(),
+        _decimal_context(),
         sorted(_listdir("/proc/self/fd")),
     )
 
@@ -182,14 +219,21 @@ def check(setup: dict[str, Any], calls: int, replies: int) -> dict[str, Any]:
     except (OSError, frames.FrameError) as exc:
         first = {"event": "load_error", "kind": "ended", "message": str(exc)}
     if first is None:
-        return {"passed": False, "stage": "load", "kind": "ended",
-                "message": "the candidate's process ended before it was ready"}
+        return {
+            "passed": False,
+            "stage": "load",
+            "kind": "ended",
+            "message": "the candidate's process ended before it was ready",
+        }
     if first.get("event") != "ready":
-        return {"passed": False, "stage": "load", **{k: first.get(k) for k in
-                ("kind", "error_type", "message", "traceback")}}
-    proxy = CandidateProxy(setup["entry_point"],
-                           int(setup.get("max_value_bytes") or frames.MAX_FRAME_BYTES),
-                           calls, replies)
+        return {
+            "passed": False,
+            "stage": "load",
+            **{k: first.get(k) for k in ("kind", "error_type", "message", "traceback")},
+        }
+    proxy = CandidateProxy(
+        setup["entry_point"], int(setup.get("max_value_bytes") or frames.MAX_FRAME_BYTES), calls, replies
+    )
     namespace: dict[str, Any] = {"__name__": "__test__"}
     _run_prompt(setup.get("prompt") or "", setup["test"], setup["entry_point"], namespace)
     namespace[setup["entry_point"]] = proxy
@@ -238,8 +282,11 @@ def _run_prompt(prompt: str, test: str, entry_point: str, namespace: dict[str, A
 
 def _failure(exc: BaseException) -> dict[str, Any]:
     report = error_report(exc)
-    report["kind"] = {AssertionError: "assertion", CandidateEnded: "candidate_ended",
-                      CandidateError: "candidate_error"}.get(type(exc), "exception")
+    report["kind"] = {
+        AssertionError: "assertion",
+        CandidateEnded: "candidate_ended",
+        CandidateError: "candidate_error",
+    }.get(type(exc), "exception")
     line = _test_line(exc)
     if line is not None:
         report["line"], report["source"] = line

@@ -60,8 +60,7 @@ def load_module(code: str, filename: str, module_name: str) -> types.ModuleType:
 
 
 def error_report(exc: BaseException) -> dict[str, Any]:
-    return {"error_type": type(exc).__name__, "message": safe_str(exc),
-            "traceback": candidate_traceback(exc)}
+    return {"error_type": type(exc).__name__, "message": safe_str(exc), "traceback": candidate_traceback(exc)}
 
 
 def safe_str(exc: BaseException) -> str:
@@ -75,12 +74,14 @@ def candidate_traceback(exc: BaseException) -> str:
     """The traceback without the harness's own frames (dropped before any source line is
     looked up: reading the harness's files in every failing child is not free)."""
     try:
-        entries = [(frame, line) for frame, line in traceback.walk_tb(exc.__traceback__)
-                   if not frame.f_code.co_filename.startswith(HARNESS_DIR)]
+        entries = [
+            (frame, line)
+            for frame, line in traceback.walk_tb(exc.__traceback__)
+            if not frame.f_code.co_filename.startswith(HARNESS_DIR)
+        ]
         summary = traceback.StackSummary.extract(iter(entries))
         head = "Traceback (most recent call last):\n" if entries else ""
-        return (head + "".join(summary.format())
-                + "".join(traceback.format_exception_only(type(exc), exc)))
+        return head + "".join(summary.format()) + "".join(traceback.format_exception_only(type(exc), exc))
     except BaseException:
         return f"{type(exc).__name__}: {safe_str(exc)}\n"
 
@@ -115,13 +116,11 @@ def _load_candidate(code: str, func_name: str) -> Callable[..., Any] | None:
         module = load_module(code, "solution.py", "solution")
     except SyntaxError as exc:
         flush_streams()
-        frames.write_frame(FRAMES_OUT, {"event": "load_error", "kind": "syntax",
-                                        **error_report(exc)})
+        frames.write_frame(FRAMES_OUT, {"event": "load_error", "kind": "syntax", **error_report(exc)})
         return None
     except BaseException as exc:
         flush_streams()
-        frames.write_frame(FRAMES_OUT, {"event": "load_error", "kind": "exception",
-                                        **error_report(exc)})
+        frames.write_frame(FRAMES_OUT, {"event": "load_error", "kind": "exception", **error_report(exc)})
         return None
     function = module.__dict__.get(func_name)
     if not callable(function):
@@ -134,16 +133,23 @@ def _load_candidate(code: str, func_name: str) -> Callable[..., Any] | None:
 
 
 def _missing_function(module: types.ModuleType, name: str, found: Any) -> dict[str, Any]:
-    defined = sorted(k for k, v in module.__dict__.items()
-                     if callable(v) and not k.startswith("__") and
-                     getattr(v, "__module__", None) == "solution")
+    defined = sorted(
+        k
+        for k, v in module.__dict__.items()
+        if callable(v) and not k.startswith("__") and getattr(v, "__module__", None) == "solution"
+    )
     if found is None:
         message = f"the code defines no function named {name!r}"
         message += f" (it defines: {', '.join(defined)})" if defined else " (it defines none)"
     else:
         message = f"{name!r} is not a function (it is of type {type(found).__name__})"
-    return {"event": "load_error", "kind": "missing_function", "error_type": "NameError",
-            "message": message, "traceback": ""}
+    return {
+        "event": "load_error",
+        "kind": "missing_function",
+        "error_type": "NameError",
+        "message": message,
+        "traceback": "",
+    }
 
 
 def _call(function: Callable[..., Any], call: dict[str, Any]) -> dict[str, Any]:
@@ -156,9 +162,12 @@ def _call(function: Callable[..., Any], call: dict[str, Any]) -> dict[str, Any]:
     try:
         return {"ok": True, "value": codec.encode(value)}
     except BaseException as exc:
-        return {"ok": False, "error_type": "UnsupportedReturnValue",
-                "message": f"the return value cannot leave the sandbox: {safe_str(exc)}",
-                "traceback": ""}
+        return {
+            "ok": False,
+            "error_type": "UnsupportedReturnValue",
+            "message": f"the return value cannot leave the sandbox: {safe_str(exc)}",
+            "traceback": "",
+        }
 
 
 def load_module_into(code: str, filename: str, namespace: dict[str, Any]) -> None:

@@ -48,9 +48,16 @@ class Zygote:
     def serve(self) -> None:
         self.verify_confinement()
         self.isolation = self.probe_isolation()
-        self.send({"event": "ready", "pid": os.getpid(), "uid": os.getuid(),
-                   "python": sys.version.split()[0], "unreadable": self.unreadable_runtime(),
-                   **self.isolation})
+        self.send(
+            {
+                "event": "ready",
+                "pid": os.getpid(),
+                "uid": os.getuid(),
+                "python": sys.version.split()[0],
+                "unreadable": self.unreadable_runtime(),
+                **self.isolation,
+            }
+        )
         while True:
             control = self.control.fileno()
             readable, _, _ = select.select([control, *self.pidfds], [], [])
@@ -121,8 +128,7 @@ class Zygote:
         with os.fdopen(read) as answer:
             found = json.loads(answer.read() or "{}")
         self.seccomp = proc.SeccompProgram(seccomp) if found.get("seccomp") else None
-        return {"ipc_namespace": bool(found.get("ipc_namespace")),
-                "seccomp": self.seccomp is not None}
+        return {"ipc_namespace": bool(found.get("ipc_namespace")), "seccomp": self.seccomp is not None}
 
     def unreadable_runtime(self) -> list[str]:
         """Runtime folders the dropped uid cannot read (the rlimit backend as root, with a
@@ -175,8 +181,7 @@ class Zygote:
     def watch(self, token: str) -> None:
         """Report when the process of ``token`` exits (now, if it already has)."""
         if token in self.failed:
-            self.send({"event": "exited", "token": token,
-                       "status": {"spawn_failed": self.failed[token]}})
+            self.send({"event": "exited", "token": token, "status": {"spawn_failed": self.failed[token]}})
             return
         pid = next((p for p, t in self.mains.items() if t == token), None)
         if pid is None:
@@ -187,8 +192,7 @@ class Zygote:
             return
         if done:
             self.mains.pop(pid, None)
-            self.send({"event": "exited", "token": token,
-                       "status": proc.describe_status(status)})
+            self.send({"event": "exited", "token": token, "status": proc.describe_status(status)})
             return
         self.pidfds[os.pidfd_open(pid)] = (pid, token)
 

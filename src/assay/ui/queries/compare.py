@@ -154,11 +154,20 @@ def paired_statistics(
         notes[other.id] = comparison.warnings
         for m in comparison.metrics:
             stats[m.key][other.id] = PairedStat(
-                mean_a=m.mean_a, mean_b=m.mean_b, difference=m.difference,
-                ci_low=m.ci95[0] if m.ci95 else None, ci_high=m.ci95[1] if m.ci95 else None,
-                ci_method=m.interval.method if m.interval else None, p_value=m.p_value,
-                p_holm=m.p_holm, test=m.test, mde=m.mde, n_paired=m.n_paired, only_a=m.only_a,
-                only_b=m.only_b, verdict=m.verdict,
+                mean_a=m.mean_a,
+                mean_b=m.mean_b,
+                difference=m.difference,
+                ci_low=m.ci95[0] if m.ci95 else None,
+                ci_high=m.ci95[1] if m.ci95 else None,
+                ci_method=m.interval.method if m.interval else None,
+                p_value=m.p_value,
+                p_holm=m.p_holm,
+                test=m.test,
+                mde=m.mde,
+                n_paired=m.n_paired,
+                only_a=m.only_a,
+                only_b=m.only_b,
+                verdict=m.verdict,
                 improving=None if not m.difference else MetricInfo(m.direction).is_improvement(m.difference),
             )
     return dict(stats), notes

@@ -17,7 +17,11 @@ from assay.ui.queries.metrics import metrics_and_histograms
 from assay.ui.queries.stored import has_stats, stored_latency, stored_means
 
 __all__ = [
-    "experiment_detail", "find_experiment", "list_experiments", "metric_keys", "summary_from",
+    "experiment_detail",
+    "find_experiment",
+    "list_experiments",
+    "metric_keys",
+    "summary_from",
     "summary_results",
 ]
 
@@ -66,9 +70,7 @@ def list_experiments(
     )
 
 
-def find_experiment(
-    db: ReadOnlyDatabase, ref: str, *, with_means: bool = False
-) -> ExperimentSummary | None:
+def find_experiment(db: ReadOnlyDatabase, ref: str, *, with_means: bool = False) -> ExperimentSummary | None:
     """An experiment by id or by name (its metric means only when asked: pages that show
     metrics compute richer statistics themselves)."""
     row = db.query_one(f"{_SUMMARY} WHERE x.id = ? OR x.name = ? LIMIT 1", (ref, ref))

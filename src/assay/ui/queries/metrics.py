@@ -192,8 +192,10 @@ def _clustered_by_example(
 
 
 def _stat(k: _KeyPass, groups: int, squares: float | None) -> MetricStat:
-    stderr, interval = (None, None) if k.mean is None else mean_interval(
-        k.mean, k.n, groups, squares, binary=k.binary, bounds=k.bounds
+    stderr, interval = (
+        (None, None)
+        if k.mean is None
+        else mean_interval(k.mean, k.n, groups, squares, binary=k.binary, bounds=k.bounds)
     )
     return MetricStat(
         key=k.key,

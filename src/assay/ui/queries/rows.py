@@ -290,8 +290,12 @@ def feedback_of(db: ReadOnlyDatabase, run_id: str) -> list[FeedbackView]:
         return []
     return [
         FeedbackView(
-            key=row["key"], score=row["score"], value=loads(row["value"]), comment=row["comment"],
-            correction=loads(row["correction"]), source=loads(row["feedback_source"]),
+            key=row["key"],
+            score=row["score"],
+            value=loads(row["value"]),
+            comment=row["comment"],
+            correction=loads(row["correction"]),
+            source=loads(row["feedback_source"]),
             created_at=row["created_at"],
         )
         for row in db.query("SELECT * FROM feedback WHERE run_id = ? ORDER BY created_at", (run_id,))

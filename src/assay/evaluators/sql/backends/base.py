@@ -18,8 +18,16 @@ from assay.errors import AssayError
 from assay.schemas import Example
 
 __all__ = [
-    "Database", "DatabaseSpec", "DatabaseUnavailable", "ExecutionLimits", "FixtureError",
-    "QueryError", "QueryRefused", "QueryResult", "QueryTimeout", "Session",
+    "Database",
+    "DatabaseSpec",
+    "DatabaseUnavailable",
+    "ExecutionLimits",
+    "FixtureError",
+    "QueryError",
+    "QueryRefused",
+    "QueryResult",
+    "QueryTimeout",
+    "Session",
 ]
 
 

@@ -99,7 +99,9 @@ class PostgresDatabase(Database):
         try:
             check_role(connection, self.description)
         except psycopg.Error as exc:
-            raise DatabaseUnavailable(f"cannot read the role's privileges on {self.description}: {exc}") from None
+            raise DatabaseUnavailable(
+                f"cannot read the role's privileges on {self.description}: {exc}"
+            ) from None
         self._role_checked = True
 
     def close(self) -> None:
