@@ -88,6 +88,8 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         "sandbox",
         "limits",
         "float_tolerance",
+        "abs_tolerance",
+        "zero_tolerance",
     )
 
     def __init__(self, name: str = "CodeCorrectnessEvaluator", **kwargs: Any) -> None:
