@@ -187,7 +187,7 @@ def test_wide_results_are_aligned_without_trying_every_permutation() -> None:
     assert compare(result(reference_rows), result(reordered)).column_mapping == tuple(reversed(range(width)))
     wrong = compare(result(reference_rows), result(wrong_rows))
     assert not wrong.match and wrong.f1 == 0.0
-    assert time.perf_counter() - started < 5.0  # 8! = 40,320 alignments would take hours
+    assert time.perf_counter() - started < 30.0  # 8! = 40,320 alignments would take hours
 
 
 def test_tolerance_widens_the_coarse_alignment_search() -> None:
