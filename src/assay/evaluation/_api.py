@@ -316,7 +316,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     runner = TargetRunner(target)
     runner.check_signature()
     with _fewer_collections():
-        resolved = _resolve(options.data, requested if options.resume else None, user_store, store)
+        resolved, source = _resolve(options.data, requested if options.resume else None, user_store, store)
     plan = ExperimentPlan(
         target=runner.name,
         evaluators=tuple(e.name for e in row_evaluators),
@@ -339,7 +339,6 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     with _fewer_collections():
         tally = tally_of_stored(store.iter_scores(record.id)) if options.resume else Tally()
         done = done_keys(store.stored_keys(record.id), reps) if options.resume else set()
-    source = user_store if resolved.dataset.id and user_store.get_dataset(id=resolved.dataset.id) else store
     feed = RowFeed(resolved.examples(source), reps, done, resolved.count * reps)
     return _Prepared(
         store,
@@ -475,7 +474,11 @@ def _check_arguments(options: _Options) -> None:
         raise TypeError(f"metadata= takes a dict, got {type(options.metadata).__name__}")
 
 
-def _resolve(data: Any, resume_name: str | None, user_store: Store, store: Store) -> ResolvedData:
+def _resolve(
+    data: Any, resume_name: str | None, user_store: Store, store: Store
+) -> tuple[ResolvedData, Store]:
+    """The data to run, and the store its examples are read from: the user's for a stored
+    dataset, the experiment's own (in memory with ``upload_results=False``) for inline data."""
     if data is None and resume_name:
         stored = user_store.get_experiment(name=resume_name)
         if stored is not None and stored.dataset_id is not None:
@@ -483,12 +486,12 @@ def _resolve(data: Any, resume_name: str | None, user_store: Store, store: Store
             if dataset is not None:
                 version = stored.dataset_version
                 count = user_store.count_examples(dataset.id, version=version)
-                return ResolvedData(dataset, version or 0, count)
+                return ResolvedData(dataset, version or 0, count), user_store
     if data is None:
         raise ValueError("data= is required: a dataset name or id, a Dataset, a file path, or a list")
     if store is not user_store and _names_stored_dataset(data):
-        return resolve_data(data, user_store)  # read the user's dataset; write nothing there
-    return resolve_data(data, store)
+        return resolve_data(data, user_store), user_store  # read the user's; write nothing there
+    return resolve_data(data, store), store
 
 
 def _names_stored_dataset(data: Any) -> bool:
