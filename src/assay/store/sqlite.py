@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,8 +42,25 @@ class SQLiteStore(SQLiteFeedback, Store):
         # Shared-cache memory databases answer a second writer with SQLITE_LOCKED at once
         # (no busy timeout), so their writers take turns in the process instead.
         self._memory_writer = threading.Lock() if self._uri else None
-        self._keepalive = self._connect()
-        self._migrate(self._keepalive)
+        self._keepalive = self._open_and_migrate()
+
+    def _open_and_migrate(self) -> sqlite3.Connection:
+        """Open the first connection and bring the schema up to date. Processes creating
+        one new store at once can get SQLITE_BUSY without the busy handler (switching the
+        journal to WAL, or two readers upgrading to writers): try again, for a while."""
+        deadline = time.monotonic() + 30
+        while True:
+            conn: sqlite3.Connection | None = None
+            try:
+                conn = self._connect()
+                self._migrate(conn)
+                return conn
+            except sqlite3.OperationalError as exc:
+                if conn is not None:
+                    conn.close()
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01 + random.random() * 0.05)
 
     # connections
     def _connect(self) -> sqlite3.Connection:
