@@ -66,7 +66,7 @@ def _usage(value: Any) -> dict[str, Any] | None:
 
 
 class _Metric:
-    __slots__ = ("scores", "clusters", "errors", "unscored", "skipped", "info")
+    __slots__ = ("scores", "clusters", "errors", "unscored", "skipped", "info", "non_binary")
 
     def __init__(self) -> None:
         self.scores = array("d")
@@ -75,6 +75,7 @@ class _Metric:
         self.unscored = 0  # neither score nor error, target succeeded (a value only)
         self.skipped = 0  # neither score nor error because the target failed
         self.info: MetricInfo | None = None
+        self.non_binary = 0  # scores other than 0 and 1, counted as they come (not rescanned)
 
     def add(self, position: int, result: ResultTally, run_failed: bool) -> None:
         if self.info is None and result.info:
@@ -88,6 +89,7 @@ class _Metric:
                 self.unscored += 1
         else:
             self.scores.append(result.score)
+            self.non_binary += result.score not in (0.0, 1.0)
             self.clusters.append(position)
 
     def aggregate(self, key: str) -> MetricAggregate:
@@ -113,7 +115,7 @@ class _Metric:
             ci_method=agg.method,
             direction=agg.direction,
             score_range=agg.score_range,
-            binary=bool(self.scores) and all(score in (0.0, 1.0) for score in self.scores),
+            binary=bool(self.scores) and not self.non_binary,
         )
 
 
