@@ -13,7 +13,7 @@ from assay.cli._conclude import add_gate_arguments, conclude, gate_verdicts_pars
 from assay.cli._config import apply_config, find_pyproject, read_config
 from assay.cli._load import load_object
 from assay.evaluation._lease import LeaseHeldError
-from assay.evaluation._shard import ShardError, parse_shard
+from assay.evaluation._shard import Shard, ShardError, parse_shard
 
 
 def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
@@ -112,6 +112,10 @@ def run_command(args: argparse.Namespace) -> int:
         )
     except LeaseHeldError as exc:
         raise RunFailed(str(exc)) from None
+    if shard is not None and shard[1] > 1 and not tty:  # a terminal run printed it with its report
+        from assay.evaluation._sharded import shard_line
+
+        print(shard_line(client.store, results.experiment, Shard(*shard)), file=sys.stderr)
     if results.experiment.status == "partial":
         print(
             "assay: gates (--fail-under, --max-regression) are checked by the shard that finishes last",
