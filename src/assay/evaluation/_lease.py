@@ -4,7 +4,8 @@ read, renewed by a heartbeat thread, ended when the shard finishes or fails.
 A run of the whole experiment holds the lease of shard 0 of 1, so two processes resuming
 the same experiment cannot both run it. A holder killed with SIGKILL stops renewing; once
 its lease expires (``ASSAY_LEASE_TTL`` seconds, default 30, after its last renewal) another
-process takes the shard over and resumes from its stored rows.
+process takes the shard over and resumes from its stored rows. On the holder's own
+machine a dead holder is seen at once (no such pid), so its lease is taken at once.
 """
 
 from __future__ import annotations
@@ -35,6 +36,18 @@ class LeaseHeldError(AssayError, RuntimeError):
 
 class LeaseLostError(AssayError, RuntimeError):
     """This run's lease expired and another process took the shard over."""
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with ``pid`` runs on this machine (a reused pid reads as alive:
+    the lease is then waited out, never taken from a live holder)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def lease_ttl() -> float:
@@ -69,19 +82,24 @@ class ShardLease:
     def take(cls, store: Store, experiment: ExperimentRecord, shard: Shard, *, wait: bool) -> ShardLease:
         """Take the lease, or wait for it (``wait``), or refuse naming its live holder."""
         lease = cls(store, experiment, shard, lease_ttl())
+        host, stale = socket.gethostname(), None
         while True:
             held = store.take_lease(
                 experiment.id,
                 shard.index,
                 shard.count,
-                host=socket.gethostname(),
+                host=host,
                 pid=os.getpid(),
                 token=lease._token,
                 ttl=lease._ttl,
+                stale_token=stale,
             )
             if held.token == lease._token:
                 lease._start_heartbeat()
                 return lease
+            if held.host == host and held.token != stale and not _alive(held.pid):
+                stale = held.token  # its holder died on this machine: no need to wait for expiry
+                continue
             if not wait:
                 raise LeaseHeldError(lease._held_message(held))
             time.sleep(min(_MAX_POLL_S, max(0.05, held.expires_at - time.time())))

@@ -2,7 +2,7 @@
 
 Taking a lease is one ``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` with an expiry
 comparison: it inserts the row, or takes over a row whose holder let it expire (or that
-the caller already holds), atomically in both databases; ``RETURNING`` says whether it
+the caller already holds, or whose holder the caller knows is dead), atomically in both databases; ``RETURNING`` says whether it
 did. Every other change names the holder's token, so a holder whose lease was taken over
 changes nothing. Finishing a shard first locks the experiment's row, so finishers take
 turns and exactly one of them sees every shard done (under PostgreSQL's READ COMMITTED a
@@ -29,7 +29,7 @@ INSERT INTO leases ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')
 ON CONFLICT (experiment_id, shard) DO UPDATE SET
     shards = excluded.shards, host = excluded.host, pid = excluded.pid,
     token = excluded.token, expires_at = excluded.expires_at, state = 'running'
-WHERE leases.expires_at <= ? OR leases.token = excluded.token
+WHERE leases.expires_at <= ? OR leases.token = excluded.token OR leases.token = ?
 RETURNING token
 """
 
@@ -54,13 +54,16 @@ class LeaseQueries:
         pid: int,
         token: str,
         ttl: float,
+        stale_token: str | None = None,
     ) -> Lease:
-        """Take the lease of ``shard`` unless another holder's lease is live; returns the
-        lease as stored afterwards (``lease.token == token`` when taken)."""
+        """Take the lease of ``shard`` unless another holder's lease is live (or it is
+        ``stale_token``'s, a holder known dead); returns the lease as stored afterwards
+        (``lease.token == token`` when taken)."""
         now = time.time()
         exp = str(experiment_id)
+        params = (exp, shard, shards, host, pid, token, now + ttl, now, stale_token)
         with self.transaction() as conn:
-            conn.execute(_TAKE, (exp, shard, shards, host, pid, token, now + ttl, now)).fetchall()
+            conn.execute(_TAKE, params).fetchall()
             row = conn.execute(
                 f"SELECT {_COLUMNS} FROM leases WHERE experiment_id = ? AND shard = ?", (exp, shard)
             ).fetchone()

@@ -101,10 +101,12 @@ class Store(abc.ABC):
         pid: int,
         token: str,
         ttl: float,
+        stale_token: str | None = None,
     ) -> Lease:
         """Take the lease of ``shard`` for ``ttl`` seconds unless another holder's lease is
-        live (an expired one is taken over), atomically across processes; returns the
-        lease as stored afterwards: taken when its ``token`` is ``token``."""
+        live (an expired one, or one held by ``stale_token``, is taken over), atomically
+        across processes; returns the lease as stored afterwards: taken when its
+        ``token`` is ``token``."""
 
     @abc.abstractmethod
     def renew_lease(self, experiment_id: uuid.UUID, shard: int, token: str, ttl: float) -> bool:
