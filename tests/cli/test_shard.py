@@ -25,6 +25,9 @@ import time
 
 def work(inputs):
     time.sleep(float(os.environ.get("SHARD_DELAY", "0")))
+    hold = os.environ.get("SHARD_HOLD")
+    while hold and os.path.exists(hold):  # the test holds the run here until it removes the file
+        time.sleep(0.02)
     if inputs["q"] == "q7":
         raise RuntimeError("the model is down")
     return {"answer": inputs["q"].upper(), "pid": os.getpid()}
@@ -64,9 +67,9 @@ def _stop_leftovers() -> Any:
         process.communicate()
 
 
-def start(project: Path, *args: str, delay: float = 0.0, ttl: float = 30.0) -> subprocess.Popen[str]:
+def start(project: Path, *args: str, delay: float = 0.0, hold: Path | None = None) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if k != "ASSAY_DATABASE_URL"}
-    env.update(SHARD_DELAY=str(delay), ASSAY_LEASE_TTL=str(ttl))
+    env.update(SHARD_DELAY=str(delay), SHARD_HOLD=str(hold or ""))
     slow = ("--concurrency", "1") if delay else ()  # one row at a time: the run lasts rows x delay
     return subprocess.Popen(
         [str(ASSAY), *RUN, *slow, *args],
@@ -148,6 +151,19 @@ def stored_rows(project: Path, name: str) -> int:
     except sqlite3.OperationalError:  # the store is being created
         return 0
     return int(found[0][0])
+
+
+def lease_holders(project: Path) -> list[int]:
+    """The pids holding live leases."""
+    if not (project / "db.sqlite").exists():
+        return []
+    try:
+        found = query(
+            project, "SELECT pid FROM leases WHERE state = 'running' AND expires_at > ?", time.time()
+        )
+    except sqlite3.OperationalError:  # the store is being created
+        return []
+    return [pid for (pid,) in found]
 
 
 def shard_of(position: int, repetition: int, count: int) -> int:
@@ -258,13 +274,17 @@ def test_a_live_lease_held_elsewhere_is_refused_and_taken_over_once_it_expires(s
 def test_a_second_process_on_a_live_shard_refuses_or_waits_and_finds_nothing_left(
     shard_project: Path,
 ) -> None:
-    args = ("--experiment", "split", "--shard", "0/2")
-    first = start(shard_project, *args, delay=0.15)
-    wait_for(lambda: stored_rows(shard_project, "split") >= 1)
+    args, hold = ("--experiment", "split", "--shard", "0/2"), shard_project / "hold"
+    hold.touch()
+    first = start(shard_project, *args, hold=hold)
+    wait_for(lambda: lease_holders(shard_project) == [first.pid])
     refused = run_assay(*RUN, *args, cwd=shard_project)
     assert refused.returncode == 3, refused.stderr
     assert f"is being run by pid {first.pid}" in refused.stderr
     waiter = start(shard_project, *args, "--wait")
+    time.sleep(3)  # the waiter starts and waits while the first holds the lease
+    assert waiter.poll() is None
+    hold.unlink()
     code, _, err = finish(first)
     assert code == 0, err
     code, _, err = finish(waiter)
@@ -276,11 +296,14 @@ def test_a_second_process_on_a_live_shard_refuses_or_waits_and_finds_nothing_lef
 
 @pytest.mark.slow
 def test_without_shard_a_resume_of_a_running_experiment_is_refused(shard_project: Path) -> None:
-    first = start(shard_project, "--experiment", "whole", delay=0.1)
-    wait_for(lambda: stored_rows(shard_project, "whole") >= 1)
+    hold = shard_project / "hold"
+    hold.touch()
+    first = start(shard_project, "--experiment", "whole", hold=hold)
+    wait_for(lambda: lease_holders(shard_project) == [first.pid])
     second = run_assay(*RUN, "--experiment", "whole", "--resume", cwd=shard_project)
     assert second.returncode == 3, second.stderr
     assert f"experiment 'whole' is being run by pid {first.pid}" in second.stderr
+    hold.unlink()
     code, _, err = finish(first)
     assert code == 0, err
     assert stored_rows(shard_project, "whole") == EXAMPLES * REPETITIONS

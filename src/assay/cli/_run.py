@@ -12,8 +12,6 @@ from assay.cli._common import PASSED, RunFailed, UsageError, did_you_mean
 from assay.cli._conclude import add_gate_arguments, conclude, gate_verdicts_parse
 from assay.cli._config import apply_config, find_pyproject, read_config
 from assay.cli._load import load_object
-from assay.evaluation._lease import LeaseHeldError
-from assay.evaluation._shard import Shard, ShardError, parse_shard
 
 
 def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
@@ -74,6 +72,7 @@ def add_evaluator_arguments(parser: argparse.ArgumentParser) -> None:
 def run_command(args: argparse.Namespace) -> int:
     from assay.client import Client
     from assay.evaluation import evaluate
+    from assay.evaluation._lease import LeaseHeldError
 
     _read_config_into(args)
     if not args.spec or not args.data:
@@ -113,6 +112,7 @@ def run_command(args: argparse.Namespace) -> int:
     except LeaseHeldError as exc:
         raise RunFailed(str(exc)) from None
     if shard is not None and shard[1] > 1 and not tty:  # a terminal run printed it with its report
+        from assay.evaluation._shard import Shard
         from assay.evaluation._sharded import shard_line
 
         print(shard_line(client.store, results.experiment, Shard(*shard)), file=sys.stderr)
@@ -127,6 +127,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _shard_of(args: argparse.Namespace) -> tuple[int, int] | None:
     """``--shard I/N`` checked here, so that its errors name the flag."""
+    from assay.evaluation._shard import ShardError, parse_shard
+
     if getattr(args, "shard", None) is None:
         return None
     try:
