@@ -5,6 +5,8 @@ processes off one shard, and a shard killed with SIGKILL is taken over and resum
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import socket
 import sqlite3
@@ -20,6 +22,8 @@ from assay import Client
 
 APP = """
 import os
+import re
+import shlex
 import time
 
 
@@ -339,3 +343,59 @@ def test_a_shard_count_other_than_the_experiments_is_refused_and_nothing_is_lost
     split_late = run_assay(*RUN, "--experiment", "plain", "--shard", "1/2", cwd=shard_project)
     assert split_late.returncode == 2 and "runs whole (it was created without --shard" in split_late.stderr
     assert scores(shard_project, "split") == stored
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+CI_APP = """
+def answer(inputs):
+    return {"answer": inputs["q"].upper()}
+
+
+def correct(outputs, reference_outputs):
+    return outputs["answer"] == reference_outputs["answer"]
+
+
+def accuracy(outputs, reference_outputs):
+    return sum(o["answer"] == r["answer"] for o, r in zip(outputs, reference_outputs)) / len(outputs)
+"""
+
+
+def readme_shard_command() -> str:
+    """The `run:` line of the README's sharded matrix."""
+    section = README.read_text(encoding="utf-8").split("### Sharded runs in CI", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block, "the sharded CI section has no yaml block"
+    assert "shard: [0, 1, 2]" in block.group(1)
+    (line,) = [m.group(1) for m in re.finditer(r"\n\s+run: (assay run .*)", block.group(1))]
+    return line
+
+
+@pytest.mark.slow
+def test_the_readme_matrix_runs_as_written(tmp_path: Path) -> None:
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "app.py").write_text(CI_APP, encoding="utf-8")
+    write_data(tmp_path / "evals" / "qa.jsonl", 15)  # 3 of 15 references are wrong: 0.8
+    command = readme_shard_command().replace("${{ github.run_id }}", "4242")
+    env = {k: v for k, v in os.environ.items() if k != "ASSAY_DATABASE_URL"}
+    env["ASSAY_DATABASE_URL"] = f"sqlite:///{tmp_path / 'team.db'}"
+    jobs = [
+        subprocess.Popen(
+            shlex.split(command.replace("${{ matrix.shard }}", str(shard))),
+            cwd=tmp_path,
+            env={**env, "PATH": f"{ASSAY.parent}{os.pathsep}{env['PATH']}"},
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for shard in range(3)
+    ]
+    _started.extend(jobs)
+    outcomes = [finish(job) for job in jobs]
+    assert [code for code, _, _ in outcomes] == [0, 0, 0], [err for _, _, err in outcomes]
+    gated = [out for _, out, _ in outcomes if "correct >= 0.8" in out]
+    assert len(gated) == 1 and "pass" in gated[0]  # the last shard judged the gate, on all rows
+    results = Client(env["ASSAY_DATABASE_URL"]).read_experiment("pr-4242")
+    assert results.experiment.status == "completed" and len(results) == 15
+    assert results.aggregate["correct"].mean == pytest.approx(0.8)
+    assert [(r.key, r.score) for r in results.summary_results.results] == [("accuracy", pytest.approx(0.8))]
