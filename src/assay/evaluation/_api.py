@@ -39,7 +39,7 @@ from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import RowFeed, RunSettings, done_keys, run_rows, run_summaries
 from assay.evaluation._shard import Shard, shard_argument
-from assay.evaluation._sharded import end_shard, release_quietly, shard_line
+from assay.evaluation._sharded import end_shard, release_quietly, shard_line, shard_rows_stored
 from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._tally import Tally, tally_of_stored
 from assay.evaluation._target import Target as TargetRunner
@@ -440,7 +440,8 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         status = "interrupted" if is_interrupt(exc) else "failed"
         release_quietly(lease, status)
         if is_interrupt(exc):
-            interrupted = interrupted_error(record.name, store.count_rows(record.id), bar.total)
+            stored = store.count_rows(record.id) if whole else shard_rows_stored(store, record, lease.shard)
+            interrupted = interrupted_error(record.name, stored, bar.total)
             stream.finish(None, interrupted)
             raise_interrupted(exc, interrupted)
         stream.finish(None, exc)

@@ -18,7 +18,7 @@ from assay.evaluation._tally import tally_of_stored
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentStats
 
-__all__ = ["end_shard", "release_quietly", "shard_line", "shard_progress"]
+__all__ = ["end_shard", "release_quietly", "shard_line", "shard_progress", "shard_rows_stored"]
 
 
 def end_shard(
@@ -43,6 +43,12 @@ def release_quietly(lease: ShardLease, state: str) -> None:
     expires by itself, and the run's own error is the one to report."""
     with contextlib.suppress(Exception):
         lease.release(state)
+
+
+def shard_rows_stored(store: Store, experiment: ExperimentRecord, shard: Shard) -> int:
+    """How many of the shard's own rows are stored (an interrupted shard reports these)."""
+    reps = experiment.num_repetitions
+    return sum(shard.holds(p * reps + r) for p, r in store.stored_keys(experiment.id))
 
 
 def shard_progress(store: Store, experiment: ExperimentRecord) -> str | None:
