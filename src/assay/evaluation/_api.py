@@ -48,6 +48,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
     from assay.client import Client
+    from assay.executors.base import Executor
     from assay.evaluation._comparative import ComparativeResults
 
 DEFAULT_MAX_CONCURRENCY = 16
@@ -73,6 +74,7 @@ class _Options:
     error_handling: ErrorHandling
     resume: bool
     progress: bool | None
+    executor: Any = None
 
 
 @dataclass
@@ -88,6 +90,7 @@ class _Prepared:
     tally: Tally  # of the rows already stored (a resume), to which new rows are added
     concurrency: int
     options: _Options
+    executor: Executor | None = None  # None: this process's threads and event loop
 
 
 @overload
@@ -117,6 +120,7 @@ async def aevaluate(
     progress: bool | None = None,
     upload_runs: bool | None = None,
     disable_evaluator_tracing: bool = False,
+    executor: Any = None,
 ) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
@@ -125,6 +129,8 @@ async def aevaluate(
     finish and ``await results.wait()`` waits for the end. ``upload_results=False`` keeps
     the experiment in memory only. ``progress`` shows a progress bar and the final report
     (default: when stdout is a TTY). A tuple of experiments as ``target`` compares them.
+    ``executor`` says where rows run: ``RayExecutor(address=...)`` on a Ray cluster, else
+    here (``ASSAY_EXECUTOR=ray`` chooses Ray too); this process stores every row.
     """
     options = _Options(
         data,
@@ -142,6 +148,7 @@ async def aevaluate(
         error_handling,
         resume,
         progress,
+        executor,
     )
     special = _dispatch(target, options)
     if special is not None:
@@ -186,6 +193,7 @@ def evaluate(
     progress: bool | None = None,
     upload_runs: bool | None = None,
     disable_evaluator_tracing: bool = False,
+    executor: Any = None,
 ) -> Any:
     """The synchronous face of :func:`aevaluate`; same parameters, same results.
 
@@ -208,6 +216,7 @@ def evaluate(
         error_handling,
         resume,
         progress,
+        executor,
     )
     special = _dispatch(target, options)
     if special is not None:
@@ -303,7 +312,10 @@ def _user_store(options: _Options) -> Store:
 
 def _prepare(target: Any, options: _Options) -> _Prepared:
     """Everything that can fail on bad arguments, done before the first row runs."""
+    from assay.executors.base import resolve_executor  # the executors build on this package
+
     _check_arguments(options)
+    executor = resolve_executor(options.executor)
     concurrency = _concurrency(options.max_concurrency)
     requested = _experiment_name_of(options.experiment)
     name = experiment_name(requested, options.experiment_prefix)
@@ -350,6 +362,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         tally,
         concurrency,
         options,
+        executor,
     )
 
 
@@ -372,7 +385,7 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         if not options.blocking:
             stream.add(row)
 
-    settings = RunSettings(prepared.concurrency, options.error_handling == "raise", on_row)
+    settings = RunSettings(prepared.concurrency, options.error_handling == "raise", on_row, prepared.executor)
     status = "failed"
     try:
         with use_store(prepared.cache_store), bar, _fewer_collections():

@@ -1,0 +1,6 @@
+"""Where rows run: in this process (the default) or on a Ray cluster (``assay[ray]``)."""
+
+from assay.executors.base import Executor, ExecutorError, LocalExecutor
+from assay.executors.ray import RayExecutor
+
+__all__ = ["Executor", "ExecutorError", "LocalExecutor", "RayExecutor"]

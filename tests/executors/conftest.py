@@ -1,0 +1,45 @@
+"""A two-node Ray cluster for the session (started once, stopped at the end), the driver
+connected to it, and the test workload registered to travel by value."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+
+def load_local(name: str) -> ModuleType:
+    """A helper module next to this file (tests are not a package under importlib mode)."""
+    qualified = f"assay_tests_executors_{name}"
+    if qualified not in sys.modules:
+        spec = importlib.util.spec_from_file_location(qualified, Path(__file__).with_name(f"{name}.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[qualified] = module
+        spec.loader.exec_module(module)
+    return sys.modules[qualified]
+
+
+cluster_module = load_local("cluster")
+workload = load_local("workload")
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[str]:
+    """The head's address; the driver (this process) is connected to it."""
+    import ray
+    from ray import cloudpickle
+
+    cloudpickle.register_pickle_by_value(workload)
+    cluster = cluster_module.LocalCluster(nodes=2, cpus=1).start()
+    try:
+        ray.init(address=cluster.address, logging_level="WARNING", log_to_driver=False)
+        yield cluster.address
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.stop()
