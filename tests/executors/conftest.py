@@ -1,5 +1,5 @@
-"""A two-node Ray cluster for the session (started once, stopped at the end), the driver
-connected to it, and the test workload registered to travel by value."""
+"""A two-node Ray cluster for the session (started once, stopped at the end), with the
+driver (this process) connected to it."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ def load_local(name: str) -> ModuleType:
     return sys.modules[qualified]
 
 
-cluster_module = load_local("cluster")
 workload = load_local("workload")
 
 
@@ -32,10 +31,10 @@ workload = load_local("workload")
 def ray_cluster() -> Iterator[str]:
     """The head's address; the driver (this process) is connected to it."""
     import ray
-    from ray import cloudpickle
 
-    cloudpickle.register_pickle_by_value(workload)
-    cluster = cluster_module.LocalCluster(nodes=2, cpus=1).start()
+    from assay.testing.ray_cluster import LocalCluster
+
+    cluster = LocalCluster(nodes=2, cpus=1).start()
     try:
         ray.init(address=cluster.address, logging_level="WARNING", log_to_driver=False)
         yield cluster.address

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,14 +50,15 @@ def stored(client: Client, name: str) -> dict[tuple[str, int], Any]:
     where it ran: outputs, the target's error, each result's key, score, value, error."""
     rows = {}
     for row in client.read_experiment(name):
-        key = (str(row.example.id), row.run.extra.get("repetition", 0))
+        run = row["run"]
+        key = (str(row["example"].id), run.extra.get("repetition", 0))
         assert key not in rows, f"row {key} stored twice"
         results = sorted(
             (r.key, r.score, r.value, None if r.error is None else r.error.splitlines()[-1])
-            for r in row.evaluation_results["results"]
+            for r in row["evaluation_results"]["results"]
         )
-        error = None if row.run.error is None else row.run.error.splitlines()[0]
-        rows[key] = (row.run.outputs, error, results)
+        error = None if run.error is None else run.error.splitlines()[0]
+        rows[key] = (run.outputs, error, results)
     return rows
 
 
@@ -71,7 +71,9 @@ def aggregates(client: Client, name: str) -> Any:
     return stats.rows, stats.run_errors, metrics, summary
 
 
-def run_both(client: Client, executor: RayExecutor, target: Any, evaluators: list[Any], **options: Any) -> None:
+def run_both(
+    client: Client, executor: RayExecutor, target: Any, evaluators: list[Any], **options: Any
+) -> None:
     for name, chosen in (("local", None), ("ray", executor)):
         evaluate(
             target,
@@ -87,7 +89,9 @@ def run_both(client: Client, executor: RayExecutor, target: Any, evaluators: lis
 
 def test_sync_experiment_is_the_same_through_ray(client: Client, executor: RayExecutor) -> None:
     data = numbers(client, 300)
-    run_both(client, executor, workload.doubling, [workload.doubled, workload.ratio], data=data, num_repetitions=2)
+    run_both(
+        client, executor, workload.doubling, [workload.doubled, workload.ratio], data=data, num_repetitions=2
+    )
     local, through_ray = stored(client, "local"), stored(client, "ray")
     assert len(local) == 600
     assert through_ray == local
@@ -108,12 +112,14 @@ def test_async_target_and_evaluators_are_the_same_through_ray(client: Client, ex
 
 def test_rows_run_in_worker_processes_on_both_nodes(client: Client, executor: RayExecutor) -> None:
     data = numbers(client, 64)
-    evaluate(workload.where_it_ran, data=data, client=client, experiment="where", progress=False, executor=executor)
+    evaluate(
+        workload.where_it_ran, data=data, client=client, experiment="where", progress=False, executor=executor
+    )
     rows = list(client.read_experiment("where"))
     assert len(rows) == 64
-    assert os.getpid() not in {row.run.outputs["pid"] for row in rows}
-    assert len({row.run.outputs["node"] for row in rows}) == 2
-    assert set(executor.worker_pids()) == {row.run.outputs["pid"] for row in rows}
+    assert os.getpid() not in {row["run"].outputs["pid"] for row in rows}
+    assert len({row["run"].outputs["node"] for row in rows}) == 2
+    assert set(executor.worker_pids()) == {row["run"].outputs["pid"] for row in rows}
 
 
 def test_a_killed_worker_has_its_rows_run_elsewhere(client: Client, executor: RayExecutor) -> None:
@@ -129,19 +135,19 @@ def test_a_killed_worker_has_its_rows_run_elsewhere(client: Client, executor: Ra
         executor=executor,
         blocking=False,
     )
-    victim = executor.worker_pids()[0]
-    seen = 0
-    for _ in results:
-        seen += 1
+    victim = None
+    for seen, _ in enumerate(results, 1):
         if seen == 60:  # batches are in flight on every worker by now
+            victim = executor.worker_pids()[0]
             os.kill(victim, signal.SIGKILL)
     results.wait()
     rows = stored(client, "killed")
     assert len(rows) == n
-    assert all(error is None and scores == [("doubled", 1.0, None, None)] for _, error, scores in rows.values())
+    assert all(
+        error is None and scores == [("doubled", 1.0, None, None)] for _, error, scores in rows.values()
+    )
     assert client.read_experiment("killed").stats.rows == n
     assert executor.resent_batches >= 1
-    assert victim not in executor.worker_pids()  # restarted: a new process took its place
 
 
 def test_env_chooses_ray(client: Client, ray_cluster: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -154,7 +160,7 @@ def test_env_chooses_ray(client: Client, ray_cluster: str, monkeypatch: pytest.M
     assert isinstance(chosen, RayExecutor) and chosen.address == ray_cluster
     chosen.shutdown()
     evaluate(workload.where_it_ran, data=data, client=client, experiment="env", progress=False)
-    pids = {row.run.outputs["pid"] for row in client.read_experiment("env")}
+    pids = {row["run"].outputs["pid"] for row in client.read_experiment("env")}
     assert os.getpid() not in pids
 
 
@@ -162,22 +168,35 @@ def test_code_correctness_runs_in_the_workers_sandboxes(client: Client, executor
     from assay.evaluators import CodeCorrectnessEvaluator
 
     test = "def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(-1) == 1\n"
-    answers = ["def f(x):\n    return x * x\n", "def f(x):\n    return 2 * x\n", "def f(x):\n    while True: pass\n"]
+    answers = [
+        "def f(x):\n    return x * x\n",
+        "def f(x):\n    return 2 * x\n",
+        "def f(x):\n    raise SystemExit(0)\n",
+        "import os\ndef f(x):\n    os._exit(0)\n",
+    ]
     client.create_dataset("code")
     client.create_examples(
-        inputs=[{"prompt": "", "test": test, "entry_point": "f", "answer": answers[i % 3]} for i in range(24)],
+        inputs=[{"prompt": "", "test": test, "entry_point": "f", "answer": answers[i % 4]} for i in range(24)]
+        + [{"prompt": "", "test": test, "entry_point": "f", "answer": "def f(x):\n    while True: pass\n"}],
         dataset_name="code",
     )
-    evaluator = CodeCorrectnessEvaluator(execution_timeout=2)
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=1)
 
     def write_code(inputs: dict[str, Any]) -> dict[str, Any]:
         return {"text": inputs["answer"]}
 
-    started = time.perf_counter()
     for name, chosen in (("code-local", None), ("code-ray", executor)):
-        evaluate(write_code, data="code", evaluators=[evaluator], client=client, experiment=name, progress=False, executor=chosen)
-    assert time.perf_counter() - started < 60
+        evaluate(
+            write_code,
+            data="code",
+            evaluators=[evaluator],
+            client=client,
+            experiment=name,
+            progress=False,
+            executor=chosen,
+        )
     local, through_ray = stored(client, "code-local"), stored(client, "code-ray")
     assert through_ray == local
     scores = sorted(scores[0][1] for _, _, scores in through_ray.values())
-    assert scores == [0.0] * 16 + [1.0] * 8
+    assert scores == [0.0] * 19 + [1.0] * 6  # the candidate's crash and loop are failures, not errors
+    assert all(scores[0][3] is None for _, _, scores in through_ray.values())

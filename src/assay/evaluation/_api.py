@@ -48,8 +48,8 @@ from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
     from assay.client import Client
-    from assay.executors.base import Executor
     from assay.evaluation._comparative import ComparativeResults
+    from assay.executors.base import Executor
 
 DEFAULT_MAX_CONCURRENCY = 16
 ErrorHandling = Literal["log", "ignore", "raise"]

@@ -61,7 +61,9 @@ def executor_from_env() -> Executor | None:
         from assay.executors.ray import RayExecutor
 
         return RayExecutor(address=os.environ.get(RAY_ADDRESS_VARIABLE) or "auto")
-    raise ExecutorError(f"{EXECUTOR_VARIABLE}={chosen!r} is not an executor: use 'local' (the default) or 'ray'")
+    raise ExecutorError(
+        f"{EXECUTOR_VARIABLE}={chosen!r} is not an executor: use 'local' (the default) or 'ray'"
+    )
 
 
 def resolve_executor(executor: object) -> Executor | None:

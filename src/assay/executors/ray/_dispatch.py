@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import AssayError
-from assay.evaluation._rows import PlannedRow, RowPipeline
+from assay.evaluation._rows import PlannedRow
 from assay.evaluation._runner import RowFeed
 from assay.executors.ray._batches import Batch, BatchSizing
 from assay.executors.ray._worker import BatchResult
@@ -47,6 +47,7 @@ class Dispatcher:
         accept: Callable[[ExperimentRow], None],
         sizing: BatchSizing,
         max_attempts: int,
+        pids: list[int | None],
     ) -> None:
         self._workers = workers
         self._shipment = shipment
@@ -58,6 +59,7 @@ class Dispatcher:
         self._busy = [0] * len(workers)
         self._in_flight: dict[asyncio.Future[Any], tuple[Batch, int]] = {}
         self.resent = 0  # batches sent again after their worker died
+        self._pids = pids  # each worker's process, as its last batch reported it
 
     async def run(self) -> None:
         from ray.exceptions import RayTaskError
@@ -80,7 +82,7 @@ class Dispatcher:
                             raise
                         self._resend(batch, worker, exc)
                         continue
-                    self._finish(batch, result)
+                    self._finish(batch, worker, result)
         finally:
             for future in self._in_flight:
                 future.cancel()  # rows of an abandoned run: their results are dropped
@@ -128,8 +130,9 @@ class Dispatcher:
         self._retries.append(batch)
         self.resent += 1
 
-    def _finish(self, batch: Batch, result: BatchResult) -> None:
+    def _finish(self, batch: Batch, worker: int, result: BatchResult) -> None:
         self._sizing.observe(len(batch.rows), result.seconds)
+        self._pids[worker] = result.pid
         for planned, (run, results) in zip(batch.rows, result.rows):
             self._accept(
                 ExperimentRow(

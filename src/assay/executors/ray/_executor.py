@@ -15,6 +15,7 @@ from assay.evaluation._runner import RowFeed
 from assay.executors.base import ExecutorError
 from assay.executors.ray._batches import BatchSizing
 from assay.executors.ray._dispatch import Dispatcher, Shipment
+from assay.executors.ray._shipping import send_user_code_by_value
 from assay.executors.ray._worker import RowWorker
 from assay.store.records import ExperimentRow
 
@@ -28,7 +29,7 @@ class RayExecutor:
     long-lived worker processes (default: one per CPU of the cluster, spread over its
     nodes). ``threads_per_worker``: rows one worker runs at once (default:
     ``max_concurrency`` shared over the workers). ``batch_seconds``: the work a batch
-    should hold, once rows are timed. ``max_attempts``: how many times a batch is sent
+    should hold, once rows are timed; ``max_batch_rows``: the most rows in one batch. ``max_attempts``: how many times a batch is sent
     before the run stops because its workers keep dying. ``runtime_env`` goes to
     ``ray.init`` (e.g. ``{"working_dir": "."}`` to ship the code the target imports).
 
@@ -43,27 +44,36 @@ class RayExecutor:
         workers: int | None = None,
         threads_per_worker: int | None = None,
         batch_seconds: float = 0.25,
+        max_batch_rows: int = 4096,
         max_attempts: int = 3,
         runtime_env: dict[str, Any] | None = None,
     ) -> None:
         if not isinstance(address, str) or not address.strip():
-            raise ExecutorError(f"RayExecutor(address=...) takes 'auto', 'ray://host:port' or 'host:port'; got {address!r}")
+            raise ExecutorError(
+                f"RayExecutor(address=...) takes 'auto', 'ray://host:port' or 'host:port'; got {address!r}"
+            )
         for name, value in (("workers", workers), ("threads_per_worker", threads_per_worker)):
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ExecutorError(f"RayExecutor({name}=...) must be a positive integer, got {value!r}")
         if max_attempts < 1:
             raise ExecutorError(f"RayExecutor(max_attempts=...) must be at least 1, got {max_attempts!r}")
+        if not isinstance(max_batch_rows, int) or max_batch_rows < 1:
+            raise ExecutorError(
+                f"RayExecutor(max_batch_rows=...) must be a positive integer, got {max_batch_rows!r}"
+            )
         if batch_seconds <= 0:
             raise ExecutorError(f"RayExecutor(batch_seconds=...) must be positive, got {batch_seconds!r}")
         self.address = address
         self._workers_wanted = workers
         self._threads_wanted = threads_per_worker
         self._batch_seconds = batch_seconds
+        self._max_batch_rows = max_batch_rows
         self._max_attempts = max_attempts
         self._runtime_env = runtime_env
         self._lock = threading.Lock()
         self._connected_here = False
         self._actors: list[Any] = []
+        self._pids: list[int | None] = []
         self._threads = 0
         self.resent_batches = 0  # batches sent again after a worker died, over all runs
 
@@ -85,11 +95,16 @@ class RayExecutor:
     ) -> None:
         ray = self._connect()
         actors = self._ensure_workers(ray, max_concurrency)
-        # cloudpickle, by Ray: the target and evaluators travel by value when their module
-        # is the script being run, by reference (imported on the worker) otherwise.
+        send_user_code_by_value(pipeline)  # then cloudpickle, by Ray
         shipment = Shipment(uuid.uuid4().hex, ray.put(pipeline))
         dispatcher = Dispatcher(
-            actors, shipment, feed, accept, BatchSizing(self._batch_seconds), self._max_attempts
+            actors,
+            shipment,
+            feed,
+            accept,
+            BatchSizing(self._batch_seconds, max_rows=self._max_batch_rows),
+            self._max_attempts,
+            self._pids,
         )
         try:
             await dispatcher.run()
@@ -97,9 +112,9 @@ class RayExecutor:
             self.resent_batches += dispatcher.resent
 
     def worker_pids(self) -> list[int]:
-        """The process ids of the live workers, one per worker (for monitoring and tests)."""
-        ray = self._connect()
-        return list(ray.get([actor.pid.remote() for actor in self._actors]))
+        """The worker processes, as each reported with its last finished batch (a worker
+        that was restarted shows its new process once it finished a batch)."""
+        return [pid for pid in self._pids if pid is not None]
 
     @property
     def workers(self) -> list[Any]:
@@ -115,6 +130,7 @@ class RayExecutor:
             for actor in self._actors:
                 ray.kill(actor, no_restart=True)
             self._actors = []
+            self._pids[:] = []
             if self._connected_here and ray.is_initialized():
                 ray.shutdown()
             self._connected_here = False
@@ -149,6 +165,7 @@ class RayExecutor:
                     scheduling_strategy="SPREAD",
                 )
                 self._actors = [remote.remote(threads) for _ in range(count)]
+                self._pids[:] = [None] * count
                 self._threads = threads
             return list(self._actors)
 

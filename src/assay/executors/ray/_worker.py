@@ -30,39 +30,30 @@ _KEPT_PIPELINES = 4
 
 @dataclass(frozen=True)
 class BatchResult:
-    """A batch's rows in the order sent, as (run, results), and how long they took."""
+    """A batch's rows in the order sent, as (run, results), how long they took, and the
+    process that ran them."""
 
     rows: list[tuple[Run, list[EvaluationResult]]]
     seconds: float
+    pid: int
 
 
 class RowWorker:
-    """Runs rows with up to ``threads`` at once (sync parts in threads, async parts on
-    one event loop that lives as long as the worker, so async clients stay bound to it)."""
+    """Runs batches with up to ``threads`` rows at once. Ray's actor: its methods are all
+    synchronous (an ``async def`` would make Ray run it as an asyncio actor), the async
+    work is in :class:`_Rows`, on the worker's own loop."""
 
     def __init__(self, threads: int) -> None:
-        self._threads = max(1, threads)
-        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="assay-ray-row")
-        self._loop = asyncio.new_event_loop()
-        threading.Thread(target=self._loop.run_forever, name="assay-ray-loop", daemon=True).start()
+        self._rows = _Rows(max(1, threads))
         self._pipelines: OrderedDict[str, RowPipeline] = OrderedDict()
-        # Judges and embeddings cache in "the current store": here one of this worker's
-        # own, in memory, so workers never write to the experiment's database.
-        self._cache: Store = open_store("sqlite://")
-        self._row_seconds = 1.0
-
-    def pid(self) -> int:
-        return os.getpid()
 
     def run_batch(self, key: str, shipped: Sequence[Any], rows: list[PlannedRow]) -> BatchResult:
         """``shipped`` wraps the pipeline's object reference in a list so that Ray passes
         the reference, not the pipeline: it is fetched once per worker and experiment."""
         pipeline = self._pipeline(key, shipped)
         started = time.perf_counter()
-        done = asyncio.run_coroutine_threadsafe(self._run(pipeline, rows), self._loop).result()
-        seconds = time.perf_counter() - started
-        self._row_seconds = seconds / max(len(rows), 1)
-        return BatchResult(done, seconds)
+        done = self._rows.run(pipeline, rows)
+        return BatchResult(done, time.perf_counter() - started, os.getpid())
 
     def _pipeline(self, key: str, shipped: Sequence[Any]) -> RowPipeline:
         pipeline = self._pipelines.get(key)
@@ -75,7 +66,29 @@ class RowWorker:
                 self._pipelines.popitem(last=False)
         return pipeline
 
-    async def _run(self, pipeline: RowPipeline, rows: list[PlannedRow]) -> list[tuple[Run, list[EvaluationResult]]]:
+
+class _Rows:
+    """The worker's threads and event loop (alive as long as the worker, so async clients
+    stay bound to one loop), and the store judges and embeddings cache in: one of the
+    worker's own, in memory, so that workers never write to the experiment's database."""
+
+    def __init__(self, threads: int) -> None:
+        self._threads = threads
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="assay-ray-row")
+        self._loop = asyncio.new_event_loop()
+        threading.Thread(target=self._loop.run_forever, name="assay-ray-loop", daemon=True).start()
+        self._cache: Store = open_store("sqlite://")
+        self._row_seconds = 1.0
+
+    def run(self, pipeline: RowPipeline, rows: list[PlannedRow]) -> list[tuple[Run, list[EvaluationResult]]]:
+        started = time.perf_counter()
+        done = asyncio.run_coroutine_threadsafe(self._run(pipeline, rows), self._loop).result()
+        self._row_seconds = (time.perf_counter() - started) / max(len(rows), 1)
+        return done
+
+    async def _run(
+        self, pipeline: RowPipeline, rows: list[PlannedRow]
+    ) -> list[tuple[Run, list[EvaluationResult]]]:
         with use_store(self._cache):
             if pipeline.all_sync:
                 finished = await self._run_in_threads(pipeline, rows)
