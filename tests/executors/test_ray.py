@@ -200,3 +200,26 @@ def test_code_correctness_runs_in_the_workers_sandboxes(client: Client, executor
     scores = sorted(scores[0][1] for _, _, scores in through_ray.values())
     assert scores == [0.0] * 19 + [1.0] * 6  # the candidate's crash and loop are failures, not errors
     assert all(scores[0][3] is None for _, _, scores in through_ray.values())
+
+
+def test_a_row_that_kills_every_worker_stops_the_run_after_the_attempts(
+    client: Client, ray_cluster: str
+) -> None:
+    from assay.executors.ray import RayExecutorError
+
+    data = numbers(client, 200)
+    with RayExecutor(address=ray_cluster, max_attempts=2) as executor:
+        with pytest.raises(RayExecutorError, match=r"2 workers died running a batch of \d+ rows .* resume"):
+            evaluate(
+                workload.dies_on_13,
+                data=data,
+                client=client,
+                experiment="poison",
+                progress=False,
+                executor=executor,
+            )
+    record = client.store.get_experiment(name="poison")
+    assert record is not None and record.status == "failed"
+    rows = stored(client, "poison")  # what finished is kept, once each
+    assert 0 < len(rows) < 200
+    assert all(error is None for _, error, _ in rows.values())

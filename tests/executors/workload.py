@@ -51,3 +51,10 @@ async def labelled(outputs: dict[str, Any]) -> dict[str, Any]:
 def accuracy(outputs: list[Any], reference_outputs: list[Any]) -> float:
     pairs = [(o, r) for o, r in zip(outputs, reference_outputs) if o]
     return sum(o["answer"] == r["answer"] for o, r in pairs) / max(len(pairs), 1)
+
+
+def dies_on_13(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Ends its worker process on one example, every time: a batch no retry can finish."""
+    if inputs["x"] == 13:
+        os._exit(1)
+    return {"answer": inputs["x"] * 2}
