@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -28,17 +29,24 @@ workload = load_local("workload")
 
 
 @pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[str]:
-    """The head's address; the driver (this process) is connected to it."""
+def local_cluster() -> Iterator[Any]:
+    """Two nodes of one CPU each, the head serving Ray Client too; this process is
+    connected to it as a driver."""
     import ray
 
     from assay.testing.ray_cluster import LocalCluster
 
-    cluster = LocalCluster(nodes=2, cpus=1).start()
+    cluster = LocalCluster(nodes=2, cpus=1, ray_client=True).start()
     try:
         ray.init(address=cluster.address, logging_level="WARNING", log_to_driver=False)
-        yield cluster.address
+        yield cluster
     finally:
         if ray.is_initialized():
             ray.shutdown()
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(local_cluster: Any) -> str:
+    """The head's address."""
+    return str(local_cluster.address)

@@ -5,8 +5,10 @@ the workers."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -223,3 +225,78 @@ def test_a_row_that_kills_every_worker_stops_the_run_after_the_attempts(
     rows = stored(client, "poison")  # what finished is kept, once each
     assert 0 < len(rows) < 200
     assert all(error is None for _, error, _ in rows.values())
+
+
+CLIENT_SCRIPT = """
+import json, os, sys
+from assay import Client, evaluate
+from assay.executors import RayExecutor
+
+def square(inputs):
+    return {"y": inputs["x"] ** 2, "pid": os.getpid()}
+
+async def even(outputs):
+    return outputs["y"] % 2 == 0
+
+with RayExecutor(address=sys.argv[1]) as executor:
+    results = evaluate(square, data=[{"inputs": {"x": i}} for i in range(30)], evaluators=[even],
+                       client=Client("sqlite://"), progress=False, executor=executor)
+    rows = [(row["run"].outputs, row["evaluation_results"]["results"][0].score) for row in results]
+print(json.dumps({"driver": os.getpid(), "rows": rows}))
+"""
+
+
+def test_ray_client_address(local_cluster: Any, tmp_path: Any) -> None:
+    """``ray://``: a driver elsewhere, through Ray Client (its own process: this one is
+    already a driver of the cluster)."""
+    script = tmp_path / "client_run.py"
+    script.write_text(CLIENT_SCRIPT, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), local_cluster.client_address],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    rows = report["rows"]
+    assert sorted(outputs["y"] for outputs, _ in rows) == [i * i for i in range(30)]
+    assert all(score == (outputs["y"] % 2 == 0) for outputs, score in rows)
+    assert report["driver"] not in {outputs["pid"] for outputs, _ in rows}
+
+
+def test_error_handling_raise_stops_a_ray_run_at_the_first_failed_row(
+    client: Client, executor: RayExecutor
+) -> None:
+    from assay.evaluation._runner import RowFailedError
+
+    data = numbers(client, 100)
+    with pytest.raises(RowFailedError, match=r"the target failed on example .*no answer for \d+"):
+        evaluate(
+            workload.doubling,
+            data=data,
+            client=client,
+            experiment="raising",
+            progress=False,
+            executor=executor,
+            error_handling="raise",
+        )
+    record = client.store.get_experiment(name="raising")
+    assert record is not None and record.status == "failed"
+
+
+def test_a_target_that_cannot_be_pickled_is_named(client: Client, executor: RayExecutor) -> None:
+    import threading
+
+    from assay.executors.ray import RayExecutorError
+
+    lock = threading.Lock()
+
+    def guarded(inputs: dict[str, Any]) -> dict[str, Any]:
+        with lock:
+            return inputs
+
+    with pytest.raises(
+        RayExecutorError, match=r"the target 'guarded' or its evaluators cannot be sent .*lock"
+    ):
+        evaluate(guarded, data=numbers(client, 3), client=client, progress=False, executor=executor)

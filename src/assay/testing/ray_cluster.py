@@ -35,11 +35,15 @@ def free_port() -> int:
 
 @dataclass
 class LocalCluster:
-    """``nodes`` node processes with ``cpus`` CPUs each; ``address`` is the head's GCS."""
+    """``nodes`` node processes with ``cpus`` CPUs each; ``address`` is the head's GCS.
+    With ``ray_client=True`` the head also serves Ray Client, at ``client_address``
+    (``ray://127.0.0.1:PORT``; needs ``ray[client]``)."""
 
     nodes: int = 2
     cpus: int = 1
+    ray_client: bool = False
     address: str = ""
+    client_address: str = ""
     temp_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="ray", dir="/tmp"))
     _groups: list[int] = field(default_factory=list)  # a process group per node
 
@@ -55,6 +59,10 @@ class LocalCluster:
             "--include-dashboard=false",
             f"--temp-dir={self.temp_dir}",
         ]
+        if self.ray_client:
+            client_port = free_port()
+            self.client_address = f"ray://127.0.0.1:{client_port}"
+            head.append(f"--ray-client-server-port={client_port}")
         try:
             self._start_node([str(RAY), "start", *head, *common])
             for _ in range(self.nodes - 1):

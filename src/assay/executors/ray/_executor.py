@@ -14,7 +14,7 @@ from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import RowFeed
 from assay.executors.base import ExecutorError
 from assay.executors.ray._batches import BatchSizing
-from assay.executors.ray._dispatch import Dispatcher, Shipment
+from assay.executors.ray._dispatch import Dispatcher, RayExecutorError, Shipment
 from assay.executors.ray._shipping import send_user_code_by_value
 from assay.executors.ray._worker import RowWorker
 from assay.store.records import ExperimentRow
@@ -95,8 +95,7 @@ class RayExecutor:
     ) -> None:
         ray = self._connect()
         actors = self._ensure_workers(ray, max_concurrency)
-        send_user_code_by_value(pipeline)  # then cloudpickle, by Ray
-        shipment = Shipment(uuid.uuid4().hex, ray.put(pipeline))
+        shipment = Shipment(uuid.uuid4().hex, _put(ray, pipeline))
         dispatcher = Dispatcher(
             actors,
             shipment,
@@ -168,6 +167,19 @@ class RayExecutor:
                 self._pids[:] = [None] * count
                 self._threads = threads
             return list(self._actors)
+
+
+def _put(ray: ModuleType, pipeline: RowPipeline) -> Any:
+    """The pipeline in Ray's object store, serialized once with cloudpickle."""
+    send_user_code_by_value(pipeline)
+    try:
+        return ray.put(pipeline)
+    except Exception as exc:  # e.g. a target holding a lock, a socket, an open file
+        raise RayExecutorError(
+            f"the target {pipeline.target.name!r} or its evaluators cannot be sent to the Ray "
+            f"workers (cloudpickle): {exc}. Create such resources inside the function, or once "
+            f"per process (e.g. functools.cache), instead of capturing them"
+        ) from exc
 
 
 def _ray() -> ModuleType:
