@@ -297,6 +297,7 @@ def test_a_target_that_cannot_be_pickled_is_named(client: Client, executor: RayE
             return inputs
 
     with pytest.raises(
-        RayExecutorError, match=r"the target 'guarded' or its evaluators cannot be sent .*lock"
+        RayExecutorError,
+        match=r"the target 'guarded' or its evaluators cannot be sent to the Ray workers: TypeError: cannot pickle '_thread.lock' object\. Create",
     ):
         evaluate(guarded, data=numbers(client, 3), client=client, progress=False, executor=executor)

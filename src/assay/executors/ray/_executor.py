@@ -177,9 +177,20 @@ def _put(ray: ModuleType, pipeline: RowPipeline) -> Any:
     except Exception as exc:  # e.g. a target holding a lock, a socket, an open file
         raise RayExecutorError(
             f"the target {pipeline.target.name!r} or its evaluators cannot be sent to the Ray "
-            f"workers (cloudpickle): {exc}. Create such resources inside the function, or once "
-            f"per process (e.g. functools.cache), instead of capturing them"
-        ) from exc
+            f"workers: {_pickling_error(exc, pipeline)}. Create such resources inside the "
+            f"function, or once per process (e.g. functools.cache), instead of capturing them"
+        ) from None
+
+
+def _pickling_error(exc: Exception, pipeline: RowPipeline) -> str:
+    """cloudpickle's own one-line error (Ray's is a long report with colour codes)."""
+    from ray import cloudpickle
+
+    try:
+        cloudpickle.dumps(pipeline)  # type: ignore[no-untyped-call]
+    except Exception as direct:
+        return f"{type(direct).__name__}: {direct}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _ray() -> ModuleType:
