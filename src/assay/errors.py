@@ -25,6 +25,8 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── RemoteEvaluatorError (RuntimeError)    a remote evaluator refused or failed after its retries
     ├── NotComparableError (ValueError)        experiments that cannot be compared (names why)
     ├── RowFailedError (RuntimeError)          a row failed under ``error_handling="raise"``
+    ├── ExecutorError (ValueError)             an executor is misconfigured (``ASSAY_EXECUTOR``, options)
+    ├── RayExecutorError (RuntimeError)        a Ray run cannot go on (workers keep dying, code cannot ship)
     ├── StoreError (RuntimeError)              the store cannot do what was asked
     │   ├── StoreVersionError                  the database was written by a newer assay
     │   ├── StoreWriteError                    writing results failed; the run stops
@@ -88,6 +90,7 @@ if TYPE_CHECKING:
         QueryTooLarge,
     )
     from assay.evaluators.text.json import InvalidJson
+    from assay.executors.errors import ExecutorError, RayExecutorError
     from assay.llm.errors import (
         LLMError,
         ModelCallError,
@@ -142,6 +145,8 @@ _HOMES = {
     "UnknownEvaluatorName": "assay.evaluation._names",
     "EvaluatorReturnError": "assay.evaluation._returns",
     "RowFailedError": "assay.evaluation._runner",
+    "ExecutorError": "assay.executors.errors",
+    "RayExecutorError": "assay.executors.errors",
     "TargetError": "assay.evaluation._target",
     "StoreWriteError": "assay.evaluation._writer",
     "EvaluatorInputError": "assay.evaluators._fields",
@@ -227,6 +232,8 @@ __all__ = [
     "RemoteEvaluatorError",
     "ServiceConfigError",
     "WireError",
+    "ExecutorError",
+    "RayExecutorError",
 ]
 
 

@@ -7,19 +7,17 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from assay.errors import AssayError
+from assay.executors.errors import ExecutorError
 
 if TYPE_CHECKING:
     from assay.evaluation._rows import RowPipeline
     from assay.evaluation._runner import RowFeed
     from assay.store.records import ExperimentRow
 
+__all__ = ["Executor", "ExecutorError", "LocalExecutor", "executor_from_env", "resolve_executor"]
+
 EXECUTOR_VARIABLE = "ASSAY_EXECUTOR"
 RAY_ADDRESS_VARIABLE = "ASSAY_RAY_ADDRESS"
-
-
-class ExecutorError(AssayError, ValueError):
-    """An executor was misconfigured (an unknown ``ASSAY_EXECUTOR``, a bad argument)."""
 
 
 @runtime_checkable

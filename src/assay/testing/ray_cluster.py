@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+__all__ = ["LocalCluster", "free_port"]
+
 RAY = Path(sys.executable).with_name("ray")
 
 

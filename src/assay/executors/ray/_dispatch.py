@@ -15,19 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import AssayError
 from assay.evaluation._rows import PlannedRow
 from assay.evaluation._runner import RowFeed
+from assay.executors.errors import RayExecutorError
 from assay.executors.ray._batches import Batch, BatchSizing
 from assay.executors.ray._worker import BatchResult
 from assay.store.records import ExperimentRow
 
 DEPTH = 2
-
-
-class RayExecutorError(AssayError, RuntimeError):
-    """The Ray run could not go on: a batch's workers kept dying, or the workers could
-    not load the target or evaluators."""
 
 
 @dataclass

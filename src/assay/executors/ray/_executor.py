@@ -12,9 +12,9 @@ from typing import Any
 from assay.errors import require_extra
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import RowFeed
-from assay.executors.base import ExecutorError
+from assay.executors.errors import ExecutorError, RayExecutorError
 from assay.executors.ray._batches import BatchSizing
-from assay.executors.ray._dispatch import Dispatcher, RayExecutorError, Shipment
+from assay.executors.ray._dispatch import Dispatcher, Shipment
 from assay.executors.ray._shipping import send_user_code_by_value
 from assay.executors.ray._worker import RowWorker
 from assay.store.records import ExperimentRow
