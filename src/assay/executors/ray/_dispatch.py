@@ -34,6 +34,9 @@ class Shipment:
 
 
 class Dispatcher:
+    """One experiment's batches: sent, awaited, accepted in the order of their rows,
+    re-sent when their worker died. ``pids`` is updated as batches report them."""
+
     def __init__(
         self,
         workers: list[Any],
