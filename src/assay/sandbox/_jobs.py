@@ -54,6 +54,7 @@ def run_function(
     text), so the decoded values of many calls are never held at once. The deadline
     starts once the sandbox is ours: waiting for one (or for a CPU, or for the previous
     job's cleanup) is not the candidate's time."""
+    language.prepare()  # a first job may build the prebuilt harness parts: not its time
     started = time.monotonic()
     state = _FunctionState(len(calls), timeout, on_outcome)
     with running_slot(), pool.candidates.lease() as sandbox:
@@ -250,6 +251,7 @@ def run_script(
     pool: JobHost, language: Language, code: str, timeout: float, limits: Limits = DEFAULT_LIMITS
 ) -> ScriptRun:
     """Run ``code`` as a program; its exit code and output are the result."""
+    language.prepare()
     started = time.monotonic()
     with running_slot(), pool.candidates.lease() as sandbox, Session() as session:
         deadline = time.monotonic() + timeout

@@ -56,6 +56,7 @@ class Language:
     runtime_missing: Callable[[Runtime], str | None]
     compiled: bool = False  # a compile step runs first and reports {"event": "compiled"}
     test_programs: bool = True  # the test-program mode (a checker role) exists
+    prepare: Callable[[], None] = lambda: None  # parent-side, once: prebuilt harness parts
 
     def program(self, prompt: str, completion: str, entry_point: str) -> str:
         """HumanEval style: prompt + completion, unless the completion already holds the
@@ -191,6 +192,7 @@ JAVA = Language(
     spawn=_compiled_spawn("java"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("java"),
     compiled=True,
+    prepare=lambda: toolchains.prepare("java"),
     test_programs=False,
 )
 CPP = Language(
@@ -201,6 +203,7 @@ CPP = Language(
     spawn=_compiled_spawn("cpp"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("cpp"),
     compiled=True,
+    prepare=lambda: toolchains.prepare("cpp"),
     test_programs=False,
 )
 LANGUAGES = {

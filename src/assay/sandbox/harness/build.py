@@ -82,7 +82,10 @@ def build_cpp(role: str, code: str, entry: str, options: dict[str, str]) -> list
     _write("solution.cpp", code)
     argv = [options["cxx"], "-std=c++17", "-O1", "-pipe", "-o", "program"]
     if role == "candidate":
-        argv += ["-include", os.path.join(HERE, "cpp", "assay.hpp")]
+        # the parent's precompiled copy of the header when there is one (g++ reads
+        # assay.hpp.gch next to it), else the header itself
+        header = options.get("cpp_header") or os.path.join(HERE, "cpp", "assay.hpp")
+        argv += ["-include", header]
     compile_with([*argv, "solution.cpp"], dict(os.environ))
     return [os.path.join(os.getcwd(), "program")]
 
@@ -100,15 +103,17 @@ def build_java(role: str, code: str, entry: str, options: dict[str, str]) -> lis
     _write(f"{name}.java", code)
     os.mkdir("classes")
     sources = [f"{name}.java"]
-    if role == "candidate":
+    prebuilt = options.get("java_classes") or ""
+    if role == "candidate" and not prebuilt:
         sources += [os.path.join(HERE, "java", f) for f in ("AssayCandidate.java", "AssayJson.java", "AssayCodec.java")]
+    classpath = "classes" + (os.pathsep + prebuilt if role == "candidate" and prebuilt else "")
     jvm = options["jvm_flags"].split()
-    compile_with(
-        [options["javac"], *[f"-J{flag}" for flag in jvm], "-nowarn", "-encoding", "UTF-8", "-d", "classes", *sources],
-        dict(os.environ),
-    )
-    main = ["--add-opens", "java.base/java.io=ALL-UNNAMED", "AssayCandidate", entry] if role == "candidate" else [name]
-    return [options["java"], *jvm, "-cp", "classes", *main]
+    javac = [options["javac"], *[f"-J{flag}" for flag in jvm], "-nowarn", "-encoding", "UTF-8"]
+    compile_with([*javac, "-cp", classpath, "-d", "classes", *sources], dict(os.environ))
+    if role != "candidate":
+        return [options["java"], *jvm, "-cp", classpath, name]
+    opens = ["--add-opens", "java.base/java.io=ALL-UNNAMED"]
+    return [options["java"], *jvm, *opens, "-cp", classpath, "AssayCandidate", entry]
 
 
 RECIPES = {"go": build_go, "cpp": build_cpp, "java": build_java}
