@@ -30,6 +30,13 @@ def tool(name: str) -> str | None:
     return os.path.realpath(found) if found else None
 
 
+def system_python() -> str | None:
+    """The compile step's interpreter: the system's Python 3, which every sandbox user
+    may run (ours may live in a home folder the rlimit backend's own uid cannot enter)."""
+    found = shutil.which("python3", path="/usr/bin:/bin")
+    return os.path.realpath(found) if found else None
+
+
 def jvm_flags(memory: int | None) -> str:
     """A small JVM: one GC and JIT thread each, no perf-data file in /tmp, and a heap
     inside the job's memory limit (the JVM reserves more virtual memory than it uses)."""
@@ -70,13 +77,24 @@ _prebuilt: dict[str, str] = {}
 _prebuilding = threading.Lock()
 
 
+@functools.lru_cache(maxsize=1)
 def cache_root() -> str:
     """Where prebuilt harness parts live, mounted read-only into every sandbox (the
-    candidate cannot write into it, so nothing of one job reaches the next)."""
+    candidate cannot write into it, so nothing of one job reaches the next). Outside any
+    home folder: the rlimit backend's dedicated uid must be able to read it. A folder
+    someone else owns, or may write into, is never used."""
     root = os.environ.get("ASSAY_TOOLCHAIN_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "assay", "toolchains"
+        tempfile.gettempdir(), f"assay-toolchains-{os.geteuid()}"
     )
-    os.makedirs(root, mode=0o755, exist_ok=True)
+    try:
+        os.makedirs(root, mode=0o755, exist_ok=True)
+        info = os.lstat(root)
+        trusted = info.st_uid == os.geteuid() and not info.st_mode & 0o022 and os.path.isdir(root)
+    except OSError:
+        trusted = False
+    if not trusted:
+        root = tempfile.mkdtemp(prefix="assay-toolchains-")
+        os.chmod(root, 0o755)
     return os.path.realpath(root)
 
 

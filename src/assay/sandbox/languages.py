@@ -28,6 +28,7 @@ __all__ = [
     "TYPESCRIPT",
     "Spawn",
     "UnknownLanguage",
+    "UnsupportedMode",
     "get_language",
     "strip_fences",
 ]
@@ -38,6 +39,10 @@ ROLES = ("candidate", "checker", "script")
 
 class UnknownLanguage(AssayError, ValueError):
     pass
+
+
+class UnsupportedMode(AssayError, ValueError):
+    """A language without the test-program mode was given a test program."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +135,8 @@ def _compiled_spawn(language: str) -> Callable[[str, str, Runtime, int | None], 
     def spawn(role: str, harness_root: str, runtime: Runtime, memory: int | None) -> Spawn:
         script = f"{harness_root}/harness/build.py"
         options = toolchains.compile_options(memory)
-        return Spawn("exec", [runtime.python, "-I", "-S", "-B", script, language, role, options])
+        python = toolchains.system_python() or runtime.python
+        return Spawn("exec", [python, "-I", "-S", "-B", script, language, role, options])
 
     return spawn
 
