@@ -54,7 +54,9 @@ def run_problem(config: SandboxConfig, language: str, problem: dict[str, Any]) -
     }
 
 
-def run_language(config: SandboxConfig, language: str, problems: list[dict[str, Any]], workers: int) -> dict[str, Any]:
+def run_language(
+    config: SandboxConfig, language: str, problems: list[dict[str, Any]], workers: int
+) -> dict[str, Any]:
     run_problem(config, language, problems[0])  # warm the pool (and build prebuilt parts)
     started = time.monotonic()
     with ThreadPoolExecutor(workers) as executor:
@@ -76,7 +78,9 @@ def run_language(config: SandboxConfig, language: str, problems: list[dict[str, 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--languages", default="go,java,cpp,typescript")
@@ -84,8 +88,12 @@ def main() -> None:
     args = parser.parse_args()
     problems = load_problems()
     config = SandboxConfig(backend=args.backend, workers=args.workers)
-    print(f"{len(problems)} problems, {args.workers} jobs in parallel, backend {get_pool(config).backend.name}")
-    print(f"{'language':<11} {'passed':>7} {'problems/s':>11} {'compile share':>14} {'compile ms':>11}  warm start")
+    print(
+        f"{len(problems)} problems, {args.workers} jobs in parallel, backend {get_pool(config).backend.name}"
+    )
+    print(
+        f"{'language':<11} {'passed':>7} {'problems/s':>11} {'compile share':>14} {'compile ms':>11}  warm start"
+    )
     for language in args.languages.split(","):
         missing = get_language(language).runtime_missing(get_pool(config).runtime)
         if missing:

@@ -15,7 +15,7 @@ from assay.schemas import Example, Run
 
 from ._languages import BROKEN, BROKEN_MESSAGE, COMPILED, ECHO, ECHO_ENTRY, RAISED_TYPE, RAISES, RAISES_ENTRY
 
-TEXT = "héllo ✓ \"quoted\" \\ \n"
+TEXT = 'héllo ✓ "quoted" \\ \n'
 COMMON = [1.5, TEXT, True, [1, 2], {"a": [0.5, 1.0]}, {3, 4}]
 BACK = [3.0, TEXT + "!", False, [1, 2, 2], {"a": [0.5, 1.0]}, {3, 4}]
 ECHO_CALLS: dict[str, tuple[list[Any], list[Any]]] = {
@@ -129,8 +129,10 @@ def test_typescript_test_programs_run_against_a_compiled_candidate(make_pool: An
     pool: SandboxPool = make_pool("bubblewrap")
     ts = get_language("typescript")
     program = "function add(a: number, b: number): number { return a + b; }\n"
-    test = "function check(candidate: (a: number, b: number) => number): void {\n" \
+    test = (
+        "function check(candidate: (a: number, b: number) => number): void {\n"
         "  if (candidate(2, 3) !== 5) throw new Error('wrong');\n}\n"
+    )
     assert pool.run_test_program(ts, program, test, "add", 10).passed
     wrong = pool.run_test_program(ts, program.replace("a + b", "a - b"), test, "add", 10)
     assert not wrong.passed and wrong.verdict["message"] == "wrong"

@@ -20,11 +20,13 @@ PACKAGES = {
     "java": ("javac", "default-jdk-headless"),
     "cpp": ("g++", "g++"),
 }
+# the compile step (harness/build.py), run by the system's Python inside the sandbox
+BUILD_BOOT = "import sys; sys.path.insert(0, {root!r}); from harness.build import main; sys.exit(main())"
 TYPESCRIPT_PACKAGE = "typescript (npm install -g typescript@5.6.3)"
 TYPESCRIPT_ROOTS = ("/usr/local/lib/node_modules", "/usr/lib/node_modules")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tool(name: str) -> str | None:
     found = shutil.which(name, path="/usr/local/bin:/usr/bin:/bin")
     return os.path.realpath(found) if found else None
@@ -137,7 +139,12 @@ def _build_cpp_header() -> str:
         source = os.path.join(scratch, "assay.hpp")
         with open(source, "w", encoding="utf-8") as handle:
             handle.write(header)
-        subprocess.run([cxx, *CPP_FLAGS, "-x", "c++-header", source, "-o", source + ".gch"], check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            [cxx, *CPP_FLAGS, "-x", "c++-header", source, "-o", source + ".gch"],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
         os.chmod(source + ".gch", 0o644)
         os.replace(source, target)
         os.replace(source + ".gch", target + ".gch")  # last: its presence means ready
@@ -200,5 +207,7 @@ def toolchain_paths() -> tuple[str, ...]:
             if os.path.exists(target) and not target.startswith("/usr/"):
                 # /etc/java-17-openjdk/security/java.security -> /etc/java-17-openjdk
                 parts = target.split(os.sep)
-                found.append(os.sep.join(parts[:3]) if target.startswith("/etc/") else os.path.dirname(target))
+                found.append(
+                    os.sep.join(parts[:3]) if target.startswith("/etc/") else os.path.dirname(target)
+                )
     return tuple(dict.fromkeys(found))

@@ -133,10 +133,10 @@ def _ts_defines(code: str, name: str) -> bool:
 
 def _compiled_spawn(language: str) -> Callable[[str, str, Runtime, int | None], Spawn]:
     def spawn(role: str, harness_root: str, runtime: Runtime, memory: int | None) -> Spawn:
-        script = f"{harness_root}/harness/build.py"
+        boot = toolchains.BUILD_BOOT.format(root=harness_root)
         options = toolchains.compile_options(memory)
         python = toolchains.system_python() or runtime.python
-        return Spawn("exec", [python, "-I", "-S", "-B", script, language, role, options])
+        return Spawn("exec", [python, "-I", "-S", "-B", "-c", boot, language, role, options])
 
     return spawn
 
@@ -151,7 +151,9 @@ def _ts_missing(runtime: Runtime) -> str | None:
     if runtime.node is None:
         return "TypeScript needs Node.js: no `node` on PATH (apt-get install nodejs)"
     if toolchains.typescript_module() is None:
-        return f"TypeScript needs the typescript compiler: not found (install {toolchains.TYPESCRIPT_PACKAGE})"
+        return (
+            f"TypeScript needs the typescript compiler: not found (install {toolchains.TYPESCRIPT_PACKAGE})"
+        )
     return None
 
 
@@ -212,9 +214,7 @@ CPP = Language(
     prepare=lambda: toolchains.prepare("cpp"),
     test_programs=False,
 )
-LANGUAGES = {
-    language.name: language for language in (PYTHON, JAVASCRIPT, TYPESCRIPT, GO, JAVA, CPP)
-}
+LANGUAGES = {language.name: language for language in (PYTHON, JAVASCRIPT, TYPESCRIPT, GO, JAVA, CPP)}
 
 
 def get_language(name: str) -> Language:

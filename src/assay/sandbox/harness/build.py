@@ -1,6 +1,6 @@
 """The compile step of compiled languages, run inside the sandbox before any job code.
 
-``python build.py LANGUAGE ROLE OPTIONS_JSON``: read the setup frame, write the sources
+``main(LANGUAGE, ROLE, OPTIONS_JSON)`` (see ``BOOT``): read the setup frame, write the sources
 into the job's folder, run the compiler (a trusted tool, under the job's limits), report
 ``{"event": "compiled"}`` or a compile error, then exec the built program on the same
 descriptors (1/2 output, 3 frames in, 4 frames out). The program speaks the frame
@@ -16,9 +16,7 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from harness import frames  # noqa: E402
+from . import frames
 
 FRAMES_IN, FRAMES_OUT = 3, 4
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,7 +56,10 @@ def build_go(role: str, code: str, entry: str, options: dict[str, str]) -> list[
     if role == "candidate":
         for name in harness:  # go build wants every named file in one folder
             shutil.copyfile(os.path.join(HERE, "go", name[len("assay_") :]), name)
-        _write("assay_main.go", f'package main\n\nimport "reflect"\n\nfunc main() {{ assayServe(reflect.ValueOf({entry})) }}\n')
+        _write(
+            "assay_main.go",
+            f'package main\n\nimport "reflect"\n\nfunc main() {{ assayServe(reflect.ValueOf({entry})) }}\n',
+        )
         sources += ["assay_main.go", *harness]
     cwd = os.getcwd()
     env = {
@@ -91,7 +92,9 @@ def build_cpp(role: str, code: str, entry: str, options: dict[str, str]) -> list
 
 
 def java_class_name(code: str) -> str:
-    public = re.search(r"^\s*public\s+(?:final\s+|abstract\s+)*(?:class|record|interface|enum)\s+(\w+)", code, re.M)
+    public = re.search(
+        r"^\s*public\s+(?:final\s+|abstract\s+)*(?:class|record|interface|enum)\s+(\w+)", code, re.M
+    )
     if public:
         return public.group(1)
     main = re.search(r"\bclass\s+(\w+)", code)
@@ -105,7 +108,10 @@ def build_java(role: str, code: str, entry: str, options: dict[str, str]) -> lis
     sources = [f"{name}.java"]
     prebuilt = options.get("java_classes") or ""
     if role == "candidate" and not prebuilt:
-        sources += [os.path.join(HERE, "java", f) for f in ("AssayCandidate.java", "AssayJson.java", "AssayCodec.java")]
+        sources += [
+            os.path.join(HERE, "java", f)
+            for f in ("AssayCandidate.java", "AssayJson.java", "AssayCodec.java")
+        ]
     classpath = "classes" + (os.pathsep + prebuilt if role == "candidate" and prebuilt else "")
     jvm = options["jvm_flags"].split()
     javac = [options["javac"], *[f"-J{flag}" for flag in jvm], "-nowarn", "-encoding", "UTF-8"]
@@ -133,7 +139,9 @@ def main() -> int:
         return 2
     entry = str(setup.get("func_name") or "")
     if role == "candidate" and not IDENTIFIER.match(entry):
-        frames.write_frame(FRAMES_OUT, _load_error("missing_function", "NameError", f"{entry!r} is not an identifier"))
+        frames.write_frame(
+            FRAMES_OUT, _load_error("missing_function", "NameError", f"{entry!r} is not an identifier")
+        )
         return 0
     try:
         argv = RECIPES[language](role, str(setup.get("code", "")), entry, options)
@@ -177,7 +185,13 @@ def _read_exactly(size: int) -> bytes:
 
 
 def _load_error(kind: str, error_type: str, message: str) -> dict[str, str]:
-    return {"event": "load_error", "kind": kind, "error_type": error_type, "message": message, "traceback": ""}
+    return {
+        "event": "load_error",
+        "kind": kind,
+        "error_type": error_type,
+        "message": message,
+        "traceback": "",
+    }
 
 
 def _clean_build_files() -> None:
@@ -185,7 +199,3 @@ def _clean_build_files() -> None:
     job folder's size limit is the program's."""
     for folder in (".gocache", ".gopath"):
         shutil.rmtree(folder, ignore_errors=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
