@@ -152,3 +152,17 @@ def test_plain_programs_compile_then_run(make_pool: Any, name: str) -> None:
     assert run.compile_ms is not None
     broken = pool.run_script(get_language(name), BROKEN[name], timeout=10)
     assert broken.exit_code == 1 and broken.output.stderr.startswith("compile error:")
+
+
+def test_a_cpp_entry_point_named_like_a_std_function_is_the_candidates(make_pool: Any) -> None:
+    """HumanEval-X names such as ``unique`` are overloaded by ``using namespace std``."""
+    code = (
+        "#include <bits/stdc++.h>\nusing namespace std;\n"
+        'vector<int>\nunique(vector<int> l, const string& tag = "x") {\n'
+        "    set<int> s(l.begin(), l.end());\n    return vector<int>(s.begin(), s.end());\n}\n"
+    )
+    run = make_pool("bubblewrap").run_function(
+        get_language("cpp"), code, "unique", [Call(([3, 1, 3], "t"))], 10
+    )
+    assert run.load_failure is None, run.load_failure
+    assert run.outcomes[0].value == [1, 3]

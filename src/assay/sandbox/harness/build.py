@@ -77,9 +77,47 @@ def build_go(role: str, code: str, entry: str, options: dict[str, str]) -> list[
     return [os.path.join(cwd, "program")]
 
 
+def cpp_entry(code: str, entry: str) -> str:
+    """The entry point as a function pointer. ``using namespace std`` makes names such as
+    ``unique``, ``max_element`` or ``strlen`` overloaded, so the candidate's own
+    declaration, copied under another name, picks its overload."""
+    pattern = rf"^[ \t]*(?P<ret>[\w:<>,*&\[\] \t]*?[\w>*&])[\s*&]*\b{re.escape(entry)}\s*\((?P<params>[^{{}};]*?)\)\s*(?:const\s*)?\{{"
+    match = re.search(pattern, code, re.M)
+    if match is None or match.group("ret").strip() in ("return", "else"):
+        return f"&{entry}"
+    ret = re.sub(r"\b(static|inline|constexpr)\b", "", match.group("ret")).strip()
+    return f"static_cast<{ret} (*)({_cpp_parameter_types(match.group('params'))})>(&{entry})"
+
+
+def _cpp_parameter_types(params: str) -> str:
+    """``vector<int> l, const string& s`` without the names (a name after a type; the
+    commas inside template brackets are not separators)."""
+    parts, depth, current = [], 0, ""
+    for char in params:
+        depth += char == "<"
+        depth -= char == ">"
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        parts.append(current)
+    types = []
+    for part in parts:
+        part = part.split("=")[0].strip()  # a default argument
+        named = re.match(r"^(.*?[\w>*&\]])\s*[*&]*\s*\b([A-Za-z_]\w*)$", part)
+        if named and not re.search(r"[*&]\s*$", part) and named.group(1).strip() not in ("const", "unsigned", "signed", "long", "short"):
+            kept = part[: part.rfind(named.group(2))].strip()
+            types.append(kept)
+        else:
+            types.append(part)
+    return ", ".join(types)
+
+
 def build_cpp(role: str, code: str, entry: str, options: dict[str, str]) -> list[str]:
     if role == "candidate":
-        code += f"\n\nint main() {{ return assay::serve(&{entry}); }}\n"
+        code += f"\n\nint main() {{ return assay::serve({cpp_entry(code, entry)}); }}\n"
     _write("solution.cpp", code)
     argv = [options["cxx"], "-std=c++17", "-O1", "-pipe", "-o", "program"]
     if role == "candidate":
