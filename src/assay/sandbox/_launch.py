@@ -69,9 +69,7 @@ class Runtime:
 
     def read_only_paths(self) -> list[str]:
         """Host folders to mount besides /usr (pyenv, conda, a node tarball...)."""
-        from assay.sandbox._toolchains import toolchain_paths
-
-        paths = [self.python_prefix, os.path.dirname(self.python), *toolchain_paths()]
+        paths = [self.python_prefix, os.path.dirname(self.python)]
         if self.node:
             paths.append(os.path.dirname(os.path.dirname(self.node)))
         return _outside_usr(paths)

@@ -12,8 +12,13 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
+
+from assay.sandbox._launch import SANDBOX_HARNESS_ROOT
 
 MIB = 1024 * 1024
+# where the namespace backends mount cache_root() (read-only); the rlimit backend uses it in place
+SANDBOX_PREBUILT = SANDBOX_HARNESS_ROOT + "/prebuilt"
 # Debian packages that provide each toolchain (named in the "missing" error)
 PACKAGES = {
     "go": ("go", "golang-go"),
@@ -57,17 +62,23 @@ def jvm_flags(memory: int | None) -> str:
     return " ".join(flags)
 
 
-def compile_options(memory: int | None) -> str:
+def compile_options(memory: int | None, harness_root: str) -> str:
     """What ``harness/build.py`` needs besides the sources: the toolchains' paths and the
-    prebuilt harness parts (empty until ``prepare`` built them)."""
+    prebuilt harness parts (empty until ``prepare`` built them), as the sandbox sees them."""
+    base = SANDBOX_PREBUILT if harness_root == SANDBOX_HARNESS_ROOT else cache_root()
+
+    def seen(name: str) -> str:
+        return os.path.join(base, name) if name else ""
+
+    jdk = seen(_prebuilt.get("jdk", ""))
     options = {
         "go": tool("go") or "go",
         "cxx": tool("g++") or "g++",
-        "javac": tool("javac") or "javac",
-        "java": tool("java") or "java",
+        "javac": os.path.join(jdk, "bin", "javac") if jdk else tool("javac") or "javac",
+        "java": os.path.join(jdk, "bin", "java") if jdk else tool("java") or "java",
         "jvm_flags": jvm_flags(memory),
-        "cpp_header": _prebuilt.get("cpp", ""),
-        "java_classes": _prebuilt.get("java", ""),
+        "cpp_header": seen(_prebuilt.get("cpp", "")),
+        "java_classes": seen(_prebuilt.get("java", "")),
     }
     return json.dumps(options)
 
@@ -108,10 +119,21 @@ def prepare(language: str) -> None:
     with _prebuilding:
         if language in _prebuilt:
             return
-        try:
-            _prebuilt[language] = _build_cpp_header() if language == "cpp" else _build_java_classes()
-        except (OSError, subprocess.SubprocessError):
-            _prebuilt[language] = ""  # compile from source in every job: slower, same result
+        if language == "java":
+            _prebuilt["jdk"] = _relative(_attempt(_build_jdk_view))
+        built = _attempt(_build_cpp_header if language == "cpp" else _build_java_classes)
+        _prebuilt[language] = _relative(built)
+
+
+def _attempt(build: Callable[[], str]) -> str:
+    try:
+        return build()
+    except (OSError, subprocess.SubprocessError):
+        return ""  # compile from source in every job: slower, same result
+
+
+def _relative(path: str) -> str:
+    return os.path.relpath(path, cache_root()) if path else ""
 
 
 def _version_key(*parts: str) -> str:
@@ -149,6 +171,53 @@ def _build_cpp_header() -> str:
         os.replace(source, target)
         os.replace(source + ".gch", target + ".gch")  # last: its presence means ready
     return target
+
+
+def _build_jdk_view() -> str:
+    """Debian's JDK reads its configuration through symlinks into /etc/java-N-openjdk,
+    which no sandbox shows: a view of the JDK with that configuration copied in (the
+    launchers and libjvm.so copied too, since the JVM finds its home from their real
+    paths; everything else linked)."""
+    javac = tool("javac")
+    if javac is None:
+        return ""
+    home = os.path.dirname(os.path.dirname(javac))
+    folder = os.path.join(cache_root(), "jdk-" + _version_key(home, _tool_version(javac)))
+    if os.path.exists(os.path.join(folder, "bin", "java")):
+        return folder
+    staging = tempfile.mkdtemp(dir=cache_root())
+    for name in os.listdir(home):
+        source = os.path.join(home, name)
+        if name == "conf":
+            shutil.copytree(source, os.path.join(staging, name), symlinks=False)
+        elif name in ("bin", "lib"):
+            os.mkdir(os.path.join(staging, name))
+        else:
+            os.symlink(os.path.realpath(source), os.path.join(staging, name))
+    for launcher in ("java", "javac"):
+        shutil.copy2(os.path.join(home, "bin", launcher), os.path.join(staging, "bin", launcher))
+    _link_tree(os.path.join(home, "lib"), os.path.join(staging, "lib"), copy={"server/libjvm.so"})
+    for root, dirs, _ in os.walk(staging):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o755)
+    os.chmod(staging, 0o755)
+    try:
+        os.rename(staging, folder)
+    except OSError:  # built meanwhile by another process
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def _link_tree(source: str, target: str, copy: set[str], prefix: str = "") -> None:
+    for name in os.listdir(source):
+        path, relative = os.path.join(source, name), prefix + name
+        if relative in copy:
+            shutil.copy2(path, os.path.join(target, name))
+        elif any(c.startswith(relative + "/") for c in copy):
+            os.mkdir(os.path.join(target, name))
+            _link_tree(path, os.path.join(target, name), copy, relative + "/")
+        else:
+            os.symlink(os.path.realpath(path), os.path.join(target, name))
 
 
 def _build_java_classes() -> str:
@@ -192,22 +261,3 @@ def typescript_module() -> str | None:
         if os.path.isfile(os.path.join(path, "lib", "typescript.js")):
             return os.path.realpath(path)
     return None
-
-
-@functools.lru_cache(maxsize=1)
-def toolchain_paths() -> tuple[str, ...]:
-    """Host folders the compilers read outside /usr (Debian's JDK keeps its configuration
-    in /etc/java-N-openjdk, reached through symlinks in the JDK's home)."""
-    found: list[str] = [cache_root()]
-    java = tool("java")
-    if java is not None:
-        home = os.path.dirname(os.path.dirname(java))
-        for name in ("conf/security/java.security", "conf/logging.properties"):
-            target = os.path.realpath(os.path.join(home, name))
-            if os.path.exists(target) and not target.startswith("/usr/"):
-                # /etc/java-17-openjdk/security/java.security -> /etc/java-17-openjdk
-                parts = target.split(os.sep)
-                found.append(
-                    os.sep.join(parts[:3]) if target.startswith("/etc/") else os.path.dirname(target)
-                )
-    return tuple(dict.fromkeys(found))

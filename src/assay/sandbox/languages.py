@@ -134,7 +134,7 @@ def _ts_defines(code: str, name: str) -> bool:
 def _compiled_spawn(language: str) -> Callable[[str, str, Runtime, int | None], Spawn]:
     def spawn(role: str, harness_root: str, runtime: Runtime, memory: int | None) -> Spawn:
         boot = toolchains.BUILD_BOOT.format(root=harness_root)
-        options = toolchains.compile_options(memory)
+        options = toolchains.compile_options(memory, harness_root)
         python = toolchains.system_python() or runtime.python
         return Spawn("exec", [python, "-I", "-S", "-B", "-c", boot, language, role, options])
 

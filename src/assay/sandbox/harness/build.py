@@ -83,8 +83,9 @@ def cpp_entry(code: str, entry: str) -> str:
     declaration, copied under another name, picks its overload."""
     pattern = rf"^[ \t]*(?P<ret>[\w:<>,*&\[\] \t]*?[\w>*&])[\s*&]*\b{re.escape(entry)}\s*\((?P<params>[^{{}};]*?)\)\s*(?:const\s*)?\{{"
     match = re.search(pattern, code, re.M)
-    if match is None or match.group("ret").strip() in ("return", "else"):
-        return f"&{entry}"
+    ret_text = match.group("ret") if match else ""
+    if match is None or ret_text.strip() in ("return", "else") or ret_text.count("<") != ret_text.count(">"):
+        return f"&{entry}"  # not found, or a return type over several lines: as written
     ret = re.sub(r"\b(static|inline|constexpr)\b", "", match.group("ret")).strip()
     return f"static_cast<{ret} (*)({_cpp_parameter_types(match.group('params'))})>(&{entry})"
 
@@ -107,7 +108,11 @@ def _cpp_parameter_types(params: str) -> str:
     for part in parts:
         part = part.split("=")[0].strip()  # a default argument
         named = re.match(r"^(.*?[\w>*&\]])\s*[*&]*\s*\b([A-Za-z_]\w*)$", part)
-        if named and not re.search(r"[*&]\s*$", part) and named.group(1).strip() not in ("const", "unsigned", "signed", "long", "short"):
+        if (
+            named
+            and not re.search(r"[*&]\s*$", part)
+            and named.group(1).strip() not in ("const", "unsigned", "signed", "long", "short")
+        ):
             kept = part[: part.rfind(named.group(2))].strip()
             types.append(kept)
         else:
