@@ -62,7 +62,14 @@ def test_the_expected_values_secrets_and_host_stay_out_of_reach(
     isolating = any_pool.backend.name != "rlimit"
     cache = toolchains.cache_root()
     harness = SANDBOX_HARNESS_ROOT if isolating else HARNESS_PARENT
-    writes = [f"{cache}/pwned", f"{harness}/harness/pwned", "/usr/pwned"]
+    toolchains.prepare(language if language != "typescript" else "cpp")  # the cache is not empty
+    prebuilt = toolchains.SANDBOX_PREBUILT if isolating else cache  # where the sandbox sees it
+    writes = [
+        f"{prebuilt}/pwned",
+        f"{prebuilt}/{os.listdir(cache)[0]}/pwned",
+        f"{harness}/harness/pwned",
+        "/usr/pwned",
+    ]
     # the rlimit backend does not hide the host's files or network (it says so)
     reads = ["/etc/passwd", canary.path, "/work/main/pyproject.toml"] if isolating else []
     if isolating:
@@ -72,10 +79,9 @@ def test_the_expected_values_secrets_and_host_stay_out_of_reach(
     outcome = run.outcomes[0]
     assert outcome.ok, (outcome.error_type, outcome.message, run.output, run.load_failure)
     seen = str(outcome.value)
-    assert "/proc/" not in seen or len(seen) > 0
     assert MARKER not in seen and SECRET not in seen
     assert "wrote" not in seen and "read /" not in seen and "connected" not in seen, seen[-500:]
-    assert not os.path.exists(f"{cache}/pwned")
+    assert not any("pwned" in files for _, _, files in os.walk(cache))
     assert loopback.connections == []
     assert canary.intact()
     assert passed(run) == [False, True]

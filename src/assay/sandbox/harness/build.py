@@ -1,10 +1,11 @@
 """The compile step of compiled languages, run inside the sandbox before any job code.
 
-``main(LANGUAGE, ROLE, OPTIONS_JSON)`` (see ``BOOT``): read the setup frame, write the sources
-into the job's folder, run the compiler (a trusted tool, under the job's limits), report
-``{"event": "compiled"}`` or a compile error, then exec the built program on the same
-descriptors (1/2 output, 3 frames in, 4 frames out). The program speaks the frame
-protocol from there on; the parent measures the compile time itself.
+``main()``, argv LANGUAGE ROLE OPTIONS_JSON (booted by ``_toolchains.BUILD_BOOT``): read
+the setup frame, write the sources into the job's folder, run the compiler (a trusted
+tool, under the job's limits), report ``{"event": "compiled"}`` or a compile error, wait
+for the go-ahead, then exec the built program on the same descriptors (1/2 output, 3
+frames in, 4 frames out). The program speaks the frame protocol from there on; the
+parent measures the compile time itself.
 """
 
 from __future__ import annotations
