@@ -206,3 +206,19 @@ def test_relative_time_is_not_reported_for_code_that_fails(memory_store: Store) 
     output = CodeCorrectnessEvaluator(speed_repeats=3).evaluate(Run(outputs={"text": wrong}), fib_example())
     results = results_of(output)
     assert [r.key for r in results] == ["CodeCorrectnessEvaluator"] and results[0].score == 0
+
+
+def test_a_calibrated_test_program_gets_k_times_the_reference_program_plus_the_floor(
+    memory_store: Store,
+) -> None:
+    test = "def check(candidate):\n    assert candidate(10) == 55\n    assert candidate(40) == 102334155\n"
+    example = Example(
+        inputs={"prompt": "", "test": test, "entry_point": "solution", "canonical_solution": FIB_ITERATIVE}
+    )
+    evaluator = CodeCorrectnessEvaluator(timeout=Calibrated(factor=2, floor=0.5), execution_timeout=60)
+    passed = results_of(evaluator.evaluate(Run(outputs={"text": FIB_SLOWER}), example))[0]
+    assert passed.score == 1, passed.comment
+    total_ms = passed.metadata["reference_time"]["total_ms"]
+    slow = results_of(evaluator.evaluate(Run(outputs={"text": FIB_EXPONENTIAL}), example))[0]
+    assert slow.score == 0 and slow.metadata["verdict"]["kind"] == "timeout"
+    assert slow.metadata["duration_ms"] < 2 * total_ms + 500 + 3000  # its limit, not the 60 s
