@@ -7,17 +7,18 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import require_extra
+from assay.errors import AssayError, require_extra
 
-__all__ = ["Signature", "SignatureError", "read_signature", "strategies_for"]
+__all__ = ["GenerationError", "Signature", "read_signature", "strategies_for"]
 
 #: sizes kept small: every drawn case runs in the sandbox, twice
 MAX_SIZE = 8
 INT_BOUND = 1000
 
 
-class SignatureError(ValueError):
-    """No typed signature to draw arguments from; the message says what is missing."""
+class GenerationError(AssayError, ValueError):
+    """Test cases cannot be generated as asked (no typed signature to draw arguments from,
+    no reference, a reference that does not load); the message says what is missing."""
 
 
 @dataclass(frozen=True)
@@ -34,17 +35,17 @@ def read_signature(code: str, func_name: str) -> Signature:
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
-        raise SignatureError(f"the reference does not parse (line {exc.lineno}): {exc.msg}") from None
+        raise GenerationError(f"the reference does not parse (line {exc.lineno}): {exc.msg}") from None
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func_name:
             params = node.args.posonlyargs + node.args.args
             untyped = [a.arg for a in params if a.annotation is None]
             if untyped:
-                raise SignatureError(
+                raise GenerationError(
                     f"{func_name}() has parameters without a type annotation: {', '.join(untyped)}"
                 )
             return Signature(func_name, tuple((a.arg, a.annotation) for a in params if a.annotation))
-    raise SignatureError(f"the reference defines no function {func_name!r}")
+    raise GenerationError(f"the reference defines no function {func_name!r}")
 
 
 def strategies_for(signature: Signature) -> list[Any]:
@@ -70,7 +71,7 @@ def _strategy(node: ast.expr, where: str) -> Any:
         return st.one_of(_strategy(node.left, where), _strategy(node.right, where))
     if isinstance(node, ast.Subscript):
         return _generic(_name(node.value), _items(node.slice), where)
-    raise SignatureError(f"{where}: no strategy for the annotation {ast.unparse(node)!r}")
+    raise GenerationError(f"{where}: no strategy for the annotation {ast.unparse(node)!r}")
 
 
 def _generic(name: str, items: list[ast.expr], where: str) -> Any:
@@ -91,7 +92,7 @@ def _generic(name: str, items: list[ast.expr], where: str) -> Any:
         return st.one_of(st.none(), inner[0])
     if name == "Union":
         return st.one_of(*inner)
-    raise SignatureError(f"{where}: no strategy for {name}[...] with {len(inner)} type argument(s)")
+    raise GenerationError(f"{where}: no strategy for {name}[...] with {len(inner)} type argument(s)")
 
 
 def _name(node: ast.expr) -> str:

@@ -27,7 +27,7 @@ from assay.errors import AssayError
 from assay.evaluators.code._calibrate import reference_code_of
 from assay.evaluators.code._cases import GENERATED_KEY
 from assay.evaluators.code._proposals import NO_EXPECTED, Proposal, ask_model, draw_property_cases
-from assay.evaluators.code._signature import SignatureError, read_signature, strategies_for
+from assay.evaluators.code._signature import GenerationError, read_signature, strategies_for
 from assay.llm.resolve import JudgeModel, resolve_client
 from assay.sandbox import Call, Limits, SandboxConfig, get_language, get_pool
 from assay.sandbox.compare import Tolerance, values_equal
@@ -39,10 +39,6 @@ __all__ = ["GeneratedCases", "GenerationError", "GenerationOptions", "generate_t
 
 EXACT = Tolerance(rel_tol=0.0, abs_tol=0.0, zero_tol=0.0)
 PROBLEM_KEYS = ("question", "prompt", "problem", "description")
-
-
-class GenerationError(AssayError, ValueError):
-    """Cases cannot be generated as asked; the message says what is missing."""
 
 
 @dataclass(frozen=True)
@@ -135,14 +131,14 @@ def _propose(
         if code is not None:
             try:
                 signature = read_signature(code, func_name).describe()
-            except SignatureError:
+            except GenerationError:
                 pass  # untyped (or not Python): the model goes by the name and the problem
         return ask_model(model, problem, signature, n)
     if code is None:
         raise GenerationError("without a model, generated cases need a reference solution to read types from")
     try:
         strategies = strategies_for(read_signature(code, func_name))
-    except SignatureError as exc:
+    except GenerationError as exc:
         raise GenerationError(f"property-based cases need a typed signature: {exc}") from None
     return draw_property_cases(strategies, n, seed)
 
