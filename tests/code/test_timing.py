@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import assay
 from assay.evaluation import EvaluationResult, EvaluationResults
 from assay.evaluators.code import Calibrated, CodeCorrectnessEvaluator
 from assay.sandbox._jobs import reported_time
@@ -222,3 +223,22 @@ def test_a_calibrated_test_program_gets_k_times_the_reference_program_plus_the_f
     slow = results_of(evaluator.evaluate(Run(outputs={"text": FIB_EXPONENTIAL}), example))[0]
     assert slow.score == 0 and slow.metadata["verdict"]["kind"] == "timeout"
     assert slow.metadata["duration_ms"] < 2 * total_ms + 500 + 3000  # its limit, not the 60 s
+
+
+def test_through_evaluate_the_second_experiment_reuses_the_measurement(client: assay.Client) -> None:
+    dataset = client.create_dataset("fib")
+    client.create_example(
+        dataset_id=dataset.id, inputs={"test_cases": FIB_CASES}, outputs={"reference_code": FIB_ITERATIVE}
+    )
+    evaluator = CodeCorrectnessEvaluator(timeout="calibrated", speed_repeats=2)
+    cached = []
+    for _ in range(2):
+        rows = list(
+            assay.evaluate(
+                lambda inputs: {"text": FIB_ITERATIVE}, data="fib", client=client, evaluators=[evaluator]
+            )
+        )
+        correctness, relative = rows[0]["evaluation_results"]["results"]
+        assert relative.key == "CodeCorrectnessEvaluator_relative_time" and relative.score is not None
+        cached.append(correctness.metadata["reference_time"]["cached"])
+    assert cached == [False, True]  # measured once, in the experiment's own store
