@@ -141,6 +141,17 @@ def test_the_evaluator_runs_given_plus_generated_cases(server: FakeOpenAIServer,
     assert both.score == pytest.approx(2 / 3) and both.metadata["total"] == 3
 
 
+def test_generated_cases_alone_are_enough_when_none_are_given() -> None:
+    generated = generate_test_cases({"reference_code": "def solution(n: int) -> int:\n    return -n\n"}, n=5)
+    assert generated.example is not None and "test_cases" not in generated.example.inputs
+    run = Run(outputs={"text": "def solution(n):\n    return -n\n"})
+    result = CodeCorrectnessEvaluator(cases="given+generated").evaluate(run, generated.example)
+    assert isinstance(result, EvaluationResult) and result.score == 1 and result.metadata["total"] == 5
+    given_only = CodeCorrectnessEvaluator().evaluate(run, generated.example)
+    assert isinstance(given_only, EvaluationResult) and given_only.score == 0
+    assert "No test cases provided" in str(given_only.comment)
+
+
 # -- property-based (Hypothesis, no model) ------------------------------------------------
 TYPED = (
     "def solution(xs: list[int], k: int, tag: str | None = None) -> int:\n"

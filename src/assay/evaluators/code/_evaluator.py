@@ -183,11 +183,15 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
             return failure(self.name, message, "The code's result was refused.", **extra)
 
     def _cases(self, example: Example | None) -> list[TestCase]:
-        given = test_cases_of(example, self.tolerance)
         if self.case_source == "given":
-            return given
-        generated = generated_cases_of(example, self.tolerance, start=len(given))
-        return given + generated
+            return test_cases_of(example, self.tolerance)
+        try:
+            given = test_cases_of(example, self.tolerance)
+        except CaseError:
+            if not generated_cases_of(example, self.tolerance):
+                raise  # neither given nor generated: the usual message
+            given = []  # generated cases only
+        return given + generated_cases_of(example, self.tolerance, start=len(given))
 
     def _timing(
         self,
