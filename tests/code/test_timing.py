@@ -242,3 +242,30 @@ def test_through_evaluate_the_second_experiment_reuses_the_measurement(client: a
         assert relative.key == "CodeCorrectnessEvaluator_relative_time" and relative.score is not None
         cached.append(correctness.metadata["reference_time"]["cached"])
     assert cached == [False, True]  # measured once, in the experiment's own store
+
+
+@pytest.mark.parametrize(
+    "language, code",
+    [
+        (
+            "python",
+            "import time\ntime.perf_counter = lambda: 0.0\ntime.thread_time = lambda: 0.0\n"
+            "time.process_time = lambda: 0.0\n" + BUSY_LOOP,
+        ),
+        (
+            "javascript",
+            "process.hrtime.bigint = () => 0n; process.cpuUsage = () => ({ user: 0, system: 0 });\n"
+            "function solution(n) { let t = 0; for (let i = 0; i < n; i++) t += i; return t; }",
+        ),
+    ],
+)
+def test_code_that_patches_the_clocks_does_not_change_what_the_harness_measures(
+    language: str, code: str
+) -> None:
+    example = Example(
+        inputs={"test_cases": [{"input": 3_000_000, "expected_output": 4499998500000}], "language": language}
+    )
+    result = results_of(CodeCorrectnessEvaluator().evaluate(Run(outputs={"text": code}), example))[0]
+    assert result.score == 1, result.comment
+    (detail,) = result.metadata["test_cases_details"]
+    assert detail["cpu_ms"] > 1 and detail["wall_ms"] > 1
