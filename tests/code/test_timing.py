@@ -269,3 +269,17 @@ def test_code_that_patches_the_clocks_does_not_change_what_the_harness_measures(
     assert result.score == 1, result.comment
     (detail,) = result.metadata["test_cases_details"]
     assert detail["cpu_ms"] > 1 and detail["wall_ms"] > 1
+
+
+def test_the_run_budget_covers_loading_as_long_as_the_references(memory_store: Store) -> None:
+    """A slow start (a compile step, a heavy import) that the reference shares is not a
+    timeout: the whole run may take k x the reference's time outside its calls too."""
+    slow_start = "import time\ntime.sleep(1.5)\n" + FIB_ITERATIVE
+    example = fib_example(slow_start)
+    evaluator = CodeCorrectnessEvaluator(timeout=Calibrated(factor=2, floor=0.3), execution_timeout=30)
+    result = results_of(evaluator.evaluate(Run(outputs={"text": slow_start}), example))[0]
+    assert result.score == 1, result.comment
+    assert result.metadata["reference_time"]["load_ms"] >= 1500
+    slower_start = "import time\ntime.sleep(6)\n" + FIB_ITERATIVE
+    late = results_of(evaluator.evaluate(Run(outputs={"text": slower_start}), example))[0]
+    assert late.score == 0 and late.metadata["load_error"] == "timeout"

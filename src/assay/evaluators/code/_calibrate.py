@@ -92,6 +92,7 @@ class ReferenceTime:
     total_cpu_ms: list[float]  # one per repeat: the spread for relative speed
     repeats: int
     cached: bool = False
+    load_ms: float = 0.0  # the run less its calls: starting, loading (compiling) the code
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -99,6 +100,7 @@ class ReferenceTime:
             "cpu_ms": [round(v, 3) for v in self.cpu_ms],
             "wall_ms": [round(v, 3) for v in self.wall_ms],
             "total_ms": round(self.total_ms, 3),
+            "load_ms": round(self.load_ms, 3),
             "repeats": self.repeats,
             "cached": self.cached,
         }
@@ -159,12 +161,14 @@ def measure_reference(pool: SandboxPool, job: ReferenceJob, repeats: int, store:
         total_ms=statistics.median(sum(r[0]) for r in runs),
         total_cpu_ms=[sum(r[1]) for r in runs],
         repeats=repeats,
+        load_ms=statistics.median(r[3] for r in runs),
     )
     _cache_put(store, key, measured)
     return measured
 
 
-Times = tuple[list[float], list[float], list[float]]  # parent ms, cpu ms, wall ms per test
+# per test: parent ms, cpu ms, wall ms; then the run's time outside its calls
+Times = tuple[list[float], list[float], list[float], float]
 
 
 def _run_once(pool: SandboxPool, job: ReferenceJob) -> Times:
@@ -184,7 +188,7 @@ def _run_once(pool: SandboxPool, job: ReferenceJob) -> Times:
                 f"the reference solution fails its own test program: {run.verdict.get('message') or run.verdict}"
             )
         spent = run.verdict.get("time") or {}
-        return [run.duration_ms], [float(spent.get("cpu_ms", 0.0))], [float(spent.get("wall_ms", 0.0))]
+        return [run.duration_ms], [float(spent.get("cpu_ms", 0.0))], [float(spent.get("wall_ms", 0.0))], 0.0
     assert job.cases is not None
     function_run = pool.run_function(
         job.language,
@@ -203,10 +207,12 @@ def _run_once(pool: SandboxPool, job: ReferenceJob) -> Times:
             f"the reference solution fails its own test case(s) #{', #'.join(map(str, failed[:10]))}"
         )
     outcomes = function_run.outcomes
+    calls_ms = [o.duration_ms or 0.0 for o in outcomes]
     return (
-        [o.duration_ms or 0.0 for o in outcomes],
+        calls_ms,
         [o.cpu_ms or 0.0 for o in outcomes],
         [o.wall_ms or 0.0 for o in outcomes],
+        max(0.0, function_run.duration_ms - sum(calls_ms)),
     )
 
 

@@ -17,9 +17,10 @@ __all__ = ["TimingPlan", "function_cpu_ms", "program_cpu_ms"]
 @dataclass
 class TimingPlan:
     """``fixed``: the whole run has ``execution_timeout``. Calibrated: each test has
-    ``factor x reference + floor`` and the whole run their sum plus one more floor (for
-    starting the process and loading the code, which the reference's per-test times do
-    not include). ``speed_repeats``: extra runs of passing code for the relative time."""
+    ``factor x reference + floor``, and the whole run their sum plus ``factor x`` the
+    reference's time outside its calls (starting the process, loading or compiling the
+    code) plus one more floor. ``speed_repeats``: extra runs of passing code for the
+    relative time."""
 
     execution_timeout: float
     calibration: Calibrated | None = None
@@ -37,9 +38,9 @@ class TimingPlan:
         return limits
 
     def run_timeout(self, call_timeouts: list[float] | None) -> float:
-        if call_timeouts is None or self.calibration is None:
+        if call_timeouts is None or self.calibration is None or self.reference is None:
             return self.execution_timeout
-        return sum(call_timeouts) + self.calibration.floor
+        return sum(call_timeouts) + self.calibration.limit(self.reference.load_ms)
 
     def program_timeout(self) -> float:
         if self.calibration is None or self.reference is None:
