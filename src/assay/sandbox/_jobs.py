@@ -45,6 +45,7 @@ def run_function(
     timeout: float,
     limits: Limits = DEFAULT_LIMITS,
     on_outcome: Reducer | None = None,
+    call_timeouts: Sequence[float] | None = None,
 ) -> FunctionRun:
     """Call ``func_name`` from ``code`` once per call. Expected outputs never enter the
     sandbox: only arguments go in, only encoded return values come out. If the process
@@ -53,10 +54,13 @@ def run_function(
     ``on_outcome`` reduces each outcome as it arrives (say, to a verdict and a short
     text), so the decoded values of many calls are never held at once. The deadline
     starts once the sandbox is ours: waiting for one (or for a CPU, or for the previous
-    job's cleanup) is not the candidate's time."""
+    job's cleanup) is not the candidate's time. ``call_timeouts`` (one per call) bound
+    each call as well: a call that overruns its own limit is a timeout, as with the
+    whole run's."""
     language.prepare()  # a first job may build the prebuilt harness parts: not its time
     started = time.monotonic()
     state = _FunctionState(len(calls), timeout, on_outcome)
+    state.call_timeouts = list(call_timeouts) if call_timeouts is not None else None
     with running_slot(), pool.candidates.lease() as sandbox:
         state.deadline = time.monotonic() + timeout
         while not state.finished:
@@ -98,6 +102,13 @@ class _FunctionState:
         self.output = Output()
         self.deadline = 0.0
         self.compile_ms: float | None = None
+        self.call_timeouts: list[float] | None = None
+
+    def call_deadline(self, index: int, sent: float, deadline: float) -> tuple[float, float]:
+        """The deadline of call ``index`` and the limit a timeout message names."""
+        if self.call_timeouts is None or sent + self.call_timeouts[index] >= deadline:
+            return deadline, self.timeout
+        return sent + self.call_timeouts[index], self.call_timeouts[index]
 
     @property
     def finished(self) -> bool:
@@ -145,7 +156,8 @@ def _drive_candidate(
             child.frames_in,
             {"args": codec.encode(list(call.args)), "kwargs": codec.encode(dict(call.kwargs))},
         )
-        reply, timed_out = next_frame(session, child, deadline)
+        call_deadline, limit = state.call_deadline(index, sent, deadline)
+        reply, timed_out = next_frame(session, child, call_deadline)
         elapsed = (time.monotonic() - sent) * 1000
         state.next += 1
         if timed_out:
@@ -154,7 +166,7 @@ def _drive_candidate(
                     index,
                     "timeout",
                     duration_ms=elapsed,
-                    message=timeout_message(state.timeout, f"call {index}"),
+                    message=timeout_message(limit, f"call {index}"),
                 )
             )
             state.timed_out = True
@@ -196,6 +208,25 @@ def _compiled_first_frame(
 
 
 def _outcome(index: int, reply: Any, elapsed: float) -> CallOutcome:
+    outcome = _outcome_of(index, reply, elapsed)
+    if isinstance(reply, dict):
+        outcome.wall_ms, outcome.cpu_ms = reported_time(reply.get("time"))
+    return outcome
+
+
+def reported_time(spent: Any) -> tuple[float | None, float | None]:
+    """``wall_ms`` and ``cpu_ms`` of a reply's ``time`` field, each None if absent or absurd."""
+    if not isinstance(spent, dict):
+        return None, None
+    values = [spent.get(key) for key in ("wall_ms", "cpu_ms")]
+    wall, cpu = (
+        float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e12 else None
+        for v in values
+    )
+    return wall, cpu
+
+
+def _outcome_of(index: int, reply: Any, elapsed: float) -> CallOutcome:
     if not isinstance(reply, dict):
         return CallOutcome(
             index,

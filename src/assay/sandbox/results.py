@@ -20,7 +20,10 @@ class Call:
 class CallOutcome:
     """status: ``ok`` (``value`` holds the decoded return value), ``error`` (it raised),
     ``crashed`` (its process ended), ``timeout``, or ``not_run``. ``passed`` is set by a
-    caller's ``on_outcome`` reducer, which may also replace ``value`` by a summary."""
+    caller's ``on_outcome`` reducer, which may also replace ``value`` by a summary.
+    ``duration_ms`` is measured here, from sending the call to its reply; ``wall_ms`` and
+    ``cpu_ms`` are the call alone as the candidate's process measured it (its reply's
+    ``time`` field: reported by that process, so only as trustworthy as it)."""
 
     index: int
     status: str
@@ -30,6 +33,8 @@ class CallOutcome:
     traceback: str | None = None
     duration_ms: float | None = None
     passed: bool | None = None
+    wall_ms: float | None = None
+    cpu_ms: float | None = None
 
     @property
     def ok(self) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 from assay.evaluation import EvaluationResult
 from assay.evaluators.code._cases import TestCase
 from assay.evaluators.code._display import bounded, show
+from assay.evaluators.code._timing import example_time, program_time
 from assay.sandbox import CallOutcome, FunctionRun, ProgramRun
 from assay.sandbox.compare import Tolerance, values_equal
 
@@ -70,6 +71,8 @@ def case_details(case: TestCase, outcome: CallOutcome, tolerance: Tolerance) -> 
         "error_message": None if outcome.ok else _error_text(outcome),
         "traceback": outcome.traceback,
         "duration_ms": None if outcome.duration_ms is None else round(outcome.duration_ms, 3),
+        "cpu_ms": None if outcome.cpu_ms is None else round(outcome.cpu_ms, 3),
+        "wall_ms": None if outcome.wall_ms is None else round(outcome.wall_ms, 3),
     }
 
 
@@ -143,6 +146,7 @@ def from_function_run(
             "total": total,
             "timed_out": run.timed_out,
             "sandbox_error_message": error,
+            "execution_time": example_time(run.outcomes),
             **base,
         },
     )
@@ -190,6 +194,7 @@ def from_program_run(key: str, run: ProgramRun, extra: dict[str, Any]) -> Evalua
         "verdict": verdict,
         "test_cases_details": [],
         "timed_out": run.timed_out,
+        "execution_time": program_time(verdict),
         **extra,
     }
     if run.passed:

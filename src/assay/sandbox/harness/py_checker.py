@@ -170,6 +170,7 @@ class CandidateProxy:
     def __init__(self, name: str, value_limit: int, calls: int, replies: int) -> None:
         self.__name__ = name
         self.calls = 0
+        self.time = {"wall_ms": 0.0, "cpu_ms": 0.0}  # the sum of the replies' ``time``
         self.value_limit = value_limit
         self._calls_fd = calls
         self._replies_fd = replies
@@ -186,12 +187,20 @@ class CandidateProxy:
             raise CandidateEnded("the candidate's process ended during a call")
         if not isinstance(reply, dict):
             raise CandidateEnded("the candidate sent a malformed reply")
+        self._add_time(reply.get("time"))
         if reply.get("ok") is True:
             try:
                 return codec.decode(reply.get("value"))
             except (codec.MalformedValue, TypeError, ValueError) as exc:
                 raise CandidateEnded(f"the candidate sent malformed data: {exc}") from None
         raise _exception_for(reply)
+
+    def _add_time(self, spent: Any) -> None:
+        for key in self.time:
+            value = spent.get(key) if isinstance(spent, dict) else None
+            # a forged reply may carry NaN or Infinity, which the verdict frame cannot
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e12:
+                self.time[key] += value
 
 
 # Raised by a candidate, these would stop the test's iteration instead of failing it:
@@ -243,8 +252,8 @@ def check(setup: dict[str, Any], calls: int, replies: int) -> dict[str, Any]:
         if callable(check):
             _finish(check(proxy))
     except BaseException as exc:
-        return {"passed": False, "stage": "test", "calls": proxy.calls, **_failure(exc)}
-    return {"passed": True, "calls": proxy.calls}
+        return {"passed": False, "stage": "test", "calls": proxy.calls, "time": proxy.time, **_failure(exc)}
+    return {"passed": True, "calls": proxy.calls, "time": proxy.time}
 
 
 def _finish(result: Any) -> None:

@@ -10,6 +10,7 @@ import io
 import linecache
 import os
 import sys
+import time
 import traceback
 import types
 from collections.abc import Callable
@@ -19,6 +20,10 @@ from . import codec, frames
 
 FRAMES_IN, FRAMES_OUT = 3, 4
 HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+# Bound once: code that patches ``time`` later does not change how the harness measures.
+# The calling thread's CPU clock: the process clock is only updated at scheduler ticks
+# once RLIMIT_CPU arms the process CPU timer (a call of 0.2 ms would read 0).
+_wall, _cpu = time.perf_counter, time.thread_time
 
 
 def run(role: str) -> int:
@@ -156,18 +161,30 @@ def _call(function: Callable[..., Any], call: dict[str, Any]) -> dict[str, Any]:
     try:
         args = codec.decode(call["args"])
         kwargs = codec.decode(call.get("kwargs") or {"$dict": []})
+    except BaseException as exc:
+        return {"ok": False, **error_report(exc)}
+    wall, cpu = _wall(), _cpu()
+    try:
         value = _resolve(function(*args, **kwargs))
     except BaseException as exc:  # SystemExit and KeyboardInterrupt are failures too
-        return {"ok": False, **error_report(exc)}
+        return {"ok": False, **error_report(exc), "time": _elapsed(wall, cpu)}
+    spent = _elapsed(wall, cpu)
     try:
-        return {"ok": True, "value": codec.encode(value)}
+        return {"ok": True, "value": codec.encode(value), "time": spent}
     except BaseException as exc:
         return {
             "ok": False,
             "error_type": "UnsupportedReturnValue",
             "message": f"the return value cannot leave the sandbox: {safe_str(exc)}",
             "traceback": "",
+            "time": spent,
         }
+
+
+def _elapsed(wall: float, cpu: float) -> dict[str, float]:
+    """The reply's ``time`` field, the same in every language: the call alone (not decoding
+    its arguments nor encoding its value), wall and CPU milliseconds of this process."""
+    return {"wall_ms": (_wall() - wall) * 1000, "cpu_ms": (_cpu() - cpu) * 1000}
 
 
 def load_module_into(code: str, filename: str, namespace: dict[str, Any]) -> None:

@@ -17,7 +17,8 @@ class CandidateEnded {
 }
 
 function makeProxy(name, valueLimit) {
-  const state = { calls: 0, valueLimit };
+  // time: the sum of the replies' `time` fields
+  const state = { calls: 0, valueLimit, time: { wall_ms: 0, cpu_ms: 0 } };
   const proxy = function (...args) {
     state.calls += 1;
     let reply;
@@ -28,6 +29,7 @@ function makeProxy(name, valueLimit) {
       throw new CandidateEnded(`the candidate's process ended (${error.message})`);
     }
     if (reply === null) throw new CandidateEnded("the candidate's process ended during a call");
+    addTime(state.time, reply.time);
     if (reply.ok === true) {
       try { return codec.decode(reply.value); } catch (error) {
         throw new CandidateEnded(`the candidate sent malformed data: ${error.message}`);
@@ -39,6 +41,13 @@ function makeProxy(name, valueLimit) {
   };
   Object.defineProperty(proxy, 'name', { value: name });
   return { proxy, state };
+}
+
+function addTime(total, spent) {
+  for (const key of Object.keys(total)) {
+    const value = spent && typeof spent === 'object' ? spent[key] : undefined;
+    if (typeof value === 'number' && Number.isFinite(value) && value >= 0) total[key] += value;
+  }
 }
 
 function testLine(error) {
@@ -81,9 +90,9 @@ async function check(setup) {
       report.line = line;
       report.source = (setup.test.split('\n')[line - 1] || '').trim();
     }
-    return { passed: false, stage: 'test', calls: state.calls, ...report };
+    return { passed: false, stage: 'test', calls: state.calls, time: state.time, ...report };
   }
-  return { passed: true, calls: state.calls };
+  return { passed: true, calls: state.calls, time: state.time };
 }
 
 // transform: a compile step (TypeScript) turning the test into JavaScript, or null
