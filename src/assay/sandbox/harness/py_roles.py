@@ -170,9 +170,13 @@ def _call(function: Callable[..., Any], call: dict[str, Any]) -> dict[str, Any]:
         }
 
 
+def remember_source(code: str, filename: str) -> None:
+    """For tracebacks and the failing test line."""
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+
+
 def load_module_into(code: str, filename: str, namespace: dict[str, Any]) -> None:
-    lines = code.splitlines(keepends=True)
-    linecache.cache[filename] = (len(code), None, lines, filename)
+    remember_source(code, filename)
     exec(compile(code, filename, "exec", dont_inherit=True), namespace)
 
 

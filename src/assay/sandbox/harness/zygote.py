@@ -214,8 +214,7 @@ class Zygote:
             os.chdir(workdir)
             if self.seccomp is not None:
                 self.seccomp.load()  # last: nothing after it needs a denied call
-            env = dict(self.options["env"], HOME=workdir, TMPDIR=workdir, PWD=workdir)
-            code = run_role(spec, env, self.options)
+            code = run_role(spec, workdir, self.options)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:
@@ -337,19 +336,22 @@ def _works(action: Any) -> bool:
         return False
 
 
-def run_role(spec: dict[str, Any], env: dict[str, str], options: dict[str, Any]) -> int:
+JOB_ENV = ("HOME", "TMPDIR", "PWD")  # the job's folder; the rest is the zygote's own
+
+
+def run_role(spec: dict[str, Any], workdir: str, options: dict[str, Any]) -> int:
     role = spec["role"]
     if role == "exec":
         proc.reset_signals()
         argv = [str(part) for part in spec["argv"]]
-        os.execve(argv[0], argv, env)
+        os.execve(argv[0], argv, {**options["env"], **dict.fromkeys(JOB_ENV, workdir)})
     from . import py_roles
 
     # the harness is already imported; its folder must not shadow the candidate's imports
     hidden = {options.get("harness_root"), options.get("boot_path")}
     sys.path[:] = [entry for entry in sys.path if entry not in hidden]
-    os.environ.clear()
-    os.environ.update(env)
+    for name in JOB_ENV:  # the zygote's environment is already options["env"] alone
+        os.environ[name] = workdir
     return py_roles.run(role)
 
 
@@ -379,6 +381,9 @@ def main() -> None:
         # no PID namespace: orphans must come back to us, not to the host's init
         proc.prctl(proc.PR_SET_CHILD_SUBREAPER, 1)
     os.makedirs(options["workroot"], exist_ok=True)
+    # once here rather than in every child (each os.environ entry a page copy there)
+    os.environ.clear()
+    os.environ.update(options["env"])
     py_roles.configure_streams()
     preload(options.get("preload", []))
     Zygote(options).serve()
