@@ -11,7 +11,7 @@ and the parent starts a fresh one.
 
 from __future__ import annotations
 
-import _signal
+import _signal  # type: ignore[import-not-found]  # the C module: no enum per value
 import builtins
 import linecache
 import os
@@ -123,7 +123,7 @@ def _fingerprint() -> tuple[Any, ...]:
         sys.getprofile(),
         id(sys.stdout),
         id(sys.stderr),
-        dict(_environ._data),  # the raw bytes: no decoding of every entry
+        dict(_environ),
         _getcwd(),
         tuple(_listdir(".")),
         tuple(map(_getsignal, _SIGNALS)),  # the signal module's getsignal makes an enum of each
