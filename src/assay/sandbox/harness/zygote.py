@@ -477,5 +477,6 @@ def main() -> None:
     os.environ.clear()
     os.environ.update(options["env"])
     py_roles.configure_streams()
+    py_roles.warm_up()  # before preload's freeze
     preload(options.get("preload", []))
     Zygote(options).serve()
