@@ -48,7 +48,20 @@ def flush_streams() -> None:
 
 # -- warming up, in the zygote -------------------------------------------------------------
 WARM_UP_ROUNDS = 20  # past CPython's warm-up counts, so each function is quickened once
-_SAMPLE = [None, True, 3, -2.5, float("inf"), "text", b"\x00", (1, "a"), {1: [2.0]}, {3}, frozenset(), 1j]
+_SAMPLE: list[Any] = [
+    None,
+    True,
+    3,
+    -2.5,
+    float("inf"),
+    "text",
+    b"\x00",
+    (1, "a"),
+    {1: [2.0]},
+    {3},
+    frozenset(),
+    1j,
+]
 
 
 def warm_up() -> None:
@@ -60,7 +73,7 @@ def warm_up() -> None:
     try:
         for _ in range(WARM_UP_ROUNDS):
             frames.write_frame(write, {"args": codec.encode(_SAMPLE), "kwargs": codec.encode({"k": 1})})
-            call = frames.read_frame(read)
+            call: dict[str, Any] = frames.read_frame(read)
             _call(_echo, call)
             _call(_fail, call)
             load_module("def f():\n    return 1\n", "warm_up.py", "warm_up")
