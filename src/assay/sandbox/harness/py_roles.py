@@ -73,7 +73,7 @@ def warm_up() -> None:
     try:
         for _ in range(WARM_UP_ROUNDS):
             frames.write_frame(write, {"args": codec.encode(_SAMPLE), "kwargs": codec.encode({"k": 1})})
-            call: dict[str, Any] = frames.read_frame(read)
+            call = frames.read_frame(read) or {}
             _call(_echo, call)
             _call(_fail, call)
             load_module("def f():\n    return 1\n", "warm_up.py", "warm_up")
