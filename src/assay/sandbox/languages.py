@@ -74,6 +74,8 @@ class Language:
 
 
 def _python_defines(code: str, name: str) -> bool:
+    if name not in code:  # the usual completion, a body: no pattern to compile per name
+        return False
     pattern = rf"^(?:async\s+)?def\s+{re.escape(name)}\s*\(|^{re.escape(name)}\s*="
     return re.search(pattern, code, re.MULTILINE) is not None
 
@@ -83,6 +85,8 @@ def _python_spawn(role: str, harness_root: str, runtime: Runtime, memory: int | 
 
 
 def _js_defines(code: str, name: str) -> bool:
+    if name not in code:
+        return False
     escaped = re.escape(name)
     pattern = (
         rf"^\s*(?:export\s+)?(?:async\s+)?function\s*\*?\s*{escaped}\s*\("
