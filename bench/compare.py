@@ -6,12 +6,17 @@ and lower-is-better), then times ``assay.compare(a, b)`` (median of --repeat run
 one warm-up) in a fresh process, whose peak RSS (the whole process: interpreter, assay,
 SQLite cache) is the memory figure.
 
-    .venv/bin/python bench/compare.py [--rows 10000] [--repeat 15] [--cluster-by doc]
+    .venv/bin/python bench/compare.py [--rows 10000 100000 1000000] [--repeat 15]
+        [--cluster-by doc] [--keep FOLDER]
+
+Several sizes print side by side at the end. ``--keep FOLDER`` keeps the built stores
+there (``compare-<rows>.db``) and reuses them on the next run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import resource
 import statistics
@@ -20,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import assay
 from assay.schemas import EvaluationResult, Example, Run
@@ -110,7 +116,8 @@ def _ui_compare_ms(store: Store, repeat: int) -> float | None:
 
 
 def measure(path: str, repeat: int, cluster_by: str | None) -> None:
-    """Run in a fresh process: time the comparisons, then report the process's peak RSS."""
+    """Run in a fresh process: time the comparisons, then report the process's peak RSS
+    (the last line is the figures as JSON, for the table of all sizes)."""
     store = open_store(path)
     comparison = assay.compare("bench-a", "bench-b", client=store, cluster_by=cluster_by)
     timings = []
@@ -137,29 +144,54 @@ def measure(path: str, repeat: int, cluster_by: str | None) -> None:
             f"p {metric.p_value:.3g} ({metric.test}), n {metric.n_paired}"
         )
     store.close()
+    figures = {"rows": rows, "median_ms": median, "min_ms": min(timings), "rss_mb": _peak_rss_mb()}
+    figures["ui_ms"] = reference
+    print(json.dumps(figures))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--rows", type=int, nargs="+", default=[10_000])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--cluster-by", default=None)
+    parser.add_argument("--keep", metavar="FOLDER", help="keep (and reuse) the built stores here")
     parser.add_argument("--measure", metavar="DB", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         measure(args.measure, args.repeat, args.cluster_by)
         return
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "bench.db"
-        store = open_store(str(path))
+    if args.keep:
+        Path(args.keep).mkdir(parents=True, exist_ok=True)
+        results = [run_size(Path(args.keep), rows, args) for rows in args.rows]
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            results = [run_size(Path(folder), rows, args) for rows in args.rows]
+    print("\nrows       median    min   peak RSS  UI page (no statistics)")
+    for figures in results:
+        ui_ms = figures["ui_ms"]
+        print(
+            f"{figures['rows']:>9,} {figures['median_ms']:>7.0f} ms {figures['min_ms']:>5.0f} ms "
+            f"{figures['rss_mb']:>6.0f} MB  " + (f"{ui_ms:.0f} ms" if ui_ms is not None else "-")
+        )
+
+
+def run_size(folder: Path, rows: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Build (or reuse) the store of ``rows`` rows, then measure it in a fresh process."""
+    path = folder / f"compare-{rows}.db"
+    if not path.exists():
+        store = open_store(str(path) + ".part")
         started = time.perf_counter()
-        build(store, args.rows)
-        print(f"built 2 x {args.rows:,} rows in {time.perf_counter() - started:.1f} s")
+        build(store, rows)
+        print(f"built 2 x {rows:,} rows in {time.perf_counter() - started:.1f} s")
         store.close()
-        command = [sys.executable, __file__, "--measure", str(path), "--repeat", str(args.repeat)]
-        if args.cluster_by:
-            command += ["--cluster-by", args.cluster_by]
-        subprocess.run(command, check=True)
+        Path(str(path) + ".part").rename(path)
+    command = [sys.executable, __file__, "--measure", str(path), "--repeat", str(args.repeat)]
+    if args.cluster_by:
+        command += ["--cluster-by", args.cluster_by]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    print(output, end="")
+    figures: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
+    return figures
 
 
 if __name__ == "__main__":

@@ -68,8 +68,6 @@ def compare_experiments(
     check_comparable(records)
     first, second = (str(r.id) for r in records)
     facts = [query.side_facts(conn, first), query.side_facts(conn, second)]
-    sums = {s.key: s for s in query.paired_sums(conn, first, second)}
-    clusters = query.cluster_sums(conn, first, second, str(a.dataset_id), cluster_by) if cluster_by else None
     keys_a, keys_b = list(facts[0].outcomes), list(facts[1].outcomes)
     shared = [k for k in keys_a if k in facts[1].outcomes]
     if metrics is not None:
@@ -83,6 +81,8 @@ def compare_experiments(
             f"experiments {a.name!r} and {b.name!r} share no metric: "
             f"{a.name!r} has {keys_a or 'none'}, {b.name!r} has {keys_b or 'none'}"
         )
+    sums = {s.key: s for s in query.paired_sums(conn, first, second, shared)}
+    clusters = query.cluster_sums(conn, first, second, str(a.dataset_id), cluster_by) if cluster_by else None
     tests = [_tested(sums.get(key), clusters.get(key) if clusters is not None else None) for key in shared]
     adjusted = holm([t.p_value if t is not None else 1.0 for t in tests])
     compared = [
