@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import assay
+from assay.evaluation._tally import tally_of_stored
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store import Store, open_store
 from assay.store.records import ExperimentRecord, ExperimentRow
@@ -78,6 +79,13 @@ def _experiment(
             batch = []
     store.write_rows(record.id, batch)
     store.finish_experiment(record.id, "completed")
+    _store_figures(store, record.id)
+
+
+def _store_figures(store: Store, experiment_id: Any) -> None:
+    """The counts and metric figures ``evaluate`` stores when an experiment finishes."""
+    stats = tally_of_stored(store.iter_scores(experiment_id)).stats(final=True)
+    store.write_stats(experiment_id, stats)
 
 
 def _results(rng: random.Random, shift: float) -> list[EvaluationResult]:
@@ -131,7 +139,8 @@ def measure(path: str, repeat: int, cluster_by: str | None) -> None:
         f"compare 2 x {rows:,} rows: median {median:.0f} ms, min {min(timings):.0f} ms, "
         f"max {max(timings):.0f} ms (budget {BUDGET_MS:.0f} ms at 10,000 rows)"
     )
-    print(f"peak RSS of the comparing process: {_peak_rss_mb():.0f} MB (budget {BUDGET_MB:.0f} MB)")
+    compare_rss = _peak_rss_mb()
+    print(f"peak RSS of the comparing process: {compare_rss:.0f} MB (budget {BUDGET_MB:.0f} MB)")
     reference = _ui_compare_ms(store, repeat)
     if reference is not None:
         print(
@@ -144,9 +153,20 @@ def measure(path: str, repeat: int, cluster_by: str | None) -> None:
             f"p {metric.p_value:.3g} ({metric.test}), n {metric.n_paired}"
         )
     store.close()
-    figures = {"rows": rows, "median_ms": median, "min_ms": min(timings), "rss_mb": _peak_rss_mb()}
+    figures = {"rows": rows, "median_ms": median, "min_ms": min(timings), "rss_mb": compare_rss}
     figures["ui_ms"] = reference
     print(json.dumps(figures))
+
+
+def fill_figures(path: str) -> None:
+    """Stores built before figures were kept get them (in a process of their own, so the
+    tally's memory never counts in the comparing process's peak)."""
+    store = open_store(path)
+    for record in store.list_experiments():
+        stats = store.load_stats(record.id)
+        if stats is None or not stats.final:
+            _store_figures(store, record.id)
+    store.close()
 
 
 def main() -> None:
@@ -156,9 +176,13 @@ def main() -> None:
     parser.add_argument("--cluster-by", default=None)
     parser.add_argument("--keep", metavar="FOLDER", help="keep (and reuse) the built stores here")
     parser.add_argument("--measure", metavar="DB", help=argparse.SUPPRESS)
+    parser.add_argument("--figures", metavar="DB", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         measure(args.measure, args.repeat, args.cluster_by)
+        return
+    if args.figures:
+        fill_figures(args.figures)
         return
     if args.keep:
         Path(args.keep).mkdir(parents=True, exist_ok=True)
@@ -185,6 +209,7 @@ def run_size(folder: Path, rows: int, args: argparse.Namespace) -> dict[str, Any
         print(f"built 2 x {rows:,} rows in {time.perf_counter() - started:.1f} s")
         store.close()
         Path(str(path) + ".part").rename(path)
+    subprocess.run([sys.executable, __file__, "--figures", str(path)], check=True)
     command = [sys.executable, __file__, "--measure", str(path), "--repeat", str(args.repeat)]
     if args.cluster_by:
         command += ["--cluster-by", args.cluster_by]

@@ -103,3 +103,42 @@ def test_pairs_follow_the_example_not_the_row_order(tmp_path: Path) -> None:
         assert result.p_value == pytest.approx(expected.pvalue, rel=1e-9)
     finally:
         store.close()
+
+
+def _flaky(seed: int):  # noqa: ANN202 - a target and its evaluators, per experiment
+    def target(inputs: dict) -> dict:
+        if (inputs["x"] + seed) % 7 == 0:
+            raise RuntimeError("model timed out")
+        return {"y": (inputs["x"] * (seed + 3)) % 10}
+
+    def high(outputs: dict) -> float:
+        return outputs["y"] / 10
+
+    def judge(inputs: dict) -> bool:
+        if (inputs["x"] + seed) % 5 == 0:
+            raise ValueError("judge broke")
+        return (inputs["x"] + seed) % 3 == 0
+
+    return target, [high, judge]
+
+
+def test_stored_figures_of_finished_runs_give_the_counts_a_scan_gives(tmp_path: Path) -> None:
+    """Experiments run by ``evaluate`` store their counts; compare reads them instead of
+    scanning, and must say exactly what the scan says (errors, skipped, target failures)."""
+    client = assay.Client(str(tmp_path / "run.db"))
+    data = [{"inputs": {"x": i}, "outputs": {}} for i in range(40)]
+    runs = []
+    for seed in (1, 2):
+        target, evaluators = _flaky(seed)
+        runs.append(client.evaluate(target, data=data, evaluators=evaluators, experiment_prefix=f"s{seed}"))
+    conn = client.store.conn  # type: ignore[attr-defined]
+    assert conn.execute("SELECT COUNT(*) FROM experiment_stats WHERE final = 1").fetchone()[0] == 2
+    stored = assay.compare(runs[0], runs[1], client=client)
+    conn.execute("DELETE FROM experiment_stats")
+    scanned = assay.compare(runs[0], runs[1], client=client)
+    client.close()
+    assert stored.a == scanned.a and stored.b == scanned.b
+    assert stored.a.target_failures > 0
+    assert [m.as_dict() for m in stored.metrics] == [m.as_dict() for m in scanned.metrics]
+    by_key = {m.key: m for m in stored.metrics}
+    assert by_key["judge"].errors_a > 0 and by_key["high"].skipped_a > 0

@@ -213,7 +213,20 @@ def cluster_sums(
     return sums
 
 
+# A finished experiment's counts as the runner stored them (no scan of its rows).
+_STORED_COUNTS = "SELECT row_count, run_errors FROM experiment_stats WHERE experiment_id = ? AND final = 1"
+_STORED_OUTCOMES = "SELECT key, errors, skipped FROM metric_stats WHERE experiment_id = ? ORDER BY ordinal"
+
+
 def side_facts(conn: sqlite3.Connection, experiment_id: str) -> SideFacts:
+    stored = conn.execute(_STORED_COUNTS, (experiment_id,)).fetchone()
+    if stored is not None:
+        outcomes = {
+            row[0]: Outcomes(int(row[1]), int(row[2]))
+            for row in conn.execute(_STORED_OUTCOMES, (experiment_id,))
+        }
+        info = {key: _metric_info(conn, experiment_id, key) for key in outcomes}
+        return SideFacts(int(stored[0]), int(stored[1]), outcomes, info)
     rows, failures = conn.execute(
         "SELECT COUNT(*), COALESCE(SUM(error IS NOT NULL), 0) FROM runs WHERE experiment_id = ?",
         (experiment_id,),
