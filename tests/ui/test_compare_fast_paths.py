@@ -12,6 +12,7 @@ from ui_testdata import ERROR, RowSpec, make_dataset, make_experiment
 from assay.store import Store
 from assay.ui import queries
 from assay.ui.db import ReadOnlyDatabase
+from assay.ui.queries.compare import _finished_with_figures
 
 N = 60
 
@@ -72,3 +73,50 @@ def test_per_metric_counts_match_the_rows_each_filter_shows(db: ReadOnlyDatabase
         assert m.regressions[other] == _page(db, "regressions", m.key).total, m.key
         assert m.improvements[other] == _page(db, "improvements", m.key).total, m.key
     assert sum(m.regressions[other] + m.improvements[other] for m in page.metrics) > 10  # type: ignore[attr-defined]
+
+
+def test_finished_experiments_read_their_stored_figures_with_the_same_answers(tmp_path: object) -> None:
+    from pathlib import Path
+
+    import assay
+
+    client = assay.Client(str(Path(str(tmp_path)) / "run.db"))
+    data = [{"inputs": {"x": i}, "outputs": {}} for i in range(30)]
+
+    def make(seed: int) -> object:
+        def target(inputs: dict) -> dict:
+            if (inputs["x"] + seed) % 7 == 0:
+                raise RuntimeError("timed out")
+            return {"y": (inputs["x"] * (seed + 3)) % 10}
+
+        def high(outputs: dict) -> float:
+            return outputs["y"] / 10
+
+        def judge(inputs: dict) -> bool:
+            if (inputs["x"] + seed) % 5 == 0:
+                raise ValueError("judge broke")
+            return (inputs["x"] + seed) % 3 == 0
+
+        return client.evaluate(target, data=data, evaluators=[judge, high], experiment_prefix=f"s{seed}")
+
+    names = [make(1).experiment_name, make(2).experiment_name]  # type: ignore[attr-defined]
+    db = ReadOnlyDatabase(client.store)
+    exps = [queries.find_experiment(db, name) for name in names]
+
+    def shown() -> tuple[list[str], list[tuple[object, ...]]]:
+        page = queries.compare_page(db, exps, show="all", metric=None, page=1, per_page=50)  # type: ignore[arg-type]
+        return page.metric_keys, [
+            (m.key, m.errors, m.regressions, m.improvements, [round(v or 0, 12) for v in m.means.values()])
+            for m in page.metrics
+        ]
+
+    ids = [e.id for e in exps]  # type: ignore[union-attr]
+    assert _finished_with_figures(db, ids)
+    stored = shown()
+    client.store.conn.execute("DELETE FROM experiment_stats")  # type: ignore[attr-defined]
+    assert not _finished_with_figures(db, ids)
+    scanned = shown()
+    client.close()
+    assert stored == scanned and stored[0] == ["judge", "high"]
+    judge_errors = stored[1][0][1]
+    assert isinstance(judge_errors, dict) and sum(judge_errors.values()) > 0

@@ -217,8 +217,25 @@ def check_comparable(experiments: list[ExperimentSummary]) -> None:
         raise BadRequest(str(exc)) from None
 
 
+def _finished_with_figures(db: ReadOnlyDatabase, ids: list[str]) -> bool:
+    """Whether every experiment ended and stored its figures (then no scan is needed)."""
+    marks, params = in_list(ids)
+    found = db.query(
+        f"SELECT COUNT(*) FROM experiment_stats WHERE final = 1 AND experiment_id IN {marks}", params
+    )[0][0]
+    return int(found) == len(set(ids))
+
+
 def _metric_keys(db: ReadOnlyDatabase, ids: list[str]) -> list[str]:
     marks, params = in_list(ids)
+    if _finished_with_figures(db, ids):  # first-seen order: by experiment, then ordinal
+        keys: dict[str, None] = {}
+        for experiment_id in ids:
+            for row in db.query(
+                "SELECT key FROM metric_stats WHERE experiment_id = ? ORDER BY ordinal", (experiment_id,)
+            ):
+                keys.setdefault(row["key"], None)
+        return list(keys)
     rows = db.query(
         f"SELECT key FROM results WHERE experiment_id IN {marks} GROUP BY key ORDER BY MIN(pk)",
         params,
@@ -323,12 +340,14 @@ def _metrics(db: ReadOnlyDatabase, ids: list[str], keys: list[str], lower: list[
     marks, params = in_list(ids)
     means: dict[str, dict[str, float | None]] = defaultdict(dict)
     errors: dict[str, dict[str, int]] = defaultdict(dict)
-    for row in db.query(
-        "SELECT experiment_id, key, AVG(CASE WHEN error IS NULL THEN score END) AS mean, "
+    figures = (
+        f"SELECT experiment_id, key, mean, errors FROM metric_stats WHERE experiment_id IN {marks}"
+        if _finished_with_figures(db, ids)
+        else "SELECT experiment_id, key, AVG(CASE WHEN error IS NULL THEN score END) AS mean, "
         f"SUM(error IS NOT NULL) AS errors FROM results WHERE experiment_id IN {marks} "
-        "GROUP BY experiment_id, key",
-        params,
-    ):
+        "GROUP BY experiment_id, key"
+    )
+    for row in db.query(figures, params):
         means[row["key"]][row["experiment_id"]] = row["mean"]
         errors[row["key"]][row["experiment_id"]] = int(row["errors"])
     worse: dict[str, dict[str, int]] = defaultdict(dict)
