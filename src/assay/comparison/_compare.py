@@ -105,7 +105,8 @@ def compare_experiments(
             f"experiments {a.name!r} and {b.name!r} share no metric: "
             f"{a.name!r} has {keys_a or 'none'}, {b.name!r} has {keys_b or 'none'}"
         )
-    sums = {s.key: s for s in query.paired_sums(conn, first, second, shared)}
+    signs = {key: -1.0 if _info(key, facts).direction == "lower" else 1.0 for key in shared}
+    sums = {s.key: s for s in query.paired_sums(conn, first, second, shared, signs)}
     clusters = query.cluster_sums(conn, first, second, str(a.dataset_id), cluster_by) if cluster_by else None
     tests = []
     for key in shared:
@@ -211,6 +212,8 @@ def _metric(
         errors_b=out_b.errors,
         skipped_a=out_a.skipped,
         skipped_b=out_b.skipped,
+        rows_worse=sums.rows_worse if sums is not None else None,
+        rows_better=sums.rows_better if sums is not None else None,
     )
 
 

@@ -31,24 +31,37 @@ _PER_EXAMPLE = """
 
 # Per metric, with one repetition per example: A's scores in example order from the
 # covering pair index, each paired with B's score by a lookup in the same index (no runs,
-# no table rows, no sort). Plain SQL: PostgreSQL plans the same as a merge join.
-_PAIRED_ROWS = """
-    SELECT COUNT(*) AS scored_a, COUNT(rb.score) AS n,
-           SUM(CASE WHEN rb.score IS NOT NULL THEN ra.score END) AS sum_a,
-           SUM(rb.score) AS sum_b, SUM(rb.score - ra.score) AS sum_d,
-           SUM((rb.score - ra.score) * (rb.score - ra.score)) AS sum_dd,
-           MIN(CASE WHEN rb.score IS NULL THEN NULL
-                    WHEN ra.score IN (0.0, 1.0) AND rb.score IN (0.0, 1.0) THEN 1 ELSE 0 END) AS is_binary,
-           SUM(CASE WHEN ra.score = 1 AND rb.score = 1 THEN 1 ELSE 0 END) AS both_pass,
-           SUM(CASE WHEN ra.score = 1 AND rb.score = 0 THEN 1 ELSE 0 END) AS only_a,
-           SUM(CASE WHEN ra.score = 0 AND rb.score = 1 THEN 1 ELSE 0 END) AS only_b,
-           SUM(CASE WHEN ra.score = 0 AND rb.score = 0 THEN 1 ELSE 0 END) AS neither,
-           0 AS repeated
-    FROM results ra
-    LEFT JOIN results rb ON rb.experiment_id = :b AND rb.key = :key
-         AND rb.example_id = ra.example_id AND rb.repetition = ra.repetition
-         AND rb.score IS NOT NULL
-    WHERE ra.experiment_id = :a AND ra.key = :key AND ra.score IS NOT NULL
+# no table rows, no sort). Plain SQL: PostgreSQL plans the same as a merge join. In the
+# same pass, the rows where B did worse or better than A (the per-row changes: a lower
+# score, or an error where A had none; ``:sign`` is -1 for lower-is-better metrics).
+# Only results without a score are looked up in the table, to tell errors from the rest.
+EPSILON = 1e-9
+_ERRORED = "(SELECT CASE WHEN e.error IS NULL THEN 0 ELSE 1 END FROM results e WHERE e.pk = {alias}.pk)"
+_PAIRED_ROWS = f"""
+    SELECT COUNT(sa) AS scored_a,
+           SUM(CASE WHEN sa IS NOT NULL AND sb IS NOT NULL THEN 1 ELSE 0 END) AS n,
+           SUM(CASE WHEN sb IS NOT NULL THEN sa END) AS sum_a,
+           SUM(CASE WHEN sa IS NOT NULL THEN sb END) AS sum_b,
+           SUM(sb - sa) AS sum_d, SUM((sb - sa) * (sb - sa)) AS sum_dd,
+           MIN(CASE WHEN sa IS NULL OR sb IS NULL THEN NULL
+                    WHEN sa IN (0.0, 1.0) AND sb IN (0.0, 1.0) THEN 1 ELSE 0 END) AS is_binary,
+           SUM(CASE WHEN sa = 1 AND sb = 1 THEN 1 ELSE 0 END) AS both_pass,
+           SUM(CASE WHEN sa = 1 AND sb = 0 THEN 1 ELSE 0 END) AS only_a,
+           SUM(CASE WHEN sa = 0 AND sb = 1 THEN 1 ELSE 0 END) AS only_b,
+           SUM(CASE WHEN sa = 0 AND sb = 0 THEN 1 ELSE 0 END) AS neither,
+           0 AS repeated,
+           SUM(CASE WHEN (eb = 1 AND ea = 0) OR :sign * (sb - sa) < -{EPSILON} THEN 1 ELSE 0 END)
+               AS rows_worse,
+           SUM(CASE WHEN (ea = 1 AND eb = 0 AND sb IS NOT NULL) OR :sign * (sb - sa) > {EPSILON}
+               THEN 1 ELSE 0 END) AS rows_better
+    FROM (SELECT ra.score AS sa, rb.score AS sb,
+                 CASE WHEN ra.score IS NULL THEN {_ERRORED.format(alias="ra")} ELSE 0 END AS ea,
+                 CASE WHEN rb.pk IS NOT NULL AND rb.score IS NULL THEN {_ERRORED.format(alias="rb")}
+                      ELSE 0 END AS eb
+          FROM results ra
+          LEFT JOIN results rb ON rb.experiment_id = :b AND rb.key = :key
+               AND rb.example_id = ra.example_id AND rb.repetition = ra.repetition
+          WHERE ra.experiment_id = :a AND ra.key = :key) p
 """
 
 # Per metric, with repetitions: each side's scores averaged per example. A's groups come
@@ -130,6 +143,8 @@ class PairedSums:
     only_b: int
     neither: int
     repeated: bool
+    rows_worse: int | None = None  # rows of B worse than A's (without repetitions only)
+    rows_better: int | None = None
 
 
 @dataclass(frozen=True)
@@ -165,13 +180,17 @@ def _has_repetitions(conn: sqlite3.Connection, experiment_id: str) -> bool:
     return row is not None
 
 
-def paired_sums(conn: sqlite3.Connection, a: str, b: str, keys: list[str]) -> list[PairedSums]:
-    """Per metric, sums over the examples scored on both sides (repetitions averaged)."""
+def paired_sums(
+    conn: sqlite3.Connection, a: str, b: str, keys: list[str], signs: dict[str, float] | None = None
+) -> list[PairedSums]:
+    """Per metric, sums over the examples scored on both sides (repetitions averaged);
+    without repetitions also the per-row changes, read with ``signs`` (-1.0: lower is
+    better)."""
     repeated = _has_repetitions(conn, a) or _has_repetitions(conn, b)
     paired, scored = (_PAIRED_EXAMPLES, _SCORED_EXAMPLES) if repeated else (_PAIRED_ROWS, _SCORED_ROWS)
     sums = []
     for key in keys:
-        params = {"a": a, "b": b, "key": key}
+        params = {"a": a, "b": b, "key": key, "sign": (signs or {}).get(key, 1.0)}
         row = conn.execute(paired, params).fetchone()
         scored_b = conn.execute(scored, params).fetchone()[0]
         sums.append(_sums(key, row, int(scored_b)))
@@ -199,6 +218,8 @@ def _sums(key: str, row: Any, scored_b: int) -> PairedSums:
         only_b=int(row["only_b"] or 0),
         neither=int(row["neither"] or 0),
         repeated=bool(row["repeated"]),
+        rows_worse=int(row["rows_worse"] or 0) if "rows_worse" in row.keys() else None,
+        rows_better=int(row["rows_better"] or 0) if "rows_better" in row.keys() else None,
     )
 
 

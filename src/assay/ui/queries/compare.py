@@ -137,8 +137,13 @@ def compare_page(
     total, changes = _changed_rows(
         db, ids, show=show, metric=metric, page=page, per_page=per_page, lower=lower
     )
-    paired, notes = paired_statistics(db, experiments)
-    metrics = _metrics(db, ids, keys, lower)
+    paired, notes, row_changes = paired_statistics(db, experiments)
+    counted = {
+        (key, other): counts
+        for (key, other, direction), counts in row_changes.items()
+        if direction == directions.get(key)  # read the same way as the page reads it
+    }
+    metrics = _metrics(db, ids, keys, lower, counted)
     for m in metrics:
         m.direction = directions[m.key]
         m.paired = paired.get(m.key, {})
@@ -157,14 +162,19 @@ def compare_page(
     )
 
 
+RowChanges = dict[tuple[str, str, str], tuple[int, int]]  # (key, other, direction) -> (worse, better)
+
+
 def paired_statistics(
     db: ReadOnlyDatabase, experiments: list[ExperimentSummary]
-) -> tuple[dict[str, dict[str, PairedStat]], dict[str, list[str]]]:
-    """Per metric key and other experiment, its paired comparison with the baseline; and
-    per other experiment, the notes on what made its comparison partial."""
+) -> tuple[dict[str, dict[str, PairedStat]], dict[str, list[str]], RowChanges]:
+    """Per metric key and other experiment, its paired comparison with the baseline; per
+    other experiment, the notes on what made its comparison partial; and the counts of
+    rows that did worse and better, where the comparison counted them."""
     baseline = experiments[0]
     stats: dict[str, dict[str, PairedStat]] = defaultdict(dict)
     notes: dict[str, list[str]] = {}
+    changes: RowChanges = {}
     for other in experiments[1:]:
         try:
             comparison = compare_experiments(db.conn, baseline, other)
@@ -173,6 +183,8 @@ def paired_statistics(
             continue
         notes[other.id] = comparison.warnings
         for m in comparison.metrics:
+            if m.rows_worse is not None and m.rows_better is not None:
+                changes[(m.key, other.id, m.direction)] = (m.rows_worse, m.rows_better)
             stats[m.key][other.id] = PairedStat(
                 mean_a=m.mean_a,
                 mean_b=m.mean_b,
@@ -190,7 +202,7 @@ def paired_statistics(
                 verdict=m.verdict,
                 improving=None if not m.difference else MetricInfo(m.direction).is_improvement(m.difference),
             )
-    return dict(stats), notes
+    return dict(stats), notes, changes
 
 
 def _directions(db: ReadOnlyDatabase, ids: list[str], keys: list[str]) -> dict[str, Direction]:
@@ -336,7 +348,15 @@ def _all_rows(
     ]
 
 
-def _metrics(db: ReadOnlyDatabase, ids: list[str], keys: list[str], lower: list[str]) -> list[CompareMetric]:
+def _metrics(
+    db: ReadOnlyDatabase,
+    ids: list[str],
+    keys: list[str],
+    lower: list[str],
+    known: dict[tuple[str, str], tuple[int, int]],
+) -> list[CompareMetric]:
+    """Means, errors and per-row change counts; ``known`` holds the counts the paired
+    comparison already made in its own pass."""
     marks, params = in_list(ids)
     means: dict[str, dict[str, float | None]] = defaultdict(dict)
     errors: dict[str, dict[str, int]] = defaultdict(dict)
@@ -355,6 +375,9 @@ def _metrics(db: ReadOnlyDatabase, ids: list[str], keys: list[str], lower: list[
     for key in keys:
         sign = -1.0 if key in lower else 1.0
         for other in ids[1:]:
+            if (key, other) in known:
+                worse[key][other], better[key][other] = known[(key, other)]
+                continue
             row = db.query(_PAIR_COUNTS, (sign, sign, other, key, ids[0], key))[0]
             worse[key][other], better[key][other] = int(row["worse"] or 0), int(row["better"] or 0)
     return [_metric(key, ids, means[key], errors[key], worse[key], better[key]) for key in keys]
