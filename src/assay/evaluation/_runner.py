@@ -17,6 +17,7 @@ from typing import Any
 from assay.errors import AssayError
 from assay.evaluation._binding import SummaryEvaluator
 from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
+from assay.evaluation._shard import WHOLE, Shard
 from assay.evaluation._tally import Tally
 from assay.evaluation._writer import RowWriter
 from assay.schemas import EvaluationResult, Example
@@ -42,25 +43,38 @@ class RunSettings:
     max_concurrency: int
     raise_on_error: bool
     on_row: Callable[[ExperimentRow], None]
+    write_figures: bool = True  # False for a shard: its rows are not the experiment's figures
 
 
 class RowFeed:
     """The rows to run, made on demand as workers ask: each (example, repetition) not
     stored yet. Examples are read from the store a page at a time, so a million-row
-    plan costs no more memory than a small one. Safe to call from any thread."""
+    plan costs no more memory than a small one. Safe to call from any thread. With a
+    ``shard``, only its rows (``done`` and ``total`` then count that shard's rows)."""
 
-    def __init__(self, examples: Iterable[Example], repetitions: int, done: set[int], total: int) -> None:
-        self._rows = self._plan(examples, repetitions, done)
+    def __init__(
+        self,
+        examples: Iterable[Example],
+        repetitions: int,
+        done: set[int],
+        total: int,
+        shard: Shard = WHOLE,
+    ) -> None:
+        self._rows = self._plan(examples, repetitions, done, shard)
         self._lock = threading.Lock()
         self._stopped = False
         self.total = total
         self.remaining = total - len(done)
 
     @staticmethod
-    def _plan(examples: Iterable[Example], repetitions: int, done: set[int]) -> Iterator[PlannedRow]:
+    def _plan(
+        examples: Iterable[Example], repetitions: int, done: set[int], shard: Shard
+    ) -> Iterator[PlannedRow]:
+        whole = shard.count == 1
         for position, example in enumerate(examples):
             for repetition in range(repetitions):
-                if not done or position * repetitions + repetition not in done:
+                index = position * repetitions + repetition
+                if (whole or shard.holds(index)) and (not done or index not in done):
                     yield PlannedRow(position, example, repetition)
 
     def next(self) -> PlannedRow | None:
@@ -93,7 +107,7 @@ async def run_rows(
 ) -> ExperimentStats:
     """Run the fed rows; every finished row is written before this returns. Returns the
     experiment's final figures (stored too)."""
-    writer = RowWriter(store, experiment.id, tally)
+    writer = RowWriter(store, experiment.id, tally, figures=settings.write_figures)
 
     def accept(row: ExperimentRow) -> None:
         writer.put(row)
@@ -149,19 +163,38 @@ class _Load:
         self._tick = (time.perf_counter(), time.process_time())
         self._clocks: list[int] = []  # the workers' CPU clocks, where the OS has them
         self._workers_tick = (time.perf_counter(), 0.0)
+        self._first_stat: str | None = None  # the first worker's scheduler figures (Linux)
+        self._first_tick = (time.perf_counter(), 0.0)
 
     def worker_started(self) -> None:
         """Called by each worker thread, so that rows still running can be measured."""
         if hasattr(time, "pthread_getcpuclockid"):
             self._clocks.append(time.pthread_getcpuclockid(threading.get_ident()))
+        if self._first_stat is None:
+            self._first_stat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
 
     def workers_wait(self) -> bool:
         """The worker threads were on a CPU under a tenth of the time since the last
-        call, each (True where the OS does not say: the process's share decides)."""
+        call, each, and the first one was not kept waiting for a CPU by the OS either
+        (True where the OS does not say: the process's share decides)."""
         wall, cpu = time.perf_counter(), sum(time.clock_gettime(c) for c in list(self._clocks))
         share = (cpu - self._workers_tick[1]) / max((wall - self._workers_tick[0]) * len(self._clocks), 1e-9)
         self._workers_tick = (wall, cpu)
-        return not self._clocks or share < _WAITING_ROW
+        return (not self._clocks or share < _WAITING_ROW) and self._first_waits(wall)
+
+    def _first_waits(self, wall: float) -> bool:
+        """On a loaded machine a computing thread may get no CPU for a whole tick: it
+        is then runnable, not waiting, which Linux's schedstat (CPU time, then time
+        spent waiting for a CPU, in ns) tells apart."""
+        try:
+            with open(self._first_stat or "") as handle:
+                on_cpu, queued = handle.read().split()[:2]
+        except (OSError, ValueError):
+            return True
+        busy = (int(on_cpu) + int(queued)) / 1e9
+        share = (busy - self._first_tick[1]) / max(wall - self._first_tick[0], 1e-9)
+        self._first_tick = (wall, busy)
+        return share < _WAITING_ROW
 
     def add(self, wall: float, cpu: float) -> None:
         self._wall = self._wall * self._DECAY + wall
