@@ -3,7 +3,8 @@ LangSmith side by side, the SIGKILL loss, and the UI over the largest experiment
 
     .venv/bin/python bench/scale.py                       # 10k and 100k
     .venv/bin/python bench/scale.py --sizes 10000 100000 1000000
-    .venv/bin/python bench/scale.py --only floor,langsmith   # parts: sizes, floor, langsmith, crash, ui, ramp
+    .venv/bin/python bench/scale.py --only floor,langsmith   # parts: sizes, floor, langsmith, crash, ui, ramp, stream
+    .venv/bin/python bench/scale.py --only stream --stream-rows 1000000
 
 The workload is the core benchmark's (bench/core_throughput.py): a trivial target, two row
 evaluators, one summary evaluator taking ``outputs`` and ``reference_outputs``, SQLite.
@@ -208,7 +209,20 @@ def child_ramp(n: int, db: str) -> dict[str, Any]:
     return {"seconds": elapsed, "ideal_s": ideal, "cpu_us_per_row": cpu / n * 1e6}
 
 
+def child_stream(n: int, path: str) -> dict[str, Any]:
+    """``evaluate(data="file.jsonl")``'s import of a file of n lines: time and peak RSS."""
+    from assay import Client
+    from assay.evaluation._data import resolve_data
+
+    client = Client(str(Path(path).with_suffix(".db")))
+    started = time.perf_counter()
+    resolved = resolve_data(path, client.store)
+    assert resolved.count == n
+    return {"seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
+
+
 CHILDREN = {
+    "stream": child_stream,
     "import": child_import,
     "run": child_run,
     "floor": child_floor,
@@ -282,6 +296,20 @@ def ramp(n: int, folder: Path) -> None:
             f"  {got['seconds']:.2f} s against the ideal {got['ideal_s']:.2f} s: "
             f"{got['ideal_s'] / got['seconds']:.0%} of the ideal rate, {got['cpu_us_per_row']:.0f} us of CPU a row"
         )
+
+
+def stream(n: int, folder: Path) -> None:
+    path = folder / "stream.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(n):
+            handle.write(
+                json.dumps({"inputs": {"x": i, "q": f"question {i}"}, "outputs": {"answer": 2 * i}}) + "\n"
+            )
+    got = in_child("stream", n, path)
+    print(
+        f"\nevaluate(data=<{n:,}-line .jsonl, {path.stat().st_size / 2**20:.0f} MB>) import: "
+        f"{got['seconds']:.1f} s, peak RSS {got['peak_mb']:.0f} MB"
+    )
 
 
 def crash(n: int, folder: Path) -> None:
@@ -358,7 +386,8 @@ def main() -> None:
     parser.add_argument("--core", type=int, default=10_000, help="rows for floor and LangSmith")
     parser.add_argument("--crash-rows", type=int, default=100_000)
     parser.add_argument("--ramp-rows", type=int, default=2_000)
-    parser.add_argument("--only", default="sizes,floor,langsmith,crash,ui,ramp")
+    parser.add_argument("--stream-rows", type=int, default=100_000)
+    parser.add_argument("--only", default="sizes,floor,langsmith,crash,ui,ramp,stream")
     parser.add_argument("--child", nargs=3, metavar=("KIND", "N", "DB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -378,6 +407,8 @@ def main() -> None:
             crash(args.crash_rows, Path(folder))
         if "ramp" in parts:
             ramp(args.ramp_rows, Path(folder))
+        if "stream" in parts:
+            stream(args.stream_rows, Path(folder))
 
 
 if __name__ == "__main__":
