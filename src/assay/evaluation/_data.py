@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError
-from assay.schemas import Dataset, Example
+from assay.schemas import Dataset, Example, trusted
 from assay.store.base import Store
 from assay.store.errors import AlreadyExistsError
 
@@ -180,12 +180,16 @@ def _example_id(given: Any, digest: str, index: int) -> uuid.UUID:
 
 
 def _example(record: dict[str, Any], digest: str, index: int, dataset_id: uuid.UUID) -> Example:
-    return Example(
-        id=_example_id(record.get("id"), digest, index),
-        dataset_id=dataset_id,
-        inputs=record["inputs"],
-        outputs=record.get("outputs"),
-        metadata=record.get("metadata"),
+    """From a record ``_coerce`` checked (its parts are objects or None): unvalidated."""
+    return trusted(
+        Example,
+        {
+            "id": _example_id(record.get("id"), digest, index),
+            "dataset_id": dataset_id,
+            "inputs": record["inputs"],
+            "outputs": record.get("outputs"),
+            "metadata": record.get("metadata"),
+        },
     )
 
 
