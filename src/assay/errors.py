@@ -21,6 +21,7 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── InvalidJson (ValueError)               a JSON evaluator got text that is not JSON
     ├── CaseError (ValueError)                 a code test case is malformed
     ├── UnknownLanguage (ValueError)           the sandbox does not run that language
+    ├── UnsupportedMode (ValueError)           that language has no test-program mode
     ├── UIConfigError (ValueError)             the web UI cannot start with these settings
     ├── ServiceConfigError (ValueError)        the evaluator service cannot start with these settings
     ├── EvaluatorSpecError (ValueError)        ``serve-evaluators MODULE:EVALUATORS`` names nothing usable
@@ -101,7 +102,7 @@ if TYPE_CHECKING:
         ReplyCheckError,
     )
     from assay.sandbox.errors import SandboxError, SandboxStartError, SandboxUnavailable
-    from assay.sandbox.languages import UnknownLanguage
+    from assay.sandbox.languages import UnknownLanguage, UnsupportedMode
     from assay.service.errors import (
         EvaluatorSpecError,
         RemoteEvaluatorError,
@@ -176,6 +177,7 @@ _HOMES = {
     "SandboxStartError": "assay.sandbox.errors",
     "SandboxUnavailable": "assay.sandbox.errors",
     "UnknownLanguage": "assay.sandbox.languages",
+    "UnsupportedMode": "assay.sandbox.languages",
     "AlreadyExistsError": "assay.store.errors",
     "NotFoundError": "assay.store.errors",
     "StoreError": "assay.store.errors",
@@ -228,6 +230,7 @@ __all__ = [
     "UIConfigError",
     "UnknownEvaluatorName",
     "UnknownLanguage",
+    "UnsupportedMode",
     "OpenAPIError",
     "SandboxSetupError",
     "TrajectoryError",
