@@ -43,8 +43,9 @@ class CallOutcome:
 
 @dataclass
 class LoadFailure:
-    """The code could not be loaded: ``syntax``, ``exception`` (at import time),
-    ``missing_function``, ``ended`` (the process died), ``timeout``."""
+    """The code could not be loaded: ``syntax``, ``compile`` (the compiler's first lines
+    in ``message``), ``exception`` (at import time), ``missing_function``, ``ended``
+    (the process died), ``timeout``."""
 
     kind: str
     message: str
@@ -68,6 +69,7 @@ class FunctionRun:
     sandbox: dict[str, Any]
     duration_ms: float
     restarts: int = 0
+    compile_ms: float | None = None  # compiled languages: the compile step, measured by the parent
 
 
 @dataclass
@@ -91,3 +93,4 @@ class ScriptRun:
     output: Output
     sandbox: dict[str, Any]
     duration_ms: float
+    compile_ms: float | None = None

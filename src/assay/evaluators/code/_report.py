@@ -107,6 +107,8 @@ def from_function_run(
         "duration_ms": round(run.duration_ms, 3),
         **extra,
     }
+    if run.compile_ms is not None:
+        base["compile_ms"] = round(run.compile_ms, 3)  # not part of duration's running time
     if run.load_failure is not None:
         load = run.load_failure
         message = _load_message(load.kind, load.error_type, load.message)
@@ -161,6 +163,7 @@ def _cases_feedback(passed: int, total: int, timed_out: bool) -> str:
 
 _LOAD_FEEDBACK = {
     "syntax": "The code has a syntax error.",
+    "compile": "The code does not compile.",
     "missing_function": "The code does not define the expected function.",
     "exception": "The code raised an exception when loaded.",
     "timeout": "Code execution timed out.",

@@ -63,9 +63,17 @@ async function answer(fn, call) {
   }
 }
 
-async function main() {
+// transform: a compile step (TypeScript) turning the code into JavaScript, or null
+async function main(transform) {
   const setup = readFrame(FRAMES_IN);
   if (setup === null) return;
+  if (transform) {
+    const built = transform(setup.code, 'solution.ts');
+    if (built.error) { writeFrame(FRAMES_OUT, { event: 'load_error', ...built.error }); return; }
+    writeFrame(FRAMES_OUT, { event: 'compiled' });
+    if (readFrame(FRAMES_IN) === null) return; // the go-ahead: the run's clock starts
+    setup.code = built.code;
+  }
   const fn = load(setup);
   if (typeof fn !== 'function') { writeFrame(FRAMES_OUT, fn); return; }
   writeFrame(FRAMES_OUT, { event: 'ready' });
@@ -76,7 +84,12 @@ async function main() {
   }
 }
 
-main().then(() => process.exit(0), (error) => {
-  process.stderr.write(`assay harness: ${error && error.stack}\n`);
-  process.exit(70);
-});
+function start(transform) {
+  main(transform).then(() => process.exit(0), (error) => {
+    process.stderr.write(`assay harness: ${error && error.stack}\n`);
+    process.exit(70);
+  });
+}
+
+if (require.main === module) start(null);
+module.exports = { start };

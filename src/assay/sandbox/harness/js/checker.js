@@ -58,7 +58,13 @@ function testLine(error) {
 
 async function check(setup) {
   let first;
-  try { first = readFrame(CANDIDATE_OUT); } catch (error) { first = null; }
+  try {
+    first = readFrame(CANDIDATE_OUT);
+    if (first && first.event === 'compiled') { // a compiled candidate waits for the go-ahead
+      writeFrame(CANDIDATE_IN, { event: 'run' });
+      first = readFrame(CANDIDATE_OUT);
+    }
+  } catch (error) { first = null; }
   if (first === null) return { passed: false, stage: 'load', kind: 'ended', message: "the candidate's process ended before it was ready" };
   if (first.event !== 'ready') {
     return { passed: false, stage: 'load', kind: first.kind, error_type: first.error_type, message: first.message, traceback: first.traceback };
@@ -89,13 +95,27 @@ async function check(setup) {
   return { passed: true, calls: state.calls, time: state.time };
 }
 
-async function main() {
+// transform: a compile step (TypeScript) turning the test into JavaScript, or null
+async function main(transform) {
   const setup = readFrame(FRAMES_IN);
   if (setup === null) return;
+  if (transform) {
+    const built = transform(setup.test, 'test.ts');
+    if (built.error) {
+      writeFrame(FRAMES_OUT, { passed: false, stage: 'test', kind: 'test_compile', ...built.error });
+      return;
+    }
+    setup.test = built.code;
+  }
   writeFrame(FRAMES_OUT, await check(setup));
 }
 
-main().then(() => process.exit(0), (error) => {
-  process.stderr.write(`assay harness: ${error && error.stack}\n`);
-  process.exit(70);
-});
+function start(transform) {
+  main(transform).then(() => process.exit(0), (error) => {
+    process.stderr.write(`assay harness: ${error && error.stack}\n`);
+    process.exit(70);
+  });
+}
+
+if (require.main === module) start(null);
+module.exports = { start };
