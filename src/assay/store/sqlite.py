@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import sqlite3
 import threading
@@ -274,7 +275,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         last = -1
         while page := rows.examples_page(self.conn, dataset_id, version, last, page_size):
             last = page[-1]["position"]
-            yield from (codec.example_from(row) for row in page)
+            yield from (codec.example_from(row, dataset_id) for row in page)
 
     def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int:
         query, params = _examples_at(str(dataset_id), version)
@@ -347,7 +348,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
 
     # rows
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
-        exp, run_id = str(experiment_id), str(row.run.id)
+        exp, run_id = _id_text(experiment_id), str(row.run.id)
         run, results = codec.encode_row(exp, run_id, row)
         return (*run, int(_failed(row))), results
 
@@ -545,6 +546,12 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 "INSERT OR REPLACE INTO cache (namespace, key, value, created_at) VALUES (?, ?, ?, ?)",
                 (namespace, key, value, codec.ts(utcnow())),
             )
+
+
+@functools.lru_cache(maxsize=16)
+def _id_text(experiment_id: uuid.UUID) -> str:
+    """An experiment's id as text, made once rather than for each of its rows."""
+    return str(experiment_id)
 
 
 def _failed(row: ExperimentRow) -> bool:
