@@ -60,9 +60,10 @@ def encode_row(experiment_id: str, run_id: str, row: ExperimentRow) -> tuple[Any
     except Exception as exc:  # noqa: BLE001 - a row must never stop the experiment
         run = _errored_run_row(experiment_id, run_id, row, _reason(exc))
     results = []
+    pair = (str(row.example.id), row.repetition)
     for result in row.results:
         try:
-            results.append(result_row(experiment_id, run_id, result))
+            results.append(result_row(experiment_id, run_id, result, pair))
         except Exception as exc:  # noqa: BLE001
             results.append(
                 (
@@ -78,6 +79,7 @@ def encode_row(experiment_id: str, run_id: str, row: ExperimentRow) -> tuple[Any
                     None,
                     _reason(exc),
                     None,
+                    *pair,
                 )
             )
     return run, results
@@ -141,7 +143,11 @@ RUN_COLUMNS = (
 )
 
 
-def result_row(experiment_id: str, run_id: str, result: EvaluationResult) -> tuple[Any, ...]:
+def result_row(
+    experiment_id: str, run_id: str, result: EvaluationResult, pair: tuple[str, int]
+) -> tuple[Any, ...]:
+    """``pair`` is the run's (example id, repetition): a copy on each result, so that a
+    comparison pairs two experiments' scores from one index without visiting the runs."""
     fields = result.__dict__  # read once: attribute access on a pydantic model costs more
     score, value, correction = fields["score"], fields["value"], fields["correction"]
     metadata, info = fields["metadata"], fields["evaluator_info"]
@@ -158,6 +164,7 @@ def result_row(experiment_id: str, run_id: str, result: EvaluationResult) -> tup
         dumps(info) if info else None,
         text(fields["error"]),
         score_kind(score),
+        *pair,
     )
 
 
@@ -177,7 +184,7 @@ def score_kind(score: Any) -> str | None:
 
 RESULT_COLUMNS = (
     "experiment_id, run_id, key, score, value, feedback, comment, correction, metadata, "
-    "evaluator_info, error, score_kind"
+    "evaluator_info, error, score_kind, example_id, repetition"
 )
 
 

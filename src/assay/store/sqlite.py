@@ -468,12 +468,13 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         replace: bool,
     ) -> None:
         exp = str(experiment_id)
-        rows = [
-            codec.result_row(exp, str(run_id), result)
-            for run_id, results in results_by_run
-            for result in results
-        ]
         with self.transaction() as conn:
+            pairs = _run_pairs(conn, [str(run_id) for run_id, _ in results_by_run])
+            rows = [
+                codec.result_row(exp, str(run_id), result, pairs.get(str(run_id), ("", 0)))
+                for run_id, results in results_by_run
+                for result in results
+            ]
             if replace:
                 conn.executemany(
                     "DELETE FROM results WHERE run_id = ? AND key = ?",
@@ -678,3 +679,14 @@ def _experiment_from(row: sqlite3.Row) -> ExperimentRecord:
         created_at=codec.parse_required_ts(row["created_at"]),
         finished_at=codec.parse_ts(row["finished_at"]),
     )
+
+
+def _run_pairs(conn: sqlite3.Connection, run_ids: list[str]) -> dict[str, tuple[str, int]]:
+    """(example id, repetition) of each stored run, copied onto the results written for it."""
+    pairs: dict[str, tuple[str, int]] = {}
+    for start in range(0, len(run_ids), 500):
+        chunk = run_ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT id, example_id, repetition FROM runs WHERE id IN ({marks})", chunk):
+            pairs[row[0]] = (row[1], row[2])
+    return pairs
