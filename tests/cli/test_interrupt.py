@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -17,12 +18,29 @@ from assay import Client
 LINE = re.compile(r"^interrupted: (\d+) of 600 rows stored in (\S+); resume with `--resume` / `resume=True`$")
 
 
-def _interrupt(command: list[str], cwd: Path, signum: int) -> subprocess.CompletedProcess[str]:
+def _interrupt(command: list[str], cwd: Path, signum: int, db: Path) -> subprocess.CompletedProcess[str]:
+    """Signal the run once its first rows are stored: a fixed wait signals a loaded
+    machine's run while it is still importing."""
     child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)  # imports, then rows: 600 rows take ~8 s at 4 rows in flight
+    _wait_for_stored_rows(db, child)
     child.send_signal(signum)
     out, err = child.communicate(timeout=60)
     return subprocess.CompletedProcess(command, child.returncode, out, err)
+
+
+def _wait_for_stored_rows(db: Path, child: subprocess.Popen[str], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert child.poll() is None, "the run ended before it was interrupted"
+        if db.exists():
+            try:
+                with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
+                    if conn.execute("SELECT count(*) FROM runs").fetchone()[0] > 0:
+                        return
+            except sqlite3.OperationalError:  # the schema is not created yet
+                pass
+        time.sleep(0.05)
+    raise AssertionError(f"no row was stored in {db} within {timeout} s")
 
 
 @pytest.mark.slow
@@ -42,7 +60,7 @@ def test_the_cli_stops_with_one_line_and_resumes(project: Path, signum: int) -> 
         "--concurrency",
         "4",
     ]
-    done = _interrupt(run, project, signum)
+    done = _interrupt(run, project, signum, project / ".assay" / "assay.db")
     assert done.returncode == 130, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and LINE.match(lines[0]), done.stderr
@@ -76,7 +94,9 @@ evaluate(target, data=[{"x": i} for i in range(600)], experiment="api", max_conc
 @pytest.mark.slow
 def test_the_api_raises_one_short_interrupt(tmp_path: Path) -> None:
     (tmp_path / "script.py").write_text(SCRIPT, encoding="utf-8")
-    done = _interrupt([sys.executable, "script.py", str(tmp_path / "s.db")], tmp_path, signal.SIGINT)
+    done = _interrupt(
+        [sys.executable, "script.py", str(tmp_path / "s.db")], tmp_path, signal.SIGINT, tmp_path / "s.db"
+    )
     last = done.stderr.strip().splitlines()[-1]
     assert re.match(
         r"assay\.evaluation\.ExperimentInterrupted: interrupted: \d+ of 600 rows stored in api;", last
