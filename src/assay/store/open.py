@@ -20,8 +20,12 @@ def default_url() -> str:
     return os.environ.get("ASSAY_DATABASE_URL") or str(DEFAULT_PATH)
 
 
+POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")
+
+
 def open_store(url: str | None = None) -> Store:
-    """``sqlite:////abs.db``, ``sqlite:///rel.db``, ``sqlite://`` (memory), or a path."""
+    """``sqlite:////abs.db``, ``sqlite:///rel.db``, ``sqlite://`` (memory), a path, or
+    ``postgresql://user:password@host:port/database`` (also ``postgresql+psycopg://``)."""
     url = url or default_url()
     if not isinstance(url, (str, os.PathLike)):
         raise StoreError(f"database_url must be a URL or a path, got {url!r}")
@@ -33,9 +37,14 @@ def open_store(url: str | None = None) -> Store:
         if rest in ("", "/", "/:memory:"):
             return _sqlite(":memory:")
         return _sqlite(os.path.expanduser(rest[1:] if rest.startswith("/") else rest))
+    if scheme in POSTGRES_SCHEMES:
+        from assay.store.postgres import PostgresStore
+
+        return PostgresStore(url)
     raise StoreError(
-        f"unsupported database URL {_masked(url)!r}: this assay stores results in SQLite "
-        "(sqlite:///relative.db, sqlite:////absolute/path.db or a file path)"
+        f"unsupported database URL {_masked(url)!r}: assay stores results in SQLite "
+        "(sqlite:///relative.db, sqlite:////absolute/path.db or a file path) or in PostgreSQL "
+        "(postgresql://user:password@host:port/database)"
     )
 
 
@@ -49,8 +58,17 @@ def _sqlite(path: str) -> Store:
 
 
 def _masked(url: str) -> str:
-    """The URL with any password replaced, fit for messages and logs."""
-    return re.sub(r"(://[^/:@]*:)[^/@]*@", r"\1***@", url)
+    """The URL with any password replaced, fit for messages and logs: in the authority
+    (up to its last ``@``, so a password holding ``@`` or ``/`` is hidden whole) or as a
+    ``password=`` query parameter."""
+    scheme, sep, rest = url.partition("://")
+    location, question, query = rest.partition("?")
+    if sep and "@" in location:
+        credentials, at, host = location.rpartition("@")
+        user, colon, _password = credentials.partition(":")
+        if colon:
+            url = f"{scheme}{sep}{user}:***{at}{host}{question}{query}"
+    return re.sub(r"([?&]password=)[^&]*", r"\1***", url, flags=re.IGNORECASE)
 
 
 def store_exists(url: str | None = None) -> bool:
@@ -61,4 +79,4 @@ def store_exists(url: str | None = None) -> bool:
         return os.path.exists(os.path.expanduser(url))
     if scheme in ("sqlite", "sqlite+pysqlite") and rest not in ("", "/", "/:memory:"):
         return os.path.exists(os.path.expanduser(rest[1:] if rest.startswith("/") else rest))
-    return False
+    return scheme in POSTGRES_SCHEMES  # a server database: opening it says whether it is there
