@@ -23,6 +23,8 @@ KEPT_BASES = {
     "TargetError": TypeError,
     "DataError": ValueError,
     "ExperimentError": ValueError,
+    "ShardError": ValueError,
+    "LeaseHeldError": RuntimeError,
     "UnknownEvaluatorName": ValueError,
     "EvaluatorInputError": ValueError,
     "InvalidJson": ValueError,

@@ -11,6 +11,9 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── TargetError (TypeError)                the target is not callable as a target
     ├── DataError (ValueError)                 ``data=`` cannot be read
     ├── ExperimentError (ValueError)           bad experiment name, or a resume that cannot be
+    ├── ShardError (ValueError)                a shard that does not exist or fit the experiment's split
+    ├── LeaseHeldError (RuntimeError)          another live process runs that shard (or experiment)
+    ├── LeaseLostError (RuntimeError)          this run's lease expired and another process took over
     ├── UnknownEvaluatorName (ValueError)      ``evaluators=["..."]`` names no evaluator
     ├── EvaluatorInputError (ValueError)       a row lacks what a built-in evaluator reads
     │   ├── OpenAPIError                       an example's OpenAPI document is unusable
@@ -66,9 +69,11 @@ if TYPE_CHECKING:
     from assay.evaluation._binding import EvaluatorSignatureError
     from assay.evaluation._data import DataError
     from assay.evaluation._experiment import ExperimentError
+    from assay.evaluation._lease import LeaseHeldError, LeaseLostError
     from assay.evaluation._names import UnknownEvaluatorName
     from assay.evaluation._returns import EvaluatorReturnError
     from assay.evaluation._runner import RowFailedError
+    from assay.evaluation._shard import ShardError
     from assay.evaluation._target import TargetError
     from assay.evaluation._writer import StoreWriteError
     from assay.evaluators._fields import EvaluatorInputError
@@ -139,6 +144,9 @@ _HOMES = {
     "EvaluatorSignatureError": "assay.evaluation._binding",
     "DataError": "assay.evaluation._data",
     "ExperimentError": "assay.evaluation._experiment",
+    "LeaseHeldError": "assay.evaluation._lease",
+    "LeaseLostError": "assay.evaluation._lease",
+    "ShardError": "assay.evaluation._shard",
     "UnknownEvaluatorName": "assay.evaluation._names",
     "EvaluatorReturnError": "assay.evaluation._returns",
     "RowFailedError": "assay.evaluation._runner",
@@ -227,6 +235,9 @@ __all__ = [
     "RemoteEvaluatorError",
     "ServiceConfigError",
     "WireError",
+    "LeaseHeldError",
+    "LeaseLostError",
+    "ShardError",
 ]
 
 

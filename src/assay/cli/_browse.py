@@ -72,7 +72,8 @@ def list_experiments(args: argparse.Namespace) -> int:
         planned = record.num_examples * record.num_repetitions
         stored = client.store.count_rows(record.id)
         rows = str(stored) if stored == planned else f"{stored}/{planned}"
-        table.add_row(escape(record.name), record.status, rows, f"{record.created_at:%Y-%m-%d %H:%M}")
+        status = _status(client.store, record)
+        table.add_row(escape(record.name), escape(status), rows, f"{record.created_at:%Y-%m-%d %H:%M}")
     Console().print(table)
     return 0
 
@@ -88,7 +89,18 @@ def show_command(args: argparse.Namespace) -> int:
     tty = sys.stdout.isatty() and not args.json
     if tty:
         print_report(results)
+    status = _status(client.store, results.experiment)
+    if status != results.experiment.status:  # a split experiment: its figures cover the shards so far
+        print(f"experiment {results.experiment.name}: {status}", file=sys.stderr)
     return conclude(results, args, reported=tty)
+
+
+def _status(store: Any, record: Any) -> str:
+    """The stored status, with the shards' progress for a split experiment not yet complete."""
+    from assay.evaluation._sharded import shard_progress
+
+    progress = None if record.status == "completed" else shard_progress(store, record)
+    return record.status if progress is None else f"{record.status} ({progress})"
 
 
 def experiment_name(client: Any, name: str) -> str:

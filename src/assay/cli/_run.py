@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assay.cli._common import UsageError, did_you_mean
+from assay.cli._common import PASSED, RunFailed, UsageError, did_you_mean
 from assay.cli._conclude import add_gate_arguments, conclude, gate_verdicts_parse
 from assay.cli._config import apply_config, find_pyproject, read_config
 from assay.cli._load import load_object
@@ -29,6 +29,17 @@ def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
     run.add_argument("--prefix", help="prefix of a generated experiment name")
     run.add_argument(
         "--resume", action="store_true", default=None, help="continue --experiment NAME where it stopped"
+    )
+    run.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run shard I (from 0) of N into --experiment NAME, shared by N processes or CI jobs; "
+        "the experiment completes when every shard has",
+    )
+    run.add_argument(
+        "--wait",
+        action="store_true",
+        help="if another process runs this shard (or experiment), wait for it instead of refusing",
     )
     run.add_argument("--repetitions", type=int, metavar="N", help="run every example N times (default 1)")
     run.add_argument("--concurrency", type=int, metavar="N", help="rows in flight (default 16)")
@@ -61,6 +72,7 @@ def add_evaluator_arguments(parser: argparse.ArgumentParser) -> None:
 def run_command(args: argparse.Namespace) -> int:
     from assay.client import Client
     from assay.evaluation import evaluate
+    from assay.evaluation._lease import LeaseHeldError
 
     _read_config_into(args)
     if not args.spec or not args.data:
@@ -69,6 +81,7 @@ def run_command(args: argparse.Namespace) -> int:
         )
     if args.resume and not args.experiment:
         raise UsageError("--resume needs --experiment NAME (the experiment to continue)")
+    shard = _shard_of(args)
     gate_verdicts_parse(args)
     target = load_object(args.spec, "target")
     evaluators = [evaluator_from(spec) for spec in args.evaluators]
@@ -79,21 +92,54 @@ def run_command(args: argparse.Namespace) -> int:
 
         experiment_name(client, args.baseline)
     tty = sys.stdout.isatty() and not args.json
-    results = evaluate(
-        target,
-        data=args.data,
-        evaluators=evaluators,
-        summary_evaluators=summaries,
-        experiment=args.experiment,
-        experiment_prefix=args.prefix,
-        metadata=parse_pairs(args.metadata),
-        num_repetitions=args.repetitions or 1,
-        max_concurrency=args.concurrency or 16,
-        resume=bool(args.resume),
-        client=client,
-        progress=tty,
-    )
+    try:
+        results = evaluate(
+            target,
+            data=args.data,
+            evaluators=evaluators,
+            summary_evaluators=summaries,
+            experiment=args.experiment,
+            experiment_prefix=args.prefix,
+            metadata=parse_pairs(args.metadata),
+            num_repetitions=args.repetitions or 1,
+            max_concurrency=args.concurrency or 16,
+            resume=bool(args.resume),
+            client=client,
+            progress=tty,
+            shard=shard,
+            wait_for_lease=bool(getattr(args, "wait", False)),
+        )
+    except LeaseHeldError as exc:
+        raise RunFailed(str(exc)) from None
+    if shard is not None and shard[1] > 1 and not tty:  # a terminal run printed it with its report
+        from assay.evaluation._shard import Shard
+        from assay.evaluation._sharded import shard_line
+
+        print(shard_line(client.store, results.experiment, Shard(*shard)), file=sys.stderr)
+    if results.experiment.status == "partial":
+        print(
+            "assay: gates (--fail-under, --max-regression) are checked by the shard that finishes last",
+            file=sys.stderr,
+        )
+        return PASSED
     return conclude(results, args, reported=tty)
+
+
+def _shard_of(args: argparse.Namespace) -> tuple[int, int] | None:
+    """``--shard I/N`` checked here, so that its errors name the flag."""
+    from assay.evaluation._shard import ShardError, parse_shard
+
+    if getattr(args, "shard", None) is None:
+        return None
+    try:
+        shard = parse_shard(args.shard)
+    except ShardError as exc:
+        raise UsageError(str(exc)) from None
+    if shard.count > 1 and not args.experiment:
+        raise UsageError(
+            f"--shard {args.shard} needs --experiment NAME: the experiment every shard writes into"
+        )
+    return (shard.index, shard.count)
 
 
 def _read_config_into(args: argparse.Namespace) -> None:

@@ -33,15 +33,18 @@ from assay.evaluation._interrupt import (
     is_interrupt,
     raise_interrupted,
 )
+from assay.evaluation._lease import ShardLease
 from assay.evaluation._paged import stored_rows, summary_arguments
 from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import RowFeed, RunSettings, done_keys, run_rows, run_summaries
+from assay.evaluation._shard import Shard, shard_argument
+from assay.evaluation._sharded import end_shard, release_quietly, shard_line, shard_rows_stored
 from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._tally import Tally, tally_of_stored
 from assay.evaluation._target import Target as TargetRunner
 from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
-from assay.schemas import TracerSession
+from assay.schemas import EvaluationResult, TracerSession
 from assay.store import Store, open_store
 from assay.store.current import use_store
 from assay.store.records import ExperimentRecord, ExperimentRow
@@ -73,6 +76,8 @@ class _Options:
     error_handling: ErrorHandling
     resume: bool
     progress: bool | None
+    shard: Any = None
+    wait_for_lease: bool = False
 
 
 @dataclass
@@ -88,6 +93,7 @@ class _Prepared:
     tally: Tally  # of the rows already stored (a resume), to which new rows are added
     concurrency: int
     options: _Options
+    lease: ShardLease
 
 
 @overload
@@ -117,6 +123,8 @@ async def aevaluate(
     progress: bool | None = None,
     upload_runs: bool | None = None,
     disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
 ) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
@@ -125,6 +133,10 @@ async def aevaluate(
     finish and ``await results.wait()`` waits for the end. ``upload_results=False`` keeps
     the experiment in memory only. ``progress`` shows a progress bar and the final report
     (default: when stdout is a TTY). A tuple of experiments as ``target`` compares them.
+    ``shard=(i, n)`` runs shard ``i`` (from 0) of ``n`` into the experiment named by
+    ``experiment=``, which the first shard creates and the others join; it completes when
+    every shard has. ``wait_for_lease=True`` waits while another process runs the same
+    shard (or, without ``shard``, the same experiment) instead of refusing.
     """
     options = _Options(
         data,
@@ -142,6 +154,8 @@ async def aevaluate(
         error_handling,
         resume,
         progress,
+        shard,
+        wait_for_lease,
     )
     special = _dispatch(target, options)
     if special is not None:
@@ -186,6 +200,8 @@ def evaluate(
     progress: bool | None = None,
     upload_runs: bool | None = None,
     disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
 ) -> Any:
     """The synchronous face of :func:`aevaluate`; same parameters, same results.
 
@@ -208,6 +224,8 @@ def evaluate(
         error_handling,
         resume,
         progress,
+        shard,
+        wait_for_lease,
     )
     special = _dispatch(target, options)
     if special is not None:
@@ -304,6 +322,7 @@ def _user_store(options: _Options) -> Store:
 def _prepare(target: Any, options: _Options) -> _Prepared:
     """Everything that can fail on bad arguments, done before the first row runs."""
     _check_arguments(options)
+    shard = _checked_shard(options)
     concurrency = _concurrency(options.max_concurrency)
     requested = _experiment_name_of(options.experiment)
     name = experiment_name(requested, options.experiment_prefix)
@@ -316,14 +335,15 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     runner = TargetRunner(target)
     runner.check_signature()
     with _fewer_collections():
-        resolved, source = _resolve(options.data, requested if options.resume else None, user_store, store)
+        stored_name = requested if options.resume or shard.count > 1 else None
+        resolved, source = _resolve(options.data, stored_name, user_store, store)
     plan = ExperimentPlan(
         target=runner.name,
         evaluators=tuple(e.name for e in row_evaluators),
         summary_evaluators=tuple(s.name for s in summaries),
         num_repetitions=options.num_repetitions,
     )
-    record = open_experiment(
+    record, created = open_experiment(
         store,
         name,
         resolved,
@@ -331,15 +351,16 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         resume=options.resume,
         description=options.description,
         metadata=options.metadata,
+        shards=shard.count,
     )
     runner.session_id = record.id  # LangSmith's runs name their project (experiment)
-    if options.resume:  # rows whose target failed (a rate limit, an outage) are run again
-        store.discard_failed_runs(record.id)
-    reps = options.num_repetitions
-    with _fewer_collections():
-        tally = tally_of_stored(store.iter_scores(record.id)) if options.resume else Tally()
-        done = done_keys(store.stored_keys(record.id), reps) if options.resume else set()
-    feed = RowFeed(resolved.examples(source), reps, done, resolved.count * reps)
+    lease = ShardLease.take(store, record, shard, wait=options.wait_for_lease)
+    try:
+        tally, feed = _feed_of(store, record, created, resolved, source, shard, options)
+    except BaseException:
+        lease.release("failed")
+        raise
+    lease.on_lost(feed.stop)
     return _Prepared(
         store,
         user_store,
@@ -350,7 +371,35 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         tally,
         concurrency,
         options,
+        lease,
     )
+
+
+def _feed_of(
+    store: Store,
+    record: ExperimentRecord,
+    created: bool,
+    resolved: ResolvedData,
+    source: Store,
+    shard: Shard,
+    options: _Options,
+) -> tuple[Tally, RowFeed]:
+    """Under the lease: reopen a stored experiment, and plan the rows not stored yet. A
+    shard always resumes its own stored rows; its tally starts empty (the experiment's
+    figures are computed from the store when the shard ends)."""
+    if not created:
+        store.reopen_experiment(record.id)
+    sharded = shard.count > 1
+    if options.resume:  # rows whose target failed (a rate limit, an outage) are run again
+        store.discard_failed_runs(record.id, (shard.index, shard.count) if sharded else None)
+    reps = options.num_repetitions
+    total = shard.rows_of(resolved.count * reps)
+    with _fewer_collections():
+        tally = tally_of_stored(store.iter_scores(record.id)) if options.resume and not sharded else Tally()
+        done = done_keys(store.stored_keys(record.id), reps) if options.resume or sharded else set()
+    if sharded:
+        done = {index for index in done if shard.holds(index)}
+    return tally, RowFeed(resolved.examples(source), reps, done, total, shard)
 
 
 def _memory_store() -> Store:
@@ -372,22 +421,27 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         if not options.blocking:
             stream.add(row)
 
-    settings = RunSettings(prepared.concurrency, options.error_handling == "raise", on_row)
-    status = "failed"
+    lease = prepared.lease
+    whole = lease.shard.count == 1
+    settings = RunSettings(prepared.concurrency, options.error_handling == "raise", on_row, whole)
+    status: str | None = "failed"
     try:
         with use_store(prepared.cache_store), bar, _fewer_collections():
             stats = await run_rows(prepared.pipeline, feed, store, record, settings, prepared.tally)
-            if prepared.summaries:
+            stats, complete = end_shard(store, record, lease, stats)
+            summary: list[EvaluationResult] = []
+            if complete and prepared.summaries:  # the last shard: every shard's rows are stored
                 available = summary_arguments(store, record, stats.rows)
                 summary = await run_summaries(prepared.summaries, available)
-            else:
-                summary = []
-        store.replace_summary_results(record.id, summary)
-        status = "completed"
+        if complete:
+            store.replace_summary_results(record.id, summary)
+        status = "completed" if complete else None  # None: "partial", stored as the shard ended
     except BaseException as exc:
+        status = "interrupted" if is_interrupt(exc) else "failed"
+        release_quietly(lease, status)
         if is_interrupt(exc):
-            status = "interrupted"
-            interrupted = interrupted_error(record.name, store.count_rows(record.id), bar.total)
+            stored = store.count_rows(record.id) if whole else shard_rows_stored(store, record, lease.shard)
+            interrupted = interrupted_error(record.name, stored, bar.total)
             stream.finish(None, interrupted)
             raise_interrupted(exc, interrupted)
         stream.finish(None, exc)
@@ -395,7 +449,8 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
             raise
         return
     finally:
-        store.finish_experiment(record.id, status)
+        if status is not None:
+            store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record
     rows = stored_rows(store, final, stats.rows)
     results = ExperimentResults(final, rows, summary, store.url, stats=stats, store=store)
@@ -403,6 +458,8 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         print_report(results)
     elif options.progress is None:  # not a terminal (a CI log): the same report, as plain text
         print(plain_report(results), file=sys.stderr, flush=True)
+    if not whole and (bar.enabled or options.progress is None):
+        print(shard_line(store, final, lease.shard), file=sys.stderr, flush=True)
     stream.finish(Outcome(final, rows, summary, stats))
 
 
@@ -472,6 +529,18 @@ def _check_arguments(options: _Options) -> None:
         raise ValueError("resume=True continues a stored experiment; it cannot go with upload_results=False")
     if options.metadata is not None and not isinstance(options.metadata, dict):
         raise TypeError(f"metadata= takes a dict, got {type(options.metadata).__name__}")
+
+
+def _checked_shard(options: _Options) -> Shard:
+    shard = shard_argument(options.shard)
+    if shard.count > 1 and not _experiment_name_of(options.experiment):
+        raise ValueError(
+            f"shard={shard.index, shard.count} needs experiment='<name>': the name every shard "
+            "writes into (with assay run: --experiment NAME)"
+        )
+    if shard.count > 1 and not options.upload_results:
+        raise ValueError("shard= splits a stored experiment; it cannot go with upload_results=False")
+    return shard
 
 
 def _resolve(

@@ -12,6 +12,7 @@ import csv
 import dataclasses
 import hashlib
 import json
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Any
 from assay.errors import AssayError
 from assay.schemas import Dataset, Example
 from assay.store.base import Store
+from assay.store.errors import AlreadyExistsError
 
 _NAMESPACE = uuid.UUID("5d1f5b7e-8a7c-4f43-9a55-3c0b4f1a7a11")
 _EXAMPLE_FIELDS = {"id", "inputs", "outputs", "metadata", "attachments"}
@@ -103,12 +105,34 @@ def _inline(store: Store, records: list[dict[str, Any]], name_hint: str) -> Reso
     name = f"{name_hint}-{digest[:12]}"
     dataset = store.get_dataset(name=name)
     if dataset is None:
-        dataset = store.create_dataset(name, description="created by evaluate() from inline data")
-        examples = [_example(record, digest, i, dataset.id) for i, record in enumerate(records)]
-        store.add_examples(dataset.id, examples)
-        dataset = store.get_dataset(id=dataset.id)
-        assert dataset is not None
+        try:
+            dataset = store.create_dataset(name, description="created by evaluate() from inline data")
+        except AlreadyExistsError:  # another process (a shard) is storing the same data now
+            dataset = _filled(store, name)
+        else:
+            examples = [_example(record, digest, i, dataset.id) for i, record in enumerate(records)]
+            store.add_examples(dataset.id, examples)
+            dataset = store.get_dataset(id=dataset.id)
+            assert dataset is not None
+    elif dataset.version == 0:
+        dataset = _filled(store, name)
     return _with_attachments(_stored(store, dataset, repr(name)), records, digest)
+
+
+def _filled(store: Store, name: str, timeout: float = 30.0) -> Dataset:
+    """The content-addressed dataset ``name`` once the process creating it has added its
+    examples (creating it and adding them are two transactions)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        dataset = store.get_dataset(name=name)
+        if dataset is not None and dataset.version > 0:
+            return dataset
+        if time.monotonic() > deadline:
+            raise DataError(
+                f"dataset {name!r} in {store.url} was created without examples (the process storing "
+                "them stopped?); delete it and run again"
+            )
+        time.sleep(0.05)
 
 
 def _with_attachments(resolved: ResolvedData, records: list[dict[str, Any]], digest: str) -> ResolvedData:

@@ -10,7 +10,9 @@ from typing import Any
 
 from assay.errors import AssayError
 from assay.evaluation._data import ResolvedData
+from assay.evaluation._shard import ShardError
 from assay.store.base import Store
+from assay.store.errors import AlreadyExistsError
 from assay.store.records import ExperimentRecord
 
 
@@ -59,30 +61,75 @@ def open_experiment(
     resume: bool,
     description: str | None,
     metadata: dict[str, Any] | None,
-) -> ExperimentRecord:
+    shards: int = 1,
+) -> tuple[ExperimentRecord, bool]:
+    """The experiment to run, and whether this call created it. A sharded run (``shards``
+    above 1) joins the experiment of that name when it exists: the first shard creates it,
+    and a shard racing it to the name joins what the winner created."""
     existing = store.get_experiment(name=name)
-    if existing is not None:
-        if not resume:
-            raise ExperimentError(
-                f"an experiment named {name!r} already exists in {store.url}; pass resume=True "
-                "to continue it, or choose another name (or use experiment_prefix=...)"
-            )
-        _check_resumable(existing, data, plan)
-        store.reopen_experiment(existing.id)
-        return existing
-    record = ExperimentRecord(
+    if existing is None:
+        record = _new_record(name, data, plan, description, metadata, shards)
+        try:
+            store.create_experiment(record)
+            return record, True
+        except AlreadyExistsError:
+            existing = store.get_experiment(name=name)  # another process created it first
+            if existing is None:
+                raise
+    if not resume and shards == 1:
+        raise ExperimentError(
+            f"an experiment named {name!r} already exists in {store.url}; pass resume=True "
+            "to continue it, or choose another name (or use experiment_prefix=...)"
+        )
+    _check_resumable(existing, data, plan)
+    _check_shards(existing, shards)
+    return existing, False
+
+
+def _new_record(
+    name: str,
+    data: ResolvedData,
+    plan: ExperimentPlan,
+    description: str | None,
+    metadata: dict[str, Any] | None,
+    shards: int,
+) -> ExperimentRecord:
+    config = plan.config()
+    if shards > 1:  # not in the fingerprint: a split does not change what is measured
+        config["shards"] = shards
+    return ExperimentRecord(
         name=name,
         dataset_id=data.dataset.id,
         dataset_version=data.version,
         description=description,
         metadata=dict(metadata or {}),
-        config=plan.config(),
+        config=config,
         fingerprint=plan.fingerprint(data),
         num_examples=data.count,
         num_repetitions=plan.num_repetitions,
     )
-    store.create_experiment(record)
-    return record
+
+
+def stored_shards(experiment: ExperimentRecord) -> int:
+    """How many shards the experiment is split into (1: it runs whole)."""
+    return int(experiment.config.get("shards", 1))
+
+
+def _check_shards(existing: ExperimentRecord, shards: int) -> None:
+    stored = stored_shards(existing)
+    if stored == shards:
+        return
+    if stored == 1:
+        raise ShardError(
+            f"experiment {existing.name!r} runs whole (it was created without --shard / shard=), "
+            f"so it cannot be split into {shards} shards now; resume it without --shard, or "
+            "choose another experiment name"
+        )
+    given = "a run without --shard (shard=)" if shards == 1 else f"--shard I/{shards} (shard=(i, {shards}))"
+    raise ShardError(
+        f"experiment {existing.name!r} is split into {stored} shards, so {given} does not fit "
+        f"it: pass --shard I/{stored} with I from 0 to {stored - 1} (shard=(i, {stored}))"
+    )
 
 
 def _check_resumable(existing: ExperimentRecord, data: ResolvedData, plan: ExperimentPlan) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from assay.errors import AssayError
 from assay.evaluation._binding import SummaryEvaluator
 from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
+from assay.evaluation._shard import WHOLE, Shard
 from assay.evaluation._tally import Tally
 from assay.evaluation._writer import RowWriter
 from assay.schemas import EvaluationResult, Example
@@ -40,25 +41,38 @@ class RunSettings:
     max_concurrency: int
     raise_on_error: bool
     on_row: Callable[[ExperimentRow], None]
+    write_figures: bool = True  # False for a shard: its rows are not the experiment's figures
 
 
 class RowFeed:
     """The rows to run, made on demand as workers ask: each (example, repetition) not
     stored yet. Examples are read from the store a page at a time, so a million-row
-    plan costs no more memory than a small one. Safe to call from any thread."""
+    plan costs no more memory than a small one. Safe to call from any thread. With a
+    ``shard``, only its rows (``done`` and ``total`` then count that shard's rows)."""
 
-    def __init__(self, examples: Iterable[Example], repetitions: int, done: set[int], total: int) -> None:
-        self._rows = self._plan(examples, repetitions, done)
+    def __init__(
+        self,
+        examples: Iterable[Example],
+        repetitions: int,
+        done: set[int],
+        total: int,
+        shard: Shard = WHOLE,
+    ) -> None:
+        self._rows = self._plan(examples, repetitions, done, shard)
         self._lock = threading.Lock()
         self._stopped = False
         self.total = total
         self.remaining = total - len(done)
 
     @staticmethod
-    def _plan(examples: Iterable[Example], repetitions: int, done: set[int]) -> Iterator[PlannedRow]:
+    def _plan(
+        examples: Iterable[Example], repetitions: int, done: set[int], shard: Shard
+    ) -> Iterator[PlannedRow]:
+        whole = shard.count == 1
         for position, example in enumerate(examples):
             for repetition in range(repetitions):
-                if not done or position * repetitions + repetition not in done:
+                index = position * repetitions + repetition
+                if (whole or shard.holds(index)) and (not done or index not in done):
                     yield PlannedRow(position, example, repetition)
 
     def next(self) -> PlannedRow | None:
@@ -91,7 +105,7 @@ async def run_rows(
 ) -> ExperimentStats:
     """Run the fed rows; every finished row is written before this returns. Returns the
     experiment's final figures (stored too)."""
-    writer = RowWriter(store, experiment.id, tally)
+    writer = RowWriter(store, experiment.id, tally, figures=settings.write_figures)
 
     def accept(row: ExperimentRow) -> None:
         writer.put(row)

@@ -45,6 +45,7 @@ class RowWriter:
         max_batch: int = DEFAULT_BATCH,
         max_delay: float = 0.1,
         max_pending: int | None = None,
+        figures: bool = True,
     ) -> None:
         self._store = store
         self._experiment_id = experiment_id
@@ -52,6 +53,7 @@ class RowWriter:
         self._max_batch = max_batch
         self._max_delay = max_delay
         self._max_pending = max_pending or max_batch
+        self._keep_figures = figures  # False: rows only (a shard's tally is not the experiment's)
         self._pending: deque[tuple[float, Any, RowTally]] = deque()
         self._cond = threading.Condition()
         self._closing = False
@@ -85,7 +87,8 @@ class RowWriter:
         self._thread.join()
         self._raise_if_failed()
         stats = self.tally.stats(final=True)
-        self._store.write_stats(self._experiment_id, stats)
+        if self._keep_figures:
+            self._store.write_stats(self._experiment_id, stats)
         return stats
 
     def _raise_if_failed(self) -> None:
@@ -124,7 +127,8 @@ class RowWriter:
     def _write(self, batch: list[tuple[float, Any, RowTally]]) -> None:
         for _, _, row in batch:
             self.tally.add(row)
-        self._store.write_batch(self._experiment_id, [prepared for _, prepared, _ in batch], self._figures())
+        figures = self._figures() if self._keep_figures else None
+        self._store.write_batch(self._experiment_id, [prepared for _, prepared, _ in batch], figures)
 
     def _figures(self) -> ExperimentStats:
         now = time.monotonic()

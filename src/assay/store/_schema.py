@@ -176,6 +176,22 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX feedback_by_run ON feedback (run_id);
     """,
+    # Who runs each shard of an experiment (a whole run is shard 0 of 1): a holder renews
+    # ``expires_at`` (seconds since the epoch) while it runs; a lease past it was left by
+    # a dead process and may be taken over. ``state`` is how the shard's last run ended.
+    """
+    CREATE TABLE leases (
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        shard INTEGER NOT NULL,
+        shards INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        token TEXT NOT NULL,
+        expires_at REAL NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (experiment_id, shard)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

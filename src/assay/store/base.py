@@ -1,4 +1,4 @@
-"""The Store interface. SQLite implements it now; PostgreSQL can later, callers unchanged."""
+"""The Store interface, implemented by the SQLite store (and the PostgreSQL one on it)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from assay.schemas import Dataset, EvaluationResult, Example, Feedback, Run
-from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
+from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats, Lease
 
 RowKey = tuple[int, int]
 """(position, repetition): a row's place in data order."""
@@ -89,6 +89,42 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def reopen_experiment(self, experiment_id: uuid.UUID) -> None: ...
 
+    # leases: which process runs which shard of an experiment (a whole run is shard 0 of 1)
+    @abc.abstractmethod
+    def take_lease(
+        self,
+        experiment_id: uuid.UUID,
+        shard: int,
+        shards: int,
+        *,
+        host: str,
+        pid: int,
+        token: str,
+        ttl: float,
+        stale_token: str | None = None,
+    ) -> Lease:
+        """Take the lease of ``shard`` for ``ttl`` seconds unless another holder's lease is
+        live (an expired one, or one held by ``stale_token``, is taken over), atomically
+        across processes; returns the lease as stored afterwards: taken when its
+        ``token`` is ``token``."""
+
+    @abc.abstractmethod
+    def renew_lease(self, experiment_id: uuid.UUID, shard: int, token: str, ttl: float) -> bool:
+        """Extend the holder's lease by ``ttl`` from now; False when it is not the holder's."""
+
+    @abc.abstractmethod
+    def release_lease(self, experiment_id: uuid.UUID, shard: int, token: str, state: str) -> None:
+        """End the holder's lease now, recording how the shard ended (failed, interrupted)."""
+
+    @abc.abstractmethod
+    def finish_shard(self, experiment_id: uuid.UUID, shard: int, token: str) -> tuple[int, int] | None:
+        """Mark the holder's shard done and end its lease: (shards done, shard count), or None
+        if the lease is not the holder's. Finishers take turns, so exactly one sees all done;
+        while shards remain, the experiment's status becomes ``partial`` in that transaction."""
+
+    @abc.abstractmethod
+    def list_leases(self, experiment_id: uuid.UUID) -> list[Lease]: ...
+
     # rows
     def write_rows(self, experiment_id: uuid.UUID, rows: Iterable[ExperimentRow]) -> None:
         """Write rows (run plus results) atomically: a row is either whole or absent."""
@@ -118,8 +154,10 @@ class Store(abc.ABC):
         """The stored figures, or None for an experiment stored before they were kept."""
 
     @abc.abstractmethod
-    def discard_failed_runs(self, experiment_id: uuid.UUID) -> int:
-        """Delete the rows whose target failed (with their results), so a resume reruns them."""
+    def discard_failed_runs(self, experiment_id: uuid.UUID, shard: tuple[int, int] | None = None) -> int:
+        """Delete the rows whose target failed (with their results), so a resume reruns them;
+        with ``shard=(i, n)``, only the rows of that shard: those whose row index
+        (position x repetitions + repetition) is i modulo n."""
 
     @abc.abstractmethod
     def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:

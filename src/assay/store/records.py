@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from assay.schemas import EvaluationResult, Example, Run, utcnow
 
-__all__ = ["ComparisonRecord", "ExperimentRecord", "ExperimentRow"]
+__all__ = ["ComparisonRecord", "ExperimentRecord", "ExperimentRow", "Lease"]
 
 
 class ExperimentRecord(BaseModel):
@@ -25,7 +25,7 @@ class ExperimentRecord(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     config: dict[str, Any] = Field(default_factory=dict)
     fingerprint: str | None = None
-    status: str = "running"  # running | completed | failed | interrupted
+    status: str = "running"  # running | partial (some shards done) | completed | failed | interrupted
     num_examples: int = 0
     num_repetitions: int = 1
     created_at: datetime = Field(default_factory=utcnow)
@@ -45,6 +45,31 @@ class ExperimentRow:
     @property
     def key(self) -> tuple[str, int]:
         return (str(self.example.id), self.repetition)
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Who runs one shard of an experiment, until when, and how the shard's last run ended.
+
+    ``expires_at`` is in seconds since the epoch; a holder renews it while it runs and
+    sets it to 0 when it stops, so a lease past its expiry was left by a dead process.
+    ``state``: running, done, failed or interrupted."""
+
+    experiment_id: uuid.UUID
+    shard: int
+    shards: int
+    host: str
+    pid: int
+    token: str
+    expires_at: float
+    state: str
+
+    @property
+    def holder(self) -> str:
+        return f"pid {self.pid} on {self.host}"
+
+    def live(self, now: float) -> bool:
+        return self.expires_at > now
 
 
 @dataclass

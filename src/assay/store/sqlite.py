@@ -16,6 +16,7 @@ from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _sqlite_rows as rows
 from assay.store._json import dumps, loads
+from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store._sqlite_feedback import SQLiteFeedback
 from assay.store.base import Store
@@ -27,7 +28,7 @@ _PAGE = 2000
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(SQLiteFeedback, Store):
+class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         if self.path == ":memory:":
@@ -369,11 +370,17 @@ class SQLiteStore(SQLiteFeedback, Store):
     def load_stats(self, experiment_id: uuid.UUID) -> ExperimentStats | None:
         return rows.load_stats(self.conn, experiment_id)
 
-    def discard_failed_runs(self, experiment_id: uuid.UUID) -> int:
+    def discard_failed_runs(self, experiment_id: uuid.UUID, shard: tuple[int, int] | None = None) -> int:
+        query = "DELETE FROM runs WHERE experiment_id = ? AND error IS NOT NULL"
+        params: list[Any] = [str(experiment_id)]
+        if shard is not None:
+            query += (
+                " AND (position * (SELECT num_repetitions FROM experiments WHERE id = ?) + repetition)"
+                " % ? = ?"
+            )
+            params += [str(experiment_id), shard[1], shard[0]]
         with self.transaction() as conn:
-            return conn.execute(
-                "DELETE FROM runs WHERE experiment_id = ? AND error IS NOT NULL", (str(experiment_id),)
-            ).rowcount
+            return conn.execute(query, params).rowcount
 
     def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:
         rows = self.conn.execute(

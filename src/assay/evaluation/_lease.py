@@ -1,0 +1,165 @@
+"""Holding the lease of one shard while it runs: taken (or waited for) before any row is
+read, renewed by a heartbeat thread, ended when the shard finishes or fails.
+
+A run of the whole experiment holds the lease of shard 0 of 1, so two processes resuming
+the same experiment cannot both run it. A holder killed with SIGKILL stops renewing; once
+its lease expires (``ASSAY_LEASE_TTL`` seconds, default 30, after its last renewal) another
+process takes the shard over and resumes from its stored rows. On the holder's own
+machine a dead holder is seen at once (no such pid), so its lease is taken at once.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from assay.errors import AssayError
+from assay.evaluation._shard import Shard
+from assay.store.base import Store
+from assay.store.records import ExperimentRecord, Lease
+
+__all__ = ["LeaseHeldError", "LeaseLostError", "ShardLease", "lease_ttl"]
+
+DEFAULT_TTL_S = 30.0
+_TTL_VARIABLE = "ASSAY_LEASE_TTL"
+_MAX_POLL_S = 1.0
+
+
+class LeaseHeldError(AssayError, RuntimeError):
+    """Another live process holds the lease of the shard this run asked for."""
+
+
+class LeaseLostError(AssayError, RuntimeError):
+    """This run's lease expired and another process took the shard over."""
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with ``pid`` runs on this machine (a reused pid reads as alive:
+    the lease is then waited out, never taken from a live holder)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def lease_ttl() -> float:
+    """Seconds a lease lives without renewal: ``ASSAY_LEASE_TTL``, else 30."""
+    text = os.environ.get(_TTL_VARIABLE)
+    if not text:
+        return DEFAULT_TTL_S
+    try:
+        ttl = float(text)
+    except ValueError:
+        ttl = 0.0
+    if not ttl > 0:
+        raise AssayError(f"{_TTL_VARIABLE}={text!r}: give the lease time to live in seconds, e.g. 30")
+    return ttl
+
+
+class ShardLease:
+    """The lease of ``shard`` of ``experiment``, held by this process until ``finish`` or ``release``."""
+
+    def __init__(self, store: Store, experiment: ExperimentRecord, shard: Shard, ttl: float) -> None:
+        self._store = store
+        self._experiment = experiment
+        self.shard = shard
+        self._ttl = ttl
+        self._token = secrets.token_hex(8)
+        self._stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
+        self._on_lost: list[Callable[[], None]] = []
+        self.lost = False
+
+    @classmethod
+    def take(cls, store: Store, experiment: ExperimentRecord, shard: Shard, *, wait: bool) -> ShardLease:
+        """Take the lease, or wait for it (``wait``), or refuse naming its live holder."""
+        lease = cls(store, experiment, shard, lease_ttl())
+        host, stale = socket.gethostname(), None
+        while True:
+            held = store.take_lease(
+                experiment.id,
+                shard.index,
+                shard.count,
+                host=host,
+                pid=os.getpid(),
+                token=lease._token,
+                ttl=lease._ttl,
+                stale_token=stale,
+            )
+            if held.token == lease._token:
+                lease._start_heartbeat()
+                return lease
+            if held.host == host and held.token != stale and not _alive(held.pid):
+                stale = held.token  # its holder died on this machine: no need to wait for expiry
+                continue
+            if not wait:
+                raise LeaseHeldError(lease._held_message(held))
+            time.sleep(min(_MAX_POLL_S, max(0.05, held.expires_at - time.time())))
+
+    def on_lost(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from the heartbeat thread) if the lease is taken over."""
+        self._on_lost.append(callback)
+
+    def finish(self) -> tuple[int, int]:
+        """Mark the shard done and end the lease: (shards done, shard count)."""
+        self._stop_heartbeat()
+        outcome = self._store.finish_shard(self._experiment.id, self.shard.index, self._token)
+        if outcome is None or self.lost:
+            raise LeaseLostError(self._lost_message())
+        return outcome
+
+    def release(self, state: str) -> None:
+        """End the lease now (the run failed or was interrupted); the shard may run again at once."""
+        self._stop_heartbeat()
+        self._store.release_lease(self._experiment.id, self.shard.index, self._token, state)
+
+    def _start_heartbeat(self) -> None:
+        self._heartbeat = threading.Thread(target=self._beat, name="assay-lease", daemon=True)
+        self._heartbeat.start()
+
+    def _stop_heartbeat(self) -> None:
+        self._stop.set()
+        if self._heartbeat is not None and self._heartbeat is not threading.current_thread():
+            self._heartbeat.join()
+
+    def _beat(self) -> None:
+        """Renew three times per time to live, so one slow renewal does not lose the lease."""
+        while not self._stop.wait(self._ttl / 3):
+            try:
+                renewed = self._store.renew_lease(
+                    self._experiment.id, self.shard.index, self._token, self._ttl
+                )
+            except Exception:  # a busy database: the next beat tries again, well before expiry
+                continue
+            if not renewed:
+                self.lost = True
+                for callback in self._on_lost:
+                    callback()
+                return
+
+    def _what(self) -> str:
+        name = repr(self._experiment.name)
+        return f"experiment {name}" if self.shard.count == 1 else f"shard {self.shard} of experiment {name}"
+
+    def _held_message(self, held: Lease) -> str:
+        until = datetime.fromtimestamp(held.expires_at, timezone.utc).strftime("%H:%M:%S UTC")
+        return (
+            f"{self._what()} is being run by {held.holder} (its lease is renewed while it runs; it "
+            f"expires at {until} unless renewed). Wait for it with --wait (wait_for_lease=True), "
+            "or stop that process; a killed holder's lease is taken over once it expires."
+        )
+
+    def _lost_message(self) -> str:
+        return (
+            f"{self._what()}: this process's lease expired (no renewal for {self._ttl:g} s: the "
+            "process was suspended or the store unreachable) and another process took the shard "
+            f"over; the rows stored so far are kept. Raise {_TTL_VARIABLE} if this recurs."
+        )
