@@ -237,3 +237,29 @@ def test_sigkill_then_resume_on_postgres_loses_and_duplicates_nothing(postgres_s
     assert count == distinct == total
     assert client.store.get_experiment(name="interrupted").status == "completed"
     client.close()
+
+
+def test_leases_are_taken_refused_and_counted_across_store_objects(store_url: str) -> None:
+    """The lease SQL on both backends, two store objects standing in for two processes."""
+    from assay.store.records import ExperimentRecord
+
+    first, second = open_store(store_url), open_store(store_url)
+    record = ExperimentRecord(name="split", config={"shards": 2})
+    first.create_experiment(record)
+
+    def take(store: Any, token: str, shard: int = 0, ttl: float = 30) -> str:
+        return str(store.take_lease(record.id, shard, 2, host="h", pid=1, token=token, ttl=ttl).token)
+
+    assert take(first, "a", ttl=0.3) == "a"
+    assert take(second, "b") == "a"  # live: refused, told who holds it
+    time.sleep(0.35)
+    assert take(second, "b") == "b"  # expired: taken over
+    assert not first.renew_lease(record.id, 0, "a", 30)
+    assert take(first, "c", shard=1) == "c"
+    assert second.finish_shard(record.id, 0, "b") == (1, 2)
+    stored = first.get_experiment(id=record.id)
+    assert stored is not None and stored.status == "partial"
+    assert first.finish_shard(record.id, 1, "c") == (2, 2)
+    assert [lease.state for lease in second.list_leases(record.id)] == ["done", "done"]
+    first.close()
+    second.close()
