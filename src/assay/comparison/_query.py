@@ -212,7 +212,7 @@ def side_facts(conn: sqlite3.Connection, experiment_id: str) -> SideFacts:
 # every result it returns, so a look at the first few (bounded) speaks for all.
 METRIC_INFO_SQL = (
     "SELECT evaluator_info FROM (SELECT evaluator_info FROM results WHERE experiment_id = ? "
-    "AND key = ? LIMIT 100) WHERE evaluator_info IS NOT NULL LIMIT 1"
+    "AND key = ? LIMIT 100) AS first_results WHERE evaluator_info IS NOT NULL LIMIT 1"
 )
 
 

@@ -111,10 +111,14 @@ def _adapt(params: Sequence[Any] | Mapping[str, Any]) -> Any:
     return [_value(value) for value in params]
 
 
-def connect(url: str, *, application_name: str = "assay") -> PGConnection:
-    """A new connection to ``url`` (libpq form), in autocommit mode."""
+def connect(url: str, *, application_name: str = "assay", read_only: bool = False) -> PGConnection:
+    """A new connection to ``url`` (libpq form), in autocommit mode; with ``read_only``,
+    a session in which PostgreSQL refuses every write."""
     psycopg = require_extra("psycopg", "postgres", feature="the PostgreSQL store")
-    raw = psycopg.connect(url, autocommit=True, application_name=application_name, connect_timeout=30)
+    options = "-c default_transaction_read_only=on" if read_only else ""
+    raw = psycopg.connect(
+        url, autocommit=True, application_name=application_name, connect_timeout=30, options=options
+    )
     raw.adapters.register_loader("numeric", _numeric_loader(psycopg))
     return PGConnection(raw)
 

@@ -8,10 +8,12 @@ runs them on PostgreSQL. Statements are rewritten token by token outside string 
 - ``LIMIT ?`` takes SQLite's ``-1`` ("no limit") as ``NULL``;
 - ``INSERT OR REPLACE INTO t`` becomes ``INSERT ... ON CONFLICT (key) DO UPDATE``;
 - ``MAX(a, b)`` / ``MIN(a, b)`` (SQLite's scalar forms) become ``GREATEST`` / ``LEAST``;
-- ``binary``, reserved in PostgreSQL, is quoted as a column name.
+- ``binary``, reserved in PostgreSQL, is quoted as a column name;
+- ``rowid`` becomes ``id``: the queries use it on ``runs`` only, whose key that is (so
+  PostgreSQL, too, sees that grouping by it determines the row's other columns).
 
-What SQLite has and PostgreSQL lacks as functions (``json_extract``, ``TOTAL``, ``MAX`` and
-``MIN`` over booleans) is created in the database by the PostgreSQL schema (``COMPAT_SQL``),
+What SQLite has and PostgreSQL lacks as functions (``sqlite_master``, ``json_extract``, ``TOTAL``, ``SUM``, ``MAX``
+and ``MIN`` over booleans) is created in the database by the PostgreSQL schema (``COMPAT_SQL``),
 so queries need no rewriting for them. Schema scripts go through :func:`ddl` for types.
 """
 
@@ -55,6 +57,8 @@ def translate(sql: str) -> str:
             out.append(f"%({match.group('name')})s")
         elif kind == "word" and token.lower() == "binary":
             out.append('"binary"')
+        elif kind == "word" and token.lower() == "rowid":
+            out.append("id")
         else:
             out.append(token)
     text = "".join(out)
@@ -186,6 +190,13 @@ CREATE OR REPLACE FUNCTION assay_bool_max(acc INTEGER, x BOOLEAN) RETURNS INTEGE
 LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN x IS NULL THEN acc ELSE GREATEST(acc, x::int) END $$;
 CREATE OR REPLACE FUNCTION assay_bool_min(acc INTEGER, x BOOLEAN) RETURNS INTEGER
 LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN x IS NULL THEN acc ELSE LEAST(acc, x::int) END $$;
+CREATE OR REPLACE FUNCTION assay_bool_sum(acc BIGINT, x BOOLEAN) RETURNS BIGINT
+LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN x IS NULL THEN acc ELSE COALESCE(acc, 0) + x::int END $$;
 CREATE OR REPLACE AGGREGATE max(BOOLEAN) (SFUNC = assay_bool_max, STYPE = INTEGER);
+CREATE OR REPLACE AGGREGATE sum(BOOLEAN) (SFUNC = assay_bool_sum, STYPE = BIGINT);
+-- Which tables exist, as SQLite's catalogue answers it.
+CREATE OR REPLACE VIEW sqlite_master AS
+    SELECT 'table'::text AS type, tablename::text AS name FROM pg_tables
+    WHERE schemaname = current_schema();
 CREATE OR REPLACE AGGREGATE min(BOOLEAN) (SFUNC = assay_bool_min, STYPE = INTEGER);
 """
