@@ -4,7 +4,7 @@
     schemas     assay.schemas
     store       assay.store
     services    assay.llm, assay.embeddings, assay.sandbox     (llm and sandbox never meet)
-    evaluation  assay.evaluation, assay.tracing, assay.report
+    evaluation  assay.evaluation, assay.executors, assay.tracing, assay.report
     evaluators  assay.evaluators
     scorers     assay.scorers                                  (build on evaluators, never back)
     apps        assay (the package), client, cli, ui, demo, testing
@@ -45,7 +45,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("services", ("assay.llm", "assay.embeddings", "assay.sandbox")),
     (
         "evaluation",
-        ("assay.evaluation", "assay.comparison", "assay.tracing", "assay.report", "assay.report_plain"),
+        (
+            "assay.evaluation",
+            "assay.executors",
+            "assay.comparison",
+            "assay.tracing",
+            "assay.report",
+            "assay.report_plain",
+        ),
     ),
     ("evaluators", ("assay.evaluators",)),
     ("scorers", ("assay.scorers",)),

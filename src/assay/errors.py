@@ -28,6 +28,8 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── RemoteEvaluatorError (RuntimeError)    a remote evaluator refused or failed after its retries
     ├── NotComparableError (ValueError)        experiments that cannot be compared (names why)
     ├── RowFailedError (RuntimeError)          a row failed under ``error_handling="raise"``
+    ├── ExecutorError (ValueError)             an executor is misconfigured (``ASSAY_EXECUTOR``, options)
+    ├── RayExecutorError (RuntimeError)        a Ray run cannot go on (workers keep dying, code cannot ship)
     ├── StoreError (RuntimeError)              the store cannot do what was asked
     │   ├── StoreVersionError                  the database was written by a newer assay
     │   ├── StoreWriteError                    writing results failed; the run stops
@@ -93,6 +95,7 @@ if TYPE_CHECKING:
         QueryTooLarge,
     )
     from assay.evaluators.text.json import InvalidJson
+    from assay.executors.errors import ExecutorError, RayExecutorError
     from assay.llm.errors import (
         LLMError,
         ModelCallError,
@@ -150,6 +153,8 @@ _HOMES = {
     "UnknownEvaluatorName": "assay.evaluation._names",
     "EvaluatorReturnError": "assay.evaluation._returns",
     "RowFailedError": "assay.evaluation._runner",
+    "ExecutorError": "assay.executors.errors",
+    "RayExecutorError": "assay.executors.errors",
     "TargetError": "assay.evaluation._target",
     "StoreWriteError": "assay.evaluation._writer",
     "EvaluatorInputError": "assay.evaluators._fields",
@@ -238,6 +243,8 @@ __all__ = [
     "LeaseHeldError",
     "LeaseLostError",
     "ShardError",
+    "ExecutorError",
+    "RayExecutorError",
 ]
 
 

@@ -52,6 +52,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow
 if TYPE_CHECKING:
     from assay.client import Client
     from assay.evaluation._comparative import ComparativeResults
+    from assay.executors.base import Executor
 
 DEFAULT_MAX_CONCURRENCY = 16
 ErrorHandling = Literal["log", "ignore", "raise"]
@@ -78,6 +79,7 @@ class _Options:
     progress: bool | None
     shard: Any = None
     wait_for_lease: bool = False
+    executor: Any = None
 
 
 @dataclass
@@ -94,6 +96,7 @@ class _Prepared:
     concurrency: int
     options: _Options
     lease: ShardLease
+    executor: Executor | None = None  # None: this process's threads and event loop
 
 
 @overload
@@ -125,6 +128,7 @@ async def aevaluate(
     disable_evaluator_tracing: bool = False,
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
+    executor: Any = None,
 ) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
@@ -137,6 +141,8 @@ async def aevaluate(
     ``experiment=``, which the first shard creates and the others join; it completes when
     every shard has. ``wait_for_lease=True`` waits while another process runs the same
     shard (or, without ``shard``, the same experiment) instead of refusing.
+    ``executor`` says where rows run: ``RayExecutor(address=...)`` on a Ray cluster, else
+    here (``ASSAY_EXECUTOR=ray`` chooses Ray too); this process stores every row.
     """
     options = _Options(
         data,
@@ -156,6 +162,7 @@ async def aevaluate(
         progress,
         shard,
         wait_for_lease,
+        executor,
     )
     special = _dispatch(target, options)
     if special is not None:
@@ -202,6 +209,7 @@ def evaluate(
     disable_evaluator_tracing: bool = False,
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
+    executor: Any = None,
 ) -> Any:
     """The synchronous face of :func:`aevaluate`; same parameters, same results.
 
@@ -226,6 +234,7 @@ def evaluate(
         progress,
         shard,
         wait_for_lease,
+        executor,
     )
     special = _dispatch(target, options)
     if special is not None:
@@ -321,8 +330,11 @@ def _user_store(options: _Options) -> Store:
 
 def _prepare(target: Any, options: _Options) -> _Prepared:
     """Everything that can fail on bad arguments, done before the first row runs."""
+    from assay.executors.base import resolve_executor  # the executors build on this package
+
     _check_arguments(options)
     shard = _checked_shard(options)
+    executor = resolve_executor(options.executor)
     concurrency = _concurrency(options.max_concurrency)
     requested = _experiment_name_of(options.experiment)
     name = experiment_name(requested, options.experiment_prefix)
@@ -372,6 +384,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         concurrency,
         options,
         lease,
+        executor,
     )
 
 
@@ -423,7 +436,9 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
 
     lease = prepared.lease
     whole = lease.shard.count == 1
-    settings = RunSettings(prepared.concurrency, options.error_handling == "raise", on_row, whole)
+    settings = RunSettings(
+        prepared.concurrency, options.error_handling == "raise", on_row, whole, prepared.executor
+    )
     status: str | None = "failed"
     try:
         with use_store(prepared.cache_store), bar, _fewer_collections():

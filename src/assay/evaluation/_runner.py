@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError
 from assay.evaluation._binding import SummaryEvaluator
@@ -22,6 +22,9 @@ from assay.evaluation._writer import RowWriter
 from assay.schemas import EvaluationResult, Example
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
+
+if TYPE_CHECKING:
+    from assay.executors.base import Executor
 
 _RAMP_TICK_S = 0.005
 _MIN_WINDOW_S = 0.02
@@ -42,6 +45,7 @@ class RunSettings:
     raise_on_error: bool
     on_row: Callable[[ExperimentRow], None]
     write_figures: bool = True  # False for a shard: its rows are not the experiment's figures
+    executor: Executor | None = None  # None: threads and the event loop here
 
 
 class RowFeed:
@@ -119,7 +123,9 @@ async def run_rows(
         # a cancel, the feed is stopped first), so the writer closes after their last put.
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="assay-row") as pool:
             try:
-                if pipeline.all_sync:
+                if settings.executor is not None:  # rows run elsewhere; this process stores them
+                    await settings.executor.run_rows(pipeline, feed, accept, settings.max_concurrency)
+                elif pipeline.all_sync:
                     await _run_in_threads(pipeline, feed, pool, accept, workers)
                 else:
                     tasks = [_loop_worker(pipeline, feed, pool, accept) for _ in range(workers)]

@@ -1,0 +1,116 @@
+"""A real Ray cluster on loopback with one or more node processes, for trying the Ray
+executor on one machine (its tests and benchmarks use it)::
+
+    cluster = LocalCluster(nodes=2, cpus=1).start()
+    try:
+        evaluate(..., executor=RayExecutor(address=cluster.address))
+    finally:
+        cluster.stop()
+
+The nodes are ``ray start --block`` processes of this virtual environment, each in a
+process group of its own, so stopping the cluster ends exactly the processes it started
+(never ``ray stop``, which ends every Ray process on the machine).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["LocalCluster", "free_port"]
+
+RAY = Path(sys.executable).with_name("ray")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalCluster:
+    """``nodes`` node processes with ``cpus`` CPUs each; ``address`` is the head's GCS.
+    With ``ray_client=True`` the head also serves Ray Client, at ``client_address``
+    (``ray://127.0.0.1:PORT``; needs ``ray[client]``)."""
+
+    nodes: int = 2
+    cpus: int = 1
+    ray_client: bool = False
+    address: str = ""
+    client_address: str = ""
+    temp_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="ray", dir="/tmp"))
+    _groups: list[int] = field(default_factory=list)  # a process group per node
+
+    def start(self) -> LocalCluster:
+        """Start the head, then the other nodes; ``ray start`` returns once its node is up."""
+        port = free_port()
+        self.address = f"127.0.0.1:{port}"
+        common = [f"--num-cpus={self.cpus}", "--num-gpus=0", "--disable-usage-stats"]
+        head = [
+            "--head",
+            "--node-ip-address=127.0.0.1",
+            f"--port={port}",
+            "--include-dashboard=false",
+            f"--temp-dir={self.temp_dir}",
+        ]
+        if self.ray_client:
+            client_port = free_port()
+            self.client_address = f"ray://127.0.0.1:{client_port}"
+            head.append(f"--ray-client-server-port={client_port}")
+        try:
+            self._start_node([str(RAY), "start", *head, *common])
+            for _ in range(self.nodes - 1):
+                self._start_node(
+                    [str(RAY), "start", f"--address={self.address}", "--node-ip-address=127.0.0.1", *common]
+                )
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start_node(self, command: list[str]) -> None:
+        """``ray start`` in a new session: the node's processes (the GCS, the raylet, and the
+        workers it starts) stay in that process group after ``ray start`` returns."""
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        log_path = Path(self.temp_dir) / f"node-{len(self._groups)}.log"
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
+            )
+        self._groups.append(process.pid)
+        if process.wait() != 0:
+            raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}): see {log_path}")
+
+    def stop(self) -> None:
+        """SIGTERM to each node's process group, then SIGKILL to what is left of them."""
+        for group in reversed(self._groups):
+            _signal_group(group, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(_group_alive(g) for g in self._groups):
+            time.sleep(0.2)
+        for group in self._groups:
+            _signal_group(group, signal.SIGKILL)
+        self._groups.clear()
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        pass
