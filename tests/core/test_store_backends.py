@@ -263,3 +263,23 @@ def test_leases_are_taken_refused_and_counted_across_store_objects(store_url: st
     assert [lease.state for lease in second.list_leases(record.id)] == ["done", "done"]
     first.close()
     second.close()
+
+
+OPENER = "import sys; from assay.store import open_store; open_store(sys.argv[1]).close()"
+
+
+def test_processes_opening_a_new_database_at_once_create_the_schema_once(postgres_server_url: str) -> None:
+    pg = sys.modules["assay_tests_postgres"]
+    url = str(pg.create_database(postgres_server_url))
+    try:
+        env = {**os.environ, "PYTHONPATH": str(SRC)}
+        children = [
+            subprocess.Popen([sys.executable, "-c", OPENER, url], env=env, stderr=subprocess.PIPE)
+            for _ in range(4)
+        ]
+        for child in children:
+            _out, err = child.communicate(timeout=120)
+            assert child.returncode == 0, err.decode()
+        assert raw(url, "SELECT key, value FROM meta") == [("schema_version", str(SCHEMA_VERSION))]
+    finally:
+        pg.drop_database(postgres_server_url, url)
