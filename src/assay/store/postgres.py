@@ -145,7 +145,11 @@ class PostgresStore(SQLiteStore):
 
     @staticmethod
     def _schema_version(conn: Any) -> int:
-        has_meta = conn.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()[0]
+        # A scan of the catalogue, not to_regclass: its cache can miss a table another
+        # process created while this one waited for the migration lock.
+        has_meta = conn.execute(
+            "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'meta'"
+        ).fetchone()
         if not has_meta:
             return 0
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
