@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 from pathlib import Path
 
+from assay.store._masking import masked as _masked
 from assay.store.base import Store
 from assay.store.errors import StoreError
 
@@ -55,20 +55,6 @@ def _sqlite(path: str) -> Store:
         return SQLiteStore(path)
     except sqlite3.DatabaseError as exc:  # OperationalError too: a folder, no permission...
         raise StoreError(f"cannot open the store at {path}: {exc}") from None
-
-
-def _masked(url: str) -> str:
-    """The URL with any password replaced, fit for messages and logs: in the authority
-    (up to its last ``@``, so a password holding ``@`` or ``/`` is hidden whole) or as a
-    ``password=`` query parameter."""
-    scheme, sep, rest = url.partition("://")
-    location, question, query = rest.partition("?")
-    if sep and "@" in location:
-        credentials, at, host = location.rpartition("@")
-        user, colon, _password = credentials.partition(":")
-        if colon:
-            url = f"{scheme}{sep}{user}:***{at}{host}{question}{query}"
-    return re.sub(r"([?&]password=)[^&]*", r"\1***", url, flags=re.IGNORECASE)
 
 
 def store_exists(url: str | None = None) -> bool:

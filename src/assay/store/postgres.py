@@ -23,6 +23,7 @@ from assay.errors import require_extra
 from assay.schemas import Dataset, Feedback
 from assay.store import _codec as codec
 from assay.store._json import dumps, loads
+from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.errors import AlreadyExistsError, StoreError, StoreVersionError
 from assay.store.postgres_conn import PGConnection, connect
@@ -54,13 +55,6 @@ def postgres_migrations() -> list[str]:
             script = script.replace(old, new)
         scripts.append((COMPAT_SQL if index == 0 else "") + ddl(script))
     return scripts
-
-
-def masked(url: str) -> str:
-    """``url`` with its password replaced, fit for messages and logs."""
-    from assay.store.open import _masked
-
-    return _masked(url)
 
 
 class PostgresStore(SQLiteStore):
