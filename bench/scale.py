@@ -3,7 +3,8 @@ LangSmith side by side, the SIGKILL loss, and the UI over the largest experiment
 
     .venv/bin/python bench/scale.py                       # 10k and 100k
     .venv/bin/python bench/scale.py --sizes 10000 100000 1000000
-    .venv/bin/python bench/scale.py --only floor,langsmith   # parts: sizes, floor, langsmith, crash, ui
+    .venv/bin/python bench/scale.py --only floor,langsmith   # parts: sizes, floor, langsmith, crash, ui, ramp, stream
+    .venv/bin/python bench/scale.py --only stream --stream-rows 1000000
 
 The workload is the core benchmark's (bench/core_throughput.py): a trivial target, two row
 evaluators, one summary evaluator taking ``outputs`` and ``reference_outputs``, SQLite.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import resource
@@ -182,7 +184,51 @@ def child_langsmith(n: int, db: str) -> dict[str, Any]:
     return {"rows_per_s": n / (time.perf_counter() - started)}
 
 
-CHILDREN = {"import": child_import, "run": child_run, "floor": child_floor, "langsmith": child_langsmith}
+RAMP_WAIT_S, RAMP_THREADS = 0.05, 256
+
+
+def waits(inputs: dict) -> dict:
+    time.sleep(RAMP_WAIT_S)  # a model call: the thread waits, the GIL is free
+    return {"answer": inputs["x"] * 2}
+
+
+def child_ramp(n: int, db: str) -> dict[str, Any]:
+    """Latency-bound rows (50 ms each) at max_concurrency=256: the rate against the
+    ideal one (every wave of 256 rows takes 50 ms), and the CPU per row."""
+    from assay import Client, evaluate
+
+    client = Client(db)
+    client.create_dataset("ramp")
+    client.create_examples(inputs=[{"x": i} for i in range(n)], dataset_name="ramp")
+    started, cpu = time.perf_counter(), time.process_time()
+    evaluate(
+        waits, data="ramp", evaluators=[positive], client=client, max_concurrency=RAMP_THREADS, progress=False
+    )
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    ideal = math.ceil(n / RAMP_THREADS) * RAMP_WAIT_S
+    return {"seconds": elapsed, "ideal_s": ideal, "cpu_us_per_row": cpu / n * 1e6}
+
+
+def child_stream(n: int, path: str) -> dict[str, Any]:
+    """``evaluate(data="file.jsonl")``'s import of a file of n lines: time and peak RSS."""
+    from assay import Client
+    from assay.evaluation._data import resolve_data
+
+    client = Client(str(Path(path).with_suffix(".db")))
+    started = time.perf_counter()
+    resolved = resolve_data(path, client.store)
+    assert resolved.count == n
+    return {"seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
+
+
+CHILDREN = {
+    "stream": child_stream,
+    "import": child_import,
+    "run": child_run,
+    "floor": child_floor,
+    "langsmith": child_langsmith,
+    "ramp": child_ramp,
+}
 
 
 def in_child(kind: str, n: int, db: Path) -> dict[str, Any]:
@@ -240,6 +286,30 @@ def floor_and_langsmith(n: int, folder: Path, parts: set[str]) -> None:
             f"LangSmith local mode {best['langsmith']:,.0f} rows/s: assay is "
             f"{best['assay'] / best['langsmith']:.1f}x"
         )
+
+
+def ramp(n: int, folder: Path) -> None:
+    print(f"\n{n:,} rows that wait {RAMP_WAIT_S * 1000:.0f} ms each, max_concurrency={RAMP_THREADS}:")
+    for round_ in range(3):
+        got = in_child("ramp", n, folder / f"ramp-{round_}.db")
+        print(
+            f"  {got['seconds']:.2f} s against the ideal {got['ideal_s']:.2f} s: "
+            f"{got['ideal_s'] / got['seconds']:.0%} of the ideal rate, {got['cpu_us_per_row']:.0f} us of CPU a row"
+        )
+
+
+def stream(n: int, folder: Path) -> None:
+    path = folder / "stream.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(n):
+            handle.write(
+                json.dumps({"inputs": {"x": i, "q": f"question {i}"}, "outputs": {"answer": 2 * i}}) + "\n"
+            )
+    got = in_child("stream", n, path)
+    print(
+        f"\nevaluate(data=<{n:,}-line .jsonl, {path.stat().st_size / 2**20:.0f} MB>) import: "
+        f"{got['seconds']:.1f} s, peak RSS {got['peak_mb']:.0f} MB"
+    )
 
 
 def crash(n: int, folder: Path) -> None:
@@ -315,7 +385,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--core", type=int, default=10_000, help="rows for floor and LangSmith")
     parser.add_argument("--crash-rows", type=int, default=100_000)
-    parser.add_argument("--only", default="sizes,floor,langsmith,crash,ui")
+    parser.add_argument("--ramp-rows", type=int, default=2_000)
+    parser.add_argument("--stream-rows", type=int, default=100_000)
+    parser.add_argument("--only", default="sizes,floor,langsmith,crash,ui,ramp,stream")
     parser.add_argument("--child", nargs=3, metavar=("KIND", "N", "DB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -333,6 +405,10 @@ def main() -> None:
             floor_and_langsmith(args.core, Path(folder), parts)
         if "crash" in parts:
             crash(args.crash_rows, Path(folder))
+        if "ramp" in parts:
+            ramp(args.ramp_rows, Path(folder))
+        if "stream" in parts:
+            stream(args.stream_rows, Path(folder))
 
 
 if __name__ == "__main__":

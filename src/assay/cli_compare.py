@@ -26,6 +26,18 @@ def add_parser(
         help="example metadata key whose examples are not independent (e.g. a source document)",
     )
     parser.add_argument(
+        "--test",
+        choices=["t", "wilcoxon"],
+        default="t",
+        help="test for continuous metrics: paired t (default) or Wilcoxon signed-rank",
+    )
+    parser.add_argument(
+        "--interval",
+        choices=["t", "bca"],
+        default="t",
+        help="interval of a continuous difference: Student t (default) or BCa bootstrap",
+    )
+    parser.add_argument(
         "--metric",
         action="append",
         dest="metrics",
@@ -41,7 +53,15 @@ def run(args: argparse.Namespace) -> int:
 
     client = Client(args.db)
     try:
-        comparison = compare(args.a, args.b, client=client, cluster_by=args.cluster_by, metrics=args.metrics)
+        comparison = compare(
+            args.a,
+            args.b,
+            client=client,
+            cluster_by=args.cluster_by,
+            metrics=args.metrics,
+            test=args.test,
+            interval=args.interval,
+        )
     finally:
         client.close()
     if args.json:

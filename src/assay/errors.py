@@ -20,6 +20,8 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     │   └── TrajectoryError                    a tool-call trajectory cannot be read
     ├── InvalidJson (ValueError)               a JSON evaluator got text that is not JSON
     ├── CaseError (ValueError)                 a code test case is malformed
+    ├── CalibrationError (ValueError)          no reference to calibrate a timeout on, or it fails
+    ├── GenerationError (ValueError)           test cases cannot be generated as asked
     ├── UnknownLanguage (ValueError)           the sandbox does not run that language
     ├── UIConfigError (ValueError)             the web UI cannot start with these settings
     ├── ServiceConfigError (ValueError)        the evaluator service cannot start with these settings
@@ -45,7 +47,7 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     │   ├── SandboxUnavailable                 no isolation is available on this machine
     │   ├── SandboxStartError                  the sandbox failed to start
     │   └── SandboxSetupError                  a business evaluator's sandbox cannot be prepared
-    ├── ToolMissing (RuntimeError)             ruff or bandit is not installed
+    ├── ToolMissing (RuntimeError)             a formatter or linter is not installed, or none exists
     ├── QueryError                             a SQL query failed in its database
     │   ├── QueryTimeout
     │   ├── QueryTooLarge                      a value, row or result passed its byte limit
@@ -82,7 +84,9 @@ if TYPE_CHECKING:
     from assay.evaluators._sandbox_site import SandboxSetupError
     from assay.evaluators.agents._calls import TrajectoryError
     from assay.evaluators.api._openapi import OpenAPIError
+    from assay.evaluators.code._calibrate import CalibrationError
     from assay.evaluators.code._cases import CaseError
+    from assay.evaluators.code._signature import GenerationError
     from assay.evaluators.code.quality import ToolMissing
     from assay.evaluators.sql._evaluator import ReferenceQueryError
     from assay.evaluators.sql.backends._pg_role import PrivilegedRole
@@ -162,6 +166,8 @@ _HOMES = {
     "TrajectoryError": "assay.evaluators.agents._calls",
     "OpenAPIError": "assay.evaluators.api._openapi",
     "CaseError": "assay.evaluators.code._cases",
+    "CalibrationError": "assay.evaluators.code._calibrate",
+    "GenerationError": "assay.evaluators.code._signature",
     "ToolMissing": "assay.evaluators.code.quality",
     "ReferenceQueryError": "assay.evaluators.sql._evaluator",
     "DatabaseUnavailable": "assay.evaluators.sql.backends.base",
@@ -197,6 +203,7 @@ __all__ = [
     "MissingExtraError",
     "require_extra",
     "AlreadyExistsError",
+    "CalibrationError",
     "CaseError",
     "DataError",
     "DatabaseUnavailable",
@@ -207,6 +214,7 @@ __all__ = [
     "EvaluatorSignatureError",
     "ExperimentError",
     "FixtureError",
+    "GenerationError",
     "InvalidJson",
     "LLMError",
     "ModelCallError",

@@ -6,12 +6,15 @@ package name swapped.
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 import uuid
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticUndefined
 
 from assay._ids import new_id
 from assay._metric import Direction, MetricInfo, Range, check_direction, check_range
@@ -37,6 +40,51 @@ def dotted_order_of(start_time: datetime, run_id: Any, parent_order: str | None)
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
+
+
+M = TypeVar("M", bound=BaseModel)
+_Template = tuple[dict[str, Any], tuple[tuple[str, Any], ...], bool]
+_TEMPLATES: dict[type[BaseModel], _Template] = {}
+
+
+def trusted(model: type[M], fields: dict[str, Any]) -> M:
+    """An instance of ``model`` from ``fields`` that are already of their declared types
+    and pass its validators (records assay builds itself, or reads back from its store),
+    without validating them again: ~3x cheaper than ``model(**fields)``, and unlike
+    ``model_construct`` (slower than validation here) it is cheap too. Fields not given
+    take their defaults; ``model_fields_set`` is the fields given, as with validation.
+    Never for values a user passed in: those go through validation.
+    """
+    template = _TEMPLATES.get(model)
+    if template is None:
+        template = _TEMPLATES[model] = _template(model)
+    defaults, factories, allows_extra = template
+    values = {**defaults, **fields}  # the declared field order, as validation builds it
+    for name, factory in factories:
+        if name not in fields:
+            values[name] = factory()
+    made = object.__new__(model)
+    _set(made, "__dict__", values)
+    _set(made, "__pydantic_fields_set__", set(fields))
+    _set(made, "__pydantic_extra__", {} if allows_extra else None)
+    _set(made, "__pydantic_private__", None)
+    return made
+
+
+def _template(model: type[BaseModel]) -> _Template:
+    defaults: dict[str, Any] = {}
+    factories: list[tuple[str, Any]] = []
+    for name, field in model.model_fields.items():
+        default = None if field.default is PydanticUndefined else field.default
+        defaults[name] = default
+        if field.default_factory is not None:
+            factories.append((name, field.default_factory))
+        elif not isinstance(default, (str, int, float, bool, tuple, frozenset, type(None))):
+            factories.append((name, functools.partial(copy.deepcopy, default)))  # as pydantic copies it
+    return defaults, tuple(factories), model.model_config.get("extra") == "allow"
+
+
+_set = object.__setattr__
 
 
 class _Record(BaseModel):

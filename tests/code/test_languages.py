@@ -39,3 +39,23 @@ def test_javascript_program_detection() -> None:
 def test_unknown_language_names_the_known_ones() -> None:
     with pytest.raises(UnknownLanguage, match="javascript, python"):
         get_language("cobol")
+
+
+def test_compiled_language_program_detection() -> None:
+    go, java, cpp, ts = (get_language(name) for name in ("golang", "java", "c++", "ts"))
+    assert (go.name, cpp.name, ts.name) == ("go", "cpp", "typescript")
+    assert go.defines("package main\n\nfunc Add(a, b int) int { return a + b }\n", "Add")
+    assert not go.defines("\treturn Add(a, b)\n}\n", "Add")
+    assert java.defines("class Solution {\n    public int add(int a, int b) {\n", "add")
+    assert not java.defines("        return add(a, b);\n", "add")
+    assert cpp.defines("vector<int> unique(vector<int> l) {\n", "unique")
+    assert not cpp.defines("    return unique(l);\n", "unique")
+    assert ts.defines("function add(a: number, b: number): number {", "add")
+    assert ts.defines("const add = (a: number) => a;", "add")
+    prompt = "package main\n\n// Add adds.\nfunc Add(a, b int) int {\n"
+    assert go.program(prompt, "\treturn a + b\n}\n", "Add") == prompt + "\treturn a + b\n}\n"
+
+
+def test_every_language_is_known_by_its_names() -> None:
+    with pytest.raises(UnknownLanguage, match="cpp, go, java, javascript, python, typescript"):
+        get_language("cobol")

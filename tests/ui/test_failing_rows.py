@@ -70,3 +70,20 @@ def test_the_metrics_table_shows_direction_method_and_skipped(db: ReadOnlyDataba
     assert stats["leaked"].direction == "lower" and stats["ok"].direction == "higher"
     assert stats["ok"].ci_method == "Wilson" and stats["similarity"].ci_method == "Student t"
     assert stats["ok"].skipped == 0
+
+
+def test_per_metric_thresholds_replace_defaults_and_read_the_direction(db: ReadOnlyDatabase) -> None:
+    # at or below 0.9 fails for similarity; leaked's default (1 fails) turned off
+    assert _positions(db, RowFilter(failed=True, thresholds={"similarity": 0.9})) == [1, 2, 3]
+    assert _positions(db, RowFilter(failed=True, thresholds={"similarity": 0.9, "leaked": None})) == [1, 2, 3]
+    assert _positions(db, RowFilter(failed=True, thresholds={"similarity": 0.5, "leaked": None})) == [1, 3]
+    # lower is better: at or above 0.2 fails (0.2 and 0.7); ok's default off as well
+    assert _positions(db, RowFilter(failed=True, thresholds={"distance": 0.2, "ok": None})) == [2, 3]
+    # a 0/1 higher-is-better threshold at 1 fails rows scoring 1 too: the stored flag
+    # (scores below 1) must not narrow the search then
+    assert _positions(db, RowFilter(failed=True, thresholds={"ok": 1.0, "leaked": None})) == [0, 1, 2, 3, 4]
+
+
+def test_a_threshold_on_an_unknown_metric_is_refused(db: ReadOnlyDatabase) -> None:
+    with pytest.raises(BadRequest, match="unknown metric 'nope'"):
+        _positions(db, RowFilter(failed=True, thresholds={"nope": 0.5}))

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from typing import Any
+from dataclasses import replace
+from typing import Any, Literal
 
 from assay.comparison import _query as query
 from assay.comparison._model import Comparison, MetricComparison, SideSummary, Verdict
 from assay.comparison.comparability import NotComparableError, check_comparable, experiment_record
 from assay.evaluation.metric import UNIT_RANGE, MetricInfo, Range
+from assay.stats.bootstrap import bca_interval
 from assay.stats.intervals import Interval
 from assay.stats.paired import ALPHA, BinaryPairs, Differences, PairedTest, holm, mcnemar, paired_t
+from assay.stats.wilcoxon import WILCOXON, signed_rank_p
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord
 
+ContinuousTest = Literal["t", "wilcoxon"]
+IntervalMethod = Literal["t", "bca"]
 ExperimentRef = str | uuid.UUID | ExperimentRecord | Any  # name, id, record or ExperimentResults
 
 
@@ -25,6 +30,8 @@ def compare(
     client: Any = None,
     cluster_by: str | None = None,
     metrics: list[str] | None = None,
+    test: ContinuousTest = "t",
+    interval: IntervalMethod = "t",
 ) -> Comparison:
     """Compare experiment ``b`` against the baseline ``a``, paired by example.
 
@@ -39,6 +46,12 @@ def compare(
     Holm-corrected across the compared metrics, and each metric gets a verdict, read
     with its direction: ``better``, ``worse`` or ``no detectable difference``.
 
+    For continuous metrics ``test="wilcoxon"`` takes the p-value from the Wilcoxon
+    signed-rank test instead of paired t, and ``interval="bca"`` gives the difference a
+    BCa bootstrap interval (resampling clusters when ``cluster_by`` is given; needs
+    numpy, ``assay[stats]``). Both read every paired difference, so they cost more than
+    the default, which works from sums. 0/1 metrics keep exact McNemar and Newcombe.
+
     Raises ``NotComparableError`` (a ``ValueError``) when the experiments did not run on
     one dataset or share no metric; metrics on one side only, other dataset versions and
     a still running experiment are compared on what overlaps and named in ``warnings``.
@@ -47,7 +60,15 @@ def compare(
     try:
         records = [experiment_record(store, ref) for ref in (a, b)]
         with query.reading(store) as conn:
-            return compare_experiments(conn, records[0], records[1], cluster_by=cluster_by, metrics=metrics)
+            return compare_experiments(
+                conn,
+                records[0],
+                records[1],
+                cluster_by=cluster_by,
+                metrics=metrics,
+                test=test,
+                interval=interval,
+            )
     finally:
         if opened:
             store.close()
@@ -60,16 +81,17 @@ def compare_experiments(
     *,
     cluster_by: str | None = None,
     metrics: list[str] | None = None,
+    test: ContinuousTest = "t",
+    interval: IntervalMethod = "t",
 ) -> Comparison:
     """``compare`` on an open connection, for experiments given as anything with ``id``,
     ``name``, ``status``, ``dataset_id`` and ``dataset_version`` (a stored record, the
     UI's summary). Used by ``compare`` and by the UI's compare page."""
     records = [a, b]
+    _check_options(test, interval, cluster_by)
     check_comparable(records)
     first, second = (str(r.id) for r in records)
     facts = [query.side_facts(conn, first), query.side_facts(conn, second)]
-    sums = {s.key: s for s in query.paired_sums(conn, first, second)}
-    clusters = query.cluster_sums(conn, first, second, str(a.dataset_id), cluster_by) if cluster_by else None
     keys_a, keys_b = list(facts[0].outcomes), list(facts[1].outcomes)
     shared = [k for k in keys_a if k in facts[1].outcomes]
     if metrics is not None:
@@ -83,7 +105,17 @@ def compare_experiments(
             f"experiments {a.name!r} and {b.name!r} share no metric: "
             f"{a.name!r} has {keys_a or 'none'}, {b.name!r} has {keys_b or 'none'}"
         )
-    tests = [_tested(sums.get(key), clusters.get(key) if clusters is not None else None) for key in shared]
+    signs = {key: -1.0 if _info(key, facts).direction == "lower" else 1.0 for key in shared}
+    sums = {s.key: s for s in query.paired_sums(conn, first, second, shared, signs)}
+    clusters = query.cluster_sums(conn, first, second, str(a.dataset_id), cluster_by) if cluster_by else None
+    tests = []
+    for key in shared:
+        cluster = clusters.get(key) if clusters is not None else None
+        tested = _tested(sums.get(key), cluster)
+        if tested is not None and not tested.test.startswith("exact") and (test, interval) != ("t", "t"):
+            differences = query.paired_differences(conn, first, second, key)
+            tested = _with_options(tested, differences, cluster, test, interval)
+        tests.append(tested)
     adjusted = holm([t.p_value if t is not None else 1.0 for t in tests])
     compared = [
         _metric(key, test, sums.get(key), p_holm, facts) for key, test, p_holm in zip(shared, tests, adjusted)
@@ -110,6 +142,38 @@ def _tested(sums: query.PairedSums | None, clusters: list[tuple[int, float]] | N
     if clusters is None and sums.binary:
         return mcnemar(BinaryPairs(sums.both_pass, sums.only_a, sums.only_b, sums.neither))
     return paired_t(Differences(sums.n, sums.sum_d, sums.sum_dd, clusters))
+
+
+def _check_options(test: str, interval: str, cluster_by: str | None) -> None:
+    if test not in ("t", "wilcoxon"):
+        raise ValueError(f"test must be 't' or 'wilcoxon', got {test!r}")
+    if interval not in ("t", "bca"):
+        raise ValueError(f"interval must be 't' or 'bca', got {interval!r}")
+    if test == "wilcoxon" and cluster_by is not None:
+        raise ValueError(
+            "test='wilcoxon' treats examples as independent; with cluster_by use the clustered "
+            "paired t (test='t'), optionally with interval='bca'"
+        )
+
+
+def _with_options(
+    tested: PairedTest,
+    differences: list[float],
+    clusters: list[tuple[int, float]] | None,
+    test: ContinuousTest,
+    interval: IntervalMethod,
+) -> PairedTest:
+    """The paired t result with the Wilcoxon p-value and/or a BCa interval in its place.
+    The MDE stays the t test's (Wilcoxon's efficiency is at least 0.86 of it)."""
+    if test == "wilcoxon":
+        tested = replace(tested, p_value=signed_rank_p(differences), test=WILCOXON)
+    if interval == "bca" and len(differences) >= 2:
+        if clusters is not None and len(clusters) >= 2:
+            bounds = bca_interval([s for _, s in clusters], [k for k, _ in clusters])
+        else:
+            bounds = bca_interval(differences)
+        tested = replace(tested, interval=bounds)
+    return tested
 
 
 def _metric(
@@ -148,6 +212,8 @@ def _metric(
         errors_b=out_b.errors,
         skipped_a=out_a.skipped,
         skipped_b=out_b.skipped,
+        rows_worse=sums.rows_worse if sums is not None else None,
+        rows_better=sums.rows_better if sums is not None else None,
     )
 
 

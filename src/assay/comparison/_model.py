@@ -34,6 +34,9 @@ class MetricComparison:
     ``mde`` is the smallest true difference this comparison would detect with 80% power
     at alpha 0.05 (for one metric alone). ``only_a``/``only_b`` count examples scored on
     one side only (the other's target failed, its evaluator errored or it has no row).
+    ``rows_worse``/``rows_better`` count the rows (example, repetition) where B scored worse
+    or better than A, read with the direction, an evaluator error where A had a score
+    counting as worse (the UI's per-row changes); None with repetitions.
     """
 
     key: str
@@ -56,6 +59,8 @@ class MetricComparison:
     errors_b: int = 0
     skipped_a: int = 0
     skipped_b: int = 0
+    rows_worse: int | None = None
+    rows_better: int | None = None
 
     @property
     def ci95(self) -> tuple[float, float] | None:

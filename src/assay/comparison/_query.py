@@ -29,49 +29,78 @@ _PER_EXAMPLE = """
     GROUP BY r.key, u.example_id
 """
 
-# With one repetition per example, rows pair through the runs' (experiment, example,
-# repetition) index and each metric's sums come out without sorting the rows. B's
-# scored count comes from the metric index apart (rows of B with no row in A).
-_PAIRED_RUNS = """
-    SELECT ra.key AS key, COUNT(*) AS scored_a, COUNT(rb.score) AS n,
-           SUM(CASE WHEN rb.score IS NOT NULL THEN ra.score END) AS sum_a,
-           SUM(rb.score) AS sum_b, SUM(rb.score - ra.score) AS sum_d,
-           SUM((rb.score - ra.score) * (rb.score - ra.score)) AS sum_dd,
-           COALESCE(MIN(CASE WHEN rb.score IS NOT NULL THEN (ra.score = 0.0 OR ra.score = 1.0)
-                        AND (rb.score = 0.0 OR rb.score = 1.0) END), 0) AS binary,
-           TOTAL(ra.score = 1 AND rb.score = 1) AS both_pass,
-           TOTAL(ra.score = 1 AND rb.score = 0) AS only_a,
-           TOTAL(ra.score = 0 AND rb.score = 1) AS only_b,
-           TOTAL(ra.score = 0 AND rb.score = 0) AS neither,
-           0 AS repeated
-    FROM runs ua
-    JOIN results ra ON ra.run_id = ua.id AND ra.error IS NULL AND ra.score IS NOT NULL
-    LEFT JOIN runs ub ON ub.experiment_id = :b AND ub.example_id = ua.example_id
-         AND ub.repetition = ua.repetition
-    LEFT JOIN results rb ON rb.run_id = ub.id AND rb.key = ra.key AND rb.error IS NULL
-         AND rb.score IS NOT NULL
-    WHERE ua.experiment_id = :a
-    GROUP BY ra.key
+# Per metric, with one repetition per example: A's scores in example order from the
+# covering pair index, each paired with B's score by a lookup in the same index (no runs,
+# no table rows, no sort). Plain SQL: PostgreSQL plans the same as a merge join. In the
+# same pass, the rows where B did worse or better than A (the per-row changes: a lower
+# score, or an error where A had none; ``:sign`` is -1 for lower-is-better metrics).
+# Only results without a score are looked up in the table, to tell errors from the rest.
+EPSILON = 1e-9
+_ERRORED = "(SELECT CASE WHEN e.error IS NULL THEN 0 ELSE 1 END FROM results e WHERE e.pk = {alias}.pk)"
+_PAIRED_ROWS = f"""
+    SELECT COUNT(sa) AS scored_a,
+           SUM(CASE WHEN sa IS NOT NULL AND sb IS NOT NULL THEN 1 ELSE 0 END) AS n,
+           SUM(CASE WHEN sb IS NOT NULL THEN sa END) AS sum_a,
+           SUM(CASE WHEN sa IS NOT NULL THEN sb END) AS sum_b,
+           SUM(sb - sa) AS sum_d, SUM((sb - sa) * (sb - sa)) AS sum_dd,
+           MIN(CASE WHEN sa IS NULL OR sb IS NULL THEN NULL
+                    WHEN sa IN (0.0, 1.0) AND sb IN (0.0, 1.0) THEN 1 ELSE 0 END) AS is_binary,
+           SUM(CASE WHEN sa = 1 AND sb = 1 THEN 1 ELSE 0 END) AS both_pass,
+           SUM(CASE WHEN sa = 1 AND sb = 0 THEN 1 ELSE 0 END) AS only_a,
+           SUM(CASE WHEN sa = 0 AND sb = 1 THEN 1 ELSE 0 END) AS only_b,
+           SUM(CASE WHEN sa = 0 AND sb = 0 THEN 1 ELSE 0 END) AS neither,
+           0 AS repeated,
+           SUM(CASE WHEN (eb = 1 AND ea = 0) OR :sign * (sb - sa) < -{EPSILON} THEN 1 ELSE 0 END)
+               AS rows_worse,
+           SUM(CASE WHEN (ea = 1 AND eb = 0 AND sb IS NOT NULL) OR :sign * (sb - sa) > {EPSILON}
+               THEN 1 ELSE 0 END) AS rows_better
+    FROM (SELECT ra.score AS sa, rb.score AS sb,
+                 CASE WHEN ra.score IS NULL THEN {_ERRORED.format(alias="ra")} ELSE 0 END AS ea,
+                 CASE WHEN rb.pk IS NOT NULL AND rb.score IS NULL THEN {_ERRORED.format(alias="rb")}
+                      ELSE 0 END AS eb
+          FROM results ra
+          LEFT JOIN results rb ON rb.experiment_id = :b AND rb.key = :key
+               AND rb.example_id = ra.example_id AND rb.repetition = ra.repetition
+          WHERE ra.experiment_id = :a AND ra.key = :key) p
 """
 
-_SCORED = """
-    SELECT key, COUNT(score) AS scored FROM results WHERE experiment_id = ? GROUP BY key
+# Per metric, with repetitions: each side's scores averaged per example. A's groups come
+# in index order; B's mean and count per example are index range lookups.
+_PER_EXAMPLE_PAIRS = """
+    SELECT pa.sa AS sa, pa.ka AS ka,
+           (SELECT AVG(rb.score) FROM results rb WHERE rb.experiment_id = :b AND rb.key = :key
+                AND rb.example_id = pa.ex AND rb.score IS NOT NULL) AS sb,
+           (SELECT COUNT(rb.score) FROM results rb WHERE rb.experiment_id = :b AND rb.key = :key
+                AND rb.example_id = pa.ex AND rb.score IS NOT NULL) AS kb
+    FROM (SELECT example_id AS ex, AVG(score) AS sa, COUNT(*) AS ka FROM results
+          WHERE experiment_id = :a AND key = :key AND score IS NOT NULL
+          GROUP BY example_id) pa
 """
 
-_PAIRED = f"""
-    WITH per AS ({_PER_EXAMPLE}),
-    paired AS (SELECT *, CASE WHEN ka > 0 AND kb > 0 THEN sb - sa END AS d FROM per)
-    SELECT key, COUNT(sa) AS scored_a, COUNT(sb) AS scored_b, COUNT(d) AS n,
-           SUM(CASE WHEN d IS NOT NULL THEN sa END) AS sum_a,
-           SUM(CASE WHEN d IS NOT NULL THEN sb END) AS sum_b,
-           SUM(d) AS sum_d, SUM(d * d) AS sum_dd,
-           COALESCE(MIN(CASE WHEN d IS NOT NULL THEN bin AND ka = 1 AND kb = 1 END), 0) AS binary,
-           TOTAL(d IS NOT NULL AND sa = 1 AND sb = 1) AS both_pass,
-           TOTAL(d IS NOT NULL AND sa = 1 AND sb = 0) AS only_a,
-           TOTAL(d IS NOT NULL AND sa = 0 AND sb = 1) AS only_b,
-           TOTAL(d IS NOT NULL AND sa = 0 AND sb = 0) AS neither,
-           MAX(ka) > 1 OR MAX(kb) > 1 AS repeated
-    FROM paired GROUP BY key
+_PAIRED_EXAMPLES = f"""
+    SELECT COUNT(*) AS scored_a, COUNT(sb) AS n,
+           SUM(CASE WHEN sb IS NOT NULL THEN sa END) AS sum_a,
+           SUM(sb) AS sum_b, SUM(sb - sa) AS sum_d, SUM((sb - sa) * (sb - sa)) AS sum_dd,
+           MIN(CASE WHEN sb IS NULL THEN NULL
+                    WHEN ka = 1 AND kb = 1 AND sa IN (0.0, 1.0) AND sb IN (0.0, 1.0) THEN 1
+                    ELSE 0 END) AS is_binary,
+           SUM(CASE WHEN sa = 1 AND sb = 1 AND kb > 0 THEN 1 ELSE 0 END) AS both_pass,
+           SUM(CASE WHEN sa = 1 AND sb = 0 AND kb > 0 THEN 1 ELSE 0 END) AS only_a,
+           SUM(CASE WHEN sa = 0 AND sb = 1 AND kb > 0 THEN 1 ELSE 0 END) AS only_b,
+           SUM(CASE WHEN sa = 0 AND sb = 0 AND kb > 0 THEN 1 ELSE 0 END) AS neither,
+           CASE WHEN MAX(ka) > 1 OR MAX(kb) > 1 THEN 1 ELSE 0 END AS repeated
+    FROM ({_PER_EXAMPLE_PAIRS}) p
+"""
+
+# The per-example differences B - A themselves, for the tests and intervals that need
+# every value (Wilcoxon signed-rank, BCa bootstrap).
+_DIFFERENCES = f"SELECT sb - sa FROM ({_PER_EXAMPLE_PAIRS}) p WHERE sb IS NOT NULL"
+
+# Examples of B scored on a metric (B's side of "rows only in one side").
+_SCORED_ROWS = "SELECT COUNT(score) FROM results WHERE experiment_id = :b AND key = :key"
+_SCORED_EXAMPLES = """
+    SELECT COUNT(DISTINCT example_id) FROM results
+    WHERE experiment_id = :b AND key = :key AND score IS NOT NULL
 """
 
 _CLUSTERED = f"""
@@ -114,6 +143,8 @@ class PairedSums:
     only_b: int
     neither: int
     repeated: bool
+    rows_worse: int | None = None  # rows of B worse than A's (without repetitions only)
+    rows_better: int | None = None
 
 
 @dataclass(frozen=True)
@@ -149,34 +180,47 @@ def _has_repetitions(conn: sqlite3.Connection, experiment_id: str) -> bool:
     return row is not None
 
 
-def paired_sums(conn: sqlite3.Connection, a: str, b: str) -> list[PairedSums]:
-    """Per metric, sums over the examples scored on both sides (repetitions averaged)."""
-    if _has_repetitions(conn, a) or _has_repetitions(conn, b):
-        return _sums(conn.execute(_PAIRED, {"a": a, "b": b}).fetchall(), None)
-    scored_b = {row["key"]: int(row["scored"]) for row in conn.execute(_SCORED, (b,))}
-    return _sums(conn.execute(_PAIRED_RUNS, {"a": a, "b": b}).fetchall(), scored_b)
+def paired_sums(
+    conn: sqlite3.Connection, a: str, b: str, keys: list[str], signs: dict[str, float] | None = None
+) -> list[PairedSums]:
+    """Per metric, sums over the examples scored on both sides (repetitions averaged);
+    without repetitions also the per-row changes, read with ``signs`` (-1.0: lower is
+    better)."""
+    repeated = _has_repetitions(conn, a) or _has_repetitions(conn, b)
+    paired, scored = (_PAIRED_EXAMPLES, _SCORED_EXAMPLES) if repeated else (_PAIRED_ROWS, _SCORED_ROWS)
+    sums = []
+    for key in keys:
+        params = {"a": a, "b": b, "key": key, "sign": (signs or {}).get(key, 1.0)}
+        row = conn.execute(paired, params).fetchone()
+        scored_b = conn.execute(scored, params).fetchone()[0]
+        sums.append(_sums(key, row, int(scored_b)))
+    return sums
 
 
-def _sums(rows: list[Any], scored_b: dict[str, int] | None) -> list[PairedSums]:
-    return [
-        PairedSums(
-            key=row["key"],
-            scored_a=row["scored_a"],
-            scored_b=row["scored_b"] if scored_b is None else scored_b.get(row["key"], 0),
-            n=row["n"],
-            sum_a=row["sum_a"] or 0.0,
-            sum_b=row["sum_b"] or 0.0,
-            sum_d=row["sum_d"] or 0.0,
-            sum_dd=row["sum_dd"] or 0.0,
-            binary=bool(row["binary"]) and row["n"] > 0,
-            both_pass=int(row["both_pass"]),
-            only_a=int(row["only_a"]),
-            only_b=int(row["only_b"]),
-            neither=int(row["neither"]),
-            repeated=bool(row["repeated"]),
-        )
-        for row in rows
-    ]
+def paired_differences(conn: sqlite3.Connection, a: str, b: str, key: str) -> list[float]:
+    """The per-example differences B - A on one metric (repetitions averaged first)."""
+    return [row[0] for row in conn.execute(_DIFFERENCES, {"a": a, "b": b, "key": key})]
+
+
+def _sums(key: str, row: Any, scored_b: int) -> PairedSums:
+    return PairedSums(
+        key=key,
+        scored_a=row["scored_a"],
+        scored_b=scored_b,
+        n=row["n"],
+        sum_a=row["sum_a"] or 0.0,
+        sum_b=row["sum_b"] or 0.0,
+        sum_d=row["sum_d"] or 0.0,
+        sum_dd=row["sum_dd"] or 0.0,
+        binary=bool(row["is_binary"]) and row["n"] > 0,
+        both_pass=int(row["both_pass"] or 0),
+        only_a=int(row["only_a"] or 0),
+        only_b=int(row["only_b"] or 0),
+        neither=int(row["neither"] or 0),
+        repeated=bool(row["repeated"]),
+        rows_worse=int(row["rows_worse"] or 0) if "rows_worse" in row.keys() else None,
+        rows_better=int(row["rows_better"] or 0) if "rows_better" in row.keys() else None,
+    )
 
 
 def cluster_sums(
@@ -190,7 +234,20 @@ def cluster_sums(
     return sums
 
 
+# A finished experiment's counts as the runner stored them (no scan of its rows).
+_STORED_COUNTS = "SELECT row_count, run_errors FROM experiment_stats WHERE experiment_id = ? AND final = 1"
+_STORED_OUTCOMES = "SELECT key, errors, skipped FROM metric_stats WHERE experiment_id = ? ORDER BY ordinal"
+
+
 def side_facts(conn: sqlite3.Connection, experiment_id: str) -> SideFacts:
+    stored = conn.execute(_STORED_COUNTS, (experiment_id,)).fetchone()
+    if stored is not None:
+        outcomes = {
+            row[0]: Outcomes(int(row[1]), int(row[2]))
+            for row in conn.execute(_STORED_OUTCOMES, (experiment_id,))
+        }
+        info = {key: _metric_info(conn, experiment_id, key) for key in outcomes}
+        return SideFacts(int(stored[0]), int(stored[1]), outcomes, info)
     rows, failures = conn.execute(
         "SELECT COUNT(*), COALESCE(SUM(error IS NOT NULL), 0) FROM runs WHERE experiment_id = ?",
         (experiment_id,),

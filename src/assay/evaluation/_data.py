@@ -4,6 +4,12 @@
 ``.jsonl`` / ``.json`` / ``.csv`` file, or a list of ``Example``s or dicts. Files and
 lists become a content-addressed dataset in the store (same content, same dataset,
 same example ids), so every experiment points at examples that exist and resume works.
+
+``.jsonl`` and ``.csv`` files are streamed, in two passes: the first checks every line
+(a bad one is an error naming file and line, before anything is stored) and hashes the
+content; the second, only when that content is not stored yet, adds the examples in one
+transaction. Memory stays bounded whatever the file's size. A ``.json`` file is one
+document, read whole.
 """
 
 from __future__ import annotations
@@ -14,13 +20,13 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError
-from assay.schemas import Dataset, Example
+from assay.schemas import Dataset, Example, trusted
 from assay.store.base import Store
 from assay.store.errors import AlreadyExistsError
 
@@ -63,14 +69,15 @@ def resolve_data(data: Any, store: Store) -> ResolvedData:
         return _stored(store, store.get_dataset(id=data), str(data))
     if isinstance(data, Path) or (isinstance(data, str) and data.lower().endswith(FILE_SUFFIXES)):
         path = Path(data)
-        return _inline(store, load_file(path), name_hint=path.stem)
+        return _inline(store, _Records(lambda: iter_file(path)), name_hint=path.stem)
     if isinstance(data, str):
         dataset = _find_dataset(store, data)
         if dataset is None and Path(data).is_file():
             raise DataError(f"{data}: unsupported file type; use .jsonl, .json or .csv")
         return _stored(store, dataset, repr(data))
     if isinstance(data, Iterable) and not isinstance(data, (dict, bytes)):
-        return _inline(store, [_coerce(item, f"data[{i}]") for i, item in enumerate(data)], "inline")
+        records = [_coerce(item, f"data[{i}]") for i, item in enumerate(data)]
+        return _inline(store, _Records(lambda: iter(records)), "inline")
     raise DataError(
         f"data={data!r} is not supported: pass a dataset name or id, a Dataset, a path to a "
         ".jsonl/.json/.csv file, or a list of Examples or dicts"
@@ -96,12 +103,17 @@ def _stored(store: Store, dataset: Dataset | None, label: str) -> ResolvedData:
     return ResolvedData(dataset, dataset.version, count)
 
 
-def _inline(store: Store, records: list[dict[str, Any]], name_hint: str) -> ResolvedData:
-    if not records:
+@dataclass(frozen=True)
+class _Records:
+    """Checked records that can be read again from the start (a file is read twice)."""
+
+    read: Callable[[], Iterator[dict[str, Any]]]
+
+
+def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
+    digest, count, attached = _digest(records.read())
+    if not count:
         raise DataError("data holds no examples")
-    stored_part = [{k: v for k, v in record.items() if k != "attachments"} for record in records]
-    canonical = json.dumps(stored_part, sort_keys=True, default=str, ensure_ascii=True)
-    digest = hashlib.sha256(canonical.encode()).hexdigest()
     name = f"{name_hint}-{digest[:12]}"
     dataset = store.get_dataset(name=name)
     if dataset is None:
@@ -110,13 +122,33 @@ def _inline(store: Store, records: list[dict[str, Any]], name_hint: str) -> Reso
         except AlreadyExistsError:  # another process (a shard) is storing the same data now
             dataset = _filled(store, name)
         else:
-            examples = [_example(record, digest, i, dataset.id) for i, record in enumerate(records)]
-            store.add_examples(dataset.id, examples)
+            examples = (_example(record, digest, i, dataset.id) for i, record in enumerate(records.read()))
+            try:
+                store.add_examples(dataset.id, examples)  # one transaction: all or nothing
+            except BaseException:
+                store.delete_dataset(dataset.id)  # no empty dataset left under the content's name
+                raise
             dataset = store.get_dataset(id=dataset.id)
             assert dataset is not None
     elif dataset.version == 0:
         dataset = _filled(store, name)
-    return _with_attachments(_stored(store, dataset, repr(name)), records, digest)
+    return _with_attachments(_stored(store, dataset, repr(name)), attached, digest)
+
+
+def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]]:
+    """The content's hash, the record count and the given attachments by index, in one
+    pass. The bytes hashed are those of ``json.dumps`` of the whole list (as datasets
+    made before streaming were named), written a record at a time."""
+    sha, count, attached = hashlib.sha256(b"["), 0, {}
+    for record in records:
+        if record.get("attachments"):
+            attached[count] = (record.get("id"), record["attachments"])
+        stored_part = {k: v for k, v in record.items() if k != "attachments"}
+        text = json.dumps(stored_part, sort_keys=True, default=str, ensure_ascii=True)
+        sha.update((", " + text if count else text).encode())
+        count += 1
+    sha.update(b"]")
+    return sha.hexdigest(), count, attached
 
 
 def _filled(store: Store, name: str, timeout: float = 30.0) -> Dataset:
@@ -135,28 +167,29 @@ def _filled(store: Store, name: str, timeout: float = 30.0) -> Dataset:
         time.sleep(0.05)
 
 
-def _with_attachments(resolved: ResolvedData, records: list[dict[str, Any]], digest: str) -> ResolvedData:
+def _with_attachments(resolved: ResolvedData, attached: dict[int, Any], digest: str) -> ResolvedData:
     """Attachments (file readers, bytes) are not stored: hand the given ones to this run."""
-    given = {
-        _example(record, digest, i, resolved.dataset.id).id: record["attachments"]
-        for i, record in enumerate(records)
-        if record.get("attachments")
-    }
+    given = {_example_id(given_id, digest, i): files for i, (given_id, files) in attached.items()}
     return dataclasses.replace(resolved, attachments=given) if given else resolved
 
 
-def _example(record: dict[str, Any], digest: str, index: int, dataset_id: uuid.UUID) -> Example:
-    given = record.get("id")
+def _example_id(given: Any, digest: str, index: int) -> uuid.UUID:
     if given is None:
-        example_id = uuid.uuid5(_NAMESPACE, f"{digest}:{index}")
-    else:
-        example_id = given if isinstance(given, uuid.UUID) else _parse_id(str(given))
-    return Example(
-        id=example_id,
-        dataset_id=dataset_id,
-        inputs=record["inputs"],
-        outputs=record.get("outputs"),
-        metadata=record.get("metadata"),
+        return uuid.uuid5(_NAMESPACE, f"{digest}:{index}")
+    return given if isinstance(given, uuid.UUID) else _parse_id(str(given))
+
+
+def _example(record: dict[str, Any], digest: str, index: int, dataset_id: uuid.UUID) -> Example:
+    """From a record ``_coerce`` checked (its parts are objects or None): unvalidated."""
+    return trusted(
+        Example,
+        {
+            "id": _example_id(record.get("id"), digest, index),
+            "dataset_id": dataset_id,
+            "inputs": record["inputs"],
+            "outputs": record.get("outputs"),
+            "metadata": record.get("metadata"),
+        },
     )
 
 
@@ -191,21 +224,26 @@ def _coerce(item: Any, where: str) -> dict[str, Any]:
 
 def load_file(path: Path) -> list[dict[str, Any]]:
     """Read examples from ``.jsonl``, ``.json`` or ``.csv``; errors name file and line."""
+    return list(iter_file(path))
+
+
+def iter_file(path: Path) -> Iterator[dict[str, Any]]:
+    """The checked records of ``.jsonl``, ``.json`` or ``.csv``, one at a time (a
+    ``.json`` file is parsed whole first); errors name file and line."""
     if not path.is_file():
         raise DataError(f"{path}: no such file")
     loader = {".jsonl": _load_jsonl, ".json": _load_json, ".csv": _load_csv}.get(path.suffix.lower())
     if loader is None:
         raise DataError(f"{path}: unsupported file type; use .jsonl, .json or .csv")
     try:
-        return loader(path)
+        yield from loader(path)
     except UnicodeDecodeError as exc:
         raise DataError(
             f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
         ) from None
 
 
-def _load_jsonl(path: Path) -> list[dict[str, Any]]:
-    records = []
+def _load_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8-sig") as handle:
         for lineno, line in enumerate(handle, start=1):
             if not line.strip():
@@ -214,8 +252,7 @@ def _load_jsonl(path: Path) -> list[dict[str, Any]]:
                 value = json.loads(line, parse_constant=_no_constants)
             except (json.JSONDecodeError, ValueError) as exc:
                 raise DataError(f"{path}:{lineno}: invalid JSON: {_reason(exc)}") from None
-            records.append(_coerce(value, f"{path}:{lineno}"))
-    return records
+            yield _coerce(value, f"{path}:{lineno}")
 
 
 def _load_json(path: Path) -> list[dict[str, Any]]:
@@ -233,9 +270,8 @@ def _load_json(path: Path) -> list[dict[str, Any]]:
     return [_coerce(item, f"{path}: item {i}") for i, item in enumerate(value)]
 
 
-def _load_csv(path: Path) -> list[dict[str, Any]]:
+def _load_csv(path: Path) -> Iterator[dict[str, Any]]:
     """Columns ``outputs.x`` / ``metadata.x`` go there; any other column is an input."""
-    records = []
     with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
         if not reader.fieldnames:
@@ -247,8 +283,7 @@ def _load_csv(path: Path) -> list[dict[str, Any]]:
             lineno = reader.line_num
             if None in row or any(value is None for value in row.values()):
                 raise DataError(f"{path}:{lineno}: expected {len(reader.fieldnames)} columns")
-            records.append(_csv_record(row))
-    return records
+            yield _csv_record(row)
 
 
 def _no_constants(name: str) -> Any:

@@ -196,12 +196,13 @@ class ExperimentResults:
         """Token usage (and cost) summed over every result that reports ``metadata["usage"]``."""
         return dict(self.stats.usage)
 
-    def compare(self, other: Any, *, cluster_by: str | None = None) -> Any:
+    def compare(self, other: Any, *, cluster_by: str | None = None, **options: Any) -> Any:
         """The paired comparison of ``other`` against this experiment as the baseline: see
-        ``assay.compare`` (returns an ``assay.Comparison``)."""
+        ``assay.compare`` (returns an ``assay.Comparison``; ``options`` are its ``metrics``,
+        ``test`` and ``interval``)."""
         from assay.comparison import compare
 
-        return compare(self, other, client=self._store, cluster_by=cluster_by)
+        return compare(self, other, client=self._store, cluster_by=cluster_by, **options)
 
     def to_pandas(self, start: int | None = 0, end: int | None = None) -> Any:
         """One line per row (``rows[start:end]``), LangSmith's columns: ``inputs.*``,

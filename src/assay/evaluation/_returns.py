@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 from assay.errors import AssayError
-from assay.schemas import EvaluationResult, EvaluationResults
+from assay.schemas import EvaluationResult, EvaluationResults, trusted
 
 # Declared metric metadata is read by the result itself (into ``evaluator_info``).
 _RESULT_FIELDS = (frozenset(EvaluationResult.model_fields) | {"direction", "score_range"}) - {"key"}
@@ -28,8 +28,10 @@ def normalize_returned(
 ) -> list[EvaluationResult]:
     """``source_run_id`` is set on each result that does not name one itself."""
     kind = type(raw)
-    if kind is bool or kind is float or kind is int:  # the hot path: a plain score
-        return [_from_scalar(raw, default_key, source_run_id)]
+    if kind is bool or kind is int:  # the hot path: a plain score (3 stays 3, as in LangSmith)
+        return [_scored(default_key, raw, None, source_run_id)]
+    if kind is float:
+        return [_scored(default_key, _finite(raw, default_key), None, source_run_id)]
     raw = _plain(raw)
     results = _normalize(raw, default_key)
     if source_run_id is not None:
@@ -101,7 +103,8 @@ def _from_scalar(raw: Any, key: str, run_id: uuid.UUID | None) -> EvaluationResu
 
 
 def _scored(key: str, score: Any, value: Any, run_id: uuid.UUID | None) -> EvaluationResult:
-    return EvaluationResult(key=key, score=score, value=value, source_run_id=run_id)
+    """A checked score (bool, int or finite float) or str value: nothing left to validate."""
+    return trusted(EvaluationResult, {"key": key, "score": score, "value": value, "source_run_id": run_id})
 
 
 def _from_dict(raw: dict[str, Any], default_key: str) -> EvaluationResult:

@@ -4,6 +4,7 @@ a concurrency limit, stream rows to one writer, then run the summary evaluators.
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 import threading
 import time
@@ -33,6 +34,7 @@ _GAIN = 1.25
 _WAITING_SHARE = 0.5  # process CPU time under half the wall time: threads wait
 _MIN_ROWS = 8
 _MAX_WINDOW_S = 0.25
+_WAITING_ROW = 0.1  # a row's thread on a CPU under a tenth of its wall time: it waits
 
 
 class RowFailedError(AssayError, RuntimeError):
@@ -150,21 +152,79 @@ async def _loop_worker(
 
 
 class _Load:
-    """Finished rows and their mean wall time (recent rows count most), and the process's
-    CPU time per tick. Updated without a lock: a lost update only nudges a heuristic."""
+    """Finished rows and their mean wall time (recent rows count most), how much of
+    their time the rows run by a lone thread spent on a CPU (no GIL to wait for), and
+    the process's CPU time per tick. Updated without a lock: a lost update only nudges
+    a heuristic."""
 
     _DECAY = 0.9
 
     def __init__(self) -> None:
         self.rows = 0
+        self.threads = 1
         self._wall = 0.0
         self._weight = 0.0
+        self._first_wall = 0.0
+        self._first_cpu = 0.0
         self._tick = (time.perf_counter(), time.process_time())
+        self._clocks: list[int] = []  # the workers' CPU clocks, where the OS has them
+        self._workers_tick = (time.perf_counter(), 0.0)
+        self._first_stat: str | None = None  # the first worker's scheduler figures (Linux)
+        self._first_tick = (time.perf_counter(), 0.0)
 
-    def add(self, wall: float) -> None:
+    def worker_started(self) -> None:
+        """Called by each worker thread, so that rows still running can be measured."""
+        if hasattr(time, "pthread_getcpuclockid"):
+            self._clocks.append(time.pthread_getcpuclockid(threading.get_ident()))
+        if self._first_stat is None:
+            self._first_stat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
+
+    def workers_wait(self) -> bool:
+        """The worker threads were on a CPU under a tenth of the time since the last
+        call, each, and the first one was not kept waiting for a CPU by the OS either
+        (True where the OS does not say: the process's share decides)."""
+        wall, cpu = time.perf_counter(), sum(time.clock_gettime(c) for c in list(self._clocks))
+        share = (cpu - self._workers_tick[1]) / max((wall - self._workers_tick[0]) * len(self._clocks), 1e-9)
+        self._workers_tick = (wall, cpu)
+        return (not self._clocks or share < _WAITING_ROW) and self._first_waits(wall)
+
+    def _first_waits(self, wall: float) -> bool:
+        """On a loaded machine a computing thread may get no CPU for a whole tick: it
+        is then runnable, not waiting, which Linux's schedstat (CPU time, then time
+        spent waiting for a CPU, in ns) tells apart."""
+        try:
+            with open(self._first_stat or "") as handle:
+                on_cpu, queued = handle.read().split()[:2]
+        except (OSError, ValueError):
+            return True
+        busy = (int(on_cpu) + int(queued)) / 1e9
+        share = (busy - self._first_tick[1]) / max(wall - self._first_tick[0], 1e-9)
+        self._first_tick = (wall, busy)
+        return share < _WAITING_ROW
+
+    def add(self, wall: float, cpu: float) -> None:
         self._wall = self._wall * self._DECAY + wall
         self._weight = self._weight * self._DECAY + 1.0
+        if self.threads == 1 or self.rows == 0:
+            self._first_wall += wall
+            self._first_cpu += cpu
         self.rows += 1
+
+    @property
+    def rows_wait(self) -> bool:
+        """The first rows spent under a tenth of their time on a CPU: they wait for
+        something outside the process (a model call, a sleep). A CPU-bound row on a
+        machine so loaded that it gets a third of a core still measures ~0.3."""
+        return self._first_cpu < _WAITING_ROW * self._first_wall
+
+    def useful_threads(self, max_threads: int) -> int:
+        """Rows whose threads are on a CPU a share ``b`` of their time keep at most
+        ``1 / b`` threads busy under one GIL; more would only wait for it. A loaded
+        machine makes ``b`` look smaller (the OS lends the thread less CPU), so this
+        errs on the side of more threads."""
+        if self._first_cpu <= 0:
+            return max_threads
+        return max(1, min(max_threads, math.ceil(self._first_wall / self._first_cpu)))
 
     @property
     def row_wall(self) -> float:
@@ -194,17 +254,19 @@ async def _run_in_threads(
     load = _Load()
 
     def loop() -> None:
+        load.worker_started()
         while (planned := feed.next()) is not None:
-            wall = time.perf_counter()
+            wall, cpu = time.perf_counter(), time.thread_time()
             row = pipeline.run_sync(planned)
-            load.add(time.perf_counter() - wall)
+            load.add(time.perf_counter() - wall, time.thread_time() - cpu)
             accept(row)
 
     tasks: list[asyncio.Future[Any]] = [asyncio.ensure_future(in_thread(pool, loop))]
 
-    def double() -> None:
-        more = min(len(tasks), max_threads - len(tasks), max(feed.remaining, 1))
+    def double(limit: int) -> None:
+        more = min(len(tasks), limit - len(tasks), max(feed.remaining, 1))
         tasks.extend(asyncio.ensure_future(in_thread(pool, loop)) for _ in range(more))
+        load.threads = len(tasks)
 
     with _quick_switches():
         await _ramp(tasks, double, load, feed, max_threads)
@@ -242,40 +304,65 @@ def _quick_switches() -> Iterator[None]:
 
 async def _ramp(
     tasks: list[asyncio.Future[Any]],
-    double: Callable[[], None],
+    double: Callable[[int], None],
     load: _Load,
     feed: RowFeed,
     max_threads: int,
 ) -> None:
-    """Double the threads while that raises the rate of finished rows.
+    """Double the threads while that raises the rate of finished rows (up to
+    ``_Load.useful_threads`` once rows compute).
 
-    Until a first row finishes, threads double every tick while the process mostly
-    waits (so 256 threads of 50 ms calls all run within ~50 ms). Afterwards each
-    doubling must raise the rate of finished rows, measured over twice a row's time,
-    by a quarter: rates, unlike CPU shares, tell I/O waits from GIL waits, even on a
-    loaded machine.
+    Until a first row finishes, and afterwards while the first rows' own threads were
+    mostly off the CPU (``_Load.rows_wait``), threads double every tick while the
+    process mostly waits: 256 threads of 50 ms calls all run within ~50 ms. Otherwise
+    each doubling must raise the rate of finished rows by a quarter: rates, unlike CPU
+    shares, tell I/O waits from GIL waits, even on a loaded machine. The first rate,
+    the baseline, is measured over one row's time (the threads are all busy by then);
+    each later one over twice that, so that rows started after the doubling count.
     """
+    if not await _while_waiting(tasks, double, load, feed, max_threads):
+        return
     rate_before: float | None = None
-    while len(tasks) < max_threads and not feed.exhausted:
-        if load.rows == 0:
-            done, _ = await asyncio.wait(tasks, timeout=_RAMP_TICK_S, return_when=asyncio.FIRST_COMPLETED)
-            if done:
-                return
-            if load.computing_share() < _WAITING_SHARE:
-                double()
-            continue
-        rate = await _finished_rate(tasks, load, max(_MIN_WINDOW_S, 2 * load.row_wall))
+    while len(tasks) < (limit := load.useful_threads(max_threads)) and not feed.exhausted:
+        rows = 1 if rate_before is None else 2
+        rate = await _finished_rate(tasks, load, max(_MIN_WINDOW_S, rows * load.row_wall), rows)
         if rate is None:
             return
         if rate_before is not None and rate < _GAIN * rate_before:
             return  # the last doubling did not help
         rate_before = rate
-        double()
+        double(limit)
 
 
-async def _finished_rate(tasks: list[asyncio.Future[Any]], load: _Load, window: float) -> float | None:
+async def _while_waiting(
+    tasks: list[asyncio.Future[Any]],
+    double: Callable[[int], None],
+    load: _Load,
+    feed: RowFeed,
+    max_threads: int,
+) -> bool:
+    """Double every tick while the workers and the process mostly wait, before any row
+    finished or while the first rows waited; False when a worker ended (the feed is
+    done). The workers' own CPU clocks tell a row that computes on a loaded machine
+    (its thread gets a third of a core: the process looks idle) from one that waits."""
+    load.workers_wait()  # the start of the first tick
+    while len(tasks) < max_threads and not feed.exhausted and (load.rows == 0 or load.rows_wait):
+        done, _ = await asyncio.wait(tasks, timeout=_RAMP_TICK_S, return_when=asyncio.FIRST_COMPLETED)
+        if done:
+            return False
+        if load.workers_wait() and load.computing_share() < _WAITING_SHARE:
+            double(max_threads)
+        elif load.rows:
+            break  # the process computes most of the time now: let the rates say
+    return True
+
+
+async def _finished_rate(
+    tasks: list[asyncio.Future[Any]], load: _Load, window: float, per_thread: int
+) -> float | None:
     """Finished rows per second over ``window``, stretched until enough rows finished
-    for the rate to mean something (or None when a worker ended: the feed is done)."""
+    for the rate to mean something, ``per_thread`` a thread (or None when a worker
+    ended: the feed is done)."""
     started, rows_before = time.perf_counter(), load.rows
     wait = window
     while True:
@@ -283,7 +370,7 @@ async def _finished_rate(tasks: list[asyncio.Future[Any]], load: _Load, window: 
         if done:
             return None
         elapsed = time.perf_counter() - started
-        enough = max(_MIN_ROWS, 2 * len(tasks))  # a rate from fewer finished rows is noise
+        enough = max(_MIN_ROWS, per_thread * len(tasks))  # a rate from fewer finished rows is noise
         if load.rows - rows_before >= enough or elapsed >= _MAX_WINDOW_S:
             return (load.rows - rows_before) / elapsed
         wait = window / 2

@@ -17,9 +17,11 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from assay._metric import UNIT_RANGE, Direction, MetricInfo, Range
 from assay.stats._distributions import t_quantile
+from assay.stats.bootstrap import bca_interval
 from assay.stats.intervals import Interval, student_t, wilson
 
 __all__ = ["MetricAggregate", "aggregate", "clustered_interval", "mean_interval", "t_quantile"]
@@ -102,7 +104,11 @@ def aggregate(
     *,
     skipped: int = 0,
     info: MetricInfo | None = None,
+    interval: Literal["t", "bca"] = "t",
 ) -> MetricAggregate:
+    """The metric's mean and 95% interval. ``interval="bca"`` gives continuous metrics a
+    BCa bootstrap interval over examples (repetitions resampled together) instead of
+    Student t; 0/1 metrics keep Wilson."""
     info = info or MetricInfo()
     n = len(scores)
     if n == 0:
@@ -119,17 +125,29 @@ def aggregate(
     binary = all(score == 0.0 or score == 1.0 for score in scores)
     in_unit = min(scores) >= 0.0 and max(scores) <= 1.0
     bounds = info.score_range or (UNIT_RANGE if in_unit else None)
-    stderr, interval = mean_interval(mean, n, len(residual_sums), squares, binary=binary, bounds=bounds)
+    stderr, bounded = mean_interval(mean, n, len(residual_sums), squares, binary=binary, bounds=bounds)
+    if interval == "bca" and bounded is not None and not (binary and len(residual_sums) == n):
+        bounded = _bca(scores, clusters, bounds)
     return MetricAggregate(
         key,
         mean,
         n,
         errors,
         stderr,
-        interval.low if interval else None,
-        interval.high if interval else None,
+        bounded.low if bounded else None,
+        bounded.high if bounded else None,
         skipped,
-        interval.method if interval else None,
+        bounded.method if bounded else None,
         info.direction,
         info.score_range,
     )
+
+
+def _bca(scores: Sequence[float], clusters: Sequence[Hashable], bounds: Range | None) -> Interval:
+    sums: dict[Hashable, float] = {}
+    counts: dict[Hashable, int] = {}
+    for score, cluster in zip(scores, clusters):
+        sums[cluster] = sums.get(cluster, 0.0) + score
+        counts[cluster] = counts.get(cluster, 0) + 1
+    found = bca_interval(list(sums.values()), list(counts.values()))
+    return found.clipped(bounds) if bounds is not None else found

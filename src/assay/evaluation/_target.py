@@ -13,7 +13,7 @@ from assay._ids import new_id
 from assay._traceback import format_traceback
 from assay.errors import AssayError
 from assay.evaluation._binding import _callable_name, _is_async_callable
-from assay.schemas import Example, Run, dotted_order_of, utcnow
+from assay.schemas import Example, Run, dotted_order_of, trusted, utcnow
 from assay.tracing import reset_current_run, set_current_run
 
 # What a target may take, by parameter name, in LangSmith's order.
@@ -68,8 +68,9 @@ class Target:
         outputs: dict[str, Any] | None,
         error: BaseException | None,
     ) -> Run:
-        # Built once, complete: setting fields one by one on a pydantic model costs more
-        # than the trivial target it records.
+        # Built once, complete and unvalidated (``trusted``): every part is already of its
+        # type (outputs a dict with str keys, ids UUIDs), and validating the record again
+        # cost more than the trivial target it records.
         extra: dict[str, Any] = {"repetition": repetition}
         if error is not None:
             extra["traceback"] = format_traceback(error)
@@ -81,22 +82,25 @@ class Target:
                 extra["tags"] = tags  # the store keeps a root run's tags in its extra
             if frame.tree.outputs and outputs is not None:
                 outputs = {**frame.tree.outputs, **outputs}
-        return Run(
-            id=frame.id,
-            trace_id=frame.id,
-            name=self.name,
-            run_type="chain",
-            inputs=example.inputs,
-            outputs=outputs,
-            error=None if error is None else f"{type(error).__name__}: {error}",
-            start_time=frame.start_time,
-            end_time=utcnow(),
-            child_runs=frame.child_runs,
-            extra=extra,
-            reference_example_id=example.id,
-            tags=tags,
-            dotted_order=frame.order,
-            session_id=self.session_id,
+        return trusted(
+            Run,
+            {
+                "id": frame.id,
+                "name": self.name,
+                "run_type": "chain",
+                "inputs": example.inputs,
+                "outputs": outputs,
+                "error": None if error is None else f"{type(error).__name__}: {error}",
+                "start_time": frame.start_time,
+                "end_time": utcnow(),
+                "child_runs": frame.child_runs,
+                "trace_id": frame.id,
+                "extra": extra,
+                "reference_example_id": example.id,
+                "tags": tags,
+                "session_id": self.session_id,
+                "dotted_order": frame.order,
+            },
         )
 
     def check_signature(self) -> None:
@@ -208,6 +212,8 @@ def _callable_of(target: Any) -> tuple[Callable[..., Any], bool]:
 
 
 def _as_outputs(value: Any) -> dict[str, Any]:
+    if type(value) is dict:  # the common case, before the (slow) awaitable checks
+        return _str_keys(value)
     if inspect.isgenerator(value):  # a streaming target: keep what it yielded
         value = list(value)
     if inspect.isasyncgen(value):
@@ -224,6 +230,11 @@ def _as_outputs(value: Any) -> dict[str, Any]:
         )
     if not isinstance(value, dict):
         return {"output": value}
-    if all(isinstance(key, str) for key in value):
-        return value
-    return {str(key): item for key, item in value.items()}  # JSON objects have string keys
+    return _str_keys(value)
+
+
+def _str_keys(value: dict[Any, Any]) -> dict[str, Any]:
+    for key in value:
+        if not isinstance(key, str):
+            return {str(key): item for key, item in value.items()}  # JSON objects have string keys
+    return value

@@ -6,7 +6,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers see; at run time each family loads on first use
-    from assay.evaluators.code import CodeCorrectnessEvaluator, pass_at_k
+    from assay.evaluators.code import CodeCorrectnessEvaluator, CodeStyleEvaluator, pass_at_k
+    from assay.evaluators.code.go_vet import GoVetEvaluator
     from assay.evaluators.code.quality import BanditSecurityEvaluator, RuffLintEvaluator
     from assay.evaluators.judge import (
         CriteriaEvaluator,
@@ -30,6 +31,8 @@ _HOMES = {
     "pass_at_k": "assay.evaluators.code",
     "RuffLintEvaluator": "assay.evaluators.code.quality",
     "BanditSecurityEvaluator": "assay.evaluators.code.quality",
+    "CodeStyleEvaluator": "assay.evaluators.code",
+    "GoVetEvaluator": "assay.evaluators.code.go_vet",
     "SQLExecutionEvaluator": "assay.evaluators.sql",
     "SQLValidityEvaluator": "assay.evaluators.sql",
     "ExactMatchEvaluator": "assay.evaluators.text.string",
@@ -58,10 +61,12 @@ __all__ = [
     "BanditSecurityEvaluator",
     "BleuEvaluator",
     "CodeCorrectnessEvaluator",
+    "CodeStyleEvaluator",
     "ComparisonEvaluator",
     "CriteriaEvaluator",
     "EmbeddingDistanceEvaluator",
     "ExactMatchEvaluator",
+    "GoVetEvaluator",
     "JsonEqualityEvaluator",
     "JsonValidityEvaluator",
     "LabeledCriteriaEvaluator",

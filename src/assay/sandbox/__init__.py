@@ -13,7 +13,14 @@ from assay.sandbox.errors import (
     SandboxStartError,
     SandboxUnavailable,
 )
-from assay.sandbox.languages import LANGUAGES, Language, UnknownLanguage, get_language, strip_fences
+from assay.sandbox.languages import (
+    LANGUAGES,
+    Language,
+    UnknownLanguage,
+    UnsupportedMode,
+    get_language,
+    strip_fences,
+)
 from assay.sandbox.protections import Protections
 from assay.sandbox.results import (
     Call,
@@ -45,6 +52,7 @@ __all__ = [
     "SandboxUnavailable",
     "ScriptRun",
     "UnknownLanguage",
+    "UnsupportedMode",
     "choose_backend",
     "get_language",
     "get_pool",

@@ -27,6 +27,7 @@ from assay.sandbox._launch import (
     host_layout,
     zygote_command,
 )
+from assay.sandbox._toolchains import SANDBOX_PREBUILT, cache_root
 from assay.sandbox.protections import Protections
 
 # what the zygote (PID 1, never running job code) keeps to set up, signal and clean up
@@ -121,6 +122,7 @@ class Bubblewrap:
             argv += _parents(path) + ["--ro-bind", path, path]
         argv += _parents(SANDBOX_HARNESS_ROOT + "/harness")
         argv += ["--ro-bind", os.path.join(HARNESS_PARENT, "harness"), SANDBOX_HARNESS_ROOT + "/harness"]
+        argv += ["--ro-bind", cache_root(), SANDBOX_PREBUILT]  # compilers' prebuilt parts
         argv += ["--proc", "/proc", "--perms", "0755", "--dir", "/dev"]
         for device in DEVICES:
             argv += ["--dev-bind", device, device]
@@ -189,6 +191,7 @@ class Unshare:
         binds = [("/usr", "/usr"), *[(d, d) for d in dirs]]
         binds += [(p, p) for p in [*context.runtime.read_only_paths(), *context.extra_ro_paths]]
         binds.append((os.path.join(HARNESS_PARENT, "harness"), SANDBOX_HARNESS_ROOT + "/harness"))
+        binds.append((cache_root(), SANDBOX_PREBUILT))
         confine = {
             "new_root": context.scratch,
             "ro_binds": binds,

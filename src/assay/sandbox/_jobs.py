@@ -29,6 +29,10 @@ from assay.sandbox.languages import Language
 from assay.sandbox.results import Call, CallOutcome, FunctionRun, LoadFailure, Output, ScriptRun
 
 Reducer = Callable[[CallOutcome], CallOutcome]
+COMPILE_SECONDS = 60.0
+# after {"event": "compiled"} a compiled language's process waits for this go-ahead: its
+# next frame then never arrives together with that one, and the run's clock starts here
+RUN = {"event": "run"}
 
 
 # -- a function on inputs (test-case mode) ---------------------------------------------------
@@ -41,6 +45,7 @@ def run_function(
     timeout: float,
     limits: Limits = DEFAULT_LIMITS,
     on_outcome: Reducer | None = None,
+    call_timeouts: Sequence[float] | None = None,
 ) -> FunctionRun:
     """Call ``func_name`` from ``code`` once per call. Expected outputs never enter the
     sandbox: only arguments go in, only encoded return values come out. If the process
@@ -49,16 +54,22 @@ def run_function(
     ``on_outcome`` reduces each outcome as it arrives (say, to a verdict and a short
     text), so the decoded values of many calls are never held at once. The deadline
     starts once the sandbox is ours: waiting for one (or for a CPU, or for the previous
-    job's cleanup) is not the candidate's time."""
+    job's cleanup) is not the candidate's time. ``call_timeouts`` (one per call) bound
+    each call as well: a call that overruns its own limit is a timeout, as with the
+    whole run's."""
+    language.prepare()  # a first job may build the prebuilt harness parts: not its time
     started = time.monotonic()
     state = _FunctionState(len(calls), timeout, on_outcome)
+    state.call_timeouts = list(call_timeouts) if call_timeouts is not None else None
     with running_slot(), pool.candidates.lease() as sandbox:
-        deadline = time.monotonic() + timeout
+        state.deadline = time.monotonic() + timeout
         while not state.finished:
             with Session() as session:
-                child = spawn_child(session, sandbox, language, "candidate", limits, timeout)
+                child = spawn_child(
+                    session, sandbox, language, "candidate", limits, timeout + compile_allowance(language)
+                )
                 try:
-                    _drive_candidate(session, child, code, func_name, calls, state, deadline)
+                    _drive_candidate(session, child, code, func_name, calls, state, language)
                 finally:
                     finish(session, [sandbox], state.timed_out)
                     state.output = collect_output(child, state.output)
@@ -74,6 +85,7 @@ def run_function(
         sandbox={**pool.describe(), "limits": limits.describe(timeout)},
         duration_ms=(time.monotonic() - started) * 1000,
         restarts=state.restarts,
+        compile_ms=state.compile_ms,
     )
 
 
@@ -88,6 +100,15 @@ class _FunctionState:
         self.timed_out = False
         self.restarts = -1
         self.output = Output()
+        self.deadline = 0.0
+        self.compile_ms: float | None = None
+        self.call_timeouts: list[float] | None = None
+
+    def call_deadline(self, index: int, sent: float, deadline: float) -> tuple[float, float]:
+        """The deadline of call ``index`` and the limit a timeout message names."""
+        if self.call_timeouts is None or sent + self.call_timeouts[index] >= deadline:
+            return deadline, self.timeout
+        return sent + self.call_timeouts[index], self.call_timeouts[index]
 
     @property
     def finished(self) -> bool:
@@ -112,11 +133,12 @@ def _drive_candidate(
     func_name: str,
     calls: Sequence[Call],
     state: _FunctionState,
-    deadline: float,
+    language: Language,
 ) -> None:
     state.restarts += 1
     session.send(child.frames_in, {"code": code, "func_name": func_name})
-    first, timed_out = next_frame(session, child, deadline)
+    first, timed_out = _compiled_first_frame(session, child, state, language)
+    deadline = state.deadline
     if timed_out:
         state.timed_out = True
         state.load_failure = LoadFailure("timeout", timeout_message(state.timeout, "loading the code"))
@@ -134,7 +156,8 @@ def _drive_candidate(
             child.frames_in,
             {"args": codec.encode(list(call.args)), "kwargs": codec.encode(dict(call.kwargs))},
         )
-        reply, timed_out = next_frame(session, child, deadline)
+        call_deadline, limit = state.call_deadline(index, sent, deadline)
+        reply, timed_out = next_frame(session, child, call_deadline)
         elapsed = (time.monotonic() - sent) * 1000
         state.next += 1
         if timed_out:
@@ -143,7 +166,7 @@ def _drive_candidate(
                     index,
                     "timeout",
                     duration_ms=elapsed,
-                    message=timeout_message(state.timeout, f"call {index}"),
+                    message=timeout_message(limit, f"call {index}"),
                 )
             )
             state.timed_out = True
@@ -160,7 +183,50 @@ def _drive_candidate(
         state.record(_outcome(index, reply, elapsed))
 
 
+def compile_allowance(language: Language) -> float:
+    """Wall seconds a compile step may take on top of the job's timeout (and the CPU
+    limit of the compiler, which runs under the job's limits)."""
+    return COMPILE_SECONDS if language.compiled else 0.0
+
+
+def _compiled_first_frame(
+    session: Session, child: Child, state: _FunctionState, language: Language
+) -> tuple[Any, bool]:
+    """The first frame after the compile step, if any. Compiling is not the candidate's
+    running time: the parent measures it and moves the deadline by as much."""
+    if not language.compiled:
+        return next_frame(session, child, state.deadline)
+    sent = time.monotonic()
+    first, timed_out = next_frame(session, child, state.deadline + COMPILE_SECONDS)
+    if not timed_out and isinstance(first, dict) and first.get("event") == "compiled":
+        spent = time.monotonic() - sent
+        state.compile_ms = (state.compile_ms or 0.0) + spent * 1000
+        state.deadline += spent
+        session.send(child.frames_in, RUN)
+        return next_frame(session, child, state.deadline)
+    return first, timed_out
+
+
 def _outcome(index: int, reply: Any, elapsed: float) -> CallOutcome:
+    outcome = _outcome_of(index, reply, elapsed)
+    if isinstance(reply, dict):
+        outcome.wall_ms, outcome.cpu_ms = reported_time(reply.get("time"))
+    return outcome
+
+
+def reported_time(spent: Any) -> tuple[float | None, float | None]:
+    """``wall_ms`` and ``cpu_ms`` of a reply's ``time`` field, each None if absent or absurd."""
+    if not isinstance(spent, dict):
+        return None, None
+    values = [spent.get(key) for key in ("wall_ms", "cpu_ms")]
+    wall, cpu = (
+        float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e12 else None
+        for v in values
+    )
+    return wall, cpu
+
+
+def _outcome_of(index: int, reply: Any, elapsed: float) -> CallOutcome:
     if not isinstance(reply, dict):
         return CallOutcome(
             index,
@@ -216,15 +282,27 @@ def run_script(
     pool: JobHost, language: Language, code: str, timeout: float, limits: Limits = DEFAULT_LIMITS
 ) -> ScriptRun:
     """Run ``code`` as a program; its exit code and output are the result."""
+    language.prepare()
     started = time.monotonic()
     with running_slot(), pool.candidates.lease() as sandbox, Session() as session:
         deadline = time.monotonic() + timeout
         child = spawn_child(
-            session, sandbox, language, "script", limits, timeout, read_frames=False, watch=True
+            session,
+            sandbox,
+            language,
+            "script",
+            limits,
+            timeout + compile_allowance(language),
+            read_frames=language.compiled,
+            watch=True,
         )
         session.send(child.frames_in, {"code": code})
-        child.frames_in.close_when_flushed = True
-        finished = session.wait(lambda: child.exit_status() is not None or sandbox.dead, deadline)
+        child.frames_in.close_when_flushed = not language.compiled
+        ended = lambda: child.exit_status() is not None or sandbox.dead  # noqa: E731
+        compile_ms = None
+        if language.compiled:
+            compile_ms, deadline = _await_compiled(session, child, ended, deadline)
+        finished = session.wait(ended, deadline)
         status = child.exit_status() or {}
         finish(session, [sandbox], not finished)
     return ScriptRun(
@@ -234,4 +312,21 @@ def run_script(
         output=collect_output(child, Output()),
         sandbox={**pool.describe(), "limits": limits.describe(timeout)},
         duration_ms=(time.monotonic() - started) * 1000,
+        compile_ms=compile_ms,
     )
+
+
+def _await_compiled(
+    session: Session, child: Child, ended: Callable[[], bool], deadline: float
+) -> tuple[float | None, float]:
+    """Wait out the compile step (a program that does not compile just exits): the
+    program's time starts once it is built."""
+    reader = child.frames_out
+    assert reader is not None
+    sent = time.monotonic()
+    session.wait(lambda: bool(reader.frames) or reader.done or ended(), deadline + COMPILE_SECONDS)
+    compiled = bool(reader.frames) and reader.frames.popleft() == {"event": "compiled"}
+    spent = time.monotonic() - sent
+    session.send(child.frames_in, RUN)
+    child.frames_in.close_when_flushed = True
+    return (spent * 1000, deadline + spent) if compiled else (None, deadline)

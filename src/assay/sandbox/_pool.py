@@ -193,9 +193,12 @@ class SandboxPool:
         timeout: float,
         limits: Limits = DEFAULT_LIMITS,
         on_outcome: Callable[[CallOutcome], CallOutcome] | None = None,
+        call_timeouts: Sequence[float] | None = None,
     ) -> FunctionRun:
         """Call ``func_name`` from ``code`` once per call (see ``_jobs.run_function``)."""
-        return _jobs.run_function(self, language, code, func_name, calls, timeout, limits, on_outcome)
+        return _jobs.run_function(
+            self, language, code, func_name, calls, timeout, limits, on_outcome, call_timeouts
+        )
 
     def run_test_program(
         self,

@@ -26,7 +26,7 @@ from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
 from assay.sandbox._sandbox import Sandbox
 from assay.sandbox._slots import JobHost, running_slot
 from assay.sandbox.config import Limits
-from assay.sandbox.languages import Language
+from assay.sandbox.languages import Language, UnsupportedMode
 from assay.sandbox.results import Output, ProgramRun
 
 
@@ -46,6 +46,11 @@ def run_test_program(
     If a reused checker ends without a verdict (it may have died between jobs), the whole
     job runs again once with fresh processes: that verdict must not depend on the past.
     The deadline starts once both sandboxes are ours."""
+    if not language.test_programs:
+        raise UnsupportedMode(
+            f"{language.name} runs test cases (arguments and expected results as data) "
+            "and plain programs, not test programs"
+        )
     started = time.monotonic()
     job = _Job(pool, language, program, test, entry_point, timeout, limits, prompt)
     attempt = job.run()

@@ -21,7 +21,7 @@ from assay.sandbox._io import Capture, FrameReader, FrameWriter, Session
 from assay.sandbox._sandbox import Sandbox
 from assay.sandbox.config import Limits
 
-MAX_USES = 200
+MAX_USES = 1000
 REUSABLE_BACKENDS = ("bubblewrap", "unshare")  # its cleanliness check needs a PID namespace
 
 

@@ -58,6 +58,7 @@ class Sandbox:
         self.pid_namespace: str | None = None
         self.uid: int | None = None
         self.cgroup: SandboxCgroup | None = None
+        self.spare: int | None = None  # the zygote's pre-forked child (its pid in the sandbox)
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> None:
@@ -144,9 +145,20 @@ class Sandbox:
                 )
             except OSError:
                 continue
-            if by_uid or by_ns:
+            if (by_uid or by_ns) and not self._is_spare(pid):
                 found.append(pid)
         return found
+
+    def _is_spare(self, pid: int) -> bool:
+        """The zygote's spare, waiting for the next job: it never ran job code."""
+        if self.spare is None:
+            return False
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                line = next(line for line in status if line.startswith("NSpid:"))
+        except (OSError, StopIteration):
+            return False
+        return int(line.split()[-1]) == self.spare  # its pid as the sandbox sees it
 
     def _context(self, control_fd: int) -> LaunchContext:
         settings = self.settings
@@ -181,6 +193,7 @@ class Sandbox:
         message = self.receive(time.monotonic() + START_SECONDS)
         if message is None or message.get("event") != "ready":
             raise SandboxStartError(f"the {self.backend.name} sandbox did not start: {self._stderr_tail()}")
+        self.spare = message.get("spare")
         return message
 
     def _stderr_tail(self) -> str:
@@ -199,6 +212,7 @@ class Sandbox:
         if self._killed:
             return
         self._killed = self.dead = True
+        self.spare = None
         self.forget_resident()
         if self.backend.name == "rlimit" and self._uid is None and self.process is not None:
             from assay.sandbox._reaper import kill_descendants_of
@@ -405,6 +419,7 @@ class Sandbox:
             if message.get("reply") == "reset":
                 break
         self.reset_pending = False
+        self.spare = message.get("spare")
         exits = {**self.exits, **message.get("exits", {})}
         self.exits.clear()
         if message.get("survivors"):

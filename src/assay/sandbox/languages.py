@@ -13,16 +13,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from assay.errors import AssayError
+from assay.sandbox import _toolchains as toolchains
 from assay.sandbox._launch import Runtime
 
 __all__ = [
+    "CPP",
+    "GO",
+    "JAVA",
     "JAVASCRIPT",
     "LANGUAGES",
     "Language",
     "PYTHON",
     "ROLES",
+    "TYPESCRIPT",
     "Spawn",
     "UnknownLanguage",
+    "UnsupportedMode",
     "get_language",
     "strip_fences",
 ]
@@ -33,6 +39,10 @@ ROLES = ("candidate", "checker", "script")
 
 class UnknownLanguage(AssayError, ValueError):
     pass
+
+
+class UnsupportedMode(AssayError, ValueError):
+    """A language without the test-program mode was given a test program."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,9 @@ class Language:
     defines: Callable[[str, str], bool]
     spawn: Callable[[str, str, Runtime, int | None], Spawn]
     runtime_missing: Callable[[Runtime], str | None]
+    compiled: bool = False  # a compile step runs first and reports {"event": "compiled"}
+    test_programs: bool = True  # the test-program mode (a checker role) exists
+    prepare: Callable[[], None] = lambda: None  # parent-side, once: prebuilt harness parts
 
     def program(self, prompt: str, completion: str, entry_point: str) -> str:
         """HumanEval style: prompt + completion, unless the completion already holds the
@@ -61,6 +74,8 @@ class Language:
 
 
 def _python_defines(code: str, name: str) -> bool:
+    if name not in code:  # the usual completion, a body: no pattern to compile per name
+        return False
     pattern = rf"^(?:async\s+)?def\s+{re.escape(name)}\s*\(|^{re.escape(name)}\s*="
     return re.search(pattern, code, re.MULTILINE) is not None
 
@@ -70,6 +85,8 @@ def _python_spawn(role: str, harness_root: str, runtime: Runtime, memory: int | 
 
 
 def _js_defines(code: str, name: str) -> bool:
+    if name not in code:
+        return False
     escaped = re.escape(name)
     pattern = (
         rf"^\s*(?:export\s+)?(?:async\s+)?function\s*\*?\s*{escaped}\s*\("
@@ -94,6 +111,56 @@ def _js_missing(runtime: Runtime) -> str | None:
     return None
 
 
+def _go_defines(code: str, name: str) -> bool:
+    return re.search(rf"^\s*func\s+{re.escape(name)}\s*[\[(]", code, re.MULTILINE) is not None
+
+
+def _java_defines(code: str, name: str) -> bool:
+    # a method declaration: a type, the name, "(" ... ")" and a body or throws clause
+    pattern = rf"^\s*(?:(?:public|private|protected|static|final)\s+)*[\w<>\[\],.? ]+\s{re.escape(name)}\s*\("
+    return re.search(pattern, code, re.MULTILINE) is not None and "class " in code
+
+
+def _cpp_defines(code: str, name: str) -> bool:
+    pattern = rf"^\s*(?:[\w:<>,*& ]+)\s[*&]?{re.escape(name)}\s*\([^;]*\)\s*(?:const\s*)?\{{"
+    return re.search(pattern, code, re.MULTILINE) is not None
+
+
+def _ts_defines(code: str, name: str) -> bool:
+    escaped = re.escape(name)
+    pattern = (
+        rf"^\s*(?:export\s+)?(?:async\s+)?function\s*\*?\s*{escaped}\s*[<(]"
+        rf"|^\s*(?:export\s+)?(?:const|let|var)\s+{escaped}\s*[:=]"
+    )
+    return re.search(pattern, code, re.MULTILINE) is not None
+
+
+def _compiled_spawn(language: str) -> Callable[[str, str, Runtime, int | None], Spawn]:
+    def spawn(role: str, harness_root: str, runtime: Runtime, memory: int | None) -> Spawn:
+        boot = toolchains.BUILD_BOOT.format(root=harness_root)
+        options = toolchains.compile_options(memory, harness_root)
+        python = toolchains.system_python() or runtime.python
+        return Spawn("exec", [python, "-I", "-S", "-B", "-c", boot, language, role, options])
+
+    return spawn
+
+
+def _ts_spawn(role: str, harness_root: str, runtime: Runtime, memory: int | None) -> Spawn:
+    js = _js_spawn(role, harness_root, runtime, memory)
+    script = f"{harness_root}/harness/ts/{role}.js"
+    return Spawn("exec", [*js.argv[:-1], script, toolchains.typescript_module() or ""])
+
+
+def _ts_missing(runtime: Runtime) -> str | None:
+    if runtime.node is None:
+        return "TypeScript needs Node.js: no `node` on PATH (apt-get install nodejs)"
+    if toolchains.typescript_module() is None:
+        return (
+            f"TypeScript needs the typescript compiler: not found (install {toolchains.TYPESCRIPT_PACKAGE})"
+        )
+    return None
+
+
 PYTHON = Language(
     name="python",
     aliases=("python", "py", "python3"),
@@ -110,7 +177,48 @@ JAVASCRIPT = Language(
     spawn=_js_spawn,
     runtime_missing=_js_missing,
 )
-LANGUAGES = {language.name: language for language in (PYTHON, JAVASCRIPT)}
+TYPESCRIPT = Language(
+    name="typescript",
+    aliases=("typescript", "ts"),
+    fence_tags=("typescript", "ts", "tsx"),
+    defines=_ts_defines,
+    spawn=_ts_spawn,
+    runtime_missing=_ts_missing,
+    compiled=True,
+)
+GO = Language(
+    name="go",
+    aliases=("go", "golang"),
+    fence_tags=("go", "golang"),
+    defines=_go_defines,
+    spawn=_compiled_spawn("go"),
+    runtime_missing=lambda runtime: toolchains.missing_toolchain("go"),
+    compiled=True,
+    test_programs=False,
+)
+JAVA = Language(
+    name="java",
+    aliases=("java",),
+    fence_tags=("java",),
+    defines=_java_defines,
+    spawn=_compiled_spawn("java"),
+    runtime_missing=lambda runtime: toolchains.missing_toolchain("java"),
+    compiled=True,
+    prepare=lambda: toolchains.prepare("java"),
+    test_programs=False,
+)
+CPP = Language(
+    name="cpp",
+    aliases=("cpp", "c++", "cxx", "cc"),
+    fence_tags=("cpp", "c++", "cxx", "cc", "hpp"),
+    defines=_cpp_defines,
+    spawn=_compiled_spawn("cpp"),
+    runtime_missing=lambda runtime: toolchains.missing_toolchain("cpp"),
+    compiled=True,
+    prepare=lambda: toolchains.prepare("cpp"),
+    test_programs=False,
+)
+LANGUAGES = {language.name: language for language in (PYTHON, JAVASCRIPT, TYPESCRIPT, GO, JAVA, CPP)}
 
 
 def get_language(name: str) -> Language:

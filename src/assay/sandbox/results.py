@@ -20,7 +20,10 @@ class Call:
 class CallOutcome:
     """status: ``ok`` (``value`` holds the decoded return value), ``error`` (it raised),
     ``crashed`` (its process ended), ``timeout``, or ``not_run``. ``passed`` is set by a
-    caller's ``on_outcome`` reducer, which may also replace ``value`` by a summary."""
+    caller's ``on_outcome`` reducer, which may also replace ``value`` by a summary.
+    ``duration_ms`` is measured here, from sending the call to its reply; ``wall_ms`` and
+    ``cpu_ms`` are the call alone as the candidate's process measured it (its reply's
+    ``time`` field: reported by that process, so only as trustworthy as it)."""
 
     index: int
     status: str
@@ -30,6 +33,8 @@ class CallOutcome:
     traceback: str | None = None
     duration_ms: float | None = None
     passed: bool | None = None
+    wall_ms: float | None = None
+    cpu_ms: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -38,8 +43,9 @@ class CallOutcome:
 
 @dataclass
 class LoadFailure:
-    """The code could not be loaded: ``syntax``, ``exception`` (at import time),
-    ``missing_function``, ``ended`` (the process died), ``timeout``."""
+    """The code could not be loaded: ``syntax``, ``compile`` (the compiler's first lines
+    in ``message``), ``exception`` (at import time), ``missing_function``, ``ended``
+    (the process died), ``timeout``."""
 
     kind: str
     message: str
@@ -63,6 +69,7 @@ class FunctionRun:
     sandbox: dict[str, Any]
     duration_ms: float
     restarts: int = 0
+    compile_ms: float | None = None  # compiled languages: the compile step, measured by the parent
 
 
 @dataclass
@@ -86,3 +93,4 @@ class ScriptRun:
     output: Output
     sandbox: dict[str, Any]
     duration_ms: float
+    compile_ms: float | None = None

@@ -12,7 +12,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from assay.schemas import EvaluationResult, Example, Run, dotted_order_of
+from assay.schemas import EvaluationResult, Example, Run, dotted_order_of, trusted
 from assay.store._json import dumps, loads, safe_repr
 from assay.store.records import ExperimentRow
 
@@ -60,9 +60,10 @@ def encode_row(experiment_id: str, run_id: str, row: ExperimentRow) -> tuple[Any
     except Exception as exc:  # noqa: BLE001 - a row must never stop the experiment
         run = _errored_run_row(experiment_id, run_id, row, _reason(exc))
     results = []
+    pair = (str(row.example.id), row.repetition)
     for result in row.results:
         try:
-            results.append(result_row(experiment_id, run_id, result))
+            results.append(result_row(experiment_id, run_id, result, pair))
         except Exception as exc:  # noqa: BLE001
             results.append(
                 (
@@ -78,6 +79,7 @@ def encode_row(experiment_id: str, run_id: str, row: ExperimentRow) -> tuple[Any
                     None,
                     _reason(exc),
                     None,
+                    *pair,
                 )
             )
     return run, results
@@ -112,23 +114,26 @@ def run_row(
     experiment_id: str, run_id: str, run: Run, example: Example, repetition: int, position: int
 ) -> tuple[Any, ...]:
     # Python-mode dumps: whatever a traced call saw is encoded by ``dumps``, which never fails.
-    children = [child.model_dump() for child in run.child_runs] if run.child_runs else None
+    fields = run.__dict__  # read once: attribute access on a pydantic model costs more
+    child_runs, extra = fields["child_runs"], fields["extra"]
+    children = [child.model_dump() for child in child_runs] if child_runs else None
+    start, end = fields["start_time"], fields["end_time"]
     return (
         run_id,
         experiment_id,
         str(example.id),
         repetition,
         position,
-        text(run.name),
-        text(run.run_type),
-        dumps(run.inputs),
-        dumps(run.outputs),
-        text(run.error),
-        ts(run.start_time),
-        ts(run.end_time),
-        run.latency_ms,
+        text(fields["name"]),
+        text(fields["run_type"]),
+        dumps(fields["inputs"]),
+        dumps(fields["outputs"]),
+        text(fields["error"]),
+        start.isoformat(),
+        None if end is None else end.isoformat(),
+        None if end is None else (end - start).total_seconds() * 1000.0,
         dumps(children),
-        dumps(run.extra or None),
+        dumps(extra) if extra else None,
     )
 
 
@@ -138,25 +143,38 @@ RUN_COLUMNS = (
 )
 
 
-def result_row(experiment_id: str, run_id: str, result: EvaluationResult) -> tuple[Any, ...]:
+def result_row(
+    experiment_id: str, run_id: str, result: EvaluationResult, pair: tuple[str, int]
+) -> tuple[Any, ...]:
+    """``pair`` is the run's (example id, repetition): a copy on each result, so that a
+    comparison pairs two experiments' scores from one index without visiting the runs."""
+    fields = result.__dict__  # read once: attribute access on a pydantic model costs more
+    score, value, correction = fields["score"], fields["value"], fields["correction"]
+    metadata, info = fields["metadata"], fields["evaluator_info"]
     return (
         experiment_id,
         run_id,
-        text(result.key),
-        score_column(result),
-        dumps(result.value),
-        text(result.feedback),
-        text(result.comment),
-        dumps(result.correction),
-        dumps(result.metadata or None),
-        dumps(result.evaluator_info or None),
-        text(result.error),
-        score_kind(result.score),
+        text(fields["key"]),
+        None if score is None else float(score),
+        None if value is None else dumps(value),
+        text(fields["feedback"]),
+        text(fields["comment"]),
+        None if correction is None else dumps(correction),
+        dumps(metadata) if metadata else None,
+        dumps(info) if info else None,
+        text(fields["error"]),
+        score_kind(score),
+        *pair,
     )
 
 
 def score_kind(score: Any) -> str | None:
     """What the REAL score column cannot say by itself: the score was a bool, or an int."""
+    kind = type(score)
+    if kind is bool:
+        return "bool"
+    if kind is float or score is None:
+        return None
     if isinstance(score, bool):
         return "bool"
     if isinstance(score, int) and abs(score) <= 2**53:  # exact as a float, so exact back
@@ -166,7 +184,7 @@ def score_kind(score: Any) -> str | None:
 
 RESULT_COLUMNS = (
     "experiment_id, run_id, key, score, value, feedback, comment, correction, metadata, "
-    "evaluator_info, error, score_kind"
+    "evaluator_info, error, score_kind, example_id, repetition"
 )
 
 
@@ -215,12 +233,26 @@ def run_from(row: Any) -> Run:
     )
 
 
-def example_from(row: Any) -> Example:
-    return Example(
-        id=uuid.UUID(row["id"]),
-        dataset_id=uuid.UUID(row["dataset_id"]),
-        inputs=loads(row["inputs"]) or {},
-        outputs=loads(row["outputs"]),
-        metadata=loads(row["metadata"]),
-        created_at=parse_required_ts(row["created_at"]),
+def example_from(row: Any, dataset_id: uuid.UUID | None = None) -> Example:
+    """``dataset_id``: the row's, when the caller has it (a page of one dataset). Built
+    unvalidated (``trusted``): every field is decoded to its type here."""
+    outputs, metadata = loads(row["outputs"]), loads(row["metadata"])
+    return trusted(
+        Example,
+        {
+            "id": uuid.UUID(row["id"]),
+            "dataset_id": uuid.UUID(row["dataset_id"]) if dataset_id is None else dataset_id,
+            "inputs": _object(loads(row["inputs"])) or {},
+            "outputs": None if outputs is None else _object(outputs),
+            "metadata": None if metadata is None else _object(metadata),
+            "created_at": parse_required_ts(row["created_at"]),
+        },
     )
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A stored JSON object, checked as validation would: the store only writes objects
+    there, so anything else is a damaged row."""
+    if type(value) is not dict:
+        raise ValueError(f"an example's stored field is not a JSON object: {safe_repr(value)[:80]}")
+    return value

@@ -130,9 +130,33 @@ def _tag_list(value: list[Any]) -> list[Any]:
 
 
 def _tag_dict(value: dict[Any, Any]) -> Any:
-    if all(type(key) is str for key in value) and not (len(value) == 1 and next(iter(value)) in TAGS):
-        tagged = {key: tag(item) for key, item in value.items()}
-        return value if all(tagged[k] is v for k, v in value.items()) else tagged
+    if len(value) == 1 and next(iter(value)) in TAGS:
+        return _as_pairs(value)
+    # One pass, allocating nothing when nothing needs a tag (the common case: every row's
+    # inputs, outputs and extra go through here). Plain JSON scalars are checked inline.
+    changed: dict[str, Any] | None = None
+    for key, item in value.items():
+        if type(key) is not str:
+            return _as_pairs(value)
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if _I64_MIN <= item <= _U64_MAX:
+                continue
+        elif kind is float and math.isfinite(item):
+            continue
+        tagged = tag(item)
+        if tagged is not item:
+            if changed is None:
+                changed = {}
+            changed[key] = tagged
+    if changed is None:
+        return value
+    return {key: changed[key] if key in changed else item for key, item in value.items()}
+
+
+def _as_pairs(value: dict[Any, Any]) -> dict[str, Any]:
     return {"$dict": [[tag(key), tag(item)] for key, item in value.items()]}
 
 

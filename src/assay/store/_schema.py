@@ -192,6 +192,18 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (experiment_id, shard)
     );
     """,
+    # Each result carries its run's (example, repetition), and one covering index holds
+    # what a paired comparison reads: per metric, both experiments' scores in example
+    # order, paired by an index lookup (a merge join where the database has one) with no
+    # visit to the runs or the results' rows.
+    """
+    ALTER TABLE results ADD COLUMN example_id TEXT;
+    ALTER TABLE results ADD COLUMN repetition INTEGER;
+    UPDATE results SET
+        example_id = (SELECT u.example_id FROM runs u WHERE u.id = results.run_id),
+        repetition = (SELECT u.repetition FROM runs u WHERE u.id = results.run_id);
+    CREATE INDEX results_by_pair ON results (experiment_id, key, example_id, repetition, score);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import sqlite3
 import threading
@@ -274,7 +275,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         last = -1
         while page := rows.examples_page(self.conn, dataset_id, version, last, page_size):
             last = page[-1]["position"]
-            yield from (codec.example_from(row) for row in page)
+            yield from (codec.example_from(row, dataset_id) for row in page)
 
     def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int:
         query, params = _examples_at(str(dataset_id), version)
@@ -347,7 +348,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
 
     # rows
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
-        exp, run_id = str(experiment_id), str(row.run.id)
+        exp, run_id = _id_text(experiment_id), str(row.run.id)
         run, results = codec.encode_row(exp, run_id, row)
         return (*run, int(_failed(row))), results
 
@@ -467,12 +468,13 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         replace: bool,
     ) -> None:
         exp = str(experiment_id)
-        rows = [
-            codec.result_row(exp, str(run_id), result)
-            for run_id, results in results_by_run
-            for result in results
-        ]
         with self.transaction() as conn:
+            pairs = _run_pairs(conn, [str(run_id) for run_id, _ in results_by_run])
+            rows = [
+                codec.result_row(exp, str(run_id), result, pairs.get(str(run_id), ("", 0)))
+                for run_id, results in results_by_run
+                for result in results
+            ]
             if replace:
                 conn.executemany(
                     "DELETE FROM results WHERE run_id = ? AND key = ?",
@@ -544,6 +546,12 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 "INSERT OR REPLACE INTO cache (namespace, key, value, created_at) VALUES (?, ?, ?, ?)",
                 (namespace, key, value, codec.ts(utcnow())),
             )
+
+
+@functools.lru_cache(maxsize=16)
+def _id_text(experiment_id: uuid.UUID) -> str:
+    """An experiment's id as text, made once rather than for each of its rows."""
+    return str(experiment_id)
 
 
 def _failed(row: ExperimentRow) -> bool:
@@ -671,3 +679,14 @@ def _experiment_from(row: sqlite3.Row) -> ExperimentRecord:
         created_at=codec.parse_required_ts(row["created_at"]),
         finished_at=codec.parse_ts(row["finished_at"]),
     )
+
+
+def _run_pairs(conn: sqlite3.Connection, run_ids: list[str]) -> dict[str, tuple[str, int]]:
+    """(example id, repetition) of each stored run, copied onto the results written for it."""
+    pairs: dict[str, tuple[str, int]] = {}
+    for start in range(0, len(run_ids), 500):
+        chunk = run_ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT id, example_id, repetition FROM runs WHERE id IN ({marks})", chunk):
+            pairs[row[0]] = (row[1], row[2])
+    return pairs

@@ -214,6 +214,13 @@ class RowFilter(BaseModel):
         description="with metric: its failing threshold, read with its direction "
         "(below it if higher is better, above it if lower is better)",
     )
+    thresholds: dict[str, float | None] = Field(
+        default_factory=dict,
+        description="per metric key, its failing threshold: a row fails when the metric scores "
+        "at it or worse (at or below if higher is better, at or above if lower is better); "
+        "None: no threshold. A 0/1 metric without one fails at its worst value, a continuous "
+        "one never. Query parameters fail.<key>=<number>, empty for none",
+    )
     q: str | None = Field(None, description="substring searched in inputs and outputs")
     sort: SortKey = "position"
     order: Literal["asc", "desc"] = "asc"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from fastapi import Depends, Query
+from fastapi import Depends, Query, Request
 
 from assay.ui.errors import BadRequest
 from assay.ui.models import RowFilter
@@ -19,6 +19,7 @@ __all__ = [
     "Paging",
     "PagingParams",
     "RowFilterParams",
+    "THRESHOLD_PREFIX",
     "VersionParam",
     "blank_is_none",
     "dataset_version",
@@ -63,7 +64,27 @@ def parse_number(name: str, value: str | None) -> float | None:
     return number
 
 
+THRESHOLD_PREFIX = "fail."
+MAX_THRESHOLDS = 100
+
+
+def thresholds(request: Request) -> dict[str, float | None]:
+    """The per-metric failing thresholds in the URL: ``fail.<key>=<number>``, or empty for
+    "no threshold" (which turns a 0/1 metric's default off)."""
+    found: dict[str, float | None] = {}
+    for name, value in request.query_params.multi_items():
+        if name.startswith(THRESHOLD_PREFIX):
+            key = name.removeprefix(THRESHOLD_PREFIX)
+            if not key:
+                raise BadRequest(f"parameter {name!r} needs a metric key after {THRESHOLD_PREFIX!r}")
+            found[key] = parse_number(name, value)
+    if len(found) > MAX_THRESHOLDS:
+        raise BadRequest(f"at most {MAX_THRESHOLDS} fail.<key> thresholds, got {len(found)}")
+    return found
+
+
 def row_filter(
+    request: Request,
     failed: Annotated[
         bool,
         Query(
@@ -85,6 +106,7 @@ def row_filter(
         metric=blank_is_none(metric),
         below=parse_number("below", below),
         worse_than=parse_number("worse_than", worse_than),
+        thresholds=thresholds(request),
         q=blank_is_none(q),
         sort=blank_is_none(sort) or "position",
         order=order,

@@ -107,6 +107,20 @@ def test_cases_of(example: Example | None, default: Tolerance = DEFAULT_TOLERANC
     return [_parse_case(index, case, default) for index, case in enumerate(raw)]
 
 
+GENERATED_KEY = "generated_test_cases"
+
+
+def generated_cases_of(example: Example | None, default: Tolerance, start: int = 0) -> list[TestCase]:
+    """The cases ``generate_test_cases`` stored in ``example.inputs["generated_test_cases"]``,
+    numbered after the given ones; none stored is no case, not an error."""
+    raw = (example.inputs or {}).get(GENERATED_KEY) if example is not None else None
+    if raw is None:
+        return []
+    if not isinstance(raw, (list, tuple)):
+        raise CaseError(f"example.inputs[{GENERATED_KEY!r}] must be a list, got {type(raw).__name__}")
+    return [_parse_case(start + index, case, default) for index, case in enumerate(raw)]
+
+
 def _case_tolerance(where: str, case: dict[str, Any], default: Tolerance) -> Tolerance | None:
     given = {key: case[key] for key in TOLERANCE_KEYS if key in case}
     if not given:

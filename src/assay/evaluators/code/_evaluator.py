@@ -19,14 +19,25 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from assay.evaluation import BaseEvaluator, EvaluationResult
+from assay.evaluators.code._calibrate import (
+    Calibrated,
+    ReferenceJob,
+    measure_reference,
+    reference_code_of,
+    timeout_mode,
+)
 from assay.evaluators.code._cases import (
     CaseError,
+    TestCase,
+    TestProgram,
     code_from_run,
+    generated_cases_of,
     inputs_of,
     test_cases_of,
     test_program_of,
 )
 from assay.evaluators.code._passk import pass_at_k, pass_at_k_estimate
+from assay.evaluators.code._plan import TimingPlan, function_cpu_ms, program_cpu_ms
 from assay.evaluators.code._report import (
     failure,
     from_function_run,
@@ -34,8 +45,10 @@ from assay.evaluators.code._report import (
     verdict_reducer,
 )
 from assay.sandbox import (
+    FunctionRun,
     Language,
     Limits,
+    ProgramRun,
     SandboxConfig,
     SandboxError,
     SandboxStartError,
@@ -46,8 +59,10 @@ from assay.sandbox import (
 )
 from assay.sandbox.compare import DEFAULT_TOLERANCE, Tolerance
 from assay.schemas import Example, Run
+from assay.store.current import current_store
 
 T = TypeVar("T")
+CASE_SOURCES = ("given", "given+generated")
 
 __all__ = ["CodeCorrectnessEvaluator", "pass_at_k", "pass_at_k_estimate"]
 
@@ -71,6 +86,17 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         abs_tolerance: the absolute tolerance (``abs_tol``, default 0).
         zero_tolerance: the absolute tolerance when one side is exactly 0 (default 1e-12).
             A test case can set its own ``rel_tol``, ``abs_tol`` and ``zero_tol``.
+        timeout: ``"fixed"`` (default: ``execution_timeout`` for the whole run),
+            ``"calibrated"`` or ``Calibrated(factor=k, floor=s)``: each test may take k x the
+            reference solution's measured time + s seconds (see ``_calibrate``).
+        reference_key: where the reference solution is (default: ``reference_code``,
+            ``canonical_solution`` or ``reference_solution`` in the example's outputs, then
+            inputs); needed by a calibrated timeout and by ``speed_repeats``.
+        speed_repeats: when positive, code that passes every test is run this many times
+            and a second metric, ``<name>_relative_time`` (lower is better), gives its CPU
+            time over the reference's: median and spread.
+        cases: ``"given"`` (default) or ``"given+generated"``: also run the cases
+            ``generate_test_cases`` stored in ``example.inputs["generated_test_cases"]``.
 
     Anything the candidate's code causes (no output, no tests, no such function, a
     syntax error, a timeout, a crash, a value too big, too deep or too odd to decode,
@@ -90,6 +116,10 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         "float_tolerance",
         "abs_tolerance",
         "zero_tolerance",
+        "timeout",
+        "reference_key",
+        "speed_repeats",
+        "cases",
     )
 
     def __init__(self, name: str = "CodeCorrectnessEvaluator", **kwargs: Any) -> None:
@@ -109,8 +139,16 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         if self.execution_timeout <= 0:
             raise ValueError(f"execution_timeout must be positive, got {self.execution_timeout}")
         get_language(self.language)  # an unknown default language is a setup error
+        self.calibration = timeout_mode(kwargs.get("timeout"))
+        self.reference_key: str | None = kwargs.get("reference_key")
+        self.speed_repeats = int(kwargs.get("speed_repeats", 0))
+        if self.speed_repeats < 0:
+            raise ValueError(f"speed_repeats must be 0 (off) or a positive count, got {self.speed_repeats}")
+        self.case_source = str(kwargs.get("cases", "given"))
+        if self.case_source not in CASE_SOURCES:
+            raise ValueError(f"cases must be one of {', '.join(CASE_SOURCES)}, got {self.case_source!r}")
 
-    def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
+    def _evaluate(self, run: Run, example: Example | None = None) -> Any:
         inputs = inputs_of(example)
         try:
             language = get_language(str(inputs.get("language") or self.language))
@@ -119,18 +157,20 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         try:
             code = code_from_run(run, self.output_key, language)
             program = test_program_of(example)
-            cases = None if program is not None else test_cases_of(example, self.tolerance)
+            cases = None if program is not None else self._cases(example)
         except CaseError as exc:
             return failure(self.name, str(exc), exc.feedback)
         missing = language.runtime_missing(get_pool(self.sandbox_config).runtime)
         if missing:
             return failure(self.name, missing, "Language runtime missing.")
         extra = {"language": language.name, "mode": "test_program" if program else "test_cases"}
+        func_name = str(inputs.get("func_name") or self.expected_func_name)
+        timing = self._timing(example, language, func_name, cases, program)
         try:
             if program is not None:
-                return self._test_program(language, code, program, extra)
+                return timing.finish(self._test_program(language, code, program, extra, timing))
             assert cases is not None
-            return self._test_cases(language, code, cases, inputs, extra)
+            return timing.finish(self._test_cases(language, code, cases, func_name, extra, timing))
         except (SandboxStartError, SandboxUnavailable):
             raise  # not the candidate's doing: an error (BaseEvaluator records it)
         except SandboxError as exc:  # it died under this code twice: the code's doing
@@ -142,41 +182,101 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
             )
             return failure(self.name, message, "The code's result was refused.", **extra)
 
+    def _cases(self, example: Example | None) -> list[TestCase]:
+        if self.case_source == "given":
+            return test_cases_of(example, self.tolerance)
+        try:
+            given = test_cases_of(example, self.tolerance)
+        except CaseError:
+            if not generated_cases_of(example, self.tolerance):
+                raise  # neither given nor generated: the usual message
+            given = []  # generated cases only
+        return given + generated_cases_of(example, self.tolerance, start=len(given))
+
+    def _timing(
+        self,
+        example: Example | None,
+        language: Language,
+        func_name: str,
+        cases: list[TestCase] | None,
+        program: TestProgram | None,
+    ) -> TimingPlan:
+        """The time limits and the reference's measured time (an error if calibration
+        cannot be done: a dataset without a reference, or whose reference fails)."""
+        if self.calibration is None and not self.speed_repeats:
+            return TimingPlan(self.execution_timeout)
+        reference_job = ReferenceJob(
+            language,
+            reference_code_of(example, self.reference_key),
+            func_name,
+            cases,
+            program,
+            self.tolerance,
+            self.execution_timeout,
+            self.limits,
+        )
+        calibration = self.calibration or Calibrated(repeats=self.speed_repeats)
+        store = current_store() if calibration.cache else None
+        pool = get_pool(self.sandbox_config)
+        reference = _retry_once(lambda: measure_reference(pool, reference_job, calibration.repeats, store))
+        return TimingPlan(
+            self.execution_timeout,
+            self.calibration,
+            reference,
+            self.speed_repeats,
+            f"{self.name}_relative_time",
+        )
+
     def _test_program(
-        self, language: Language, code: str, program: Any, extra: dict[str, Any]
+        self, language: Language, code: str, program: Any, extra: dict[str, Any], timing: TimingPlan
     ) -> EvaluationResult:
         pool = get_pool(self.sandbox_config)
         source = language.program(program.prompt, code, program.entry_point)
-        program_run = _retry_once(
-            lambda: pool.run_test_program(
+
+        def once() -> ProgramRun:
+            return pool.run_test_program(
                 language,
                 source,
                 program.test,
                 program.entry_point,
-                self.execution_timeout,
+                timing.program_timeout(),
                 self.limits,
                 prompt=program.prompt,
             )
-        )
-        return from_program_run(self.name, program_run, extra)
+
+        program_run = _retry_once(once)
+        result = from_program_run(self.name, program_run, extra)
+        timing.repeat_if_passed(result, lambda: program_cpu_ms(_retry_once(once)))
+        return result
 
     def _test_cases(
-        self, language: Language, code: str, cases: Any, inputs: dict[str, Any], extra: dict[str, Any]
+        self,
+        language: Language,
+        code: str,
+        cases: list[TestCase],
+        func_name: str,
+        extra: dict[str, Any],
+        timing: TimingPlan,
     ) -> EvaluationResult:
         pool = get_pool(self.sandbox_config)
-        func_name = str(inputs.get("func_name") or self.expected_func_name)
-        function_run = _retry_once(
-            lambda: pool.run_function(
+        call_timeouts = timing.call_timeouts(len(cases))
+
+        def once() -> FunctionRun:
+            return pool.run_function(
                 language,
                 code,
                 func_name,
                 [c.call for c in cases],
-                self.execution_timeout,
+                timing.run_timeout(call_timeouts),
                 self.limits,
                 on_outcome=verdict_reducer(cases, self.tolerance),
+                call_timeouts=call_timeouts,
             )
-        )
-        return from_function_run(self.name, cases, function_run, self.tolerance, extra)
+
+        function_run = _retry_once(once)
+        result = from_function_run(self.name, cases, function_run, self.tolerance, extra)
+        timing.repeat_if_passed(result, lambda: function_cpu_ms(_retry_once(once)))
+        return result
 
     def evaluate(self, run: Run, example: Example | None = None) -> Any:
         result = super().evaluate(run, example)

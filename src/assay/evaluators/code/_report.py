@@ -9,6 +9,7 @@ from typing import Any
 from assay.evaluation import EvaluationResult
 from assay.evaluators.code._cases import TestCase
 from assay.evaluators.code._display import bounded, show
+from assay.evaluators.code._timing import example_time, program_time
 from assay.sandbox import CallOutcome, FunctionRun, ProgramRun
 from assay.sandbox.compare import Tolerance, values_equal
 
@@ -70,6 +71,8 @@ def case_details(case: TestCase, outcome: CallOutcome, tolerance: Tolerance) -> 
         "error_message": None if outcome.ok else _error_text(outcome),
         "traceback": outcome.traceback,
         "duration_ms": None if outcome.duration_ms is None else round(outcome.duration_ms, 3),
+        "cpu_ms": None if outcome.cpu_ms is None else round(outcome.cpu_ms, 3),
+        "wall_ms": None if outcome.wall_ms is None else round(outcome.wall_ms, 3),
     }
 
 
@@ -104,6 +107,8 @@ def from_function_run(
         "duration_ms": round(run.duration_ms, 3),
         **extra,
     }
+    if run.compile_ms is not None:
+        base["compile_ms"] = round(run.compile_ms, 3)  # not part of duration's running time
     if run.load_failure is not None:
         load = run.load_failure
         message = _load_message(load.kind, load.error_type, load.message)
@@ -141,6 +146,7 @@ def from_function_run(
             "total": total,
             "timed_out": run.timed_out,
             "sandbox_error_message": error,
+            "execution_time": example_time(run.outcomes),
             **base,
         },
     )
@@ -157,6 +163,7 @@ def _cases_feedback(passed: int, total: int, timed_out: bool) -> str:
 
 _LOAD_FEEDBACK = {
     "syntax": "The code has a syntax error.",
+    "compile": "The code does not compile.",
     "missing_function": "The code does not define the expected function.",
     "exception": "The code raised an exception when loaded.",
     "timeout": "Code execution timed out.",
@@ -187,6 +194,7 @@ def from_program_run(key: str, run: ProgramRun, extra: dict[str, Any]) -> Evalua
         "verdict": verdict,
         "test_cases_details": [],
         "timed_out": run.timed_out,
+        "execution_time": program_time(verdict),
         **extra,
     }
     if run.passed:

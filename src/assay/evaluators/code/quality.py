@@ -1,6 +1,8 @@
-"""Code quality of generated Python: lint findings (ruff) and
-security findings (bandit). Each tool runs as a subprocess on the code, which it only
-parses, never executes. Both come with ``pip install 'assay[code]'``."""
+"""Code quality of generated code: lint findings (ruff) and security findings (bandit)
+for Python, ``go vet`` for Go (``go_vet``). Each tool runs as a subprocess on the code,
+which it only parses, never executes. ruff and bandit come with ``pip install
+'assay[code]'``, go vet with ``golang-go``. ``quality_evaluators(language)`` gives a
+language's evaluators, and says so when no maintained tool is packaged for it."""
 
 from __future__ import annotations
 
@@ -11,18 +13,20 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from assay.errors import AssayError
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._cases import CaseError, code_from_run
+from assay.evaluators.code._tools import ToolMissing
 from assay.sandbox import get_language
 from assay.schemas import Example, Run
 
 __all__ = [
     "BanditSecurityEvaluator",
+    "NO_QUALITY_TOOL",
     "RuffLintEvaluator",
     "SEVERITY_WEIGHTS",
     "TOOL_TIMEOUT",
     "ToolMissing",
+    "quality_evaluators",
 ]
 
 
@@ -30,8 +34,26 @@ TOOL_TIMEOUT = 60.0
 SEVERITY_WEIGHTS = {"HIGH": 1.0, "MEDIUM": 0.5, "LOW": 0.1}
 
 
-class ToolMissing(AssayError, RuntimeError):
-    pass
+#: languages with no quality evaluator, and why (what is packaged, and its state)
+NO_QUALITY_TOOL = {
+    "javascript": "Debian's eslint is 6.4 from 2019, unmaintained; no linter is wired",
+    "typescript": "no linter is packaged (typescript-eslint is npm-only and needs a project set-up)",
+    "java": "not wired yet: checkstyle is packaged (apt-get install checkstyle) but needs a rule set",
+    "cpp": "not wired yet: cppcheck and clang-tidy are packaged (apt-get install cppcheck)",
+}
+
+
+def quality_evaluators(language: str) -> list[BaseEvaluator]:
+    """The quality evaluators for ``language``, or ToolMissing saying that none exists."""
+    name = language.lower()
+    if name in ("python", "py"):
+        return [RuffLintEvaluator(), BanditSecurityEvaluator()]
+    if name in ("go", "golang"):
+        from assay.evaluators.code.go_vet import GoVetEvaluator
+
+        return [GoVetEvaluator()]
+    reason = NO_QUALITY_TOOL.get(name, "assay knows no quality tool for it")
+    raise ToolMissing(f"no code-quality tool for {language!r}: {reason}")
 
 
 def _code(run: Run, output_key: str | None) -> str | None:

@@ -18,6 +18,14 @@ PR_CAP_AMBIENT_CLEAR_ALL = 4
 PR_CAPBSET_DROP = 24
 
 _libc = ctypes.CDLL(None, use_errno=True)
+# Typed once, in the zygote: an untyped ctypes call converts its arguments through far
+# more of the interpreter, and in a fresh child every page it touches is a copy.
+_libc.prctl.argtypes = (ctypes.c_int, *(ctypes.c_void_p,) * 4)
+_libc.prctl.restype = ctypes.c_int
+_libc.unshare.argtypes = (ctypes.c_int,)
+_libc.unshare.restype = ctypes.c_int
+_libc.syscall.argtypes = (ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p)  # capget, capset
+_libc.syscall.restype = ctypes.c_long
 
 # limit name -> (resource constant, meaning)
 RLIMITS = {
@@ -103,8 +111,11 @@ _SYSCALLS = {
 }
 
 
+_MACHINE = os.uname().machine
+
+
 def _syscall_number(name: str) -> int:
-    machine = os.uname().machine
+    machine = _MACHINE
     number = _SYSCALLS[name].get(machine)
     if number is None:
         raise ConfinementError(f"no {name} syscall number known for {machine}")
@@ -258,8 +269,13 @@ def load_seccomp(program: bytes) -> None:
 
 def unprotect_from_oom() -> None:
     """The zygote is shielded from the cgroup's OOM killer; its children are not."""
+    try:  # raw descriptors: a text file's objects would be page copies in every child
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+    except OSError:
+        return
     try:
-        with open("/proc/self/oom_score_adj", "w") as handle:
-            handle.write("0")
+        os.write(fd, b"0")
     except OSError:
         pass
+    finally:
+        os.close(fd)

@@ -11,6 +11,7 @@ and the parent starts a fresh one.
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # the C module: no enum per value
 import builtins
 import linecache
 import os
@@ -20,11 +21,11 @@ import signal
 import socket
 import sys
 import traceback
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any
 
 from . import codec, frames
-from .py_roles import FRAMES_IN, FRAMES_OUT, error_report, flush_streams, load_module_into
+from .py_roles import FRAMES_IN, FRAMES_OUT, error_report, flush_streams, remember_source
 
 CANDIDATE_IN, CANDIDATE_OUT = 5, 6
 PIPES_SOCKET = 5
@@ -90,6 +91,8 @@ def run_checker_loop() -> int:
 
 
 _listdir, _getcwd, _environ = os.listdir, os.getcwd, os.environ  # immune to patching
+_getsignal, _valid_signals = _signal.getsignal, _signal.valid_signals  # raw: no enum per call
+_getitimer, _getrlimit = _signal.getitimer, resource.getrlimit
 
 
 def fingerprint() -> Any:
@@ -101,6 +104,10 @@ def fingerprint() -> Any:
         return _fingerprint()
     except BaseException:
         return object()
+
+
+_SIGNALS = tuple(s for s in _valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
+_RLIMITS = (resource.RLIMIT_CPU, resource.RLIMIT_DATA, resource.RLIMIT_NPROC, resource.RLIMIT_NOFILE)
 
 
 def _fingerprint() -> tuple[Any, ...]:
@@ -119,20 +126,10 @@ def _fingerprint() -> tuple[Any, ...]:
         dict(_environ),
         _getcwd(),
         tuple(_listdir(".")),
-        tuple(
-            signal.getsignal(s) for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)
-        ),
-        signal.getitimer(signal.ITIMER_REAL),
-        signal.getitimer(signal.ITIMER_VIRTUAL),
-        tuple(
-            resource.getrlimit(r)
-            for r in (
-                resource.RLIMIT_CPU,
-                resource.RLIMIT_DATA,
-                resource.RLIMIT_NPROC,
-                resource.RLIMIT_NOFILE,
-            )
-        ),
+        tuple(map(_getsignal, _SIGNALS)),  # the signal module's getsignal makes an enum of each
+        _getitimer(signal.ITIMER_REAL),
+        _getitimer(signal.ITIMER_VIRTUAL),
+        tuple(map(_getrlimit, _RLIMITS)),
         len(_listdir("/proc/self/task")),
         _other_processes(),
         _decimal_context(),
@@ -141,6 +138,8 @@ def _fingerprint() -> tuple[Any, ...]:
 
 
 def _contents(module: Any) -> tuple[int, ...] | None:
+    """The identity of every value (identity, not equality: an object whose ``__eq__``
+    says yes to anything would hide a change)."""
     return tuple(map(id, vars(module).values())) if isinstance(module, ModuleType) else None
 
 
@@ -170,6 +169,7 @@ class CandidateProxy:
     def __init__(self, name: str, value_limit: int, calls: int, replies: int) -> None:
         self.__name__ = name
         self.calls = 0
+        self.time = {"wall_ms": 0.0, "cpu_ms": 0.0}  # the sum of the replies' ``time``
         self.value_limit = value_limit
         self._calls_fd = calls
         self._replies_fd = replies
@@ -186,12 +186,20 @@ class CandidateProxy:
             raise CandidateEnded("the candidate's process ended during a call")
         if not isinstance(reply, dict):
             raise CandidateEnded("the candidate sent a malformed reply")
+        self._add_time(reply.get("time"))
         if reply.get("ok") is True:
             try:
                 return codec.decode(reply.get("value"))
             except (codec.MalformedValue, TypeError, ValueError) as exc:
                 raise CandidateEnded(f"the candidate sent malformed data: {exc}") from None
         raise _exception_for(reply)
+
+    def _add_time(self, spent: Any) -> None:
+        for key in self.time:
+            value = spent.get(key) if isinstance(spent, dict) else None
+            # a forged reply may carry NaN or Infinity, which the verdict frame cannot
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e12:
+                self.time[key] += value
 
 
 # Raised by a candidate, these would stop the test's iteration instead of failing it:
@@ -214,6 +222,8 @@ def _exception_for(reply: dict[str, Any]) -> BaseException:
 
 
 def check(setup: dict[str, Any], calls: int, replies: int) -> dict[str, Any]:
+    test, prompt, entry_point = setup["test"], setup.get("prompt") or "", setup["entry_point"]
+    compiled = _compiled(test, prompt, entry_point)  # while the candidate loads its code
     try:
         first = frames.read_frame(replies)
     except (OSError, frames.FrameError) as exc:
@@ -232,19 +242,77 @@ def check(setup: dict[str, Any], calls: int, replies: int) -> dict[str, Any]:
             **{k: first.get(k) for k in ("kind", "error_type", "message", "traceback")},
         }
     proxy = CandidateProxy(
-        setup["entry_point"], int(setup.get("max_value_bytes") or frames.MAX_FRAME_BYTES), calls, replies
+        entry_point, int(setup.get("max_value_bytes") or frames.MAX_FRAME_BYTES), calls, replies
     )
     namespace: dict[str, Any] = {"__name__": "__test__"}
-    _run_prompt(setup.get("prompt") or "", setup["test"], setup["entry_point"], namespace)
-    namespace[setup["entry_point"]] = proxy
+    if compiled is not None and compiled.helpers is not None:
+        _run_helpers(prompt, compiled.helpers, namespace)
+    namespace[entry_point] = proxy
     try:
-        load_module_into(setup["test"], "test.py", namespace)
+        remember_source(test, "test.py")
+        # a test that does not compile is compiled again here, to fail as before
+        exec(compiled.test if compiled else compile(test, "test.py", "exec", dont_inherit=True), namespace)
         check = namespace.get("check")
         if callable(check):
             _finish(check(proxy))
     except BaseException as exc:
-        return {"passed": False, "stage": "test", "calls": proxy.calls, **_failure(exc)}
-    return {"passed": True, "calls": proxy.calls}
+        return {"passed": False, "stage": "test", "calls": proxy.calls, "time": proxy.time, **_failure(exc)}
+    return {"passed": True, "calls": proxy.calls, "time": proxy.time}
+
+
+class _Compiled:
+    """A test program compiled once: code objects are immutable, and each run executes
+    them in a fresh namespace."""
+
+    __slots__ = ("helpers", "test")
+
+    def __init__(self, test: CodeType, helpers: CodeType | None) -> None:
+        self.test = test
+        self.helpers = helpers
+
+
+CACHE_SIZE = 256  # more than HumanEval's 164 problems: n samples each cycle through them
+_cache: dict[tuple[str, str, str], _Compiled] = {}
+
+
+def _compiled(test: str, prompt: str, entry_point: str) -> _Compiled | None:
+    """The compiled test program (None if it does not compile: not cached, so that its
+    error is raised afresh where the test runs)."""
+    key = (test, prompt, entry_point)
+    found = _cache.get(key)
+    if found is not None:
+        return found
+    try:
+        code = compile(test, "test.py", "exec", dont_inherit=True)
+    except BaseException:
+        return None
+    found = _Compiled(code, _helpers_code(prompt, test, entry_point))
+    if len(_cache) >= CACHE_SIZE:
+        del _cache[next(iter(_cache))]
+    _cache[key] = found
+    return found
+
+
+def _helpers_code(prompt: str, test: str, entry_point: str) -> CodeType | None:
+    """The prompt, compiled, when the test uses one of its helpers (HumanEval's ``poly``,
+    ``encode_cyclic``); None when it uses none or the prompt does not compile."""
+    helpers = {name for pair in _DEFINED.findall(prompt) for name in pair if name}
+    helpers.discard(entry_point)
+    if not helpers & set(_WORD.findall(test)):
+        return None
+    try:
+        return compile(prompt, "prompt.py", "exec", dont_inherit=True)
+    except BaseException:
+        return None
+
+
+def _run_helpers(prompt: str, code: CodeType, namespace: dict[str, Any]) -> None:
+    """A prompt that does not run on its own is skipped."""
+    remember_source(prompt, "prompt.py")
+    try:
+        exec(code, namespace)
+    except BaseException:
+        pass
 
 
 def _finish(result: Any) -> None:
@@ -265,19 +333,6 @@ def _finish(result: Any) -> None:
         return await result
 
     asyncio.run(wait())
-
-
-def _run_prompt(prompt: str, test: str, entry_point: str, namespace: dict[str, Any]) -> None:
-    """The prompt's helpers (HumanEval's ``poly``, ``encode_cyclic``) for the test program,
-    when the test uses any; a prompt that does not run on its own is skipped."""
-    helpers = {name for pair in _DEFINED.findall(prompt) for name in pair if name}
-    helpers.discard(entry_point)
-    if not helpers & set(_WORD.findall(test)):
-        return
-    try:
-        load_module_into(prompt, "prompt.py", namespace)
-    except BaseException:
-        pass
 
 
 def _failure(exc: BaseException) -> dict[str, Any]:

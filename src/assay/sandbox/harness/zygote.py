@@ -43,14 +43,17 @@ class Zygote:
         self.counter = 0
         self.isolation = {"ipc_namespace": False, "seccomp": False}
         self.seccomp: proc.SeccompProgram | None = None
+        self.spare: Spare | None = None
 
     # -- the loop -------------------------------------------------------------------
     def serve(self) -> None:
         self.verify_confinement()
         self.isolation = self.probe_isolation()
+        self.prepare_spare()
         self.send(
             {
                 "event": "ready",
+                "spare": self.spare_pid(),
                 "pid": os.getpid(),
                 "uid": os.getuid(),
                 "python": sys.version.split()[0],
@@ -75,11 +78,13 @@ class Zygote:
         message = json.loads(data)
         operation = message.get("op")
         if operation == "spawn":
-            self.spawn(message, fds)
+            self.spawn(message, fds, data)
         elif operation == "watch":
             self.watch(str(message.get("token")))
         elif operation == "reset":
-            self.send({"reply": "reset", **self.reset()})
+            report = self.reset()
+            self.prepare_spare()  # before the reply, which names it
+            self.send({"reply": "reset", **report, "spare": self.spare_pid()})
         elif operation == "shutdown":
             self.reset()
             return False
@@ -151,16 +156,25 @@ class Zygote:
             return list(json.loads(answer.read() or "[]"))
 
     # -- spawning -------------------------------------------------------------------
-    def spawn(self, spec: dict[str, Any], fds: list[int]) -> None:
-        """Fork a child onto the received descriptors. No reply unless it fails: the
-        parent learns about a child from its pipes; exits are reported when watched."""
+    def spawn(self, spec: dict[str, Any], fds: list[int], raw: bytes) -> None:
+        """Hand the received descriptors to the spare, or fork a child onto them. No
+        reply unless it fails: the parent learns about a child from its pipes; exits
+        are reported when watched."""
         token = str(spec["token"])
-        self.counter += 1
-        workdir = os.path.join(self.workroot, f"job{self.counter}")
+        pid = self.hand_to_spare(raw, fds)
+        if pid is None:
+            pid = self.fork_child(spec, fds, token)
+        if pid is None:
+            return
+        for fd in fds:
+            os.close(fd)
+        self.mains[pid] = token
+        if spec.get("watch"):
+            self.watch(token)
+
+    def fork_child(self, spec: dict[str, Any], fds: list[int], token: str) -> int | None:
         try:
-            os.mkdir(workdir, 0o700)
-            if self.uid is not None and self.gid is not None:
-                os.chown(workdir, self.uid, self.gid)
+            workdir = self.new_workdir()
             pid = os.fork()
         except OSError as exc:
             for fd in fds:
@@ -169,14 +183,63 @@ class Zygote:
             self.send({"reply": "spawn_failed", "token": token, "message": self.failed[token]})
             if spec.get("watch"):
                 self.watch(token)
+            return None
+        if pid == 0:
+            self.become_child(workdir, lambda: (spec, fds))
+        return pid
+
+    def new_workdir(self) -> str:
+        self.counter += 1
+        workdir = os.path.join(self.workroot, f"job{self.counter}")
+        os.mkdir(workdir, 0o700)
+        if self.uid is not None and self.gid is not None:
+            os.chown(workdir, self.uid, self.gid)
+        return workdir
+
+    # A spare is a child forked ahead of demand, after the previous job's cleanup: it
+    # has already done everything that does not depend on the job (new session, uid,
+    # IPC namespace, system-call filter, its own folder) and waits for a job's
+    # descriptors. One job at most uses it, as it would a child forked on request.
+    def prepare_spare(self) -> None:
+        if self.spare is not None:
+            return
+        ours = theirs = None
+        try:
+            workdir = self.new_workdir()
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            pid = os.fork()
+        except OSError:  # no spare: jobs get a child forked on request
+            for end in (ours, theirs):
+                if end is not None:
+                    end.close()
             return
         if pid == 0:
-            self.become_child(spec, fds, workdir)
-        for fd in fds:
-            os.close(fd)
-        self.mains[pid] = token
-        if spec.get("watch"):
-            self.watch(token)
+            ours.close()
+            self.become_child(workdir, lambda: _await_job(theirs))
+        theirs.close()
+        self.spare = Spare(pid, ours)
+
+    def spare_pid(self) -> int | None:
+        return self.spare.pid if self.spare is not None else None
+
+    def hand_to_spare(self, raw: bytes, fds: list[int]) -> int | None:
+        spare, self.spare = self.spare, None
+        if spare is None:
+            return None
+        try:
+            socket.send_fds(spare.channel, [raw], fds)
+        except OSError:  # it is gone (killed from outside?): fork on request instead
+            proc.kill_quietly(spare.pid)
+            return None
+        finally:
+            spare.channel.close()
+        return spare.pid
+
+    def drop_spare(self) -> None:
+        """Before a cleanup, which kills it with everything else."""
+        if self.spare is not None:
+            self.spare.channel.close()
+            self.spare = None
 
     def watch(self, token: str) -> None:
         """Report when the process of ``token`` exits (now, if it already has)."""
@@ -196,26 +259,21 @@ class Zygote:
             return
         self.pidfds[os.pidfd_open(pid)] = (pid, token)
 
-    def become_child(self, spec: dict[str, Any], fds: list[int], workdir: str) -> None:
+    def become_child(self, workdir: str, job: Any) -> None:
+        """In the new child: confine it, then (once ``job()`` gives the spec and the
+        descriptors, at once or when a job comes for a spare) run the job."""
         code = 126
         try:
-            os.setsid()
-            place_descriptors(fds, spec["fd_targets"])
-            proc.apply_limits(spec["limits"], self.extra_processes())
-            if self.options.get("oom_protected"):
-                proc.unprotect_from_oom()
-            proc.drop_privileges(self.uid, self.gid)
-            if self.isolation["ipc_namespace"]:
-                proc.fresh_ipc_namespace()
-            if os.getppid() != 1:  # no PID namespace to take us down with the zygote
-                proc.prctl(proc.PR_SET_PDEATHSIG, 9)
-            if "checker" not in spec["role"]:  # it may read its own /proc/self/mem
-                proc.prctl(proc.PR_SET_DUMPABLE, 1)
-            os.chdir(workdir)
-            if self.seccomp is not None:
-                self.seccomp.load()  # last: nothing after it needs a denied call
-            env = dict(self.options["env"], HOME=workdir, TMPDIR=workdir, PWD=workdir)
-            code = run_role(spec, env, self.options)
+            self.confine_child(workdir)
+            spec, fds = job()
+            if spec is not None:
+                place_descriptors(fds, spec["fd_targets"])
+                proc.apply_limits(spec["limits"], self.extra_processes())  # lowering: no privilege needed
+                if "checker" not in spec["role"]:  # it may read its own /proc/self/mem
+                    proc.prctl(proc.PR_SET_DUMPABLE, 1)
+                code = run_role(spec, workdir, self.options)
+            else:
+                code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:
@@ -225,6 +283,20 @@ class Zygote:
                 pass
         finally:
             os._exit(code)
+
+    def confine_child(self, workdir: str) -> None:
+        """Everything that does not depend on the job, system-call filter last."""
+        os.setsid()
+        if self.options.get("oom_protected"):
+            proc.unprotect_from_oom()
+        proc.drop_privileges(self.uid, self.gid)
+        if self.isolation["ipc_namespace"]:
+            proc.fresh_ipc_namespace()
+        if os.getppid() != 1:  # no PID namespace to take us down with the zygote
+            proc.prctl(proc.PR_SET_PDEATHSIG, 9)
+        os.chdir(workdir)
+        if self.seccomp is not None:
+            self.seccomp.load()  # last: nothing after it needs a denied call
 
     def extra_processes(self) -> int:
         """Our uid is shared with the host's own processes (rlimit backend, not root):
@@ -245,6 +317,7 @@ class Zygote:
 
     # -- cleaning up between jobs ---------------------------------------------------
     def reset(self) -> dict[str, Any]:
+        self.drop_spare()
         exits: dict[str, Any] = {}
         self.reap(exits, block=False, killed=False)
         for pidfd in list(self.pidfds):
@@ -329,6 +402,24 @@ class Zygote:
                 force_remove(path)
 
 
+class Spare:
+    def __init__(self, pid: int, channel: socket.socket) -> None:
+        self.pid = pid
+        self.channel = channel
+
+
+def _await_job(channel: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
+    """In a spare: the job's spec and descriptors (None when the zygote closed the
+    channel instead). The channel's descriptor is closed with the others the job does
+    not get; the socket object must not close it again later, so it lets go first."""
+    data, fds, _flags, _addr = socket.recv_fds(channel, CONTROL_LIMIT, 16)
+    channel.detach()
+    if not data:
+        return None, []
+    spec: dict[str, Any] = json.loads(data)
+    return spec, fds
+
+
 def _works(action: Any) -> bool:
     try:
         action()
@@ -337,19 +428,22 @@ def _works(action: Any) -> bool:
         return False
 
 
-def run_role(spec: dict[str, Any], env: dict[str, str], options: dict[str, Any]) -> int:
+JOB_ENV = ("HOME", "TMPDIR", "PWD")  # the job's folder; the rest is the zygote's own
+
+
+def run_role(spec: dict[str, Any], workdir: str, options: dict[str, Any]) -> int:
     role = spec["role"]
     if role == "exec":
         proc.reset_signals()
         argv = [str(part) for part in spec["argv"]]
-        os.execve(argv[0], argv, env)
+        os.execve(argv[0], argv, {**options["env"], **dict.fromkeys(JOB_ENV, workdir)})
     from . import py_roles
 
     # the harness is already imported; its folder must not shadow the candidate's imports
     hidden = {options.get("harness_root"), options.get("boot_path")}
     sys.path[:] = [entry for entry in sys.path if entry not in hidden]
-    os.environ.clear()
-    os.environ.update(env)
+    for name in JOB_ENV:  # the zygote's environment is already options["env"] alone
+        os.environ[name] = workdir
     return py_roles.run(role)
 
 
@@ -379,6 +473,10 @@ def main() -> None:
         # no PID namespace: orphans must come back to us, not to the host's init
         proc.prctl(proc.PR_SET_CHILD_SUBREAPER, 1)
     os.makedirs(options["workroot"], exist_ok=True)
+    # once here rather than in every child (each os.environ entry a page copy there)
+    os.environ.clear()
+    os.environ.update(options["env"])
     py_roles.configure_streams()
+    py_roles.warm_up()  # before preload's freeze
     preload(options.get("preload", []))
     Zygote(options).serve()

@@ -48,11 +48,12 @@ _SHOW = {
 }
 
 
-def _judged_sql(others: int, by_metric: bool, lower: int) -> str:
+def _judged_sql(others: int, by_metric: bool, lower: int, restrict: str = "") -> str:
     """CTE ``judged``: per baseline run (its rowid), other experiment and metric key, whether
     the other's aligned run did worse or better. Runs align through the (experiment,
     example, repetition) index; several results under one key are averaged. Scores of the
-    ``lower`` lower-is-better keys are negated, so "worse" always means "less good"."""
+    ``lower`` lower-is-better keys are negated, so "worse" always means "less good".
+    ``restrict`` narrows the baseline runs (e.g. to one page's rows)."""
     key_clause = "AND rb.key = ?" if by_metric else ""
     sign = f"(CASE WHEN rb.key IN ({', '.join('?' * lower)}) THEN -1.0 ELSE 1.0 END)" if lower else "1.0"
     return f"""
@@ -67,7 +68,7 @@ def _judged_sql(others: int, by_metric: bool, lower: int) -> str:
              AND o.example_id = b.example_id AND o.repetition = b.repetition
         JOIN results rb ON rb.run_id = b.id {key_clause}
         JOIN results ro ON ro.run_id = o.id AND ro.key = rb.key
-        WHERE b.experiment_id = ?
+        WHERE b.experiment_id = ? {restrict}
         GROUP BY b.rowid, o.rowid, rb.key
     ),
     judged AS (
@@ -84,7 +85,26 @@ def _judged_params(ids: list[str], metric: str | None, lower: list[str]) -> list
     return [*lower, *lower, *ids[1:], *([metric] if metric is not None else []), ids[0]]
 
 
-def _run_changes_sql(others: int) -> str:
+# Per metric and other experiment, how many rows did worse or better than the baseline's
+# (the rule of ``_judged_sql``): the baseline's results in example order from the pair
+# index, each paired with the other's by a lookup there. Only a result without a score
+# is looked up in the table, to tell an error from a skipped one.
+_ERRORED = "(SELECT CASE WHEN e.error IS NULL THEN 0 ELSE 1 END FROM results e WHERE e.pk = {alias}.pk)"
+_PAIR_COUNTS = f"""
+    SELECT SUM(CASE WHEN (oe = 1 AND be = 0) OR os < bs - {EPSILON} THEN 1 ELSE 0 END) AS worse,
+           SUM(CASE WHEN (be = 1 AND oe = 0 AND os IS NOT NULL) OR os > bs + {EPSILON}
+               THEN 1 ELSE 0 END) AS better
+    FROM (SELECT ? * rb.score AS bs, ? * ro.score AS os,
+                 CASE WHEN rb.score IS NULL THEN {_ERRORED.format(alias="rb")} ELSE 0 END AS be,
+                 CASE WHEN ro.score IS NULL THEN {_ERRORED.format(alias="ro")} ELSE 0 END AS oe
+          FROM results rb
+          JOIN results ro ON ro.experiment_id = ? AND ro.key = ?
+               AND ro.example_id = rb.example_id AND ro.repetition = rb.repetition
+          WHERE rb.experiment_id = ? AND rb.key = ?) p
+"""
+
+
+def _run_changes_sql(others: int, restrict: str = "") -> str:
     return f"""
     runchange AS (
         SELECT b.rowid AS brow,
@@ -92,7 +112,7 @@ def _run_changes_sql(others: int) -> str:
                MAX(b.error IS NOT NULL AND o.error IS NULL) AS better
         FROM runs b JOIN runs o ON o.experiment_id IN ({", ".join("?" * others)})
              AND o.example_id = b.example_id AND o.repetition = b.repetition
-        WHERE b.experiment_id = ?
+        WHERE b.experiment_id = ? {restrict}
         GROUP BY b.rowid
     ),"""
 
@@ -117,8 +137,13 @@ def compare_page(
     total, changes = _changed_rows(
         db, ids, show=show, metric=metric, page=page, per_page=per_page, lower=lower
     )
-    paired, notes = paired_statistics(db, experiments)
-    metrics = _metrics(db, ids, keys, lower)
+    paired, notes, row_changes = paired_statistics(db, experiments)
+    counted = {
+        (key, other): counts
+        for (key, other, direction), counts in row_changes.items()
+        if direction == directions.get(key)  # read the same way as the page reads it
+    }
+    metrics = _metrics(db, ids, keys, lower, counted)
     for m in metrics:
         m.direction = directions[m.key]
         m.paired = paired.get(m.key, {})
@@ -137,14 +162,19 @@ def compare_page(
     )
 
 
+RowChanges = dict[tuple[str, str, str], tuple[int, int]]  # (key, other, direction) -> (worse, better)
+
+
 def paired_statistics(
     db: ReadOnlyDatabase, experiments: list[ExperimentSummary]
-) -> tuple[dict[str, dict[str, PairedStat]], dict[str, list[str]]]:
-    """Per metric key and other experiment, its paired comparison with the baseline; and
-    per other experiment, the notes on what made its comparison partial."""
+) -> tuple[dict[str, dict[str, PairedStat]], dict[str, list[str]], RowChanges]:
+    """Per metric key and other experiment, its paired comparison with the baseline; per
+    other experiment, the notes on what made its comparison partial; and the counts of
+    rows that did worse and better, where the comparison counted them."""
     baseline = experiments[0]
     stats: dict[str, dict[str, PairedStat]] = defaultdict(dict)
     notes: dict[str, list[str]] = {}
+    changes: RowChanges = {}
     for other in experiments[1:]:
         try:
             comparison = compare_experiments(db.conn, baseline, other)
@@ -153,6 +183,8 @@ def paired_statistics(
             continue
         notes[other.id] = comparison.warnings
         for m in comparison.metrics:
+            if m.rows_worse is not None and m.rows_better is not None:
+                changes[(m.key, other.id, m.direction)] = (m.rows_worse, m.rows_better)
             stats[m.key][other.id] = PairedStat(
                 mean_a=m.mean_a,
                 mean_b=m.mean_b,
@@ -170,7 +202,7 @@ def paired_statistics(
                 verdict=m.verdict,
                 improving=None if not m.difference else MetricInfo(m.direction).is_improvement(m.difference),
             )
-    return dict(stats), notes
+    return dict(stats), notes, changes
 
 
 def _directions(db: ReadOnlyDatabase, ids: list[str], keys: list[str]) -> dict[str, Direction]:
@@ -197,8 +229,25 @@ def check_comparable(experiments: list[ExperimentSummary]) -> None:
         raise BadRequest(str(exc)) from None
 
 
+def _finished_with_figures(db: ReadOnlyDatabase, ids: list[str]) -> bool:
+    """Whether every experiment ended and stored its figures (then no scan is needed)."""
+    marks, params = in_list(ids)
+    found = db.query(
+        f"SELECT COUNT(*) FROM experiment_stats WHERE final = 1 AND experiment_id IN {marks}", params
+    )[0][0]
+    return int(found) == len(set(ids))
+
+
 def _metric_keys(db: ReadOnlyDatabase, ids: list[str]) -> list[str]:
     marks, params = in_list(ids)
+    if _finished_with_figures(db, ids):  # first-seen order: by experiment, then ordinal
+        keys: dict[str, None] = {}
+        for experiment_id in ids:
+            for row in db.query(
+                "SELECT key FROM metric_stats WHERE experiment_id = ? ORDER BY ordinal", (experiment_id,)
+            ):
+                keys.setdefault(row["key"], None)
+        return list(keys)
     rows = db.query(
         f"SELECT key FROM results WHERE experiment_id IN {marks} GROUP BY key ORDER BY MIN(pk)",
         params,
@@ -217,6 +266,8 @@ def _changed_rows(
     lower: list[str],
 ) -> tuple[int, list[dict[str, Any]]]:
     """The baseline's rows on this page with their overall change, and how many match."""
+    if show == "all":
+        return _all_rows(db, ids, metric=metric, page=page, per_page=per_page, lower=lower)
     by_metric = metric is not None
     params: list[Any] = []  # in the order the CTEs appear in the SQL text
     run_cte, run_join, run_worse, run_better = "", "", "0", "0"
@@ -253,28 +304,82 @@ def _changed_rows(
     return int(total), []
 
 
-def _metrics(db: ReadOnlyDatabase, ids: list[str], keys: list[str], lower: list[str]) -> list[CompareMetric]:
+def _all_rows(
+    db: ReadOnlyDatabase,
+    ids: list[str],
+    *,
+    metric: str | None,
+    page: int,
+    per_page: int,
+    lower: list[str],
+) -> tuple[int, list[dict[str, Any]]]:
+    """Every baseline row, a page at a time: the page's runs by position, then the
+    changes of those runs only (the cost of a page, not of the experiment)."""
+    total = db.query("SELECT COUNT(*) FROM runs WHERE experiment_id = ?", (ids[0],))[0][0]
+    runs = db.query(
+        f"SELECT rowid AS brow, example_id, repetition, position, "
+        f"substr(inputs, 1, {PREVIEW_SOURCE_CHARS}) AS inputs FROM runs "
+        "WHERE experiment_id = ? ORDER BY position, repetition LIMIT ? OFFSET ?",
+        (ids[0], per_page, offset(page, per_page)),
+    )
+    if not runs:
+        return int(total), []
+    marks, rowids = in_list([run["brow"] for run in runs])
+    restrict = f"AND b.rowid IN {marks}"
+    worse: dict[int, int] = defaultdict(int)
+    better: dict[int, int] = defaultdict(int)
+    judged = f"WITH {_judged_sql(len(ids) - 1, metric is not None, len(lower), restrict)} "
+    params = _judged_params(ids, metric, lower)
+    for row in db.query(
+        judged + "SELECT brow, MAX(worse) AS worse, MAX(better) AS better FROM judged GROUP BY brow",
+        [*params, *rowids],
+    ):
+        worse[row["brow"]], better[row["brow"]] = int(row["worse"]), int(row["better"])
+    if metric is None:
+        for row in db.query(
+            f"WITH {_run_changes_sql(len(ids) - 1, restrict).rstrip().rstrip(',')} "
+            "SELECT brow, worse, better FROM runchange",
+            [*ids[1:], ids[0], *rowids],
+        ):
+            worse[row["brow"]] = max(worse[row["brow"]], int(row["worse"] or 0))
+            better[row["brow"]] = max(better[row["brow"]], int(row["better"] or 0))
+    return int(total), [
+        {**dict(run), "worse": worse[run["brow"]], "better": better[run["brow"]]} for run in runs
+    ]
+
+
+def _metrics(
+    db: ReadOnlyDatabase,
+    ids: list[str],
+    keys: list[str],
+    lower: list[str],
+    known: dict[tuple[str, str], tuple[int, int]],
+) -> list[CompareMetric]:
+    """Means, errors and per-row change counts; ``known`` holds the counts the paired
+    comparison already made in its own pass."""
     marks, params = in_list(ids)
     means: dict[str, dict[str, float | None]] = defaultdict(dict)
     errors: dict[str, dict[str, int]] = defaultdict(dict)
-    for row in db.query(
-        "SELECT experiment_id, key, AVG(CASE WHEN error IS NULL THEN score END) AS mean, "
+    figures = (
+        f"SELECT experiment_id, key, mean, errors FROM metric_stats WHERE experiment_id IN {marks}"
+        if _finished_with_figures(db, ids)
+        else "SELECT experiment_id, key, AVG(CASE WHEN error IS NULL THEN score END) AS mean, "
         f"SUM(error IS NOT NULL) AS errors FROM results WHERE experiment_id IN {marks} "
-        "GROUP BY experiment_id, key",
-        params,
-    ):
+        "GROUP BY experiment_id, key"
+    )
+    for row in db.query(figures, params):
         means[row["key"]][row["experiment_id"]] = row["mean"]
         errors[row["key"]][row["experiment_id"]] = int(row["errors"])
     worse: dict[str, dict[str, int]] = defaultdict(dict)
     better: dict[str, dict[str, int]] = defaultdict(dict)
-    for row in db.query(
-        f"WITH {_judged_sql(len(ids) - 1, False, len(lower))} "
-        "SELECT key, other, SUM(worse) AS worse, SUM(better) AS better FROM judged "
-        "GROUP BY key, other",
-        _judged_params(ids, None, lower),
-    ):
-        worse[row["key"]][row["other"]] = int(row["worse"])
-        better[row["key"]][row["other"]] = int(row["better"])
+    for key in keys:
+        sign = -1.0 if key in lower else 1.0
+        for other in ids[1:]:
+            if (key, other) in known:
+                worse[key][other], better[key][other] = known[(key, other)]
+                continue
+            row = db.query(_PAIR_COUNTS, (sign, sign, other, key, ids[0], key))[0]
+            worse[key][other], better[key][other] = int(row["worse"] or 0), int(row["better"] or 0)
     return [_metric(key, ids, means[key], errors[key], worse[key], better[key]) for key in keys]
 
 

@@ -39,10 +39,11 @@ from assay.ui.queries.trace import run_tree
 __all__ = ["FAILED", "reference_previews", "results_of", "row_detail", "row_page", "score_cells"]
 
 
-# "Failed" = the target call failed, or an evaluator failed, or a metric is failing: a
-# 0/1 metric at its worst value (0, or 1 when lower is better) by default; the metric the
-# user gave a threshold ("worse than") by that threshold. A continuous metric has no
-# failing value until the user sets one (every similarity below 1 is not a failure).
+# "Failed" = the target call failed, or an evaluator failed, or a metric is failing: at
+# or worse than its threshold. A 0/1 metric's threshold is its worst value (0, or 1 when
+# lower is better) unless the user sets another or none; a continuous metric has none
+# until the user sets one (every similarity below 1 is not a failure). The older
+# ``worse_than`` of the chosen metric is a strict threshold and wins over both.
 FAILED = "(u.error IS NOT NULL OR EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND ({failing})))"
 
 # Rows the store flagged: target or evaluator failed, or a score below 1. A superset of
@@ -126,6 +127,8 @@ def _where(
             raise BadRequest(f"the {name!r} filter needs a 'metric' to compare")
     if row_filter.metric is not None:
         _check_metric(row_filter.metric, keys)
+    for key in row_filter.thresholds:
+        _check_metric(key, keys)
     lower = {key for key in keys if _direction(db, experiment_id, key) == "lower"}
     if row_filter.failed:
         failing, failing_params, flagged = _failing(db, experiment_id, row_filter, lower)
@@ -165,15 +168,22 @@ def _failing(
     whether the store's failed flag may narrow the search first."""
     chosen = row_filter.metric if row_filter.worse_than is not None else None
     conditions, params = ["r.error IS NOT NULL"], []
-    binary = _binary_keys(db, experiment_id)
-    for key in binary:
-        if key != chosen:
-            conditions.append("(r.key = ? AND r.score = ?)")
-            params += [key, 1.0 if key in lower else 0.0]
+    thresholds: dict[str, float | None] = {
+        key: 1.0 if key in lower else 0.0 for key in _binary_keys(db, experiment_id)
+    }
+    thresholds.update(row_filter.thresholds)
+    # The stored flag (an error, or a score below 1) covers every failing row only when
+    # each threshold fails scores below 1 alone.
+    flagged = chosen is None
+    for key, threshold in thresholds.items():
+        if key == chosen or threshold is None:
+            continue
+        conditions.append(f"(r.key = ? AND r.score {'>=' if key in lower else '<='} ?)")
+        params += [key, threshold]
+        flagged = flagged and key not in lower and threshold < 1
     if chosen is not None:
         conditions.append(f"(r.key = ? AND r.score {'>' if chosen in lower else '<'} ?)")
         params += [chosen, row_filter.worse_than]
-    flagged = chosen is None and not (lower & set(binary))
     return " OR ".join(conditions), params, flagged
 
 

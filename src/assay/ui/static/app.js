@@ -15,14 +15,27 @@ document.addEventListener("DOMContentLoaded", () => {
   // Filter forms apply as soon as a checkbox or select changes; empty fields stay out of the URL.
   document.querySelectorAll("form").forEach((form) => {
     form.addEventListener("submit", () => {
-      form.querySelectorAll("input, select").forEach((field) => {
-        if (field.name && field.value === "" && field.type !== "checkbox") field.disabled = true;
+      Array.from(form.elements).forEach((field) => {
+        if (!field.name || field.type === "checkbox") return;
+        // A threshold at its default stays out of the URL; an emptied one means "none".
+        if (field.dataset.default !== undefined) field.disabled = field.value === field.dataset.default;
+        else if (field.value === "") field.disabled = true;
       });
     });
   });
   document.querySelectorAll("form[data-autosubmit]").forEach((form) => {
     form.querySelectorAll("select, input[type=checkbox]").forEach((field) => {
       field.addEventListener("change", () => form.requestSubmit());
+    });
+  });
+
+  // Setting a metric's failing threshold shows the failing rows by it.
+  document.querySelectorAll("input[data-threshold]").forEach((field) => {
+    field.addEventListener("change", () => {
+      const form = field.form;
+      const failed = form && form.querySelector("#filter-failed");
+      if (failed) failed.checked = true;
+      if (form) form.requestSubmit();
     });
   });
 

@@ -27,26 +27,53 @@ function load(setup) {
   return fn;
 }
 
+// Bound once: code that patches process later does not change how the harness measures.
+const hrtime = process.hrtime.bigint;
+const cpuUsage = process.cpuUsage;
+
+// The reply's `time` field, the same in every language: the call alone, in milliseconds.
+function elapsed(wall, cpu) {
+  const used = cpuUsage(cpu);
+  return { wall_ms: Number(hrtime() - wall) / 1e6, cpu_ms: (used.user + used.system) / 1000 };
+}
+
 async function answer(fn, call) {
   let value;
+  let args;
   try {
     const kwargs = codec.decode(call.kwargs || { $dict: [] });
     if (kwargs && Object.keys(kwargs).length) throw new TypeError('JavaScript functions take positional arguments only');
-    value = fn(...codec.decode(call.args));
-    if (value && typeof value.then === 'function') value = await value;
+    args = codec.decode(call.args);
   } catch (error) {
     return { ok: false, ...errorReport(error) };
   }
+  const wall = hrtime();
+  const cpu = cpuUsage();
   try {
-    return { ok: true, value: codec.encode(value) };
+    value = fn(...args);
+    if (value && typeof value.then === 'function') value = await value;
   } catch (error) {
-    return { ok: false, error_type: 'UnsupportedReturnValue', message: `the return value cannot leave the sandbox: ${error.message}`, traceback: '' };
+    return { ok: false, ...errorReport(error), time: elapsed(wall, cpu) };
+  }
+  const time = elapsed(wall, cpu);
+  try {
+    return { ok: true, value: codec.encode(value), time };
+  } catch (error) {
+    return { ok: false, error_type: 'UnsupportedReturnValue', message: `the return value cannot leave the sandbox: ${error.message}`, traceback: '', time };
   }
 }
 
-async function main() {
+// transform: a compile step (TypeScript) turning the code into JavaScript, or null
+async function main(transform) {
   const setup = readFrame(FRAMES_IN);
   if (setup === null) return;
+  if (transform) {
+    const built = transform(setup.code, 'solution.ts');
+    if (built.error) { writeFrame(FRAMES_OUT, { event: 'load_error', ...built.error }); return; }
+    writeFrame(FRAMES_OUT, { event: 'compiled' });
+    if (readFrame(FRAMES_IN) === null) return; // the go-ahead: the run's clock starts
+    setup.code = built.code;
+  }
   const fn = load(setup);
   if (typeof fn !== 'function') { writeFrame(FRAMES_OUT, fn); return; }
   writeFrame(FRAMES_OUT, { event: 'ready' });
@@ -57,7 +84,12 @@ async function main() {
   }
 }
 
-main().then(() => process.exit(0), (error) => {
-  process.stderr.write(`assay harness: ${error && error.stack}\n`);
-  process.exit(70);
-});
+function start(transform) {
+  main(transform).then(() => process.exit(0), (error) => {
+    process.stderr.write(`assay harness: ${error && error.stack}\n`);
+    process.exit(70);
+  });
+}
+
+if (require.main === module) start(null);
+module.exports = { start };

@@ -17,7 +17,8 @@ class CandidateEnded {
 }
 
 function makeProxy(name, valueLimit) {
-  const state = { calls: 0, valueLimit };
+  // time: the sum of the replies' `time` fields
+  const state = { calls: 0, valueLimit, time: { wall_ms: 0, cpu_ms: 0 } };
   const proxy = function (...args) {
     state.calls += 1;
     let reply;
@@ -28,6 +29,7 @@ function makeProxy(name, valueLimit) {
       throw new CandidateEnded(`the candidate's process ended (${error.message})`);
     }
     if (reply === null) throw new CandidateEnded("the candidate's process ended during a call");
+    addTime(state.time, reply.time);
     if (reply.ok === true) {
       try { return codec.decode(reply.value); } catch (error) {
         throw new CandidateEnded(`the candidate sent malformed data: ${error.message}`);
@@ -41,6 +43,13 @@ function makeProxy(name, valueLimit) {
   return { proxy, state };
 }
 
+function addTime(total, spent) {
+  for (const key of Object.keys(total)) {
+    const value = spent && typeof spent === 'object' ? spent[key] : undefined;
+    if (typeof value === 'number' && Number.isFinite(value) && value >= 0) total[key] += value;
+  }
+}
+
 function testLine(error) {
   const stack = (error && typeof error.stack === 'string') ? error.stack : '';
   const match = /test\.js:(\d+)/.exec(stack);
@@ -49,7 +58,13 @@ function testLine(error) {
 
 async function check(setup) {
   let first;
-  try { first = readFrame(CANDIDATE_OUT); } catch (error) { first = null; }
+  try {
+    first = readFrame(CANDIDATE_OUT);
+    if (first && first.event === 'compiled') { // a compiled candidate waits for the go-ahead
+      writeFrame(CANDIDATE_IN, { event: 'run' });
+      first = readFrame(CANDIDATE_OUT);
+    }
+  } catch (error) { first = null; }
   if (first === null) return { passed: false, stage: 'load', kind: 'ended', message: "the candidate's process ended before it was ready" };
   if (first.event !== 'ready') {
     return { passed: false, stage: 'load', kind: first.kind, error_type: first.error_type, message: first.message, traceback: first.traceback };
@@ -75,18 +90,32 @@ async function check(setup) {
       report.line = line;
       report.source = (setup.test.split('\n')[line - 1] || '').trim();
     }
-    return { passed: false, stage: 'test', calls: state.calls, ...report };
+    return { passed: false, stage: 'test', calls: state.calls, time: state.time, ...report };
   }
-  return { passed: true, calls: state.calls };
+  return { passed: true, calls: state.calls, time: state.time };
 }
 
-async function main() {
+// transform: a compile step (TypeScript) turning the test into JavaScript, or null
+async function main(transform) {
   const setup = readFrame(FRAMES_IN);
   if (setup === null) return;
+  if (transform) {
+    const built = transform(setup.test, 'test.ts');
+    if (built.error) {
+      writeFrame(FRAMES_OUT, { passed: false, stage: 'test', kind: 'test_compile', ...built.error });
+      return;
+    }
+    setup.test = built.code;
+  }
   writeFrame(FRAMES_OUT, await check(setup));
 }
 
-main().then(() => process.exit(0), (error) => {
-  process.stderr.write(`assay harness: ${error && error.stack}\n`);
-  process.exit(70);
-});
+function start(transform) {
+  main(transform).then(() => process.exit(0), (error) => {
+    process.stderr.write(`assay harness: ${error && error.stack}\n`);
+    process.exit(70);
+  });
+}
+
+if (require.main === module) start(null);
+module.exports = { start };

@@ -1,0 +1,124 @@
+"""HumanEval-X style runs in Go, Java, C++ and TypeScript (and Python, for scale).
+
+    .venv/bin/python bench/multilang.py [--workers N] [--backend NAME] [--languages go,java,...]
+                                        [--skip-cold]
+
+The problems are ``bench/data/multilang_humaneval.json``: 32 HumanEval problems ported by
+hand, one canonical solution per language, with argument/result checks as data (no
+download at run time). Every solution runs in test-case mode (all must pass); each
+problem is one job: a compile step, then one call per check. Prints per language:
+problems per second with N jobs in parallel, the share of job time spent compiling, and
+the warm-start gain: the same run with the prebuilt harness parts (the C++ precompiled
+header, the compiled Java harness classes) switched off, so every job compiles them too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from assay.sandbox import Call, SandboxConfig, get_language, get_pool, values_equal
+from assay.sandbox import _toolchains as toolchains
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "multilang_humaneval.json")
+WARM_STARTS = {"cpp": "precompiled harness header", "java": "prebuilt harness classes"}
+
+
+def load_problems() -> list[dict[str, Any]]:
+    with open(DATA, encoding="utf-8") as handle:
+        return list(json.load(handle)["problems"])
+
+
+def run_problem(config: SandboxConfig, language: str, problem: dict[str, Any]) -> dict[str, Any]:
+    calls = [Call(tuple(test["args"])) for test in problem["tests"]]
+    run = get_pool(config).run_function(
+        get_language(language),
+        problem["solutions"][language],
+        problem["entry_point"][language],
+        calls,
+        timeout=20,
+    )
+    passed = run.load_failure is None and all(
+        o.ok and values_equal(t["expected"], o.value) for t, o in zip(problem["tests"], run.outcomes)
+    )
+    return {
+        "task_id": problem["task_id"],
+        "passed": passed,
+        "duration_ms": run.duration_ms,
+        "compile_ms": run.compile_ms or 0.0,
+        "failure": None if passed else (run.load_failure or [o for o in run.outcomes if not o.ok][:1]),
+    }
+
+
+def run_language(
+    config: SandboxConfig, language: str, problems: list[dict[str, Any]], workers: int
+) -> dict[str, Any]:
+    run_problem(config, language, problems[0])  # warm the pool (and build prebuilt parts)
+    started = time.monotonic()
+    with ThreadPoolExecutor(workers) as executor:
+        results = list(executor.map(lambda p: run_problem(config, language, p), problems))
+    wall = time.monotonic() - started
+    failed = [r for r in results if not r["passed"]]
+    for result in failed:
+        print(f"  FAILED {language} {result['task_id']}: {result['failure']}")
+    compile_ms = sum(r["compile_ms"] for r in results)
+    job_ms = sum(r["duration_ms"] for r in results)
+    return {
+        "problems": len(results),
+        "passed": len(results) - len(failed),
+        "per_second": len(results) / wall,
+        "wall_s": wall,
+        "compile_share": compile_ms / job_ms if job_ms else 0.0,
+        "compile_ms_mean": compile_ms / len(results),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--backend", default="auto")
+    parser.add_argument("--languages", default="go,java,cpp,typescript")
+    parser.add_argument("--skip-cold", action="store_true", help="do not measure the warm-start gain")
+    args = parser.parse_args()
+    problems = load_problems()
+    config = SandboxConfig(backend=args.backend, workers=args.workers)
+    print(
+        f"{len(problems)} problems, {args.workers} jobs in parallel, backend {get_pool(config).backend.name}"
+    )
+    print(
+        f"{'language':<11} {'passed':>7} {'problems/s':>11} {'compile share':>14} {'compile ms':>11}  warm start"
+    )
+    for language in args.languages.split(","):
+        missing = get_language(language).runtime_missing(get_pool(config).runtime)
+        if missing:
+            print(f"{language:<11} skipped: {missing}")
+            continue
+        warm = run_language(config, language, problems, args.workers)
+        gain = "n/a (nothing prebuilt: see README)"
+        if language in WARM_STARTS and not args.skip_cold:
+            toolchains.prepare(language)
+            kept = toolchains._prebuilt[language]
+            toolchains._prebuilt[language] = ""  # every job compiles the harness part itself
+            try:
+                cold = run_language(config, language, problems, args.workers)
+            finally:
+                toolchains._prebuilt[language] = kept
+            gain = (
+                f"{WARM_STARTS[language]}: {cold['compile_ms_mean']:.0f} -> {warm['compile_ms_mean']:.0f} ms "
+                f"compile, {warm['per_second'] / cold['per_second']:.2f}x problems/s"
+            )
+        print(
+            f"{language:<11} {warm['passed']:>3}/{warm['problems']:<3} {warm['per_second']:>11.2f} "
+            f"{warm['compile_share']:>13.0%} {warm['compile_ms_mean']:>11.0f}  {gain}"
+        )
+    get_pool(config).close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Running a formatter or a linter on generated code: a subprocess with limits.
+
+These tools parse the code as data and never execute it, so they do not need the sandbox
+that runs code (which could not host them anyway: it runs a language's own roles). What a
+hostile input can still do is make a parser hang or balloon, so each tool runs:
+
+- as a subprocess, never in our interpreter;
+- under ``prlimit``: CPU seconds, address space (except for Go tools, whose runtime
+  reserves more address space than it uses), file size and open files bounded;
+- with a wall-clock timeout, an environment of only ``PATH`` and ``LANG`` (no API key
+  of ours), and a private temporary folder as its working folder, removed afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from assay.errors import AssayError
+
+__all__ = ["TOOL_TIMEOUT", "ToolMissing", "ToolRun", "require_tool", "run_tool"]
+
+TOOL_TIMEOUT = 60.0
+MEMORY_BYTES = 2 << 30
+FILE_BYTES = 256 << 20
+
+
+class ToolMissing(AssayError, RuntimeError):
+    """The tool a language needs is not installed (or none exists); the message names the
+    package that provides it, or says that none is packaged."""
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def require_tool(command: str, package: str, feature: str) -> str:
+    """The tool's path, or ToolMissing naming what to install."""
+    found = shutil.which(command, path=os.environ.get("PATH", "") + ":/usr/local/bin:/usr/bin:/bin")
+    if found is None:
+        raise ToolMissing(f"{feature} needs {command!r}, which is not installed: {package}")
+    return found
+
+
+def run_tool(
+    argv: Sequence[str],
+    stdin: str,
+    *,
+    files: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    limit_memory: bool = True,
+    timeout: float = TOOL_TIMEOUT,
+) -> ToolRun:
+    """``argv`` on ``stdin`` in a fresh temporary folder holding ``files``."""
+    with tempfile.TemporaryDirectory(prefix="assay-tool-") as folder:
+        for name, text in (files or {}).items():
+            with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
+                handle.write(text)
+        try:
+            done = subprocess.run(
+                [*_limits(timeout, limit_memory), *argv],
+                input=stdin,
+                capture_output=True,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                timeout=timeout,
+                cwd=folder,
+                env={
+                    "PATH": "/usr/local/bin:/usr/bin:/bin",
+                    "LANG": "C.UTF-8",
+                    "HOME": folder,
+                    **(env or {}),
+                },
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return ToolRun(-9, "", f"the tool did not finish in {timeout:g} s")
+    return ToolRun(done.returncode, done.stdout, done.stderr)
+
+
+def _limits(timeout: float, limit_memory: bool) -> list[str]:
+    prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
+    if prlimit is None:  # util-linux is everywhere on Debian; elsewhere the timeout still holds
+        return []
+    limits = [prlimit, f"--cpu={max(1, int(timeout))}", f"--fsize={FILE_BYTES}", "--nofile=256"]
+    if limit_memory:
+        limits.append(f"--as={MEMORY_BYTES}")
+    return [*limits, "--"]

@@ -1,0 +1,175 @@
+"""Whether generated code is formatted the way its language's standard formatter would.
+
+``CodeStyleEvaluator`` runs the formatter on the code (see ``_tools`` for how) and
+compares: two metrics per row,
+
+- ``<name>``: 1 when the formatter leaves the code as it is, else 0 (higher is better):
+  comparable across problems and languages, and its mean is the share of formatted rows;
+- ``<name>_diff_lines``: how many lines the formatter would add or remove (lower is
+  better, 0 when formatted): how far from formatted, which grows with the code's length.
+
+The unified diff is in the first metric's metadata. Code the formatter cannot parse scores
+0 with the formatter's message (the code's doing) and has no diff size; a formatter that is not installed is an
+error naming the package (the setup's doing).
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from assay.evaluation import BaseEvaluator, EvaluationResult, EvaluationResults
+from assay.evaluators.code._cases import CaseError, code_from_run, inputs_of
+from assay.evaluators.code._tools import ToolMissing, ToolRun, require_tool, run_tool
+from assay.sandbox import UnknownLanguage, get_language
+from assay.schemas import Example, Run
+
+LOWER_IS_BETTER = {"direction": "lower", "score_range": [0, None]}
+
+__all__ = ["CodeStyleEvaluator", "FORMATTERS", "Formatter"]
+
+MAX_DIFF_CHARS = 20000
+
+
+@dataclass(frozen=True)
+class Formatter:
+    """How one language's formatter is run: on stdin, the formatted code on stdout."""
+
+    tool: str
+    package: str  # what to install, for the error when it is missing
+    argv: Callable[[str], list[str]]  # from the tool's path
+    limit_memory: bool = True
+
+
+def _ruff(path: str) -> list[str]:
+    return [path, "-m", "ruff", "format", "--isolated", "--no-cache", "--stdin-filename", "solution.py", "-"]
+
+
+def _prettier(filename: str) -> Callable[[str], list[str]]:
+    return lambda path: [path, "--no-config", "--no-editorconfig", "--stdin-filepath", filename]
+
+
+FORMATTERS: dict[str, Formatter | str] = {
+    "python": Formatter("python", "pip install 'assay[code]' (ruff)", _ruff),
+    "go": Formatter("gofmt", "apt-get install golang-go", lambda path: [path], limit_memory=False),
+    "javascript": Formatter("prettier", "npm install -g prettier", _prettier("solution.js")),
+    "typescript": Formatter("prettier", "npm install -g prettier", _prettier("solution.ts")),
+    "cpp": Formatter(
+        "clang-format", "apt-get install clang-format", lambda p: [p, "--assume-filename=solution.cpp"]
+    ),
+    "java": "no formatter for Java is packaged here: google-java-format is in neither Debian nor npm",
+}
+ALIASES = {"py": "python", "golang": "go", "js": "javascript", "ts": "typescript", "c++": "cpp"}
+
+
+class CodeStyleEvaluator(BaseEvaluator):
+    """Formatted or not (0/1) and the size of the formatter's diff (lower is better).
+
+    Args:
+        language: ``python`` (ruff format), ``go`` (gofmt), ``javascript``/``typescript``
+            (prettier), ``cpp`` (clang-format); ``example.inputs["language"]`` wins.
+        output_key: where the code is in ``run.outputs`` (as for CodeCorrectnessEvaluator).
+    """
+
+    option_names = ("language", "output_key")
+    direction = "higher"
+    score_range = (0.0, 1.0)
+
+    def __init__(self, name: str = "CodeStyleEvaluator", **kwargs: Any) -> None:
+        super().__init__(name=name, **kwargs)
+        self.language = _language_name(str(kwargs.get("language", "python")))
+        self.output_key: str | None = kwargs.get("output_key")
+
+    def _evaluate(self, run: Run, example: Example | None = None) -> Any:
+        language = _language_name(str(inputs_of(example).get("language") or self.language))
+        formatter = _formatter(language)
+        try:
+            code = code_from_run(run, self.output_key, _fences_of(language))
+        except CaseError as exc:
+            return EvaluationResult(key=self.name, score=0.0, feedback=exc.feedback, comment=str(exc))
+        path = (
+            sys.executable
+            if formatter.tool == "python"
+            else require_tool(formatter.tool, formatter.package, f"the {language} style check")
+        )
+        if formatter.tool == "python":
+            _require_ruff(formatter.package)
+        done = run_tool(formatter.argv(path), code, limit_memory=formatter.limit_memory)
+        if done.returncode != 0 or (not done.stdout and code.strip()):
+            return self._unparsable(language, done)
+        return self._compare(language, formatter.tool, code, done.stdout)
+
+    def _compare(self, language: str, tool: str, code: str, formatted: str) -> EvaluationResults:
+        diff = list(
+            difflib.unified_diff(code.splitlines(), formatted.splitlines(), "code", "formatted", lineterm="")
+        )
+        changed = sum(1 for line in diff[2:] if line[:1] in "+-")
+        text = "\n".join(diff)
+        clean = changed == 0
+        return EvaluationResults(
+            results=[
+                EvaluationResult(
+                    key=self.name,
+                    score=1.0 if clean else 0.0,
+                    feedback=f"Formatted as {tool} formats it."
+                    if clean
+                    else f"Not formatted: {tool} changes {changed} line(s).",
+                    metadata={
+                        "language": language,
+                        "formatter": tool,
+                        "diff": text[:MAX_DIFF_CHARS],
+                        "diff_truncated": len(text) > MAX_DIFF_CHARS,
+                    },
+                ),
+                EvaluationResult(
+                    key=f"{self.name}_diff_lines", score=changed, evaluator_info=dict(LOWER_IS_BETTER)
+                ),
+            ]
+        )
+
+    def _unparsable(self, language: str, done: ToolRun) -> EvaluationResult:
+        """Score 0; no diff size, which means nothing for code that does not parse."""
+        message = (done.stderr or done.stdout).strip()[:2000] or f"exit status {done.returncode}"
+        return EvaluationResult(
+            key=self.name,
+            score=0.0,
+            feedback="The formatter could not read the code.",
+            comment=message,
+            metadata={"language": language, "formatter_error": message},
+        )
+
+
+def _language_name(name: str) -> str:
+    lowered = name.lower()
+    return ALIASES.get(lowered, lowered)
+
+
+def _formatter(language: str) -> Formatter:
+    entry = FORMATTERS.get(language)
+    if entry is None:
+        raise ToolMissing(f"no formatter is known for {language!r}; known: {', '.join(sorted(FORMATTERS))}")
+    if isinstance(entry, str):
+        raise ToolMissing(entry)
+    return entry
+
+
+def _fences_of(language: str) -> Any:
+    try:
+        return get_language(language)
+    except UnknownLanguage:  # a language the sandbox does not run: fences tagged by its name
+        return _FenceTags(tuple({language, *(a for a, n in ALIASES.items() if n == language)}))
+
+
+@dataclass(frozen=True)
+class _FenceTags:
+    fence_tags: tuple[str, ...]
+
+
+def _require_ruff(package: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("ruff") is None:
+        raise ToolMissing(f"the python style check needs ruff, which is not installed: {package}")

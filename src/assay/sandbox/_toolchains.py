@@ -1,0 +1,263 @@
+"""Compiled languages: where each toolchain is, the command that runs a role (the compile
+step ``harness/build.py``, then the built program), and the error naming the package to
+install when a toolchain is missing."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+
+from assay.sandbox._launch import SANDBOX_HARNESS_ROOT
+
+MIB = 1024 * 1024
+# where the namespace backends mount cache_root() (read-only); the rlimit backend uses it in place
+SANDBOX_PREBUILT = SANDBOX_HARNESS_ROOT + "/prebuilt"
+# Debian packages that provide each toolchain (named in the "missing" error)
+PACKAGES = {
+    "go": ("go", "golang-go"),
+    "java": ("javac", "default-jdk-headless"),
+    "cpp": ("g++", "g++"),
+}
+# the compile step (harness/build.py), run by the system's Python inside the sandbox
+BUILD_BOOT = "import sys; sys.path.insert(0, {root!r}); from harness.build import main; sys.exit(main())"
+TYPESCRIPT_PACKAGE = "typescript (npm install -g typescript@5.6.3)"
+TYPESCRIPT_ROOTS = ("/usr/local/lib/node_modules", "/usr/lib/node_modules")
+
+
+@functools.cache
+def tool(name: str) -> str | None:
+    found = shutil.which(name, path="/usr/local/bin:/usr/bin:/bin")
+    return os.path.realpath(found) if found else None
+
+
+def system_python() -> str | None:
+    """The compile step's interpreter: the system's Python 3, which every sandbox user
+    may run (ours may live in a home folder the rlimit backend's own uid cannot enter)."""
+    found = shutil.which("python3", path="/usr/bin:/bin")
+    return os.path.realpath(found) if found else None
+
+
+def jvm_flags(memory: int | None) -> str:
+    """A small JVM: one GC and JIT thread each, no perf-data file in /tmp, and a heap
+    inside the job's memory limit (the JVM reserves more virtual memory than it uses)."""
+    heap = max(64, (memory or 1024 * MIB) // 2 // MIB)
+    flags = [
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-XX:CICompilerCount=1",
+        "-XX:-UsePerfData",
+        "-XX:ReservedCodeCacheSize=32m",
+        "-XX:MaxMetaspaceSize=128m",
+        "-Xss16m",
+        f"-Xmx{heap}m",
+        "-Xshare:auto",
+    ]
+    return " ".join(flags)
+
+
+def compile_options(memory: int | None, harness_root: str) -> str:
+    """What ``harness/build.py`` needs besides the sources: the toolchains' paths and the
+    prebuilt harness parts (empty until ``prepare`` built them), as the sandbox sees them."""
+    base = SANDBOX_PREBUILT if harness_root == SANDBOX_HARNESS_ROOT else cache_root()
+
+    def seen(name: str) -> str:
+        return os.path.join(base, name) if name else ""
+
+    jdk = seen(_prebuilt.get("jdk", ""))
+    options = {
+        "go": tool("go") or "go",
+        "cxx": tool("g++") or "g++",
+        "javac": os.path.join(jdk, "bin", "javac") if jdk else tool("javac") or "javac",
+        "java": os.path.join(jdk, "bin", "java") if jdk else tool("java") or "java",
+        "jvm_flags": jvm_flags(memory),
+        "cpp_header": seen(_prebuilt.get("cpp", "")),
+        "java_classes": seen(_prebuilt.get("java", "")),
+    }
+    return json.dumps(options)
+
+
+# -- prebuilt harness parts: built once by the trusted parent, read-only in the sandbox --
+HARNESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness")
+CPP_FLAGS = ("-std=c++17", "-O1", "-pipe")
+_prebuilt: dict[str, str] = {}
+_prebuilding = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def cache_root() -> str:
+    """Where prebuilt harness parts live, mounted read-only into every sandbox (the
+    candidate cannot write into it, so nothing of one job reaches the next). Outside any
+    home folder: the rlimit backend's dedicated uid must be able to read it. A folder
+    someone else owns, or may write into, is never used."""
+    root = os.environ.get("ASSAY_TOOLCHAIN_CACHE") or os.path.join(
+        tempfile.gettempdir(), f"assay-toolchains-{os.geteuid()}"
+    )
+    try:
+        os.makedirs(root, mode=0o755, exist_ok=True)
+        info = os.lstat(root)
+        trusted = info.st_uid == os.geteuid() and not info.st_mode & 0o022 and os.path.isdir(root)
+    except OSError:
+        trusted = False
+    if not trusted:
+        root = tempfile.mkdtemp(prefix="assay-toolchains-")
+        os.chmod(root, 0o755)
+    return os.path.realpath(root)
+
+
+def prepare(language: str) -> None:
+    """Build what makes each compile faster, once per machine and harness version: a
+    precompiled header of the C++ harness, the compiled Java harness classes."""
+    if language not in ("cpp", "java") or language in _prebuilt:
+        return
+    with _prebuilding:
+        if language in _prebuilt:
+            return
+        if language == "java":
+            _prebuilt["jdk"] = _relative(_attempt(_build_jdk_view))
+        built = _attempt(_build_cpp_header if language == "cpp" else _build_java_classes)
+        _prebuilt[language] = _relative(built)
+
+
+def _attempt(build: Callable[[], str]) -> str:
+    try:
+        return build()
+    except (OSError, subprocess.SubprocessError):
+        return ""  # compile from source in every job: slower, same result
+
+
+def _relative(path: str) -> str:
+    return os.path.relpath(path, cache_root()) if path else ""
+
+
+def _version_key(*parts: str) -> str:
+    digest = hashlib.sha256("\0".join(parts).encode())
+    return digest.hexdigest()[:16]
+
+
+def _tool_version(command: str) -> str:
+    done = subprocess.run([command, "--version"], capture_output=True, timeout=30)
+    return done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
+
+
+def _build_cpp_header() -> str:
+    cxx = tool("g++")
+    if cxx is None:
+        return ""
+    with open(os.path.join(HARNESS, "cpp", "assay.hpp"), encoding="utf-8") as handle:
+        header = handle.read()
+    folder = os.path.join(cache_root(), "cpp-" + _version_key(header, _tool_version(cxx), *CPP_FLAGS))
+    target = os.path.join(folder, "assay.hpp")
+    if os.path.exists(target + ".gch"):
+        return target
+    os.makedirs(folder, mode=0o755, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder) as scratch:
+        source = os.path.join(scratch, "assay.hpp")
+        with open(source, "w", encoding="utf-8") as handle:
+            handle.write(header)
+        subprocess.run(
+            [cxx, *CPP_FLAGS, "-x", "c++-header", source, "-o", source + ".gch"],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        os.chmod(source + ".gch", 0o644)
+        os.replace(source, target)
+        os.replace(source + ".gch", target + ".gch")  # last: its presence means ready
+    return target
+
+
+def _build_jdk_view() -> str:
+    """Debian's JDK reads its configuration through symlinks into /etc/java-N-openjdk,
+    which no sandbox shows: a view of the JDK with that configuration copied in (the
+    launchers and libjvm.so copied too, since the JVM finds its home from their real
+    paths; everything else linked)."""
+    javac = tool("javac")
+    if javac is None:
+        return ""
+    home = os.path.dirname(os.path.dirname(javac))
+    folder = os.path.join(cache_root(), "jdk-" + _version_key(home, _tool_version(javac)))
+    if os.path.exists(os.path.join(folder, "bin", "java")):
+        return folder
+    staging = tempfile.mkdtemp(dir=cache_root())
+    for name in os.listdir(home):
+        source = os.path.join(home, name)
+        if name == "conf":
+            shutil.copytree(source, os.path.join(staging, name), symlinks=False)
+        elif name in ("bin", "lib"):
+            os.mkdir(os.path.join(staging, name))
+        else:
+            os.symlink(os.path.realpath(source), os.path.join(staging, name))
+    for launcher in ("java", "javac"):
+        shutil.copy2(os.path.join(home, "bin", launcher), os.path.join(staging, "bin", launcher))
+    _link_tree(os.path.join(home, "lib"), os.path.join(staging, "lib"), copy={"server/libjvm.so"})
+    for root, dirs, _ in os.walk(staging):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o755)
+    os.chmod(staging, 0o755)
+    try:
+        os.rename(staging, folder)
+    except OSError:  # built meanwhile by another process
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def _link_tree(source: str, target: str, copy: set[str], prefix: str = "") -> None:
+    for name in os.listdir(source):
+        path, relative = os.path.join(source, name), prefix + name
+        if relative in copy:
+            shutil.copy2(path, os.path.join(target, name))
+        elif any(c.startswith(relative + "/") for c in copy):
+            os.mkdir(os.path.join(target, name))
+            _link_tree(path, os.path.join(target, name), copy, relative + "/")
+        else:
+            os.symlink(os.path.realpath(path), os.path.join(target, name))
+
+
+def _build_java_classes() -> str:
+    javac = tool("javac")
+    if javac is None:
+        return ""
+    names = ("AssayCandidate.java", "AssayJson.java", "AssayCodec.java")
+    sources = [os.path.join(HARNESS, "java", name) for name in names]
+    texts = []
+    for source in sources:
+        with open(source, encoding="utf-8") as handle:
+            texts.append(handle.read())
+    folder = os.path.join(cache_root(), "java-" + _version_key(*texts, _tool_version(javac)))
+    if os.path.exists(os.path.join(folder, "AssayCandidate.class")):
+        return folder
+    staging = tempfile.mkdtemp(dir=cache_root())
+    subprocess.run([javac, "-nowarn", "-d", staging, *sources], check=True, capture_output=True, timeout=300)
+    os.chmod(staging, 0o755)
+    try:
+        os.rename(staging, folder)
+    except OSError:  # built meanwhile by another process
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def missing_toolchain(language: str) -> str | None:
+    command, package = PACKAGES[language]
+    needed = [command, "java"] if language == "java" else [command]
+    absent = [name for name in needed if tool(name) is None]
+    if absent:
+        return f"{language} needs `{absent[0]}`, which is not on PATH (apt-get install {package})"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def typescript_module() -> str | None:
+    override = os.environ.get("ASSAY_TYPESCRIPT")
+    roots = (override,) if override else TYPESCRIPT_ROOTS
+    for root in roots:
+        path = os.path.join(root, "typescript") if not root.endswith("typescript") else root
+        if os.path.isfile(os.path.join(path, "lib", "typescript.js")):
+            return os.path.realpath(path)
+    return None

@@ -1,0 +1,245 @@
+"""The compile step of compiled languages, run inside the sandbox before any job code.
+
+``main()``, argv LANGUAGE ROLE OPTIONS_JSON (booted by ``_toolchains.BUILD_BOOT``): read
+the setup frame, write the sources into the job's folder, run the compiler (a trusted
+tool, under the job's limits), report ``{"event": "compiled"}`` or a compile error, wait
+for the go-ahead, then exec the built program on the same descriptors (1/2 output, 3
+frames in, 4 frames out). The program speaks the frame protocol from there on; the
+parent measures the compile time itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from . import frames
+
+FRAMES_IN, FRAMES_OUT = 3, 4
+HERE = os.path.dirname(os.path.abspath(__file__))
+ERROR_LINES = 20  # the compiler's first lines are the useful ones
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class CompileFailed(Exception):
+    pass
+
+
+def compile_with(argv: list[str], env: dict[str, str]) -> None:
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, env=env)
+    if done.returncode != 0:
+        text = (done.stdout + done.stderr).decode("utf-8", "replace").strip()
+        if done.returncode < 0:
+            text += f"\n(the compiler was killed by signal {-done.returncode}: a resource limit?)"
+        raise CompileFailed(text or f"{argv[0]} failed with exit code {done.returncode}")
+
+
+def first_lines(text: str) -> str:
+    lines = text.splitlines()
+    head = "\n".join(lines[:ERROR_LINES])
+    if len(lines) > ERROR_LINES:
+        head += f"\n... ({len(lines) - ERROR_LINES} more lines)"
+    return head
+
+
+# -- one recipe per language: sources in, argv of the built program out -------------------
+def build_go(role: str, code: str, entry: str, options: dict[str, str]) -> list[str]:
+    if not re.search(r"^\s*package\s+\w+", code, re.M):
+        code = "package main\n" + code
+    code = re.sub(r"^(\s*)package\s+\w+", r"\1package main", code, count=1, flags=re.M)
+    _write("solution.go", code)
+    harness = ["assay_frames.go", "assay_codec.go", "assay_serve.go"]
+    sources = ["solution.go"]
+    if role == "candidate":
+        for name in harness:  # go build wants every named file in one folder
+            shutil.copyfile(os.path.join(HERE, "go", name[len("assay_") :]), name)
+        _write(
+            "assay_main.go",
+            f'package main\n\nimport "reflect"\n\nfunc main() {{ assayServe(reflect.ValueOf({entry})) }}\n',
+        )
+        sources += ["assay_main.go", *harness]
+    cwd = os.getcwd()
+    env = {
+        **os.environ,
+        "GOCACHE": os.path.join(cwd, ".gocache"),
+        "GOPATH": os.path.join(cwd, ".gopath"),
+        "GO111MODULE": "off",
+        "CGO_ENABLED": "0",
+        "GOFLAGS": "",
+        "GOTOOLCHAIN": "local",
+        "GOMAXPROCS": "2",
+    }
+    compile_with([options["go"], "build", "-o", "program", *sources], env)
+    os.environ["GOMAXPROCS"] = "2"  # fewer threads in the program too
+    return [os.path.join(cwd, "program")]
+
+
+def cpp_entry(code: str, entry: str) -> str:
+    """The entry point as a function pointer. ``using namespace std`` makes names such as
+    ``unique``, ``max_element`` or ``strlen`` overloaded, so the candidate's own
+    declaration, copied under another name, picks its overload."""
+    pattern = rf"^[ \t]*(?P<ret>[\w:<>,*&\[\] \t]*?[\w>*&])[\s*&]*\b{re.escape(entry)}\s*\((?P<params>[^{{}};]*?)\)\s*(?:const\s*)?\{{"
+    match = re.search(pattern, code, re.M)
+    ret_text = match.group("ret") if match else ""
+    if match is None or ret_text.strip() in ("return", "else") or ret_text.count("<") != ret_text.count(">"):
+        return f"&{entry}"  # not found, or a return type over several lines: as written
+    ret = re.sub(r"\b(static|inline|constexpr)\b", "", match.group("ret")).strip()
+    return f"static_cast<{ret} (*)({_cpp_parameter_types(match.group('params'))})>(&{entry})"
+
+
+def _cpp_parameter_types(params: str) -> str:
+    """``vector<int> l, const string& s`` without the names (a name after a type; the
+    commas inside template brackets are not separators)."""
+    parts, depth, current = [], 0, ""
+    for char in params:
+        depth += char == "<"
+        depth -= char == ">"
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        parts.append(current)
+    types = []
+    for part in parts:
+        part = part.split("=")[0].strip()  # a default argument
+        named = re.match(r"^(.*?[\w>*&\]])\s*[*&]*\s*\b([A-Za-z_]\w*)$", part)
+        if (
+            named
+            and not re.search(r"[*&]\s*$", part)
+            and named.group(1).strip() not in ("const", "unsigned", "signed", "long", "short")
+        ):
+            kept = part[: part.rfind(named.group(2))].strip()
+            types.append(kept)
+        else:
+            types.append(part)
+    return ", ".join(types)
+
+
+def build_cpp(role: str, code: str, entry: str, options: dict[str, str]) -> list[str]:
+    if role == "candidate":
+        code += f"\n\nint main() {{ return assay::serve({cpp_entry(code, entry)}); }}\n"
+    _write("solution.cpp", code)
+    argv = [options["cxx"], "-std=c++17", "-O1", "-pipe", "-o", "program"]
+    if role == "candidate":
+        # the parent's precompiled copy of the header when there is one (g++ reads
+        # assay.hpp.gch next to it), else the header itself
+        header = options.get("cpp_header") or os.path.join(HERE, "cpp", "assay.hpp")
+        argv += ["-include", header]
+    compile_with([*argv, "solution.cpp"], dict(os.environ))
+    return [os.path.join(os.getcwd(), "program")]
+
+
+def java_class_name(code: str) -> str:
+    public = re.search(
+        r"^\s*public\s+(?:final\s+|abstract\s+)*(?:class|record|interface|enum)\s+(\w+)", code, re.M
+    )
+    if public:
+        return public.group(1)
+    main = re.search(r"\bclass\s+(\w+)", code)
+    return main.group(1) if main else "Solution"
+
+
+def build_java(role: str, code: str, entry: str, options: dict[str, str]) -> list[str]:
+    name = java_class_name(code)
+    _write(f"{name}.java", code)
+    os.mkdir("classes")
+    sources = [f"{name}.java"]
+    prebuilt = options.get("java_classes") or ""
+    if role == "candidate" and not prebuilt:
+        sources += [
+            os.path.join(HERE, "java", f)
+            for f in ("AssayCandidate.java", "AssayJson.java", "AssayCodec.java")
+        ]
+    classpath = "classes" + (os.pathsep + prebuilt if role == "candidate" and prebuilt else "")
+    jvm = options["jvm_flags"].split()
+    javac = [options["javac"], *[f"-J{flag}" for flag in jvm], "-nowarn", "-encoding", "UTF-8"]
+    compile_with([*javac, "-cp", classpath, "-d", "classes", *sources], dict(os.environ))
+    if role != "candidate":
+        return [options["java"], *jvm, "-cp", classpath, name]
+    opens = ["--add-opens", "java.base/java.io=ALL-UNNAMED"]
+    return [options["java"], *jvm, *opens, "-cp", classpath, "AssayCandidate", entry]
+
+
+RECIPES = {"go": build_go, "cpp": build_cpp, "java": build_java}
+
+
+def _write(name: str, text: str) -> None:
+    with open(name, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def main() -> int:
+    language, role, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    setup = read_setup()
+    if setup is None:
+        return 0
+    if not isinstance(setup, dict):
+        return 2
+    entry = str(setup.get("func_name") or "")
+    if role == "candidate" and not IDENTIFIER.match(entry):
+        frames.write_frame(
+            FRAMES_OUT, _load_error("missing_function", "NameError", f"{entry!r} is not an identifier")
+        )
+        return 0
+    try:
+        argv = RECIPES[language](role, str(setup.get("code", "")), entry, options)
+    except CompileFailed as failure:
+        text = first_lines(str(failure))
+        if role == "script":
+            sys.stderr.write(f"compile error:\n{text}\n")
+            return 1
+        frames.write_frame(FRAMES_OUT, _load_error("compile", "CompileError", text))
+        return 0
+    frames.write_frame(FRAMES_OUT, {"event": "compiled"})
+    if read_setup() is None:  # the go-ahead (see RUN in sandbox/_jobs.py)
+        return 0
+    _clean_build_files()
+    sys.stdout.flush()
+    os.execve(argv[0], argv, dict(os.environ))
+    return 127
+
+
+def read_setup() -> object:
+    """The next frame, read byte-exact: whatever follows it belongs to the program."""
+    header = _read_exactly(frames.HEADER.size)
+    if not header:
+        return None
+    (length,) = frames.HEADER.unpack(header)
+    if length > frames.MAX_FRAME_BYTES:
+        raise frames.FrameError(f"setup frame of {length} bytes")
+    return frames.decode_body(_read_exactly(length))
+
+
+def _read_exactly(size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = os.read(FRAMES_IN, size - len(data))
+        if not chunk:
+            if data:
+                raise frames.FrameError("end of file inside the setup frame")
+            return b""
+        data += chunk
+    return data
+
+
+def _load_error(kind: str, error_type: str, message: str) -> dict[str, str]:
+    return {
+        "event": "load_error",
+        "kind": kind,
+        "error_type": error_type,
+        "message": message,
+        "traceback": "",
+    }
+
+
+def _clean_build_files() -> None:
+    """The program needs only its binary (or classes): the compiler's caches go, so the
+    job folder's size limit is the program's."""
+    for folder in (".gocache", ".gopath"):
+        shutil.rmtree(folder, ignore_errors=True)

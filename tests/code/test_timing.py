@@ -1,0 +1,285 @@
+"""Execution time measured inside the sandbox, timeouts calibrated on the reference, and
+the relative-speed metric."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import assay
+from assay.evaluation import EvaluationResult, EvaluationResults
+from assay.evaluators.code import Calibrated, CodeCorrectnessEvaluator
+from assay.sandbox._jobs import reported_time
+from assay.schemas import Example, Run
+from assay.store import Store
+
+FIB_ITERATIVE = (
+    "def solution(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n"
+)
+# correct, and about a thousand times the reference's work
+FIB_SLOWER = (
+    "def solution(n):\n    for _ in range(1000):\n        a, b = 0, 1\n"
+    "        for _ in range(n):\n            a, b = b, a + b\n    return a\n"
+)
+FIB_EXPONENTIAL = "def solution(n):\n    return n if n < 2 else solution(n - 1) + solution(n - 2)\n"
+FIB_CASES = [{"input": 10, "expected_output": 55}, {"input": 35, "expected_output": 9227465}]
+BUSY_LOOP = "def solution(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"
+
+
+def fib_example(reference: str = FIB_ITERATIVE, **outputs: Any) -> Example:
+    return Example(inputs={"test_cases": FIB_CASES}, outputs={"reference_code": reference, **outputs})
+
+
+def results_of(output: Any) -> list[EvaluationResult]:
+    if isinstance(output, EvaluationResults):
+        return list(output.results)
+    assert isinstance(output, EvaluationResult)
+    return [output]
+
+
+@pytest.fixture
+def busy_cpus() -> Iterator[None]:
+    """Every core busy with a loop of ours (and then some), for the length of the test."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+# -- execution time ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "language, code",
+    [
+        ("python", BUSY_LOOP),
+        ("javascript", "function solution(n) { let t = 0; for (let i = 0; i < n; i++) t += i; return t; }"),
+    ],
+)
+def test_each_test_reports_cpu_and_wall_time_of_the_call_alone(language: str, code: str) -> None:
+    cases = [{"input": 10, "expected_output": 45}, {"input": 3_000_000, "expected_output": 4499998500000}]
+    example = Example(inputs={"test_cases": cases, "language": language})
+    result = results_of(CodeCorrectnessEvaluator().evaluate(Run(outputs={"text": code}), example))[0]
+    assert result.score == 1
+    tiny, big = result.metadata["test_cases_details"]
+    for detail in (tiny, big):
+        assert detail["cpu_ms"] is not None and detail["wall_ms"] is not None
+        # measured inside: never more than the parent saw from sending the call to its reply
+        assert detail["wall_ms"] <= detail["duration_ms"]
+    assert big["cpu_ms"] > 20 * max(tiny["cpu_ms"], 0.001)  # a clock fine enough to tell them apart
+    assert tiny["cpu_ms"] < 5  # not the process's start, nor loading the code
+    total = result.metadata["execution_time"]
+    assert total["tests_timed"] == 2
+    assert total["cpu_ms"] == pytest.approx(tiny["cpu_ms"] + big["cpu_ms"], abs=0.01)
+
+
+@pytest.mark.parametrize(
+    "language, code, test",
+    [
+        (
+            "python",
+            BUSY_LOOP,
+            "def check(candidate):\n    assert candidate(10) == 45\n    assert candidate(200000) > 0\n",
+        ),
+        (
+            "javascript",
+            "function solution(n) { let t = 0; for (let i = 0; i < n; i++) t += i; return t; }",
+            "function check(candidate) { if (candidate(10) !== 45) throw new Error('no'); candidate(200000); }",
+        ),
+    ],
+)
+def test_a_test_program_reports_the_candidate_time_over_its_calls(
+    language: str, code: str, test: str
+) -> None:
+    example = Example(inputs={"prompt": "", "test": test, "entry_point": "solution", "language": language})
+    result = results_of(CodeCorrectnessEvaluator().evaluate(Run(outputs={"text": code}), example))[0]
+    assert result.score == 1, result.comment
+    spent = result.metadata["execution_time"]
+    assert spent["calls"] == 2 and spent["cpu_ms"] > 0 and spent["wall_ms"] >= spent["cpu_ms"] * 0.5
+
+
+@pytest.mark.parametrize(
+    "field, expected",
+    [
+        ({"wall_ms": 1.5, "cpu_ms": 1.0}, (1.5, 1.0)),
+        ({"wall_ms": -1, "cpu_ms": float("nan")}, (None, None)),
+        ({"wall_ms": True, "cpu_ms": "3"}, (None, None)),
+        ({"wall_ms": 1e300}, (None, None)),
+        ("fast", (None, None)),
+        (None, (None, None)),
+    ],
+)
+def test_a_reply_time_that_is_absurd_is_dropped_not_trusted(field: Any, expected: Any) -> None:
+    assert reported_time(field) == expected
+
+
+# -- calibrated timeouts ----------------------------------------------------------------
+@pytest.mark.slow
+def test_calibrated_a_slower_correct_answer_passes_under_load_an_exponential_one_times_out(
+    memory_store: Store, busy_cpus: None
+) -> None:
+    evaluator = CodeCorrectnessEvaluator(timeout=Calibrated(factor=4, floor=1.0), execution_timeout=60)
+    slower = results_of(evaluator.evaluate(Run(outputs={"text": FIB_SLOWER}), fib_example()))[0]
+    assert slower.score == 1, slower.comment
+    assert slower.metadata["timeout_mode"] == {"mode": "calibrated", "factor": 4, "floor_s": 1.0}
+    reference = slower.metadata["reference_time"]
+    assert reference["repeats"] == 3 and len(reference["per_test_ms"]) == 2
+    exponential = results_of(evaluator.evaluate(Run(outputs={"text": FIB_EXPONENTIAL}), fib_example()))[0]
+    assert exponential.score == 0.5  # fib(10) passes; fib(35) is cut at its own limit
+    statuses = [d["status"] for d in exponential.metadata["test_cases_details"]]
+    assert statuses == ["ok", "timeout"]
+    limit = 4 * reference["per_test_ms"][1] / 1000 + 1.0
+    said = re.match(
+        r"timed out after ([\d.]+) s", exponential.metadata["test_cases_details"][1]["error_message"]
+    )
+    assert said is not None and float(said.group(1)) == pytest.approx(limit, abs=1e-3)
+    # the per-test limit, far below the 60 s execution_timeout, is what stopped it
+    assert exponential.metadata["test_cases_details"][1]["duration_ms"] < 60_000 / 4
+
+
+def test_the_reference_is_measured_once_and_cached_in_the_store(memory_store: Store) -> None:
+    evaluator = CodeCorrectnessEvaluator(timeout="calibrated")
+    run = Run(outputs={"text": FIB_ITERATIVE})
+    first = results_of(evaluator.evaluate(run, fib_example()))[0]
+    again = results_of(evaluator.evaluate(run, fib_example()))[0]
+    assert first.metadata["reference_time"]["cached"] is False
+    assert again.metadata["reference_time"]["cached"] is True
+    assert again.metadata["reference_time"]["per_test_ms"] == first.metadata["reference_time"]["per_test_ms"]
+    other = FIB_ITERATIVE.replace("a, b = 0, 1", "a, b = 0, 1  # another reference")
+    changed = results_of(evaluator.evaluate(run, fib_example(other)))[0]
+    assert changed.metadata["reference_time"]["cached"] is False  # keyed on the reference's code
+
+
+@pytest.mark.parametrize(
+    "example, message",
+    [
+        (Example(inputs={"test_cases": FIB_CASES}), "needs the reference solution"),
+        (fib_example("def solution(n):\n    return n\n"), "fails its own test case(s) #0, #1"),
+        (fib_example("def solution(n) return n"), "does not load"),
+    ],
+)
+def test_a_calibration_that_cannot_be_done_is_an_error_not_the_candidates_failure(
+    memory_store: Store, example: Example, message: str
+) -> None:
+    result = results_of(
+        CodeCorrectnessEvaluator(timeout="calibrated").evaluate(Run(outputs={"text": FIB_ITERATIVE}), example)
+    )[0]
+    assert result.score is None and result.error is not None and message in result.error
+
+
+def test_a_bad_timeout_option_fails_when_the_evaluator_is_built() -> None:
+    with pytest.raises(ValueError, match="timeout must be"):
+        CodeCorrectnessEvaluator(timeout="elastic")
+    with pytest.raises(ValueError, match="factor"):
+        Calibrated(factor=0.5)
+    with pytest.raises(ValueError, match="speed_repeats"):
+        CodeCorrectnessEvaluator(speed_repeats=-1)
+
+
+# -- relative speed -------------------------------------------------------------------------
+def test_relative_time_is_a_lower_is_better_metric_with_its_spread(memory_store: Store) -> None:
+    evaluator = CodeCorrectnessEvaluator(speed_repeats=3)
+    example = Example(
+        inputs={"test_cases": [{"input": 27, "expected_output": 196418}]},
+        outputs={"reference_code": FIB_ITERATIVE},
+    )
+    fast_results = results_of(evaluator.evaluate(Run(outputs={"text": FIB_ITERATIVE}), example))
+    slow_results = results_of(evaluator.evaluate(Run(outputs={"text": FIB_EXPONENTIAL}), example))
+    assert [r.key for r in slow_results] == [
+        "CodeCorrectnessEvaluator",
+        "CodeCorrectnessEvaluator_relative_time",
+    ]
+    slow, fast = slow_results[1], fast_results[1]
+    assert slow.evaluator_info["direction"] == "lower"
+    assert slow.metadata["runs"] == 3 and len(slow.metadata["reference_cpu_ms"]) == 3
+    assert slow.metadata["ratio_low"] <= slow.score <= slow.metadata["ratio_high"]
+    assert slow.score > 50 * fast.score  # 2^27 calls against 27 steps: no noise hides that
+
+
+def test_relative_time_is_not_reported_for_code_that_fails(memory_store: Store) -> None:
+    wrong = "def solution(n):\n    return 0\n"
+    output = CodeCorrectnessEvaluator(speed_repeats=3).evaluate(Run(outputs={"text": wrong}), fib_example())
+    results = results_of(output)
+    assert [r.key for r in results] == ["CodeCorrectnessEvaluator"] and results[0].score == 0
+
+
+def test_a_calibrated_test_program_gets_k_times_the_reference_program_plus_the_floor(
+    memory_store: Store,
+) -> None:
+    test = "def check(candidate):\n    assert candidate(10) == 55\n    assert candidate(40) == 102334155\n"
+    example = Example(
+        inputs={"prompt": "", "test": test, "entry_point": "solution", "canonical_solution": FIB_ITERATIVE}
+    )
+    evaluator = CodeCorrectnessEvaluator(timeout=Calibrated(factor=2, floor=0.5), execution_timeout=60)
+    passed = results_of(evaluator.evaluate(Run(outputs={"text": FIB_SLOWER}), example))[0]
+    assert passed.score == 1, passed.comment
+    total_ms = passed.metadata["reference_time"]["total_ms"]
+    slow = results_of(evaluator.evaluate(Run(outputs={"text": FIB_EXPONENTIAL}), example))[0]
+    assert slow.score == 0 and slow.metadata["verdict"]["kind"] == "timeout"
+    assert slow.metadata["duration_ms"] < 2 * total_ms + 500 + 3000  # its limit, not the 60 s
+
+
+def test_through_evaluate_the_second_experiment_reuses_the_measurement(client: assay.Client) -> None:
+    dataset = client.create_dataset("fib")
+    client.create_example(
+        dataset_id=dataset.id, inputs={"test_cases": FIB_CASES}, outputs={"reference_code": FIB_ITERATIVE}
+    )
+    evaluator = CodeCorrectnessEvaluator(timeout="calibrated", speed_repeats=2)
+    cached = []
+    for _ in range(2):
+        rows = list(
+            assay.evaluate(
+                lambda inputs: {"text": FIB_ITERATIVE}, data="fib", client=client, evaluators=[evaluator]
+            )
+        )
+        correctness, relative = rows[0]["evaluation_results"]["results"]
+        assert relative.key == "CodeCorrectnessEvaluator_relative_time" and relative.score is not None
+        cached.append(correctness.metadata["reference_time"]["cached"])
+    assert cached == [False, True]  # measured once, in the experiment's own store
+
+
+@pytest.mark.parametrize(
+    "language, code",
+    [
+        (
+            "python",
+            "import time\ntime.perf_counter = lambda: 0.0\ntime.thread_time = lambda: 0.0\n"
+            "time.process_time = lambda: 0.0\n" + BUSY_LOOP,
+        ),
+        (
+            "javascript",
+            "process.hrtime.bigint = () => 0n; process.cpuUsage = () => ({ user: 0, system: 0 });\n"
+            "function solution(n) { let t = 0; for (let i = 0; i < n; i++) t += i; return t; }",
+        ),
+    ],
+)
+def test_code_that_patches_the_clocks_does_not_change_what_the_harness_measures(
+    language: str, code: str
+) -> None:
+    example = Example(
+        inputs={"test_cases": [{"input": 3_000_000, "expected_output": 4499998500000}], "language": language}
+    )
+    result = results_of(CodeCorrectnessEvaluator().evaluate(Run(outputs={"text": code}), example))[0]
+    assert result.score == 1, result.comment
+    (detail,) = result.metadata["test_cases_details"]
+    assert detail["cpu_ms"] > 1 and detail["wall_ms"] > 1
+
+
+def test_the_run_budget_covers_loading_as_long_as_the_references(memory_store: Store) -> None:
+    """A slow start (a compile step, a heavy import) that the reference shares is not a
+    timeout: the whole run may take k x the reference's time outside its calls too."""
+    slow_start = "import time\ntime.sleep(1.5)\n" + FIB_ITERATIVE
+    example = fib_example(slow_start)
+    evaluator = CodeCorrectnessEvaluator(timeout=Calibrated(factor=2, floor=0.3), execution_timeout=30)
+    result = results_of(evaluator.evaluate(Run(outputs={"text": slow_start}), example))[0]
+    assert result.score == 1, result.comment
+    assert result.metadata["reference_time"]["load_ms"] >= 1500
+    slower_start = "import time\ntime.sleep(6)\n" + FIB_ITERATIVE
+    late = results_of(evaluator.evaluate(Run(outputs={"text": slower_start}), example))[0]
+    assert late.score == 0 and late.metadata["load_error"] == "timeout"
