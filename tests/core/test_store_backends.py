@@ -283,3 +283,24 @@ def test_processes_opening_a_new_database_at_once_create_the_schema_once(postgre
         assert raw(url, "SELECT key, value FROM meta") == [("schema_version", str(SCHEMA_VERSION))]
     finally:
         pg.drop_database(postgres_server_url, url)
+
+
+def test_a_paired_comparison_reads_the_same_from_either_store(store_url: str) -> None:
+    """assay.compare's SQL (sums, clusters, repetitions) gives equal figures on both backends."""
+    from assay import compare
+
+    client = Client(store_url)
+    data = [{"inputs": {"x": i}, "outputs": {"y": i}, "metadata": {"group": i % 3}} for i in range(12)]
+
+    def close(outputs: dict, reference_outputs: dict) -> float:
+        return 1.0 - min(abs(outputs["y"] - reference_outputs["y"]), 4) / 4
+
+    client.evaluate(lambda inputs: {"y": inputs["x"] + inputs["x"] % 2}, data=data, evaluators=[check, close],
+                    experiment="a", num_repetitions=2)  # fmt: skip
+    client.evaluate(lambda inputs: {"y": inputs["x"]}, data=data, evaluators=[check, close],
+                    experiment="b", num_repetitions=2)  # fmt: skip
+    result = compare("a", "b", client=client, cluster_by="group")
+    view = {m.key: (m.n_paired, m.mean_a, m.mean_b, m.p_value) for m in result.metrics}
+    # B is better on every odd example of every cluster: no variance left, p is 0
+    assert view == {"check": (12, 0.5, 1.0, 0.0), "close": (12, 0.875, 1.0, 0.0)}
+    client.close()

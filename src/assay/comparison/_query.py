@@ -106,7 +106,7 @@ _SCORED_EXAMPLES = """
 _CLUSTERED = f"""
     WITH per AS ({_PER_EXAMPLE}),
     clusters AS (
-        SELECT id AS ex, json_extract(metadata, :path) AS cluster
+        SELECT id AS ex, MIN(json_extract(metadata, :path)) AS cluster
         FROM examples WHERE dataset_id = :dataset GROUP BY id
     )
     SELECT p.key AS key, COUNT(*) AS n, SUM(p.sb - p.sa) AS sum_d
