@@ -70,6 +70,8 @@ def test_feedback_scores_cache_bytes_and_odd_text_round_trip(store_url: str) -> 
     got = {f.key: f.score for f in store.list_feedback()}
     assert got == {"int": 3, "float": 1.0, "bool": 1, "none": None}
     assert type(got["int"]) is int and type(got["float"]) is float
+    comments = {f.comment for f in store.list_feedback()}
+    assert comments == ({"a\x00b"} if store_url.startswith("sqlite") else {"a\\0b"})  # NUL: PostgreSQL text
     store.cache_put("ns", "k", b"\x00\xffbytes")
     store.cache_put("ns", "k", b"replaced")
     assert store.cache_get("ns", "k") == b"replaced" and store.cache_get("ns", "missing") is None
