@@ -4,7 +4,7 @@ test-program mode, problems per second under each timing mode.
     .venv/bin/python bench/code_timing.py [--workers N] [--rounds R]
 
 First the cost of the per-call timing in the harness (it cannot be turned off, so it is
-timed on its own: the clock readings each call adds). Modes: a fixed ``execution_timeout``; ``timeout="calibrated"`` on its first run
+timed on its own: the clock readings each call adds). Modes: a fixed ``execution_timeout``; ``time_limit="calibrated"`` on its first run
 (the reference is measured 3 times per problem, then the candidate runs) and again with
 the measurements cached in the store; ``speed_repeats=3`` on top of the cached
 calibration (3 candidate runs per passing problem). Each mode runs R rounds (the first
@@ -85,8 +85,8 @@ def main() -> None:
     args = parser.parse_args()
     problems = load_problems()
     fixed = CodeCorrectnessEvaluator(execution_timeout=10)
-    calibrated = CodeCorrectnessEvaluator(timeout="calibrated", execution_timeout=10)
-    speed = CodeCorrectnessEvaluator(timeout="calibrated", execution_timeout=10, speed_repeats=3)
+    calibrated = CodeCorrectnessEvaluator(time_limit="calibrated", execution_timeout=10)
+    speed = CodeCorrectnessEvaluator(time_limit="calibrated", execution_timeout=10, speed_repeats=3)
     print(f"per-call timing in the harness (two readings of wall and CPU clocks): {clock_cost_ns():.0f} ns")
     print(f"HumanEval canonical solutions, {len(problems)} problems, {args.workers} workers")
     with use_store(open_store("sqlite://")):

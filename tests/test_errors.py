@@ -30,6 +30,7 @@ KEPT_BASES = {
     "InvalidJson": ValueError,
     "CaseError": ValueError,
     "UnknownLanguage": ValueError,
+    "UnsupportedMode": ValueError,
     "UIConfigError": ValueError,
     "ModelNotConfiguredError": ValueError,
     "ReplyCheckError": ValueError,

@@ -23,6 +23,7 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── CalibrationError (ValueError)          no reference to calibrate a timeout on, or it fails
     ├── GenerationError (ValueError)           test cases cannot be generated as asked
     ├── UnknownLanguage (ValueError)           the sandbox does not run that language
+    ├── UnsupportedMode (ValueError)           that language has no test-program mode
     ├── UIConfigError (ValueError)             the web UI cannot start with these settings
     ├── ServiceConfigError (ValueError)        the evaluator service cannot start with these settings
     ├── EvaluatorSpecError (ValueError)        ``serve-evaluators MODULE:EVALUATORS`` names nothing usable
@@ -108,7 +109,7 @@ if TYPE_CHECKING:
         ReplyCheckError,
     )
     from assay.sandbox.errors import SandboxError, SandboxStartError, SandboxUnavailable
-    from assay.sandbox.languages import UnknownLanguage
+    from assay.sandbox.languages import UnknownLanguage, UnsupportedMode
     from assay.service.errors import (
         EvaluatorSpecError,
         RemoteEvaluatorError,
@@ -187,6 +188,7 @@ _HOMES = {
     "SandboxStartError": "assay.sandbox.errors",
     "SandboxUnavailable": "assay.sandbox.errors",
     "UnknownLanguage": "assay.sandbox.languages",
+    "UnsupportedMode": "assay.sandbox.languages",
     "AlreadyExistsError": "assay.store.errors",
     "NotFoundError": "assay.store.errors",
     "StoreError": "assay.store.errors",
@@ -241,6 +243,7 @@ __all__ = [
     "UIConfigError",
     "UnknownEvaluatorName",
     "UnknownLanguage",
+    "UnsupportedMode",
     "OpenAPIError",
     "SandboxSetupError",
     "TrajectoryError",

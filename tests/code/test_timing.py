@@ -124,7 +124,7 @@ def test_a_reply_time_that_is_absurd_is_dropped_not_trusted(field: Any, expected
 def test_calibrated_a_slower_correct_answer_passes_under_load_an_exponential_one_times_out(
     memory_store: Store, busy_cpus: None
 ) -> None:
-    evaluator = CodeCorrectnessEvaluator(timeout=Calibrated(factor=4, floor=1.0), execution_timeout=60)
+    evaluator = CodeCorrectnessEvaluator(time_limit=Calibrated(factor=4, floor=1.0), execution_timeout=60)
     slower = results_of(evaluator.evaluate(Run(outputs={"text": FIB_SLOWER}), fib_example()))[0]
     assert slower.score == 1, slower.comment
     assert slower.metadata["timeout_mode"] == {"mode": "calibrated", "factor": 4, "floor_s": 1.0}
@@ -144,7 +144,7 @@ def test_calibrated_a_slower_correct_answer_passes_under_load_an_exponential_one
 
 
 def test_the_reference_is_measured_once_and_cached_in_the_store(memory_store: Store) -> None:
-    evaluator = CodeCorrectnessEvaluator(timeout="calibrated")
+    evaluator = CodeCorrectnessEvaluator(time_limit="calibrated")
     run = Run(outputs={"text": FIB_ITERATIVE})
     first = results_of(evaluator.evaluate(run, fib_example()))[0]
     again = results_of(evaluator.evaluate(run, fib_example()))[0]
@@ -168,14 +168,16 @@ def test_a_calibration_that_cannot_be_done_is_an_error_not_the_candidates_failur
     memory_store: Store, example: Example, message: str
 ) -> None:
     result = results_of(
-        CodeCorrectnessEvaluator(timeout="calibrated").evaluate(Run(outputs={"text": FIB_ITERATIVE}), example)
+        CodeCorrectnessEvaluator(time_limit="calibrated").evaluate(
+            Run(outputs={"text": FIB_ITERATIVE}), example
+        )
     )[0]
     assert result.score is None and result.error is not None and message in result.error
 
 
 def test_a_bad_timeout_option_fails_when_the_evaluator_is_built() -> None:
-    with pytest.raises(ValueError, match="timeout must be"):
-        CodeCorrectnessEvaluator(timeout="elastic")
+    with pytest.raises(ValueError, match="time_limit must be"):
+        CodeCorrectnessEvaluator(time_limit="elastic")
     with pytest.raises(ValueError, match="factor"):
         Calibrated(factor=0.5)
     with pytest.raises(ValueError, match="speed_repeats"):
@@ -216,7 +218,7 @@ def test_a_calibrated_test_program_gets_k_times_the_reference_program_plus_the_f
     example = Example(
         inputs={"prompt": "", "test": test, "entry_point": "solution", "canonical_solution": FIB_ITERATIVE}
     )
-    evaluator = CodeCorrectnessEvaluator(timeout=Calibrated(factor=2, floor=0.5), execution_timeout=60)
+    evaluator = CodeCorrectnessEvaluator(time_limit=Calibrated(factor=2, floor=0.5), execution_timeout=60)
     passed = results_of(evaluator.evaluate(Run(outputs={"text": FIB_SLOWER}), example))[0]
     assert passed.score == 1, passed.comment
     total_ms = passed.metadata["reference_time"]["total_ms"]
@@ -230,7 +232,7 @@ def test_through_evaluate_the_second_experiment_reuses_the_measurement(client: a
     client.create_example(
         dataset_id=dataset.id, inputs={"test_cases": FIB_CASES}, outputs={"reference_code": FIB_ITERATIVE}
     )
-    evaluator = CodeCorrectnessEvaluator(timeout="calibrated", speed_repeats=2)
+    evaluator = CodeCorrectnessEvaluator(time_limit="calibrated", speed_repeats=2)
     cached = []
     for _ in range(2):
         rows = list(
@@ -276,7 +278,7 @@ def test_the_run_budget_covers_loading_as_long_as_the_references(memory_store: S
     timeout: the whole run may take k x the reference's time outside its calls too."""
     slow_start = "import time\ntime.sleep(1.5)\n" + FIB_ITERATIVE
     example = fib_example(slow_start)
-    evaluator = CodeCorrectnessEvaluator(timeout=Calibrated(factor=2, floor=0.3), execution_timeout=30)
+    evaluator = CodeCorrectnessEvaluator(time_limit=Calibrated(factor=2, floor=0.3), execution_timeout=30)
     result = results_of(evaluator.evaluate(Run(outputs={"text": slow_start}), example))[0]
     assert result.score == 1, result.comment
     assert result.metadata["reference_time"]["load_ms"] >= 1500

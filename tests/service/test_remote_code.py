@@ -40,7 +40,7 @@ CANDIDATES = {  # every verdict the evaluator can give: pass, partial, fail, cra
         "function solution(n) { return n * n; }",
     ),
 }
-TIMINGS = without({"duration_ms", "traceback"})
+TIMINGS = without({"duration_ms", "traceback", "cpu_ms", "wall_ms"})
 
 
 @pytest.fixture(scope="module")

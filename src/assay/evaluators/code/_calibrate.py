@@ -42,7 +42,7 @@ class CalibrationError(AssayError, ValueError):
 
 @dataclass(frozen=True)
 class Calibrated:
-    """``timeout=Calibrated(factor=4, floor=1)``: each test may take ``factor`` times the
+    """``time_limit=Calibrated(factor=4, floor=1)``: each test may take ``factor`` times the
     reference's median time plus ``floor`` seconds (EvalPlus uses a factor of 4 and a
     floor of 1 s). ``repeats``: how many runs of the reference the median is taken over.
     ``cache``: keep the measurement in the store (a re-run does not measure again)."""
@@ -66,7 +66,7 @@ class Calibrated:
 
 
 def timeout_mode(value: Any) -> Calibrated | None:
-    """The evaluator's ``timeout`` option: None (a fixed ``execution_timeout``),
+    """The evaluator's ``time_limit`` option: None (a fixed ``execution_timeout``),
     ``"calibrated"`` (the defaults) or a ``Calibrated``."""
     if value is None or value == "fixed":
         return None
@@ -75,7 +75,8 @@ def timeout_mode(value: Any) -> Calibrated | None:
     if isinstance(value, Calibrated):
         return value
     raise ValueError(
-        f"timeout must be 'fixed', 'calibrated' or Calibrated(factor=..., floor=...), got {value!r}"
+        f"time_limit must be 'fixed', 'calibrated' or Calibrated(factor=..., floor=...), got {value!r}"
+        " (a number of seconds is execution_timeout)"
     )
 
 

@@ -86,7 +86,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         abs_tolerance: the absolute tolerance (``abs_tol``, default 0).
         zero_tolerance: the absolute tolerance when one side is exactly 0 (default 1e-12).
             A test case can set its own ``rel_tol``, ``abs_tol`` and ``zero_tol``.
-        timeout: ``"fixed"`` (default: ``execution_timeout`` for the whole run),
+        time_limit: ``"fixed"`` (default: ``execution_timeout`` for the whole run),
             ``"calibrated"`` or ``Calibrated(factor=k, floor=s)``: each test may take k x the
             reference solution's measured time + s seconds (see ``_calibrate``).
         reference_key: where the reference solution is (default: ``reference_code``,
@@ -116,7 +116,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         "float_tolerance",
         "abs_tolerance",
         "zero_tolerance",
-        "timeout",
+        "time_limit",
         "reference_key",
         "speed_repeats",
         "cases",
@@ -139,7 +139,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         if self.execution_timeout <= 0:
             raise ValueError(f"execution_timeout must be positive, got {self.execution_timeout}")
         get_language(self.language)  # an unknown default language is a setup error
-        self.calibration = timeout_mode(kwargs.get("timeout"))
+        self.calibration = timeout_mode(kwargs.get("time_limit"))
         self.reference_key: str | None = kwargs.get("reference_key")
         self.speed_repeats = int(kwargs.get("speed_repeats", 0))
         if self.speed_repeats < 0:

@@ -403,6 +403,8 @@ class Zygote:
 
 
 class Spare:
+    """The zygote's spare child and our end of the channel its job arrives on."""
+
     def __init__(self, pid: int, channel: socket.socket) -> None:
         self.pid = pid
         self.channel = channel
