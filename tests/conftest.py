@@ -1,17 +1,36 @@
 """Fixtures every part of the suite shares: no model or embeddings configuration leaks in
-from the developer's environment, a fresh in-memory store on request, and a client on a
-SQLite file of its own."""
+from the developer's environment, a fresh in-memory store on request, a client on a
+SQLite file of its own, and one PostgreSQL server per session with a fresh, migrated
+database per test that asks for one (``postgres_store_url``, ``store_url``)."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from assay import Client
 from assay.store import Store, open_store
 from assay.store.current import use_store
+
+
+def _load_postgres_helper() -> ModuleType:
+    """tests/_postgres.py (tests are not a package under importlib mode)."""
+    name = "assay_tests_postgres"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_postgres.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+pg = _load_postgres_helper()
 
 #: what configures a judge model or an embeddings provider from the environment
 MODEL_ENV = (
@@ -50,3 +69,51 @@ def client(tmp_path: Path) -> Iterator[Client]:
 @pytest.fixture
 def examples() -> list[dict]:
     return [{"inputs": {"x": i}, "outputs": {"y": 2 * i}, "metadata": {"parity": i % 2}} for i in range(6)]
+
+
+# --- PostgreSQL -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> Iterator[str]:
+    """URL of a PostgreSQL server (maintenance database) the tests may create databases on."""
+    with pg.postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def postgres_store_template(postgres_server_url: str) -> Iterator[str]:
+    """A database holding the store's schema, copied for each test (faster than migrating)."""
+    url = pg.create_database(postgres_server_url, prefix="assay_template")
+    open_store(url).close()
+    try:
+        yield str(url).rsplit("/", 1)[1]
+    finally:
+        pg.drop_database(postgres_server_url, url)
+
+
+@pytest.fixture
+def postgres_store_url(postgres_server_url: str, postgres_store_template: str) -> Iterator[str]:
+    """URL of a fresh PostgreSQL store database of this test's own (dropped after it)."""
+    url = pg.create_database(postgres_server_url, template=postgres_store_template)
+    try:
+        yield url
+    finally:
+        pg.drop_database(postgres_server_url, url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh store of the test's own, once on a SQLite file and once on PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'assay.db'}"
+    return str(request.getfixturevalue("postgres_store_url"))
+
+
+@pytest.fixture
+def any_client(store_url: str) -> Iterator[Client]:
+    """A client on ``store_url``: modules that test the store through a client opt in with
+    ``client = any_client`` style overrides, to run against both backends."""
+    client = Client(store_url)
+    yield client
+    client.close()

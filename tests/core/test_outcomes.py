@@ -11,6 +11,12 @@ from assay.evaluators._names import EVALUATOR_NAMES
 from assay.report import metrics_table
 
 
+@pytest.fixture
+def client(any_client: Client) -> Client:
+    """The tests here exercise the store: each runs on SQLite and on PostgreSQL."""
+    return any_client
+
+
 def sometimes_fails(inputs: dict) -> dict:
     if inputs["x"] % 3 == 0:
         raise RuntimeError("model timed out")

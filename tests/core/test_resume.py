@@ -20,6 +20,12 @@ sys.path.insert(0, str(HERE))
 import _interrupted_run as job  # noqa: E402
 
 
+@pytest.fixture
+def client(any_client: Client) -> Client:
+    """The tests here exercise the store: each runs on SQLite and on PostgreSQL."""
+    return any_client
+
+
 def stored_rows(db: Path) -> int:
     with sqlite3.connect(db) as conn:
         return conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]

@@ -12,6 +12,12 @@ from assay.store import AlreadyExistsError, StoreError, StoreVersionError, open_
 from assay.store._schema import SCHEMA_VERSION
 
 
+@pytest.fixture
+def client(any_client: Client) -> Client:
+    """The tests here exercise the store: each runs on SQLite and on PostgreSQL."""
+    return any_client
+
+
 def test_every_row_is_stored_when_evaluate_returns(tmp_path: Path, examples: list[dict]) -> None:
     db = tmp_path / "assay.db"
 

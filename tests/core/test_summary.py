@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from assay import Client
 from assay.report import print_report
+
+
+@pytest.fixture
+def client(any_client: Client) -> Client:
+    """The tests here exercise the store: each runs on SQLite and on PostgreSQL."""
+    return any_client
+
 
 TOXIC = [
     ("You are an idiot", "Toxic"),

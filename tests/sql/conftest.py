@@ -1,36 +1,19 @@
 """Fixtures for the SQL evaluator tests: the shop database in SQLite and in a real PostgreSQL.
 
-PostgreSQL comes from ``ASSAY_TEST_POSTGRES_URL`` when set (a server where the
-user may CREATE DATABASE); otherwise a private server is started from Debian's
-binaries (``/usr/lib/postgresql/*/bin``) on a free loopback port, as the
-``postgres`` user when running as root, and stopped at the end of the session.
-Without either, the tests fail and say to install ``postgresql``: never skipped.
+PostgreSQL is the session's server from the root conftest (``tests/_postgres.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
-import pwd
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-POSTGRES_URL_ENV = "ASSAY_TEST_POSTGRES_URL"
-INSTALL_HINT = (
-    "install the Debian package `postgresql` (apt-get install -y postgresql) so the tests can "
-    f"start a private server, or set {POSTGRES_URL_ENV} to a server URL whose user may CREATE DATABASE"
-)
 
 
 def _load_local(name: str) -> ModuleType:
@@ -46,6 +29,7 @@ def _load_local(name: str) -> ModuleType:
 
 
 sample_db = _load_local("sample_db")
+pg = sys.modules["assay_tests_postgres"]  # loaded by the root conftest
 
 
 def file_sha256(path: Path) -> str:
@@ -64,106 +48,7 @@ def shop_sql() -> tuple[str, str]:
     return sample_db.SCHEMA, sample_db.seed_sql()
 
 
-# --- PostgreSQL --------------------------------------------------------------------------
-
-
-@dataclass
-class PrivatePostgres:
-    """A throwaway PostgreSQL cluster in a temporary directory."""
-
-    bin_dir: Path
-    base: Path
-    port: int = 0
-
-    @property
-    def data(self) -> Path:
-        return self.base / "data"
-
-    @property
-    def url(self) -> str:
-        return f"postgresql://assay@127.0.0.1:{self.port}/postgres"
-
-    def start(self) -> None:
-        self._run("initdb", "-D", str(self.data), "-U", "assay", "--auth=trust", "-E", "UTF8",
-                  "--locale=C", "--no-sync")  # fmt: skip
-        last_error = ""
-        for _attempt in range(3):  # a free port can be taken between probe and bind
-            self.port = _free_port()
-            options = (
-                f"-h 127.0.0.1 -p {self.port} -k {self.base} -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off"
-            )
-            done = self._run("pg_ctl", "-D", str(self.data), "-l", str(self.base / "server.log"),
-                             "-w", "-t", "60", "-o", options, "start", check=False)  # fmt: skip
-            if done.returncode == 0:
-                return
-            last_error = done.stdout + done.stderr + self._log()
-        pytest.fail(f"could not start a private PostgreSQL server: {last_error}")
-
-    def stop(self) -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop", check=False)
-        shutil.rmtree(self.base, ignore_errors=True)
-
-    def _log(self) -> str:
-        log = self.base / "server.log"
-        return log.read_text(errors="replace")[-2000:] if log.exists() else ""
-
-    def _run(self, tool: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        command = [str(self.bin_dir / tool), *args]
-        if os.geteuid() == 0:  # PostgreSQL refuses to run as root
-            command = ["runuser", "-u", "postgres", "--", *command]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-        if check and done.returncode != 0:
-            pytest.fail(f"{tool} failed ({done.returncode}): {done.stdout}{done.stderr}")
-        return done
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _postgres_bin_dir() -> Path | None:
-    def version(initdb: Path) -> tuple[int, ...]:
-        name = initdb.parent.parent.name
-        return tuple(int(part) for part in name.split(".") if part.isdigit())
-
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=version)
-    if found:
-        return found[-1].parent
-    initdb = shutil.which("initdb")
-    return Path(initdb).parent if initdb else None
-
-
-def _start_private_server() -> PrivatePostgres:
-    bin_dir = _postgres_bin_dir()
-    if bin_dir is None:
-        pytest.fail(f"PostgreSQL server binaries (initdb, pg_ctl) not found: {INSTALL_HINT}")
-    base = Path(tempfile.mkdtemp(prefix="assay-pg-"))
-    if os.geteuid() == 0:
-        try:
-            user = pwd.getpwnam("postgres")
-        except KeyError:
-            pytest.fail(f"running as root but there is no `postgres` user: {INSTALL_HINT}")
-        os.chown(base, user.pw_uid, user.pw_gid)
-    server = PrivatePostgres(bin_dir=bin_dir, base=base)
-    server.start()
-    return server
-
-
-@pytest.fixture(scope="session")
-def postgres_server_url() -> Iterator[str]:
-    """URL of a PostgreSQL server (maintenance database) the tests may create databases on."""
-    configured = os.environ.get(POSTGRES_URL_ENV)
-    if configured:
-        yield configured
-        return
-    server = _start_private_server()
-    try:
-        yield server.url
-    finally:
-        server.stop()
+# --- PostgreSQL (the server comes from the root conftest) ----------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -172,22 +57,13 @@ def shop_postgres_admin(postgres_server_url: str) -> Iterator[str]:
     import psycopg
     from sqlalchemy import make_url
 
-    name = f"assay_sql_test_{uuid.uuid4().hex[:10]}"
-    server = make_url(postgres_server_url)
-    try:
-        admin = psycopg.connect(_libpq_url(server), autocommit=True, connect_timeout=10)
-    except psycopg.OperationalError as exc:
-        pytest.fail(f"cannot connect to PostgreSQL at {server.render_as_string()}: {exc}; {INSTALL_HINT}")
-    with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    database = server.set(database=name)
-    with psycopg.connect(_libpq_url(database), autocommit=True) as connection:
+    url = pg.create_database(postgres_server_url, prefix="assay_sql_test")
+    with psycopg.connect(_libpq_url(make_url(url)), autocommit=True) as connection:
         connection.execute(sample_db.SCHEMA + sample_db.seed_sql())
     try:
-        yield database.render_as_string(hide_password=False)
+        yield url
     finally:
-        with psycopg.connect(_libpq_url(server), autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        pg.drop_database(postgres_server_url, url)
 
 
 DOCS_SQL = Path(__file__).parents[2] / "docs" / "sql.md"
@@ -225,10 +101,7 @@ def shop_postgres(shop_postgres_admin: str, postgres_server_url: str) -> Iterato
 
 def _libpq_url(url: object) -> str:
     """A SQLAlchemy URL as libpq understands it (no ``+driver``)."""
-    from sqlalchemy import URL
-
-    assert isinstance(url, URL)
-    return url.set(drivername="postgresql").render_as_string(hide_password=False)
+    return str(pg.libpq_url(url))
 
 
 def postgres_snapshot(url: str) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""The JSON API and the pages, through the real ASGI app over a real SQLite store."""
+"""The JSON API and the pages, through the real ASGI app over a real SQLite store and a
+real PostgreSQL one."""
 
 from __future__ import annotations
 
@@ -8,7 +9,16 @@ import pytest
 from fastapi.testclient import TestClient
 from ui_testdata import BASELINE_FAILED, REGRESSIONS, N, Scenario
 
+from assay.store import Store, open_store
 from assay.ui import create_app
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    """Each test here on a SQLite file and on a PostgreSQL database (root conftest)."""
+    opened = open_store(store_url)
+    yield opened
+    opened.close()
 
 
 @pytest.fixture

@@ -106,7 +106,7 @@ _SCORED_EXAMPLES = """
 _CLUSTERED = f"""
     WITH per AS ({_PER_EXAMPLE}),
     clusters AS (
-        SELECT id AS ex, json_extract(metadata, :path) AS cluster
+        SELECT id AS ex, MIN(json_extract(metadata, :path)) AS cluster
         FROM examples WHERE dataset_id = :dataset GROUP BY id
     )
     SELECT p.key AS key, COUNT(*) AS n, SUM(p.sb - p.sa) AS sum_d
@@ -269,7 +269,7 @@ def side_facts(conn: sqlite3.Connection, experiment_id: str) -> SideFacts:
 # every result it returns, so a look at the first few (bounded) speaks for all.
 METRIC_INFO_SQL = (
     "SELECT evaluator_info FROM (SELECT evaluator_info FROM results WHERE experiment_id = ? "
-    "AND key = ? LIMIT 100) WHERE evaluator_info IS NOT NULL LIMIT 1"
+    "AND key = ? LIMIT 100) AS first_results WHERE evaluator_info IS NOT NULL LIMIT 1"
 )
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 from pathlib import Path
 
+from assay.store._masking import masked as _masked
 from assay.store.base import Store
 from assay.store.errors import StoreError
 
@@ -20,8 +20,12 @@ def default_url() -> str:
     return os.environ.get("ASSAY_DATABASE_URL") or str(DEFAULT_PATH)
 
 
+POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")
+
+
 def open_store(url: str | None = None) -> Store:
-    """``sqlite:////abs.db``, ``sqlite:///rel.db``, ``sqlite://`` (memory), or a path."""
+    """``sqlite:////abs.db``, ``sqlite:///rel.db``, ``sqlite://`` (memory), a path, or
+    ``postgresql://user:password@host:port/database`` (also ``postgresql+psycopg://``)."""
     url = url or default_url()
     if not isinstance(url, (str, os.PathLike)):
         raise StoreError(f"database_url must be a URL or a path, got {url!r}")
@@ -33,9 +37,14 @@ def open_store(url: str | None = None) -> Store:
         if rest in ("", "/", "/:memory:"):
             return _sqlite(":memory:")
         return _sqlite(os.path.expanduser(rest[1:] if rest.startswith("/") else rest))
+    if scheme in POSTGRES_SCHEMES:
+        from assay.store.postgres import PostgresStore
+
+        return PostgresStore(url)
     raise StoreError(
-        f"unsupported database URL {_masked(url)!r}: this assay stores results in SQLite "
-        "(sqlite:///relative.db, sqlite:////absolute/path.db or a file path)"
+        f"unsupported database URL {_masked(url)!r}: assay stores results in SQLite "
+        "(sqlite:///relative.db, sqlite:////absolute/path.db or a file path) or in PostgreSQL "
+        "(postgresql://user:password@host:port/database)"
     )
 
 
@@ -48,11 +57,6 @@ def _sqlite(path: str) -> Store:
         raise StoreError(f"cannot open the store at {path}: {exc}") from None
 
 
-def _masked(url: str) -> str:
-    """The URL with any password replaced, fit for messages and logs."""
-    return re.sub(r"(://[^/:@]*:)[^/@]*@", r"\1***@", url)
-
-
 def store_exists(url: str | None = None) -> bool:
     """Whether the store at ``url`` already exists (a memory store never does)."""
     url = url or default_url()
@@ -61,4 +65,4 @@ def store_exists(url: str | None = None) -> bool:
         return os.path.exists(os.path.expanduser(url))
     if scheme in ("sqlite", "sqlite+pysqlite") and rest not in ("", "/", "/:memory:"):
         return os.path.exists(os.path.expanduser(rest[1:] if rest.startswith("/") else rest))
-    return False
+    return scheme in POSTGRES_SCHEMES  # a server database: opening it says whether it is there

@@ -1,9 +1,11 @@
-"""Read-only access to the store's SQLite database for the UI.
+"""Read-only access to the store's database for the UI: SQLite or PostgreSQL.
 
 A file-backed store gets its own connections opened with ``mode=ro`` (SQLite itself
 refuses writes, and readers never block the writer in WAL mode). An in-memory store
 can only be reached through its own per-thread connections; the UI only ever runs
-SELECTs on them.
+SELECTs on them. A PostgreSQL store gets connections of the UI's own whose sessions are
+read-only (``default_transaction_read_only``); the queries, written in SQLite's dialect,
+reach PostgreSQL through the store's dialect seam (``assay.store.postgres_dialect``).
 """
 
 from __future__ import annotations
@@ -23,20 +25,25 @@ class ReadOnlyDatabase:
     """Per-thread read-only connections to the database behind a store."""
 
     def __init__(self, store: Store) -> None:
+        self._store = store
+        self._local = threading.local()
+        self._opened: list[Any] = []
+        self._lock = threading.Lock()
+        self._postgres = _postgres_dsn(store)
+        if self._postgres is not None:
+            self._path: Path | None = None
+            return
         conn = getattr(store, "conn", None)
         if not isinstance(conn, sqlite3.Connection):
             raise TypeError(
                 f"the assay UI reads SQLite stores; {type(store).__name__} has no SQLite connection"
             )
-        self._store = store
         self._path = _database_file(conn)
-        self._local = threading.local()
-        self._opened: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
 
     @property
     def is_file(self) -> bool:
-        return self._path is not None
+        """Whether the database outlives the process (a file, or a server's database)."""
+        return self._path is not None or self._postgres is not None
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -46,6 +53,8 @@ class ReadOnlyDatabase:
         return conn
 
     def _open(self) -> sqlite3.Connection:
+        if self._postgres is not None:
+            return cast(sqlite3.Connection, self._open_postgres(self._postgres))
         if self._path is None:
             # The store's own per-thread connection: the only way into a private in-memory
             # database. The UI only ever runs SELECTs on it.
@@ -64,9 +73,18 @@ class ReadOnlyDatabase:
             self._opened.append(conn)
         return conn
 
+    def _open_postgres(self, dsn: str) -> Any:
+        from assay.store.postgres_conn import connect
+
+        conn = connect(dsn, application_name="assay-ui", read_only=True)
+        with self._lock:
+            self._opened.append(conn)
+        return conn
+
     def query(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
         cursor = self.conn.execute(sql, params)
-        cursor.row_factory = sqlite3.Row
+        if self._postgres is None:
+            cursor.row_factory = sqlite3.Row
         return cursor.fetchall()
 
     def query_one(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> sqlite3.Row | None:
@@ -78,6 +96,16 @@ class ReadOnlyDatabase:
             for conn in self._opened:
                 conn.close()
             self._opened.clear()
+
+
+def _postgres_dsn(store: Store) -> str | None:
+    """The connection string of a PostgreSQL store, or None for any other store."""
+    from assay.store.open import POSTGRES_SCHEMES
+
+    if store.url.partition("://")[0] not in POSTGRES_SCHEMES:
+        return None
+    dsn: str = cast(Any, store)._dsn
+    return dsn
 
 
 def _database_file(conn: sqlite3.Connection) -> Path | None:

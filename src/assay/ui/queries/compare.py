@@ -73,8 +73,8 @@ def _judged_sql(others: int, by_metric: bool, lower: int, restrict: str = "") ->
     ),
     judged AS (
         SELECT brow, other, key,
-               CASE WHEN (oe AND NOT be) OR os < bs - {EPSILON} THEN 1 ELSE 0 END AS worse,
-               CASE WHEN (be AND NOT oe AND os IS NOT NULL) OR os > bs + {EPSILON}
+               CASE WHEN (oe = 1 AND be = 0) OR os < bs - {EPSILON} THEN 1 ELSE 0 END AS worse,
+               CASE WHEN (be = 1 AND oe = 0 AND os IS NOT NULL) OR os > bs + {EPSILON}
                     THEN 1 ELSE 0 END AS better
         FROM pairs
     )"""

@@ -75,7 +75,7 @@ def _versions(db: ReadOnlyDatabase, dataset_id: str) -> list[DatasetVersion]:
             UNION ALL
             SELECT removed_version, 0, 1 FROM examples
             WHERE dataset_id = ? AND removed_version IS NOT NULL
-        ) GROUP BY v ORDER BY v DESC
+        ) AS changes GROUP BY v ORDER BY v DESC
         """,
         (dataset_id, dataset_id),
     )
