@@ -179,14 +179,15 @@ class _Load:
         if self._first_stat is None:
             self._first_stat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
 
-    def workers_wait(self) -> bool:
+    def workers_wait(self, *, ask_the_os: bool) -> bool:
         """The worker threads were on a CPU under a tenth of the time since the last
         call, each, and the first one was not kept waiting for a CPU by the OS either
         (True where the OS does not say: the process's share decides)."""
         wall, cpu = time.perf_counter(), sum(time.clock_gettime(c) for c in list(self._clocks))
         share = (cpu - self._workers_tick[1]) / max((wall - self._workers_tick[0]) * len(self._clocks), 1e-9)
         self._workers_tick = (wall, cpu)
-        return (not self._clocks or share < _WAITING_ROW) and self._first_waits(wall)
+        waits = not self._clocks or share < _WAITING_ROW
+        return waits and (not ask_the_os or self._first_waits(wall))
 
     def _first_waits(self, wall: float) -> bool:
         """On a loaded machine a computing thread may get no CPU for a whole tick: it
@@ -345,15 +346,19 @@ async def _while_waiting(
     finished or while the first rows waited; False when a worker ended (the feed is
     done). The workers' own CPU clocks tell a row that computes on a loaded machine
     (its thread gets a third of a core: the process looks idle) from one that waits."""
-    load.workers_wait()  # the start of the first tick
+    load.workers_wait(ask_the_os=False)  # the start of the first tick
     while len(tasks) < max_threads and not feed.exhausted and (load.rows == 0 or load.rows_wait):
         done, _ = await asyncio.wait(tasks, timeout=_RAMP_TICK_S, return_when=asyncio.FIRST_COMPLETED)
         if done:
             return False
-        if load.workers_wait() and load.computing_share() < _WAITING_SHARE:
+        # Before a row finished, ask the OS too: a computing first row may get no CPU
+        # for a whole tick. Afterwards a waking thread's wait for a CPU would count.
+        waits = load.workers_wait(ask_the_os=load.rows == 0)
+        process_waits = load.computing_share() < _WAITING_SHARE
+        if waits and process_waits:
             double(max_threads)
         elif load.rows:
-            break  # the process computes most of the time now: let the rates say
+            break  # threads or the process compute most of the time now: let the rates say
     return True
 
 
