@@ -372,13 +372,14 @@ def readme_shard_command() -> str:
 
 
 @pytest.mark.slow
-def test_the_readme_matrix_runs_as_written(tmp_path: Path) -> None:
+def test_the_readme_matrix_runs_as_written(tmp_path: Path, store_url: str) -> None:
+    """On a SQLite file and on a PostgreSQL server, as the matrix's secret would name."""
     (tmp_path / "evals").mkdir()
     (tmp_path / "evals" / "app.py").write_text(CI_APP, encoding="utf-8")
     write_data(tmp_path / "evals" / "qa.jsonl", 15)  # 3 of 15 references are wrong: 0.8
     command = readme_shard_command().replace("${{ github.run_id }}", "4242")
     env = {k: v for k, v in os.environ.items() if k != "ASSAY_DATABASE_URL"}
-    env["ASSAY_DATABASE_URL"] = f"sqlite:///{tmp_path / 'team.db'}"
+    env["ASSAY_DATABASE_URL"] = store_url
     jobs = [
         subprocess.Popen(
             shlex.split(command.replace("${{ matrix.shard }}", str(shard))),
