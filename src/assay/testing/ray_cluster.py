@@ -26,8 +26,6 @@ from pathlib import Path
 
 __all__ = ["LocalCluster", "free_port"]
 
-RAY = Path(sys.executable).with_name("ray")
-
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -65,16 +63,27 @@ class LocalCluster:
             client_port = free_port()
             self.client_address = f"ray://127.0.0.1:{client_port}"
             head.append(f"--ray-client-server-port={client_port}")
+        ray = [*self._ray_command(), "start"]
         try:
-            self._start_node([str(RAY), "start", *head, *common])
+            self._start_node([*ray, *head, *common])
             for _ in range(self.nodes - 1):
-                self._start_node(
-                    [str(RAY), "start", f"--address={self.address}", "--node-ip-address=127.0.0.1", *common]
-                )
+                self._start_node([*ray, f"--address={self.address}", "--node-ip-address=127.0.0.1", *common])
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _ray_command(self) -> list[str]:
+        """The ``ray`` command of this environment. Ray's head starts its client server
+        through a shell with the interpreter's path unquoted, so an environment whose path
+        holds a space is reached through a link without one."""
+        python = Path(sys.executable)
+        if " " in sys.prefix and python.is_relative_to(sys.prefix):
+            link = Path(self.temp_dir) / "env"
+            if not link.exists():
+                link.symlink_to(sys.prefix, target_is_directory=True)
+            python = link / python.relative_to(sys.prefix)
+        return [str(python), "-m", "ray.scripts.scripts"]
 
     def _start_node(self, command: list[str]) -> None:
         """``ray start`` in a new session: the node's processes (the GCS, the raylet, and the
