@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import gc
 import sys
 import threading
@@ -82,6 +83,13 @@ class _Options:
     executor: Any = None
 
 
+def _options(given: dict[str, Any]) -> _Options:
+    """The options of ``evaluate``/``aevaluate`` from their parameters (one place for both)."""
+    names = {f.name for f in dataclasses.fields(_Options)} - {"upload_results"}
+    upload = _upload(given["upload_results"], given["upload_runs"])
+    return _Options(**{name: given[name] for name in names}, upload_results=upload)
+
+
 @dataclass
 class _Prepared:
     """An experiment ready to run: checked, bound, its data resolved, its record open."""
@@ -144,26 +152,7 @@ async def aevaluate(
     ``executor`` says where rows run: ``RayExecutor(address=...)`` on a Ray cluster, else
     here (``ASSAY_EXECUTOR=ray`` chooses Ray too); this process stores every row.
     """
-    options = _Options(
-        data,
-        evaluators,
-        summary_evaluators,
-        metadata,
-        experiment_prefix,
-        description,
-        max_concurrency,
-        num_repetitions,
-        client,
-        blocking,
-        experiment,
-        _upload(upload_results, upload_runs),
-        error_handling,
-        resume,
-        progress,
-        shard,
-        wait_for_lease,
-        executor,
-    )
+    options = _options(locals())  # first: locals() is exactly the parameters here
     special = _dispatch(target, options)
     if special is not None:
         return await special
@@ -216,26 +205,7 @@ def evaluate(
     ``blocking=False`` runs the experiment in a background thread: iterating the results
     yields rows as they finish; ``results.wait()`` blocks until the end.
     """
-    options = _Options(
-        data,
-        evaluators,
-        summary_evaluators,
-        metadata,
-        experiment_prefix,
-        description,
-        max_concurrency,
-        num_repetitions,
-        client,
-        blocking,
-        experiment,
-        _upload(upload_results, upload_runs),
-        error_handling,
-        resume,
-        progress,
-        shard,
-        wait_for_lease,
-        executor,
-    )
+    options = _options(locals())  # first: locals() is exactly the parameters here
     special = _dispatch(target, options)
     if special is not None:
         return run_coroutine(special)
