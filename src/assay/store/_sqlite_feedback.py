@@ -41,7 +41,7 @@ class SQLiteFeedback:
                     _text(feedback.trace_id),
                     _text(feedback.session_id),
                     feedback.key,
-                    feedback.score,
+                    self._stored_feedback_score(feedback.score),
                     dumps(feedback.value),
                     feedback.comment,
                     dumps(feedback.correction),
@@ -50,6 +50,10 @@ class SQLiteFeedback:
                     codec.ts(feedback.created_at),
                 ),
             )
+
+    def _stored_feedback_score(self, score: Any) -> Any:
+        """The score column's value (a store whose column loses int/float apart overrides it)."""
+        return score
 
     def list_feedback(
         self, run_ids: Sequence[uuid.UUID] | None = None, keys: Sequence[str] | None = None

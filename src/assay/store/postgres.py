@@ -20,8 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from assay.errors import require_extra
-from assay.schemas import Dataset, Feedback
-from assay.store import _codec as codec
+from assay.schemas import Dataset
 from assay.store._json import dumps, loads
 from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
@@ -173,28 +172,8 @@ class PostgresStore(SQLiteStore):
             raise AlreadyExistsError(f"an experiment named {record.name!r} already exists") from None
 
     # feedback: the score as JSON text, so an int stays an int and a float a float
-    def add_feedback(self, feedback: Feedback) -> None:
-        score = int(feedback.score) if isinstance(feedback.score, bool) else feedback.score
-        with self.transaction() as conn:
-            conn.execute(
-                "INSERT INTO feedback (id, run_id, trace_id, experiment_id, key, score, value, "
-                "comment, correction, feedback_source, extra, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    str(feedback.id),
-                    _text(feedback.run_id),
-                    _text(feedback.trace_id),
-                    _text(feedback.session_id),
-                    feedback.key,
-                    dumps(score),
-                    dumps(feedback.value),
-                    feedback.comment,
-                    dumps(feedback.correction),
-                    dumps(feedback.feedback_source),
-                    dumps(feedback.extra),
-                    codec.ts(feedback.created_at),
-                ),
-            )
+    def _stored_feedback_score(self, score: Any) -> Any:
+        return dumps(int(score) if isinstance(score, bool) else score)
 
     def _select(
         self,
@@ -216,10 +195,6 @@ def _close_all(opened: list[PGConnection], lock: threading.Lock) -> None:
         opened.clear()
     for conn in connections:
         conn.close()
-
-
-def _text(value: uuid.UUID | None) -> str | None:
-    return None if value is None else str(value)
 
 
 def _first_line(exc: BaseException) -> str:
