@@ -6,21 +6,19 @@ from __future__ import annotations
 
 import random
 import sqlite3
-import sys
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from ui_testdata import T0
 
+from assay.evaluation._tally import tally_of_stored
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store import Store, open_store
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
-from assay.store.postgres import postgres_migrations
 from assay.store.records import ExperimentRecord, ExperimentRow
 from assay.store.sqlite import _statements
 from assay.ui import queries
@@ -246,32 +244,17 @@ def _old_store_rows(experiment: str) -> list[str]:
     return statements
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_a_store_of_the_previous_schema_migrates_and_sorts(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
+def test_a_store_of_the_previous_schema_migrates_and_sorts(tmp_path: Path) -> None:
+    """Migration 6 on PostgreSQL runs in tests/core/test_store_backends.py (version 1 to now)."""
     experiment = "00000000-0000-4000-8000-0000000000ee"
-    old = _old_store_rows(experiment)
-    if backend == "sqlite":
-        url = str(tmp_path / "old.db")
-        with sqlite3.connect(url) as conn:
-            for script in MIGRATIONS[:5]:
-                for statement in _statements(script):
-                    conn.execute(statement)
-            conn.execute("INSERT INTO meta VALUES ('schema_version', '5')")
-            for statement in old:
+    url = str(tmp_path / "old.db")
+    with sqlite3.connect(url) as conn:
+        for script in MIGRATIONS[:5]:
+            for statement in _statements(script):
                 conn.execute(statement)
-    else:
-        server = request.getfixturevalue("postgres_server_url")
-        pg = sys.modules["assay_tests_postgres"]
-        url = str(pg.create_database(server))
-        request.addfinalizer(lambda: pg.drop_database(server, url))
-        with psycopg.connect(url, autocommit=True) as conn:
-            for script in postgres_migrations()[:5]:
-                conn.execute(script)
-            conn.execute("INSERT INTO meta VALUES ('schema_version', '5')")
-            for statement in old:
-                conn.execute(statement)
+        conn.execute("INSERT INTO meta VALUES ('schema_version', '5')")
+        for statement in _old_store_rows(experiment):
+            conn.execute(statement)
     store = open_store(url)
     db = ReadOnlyDatabase(store)
     summary = queries.find_experiment(db, "old")
@@ -293,3 +276,34 @@ def test_a_store_of_the_previous_schema_migrates_and_sorts(
 
 def _score(row: Any) -> float | None:
     return next(cell.score for cell in row.scores if cell.key == "k")
+
+
+def test_the_one_result_check_is_kept_until_a_rescore_rewrites_the_figures(
+    store: Store, db: ReadOnlyDatabase
+) -> None:
+    """A finished experiment's answer is reused; appending a second result of the metric
+    to a row (as a re-score does, figures rewritten after it) is seen at once."""
+    _build(store, "exp", seed=5, ragged=False)
+    record = store.get_experiment(name="exp")
+    assert record is not None
+    store.write_stats(record.id, tally_of_stored(store.iter_scores(record.id)).stats(final=True))
+    counted: list[str] = []
+    original = db.query
+
+    def spied(sql: str, params: Any = ()) -> Any:
+        if "DISTINCT example_id" in sql:
+            counted.append(sql)
+        return original(sql, params)
+
+    db.query = spied  # type: ignore[method-assign]
+    assert ranked.one_result_per_row(db, str(record.id), "s")
+    assert ranked.one_result_per_row(db, str(record.id), "s") and len(counted) == 1
+    first = store.load_rows(record, limit=1)[0]
+    store.write_results(record.id, [(first.run.id, [EvaluationResult(key="s", score=-1.0)])], replace=False)
+    store.write_stats(record.id, tally_of_stored(store.iter_scores(record.id)).stats(final=True))
+    assert not ranked.one_result_per_row(db, str(record.id), "s")
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    page = queries.row_page(db, experiment, RowFilter(sort="metric:s"), page=1, per_page=200)
+    assert len(page.rows) == page.total == EXAMPLES * REPETITIONS  # the row once, not twice
+    assert page.rows[0].run_id == str(first.run.id)  # its new lowest score, -1, sorts first
