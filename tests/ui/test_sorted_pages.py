@@ -217,6 +217,8 @@ def test_an_index_walk_reads_the_rank_index_in_order_without_a_sort(tmp_path: Pa
         for page in (2, 9, 10):  # within the scored rows, across to the unscored, past them
             queries.row_page(db, experiment, RowFilter(sort="metric:s", order=order), page=page, per_page=5)
         queries.row_page(db, experiment, RowFilter(metric="s", below=0.5), page=1, per_page=5)
+        bounded = RowFilter(metric="s", below=0.9, sort="metric:s", order=order)
+        queries.row_page(db, experiment, bounded, page=1, per_page=5)
     assert len(plans) >= 15 and any("IS NULL" in plan or "<expr>=?" in plan for plan in plans)
     for plan in plans:
         assert "results_by_rank" in plan and "TEMP B-TREE" not in plan, plan

@@ -688,7 +688,8 @@ def _run_pairs(conn: sqlite3.Connection, run_ids: list[str]) -> dict[str, tuple[
     for start in range(0, len(run_ids), 500):
         chunk = run_ids[start : start + 500]
         marks = ", ".join("?" * len(chunk))
-        for row in conn.execute(f"SELECT id, example_id, repetition, position FROM runs WHERE id IN ({marks})", chunk
+        for row in conn.execute(
+            f"SELECT id, example_id, repetition, position FROM runs WHERE id IN ({marks})", chunk
         ):
             pairs[row[0]] = (row[1], row[2], row[3])
     return pairs

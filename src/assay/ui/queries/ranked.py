@@ -132,9 +132,8 @@ def ordered_run_ids(
 ) -> list[str]:
     """Run ids of one page; the caller has checked ``one_result_per_row``. With bounds
     only scored rows qualify, so the unscored ones never follow."""
-    source, params = _scored(experiment_id, key, bounds)
-    read = _descending if descending else _ascending
-    ids = read(db, source, params, limit, offset)
+    where = _Scored(experiment_id, key, bounds)
+    ids = (_descending if descending else _ascending)(db, where, limit, offset)
     if len(ids) == limit or bounds:
         return ids
     scored = offset + len(ids) if ids else count(db, experiment_id, key, [])
@@ -146,7 +145,18 @@ def ordered_run_ids(
     return ids + [row[0] for row in rows]
 
 
-def _ascending(db: ReadOnlyDatabase, source: str, params: list[Any], limit: int, offset: int) -> list[str]:
+@dataclass(frozen=True)
+class _Scored:
+    experiment_id: str
+    key: str
+    bounds: list[Bound]
+
+    def sql(self) -> tuple[str, list[Any]]:
+        return _scored(self.experiment_id, self.key, self.bounds)
+
+
+def _ascending(db: ReadOnlyDatabase, where: _Scored, limit: int, offset: int) -> list[str]:
+    source, params = where.sql()
     rows = db.query(
         f"SELECT r.run_id {source} ORDER BY {RANK}, r.position, r.repetition LIMIT ? OFFSET ?",
         [*params, limit, offset],
@@ -154,13 +164,14 @@ def _ascending(db: ReadOnlyDatabase, source: str, params: list[Any], limit: int,
     return [row[0] for row in rows]
 
 
-def _descending(db: ReadOnlyDatabase, source: str, params: list[Any], limit: int, offset: int) -> list[str]:
+def _descending(db: ReadOnlyDatabase, where: _Scored, limit: int, offset: int) -> list[str]:
+    source, params = where.sql()
     first = db.query_one(f"SELECT {RANK} {source} ORDER BY {RANK} DESC LIMIT 1 OFFSET ?", [*params, offset])
     if first is None:
         return []
     top = first[0]
     above = _scalar(db, f"SELECT COUNT(*) {source} AND {RANK} > ?", [*params, top])
-    ids = _tied(db, source, params, top, limit, offset - int(above))
+    ids = _tied(db, where, top, limit, offset - int(above))
     if len(ids) == limit:
         return ids
     below = db.query(
@@ -174,13 +185,13 @@ def _descending(db: ReadOnlyDatabase, source: str, params: list[Any], limit: int
     whole = [(row[0], row[1]) for row in below if row[0] != last]
     for _, group in groupby(whole, key=lambda entry: entry[0]):
         ids += reversed([run_id for _, run_id in group])
-    return ids + _tied(db, source, params, last, len(below) - len(whole), 0)
+    return ids + _tied(db, where, last, len(below) - len(whole), 0)
 
 
-def _tied(
-    db: ReadOnlyDatabase, source: str, params: list[Any], score: float, limit: int, offset: int
-) -> list[str]:
-    """Rows scoring exactly ``score``, in data order."""
+def _tied(db: ReadOnlyDatabase, where: _Scored, score: float, limit: int, offset: int) -> list[str]:
+    """Rows scoring exactly ``score``, in data order. The bounds are left out: the score
+    is within them, and a range beside the equality led SQLite's planner to sort."""
+    source, params = _scored(where.experiment_id, where.key, [])
     rows = db.query(
         f"SELECT r.run_id {source} AND {RANK} = ? ORDER BY r.position, r.repetition LIMIT ? OFFSET ?",
         [*params, score, limit, offset],
