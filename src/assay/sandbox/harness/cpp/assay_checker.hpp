@@ -53,6 +53,8 @@ inline Json receive(size_t limit) {
     if (!read_all(REPLIES, body, size)) throw DataError("the candidate's process ended inside a reply");
     Parser parser{body};
     Json frame = parser.value(0);
+    parser.space();
+    if (parser.at != body.size()) throw DataError("trailing data in frame");
     if (frame.kind != Json::Obj) throw DataError("the candidate sent a frame that is not an object");
     return frame;
 }
@@ -151,7 +153,7 @@ template <class R, class... A> R proxy(const char* name, const A&... args) {
         send(CALLS, object({{"args", list_of(std::move(encoded))}, {"kwargs", tag("$dict", list_of({}))}}));
         reply = receive(max_value_bytes);
     } catch (const std::exception& error) {
-        fail("candidate_ended", "CandidateEnded", error.what());
+        fail("candidate_ended", "CandidateEnded", "calling " + std::string(name) + ": " + error.what());
     }
     add_time(reply);
     const Json* ok = field(reply, "ok");
