@@ -13,10 +13,19 @@ from assay.evaluators import CodeCorrectnessEvaluator
 from assay.sandbox import ProgramRun, SandboxPool, get_language
 from assay.schemas import Example, Run
 
+from ._languages import BROKEN, BROKEN_MESSAGE
 from ._program_problems import PROBLEMS, Problem
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
-CASES = [(language, problem) for language, problems in PROBLEMS.items() for problem in problems]
+SLOW = pytest.mark.slow
+QUICK = {"vector_of_float", "helper_in_prompt"}  # the other signatures run in the slow tier
+CASES = [
+    pytest.param(
+        language, problem, id=f"{language}-{problem.name}", marks=[] if problem.name in QUICK else [SLOW]
+    )
+    for language, problems in PROBLEMS.items()
+    for problem in problems
+]
 
 
 def run(
@@ -32,7 +41,7 @@ def run(
     )
 
 
-@pytest.mark.parametrize(("language", "problem"), CASES, ids=[f"{lang}-{p.name}" for lang, p in CASES])
+@pytest.mark.parametrize(("language", "problem"), CASES)
 def test_right_passes_and_wrong_fails(make_pool: Any, language: str, problem: Problem) -> None:
     pool: SandboxPool = make_pool("bubblewrap")
     right = run(pool, language, problem, problem.right)
@@ -120,3 +129,29 @@ def test_the_evaluator_scores_cpp_and_java_test_programs() -> None:
             assert (result.score, result.metadata["mode"]) == (score, "test_program"), result.comment
         assert result.feedback == "A test assertion failed."
         assert result.comment.startswith("Failing assertion (test line "), result.comment
+
+
+PICK_TESTS = {
+    "cpp": "#undef NDEBUG\n#include<assert.h>\nint main(){\n    assert (pick(1) == 1);\n}\n",
+    "java": "import java.util.function.IntUnaryOperator;\n\npublic class Main {\n"
+    "    public static void main(String[] args) {\n        IntUnaryOperator f = new Solution()::pick;\n"
+    "        if (f.applyAsInt(1) != 1) throw new AssertionError();\n    }\n}\n",
+}
+
+
+@pytest.mark.parametrize("language", ["cpp", "java"])
+def test_a_candidate_that_does_not_compile_fails_at_load(make_pool: Any, language: str) -> None:
+    """The candidate's compile error, not the test's (the Java test's own import is moved
+    to the top of the checker's file, and its lines stay true)."""
+    run = make_pool("bubblewrap").run_test_program(
+        get_language(language), BROKEN[language], PICK_TESTS[language], "pick", 20
+    )
+    assert not run.passed
+    assert (run.verdict["stage"], run.verdict["kind"]) == ("load", "compile"), run.verdict
+    assert BROKEN_MESSAGE[language] in run.verdict["message"]
+    fixed = BROKEN[language].replace("undefinedName", "x")
+    assert (
+        make_pool("bubblewrap")
+        .run_test_program(get_language(language), fixed, PICK_TESTS[language], "pick", 20)
+        .passed
+    )

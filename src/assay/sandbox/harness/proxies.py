@@ -102,12 +102,14 @@ def java_source(setup: dict[str, Any]) -> tuple[str, str, int]:
     method forwards with its own reflective ``Method`` (an anonymous class's enclosing
     method), whose generic return type drives the decoding of the reply."""
     entry = proxied(setup)
-    test = str(setup.get("test", ""))
+    imports, test = _java_imports(str(setup.get("test", "")))
     main = java_main_class(test)
     if entry.source == "prompt":
-        head = entry.prefix
+        # one public class a file: the test's
+        head = re.sub(rf"\bpublic\s+(?=(?:final\s+)?class\s+{entry.owner}\b)", "", entry.prefix)
     else:
         head = f"{JAVA_PRELUDE}class {entry.owner} {{\n"
+    head = imports + head
     params = ", ".join(f"{kind} {name}" for kind, name in entry.params)
     args = ", ".join(name for _, name in entry.params)
     modifiers = "".join(m + " " for m in entry.modifiers)
@@ -118,6 +120,14 @@ def java_source(setup: dict[str, Any]) -> tuple[str, str, int]:
     body = f"{call};" if entry.returns == "void" else f"return ({entry.returns}) {call};"
     head += f"    {modifiers}{entry.returns} {entry.name}({params}) {{ {body} }}\n}}\n"
     return main, head + test, head.count("\n")
+
+
+def _java_imports(test: str) -> tuple[str, str]:
+    """The test's own imports (they must come first in the file), and the test with blank
+    lines in their place, so that its line numbers stay true."""
+    imports = re.findall(r"(?m)^[ \t]*import\s+(?:static\s+)?[\w.*]+\s*;[ \t]*$", test)
+    kept = re.sub(r"(?m)^[ \t]*import\s+(?:static\s+)?[\w.*]+\s*;[ \t]*$", "", test)
+    return "".join(line.strip() + "\n" for line in imports), kept
 
 
 def java_main_class(test: str) -> str:
