@@ -155,3 +155,15 @@ def test_a_candidate_that_does_not_compile_fails_at_load(make_pool: Any, languag
         .run_test_program(get_language(language), fixed, PICK_TESTS[language], "pick", 20)
         .passed
     )
+
+
+@pytest.mark.parametrize(
+    "backend", ["bubblewrap", pytest.param("unshare", marks=SLOW), pytest.param("rlimit", marks=SLOW)]
+)
+def test_a_right_answer_passes_on_every_backend(make_pool: Any, backend: str) -> None:
+    pool: SandboxPool = make_pool(backend)
+    for language in ("cpp", "java"):
+        problem = PROBLEMS[language][0]
+        result = run(pool, language, problem, problem.right)
+        assert result.passed, (backend, language, result.verdict)
+    assert pool.stray_processes() == []

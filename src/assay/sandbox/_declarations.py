@@ -289,6 +289,8 @@ def parse_java(text: str, entry: str, trusted: bool) -> Declaration | None:
         params.append(Param(_java_type(found[:-1], trusted, f"{where}: parameter {found[-1]}"), found[-1]))
     _check_names(params, where)
     owner = re.findall(r"\bclass\s+([A-Za-z_]\w*)", blank_comments(text[: header.start]))
+    if owner and owner[-1].startswith("Assay"):
+        raise DeclarationRefused(f"{where}: the class name {owner[-1]!r} is reserved for the harness")
     return Declaration(
         entry,
         returns,
