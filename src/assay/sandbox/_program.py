@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from assay.sandbox import _declarations as declarations
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
     Child,
@@ -52,7 +53,19 @@ def run_test_program(
             "and plain programs, not test programs"
         )
     started = time.monotonic()
-    job = _Job(pool, language, program, test, entry_point, timeout, limits, prompt)
+    try:
+        declaration = _declaration(language, prompt, program, entry_point)
+    except declarations.DeclarationRefused as refused:
+        return ProgramRun(
+            passed=False,
+            verdict={"passed": False, "stage": "load", "kind": "declaration", "message": str(refused)},
+            timed_out=False,
+            output=Output(),
+            checker_output=Output(),
+            sandbox={**pool.describe(), "limits": limits.describe(timeout)},
+            duration_ms=(time.monotonic() - started) * 1000,
+        )
+    job = _Job(pool, language, program, test, entry_point, timeout, limits, prompt, declaration)
     attempt = job.run()
     if attempt.retry:
         attempt = job.run()
@@ -65,6 +78,14 @@ def run_test_program(
         sandbox={**pool.describe(), "limits": limits.describe(timeout)},
         duration_ms=(time.monotonic() - started) * 1000,
     )
+
+
+def _declaration(language: Language, prompt: str, program: str, entry_point: str) -> dict[str, Any] | None:
+    """A compiled checker's proxy needs the entry point's declaration, read here in the
+    trusted parent (see ``_declarations``)."""
+    if language.name not in declarations.PARSERS:
+        return None
+    return declarations.checker_declaration(language.name, prompt, program, entry_point).frame()
 
 
 @dataclass
@@ -86,6 +107,7 @@ class _Job:
     timeout: float
     limits: Limits
     prompt: str
+    declaration: dict[str, Any] | None = None
 
     def run(self) -> _Attempt:
         pool, limits = self.pool, self.limits
@@ -94,6 +116,7 @@ class _Job:
             "entry_point": self.entry_point,
             "prompt": self.prompt,
             "max_value_bytes": limits.max_value_bytes,
+            "declaration": self.declaration,
         }
         reuse = (
             pool.config.reuse_checker
