@@ -35,24 +35,32 @@ class GoDeclaration:
     results: tuple[str, ...]  # without a trailing ``error``
     returns_error: bool
 
-    def as_frame(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "params": list(self.params),
-            "variadic": self.variadic,
-            "results": list(self.results),
-            "returns_error": self.returns_error,
-        }
+    @property
+    def param_types(self) -> tuple[str, ...]:
+        """As Go writes them: a variadic last parameter is ``...T``."""
+        if not self.variadic:
+            return self.params
+        return (*self.params[:-1], "..." + self.params[-1][2:])
+
+    @property
+    def returns(self) -> str:
+        """The result list as Go writes it: ``""``, ``T`` or ``(T1, T2, error)``."""
+        results = [*self.results, *(["error"] if self.returns_error else [])]
+        return results[0] if len(results) == 1 else f"({', '.join(results)})" if results else ""
 
 
-def find_go_declaration(source: str, name: str) -> GoDeclaration | None:
-    """The declaration of top-level ``func name(...)`` in ``source``, or None if there is
-    no such line. Raises DeclarationError when the header is there but not allowed."""
+def find_go_declaration(source: str, name: str) -> tuple[GoDeclaration, int] | None:
+    """The declaration of top-level ``func name(...)`` in ``source`` and where its line
+    starts, or None if there is no such line. Raises DeclarationError when the header is
+    there but not allowed."""
     match = re.search(rf"^func[ \t]+{re.escape(name)}[ \t]*(?=[(\[])", source, re.M)
     if match is None:
         return None
     header = source[match.end() : match.end() + _MAX_HEADER]
-    return _Parser(_tokens(header), name).declaration()
+    try:
+        return _Parser(_tokens(header), name).declaration(), match.start()
+    except DeclarationError as refused:
+        raise DeclarationError(f"the declaration of {name}: {refused}") from None
 
 
 def _tokens(text: str) -> list[str]:
@@ -62,7 +70,7 @@ def _tokens(text: str) -> list[str]:
         if found is None:
             if text[position:].strip() == "":
                 break
-            raise DeclarationError(f"unexpected text in the header: {text[position : position + 20]!r}")
+            raise DeclarationError(f"{text[position : position + 20].strip()!r} is not part of a type")
         token = re.sub(r"\s+", "", found.group(1))
         tokens.append(token)
         position = found.end()
@@ -95,7 +103,7 @@ class _Parser:
         if returns_error:
             results = results[:-1]
         if "error" in results or "error" in params:
-            raise DeclarationError(f"{self.name}: `error` is allowed only as the last result")
+            raise DeclarationError(f"`error` is allowed only as the last result")
         return GoDeclaration(self.name, tuple(params), variadic, tuple(results), returns_error)
 
     def parameters(self) -> tuple[list[str], bool]:
@@ -115,18 +123,18 @@ class _Parser:
         for index, item in enumerate(groups):
             if named and len(item) == 1:
                 if not item[0].startswith(_NAME):
-                    raise DeclarationError(f"{self.name}: mixed named and unnamed parameters")
+                    raise DeclarationError(f"mixed named and unnamed parameters")
                 pending += 1
                 continue
             text = self.checked(item[-1])
             if text.startswith("..."):
                 if index != len(groups) - 1 or pending:
-                    raise DeclarationError(f"{self.name}: `...` only on the last parameter")
+                    raise DeclarationError(f"`...` only on the last parameter")
                 variadic, text = True, "[]" + text[3:]
             types.extend([text] * (pending + 1))
             pending = 0
         if pending:
-            raise DeclarationError(f"{self.name}: parameter names without a type")
+            raise DeclarationError(f"parameter names without a type")
         return types, variadic
 
     def item(self) -> list[str]:
@@ -166,13 +174,13 @@ class _Parser:
         for item in items:
             if named and len(item) == 1:
                 if not item[0].startswith(_NAME):
-                    raise DeclarationError(f"{self.name}: mixed named and unnamed results")
+                    raise DeclarationError(f"mixed named and unnamed results")
                 pending += 1
                 continue
             types.extend([self.checked(item[-1])] * (pending + 1))
             pending = 0
         if pending:
-            raise DeclarationError(f"{self.name}: result names without a type")
+            raise DeclarationError(f"result names without a type")
         return types
 
     def checked(self, text: str) -> str:
@@ -182,7 +190,7 @@ class _Parser:
 
     def unknown(self, token: str) -> str:
         return (
-            f"{self.name}: the type {token!r} is not one the test program can mirror "
+            f"the type {token!r} is not one the test program can mirror "
             "(builtin types, slices, arrays, maps, pointers, *big.Int)"
         )
 
@@ -207,7 +215,7 @@ class _Parser:
                 return "[]" + self.type()
             size = self.take()
             if not size.isdigit() or int(size) > _MAX_ARRAY:
-                raise DeclarationError(f"{self.name}: an array length must be a number, got {size!r}")
+                raise DeclarationError(f"an array length must be a number, got {size!r}")
             self.take("]")
             return f"[{int(size)}]" + self.type()
         if token == "map":
