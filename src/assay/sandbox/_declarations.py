@@ -86,9 +86,7 @@ def checker_declaration(language: str, prompt: str, program: str, entry: str) ->
 
 
 # -- shared lexing -------------------------------------------------------------------------
-_COMMENT_OR_STRING = re.compile(
-    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S
-)
+_COMMENT_OR_STRING = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
 
 
 def blank_comments(text: str, preprocessor: bool = False) -> str:
@@ -104,7 +102,9 @@ def blank_comments(text: str, preprocessor: bool = False) -> str:
     return out
 
 
-_TOKEN = re.compile(r"\s*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)*)|(?P<punct>&&|[<>,&*\[\]]))")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)*)|(?P<punct>&&|[<>,&*\[\]]))"
+)
 
 
 def tokens(text: str, where: str) -> list[str]:

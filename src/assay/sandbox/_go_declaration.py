@@ -17,7 +17,9 @@ BUILTIN_TYPES = frozenset(
     "byte rune float32 float64 any".split()
 )
 # the tokens a header may hold: names, numbers, punctuation; anything else ends the parse
-_TOKEN = re.compile(r"\s*(\.\.\.|interface\s*\{\s*\}|struct\s*\{\s*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[()\[\],*.{])")
+_TOKEN = re.compile(
+    r"\s*(\.\.\.|interface\s*\{\s*\}|struct\s*\{\s*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[()\[\],*.{])"
+)
 _MAX_HEADER = 4000  # a header longer than this is not a HumanEval-style declaration
 _MAX_ARRAY = 1 << 20
 _NAME = "?"  # marks a lone name in a parameter list: a grouped name, or a type not allowed
@@ -89,7 +91,9 @@ class _Parser:
     def take(self, expected: str | None = None) -> str:
         token = self.peek()
         if token == "" or (expected is not None and token != expected):
-            raise DeclarationError(f"expected {expected or 'more'} in the header of {self.name}, got {token!r}")
+            raise DeclarationError(
+                f"expected {expected or 'more'} in the header of {self.name}, got {token!r}"
+            )
         self.at += 1
         return token
 
@@ -103,7 +107,7 @@ class _Parser:
         if returns_error:
             results = results[:-1]
         if "error" in results or "error" in params:
-            raise DeclarationError(f"`error` is allowed only as the last result")
+            raise DeclarationError("`error` is allowed only as the last result")
         return GoDeclaration(self.name, tuple(params), variadic, tuple(results), returns_error)
 
     def parameters(self) -> tuple[list[str], bool]:
@@ -123,18 +127,18 @@ class _Parser:
         for index, item in enumerate(groups):
             if named and len(item) == 1:
                 if not item[0].startswith(_NAME):
-                    raise DeclarationError(f"mixed named and unnamed parameters")
+                    raise DeclarationError("mixed named and unnamed parameters")
                 pending += 1
                 continue
             text = self.checked(item[-1])
             if text.startswith("..."):
                 if index != len(groups) - 1 or pending:
-                    raise DeclarationError(f"`...` only on the last parameter")
+                    raise DeclarationError("`...` only on the last parameter")
                 variadic, text = True, "[]" + text[3:]
             types.extend([text] * (pending + 1))
             pending = 0
         if pending:
-            raise DeclarationError(f"parameter names without a type")
+            raise DeclarationError("parameter names without a type")
         return types, variadic
 
     def item(self) -> list[str]:
@@ -174,13 +178,13 @@ class _Parser:
         for item in items:
             if named and len(item) == 1:
                 if not item[0].startswith(_NAME):
-                    raise DeclarationError(f"mixed named and unnamed results")
+                    raise DeclarationError("mixed named and unnamed results")
                 pending += 1
                 continue
             types.extend([self.checked(item[-1])] * (pending + 1))
             pending = 0
         if pending:
-            raise DeclarationError(f"result names without a type")
+            raise DeclarationError("result names without a type")
         return types
 
     def checked(self, text: str) -> str:

@@ -207,7 +207,11 @@ def check_go(setup: dict[str, object], options: dict[str, str]) -> list[str]:
     os.makedirs(assert_package)
     for name in ("assert.go", "forward.go"):
         shutil.copyfile(os.path.join(HERE, "go", "assert", name), os.path.join(assert_package, name))
-    harness = {"frames.go": "assay_frames.go", "codec.go": "assay_codec.go", "checker.go": "assay_checker_test.go"}
+    harness = {
+        "frames.go": "assay_frames.go",
+        "codec.go": "assay_codec.go",
+        "checker.go": "assay_checker_test.go",
+    }
     for source, target in harness.items():
         shutil.copyfile(os.path.join(HERE, "go", source), target)
     files = go_checker.sources(setup)

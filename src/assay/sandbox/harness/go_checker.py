@@ -29,7 +29,7 @@ KNOWN_PACKAGES = {
     "errors": "errors",
 }
 TEST_FUNCTION = re.compile(r"^func\s+(Test[A-Za-z0-9_]*)\s*\(\s*(\w+)\s+\*\s*testing\.T\s*\)", re.M)
-_PACKAGE = re.compile(r"^\s*package\s+\w+\s*;?", re.M)
+_PACKAGE = re.compile(r"^[ \t]*package[ \t]+\w+[ \t]*;?", re.M)
 _IMPORTS = re.compile(r'^[ \t]*import[ \t]*(?:\((?P<block>[^)]*)\)|(?P<one>(?:\w+[ \t]+)?"[^"\n]*"))', re.M)
 _SPEC = re.compile(r'(?:(?P<alias>[\w.]+)[ \t]+)?"(?P<path>[^"\n]+)"')
 _TYPE = re.compile(r"^(?:\[\d*\]|\*|map\[[^\]]+\]|\.\.\.)*[\w.{}\[\]*]+$")
@@ -51,7 +51,11 @@ def sources(setup: dict[str, Any], with_prompt: bool = True) -> dict[str, str]:
         "assay_proxy.go": proxy_source(declaration),
     }
     prefix = str(declaration.get("prefix") or "")
-    if with_prompt and declaration.get("source") == "prompt" and re.search(r"^(func|type|var|const)\b", prefix, re.M):
+    if (
+        with_prompt
+        and declaration.get("source") == "prompt"
+        and re.search(r"^(func|type|var|const)\b", prefix, re.M)
+    ):
         files["assay_prompt.go"] = _with_imports(_without_package_and_imports(prefix), prefix)
     return files
 

@@ -144,8 +144,12 @@ func assayCall(args []interface{}, variadic bool, results []interface{}, returns
 		assayEndedLocked("the candidate's process ended during a call")
 	}
 	reply, _ := frame.(map[string]interface{})
+	ok, isReply := reply["ok"].(bool)
+	if !isReply {
+		assayFailLocked("candidate_error", "MalformedReply", "the candidate's reply frame has no boolean `ok` field")
+	}
 	assayAddTime(reply["time"])
-	if ok, _ := reply["ok"].(bool); !ok {
+	if !ok {
 		kind, _ := reply["error_type"].(string)
 		message, _ := reply["message"].(string)
 		if returnsError && !assayHarnessErrors[kind] {

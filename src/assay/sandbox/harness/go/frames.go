@@ -50,6 +50,9 @@ func assayReadFrameFrom(file *os.File, limit uint32) (interface{}, bool, error) 
 	if err := decoder.Decode(&value); err != nil {
 		return nil, false, err
 	}
+	if rest := bytes.TrimSpace(body[decoder.InputOffset():]); len(rest) > 0 {
+		return nil, false, errors.New("trailing data after the frame's JSON value")
+	}
 	return value, true, nil
 }
 

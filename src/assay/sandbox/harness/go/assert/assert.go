@@ -129,19 +129,17 @@ func describe(value interface{}) string {
 	if value == nil {
 		return "<nil>"
 	}
-	switch value.(type) {
-	case string, []interface{}, map[string]interface{}:
-		return fmt.Sprintf("%#v", value)
-	}
-	text := fmt.Sprintf("%#v", value)
-	if reflect.TypeOf(value).Kind() <= reflect.Complex128 && !strings.HasPrefix(text, reflect.TypeOf(value).String()) {
-		return fmt.Sprintf("%T(%s)", value, text) // int64(3), not a bare 3
-	}
-	return text
+	return fmt.Sprintf("%#v", value)
 }
 
+// notEqualMessage shows the types too when they differ (int(3) against int64(3)).
 func notEqualMessage(expected, actual interface{}) string {
-	return fmt.Sprintf("Not equal: \nexpected: %s\nactual  : %s", describe(expected), describe(actual))
+	shownExpected, shownActual := describe(expected), describe(actual)
+	if expected != nil && actual != nil && reflect.TypeOf(expected) != reflect.TypeOf(actual) {
+		shownExpected = fmt.Sprintf("%T(%s)", expected, shownExpected)
+		shownActual = fmt.Sprintf("%T(%s)", actual, shownActual)
+	}
+	return fmt.Sprintf("Not equal: \nexpected: %s\nactual  : %s", shownExpected, shownActual)
 }
 
 func isFunction(value interface{}) bool {
