@@ -21,7 +21,7 @@ from assay.sandbox._children import (
     spawn_child,
 )
 from assay.sandbox._io import Session
-from assay.sandbox._jobs import raise_if_not_started
+from assay.sandbox._jobs import COMPILE_SECONDS, compile_allowance, raise_if_not_started
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
 from assay.sandbox._sandbox import Sandbox
@@ -65,6 +65,8 @@ def run_test_program(
             sandbox={**pool.describe(), "limits": limits.describe(timeout)},
             duration_ms=(time.monotonic() - started) * 1000,
         )
+    language.prepare()  # a first job may build the prebuilt harness parts: not its time
+    started = time.monotonic()
     job = _Job(pool, language, program, test, entry_point, timeout, limits, prompt, declaration)
     attempt = job.run()
     if attempt.retry:
@@ -77,6 +79,7 @@ def run_test_program(
         checker_output=collect_output(attempt.checker, Output()),
         sandbox={**pool.describe(), "limits": limits.describe(timeout)},
         duration_ms=(time.monotonic() - started) * 1000,
+        compile_ms=attempt.compile_ms,
     )
 
 
@@ -95,6 +98,7 @@ class _Attempt:
     candidate: Child | None = None
     checker: Any = None
     retry: bool = False
+    compile_ms: float | None = None
 
 
 @dataclass
@@ -147,7 +151,9 @@ class _Job:
                 attempt.checker = _start_checker(
                     session, t_box, self.language, limits, self.timeout, setup, calls, replies, reuse
                 )
-                frame, attempt.timed_out = next_frame(session, attempt.checker, deadline)
+                frame, attempt.timed_out, attempt.compile_ms, deadline = _await_verdict(
+                    session, attempt.checker, deadline, self.timeout, self.declaration is not None
+                )
                 attempt.verdict = _verdict(
                     frame, attempt.timed_out, self.timeout, deadline, session, attempt.checker
                 )
@@ -175,6 +181,26 @@ class _SetupTimeout(Exception):
     pass
 
 
+STARTED = {"event": "started"}  # a compiled checker's first frame, once both sides are built
+
+
+def _await_verdict(
+    session: Session, checker: Any, deadline: float, timeout: float, compiled_checker: bool
+) -> tuple[Any, bool, float | None, float]:
+    """(verdict frame, timed out, compile ms, deadline). A compiled checker first says
+    ``{"event": "started"}`` once it and the candidate are built: compiling has its own
+    allowance, and the test's time starts there."""
+    if not compiled_checker:
+        return (*next_frame(session, checker, deadline), None, deadline)
+    started = time.monotonic()
+    first, timed_out = next_frame(session, checker, deadline + COMPILE_SECONDS)
+    if timed_out or first != STARTED:
+        return first, timed_out, None, deadline + COMPILE_SECONDS
+    now = time.monotonic()
+    frame, timed_out = next_frame(session, checker, now + timeout)
+    return frame, timed_out, (now - started) * 1000, now + timeout
+
+
 def _start_candidate(
     session: Session,
     c_box: Sandbox,
@@ -194,7 +220,7 @@ def _start_candidate(
         language,
         "candidate",
         limits,
-        timeout,
+        timeout + compile_allowance(language),
         calls=calls,
         replies=replies,
         read_frames=False,
@@ -223,7 +249,13 @@ def _start_checker(
         if t_box.resident is not None:
             t_box.begin_reset()
         checker = spawn_child(
-            session, t_box, language, "checker", limits, timeout, extra_fds=[calls, replies]
+            session,
+            t_box,
+            language,
+            "checker",
+            limits,
+            timeout + compile_allowance(language),
+            extra_fds=[calls, replies],
         )
         session.send(checker.frames_in, setup)
         return checker

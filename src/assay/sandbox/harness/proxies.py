@@ -56,7 +56,7 @@ def cpp_source(setup: dict[str, Any], checker_header: str) -> str:
     prefix = entry.prefix if entry.source == "prompt" else CPP_PRELUDE
     params = ", ".join(f"{kind} {name}" for kind, name in entry.params)
     args = "".join(f", {name}" for _, name in entry.params)
-    test = str(setup.get("test", ""))
+    test = returning_main(str(setup.get("test", "")))
     return (
         f'#include "{checker_header}"\n'
         f"{prefix}\n"
@@ -69,6 +69,24 @@ def cpp_source(setup: dict[str, Any], checker_header: str) -> str:
         "#undef main\n"
         "ASSAY_CHECKER_MAIN(assay_test_main)\n"
     )
+
+
+_SKIPPED = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
+
+
+def returning_main(test: str) -> str:
+    """``return 0;`` before the closing brace of the test's ``main``: renamed, it is an
+    ordinary function, where falling off the end (legal in ``main``) is undefined."""
+    clean = _SKIPPED.sub(lambda m: " " * len(m.group(0)), test)
+    found = re.search(r"\bint\s+main\s*\([^)]*\)\s*\{", clean)
+    if found is None:
+        return test
+    depth = 0
+    for index in range(found.end() - 1, len(clean)):
+        depth += {"{": 1, "}": -1}.get(clean[index], 0)
+        if depth == 0:
+            return test[:index] + "return 0; " + test[index:]
+    return test
 
 
 # -- Java ----------------------------------------------------------------------------------

@@ -129,6 +129,7 @@ template <class Main> int run_test(Main test_main) {
 template <class Main> int main(int argc, char** argv, Main test_main) {
     if (argc > 1) max_value_bytes = (size_t)std::strtoull(argv[1], nullptr, 10);
     handshake();
+    send(VERDICT, object({{"event", text("started")}}));  // the test's time starts now
     try {
         int code = run_test(test_main);
         if (code != 0) fail("exit", "SystemExit", "the test program's main returned " + std::to_string(code));

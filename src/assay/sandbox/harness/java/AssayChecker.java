@@ -35,6 +35,9 @@ public final class AssayChecker {
         if (limit > 0) maxValueBytes = limit;
         int offset = Integer.parseInt(argv[2]);
         handshake();
+        Map<String, Object> started = new LinkedHashMap<>();
+        started.put("event", "started");
+        write(verdicts, started); // the test's time starts now
         try {
             Method main = Class.forName(testClass).getMethod("main", String[].class);
             main.invoke(null, (Object) new String[0]);
