@@ -21,7 +21,7 @@ from assay.sandbox._children import (
     spawn_child,
 )
 from assay.sandbox._io import Session
-from assay.sandbox._jobs import COMPILE_SECONDS, compile_allowance, raise_if_not_started
+from assay.sandbox._jobs import COMPILE_SECONDS, RUN, compile_allowance, raise_if_not_started
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
 from assay.sandbox._sandbox import Sandbox
@@ -188,8 +188,9 @@ def _await_verdict(
     session: Session, checker: Any, deadline: float, timeout: float, compiled_checker: bool
 ) -> tuple[Any, bool, float | None, float]:
     """(verdict frame, timed out, compile ms, deadline). A compiled checker first says
-    ``{"event": "started"}`` once it and the candidate are built: compiling has its own
-    allowance, and the test's time starts there."""
+    ``{"event": "started"}`` once it and the candidate are built, then waits for the
+    go-ahead (so that its verdict never arrives together with that frame): compiling has
+    its own allowance, and the test's time starts there."""
     if not compiled_checker:
         return (*next_frame(session, checker, deadline), None, deadline)
     started = time.monotonic()
@@ -197,6 +198,7 @@ def _await_verdict(
     if timed_out or first != STARTED:
         return first, timed_out, None, deadline + COMPILE_SECONDS
     now = time.monotonic()
+    session.send(checker.frames_in, RUN)
     frame, timed_out = next_frame(session, checker, now + timeout)
     return frame, timed_out, (now - started) * 1000, now + timeout
 
