@@ -1,7 +1,7 @@
 """HumanEval-X style runs in Go, Java, C++ and TypeScript (and Python, for scale).
 
     .venv/bin/python bench/multilang.py [--workers N] [--backend NAME] [--languages go,java,...]
-                                        [--skip-cold]
+                                        [--skip-cold] [--mode cases|programs]
 
 The problems are ``bench/data/multilang_humaneval.json``: 32 HumanEval problems ported by
 hand, one canonical solution per language, with argument/result checks as data (no
@@ -10,6 +10,9 @@ problem is one job: a compile step, then one call per check. Prints per language
 problems per second with N jobs in parallel, the share of job time spent compiling, and
 the warm-start gain: the same run with the prebuilt harness parts (the C++ precompiled
 header, the compiled Java harness classes) switched off, so every job compiles them too.
+
+``--mode programs`` runs HumanEval-X style test programs instead (see
+``bench/multilang_programs.py``): the languages that have a data file for them.
 """
 
 from __future__ import annotations
@@ -85,7 +88,10 @@ def main() -> None:
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--languages", default="go,java,cpp,typescript")
     parser.add_argument("--skip-cold", action="store_true", help="do not measure the warm-start gain")
+    parser.add_argument("--mode", choices=("cases", "programs"), default="cases")
     args = parser.parse_args()
+    if args.mode == "programs":
+        return programs_main(args)
     problems = load_problems()
     config = SandboxConfig(backend=args.backend, workers=args.workers)
     print(
@@ -116,6 +122,24 @@ def main() -> None:
         print(
             f"{language:<11} {warm['passed']:>3}/{warm['problems']:<3} {warm['per_second']:>11.2f} "
             f"{warm['compile_share']:>13.0%} {warm['compile_ms_mean']:>11.0f}  {gain}"
+        )
+    get_pool(config).close()
+
+
+def programs_main(args: argparse.Namespace) -> None:
+    import multilang_programs  # this folder is on sys.path when run as a script
+
+    config = SandboxConfig(backend=args.backend, workers=args.workers)
+    print(f"test programs, {args.workers} jobs in parallel, backend {get_pool(config).backend.name}")
+    print(f"{'language':<11} {'passed':>7} {'problems/s':>11} {'compile share':>14} {'compile ms':>11}")
+    for language in args.languages.split(","):
+        if not os.path.exists(multilang_programs.data_file(language)):
+            print(f"{language:<11} skipped: no test programs in bench/data")
+            continue
+        found = multilang_programs.run_programs(config, language, args.workers)
+        print(
+            f"{language:<11} {found['passed']:>3}/{found['problems']:<3} {found['per_second']:>11.2f} "
+            f"{found['compile_share']:>13.0%} {found['compile_ms_mean']:>11.0f}"
         )
     get_pool(config).close()
 
