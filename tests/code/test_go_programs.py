@@ -150,6 +150,7 @@ SEARCH = """package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -158,11 +159,11 @@ func Solution(which string) string {
 	if which == "honest" {
 		return "honest"
 	}
-	pattern := "EXPE" + "CTED-"
+	pattern := regexp.MustCompile("EXPE" + "CTED-[0-9a-f]{16}")
 	hits := []string{}
 	look := func(path string) {
 		data, err := os.ReadFile(path)
-		if err == nil && strings.Contains(string(data), pattern) {
+		if err == nil && pattern.Match(data) {
 			hits = append(hits, path)
 		}
 	}
@@ -322,12 +323,13 @@ def test_a_test_program_that_does_not_compile_is_told_apart(runs: dict[str, Prog
 
 @pytest.mark.parametrize("name", ["snoop", "search"])
 def test_the_test_and_its_expected_values_are_out_of_the_candidates_reach(
-    runs: dict[str, ProgramRun], name: str
+    runs: dict[str, ProgramRun], name: str, request: pytest.FixtureRequest
 ) -> None:
     verdict = runs[name].verdict
     assert not runs[name].passed
     assert verdict["kind"] == "assertion" and verdict["line"] == MARKER_LINE, verdict
-    if name == "search":
+    # the rlimit backend shows the host's /tmp (it says so): older markers may lie there
+    if name == "search" and request.node.callspec.params["runs"] != "rlimit":
         assert 'actual  : "hits: "' in verdict["message"], verdict["message"]
 
 
