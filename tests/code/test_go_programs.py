@@ -366,3 +366,23 @@ def test_hangs_and_bombs_are_stopped(make_pool: Any, backend: str) -> None:
         ].verdict
     assert pool.stray_processes() == []
     _assert_still_works(pool)
+
+
+def test_the_evaluator_scores_a_humaneval_x_completion() -> None:
+    from assay.evaluation import EvaluationResult
+    from assay.evaluators import CodeCorrectnessEvaluator
+    from assay.schemas import Example, Run
+
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=20, language="go")
+    inputs = {"prompt": CLOSE_PROMPT, "test": CLOSE_TEST, "entry_point": "HasCloseElements"}
+    good = evaluator.evaluate(Run(outputs={"text": f"```go\n{CLOSE_BODY}```"}), Example(inputs=inputs))
+    assert isinstance(good, EvaluationResult)
+    assert good.score == 1.0, good.comment
+    assert good.metadata is not None and good.metadata["mode"] == "test_program"
+    wrong = evaluator.evaluate(
+        Run(outputs={"text": "    return !math.IsNaN(threshold)\n}\n"}), Example(inputs=inputs)
+    )
+    assert isinstance(wrong, EvaluationResult) and wrong.score == 0.0
+    assert wrong.comment is not None and wrong.comment.startswith(
+        "Failing assertion (test line 4): assert.Equal(false, HasCloseElements("
+    )
