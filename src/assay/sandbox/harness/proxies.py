@@ -8,7 +8,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-CPP_PRELUDE = "#include <bits/stdc++.h>\nusing namespace std;\n"
+# a declaration from the candidate has no prompt's includes: the usual ones (lighter than
+# <bits/stdc++.h>, which doubles the compile time; assay.hpp brings the containers)
+CPP_PRELUDE = (
+    "".join(
+        f"#include <{name}>\n" for name in ("algorithm", "cassert", "climits", "cmath", "cstdlib", "numeric")
+    )
+    + "using namespace std;\n"
+)
 JAVA_PRELUDE = "import java.util.*;\nimport java.lang.*;\nimport java.math.*;\n\n"
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

@@ -48,7 +48,8 @@ struct Parser {
     // bounds-checked throughout: a compiled checker parses the candidate's replies
     const std::string& t;
     size_t at = 0;
-    void space() { while (at < t.size() && std::strchr(" \t\r\n", t[at])) at++; }
+    // (strchr finds the terminator too: a NUL byte is neither space nor digit)
+    void space() { while (at < t.size() && t[at] && std::strchr(" \t\r\n", t[at])) at++; }
     char peek() const { if (at >= t.size()) throw DataError("truncated JSON"); return t[at]; }
     char take() { char c = peek(); at++; return c; }
     void literal(const char* word, Json::Kind kind, bool truth, Json& j) {
@@ -88,7 +89,7 @@ struct Parser {
         if (c == 'f') { literal("false", Json::Bool, false, j); return j; }
         if (c == 'n') { literal("null", Json::Null, false, j); return j; }
         size_t start = at;
-        while (at < t.size() && std::strchr("+-0123456789.eE", t[at])) at++;
+        while (at < t.size() && t[at] && std::strchr("+-0123456789.eE", t[at])) at++;
         std::string digits = t.substr(start, at - start);
         if (digits.empty()) throw DataError("malformed JSON value");
         try {
