@@ -35,7 +35,7 @@ _SPEC = re.compile(r'(?:(?P<alias>[\w.]+)[ \t]+)?"(?P<path>[^"\n]+)"')
 _TYPE = re.compile(r"^(?:\[\d*\]|\*|map\[[^\]]+\]|\.\.\.)*[\w.{}\[\]*]+$")
 
 
-def sources(setup: dict[str, Any], with_prompt: bool = True) -> dict[str, str]:
+def sources(setup: dict[str, Any]) -> dict[str, str]:
     """File name -> text; ``program_test.txt`` is the test as written (for its lines)."""
     declaration = setup.get("declaration")
     if not isinstance(declaration, dict):
@@ -51,11 +51,7 @@ def sources(setup: dict[str, Any], with_prompt: bool = True) -> dict[str, str]:
         "assay_proxy.go": proxy_source(declaration),
     }
     prefix = str(declaration.get("prefix") or "")
-    if (
-        with_prompt
-        and declaration.get("source") == "prompt"
-        and re.search(r"^(func|type|var|const)\b", prefix, re.M)
-    ):
+    if declaration.get("source") == "prompt" and re.search(r"^(func|type|var|const)\b", prefix, re.M):
         files["assay_prompt.go"] = _with_imports(_without_package_and_imports(prefix), prefix)
     return files
 
