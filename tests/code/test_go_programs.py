@@ -196,6 +196,7 @@ FDS = """	for fd := uintptr(3); fd <= 6; fd++ {
 """
 SLEEP = '\ttime.Sleep(time.Hour)\n\treturn "late"\n'
 EXIT = '\tos.Exit(0)\n\treturn ""\n'
+HUGE = '\treturn strings.Repeat("x", 3<<20)\n'
 PANIC = "\tvar xs []string\n\treturn xs[3]\n"
 WRONG_TYPE = "package main\n\nfunc Solution(which string) []int {\n\treturn []int{1}\n}\n"
 
@@ -246,6 +247,7 @@ QUICK = {
 }
 HEAVY = {
     "sleep": job(probe(SLEEP), PROBE_TEST, "Solution", PROBE_PROMPT, timeout=25),
+    "huge": job(probe(HUGE), PROBE_TEST, "Solution", PROBE_PROMPT, max_value_bytes=1 << 20),
     "fork_bomb": job(
         probe(snippets.PROCESS_BOMB["go"]), PROBE_TEST, "Solution", PROBE_PROMPT, max_processes=48
     ),
@@ -359,6 +361,8 @@ def test_hangs_and_bombs_are_stopped(make_pool: Any, backend: str) -> None:
     pool: SandboxPool = make_pool(backend, workers=2)
     found = run_jobs(pool, HEAVY)
     assert found["sleep"].timed_out and not found["sleep"].passed
+    huge = found["huge"].verdict
+    assert huge["kind"] == "candidate_ended" and "incoming frame too large" in huge["message"], huge
     for name in ("fork_bomb", "memory_bomb"):
         assert not found[name].passed, found[name].verdict
         assert found[name].verdict["kind"] in ("candidate_ended", "candidate_error", "assertion"), found[
