@@ -293,7 +293,7 @@ def test_the_one_result_check_is_kept_until_a_rescore_rewrites_the_figures(
     original = db.query
 
     def spied(sql: str, params: Any = ()) -> Any:
-        if "DISTINCT example_id" in sql:
+        if "GROUP BY example_id, repetition" in sql:
             counted.append(sql)
         return original(sql, params)
 
