@@ -203,6 +203,37 @@ def compare_with_reference(
     )
 
 
+PROBE = """
+import time
+def probe(_):
+    with open("/proc/self/stat") as stat:
+        faults = int(stat.read().rsplit(")", 1)[1].split()[7])
+    return [time.process_time() * 1e6, faults]
+"""
+
+
+def candidate_process(config: SandboxConfig, jobs: int = 100, calls: int = 21) -> None:
+    """What one fresh candidate process costs, from inside it (its own CPU clock and
+    page-fault count since its fork, so other processes on the machine hardly change
+    them): up to its first call (fork, confinement, job hand-over, loading), and per
+    further call (a frame each way, decode, call, encode)."""
+    from assay.sandbox import Call, get_language
+
+    pool, python = get_pool(config), get_language("python")
+    first, per_call, first_faults = [], [], []
+    for _ in range(jobs):
+        run = pool.run_function(python, PROBE, "probe", [Call(args=(i,)) for i in range(calls)], timeout=10)
+        values = [outcome.value for outcome in run.outcomes]
+        first.append(values[0][0])
+        first_faults.append(values[0][1])
+        per_call.append((values[-1][0] - values[1][0]) / (calls - 2))
+    print(
+        f"a fresh candidate process (median of {jobs}): {statistics.median(first):.0f} us CPU and "
+        f"{statistics.median(first_faults):.0f} page faults by its first call; then "
+        f"{statistics.median(per_call):.0f} us CPU per call (reading its own /proc/self/stat included)"
+    )
+
+
 HOSTILE = "    while True:\n        pass\n"
 
 
@@ -327,6 +358,7 @@ def main() -> None:
 
     print(f"per-test overhead (trivial test program, one at a time): {overhead_ms(evaluator):.2f} ms median")
     compare_with_reference(evaluator, config, problems, canonical, args.workers, args.pairs)
+    candidate_process(config)
     if not args.skip_hostile:
         hostile_run(config, problems)
     isolation_cost()
