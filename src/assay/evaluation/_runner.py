@@ -162,6 +162,7 @@ class _Load:
     def __init__(self) -> None:
         self.rows = 0
         self.threads = 1
+        self.measuring = True  # False once the ramp has decided: rows stop timing themselves
         self._wall = 0.0
         self._weight = 0.0
         self._first_wall = 0.0
@@ -256,11 +257,14 @@ async def _run_in_threads(
 
     def loop() -> None:
         load.worker_started()
-        while (planned := feed.next()) is not None:
+        while load.measuring and (planned := feed.next()) is not None:
             wall, cpu = time.perf_counter(), time.thread_time()
             row = pipeline.run_sync(planned)
             load.add(time.perf_counter() - wall, time.thread_time() - cpu)
             accept(row)
+        # The ramp is over: no clock reads a row (a thread's CPU clock is a system call).
+        while (planned := feed.next()) is not None:
+            accept(pipeline.run_sync(planned))
 
     tasks: list[asyncio.Future[Any]] = [asyncio.ensure_future(in_thread(pool, loop))]
 
@@ -271,6 +275,7 @@ async def _run_in_threads(
 
     with _quick_switches():
         await _ramp(tasks, double, load, feed, max_threads)
+    load.measuring = False
     await _gather_or_fail(tasks)
 
 
