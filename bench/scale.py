@@ -221,8 +221,25 @@ def child_stream(n: int, path: str) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
 
 
+def child_create(n: int, db: str) -> dict[str, Any]:
+    """``Client.create_examples`` fed by generators of n examples: time and peak RSS."""
+    from assay import Client
+
+    client = Client(db)
+    client.create_dataset("created")
+    started = time.perf_counter()
+    response = client.create_examples(
+        inputs=({"x": i, "q": f"question {i}"} for i in range(n)),
+        outputs=({"answer": 2 * i} for i in range(n)),
+        dataset_name="created",
+    )
+    assert response["count"] == n
+    return {"seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
+
+
 CHILDREN = {
     "stream": child_stream,
+    "create": child_create,
     "import": child_import,
     "run": child_run,
     "floor": child_floor,
@@ -309,6 +326,11 @@ def stream(n: int, folder: Path) -> None:
     print(
         f"\nevaluate(data=<{n:,}-line .jsonl, {path.stat().st_size / 2**20:.0f} MB>) import: "
         f"{got['seconds']:.1f} s, peak RSS {got['peak_mb']:.0f} MB"
+    )
+    got = in_child("create", n, folder / "created.db")
+    print(
+        f"client.create_examples(<generators of {n:,} examples>): {got['seconds']:.1f} s, "
+        f"peak RSS {got['peak_mb']:.0f} MB"
     )
 
 
