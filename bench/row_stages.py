@@ -29,10 +29,24 @@ STAGES = ("feed", "target", "evaluators", "row", "encode", "tally_row", "insert"
 
 def _options_for(client: Client, name: str) -> Any:
     given = dict(
-        data="bench", evaluators=[doubled, positive], summary_evaluators=None, metadata=None,
-        experiment_prefix=None, description=None, max_concurrency=1, num_repetitions=1,
-        client=client, blocking=True, experiment=name, upload_results=None, upload_runs=None,
-        error_handling="log", resume=False, progress=False, shard=None, wait_for_lease=False,
+        data="bench",
+        evaluators=[doubled, positive],
+        summary_evaluators=None,
+        metadata=None,
+        experiment_prefix=None,
+        description=None,
+        max_concurrency=1,
+        num_repetitions=1,
+        client=client,
+        blocking=True,
+        experiment=name,
+        upload_results=None,
+        upload_runs=None,
+        error_handling="log",
+        resume=False,
+        progress=False,
+        shard=None,
+        wait_for_lease=False,
         executor=None,
     )
     return _options(given)
@@ -42,7 +56,9 @@ def one_round(n: int, folder: Path, index: int) -> dict[str, float]:
     client = Client(str(folder / f"stages-{index}.db"))
     client.create_dataset("bench")
     client.create_examples(
-        inputs=[{"x": i} for i in range(n)], outputs=[{"answer": 2 * i} for i in range(n)], dataset_name="bench"
+        inputs=[{"x": i} for i in range(n)],
+        outputs=[{"answer": 2 * i} for i in range(n)],
+        dataset_name="bench",
     )
     prepared = _prepare(target, _options_for(client, f"stages-{index}"))
     pipeline, feed, store, exp = prepared.pipeline, prepared.feed, prepared.store, prepared.record.id

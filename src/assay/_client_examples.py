@@ -47,7 +47,9 @@ def example_stream(
     if examples is not None:
         given = [name for name, column in columns.items() if column is not None]
         if given:
-            raise ValueError(f"pass either examples= or inputs= (with outputs=/metadata=), not both ({given})")
+            raise ValueError(
+                f"pass either examples= or inputs= (with outputs=/metadata=), not both ({given})"
+            )
         return _from_items(dataset_id, examples)
     if inputs is None:
         raise ValueError("create_examples needs inputs=[...] or examples=[...]")
@@ -78,15 +80,15 @@ def _from_columns(dataset_id: uuid.UUID, columns: dict[str, Iterable[Any] | None
         for name, column in others.items():
             value = next(column, _END)
             if value is _END:
-                raise ExampleInputError(f"{name} ended after {index} items but inputs has more; nothing was stored")
+                raise ExampleInputError(
+                    f"{name} ended after {index} items but inputs has more; nothing was stored"
+                )
             fields[name] = value
         yield _example(dataset_id, fields, f"inputs[{index}]")
         index += 1
     for name, column in others.items():
         if next(column, _END) is not _END:
-            raise ExampleInputError(
-                f"{name} has more items than inputs ({index}); nothing was stored"
-            )
+            raise ExampleInputError(f"{name} has more items than inputs ({index}); nothing was stored")
 
 
 def _from_items(dataset_id: uuid.UUID, items: Iterable[Any]) -> Iterator[Example]:
@@ -107,7 +109,9 @@ def _from_items(dataset_id: uuid.UUID, items: Iterable[Any]) -> Iterator[Example
             )
         if "reference_outputs" in item:
             if item.get("outputs") is not None:
-                raise ExampleInputError(f"{where} has both 'outputs' and 'reference_outputs'; nothing was stored")
+                raise ExampleInputError(
+                    f"{where} has both 'outputs' and 'reference_outputs'; nothing was stored"
+                )
             item = {**item, "outputs": item["reference_outputs"]}
             del item["reference_outputs"]
         yield _example(dataset_id, item, where)
@@ -123,7 +127,8 @@ def _example(dataset_id: uuid.UUID, fields: dict[str, Any], where: str) -> Examp
         return Example(dataset_id=dataset_id, **values)
     except pydantic.ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or 'value'}: {error['msg']}" for error in exc.errors()
+            f"{'.'.join(str(part) for part in error['loc']) or 'value'}: {error['msg']}"
+            for error in exc.errors()
         )
         raise ExampleInputError(f"{where} is not a valid example ({problems}); nothing was stored") from None
 

@@ -108,7 +108,9 @@ def test_memory_stays_a_page_however_many_examples(client: Client) -> None:
     def peak_of(n: int) -> int:
         tracemalloc.start()
         try:
-            client.create_examples(inputs=({"x": i, "q": "question " * 4} for i in range(n)), dataset_name="d")
+            client.create_examples(
+                inputs=({"x": i, "q": "question " * 4} for i in range(n)), dataset_name="d"
+            )
             return tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError
 from assay.evaluation._binding import SummaryEvaluator
-from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
+from assay.evaluation._rows import PlannedRow, RowPipeline
 from assay.evaluation._shard import WHOLE, Shard
 from assay.evaluation._tally import Tally
+from assay.evaluation._threads import RowThreads
 from assay.evaluation._writer import RowWriter
 from assay.schemas import EvaluationResult, Example
 from assay.store.base import Store
@@ -124,16 +125,18 @@ async def run_rows(
         # The pool's exit waits for rows still running in its threads (after a failure or
         # a cancel, the feed is stopped first), so the writer closes after their last put.
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="assay-row") as pool:
+            threads = RowThreads()
             try:
                 if settings.executor is not None:  # rows run elsewhere; this process stores them
                     await settings.executor.run_rows(pipeline, feed, accept, settings.max_concurrency)
                 elif pipeline.all_sync:
-                    await _run_in_threads(pipeline, feed, pool, accept, workers)
+                    await _run_in_threads(pipeline, feed, threads, accept, workers)
                 else:
                     tasks = [_loop_worker(pipeline, feed, pool, accept) for _ in range(workers)]
                     await _gather_or_fail([asyncio.ensure_future(t) for t in tasks])
             finally:
                 feed.stop()
+                threads.join()
     except BaseException:
         writer.close()  # what finished is kept
         raise
@@ -243,7 +246,7 @@ class _Load:
 async def _run_in_threads(
     pipeline: RowPipeline,
     feed: RowFeed,
-    pool: ThreadPoolExecutor,
+    threads: RowThreads,
     accept: Callable[[ExperimentRow], None],
     max_threads: int,
 ) -> None:
@@ -266,11 +269,11 @@ async def _run_in_threads(
         while (planned := feed.next()) is not None:
             accept(pipeline.run_sync(planned))
 
-    tasks: list[asyncio.Future[Any]] = [asyncio.ensure_future(in_thread(pool, loop))]
+    tasks: list[asyncio.Future[Any]] = [threads.start(loop)]
 
     def double(limit: int) -> None:
         more = min(len(tasks), limit - len(tasks), max(feed.remaining, 1))
-        tasks.extend(asyncio.ensure_future(in_thread(pool, loop)) for _ in range(more))
+        tasks.extend(threads.start(loop) for _ in range(more))
         load.threads = len(tasks)
 
     with _quick_switches():
