@@ -170,7 +170,7 @@ class _Load:
         self._weight = 0.0
         self._first_wall = 0.0
         self._first_cpu = 0.0
-        self._tick = (time.perf_counter(), time.process_time())
+        self._tick = (time.perf_counter(), time.process_time(), time.thread_time())
         self._clocks: list[int] = []  # the workers' CPU clocks, where the OS has them
         self._workers_tick = (time.perf_counter(), 0.0)
         self._first_stat: str | None = None  # the first worker's scheduler figures (Linux)
@@ -236,10 +236,12 @@ class _Load:
         return self._wall / self._weight if self._weight else 0.0
 
     def computing_share(self) -> float:
-        """The process's CPU time over wall time since the last call."""
-        wall, cpu = time.perf_counter(), time.process_time()
-        share = (cpu - self._tick[1]) / max(wall - self._tick[0], 1e-9)
-        self._tick = (wall, cpu)
+        """The process's CPU time over wall time since the last call, less the calling
+        thread's own: the ramp's work (starting a doubling's threads, reading their
+        clocks) is not rows computing, and counting it stopped ramps of waiting rows."""
+        wall, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
+        share = (cpu - self._tick[1] - (own - self._tick[2])) / max(wall - self._tick[0], 1e-9)
+        self._tick = (wall, cpu, own)
         return share
 
 
