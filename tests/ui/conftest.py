@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, Page, ViewportSize, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -25,3 +26,34 @@ def store(tmp_path: Path) -> Iterator[Store]:
 @pytest.fixture
 def scenario(store: Store) -> Scenario:
     return build_scenario(store)
+
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's headless Chromium, one per test module (the sync API's loop must not
+    outlive the module: other modules run their own asyncio loops)."""
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def viewport() -> ViewportSize:
+    return {"width": 1400, "height": 900}
+
+
+@pytest.fixture
+def page(browser: Browser, viewport: ViewportSize) -> Iterator[Page]:
+    """A fresh context per test; a script error on any page fails the test."""
+    context = browser.new_context(viewport=viewport)
+    context.set_default_timeout(10_000)
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert errors == []

@@ -7,22 +7,12 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 from ui_testdata import BASELINE_FAILED, REGRESSIONS, LiveServer, Scenario, build_scenario
 
 from assay.store import Store, open_store
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
@@ -32,15 +22,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServe
     with LiveServer(store) as server:
         yield server, scenario
     store.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(10_000)
-    opened = context.new_page()
-    yield opened
-    context.close()
 
 
 def row_numbers(page: Page) -> list[int]:

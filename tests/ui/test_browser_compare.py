@@ -8,14 +8,12 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, ViewportSize, expect
 from ui_testdata import LiveServer, RowSpec, make_dataset, make_experiment
 
 from assay.store import Store, open_store
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 N = 80
 
 
@@ -54,13 +52,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 
 @pytest.fixture
-def page(served: LiveServer) -> Iterator[Page]:
-    with sync_playwright() as playwright:
-        browser: Browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1600, "height": 900})
-        context.set_default_timeout(10_000)
-        yield context.new_page()
-        browser.close()
+def viewport() -> ViewportSize:
+    return {"width": 1600, "height": 900}  # both experiments' columns side by side
 
 
 def test_the_compare_page_shows_paired_statistics_and_verdicts(page: Page, served: LiveServer) -> None:

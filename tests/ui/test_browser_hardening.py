@@ -6,23 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 from test_hardening import SHOWN, store_lone_surrogates
 from ui_testdata import LiveServer, build_scenario
 
 from assay.store import Store, open_store
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
@@ -33,18 +23,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServe
     with LiveServer(store) as server:
         yield server, odd
     store.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(10_000)
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert errors == []
 
 
 def test_a_row_holding_lone_surrogates_renders(page: Page, served: tuple[LiveServer, dict[str, str]]) -> None:

@@ -9,14 +9,12 @@ from collections.abc import Iterator
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 from ui_testdata import LiveServer, RowSpec, make_dataset, make_experiment
 
 from assay.store import Store, open_store
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 LOWER = {"direction": "lower"}
 # per row: ok (0/1, higher better), leaked (0/1, lower better), similarity, distance (lower)
 ROWS = [
@@ -44,16 +42,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     with LiveServer(store) as server:
         yield server
     store.close()
-
-
-@pytest.fixture
-def page(served: LiveServer) -> Iterator[Page]:
-    with sync_playwright() as playwright:
-        browser: Browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        context.set_default_timeout(10_000)
-        yield context.new_page()
-        browser.close()
 
 
 def row_numbers(page: Page) -> list[int]:

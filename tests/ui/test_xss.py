@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page
 from ui_testdata import ERROR, LiveServer, RowSpec, make_dataset, make_experiment
 
 from assay.evaluation import EvaluationResult
@@ -16,8 +16,6 @@ from assay.schemas import Run
 from assay.store import Store, open_store
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 SCRIPT = "<script>window.__xss = 'script'; alert('script')</script>"
 IMG = "<img src=x onerror=\"window.__xss = 'img'; alert('img')\">"
@@ -69,14 +67,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     with LiveServer(store) as live:
         yield live
     store.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 def page_urls(server: LiveServer) -> list[str]:
