@@ -69,3 +69,23 @@ def test_a_failing_row_with_raise_stores_every_finished_row_first(tmp_path) -> N
     stored = {row["run"].inputs["x"] for row in client.read_experiment("e")}
     assert set(done) <= stored  # no thread was still running when the writer closed
     client.close()
+
+
+def test_a_silent_experiment_imports_no_terminal_report(tmp_path) -> None:
+    """``progress=False`` neither draws nor imports the report (rich); a run in a
+    terminal-less process without ``progress=`` still prints the plain report."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from assay import Client, evaluate\n"
+        f"client = Client({str(tmp_path / 'r.db')!r})\n"
+        "evaluate(lambda inputs: inputs, data=[{'inputs': {'x': 1}}], evaluators=[lambda outputs: 1], "
+        "client=client, progress=False)\n"
+        "print('rich' in sys.modules, 'assay.report' in sys.modules)\n"
+        "evaluate(lambda inputs: inputs, data=[{'inputs': {'x': 1}}], client=client)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
+    assert "rows" in done.stderr.lower() or "experiment" in done.stderr.lower(), done.stderr
