@@ -89,3 +89,28 @@ def test_a_silent_experiment_imports_no_terminal_report(tmp_path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
     assert "rows" in done.stderr.lower() or "experiment" in done.stderr.lower(), done.stderr
+
+
+def test_row_threads_take_the_threading_trace_hook() -> None:
+    """coverage.py, debuggers and profilers reach new threads through threading.settrace."""
+    seen: list[str] = []
+
+    def tracer(frame, event, arg):  # noqa: ANN001, ANN202
+        if event == "call":
+            seen.append(frame.f_code.co_name)
+        return None
+
+    def traced_row() -> int:
+        return 1
+
+    async def main() -> None:
+        threads = RowThreads()
+        assert await threads.start(traced_row) == 1
+        threads.join()
+
+    threading.settrace(tracer)
+    try:
+        asyncio.run(main())
+    finally:
+        threading.settrace(None)  # type: ignore[arg-type]
+    assert "traced_row" in seen

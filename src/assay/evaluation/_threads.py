@@ -8,7 +8,8 @@ are started with ``_thread.start_new_thread``, which returns once the OS thread 
 so a ramp starts all of a doubling's threads at once and they begin as they get a CPU.
 
 They are not ``threading.Thread`` objects (``threading.current_thread()`` in one gives a
-dummy thread): whoever starts them joins them with ``join`` before the writer closes.
+dummy thread), but they take the hooks of ``threading.settrace``/``setprofile`` as those
+do; whoever starts them joins them with ``join`` before the writer closes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import _thread
 import asyncio
 import contextvars
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -34,8 +36,15 @@ class RowThreads:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         context = contextvars.copy_context()
+        trace, profile = threading.gettrace(), threading.getprofile()
 
         def run() -> None:
+            # What threading.Thread does first: debuggers, profilers and coverage.py set
+            # these hooks with threading.settrace/setprofile for every new thread.
+            if trace is not None:
+                sys.settrace(trace)
+            if profile is not None:
+                sys.setprofile(profile)
             try:
                 outcome: tuple[bool, Any] = (True, context.run(fn))
             except BaseException as exc:  # noqa: BLE001 - handed to the future
