@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 
 import pydantic
 
+from assay.errors import AssayError
 from assay.schemas import Example
 
 # What an item of ``examples=`` may hold: LangSmith's ``ExampleCreate`` fields that a local
@@ -32,7 +33,7 @@ class UpsertExamplesResponse(TypedDict):
     as_of: int | None
 
 
-class ExampleInputError(ValueError):
+class ExampleInputError(AssayError, ValueError):
     """An item of ``create_examples`` cannot be an example; nothing was stored."""
 
 
@@ -47,12 +48,12 @@ def example_stream(
     if examples is not None:
         given = [name for name, column in columns.items() if column is not None]
         if given:
-            raise ValueError(
+            raise ExampleInputError(
                 f"pass either examples= or inputs= (with outputs=/metadata=), not both ({given})"
             )
         return _from_items(dataset_id, examples)
     if inputs is None:
-        raise ValueError("create_examples needs inputs=[...] or examples=[...]")
+        raise ExampleInputError("create_examples needs inputs=[...] or examples=[...]")
     _check_sized_lengths(columns)
     return _from_columns(dataset_id, columns)
 
@@ -65,7 +66,7 @@ def _check_sized_lengths(columns: dict[str, Iterable[Any] | None]) -> None:
     for name in _COLUMNS:
         column = columns.get(name)
         if isinstance(column, Sized) and len(column) != len(inputs):
-            raise ValueError(f"{name} has {len(column)} items but inputs has {len(inputs)}")
+            raise ExampleInputError(f"{name} has {len(column)} items but inputs has {len(inputs)}")
 
 
 _END = object()
