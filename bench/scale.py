@@ -24,6 +24,7 @@ import random
 import resource
 import signal
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -221,8 +222,25 @@ def child_stream(n: int, path: str) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
 
 
+def child_create(n: int, db: str) -> dict[str, Any]:
+    """``Client.create_examples`` fed by generators of n examples: time and peak RSS."""
+    from assay import Client
+
+    client = Client(db)
+    client.create_dataset("created")
+    started = time.perf_counter()
+    response = client.create_examples(
+        inputs=({"x": i, "q": f"question {i}"} for i in range(n)),
+        outputs=({"answer": 2 * i} for i in range(n)),
+        dataset_name="created",
+    )
+    assert response["count"] == n
+    return {"seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
+
+
 CHILDREN = {
     "stream": child_stream,
+    "create": child_create,
     "import": child_import,
     "run": child_run,
     "floor": child_floor,
@@ -266,25 +284,34 @@ def sizes(ns: list[int], folder: Path) -> tuple[dict[int, dict[str, Any]], Path]
     return figures, db
 
 
-def floor_and_langsmith(n: int, folder: Path, parts: set[str]) -> None:
-    """assay, the floor and LangSmith, interleaved twice: the machine's speed drifts."""
+def floor_and_langsmith(n: int, folder: Path, parts: set[str], rounds: int) -> None:
+    """assay, the floor and LangSmith, interleaved round by round (the machine's speed
+    drifts); the ratios of each round's figures, then their median."""
     rates: dict[str, list[float]] = {"assay": [], "floor": [], "langsmith": []}
-    for round_ in range(2):
+    loads = []
+    for round_ in range(rounds):
         db = folder / f"core-{round_}.db"
         in_child("import", n, db)
+        loads.append(os.getloadavg()[0])
         rates["assay"].append(in_child("run", n, db)["rows_per_s"])
         rates["floor"].append(in_child("floor", n, folder / f"floor-{round_}.db")["rows_per_s"])
+        line = f"  round {round_ + 1}: assay {rates['assay'][-1]:,.0f}, floor {rates['floor'][-1]:,.0f}"
         if "langsmith" in parts:
             rates["langsmith"].append(in_child("langsmith", n, db)["rows_per_s"])
-    best = {name: max(values) for name, values in rates.items() if values}
+            line += f", LangSmith {rates['langsmith'][-1]:,.0f}"
+        print(line + f" rows/s (load average {loads[-1]:.1f})", flush=True)
+    median = {name: statistics.median(values) for name, values in rates.items() if values}
+    floor_ratio = statistics.median(a / f for a, f in zip(rates["assay"], rates["floor"]))
     print(
-        f"\n{n:,} rows, best of 2 interleaved rounds: assay {best['assay']:,.0f} rows/s, "
-        f"plain-loop floor {best['floor']:,.0f} rows/s: ratio {best['assay'] / best['floor']:.2f}"
+        f"\n{n:,} rows, median of {rounds} interleaved rounds (load average {min(loads):.1f}-{max(loads):.1f}): "
+        f"assay {median['assay']:,.0f} rows/s, plain-loop floor {median['floor']:,.0f} rows/s: "
+        f"ratio {floor_ratio:.2f} (best round {max(a / f for a, f in zip(rates['assay'], rates['floor'])):.2f})"
     )
-    if "langsmith" in best:
+    if "langsmith" in median:
+        times = [a / ls for a, ls in zip(rates["assay"], rates["langsmith"])]
         print(
-            f"LangSmith local mode {best['langsmith']:,.0f} rows/s: assay is "
-            f"{best['assay'] / best['langsmith']:.1f}x"
+            f"LangSmith local mode {median['langsmith']:,.0f} rows/s: assay is "
+            f"{statistics.median(times):.1f}x (best round {max(times):.1f}x)"
         )
 
 
@@ -309,6 +336,11 @@ def stream(n: int, folder: Path) -> None:
     print(
         f"\nevaluate(data=<{n:,}-line .jsonl, {path.stat().st_size / 2**20:.0f} MB>) import: "
         f"{got['seconds']:.1f} s, peak RSS {got['peak_mb']:.0f} MB"
+    )
+    got = in_child("create", n, folder / "created.db")
+    print(
+        f"client.create_examples(<generators of {n:,} examples>): {got['seconds']:.1f} s, "
+        f"peak RSS {got['peak_mb']:.0f} MB"
     )
 
 
@@ -384,6 +416,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--core", type=int, default=10_000, help="rows for floor and LangSmith")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of floor and LangSmith")
     parser.add_argument("--crash-rows", type=int, default=100_000)
     parser.add_argument("--ramp-rows", type=int, default=2_000)
     parser.add_argument("--stream-rows", type=int, default=100_000)
@@ -402,7 +435,7 @@ def main() -> None:
             if "ui" in parts:
                 ui(largest, figures[args.sizes[-1]]["name"], args.sizes[-1])
         if "floor" in parts:
-            floor_and_langsmith(args.core, Path(folder), parts)
+            floor_and_langsmith(args.core, Path(folder), parts, args.rounds)
         if "crash" in parts:
             crash(args.crash_rows, Path(folder))
         if "ramp" in parts:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from assay._client_examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay._client_files import TableUploads
 from assay._client_projects import ProjectsRunsFeedback, as_uuid
 from assay.evaluation._paged import stored_rows
@@ -143,21 +144,35 @@ class Client(ProjectsRunsFeedback, TableUploads):
 
     def create_examples(
         self,
-        inputs: Sequence[dict[str, Any]] | None = None,
-        outputs: Sequence[dict[str, Any] | None] | None = None,
-        metadata: Sequence[dict[str, Any] | None] | None = None,
+        inputs: Iterable[dict[str, Any]] | None = None,
+        outputs: Iterable[dict[str, Any] | None] | None = None,
+        metadata: Iterable[dict[str, Any] | None] | None = None,
         *,
-        examples: Sequence[dict[str, Any]] | None = None,
+        examples: Iterable[dict[str, Any] | Example] | None = None,
         dataset_id: uuid.UUID | str | None = None,
         dataset_name: str | None = None,
-    ) -> list[Example]:
-        """LangSmith's two forms: parallel ``inputs``/``outputs``/``metadata`` lists, or
-        ``examples=[{"inputs", "outputs", "metadata"}]``. All are added as one version."""
+        reference_outputs: Iterable[dict[str, Any] | None] | None = None,
+        ids: Iterable[uuid.UUID | str | None] | None = None,
+    ) -> UpsertExamplesResponse:
+        """LangSmith's two forms: parallel ``inputs``/``outputs`` (or ``reference_outputs``)
+        /``metadata``/``ids`` columns, or ``examples=[{"inputs", "outputs", "metadata",
+        "id"}]``. Lists, iterables and generators are streamed (a million examples hold a
+        page in memory). All are added as one dataset version in one transaction: a bad
+        item raises an error naming its index, and then nothing is stored. Returns
+        LangSmith's response: ``{"example_ids": [...], "count": n, "as_of": version}``."""
+        if outputs is not None and reference_outputs is not None:
+            raise ValueError("pass outputs= or its newer name reference_outputs=, not both")
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
-        records = _example_records(inputs, outputs, metadata, examples)
-        created = [Example(dataset_id=dataset.id, **record) for record in records]
-        self.store.add_examples(dataset.id, created)
-        return created
+        columns = {
+            "inputs": inputs,
+            "outputs": outputs if reference_outputs is None else reference_outputs,
+            "metadata": metadata,
+            "ids": ids,
+        }
+        created = IdsOf(example_stream(dataset.id, columns, examples))
+        version = self.store.add_examples(dataset.id, created)
+        count = len(created.ids)
+        return UpsertExamplesResponse(example_ids=created.ids, count=count, as_of=version if count else None)
 
     def list_examples(
         self,
@@ -244,35 +259,3 @@ class Client(ProjectsRunsFeedback, TableUploads):
         count = stats.rows if stats is not None and stats.final else None
         rows = stored_rows(self.store, record, count)
         return ExperimentResults(record, rows, summary, self.store.url, stats=stats, store=self.store)
-
-
-def _example_records(
-    inputs: Sequence[dict[str, Any]] | None,
-    outputs: Sequence[dict[str, Any] | None] | None,
-    metadata: Sequence[dict[str, Any] | None] | None,
-    examples: Sequence[dict[str, Any]] | None,
-) -> list[dict[str, Any]]:
-    if examples is not None:
-        if inputs is not None:
-            raise ValueError("pass either examples= or inputs= (with outputs=/metadata=), not both")
-        allowed = {"inputs", "outputs", "metadata"}
-        for i, example in enumerate(examples):
-            unknown = set(example) - allowed
-            if unknown or "inputs" not in example:
-                raise ValueError(
-                    f"examples[{i}] must have 'inputs' and only {sorted(allowed)}; got {sorted(example)}"
-                )
-        return [dict(example) for example in examples]
-    if inputs is None:
-        raise ValueError("create_examples needs inputs=[...] or examples=[...]")
-    for name, column in (("outputs", outputs), ("metadata", metadata)):
-        if column is not None and len(column) != len(inputs):
-            raise ValueError(f"{name} has {len(column)} items but inputs has {len(inputs)}")
-    return [
-        {
-            "inputs": item,
-            "outputs": outputs[i] if outputs else None,
-            "metadata": metadata[i] if metadata else None,
-        }
-        for i, item in enumerate(inputs)
-    ]

@@ -10,6 +10,7 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── EvaluatorReturnError (TypeError)       an evaluator returned something unusable
     ├── TargetError (TypeError)                the target is not callable as a target
     ├── DataError (ValueError)                 ``data=`` cannot be read
+    ├── ExampleInputError (ValueError)         an item of ``create_examples`` is not an example
     ├── ExperimentError (ValueError)           bad experiment name, or a resume that cannot be
     ├── ShardError (ValueError)                a shard that does not exist or fit the experiment's split
     ├── LeaseHeldError (RuntimeError)          another live process runs that shard (or experiment)
@@ -69,6 +70,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from assay._client_examples import ExampleInputError
     from assay.comparison.comparability import NotComparableError
     from assay.embeddings.base import EmbeddingsError, EmbeddingsUnavailable
     from assay.evaluation._binding import EvaluatorSignatureError
@@ -146,6 +148,7 @@ def require_extra(module: str, extra: str, *, feature: str | None = None) -> Mod
 
 
 _HOMES = {
+    "ExampleInputError": "assay._client_examples",
     "NotComparableError": "assay.comparison.comparability",
     "EmbeddingsError": "assay.embeddings.base",
     "EmbeddingsUnavailable": "assay.embeddings.base",
@@ -214,6 +217,7 @@ __all__ = [
     "EvaluatorInputError",
     "EvaluatorReturnError",
     "EvaluatorSignatureError",
+    "ExampleInputError",
     "ExperimentError",
     "FixtureError",
     "GenerationError",

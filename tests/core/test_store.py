@@ -65,7 +65,7 @@ def test_editing_a_dataset_never_rewrites_what_an_experiment_ran_on(client: Clie
     client.create_dataset("qa")
     [first, second] = client.create_examples(
         inputs=[{"q": "2+2"}, {"q": "3+3"}], outputs=[{"a": "4"}, {"a": "7"}], dataset_name="qa"
-    )
+    )["example_ids"]
 
     def exact(outputs, reference_outputs) -> bool:
         return outputs["a"] == reference_outputs["a"]
@@ -75,8 +75,8 @@ def test_editing_a_dataset_never_rewrites_what_an_experiment_ran_on(client: Clie
 
     before = client.evaluate(solver, data="qa", evaluators=[exact], experiment="before-fix")
     assert before.aggregate["exact"].mean == 0.5
-    client.update_example(second.id, outputs={"a": "6"})  # fix the wrong label
-    client.delete_example(first.id)
+    client.update_example(second, outputs={"a": "6"})  # fix the wrong label
+    client.delete_example(first)
     client.create_example({"q": "1+1"}, {"a": "2"}, dataset_name="qa")
     after = client.evaluate(solver, data="qa", evaluators=[exact], experiment="after-fix")
     assert after.aggregate["exact"].mean == 1.0

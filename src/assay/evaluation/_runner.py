@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError
 from assay.evaluation._binding import SummaryEvaluator
-from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
+from assay.evaluation._rows import PlannedRow, RowPipeline
 from assay.evaluation._shard import WHOLE, Shard
 from assay.evaluation._tally import Tally
+from assay.evaluation._threads import RowThreads
 from assay.evaluation._writer import RowWriter
 from assay.schemas import EvaluationResult, Example
 from assay.store.base import Store
@@ -124,16 +125,18 @@ async def run_rows(
         # The pool's exit waits for rows still running in its threads (after a failure or
         # a cancel, the feed is stopped first), so the writer closes after their last put.
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="assay-row") as pool:
+            threads = RowThreads()
             try:
                 if settings.executor is not None:  # rows run elsewhere; this process stores them
                     await settings.executor.run_rows(pipeline, feed, accept, settings.max_concurrency)
                 elif pipeline.all_sync:
-                    await _run_in_threads(pipeline, feed, pool, accept, workers)
+                    await _run_in_threads(pipeline, feed, threads, accept, workers)
                 else:
                     tasks = [_loop_worker(pipeline, feed, pool, accept) for _ in range(workers)]
                     await _gather_or_fail([asyncio.ensure_future(t) for t in tasks])
             finally:
                 feed.stop()
+                threads.join()
     except BaseException:
         writer.close()  # what finished is kept
         raise
@@ -162,11 +165,12 @@ class _Load:
     def __init__(self) -> None:
         self.rows = 0
         self.threads = 1
+        self.measuring = True  # False once the ramp has decided: rows stop timing themselves
         self._wall = 0.0
         self._weight = 0.0
         self._first_wall = 0.0
         self._first_cpu = 0.0
-        self._tick = (time.perf_counter(), time.process_time())
+        self._tick = (time.perf_counter(), time.process_time(), time.thread_time())
         self._clocks: list[int] = []  # the workers' CPU clocks, where the OS has them
         self._workers_tick = (time.perf_counter(), 0.0)
         self._first_stat: str | None = None  # the first worker's scheduler figures (Linux)
@@ -232,17 +236,19 @@ class _Load:
         return self._wall / self._weight if self._weight else 0.0
 
     def computing_share(self) -> float:
-        """The process's CPU time over wall time since the last call."""
-        wall, cpu = time.perf_counter(), time.process_time()
-        share = (cpu - self._tick[1]) / max(wall - self._tick[0], 1e-9)
-        self._tick = (wall, cpu)
+        """The process's CPU time over wall time since the last call, less the calling
+        thread's own: the ramp's work (starting a doubling's threads, reading their
+        clocks) is not rows computing, and counting it stopped ramps of waiting rows."""
+        wall, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
+        share = (cpu - self._tick[1] - (own - self._tick[2])) / max(wall - self._tick[0], 1e-9)
+        self._tick = (wall, cpu, own)
         return share
 
 
 async def _run_in_threads(
     pipeline: RowPipeline,
     feed: RowFeed,
-    pool: ThreadPoolExecutor,
+    threads: RowThreads,
     accept: Callable[[ExperimentRow], None],
     max_threads: int,
 ) -> None:
@@ -256,21 +262,25 @@ async def _run_in_threads(
 
     def loop() -> None:
         load.worker_started()
-        while (planned := feed.next()) is not None:
+        while load.measuring and (planned := feed.next()) is not None:
             wall, cpu = time.perf_counter(), time.thread_time()
             row = pipeline.run_sync(planned)
             load.add(time.perf_counter() - wall, time.thread_time() - cpu)
             accept(row)
+        # The ramp is over: no clock reads a row (a thread's CPU clock is a system call).
+        while (planned := feed.next()) is not None:
+            accept(pipeline.run_sync(planned))
 
-    tasks: list[asyncio.Future[Any]] = [asyncio.ensure_future(in_thread(pool, loop))]
+    tasks: list[asyncio.Future[Any]] = [threads.start(loop)]
 
     def double(limit: int) -> None:
         more = min(len(tasks), limit - len(tasks), max(feed.remaining, 1))
-        tasks.extend(asyncio.ensure_future(in_thread(pool, loop)) for _ in range(more))
+        tasks.extend(threads.start(loop) for _ in range(more))
         load.threads = len(tasks)
 
     with _quick_switches():
         await _ramp(tasks, double, load, feed, max_threads)
+    load.measuring = False
     await _gather_or_fail(tasks)
 
 
