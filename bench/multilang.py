@@ -11,8 +11,9 @@ problems per second with N jobs in parallel, the share of job time spent compili
 the warm-start gain: the same run with the prebuilt harness parts (the C++ precompiled
 header, the compiled Java harness classes) switched off, so every job compiles them too.
 
-``--mode programs`` (C++ and Java) runs the same checks as HumanEval-X test programs
-(``bench/multilang_programs.py`` writes them in HumanEval-X's format): each problem is one
+``--mode programs`` (C++, Java and Go) runs the same checks as HumanEval-X test programs
+(``bench/multilang_programs.py`` writes them in HumanEval-X's format; Go's are the data file
+``bench/data/multilang_go_programs.json``): each problem is one
 job of two sandboxes, the candidate's and the test program's, both compiled.
 """
 

@@ -7,6 +7,7 @@ canonical solution's declaration (read with the checker's own parser)."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from assay.sandbox._declarations import checker_declaration, split_top
@@ -96,4 +97,15 @@ def java_test(problem: dict[str, Any]) -> str:
     return "\n".join([*lines, "    }", "}", ""])
 
 
-TESTS = {"cpp": cpp_test, "java": java_test}
+GO_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "multilang_go_programs.json")
+
+
+def go_test(problem: dict[str, Any]) -> str:
+    """Go's HumanEval-X tests (``func TestX(t *testing.T)`` with testify's assert) are a
+    data file of their own, written by ``bench/data/make_multilang_go_programs.py``."""
+    with open(GO_DATA, encoding="utf-8") as handle:
+        tests = {p["entry_point"]: p["test"] for p in json.load(handle)["problems"]}
+    return str(tests[problem["entry_point"]["go"]])
+
+
+TESTS = {"cpp": cpp_test, "java": java_test, "go": go_test}

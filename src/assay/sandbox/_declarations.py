@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from assay.sandbox import _go_declaration as go_declaration
+
 __all__ = ["Declaration", "DeclarationRefused", "PARSERS", "Param", "checker_declaration"]
 
 
@@ -328,4 +330,19 @@ def _java_type(words: list[str], trusted: bool, where: str) -> str:
     return "".join(w + " " if w == "," else w for w in words)
 
 
-PARSERS: dict[str, Parser] = {"cpp": parse_cpp, "java": parse_java}
+# -- Go -------------------------------------------------------------------------------------
+def parse_go(text: str, entry: str, trusted: bool) -> Declaration | None:
+    """Go's grammar is strict for trusted text too (see ``_go_declaration``); the prompt's
+    text before the header is the prefix: its imports and helpers."""
+    try:
+        found = go_declaration.find_go_declaration(text, entry)
+    except go_declaration.DeclarationError as refused:
+        raise DeclarationRefused(str(refused)) from None
+    if found is None:
+        return None
+    header, start = found
+    params = tuple(Param(kind, f"p{index}") for index, kind in enumerate(header.param_types))
+    return Declaration(entry, header.returns, params, prefix=text[:start])
+
+
+PARSERS: dict[str, Parser] = {"cpp": parse_cpp, "java": parse_java, "go": parse_go}

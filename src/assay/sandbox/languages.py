@@ -194,7 +194,6 @@ GO = Language(
     spawn=_compiled_spawn("go"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("go"),
     compiled=True,
-    test_programs=False,
 )
 JAVA = Language(
     name="java",
