@@ -55,6 +55,7 @@ INTERNAL = {
     "assay.cli._common.UsageError",
     "assay.cli._common.RunFailed",  # exit codes of `assay`
     "assay.sandbox._declarations.DeclarationRefused",  # becomes a failed verdict
+    "assay.sandbox._go_declaration.DeclarationError",  # becomes DeclarationRefused
 }
 
 
