@@ -54,6 +54,8 @@ INTERNAL = {
     "assay.ui.errors.NotFound",
     "assay.cli._common.UsageError",
     "assay.cli._common.RunFailed",  # exit codes of `assay`
+    "assay.sandbox._declarations.DeclarationRefused",  # becomes a failed verdict
+    "assay.sandbox._go_declaration.DeclarationError",  # becomes DeclarationRefused
 }
 
 

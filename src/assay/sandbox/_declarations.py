@@ -20,14 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from assay.errors import AssayError
 from assay.sandbox import _go_declaration as go_declaration
 
 __all__ = ["Declaration", "DeclarationRefused", "PARSERS", "Param", "checker_declaration"]
 
 
-class DeclarationRefused(AssayError, ValueError):
-    """The entry point's declaration cannot be turned into a proxy."""
+class DeclarationRefused(ValueError):
+    """The entry point's declaration cannot be turned into a proxy. Internal: the job
+    turns it into a failed verdict (``kind: "declaration"``), so it is no public error."""
 
 
 @dataclass(frozen=True)
