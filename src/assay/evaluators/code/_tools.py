@@ -6,7 +6,9 @@ hostile input can still do is make a parser hang or balloon, so each tool runs:
 
 - as a subprocess, never in our interpreter;
 - under ``prlimit``: CPU seconds, address space (except for Go tools, whose runtime
-  reserves more address space than it uses), file size and open files bounded;
+  reserves more address space than it uses; the Java tools run with ``JVM_FLAGS``, which
+  fit in it), file size and open files bounded;
+- on at most ``MAX_SOURCE_BYTES`` of code (``oversized`` says when the code is larger);
 - with a wall-clock timeout, an environment of only ``PATH`` and ``LANG`` (no API key
   of ours), and a private temporary folder as its working folder, removed afterwards.
 """
@@ -22,11 +24,38 @@ from dataclasses import dataclass
 
 from assay.errors import AssayError
 
-__all__ = ["TOOL_TIMEOUT", "ToolMissing", "ToolRun", "require_tool", "run_tool"]
+__all__ = [
+    "JVM_FLAGS",
+    "MAX_SOURCE_BYTES",
+    "TOOL_TIMEOUT",
+    "ToolMissing",
+    "ToolRun",
+    "oversized",
+    "require_tool",
+    "run_tool",
+]
 
 TOOL_TIMEOUT = 60.0
+TOOL_PATH = "/usr/local/bin:/usr/bin:/bin"  # searched after PATH: where packages install tools
 MEMORY_BYTES = 2 << 30
 FILE_BYTES = 256 << 20
+# Larger code is refused unread: no generated solution is this long, and a parser's time
+# on it is not bounded by much less than the timeout.
+MAX_SOURCE_BYTES = 1 << 20
+# A small JVM for the Java tools, inside MEMORY_BYTES of address space (by default the JVM
+# reserves a gigabyte of class space alone).
+JVM_FLAGS = (
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:CICompilerCount=1",
+    "-XX:-UsePerfData",
+    "-Xshare:auto",
+    "-XX:ReservedCodeCacheSize=32m",
+    "-XX:CompressedClassSpaceSize=64m",
+    "-XX:MaxMetaspaceSize=128m",
+    "-Xmx384m",
+    "-Xss8m",
+)
 
 
 class ToolMissing(AssayError, RuntimeError):
@@ -43,10 +72,18 @@ class ToolRun:
 
 def require_tool(command: str, package: str, feature: str) -> str:
     """The tool's path, or ToolMissing naming what to install."""
-    found = shutil.which(command, path=os.environ.get("PATH", "") + ":/usr/local/bin:/usr/bin:/bin")
+    found = shutil.which(command, path=os.environ.get("PATH", "") + ":" + TOOL_PATH)
     if found is None:
         raise ToolMissing(f"{feature} needs {command!r}, which is not installed: {package}")
     return found
+
+
+def oversized(code: str) -> str | None:
+    """Why the code is too large to give to a tool, or None."""
+    size = len(code.encode("utf-8", "replace"))
+    if size <= MAX_SOURCE_BYTES:
+        return None
+    return f"the code is {size:,} bytes, more than the {MAX_SOURCE_BYTES:,} a code check reads"
 
 
 def run_tool(

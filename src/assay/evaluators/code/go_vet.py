@@ -15,7 +15,8 @@ from typing import Any
 
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._cases import CaseError, code_from_run
-from assay.evaluators.code._tools import require_tool, run_tool
+from assay.evaluators.code._findings import refused_result
+from assay.evaluators.code._tools import oversized, require_tool, run_tool
 from assay.schemas import Example, Run
 
 __all__ = ["GoVetEvaluator"]
@@ -46,6 +47,9 @@ class GoVetEvaluator(BaseEvaluator):
             code = code_from_run(run, self.output_key, _FENCES)
         except CaseError as exc:
             return EvaluationResult(key=self.name, score=0.0, feedback=exc.feedback, comment=str(exc))
+        refused = oversized(code)
+        if refused:
+            return refused_result(self.name, refused)
         source = code if _PACKAGE.search(code) else f"package solution\n\n{code}"
         env = {"GOCACHE": _go_cache(), "GOPROXY": "off", "GO111MODULE": "off", "GOTOOLCHAIN": "local"}
         done = run_tool(
