@@ -18,7 +18,7 @@ from assay.sandbox._jobs import reported_time
 from assay.schemas import Example, Run
 from assay.store import Store
 
-from ._languages import COMPILED
+from ._languages import COMPILED, RAISED_TYPE, RAISES, RAISES_ENTRY
 
 FIB_ITERATIVE = (
     "def solution(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n"
@@ -124,6 +124,18 @@ def test_each_test_reports_cpu_and_wall_time_of_the_call_alone(language: str) ->
     total = result.metadata["execution_time"]
     assert total["tests_timed"] == 2
     assert total["cpu_ms"] == pytest.approx(tiny["cpu_ms"] + big["cpu_ms"], abs=0.01)
+
+
+@pytest.mark.parametrize("language", COMPILED)
+def test_a_call_that_raises_still_reports_its_time(language: str) -> None:
+    cases = [{"args": [[1, 2], 5], "expected_output": 0}]
+    example = Example(inputs={"test_cases": cases, "language": language, "func_name": RAISES_ENTRY[language]})
+    result = results_of(
+        CodeCorrectnessEvaluator().evaluate(Run(outputs={"text": RAISES[language]}), example)
+    )[0]
+    (detail,) = result.metadata["test_cases_details"]
+    assert result.score == 0 and RAISED_TYPE[language] in str(detail), detail
+    assert detail["cpu_ms"] is not None and 0 <= detail["wall_ms"] <= detail["duration_ms"]
 
 
 @pytest.mark.parametrize(
