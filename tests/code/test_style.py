@@ -5,6 +5,7 @@ hostile input (a huge file, a file that makes the tool spin)."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -217,3 +218,27 @@ def test_quality_evaluators_of_each_language_with_a_tool() -> None:
     assert [type(e).__name__ for e in quality_evaluators("golang")] == ["GoVetEvaluator"]
     assert [type(e).__name__ for e in quality_evaluators("c++")] == ["CppcheckEvaluator"]
     assert [type(e).__name__ for e in quality_evaluators("java")] == ["CheckstyleEvaluator"]
+
+
+def test_cppcheck_cannot_be_made_to_read_a_file_of_the_host(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.h"
+    secret.write_text("void leak_hunter2() { char a[2]; a[5] = 0; }\n")
+    code = f'#include "{secret}"\nint f() {{ return 1; }}\n'
+    result = CppcheckEvaluator().evaluate(Run(outputs={"text": code}), None)
+    assert isinstance(result, EvaluationResult) and result.metadata["confined"] is True
+    assert (
+        result.score == 1
+        and "hunter2" not in str(result.metadata)
+        and str(secret) not in str(result.metadata)
+    )
+
+
+@pytest.mark.slow
+def test_go_vet_cannot_be_made_to_read_a_package_of_the_host(tmp_path: Path) -> None:
+    package = tmp_path / "hunter2"
+    package.mkdir()
+    (package / "s.go").write_text('package hunter2\n\nvar X = "hunter2-content" +\n')
+    relative = os.path.relpath(package, "/tmp/assay-tool-x")  # from the tool's folder
+    result = vet(f'package p\n\nimport "{relative}"\n\nvar _ = hunter2.X\n')
+    assert "hunter2-content" not in str(result.metadata) and "unexpected EOF" not in str(result.metadata)
+    assert result.score == 0  # the import is not there: the code does not type-check

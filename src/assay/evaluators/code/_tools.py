@@ -10,11 +10,17 @@ hostile input can still do is make a parser hang or balloon, so each tool runs:
   fit in it), file size and open files bounded;
 - on at most ``MAX_SOURCE_BYTES`` of code (``oversized`` says when the code is larger);
 - with a wall-clock timeout, an environment of only ``PATH`` and ``LANG`` (no API key
-  of ours), and a private temporary folder as its working folder, removed afterwards.
+  of ours), and a private temporary folder as its working folder, removed afterwards;
+- ``confine=True``, for tools that read the files the code names (cppcheck follows
+  ``#include "/any/path"``, go vet relative imports): in a bubblewrap jail that shows
+  only ``/usr``, the private folder and the ``writable`` folders, with no network, so the
+  code cannot make the tool read (and quote in its findings) a file of the host. Without
+  bubblewrap (or where it cannot start) the tool runs unconfined and says so.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -68,6 +74,7 @@ class ToolRun:
     returncode: int
     stdout: str
     stderr: str
+    confined: bool = False  # ran in the bubblewrap jail
 
 
 def require_tool(command: str, package: str, feature: str) -> str:
@@ -94,15 +101,18 @@ def run_tool(
     env: Mapping[str, str] | None = None,
     limit_memory: bool = True,
     timeout: float = TOOL_TIMEOUT,
+    confine: bool = False,
+    writable: Sequence[str] = (),
 ) -> ToolRun:
     """``argv`` on ``stdin`` in a fresh temporary folder holding ``files``."""
     with tempfile.TemporaryDirectory(prefix="assay-tool-") as folder:
+        jail = _jail(folder, writable) if confine else []
         for name, text in (files or {}).items():
             with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
                 handle.write(text)
         try:
             done = subprocess.run(
-                [*_limits(timeout, limit_memory), *argv],
+                [*jail, *_limits(timeout, limit_memory), *argv],
                 input=stdin,
                 capture_output=True,
                 text=True,
@@ -119,8 +129,44 @@ def run_tool(
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            return ToolRun(-9, "", f"the tool did not finish in {timeout:g} s")
-    return ToolRun(done.returncode, done.stdout, done.stderr)
+            return ToolRun(-9, "", f"the tool did not finish in {timeout:g} s", bool(jail))
+    return ToolRun(done.returncode, done.stdout, done.stderr, bool(jail))
+
+
+def _jail(folder: str, writable: Sequence[str]) -> list[str]:
+    """bubblewrap's argv for a view of ``/usr`` (merged-/usr Debian: /bin, /lib are links
+    into it), the folder and ``writable``; empty when bubblewrap cannot run here."""
+    bwrap = _bwrap()
+    if bwrap is None:
+        return []
+    argv = [*_jail_base(bwrap), "--bind", folder, folder, "--chdir", folder]
+    for path in writable:
+        os.makedirs(path, exist_ok=True)
+        argv += ["--bind", path, path]
+    return [*argv, "--"]
+
+
+def _jail_base(bwrap: str) -> list[str]:
+    argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "lib", "lib64", "sbin"):
+        if os.path.islink(f"/{name}"):
+            argv += ["--symlink", os.readlink(f"/{name}"), f"/{name}"]
+        elif os.path.isdir(f"/{name}"):
+            argv += ["--ro-bind", f"/{name}", f"/{name}"]
+    return [*argv, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+
+
+@functools.cache
+def _bwrap() -> str | None:
+    """bubblewrap, if it is installed and can make its namespaces here (tried once)."""
+    bwrap = shutil.which("bwrap", path="/usr/bin:/bin")
+    if bwrap is None:
+        return None
+    try:
+        probe = subprocess.run([*_jail_base(bwrap), "--", "/bin/true"], capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bwrap if probe.returncode == 0 else None
 
 
 def _limits(timeout: float, limit_memory: bool) -> list[str]:

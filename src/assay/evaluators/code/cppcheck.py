@@ -5,7 +5,9 @@ cppcheck parses and analyses the code; it compiles and runs nothing. It runs thr
 file is read: system headers are not resolved (cppcheck does not need them to find bugs),
 one preprocessor configuration is checked (a file of many ``#ifdef`` branches would
 otherwise multiply the work), and inline suppressions are off, so the code cannot silence
-a finding with a comment.
+a finding with a comment. cppcheck follows ``#include "/any/path"``, so it runs confined
+(``run_tool(confine=True)``): the host's files are not there to read;
+``metadata["confined"]`` says whether it was.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ class CppcheckEvaluator(BaseEvaluator):
             *([f"--enable={','.join(self.checks)}"] if self.checks else []),
             "solution.cpp",
         ]
-        done = run_tool(argv, "", files={"solution.cpp": code}, timeout=self.timeout)
+        done = run_tool(argv, "", files={"solution.cpp": code}, timeout=self.timeout, confine=True)
         findings = _findings(done.stderr)
         if findings is None or done.returncode != 0:
             return unreadable_result(self.name, "cppcheck", done, "cppcheck could not check the code.")
@@ -75,7 +77,9 @@ class CppcheckEvaluator(BaseEvaluator):
                 done.returncode, "", "\n".join(f"line {f['line']}: {f['message']}" for f in syntax)
             )
             return unreadable_result(self.name, "cppcheck", failed, "The code does not parse.")
-        return findings_result(self.name, "cppcheck", code, findings)
+        result = findings_result(self.name, "cppcheck", code, findings)
+        result.metadata["confined"] = done.confined
+        return result
 
 
 def _findings(report: str) -> list[dict[str, Any]] | None:

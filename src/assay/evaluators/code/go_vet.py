@@ -3,7 +3,9 @@
 ``go vet`` type-checks and analyses the code; it compiles nothing that runs. It runs
 through ``_tools.run_tool`` (a subprocess with limits, a private folder) with the module
 proxy off (no network) and a build cache of its own under the user's cache folder, so the
-standard library's export data is built once, not at every row.
+standard library's export data is built once, not at every row. GOPATH mode allows
+relative imports (``import "../../some/dir"``), so it runs confined
+(``run_tool(confine=True)``): no Go file of the host is there to read.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class GoVetEvaluator(BaseEvaluator):
             files={"solution.go": source},
             env=env,
             limit_memory=False,
+            confine=True,  # relative imports would read the host's Go files
+            writable=[env["GOCACHE"]],
         )
         findings = _findings(done.stderr)
         if done.returncode != 0 and not findings:
@@ -73,9 +77,14 @@ class GoVetEvaluator(BaseEvaluator):
         return EvaluationResult(
             key=self.name,
             score=max(0.0, 1.0 - len(findings) / lines),
+            metadata={
+                "findings": findings,
+                "count": len(findings),
+                "lines": lines,
+                "confined": done.confined,
+            },
             feedback="No go vet findings." if not findings else f"{len(findings)} go vet finding(s).",
             comment=", ".join(f"{f['analyzer']} line {f['line']}" for f in findings[:10]) or None,
-            metadata={"findings": findings, "count": len(findings), "lines": lines},
         )
 
 
