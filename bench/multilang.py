@@ -1,7 +1,7 @@
 """HumanEval-X style runs in Go, Java, C++ and TypeScript (and Python, for scale).
 
     .venv/bin/python bench/multilang.py [--workers N] [--backend NAME] [--languages go,java,...]
-                                        [--skip-cold]
+                                        [--skip-cold] [--mode cases|programs|both]
 
 The problems are ``bench/data/multilang_humaneval.json``: 32 HumanEval problems ported by
 hand, one canonical solution per language, with argument/result checks as data (no
@@ -10,6 +10,11 @@ problem is one job: a compile step, then one call per check. Prints per language
 problems per second with N jobs in parallel, the share of job time spent compiling, and
 the warm-start gain: the same run with the prebuilt harness parts (the C++ precompiled
 header, the compiled Java harness classes) switched off, so every job compiles them too.
+
+``--mode programs`` (C++, Java and Go) runs the same checks as HumanEval-X test programs
+(``bench/multilang_programs.py`` writes them in HumanEval-X's format; Go's are the data file
+``bench/data/multilang_go_programs.json``): each problem is one
+job of two sandboxes, the candidate's and the test program's, both compiled.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from multilang_programs import TESTS as PROGRAM_TESTS  # bench/ is the script's folder
 
 from assay.sandbox import Call, SandboxConfig, get_language, get_pool, values_equal
 from assay.sandbox import _toolchains as toolchains
@@ -54,13 +61,33 @@ def run_problem(config: SandboxConfig, language: str, problem: dict[str, Any]) -
     }
 
 
+def run_program(config: SandboxConfig, language: str, problem: dict[str, Any]) -> dict[str, Any]:
+    """The problem as a test program against the canonical solution (no prompt: the
+    proxy's declaration is read from the solution's header)."""
+    run = get_pool(config).run_test_program(
+        get_language(language),
+        problem["solutions"][language],
+        PROGRAM_TESTS[language](problem),
+        problem["entry_point"][language],
+        timeout=20,
+    )
+    return {
+        "task_id": problem["task_id"],
+        "passed": run.passed,
+        "duration_ms": run.duration_ms,
+        "compile_ms": run.compile_ms or 0.0,
+        "failure": None if run.passed else run.verdict,
+    }
+
+
 def run_language(
-    config: SandboxConfig, language: str, problems: list[dict[str, Any]], workers: int
+    config: SandboxConfig, language: str, problems: list[dict[str, Any]], workers: int, programs: bool = False
 ) -> dict[str, Any]:
-    run_problem(config, language, problems[0])  # warm the pool (and build prebuilt parts)
+    job = run_program if programs else run_problem
+    job(config, language, problems[0])  # warm the pool (and build prebuilt parts)
     started = time.monotonic()
     with ThreadPoolExecutor(workers) as executor:
-        results = list(executor.map(lambda p: run_problem(config, language, p), problems))
+        results = list(executor.map(lambda p: job(config, language, p), problems))
     wall = time.monotonic() - started
     failed = [r for r in results if not r["passed"]]
     for result in failed:
@@ -85,16 +112,40 @@ def main() -> None:
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--languages", default="go,java,cpp,typescript")
     parser.add_argument("--skip-cold", action="store_true", help="do not measure the warm-start gain")
+    parser.add_argument("--mode", choices=("cases", "programs", "both"), default="both")
     args = parser.parse_args()
     problems = load_problems()
     config = SandboxConfig(backend=args.backend, workers=args.workers)
     print(
         f"{len(problems)} problems, {args.workers} jobs in parallel, backend {get_pool(config).backend.name}"
     )
+    languages = args.languages.split(",")
+    if args.mode != "programs":
+        run_cases(config, languages, problems, args)
+    if args.mode != "cases":
+        run_programs(config, [lang for lang in languages if lang in PROGRAM_TESTS], problems, args.workers)
+    get_pool(config).close()
+
+
+def run_programs(
+    config: SandboxConfig, languages: list[str], problems: list[dict[str, Any]], workers: int
+) -> None:
+    print("test-program mode (HumanEval-X test programs; compile ms: both sides, until the test starts)")
+    print(f"{'language':<11} {'passed':>7} {'problems/s':>11} {'compile share':>14} {'compile ms':>11}")
+    for language in languages:
+        found = run_language(config, language, problems, workers, programs=True)
+        print(
+            f"{language:<11} {found['passed']:>3}/{found['problems']:<3} {found['per_second']:>11.2f} "
+            f"{found['compile_share']:>13.0%} {found['compile_ms_mean']:>11.0f}"
+        )
+
+
+def run_cases(config: SandboxConfig, languages: list[str], problems: list[dict[str, Any]], args: Any) -> None:
+    print("test-case mode")
     print(
         f"{'language':<11} {'passed':>7} {'problems/s':>11} {'compile share':>14} {'compile ms':>11}  warm start"
     )
-    for language in args.languages.split(","):
+    for language in languages:
         missing = get_language(language).runtime_missing(get_pool(config).runtime)
         if missing:
             print(f"{language:<11} skipped: {missing}")
@@ -117,7 +168,6 @@ def main() -> None:
             f"{language:<11} {warm['passed']:>3}/{warm['problems']:<3} {warm['per_second']:>11.2f} "
             f"{warm['compile_share']:>13.0%} {warm['compile_ms_mean']:>11.0f}  {gain}"
         )
-    get_pool(config).close()
 
 
 if __name__ == "__main__":

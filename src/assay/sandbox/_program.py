@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from assay.sandbox import _declarations as declarations
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
     Child,
@@ -20,7 +21,7 @@ from assay.sandbox._children import (
     spawn_child,
 )
 from assay.sandbox._io import Session
-from assay.sandbox._jobs import raise_if_not_started
+from assay.sandbox._jobs import COMPILE_SECONDS, RUN, compile_allowance, raise_if_not_started
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
 from assay.sandbox._sandbox import Sandbox
@@ -52,7 +53,21 @@ def run_test_program(
             "and plain programs, not test programs"
         )
     started = time.monotonic()
-    job = _Job(pool, language, program, test, entry_point, timeout, limits, prompt)
+    try:
+        declaration = _declaration(language, prompt, program, entry_point)
+    except declarations.DeclarationRefused as refused:
+        return ProgramRun(
+            passed=False,
+            verdict={"passed": False, "stage": "load", "kind": "declaration", "message": str(refused)},
+            timed_out=False,
+            output=Output(),
+            checker_output=Output(),
+            sandbox={**pool.describe(), "limits": limits.describe(timeout)},
+            duration_ms=(time.monotonic() - started) * 1000,
+        )
+    language.prepare()  # a first job may build the prebuilt harness parts: not its time
+    started = time.monotonic()
+    job = _Job(pool, language, program, test, entry_point, timeout, limits, prompt, declaration)
     attempt = job.run()
     if attempt.retry:
         attempt = job.run()
@@ -64,7 +79,16 @@ def run_test_program(
         checker_output=collect_output(attempt.checker, Output()),
         sandbox={**pool.describe(), "limits": limits.describe(timeout)},
         duration_ms=(time.monotonic() - started) * 1000,
+        compile_ms=attempt.compile_ms,
     )
+
+
+def _declaration(language: Language, prompt: str, program: str, entry_point: str) -> dict[str, Any] | None:
+    """A compiled checker's proxy needs the entry point's declaration, read here in the
+    trusted parent (see ``_declarations``)."""
+    if language.name not in declarations.PARSERS:
+        return None
+    return declarations.checker_declaration(language.name, prompt, program, entry_point).frame()
 
 
 @dataclass
@@ -74,6 +98,7 @@ class _Attempt:
     candidate: Child | None = None
     checker: Any = None
     retry: bool = False
+    compile_ms: float | None = None
 
 
 @dataclass
@@ -86,6 +111,7 @@ class _Job:
     timeout: float
     limits: Limits
     prompt: str
+    declaration: dict[str, Any] | None = None
 
     def run(self) -> _Attempt:
         pool, limits = self.pool, self.limits
@@ -94,6 +120,7 @@ class _Job:
             "entry_point": self.entry_point,
             "prompt": self.prompt,
             "max_value_bytes": limits.max_value_bytes,
+            "declaration": self.declaration,
         }
         reuse = (
             pool.config.reuse_checker
@@ -124,7 +151,9 @@ class _Job:
                 attempt.checker = _start_checker(
                     session, t_box, self.language, limits, self.timeout, setup, calls, replies, reuse
                 )
-                frame, attempt.timed_out = next_frame(session, attempt.checker, deadline)
+                frame, attempt.timed_out, attempt.compile_ms, deadline = _await_verdict(
+                    session, attempt.checker, deadline, self.timeout, self.declaration is not None
+                )
                 attempt.verdict = _verdict(
                     frame, attempt.timed_out, self.timeout, deadline, session, attempt.checker
                 )
@@ -152,6 +181,28 @@ class _SetupTimeout(Exception):
     pass
 
 
+STARTED = {"event": "started"}  # a compiled checker's first frame, once both sides are built
+
+
+def _await_verdict(
+    session: Session, checker: Any, deadline: float, timeout: float, compiled_checker: bool
+) -> tuple[Any, bool, float | None, float]:
+    """(verdict frame, timed out, compile ms, deadline). A compiled checker first says
+    ``{"event": "started"}`` once it and the candidate are built, then waits for the
+    go-ahead (so that its verdict never arrives together with that frame): compiling has
+    its own allowance, and the test's time starts there."""
+    if not compiled_checker:
+        return (*next_frame(session, checker, deadline), None, deadline)
+    started = time.monotonic()
+    first, timed_out = next_frame(session, checker, deadline + COMPILE_SECONDS)
+    if timed_out or first != STARTED:
+        return first, timed_out, None, deadline + COMPILE_SECONDS
+    now = time.monotonic()
+    session.send(checker.frames_in, RUN)
+    frame, timed_out = next_frame(session, checker, now + timeout)
+    return frame, timed_out, (now - started) * 1000, now + timeout
+
+
 def _start_candidate(
     session: Session,
     c_box: Sandbox,
@@ -171,7 +222,7 @@ def _start_candidate(
         language,
         "candidate",
         limits,
-        timeout,
+        timeout + compile_allowance(language),
         calls=calls,
         replies=replies,
         read_frames=False,
@@ -200,7 +251,13 @@ def _start_checker(
         if t_box.resident is not None:
             t_box.begin_reset()
         checker = spawn_child(
-            session, t_box, language, "checker", limits, timeout, extra_fds=[calls, replies]
+            session,
+            t_box,
+            language,
+            "checker",
+            limits,
+            timeout + compile_allowance(language),
+            extra_fds=[calls, replies],
         )
         session.send(checker.frames_in, setup)
         return checker

@@ -224,7 +224,7 @@ def _build_java_classes() -> str:
     javac = tool("javac")
     if javac is None:
         return ""
-    names = ("AssayCandidate.java", "AssayJson.java", "AssayCodec.java")
+    names = ("AssayCandidate.java", "AssayChecker.java", "AssayJson.java", "AssayCodec.java")
     sources = [os.path.join(HARNESS, "java", name) for name in names]
     texts = []
     for source in sources:

@@ -194,7 +194,6 @@ GO = Language(
     spawn=_compiled_spawn("go"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("go"),
     compiled=True,
-    test_programs=False,
 )
 JAVA = Language(
     name="java",
@@ -205,7 +204,6 @@ JAVA = Language(
     runtime_missing=lambda runtime: toolchains.missing_toolchain("java"),
     compiled=True,
     prepare=lambda: toolchains.prepare("java"),
-    test_programs=False,
 )
 CPP = Language(
     name="cpp",
@@ -216,7 +214,6 @@ CPP = Language(
     runtime_missing=lambda runtime: toolchains.missing_toolchain("cpp"),
     compiled=True,
     prepare=lambda: toolchains.prepare("cpp"),
-    test_programs=False,
 )
 LANGUAGES = {language.name: language for language in (PYTHON, JAVASCRIPT, TYPESCRIPT, GO, JAVA, CPP)}
 

@@ -83,6 +83,8 @@ class ProgramRun:
     checker_output: Output
     sandbox: dict[str, Any]
     duration_ms: float
+    # a compiled checker: from the start until it and the candidate were both built
+    compile_ms: float | None = None
 
 
 @dataclass

@@ -168,6 +168,7 @@ _LOAD_FEEDBACK = {
     "exception": "The code raised an exception when loaded.",
     "timeout": "Code execution timed out.",
     "ended": "The code's process ended before it could be tested.",
+    "declaration": "The code's declaration of the function is not one a test program can call.",
 }
 
 
@@ -229,6 +230,7 @@ def _program_feedback(verdict: dict[str, Any]) -> str:
         "timeout": "Code execution timed out.",
         "candidate_error": "The code raised an exception under test.",
         "candidate_ended": "The code's process ended under test.",
+        "test_compile": "The test program does not compile.",
     }.get(str(kind), "The test program failed.")
 
 

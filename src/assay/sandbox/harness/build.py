@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 
-from . import frames
+from . import frames, go_checker, proxies
 
 FRAMES_IN, FRAMES_OUT = 3, 4
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -62,8 +62,15 @@ def build_go(role: str, code: str, entry: str, options: dict[str, str]) -> list[
             f'package main\n\nimport "reflect"\n\nfunc main() {{ assayServe(reflect.ValueOf({entry})) }}\n',
         )
         sources += ["assay_main.go", *harness]
+    compile_with([options["go"], "build", "-o", "program", *sources], _go_env())
+    os.environ["GOMAXPROCS"] = "2"  # fewer threads in the program too
+    return [os.path.join(os.getcwd(), "program")]
+
+
+def _go_env() -> dict[str, str]:
+    """GOPATH mode with the caches in the job's folder: nothing downloaded, nothing shared."""
     cwd = os.getcwd()
-    env = {
+    return {
         **os.environ,
         "GOCACHE": os.path.join(cwd, ".gocache"),
         "GOPATH": os.path.join(cwd, ".gopath"),
@@ -73,9 +80,6 @@ def build_go(role: str, code: str, entry: str, options: dict[str, str]) -> list[
         "GOTOOLCHAIN": "local",
         "GOMAXPROCS": "2",
     }
-    compile_with([options["go"], "build", "-o", "program", *sources], env)
-    os.environ["GOMAXPROCS"] = "2"  # fewer threads in the program too
-    return [os.path.join(cwd, "program")]
 
 
 def cpp_entry(code: str, entry: str) -> str:
@@ -169,6 +173,96 @@ def build_java(role: str, code: str, entry: str, options: dict[str, str]) -> lis
 RECIPES = {"go": build_go, "cpp": build_cpp, "java": build_java}
 
 
+# -- the checker role: the test program built against a typed proxy ------------------------
+def check_cpp(setup: dict[str, object], options: dict[str, str]) -> list[str]:
+    _write("checker.cpp", proxies.cpp_source(setup, os.path.join(HERE, "cpp", "assay_checker.hpp")))
+    header = options.get("cpp_header") or os.path.join(HERE, "cpp", "assay.hpp")
+    argv = [options["cxx"], "-std=c++17", "-O1", "-pipe", "-include", header, "-o", "checker"]
+    compile_with([*argv, "checker.cpp"], dict(os.environ))
+    return [os.path.join(os.getcwd(), "checker"), str(setup.get("max_value_bytes") or "")]
+
+
+def check_java(setup: dict[str, object], options: dict[str, str]) -> list[str]:
+    main, source, offset = proxies.java_source(setup)
+    _write(f"{main}.java", source)
+    os.mkdir("classes")
+    prebuilt = options.get("java_classes") or ""
+    sources = [f"{main}.java"]
+    if not prebuilt:
+        sources += [os.path.join(HERE, "java", f) for f in JAVA_CHECKER]
+    classpath = "classes" + (os.pathsep + prebuilt if prebuilt else "")
+    jvm = options["jvm_flags"].split()
+    javac = [options["javac"], *[f"-J{flag}" for flag in jvm], "-nowarn", "-encoding", "UTF-8"]
+    compile_with([*javac, "-cp", classpath, "-d", "classes", *sources], dict(os.environ))
+    opens = ["--add-opens", "java.base/java.io=ALL-UNNAMED"]
+    limit = str(setup.get("max_value_bytes") or 0)
+    return [options["java"], *jvm, *opens, "-cp", classpath, "AssayChecker", main, limit, str(offset)]
+
+
+def check_go(setup: dict[str, object], options: dict[str, str]) -> list[str]:
+    """A test binary (``go test -c``) of the test, the proxy, the prompt's helpers and the
+    harness (harness/go/checker.go), with harness/go/assert under testify's import path.
+    If the prompt's helpers do not compile with the test, it is built without them."""
+    assert_package = os.path.join(".gopath", "src", "github.com", "stretchr", "testify", "assert")
+    os.makedirs(assert_package)
+    for name in ("assert.go", "forward.go"):
+        shutil.copyfile(os.path.join(HERE, "go", "assert", name), os.path.join(assert_package, name))
+    harness = {
+        "frames.go": "assay_frames.go",
+        "codec.go": "assay_codec.go",
+        "checker.go": "assay_checker_test.go",
+    }
+    for source, target in harness.items():
+        shutil.copyfile(os.path.join(HERE, "go", source), target)
+    files = go_checker.sources(setup)
+    for name, text in files.items():
+        _write(name, text)
+    # -vet=off: vet would take most of the build, and its findings are not test failures
+    argv = [options["go"], "test", "-c", "-vet=off", "-o", "checker", "."]
+    try:
+        compile_with(argv, _go_env())
+    except CompileFailed:
+        if "assay_prompt.go" not in files:
+            raise
+        os.remove("assay_prompt.go")
+        compile_with(argv, _go_env())
+    _clean_build_files()
+    os.environ["GOMAXPROCS"] = "2"
+    os.environ["ASSAY_MAX_VALUE_BYTES"] = str(setup.get("max_value_bytes") or 0)
+    return [os.path.join(os.getcwd(), "checker")]
+
+
+JAVA_CHECKER = ("AssayChecker.java", "AssayJson.java", "AssayCodec.java")
+CHECKERS = {"cpp": check_cpp, "java": check_java, "go": check_go}
+
+
+def checker_main(language: str, options: dict[str, str]) -> int:
+    """Build the test program, then become it: its verdict goes to the parent on fd 4. A
+    test program that does not compile is the dataset's fault: ``test_compile``."""
+    setup = read_setup()
+    if not isinstance(setup, dict):
+        return 0 if setup is None else 2
+    try:
+        argv = CHECKERS[language](setup, options)
+    except (CompileFailed, proxies.BadSetup) as failure:
+        source = (setup.get("declaration") or {}).get("source", "")
+        frames.write_frame(
+            FRAMES_OUT,
+            {
+                "passed": False,
+                "stage": "test",
+                "kind": "test_compile",
+                "error_type": "CompileError",
+                "message": "the test program does not compile:\n" + first_lines(str(failure)),
+                "declaration_source": source,
+            },
+        )
+        return 0
+    sys.stdout.flush()
+    os.execve(argv[0], argv, dict(os.environ))
+    return 127
+
+
 def _write(name: str, text: str) -> None:
     with open(name, "w", encoding="utf-8") as handle:
         handle.write(text)
@@ -176,6 +270,8 @@ def _write(name: str, text: str) -> None:
 
 def main() -> int:
     language, role, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    if role == "checker":
+        return checker_main(language, options)
     setup = read_setup()
     if setup is None:
         return 0

@@ -46,56 +46,80 @@ struct DataError : std::runtime_error {
 
 // -- JSON text ------------------------------------------------------------------------
 struct Parser {
+    // bounds-checked throughout: a compiled checker parses the candidate's replies
     const std::string& t;
     size_t at = 0;
-    void space() { while (at < t.size() && std::strchr(" \t\r\n", t[at])) at++; }
+    // (strchr finds the terminator too: a NUL byte is neither space nor digit)
+    void space() { while (at < t.size() && t[at] && std::strchr(" \t\r\n", t[at])) at++; }
+    char peek() const { if (at >= t.size()) throw DataError("truncated JSON"); return t[at]; }
+    char take() { char c = peek(); at++; return c; }
+    void literal(const char* word, Json::Kind kind, bool truth, Json& j) {
+        if (t.compare(at, std::strlen(word), word) != 0) throw DataError("malformed JSON");
+        at += std::strlen(word); j.kind = kind; j.b = truth;
+    }
     Json value(int depth) {
         if (depth > 200) throw DataError("frame nested too deeply");
         space();
-        if (at >= t.size()) throw DataError("truncated JSON");
         Json j;
-        char c = t[at];
+        char c = peek();
         if (c == '{') {
             j.kind = Json::Obj; at++; space();
-            if (t[at] == '}') { at++; return j; }
+            if (peek() == '}') { at++; return j; }
             for (;;) {
-                space(); std::string key = string(); space(); at++;
+                space(); if (peek() != '"') throw DataError("malformed JSON object");
+                std::string key = string(); space();
+                if (take() != ':') throw DataError("malformed JSON object");
                 j.o.emplace_back(key, value(depth + 1)); space();
-                if (t[at++] == '}') return j;
+                char next = take();
+                if (next == '}') return j;
+                if (next != ',') throw DataError("malformed JSON object");
             }
         }
         if (c == '[') {
             j.kind = Json::Arr; at++; space();
-            if (t[at] == ']') { at++; return j; }
+            if (peek() == ']') { at++; return j; }
             for (;;) {
                 j.a.push_back(value(depth + 1)); space();
-                if (t[at++] == ']') return j;
+                char next = take();
+                if (next == ']') return j;
+                if (next != ',') throw DataError("malformed JSON array");
             }
         }
         if (c == '"') { j.kind = Json::Str; j.s = string(); return j; }
-        if (c == 't') { at += 4; j.kind = Json::Bool; j.b = true; return j; }
-        if (c == 'f') { at += 5; j.kind = Json::Bool; return j; }
-        if (c == 'n') { at += 4; return j; }
+        if (c == 't') { literal("true", Json::Bool, true, j); return j; }
+        if (c == 'f') { literal("false", Json::Bool, false, j); return j; }
+        if (c == 'n') { literal("null", Json::Null, false, j); return j; }
         size_t start = at;
-        while (at < t.size() && std::strchr("+-0123456789.eE", t[at])) at++;
+        while (at < t.size() && t[at] && std::strchr("+-0123456789.eE", t[at])) at++;
         std::string digits = t.substr(start, at - start);
-        if (digits.find_first_of(".eE") != std::string::npos) { j.kind = Json::Float; j.f = std::stod(digits); }
-        else { j.kind = Json::Int; j.i = std::stoll(digits); }
+        if (digits.empty()) throw DataError("malformed JSON value");
+        try {
+            if (digits.find_first_of(".eE") != std::string::npos) { j.kind = Json::Float; j.f = std::stod(digits); }
+            else { j.kind = Json::Int; j.i = std::stoll(digits); }
+        } catch (const std::logic_error&) { throw DataError("malformed JSON number " + digits.substr(0, 40)); }
         return j;
+    }
+    unsigned hex4() {
+        if (at + 4 > t.size()) throw DataError("truncated JSON escape");
+        std::string digits = t.substr(at, 4);
+        if (digits.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) throw DataError("malformed JSON escape");
+        at += 4;
+        return (unsigned)std::stoul(digits, nullptr, 16);
     }
     std::string string() {
         std::string out; at++;
         for (;;) {
-            char c = t[at++];
+            char c = take();
             if (c == '"') return out;
             if (c != '\\') { out += c; continue; }
-            char e = t[at++];
+            char e = take();
             if (e == 'n') out += '\n'; else if (e == 't') out += '\t'; else if (e == 'r') out += '\r';
             else if (e == 'b') out += '\b'; else if (e == 'f') out += '\f';
             else if (e == 'u') {
-                unsigned code = std::stoul(t.substr(at, 4), nullptr, 16); at += 4;
+                unsigned code = hex4();
                 if (code >= 0xD800 && code < 0xDC00 && t.compare(at, 2, "\\u") == 0) {
-                    unsigned low = std::stoul(t.substr(at + 2, 4), nullptr, 16); at += 6;
+                    at += 2;
+                    unsigned low = hex4();
                     code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
                 }
                 utf8(code, out);

@@ -20,19 +20,28 @@ var (
 
 // assayReadFrame returns nil, false at the end of input.
 func assayReadFrame() (interface{}, bool, error) {
+	return assayReadFrameFrom(assayFramesIn, assayMaxFrame)
+}
+
+func assayWriteFrame(message interface{}) error {
+	return assayWriteFrameTo(assayFramesOut, message)
+}
+
+// assayReadFrameFrom reads one frame of at most limit bytes from file.
+func assayReadFrameFrom(file *os.File, limit uint32) (interface{}, bool, error) {
 	header := make([]byte, 4)
-	if _, err := io.ReadFull(assayFramesIn, header); err != nil {
+	if _, err := io.ReadFull(file, header); err != nil {
 		if err == io.EOF {
 			return nil, false, nil
 		}
 		return nil, false, err
 	}
 	size := binary.BigEndian.Uint32(header)
-	if size > assayMaxFrame {
+	if size > limit {
 		return nil, false, errors.New("incoming frame too large")
 	}
 	body := make([]byte, size)
-	if _, err := io.ReadFull(assayFramesIn, body); err != nil {
+	if _, err := io.ReadFull(file, body); err != nil {
 		return nil, false, err
 	}
 	decoder := json.NewDecoder(bytes.NewReader(body))
@@ -41,10 +50,13 @@ func assayReadFrame() (interface{}, bool, error) {
 	if err := decoder.Decode(&value); err != nil {
 		return nil, false, err
 	}
+	if rest := bytes.TrimSpace(body[decoder.InputOffset():]); len(rest) > 0 {
+		return nil, false, errors.New("trailing data after the frame's JSON value")
+	}
 	return value, true, nil
 }
 
-func assayWriteFrame(message interface{}) error {
+func assayWriteFrameTo(file *os.File, message interface{}) error {
 	var body bytes.Buffer
 	encoder := json.NewEncoder(&body)
 	encoder.SetEscapeHTML(false)
@@ -55,6 +67,6 @@ func assayWriteFrame(message interface{}) error {
 	frame := make([]byte, 4+len(data))
 	binary.BigEndian.PutUint32(frame, uint32(len(data)))
 	copy(frame[4:], data)
-	_, err := assayFramesOut.Write(frame)
+	_, err := file.Write(frame)
 	return err
 }
