@@ -163,6 +163,49 @@ def test_a_test_program_reports_the_candidate_time_over_its_calls(
     assert spent["calls"] == 2 and spent["cpu_ms"] > 0 and spent["wall_ms"] >= spent["cpu_ms"] * 0.5
 
 
+SMALL, BIG = spun(10), spun(3_000_000)
+# HumanEval-X style: the prompt declares the function, the completion is its body
+SPIN_PROGRAMS = {
+    "go": (
+        "func Spin(n int64) int64 {\n",
+        "\tvar t int64\n\tfor i := int64(0); i < n; i++ {\n\t\tt = (t*31 + i) % 1000003\n\t}\n\treturn t\n}\n",
+        "func TestSpin(t *testing.T) {\n    assert := assert.New(t)\n"
+        f"    assert.Equal(int64({SMALL}), Spin(10))\n    assert.Equal(int64({BIG}), Spin(3000000))\n}}\n",
+        "Spin",
+    ),
+    "cpp": (
+        "long long spin(long long n){\n",
+        "    long long t = 0;\n    for (long long i = 0; i < n; i++) t = (t * 31 + i) % 1000003;\n    return t;\n}\n",
+        f"#undef NDEBUG\n#include<assert.h>\nint main(){{\n    assert (spin(10) == {SMALL});\n"
+        f"    assert (spin(3000000) == {BIG});\n}}\n",
+        "spin",
+    ),
+    "java": (
+        "import java.util.*;\nclass Solution {\n    public long spin(long n) {\n",
+        "        long t = 0;\n        for (long i = 0; i < n; i++) t = (t * 31 + i) % 1000003;\n"
+        "        return t;\n    }\n}\n",
+        "public class Main {\n    public static void main(String[] args) {\n        Solution s = new Solution();\n"
+        f"        if (s.spin(10) != {SMALL}L) throw new AssertionError(1);\n"
+        f"        if (s.spin(3000000) != {BIG}L) throw new AssertionError(2);\n    }}\n}}\n",
+        "spin",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", sorted(SPIN_PROGRAMS))
+def test_a_compiled_test_program_reports_the_candidate_time_over_its_calls(language: str) -> None:
+    prompt, body, test, entry = SPIN_PROGRAMS[language]
+    example = Example(inputs={"prompt": prompt, "test": test, "entry_point": entry, "language": language})
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=60)
+    result = results_of(evaluator.evaluate(Run(outputs={"text": body}), example))[0]
+    assert result.score == 1, result.comment
+    spent = result.metadata["execution_time"]
+    assert spent["calls"] == 2 and spent["cpu_ms"] > 1 and spent["wall_ms"] >= spent["cpu_ms"] * 0.5
+    # the candidate's two calls, not its compile (seconds) nor the checker's own work
+    assert spent["wall_ms"] < result.metadata["duration_ms"]
+
+
 @pytest.mark.parametrize(
     "field, expected",
     [
