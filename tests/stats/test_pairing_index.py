@@ -14,20 +14,22 @@ from stats_testdata import dataset, experiment
 
 import assay
 from assay.schemas import EvaluationResult
-from assay.store._schema import SCHEMA_VERSION
 from assay.store.sqlite import SQLiteStore
 
 RNG = np.random.default_rng(11)
 
 
 def _to_previous_schema(path: Path) -> None:
-    """Turn a store into what the schema before the pair columns wrote: same tables and
-    rows, no pair columns, no pair index, the previous version number."""
+    """Turn a store into what the schema before the pair columns (version 4) wrote: same
+    tables and rows, no pair columns, no pair index, no later rank index, version 4."""
     with sqlite3.connect(path) as conn:
+        conn.execute("DROP INDEX results_by_rank")
+        conn.execute("ALTER TABLE results DROP COLUMN position")
+        conn.execute("CREATE INDEX results_by_metric ON results (experiment_id, key, score)")
         conn.execute("DROP INDEX results_by_pair")
         conn.execute("ALTER TABLE results DROP COLUMN example_id")
         conn.execute("ALTER TABLE results DROP COLUMN repetition")
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION - 1),))
+        conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     conn.close()
 
 

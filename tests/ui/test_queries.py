@@ -136,10 +136,11 @@ def test_metric_below_filter_compares_scores_only(db: ReadOnlyDatabase) -> None:
     assert positions(db, "baseline", failed=True, metric="correct", below=1) == [1, 3, 5, 7, 9, 11]
 
 
-def test_sorting_by_metric_puts_errors_first_ascending(db: ReadOnlyDatabase) -> None:
+def test_sorting_by_metric_puts_errors_last_both_ways(db: ReadOnlyDatabase) -> None:
     ascending = positions(db, "candidate", sort="metric:judge")
-    assert ascending[0] == 7  # the errored result, then the rest in data order
-    assert ascending[1:] == [i for i in range(N) if i != 7]
+    assert ascending[-1] == 7  # the rest in data order, then the errored result
+    assert ascending[:-1] == [i for i in range(N) if i != 7]
+    assert positions(db, "candidate", sort="metric:judge", order="desc")[-1] == 7
     descending = positions(db, "baseline", sort="metric:correct", order="desc")
     assert descending == [0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11]
 

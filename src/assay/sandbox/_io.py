@@ -167,10 +167,16 @@ class Session:
         _nonblocking(fd)
         return FrameWriter(fd)
 
-    def send(self, writer: FrameWriter, message: Any) -> None:
+    def send(self, writer: FrameWriter, message: Any, close_after: bool = False) -> None:
+        """Queue ``message``; ``close_after``: close our end once it is all out (EOF for
+        the child). Written at once if the pipe has room (non-blocking), so the child
+        need not wait for our next pass through the selector."""
         writer.pending += encode_frame(message)
-        if writer.fd not in self._watched and not writer.broken:
-            self._watch(writer, selectors.EVENT_WRITE)
+        writer.close_when_flushed = writer.close_when_flushed or close_after
+        if writer.broken or writer.fd in self._watched:
+            return
+        self._watch(writer, selectors.EVENT_WRITE)
+        writer.on_ready(self)  # the usual frame fits the pipe: written and forgotten here
 
     def adopt(self, item: Any) -> None:
         """Watch a reader or capture this session does not own (its descriptor stays

@@ -296,8 +296,7 @@ def run_script(
             read_frames=language.compiled,
             watch=True,
         )
-        session.send(child.frames_in, {"code": code})
-        child.frames_in.close_when_flushed = not language.compiled
+        session.send(child.frames_in, {"code": code}, close_after=not language.compiled)
         ended = lambda: child.exit_status() is not None or sandbox.dead  # noqa: E731
         compile_ms = None
         if language.compiled:
@@ -327,6 +326,5 @@ def _await_compiled(
     session.wait(lambda: bool(reader.frames) or reader.done or ended(), deadline + COMPILE_SECONDS)
     compiled = bool(reader.frames) and reader.frames.popleft() == {"event": "compiled"}
     spent = time.monotonic() - sent
-    session.send(child.frames_in, RUN)
-    child.frames_in.close_when_flushed = True
+    session.send(child.frames_in, RUN, close_after=True)
     return (spent * 1000, deadline + spent) if compiled else (None, deadline)

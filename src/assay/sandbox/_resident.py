@@ -107,13 +107,16 @@ class Resident:
             session.adopt(item)
 
     def submit(self, session: Session, setup: dict[str, Any], calls: int, replies: int) -> None:
-        """The test program, then the candidate's two pipe ends (which we then close)."""
+        """The candidate's two pipe ends (which we then close), then the test program:
+        by the time the checker has read the program, the ends are already there for it
+        (no second wake-up)."""
         self.uses += 1
-        session.send(self.frames_in, setup)
         try:
             socket.send_fds(self.pipes, [b"p"], [calls, replies])
         except OSError:
             self.frames_out.eof = True  # gone: the job reports the checker ended
+            return
+        session.send(self.frames_in, setup)
 
     def exit_status(self) -> dict[str, Any] | None:
         return self.sandbox.exits.get(self.token)

@@ -60,7 +60,7 @@ def encode_row(experiment_id: str, run_id: str, row: ExperimentRow) -> tuple[Any
     except Exception as exc:  # noqa: BLE001 - a row must never stop the experiment
         run = _errored_run_row(experiment_id, run_id, row, _reason(exc))
     results = []
-    pair = (str(row.example.id), row.repetition)
+    pair = (str(row.example.id), row.repetition, row.position)
     for result in row.results:
         try:
             results.append(result_row(experiment_id, run_id, result, pair))
@@ -144,10 +144,11 @@ RUN_COLUMNS = (
 
 
 def result_row(
-    experiment_id: str, run_id: str, result: EvaluationResult, pair: tuple[str, int]
+    experiment_id: str, run_id: str, result: EvaluationResult, pair: tuple[str, int, int]
 ) -> tuple[Any, ...]:
-    """``pair`` is the run's (example id, repetition): a copy on each result, so that a
-    comparison pairs two experiments' scores from one index without visiting the runs."""
+    """``pair`` is the run's (example id, repetition, position): a copy on each result, so
+    that a comparison pairs two experiments' scores, and a sorted page reads a metric's
+    rows in order, from one index without visiting the runs."""
     fields = result.__dict__  # read once: attribute access on a pydantic model costs more
     score, value, correction = fields["score"], fields["value"], fields["correction"]
     metadata, info = fields["metadata"], fields["evaluator_info"]
@@ -184,7 +185,7 @@ def score_kind(score: Any) -> str | None:
 
 RESULT_COLUMNS = (
     "experiment_id, run_id, key, score, value, feedback, comment, correction, metadata, "
-    "evaluator_info, error, score_kind, example_id, repetition"
+    "evaluator_info, error, score_kind, example_id, repetition, position"
 )
 
 

@@ -204,6 +204,18 @@ MIGRATIONS: list[str] = [
         repetition = (SELECT u.repetition FROM runs u WHERE u.id = results.run_id);
     CREATE INDEX results_by_pair ON results (experiment_id, key, example_id, repetition, score);
     """,
+    # Each result carries its run's position too, and one index holds a metric's rows in
+    # the order a sorted page shows them: by the score an errored result does not have,
+    # ties in data order. A sorted or metric-filtered page is then a range of it read in
+    # order, whatever the experiment's size. It replaces (experiment_id, key, score),
+    # whose every use it or ``results_by_pair`` serves, so a write keeps four indexes.
+    """
+    ALTER TABLE results ADD COLUMN position INTEGER;
+    UPDATE results SET position = (SELECT u.position FROM runs u WHERE u.id = results.run_id);
+    DROP INDEX results_by_metric;
+    CREATE INDEX results_by_rank ON results
+        (experiment_id, key, (CASE WHEN error IS NULL THEN score END), position, repetition);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

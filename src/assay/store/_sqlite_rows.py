@@ -26,7 +26,7 @@ RowKey = tuple[int, int]
 _ROWS_PER_STATEMENT = 256
 _RUN_WIDTH = 16
 _RUN_COLUMNS = codec.RUN_COLUMNS + ", failed"
-_RESULT_WIDTH = 14
+_RESULT_WIDTH = 15
 VALUE_FIELDS = ("inputs", "outputs", "reference_outputs")
 
 

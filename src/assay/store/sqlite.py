@@ -471,7 +471,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         with self.transaction() as conn:
             pairs = _run_pairs(conn, [str(run_id) for run_id, _ in results_by_run])
             rows = [
-                codec.result_row(exp, str(run_id), result, pairs.get(str(run_id), ("", 0)))
+                codec.result_row(exp, str(run_id), result, pairs.get(str(run_id), ("", 0, 0)))
                 for run_id, results in results_by_run
                 for result in results
             ]
@@ -681,12 +681,15 @@ def _experiment_from(row: sqlite3.Row) -> ExperimentRecord:
     )
 
 
-def _run_pairs(conn: sqlite3.Connection, run_ids: list[str]) -> dict[str, tuple[str, int]]:
-    """(example id, repetition) of each stored run, copied onto the results written for it."""
-    pairs: dict[str, tuple[str, int]] = {}
+def _run_pairs(conn: sqlite3.Connection, run_ids: list[str]) -> dict[str, tuple[str, int, int]]:
+    """(example id, repetition, position) of each stored run, copied onto the results
+    written for it."""
+    pairs: dict[str, tuple[str, int, int]] = {}
     for start in range(0, len(run_ids), 500):
         chunk = run_ids[start : start + 500]
         marks = ", ".join("?" * len(chunk))
-        for row in conn.execute(f"SELECT id, example_id, repetition FROM runs WHERE id IN ({marks})", chunk):
-            pairs[row[0]] = (row[1], row[2])
+        for row in conn.execute(
+            f"SELECT id, example_id, repetition, position FROM runs WHERE id IN ({marks})", chunk
+        ):
+            pairs[row[0]] = (row[1], row[2], row[3])
     return pairs

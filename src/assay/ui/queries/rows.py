@@ -23,6 +23,7 @@ from assay.ui.models import (
     RowSummary,
     ScoreCell,
 )
+from assay.ui.queries import ranked
 from assay.ui.queries._sql import (
     PREVIEW_SOURCE_CHARS,
     in_list,
@@ -76,19 +77,23 @@ def row_page(
     per_page: int,
 ) -> RowPage:
     keys = metric_keys(db, experiment.id)
-    where, params = _where(db, experiment.id, row_filter, keys)
-    order, order_params = _order(row_filter, keys)
+    lower = _lower_keys(db, experiment.id, row_filter, keys)
+    where, params = _where(db, experiment.id, row_filter, lower)
+    by_index = _index_walk(db, experiment.id, row_filter)
     if where == _ALL_ROWS:  # no filter: the experiment's (stored) count will do
         total = experiment.rows
+    elif by_index is not None and row_filter.metric is not None:  # a bounded metric alone
+        total = ranked.count(db, experiment.id, row_filter.metric, _bounds(row_filter, lower))
     else:
         total = db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0]
-    runs = db.query(
-        f"SELECT u.id, u.example_id, u.repetition, u.position, u.error, u.latency_ms, "
-        f"substr(u.inputs, 1, {PREVIEW_SOURCE_CHARS}) AS inputs, "
-        f"substr(u.outputs, 1, {PREVIEW_SOURCE_CHARS}) AS outputs "
-        f"FROM runs u WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
-        [*params, *order_params, per_page, offset(page, per_page)],
-    )
+    if by_index is not None and row_filter.sort.startswith("metric:"):
+        runs = _ranked_runs(db, experiment.id, row_filter, lower, page, per_page)
+    else:
+        order, order_params = _order(row_filter, keys)
+        runs = db.query(
+            f"SELECT {_RUN_COLUMNS} FROM runs u WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
+            [*params, *order_params, per_page, offset(page, per_page)],
+        )
     scores = score_cells(db, [run["id"] for run in runs])
     references = reference_previews(db, experiment, [run["example_id"] for run in runs])
     rows = [
@@ -117,11 +122,72 @@ def row_page(
     )
 
 
-def _where(
-    db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, keys: list[str]
-) -> tuple[str, list[Any]]:
-    clauses: list[str] = [_ALL_ROWS]
-    params: list[Any] = [experiment_id]
+_RUN_COLUMNS = (
+    "u.id, u.example_id, u.repetition, u.position, u.error, u.latency_ms, "
+    f"substr(u.inputs, 1, {PREVIEW_SOURCE_CHARS}) AS inputs, "
+    f"substr(u.outputs, 1, {PREVIEW_SOURCE_CHARS}) AS outputs"
+)
+
+
+def _index_walk(db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter) -> str | None:
+    """The metric whose index alone answers the page (its sort, its bounds), if any: no
+    filter on anything else, and one result of it on every row."""
+    sort = row_filter.sort.removeprefix("metric:") if row_filter.sort.startswith("metric:") else None
+    metric = row_filter.metric if _has_bounds(row_filter) else None
+    if row_filter.failed or row_filter.q or (sort and metric and sort != metric):
+        return None
+    key = sort or metric
+    if key is None or not ranked.one_result_per_row(db, experiment_id, key):
+        return None
+    return key
+
+
+def _ranked_runs(
+    db: ReadOnlyDatabase,
+    experiment_id: str,
+    row_filter: RowFilter,
+    lower: set[str],
+    page: int,
+    per_page: int,
+) -> list[Any]:
+    key = row_filter.sort.removeprefix("metric:")
+    bounds = _bounds(row_filter, lower) if row_filter.metric == key else []
+    ids = ranked.ordered_run_ids(
+        db,
+        experiment_id,
+        key,
+        descending=row_filter.order == "desc",
+        bounds=bounds,
+        limit=per_page,
+        offset=offset(page, per_page),
+    )
+    if not ids:
+        return []
+    marks, id_params = in_list(ids)
+    found = {
+        run["id"]: run
+        for run in db.query(f"SELECT {_RUN_COLUMNS} FROM runs u WHERE u.id IN {marks}", id_params)
+    }
+    return [found[run_id] for run_id in ids]
+
+
+def _has_bounds(row_filter: RowFilter) -> bool:
+    return row_filter.below is not None or (row_filter.worse_than is not None and not row_filter.failed)
+
+
+def _bounds(row_filter: RowFilter, lower: set[str]) -> list[ranked.Bound]:
+    """The chosen metric's range: below a value, and (without "failed", where it is a
+    failing threshold instead) worse than one, read with the metric's direction."""
+    bounds = []
+    if row_filter.metric is not None and row_filter.worse_than is not None and not row_filter.failed:
+        bounds.append(ranked.Bound(">" if row_filter.metric in lower else "<", row_filter.worse_than))
+    if row_filter.below is not None:
+        bounds.append(ranked.Bound("<", row_filter.below))
+    return bounds
+
+
+def _lower_keys(db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, keys: list[str]) -> set[str]:
+    """The lower-is-better metrics, once the filter's metric names are checked."""
     for name in ("below", "worse_than"):
         if getattr(row_filter, name) is not None and row_filter.metric is None:
             raise BadRequest(f"the {name!r} filter needs a 'metric' to compare")
@@ -129,27 +195,26 @@ def _where(
         _check_metric(row_filter.metric, keys)
     for key in row_filter.thresholds:
         _check_metric(key, keys)
-    lower = {key for key in keys if _direction(db, experiment_id, key) == "lower"}
+    return {key for key in keys if _direction(db, experiment_id, key) == "lower"}
+
+
+def _where(
+    db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, lower: set[str]
+) -> tuple[str, list[Any]]:
+    clauses: list[str] = [_ALL_ROWS]
+    params: list[Any] = [experiment_id]
     if row_filter.failed:
         failing, failing_params, flagged = _failing(db, experiment_id, row_filter, lower)
         if flagged:
             clauses.append(_FLAGGED)
         clauses.append(FAILED.format(failing=failing))
         params += failing_params
-    elif row_filter.metric is not None and row_filter.worse_than is not None:
-        # Without "failed", the threshold alone filters: rows where the metric is worse.
-        op = ">" if row_filter.metric in lower else "<"
+    for bound in _bounds(row_filter, lower):
         clauses.append(
             "EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND r.key = ? "
-            f"AND r.error IS NULL AND r.score {op} ?)"
+            f"AND r.error IS NULL AND r.score {bound.op} ?)"
         )
-        params += [row_filter.metric, row_filter.worse_than]
-    if row_filter.metric is not None and row_filter.below is not None:
-        clauses.append(
-            "EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND r.key = ? "
-            "AND r.error IS NULL AND r.score < ?)"
-        )
-        params += [row_filter.metric, row_filter.below]
+        params += [row_filter.metric, bound.value]
     if row_filter.q:
         pattern = like_pattern(row_filter.q)
         clauses.append("(u.inputs LIKE ? ESCAPE '\\' OR u.outputs LIKE ? ESCAPE '\\')")
@@ -200,12 +265,12 @@ def _order(row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:
     if row_filter.sort.startswith("metric:"):
         key = row_filter.sort.removeprefix("metric:")
         _check_metric(key, keys)
-        # Errored and missing results sort as NULL: first when ascending (the worst rows).
-        return (
+        # Errored and missing results sort as NULL: last in both directions, as in the index.
+        score = (
             "(SELECT MIN(CASE WHEN r.error IS NULL THEN r.score END) FROM results r "
-            f"WHERE r.run_id = u.id AND r.key = ?) {direction}, {tie}",
-            [key],
+            "WHERE r.run_id = u.id AND r.key = ?)"
         )
+        return f"{score} IS NULL, {score} {direction}, {tie}", [key, key]
     accepted = ", ".join([*_FIXED_SORTS, "metric:<key>"])
     raise BadRequest(f"unknown sort {row_filter.sort!r}; accepted: {accepted}")
 
@@ -218,6 +283,8 @@ def _check_metric(key: str, keys: list[str]) -> None:
 
 def score_cells(db: ReadOnlyDatabase, run_ids: list[str]) -> dict[str, list[ScoreCell]]:
     """Each run's results, as compact cells, in the order they were written."""
+    if not run_ids:  # a page past the end (PostgreSQL refuses an empty IN list)
+        return {}
     ids, params = in_list(run_ids)
     cells: dict[str, list[ScoreCell]] = defaultdict(list)
     for row in db.query(
