@@ -18,6 +18,8 @@ from assay.sandbox._jobs import reported_time
 from assay.schemas import Example, Run
 from assay.store import Store
 
+from ._languages import COMPILED, RAISED_TYPE, RAISES, RAISES_ENTRY
+
 FIB_ITERATIVE = (
     "def solution(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n"
 )
@@ -29,6 +31,51 @@ FIB_SLOWER = (
 FIB_EXPONENTIAL = "def solution(n):\n    return n if n < 2 else solution(n - 1) + solution(n - 2)\n"
 FIB_CASES = [{"input": 10, "expected_output": 55}, {"input": 35, "expected_output": 9227465}]
 BUSY_LOOP = "def solution(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"
+
+# the same busy loop in each language, as written for it (a sum that no optimiser folds)
+SPIN = {
+    "python": BUSY_LOOP,
+    "javascript": "function solution(n) { let t = 0; for (let i = 0; i < n; i++) t += i; return t; }",
+    "typescript": "function solution(n: number): number {\n  let t = 0;\n  for (let i = 0; i < n; i++) t = (t * 31 + i) % 1000003;\n  return t;\n}\n",
+    "go": "package main\n\nfunc Solution(n int64) int64 {\n\tvar t int64\n\tfor i := int64(0); i < n; i++ {\n"
+    "\t\tt = (t*31 + i) % 1000003\n\t}\n\treturn t\n}\n",
+    "java": "class Solution {\n    static long solution(long n) {\n        long t = 0;\n"
+    "        for (long i = 0; i < n; i++) t = (t * 31 + i) % 1000003;\n        return t;\n    }\n}\n",
+    "cpp": "long long solution(long long n) {\n    long long t = 0;\n"
+    "    for (long long i = 0; i < n; i++) t = (t * 31 + i) % 1000003;\n    return t;\n}\n",
+}
+ENTRY = {"go": "Solution"}  # the others: solution
+FIB = {
+    "go": (
+        "package main\n\nfunc Fib(n int) int {\n\ta, b := 0, 1\n\tfor i := 0; i < n; i++ {\n"
+        "\t\ta, b = b, a+b\n\t}\n\treturn a\n}\n",
+        "package main\n\nfunc Fib(n int) int {\n\tif n < 2 {\n\t\treturn n\n\t}\n"
+        "\treturn Fib(n-1) + Fib(n-2)\n}\n",
+    ),
+    "java": (
+        "class Solution {\n    static long fib(int n) {\n        long a = 0, b = 1;\n"
+        "        for (int i = 0; i < n; i++) { long c = a + b; a = b; b = c; }\n        return a;\n    }\n}\n",
+        "class Solution {\n    static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n}\n",
+    ),
+    "cpp": (
+        "long long fib(int n) {\n    long long a = 0, b = 1;\n"
+        "    for (int i = 0; i < n; i++) { long long c = a + b; a = b; b = c; }\n    return a;\n}\n",
+        "long long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n",
+    ),
+    "typescript": (
+        "function fib(n: number): number {\n  let a = 0, b = 1;\n"
+        "  for (let i = 0; i < n; i++) [a, b] = [b, a + b];\n  return a;\n}\n",
+        "function fib(n: number): number {\n  return n < 2 ? n : fib(n - 1) + fib(n - 2);\n}\n",
+    ),
+}
+
+
+def spun(n: int) -> int:
+    """What SPIN computes in the compiled languages."""
+    t = 0
+    for i in range(n):
+        t = (t * 31 + i) % 1000003
+    return t
 
 
 def fib_example(reference: str = FIB_ITERATIVE, **outputs: Any) -> Example:
@@ -55,28 +102,40 @@ def busy_cpus() -> Iterator[None]:
 
 
 # -- execution time ---------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "language, code",
-    [
-        ("python", BUSY_LOOP),
-        ("javascript", "function solution(n) { let t = 0; for (let i = 0; i < n; i++) t += i; return t; }"),
-    ],
-)
-def test_each_test_reports_cpu_and_wall_time_of_the_call_alone(language: str, code: str) -> None:
-    cases = [{"input": 10, "expected_output": 45}, {"input": 3_000_000, "expected_output": 4499998500000}]
-    example = Example(inputs={"test_cases": cases, "language": language})
-    result = results_of(CodeCorrectnessEvaluator().evaluate(Run(outputs={"text": code}), example))[0]
-    assert result.score == 1
+@pytest.mark.parametrize("language", ["python", "javascript", *COMPILED])
+def test_each_test_reports_cpu_and_wall_time_of_the_call_alone(language: str) -> None:
+    big_n = 3_000_000
+    big = 4499998500000 if language in ("python", "javascript") else spun(big_n)
+    small = 45 if language in ("python", "javascript") else spun(10)
+    cases = [{"input": 10, "expected_output": small}, {"input": big_n, "expected_output": big}]
+    example = Example(
+        inputs={"test_cases": cases, "language": language, "func_name": ENTRY.get(language, "solution")}
+    )
+    run = Run(outputs={"text": SPIN[language]})
+    result = results_of(CodeCorrectnessEvaluator().evaluate(run, example))[0]
+    assert result.score == 1, result.comment
     tiny, big = result.metadata["test_cases_details"]
     for detail in (tiny, big):
         assert detail["cpu_ms"] is not None and detail["wall_ms"] is not None
         # measured inside: never more than the parent saw from sending the call to its reply
         assert detail["wall_ms"] <= detail["duration_ms"]
     assert big["cpu_ms"] > 20 * max(tiny["cpu_ms"], 0.001)  # a clock fine enough to tell them apart
-    assert tiny["cpu_ms"] < 5  # not the process's start, nor loading the code
+    assert tiny["cpu_ms"] < 5  # not the process's start, nor loading (compiling) the code
     total = result.metadata["execution_time"]
     assert total["tests_timed"] == 2
     assert total["cpu_ms"] == pytest.approx(tiny["cpu_ms"] + big["cpu_ms"], abs=0.01)
+
+
+@pytest.mark.parametrize("language", COMPILED)
+def test_a_call_that_raises_still_reports_its_time(language: str) -> None:
+    cases = [{"args": [[1, 2], 5], "expected_output": 0}]
+    example = Example(inputs={"test_cases": cases, "language": language, "func_name": RAISES_ENTRY[language]})
+    result = results_of(
+        CodeCorrectnessEvaluator().evaluate(Run(outputs={"text": RAISES[language]}), example)
+    )[0]
+    (detail,) = result.metadata["test_cases_details"]
+    assert result.score == 0 and RAISED_TYPE[language] in str(detail), detail
+    assert detail["cpu_ms"] is not None and 0 <= detail["wall_ms"] <= detail["duration_ms"]
 
 
 @pytest.mark.parametrize(
@@ -102,6 +161,49 @@ def test_a_test_program_reports_the_candidate_time_over_its_calls(
     assert result.score == 1, result.comment
     spent = result.metadata["execution_time"]
     assert spent["calls"] == 2 and spent["cpu_ms"] > 0 and spent["wall_ms"] >= spent["cpu_ms"] * 0.5
+
+
+SMALL, BIG = spun(10), spun(3_000_000)
+# HumanEval-X style: the prompt declares the function, the completion is its body
+SPIN_PROGRAMS = {
+    "go": (
+        "func Spin(n int64) int64 {\n",
+        "\tvar t int64\n\tfor i := int64(0); i < n; i++ {\n\t\tt = (t*31 + i) % 1000003\n\t}\n\treturn t\n}\n",
+        "func TestSpin(t *testing.T) {\n    assert := assert.New(t)\n"
+        f"    assert.Equal(int64({SMALL}), Spin(10))\n    assert.Equal(int64({BIG}), Spin(3000000))\n}}\n",
+        "Spin",
+    ),
+    "cpp": (
+        "long long spin(long long n){\n",
+        "    long long t = 0;\n    for (long long i = 0; i < n; i++) t = (t * 31 + i) % 1000003;\n    return t;\n}\n",
+        f"#undef NDEBUG\n#include<assert.h>\nint main(){{\n    assert (spin(10) == {SMALL});\n"
+        f"    assert (spin(3000000) == {BIG});\n}}\n",
+        "spin",
+    ),
+    "java": (
+        "import java.util.*;\nclass Solution {\n    public long spin(long n) {\n",
+        "        long t = 0;\n        for (long i = 0; i < n; i++) t = (t * 31 + i) % 1000003;\n"
+        "        return t;\n    }\n}\n",
+        "public class Main {\n    public static void main(String[] args) {\n        Solution s = new Solution();\n"
+        f"        if (s.spin(10) != {SMALL}L) throw new AssertionError(1);\n"
+        f"        if (s.spin(3000000) != {BIG}L) throw new AssertionError(2);\n    }}\n}}\n",
+        "spin",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", sorted(SPIN_PROGRAMS))
+def test_a_compiled_test_program_reports_the_candidate_time_over_its_calls(language: str) -> None:
+    prompt, body, test, entry = SPIN_PROGRAMS[language]
+    example = Example(inputs={"prompt": prompt, "test": test, "entry_point": entry, "language": language})
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=60)
+    result = results_of(evaluator.evaluate(Run(outputs={"text": body}), example))[0]
+    assert result.score == 1, result.comment
+    spent = result.metadata["execution_time"]
+    assert spent["calls"] == 2 and spent["cpu_ms"] > 1 and spent["wall_ms"] >= spent["cpu_ms"] * 0.5
+    # the candidate's two calls, not its compile (seconds) nor the checker's own work
+    assert spent["wall_ms"] < result.metadata["duration_ms"]
 
 
 @pytest.mark.parametrize(
@@ -202,6 +304,37 @@ def test_relative_time_is_a_lower_is_better_metric_with_its_spread(memory_store:
     assert slow.metadata["runs"] == 3 and len(slow.metadata["reference_cpu_ms"]) == 3
     assert slow.metadata["ratio_low"] <= slow.score <= slow.metadata["ratio_high"]
     assert slow.score > 50 * fast.score  # 2^27 calls against 27 steps: no noise hides that
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", COMPILED)
+def test_relative_time_in_compiled_languages_counts_the_calls_not_compiling_or_starting(
+    memory_store: Store, language: str
+) -> None:
+    iterative, exponential = FIB[language]
+    func_name = "Fib" if language == "go" else "fib"
+    example = Example(
+        inputs={
+            "test_cases": [{"input": 32, "expected_output": 2178309}],
+            "language": language,
+            "func_name": func_name,
+        },
+        outputs={"reference_code": iterative},
+    )
+    evaluator = CodeCorrectnessEvaluator(speed_repeats=2)
+    slow_results = results_of(evaluator.evaluate(Run(outputs={"text": exponential}), example))
+    fast_results = results_of(evaluator.evaluate(Run(outputs={"text": iterative}), example))
+    assert [r.key for r in slow_results] == [
+        "CodeCorrectnessEvaluator",
+        "CodeCorrectnessEvaluator_relative_time",
+    ], slow_results[0].comment
+    slow, fast = slow_results[1], fast_results[1]
+    assert (
+        slow.metadata["runs"] == 2 and slow.metadata["ratio_low"] <= slow.score <= slow.metadata["ratio_high"]
+    )
+    # the reference's 32 steps: microseconds, so no start-up, JIT warm-up or compile is in it
+    assert max(slow.metadata["reference_cpu_ms"]) < 5
+    assert slow.score > 50 * fast.score  # 7 million calls against 32 steps
 
 
 def test_relative_time_is_not_reported_for_code_that_fails(memory_store: Store) -> None:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers see; at run time each family loads on first use
     from assay.evaluators.code import CodeCorrectnessEvaluator, CodeStyleEvaluator, pass_at_k
+    from assay.evaluators.code.checkstyle import CheckstyleEvaluator
+    from assay.evaluators.code.cppcheck import CppcheckEvaluator
     from assay.evaluators.code.go_vet import GoVetEvaluator
     from assay.evaluators.code.quality import BanditSecurityEvaluator, RuffLintEvaluator
     from assay.evaluators.judge import (
@@ -33,6 +35,8 @@ _HOMES = {
     "BanditSecurityEvaluator": "assay.evaluators.code.quality",
     "CodeStyleEvaluator": "assay.evaluators.code",
     "GoVetEvaluator": "assay.evaluators.code.go_vet",
+    "CppcheckEvaluator": "assay.evaluators.code.cppcheck",
+    "CheckstyleEvaluator": "assay.evaluators.code.checkstyle",
     "SQLExecutionEvaluator": "assay.evaluators.sql",
     "SQLValidityEvaluator": "assay.evaluators.sql",
     "ExactMatchEvaluator": "assay.evaluators.text.string",
@@ -60,9 +64,11 @@ _HOMES = {
 __all__ = [
     "BanditSecurityEvaluator",
     "BleuEvaluator",
+    "CheckstyleEvaluator",
     "CodeCorrectnessEvaluator",
     "CodeStyleEvaluator",
     "ComparisonEvaluator",
+    "CppcheckEvaluator",
     "CriteriaEvaluator",
     "EmbeddingDistanceEvaluator",
     "ExactMatchEvaluator",

@@ -3,7 +3,9 @@
 ``go vet`` type-checks and analyses the code; it compiles nothing that runs. It runs
 through ``_tools.run_tool`` (a subprocess with limits, a private folder) with the module
 proxy off (no network) and a build cache of its own under the user's cache folder, so the
-standard library's export data is built once, not at every row.
+standard library's export data is built once, not at every row. GOPATH mode allows
+relative imports (``import "../../some/dir"``), so it runs confined
+(``run_tool(confine=True)``): no Go file of the host is there to read.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any
 
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._cases import CaseError, code_from_run
-from assay.evaluators.code._tools import require_tool, run_tool
+from assay.evaluators.code._findings import refused_result
+from assay.evaluators.code._tools import oversized, require_tool, run_tool
 from assay.schemas import Example, Run
 
 __all__ = ["GoVetEvaluator"]
@@ -46,6 +49,9 @@ class GoVetEvaluator(BaseEvaluator):
             code = code_from_run(run, self.output_key, _FENCES)
         except CaseError as exc:
             return EvaluationResult(key=self.name, score=0.0, feedback=exc.feedback, comment=str(exc))
+        refused = oversized(code)
+        if refused:
+            return refused_result(self.name, refused)
         source = code if _PACKAGE.search(code) else f"package solution\n\n{code}"
         env = {"GOCACHE": _go_cache(), "GOPROXY": "off", "GO111MODULE": "off", "GOTOOLCHAIN": "local"}
         done = run_tool(
@@ -54,6 +60,8 @@ class GoVetEvaluator(BaseEvaluator):
             files={"solution.go": source},
             env=env,
             limit_memory=False,
+            confine=True,  # relative imports would read the host's Go files
+            writable=[env["GOCACHE"]],
         )
         findings = _findings(done.stderr)
         if done.returncode != 0 and not findings:
@@ -69,9 +77,14 @@ class GoVetEvaluator(BaseEvaluator):
         return EvaluationResult(
             key=self.name,
             score=max(0.0, 1.0 - len(findings) / lines),
+            metadata={
+                "findings": findings,
+                "count": len(findings),
+                "lines": lines,
+                "confined": done.confined,
+            },
             feedback="No go vet findings." if not findings else f"{len(findings)} go vet finding(s).",
             comment=", ".join(f"{f['analyzer']} line {f['line']}" for f in findings[:10]) or None,
-            metadata={"findings": findings, "count": len(findings), "lines": lines},
         )
 
 

@@ -1,8 +1,10 @@
 """Code quality of generated code: lint findings (ruff) and security findings (bandit)
-for Python, ``go vet`` for Go (``go_vet``). Each tool runs as a subprocess on the code,
-which it only parses, never executes. ruff and bandit come with ``pip install
-'assay[code]'``, go vet with ``golang-go``. ``quality_evaluators(language)`` gives a
-language's evaluators, and says so when no maintained tool is packaged for it."""
+for Python, ``go vet`` for Go (``go_vet``), cppcheck for C++ (``cppcheck``), checkstyle
+for Java (``checkstyle``). Each tool runs as a subprocess with limits on the code, which
+it only parses, never executes. ruff and bandit come with ``pip install 'assay[code]'``,
+go vet with ``golang-go``, the others with the Debian packages of their names.
+``quality_evaluators(language)`` gives a language's evaluators, and says so when no
+maintained tool is packaged for it."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from typing import Any
 
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._cases import CaseError, code_from_run
-from assay.evaluators.code._tools import ToolMissing
+from assay.evaluators.code._findings import refused_result
+from assay.evaluators.code._tools import ToolMissing, oversized
 from assay.sandbox import get_language
 from assay.schemas import Example, Run
 
@@ -38,8 +41,6 @@ SEVERITY_WEIGHTS = {"HIGH": 1.0, "MEDIUM": 0.5, "LOW": 0.1}
 NO_QUALITY_TOOL = {
     "javascript": "Debian's eslint is 6.4 from 2019, unmaintained; no linter is wired",
     "typescript": "no linter is packaged (typescript-eslint is npm-only and needs a project set-up)",
-    "java": "not wired yet: checkstyle is packaged (apt-get install checkstyle) but needs a rule set",
-    "cpp": "not wired yet: cppcheck and clang-tidy are packaged (apt-get install cppcheck)",
 }
 
 
@@ -52,6 +53,14 @@ def quality_evaluators(language: str) -> list[BaseEvaluator]:
         from assay.evaluators.code.go_vet import GoVetEvaluator
 
         return [GoVetEvaluator()]
+    if name in ("cpp", "c++"):
+        from assay.evaluators.code.cppcheck import CppcheckEvaluator
+
+        return [CppcheckEvaluator()]
+    if name == "java":
+        from assay.evaluators.code.checkstyle import CheckstyleEvaluator
+
+        return [CheckstyleEvaluator()]
     reason = NO_QUALITY_TOOL.get(name, "assay knows no quality tool for it")
     raise ToolMissing(f"no code-quality tool for {language!r}: {reason}")
 
@@ -78,6 +87,14 @@ def _run_tool(module: str, args: Sequence[str], code: str) -> subprocess.Complet
     )
 
 
+def _refusal(key: str, code: str | None) -> EvaluationResult | None:
+    """Score 0 for no code, or code too large to give to a tool; None to go on."""
+    if code is None:
+        return _no_code(key)
+    reason = oversized(code)
+    return refused_result(key, reason) if reason else None
+
+
 def _no_code(key: str) -> EvaluationResult:
     return EvaluationResult(
         key=key, score=0.0, feedback="No code generated.", comment="the run has no code to check"
@@ -101,8 +118,9 @@ class RuffLintEvaluator(BaseEvaluator):
 
     def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         code = _code(run, self.output_key)
-        if code is None:
-            return _no_code(self.name)
+        refused = _refusal(self.name, code)
+        if refused is not None or code is None:
+            return refused or _no_code(self.name)
         args = [
             "check",
             "--output-format",
@@ -154,8 +172,9 @@ class BanditSecurityEvaluator(BaseEvaluator):
 
     def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         code = _code(run, self.output_key)
-        if code is None:
-            return _no_code(self.name)
+        refused = _refusal(self.name, code)
+        if refused is not None or code is None:
+            return refused or _no_code(self.name)
         done = _run_tool("bandit", ["-f", "json", "-q", "-"], code)
         if done.returncode not in (0, 1) or not done.stdout.strip():
             raise RuntimeError(f"bandit failed (exit {done.returncode}): {done.stderr.strip()}")

@@ -8,22 +8,24 @@ compares: two metrics per row,
 - ``<name>_diff_lines``: how many lines the formatter would add or remove (lower is
   better, 0 when formatted): how far from formatted, which grows with the code's length.
 
-The unified diff is in the first metric's metadata. Code the formatter cannot parse scores
-0 with the formatter's message (the code's doing) and has no diff size; a formatter that is not installed is an
-error naming the package (the setup's doing).
+The unified diff is in the first metric's metadata. Code the formatter cannot parse, or on
+which it runs out of its limits (time, memory), scores 0 with the formatter's message and
+has no diff size, as does code over ``_tools.MAX_SOURCE_BYTES`` (not given to the
+formatter at all): the code's doing. A formatter that is not installed is an error naming
+the package (the setup's doing). The formatters are listed in ``_formatters``.
 """
 
 from __future__ import annotations
 
 import difflib
-import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from assay.evaluation import BaseEvaluator, EvaluationResult, EvaluationResults
 from assay.evaluators.code._cases import CaseError, code_from_run, inputs_of
-from assay.evaluators.code._tools import ToolMissing, ToolRun, require_tool, run_tool
+from assay.evaluators.code._findings import refused_result
+from assay.evaluators.code._formatters import ALIASES, FORMATTERS, Formatter
+from assay.evaluators.code._tools import TOOL_TIMEOUT, ToolMissing, ToolRun, oversized, run_tool
 from assay.sandbox import UnknownLanguage, get_language
 from assay.schemas import Example, Run
 
@@ -34,47 +36,18 @@ __all__ = ["CodeStyleEvaluator", "FORMATTERS", "Formatter"]
 MAX_DIFF_CHARS = 20000
 
 
-@dataclass(frozen=True)
-class Formatter:
-    """How one language's formatter is run: on stdin, the formatted code on stdout."""
-
-    tool: str
-    package: str  # what to install, for the error when it is missing
-    argv: Callable[[str], list[str]]  # from the tool's path
-    limit_memory: bool = True
-
-
-def _ruff(path: str) -> list[str]:
-    return [path, "-m", "ruff", "format", "--isolated", "--no-cache", "--stdin-filename", "solution.py", "-"]
-
-
-def _prettier(filename: str) -> Callable[[str], list[str]]:
-    return lambda path: [path, "--no-config", "--no-editorconfig", "--stdin-filepath", filename]
-
-
-FORMATTERS: dict[str, Formatter | str] = {
-    "python": Formatter("python", "pip install 'assay[code]' (ruff)", _ruff),
-    "go": Formatter("gofmt", "apt-get install golang-go", lambda path: [path], limit_memory=False),
-    "javascript": Formatter("prettier", "npm install -g prettier", _prettier("solution.js")),
-    "typescript": Formatter("prettier", "npm install -g prettier", _prettier("solution.ts")),
-    "cpp": Formatter(
-        "clang-format", "apt-get install clang-format", lambda p: [p, "--assume-filename=solution.cpp"]
-    ),
-    "java": "no formatter for Java is packaged here: google-java-format is in neither Debian nor npm",
-}
-ALIASES = {"py": "python", "golang": "go", "js": "javascript", "ts": "typescript", "c++": "cpp"}
-
-
 class CodeStyleEvaluator(BaseEvaluator):
     """Formatted or not (0/1) and the size of the formatter's diff (lower is better).
 
     Args:
         language: ``python`` (ruff format), ``go`` (gofmt), ``javascript``/``typescript``
-            (prettier), ``cpp`` (clang-format); ``example.inputs["language"]`` wins.
+            (prettier), ``cpp`` (clang-format, LLVM style), ``java`` (google-java-format);
+            ``example.inputs["language"]`` wins.
         output_key: where the code is in ``run.outputs`` (as for CodeCorrectnessEvaluator).
+        timeout: seconds the formatter may take on one file (past it, the code scores 0).
     """
 
-    option_names = ("language", "output_key")
+    option_names = ("language", "output_key", "timeout")
     direction = "higher"
     score_range = (0.0, 1.0)
 
@@ -82,6 +55,7 @@ class CodeStyleEvaluator(BaseEvaluator):
         super().__init__(name=name, **kwargs)
         self.language = _language_name(str(kwargs.get("language", "python")))
         self.output_key: str | None = kwargs.get("output_key")
+        self.timeout = float(kwargs.get("timeout", TOOL_TIMEOUT))
 
     def _evaluate(self, run: Run, example: Example | None = None) -> Any:
         language = _language_name(str(inputs_of(example).get("language") or self.language))
@@ -90,14 +64,11 @@ class CodeStyleEvaluator(BaseEvaluator):
             code = code_from_run(run, self.output_key, _fences_of(language))
         except CaseError as exc:
             return EvaluationResult(key=self.name, score=0.0, feedback=exc.feedback, comment=str(exc))
-        path = (
-            sys.executable
-            if formatter.tool == "python"
-            else require_tool(formatter.tool, formatter.package, f"the {language} style check")
-        )
-        if formatter.tool == "python":
-            _require_ruff(formatter.package)
-        done = run_tool(formatter.argv(path), code, limit_memory=formatter.limit_memory)
+        argv = formatter.command(language)
+        refused = oversized(code)
+        if refused:
+            return refused_result(self.name, refused)
+        done = run_tool(argv, code, limit_memory=formatter.limit_memory, timeout=self.timeout)
         if done.returncode != 0 or (not done.stdout and code.strip()):
             return self._unparsable(language, done)
         return self._compare(language, formatter.tool, code, done.stdout)
@@ -133,10 +104,13 @@ class CodeStyleEvaluator(BaseEvaluator):
     def _unparsable(self, language: str, done: ToolRun) -> EvaluationResult:
         """Score 0; no diff size, which means nothing for code that does not parse."""
         message = (done.stderr or done.stdout).strip()[:2000] or f"exit status {done.returncode}"
+        stopped = done.returncode < 0  # a signal: the CPU limit, or the timeout's kill
         return EvaluationResult(
             key=self.name,
             score=0.0,
-            feedback="The formatter could not read the code.",
+            feedback="The formatter was stopped by its limits."
+            if stopped
+            else "The formatter could not read the code.",
             comment=message,
             metadata={"language": language, "formatter_error": message},
         )
@@ -151,8 +125,6 @@ def _formatter(language: str) -> Formatter:
     entry = FORMATTERS.get(language)
     if entry is None:
         raise ToolMissing(f"no formatter is known for {language!r}; known: {', '.join(sorted(FORMATTERS))}")
-    if isinstance(entry, str):
-        raise ToolMissing(entry)
     return entry
 
 
@@ -166,10 +138,3 @@ def _fences_of(language: str) -> Any:
 @dataclass(frozen=True)
 class _FenceTags:
     fence_tags: tuple[str, ...]
-
-
-def _require_ruff(package: str) -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("ruff") is None:
-        raise ToolMissing(f"the python style check needs ruff, which is not installed: {package}")

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 #include <cxxabi.h>
+#include <time.h>
 
 namespace assay {
 
@@ -415,14 +416,46 @@ inline Json failure(const std::string& type, const std::string& message) {
     return object({{"ok", flag(false)}, {"error_type", text(type)}, {"message", text(message)}, {"traceback", text("")}});
 }
 
+// The reply's `time` field, the same in every language: the call alone (not decoding its
+// arguments nor encoding its value), wall and this thread's CPU milliseconds.
+struct Clock {
+    timespec wall{}, cpu{};
+    Clock() { ::clock_gettime(CLOCK_MONOTONIC, &wall); ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu); }
+    static double since(clockid_t id, const timespec& start) {
+        timespec now{};
+        ::clock_gettime(id, &now);
+        return double(now.tv_sec - start.tv_sec) * 1e3 + double(now.tv_nsec - start.tv_nsec) / 1e6;
+    }
+    Json elapsed() const {
+        Json wall_ms, cpu_ms;
+        wall_ms.kind = cpu_ms.kind = Json::Float;
+        wall_ms.f = since(CLOCK_MONOTONIC, wall);
+        cpu_ms.f = since(CLOCK_THREAD_CPUTIME_ID, cpu);
+        Json out;
+        out.kind = Json::Obj;
+        out.o = {{"wall_ms", wall_ms}, {"cpu_ms", cpu_ms}};
+        return out;
+    }
+};
+
+// Decodes the arguments, times the call alone into `spent` (also when it throws), encodes.
 template <class R, class... A, size_t... I>
-Json invoke(R (*function)(A...), const std::vector<Json>& args, std::index_sequence<I...>) {
+Json invoke(R (*function)(A...), const std::vector<Json>& args, std::index_sequence<I...>, Json& spent) {
     std::tuple<std::decay_t<A>...> values(decode<std::decay_t<A>>(args[I])...);
+    Clock clock;
+    struct Stop {
+        const Clock& clock;
+        Json& spent;
+        ~Stop() { if (spent.kind == Json::Null) spent = clock.elapsed(); }
+    } stop{clock, spent};
     if constexpr (std::is_void_v<R>) {
         function(std::get<I>(values)...);
+        spent = clock.elapsed();
         return Json();
     } else {
-        return encode<std::decay_t<R>>(function(std::get<I>(values)...));
+        auto result = function(std::get<I>(values)...);
+        spent = clock.elapsed();
+        return encode<std::decay_t<R>>(result);
     }
 }
 
@@ -430,7 +463,7 @@ template <class R, class... A> int serve(R (*function)(A...)) {
     write_frame(object({{"event", text("ready")}}));
     Json call;
     while (read_frame(call)) {
-        Json reply;
+        Json reply, spent;
         const Json* args = nullptr;
         for (auto& field : call.o) if (field.first == "args") args = &field.second;
         if (!args || args->kind != Json::Arr) reply = failure("ProtocolError", "malformed call");
@@ -438,7 +471,7 @@ template <class R, class... A> int serve(R (*function)(A...)) {
             reply = failure("TypeError", "the function takes " + std::to_string(sizeof...(A)) + " arguments, got " + std::to_string(args->a.size()));
         else {
             try {
-                Json value = invoke(function, args->a, std::index_sequence_for<A...>{});
+                Json value = invoke(function, args->a, std::index_sequence_for<A...>{}, spent);
                 reply = object({{"ok", flag(true)}, {"value", value}});
             } catch (const DataError& error) {
                 reply = failure("TypeError", error.what());
@@ -448,6 +481,7 @@ template <class R, class... A> int serve(R (*function)(A...)) {
                 reply = failure("exception", "a value that is not a std::exception was thrown");
             }
         }
+        if (spent.kind != Json::Null) reply.o.emplace_back("time", spent);
         std::cout.flush();
         std::fflush(stdout);
         write_frame(reply);

@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"runtime"
 	"runtime/debug"
 	"strings"
+	"syscall"
+	"time"
+	"unsafe"
 )
 
 var assayErrorType = reflect.TypeOf((*error)(nil)).Elem()
@@ -19,6 +23,9 @@ func assayServe(function reflect.Value) {
 			"error_type": "NameError", "message": fmt.Sprintf("the entry point is a %s, not a function", function.Type()), "traceback": ""})
 		return
 	}
+	// Calls run on this goroutine, locked to one OS thread: that thread's CPU clock is
+	// the call's CPU time (work of other goroutines and of the collector is not counted).
+	runtime.LockOSThread()
 	if err := assayWriteFrame(map[string]interface{}{"event": "ready"}); err != nil {
 		os.Exit(70)
 	}
@@ -48,6 +55,8 @@ func assayAnswer(function reflect.Value, call interface{}) (reply map[string]int
 	if err != nil {
 		return assayFailure("TypeError", err.Error(), "")
 	}
+	var spent map[string]interface{}
+	clock := assayStartClock()
 	defer func() {
 		if recovered := recover(); recovered != nil {
 			kind := "panic"
@@ -56,9 +65,38 @@ func assayAnswer(function reflect.Value, call interface{}) (reply map[string]int
 			}
 			reply = assayFailure(kind, fmt.Sprint(recovered), assayStack())
 		}
+		if spent == nil { // it panicked: the time up to the panic
+			spent = clock.elapsed()
+		}
+		reply["time"] = spent
 	}()
 	results := function.Call(args)
+	spent = clock.elapsed()
 	return assayResults(function.Type(), results)
+}
+
+// assayClock: the reply's `time` field, the same in every language: the call alone (not
+// decoding its arguments nor encoding its value), in milliseconds.
+type assayClock struct {
+	wall time.Time
+	cpu  int64
+}
+
+func assayStartClock() assayClock {
+	return assayClock{time.Now(), assayThreadCPU()}
+}
+
+func (c assayClock) elapsed() map[string]interface{} {
+	wall := float64(time.Since(c.wall).Nanoseconds()) / 1e6
+	return map[string]interface{}{"wall_ms": wall, "cpu_ms": float64(assayThreadCPU()-c.cpu) / 1e6}
+}
+
+// assayThreadCPU is CLOCK_THREAD_CPUTIME_ID of the calling (locked) thread, nanoseconds.
+func assayThreadCPU() int64 {
+	var now syscall.Timespec
+	const threadCPUClock = 3 // CLOCK_THREAD_CPUTIME_ID
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, threadCPUClock, uintptr(unsafe.Pointer(&now)), 0)
+	return now.Nano()
 }
 
 func assayArguments(t reflect.Type, frame map[string]interface{}) ([]reflect.Value, error) {

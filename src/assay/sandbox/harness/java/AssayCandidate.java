@@ -8,6 +8,8 @@ import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -44,6 +46,7 @@ public final class AssayCandidate {
                 return;
             }
         }
+        new Clock(); // loads the JVM's management classes now, not in the first call
         write(map("event", "ready"));
         while (true) {
             Object call = read();
@@ -112,20 +115,73 @@ public final class AssayCandidate {
             return failure("TypeError", error.getMessage(), "");
         }
         Object result;
+        Clock clock = new Clock();
         try {
             result = method.invoke(instance, values);
         } catch (InvocationTargetException error) {
+            Map<String, Object> time = clock.elapsed();
             Throwable cause = error.getCause();
-            return failure(cause.getClass().getSimpleName(), String.valueOf(cause.getMessage()), trace(cause));
+            return timed(failure(cause.getClass().getSimpleName(), String.valueOf(cause.getMessage()), trace(cause)), time);
         } catch (IllegalAccessException error) {
-            return failure("IllegalAccessException", error.getMessage(), "");
+            return timed(failure("IllegalAccessException", error.getMessage(), ""), clock.elapsed());
         }
+        Map<String, Object> time = clock.elapsed();
         try {
             Map<String, Object> reply = map("ok", Boolean.TRUE);
             reply.put("value", AssayCodec.encode(result, 0));
-            return reply;
+            return timed(reply, time);
         } catch (AssayCodec.Unsupported | StackOverflowError error) {
-            return failure("UnsupportedReturnValue", "the return value cannot leave the sandbox: " + error.getMessage(), "");
+            return timed(failure("UnsupportedReturnValue", "the return value cannot leave the sandbox: " + error.getMessage(), ""), time);
+        }
+    }
+
+    private static Map<String, Object> timed(Map<String, Object> reply, Map<String, Object> time) {
+        reply.put("time", time);
+        return reply;
+    }
+
+    /**
+     * The reply's {@code time} field, the same in every language: the call alone (not decoding
+     * its arguments nor encoding its value), in milliseconds. CPU time is the calling thread's
+     * (the collector and JIT threads are not counted) when the JVM can measure it, else the
+     * whole process's.
+     */
+    private static final class Clock {
+        private static final ThreadMXBean THREADS = threadClock();
+        private static final com.sun.management.OperatingSystemMXBean PROCESS = processClock();
+        private final long wall = System.nanoTime();
+        private final long cpu = cpuNanos();
+
+        Map<String, Object> elapsed() {
+            long cpuNow = cpuNanos();
+            Map<String, Object> out = map("wall_ms", (System.nanoTime() - wall) / 1e6);
+            out.put("cpu_ms", cpu < 0 || cpuNow < 0 ? null : (cpuNow - cpu) / 1e6);
+            return out;
+        }
+
+        private static long cpuNanos() {
+            if (THREADS != null) return THREADS.getCurrentThreadCpuTime();
+            return PROCESS == null ? -1 : PROCESS.getProcessCpuTime();
+        }
+
+        private static ThreadMXBean threadClock() {
+            try {
+                ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+                if (!threads.isCurrentThreadCpuTimeSupported()) return null;
+                if (!threads.isThreadCpuTimeEnabled()) threads.setThreadCpuTimeEnabled(true);
+                return threads.getCurrentThreadCpuTime() >= 0 ? threads : null;
+            } catch (RuntimeException | LinkageError error) {
+                return null;
+            }
+        }
+
+        private static com.sun.management.OperatingSystemMXBean processClock() {
+            try {
+                Object system = ManagementFactory.getOperatingSystemMXBean();
+                return system instanceof com.sun.management.OperatingSystemMXBean ? (com.sun.management.OperatingSystemMXBean) system : null;
+            } catch (RuntimeException | LinkageError error) {
+                return null;
+            }
         }
     }
 
