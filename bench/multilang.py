@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/multilang.py [--workers N] [--backend NAME] [--languages go,java,...]
                                         [--skip-cold] [--mode cases|programs|both]
+                                        [--only HumanEval/5,HumanEval/9,...]
 
-The problems are ``bench/data/multilang_humaneval.json``: 32 HumanEval problems ported by
+The problems are ``bench/data/multilang_humaneval.json``: 50 HumanEval problems ported by
 hand, one canonical solution per language, with argument/result checks as data (no
 download at run time). Every solution runs in test-case mode (all must pass); each
 problem is one job: a compile step, then one call per check. Prints per language:
@@ -38,6 +39,17 @@ WARM_STARTS = {"cpp": "precompiled harness header", "java": "prebuilt harness cl
 def load_problems() -> list[dict[str, Any]]:
     with open(DATA, encoding="utf-8") as handle:
         return list(json.load(handle)["problems"])
+
+
+def select(problems: list[dict[str, Any]], only: str) -> list[dict[str, Any]]:
+    """The problems named in ``only`` (task ids, comma-separated; empty: all of them)."""
+    if not only:
+        return problems
+    wanted = [task.strip() for task in only.split(",") if task.strip()]
+    unknown = sorted(set(wanted) - {p["task_id"] for p in problems})
+    if unknown:
+        raise SystemExit(f"--only: no such task id in {DATA}: {', '.join(unknown)}")
+    return [p for p in problems if p["task_id"] in wanted]
 
 
 def run_problem(config: SandboxConfig, language: str, problem: dict[str, Any]) -> dict[str, Any]:
@@ -113,8 +125,9 @@ def main() -> None:
     parser.add_argument("--languages", default="go,java,cpp,typescript")
     parser.add_argument("--skip-cold", action="store_true", help="do not measure the warm-start gain")
     parser.add_argument("--mode", choices=("cases", "programs", "both"), default="both")
+    parser.add_argument("--only", default="", help="comma-separated task ids (default: every problem)")
     args = parser.parse_args()
-    problems = load_problems()
+    problems = select(load_problems(), args.only)
     config = SandboxConfig(backend=args.backend, workers=args.workers)
     print(
         f"{len(problems)} problems, {args.workers} jobs in parallel, backend {get_pool(config).backend.name}"
