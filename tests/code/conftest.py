@@ -59,9 +59,7 @@ def pool(request: pytest.FixtureRequest, make_pool: Callable[..., SandboxPool]) 
     """A pool on each backend; afterwards, nothing of the test may be left running."""
     chosen = make_pool(request.param)
     yield chosen
-    strays = chosen.stray_processes()
-    assert strays == [], f"processes survived the job: {_describe(strays)}"
-    _assert_still_works(chosen)
+    assert_left_clean(chosen)
 
 
 @pytest.fixture(params=ISOLATING)
@@ -70,9 +68,7 @@ def isolating_pool(
 ) -> Iterator[SandboxPool]:
     chosen = make_pool(request.param)
     yield chosen
-    strays = chosen.stray_processes()
-    assert strays == [], f"processes survived the job: {_describe(strays)}"
-    _assert_still_works(chosen)
+    assert_left_clean(chosen)
 
 
 def _describe(pids: list[int]) -> list[str]:
@@ -90,6 +86,13 @@ def _describe(pids: list[int]) -> list[str]:
         except OSError as exc:
             described.append(f"{pid}: {exc}")
     return described
+
+
+def assert_left_clean(pool: SandboxPool) -> None:
+    """After a test's jobs: none of their processes is left, and the pool still runs honest code."""
+    strays = pool.stray_processes()
+    assert strays == [], f"processes survived the job: {_describe(strays)}"
+    _assert_still_works(pool)
 
 
 def _assert_still_works(pool: SandboxPool) -> None:

@@ -15,7 +15,7 @@ import pytest
 from assay.sandbox import Limits, ProgramRun, SandboxPool, get_language
 
 from . import _hostile_snippets as snippets
-from .conftest import SECRET, _assert_still_works, _describe
+from .conftest import SECRET, assert_left_clean
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 
@@ -277,9 +277,7 @@ def run_jobs(pool: SandboxPool, jobs: dict[str, dict[str, Any]]) -> dict[str, Pr
 def runs(request: pytest.FixtureRequest, make_pool: Any) -> Iterator[dict[str, ProgramRun]]:
     pool: SandboxPool = make_pool(request.param, workers=2)
     yield run_jobs(pool, QUICK)
-    strays = pool.stray_processes()
-    assert strays == [], f"processes survived the jobs: {_describe(strays)}"
-    _assert_still_works(pool)
+    assert_left_clean(pool)
 
 
 def test_a_correct_candidate_passes_and_a_wrong_one_fails_with_the_line(runs: dict[str, ProgramRun]) -> None:
@@ -368,8 +366,7 @@ def test_hangs_and_bombs_are_stopped(make_pool: Any, backend: str) -> None:
         assert found[name].verdict["kind"] in ("candidate_ended", "candidate_error", "assertion"), found[
             name
         ].verdict
-    assert pool.stray_processes() == []
-    _assert_still_works(pool)
+    assert_left_clean(pool)
 
 
 def test_the_evaluator_scores_a_humaneval_x_completion() -> None:

@@ -17,7 +17,7 @@ from assay.sandbox._launch import HARNESS_PARENT, SANDBOX_HARNESS_ROOT
 
 from . import _hostile_snippets as snippets
 from ._languages import COMPILED
-from .conftest import SECRET, _assert_still_works, _describe
+from .conftest import SECRET, assert_left_clean
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 
@@ -33,9 +33,7 @@ BACKENDS = ["bubblewrap", pytest.param("unshare", marks=SLOW), pytest.param("rli
 def any_pool(request: pytest.FixtureRequest, make_pool: Any) -> Iterator[SandboxPool]:
     chosen: SandboxPool = make_pool(request.param)
     yield chosen
-    strays = chosen.stray_processes()
-    assert strays == [], f"processes survived the job: {_describe(strays)}"
-    _assert_still_works(chosen)
+    assert_left_clean(chosen)
 
 
 @pytest.fixture(params=COMPILED)

@@ -15,7 +15,7 @@ import pytest
 from assay.sandbox import Limits, ProgramRun, SandboxPool, get_language
 
 from . import _hostile_snippets as snippets
-from .conftest import SECRET, _assert_still_works, _describe
+from .conftest import SECRET, assert_left_clean
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 
@@ -51,9 +51,7 @@ int main() {{
 def any_pool(request: pytest.FixtureRequest, make_pool: Any) -> Iterator[SandboxPool]:
     chosen: SandboxPool = make_pool(request.param)
     yield chosen
-    strays = chosen.stray_processes()
-    assert strays == [], f"processes survived the job: {_describe(strays)}"
-    _assert_still_works(chosen)
+    assert_left_clean(chosen)
 
 
 @pytest.fixture(params=LANGUAGES)

@@ -386,7 +386,8 @@ inline bool read_frame(Json& frame) {
     return true;
 }
 
-inline void write_frame(const Json& frame) {
+// One frame (4-byte big-endian length, then the JSON) on ``fd``; false if the pipe closed.
+inline bool send_frame(int fd, const Json& frame) {
     std::string body;
     write(frame, body);
     uint32_t size = (uint32_t)body.size();
@@ -394,10 +395,15 @@ inline void write_frame(const Json& frame) {
     data += body;
     size_t sent = 0;
     while (sent < data.size()) {
-        ssize_t n = ::write(4, data.data() + sent, data.size() - sent);
-        if (n <= 0) std::_Exit(70);
+        ssize_t n = ::write(fd, data.data() + sent, data.size() - sent);
+        if (n <= 0) return false;
         sent += (size_t)n;
     }
+    return true;
+}
+
+inline void write_frame(const Json& frame) {
+    if (!send_frame(4, frame)) std::_Exit(70);
 }
 
 inline Json object(std::vector<std::pair<std::string, Json>> fields) { Json j; j.kind = Json::Obj; j.o = std::move(fields); return j; }

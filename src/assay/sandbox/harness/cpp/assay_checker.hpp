@@ -17,17 +17,7 @@ inline long long calls = 0;
 inline double wall_ms = 0, cpu_ms = 0;
 
 inline void send(int fd, const Json& frame) {
-    std::string body;
-    write(frame, body);
-    uint32_t size = (uint32_t)body.size();
-    std::string data = {char(size >> 24), char(size >> 16), char(size >> 8), char(size)};
-    data += body;
-    size_t sent = 0;
-    while (sent < data.size()) {
-        ssize_t n = ::write(fd, data.data() + sent, data.size() - sent);
-        if (n <= 0) throw DataError("the candidate's process ended (its pipe is closed)");
-        sent += (size_t)n;
-    }
+    if (!send_frame(fd, frame)) throw DataError("the candidate's process ended (its pipe is closed)");
 }
 
 inline bool read_all(int fd, std::string& out, size_t size) {

@@ -232,14 +232,6 @@ public final class AssayCandidate {
     }
 
     private static void write(Map<String, Object> message) throws IOException {
-        byte[] body = AssayJson.write(message).getBytes(StandardCharsets.UTF_8);
-        byte[] frame = new byte[4 + body.length];
-        frame[0] = (byte) (body.length >>> 24);
-        frame[1] = (byte) (body.length >>> 16);
-        frame[2] = (byte) (body.length >>> 8);
-        frame[3] = (byte) body.length;
-        System.arraycopy(body, 0, frame, 4, body.length);
-        framesOut.write(frame);
-        framesOut.flush();
+        AssayJson.writeFrame(framesOut, message);
     }
 }

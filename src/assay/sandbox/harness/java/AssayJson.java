@@ -1,6 +1,9 @@
 // Minimal JSON for the frame protocol (the JDK has none): parse to null, Boolean,
 // Long/BigInteger/Double, String, List, and LinkedHashMap; write those back.
+import java.io.IOException;
+import java.io.OutputStream;
 import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,6 +14,19 @@ final class AssayJson {
     private int at;
 
     private AssayJson(String text) { this.text = text; }
+
+    /** One frame on {@code out}: a 4-byte big-endian length, then the JSON. */
+    static void writeFrame(OutputStream out, Map<String, Object> message) throws IOException {
+        byte[] body = write(message).getBytes(StandardCharsets.UTF_8);
+        byte[] frame = new byte[4 + body.length];
+        frame[0] = (byte) (body.length >>> 24);
+        frame[1] = (byte) (body.length >>> 16);
+        frame[2] = (byte) (body.length >>> 8);
+        frame[3] = (byte) body.length;
+        System.arraycopy(body, 0, frame, 4, body.length);
+        out.write(frame);
+        out.flush();
+    }
 
     static Object parse(String text) {
         AssayJson parser = new AssayJson(text);
