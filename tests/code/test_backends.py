@@ -137,12 +137,15 @@ def test_parallel_jobs_share_a_pool_correctly(make_pool: Callable[..., SandboxPo
 def test_a_sandbox_killed_from_outside_is_replaced(
     make_pool: Callable[..., SandboxPool], python: Any
 ) -> None:
+    """Right after the kill, before the pool can have noticed it: the next job must still
+    run (the race was lost about one time in ten before the lease asked the kernel)."""
     pool = make_pool("bubblewrap", workers=1)
     pool.run_function(python, "def f(x):\n    return x\n", "f", [Call((1,))], 10)
-    (sandbox,) = [s for s in pool.candidates.started if not s.dead]
-    os.kill(sandbox.zygote_pid, 9)
-    run = pool.run_function(python, "def f(x):\n    return x\n", "f", [Call((2,))], 10)
-    assert [o.value for o in run.outcomes] == [2]
+    for attempt in range(12):
+        (sandbox,) = [s for s in pool.candidates.started if not s.dead]
+        os.kill(sandbox.zygote_pid, 9)
+        run = pool.run_function(python, "def f(x):\n    return x\n", "f", [Call((attempt,))], 10)
+        assert [o.value for o in run.outcomes] == [attempt], (attempt, run.load_failure)
     assert pool.stray_processes() == []
 
 

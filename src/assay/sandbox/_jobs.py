@@ -56,8 +56,31 @@ def run_function(
     starts once the sandbox is ours: waiting for one (or for a CPU, or for the previous
     job's cleanup) is not the candidate's time. ``call_timeouts`` (one per call) bound
     each call as well: a call that overruns its own limit is a timeout, as with the
-    whole run's."""
+    whole run's. A sandbox found dead before the candidate was ready (killed from
+    outside while idle) is replaced and the job runs once more."""
     language.prepare()  # a first job may build the prebuilt harness parts: not its time
+    job = (pool, language, code, func_name, calls, timeout, limits, on_outcome, call_timeouts)
+    try:
+        return _run_function_once(*job)
+    except _DiedBeforeReady:
+        return _run_function_once(*job)  # a second death is the caller's to see
+
+
+class _DiedBeforeReady(SandboxError):
+    """The zygote had ended before the candidate said it was ready: no call ran."""
+
+
+def _run_function_once(
+    pool: JobHost,
+    language: Language,
+    code: str,
+    func_name: str,
+    calls: Sequence[Call],
+    timeout: float,
+    limits: Limits,
+    on_outcome: Reducer | None,
+    call_timeouts: Sequence[float] | None,
+) -> FunctionRun:
     started = time.monotonic()
     state = _FunctionState(len(calls), timeout, on_outcome)
     state.call_timeouts = list(call_timeouts) if call_timeouts is not None else None
@@ -73,10 +96,13 @@ def run_function(
                 finally:
                     finish(session, [sandbox], state.timed_out)
                     state.output = collect_output(child, state.output)
-            if sandbox.dead and not state.finished and not state.timed_out:
+            unanswered = not state.finished or state.load_failure is not None
+            if unanswered and not state.timed_out and sandbox.zygote_exited():
                 # its zygote never runs job code: killed from outside (or a bug), so
                 # not a verdict on the candidate; the caller may retry
-                raise SandboxError(f"the sandbox died during the job{sandbox.death_note}")
+                before_any = state.load_failure is not None and all(r is None for r in state.results)
+                died = _DiedBeforeReady if before_any else SandboxError
+                raise died(f"the sandbox died during the job{sandbox.death_note}")
     return FunctionRun(
         outcomes=state.outcomes(),
         load_failure=state.load_failure,

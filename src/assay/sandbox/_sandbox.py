@@ -246,6 +246,19 @@ class Sandbox:
             self.resident.close()
             self.resident = None
 
+    def zygote_exited(self) -> bool:
+        """Whether the zygote has ended (the sandbox is then dead), asked of the kernel:
+        a kill from outside reaches the control socket only when we next use it."""
+        if self.dead:
+            return True
+        if self._zygote_pidfd is not None:
+            ended = bool(select.select([self._zygote_pidfd], [], [], 0)[0])
+        else:
+            ended = self.zygote_pid > 0 and not procfs.alive(self.zygote_pid)
+        if ended:
+            self._died()
+        return ended
+
     def _await_namespace_gone(self) -> bool:
         """Kill the namespace's init (our zygote) and wait until it has exited: the kernel
         exits a PID namespace's init only after every other process in it is gone."""

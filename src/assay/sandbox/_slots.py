@@ -96,6 +96,8 @@ class Slots:
             sandbox.finish_reset()
         except (SandboxError, OSError):
             sandbox.kill()
+        if sandbox.zygote_exited():  # killed while idle: a job must not find out
+            sandbox.kill()
         return not sandbox.dead
 
     def _release(self, sandbox: Sandbox) -> None:
