@@ -3,9 +3,11 @@ two processes (the CLI tests run real ones)."""
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,3 +146,49 @@ def test_a_shard_resume_discards_only_its_own_failed_rows(tmp_path: Path) -> Non
     assert record is not None
     assert client.store.discard_failed_runs(record.id, (1, 2)) == 3
     assert sorted(position for position, _ in client.store.stored_keys(record.id)) == [0, 2, 4]
+
+
+class _LastShardMeanwhile(SQLiteStore):
+    """A real store whose first read of the experiment after this shard finished waits
+    while another process-like client runs the other shard to the end: the window in
+    which an earlier shard could mistake itself for the last one."""
+
+    other: Any = None
+
+    def finish_shard(self, experiment_id: uuid.UUID, shard: int, token: str) -> tuple[int, int] | None:
+        outcome = super().finish_shard(experiment_id, shard, token)
+        if self.other is not None:
+            other, self.other = self.other, None
+            worker = threading.Thread(target=other)
+            worker.start()
+            worker.join()
+        return outcome
+
+
+def test_an_earlier_shard_never_reports_the_experiment_complete(tmp_path: Path) -> None:
+    path = str(tmp_path / "db.sqlite")
+    data = [{"inputs": {"x": i}} for i in range(6)]
+    store = _LastShardMeanwhile(path)
+
+    def last_shard() -> None:
+        evaluate(
+            lambda inputs: inputs,
+            data=data,
+            experiment="split",
+            shard=(1, 2),
+            client=Client(path),
+            progress=False,
+        )
+
+    store.other = last_shard
+    first = evaluate(
+        lambda inputs: inputs,
+        data=data,
+        experiment="split",
+        shard=(0, 2),
+        client=Client(store=store),
+        progress=False,
+    )
+    assert first.experiment.status == "partial"  # the CLI judges the gates only when "completed"
+    final = Client(path).store.get_experiment(name="split")
+    assert final is not None and final.status == "completed"
