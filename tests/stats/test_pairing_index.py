@@ -23,6 +23,8 @@ def _to_previous_schema(path: Path) -> None:
     """Turn a store into what the schema before the pair columns (version 4) wrote: same
     tables and rows, no pair columns, no pair index, no later rank index, version 4."""
     with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE metric_columns")
+        conn.execute("DROP TABLE metric_column_sets")
         conn.execute("DROP INDEX results_by_rank")
         conn.execute("ALTER TABLE results DROP COLUMN position")
         conn.execute("CREATE INDEX results_by_metric ON results (experiment_id, key, score)")

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from assay.comparison import _query as query
+from assay.comparison._sources import ensure_columns, source_for
 from assay.comparison._model import Comparison, MetricComparison, SideSummary, Verdict
 from assay.comparison.comparability import NotComparableError, check_comparable, experiment_record
 from assay.evaluation.metric import UNIT_RANGE, MetricInfo, Range
@@ -59,6 +60,9 @@ def compare(
     store, opened = _store_for(client, a, b)
     try:
         records = [experiment_record(store, ref) for ref in (a, b)]
+        if cluster_by is None:
+            for record in records:
+                ensure_columns(store, record)
         with query.reading(store) as conn:
             return compare_experiments(
                 conn,
@@ -106,15 +110,15 @@ def compare_experiments(
             f"{a.name!r} has {keys_a or 'none'}, {b.name!r} has {keys_b or 'none'}"
         )
     signs = {key: -1.0 if _info(key, facts).direction == "lower" else 1.0 for key in shared}
-    sums = {s.key: s for s in query.paired_sums(conn, first, second, shared, signs)}
+    source = source_for(conn, records, cluster_by)
+    sums = source.sums(shared, signs)
     clusters = query.cluster_sums(conn, first, second, str(a.dataset_id), cluster_by) if cluster_by else None
     tests = []
     for key in shared:
         cluster = clusters.get(key) if clusters is not None else None
         tested = _tested(sums.get(key), cluster)
         if tested is not None and not tested.test.startswith("exact") and (test, interval) != ("t", "t"):
-            differences = query.paired_differences(conn, first, second, key)
-            tested = _with_options(tested, differences, cluster, test, interval)
+            tested = _with_options(tested, source.differences(key), cluster, test, interval)
         tests.append(tested)
     adjusted = holm([t.p_value if t is not None else 1.0 for t in tests])
     compared = [

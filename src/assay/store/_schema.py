@@ -216,6 +216,30 @@ MIGRATIONS: list[str] = [
     CREATE INDEX results_by_rank ON results
         (experiment_id, key, (CASE WHEN error IS NULL THEN score END), position, repetition);
     """,
+    # Per (experiment, metric), the metric's results as compact columns in pair-index
+    # order (assay.store._columns), so a paired comparison reads two blobs per metric
+    # instead of looking one side up per row. A set exists only while it is true: every
+    # write of the experiment's runs or results deletes it in the same transaction.
+    """
+    CREATE TABLE metric_column_sets (
+        experiment_id TEXT PRIMARY KEY REFERENCES experiments(id) ON DELETE CASCADE,
+        runs INTEGER NOT NULL,
+        repeated INTEGER NOT NULL,
+        built_at TEXT NOT NULL
+    );
+    CREATE TABLE metric_columns (
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        results INTEGER NOT NULL,
+        one_per_row INTEGER NOT NULL,
+        id_format TEXT NOT NULL,
+        example_ids BLOB NOT NULL,
+        repetitions BLOB NOT NULL,
+        scores BLOB NOT NULL,
+        outcomes BLOB NOT NULL,
+        PRIMARY KEY (experiment_id, key)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -15,6 +15,7 @@ from typing import Any
 
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
+from assay.store import _columns as columns
 from assay.store import _sqlite_rows as rows
 from assay.store._json import dumps, loads
 from assay.store._leases import LeaseQueries
@@ -338,6 +339,8 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 "UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
                 (status, codec.ts(utcnow()), str(experiment_id)),
             )
+            if status == "completed":  # its rows are final: the comparison's columns, once
+                columns.build(conn, str(experiment_id))
 
     def reopen_experiment(self, experiment_id: uuid.UUID) -> None:
         with self.transaction() as conn:
@@ -345,6 +348,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 "UPDATE experiments SET status = 'running', finished_at = NULL WHERE id = ?",
                 (str(experiment_id),),
             )
+            columns.invalidate(conn, [str(experiment_id)])
 
     # rows
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
@@ -355,12 +359,14 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
     def write_prepared(self, prepared: Sequence[Any]) -> None:
         with self.transaction() as conn:
             rows.insert_prepared(conn, prepared)
+            columns.invalidate(conn, _experiments_of(prepared))
 
     def write_batch(
         self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
     ) -> None:
         with self.transaction() as conn:
             rows.insert_prepared(conn, prepared)
+            columns.invalidate(conn, _experiments_of(prepared))
             if stats is not None:
                 rows.write_stats(conn, experiment_id, stats)
 
@@ -381,6 +387,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             )
             params += [str(experiment_id), shard[1], shard[0]]
         with self.transaction() as conn:
+            columns.invalidate(conn, [str(experiment_id)])
             return conn.execute(query, params).rowcount
 
     def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:
@@ -469,6 +476,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
     ) -> None:
         exp = str(experiment_id)
         with self.transaction() as conn:
+            columns.invalidate(conn, [exp])
             pairs = _run_pairs(conn, [str(run_id) for run_id, _ in results_by_run])
             rows = [
                 codec.result_row(exp, str(run_id), result, pairs.get(str(run_id), ("", 0, 0)))
@@ -552,6 +560,11 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
 def _id_text(experiment_id: uuid.UUID) -> str:
     """An experiment's id as text, made once rather than for each of its rows."""
     return str(experiment_id)
+
+
+def _experiments_of(prepared: Sequence[Any]) -> set[str]:
+    """The experiments of prepared rows (a run's second column is its experiment)."""
+    return {run[1] for run, _ in prepared}
 
 
 def _failed(row: ExperimentRow) -> bool:

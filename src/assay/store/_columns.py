@@ -1,0 +1,216 @@
+"""Stored metric columns: per (experiment, metric), that metric's results as compact arrays.
+
+A paired comparison of two million-row experiments in SQL is one B-tree lookup per row and
+metric; with the columns it is two blob reads and a few vectorized passes. Per metric the
+columns hold, in the pair index's order (example id, repetition): the example ids
+(16-byte UUIDs, or fixed-width UTF-8 when an id is not a canonical UUID), repetitions
+(int32), scores (float64, NaN where none) and an outcome code (``SCORED``, ``ERRORED``,
+``UNSCORED``); plus facts read for free: the result count and whether every row holds
+exactly one result of the metric.
+
+They are only ever correct: every write of an experiment's runs or results removes its
+columns in the same transaction (``invalidate``), and they are built (``build``) inside a
+write transaction, so no write can fall between the read and the store. numpy is imported
+when columns are built or read, never when the store is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from assay.schemas import utcnow
+
+SCORED, ERRORED, UNSCORED = 0, 1, 2
+UUID_FORMAT = "uuid"
+
+# The covering pair index in order; an unscored result's error is looked up by its key.
+_SCAN = """
+    SELECT example_id, repetition, score,
+           CASE WHEN score IS NOT NULL THEN 0
+                WHEN (SELECT e.error FROM results e WHERE e.pk = r.pk) IS NOT NULL THEN 1
+                ELSE 2 END
+    FROM results r
+    WHERE r.experiment_id = ? AND r.key = ?
+    ORDER BY r.example_id, r.repetition
+"""
+_KEYS = "SELECT DISTINCT key FROM results WHERE experiment_id = ?"
+_CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class MetricColumns:
+    """One metric's stored columns, as bytes (``numpy.frombuffer`` reads them)."""
+
+    key: str
+    results: int
+    one_per_row: bool
+    id_format: str  # "uuid" (16 bytes each) or "text:<width>"
+    example_ids: bytes
+    repetitions: bytes
+    scores: bytes
+    outcomes: bytes
+
+    @property
+    def id_width(self) -> int:
+        return 16 if self.id_format == UUID_FORMAT else int(self.id_format.split(":")[1])
+
+
+@dataclass(frozen=True)
+class ColumnSet:
+    """Every metric's columns of one experiment, and what the set was built from."""
+
+    runs: int
+    repeated: bool  # any run with a repetition above 0
+    metrics: dict[str, MetricColumns]
+
+
+def invalidate(conn: Any, experiment_ids: Iterable[str]) -> None:
+    """Drop the columns of experiments whose runs or results are being written (call
+    inside the writing transaction)."""
+    for experiment_id in set(experiment_ids):
+        conn.execute("DELETE FROM metric_column_sets WHERE experiment_id = ?", (experiment_id,))
+        conn.execute("DELETE FROM metric_columns WHERE experiment_id = ?", (experiment_id,))
+
+
+def build(conn: Any, experiment_id: str) -> ColumnSet:
+    """Build and store the columns of one experiment (inside a write transaction): one
+    ordered scan of the covering pair index per metric."""
+    invalidate(conn, [experiment_id])
+    runs, repeated = conn.execute(
+        "SELECT COUNT(*), COALESCE(MAX(repetition), 0) > 0 FROM runs WHERE experiment_id = ?",
+        (experiment_id,),
+    ).fetchone()
+    metrics = {}
+    for (key,) in conn.execute(_KEYS, (experiment_id,)).fetchall():
+        metrics[key] = _scan(conn, experiment_id, key, int(runs))
+    conn.execute(
+        "INSERT INTO metric_column_sets (experiment_id, runs, repeated, built_at) VALUES (?, ?, ?, ?)",
+        (experiment_id, int(runs), int(bool(repeated)), utcnow().isoformat()),
+    )
+    for column in metrics.values():
+        conn.execute(
+            "INSERT INTO metric_columns (experiment_id, key, results, one_per_row, id_format, "
+            "example_ids, repetitions, scores, outcomes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                experiment_id,
+                column.key,
+                column.results,
+                int(column.one_per_row),
+                column.id_format,
+                column.example_ids,
+                column.repetitions,
+                column.scores,
+                column.outcomes,
+            ),
+        )
+    return ColumnSet(int(runs), bool(repeated), metrics)
+
+
+def load(conn: Any, experiment_id: str, keys: Iterable[str] | None = None) -> ColumnSet | None:
+    """The stored columns of an experiment (only of ``keys`` when given), or None when
+    none are stored."""
+    head = conn.execute(
+        "SELECT runs, repeated FROM metric_column_sets WHERE experiment_id = ?", (experiment_id,)
+    ).fetchone()
+    if head is None:
+        return None
+    sql = (
+        "SELECT key, results, one_per_row, id_format, example_ids, repetitions, scores, outcomes "
+        "FROM metric_columns WHERE experiment_id = ?"
+    )
+    params: list[Any] = [experiment_id]
+    if keys is not None:
+        wanted = list(keys)
+        sql += f" AND key IN ({', '.join('?' * len(wanted))})" if wanted else " AND 0 = 1"
+        params += wanted
+    metrics = {}
+    for row in conn.execute(sql, params).fetchall():
+        metrics[row[0]] = MetricColumns(
+            row[0], int(row[1]), bool(row[2]), row[3], *(bytes(value) for value in row[4:8])
+        )
+    return ColumnSet(int(head[0]), bool(head[1]), metrics)
+
+
+def one_result_per_row(conn: Any, experiment_id: str, key: str) -> bool | None:
+    """The stored fact, or None when the experiment has no stored columns."""
+    row = conn.execute(
+        "SELECT c.one_per_row FROM metric_column_sets s LEFT JOIN metric_columns c "
+        "ON c.experiment_id = s.experiment_id AND c.key = ? WHERE s.experiment_id = ?",
+        (key, experiment_id),
+    ).fetchone()
+    if row is None:
+        return None
+    return bool(row[0])  # a metric without results: no row holds one
+
+
+def _scan(conn: Any, experiment_id: str, key: str, runs: int) -> MetricColumns:
+    import numpy as np
+
+    ids: list[Any] = []
+    repetitions, scores, outcomes = [], [], []
+    cursor = conn.execute(_SCAN, (experiment_id, key))
+    while chunk := cursor.fetchmany(_CHUNK):
+        chunk_ids, chunk_reps, chunk_scores, chunk_outcomes = zip(*chunk)
+        ids.extend(chunk_ids)
+        repetitions.append(np.array(chunk_reps, dtype=np.int32))
+        scores.append(np.array(chunk_scores, dtype=np.float64))  # None -> NaN
+        outcomes.append(np.array(chunk_outcomes, dtype=np.int8))
+    id_format, id_bytes = _encode_ids(ids)
+    reps = np.concatenate(repetitions) if repetitions else np.zeros(0, np.int32)
+    width = 16 if id_format == UUID_FORMAT else int(id_format.split(":")[1])
+    id_array = np.frombuffer(id_bytes, dtype=f"S{width}") if ids else np.zeros(0, "S1")
+    same = (id_array[1:] == id_array[:-1]) & (reps[1:] == reps[:-1])
+    pairs = len(ids) - int(np.count_nonzero(same))
+    return MetricColumns(
+        key=key,
+        results=len(ids),
+        one_per_row=len(ids) == runs and pairs == runs,
+        id_format=id_format,
+        example_ids=id_bytes,
+        repetitions=reps.tobytes(),
+        scores=(np.concatenate(scores) if scores else np.zeros(0)).tobytes(),
+        outcomes=(np.concatenate(outcomes) if outcomes else np.zeros(0, np.int8)).tobytes(),
+    )
+
+
+def _encode_ids(ids: list[Any]) -> tuple[str, bytes]:
+    """16 bytes per canonical (lowercase) UUID text, whose byte order is the text's order;
+    else the UTF-8 text padded to the longest id. Vectorized: no Python work per id."""
+    import numpy as np
+
+    if not ids:
+        return UUID_FORMAT, b""
+    if all(isinstance(text, str) for text in ids):
+        texts = np.array(ids)
+        if texts.dtype.itemsize == 36 * 4:  # every id 36 characters (numpy pads to the longest)
+            packed = _uuid_bytes(np.char.encode(texts, "ascii", "replace"))
+            if packed is not None:
+                return UUID_FORMAT, packed
+    encoded = [str(text if text is not None else "").encode() for text in ids]
+    width = max(len(text) for text in encoded) or 1
+    return f"text:{width}", b"".join(text.ljust(width, b"\0") for text in encoded)
+
+
+_HEX = {ord(c): i for i, c in enumerate("0123456789abcdef")}
+_DASHES = (8, 13, 18, 23)
+
+
+def _uuid_bytes(texts: Any) -> bytes | None:
+    """The 16-byte forms of 36-byte ASCII ids when every one is a canonical UUID text."""
+    import numpy as np
+
+    if texts.dtype.itemsize != 36:
+        return None
+    chars = texts.view(np.uint8).reshape(-1, 36)
+    if not (chars[:, list(_DASHES)] == ord("-")).all():
+        return None
+    digits = np.delete(chars, list(_DASHES), axis=1)
+    table = np.full(256, 255, dtype=np.uint8)
+    for code, value in _HEX.items():
+        table[code] = value
+    nibbles = table[digits]
+    if (nibbles == 255).any():
+        return None
+    return bytes(((nibbles[:, 0::2] << 4) | nibbles[:, 1::2]).astype(np.uint8).tobytes())
