@@ -1,0 +1,80 @@
+"""The stored-columns path of ``assay.compare`` gives the same ``Comparison`` as the SQL
+path, on randomized experiments: repetitions, evaluator errors, failed targets (skipped
+results), results without a score, metrics on one side only, examples on one side only,
+a lower-is-better metric, 0/1 metrics and duplicated results on a row."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from columns_testdata import LOWER, Cell, assert_same, by_sql, dataset, experiment, has_columns
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import assay
+from assay.store.sqlite import SQLiteStore
+
+KEYS = ["bin", "cont", LOWER]
+_SCORE = {
+    "bin": st.sampled_from([0.0, 1.0]),
+    "cont": st.one_of(st.sampled_from([0.0, 0.5, 1.0]), st.floats(-3, 3, allow_nan=False)),
+    LOWER: st.sampled_from([0.0, 0.25, 0.5, 1.0]),
+}
+
+
+@st.composite
+def cell(draw: Any, key: str) -> Cell:
+    kind = draw(st.sampled_from(["score"] * 6 + ["error", "value", "none", "dup"]))
+    if kind == "score":
+        return float(draw(_SCORE[key]))
+    if kind == "dup":
+        return f"dup:{draw(_SCORE[key])},{draw(_SCORE[key])}"
+    return None if kind == "none" else kind
+
+
+@st.composite
+def side(draw: Any, n: int) -> dict[tuple[int, int], tuple[bool, dict[str, Cell]]]:
+    repetitions = draw(st.sampled_from([1, 1, 2, 3]))
+    keys = draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=3, unique=True))
+    present = draw(st.lists(st.booleans(), min_size=n, max_size=n))  # examples on this side
+    rows = {}
+    for position in range(n):
+        if not present[position] and draw(st.booleans()):
+            continue
+        for repetition in range(repetitions):
+            failed = draw(st.integers(0, 9)) == 0
+            rows[(position, repetition)] = (failed, {key: draw(cell(key)) for key in keys})
+    return rows
+
+
+@st.composite
+def case(draw: Any) -> tuple[int, Any, Any, str, str, str]:
+    n = draw(st.integers(2, 14))
+    options = draw(st.sampled_from([("t", "t"), ("wilcoxon", "t"), ("t", "bca")]))
+    status = draw(st.sampled_from(["completed", "completed", "failed"]))  # failed: built on first use
+    return n, draw(side(n)), draw(side(n)), options[0], options[1], status
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case())
+def test_columns_and_sql_give_the_same_comparison(drawn: tuple[int, Any, Any, str, str, str]) -> None:
+    n, rows_a, rows_b, test, interval, status = drawn
+    with tempfile.TemporaryDirectory() as folder:
+        store = SQLiteStore(Path(folder) / "s.db")
+        try:
+            ds, examples = dataset(store, n)
+            a = experiment(store, ds, examples, "a", rows_a)
+            b = experiment(store, ds, examples, "b", rows_b, status=status)
+            try:
+                by_columns = assay.compare("a", "b", client=store, test=test, interval=interval)
+            except assay.NotComparableError:
+                with pytest.raises(assay.NotComparableError):
+                    by_sql(store, a, b, test=test, interval=interval)
+                return
+            assert has_columns(store, a) and has_columns(store, b)  # the columns answered
+            assert_same(by_columns, by_sql(store, a, b, test=test, interval=interval))
+        finally:
+            store.close()
