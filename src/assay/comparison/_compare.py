@@ -8,8 +8,8 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from assay.comparison import _query as query
-from assay.comparison._sources import ensure_columns, source_for
 from assay.comparison._model import Comparison, MetricComparison, SideSummary, Verdict
+from assay.comparison._sources import ensure_columns, source_for
 from assay.comparison.comparability import NotComparableError, check_comparable, experiment_record
 from assay.evaluation.metric import UNIT_RANGE, MetricInfo, Range
 from assay.stats.bootstrap import bca_interval
