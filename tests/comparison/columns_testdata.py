@@ -108,3 +108,7 @@ def assert_same(left: Any, right: Any, where: str = "comparison") -> None:
         ), f"{where}: {left!r} != {right!r}"
     else:
         assert type(left) is type(right) and left == right, f"{where}: {left!r} != {right!r}"
+
+
+def stored_one_per_row(store: SQLiteStore, record: ExperimentRecord, key: str) -> bool | None:
+    return columns.one_result_per_row(store.conn, str(record.id), key)

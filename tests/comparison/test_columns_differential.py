@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from columns_testdata import LOWER, Cell, assert_same, by_sql, dataset, experiment, has_columns
+from columns_testdata import (
+    LOWER,
+    Cell,
+    assert_same,
+    by_sql,
+    dataset,
+    experiment,
+    has_columns,
+    stored_one_per_row,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +67,15 @@ def case(draw: Any) -> tuple[int, Any, Any, str, str, str]:
     return n, draw(side(n)), draw(side(n)), options[0], options[1], status
 
 
+def _one_per_row(rows: dict[tuple[int, int], tuple[bool, dict[str, Cell]]], key: str) -> bool:
+    """Every row holds exactly one result of ``key`` (a failed target's is a skipped one)."""
+    counts = [
+        0 if cells.get(key) is None else 1 if failed or not str(cells[key]).startswith("dup:") else 2
+        for failed, cells in rows.values()
+    ]
+    return bool(counts) and all(count == 1 for count in counts)
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case())
 def test_columns_and_sql_give_the_same_comparison(drawn: tuple[int, Any, Any, str, str, str]) -> None:
@@ -75,6 +93,9 @@ def test_columns_and_sql_give_the_same_comparison(drawn: tuple[int, Any, Any, st
                     by_sql(store, a, b, test=test, interval=interval)
                 return
             assert has_columns(store, a) and has_columns(store, b)  # the columns answered
+            for record, rows in ((a, rows_a), (b, rows_b)):
+                for key in KEYS:
+                    assert stored_one_per_row(store, record, key) == _one_per_row(rows, key)
             assert_same(by_columns, by_sql(store, a, b, test=test, interval=interval))
         finally:
             store.close()

@@ -17,6 +17,7 @@ when columns are built or read, never when the store is imported.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,8 +151,8 @@ def _scan(conn: Any, experiment_id: str, key: str, runs: int) -> MetricColumns:
 
     ids: list[Any] = []
     repetitions, scores, outcomes = [], [], []
-    cursor = conn.execute(_SCAN, (experiment_id, key))
-    while chunk := cursor.fetchmany(_CHUNK):
+    cursor = iter(conn.execute(_SCAN, (experiment_id, key)))
+    while chunk := list(islice(cursor, _CHUNK)):
         chunk_ids, chunk_reps, chunk_scores, chunk_outcomes = zip(*chunk)
         ids.extend(chunk_ids)
         repetitions.append(np.array(chunk_reps, dtype=np.int32))

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
+from assay.store import _columns as columns
 from assay.ui.db import ReadOnlyDatabase
 
 __all__ = ["RANK", "Bound", "count", "one_result_per_row", "ordered_run_ids"]
@@ -45,7 +46,11 @@ def one_result_per_row(db: ReadOnlyDatabase, experiment_id: str, key: str) -> bo
 
     A walk of the metric's index entries (a fraction of a second at 1M rows), so the
     answer is kept for a finished experiment until anything that rewrites its results
-    changes: its status, its end, or its stored figures (re-scoring rewrites them)."""
+    changes: its status, its end, or its stored figures (re-scoring rewrites them).
+    An experiment with stored metric columns has the fact stored with them (no walk)."""
+    stored = columns.one_result_per_row(db.conn, experiment_id, key)
+    if stored is not None:
+        return stored
     signature = _signature(db, experiment_id, key)
     with _lock:
         cached = _verdicts.setdefault(db, {}).get((experiment_id, key))
