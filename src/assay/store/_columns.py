@@ -17,8 +17,8 @@ when columns are built or read, never when the store is imported.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import islice
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from assay.schemas import utcnow
