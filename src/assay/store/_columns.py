@@ -149,62 +149,72 @@ def one_result_per_row(conn: Any, experiment_id: str, key: str) -> bool | None:
 def _scan(conn: Any, experiment_id: str, key: str, runs: int) -> MetricColumns:
     import numpy as np
 
-    ids: list[Any] = []
-    repetitions, scores, outcomes = [], [], []
-    cursor = iter(conn.execute(_SCAN, (experiment_id, key)))
-    while chunk := list(islice(cursor, _CHUNK)):
-        chunk_ids, chunk_reps, chunk_scores, chunk_outcomes = zip(*chunk)
-        ids.extend(chunk_ids)
-        repetitions.append(np.array(chunk_reps, dtype=np.int32))
-        scores.append(np.array(chunk_scores, dtype=np.float64))  # None -> NaN
-        outcomes.append(np.array(chunk_outcomes, dtype=np.int8))
-    id_format, id_bytes = _encode_ids(ids)
-    reps = np.concatenate(repetitions) if repetitions else np.zeros(0, np.int32)
+    read = _read(conn, experiment_id, key, as_uuid=True) or _read(conn, experiment_id, key, as_uuid=False)
+    assert read is not None  # the text form takes any id
+    id_format, id_bytes, reps, scores, outcomes = read
     width = 16 if id_format == UUID_FORMAT else int(id_format.split(":")[1])
-    id_array = np.frombuffer(id_bytes, dtype=f"S{width}") if ids else np.zeros(0, "S1")
+    id_array = np.frombuffer(id_bytes, dtype=f"S{width}")
     same = (id_array[1:] == id_array[:-1]) & (reps[1:] == reps[:-1])
-    pairs = len(ids) - int(np.count_nonzero(same))
+    pairs = len(id_array) - int(np.count_nonzero(same))
     return MetricColumns(
         key=key,
-        results=len(ids),
-        one_per_row=len(ids) == runs and pairs == runs,
+        results=len(id_array),
+        one_per_row=len(id_array) == runs and pairs == runs,
         id_format=id_format,
         example_ids=id_bytes,
         repetitions=reps.tobytes(),
-        scores=(np.concatenate(scores) if scores else np.zeros(0)).tobytes(),
-        outcomes=(np.concatenate(outcomes) if outcomes else np.zeros(0, np.int8)).tobytes(),
+        scores=scores.tobytes(),
+        outcomes=outcomes.tobytes(),
     )
 
 
-def _encode_ids(ids: list[Any]) -> tuple[str, bytes]:
-    """16 bytes per canonical (lowercase) UUID text, whose byte order is the text's order;
-    else the UTF-8 text padded to the longest id. Vectorized: no Python work per id."""
+def _read(
+    conn: Any, experiment_id: str, key: str, *, as_uuid: bool
+) -> tuple[str, bytes, Any, Any, Any] | None:
+    """One ordered scan, a chunk at a time (memory stays a chunk's); None when an id is
+    not a canonical UUID text and ``as_uuid`` asked for that form."""
     import numpy as np
 
-    if not ids:
-        return UUID_FORMAT, b""
-    if all(isinstance(text, str) for text in ids):
-        texts = np.array(ids)
-        if texts.dtype.itemsize == 36 * 4:  # every id 36 characters (numpy pads to the longest)
-            packed = _uuid_bytes(np.char.encode(texts, "ascii", "replace"))
-            if packed is not None:
-                return UUID_FORMAT, packed
-    encoded = [str(text if text is not None else "").encode() for text in ids]
-    width = max(len(text) for text in encoded) or 1
-    return f"text:{width}", b"".join(text.ljust(width, b"\0") for text in encoded)
+    ids: list[bytes] = []
+    repetitions, scores, outcomes = [np.zeros(0, np.int32)], [np.zeros(0)], [np.zeros(0, np.int8)]
+    cursor = iter(conn.execute(_SCAN, (experiment_id, key)))
+    while chunk := list(islice(cursor, _CHUNK)):
+        chunk_ids, chunk_reps, chunk_scores, chunk_outcomes = zip(*chunk)
+        packed = (
+            _uuid_bytes(chunk_ids)
+            if as_uuid
+            else [str(t if t is not None else "").encode() for t in chunk_ids]
+        )
+        if packed is None:
+            return None
+        ids.extend(packed) if isinstance(packed, list) else ids.append(packed)
+        repetitions.append(np.array(chunk_reps, dtype=np.int32))
+        scores.append(np.array(chunk_scores, dtype=np.float64))  # None -> NaN
+        outcomes.append(np.array(chunk_outcomes, dtype=np.int8))
+    if as_uuid:
+        id_format, id_bytes = UUID_FORMAT, b"".join(ids)
+    else:
+        width = max((len(text) for text in ids), default=1) or 1
+        id_format, id_bytes = f"text:{width}", b"".join(text.ljust(width, b"\0") for text in ids)
+    return id_format, id_bytes, np.concatenate(repetitions), np.concatenate(scores), np.concatenate(outcomes)
 
 
 _HEX = {ord(c): i for i, c in enumerate("0123456789abcdef")}
 _DASHES = (8, 13, 18, 23)
 
 
-def _uuid_bytes(texts: Any) -> bytes | None:
-    """The 16-byte forms of 36-byte ASCII ids when every one is a canonical UUID text."""
+def _uuid_bytes(texts: tuple[Any, ...]) -> bytes | None:
+    """The 16-byte forms of ids when every one is a canonical (lowercase) UUID text, whose
+    byte order is the text's order. Vectorized: no Python work per id beyond its length."""
     import numpy as np
 
-    if texts.dtype.itemsize != 36:
+    if not all(isinstance(text, str) and len(text) == 36 for text in texts):
         return None
-    chars = texts.view(np.uint8).reshape(-1, 36)
+    try:
+        joined = "".join(texts).encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    chars = np.frombuffer(joined, dtype=np.uint8).reshape(-1, 36)
     if not (chars[:, list(_DASHES)] == ord("-")).all():
         return None
     digits = np.delete(chars, list(_DASHES), axis=1)
