@@ -152,3 +152,28 @@ def test_a_store_of_schema_6_migrates_and_builds_columns_on_first_compare(tmp_pa
         assert has_columns(store, a) and has_columns(store, b)
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("rewritten", [["a", "b"], ["b"]])
+def test_ids_that_are_not_uuids_are_stored_as_text_and_pair_the_same(
+    store: SQLiteStore, rewritten: list[str]
+) -> None:
+    """Results written outside a run's pair carry other ids: kept as fixed-width text (both
+    sides) or, when only one side's are text, that metric is paired by the SQL."""
+    a, b, _ = _pair(store)
+    with store.transaction() as conn:
+        conn.execute("CREATE TEMP TABLE names AS SELECT DISTINCT example_id AS old FROM results")
+        for i, (old,) in enumerate(conn.execute("SELECT old FROM names").fetchall()):
+            new = f"é-{i}" if i % 2 else f"example number {i}"  # not UUIDs, of several widths
+            conn.execute(
+                "UPDATE results SET example_id = ? WHERE example_id = ? AND experiment_id IN "
+                f"(SELECT id FROM experiments WHERE name IN ({', '.join('?' * len(rewritten))}))",
+                (new, old, *rewritten),
+            )
+    expected = by_sql(store, a, b)  # drops the columns, now stale
+    comparison = assay.compare("a", "b", client=store)
+    formats = {row[0] for row in store.conn.execute("SELECT id_format FROM metric_columns")}
+    assert formats == ({"text:16"} if len(rewritten) == 2 else {"uuid", "text:16"})
+    assert_same(comparison, expected)
+    if len(rewritten) == 2:
+        assert comparison["s"].n_paired == 8  # every example still pairs
