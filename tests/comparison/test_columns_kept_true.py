@@ -177,3 +177,22 @@ def test_ids_that_are_not_uuids_are_stored_as_text_and_pair_the_same(
     assert_same(comparison, expected)
     if len(rewritten) == 2:
         assert comparison["s"].n_paired == 8  # every example still pairs
+
+
+def test_postgres_and_sqlite_columns_give_the_sql_paths_comparison(store_url: str) -> None:
+    """On either backend: built at finish, read back as bytes, same answer as the SQL."""
+    from assay.store import open_store
+
+    store = open_store(store_url)
+    try:
+        ds, examples = dataset(store, 8)  # type: ignore[arg-type]
+        a = experiment(store, ds, examples, "a", ROWS_A)  # type: ignore[arg-type]
+        b = experiment(store, ds, examples, "b", {**ROWS_B, (3, 1): (False, {"m": 1.0})})  # type: ignore[arg-type]
+        assert has_columns(store, a) and has_columns(store, b)  # type: ignore[arg-type]
+        for options in ({}, {"test": "wilcoxon"}, {"interval": "bca"}):
+            by_columns = assay.compare("a", "b", client=store, **options)
+            assert_same(by_columns, by_sql(store, a, b, **options))  # type: ignore[arg-type]
+            store.finish_experiment(a.id, "completed")  # columns again, for the next round
+            store.finish_experiment(b.id, "completed")
+    finally:
+        store.close()
