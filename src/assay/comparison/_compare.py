@@ -49,9 +49,12 @@ def compare(
 
     For continuous metrics ``test="wilcoxon"`` takes the p-value from the Wilcoxon
     signed-rank test instead of paired t, and ``interval="bca"`` gives the difference a
-    BCa bootstrap interval (resampling clusters when ``cluster_by`` is given; needs
-    numpy, ``assay[stats]``). Both read every paired difference, so they cost more than
-    the default, which works from sums. 0/1 metrics keep exact McNemar and Newcombe.
+    BCa bootstrap interval (resampling clusters when ``cluster_by`` is given). Both read
+    every paired difference, so they cost more than the default, which works from sums.
+    0/1 metrics keep exact McNemar and Newcombe.
+
+    Two finished experiments are paired from their stored metric columns (built here on
+    first use when a store predates them); a running one, or ``cluster_by``, by SQL.
 
     Raises ``NotComparableError`` (a ``ValueError``) when the experiments did not run on
     one dataset or share no metric; metrics on one side only, other dataset versions and
