@@ -35,8 +35,9 @@ _SCORE = {
 
 
 @st.composite
-def cell(draw: Any, key: str) -> Cell:
-    kind = draw(st.sampled_from(["score"] * 6 + ["error", "value", "none", "dup"]))
+def cell(draw: Any, key: str, complete: bool) -> Cell:
+    kinds = ["score"] * 6 + ["error", "value"] + ([] if complete else ["none", "dup"])
+    kind = draw(st.sampled_from(kinds))
     if kind == "score":
         return float(draw(_SCORE[key]))
     if kind == "dup":
@@ -45,17 +46,19 @@ def cell(draw: Any, key: str) -> Cell:
 
 
 @st.composite
-def side(draw: Any, n: int) -> dict[tuple[int, int], tuple[bool, dict[str, Cell]]]:
-    repetitions = draw(st.sampled_from([1, 1, 2, 3]))
-    keys = draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=3, unique=True))
-    present = draw(st.lists(st.booleans(), min_size=n, max_size=n))  # examples on this side
+def side(draw: Any, n: int, complete: bool) -> dict[tuple[int, int], tuple[bool, dict[str, Cell]]]:
+    """``complete``: every example once, one result of each metric per row (the case the
+    columns pair without reading their keys)."""
+    repetitions = 1 if complete else draw(st.sampled_from([1, 1, 2, 3]))
+    keys = KEYS if complete else draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=3, unique=True))
+    present = [True] * n if complete else draw(st.lists(st.booleans(), min_size=n, max_size=n))
     rows = {}
     for position in range(n):
         if not present[position] and draw(st.booleans()):
             continue
         for repetition in range(repetitions):
             failed = draw(st.integers(0, 9)) == 0
-            rows[(position, repetition)] = (failed, {key: draw(cell(key)) for key in keys})
+            rows[(position, repetition)] = (failed, {key: draw(cell(key, complete)) for key in keys})
     return rows
 
 
@@ -64,7 +67,8 @@ def case(draw: Any) -> tuple[int, Any, Any, str, str, str]:
     n = draw(st.integers(2, 14))
     options = draw(st.sampled_from([("t", "t"), ("wilcoxon", "t"), ("t", "bca")]))
     status = draw(st.sampled_from(["completed", "completed", "failed"]))  # failed: built on first use
-    return n, draw(side(n)), draw(side(n)), options[0], options[1], status
+    complete = draw(st.sampled_from([True, False, False]))
+    return n, draw(side(n, complete)), draw(side(n, complete)), options[0], options[1], status
 
 
 def _one_per_row(rows: dict[tuple[int, int], tuple[bool, dict[str, Cell]]], key: str) -> bool:

@@ -30,14 +30,16 @@ class Side:
     repetitions: NDArray[np.int32]
     scores: NDArray[np.float64]
     outcomes: NDArray[np.int8]
+    aligned: bool = False  # the other side has the same unique keys (ids left unread)
 
     @classmethod
-    def of(cls, column: stored.MetricColumns) -> Side:
+    def of(cls, column: stored.MetricColumns, *, aligned: bool = False) -> Side:
         return cls(
             np.frombuffer(column.example_ids, dtype=f"S{column.id_width}"),
             np.frombuffer(column.repetitions, dtype=np.int32),
             np.frombuffer(column.scores, dtype=np.float64),
             np.frombuffer(column.outcomes, dtype=np.int8),
+            aligned,
         )
 
 
@@ -58,14 +60,33 @@ class ColumnPair:
         self.repeated = sets[0].repeated or sets[1].repeated
 
     def sides(self, key: str) -> tuple[Side, Side] | None:
-        """Both sides' columns of ``key``, or None when their id formats differ."""
-        loaded = [stored.load(self._conn, experiment_id, [key]) for experiment_id in self._ids]
+        """Both sides' columns of ``key``, or None when their id formats differ. Without
+        repetitions, equal unique keys on both sides (the usual case: one result per row
+        of one dataset) pair row i with row i, and the key columns are not read."""
+        first = self._columns(key, with_keys=False)
+        if first is None:
+            return None
+        left, right = first
+        if (
+            not self.repeated
+            and left.unique_keys
+            and right.unique_keys
+            and left.keys_digest == right.keys_digest
+        ):
+            return Side.of(left, aligned=True), Side.of(right, aligned=True)
+        loaded = self._columns(key, with_keys=True)
+        return (Side.of(loaded[0]), Side.of(loaded[1])) if loaded is not None else None
+
+    def _columns(
+        self, key: str, *, with_keys: bool
+    ) -> tuple[stored.MetricColumns, stored.MetricColumns] | None:
+        loaded = [
+            stored.load(self._conn, experiment_id, [key], with_keys=with_keys) for experiment_id in self._ids
+        ]
         columns = [s.metrics.get(key) if s is not None else None for s in loaded]
-        if columns[0] is None or columns[1] is None:
+        if columns[0] is None or columns[1] is None or columns[0].id_format != columns[1].id_format:
             return None
-        if columns[0].id_format != columns[1].id_format:
-            return None
-        return Side.of(columns[0]), Side.of(columns[1])
+        return columns[0], columns[1]
 
 
 def load_pair(conn: Any, a: str, b: str) -> ColumnPair | None:
@@ -85,6 +106,10 @@ def paired_sums(key: str, a: Side, b: Side, *, repeated: bool, sign: float) -> P
 
 def differences(a: Side, b: Side) -> list[float]:
     """``_query.paired_differences``: per example, B's mean minus A's, in example order."""
+    if a.aligned:  # one result per example on each side, in the same order
+        both = (a.outcomes == SCORED) & (b.outcomes == SCORED)
+        aligned: list[float] = (b.scores[both] - a.scores[both]).tolist()
+        return aligned
     pa, pb = per_example(a), per_example(b)
     ib = _match_unique(pa.ids, pb.ids)
     found = ib >= 0
@@ -179,8 +204,8 @@ class _Paired:
 def _row_join(a: Side, b: Side) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Indexes (into A, into B) of every pair of rows on one (example, repetition), and
     each A row without a partner once with B index -1 (the SQL's LEFT JOIN)."""
-    if _same_keys(a, b) and _unique(a):
-        every = np.arange(len(a.ids))
+    if a.aligned or (_same_keys(a, b) and _unique(a)):
+        every = np.arange(len(a.scores))
         return every, every
     if len(b.ids) == 0:
         return np.arange(len(a.ids)), np.full(len(a.ids), -1, dtype=np.intp)

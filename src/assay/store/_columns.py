@@ -6,7 +6,9 @@ columns hold, in the pair index's order (example id, repetition): the example id
 (16-byte UUIDs, or fixed-width UTF-8 when an id is not a canonical UUID), repetitions
 (int32), scores (float64, NaN where none) and an outcome code (``SCORED``, ``ERRORED``,
 ``UNSCORED``); plus facts read for free: the result count and whether every row holds
-exactly one result of the metric.
+exactly one result of the metric, whether no (example, repetition) holds two, and a
+digest of the key columns, so that two experiments with the same keys are paired
+without reading them.
 
 They are only ever correct: every write of an experiment's runs or results removes its
 columns in the same transaction (``invalidate``), and they are built (``build``) inside a
@@ -16,6 +18,7 @@ when columns are built or read, never when the store is imported.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import islice
@@ -47,8 +50,10 @@ class MetricColumns:
     key: str
     results: int
     one_per_row: bool
+    unique_keys: bool  # no (example, repetition) holds two results of the metric
+    keys_digest: str  # of the example ids and repetitions: equal digests, equal keys
     id_format: str  # "uuid" (16 bytes each) or "text:<width>"
-    example_ids: bytes
+    example_ids: bytes  # empty when loaded without keys
     repetitions: bytes
     scores: bytes
     outcomes: bytes
@@ -92,13 +97,16 @@ def build(conn: Any, experiment_id: str) -> ColumnSet:
     )
     for column in metrics.values():
         conn.execute(
-            "INSERT INTO metric_columns (experiment_id, key, results, one_per_row, id_format, "
-            "example_ids, repetitions, scores, outcomes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO metric_columns (experiment_id, key, results, one_per_row, unique_keys, "
+            "keys_digest, id_format, example_ids, repetitions, scores, outcomes) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 experiment_id,
                 column.key,
                 column.results,
                 int(column.one_per_row),
+                int(column.unique_keys),
+                column.keys_digest,
                 column.id_format,
                 column.example_ids,
                 column.repetitions,
@@ -109,17 +117,21 @@ def build(conn: Any, experiment_id: str) -> ColumnSet:
     return ColumnSet(int(runs), bool(repeated), metrics)
 
 
-def load(conn: Any, experiment_id: str, keys: Iterable[str] | None = None) -> ColumnSet | None:
-    """The stored columns of an experiment (only of ``keys`` when given), or None when
-    none are stored."""
+def load(
+    conn: Any, experiment_id: str, keys: Iterable[str] | None = None, *, with_keys: bool = True
+) -> ColumnSet | None:
+    """The stored columns of an experiment (only of the metrics ``keys`` when given), or
+    None when none are stored. ``with_keys=False`` leaves the example ids and repetitions
+    unread (empty)."""
     head = conn.execute(
         "SELECT runs, repeated FROM metric_column_sets WHERE experiment_id = ?", (experiment_id,)
     ).fetchone()
     if head is None:
         return None
+    key_columns = "example_ids, repetitions" if with_keys else "NULL, NULL"
     sql = (
-        "SELECT key, results, one_per_row, id_format, example_ids, repetitions, scores, outcomes "
-        "FROM metric_columns WHERE experiment_id = ?"
+        f"SELECT key, results, one_per_row, unique_keys, keys_digest, id_format, {key_columns}, "
+        "scores, outcomes FROM metric_columns WHERE experiment_id = ?"
     )
     params: list[Any] = [experiment_id]
     if keys is not None:
@@ -129,7 +141,13 @@ def load(conn: Any, experiment_id: str, keys: Iterable[str] | None = None) -> Co
     metrics = {}
     for row in conn.execute(sql, params).fetchall():
         metrics[row[0]] = MetricColumns(
-            row[0], int(row[1]), bool(row[2]), row[3], *(bytes(value) for value in row[4:8])
+            row[0],
+            int(row[1]),
+            bool(row[2]),
+            bool(row[3]),
+            row[4],
+            row[5],
+            *(bytes(v or b"") for v in row[6:10]),
         )
     return ColumnSet(int(head[0]), bool(head[1]), metrics)
 
@@ -156,13 +174,18 @@ def _scan(conn: Any, experiment_id: str, key: str, runs: int) -> MetricColumns:
     id_array = np.frombuffer(id_bytes, dtype=f"S{width}")
     same = (id_array[1:] == id_array[:-1]) & (reps[1:] == reps[:-1])
     pairs = len(id_array) - int(np.count_nonzero(same))
+    rep_bytes = reps.tobytes()
+    digest = hashlib.blake2b(id_format.encode(), digest_size=16)
+    digest.update(len(id_bytes).to_bytes(8, "little") + id_bytes + rep_bytes)
     return MetricColumns(
         key=key,
         results=len(id_array),
         one_per_row=len(id_array) == runs and pairs == runs,
+        unique_keys=pairs == len(id_array),
+        keys_digest=digest.hexdigest(),
         id_format=id_format,
         example_ids=id_bytes,
-        repetitions=reps.tobytes(),
+        repetitions=rep_bytes,
         scores=scores.tobytes(),
         outcomes=outcomes.tobytes(),
     )

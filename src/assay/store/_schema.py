@@ -232,6 +232,8 @@ MIGRATIONS: list[str] = [
         key TEXT NOT NULL,
         results INTEGER NOT NULL,
         one_per_row INTEGER NOT NULL,
+        unique_keys INTEGER NOT NULL,
+        keys_digest TEXT NOT NULL,
         id_format TEXT NOT NULL,
         example_ids BLOB NOT NULL,
         repetitions BLOB NOT NULL,
