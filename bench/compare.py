@@ -172,9 +172,9 @@ def fill_figures(path: str) -> None:
         stats = store.load_stats(record.id)
         if stats is None or not stats.final:
             _store_figures(store, record.id)
-        with store.transaction() as conn:  # type: ignore[attr-defined]
-            started = time.perf_counter()  # rebuilt every time: the figure is printed each run
-            built = stored_columns.build(conn, str(record.id))
+        started = time.perf_counter()  # rebuilt every time: the figure is printed each run
+        built = stored_columns.refresh(store, str(record.id))
+        if built is not None:
             print(
                 f"metric columns of {record.name} ({built.runs:,} rows, {len(built.metrics)} metrics) "
                 f"built in {time.perf_counter() - started:.2f} s "

@@ -196,3 +196,34 @@ def test_postgres_and_sqlite_columns_give_the_sql_paths_comparison(store_url: st
             store.finish_experiment(b.id, "completed")
     finally:
         store.close()
+
+
+def test_a_write_while_columns_are_read_keeps_them_from_being_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build reads without the write lock; a write of the experiment in that window
+    (here from another connection) drops the pending mark, so the stale read is not stored."""
+    from assay.store import _columns as columns
+
+    store = SQLiteStore(tmp_path / "s.db")
+    other = SQLiteStore(tmp_path / "s.db")
+    try:
+        a, b, _ = _pair(store)
+        reading = columns.read
+
+        def read_then_rescored(conn: object, experiment_id: str) -> columns.ColumnSet:
+            built = reading(conn, experiment_id)
+            runs = [(uuid.UUID(r), [EvaluationResult(key="s", score=9.0)]) for r in _run_ids(other, b)]
+            other.write_results(b.id, runs, replace=True)  # type: ignore[attr-defined]
+            return built
+
+        monkeypatch.setattr(columns, "read", read_then_rescored)
+        assert columns.refresh(store, str(b.id)) is None
+        assert not has_columns(store, b)
+        monkeypatch.setattr(columns, "read", reading)
+        comparison = assay.compare("a", "b", client=store)  # built now, with the new scores
+        assert has_columns(store, b) and comparison["s"].mean_b == pytest.approx(9.0)
+        assert_same(comparison, by_sql(store, a, b))
+    finally:
+        other.close()
+        store.close()

@@ -86,24 +86,13 @@ def source_for(conn: sqlite3.Connection, records: list[Any], cluster_by: str | N
 def ensure_columns(store: Store, record: Any) -> None:
     """Build a finished experiment's columns if it has none (a store from before them, or
     results rewritten since). A store that refuses the write keeps the SQL path."""
-    transaction = getattr(store, "transaction", None)
-    if record.status == "running" or transaction is None:
+    if record.status == "running" or getattr(store, "transaction", None) is None:
         return
     experiment_id = str(record.id)
-    conn = getattr(store, "conn", None)
-    if conn is not None and _has_columns(conn, experiment_id):
+    if stored.load(store.conn, experiment_id, keys=[]) is not None:  # type: ignore[attr-defined]
         return
     try:
-        with transaction() as conn:
-            if not _has_columns(conn, experiment_id):  # another process may have built them
-                stored.build(conn, experiment_id)
+        stored.refresh(store, experiment_id)
     except sqlite3.OperationalError as exc:
         if "readonly" not in str(exc):
             raise
-
-
-def _has_columns(conn: Any, experiment_id: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM metric_column_sets WHERE experiment_id = ?", (experiment_id,)
-    ).fetchone()
-    return row is not None

@@ -11,8 +11,8 @@ digest of the key columns, so that two experiments with the same keys are paired
 without reading them.
 
 They are only ever correct: every write of an experiment's runs or results removes its
-columns in the same transaction (``invalidate``), and they are built (``build``) inside a
-write transaction, so no write can fall between the read and the store. numpy is imported
+columns in the same transaction (``invalidate``), and a build (``refresh``) stores what
+it read only if no such write came between its read and its store. numpy is imported
 when columns are built or read, never when the store is imported.
 """
 
@@ -80,10 +80,33 @@ def invalidate(conn: Any, experiment_ids: Iterable[str]) -> None:
         conn.execute("DELETE FROM metric_columns WHERE experiment_id = ?", (experiment_id,))
 
 
-def build(conn: Any, experiment_id: str) -> ColumnSet:
-    """Build and store the columns of one experiment (inside a write transaction): one
-    ordered scan of the covering pair index per metric."""
-    invalidate(conn, [experiment_id])
+def refresh(store: Any, experiment_id: str) -> ColumnSet | None:
+    """Build and store an experiment's columns without holding the write lock while its
+    rows are read (seconds at a million rows; other writers wait at most a moment): a
+    pending mark is written, the columns are read from a snapshot, and stored only if
+    the mark survived, that is if no write of the experiment (which drops the mark with
+    the columns) came in between. None when one did."""
+    with store.transaction() as conn:
+        invalidate(conn, [experiment_id])
+        conn.execute(
+            "INSERT INTO metric_column_sets (experiment_id, runs, repeated, built_at) VALUES (?, 0, 0, NULL)",
+            (experiment_id,),
+        )
+    with store.snapshot() as conn:
+        built = read(conn, experiment_id)
+    with store.transaction() as conn:
+        pending = conn.execute(
+            "SELECT 1 FROM metric_column_sets WHERE experiment_id = ? AND built_at IS NULL", (experiment_id,)
+        ).fetchone()
+        if pending is None:
+            return None
+        _write(conn, experiment_id, built)
+    return built
+
+
+def read(conn: Any, experiment_id: str) -> ColumnSet:
+    """An experiment's columns, read (not stored): one ordered scan of the covering pair
+    index per metric."""
     runs, repeated = conn.execute(
         "SELECT COUNT(*), COALESCE(MAX(repetition), 0) > 0 FROM runs WHERE experiment_id = ?",
         (experiment_id,),
@@ -91,11 +114,16 @@ def build(conn: Any, experiment_id: str) -> ColumnSet:
     metrics = {}
     for (key,) in conn.execute(_KEYS, (experiment_id,)).fetchall():
         metrics[key] = _scan(conn, experiment_id, key, int(runs))
+    return ColumnSet(int(runs), bool(repeated), metrics)
+
+
+def _write(conn: Any, experiment_id: str, built: ColumnSet) -> None:
+    """Store ``built`` over the experiment's pending mark."""
     conn.execute(
-        "INSERT INTO metric_column_sets (experiment_id, runs, repeated, built_at) VALUES (?, ?, ?, ?)",
-        (experiment_id, int(runs), int(bool(repeated)), utcnow().isoformat()),
+        "UPDATE metric_column_sets SET runs = ?, repeated = ?, built_at = ? WHERE experiment_id = ?",
+        (built.runs, int(built.repeated), utcnow().isoformat(), experiment_id),
     )
-    for column in metrics.values():
+    for column in built.metrics.values():
         conn.execute(
             "INSERT INTO metric_columns (experiment_id, key, results, one_per_row, unique_keys, "
             "keys_digest, id_format, example_ids, repetitions, scores, outcomes) "
@@ -114,7 +142,6 @@ def build(conn: Any, experiment_id: str) -> ColumnSet:
                 column.outcomes,
             ),
         )
-    return ColumnSet(int(runs), bool(repeated), metrics)
 
 
 def load(
@@ -124,7 +151,8 @@ def load(
     None when none are stored. ``with_keys=False`` leaves the example ids and repetitions
     unread (empty)."""
     head = conn.execute(
-        "SELECT runs, repeated FROM metric_column_sets WHERE experiment_id = ?", (experiment_id,)
+        "SELECT runs, repeated FROM metric_column_sets WHERE experiment_id = ? AND built_at IS NOT NULL",
+        (experiment_id,),
     ).fetchone()
     if head is None:
         return None
@@ -156,7 +184,8 @@ def one_result_per_row(conn: Any, experiment_id: str, key: str) -> bool | None:
     """The stored fact, or None when the experiment has no stored columns."""
     row = conn.execute(
         "SELECT c.one_per_row FROM metric_column_sets s LEFT JOIN metric_columns c "
-        "ON c.experiment_id = s.experiment_id AND c.key = ? WHERE s.experiment_id = ?",
+        "ON c.experiment_id = s.experiment_id AND c.key = ? "
+        "WHERE s.experiment_id = ? AND s.built_at IS NOT NULL",
         (key, experiment_id),
     ).fetchone()
     if row is None:

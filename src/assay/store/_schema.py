@@ -225,7 +225,7 @@ MIGRATIONS: list[str] = [
         experiment_id TEXT PRIMARY KEY REFERENCES experiments(id) ON DELETE CASCADE,
         runs INTEGER NOT NULL,
         repeated INTEGER NOT NULL,
-        built_at TEXT NOT NULL
+        built_at TEXT  -- NULL while a build is pending (its columns not stored yet)
     );
     CREATE TABLE metric_columns (
         experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,

@@ -339,8 +339,8 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 "UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
                 (status, codec.ts(utcnow()), str(experiment_id)),
             )
-            if status == "completed":  # its rows are final: the comparison's columns, once
-                columns.build(conn, str(experiment_id))
+        if status == "completed":  # its rows are final: the comparison's columns, once
+            columns.refresh(self, str(experiment_id))
 
     def reopen_experiment(self, experiment_id: uuid.UUID) -> None:
         with self.transaction() as conn:
