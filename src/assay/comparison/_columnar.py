@@ -129,13 +129,7 @@ def per_example(side: Side) -> PerExample:
 
 
 def _row_sums(key: str, a: Side, b: Side, sign: float) -> PairedSums:
-    ia, ib = _row_join(a, b)
-    found = ib >= 0
-    ib_safe = np.where(found, ib, 0)
-    sa = a.scores[ia]
-    sb = np.where(found, b.scores[ib_safe] if len(b.scores) else np.nan, np.nan)
-    oa = a.outcomes[ia]
-    ob = np.where(found, b.outcomes[ib_safe] if len(b.outcomes) else _ABSENT, _ABSENT)
+    sa, sb, oa, ob = _paired_rows(a, b)
     has_a, has_b = oa == SCORED, ob == SCORED
     errored_a, errored_b = oa == ERRORED, ob == ERRORED
     both = has_a & has_b
@@ -151,6 +145,21 @@ def _row_sums(key: str, a: Side, b: Side, sign: float) -> PairedSums:
         repeated=False,
         rows=(int(np.count_nonzero(worse)), int(np.count_nonzero(better))),
     )
+
+
+def _paired_rows(
+    a: Side, b: Side
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any], NDArray[Any]]:
+    """Scores and outcomes of both sides, one entry per joined pair of rows (B's NaN and
+    absent where A's row has no partner); the columns themselves when row i pairs row i."""
+    if a.aligned or (_same_keys(a, b) and _unique(a)):
+        return a.scores, b.scores, a.outcomes, b.outcomes
+    ia, ib = _row_join(a, b)
+    found = ib >= 0
+    ib_safe = np.where(found, ib, 0)
+    sb = np.where(found, b.scores[ib_safe] if len(b.scores) else np.nan, np.nan)
+    ob = np.where(found, b.outcomes[ib_safe] if len(b.outcomes) else _ABSENT, _ABSENT)
+    return a.scores[ia], sb, a.outcomes[ia], ob
 
 
 def _example_sums(key: str, pa: PerExample, pb: PerExample) -> PairedSums:
@@ -202,11 +211,8 @@ class _Paired:
 
 
 def _row_join(a: Side, b: Side) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Indexes (into A, into B) of every pair of rows on one (example, repetition), and
+    """For sides whose keys differ: indexes (into A, into B) of every pair of rows on one (example, repetition), and
     each A row without a partner once with B index -1 (the SQL's LEFT JOIN)."""
-    if a.aligned or (_same_keys(a, b) and _unique(a)):
-        every = np.arange(len(a.scores))
-        return every, every
     if len(b.ids) == 0:
         return np.arange(len(a.ids)), np.full(len(a.ids), -1, dtype=np.intp)
     keys_a, keys_b = _row_keys(a, b)

@@ -105,6 +105,9 @@ _PAIR_COUNTS = f"""
 
 
 def _run_changes_sql(others: int, restrict: str = "") -> str:
+    # With a page's rows to restrict to, the baseline's runs are found by rowid: the
+    # experiment term is kept off its index (``|| ''``), else the planner walks all its runs.
+    experiment = "b.experiment_id || ''" if restrict else "b.experiment_id"
     return f"""
     runchange AS (
         SELECT b.rowid AS brow,
@@ -112,7 +115,7 @@ def _run_changes_sql(others: int, restrict: str = "") -> str:
                MAX(b.error IS NOT NULL AND o.error IS NULL) AS better
         FROM runs b JOIN runs o ON o.experiment_id IN ({", ".join("?" * others)})
              AND o.example_id = b.example_id AND o.repetition = b.repetition
-        WHERE b.experiment_id = ? {restrict}
+        WHERE {experiment} = ? {restrict}
         GROUP BY b.rowid
     ),"""
 
@@ -315,7 +318,7 @@ def _all_rows(
 ) -> tuple[int, list[dict[str, Any]]]:
     """Every baseline row, a page at a time: the page's runs by position, then the
     changes of those runs only (the cost of a page, not of the experiment)."""
-    total = db.query("SELECT COUNT(*) FROM runs WHERE experiment_id = ?", (ids[0],))[0][0]
+    total = _row_count(db, ids[0])
     runs = db.query(
         f"SELECT rowid AS brow, example_id, repetition, position, "
         f"substr(inputs, 1, {PREVIEW_SOURCE_CHARS}) AS inputs FROM runs "
@@ -346,6 +349,16 @@ def _all_rows(
     return int(total), [
         {**dict(run), "worse": worse[run["brow"]], "better": better[run["brow"]]} for run in runs
     ]
+
+
+def _row_count(db: ReadOnlyDatabase, experiment_id: str) -> int:
+    """The baseline's rows: as stored when it finished, else counted."""
+    stored = db.query_one(
+        "SELECT row_count FROM experiment_stats WHERE experiment_id = ? AND final = 1", (experiment_id,)
+    )
+    if stored is not None:
+        return int(stored[0])
+    return int(db.query("SELECT COUNT(*) FROM runs WHERE experiment_id = ?", (experiment_id,))[0][0])
 
 
 def _metrics(
