@@ -43,7 +43,7 @@ def with_query(request: Request, **changes: Any) -> str:
 def sort_link(request: Request, current: str, order: str, sort: str) -> str:
     """Sorting by ``sort``: ascending first, flipping when it is already the sort."""
     flipped = "desc" if current == sort and order == "asc" else "asc"
-    return with_query(request, sort=sort, order=flipped, page=None)
+    return with_query(request, sort=sort, order=flipped, page=None, after=None)
 
 
 def sort_mark(current: str, order: str, sort: str) -> str:

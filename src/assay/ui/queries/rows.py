@@ -6,6 +6,7 @@ results and their examples, whatever the experiment's size.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -36,8 +37,18 @@ from assay.ui.queries._sql import (
 from assay.ui.queries.experiments import metric_keys
 from assay.ui.queries.stored import has_stats
 from assay.ui.queries.trace import run_tree
+from assay.ui.queries.walk import Cursor, Ranking, page_entries
 
-__all__ = ["FAILED", "reference_previews", "results_of", "row_detail", "row_page", "score_cells"]
+__all__ = [
+    "FAILED",
+    "decode_cursor",
+    "encode_cursor",
+    "reference_previews",
+    "results_of",
+    "row_detail",
+    "row_page",
+    "score_cells",
+]
 
 
 # "Failed" = the target call failed, or an evaluator failed, or a metric is failing: at
@@ -67,6 +78,12 @@ _FIXED_SORTS = {
     "error": "(u.error IS NOT NULL)",
 }
 
+# The ranked expressions of the runs' indexes, as the indexes write them.
+_RUN_RANKS = {
+    "latency": "u.latency_ms",
+    "error": "CASE WHEN u.error IS NULL THEN 0 ELSE 1 END",
+}
+
 
 def row_page(
     db: ReadOnlyDatabase,
@@ -75,7 +92,10 @@ def row_page(
     *,
     page: int,
     per_page: int,
+    after: Cursor | None = None,
 ) -> RowPage:
+    """One page of rows; ``after`` (the previous page's last row, as its "next" link
+    carries it) starts an index-walked page there instead of walking to its offset."""
     keys = metric_keys(db, experiment.id)
     lower = _lower_keys(db, experiment.id, row_filter, keys)
     where, params = _where(db, experiment.id, row_filter, lower)
@@ -86,8 +106,20 @@ def row_page(
         total = ranked.count(db, experiment.id, row_filter.metric, _bounds(row_filter, lower))
     else:
         total = db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0]
-    if by_index is not None and row_filter.sort.startswith("metric:"):
-        runs = _ranked_runs(db, experiment.id, row_filter, lower, page, per_page)
+    ranking = _ranking(experiment.id, row_filter, lower, by_index, where)
+    next_after = None
+    if ranking is not None:
+        entries = page_entries(
+            db,
+            ranking,
+            descending=row_filter.order == "desc",
+            limit=per_page,
+            offset=offset(page, per_page),
+            after=after,
+        )
+        runs = _runs_of(db, [entry.run_id for entry in entries])
+        if len(entries) == per_page and page * per_page < total:
+            next_after = encode_cursor(entries[-1].cursor)
     else:
         order, order_params = _order(row_filter, keys)
         runs = db.query(
@@ -119,7 +151,59 @@ def row_page(
         page=page,
         per_page=per_page,
         rows=rows,
+        next_after=next_after,
     )
+
+
+def _ranking(
+    experiment_id: str, row_filter: RowFilter, lower: set[str], by_index: str | None, where: str
+) -> Ranking | None:
+    """The index whose walk answers the page, if one does: a metric's (its sort, its
+    bounds), or, with no filter, the runs' latency or errored index."""
+    if by_index is not None and row_filter.sort.startswith("metric:"):
+        key = row_filter.sort.removeprefix("metric:")
+        bounds = _bounds(row_filter, lower) if row_filter.metric == key else []
+        return ranked.ranking(experiment_id, key, bounds)
+    rank = _RUN_RANKS.get(row_filter.sort)
+    if rank is None or where != _ALL_ROWS:
+        return None
+    return Ranking(
+        table="runs", alias="u", scope=_ALL_ROWS, params=(experiment_id,), rank=rank, run_id="u.id"
+    )
+
+
+def _runs_of(db: ReadOnlyDatabase, ids: list[str]) -> list[Any]:
+    """The runs of ``ids``, in that order."""
+    if not ids:
+        return []
+    marks, id_params = in_list(ids)
+    found = {
+        run["id"]: run
+        for run in db.query(f"SELECT {_RUN_COLUMNS} FROM runs u WHERE u.id IN {marks}", id_params)
+    }
+    return [found[run_id] for run_id in ids]
+
+
+def encode_cursor(cursor: Cursor) -> str:
+    """A row's place in a ranked order, as the ``after`` parameter carries it."""
+    rank = "" if cursor.rank is None else repr(float(cursor.rank))
+    return f"{rank},{cursor.position},{cursor.repetition}"
+
+
+def decode_cursor(text: str) -> Cursor:
+    """The inverse of :func:`encode_cursor`; a BadRequest naming ``after`` otherwise."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 3:
+            raise ValueError(text)
+        rank = float(parts[0]) if parts[0] else None
+        if rank is not None and not math.isfinite(rank):
+            raise ValueError(text)
+        return Cursor(rank, int(parts[1]), int(parts[2]))
+    except ValueError:
+        raise BadRequest(
+            f"parameter 'after' must be '<rank>,<position>,<repetition>' (rank empty for none), got {text!r}"
+        ) from None
 
 
 _RUN_COLUMNS = (
@@ -140,35 +224,6 @@ def _index_walk(db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter)
     if key is None or not ranked.one_result_per_row(db, experiment_id, key):
         return None
     return key
-
-
-def _ranked_runs(
-    db: ReadOnlyDatabase,
-    experiment_id: str,
-    row_filter: RowFilter,
-    lower: set[str],
-    page: int,
-    per_page: int,
-) -> list[Any]:
-    key = row_filter.sort.removeprefix("metric:")
-    bounds = _bounds(row_filter, lower) if row_filter.metric == key else []
-    ids = ranked.ordered_run_ids(
-        db,
-        experiment_id,
-        key,
-        descending=row_filter.order == "desc",
-        bounds=bounds,
-        limit=per_page,
-        offset=offset(page, per_page),
-    )
-    if not ids:
-        return []
-    marks, id_params = in_list(ids)
-    found = {
-        run["id"]: run
-        for run in db.query(f"SELECT {_RUN_COLUMNS} FROM runs u WHERE u.id IN {marks}", id_params)
-    }
-    return [found[run_id] for run_id in ids]
 
 
 def _has_bounds(row_filter: RowFilter) -> bool:
@@ -261,7 +316,9 @@ def _order(row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:
     direction = "DESC" if row_filter.order == "desc" else "ASC"
     tie = "u.position, u.repetition"
     if row_filter.sort in _FIXED_SORTS:
-        return f"{_FIXED_SORTS[row_filter.sort]} {direction}, {tie}", []
+        column = _FIXED_SORTS[row_filter.sort]
+        # Rows without a latency last in both directions, as the index walk reads them.
+        return f"{column} IS NULL, {column} {direction}, {tie}", []
     if row_filter.sort.startswith("metric:"):
         key = row_filter.sort.removeprefix("metric:")
         _check_metric(key, keys)

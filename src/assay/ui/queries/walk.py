@@ -1,0 +1,213 @@
+"""A page of rows in the order of one index: ``(scope..., rank, position, repetition)``.
+
+A :class:`Ranking` names the index's leading equality columns (the experiment, and a
+metric for ``results_by_rank``), the ranked expression exactly as the index writes it
+(the planner matches the text), and where the run id and data order are read. The order
+a page shows: the rows with a rank by rank, ties in data order, then the rows without one
+(an errored result, a run without a latency) in data order, in both directions.
+
+Ascending is the index read forwards. Descending with ties ascending is not an order any
+index walk gives (walked backwards, ties come last row first), so a descending page is
+read in at most five index range queries: the rank at the page's offset, how many rows
+rank above it, that rank's rows from the right one in data order, then the next ranks
+walked backwards, whose complete tie groups are turned around and whose last, cut, group
+is read forwards.
+
+A page may start after a :class:`Cursor` (the last row of the previous page) instead of
+at an offset: the same rows, without walking every entry before them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import groupby
+from typing import Any
+
+from assay.ui.db import ReadOnlyDatabase
+
+__all__ = ["Bound", "Cursor", "Entry", "Ranking", "count_ranked", "page_entries"]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Ranks strictly below (``<``) or above (``>``) ``value``."""
+
+    op: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a row stands in a ranked order: its rank (None: unranked), position, repetition."""
+
+    rank: float | None
+    position: int
+    repetition: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    run_id: str
+    cursor: Cursor
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One index's rows: ``table`` aliased ``alias``, ``scope`` (its equality prefix, with
+    ``params``), ``rank`` (its ranked expression), ``run_id`` (the run id column)."""
+
+    table: str
+    alias: str
+    scope: str
+    params: tuple[Any, ...]
+    rank: str
+    run_id: str
+    bounds: tuple[Bound, ...] = ()
+
+    def source(self, *, ranked: bool | None = True, bounded: bool = True) -> tuple[str, list[Any]]:
+        """``FROM ... WHERE ...`` of the entries with a rank (``ranked``), without one
+        (False) or both (None), within the bounds unless ``bounded`` is False."""
+        sql = f"FROM {self.table} {self.alias} WHERE {self.scope}"
+        params = list(self.params)
+        if ranked is not None:
+            sql += f" AND {self.rank} IS {'NOT ' if ranked else ''}NULL"
+        for bound in self.bounds if bounded else ():
+            sql += f" AND {self.rank} {bound.op} ?"
+            params.append(bound.value)
+        return sql, params
+
+    @property
+    def columns(self) -> str:
+        a = self.alias
+        return f"{self.run_id}, {self.rank}, {a}.position, {a}.repetition"
+
+    @property
+    def data_order(self) -> str:
+        return f"{self.alias}.position, {self.alias}.repetition"
+
+    @property
+    def after_key(self) -> str:
+        return f"({self.alias}.position, {self.alias}.repetition) > (?, ?)"
+
+
+def count_ranked(db: ReadOnlyDatabase, ranking: Ranking) -> int:
+    """How many entries rank within the bounds (an index range, counted)."""
+    source, params = ranking.source()
+    return int(_scalar(db, f"SELECT COUNT(*) {source}", params))
+
+
+def page_entries(
+    db: ReadOnlyDatabase,
+    ranking: Ranking,
+    *,
+    descending: bool,
+    limit: int,
+    offset: int = 0,
+    after: Cursor | None = None,
+) -> list[Entry]:
+    """One page, at ``offset`` or just after ``after``. With bounds only ranked rows
+    qualify, so the unranked ones never follow."""
+    if after is not None and after.rank is None:
+        return [] if ranking.bounds else _unranked(db, ranking, limit, 0, after)
+    walk = _descending if descending else _ascending
+    entries = walk(db, ranking, limit, offset, after)
+    if len(entries) == limit or ranking.bounds:
+        return entries
+    if after is not None or entries:
+        skip = 0
+    else:
+        skip = max(0, offset - count_ranked(db, ranking))
+    return entries + _unranked(db, ranking, limit - len(entries), skip, None)
+
+
+def _unranked(
+    db: ReadOnlyDatabase, ranking: Ranking, limit: int, skip: int, after: Cursor | None
+) -> list[Entry]:
+    source, params = ranking.source(ranked=False)
+    if after is not None:
+        source += f" AND {ranking.after_key}"
+        params += [after.position, after.repetition]
+    sql = f"SELECT {ranking.columns} {source} ORDER BY {ranking.data_order} LIMIT ? OFFSET ?"
+    return _entries(db.query(sql, [*params, limit, skip]))
+
+
+def _ascending(
+    db: ReadOnlyDatabase, ranking: Ranking, limit: int, offset: int, after: Cursor | None
+) -> list[Entry]:
+    source, params = ranking.source()
+    order = f"ORDER BY {ranking.rank}, {ranking.data_order}"
+    if after is None:
+        rows = db.query(
+            f"SELECT {ranking.columns} {source} {order} LIMIT ? OFFSET ?", [*params, limit, offset]
+        )
+        return _entries(rows)
+    entries = _tied(db, ranking, after.rank, limit, 0, after)
+    if len(entries) == limit:
+        return entries
+    rows = db.query(
+        f"SELECT {ranking.columns} {source} AND {ranking.rank} > ? {order} LIMIT ?",
+        [*params, after.rank, limit - len(entries)],
+    )
+    return entries + _entries(rows)
+
+
+def _descending(
+    db: ReadOnlyDatabase, ranking: Ranking, limit: int, offset: int, after: Cursor | None
+) -> list[Entry]:
+    source, params = ranking.source()
+    if after is not None:
+        top: Any = after.rank
+        entries = _tied(db, ranking, top, limit, 0, after)
+    else:
+        first = db.query_one(
+            f"SELECT {ranking.rank} {source} ORDER BY {ranking.rank} DESC LIMIT 1 OFFSET ?", [*params, offset]
+        )
+        if first is None:
+            return []
+        top = first[0]
+        above = _scalar(db, f"SELECT COUNT(*) {source} AND {ranking.rank} > ?", [*params, top])
+        entries = _tied(db, ranking, top, limit, offset - int(above), None)
+    if len(entries) == limit:
+        return entries
+    a = ranking.alias
+    below = db.query(
+        f"SELECT {ranking.columns} {source} AND {ranking.rank} < ? "
+        f"ORDER BY {ranking.rank} DESC, {a}.position DESC, {a}.repetition DESC LIMIT ?",
+        [*params, top, limit - len(entries)],
+    )
+    if not below:
+        return entries
+    last = below[-1][1]
+    whole = _entries([row for row in below if row[1] != last])
+    for _, group in groupby(whole, key=lambda entry: entry.cursor.rank):
+        entries += reversed(list(group))
+    return entries + _tied(db, ranking, last, len(below) - len(whole), 0, None)
+
+
+def _tied(
+    db: ReadOnlyDatabase, ranking: Ranking, rank: Any, limit: int, skip: int, after: Cursor | None
+) -> list[Entry]:
+    """Rows ranking exactly ``rank``, in data order (after ``after`` if given). The
+    bounds are left out: the rank is within them, and a range beside the equality led
+    SQLite's planner to sort."""
+    source, params = ranking.source(bounded=False)
+    source += f" AND {ranking.rank} = ?"
+    params.append(rank)
+    if after is not None:
+        source += f" AND {ranking.after_key}"
+        params += [after.position, after.repetition]
+    rows = db.query(
+        f"SELECT {ranking.columns} {source} ORDER BY {ranking.data_order} LIMIT ? OFFSET ?",
+        [*params, limit, skip],
+    )
+    return _entries(rows)
+
+
+def _entries(rows: list[Any]) -> list[Entry]:
+    return [Entry(row[0], Cursor(row[1], row[2], row[3])) for row in rows]
+
+
+def _scalar(db: ReadOnlyDatabase, sql: str, params: list[Any]) -> Any:
+    row = db.query_one(sql, params)
+    assert row is not None  # an aggregate always answers one row
+    return row[0]
