@@ -318,7 +318,8 @@ def _order(row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:
     if row_filter.sort in _FIXED_SORTS:
         column = _FIXED_SORTS[row_filter.sort]
         # Rows without a latency last in both directions, as the index walk reads them.
-        return f"{column} IS NULL, {column} {direction}, {tie}", []
+        last = f"{column} IS NULL, " if row_filter.sort == "latency" else ""
+        return f"{last}{column} {direction}, {tie}", []
     if row_filter.sort.startswith("metric:"):
         key = row_filter.sort.removeprefix("metric:")
         _check_metric(key, keys)

@@ -1,0 +1,263 @@
+"""Rows sorted by latency and by error, read from the runs' indexes, and pages that start
+after the previous page's last row: every page against a plain-Python oracle, on SQLite
+and PostgreSQL; the index plans; a store of the previous schema migrating."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from ui_testdata import T0
+
+from assay.schemas import EvaluationResult, Example, Run
+from assay.store import Store, open_store
+from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+from assay.store.records import ExperimentRecord, ExperimentRow
+from assay.store.sqlite import _statements
+from assay.ui import create_app, queries
+from assay.ui.db import ReadOnlyDatabase
+from assay.ui.models import RowFilter
+from assay.ui.queries.rows import decode_cursor
+
+EXAMPLES = 19
+REPETITIONS = 2
+Key = tuple[int, int]
+# (latency in ms or None for a run that never ended, whether the target failed)
+Spec = tuple[float | None, bool]
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    opened = open_store(store_url)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def db(store: Store) -> Iterator[ReadOnlyDatabase]:
+    reader = ReadOnlyDatabase(store)
+    yield reader
+    reader.close()
+
+
+def build(store: Store, name: str = "exp", *, seed: int = 3) -> dict[Key, Spec]:
+    """Latencies with many ties (and runs without one), errored runs with and without a
+    latency, written in a shuffled order so that storage order says nothing."""
+    rng = random.Random(seed)
+    dataset = store.create_dataset(f"data-{name}")
+    store.add_examples(dataset.id, [Example(inputs={"i": i}) for i in range(EXAMPLES)])
+    examples = list(store.iter_examples(dataset.id))
+    record = ExperimentRecord(
+        name=name,
+        dataset_id=dataset.id,
+        dataset_version=1,
+        status="completed",
+        num_examples=EXAMPLES,
+        num_repetitions=REPETITIONS,
+    )
+    store.create_experiment(record)
+    specs: dict[Key, Spec] = {
+        (p, r): (rng.choice([None, 0.5, 2.0, 2.0, 3.25, 7.0]), rng.random() < 0.25)
+        for p in range(EXAMPLES)
+        for r in range(REPETITIONS)
+    }
+    keys = list(specs)
+    rng.shuffle(keys)
+    rows = [_row(examples[p], p, r, specs[(p, r)]) for p, r in keys]
+    for start in range(0, len(rows), 5):
+        store.write_rows(record.id, rows[start : start + 5])
+    store.finish_experiment(record.id, "completed")
+    return specs
+
+
+def _row(example: Example, position: int, repetition: int, spec: Spec) -> ExperimentRow:
+    latency, failed = spec
+    run = Run(
+        inputs=example.inputs,
+        outputs=None if failed else {"o": position},
+        error="RuntimeError: target broke" if failed else None,
+        start_time=T0,
+        end_time=None if latency is None else T0 + timedelta(milliseconds=latency),
+    )
+    results = [EvaluationResult(key="s", score=position % 3 / 2)]
+    return ExperimentRow(run=run, example=example, repetition=repetition, position=position, results=results)
+
+
+def oracle(specs: dict[Key, Spec], sort: str, *, descending: bool) -> list[Key]:
+    """By rank, ties in data order, the unranked last in data order, in both directions."""
+    sign = -1 if descending else 1
+    if sort == "error":
+        return sorted(specs, key=lambda k: (sign * specs[k][1], k))
+    timed = sorted(
+        (k for k in specs if specs[k][0] is not None), key=lambda k: (sign * (specs[k][0] or 0), k)
+    )
+    return timed + sorted(k for k in specs if specs[k][0] is None)
+
+
+def offset_pages(db: ReadOnlyDatabase, row_filter: RowFilter, per_page: int) -> list[list[Key]]:
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    pages = []
+    for page in range(1, EXAMPLES * REPETITIONS // per_page + 3):  # two pages past the end
+        result = queries.row_page(db, experiment, row_filter, page=page, per_page=per_page)
+        assert result.total == EXAMPLES * REPETITIONS
+        pages.append([(row.position, row.repetition) for row in result.rows])
+    return [keys for keys in pages if keys]
+
+
+def keyset_pages(db: ReadOnlyDatabase, row_filter: RowFilter, per_page: int) -> list[list[Key]]:
+    """Page after page through each page's ``next_after``, as the "next" link goes."""
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    pages, after, page = [], None, 1
+    while True:
+        result = queries.row_page(db, experiment, row_filter, page=page, per_page=per_page, after=after)
+        pages.append([(row.position, row.repetition) for row in result.rows])
+        if result.next_after is None:
+            assert page * per_page >= result.total  # only the last page has no keyset link
+            return pages
+        after, page = decode_cursor(result.next_after), page + 1
+
+
+@pytest.mark.parametrize("sort", ["latency", "error"])
+def test_every_page_of_a_latency_or_error_sort_matches_the_oracle(
+    store: Store, db: ReadOnlyDatabase, sort: str
+) -> None:
+    specs = build(store)
+    assert any(latency is None for latency, _ in specs.values())
+    assert any(failed and latency is not None for latency, failed in specs.values())
+    for order in ("asc", "desc"):
+        expected = oracle(specs, sort, descending=order == "desc")
+        for per_page in (1, 4, 7, 50):
+            row_filter = RowFilter(sort=sort, order=order)
+            by_offset = offset_pages(db, row_filter, per_page)
+            assert [key for keys in by_offset for key in keys] == expected, (order, per_page)
+            assert keyset_pages(db, row_filter, per_page) == by_offset, (order, per_page)
+
+
+def test_keyset_pages_of_a_metric_sort_are_its_offset_pages(store: Store, db: ReadOnlyDatabase) -> None:
+    """Ties across page boundaries, both directions, bounded or not."""
+    build(store)
+    for order in ("asc", "desc"):
+        for row_filter in (
+            RowFilter(sort="metric:s", order=order),
+            RowFilter(sort="metric:s", order=order, metric="s", below=1.0),
+        ):
+            for per_page in (1, 3, 5):
+                by_offset = offset_pages_total(db, row_filter, per_page)
+                assert keyset_pages(db, row_filter, per_page) == by_offset, (row_filter, per_page)
+
+
+def offset_pages_total(db: ReadOnlyDatabase, row_filter: RowFilter, per_page: int) -> list[list[Key]]:
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    total = queries.row_page(db, experiment, row_filter, page=1, per_page=per_page).total
+    return [
+        [
+            (row.position, row.repetition)
+            for row in queries.row_page(db, experiment, row_filter, page=page, per_page=per_page).rows
+        ]
+        for page in range(1, max(1, -(-total // per_page)) + 1)
+    ]
+
+
+def test_a_filtered_latency_sort_keeps_the_order_without_an_index(store: Store, db: ReadOnlyDatabase) -> None:
+    """With a filter the page sorts the filtered rows: the same order, runs without a
+    latency still last (PostgreSQL puts NULLs first in descending order by default)."""
+    specs = build(store)
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    for order in ("asc", "desc"):
+        row_filter = RowFilter(sort="latency", order=order, q='"o"')  # the runs that did not fail
+        result = queries.row_page(db, experiment, row_filter, page=1, per_page=100)
+        expected = [k for k in oracle(specs, "latency", descending=order == "desc") if not specs[k][1]]
+        assert [(row.position, row.repetition) for row in result.rows] == expected
+        assert result.next_after is None  # no index walk: offset paging only
+
+
+def test_the_walks_read_the_runs_indexes_without_a_sort(tmp_path: Path) -> None:
+    store = open_store(str(tmp_path / "plan.db"))
+    build(store)
+    db = ReadOnlyDatabase(store)
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    plans: list[str] = []
+    original = db.query
+
+    def explained(sql: str, params: Any = ()) -> Any:
+        walked = "u.id IN" not in sql and ("u.latency_ms" in sql or "u.error IS NULL THEN 0" in sql)
+        if "FROM runs u" in sql and walked:
+            plans.append(" / ".join(row[3] for row in original(f"EXPLAIN QUERY PLAN {sql}", params)))
+        return original(sql, params)
+
+    db.query = explained  # type: ignore[method-assign]
+    for sort in ("latency", "error"):
+        for order in ("asc", "desc"):
+            for page in (1, 3, 5, 9):
+                queries.row_page(db, experiment, RowFilter(sort=sort, order=order), page=page, per_page=5)
+    assert len(plans) >= 16
+    for plan in plans:
+        assert ("runs_by_latency" in plan or "runs_by_error" in plan) and "TEMP B-TREE" not in plan, plan
+    db.close()
+    store.close()
+
+
+def test_a_store_of_the_previous_schema_migrates_and_sorts_by_latency(tmp_path: Path) -> None:
+    """Migration to now on PostgreSQL runs in tests/core/test_store_backends.py."""
+    previous = SCHEMA_VERSION - 1
+    url = str(tmp_path / "old.db")
+    experiment = "00000000-0000-4000-8000-0000000000ee"
+    with sqlite3.connect(url) as conn:
+        for script in MIGRATIONS[:previous]:
+            for statement in _statements(script):
+                conn.execute(statement)
+        conn.execute(f"INSERT INTO meta VALUES ('schema_version', '{previous}')")
+        conn.execute(
+            "INSERT INTO experiments (id, name, status, created_at) "
+            f"VALUES ('{experiment}', 'old', 'completed', '2026-01-01T00:00:00+00:00')"
+        )
+        for position, latency in enumerate([5.0, None, 1.5, 5.0, 0.25]):
+            conn.execute(
+                "INSERT INTO runs (id, experiment_id, example_id, repetition, position, latency_ms, failed) "
+                "VALUES (?, ?, ?, 0, ?, ?, 0)",
+                (str(uuid.UUID(int=100 + position)), experiment, f"x{position}", 4 - position, latency),
+            )
+    store = open_store(url)
+    db = ReadOnlyDatabase(store)
+    assert db.query("SELECT value FROM meta WHERE key = 'schema_version'")[0][0] == str(SCHEMA_VERSION)
+    indexes = {row[0] for row in db.query("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert {"runs_by_latency", "runs_by_error"} <= indexes
+    summary = queries.find_experiment(db, "old")
+    assert summary is not None
+    for order, expected in (("asc", [0.25, 1.5, 5.0, 5.0, None]), ("desc", [5.0, 5.0, 1.5, 0.25, None])):
+        page = queries.row_page(db, summary, RowFilter(sort="latency", order=order), page=1, per_page=10)
+        assert [row.latency_ms for row in page.rows] == expected
+        assert [row.position for row in page.rows][:4] == ([0, 2, 1, 4] if order == "asc" else [1, 4, 2, 0])
+    db.close()
+    store.close()
+
+
+def test_a_malformed_after_is_a_bad_request_naming_it(tmp_path: Path) -> None:
+    store = open_store(str(tmp_path / "api.db"))
+    build(store)
+    with TestClient(create_app(store), base_url="http://127.0.0.1:8765") as client:
+        for bad in ("1.0,2", "x,1,0", "nan,1,0", "1.0,1,zero"):
+            answer = client.get("/api/experiments/exp/rows", params={"sort": "latency", "after": bad})
+            assert answer.status_code == 400 and "'after'" in answer.text, (bad, answer.text)
+        first = client.get("/api/experiments/exp/rows", params={"sort": "latency", "per_page": 4}).json()
+        second = client.get(
+            "/api/experiments/exp/rows",
+            params={"sort": "latency", "per_page": 4, "page": 2, "after": first["next_after"]},
+        ).json()
+        by_offset = client.get(
+            "/api/experiments/exp/rows", params={"sort": "latency", "per_page": 4, "page": 2}
+        )
+        assert [r["run_id"] for r in second["rows"]] == [r["run_id"] for r in by_offset.json()["rows"]]
+    store.close()
