@@ -168,18 +168,41 @@ def offset_pages_total(db: ReadOnlyDatabase, row_filter: RowFilter, per_page: in
     ]
 
 
-def test_a_filtered_latency_sort_keeps_the_order_without_an_index(store: Store, db: ReadOnlyDatabase) -> None:
-    """With a filter the page sorts the filtered rows: the same order, runs without a
-    latency still last (PostgreSQL puts NULLs first in descending order by default)."""
+FILTERS: dict[str, tuple[dict[str, Any], Any]] = {
+    # name: (the filter's fields, which rows it keeps given (key, spec))
+    "search": ({"q": '"o"'}, lambda key, spec: not spec[1]),  # the runs that did not fail
+    "failed": ({"failed": True}, lambda key, spec: spec[1]),  # s is continuous: no threshold
+    "below": ({"metric": "s", "below": 0.75}, lambda key, spec: key[0] % 3 < 2),
+}
+
+
+@pytest.mark.parametrize("name", list(FILTERS))
+@pytest.mark.parametrize("sort", ["latency", "error", "metric:s"])
+def test_a_filtered_sort_walks_its_index_with_the_filter_riding_along(
+    store: Store, db: ReadOnlyDatabase, name: str, sort: str
+) -> None:
+    """Every page, by offset and through the keyset links, is the oracle's order of the
+    rows the filter keeps (runs without a latency last in both directions, which
+    PostgreSQL's own NULL order would not give descending)."""
     specs = build(store)
+    fields, keeps = FILTERS[name]
     experiment = queries.find_experiment(db, "exp")
     assert experiment is not None
     for order in ("asc", "desc"):
-        row_filter = RowFilter(sort="latency", order=order, q='"o"')  # the runs that did not fail
-        result = queries.row_page(db, experiment, row_filter, page=1, per_page=100)
-        expected = [k for k in oracle(specs, "latency", descending=order == "desc") if not specs[k][1]]
-        assert [(row.position, row.repetition) for row in result.rows] == expected
-        assert result.next_after is None  # no index walk: offset paging only
+        descending = order == "desc"
+        if sort == "metric:s":
+            ordered = sorted(specs, key=lambda k: ((-1 if descending else 1) * (k[0] % 3), k))
+        else:
+            ordered = oracle(specs, sort, descending=descending)
+        expected = [k for k in ordered if keeps(k, specs[k])]
+        assert 0 < len(expected) < len(specs)
+        row_filter = RowFilter(sort=sort, order=order, **fields)
+        for per_page in (1, 4, 50):
+            by_offset = offset_pages_total(db, row_filter, per_page)
+            assert [key for keys in by_offset for key in keys] == expected, (order, per_page)
+            assert keyset_pages(db, row_filter, per_page) == by_offset, (order, per_page)
+        page = queries.row_page(db, experiment, row_filter, page=1, per_page=1)
+        assert page.total == len(expected)
 
 
 def test_the_walks_read_the_runs_indexes_without_a_sort(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 from assay._metric import MetricInfo
@@ -35,12 +36,12 @@ from assay.ui.queries._sql import (
     version_clause,
 )
 from assay.ui.queries.experiments import metric_keys
-from assay.ui.queries.stored import has_stats
+from assay.ui.queries.failing import FAILED, FLAGGED, Failing, count_failing, failing
+from assay.ui.queries.kept import kept_count
 from assay.ui.queries.trace import run_tree
 from assay.ui.queries.walk import Cursor, Ranking, page_entries
 
 __all__ = [
-    "FAILED",
     "decode_cursor",
     "encode_cursor",
     "reference_previews",
@@ -51,26 +52,7 @@ __all__ = [
 ]
 
 
-# "Failed" = the target call failed, or an evaluator failed, or a metric is failing: at
-# or worse than its threshold. A 0/1 metric's threshold is its worst value (0, or 1 when
-# lower is better) unless the user sets another or none; a continuous metric has none
-# until the user sets one (every similarity below 1 is not a failure). The older
-# ``worse_than`` of the chosen metric is a strict threshold and wins over both.
-FAILED = "(u.error IS NOT NULL OR EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND ({failing})))"
-
-# Rows the store flagged: target or evaluator failed, or a score below 1. A superset of
-# the failing rows whenever no failing value lies at or above 1 (no lower-is-better 0/1
-# metric, no threshold): then the indexed flag narrows the search first.
-_FLAGGED = "u.failed = 1"
-
 _ALL_ROWS = "u.experiment_id = ?"
-
-# Per metric whose scores are all 0 or 1: from the stored figures, else the metric index.
-_STORED_BINARY_KEYS = "SELECT key FROM metric_stats WHERE experiment_id = ? AND binary = 1"
-_BINARY_KEYS = (
-    "SELECT key FROM results WHERE experiment_id = ? AND score IS NOT NULL "
-    "GROUP BY key HAVING MIN(score = 0.0 OR score = 1.0) = 1"
-)
 
 _FIXED_SORTS = {
     "position": "u.position",
@@ -98,15 +80,25 @@ def row_page(
     carries it) starts an index-walked page there instead of walking to its offset."""
     keys = metric_keys(db, experiment.id)
     lower = _lower_keys(db, experiment.id, row_filter, keys)
-    where, params = _where(db, experiment.id, row_filter, lower)
+    spec = failing(db, experiment.id, row_filter, lower) if row_filter.failed else None
+    where, params = _where(experiment.id, row_filter, lower, spec)
     by_index = _index_walk(db, experiment.id, row_filter)
     if where == _ALL_ROWS:  # no filter: the experiment's (stored) count will do
         total = experiment.rows
     elif by_index is not None and row_filter.metric is not None:  # a bounded metric alone
         total = ranked.count(db, experiment.id, row_filter.metric, _bounds(row_filter, lower))
+    elif spec is not None and not row_filter.q and not _has_bounds(row_filter):  # failing rows alone
+        total = kept_count(
+            db,
+            experiment.id,
+            ("failing", where, *params),
+            lambda: count_failing(db, experiment.id, keys, spec),
+        )
     else:
-        total = db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0]
-    ranking = _ranking(experiment.id, row_filter, lower, by_index, where)
+        total = kept_count(db, experiment.id, (where, *params), lambda: _count(db, where, params))
+    ranking = _ranking(db, experiment.id, row_filter, lower, by_index, spec) or _run_ranking(
+        row_filter, where, params
+    )
     next_after = None
     if ranking is not None:
         entries = page_entries(
@@ -156,20 +148,44 @@ def row_page(
 
 
 def _ranking(
-    experiment_id: str, row_filter: RowFilter, lower: set[str], by_index: str | None, where: str
+    db: ReadOnlyDatabase,
+    experiment_id: str,
+    row_filter: RowFilter,
+    lower: set[str],
+    by_index: str | None,
+    spec: Failing | None,
 ) -> Ranking | None:
-    """The index whose walk answers the page, if one does: a metric's (its sort, its
-    bounds), or, with no filter, the runs' latency or errored index."""
-    if by_index is not None and row_filter.sort.startswith("metric:"):
-        key = row_filter.sort.removeprefix("metric:")
-        bounds = _bounds(row_filter, lower) if row_filter.metric == key else []
-        return ranked.ranking(experiment_id, key, bounds)
-    rank = _RUN_RANKS.get(row_filter.sort)
-    if rank is None or where != _ALL_ROWS:
+    """The metric index whose walk answers a metric-sorted page, if one does: its own
+    bounds a range of it, any other filter checked on each entry's run, so that a page
+    stops after its rows instead of sorting every row that matches."""
+    if not row_filter.sort.startswith("metric:"):
         return None
-    return Ranking(
-        table="runs", alias="u", scope=_ALL_ROWS, params=(experiment_id,), rank=rank, run_id="u.id"
+    key = row_filter.sort.removeprefix("metric:")
+    own = row_filter.metric == key
+    if by_index is None and not ranked.one_result_per_row(db, experiment_id, key):
+        return None
+    walk = ranked.ranking(experiment_id, key, _bounds(row_filter, lower) if own else [])
+    rest, params = _where(experiment_id, row_filter, lower, spec, bounds=not own)
+    if rest == _ALL_ROWS:
+        return walk
+    return replace(
+        walk,
+        scope=f"{walk.scope} AND EXISTS (SELECT 1 FROM runs u WHERE u.id = r.run_id AND {rest})",
+        params=(*walk.params, *params),
     )
+
+
+def _run_ranking(row_filter: RowFilter, where: str, params: list[Any]) -> Ranking | None:
+    """The runs' latency or errored index, filtered as the page is (a filter rides along
+    the walk: rows come in index order, the filtered ones skipped)."""
+    rank = _RUN_RANKS.get(row_filter.sort)
+    if rank is None:
+        return None
+    return Ranking(table="runs", alias="u", scope=where, params=tuple(params), rank=rank, run_id="u.id")
+
+
+def _count(db: ReadOnlyDatabase, where: str, params: list[Any]) -> int:
+    return int(db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0])
 
 
 def _runs_of(db: ReadOnlyDatabase, ids: list[str]) -> list[Any]:
@@ -254,17 +270,17 @@ def _lower_keys(db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter,
 
 
 def _where(
-    db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, lower: set[str]
+    experiment_id: str, row_filter: RowFilter, lower: set[str], spec: Failing | None, *, bounds: bool = True
 ) -> tuple[str, list[Any]]:
     clauses: list[str] = [_ALL_ROWS]
     params: list[Any] = [experiment_id]
     if row_filter.failed:
-        failing, failing_params, flagged = _failing(db, experiment_id, row_filter, lower)
-        if flagged:
-            clauses.append(_FLAGGED)
-        clauses.append(FAILED.format(failing=failing))
+        condition, failing_params = spec.condition() if spec is not None else ("", [])
+        if spec is not None and spec.flagged:
+            clauses.append(FLAGGED)
+        clauses.append(FAILED.format(failing=condition))
         params += failing_params
-    for bound in _bounds(row_filter, lower):
+    for bound in _bounds(row_filter, lower) if bounds else []:
         clauses.append(
             "EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND r.key = ? "
             f"AND r.error IS NULL AND r.score {bound.op} ?)"
@@ -279,37 +295,6 @@ def _where(
 
 def _direction(db: ReadOnlyDatabase, experiment_id: str, key: str) -> str:
     return MetricInfo.of(decode_metric_info(db.query_one(METRIC_INFO_SQL, (experiment_id, key)))).direction
-
-
-def _failing(
-    db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, lower: set[str]
-) -> tuple[str, list[Any], bool]:
-    """The SQL condition on a result ``r`` that makes its row failing, its parameters, and
-    whether the store's failed flag may narrow the search first."""
-    chosen = row_filter.metric if row_filter.worse_than is not None else None
-    conditions, params = ["r.error IS NOT NULL"], []
-    thresholds: dict[str, float | None] = {
-        key: 1.0 if key in lower else 0.0 for key in _binary_keys(db, experiment_id)
-    }
-    thresholds.update(row_filter.thresholds)
-    # The stored flag (an error, or a score below 1) covers every failing row only when
-    # each threshold fails scores below 1 alone.
-    flagged = chosen is None
-    for key, threshold in thresholds.items():
-        if key == chosen or threshold is None:
-            continue
-        conditions.append(f"(r.key = ? AND r.score {'>=' if key in lower else '<='} ?)")
-        params += [key, threshold]
-        flagged = flagged and key not in lower and threshold < 1
-    if chosen is not None:
-        conditions.append(f"(r.key = ? AND r.score {'>' if chosen in lower else '<'} ?)")
-        params += [chosen, row_filter.worse_than]
-    return " OR ".join(conditions), params, flagged
-
-
-def _binary_keys(db: ReadOnlyDatabase, experiment_id: str) -> list[str]:
-    query = _STORED_BINARY_KEYS if has_stats(db, experiment_id) else _BINARY_KEYS
-    return [row["key"] for row in db.query(query, (experiment_id,))]
 
 
 def _order(row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:
