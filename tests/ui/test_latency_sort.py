@@ -5,6 +5,7 @@ and PostgreSQL; the index plans; a store of the previous schema migrating."""
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -283,4 +284,16 @@ def test_a_malformed_after_is_a_bad_request_naming_it(tmp_path: Path) -> None:
             "/api/experiments/exp/rows", params={"sort": "latency", "per_page": 4, "page": 2}
         )
         assert [r["run_id"] for r in second["rows"]] == [r["run_id"] for r in by_offset.json()["rows"]]
+    store.close()
+
+
+def test_the_pager_is_markup_and_its_next_link_carries_the_keyset(tmp_path: Path) -> None:
+    """The pager's text is not ASCII ("·", "›"): the page must still print it as markup."""
+    store = open_store(str(tmp_path / "pager.db"))
+    build(store)
+    with TestClient(create_app(store), base_url="http://127.0.0.1:8765") as client:
+        html = client.get("/experiments/exp", params={"sort": "latency", "per_page": 4}).text
+        assert '<nav class="pager"' in html and "&lt;nav" not in html
+        assert re.search(r'rel="next" href="[^"]*page=2&amp;after=[^"]+"', html)
+        assert not re.search(r"last »", html) or not re.search(r'href="[^"]*after=[^"]*">last', html)
     store.close()
