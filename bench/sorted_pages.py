@@ -29,7 +29,7 @@ from assay.ui import queries
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import ExperimentSummary, RowFilter
 from assay.ui.queries import ranked
-from assay.ui.queries.rows import decode_cursor
+from assay.ui.queries.walk import decode_cursor
 
 F = RowFilter
 # (filter, page, whether the page starts after the previous page's last row)

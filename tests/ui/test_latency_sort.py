@@ -25,7 +25,8 @@ from assay.store.sqlite import _statements
 from assay.ui import create_app, queries
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import RowFilter
-from assay.ui.queries.rows import decode_cursor
+from assay.ui.queries import rows
+from assay.ui.queries.walk import decode_cursor
 
 EXAMPLES = 19
 REPETITIONS = 2
@@ -121,10 +122,11 @@ def keyset_pages(db: ReadOnlyDatabase, row_filter: RowFilter, per_page: int) -> 
     while True:
         result = queries.row_page(db, experiment, row_filter, page=page, per_page=per_page, after=after)
         pages.append([(row.position, row.repetition) for row in result.rows])
-        if result.next_after is None:
-            assert page * per_page >= result.total  # only the last page has no keyset link
+        if page * per_page >= result.total:
+            assert result.next_after is None
             return pages
-        after, page = decode_cursor(result.next_after), page + 1
+        # Without a keyset link (a sort, not a walk) the next link is by offset.
+        after, page = (None if result.next_after is None else decode_cursor(result.next_after)), page + 1
 
 
 @pytest.mark.parametrize("sort", ["latency", "error"])
@@ -177,14 +179,18 @@ FILTERS: dict[str, tuple[dict[str, Any], Any]] = {
 }
 
 
+@pytest.mark.parametrize("path", ["walk", "sort"])
 @pytest.mark.parametrize("name", list(FILTERS))
 @pytest.mark.parametrize("sort", ["latency", "error", "metric:s"])
-def test_a_filtered_sort_walks_its_index_with_the_filter_riding_along(
-    store: Store, db: ReadOnlyDatabase, name: str, sort: str
+def test_a_filtered_sort_walks_its_index_or_sorts_the_matches_in_one_order(
+    store: Store, db: ReadOnlyDatabase, name: str, sort: str, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every page, by offset and through the keyset links, is the oracle's order of the
     rows the filter keeps (runs without a latency last in both directions, which
-    PostgreSQL's own NULL order would not give descending)."""
+    PostgreSQL's own NULL order would not give descending): whether the filter rides
+    along the index walk (a common match) or the matches are sorted (a rare one)."""
+    if path == "sort":
+        monkeypatch.setattr(rows, "_WALK_SELECTIVITY", 0)  # every filter counts as rare
     specs = build(store)
     fields, keeps = FILTERS[name]
     experiment = queries.find_experiment(db, "exp")
@@ -204,6 +210,8 @@ def test_a_filtered_sort_walks_its_index_with_the_filter_riding_along(
             assert keyset_pages(db, row_filter, per_page) == by_offset, (order, per_page)
         page = queries.row_page(db, experiment, row_filter, page=1, per_page=1)
         assert page.total == len(expected)
+        own_range = sort == "metric:s" and name == "below"  # a range of the index: always walked
+        assert (page.next_after is not None) is (path == "walk" or own_range)  # keyset links come with a walk
 
 
 def test_the_walks_read_the_runs_indexes_without_a_sort(tmp_path: Path) -> None:

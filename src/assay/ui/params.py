@@ -13,8 +13,7 @@ from fastapi import Depends, Query, Request
 
 from assay.ui.errors import BadRequest
 from assay.ui.models import RowFilter
-from assay.ui.queries.rows import decode_cursor
-from assay.ui.queries.walk import Cursor
+from assay.ui.queries.walk import Cursor, decode_cursor
 
 __all__ = [
     "MAX_PER_PAGE",

@@ -6,7 +6,6 @@ results and their examples, whatever the experiment's size.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any
@@ -39,11 +38,9 @@ from assay.ui.queries.experiments import metric_keys
 from assay.ui.queries.failing import FAILED, FLAGGED, Failing, count_failing, failing
 from assay.ui.queries.kept import kept_count
 from assay.ui.queries.trace import run_tree
-from assay.ui.queries.walk import Cursor, Ranking, page_entries
+from assay.ui.queries.walk import Cursor, Ranking, encode_cursor, page_entries
 
 __all__ = [
-    "decode_cursor",
-    "encode_cursor",
     "reference_previews",
     "results_of",
     "row_detail",
@@ -59,6 +56,10 @@ _FIXED_SORTS = {
     "latency": "u.latency_ms",
     "error": "(u.error IS NOT NULL)",
 }
+
+# A filtered walk visits about per_page * rows / matches index entries per page: below
+# one match in this many rows, sorting the matches costs less.
+_WALK_SELECTIVITY = 50
 
 # The ranked expressions of the runs' indexes, as the indexes write them.
 _RUN_RANKS = {
@@ -99,6 +100,8 @@ def row_page(
     ranking = _ranking(db, experiment.id, row_filter, lower, by_index, spec) or _run_ranking(
         row_filter, where, params
     )
+    if ranking is not None and ranking.filtered and total * _WALK_SELECTIVITY < experiment.rows:
+        ranking = None  # a rare match: sorting the matches beats walking past the others
     next_after = None
     if ranking is not None:
         entries = page_entries(
@@ -172,6 +175,7 @@ def _ranking(
         walk,
         scope=f"{walk.scope} AND EXISTS (SELECT 1 FROM runs u WHERE u.id = r.run_id AND {rest})",
         params=(*walk.params, *params),
+        filtered=True,
     )
 
 
@@ -181,7 +185,15 @@ def _run_ranking(row_filter: RowFilter, where: str, params: list[Any]) -> Rankin
     rank = _RUN_RANKS.get(row_filter.sort)
     if rank is None:
         return None
-    return Ranking(table="runs", alias="u", scope=where, params=tuple(params), rank=rank, run_id="u.id")
+    return Ranking(
+        table="runs",
+        alias="u",
+        scope=where,
+        params=tuple(params),
+        rank=rank,
+        run_id="u.id",
+        filtered=where != _ALL_ROWS,
+    )
 
 
 def _count(db: ReadOnlyDatabase, where: str, params: list[Any]) -> int:
@@ -198,28 +210,6 @@ def _runs_of(db: ReadOnlyDatabase, ids: list[str]) -> list[Any]:
         for run in db.query(f"SELECT {_RUN_COLUMNS} FROM runs u WHERE u.id IN {marks}", id_params)
     }
     return [found[run_id] for run_id in ids]
-
-
-def encode_cursor(cursor: Cursor) -> str:
-    """A row's place in a ranked order, as the ``after`` parameter carries it."""
-    rank = "" if cursor.rank is None else repr(float(cursor.rank))
-    return f"{rank},{cursor.position},{cursor.repetition}"
-
-
-def decode_cursor(text: str) -> Cursor:
-    """The inverse of :func:`encode_cursor`; a BadRequest naming ``after`` otherwise."""
-    parts = text.split(",")
-    try:
-        if len(parts) != 3:
-            raise ValueError(text)
-        rank = float(parts[0]) if parts[0] else None
-        if rank is not None and not math.isfinite(rank):
-            raise ValueError(text)
-        return Cursor(rank, int(parts[1]), int(parts[2]))
-    except ValueError:
-        raise BadRequest(
-            f"parameter 'after' must be '<rank>,<position>,<repetition>' (rank empty for none), got {text!r}"
-        ) from None
 
 
 _RUN_COLUMNS = (

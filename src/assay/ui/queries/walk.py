@@ -19,13 +19,24 @@ at an offset: the same rows, without walking every entry before them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
 from assay.ui.db import ReadOnlyDatabase
+from assay.ui.errors import BadRequest
 
-__all__ = ["Bound", "Cursor", "Entry", "Ranking", "count_ranked", "page_entries"]
+__all__ = [
+    "Bound",
+    "Cursor",
+    "Entry",
+    "Ranking",
+    "count_ranked",
+    "decode_cursor",
+    "encode_cursor",
+    "page_entries",
+]
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,7 @@ class Ranking:
     rank: str
     run_id: str
     bounds: tuple[Bound, ...] = ()
+    filtered: bool = False  # whether ``scope`` holds a filter checked on each entry
 
     def source(self, *, ranked: bool | None = True, bounded: bool = True) -> tuple[str, list[Any]]:
         """``FROM ... WHERE ...`` of the entries with a rank (``ranked``), without one
@@ -88,6 +100,28 @@ class Ranking:
     @property
     def after_key(self) -> str:
         return f"({self.alias}.position, {self.alias}.repetition) > (?, ?)"
+
+
+def encode_cursor(cursor: Cursor) -> str:
+    """A row's place in a ranked order, as the ``after`` parameter carries it."""
+    rank = "" if cursor.rank is None else repr(float(cursor.rank))
+    return f"{rank},{cursor.position},{cursor.repetition}"
+
+
+def decode_cursor(text: str) -> Cursor:
+    """The inverse of :func:`encode_cursor`; a BadRequest naming ``after`` otherwise."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 3:
+            raise ValueError(text)
+        rank = float(parts[0]) if parts[0] else None
+        if rank is not None and not math.isfinite(rank):
+            raise ValueError(text)
+        return Cursor(rank, int(parts[1]), int(parts[2]))
+    except ValueError:
+        raise BadRequest(
+            f"parameter 'after' must be '<rank>,<position>,<repetition>' (rank empty for none), got {text!r}"
+        ) from None
 
 
 def count_ranked(db: ReadOnlyDatabase, ranking: Ranking) -> int:
