@@ -17,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 from ui_testdata import T0
 
+from assay.evaluation._tally import tally_of_stored
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store import Store, open_store
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
@@ -49,7 +50,7 @@ def db(store: Store) -> Iterator[ReadOnlyDatabase]:
     reader.close()
 
 
-def build(store: Store, name: str = "exp", *, seed: int = 3) -> dict[Key, Spec]:
+def build(store: Store, name: str = "exp", *, seed: int = 3, binary: bool = False) -> dict[Key, Spec]:
     """Latencies with many ties (and runs without one), errored runs with and without a
     latency, written in a shuffled order so that storage order says nothing."""
     rng = random.Random(seed)
@@ -72,14 +73,14 @@ def build(store: Store, name: str = "exp", *, seed: int = 3) -> dict[Key, Spec]:
     }
     keys = list(specs)
     rng.shuffle(keys)
-    rows = [_row(examples[p], p, r, specs[(p, r)]) for p, r in keys]
+    rows = [_row(examples[p], p, r, specs[(p, r)], binary) for p, r in keys]
     for start in range(0, len(rows), 5):
         store.write_rows(record.id, rows[start : start + 5])
     store.finish_experiment(record.id, "completed")
     return specs
 
 
-def _row(example: Example, position: int, repetition: int, spec: Spec) -> ExperimentRow:
+def _row(example: Example, position: int, repetition: int, spec: Spec, binary: bool) -> ExperimentRow:
     latency, failed = spec
     run = Run(
         inputs=example.inputs,
@@ -89,6 +90,11 @@ def _row(example: Example, position: int, repetition: int, spec: Spec) -> Experi
         end_time=None if latency is None else T0 + timedelta(milliseconds=latency),
     )
     results = [EvaluationResult(key="s", score=position % 3 / 2)]
+    if binary:  # a 0/1 metric "b" that errors on some rows
+        error = "ValueError: b broke" if position % 7 == 3 else None
+        results.append(
+            EvaluationResult(key="b", score=None if error else (position + repetition) % 4 != 0, error=error)
+        )
     return ExperimentRow(run=run, example=example, repetition=repetition, position=position, results=results)
 
 
@@ -305,3 +311,72 @@ def test_the_pager_is_markup_and_its_next_link_carries_the_keyset(tmp_path: Path
         assert re.search(r'rel="next" href="[^"]*page=2&amp;after=[^"]+"', html)
         assert not re.search(r"last »", html) or not re.search(r'href="[^"]*after=[^"]*">last', html)
     store.close()
+
+
+def _fails(key: Key, spec: Spec, thresholds: dict[str, float | None], worse_than: float | None) -> bool:
+    """The oracle of a failing row: its run or an evaluator failed, or a score is at or
+    worse than its threshold (b, 0/1: 0 unless set; s, continuous: none unless set;
+    ``worse_than`` of s: strictly below it)."""
+    position, repetition = key
+    b_error = position % 7 == 3
+    b = (position + repetition) % 4 != 0
+    s = position % 3 / 2
+    b_threshold = thresholds.get("b", 0.0)
+    s_threshold = thresholds.get("s")
+    return (
+        spec[1]
+        or b_error
+        or (b_threshold is not None and float(b) <= b_threshold)
+        or (worse_than is None and s_threshold is not None and s <= s_threshold)
+        or (worse_than is not None and s < worse_than)
+    )
+
+
+@pytest.mark.parametrize(
+    ("thresholds", "worse_than"),
+    [({}, None), ({"b": None}, None), ({"s": 0.5}, None), ({"s": 0.5, "b": None}, None), ({}, 0.75)],
+)
+def test_failing_rows_are_counted_as_many_as_they_are(
+    store: Store, db: ReadOnlyDatabase, thresholds: dict[str, float | None], worse_than: float | None
+) -> None:
+    """The count (a union of index ranges) is the rows the per-row check pages through."""
+    specs = build(store, binary=True)
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    metric = "s" if worse_than is not None else None
+    row_filter = RowFilter(failed=True, thresholds=thresholds, metric=metric, worse_than=worse_than)
+    page = queries.row_page(db, experiment, row_filter, page=1, per_page=500)
+    expected = sorted(k for k in specs if _fails(k, specs[k], thresholds, worse_than))
+    assert 0 < len(expected) < len(specs)
+    assert [(row.position, row.repetition) for row in page.rows] == expected
+    assert page.total == len(expected)
+
+
+def test_a_count_is_kept_until_the_experiment_s_figures_change(store: Store, db: ReadOnlyDatabase) -> None:
+    specs = build(store, binary=True)
+    record = store.get_experiment(name="exp")
+    assert record is not None
+    store.write_stats(record.id, tally_of_stored(store.iter_scores(record.id)).stats(final=True))
+    counted: list[str] = []
+    original = db.query
+
+    def spied(sql: str, params: Any = ()) -> Any:
+        if sql.startswith("SELECT COUNT(*) FROM (SELECT"):
+            counted.append(sql)
+        return original(sql, params)
+
+    db.query = spied  # type: ignore[method-assign]
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    totals = [
+        queries.row_page(db, experiment, RowFilter(failed=True), page=p, per_page=3).total for p in (1, 2)
+    ]
+    assert totals[0] == totals[1] and len(counted) == 1  # the second page reused the count
+    # A re-score turns every b into a failure: the figures change, so the count does.
+    run_ids = [row.run.id for row in store.load_rows(record)]
+    store.write_results(
+        record.id, [(run_id, [EvaluationResult(key="b", score=False)]) for run_id in run_ids], replace=True
+    )
+    store.write_stats(record.id, tally_of_stored(store.iter_scores(record.id)).stats(final=True))
+    page = queries.row_page(db, experiment, RowFilter(failed=True), page=1, per_page=3)
+    assert len(counted) == 2 and page.total == len(specs)
