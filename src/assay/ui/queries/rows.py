@@ -7,7 +7,7 @@ results and their examples, whatever the experiment's size.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from assay._metric import MetricInfo
@@ -84,25 +84,14 @@ def row_page(
     spec = failing(db, experiment.id, row_filter, lower) if row_filter.failed else None
     where, params = _where(experiment.id, row_filter, lower, spec)
     by_index = _index_walk(db, experiment.id, row_filter)
-    if where == _ALL_ROWS:  # no filter: the experiment's (stored) count will do
-        total = experiment.rows
-    elif by_index is not None and row_filter.metric is not None:  # a bounded metric alone
-        total = ranked.count(db, experiment.id, row_filter.metric, _bounds(row_filter, lower))
-    elif spec is not None and not row_filter.q and not _has_bounds(row_filter):  # failing rows alone
-        total = kept_count(
-            db,
-            experiment.id,
-            ("failing", where, *params),
-            lambda: count_failing(db, experiment.id, keys, spec),
-        )
-    else:
-        total = kept_count(db, experiment.id, (where, *params), lambda: _count(db, where, params))
+    query = _Query(db, experiment, row_filter, keys, lower, spec, by_index, where, params)
     ranking = _ranking(db, experiment.id, row_filter, lower, by_index, spec) or _run_ranking(
         row_filter, where, params
     )
-    if ranking is not None and ranking.filtered and total * _WALK_SELECTIVITY < experiment.rows:
+    total = query.total() if ranking is not None and ranking.filtered else None
+    if ranking is not None and total is not None and total * _WALK_SELECTIVITY < experiment.rows:
         ranking = None  # a rare match: sorting the matches beats walking past the others
-    next_after = None
+    last: Cursor | None = None
     if ranking is not None:
         entries = page_entries(
             db,
@@ -113,14 +102,17 @@ def row_page(
             after=after,
         )
         runs = _runs_of(db, [entry.run_id for entry in entries])
-        if len(entries) == per_page and page * per_page < total:
-            next_after = encode_cursor(entries[-1].cursor)
+        last = entries[-1].cursor if len(entries) == per_page else None
     else:
         order, order_params = _order(row_filter, keys)
         runs = db.query(
             f"SELECT {_RUN_COLUMNS} FROM runs u WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
             [*params, *order_params, per_page, offset(page, per_page)],
         )
+    if total is None:  # a short page that is not past the end says how many there are
+        short = len(runs) < per_page and (runs or page == 1)
+        total = offset(page, per_page) + len(runs) if short else query.total()
+    next_after = encode_cursor(last) if last is not None and page * per_page < total else None
     scores = score_cells(db, [run["id"] for run in runs])
     references = reference_previews(db, experiment, [run["example_id"] for run in runs])
     rows = [
@@ -148,6 +140,37 @@ def row_page(
         rows=rows,
         next_after=next_after,
     )
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What a page's count needs, so that it is counted only when the page cannot tell."""
+
+    db: ReadOnlyDatabase
+    experiment: ExperimentSummary
+    row_filter: RowFilter
+    keys: list[str]
+    lower: set[str]
+    spec: Failing | None
+    by_index: str | None
+    where: str
+    params: list[Any]
+
+    def total(self) -> int:
+        db, experiment_id, row_filter = self.db, self.experiment.id, self.row_filter
+        if self.where == _ALL_ROWS:  # no filter: the experiment's (stored) count will do
+            return self.experiment.rows
+        if self.by_index is not None and row_filter.metric is not None:  # a bounded metric alone
+            return ranked.count(db, experiment_id, row_filter.metric, _bounds(row_filter, self.lower))
+        spec, where, params = self.spec, self.where, self.params
+        if spec is not None and not row_filter.q and not _has_bounds(row_filter):  # failing rows alone
+            return kept_count(
+                db,
+                experiment_id,
+                ("failing", where, *params),
+                lambda: count_failing(db, experiment_id, self.keys, spec),
+            )
+        return kept_count(db, experiment_id, (where, *params), lambda: _count(db, where, params))
 
 
 def _ranking(
