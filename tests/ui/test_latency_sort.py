@@ -26,7 +26,7 @@ from assay.store.sqlite import _statements
 from assay.ui import create_app, queries
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import RowFilter
-from assay.ui.queries import rows
+from assay.ui.queries import rows, walk
 from assay.ui.queries.walk import decode_cursor
 
 EXAMPLES = 19
@@ -77,6 +77,8 @@ def build(store: Store, name: str = "exp", *, seed: int = 3, binary: bool = Fals
     for start in range(0, len(rows), 5):
         store.write_rows(record.id, rows[start : start + 5])
     store.finish_experiment(record.id, "completed")
+    # The figures evaluate stores when an experiment finishes (what counts are kept by).
+    store.write_stats(record.id, tally_of_stored(store.iter_scores(record.id)).stats(final=True))
     return specs
 
 
@@ -101,6 +103,8 @@ def _row(example: Example, position: int, repetition: int, spec: Spec, binary: b
 def oracle(specs: dict[Key, Spec], sort: str, *, descending: bool) -> list[Key]:
     """By rank, ties in data order, the unranked last in data order, in both directions."""
     sign = -1 if descending else 1
+    if sort == "metric:s":
+        return sorted(specs, key=lambda k: (sign * (k[0] % 3), k))
     if sort == "error":
         return sorted(specs, key=lambda k: (sign * specs[k][1], k))
     timed = sorted(
@@ -135,10 +139,23 @@ def keyset_pages(db: ReadOnlyDatabase, row_filter: RowFilter, per_page: int) -> 
         after, page = (None if result.next_after is None else decode_cursor(result.next_after)), page + 1
 
 
-@pytest.mark.parametrize("sort", ["latency", "error"])
+@pytest.mark.parametrize("far", [False, True], ids=["forwards", "from-the-end"])
+@pytest.mark.parametrize("sort", ["latency", "error", "metric:s"])
 def test_every_page_of_a_latency_or_error_sort_matches_the_oracle(
-    store: Store, db: ReadOnlyDatabase, sort: str
+    store: Store, db: ReadOnlyDatabase, sort: str, far: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``far``: every ascending page past the middle is read backwards from the end (at
+    1M rows, past offset 5,000 only)."""
+    backwards: list[int] = []
+    if far:
+        monkeypatch.setattr(walk, "_FAR", 0)
+        read_backwards = walk._ascending_from_end
+
+        def spied(*args: Any) -> Any:
+            backwards.append(args[3])
+            return read_backwards(*args)
+
+        monkeypatch.setattr(walk, "_ascending_from_end", spied)
     specs = build(store)
     assert any(latency is None for latency, _ in specs.values())
     assert any(failed and latency is not None for latency, failed in specs.values())
@@ -149,6 +166,7 @@ def test_every_page_of_a_latency_or_error_sort_matches_the_oracle(
             by_offset = offset_pages(db, row_filter, per_page)
             assert [key for keys in by_offset for key in keys] == expected, (order, per_page)
             assert keyset_pages(db, row_filter, per_page) == by_offset, (order, per_page)
+    assert bool(backwards) is far  # the pages past the middle were read from the end
 
 
 def test_keyset_pages_of_a_metric_sort_are_its_offset_pages(store: Store, db: ReadOnlyDatabase) -> None:
@@ -356,7 +374,6 @@ def test_a_count_is_kept_until_the_experiment_s_figures_change(store: Store, db:
     specs = build(store, binary=True)
     record = store.get_experiment(name="exp")
     assert record is not None
-    store.write_stats(record.id, tally_of_stored(store.iter_scores(record.id)).stats(final=True))
     counted: list[str] = []
     original = db.query
 

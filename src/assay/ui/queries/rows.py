@@ -7,6 +7,7 @@ results and their examples, whatever the experiment's size.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -36,9 +37,9 @@ from assay.ui.queries._sql import (
 )
 from assay.ui.queries.experiments import metric_keys
 from assay.ui.queries.failing import FAILED, FLAGGED, Failing, count_failing, failing
-from assay.ui.queries.kept import kept_count
+from assay.ui.queries.kept import kept_count, signature
 from assay.ui.queries.trace import run_tree
-from assay.ui.queries.walk import Cursor, Ranking, encode_cursor, page_entries
+from assay.ui.queries.walk import Cursor, Ranking, count_ranked, encode_cursor, page_entries
 
 __all__ = [
     "reference_previews",
@@ -100,6 +101,7 @@ def row_page(
             limit=per_page,
             offset=offset(page, per_page),
             after=after,
+            counts=None if ranking.filtered else query.counts(ranking),
         )
         runs = _runs_of(db, [entry.run_id for entry in entries])
         last = entries[-1].cursor if len(entries) == per_page else None
@@ -171,6 +173,21 @@ class _Query:
                 lambda: count_failing(db, experiment_id, self.keys, spec),
             )
         return kept_count(db, experiment_id, (where, *params), lambda: _count(db, where, params))
+
+    def counts(self, ranking: Ranking) -> Callable[[], tuple[int, int]] | None:
+        """The entries of an unfiltered walk and how many rank, for a finished experiment
+        (whose stored row count is final), each counted once while it stays so."""
+        if signature(self.db, self.experiment.id) is None:
+            return None
+
+        def counted() -> tuple[int, int]:
+            what = ("ranked", ranking.scope, ranking.rank, *ranking.params, *ranking.bounds)
+            ranked_rows = kept_count(
+                self.db, self.experiment.id, what, lambda: count_ranked(self.db, ranking)
+            )
+            return (ranked_rows if ranking.bounds else self.total()), ranked_rows
+
+        return counted
 
 
 def _ranking(

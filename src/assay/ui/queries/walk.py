@@ -20,6 +20,7 @@ at an offset: the same rows, without walking every entry before them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
@@ -138,9 +139,16 @@ def page_entries(
     limit: int,
     offset: int = 0,
     after: Cursor | None = None,
+    counts: Callable[[], tuple[int, int]] | None = None,
 ) -> list[Entry]:
     """One page, at ``offset`` or just after ``after``. With bounds only ranked rows
-    qualify, so the unranked ones never follow."""
+    qualify, so the unranked ones never follow. ``counts``: the entries in the ranking
+    and how many of them rank, when the caller knows them; an ascending page past the
+    middle is then read backwards from the end, its exact reverse."""
+    if counts is not None and not descending and after is None:
+        total, ranked = counts() if offset > _FAR else (0, 0)
+        if offset * 2 > total > 0:
+            return _ascending_from_end(db, ranking, limit, offset, total, ranked)
     if after is not None and after.rank is None:
         return [] if ranking.bounds else _unranked(db, ranking, limit, 0, after)
     walk = _descending if descending else _ascending
@@ -152,6 +160,33 @@ def page_entries(
     else:
         skip = max(0, offset - count_ranked(db, ranking))
     return entries + _unranked(db, ranking, limit - len(entries), skip, None)
+
+
+# Offsets below this are walked forwards whatever the size: cheaper than counting.
+_FAR = 5000
+
+
+def _ascending_from_end(
+    db: ReadOnlyDatabase, ranking: Ranking, limit: int, offset: int, total: int, ranked: int
+) -> list[Entry]:
+    """The ascending page at ``offset`` as the reverse of a backward walk: the unranked
+    rows in reverse data order, then the ranked ones by rank, ties last row first."""
+    end = min(offset + limit, total)
+    if end <= offset:
+        return []
+    want, skip, unranked = end - offset, total - end, total - ranked
+    a = ranking.alias
+    backwards = f"{a}.position DESC, {a}.repetition DESC"
+    rows: list[Any] = []
+    if skip < unranked:  # the page ends among the unranked rows
+        source, params = ranking.source(ranked=False)
+        sql = f"SELECT {ranking.columns} {source} ORDER BY {backwards} LIMIT ? OFFSET ?"
+        rows += db.query(sql, [*params, want, skip])
+    if len(rows) < want:
+        source, params = ranking.source()
+        sql = f"SELECT {ranking.columns} {source} ORDER BY {ranking.rank} DESC, {backwards} LIMIT ? OFFSET ?"
+        rows += db.query(sql, [*params, want - len(rows), max(0, skip - unranked)])
+    return _entries(rows[::-1])
 
 
 def _unranked(
