@@ -1,7 +1,10 @@
 """An experiment's rows: the filtered, sorted, paginated table and one row in full.
 
 Filtering, sorting and paging all happen in SQL: a page reads ``per_page`` runs, their
-results and their examples, whatever the experiment's size.
+results and their examples, whatever the experiment's size. A sorted page is an index
+walk (``walk``) where one holds the sort: a metric's ``results_by_rank``, the runs'
+``runs_by_latency`` and ``runs_by_error``; a filter rides along it unless it keeps few
+rows, whose matches are then sorted. Counts of filtered rows are kept (``kept``).
 """
 
 from __future__ import annotations
