@@ -143,12 +143,12 @@ def page_entries(
 ) -> list[Entry]:
     """One page, at ``offset`` or just after ``after``. With bounds only ranked rows
     qualify, so the unranked ones never follow. ``counts``: the entries in the ranking
-    and how many of them rank, when the caller knows them; an ascending page past the
-    middle is then read backwards from the end, its exact reverse."""
-    if counts is not None and not descending and after is None:
+    and how many of them rank, when the caller knows them; a page past the middle is
+    then read from the end, as its exact reverse."""
+    if counts is not None and after is None:
         total, ranked = counts() if offset > _FAR else (0, 0)
         if offset * 2 > total > 0:
-            return _ascending_from_end(db, ranking, limit, offset, total, ranked)
+            return _from_end(db, ranking, limit, offset, (total, ranked), descending=descending)
     if after is not None and after.rank is None:
         return [] if ranking.bounds else _unranked(db, ranking, limit, 0, after)
     walk = _descending if descending else _ascending
@@ -166,27 +166,41 @@ def page_entries(
 _FAR = 5000
 
 
-def _ascending_from_end(
-    db: ReadOnlyDatabase, ranking: Ranking, limit: int, offset: int, total: int, ranked: int
+def _from_end(
+    db: ReadOnlyDatabase,
+    ranking: Ranking,
+    limit: int,
+    offset: int,
+    counts: tuple[int, int],
+    *,
+    descending: bool,
 ) -> list[Entry]:
-    """The ascending page at ``offset`` as the reverse of a backward walk: the unranked
-    rows in reverse data order, then the ranked ones by rank, ties last row first."""
+    """The page at ``offset`` as the reverse of a walk from the end: the unranked rows in
+    reverse data order, then the ranked ones with rank and ties both turned around (for
+    ascending order a backward index walk; for descending, the descending walk mirrored)."""
+    total, ranked = counts
     end = min(offset + limit, total)
     if end <= offset:
         return []
     want, skip, unranked = end - offset, total - end, total - ranked
-    a = ranking.alias
-    backwards = f"{a}.position DESC, {a}.repetition DESC"
-    rows: list[Any] = []
+    backwards = _backwards(ranking)
+    entries: list[Entry] = []
     if skip < unranked:  # the page ends among the unranked rows
         source, params = ranking.source(ranked=False)
         sql = f"SELECT {ranking.columns} {source} ORDER BY {backwards} LIMIT ? OFFSET ?"
-        rows += db.query(sql, [*params, want, skip])
-    if len(rows) < want:
+        entries += _entries(db.query(sql, [*params, want, skip]))
+    rest, skip_ranked = want - len(entries), max(0, skip - unranked)
+    if rest and descending:
+        entries += _descending(db, ranking, rest, skip_ranked, None, mirrored=True)
+    elif rest:
         source, params = ranking.source()
         sql = f"SELECT {ranking.columns} {source} ORDER BY {ranking.rank} DESC, {backwards} LIMIT ? OFFSET ?"
-        rows += db.query(sql, [*params, want - len(rows), max(0, skip - unranked)])
-    return _entries(rows[::-1])
+        entries += _entries(db.query(sql, [*params, rest, skip_ranked]))
+    return entries[::-1]
+
+
+def _backwards(ranking: Ranking) -> str:
+    return f"{ranking.alias}.position DESC, {ranking.alias}.repetition DESC"
 
 
 def _unranked(
@@ -221,27 +235,37 @@ def _ascending(
 
 
 def _descending(
-    db: ReadOnlyDatabase, ranking: Ranking, limit: int, offset: int, after: Cursor | None
+    db: ReadOnlyDatabase,
+    ranking: Ranking,
+    limit: int,
+    offset: int,
+    after: Cursor | None,
+    *,
+    mirrored: bool = False,
 ) -> list[Entry]:
+    """Ranks descending, ties in data order; ``mirrored``: ranks ascending, ties in
+    reverse data order (the descending order's reverse, read from its end)."""
     source, params = ranking.source()
+    rank_order, beyond, within = ("ASC", "<", ">") if mirrored else ("DESC", ">", "<")
     if after is not None:
         top: Any = after.rank
         entries = _tied(db, ranking, top, limit, 0, after)
     else:
         first = db.query_one(
-            f"SELECT {ranking.rank} {source} ORDER BY {ranking.rank} DESC LIMIT 1 OFFSET ?", [*params, offset]
+            f"SELECT {ranking.rank} {source} ORDER BY {ranking.rank} {rank_order} LIMIT 1 OFFSET ?",
+            [*params, offset],
         )
         if first is None:
             return []
         top = first[0]
-        above = _scalar(db, f"SELECT COUNT(*) {source} AND {ranking.rank} > ?", [*params, top])
-        entries = _tied(db, ranking, top, limit, offset - int(above), None)
+        above = _scalar(db, f"SELECT COUNT(*) {source} AND {ranking.rank} {beyond} ?", [*params, top])
+        entries = _tied(db, ranking, top, limit, offset - int(above), None, backwards=mirrored)
     if len(entries) == limit:
         return entries
-    a = ranking.alias
+    data_order = ranking.data_order if mirrored else _backwards(ranking)
     below = db.query(
-        f"SELECT {ranking.columns} {source} AND {ranking.rank} < ? "
-        f"ORDER BY {ranking.rank} DESC, {a}.position DESC, {a}.repetition DESC LIMIT ?",
+        f"SELECT {ranking.columns} {source} AND {ranking.rank} {within} ? "
+        f"ORDER BY {ranking.rank} {rank_order}, {data_order} LIMIT ?",
         [*params, top, limit - len(entries)],
     )
     if not below:
@@ -250,15 +274,22 @@ def _descending(
     whole = _entries([row for row in below if row[1] != last])
     for _, group in groupby(whole, key=lambda entry: entry.cursor.rank):
         entries += reversed(list(group))
-    return entries + _tied(db, ranking, last, len(below) - len(whole), 0, None)
+    return entries + _tied(db, ranking, last, len(below) - len(whole), 0, None, backwards=mirrored)
 
 
 def _tied(
-    db: ReadOnlyDatabase, ranking: Ranking, rank: Any, limit: int, skip: int, after: Cursor | None
+    db: ReadOnlyDatabase,
+    ranking: Ranking,
+    rank: Any,
+    limit: int,
+    skip: int,
+    after: Cursor | None,
+    *,
+    backwards: bool = False,
 ) -> list[Entry]:
-    """Rows ranking exactly ``rank``, in data order (after ``after`` if given). The
-    bounds are left out: the rank is within them, and a range beside the equality led
-    SQLite's planner to sort."""
+    """Rows ranking exactly ``rank``, in data order (after ``after`` if given), or in
+    reverse data order. The bounds are left out: the rank is within them, and a range
+    beside the equality led SQLite's planner to sort."""
     source, params = ranking.source(bounded=False)
     source += f" AND {ranking.rank} = ?"
     params.append(rank)
@@ -266,7 +297,8 @@ def _tied(
         source += f" AND {ranking.after_key}"
         params += [after.position, after.repetition]
     rows = db.query(
-        f"SELECT {ranking.columns} {source} ORDER BY {ranking.data_order} LIMIT ? OFFSET ?",
+        f"SELECT {ranking.columns} {source} ORDER BY {_backwards(ranking) if backwards else ranking.data_order} "
+        "LIMIT ? OFFSET ?",
         [*params, limit, skip],
     )
     return _entries(rows)
