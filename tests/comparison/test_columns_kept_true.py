@@ -131,6 +131,8 @@ def test_evaluate_existing_and_evaluate_keep_them_true(tmp_path: Path) -> None:
 def _to_schema_6(path: Path) -> None:
     with sqlite3.connect(path) as conn:
         conn.execute("DROP TABLE metric_columns")
+        conn.execute("DROP INDEX runs_by_latency")
+        conn.execute("DROP INDEX runs_by_error")
         conn.execute("DROP TABLE metric_column_sets")
         conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
     conn.close()

@@ -24,6 +24,8 @@ def _to_previous_schema(path: Path) -> None:
     tables and rows, no pair columns, no pair index, no later rank index, version 4."""
     with sqlite3.connect(path) as conn:
         conn.execute("DROP TABLE metric_columns")
+        conn.execute("DROP INDEX runs_by_latency")
+        conn.execute("DROP INDEX runs_by_error")
         conn.execute("DROP TABLE metric_column_sets")
         conn.execute("DROP INDEX results_by_rank")
         conn.execute("ALTER TABLE results DROP COLUMN position")
