@@ -81,7 +81,7 @@ class Zygote:
         data, fds, _flags, _addr = socket.recv_fds(self.control, CONTROL_LIMIT, 16)
         if not data:
             return False
-        message = json.loads(data)
+        message = frames.decode_body(data)  # the trusted parent's JSON, the scanner called directly
         operation = message.get("op")
         if operation == "spawn":
             self.spawn(message, fds, data)
@@ -101,7 +101,7 @@ class Zygote:
         return True
 
     def send(self, message: dict[str, Any]) -> None:
-        self.control.sendall(json.dumps(message).encode())
+        self.control.sendall(frames.encode_body(message))
 
     def verify_confinement(self) -> None:
         """Once, in a probe child: dropping to the sandbox uid leaves no capability."""
