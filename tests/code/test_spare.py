@@ -113,3 +113,20 @@ def test_every_process_starts_in_an_empty_folder_its_environment_names(pool: San
             assert found == [], "a process found another's files"
         seen.append(first.value[0][0])
     assert len(set(seen)) == 1, "each job's first process reuses the same name, emptied"
+
+
+def test_a_child_forked_on_request_is_named_by_its_own_folder(pool: SandboxPool) -> None:
+    """With the spare gone, the zygote forks a child for the job into the next folder
+    name: the environment it sets before that fork names that folder, not the spare's."""
+    who(pool)
+    sandbox = idle_candidate_sandbox(pool)
+    (host_pid,) = procfs.children_of(sandbox.zygote_pid)
+    os.kill(host_pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while not procfs.is_zombie(host_pid) and procfs.alive(host_pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    run = pool.run_function(PY, FOLDER, "look", [Call(args=(False,))], timeout=10)
+    assert run.outcomes[0].ok, run.outcomes[0]
+    names, found = run.outcomes[0].value
+    assert len(set(names)) == 1 and os.path.basename(names[0]) == "job2", names
+    assert found == []
