@@ -183,15 +183,18 @@ class _Load:
         if self._first_stat is None:
             self._first_stat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
 
-    def workers_wait(self, *, ask_the_os: bool) -> bool:
-        """The worker threads were on a CPU under a tenth of the time since the last
-        call, each, and the first one was not kept waiting for a CPU by the OS either
-        (True where the OS does not say: the process's share decides)."""
+    def workers_wait(self, *, ask_the_os: bool) -> float | None:
+        """The share of the time since the last call the worker threads were on a CPU,
+        each, when it is under a tenth and the first one was not kept waiting for a CPU
+        by the OS either (0 where the OS does not say: the process's share decides);
+        None when they compute."""
         wall, cpu = time.perf_counter(), sum(time.clock_gettime(c) for c in list(self._clocks))
         share = (cpu - self._workers_tick[1]) / max((wall - self._workers_tick[0]) * len(self._clocks), 1e-9)
         self._workers_tick = (wall, cpu)
-        waits = not self._clocks or share < _WAITING_ROW
-        return waits and (not ask_the_os or self._first_waits(wall))
+        first_waits = self._first_waits(wall)  # read every tick: each share is of one tick
+        if (self._clocks and share >= _WAITING_ROW) or (ask_the_os and not first_waits):
+            return None
+        return share if self._clocks else 0.0
 
     def _first_waits(self, wall: float) -> bool:
         """On a loaded machine a computing thread may get no CPU for a whole tick: it
@@ -273,13 +276,13 @@ async def _run_in_threads(
 
     tasks: list[asyncio.Future[Any]] = [threads.start(loop)]
 
-    def double(limit: int) -> None:
-        more = min(len(tasks), limit - len(tasks), max(feed.remaining, 1))
+    def grow(count: int) -> None:
+        more = min(count - len(tasks), max(feed.remaining, 1))
         tasks.extend(threads.start(loop) for _ in range(more))
         load.threads = len(tasks)
 
     with _quick_switches():
-        await _ramp(tasks, double, load, feed, max_threads)
+        await _ramp(tasks, grow, load, feed, max_threads)
     load.measuring = False
     await _gather_or_fail(tasks)
 
@@ -315,7 +318,7 @@ def _quick_switches() -> Iterator[None]:
 
 async def _ramp(
     tasks: list[asyncio.Future[Any]],
-    double: Callable[[int], None],
+    grow: Callable[[int], None],
     load: _Load,
     feed: RowFeed,
     max_threads: int,
@@ -331,7 +334,7 @@ async def _ramp(
     the baseline, is measured over one row's time (the threads are all busy by then);
     each later one over twice that, so that rows started after the doubling count.
     """
-    if not await _while_waiting(tasks, double, load, feed, max_threads):
+    if not await _while_waiting(tasks, grow, load, feed, max_threads):
         return
     rate_before: float | None = None
     while len(tasks) < (limit := load.useful_threads(max_threads)) and not feed.exhausted:
@@ -342,12 +345,12 @@ async def _ramp(
         if rate_before is not None and rate < _GAIN * rate_before:
             return  # the last doubling did not help
         rate_before = rate
-        double(limit)
+        grow(min(2 * len(tasks), limit))
 
 
 async def _while_waiting(
     tasks: list[asyncio.Future[Any]],
-    double: Callable[[int], None],
+    grow: Callable[[int], None],
     load: _Load,
     feed: RowFeed,
     max_threads: int,
@@ -363,13 +366,21 @@ async def _while_waiting(
             return False
         # Before a row finished, ask the OS too: a computing first row may get no CPU
         # for a whole tick. Afterwards a waking thread's wait for a CPU would count.
-        waits = load.workers_wait(ask_the_os=load.rows == 0)
+        share = load.workers_wait(ask_the_os=load.rows == 0)
         process_waits = load.computing_share() < _WAITING_SHARE
-        if waits and process_waits:
-            double(max_threads)
+        if share is not None and process_waits:
+            grow(_threads_for(len(tasks), share, max_threads))
         elif load.rows:
             break  # threads or the process compute most of the time now: let the rates say
     return True
+
+
+def _threads_for(threads: int, share: float, max_threads: int) -> int:
+    """How many threads rows that have been on a CPU ``share`` of their time keep busy
+    under one GIL (``1 / share``), at least twice those running: rows that waited a
+    whole tick with next to no CPU say so at once, with no doubling tick by tick."""
+    useful = max_threads if share * max_threads <= 1 else math.ceil(1 / share)
+    return min(max_threads, max(2 * threads, useful))
 
 
 async def _finished_rate(
