@@ -9,7 +9,9 @@ executor on one machine (its tests and benchmarks use it)::
 
 The nodes are ``ray start --block`` processes of this virtual environment, each in a
 process group of its own, so stopping the cluster ends exactly the processes it started
-(never ``ray stop``, which ends every Ray process on the machine).
+(never ``ray stop``, which ends every Ray process on the machine). A watchdog process
+ends them too if the process that started the cluster dies without stopping it (a
+SIGKILLed test run would otherwise leave a cluster behind).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class LocalCluster:
     client_address: str = ""
     temp_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="ray", dir="/tmp"))
     _groups: list[int] = field(default_factory=list)  # a process group per node
+    _watchdog: subprocess.Popen[bytes] | None = None
 
     def start(self) -> LocalCluster:
         """Start the head, then the other nodes; ``ray start`` returns once its node is up."""
@@ -64,6 +67,7 @@ class LocalCluster:
             self.client_address = f"ray://127.0.0.1:{client_port}"
             head.append(f"--ray-client-server-port={client_port}")
         ray = [*self._ray_command(), "start"]
+        self._watchdog = _start_watchdog()
         try:
             self._start_node([*ray, *head, *common])
             for _ in range(self.nodes - 1):
@@ -95,6 +99,7 @@ class LocalCluster:
                 command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
             )
         self._groups.append(process.pid)
+        _tell_watchdog(self._watchdog, f"{process.pid}\n")
         if process.wait() != 0:
             raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}): see {log_path}")
 
@@ -108,6 +113,44 @@ class LocalCluster:
         for group in self._groups:
             _signal_group(group, signal.SIGKILL)
         self._groups.clear()
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is not None:
+            _tell_watchdog(watchdog, "stopped\n")
+            if watchdog.stdin is not None:
+                watchdog.stdin.close()
+            watchdog.wait()
+
+
+# Reads the nodes' process groups, one a line, from the owner's pipe. End of file without
+# "stopped" means the owner died: the groups are ended the way ``stop`` ends them.
+_WATCHDOG = """
+import os, signal, sys, time
+groups = []
+for line in sys.stdin:
+    if line.strip() == "stopped":
+        sys.exit(0)
+    groups.append(int(line))
+for sig in (signal.SIGTERM, signal.SIGKILL):
+    for group in groups:
+        try:
+            os.killpg(group, sig)
+        except ProcessLookupError:
+            pass
+    time.sleep(5 if sig == signal.SIGTERM else 0)
+"""
+
+
+def _start_watchdog() -> subprocess.Popen[bytes]:
+    """In a session of its own, so a signal to the owner's process group spares it."""
+    return subprocess.Popen(
+        [sys.executable, "-I", "-c", _WATCHDOG], stdin=subprocess.PIPE, start_new_session=True
+    )
+
+
+def _tell_watchdog(watchdog: subprocess.Popen[bytes] | None, line: str) -> None:
+    if watchdog is not None and watchdog.stdin is not None:
+        watchdog.stdin.write(line.encode())
+        watchdog.stdin.flush()
 
 
 def _group_alive(group: int) -> bool:

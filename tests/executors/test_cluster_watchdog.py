@@ -1,0 +1,58 @@
+"""A loopback Ray cluster does not outlive the process that started it, even when that
+process is killed without a chance to stop it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+_OWNER = textwrap.dedent(
+    """
+    import sys, time
+    from assay.testing.ray_cluster import LocalCluster
+    cluster = LocalCluster(nodes=1, cpus=1).start()
+    print(" ".join(str(g) for g in cluster._groups), flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def _alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_killed_owner_takes_its_cluster_with_it() -> None:
+    with subprocess.Popen([sys.executable, "-c", _OWNER], stdout=subprocess.PIPE, text=True) as owner:
+        try:
+            assert owner.stdout is not None
+            groups = [int(g) for g in owner.stdout.readline().split()]
+            assert groups and all(_alive(g) for g in groups), "the node should be running"
+        finally:
+            owner.send_signal(signal.SIGKILL)
+            owner.wait()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and any(_alive(g) for g in groups):
+            time.sleep(0.2)
+        assert not any(_alive(g) for g in groups), "the node outlived its killed owner"
+
+
+def test_a_stopped_cluster_leaves_no_watchdog() -> None:
+    from assay.testing.ray_cluster import LocalCluster
+
+    cluster = LocalCluster(nodes=1, cpus=1).start()
+    watchdog = cluster._watchdog
+    assert watchdog is not None and watchdog.poll() is None
+    cluster.stop()
+    assert watchdog.poll() == 0, "the watchdog should exit cleanly on stop"
