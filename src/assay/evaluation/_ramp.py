@@ -56,6 +56,7 @@ class Load:
         self.measuring = True  # False once the ramp has decided: rows stop timing themselves
         self.first_row: tuple[float, float, float | None] | None = None  # wall, CPU, queued
         self._first_row_tick = (0.0, 0.0)
+        self._queued_in_rows = 0.0
         self._wall = 0.0
         self._weight = 0.0
         self._first_wall = 0.0
@@ -154,11 +155,25 @@ class Load:
     def useful_threads(self, max_threads: int) -> int:
         """Rows whose threads are on a CPU a share ``b`` of their time keep at most
         ``1 / b`` threads busy under one GIL; more would only wait for it. A loaded
-        machine makes ``b`` look smaller (the OS lends the thread less CPU), so this
-        errs on the side of more threads."""
+        machine makes ``b`` look smaller (the OS lends the thread less CPU): the time
+        the lone first worker spent queued for a CPU during its rows is not waiting."""
         if self._first_cpu <= 0:
             return max_threads
-        return max(1, min(max_threads, math.ceil(self._first_wall / self._first_cpu)))
+        if self.threads == 1:  # every measured row ran on the first worker
+            self._queued_in_rows = self._first_worker_queued()
+        wall = max(self._first_wall - self._queued_in_rows, self._first_cpu)
+        # A thread more only where it could raise the rate by a quarter (_GAIN): rows
+        # that wait 5% of their time keep one thread busy, not two.
+        return max(1, min(max_threads, math.ceil(wall / self._first_cpu - (_GAIN - 1))))
+
+    def _first_worker_queued(self) -> float:
+        """The first worker's time queued for a CPU since its first row started, in
+        the share of that time its rows took (the rest went to storing them)."""
+        queued = self._first_queued()
+        if self.first_row is None or queued is None or self.first_row[2] is None:
+            return 0.0
+        elapsed = max(time.perf_counter() - self.first_row[0], 1e-9)
+        return (queued - self.first_row[2]) * min(1.0, self._first_wall / elapsed)
 
     @property
     def row_wall(self) -> float:
