@@ -181,3 +181,23 @@ def test_cpu_bound_rows_gain_no_useless_threads(client: Client, caplog: pytest.L
         client.evaluate(compute, data=[{"x": i} for i in range(300)], max_concurrency=64)
     assert peak() <= 8
     assert not any("the first row waits" in step for step in _ramp_steps(caplog))
+
+
+def test_the_ramp_reads_no_clock_of_a_worker_that_ended() -> None:
+    """A worker that found the feed empty ends at once; a thread's CPU clock is gone
+    with it (reading it raises EINVAL), and the ramp's next tick must not fail on it."""
+    from assay.evaluation._ramp import Load
+
+    load = Load()
+
+    def worker() -> None:
+        load.worker_started()
+        load.first_row_started()
+        time.sleep(0.01)
+
+    ended = threading.Thread(target=worker)
+    ended.start()
+    ended.join()
+    time.sleep(0.01)
+    assert load.workers_wait(ask_the_os=False) == 0.0  # no live worker: the process's share decides
+    assert load.first_row_threads(64) is None

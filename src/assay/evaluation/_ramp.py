@@ -63,14 +63,19 @@ class Load:
         self._first_cpu = 0.0
         self._tick = (time.perf_counter(), time.process_time(), time.thread_time())
         self._clocks: list[int] = []  # the workers' CPU clocks, where the OS has them
-        self._workers_tick = (time.perf_counter(), 0.0)
+        self._workers_tick = time.perf_counter()
+        self._last_cpu: dict[int, float] = {}  # each worker's CPU clock at the last tick
+        self._first_clock: int | None = None
         self._first_stat: str | None = None  # the first worker's scheduler figures (Linux)
         self._first_tick = (time.perf_counter(), 0.0)
 
     def worker_started(self) -> None:
         """Called by each worker thread, so that rows still running can be measured."""
         if hasattr(time, "pthread_getcpuclockid"):
-            self._clocks.append(time.pthread_getcpuclockid(threading.get_ident()))
+            clock = time.pthread_getcpuclockid(threading.get_ident())
+            if self._first_clock is None:
+                self._first_clock = clock
+            self._clocks.append(clock)
         if self._first_stat is None:
             self._first_stat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
 
@@ -85,10 +90,11 @@ class Load:
         of it so far or over the last tick, whichever is more (its first CPU is partly
         a cold start); None once it finished, or while it computes or the OS keeps it
         from a CPU (a runnable thread is not waiting)."""
-        if self.first_row is None or self.rows or not self._clocks:
+        cpu = _cpu_of(self._first_clock)
+        if self.first_row is None or self.rows or cpu is None:
             return None
         started, cpu_started, queued_started = self.first_row
-        now, cpu, queued = time.perf_counter(), time.clock_gettime(self._clocks[0]), self._first_queued()
+        now, queued = time.perf_counter(), self._first_queued()
         ticked, cpu_ticked = self._first_row_tick
         self._first_row_tick = (now, cpu)
         wall, used = now - started, cpu - cpu_started
@@ -103,13 +109,21 @@ class Load:
         each, when it is under a tenth and the first one was not kept waiting for a CPU
         by the OS either (0 where the OS does not say: the process's share decides);
         None when they compute."""
-        wall, cpu = time.perf_counter(), sum(time.clock_gettime(c) for c in list(self._clocks))
-        share = (cpu - self._workers_tick[1]) / max((wall - self._workers_tick[0]) * len(self._clocks), 1e-9)
-        self._workers_tick = (wall, cpu)
+        wall, used, live = time.perf_counter(), 0.0, 0
+        for clock in list(self._clocks):
+            cpu = _cpu_of(clock)
+            if cpu is None:  # the thread ended (the feed ran out): its clock is gone
+                self._clocks.remove(clock)
+                continue
+            used += cpu - self._last_cpu.get(clock, 0.0)  # a new worker: its CPU since it started
+            self._last_cpu[clock] = cpu
+            live += 1
+        share = used / max((wall - self._workers_tick) * live, 1e-9)
+        self._workers_tick = wall
         first_waits = self._first_waits(wall)  # read every tick: each share is of one tick
-        if (self._clocks and share >= _WAITING_ROW) or (ask_the_os and not first_waits):
+        if (live and share >= _WAITING_ROW) or (ask_the_os and not first_waits):
             return None
-        return share if self._clocks else 0.0
+        return share if live else 0.0
 
     def _first_schedstat(self) -> tuple[int, int] | None:
         """The first worker's time on a CPU and its time waiting for one, in ns (Linux's
@@ -272,6 +286,16 @@ async def _while_waiting(
         elif load.rows:
             break  # threads or the process compute most of the time now: let the rates say
     return True
+
+
+def _cpu_of(clock: int | None) -> float | None:
+    """A thread's CPU time by its clock; None once the thread has ended."""
+    if clock is None:
+        return None
+    try:
+        return time.clock_gettime(clock)
+    except OSError:
+        return None
 
 
 def _useful(wall: float, cpu: float, max_threads: int) -> int:
