@@ -58,8 +58,16 @@ def cpu_breakdown(config: SandboxConfig) -> dict[str, float]:
     sandboxes' zygotes (forks, cleanups), the candidates' processes (confinement,
     loading, calls, exit; reaped by their zygote) and the checker sandboxes (the
     resident test-program process and its zygote)."""
+    return counters(config)[0]
+
+
+def counters(config: SandboxConfig) -> tuple[dict[str, float], dict[str, float]]:
+    """CPU seconds and page faults so far, split the same way; the fault count is one
+    the other processes on the machine do not disturb (nearly all are copy-on-write
+    copies of the zygote's pages)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    parts = {"parent": usage.ru_utime + usage.ru_stime, "zygotes": 0.0, "candidates": 0.0, "checkers": 0.0}
+    cpu = {"parent": usage.ru_utime + usage.ru_stime, "zygotes": 0.0, "candidates": 0.0, "checkers": 0.0}
+    faults = {"parent": float(usage.ru_minflt), "zygotes": 0.0, "candidates": 0.0, "checkers": 0.0}
     pool = get_pool(config)
     zygotes = {
         s.pid_namespace: s.zygote_pid for s in pool.candidates.started if not s.dead and s.pid_namespace
@@ -73,18 +81,22 @@ def cpu_breakdown(config: SandboxConfig) -> dict[str, float]:
             if namespace not in zygotes and namespace not in checkers:
                 continue
             with open(f"/proc/{entry}/stat") as stat:
-                fields = [int(f) for f in stat.read().rsplit(")", 1)[1].split()[11:15]]
+                fields = [int(f) for f in stat.read().rsplit(")", 1)[1].split()[7:15]]
         except (OSError, ValueError):
             continue
-        own, reaped = (fields[0] + fields[1]) / TICKS, (fields[2] + fields[3]) / TICKS
+        own, reaped = (fields[4] + fields[5]) / TICKS, (fields[6] + fields[7]) / TICKS
+        own_faults, reaped_faults = fields[0], fields[1]
         if namespace in checkers:
-            parts["checkers"] += own + reaped
+            kind, reaped_kind = "checkers", "checkers"
         elif int(entry) == zygotes[namespace]:
-            parts["zygotes"] += own
-            parts["candidates"] += reaped
+            kind, reaped_kind = "zygotes", "candidates"
         else:
-            parts["candidates"] += own + reaped
-    return parts
+            kind, reaped_kind = "candidates", "candidates"
+        cpu[kind] += own
+        cpu[reaped_kind] += reaped
+        faults[kind] += own_faults
+        faults[reaped_kind] += reaped_faults
+    return cpu, faults
 
 
 def run_round(
@@ -341,18 +353,22 @@ def main() -> None:
 
     for label, completions, must_pass in (("canonical", canonical, len(problems)), ("return None", wrong, 0)):
         rates = []
-        before = cpu_breakdown(config)
+        before, faults_before = counters(config)
         for _ in range(args.rounds):
             elapsed, passed, total = run_round(evaluator, problems, completions, args.workers)
             if passed != must_pass:
                 raise SystemExit(f"{label}: {passed}/{total} passed, expected {must_pass}")
             rates.append(total / elapsed)
-        after = cpu_breakdown(config)
-        per = {k: (after[k] - before[k]) / (args.rounds * len(problems)) * 1000 for k in after}
+        after, faults_after = counters(config)
+        jobs = args.rounds * len(problems)
+        per = {k: (after[k] - before[k]) / jobs * 1000 for k in after}
+        faults = {k: (faults_after[k] - faults_before[k]) / jobs for k in faults_after}
         print(
             f"{label:12} passed {passed}/{total}  problems/s: median {statistics.median(rates):.1f}"
             f"  best {max(rates):.1f}  worst {min(rates):.1f}  (our CPU {sum(per.values()):.1f} ms/problem: "
             + ", ".join(f"{k} {v:.2f}" for k, v in per.items())
+            + "; page faults per problem: "
+            + ", ".join(f"{k} {v:.0f}" for k, v in faults.items())
             + ")"
         )
 

@@ -1,67 +1,147 @@
-"""Sorted and metric-filtered row pages, timed in process on a store of bench-a / bench-b.
+"""Sorted and filtered row pages, timed in process on a store of bench-a / bench-b.
 
-    .venv/bin/python bench/sorted_pages.py STORE
+    .venv/bin/python bench/sorted_pages.py STORE [--fill-latency] [--repeat 5]
 
 STORE: one built by ``bench/compare.py --keep FOLDER`` (``compare-<rows>.db``). Prints,
-per page, the best of 3 ``queries.row_page`` calls (the first pays the one-result check,
-kept afterwards for a finished experiment), its total and its first positions.
+per page the UI offers (every sort, every filter, and their combinations), the first
+(cold) and the median of ``--repeat`` ``queries.row_page`` calls, its total and its first
+positions. A page marked "keyset" starts after the previous page's last row, as its
+"next" link carries it; the others walk to their offset.
+
+``--fill-latency``: a store built before the bulk builder timed its runs holds none; give
+each run the latency the builder now writes (``_bulk.latency_ms``) first, in place.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sqlite3
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
+import _bulk as bulk
+
 from assay.store.sqlite import SQLiteStore
 from assay.ui import queries
 from assay.ui.db import ReadOnlyDatabase
-from assay.ui.models import RowFilter
+from assay.ui.models import ExperimentSummary, RowFilter
 from assay.ui.queries import ranked
+from assay.ui.queries.walk import decode_cursor
 
-PAGES = [
-    (RowFilter(sort="metric:similarity"), 1),
-    (RowFilter(sort="metric:similarity", order="desc"), 1),
-    (RowFilter(sort="metric:correct", order="desc"), 1),
-    (RowFilter(sort="metric:correct", order="desc"), 1000),
-    (RowFilter(sort="metric:judge_distance", order="asc"), 19800),
-    (RowFilter(metric="similarity", below=0.2), 1),
-    (RowFilter(metric="similarity", below=0.5, sort="metric:similarity", order="desc"), 1),
-    (RowFilter(metric="judge_distance", worse_than=0.5), 1),
+F = RowFilter
+# (filter, page, whether the page starts after the previous page's last row)
+PAGES: list[tuple[RowFilter, int, bool]] = [
+    (F(), 1, False),
+    (F(sort="metric:similarity"), 1, False),
+    (F(sort="metric:similarity", order="desc"), 1, False),
+    (F(sort="metric:correct", order="desc"), 1, False),
+    (F(sort="metric:correct", order="desc"), 1000, False),
+    (F(sort="metric:judge_distance", order="asc"), 19800, False),
+    (F(sort="metric:judge_distance", order="asc"), 19800, True),
+    (F(sort="metric:correct", order="desc"), 19800, True),
+    (F(sort="latency"), 1, False),
+    (F(sort="latency", order="desc"), 1, False),
+    (F(sort="latency"), 10000, False),
+    (F(sort="latency", order="desc"), 19800, False),
+    (F(sort="latency", order="desc"), 19800, True),
+    (F(sort="error"), 1, False),
+    (F(sort="error", order="desc"), 1, False),
+    (F(sort="error", order="desc"), 1000, True),
+    (F(metric="similarity", below=0.2), 1, False),
+    (F(metric="similarity", below=0.5, sort="metric:similarity", order="desc"), 1, False),
+    (F(metric="judge_distance", worse_than=0.5), 1, False),
+    (F(metric="similarity", below=0.5, sort="latency"), 1, False),
+    (F(failed=True), 1, False),
+    (F(failed=True), 100, False),
+    (F(failed=True, thresholds={"correct": None}), 1, False),
+    (F(failed=True, sort="metric:similarity", order="desc"), 1, False),
+    (F(failed=True, sort="latency"), 1, False),
+    (F(q="question 123456"), 1, False),
+    (F(q="question 1234"), 1, False),
+    (F(q="question 1234", sort="latency", order="desc"), 1, False),
 ]
 
 
-def best_ms(label: str, call: Callable[[], Any]) -> None:
+def timed(repeat: int, call: Callable[[], Any]) -> tuple[float, float, Any]:
+    """The first (cold) call's ms, the median's, and what the last one answered."""
     timings, out = [], None
-    for _ in range(3):
+    for _ in range(repeat):
         started = time.perf_counter()
         out = call()
         timings.append((time.perf_counter() - started) * 1000)
-    print(f"{label:58} first {timings[0]:8.1f} ms  best {min(timings):8.1f} ms  {out}", flush=True)
+    return timings[0], statistics.median(timings), out
+
+
+def label_of(row_filter: RowFilter, page: int, keyset: bool) -> str:
+    parts = [f"sort {row_filter.sort} {row_filter.order}"]
+    if row_filter.metric:
+        bound = (
+            f"below {row_filter.below}"
+            if row_filter.below is not None
+            else f"worse than {row_filter.worse_than}"
+        )
+        parts.append(f"{row_filter.metric} {bound}")
+    if row_filter.failed:
+        parts.append("failed" + (f" {row_filter.thresholds}" if row_filter.thresholds else ""))
+    if row_filter.q:
+        parts.append(f"q={row_filter.q!r}")
+    return ", ".join(parts) + f", page {page}" + (" (keyset)" if keyset else "")
+
+
+def one_page(
+    db: ReadOnlyDatabase, experiment: ExperimentSummary, row_filter: RowFilter, page: int, keyset: bool
+) -> Callable[[], Any]:
+    after = None
+    if keyset:  # the previous page's link, made once (not timed)
+        previous = queries.row_page(db, experiment, row_filter, page=page - 1, per_page=50)
+        assert previous.next_after is not None, "the previous page carries no keyset link"
+        after = decode_cursor(previous.next_after)
+
+    def call() -> Any:
+        result = queries.row_page(db, experiment, row_filter, page=page, per_page=50, after=after)
+        return result.total, [row.position for row in result.rows[:3]]
+
+    return call
+
+
+def fill_latency(path: str) -> None:
+    started = time.perf_counter()
+    with sqlite3.connect(path) as conn:
+        changed = conn.execute(
+            f"UPDATE runs SET latency_ms = {bulk.LATENCY_SQL}, end_time = strftime("
+            f"'%Y-%m-%dT%H:%M:%f+00:00', start_time, '+' || ({bulk.LATENCY_SQL} / 1000.0) || ' seconds') "
+            "WHERE latency_ms IS NULL AND end_time IS NULL"
+        ).rowcount
+    print(f"filled the latency of {changed:,} runs in {time.perf_counter() - started:.1f} s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("store")
+    parser.add_argument("--fill-latency", action="store_true")
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    store = SQLiteStore(args.store)
+    if args.fill_latency:
+        fill_latency(args.store)
+    started = time.perf_counter()
+    store = SQLiteStore(args.store)  # migrates a store of an older schema
+    print(f"opened (and migrated) in {time.perf_counter() - started:.1f} s")
     db = ReadOnlyDatabase(store)
     experiment = queries.find_experiment(db, "bench-a")
     assert experiment is not None, "the store has no experiment named bench-a"
-    print(f"{experiment.rows:,} rows")
-    best_ms(
-        "one result of similarity per row", lambda: ranked.one_result_per_row(db, experiment.id, "similarity")
-    )
-    for row_filter, page in PAGES:
-        label = f"sort {row_filter.sort} {row_filter.order}, {row_filter.metric} below {row_filter.below} "
-        label += f"worse than {row_filter.worse_than}, page {page}"
-
-        def one_page(row_filter: RowFilter = row_filter, page: int = page) -> Any:
-            result = queries.row_page(db, experiment, row_filter, page=page, per_page=50)
-            return result.total, [row.position for row in result.rows[:3]]
-
-        best_ms(label, one_page)
+    print(f"{experiment.rows:,} rows, load average {os.getloadavg()[0]:.1f}")
+    cold, median, out = timed(args.repeat, lambda: ranked.one_result_per_row(db, experiment.id, "similarity"))
+    print(f"{'one result of similarity per row':72} cold {cold:8.1f} ms  median {median:8.1f} ms  {out}")
+    for row_filter, page, keyset in PAGES:
+        cold, median, out = timed(args.repeat, one_page(db, experiment, row_filter, page, keyset))
+        print(
+            f"{label_of(row_filter, page, keyset):72} cold {cold:8.1f} ms  median {median:8.1f} ms  {out}",
+            flush=True,
+        )
+    print(f"load average {os.getloadavg()[0]:.1f}")
     db.close()
     store.close()
 

@@ -82,3 +82,51 @@ def test_the_spare_is_no_stray_and_leaves_with_its_sandbox(pool: SandboxPool) ->
     sandbox.kill()
     assert not procfs.alive(host_pid) or procfs.is_zombie(host_pid)
     who(pool)  # a new sandbox takes the slot
+
+
+FOLDER = """
+import os
+def look(crash):
+    names = [os.getcwd(), os.environ["HOME"], os.environ["TMPDIR"], os.environ["PWD"]]
+    found = sorted(os.listdir("."))
+    open("left.txt", "w").close()
+    if crash:
+        os._exit(3)
+    return names, found
+"""
+
+
+def test_every_process_starts_in_an_empty_folder_its_environment_names(pool: SandboxPool) -> None:
+    """Folder names recur from job to job (the count restarts at each cleanup) and the
+    zygote sets the environment naming them before it forks: each process (the one
+    that takes over after a crash too) still starts in an empty folder, named by HOME,
+    TMPDIR and PWD."""
+    calls = [Call(args=(False,)), Call(args=(True,)), Call(args=(False,))]
+    seen = []
+    for _ in range(3):
+        run = pool.run_function(PY, FOLDER, "look", calls, timeout=10)
+        first, crashed, second = run.outcomes
+        assert crashed.status == "crashed", crashed
+        for outcome in (first, second):  # the first process, then the one after the crash
+            names, found = outcome.value
+            assert len(set(names)) == 1 and os.path.basename(names[0]).startswith("job"), names
+            assert found == [], "a process found another's files"
+        seen.append(first.value[0][0])
+    assert len(set(seen)) == 1, "each job's first process reuses the same name, emptied"
+
+
+def test_a_child_forked_on_request_is_named_by_its_own_folder(pool: SandboxPool) -> None:
+    """With the spare gone, the zygote forks a child for the job into the next folder
+    name: the environment it sets before that fork names that folder, not the spare's."""
+    who(pool)
+    sandbox = idle_candidate_sandbox(pool)
+    (host_pid,) = procfs.children_of(sandbox.zygote_pid)
+    os.kill(host_pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while not procfs.is_zombie(host_pid) and procfs.alive(host_pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    run = pool.run_function(PY, FOLDER, "look", [Call(args=(False,))], timeout=10)
+    assert run.outcomes[0].ok, run.outcomes[0]
+    names, found = run.outcomes[0].value
+    assert len(set(names)) == 1 and os.path.basename(names[0]) == "job2", names
+    assert found == []

@@ -24,7 +24,7 @@ from assay.store.sqlite import _statements
 from assay.ui import queries
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import RowFilter
-from assay.ui.queries import ranked
+from assay.ui.queries import ranked, walk
 
 EXAMPLES = 23
 REPETITIONS = 2
@@ -145,11 +145,18 @@ def _all_pages(
     return seen
 
 
+@pytest.mark.parametrize("far", [False, True], ids=["forwards", "from-the-end"])
 @pytest.mark.parametrize("ragged", [False, True], ids=["index", "fallback"])
 def test_every_page_of_a_metric_sort_matches_the_oracle(
-    store: Store, db: ReadOnlyDatabase, ragged: bool
+    store: Store, db: ReadOnlyDatabase, ragged: bool, far: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``far``: with the figures stored, every page past the middle is read from the end."""
     specs = _build(store, "exp", seed=7, ragged=ragged)
+    if far:
+        monkeypatch.setattr(walk, "_FAR", 0)
+        record = store.get_experiment(name="exp")
+        assert record is not None
+        store.write_stats(record.id, tally_of_stored(store.iter_scores(record.id)).stats(final=True))
     experiment = queries.find_experiment(db, "exp")
     assert experiment is not None
     assert ranked.one_result_per_row(db, experiment.id, "s") is not ragged

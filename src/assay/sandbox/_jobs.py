@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from assay.sandbox._children import (
@@ -59,31 +60,36 @@ def run_function(
     whole run's. A sandbox found dead before the candidate was ready (killed from
     outside while idle) is replaced and the job runs once more."""
     language.prepare()  # a first job may build the prebuilt harness parts: not its time
-    job = (pool, language, code, func_name, calls, timeout, limits, on_outcome, call_timeouts)
+    job = _FunctionJob(language, code, func_name, calls, timeout, limits, on_outcome, call_timeouts)
     try:
-        return _run_function_once(*job)
+        return _run_function_once(pool, job)
     except _DiedBeforeReady:
-        return _run_function_once(*job)  # a second death is the caller's to see
+        return _run_function_once(pool, job)  # a second death is the caller's to see
+
+
+@dataclass(frozen=True)
+class _FunctionJob:
+    """What ``run_function`` was asked to do, as one record (it may run twice)."""
+
+    language: Language
+    code: str
+    func_name: str
+    calls: Sequence[Call]
+    timeout: float
+    limits: Limits
+    on_outcome: Reducer | None
+    call_timeouts: Sequence[float] | None
 
 
 class _DiedBeforeReady(SandboxError):
     """The zygote had ended before the candidate said it was ready: no call ran."""
 
 
-def _run_function_once(
-    pool: JobHost,
-    language: Language,
-    code: str,
-    func_name: str,
-    calls: Sequence[Call],
-    timeout: float,
-    limits: Limits,
-    on_outcome: Reducer | None,
-    call_timeouts: Sequence[float] | None,
-) -> FunctionRun:
+def _run_function_once(pool: JobHost, job: _FunctionJob) -> FunctionRun:
     started = time.monotonic()
-    state = _FunctionState(len(calls), timeout, on_outcome)
-    state.call_timeouts = list(call_timeouts) if call_timeouts is not None else None
+    language, limits, timeout = job.language, job.limits, job.timeout
+    state = _FunctionState(len(job.calls), timeout, job.on_outcome)
+    state.call_timeouts = list(job.call_timeouts) if job.call_timeouts is not None else None
     with running_slot(), pool.candidates.lease() as sandbox:
         state.deadline = time.monotonic() + timeout
         while not state.finished:
@@ -92,7 +98,7 @@ def _run_function_once(
                     session, sandbox, language, "candidate", limits, timeout + compile_allowance(language)
                 )
                 try:
-                    _drive_candidate(session, child, code, func_name, calls, state, language)
+                    _drive_candidate(session, child, job, state)
                 finally:
                     finish(session, [sandbox], state.timed_out)
                     state.output = collect_output(child, state.output)
@@ -152,18 +158,10 @@ class _FunctionState:
         return [r or CallOutcome(i, "not_run", message="not run") for i, r in enumerate(self.results)]
 
 
-def _drive_candidate(
-    session: Session,
-    child: Child,
-    code: str,
-    func_name: str,
-    calls: Sequence[Call],
-    state: _FunctionState,
-    language: Language,
-) -> None:
+def _drive_candidate(session: Session, child: Child, job: _FunctionJob, state: _FunctionState) -> None:
     state.restarts += 1
-    session.send(child.frames_in, {"code": code, "func_name": func_name})
-    first, timed_out = _compiled_first_frame(session, child, state, language)
+    session.send(child.frames_in, {"code": job.code, "func_name": job.func_name})
+    first, timed_out = _compiled_first_frame(session, child, state, job.language)
     deadline = state.deadline
     if timed_out:
         state.timed_out = True
@@ -176,7 +174,7 @@ def _drive_candidate(
         return
     while state.next < state.total:
         index = state.next
-        call = calls[index]
+        call = job.calls[index]
         sent = time.monotonic()
         session.send(
             child.frames_in,

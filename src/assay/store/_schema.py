@@ -216,6 +216,14 @@ MIGRATIONS: list[str] = [
     CREATE INDEX results_by_rank ON results
         (experiment_id, key, (CASE WHEN error IS NULL THEN score END), position, repetition);
     """,
+    # Rows sorted by latency, or by whether the target failed, are ranges of an index read
+    # in order (ties in data order), as a metric sort is of ``results_by_rank``: the
+    # runs' latency (the writer has always stored it) and a 0/1 "errored" rank.
+    """
+    CREATE INDEX runs_by_latency ON runs (experiment_id, latency_ms, position, repetition);
+    CREATE INDEX runs_by_error ON runs
+        (experiment_id, (CASE WHEN error IS NULL THEN 0 ELSE 1 END), position, repetition);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

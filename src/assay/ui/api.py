@@ -21,7 +21,7 @@ from assay.ui.models import (
     RowDetail,
     RowPage,
 )
-from assay.ui.params import PagingParams, RowFilterParams, VersionParam, blank_is_none
+from assay.ui.params import PagingParams, RowCursorParam, RowFilterParams, VersionParam, blank_is_none
 
 __all__ = [
     "compare",
@@ -86,9 +86,15 @@ def experiment_detail(experiment: ExperimentParam, db: Database) -> ExperimentDe
     summary="An experiment's rows: filtered, sorted and paginated",
 )
 def experiment_rows(
-    experiment: ExperimentParam, db: Database, row_filter: RowFilterParams, paging: PagingParams
+    experiment: ExperimentParam,
+    db: Database,
+    row_filter: RowFilterParams,
+    paging: PagingParams,
+    after: RowCursorParam,
 ) -> RowPage:
-    return queries.row_page(db, experiment, row_filter, page=paging.page, per_page=paging.per_page)
+    return queries.row_page(
+        db, experiment, row_filter, page=paging.page, per_page=paging.per_page, after=after
+    )
 
 
 @router.get(

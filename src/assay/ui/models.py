@@ -234,6 +234,11 @@ class RowPage(BaseModel):
     page: int
     per_page: int
     rows: list[RowSummary]
+    next_after: str | None = Field(
+        None,
+        description="the last row's place in a sort read from an index: pass it as 'after' "
+        "with the next page number, and the next page starts there instead of walking to its offset",
+    )
 
 
 class RunNode(BaseModel):

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from assay.ui import queries
 from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
 from assay.ui.models import CompareShow
-from assay.ui.params import PagingParams, RowFilterParams, VersionParam, blank_is_none
+from assay.ui.params import PagingParams, RowCursorParam, RowFilterParams, VersionParam, blank_is_none
 
 __all__ = [
     "compare_page",
@@ -62,9 +62,12 @@ def experiment_page(
     db: Database,
     row_filter: RowFilterParams,
     paging: PagingParams,
+    after: RowCursorParam,
 ) -> Response:
     detail = queries.experiment_detail(db, experiment)
-    rows = queries.row_page(db, experiment, row_filter, page=paging.page, per_page=paging.per_page)
+    rows = queries.row_page(
+        db, experiment, row_filter, page=paging.page, per_page=paging.per_page, after=after
+    )
     return render(request, "experiment.html", detail=detail, rows=rows, nav="experiments")
 
 

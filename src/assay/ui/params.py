@@ -13,11 +13,13 @@ from fastapi import Depends, Query, Request
 
 from assay.ui.errors import BadRequest
 from assay.ui.models import RowFilter
+from assay.ui.queries.walk import Cursor, decode_cursor
 
 __all__ = [
     "MAX_PER_PAGE",
     "Paging",
     "PagingParams",
+    "RowCursorParam",
     "RowFilterParams",
     "THRESHOLD_PREFIX",
     "VersionParam",
@@ -114,6 +116,19 @@ def row_filter(
 
 
 RowFilterParams = Annotated[RowFilter, Depends(row_filter)]
+
+
+def row_cursor(
+    after: Annotated[
+        str | None,
+        Query(description="the previous page's 'next_after': the next page starts after that row"),
+    ] = None,
+) -> Cursor | None:
+    text = blank_is_none(after)
+    return None if text is None else decode_cursor(text)
+
+
+RowCursorParam = Annotated[Cursor | None, Depends(row_cursor)]
 
 
 def dataset_version(

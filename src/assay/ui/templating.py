@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
 from starlette.requests import Request
 
 from assay.ui import charts, views
@@ -43,7 +44,7 @@ def with_query(request: Request, **changes: Any) -> str:
 def sort_link(request: Request, current: str, order: str, sort: str) -> str:
     """Sorting by ``sort``: ascending first, flipping when it is already the sort."""
     flipped = "desc" if current == sort and order == "asc" else "asc"
-    return with_query(request, sort=sort, order=flipped, page=None)
+    return with_query(request, sort=sort, order=flipped, page=None, after=None)
 
 
 def sort_mark(current: str, order: str, sort: str) -> str:
@@ -72,7 +73,10 @@ def node_kind(node: views.Node) -> str:
 
 
 def _printable(value: Any) -> Any:
-    """Every printed string, without lone surrogates (a page must encode as UTF-8)."""
+    """Every printed string, without lone surrogates (a page must encode as UTF-8). Markup
+    (a macro's output) stays markup: a plain ``str`` back would be escaped whole."""
+    if isinstance(value, Markup):
+        return Markup(clean_text(str(value)))
     return clean_text(value) if isinstance(value, str) else value
 
 

@@ -67,12 +67,12 @@ def force_remove(path: str) -> None:
 
 
 def place_descriptors(fds: list[int], targets: list[int]) -> None:
-    """Move received descriptors onto fixed numbers; /dev/null on 0; close the rest."""
+    """Move received descriptors onto fixed numbers; /dev/null on 0 (opened here: an
+    open file shared with the zygote would carry its flags from job to job); close the
+    rest. ``os.dup2`` leaves each target inheritable (exec roles keep them)."""
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in fds]
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     for fd, target in zip(high, targets):
         os.dup2(fd, target)
     os.closerange(max(targets) + 1, 1 << 16)
-    for target in targets:
-        os.set_inheritable(target, True)

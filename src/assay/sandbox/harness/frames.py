@@ -49,12 +49,17 @@ _DIRECT_ENCODE = _direct_encoder()
 _DIRECT_SCAN = _direct_scanner()
 
 
-def encode_frame(message: Any) -> bytes:
+def encode_body(message: Any) -> bytes:
+    """A frame's body alone (compact UTF-8 JSON): also the zygote's control messages."""
     body = "".join(_DIRECT_ENCODE(message, 0)) if _DIRECT_ENCODE is not None else _ENCODER.encode(message)
     try:
-        data = body.encode("utf-8")
+        return body.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: escaped as \uXXXX, it reads back as itself
-        data = _ASCII_ENCODER.encode(message).encode("ascii")
+        return _ASCII_ENCODER.encode(message).encode("ascii")
+
+
+def encode_frame(message: Any) -> bytes:
+    data = encode_body(message)
     if len(data) > MAX_FRAME_BYTES:
         raise FrameError(f"frame of {len(data)} bytes exceeds the {MAX_FRAME_BYTES}-byte limit")
     return HEADER.pack(len(data)) + data

@@ -206,26 +206,36 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def fresh_ipc_namespace() -> None:
+IdMaps = tuple[tuple[str, bytes], ...]
+
+
+def id_map_writes(uid: int, gid: int) -> IdMaps:
+    """What a fresh user namespace needs written to map exactly ``uid`` and ``gid``."""
+    return (
+        ("/proc/self/uid_map", f"{uid} {uid} 1".encode()),
+        ("/proc/self/setgroups", b"deny"),
+        ("/proc/self/gid_map", f"{gid} {gid} 1".encode()),
+    )
+
+
+def fresh_ipc_namespace(id_maps: IdMaps | None = None) -> None:
     """A new IPC namespace (SysV queues, semaphores, shared memory; POSIX queues) for
     this process alone, gone with it. Unprivileged, so inside a new user namespace that
-    maps only our own uid and gid; the capabilities it grants there are cleared at once.
-    Raw descriptors and one capset: this runs in every child, where each page touched
-    is a copy."""
-    uid, gid = os.geteuid(), os.getegid()
+    maps only our own uid and gid (``id_maps``, made ahead by the zygote for the uid its
+    children run as); the capabilities it grants there are cleared at once. Raw
+    descriptors and one capset: this runs in every child, where each page touched is a
+    copy."""
+    if id_maps is None:
+        id_maps = id_map_writes(os.geteuid(), os.getegid())
     if _libc.unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0:
         raise ConfinementError(f"unshare(IPC) failed: {os.strerror(ctypes.get_errno())}")
     dumpable = _libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE: /proc/self is ours only if set
     _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
-        for name, text in (
-            ("uid_map", f"{uid} {uid} 1"),
-            ("setgroups", "deny"),
-            ("gid_map", f"{gid} {gid} 1"),
-        ):
-            fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+        for path, content in id_maps:
+            fd = os.open(path, os.O_WRONLY)
             try:
-                os.write(fd, text.encode())
+                os.write(fd, content)
             finally:
                 os.close(fd)
     finally:
@@ -265,6 +275,17 @@ def load_seccomp(program: bytes) -> None:
     """Install a BPF filter compiled by libseccomp in the trusted parent (this
     interpreter may have no bindings). Needs no-new-privileges, set in the zygote."""
     SeccompProgram(program).load()
+
+
+def release_free_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's malloc_trim; nothing
+    elsewhere): a page not resident is one fewer for each fork to share and each exit
+    to release."""
+    trim = getattr(_libc, "malloc_trim", None)
+    if trim is not None:
+        trim.argtypes = (ctypes.c_size_t,)
+        trim.restype = ctypes.c_int
+        trim(0)
 
 
 def unprotect_from_oom() -> None:

@@ -19,7 +19,7 @@ import time
 import traceback
 from typing import Any
 
-from . import proc
+from . import frames, proc, py_roles
 from .cleanup import (
     force_remove,
     kill_all_and_scrub,
@@ -44,6 +44,12 @@ class Zygote:
         self.isolation = {"ipc_namespace": False, "seccomp": False}
         self.seccomp: proc.SeccompProgram | None = None
         self.spare: Spare | None = None
+        self.environment_for = ""  # the folder the job environment names now
+        # the child's uid and gid maps, written in every fresh IPC namespace: made once
+        self.id_maps = proc.id_map_writes(
+            self.uid if self.uid is not None else os.geteuid(),
+            self.gid if self.gid is not None else os.getegid(),
+        )
 
     # -- the loop -------------------------------------------------------------------
     def serve(self) -> None:
@@ -75,7 +81,7 @@ class Zygote:
         data, fds, _flags, _addr = socket.recv_fds(self.control, CONTROL_LIMIT, 16)
         if not data:
             return False
-        message = json.loads(data)
+        message = frames.decode_body(data)  # the trusted parent's JSON, the scanner called directly
         operation = message.get("op")
         if operation == "spawn":
             self.spawn(message, fds, data)
@@ -95,7 +101,7 @@ class Zygote:
         return True
 
     def send(self, message: dict[str, Any]) -> None:
-        self.control.sendall(json.dumps(message).encode())
+        self.control.sendall(frames.encode_body(message))
 
     def verify_confinement(self) -> None:
         """Once, in a probe child: dropping to the sandbox uid leaves no capability."""
@@ -123,7 +129,7 @@ class Zygote:
             found = {"ipc_namespace": False, "seccomp": False}
             try:
                 proc.drop_privileges(self.uid, self.gid)
-                found["ipc_namespace"] = _works(proc.fresh_ipc_namespace)
+                found["ipc_namespace"] = _works(lambda: proc.fresh_ipc_namespace(self.id_maps))
                 found["seccomp"] = bool(seccomp) and _works(lambda: proc.load_seccomp(seccomp))
                 os.write(write, json.dumps(found).encode())
             finally:
@@ -189,11 +195,23 @@ class Zygote:
         return pid
 
     def new_workdir(self) -> str:
-        self.counter += 1
-        workdir = os.path.join(self.workroot, f"job{self.counter}")
-        os.mkdir(workdir, 0o700)
+        """A new, empty folder for the next child, named from a count that restarts at
+        each cleanup (which removes them all): jobs reuse the same few names, so the
+        environment naming it (set here, before the fork, rather than in each child)
+        takes no new memory from job to job."""
+        while True:
+            self.counter += 1
+            workdir = os.path.join(self.workroot, f"job{self.counter}")
+            try:
+                os.mkdir(workdir, 0o700)
+                break
+            except FileExistsError:  # a cleanup that could not remove it: next name
+                continue
         if self.uid is not None and self.gid is not None:
             os.chown(workdir, self.uid, self.gid)
+        if workdir != self.environment_for:  # glibc keeps every distinct value ever set
+            enter_job_environment(workdir)
+            self.environment_for = workdir
         return workdir
 
     # A spare is a child forked ahead of demand, after the previous job's cleanup: it
@@ -291,7 +309,7 @@ class Zygote:
             proc.unprotect_from_oom()
         proc.drop_privileges(self.uid, self.gid)
         if self.isolation["ipc_namespace"]:
-            proc.fresh_ipc_namespace()
+            proc.fresh_ipc_namespace(self.id_maps)
         if os.getppid() != 1:  # no PID namespace to take us down with the zygote
             proc.prctl(proc.PR_SET_PDEATHSIG, 9)
         os.chdir(workdir)
@@ -327,6 +345,7 @@ class Zygote:
         self.mains.clear()
         self.failed.clear()
         self.empty_workroot()
+        self.counter = 0
         return {"exits": exits, "survivors": survivors}
 
     def reap(self, exits: dict[str, Any], block: bool, killed: bool) -> None:
@@ -418,7 +437,7 @@ def _await_job(channel: socket.socket) -> tuple[dict[str, Any] | None, list[int]
     channel.detach()
     if not data:
         return None, []
-    spec: dict[str, Any] = json.loads(data)
+    spec: dict[str, Any] = frames.decode_body(data)  # the trusted parent's JSON
     return spec, fds
 
 
@@ -433,20 +452,28 @@ def _works(action: Any) -> bool:
 JOB_ENV = ("HOME", "TMPDIR", "PWD")  # the job's folder; the rest is the zygote's own
 
 
+def enter_job_environment(workdir: str) -> None:
+    """In the zygote, before it forks a child for ``workdir``: the child inherits it
+    (each os.environ entry set in a child would be page copies there)."""
+    for name in JOB_ENV:
+        os.environ[name] = workdir
+
+
 def run_role(spec: dict[str, Any], workdir: str, options: dict[str, Any]) -> int:
     role = spec["role"]
     if role == "exec":
         proc.reset_signals()
         argv = [str(part) for part in spec["argv"]]
         os.execve(argv[0], argv, {**options["env"], **dict.fromkeys(JOB_ENV, workdir)})
-    from . import py_roles
+    return py_roles.run(role)
 
-    # the harness is already imported; its folder must not shadow the candidate's imports
+
+def hide_harness(options: dict[str, Any]) -> None:
+    """Once, in the zygote, after its imports: the harness's folder must not shadow a
+    candidate's imports (the harness's own lazy imports are relative: its package
+    still finds them)."""
     hidden = {options.get("harness_root"), options.get("boot_path")}
     sys.path[:] = [entry for entry in sys.path if entry not in hidden]
-    for name in JOB_ENV:  # the zygote's environment is already options["env"] alone
-        os.environ[name] = workdir
-    return py_roles.run(role)
 
 
 def preload(modules: list[str]) -> None:
@@ -457,12 +484,13 @@ def preload(modules: list[str]) -> None:
         except Exception:
             continue
     gc.collect()
+    proc.release_free_heap()  # fewer resident pages: every fork and exit handles each
     gc.freeze()
 
 
 def main() -> None:
     options = json.loads(sys.argv[1])
-    from . import py_checker, py_roles  # noqa: F401  (before confine: roles fork from here)
+    from . import py_checker  # noqa: F401  (before confine: roles fork from here)
 
     if options.get("confine"):
         from . import confine
@@ -481,4 +509,5 @@ def main() -> None:
     py_roles.configure_streams()
     py_roles.warm_up()  # before preload's freeze
     preload(options.get("preload", []))
+    hide_harness(options)
     Zygote(options).serve()

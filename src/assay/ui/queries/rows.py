@@ -1,12 +1,17 @@
 """An experiment's rows: the filtered, sorted, paginated table and one row in full.
 
 Filtering, sorting and paging all happen in SQL: a page reads ``per_page`` runs, their
-results and their examples, whatever the experiment's size.
+results and their examples, whatever the experiment's size. A sorted page is an index
+walk (``walk``) where one holds the sort: a metric's ``results_by_rank``, the runs'
+``runs_by_latency`` and ``runs_by_error``; a filter rides along it unless it keeps few
+rows, whose matches are then sorted. Counts of filtered rows are kept (``kept``).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from assay._metric import MetricInfo
@@ -34,37 +39,36 @@ from assay.ui.queries._sql import (
     version_clause,
 )
 from assay.ui.queries.experiments import metric_keys
-from assay.ui.queries.stored import has_stats
+from assay.ui.queries.failing import FAILED, FLAGGED, Failing, count_failing, failing
+from assay.ui.queries.kept import kept_count, signature
 from assay.ui.queries.trace import run_tree
+from assay.ui.queries.walk import Cursor, Ranking, count_ranked, encode_cursor, page_entries
 
-__all__ = ["FAILED", "reference_previews", "results_of", "row_detail", "row_page", "score_cells"]
+__all__ = [
+    "reference_previews",
+    "results_of",
+    "row_detail",
+    "row_page",
+    "score_cells",
+]
 
-
-# "Failed" = the target call failed, or an evaluator failed, or a metric is failing: at
-# or worse than its threshold. A 0/1 metric's threshold is its worst value (0, or 1 when
-# lower is better) unless the user sets another or none; a continuous metric has none
-# until the user sets one (every similarity below 1 is not a failure). The older
-# ``worse_than`` of the chosen metric is a strict threshold and wins over both.
-FAILED = "(u.error IS NOT NULL OR EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND ({failing})))"
-
-# Rows the store flagged: target or evaluator failed, or a score below 1. A superset of
-# the failing rows whenever no failing value lies at or above 1 (no lower-is-better 0/1
-# metric, no threshold): then the indexed flag narrows the search first.
-_FLAGGED = "u.failed = 1"
 
 _ALL_ROWS = "u.experiment_id = ?"
-
-# Per metric whose scores are all 0 or 1: from the stored figures, else the metric index.
-_STORED_BINARY_KEYS = "SELECT key FROM metric_stats WHERE experiment_id = ? AND binary = 1"
-_BINARY_KEYS = (
-    "SELECT key FROM results WHERE experiment_id = ? AND score IS NOT NULL "
-    "GROUP BY key HAVING MIN(score = 0.0 OR score = 1.0) = 1"
-)
 
 _FIXED_SORTS = {
     "position": "u.position",
     "latency": "u.latency_ms",
     "error": "(u.error IS NOT NULL)",
+}
+
+# A filtered walk visits about per_page * rows / matches index entries per page: below
+# one match in this many rows, sorting the matches costs less.
+_WALK_SELECTIVITY = 50
+
+# The ranked expressions of the runs' indexes, as the indexes write them.
+_RUN_RANKS = {
+    "latency": "u.latency_ms",
+    "error": "CASE WHEN u.error IS NULL THEN 0 ELSE 1 END",
 }
 
 
@@ -75,25 +79,45 @@ def row_page(
     *,
     page: int,
     per_page: int,
+    after: Cursor | None = None,
 ) -> RowPage:
+    """One page of rows; ``after`` (the previous page's last row, as its "next" link
+    carries it) starts an index-walked page there instead of walking to its offset."""
     keys = metric_keys(db, experiment.id)
     lower = _lower_keys(db, experiment.id, row_filter, keys)
-    where, params = _where(db, experiment.id, row_filter, lower)
+    spec = failing(db, experiment.id, row_filter, lower) if row_filter.failed else None
+    where, params = _where(experiment.id, row_filter, lower, spec)
     by_index = _index_walk(db, experiment.id, row_filter)
-    if where == _ALL_ROWS:  # no filter: the experiment's (stored) count will do
-        total = experiment.rows
-    elif by_index is not None and row_filter.metric is not None:  # a bounded metric alone
-        total = ranked.count(db, experiment.id, row_filter.metric, _bounds(row_filter, lower))
-    else:
-        total = db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0]
-    if by_index is not None and row_filter.sort.startswith("metric:"):
-        runs = _ranked_runs(db, experiment.id, row_filter, lower, page, per_page)
+    query = _Query(db, experiment, row_filter, keys, lower, spec, by_index, where, params)
+    ranking = _ranking(db, experiment.id, row_filter, lower, by_index, spec) or _run_ranking(
+        row_filter, where, params
+    )
+    total = query.total() if ranking is not None and ranking.filtered else None
+    if ranking is not None and total is not None and total * _WALK_SELECTIVITY < experiment.rows:
+        ranking = None  # a rare match: sorting the matches beats walking past the others
+    last: Cursor | None = None
+    if ranking is not None:
+        entries = page_entries(
+            db,
+            ranking,
+            descending=row_filter.order == "desc",
+            limit=per_page,
+            offset=offset(page, per_page),
+            after=after,
+            counts=None if ranking.filtered else query.counts(ranking),
+        )
+        runs = _runs_of(db, [entry.run_id for entry in entries])
+        last = entries[-1].cursor if len(entries) == per_page else None
     else:
         order, order_params = _order(row_filter, keys)
         runs = db.query(
             f"SELECT {_RUN_COLUMNS} FROM runs u WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
             [*params, *order_params, per_page, offset(page, per_page)],
         )
+    if total is None:  # a short page that is not past the end says how many there are
+        short = len(runs) < per_page and (runs or page == 1)
+        total = offset(page, per_page) + len(runs) if short else query.total()
+    next_after = encode_cursor(last) if last is not None and page * per_page < total else None
     scores = score_cells(db, [run["id"] for run in runs])
     references = reference_previews(db, experiment, [run["example_id"] for run in runs])
     rows = [
@@ -119,7 +143,116 @@ def row_page(
         page=page,
         per_page=per_page,
         rows=rows,
+        next_after=next_after,
     )
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What a page's count needs, so that it is counted only when the page cannot tell."""
+
+    db: ReadOnlyDatabase
+    experiment: ExperimentSummary
+    row_filter: RowFilter
+    keys: list[str]
+    lower: set[str]
+    spec: Failing | None
+    by_index: str | None
+    where: str
+    params: list[Any]
+
+    def total(self) -> int:
+        db, experiment_id, row_filter = self.db, self.experiment.id, self.row_filter
+        if self.where == _ALL_ROWS:  # no filter: the experiment's (stored) count will do
+            return self.experiment.rows
+        if self.by_index is not None and row_filter.metric is not None:  # a bounded metric alone
+            return ranked.count(db, experiment_id, row_filter.metric, _bounds(row_filter, self.lower))
+        spec, where, params = self.spec, self.where, self.params
+        if spec is not None and not row_filter.q and not _has_bounds(row_filter):  # failing rows alone
+            return kept_count(
+                db,
+                experiment_id,
+                ("failing", where, *params),
+                lambda: count_failing(db, experiment_id, self.keys, spec),
+            )
+        return kept_count(db, experiment_id, (where, *params), lambda: _count(db, where, params))
+
+    def counts(self, ranking: Ranking) -> Callable[[], tuple[int, int]] | None:
+        """The entries of an unfiltered walk and how many rank, for a finished experiment
+        (whose stored row count is final), each counted once while it stays so."""
+        if signature(self.db, self.experiment.id) is None:
+            return None
+
+        def counted() -> tuple[int, int]:
+            what = ("ranked", ranking.scope, ranking.rank, *ranking.params, *ranking.bounds)
+            ranked_rows = kept_count(
+                self.db, self.experiment.id, what, lambda: count_ranked(self.db, ranking)
+            )
+            return (ranked_rows if ranking.bounds else self.total()), ranked_rows
+
+        return counted
+
+
+def _ranking(
+    db: ReadOnlyDatabase,
+    experiment_id: str,
+    row_filter: RowFilter,
+    lower: set[str],
+    by_index: str | None,
+    spec: Failing | None,
+) -> Ranking | None:
+    """The metric index whose walk answers a metric-sorted page, if one does: its own
+    bounds a range of it, any other filter checked on each entry's run, so that a page
+    stops after its rows instead of sorting every row that matches."""
+    if not row_filter.sort.startswith("metric:"):
+        return None
+    key = row_filter.sort.removeprefix("metric:")
+    own = row_filter.metric == key
+    if by_index is None and not ranked.one_result_per_row(db, experiment_id, key):
+        return None
+    walk = ranked.ranking(experiment_id, key, _bounds(row_filter, lower) if own else [])
+    rest, params = _where(experiment_id, row_filter, lower, spec, bounds=not own)
+    if rest == _ALL_ROWS:
+        return walk
+    return replace(
+        walk,
+        scope=f"{walk.scope} AND EXISTS (SELECT 1 FROM runs u WHERE u.id = r.run_id AND {rest})",
+        params=(*walk.params, *params),
+        filtered=True,
+    )
+
+
+def _run_ranking(row_filter: RowFilter, where: str, params: list[Any]) -> Ranking | None:
+    """The runs' latency or errored index, filtered as the page is (a filter rides along
+    the walk: rows come in index order, the filtered ones skipped)."""
+    rank = _RUN_RANKS.get(row_filter.sort)
+    if rank is None:
+        return None
+    return Ranking(
+        table="runs",
+        alias="u",
+        scope=where,
+        params=tuple(params),
+        rank=rank,
+        run_id="u.id",
+        filtered=where != _ALL_ROWS,
+    )
+
+
+def _count(db: ReadOnlyDatabase, where: str, params: list[Any]) -> int:
+    return int(db.query(f"SELECT COUNT(*) FROM runs u WHERE {where}", params)[0][0])
+
+
+def _runs_of(db: ReadOnlyDatabase, ids: list[str]) -> list[Any]:
+    """The runs of ``ids``, in that order."""
+    if not ids:
+        return []
+    marks, id_params = in_list(ids)
+    found = {
+        run["id"]: run
+        for run in db.query(f"SELECT {_RUN_COLUMNS} FROM runs u WHERE u.id IN {marks}", id_params)
+    }
+    return [found[run_id] for run_id in ids]
 
 
 _RUN_COLUMNS = (
@@ -140,35 +273,6 @@ def _index_walk(db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter)
     if key is None or not ranked.one_result_per_row(db, experiment_id, key):
         return None
     return key
-
-
-def _ranked_runs(
-    db: ReadOnlyDatabase,
-    experiment_id: str,
-    row_filter: RowFilter,
-    lower: set[str],
-    page: int,
-    per_page: int,
-) -> list[Any]:
-    key = row_filter.sort.removeprefix("metric:")
-    bounds = _bounds(row_filter, lower) if row_filter.metric == key else []
-    ids = ranked.ordered_run_ids(
-        db,
-        experiment_id,
-        key,
-        descending=row_filter.order == "desc",
-        bounds=bounds,
-        limit=per_page,
-        offset=offset(page, per_page),
-    )
-    if not ids:
-        return []
-    marks, id_params = in_list(ids)
-    found = {
-        run["id"]: run
-        for run in db.query(f"SELECT {_RUN_COLUMNS} FROM runs u WHERE u.id IN {marks}", id_params)
-    }
-    return [found[run_id] for run_id in ids]
 
 
 def _has_bounds(row_filter: RowFilter) -> bool:
@@ -199,17 +303,17 @@ def _lower_keys(db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter,
 
 
 def _where(
-    db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, lower: set[str]
+    experiment_id: str, row_filter: RowFilter, lower: set[str], spec: Failing | None, *, bounds: bool = True
 ) -> tuple[str, list[Any]]:
     clauses: list[str] = [_ALL_ROWS]
     params: list[Any] = [experiment_id]
     if row_filter.failed:
-        failing, failing_params, flagged = _failing(db, experiment_id, row_filter, lower)
-        if flagged:
-            clauses.append(_FLAGGED)
-        clauses.append(FAILED.format(failing=failing))
+        condition, failing_params = spec.condition() if spec is not None else ("", [])
+        if spec is not None and spec.flagged:
+            clauses.append(FLAGGED)
+        clauses.append(FAILED.format(failing=condition))
         params += failing_params
-    for bound in _bounds(row_filter, lower):
+    for bound in _bounds(row_filter, lower) if bounds else []:
         clauses.append(
             "EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND r.key = ? "
             f"AND r.error IS NULL AND r.score {bound.op} ?)"
@@ -226,42 +330,14 @@ def _direction(db: ReadOnlyDatabase, experiment_id: str, key: str) -> str:
     return MetricInfo.of(decode_metric_info(db.query_one(METRIC_INFO_SQL, (experiment_id, key)))).direction
 
 
-def _failing(
-    db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, lower: set[str]
-) -> tuple[str, list[Any], bool]:
-    """The SQL condition on a result ``r`` that makes its row failing, its parameters, and
-    whether the store's failed flag may narrow the search first."""
-    chosen = row_filter.metric if row_filter.worse_than is not None else None
-    conditions, params = ["r.error IS NOT NULL"], []
-    thresholds: dict[str, float | None] = {
-        key: 1.0 if key in lower else 0.0 for key in _binary_keys(db, experiment_id)
-    }
-    thresholds.update(row_filter.thresholds)
-    # The stored flag (an error, or a score below 1) covers every failing row only when
-    # each threshold fails scores below 1 alone.
-    flagged = chosen is None
-    for key, threshold in thresholds.items():
-        if key == chosen or threshold is None:
-            continue
-        conditions.append(f"(r.key = ? AND r.score {'>=' if key in lower else '<='} ?)")
-        params += [key, threshold]
-        flagged = flagged and key not in lower and threshold < 1
-    if chosen is not None:
-        conditions.append(f"(r.key = ? AND r.score {'>' if chosen in lower else '<'} ?)")
-        params += [chosen, row_filter.worse_than]
-    return " OR ".join(conditions), params, flagged
-
-
-def _binary_keys(db: ReadOnlyDatabase, experiment_id: str) -> list[str]:
-    query = _STORED_BINARY_KEYS if has_stats(db, experiment_id) else _BINARY_KEYS
-    return [row["key"] for row in db.query(query, (experiment_id,))]
-
-
 def _order(row_filter: RowFilter, keys: list[str]) -> tuple[str, list[Any]]:
     direction = "DESC" if row_filter.order == "desc" else "ASC"
     tie = "u.position, u.repetition"
     if row_filter.sort in _FIXED_SORTS:
-        return f"{_FIXED_SORTS[row_filter.sort]} {direction}, {tie}", []
+        column = _FIXED_SORTS[row_filter.sort]
+        # Rows without a latency last in both directions, as the index walk reads them.
+        last = f"{column} IS NULL, " if row_filter.sort == "latency" else ""
+        return f"{last}{column} {direction}, {tie}", []
     if row_filter.sort.startswith("metric:"):
         key = row_filter.sort.removeprefix("metric:")
         _check_metric(key, keys)
