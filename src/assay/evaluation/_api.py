@@ -12,6 +12,7 @@ import asyncio
 import contextvars
 import dataclasses
 import gc
+import os
 import sys
 import threading
 import uuid
@@ -300,11 +301,9 @@ def _user_store(options: _Options) -> Store:
 
 def _prepare(target: Any, options: _Options) -> _Prepared:
     """Everything that can fail on bad arguments, done before the first row runs."""
-    from assay.executors.base import resolve_executor  # the executors build on this package
-
     _check_arguments(options)
     shard = _checked_shard(options)
-    executor = resolve_executor(options.executor)
+    executor = _executor(options.executor)
     concurrency = _concurrency(options.max_concurrency)
     requested = _experiment_name_of(options.experiment)
     name = experiment_name(requested, options.experiment_prefix)
@@ -356,6 +355,17 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         lease,
         executor,
     )
+
+
+def _executor(given: Any) -> Executor | None:
+    """The executor rows run on (None: threads and the event loop here). The executors
+    package (its Ray part takes ~10 ms to import) is imported only when ``executor=`` or
+    ``ASSAY_EXECUTOR`` names one."""
+    if given is None and os.environ.get("ASSAY_EXECUTOR", "").strip().lower() in ("", "local"):
+        return None
+    from assay.executors.base import resolve_executor  # the executors build on this package
+
+    return resolve_executor(given)
 
 
 def _feed_of(
@@ -594,8 +604,6 @@ def _names_stored_dataset(data: Any) -> bool:
 
 def _concurrency(max_concurrency: int | None) -> int:
     if not max_concurrency:
-        import os
-
         return 4 * (os.cpu_count() or 1)
     if max_concurrency < 0:
         raise ValueError(f"max_concurrency must be positive, got {max_concurrency}")

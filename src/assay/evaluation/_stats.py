@@ -143,6 +143,43 @@ def aggregate(
     )
 
 
+def binary_aggregate(
+    key: str,
+    n: int,
+    ones: int,
+    first_zero: float | None,
+    errors: int,
+    *,
+    skipped: int = 0,
+    info: MetricInfo | None = None,
+) -> MetricAggregate:
+    """What :func:`aggregate` gives ``n`` scores of 0 and 1, one per cluster, from their
+    count of ones (``first_zero``: the first 0 as given, 0.0 or -0.0), in no pass over
+    them: the mean and Wilson interval need only the counts."""
+    info = info or MetricInfo()
+    if ones == n:
+        mean = 1.0
+    elif ones == 0:
+        mean = first_zero if first_zero is not None else 0.0  # every score equal: as given
+    else:
+        mean = ones / n  # fsum of 0s and 1s is exact, so aggregate's mean is this too
+    bounds = info.score_range or UNIT_RANGE
+    stderr, bounded = mean_interval(mean, n, n, 0.0, binary=True, bounds=bounds)
+    return MetricAggregate(
+        key,
+        mean,
+        n,
+        errors,
+        stderr,
+        bounded.low if bounded else None,
+        bounded.high if bounded else None,
+        skipped,
+        bounded.method if bounded else None,
+        info.direction,
+        info.score_range,
+    )
+
+
 def _bca(scores: Sequence[float], clusters: Sequence[Hashable], bounds: Range | None) -> Interval:
     sums: dict[Hashable, float] = {}
     counts: dict[Hashable, int] = {}

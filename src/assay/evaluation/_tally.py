@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from assay._metric import MetricInfo
-from assay.evaluation._stats import MetricAggregate, aggregate
+from assay.evaluation._stats import MetricAggregate, aggregate, binary_aggregate
 from assay.schemas import EvaluationResult
 from assay.store.records import ExperimentRow, ExperimentStats, MetricStats
 
@@ -63,7 +63,19 @@ def _usage(value: Any) -> dict[str, Any] | None:
 
 
 class _Metric:
-    __slots__ = ("scores", "clusters", "errors", "unscored", "skipped", "info", "non_binary")
+    __slots__ = (
+        "scores",
+        "clusters",
+        "errors",
+        "unscored",
+        "skipped",
+        "info",
+        "non_binary",
+        "ones",
+        "first_zero",
+        "_seen",
+        "repeated",
+    )
 
     def __init__(self) -> None:
         self.scores = array("d")
@@ -73,6 +85,11 @@ class _Metric:
         self.skipped = 0  # neither score nor error because the target failed
         self.info: MetricInfo | None = None
         self.non_binary = 0  # scores other than 0 and 1, counted as they come (not rescanned)
+        # What a 0/1 metric's figures need, kept as scores come (see ``binary_figures``):
+        self.ones = 0
+        self.first_zero: float | None = None  # 0.0 or -0.0, as min() would return it
+        self._seen = bytearray()  # a bit per position that has a score
+        self.repeated = False  # some position has two scores (repetitions, or a key twice)
 
     def add(self, position: int, result: ResultTally, run_failed: bool) -> None:
         if self.info is None and result.info:
@@ -85,17 +102,63 @@ class _Metric:
             else:
                 self.unscored += 1
         else:
-            self.scores.append(result.score)
-            self.non_binary += result.score not in (0.0, 1.0)
+            score = result.score
+            self.scores.append(score)
             self.clusters.append(position)
+            if score == 1.0:
+                self.ones += 1
+            elif score == 0.0:
+                if self.first_zero is None:
+                    self.first_zero = score
+            else:
+                self.non_binary += 1
+            self._mark(position)
+
+    def _mark(self, position: int) -> None:
+        if position < 0:  # not a row's place: no bit for it, so take the general path
+            self.repeated = True
+            return
+        byte, bit = position >> 3, 1 << (position & 7)
+        if byte >= len(self._seen):
+            self._seen.extend(bytes(max(byte + 1 - len(self._seen), len(self._seen))))
+        elif self._seen[byte] & bit:
+            self.repeated = True
+        self._seen[byte] |= bit
+
+    @property
+    def _counted(self) -> bool:
+        """A 0/1 metric with one score per position: its figures follow from counts."""
+        return bool(self.scores) and not self.non_binary and not self.repeated
 
     def aggregate(self, key: str) -> MetricAggregate:
+        if self._counted:
+            return binary_aggregate(
+                key,
+                len(self.scores),
+                self.ones,
+                self.first_zero,
+                self.errors,
+                skipped=self.skipped,
+                info=self.info,
+            )
         return aggregate(key, self.scores, self.clusters, self.errors, skipped=self.skipped, info=self.info)
+
+    def _range(self) -> tuple[float | None, float | None]:
+        if not self.scores:
+            return None, None
+        if self._counted:  # what min() and max() return, without a pass over the scores
+            zero = self.first_zero if self.first_zero is not None else 1.0
+            return (zero, 1.0 if self.ones else zero)
+        return min(self.scores), max(self.scores)
+
+    def _histogram(self, low: float | None, high: float | None) -> list[int]:
+        if self._counted:
+            return [len(self.scores) - self.ones] + [0] * (BINS - 2) + [self.ones]
+        return _histogram(self.scores, low, high)
 
     def stats(self, key: str) -> MetricStats:
         agg = self.aggregate(key)
-        low = min(self.scores) if self.scores else None
-        high = max(self.scores) if self.scores else None
+        low, high = self._range()
         return MetricStats(
             key=key,
             mean=agg.mean,
@@ -107,7 +170,7 @@ class _Metric:
             ci_high=agg.ci_high,
             min=low,
             max=high,
-            histogram=_histogram(self.scores, low, high),
+            histogram=self._histogram(low, high),
             skipped=self.skipped,
             ci_method=agg.method,
             direction=agg.direction,

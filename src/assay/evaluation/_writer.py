@@ -78,6 +78,13 @@ class RowWriter:
             if queued == 1 or queued == self._max_batch:  # start the clock, or a full batch
                 self._cond.notify_all()
 
+    def hurry(self) -> None:
+        """The last rows are being computed: commit each as it comes (no interval to
+        wait for), so that closing has little left to flush."""
+        with self._cond:
+            self._max_delay = 0.0
+            self._cond.notify_all()
+
     def close(self) -> ExperimentStats:
         """Flush everything queued (at most ``max_pending`` rows: the writer kept up), stop,
         and store the final figures. Re-raises a write failure."""
@@ -132,7 +139,7 @@ class RowWriter:
 
     def _figures(self) -> ExperimentStats:
         now = time.monotonic()
-        if now < self._next_stats:
+        if now < self._next_stats or self._closing:  # closing: the final figures follow
             return self.tally.counts()
         stats = self.tally.stats()
         cost = time.monotonic() - now

@@ -56,7 +56,7 @@ class Store(abc.ABC):
     def iter_examples(
         self, dataset_id: uuid.UUID, *, version: int | None = None, page_size: int = 1000
     ) -> Iterator[Example]:
-        """The examples at ``version`` in position order, read ``page_size`` at a time."""
+        """The examples at ``version`` in position order, read at most ``page_size`` at a time."""
 
     @abc.abstractmethod
     def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int: ...

@@ -273,9 +273,11 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         self, dataset_id: uuid.UUID, *, version: int | None = None, page_size: int = 1000
     ) -> Iterator[Example]:
         # Each page on the reading thread's own connection: a feed may be read from any thread.
-        last = -1
-        while page := rows.examples_page(self.conn, dataset_id, version, last, page_size):
-            last = page[-1]["position"]
+        # The first pages are small (an experiment's first row waits for the first page),
+        # then each doubles up to page_size.
+        last, size = -1, min(page_size, 32)
+        while page := rows.examples_page(self.conn, dataset_id, version, last, size):
+            last, size = page[-1]["position"], min(page_size, 2 * size)
             yield from (codec.example_from(row, dataset_id) for row in page)
 
     def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int:

@@ -1,0 +1,335 @@
+"""How many threads sync rows get: as many as keep one GIL busy, decided from the rows'
+own evidence while they run.
+
+Rows that wait (a model call, a sleep) gain from every thread up to ``max_concurrency``;
+rows that compute gain nothing from more threads under the GIL and lose much to
+contention. The evidence, cheapest first:
+
+- the experiment's first row, while it runs: it has been running ``wall`` seconds and
+  on a CPU (or queued for one, which Linux's schedstat tells) ``cpu`` of them, so rows
+  like it keep ``wall / cpu`` threads busy. A row waiting 5 ms with 50 us of CPU asks
+  for 100 threads at once, with no doubling tick by tick;
+- afterwards, while the first rows' threads spent under a tenth of their time on a CPU,
+  the workers' CPU share per tick and the process's;
+- otherwise rates: each doubling must raise the rate of finished rows by a quarter
+  (rates, unlike CPU shares, tell I/O waits from GIL waits, even on a loaded machine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.evaluation._runner import RowFeed
+
+log = logging.getLogger("assay.evaluation.threads")
+
+_RAMP_TICK_S = 0.005
+_MIN_WINDOW_S = 0.02
+_RAMP_SWITCH_S = 0.0005
+_GAIN = 1.25
+_WAITING_SHARE = 0.5  # process CPU time under half the wall time: threads wait
+_MIN_ROWS = 8
+_MAX_WINDOW_S = 0.25
+_WAITING_ROW = 0.1  # a row's thread on a CPU under a tenth of its wall time: it waits
+
+
+class Load:
+    """Finished rows and their mean wall time (recent rows count most), how much of
+    their time the rows run by a lone thread spent on a CPU (no GIL to wait for), and
+    the process's CPU time per tick. Updated without a lock: a lost update only nudges
+    a heuristic."""
+
+    _DECAY = 0.9
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.threads = 1
+        self.measuring = True  # False once the ramp has decided: rows stop timing themselves
+        self.first_row: tuple[float, float, float | None] | None = None  # wall, CPU, queued
+        self._first_row_tick = (0.0, 0.0)
+        self._queued_in_rows = 0.0
+        self._wall = 0.0
+        self._weight = 0.0
+        self._first_wall = 0.0
+        self._first_cpu = 0.0
+        self._tick = (time.perf_counter(), time.process_time(), time.thread_time())
+        self._clocks: list[int] = []  # the workers' CPU clocks, where the OS has them
+        self._workers_tick = time.perf_counter()
+        self._last_cpu: dict[int, float] = {}  # each worker's CPU clock at the last tick
+        self._first_clock: int | None = None
+        self._first_stat: str | None = None  # the first worker's scheduler figures (Linux)
+        self._first_tick = (time.perf_counter(), 0.0)
+
+    def worker_started(self) -> None:
+        """Called by each worker thread, so that rows still running can be measured."""
+        if hasattr(time, "pthread_getcpuclockid"):
+            clock = time.pthread_getcpuclockid(threading.get_ident())
+            if self._first_clock is None:
+                self._first_clock = clock
+            self._clocks.append(clock)
+        if self._first_stat is None:
+            self._first_stat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
+
+    def first_row_started(self) -> None:
+        """Called by the (only) worker as the experiment's first row starts."""
+        queued = self._first_queued()  # first: reading it is not the row's CPU
+        self.first_row = (time.perf_counter(), time.thread_time(), queued)
+        self._first_row_tick = self.first_row[:2]
+
+    def first_row_threads(self, max_threads: int) -> int | None:
+        """While the first row runs: the threads rows like it keep busy, ``wall / cpu``
+        of it so far or over the last tick, whichever is more (its first CPU is partly
+        a cold start); None once it finished, or while it computes or the OS keeps it
+        from a CPU (a runnable thread is not waiting)."""
+        cpu = _cpu_of(self._first_clock)
+        if self.first_row is None or self.rows or cpu is None:
+            return None
+        started, cpu_started, queued_started = self.first_row
+        now, queued = time.perf_counter(), self._first_queued()
+        ticked, cpu_ticked = self._first_row_tick
+        self._first_row_tick = (now, cpu)
+        wall, used = now - started, cpu - cpu_started
+        if queued is not None and queued_started is not None:
+            used += queued - queued_started
+        if wall < _RAMP_TICK_S or used >= _WAITING_ROW * wall:
+            return None
+        return max(_useful(wall, used, max_threads), _useful(now - ticked, cpu - cpu_ticked, max_threads))
+
+    def workers_wait(self, *, ask_the_os: bool) -> float | None:
+        """The share of the time since the last call the worker threads were on a CPU,
+        each, when it is under a tenth and the first one was not kept waiting for a CPU
+        by the OS either (0 where the OS does not say: the process's share decides);
+        None when they compute."""
+        wall, used, live = time.perf_counter(), 0.0, 0
+        for clock in list(self._clocks):
+            cpu = _cpu_of(clock)
+            if cpu is None:  # the thread ended (the feed ran out): its clock is gone
+                self._clocks.remove(clock)
+                continue
+            used += cpu - self._last_cpu.get(clock, 0.0)  # a new worker: its CPU since it started
+            self._last_cpu[clock] = cpu
+            live += 1
+        share = used / max((wall - self._workers_tick) * live, 1e-9)
+        self._workers_tick = wall
+        first_waits = self._first_waits(wall)  # read every tick: each share is of one tick
+        if (live and share >= _WAITING_ROW) or (ask_the_os and not first_waits):
+            return None
+        return share if live else 0.0
+
+    def _first_schedstat(self) -> tuple[int, int] | None:
+        """The first worker's time on a CPU and its time waiting for one, in ns (Linux's
+        schedstat, brought up to date when the thread leaves a CPU); None where the OS
+        does not say."""
+        try:
+            with open(self._first_stat or "") as handle:
+                on_cpu, queued = handle.read().split()[:2]
+            return int(on_cpu), int(queued)
+        except (OSError, ValueError):
+            return None
+
+    def _first_queued(self) -> float | None:
+        stat = self._first_schedstat()
+        return None if stat is None else stat[1] / 1e9
+
+    def _first_waits(self, wall: float) -> bool:
+        """On a loaded machine a computing thread may get no CPU for a whole tick: it
+        is then runnable, not waiting, which schedstat tells apart."""
+        stat = self._first_schedstat()
+        if stat is None:
+            return True
+        busy = (stat[0] + stat[1]) / 1e9
+        share = (busy - self._first_tick[1]) / max(wall - self._first_tick[0], 1e-9)
+        self._first_tick = (wall, busy)
+        return share < _WAITING_ROW
+
+    def add(self, wall: float, cpu: float) -> None:
+        self._wall = self._wall * self._DECAY + wall
+        self._weight = self._weight * self._DECAY + 1.0
+        if self.threads == 1 or self.rows == 0:
+            self._first_wall += wall
+            self._first_cpu += cpu
+        self.rows += 1
+
+    @property
+    def rows_wait(self) -> bool:
+        """The first rows spent under a tenth of their time on a CPU: they wait for
+        something outside the process (a model call, a sleep). A CPU-bound row on a
+        machine so loaded that it gets a third of a core still measures ~0.3."""
+        return self._first_cpu < _WAITING_ROW * self._first_wall
+
+    def useful_threads(self, max_threads: int) -> int:
+        """Rows whose threads are on a CPU a share ``b`` of their time keep at most
+        ``1 / b`` threads busy under one GIL; more would only wait for it. A loaded
+        machine makes ``b`` look smaller (the OS lends the thread less CPU): the time
+        the lone first worker spent queued for a CPU during its rows is not waiting."""
+        if self._first_cpu <= 0:
+            return max_threads
+        if self.threads == 1:  # every measured row ran on the first worker
+            self._queued_in_rows = self._first_worker_queued()
+        wall = max(self._first_wall - self._queued_in_rows, self._first_cpu)
+        # A thread more only where it could raise the rate by a quarter (_GAIN): rows
+        # that wait 5% of their time keep one thread busy, not two.
+        return max(1, min(max_threads, math.ceil(wall / self._first_cpu - (_GAIN - 1))))
+
+    def _first_worker_queued(self) -> float:
+        """The first worker's time queued for a CPU since its first row started, in
+        the share of that time its rows took (the rest went to storing them)."""
+        queued = self._first_queued()
+        if self.first_row is None or queued is None or self.first_row[2] is None:
+            return 0.0
+        elapsed = max(time.perf_counter() - self.first_row[0], 1e-9)
+        return (queued - self.first_row[2]) * min(1.0, self._first_wall / elapsed)
+
+    @property
+    def row_wall(self) -> float:
+        return self._wall / self._weight if self._weight else 0.0
+
+    def computing_share(self) -> float:
+        """The process's CPU time over wall time since the last call, less the calling
+        thread's own: the ramp's work (starting a doubling's threads, reading their
+        clocks) is not rows computing, and counting it stopped ramps of waiting rows."""
+        wall, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
+        share = (cpu - self._tick[1] - (own - self._tick[2])) / max(wall - self._tick[0], 1e-9)
+        self._tick = (wall, cpu, own)
+        return share
+
+
+_switch_lock = threading.Lock()
+_switch_depth = 0
+_switch_saved = 0.005
+
+
+@contextmanager
+def quick_switches() -> Iterator[None]:
+    """A shorter GIL switch interval while threads are being added.
+
+    A new thread must take the GIL before it runs its first row; with busy threads
+    around, that waits for a forced switch (5 ms by default), so starting 128 threads
+    took ~0.4 s here and ~0.04 s at 0.5 ms. Restored when the last ramp ends
+    (experiments may overlap).
+    """
+    global _switch_depth, _switch_saved
+    with _switch_lock:
+        if _switch_depth == 0:
+            _switch_saved = sys.getswitchinterval()
+            sys.setswitchinterval(min(_switch_saved, _RAMP_SWITCH_S))
+        _switch_depth += 1
+    try:
+        yield
+    finally:
+        with _switch_lock:
+            _switch_depth -= 1
+            if _switch_depth == 0:
+                sys.setswitchinterval(_switch_saved)
+
+
+async def ramp(
+    tasks: list[asyncio.Future[Any]],
+    grow: Callable[[int], None],
+    load: Load,
+    feed: RowFeed,
+    max_threads: int,
+) -> None:
+    """Add threads (``grow(n)``: n threads in all) while the evidence says they help;
+    see the module docstring. The rate test's first rate, the baseline, is measured
+    over one row's time (the threads are all busy by then); each later one over twice
+    that, so that rows started after the doubling count."""
+    if not await _while_waiting(tasks, grow, load, feed, max_threads):
+        return
+    rate_before: float | None = None
+    while len(tasks) < (limit := load.useful_threads(max_threads)) and not feed.exhausted:
+        rows = 1 if rate_before is None else 2
+        rate = await _finished_rate(tasks, load, max(_MIN_WINDOW_S, rows * load.row_wall), rows)
+        if rate is None:
+            return
+        if rate_before is not None and rate < _GAIN * rate_before:
+            return  # the last doubling did not help
+        rate_before = rate
+        _grow(grow, tasks, min(2 * len(tasks), limit), "the rate of finished rows rose")
+
+
+async def _while_waiting(
+    tasks: list[asyncio.Future[Any]],
+    grow: Callable[[int], None],
+    load: Load,
+    feed: RowFeed,
+    max_threads: int,
+) -> bool:
+    """Grow every tick while the first row waits, or while the workers and the process
+    mostly wait (before any row finished, or while the first rows waited); False when a
+    worker ended (the feed is done). The workers' own CPU clocks tell a row that
+    computes on a loaded machine (its thread gets a third of a core: the process looks
+    idle) from one that waits."""
+    load.workers_wait(ask_the_os=False)  # the start of the first tick
+    while len(tasks) < max_threads and not feed.exhausted and (load.rows == 0 or load.rows_wait):
+        done, _ = await asyncio.wait(tasks, timeout=_RAMP_TICK_S, return_when=asyncio.FIRST_COMPLETED)
+        if done:
+            return False
+        first_row = load.first_row_threads(max_threads)
+        # Before a row finished, ask the OS too: a computing first row may get no CPU
+        # for a whole tick. Afterwards a waking thread's wait for a CPU would count.
+        share = load.workers_wait(ask_the_os=load.rows == 0)
+        process_waits = load.computing_share() < _WAITING_SHARE
+        if first_row is not None and first_row > len(tasks):
+            _grow(grow, tasks, first_row, "the first row waits")
+        elif share is not None and process_waits:
+            _grow(grow, tasks, threads_for(len(tasks), share, max_threads), "the workers wait")
+        elif load.rows:
+            break  # threads or the process compute most of the time now: let the rates say
+    return True
+
+
+def _cpu_of(clock: int | None) -> float | None:
+    """A thread's CPU time by its clock; None once the thread has ended."""
+    if clock is None:
+        return None
+    try:
+        return time.clock_gettime(clock)
+    except OSError:
+        return None
+
+
+def _useful(wall: float, cpu: float, max_threads: int) -> int:
+    """Threads that rows on a CPU ``cpu`` of every ``wall`` seconds keep busy under one GIL."""
+    return max_threads if cpu * max_threads <= wall else max(1, min(max_threads, math.ceil(wall / cpu)))
+
+
+def threads_for(threads: int, share: float, max_threads: int) -> int:
+    """How many threads rows that have been on a CPU ``share`` of their time keep busy
+    under one GIL (``1 / share``), at least twice those running."""
+    useful = max_threads if share * max_threads <= 1 else math.ceil(1 / share)
+    return min(max_threads, max(2 * threads, useful))
+
+
+def _grow(grow: Callable[[int], None], tasks: list[Any], count: int, why: str) -> None:
+    before = len(tasks)
+    grow(count)
+    log.debug("row threads: %d -> %d (%s)", before, len(tasks), why)
+
+
+async def _finished_rate(
+    tasks: list[asyncio.Future[Any]], load: Load, window: float, per_thread: int
+) -> float | None:
+    """Finished rows per second over ``window``, stretched until enough rows finished
+    for the rate to mean something, ``per_thread`` a thread (or None when a worker
+    ended: the feed is done)."""
+    started, rows_before = time.perf_counter(), load.rows
+    wait = window
+    while True:
+        done, _ = await asyncio.wait(tasks, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+        if done:
+            return None
+        elapsed = time.perf_counter() - started
+        enough = max(_MIN_ROWS, per_thread * len(tasks))  # a rate from fewer finished rows is noise
+        if load.rows - rows_before >= enough or elapsed >= _MAX_WINDOW_S:
+            return (load.rows - rows_before) / elapsed
+        wait = window / 2

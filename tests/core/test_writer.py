@@ -1,0 +1,58 @@
+"""The writer: once the feed has no rows left, what the last rows bring is committed at
+once instead of after the interval, so that closing has little left to flush."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+from assay import Client
+from assay.evaluation._writer import RowWriter
+from assay.schemas import EvaluationResult, Example, Run
+from assay.store.records import ExperimentRecord, ExperimentRow
+
+
+def _rows(client: Client, count: int) -> tuple[ExperimentRecord, list[ExperimentRow]]:
+    dataset = client.create_dataset("writer")
+    client.create_examples(inputs=[{"i": i} for i in range(count)], dataset_name="writer")
+    examples: list[Example] = list(client.store.iter_examples(dataset.id))
+    record = ExperimentRecord(name="writer", dataset_id=dataset.id, dataset_version=dataset.version)
+    client.store.create_experiment(record)
+    now = datetime.now(timezone.utc)
+    rows = [
+        ExperimentRow(
+            run=Run(inputs=example.inputs, outputs={"o": i}, start_time=now, end_time=now),
+            example=example,
+            repetition=0,
+            position=i,
+            results=[EvaluationResult(key="s", score=1.0)],
+        )
+        for i, example in enumerate(examples)
+    ]
+    return record, rows
+
+
+def _stored_within(client: Client, record: ExperimentRecord, rows: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if client.store.count_rows(record.id) == rows:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_rows_after_the_feed_ran_out_are_committed_at_once(client: Client) -> None:
+    record, rows = _rows(client, 3)
+    writer = RowWriter(client.store, record.id, max_delay=60.0)  # the interval never elapses here
+    try:
+        writer.put(rows[0])
+        assert not _stored_within(client, record, 1, 0.3)  # waits for its interval
+        writer.hurry()  # the feed ran out: the rows still running are the last ones
+        assert _stored_within(client, record, 1, 30.0)
+        writer.put(rows[1])
+        writer.put(rows[2])
+        assert _stored_within(client, record, 3, 30.0)
+    finally:
+        stats = writer.close()
+    assert stats.rows == 3 and stats.final
+    assert client.read_experiment("writer").aggregate["s"].n == 3
