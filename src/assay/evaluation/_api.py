@@ -472,9 +472,10 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         if status is not None:
             store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record
-    if not complete and final.status == "completed":
-        # a later shard completed it meanwhile: this shard reports the experiment as it
-        # left it, so that only the last shard judges the gates
+    if not complete:
+        # an earlier shard reports the experiment as it left it, whatever other shards did
+        # since (the last one completed it, a late one started and set it running), so
+        # that only the last shard judges the gates
         final = final.model_copy(update={"status": "partial"})
     rows = stored_rows(store, final, stats.rows)
     results = ExperimentResults(final, rows, summary, store.url, stats=stats, store=store)
