@@ -128,19 +128,7 @@ def aggregate(
     stderr, bounded = mean_interval(mean, n, len(residual_sums), squares, binary=binary, bounds=bounds)
     if interval == "bca" and bounded is not None and not (binary and len(residual_sums) == n):
         bounded = _bca(scores, clusters, bounds)
-    return MetricAggregate(
-        key,
-        mean,
-        n,
-        errors,
-        stderr,
-        bounded.low if bounded else None,
-        bounded.high if bounded else None,
-        skipped,
-        bounded.method if bounded else None,
-        info.direction,
-        info.score_range,
-    )
+    return _aggregate(key, mean, n, errors, stderr, bounded, skipped, info)
 
 
 def binary_aggregate(
@@ -165,6 +153,19 @@ def binary_aggregate(
         mean = ones / n  # fsum of 0s and 1s is exact, so aggregate's mean is this too
     bounds = info.score_range or UNIT_RANGE
     stderr, bounded = mean_interval(mean, n, n, 0.0, binary=True, bounds=bounds)
+    return _aggregate(key, mean, n, errors, stderr, bounded, skipped, info)
+
+
+def _aggregate(
+    key: str,
+    mean: float,
+    n: int,
+    errors: int,
+    stderr: float | None,
+    bounded: Interval | None,
+    skipped: int,
+    info: MetricInfo,
+) -> MetricAggregate:
     return MetricAggregate(
         key,
         mean,
