@@ -17,6 +17,7 @@ from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
 from assay.store import _sqlite_rows as rows
+from assay.store import text_index
 from assay.store._json import dumps, loads
 from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
@@ -351,6 +352,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 (str(experiment_id),),
             )
             columns.invalidate(conn, [str(experiment_id)])
+            text_index.invalidate(conn, [str(experiment_id)])
 
     # rows
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
@@ -361,14 +363,18 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
     def write_prepared(self, prepared: Sequence[Any]) -> None:
         with self.transaction() as conn:
             rows.insert_prepared(conn, prepared)
-            columns.invalidate(conn, _experiments_of(prepared))
+            touched = _experiments_of(prepared)
+            columns.invalidate(conn, touched)
+            text_index.invalidate(conn, touched)
 
     def write_batch(
         self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
     ) -> None:
         with self.transaction() as conn:
             rows.insert_prepared(conn, prepared)
-            columns.invalidate(conn, _experiments_of(prepared))
+            touched = _experiments_of(prepared)
+            columns.invalidate(conn, touched)
+            text_index.invalidate(conn, touched)
             if stats is not None:
                 rows.write_stats(conn, experiment_id, stats)
 
@@ -390,6 +396,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             params += [str(experiment_id), shard[1], shard[0]]
         with self.transaction() as conn:
             columns.invalidate(conn, [str(experiment_id)])
+            text_index.invalidate(conn, [str(experiment_id)])
             return conn.execute(query, params).rowcount
 
     def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:
