@@ -17,7 +17,6 @@ from typing import Any
 from assay.store import text_index
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.queries._sql import like_pattern
-from assay.ui.queries.kept import signature
 
 __all__ = ["Search", "search_clause"]
 
@@ -69,7 +68,7 @@ def _few(db: ReadOnlyDatabase, index: text_index.TextIndex, params: list[Any]) -
 
 def _build_in_background(db: ReadOnlyDatabase, experiment_id: str) -> None:
     """Start one build per experiment at a time, once its rows are final."""
-    if not db.builds_text_indexes or signature(db, experiment_id) is None:
+    if not db.builds_text_indexes or _running(db, experiment_id):
         return
     with _lock:
         if experiment_id in db.text_builds:
@@ -86,3 +85,9 @@ def _build_in_background(db: ReadOnlyDatabase, experiment_id: str) -> None:
                 db.text_builds.discard(experiment_id)
 
     threading.Thread(target=run, name=f"assay-text-index-{experiment_id}", daemon=True).start()
+
+
+def _running(db: ReadOnlyDatabase, experiment_id: str) -> bool:
+    """Whether the experiment's rows may still change (an index would not last)."""
+    row = db.query_one("SELECT status FROM experiments WHERE id = ?", (experiment_id,))
+    return row is None or row[0] == "running"
