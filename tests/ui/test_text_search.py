@@ -7,7 +7,6 @@ schema 8 migrating; the server building it in the background."""
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 import uuid
 from collections.abc import Iterator
