@@ -6,6 +6,7 @@ schema 8 migrating; the server building it in the background."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 import uuid
@@ -16,6 +17,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from playwright.sync_api import Page, expect
+from ui_testdata import LiveServer
 
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store import Store, open_store, text_index
@@ -325,3 +328,34 @@ def test_a_store_of_schema_8_migrates_and_searches(tmp_path: Path) -> None:
     finally:
         db.close()
         store.close()
+
+
+@pytest.mark.slow
+def test_a_search_in_chromium_finds_the_rows_before_and_after_the_index(tmp_path: Path, page: Page) -> None:
+    """Typed into the experiment page's search field, in real headless Chromium against a
+    real server: the scan's rows first, the index's (built meanwhile) the same after."""
+    store = open_store(str(tmp_path / "ui.db"))
+    record = _experiment(store)
+    expected = [position + 1 for position, _ in oracle(store, record, "PARIS")]
+    assert len(expected) > 2
+    try:
+        with LiveServer(store) as server:
+            shown = []
+            for _ in range(2):
+                page.goto(f"{server.url}/experiments/exp")
+                page.locator("input[name=q]").fill("PARIS")
+                page.locator("input[name=q]").press("Enter")
+                page.wait_for_url(re.compile(r"q=PARIS"))
+                expect(page.locator(".pager")).to_contain_text(f"{len(expected)} rows")
+                shown.append(row_numbers(page))
+                deadline = time.monotonic() + 30
+                while text_index.built(store.conn, str(record.id)) is None and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                assert text_index.built(store.conn, str(record.id)) is not None
+            assert shown == [expected, expected]
+    finally:
+        store.close()
+
+
+def row_numbers(page: Page) -> list[int]:
+    return [int(text.split(".")[0]) for text in page.locator("#row-table tbody a.row-link").all_inner_texts()]
