@@ -8,6 +8,10 @@ per page the UI offers (every sort, every filter, and their combinations), the f
 positions. A page marked "keyset" starts after the previous page's last row, as its
 "next" link carries it; the others walk to their offset.
 
+The search pages are timed twice: by the scan, then (after the experiment's text index
+is built, its build time and the file's growth printed) through the index. A store whose
+index is already built is timed through it only.
+
 ``--fill-latency``: a store built before the bulk builder timed its runs holds none; give
 each run the latency the builder now writes (``_bulk.latency_ms``) first, in place.
 """
@@ -24,6 +28,7 @@ from typing import Any
 
 import _bulk as bulk
 
+from assay.store import text_index
 from assay.store.sqlite import SQLiteStore
 from assay.ui import queries
 from assay.ui.db import ReadOnlyDatabase
@@ -62,6 +67,16 @@ PAGES: list[tuple[RowFilter, int, bool]] = [
     (F(q="question 123456"), 1, False),
     (F(q="question 1234"), 1, False),
     (F(q="question 1234", sort="latency", order="desc"), 1, False),
+]
+SEARCHES: list[tuple[RowFilter, int, bool]] = [
+    (F(q="question 123456"), 1, False),
+    (F(q="question 1234"), 1, False),
+    (F(q="question 1234", sort="latency", order="desc"), 1, False),
+    (F(q="question 1234", sort="metric:similarity"), 1, False),
+    (F(q="question 12"), 1, False),
+    (F(q="question 12", sort="metric:similarity", order="desc"), 1, False),
+    (F(q="no such text"), 1, False),
+    (F(q="12"), 1, False),  # too short for trigrams: the scan
 ]
 
 
@@ -118,6 +133,19 @@ def fill_latency(path: str) -> None:
     print(f"filled the latency of {changed:,} runs in {time.perf_counter() - started:.1f} s")
 
 
+def time_pages(
+    db: ReadOnlyDatabase,
+    experiment: ExperimentSummary,
+    pages: list[tuple[RowFilter, int, bool]],
+    repeat: int,
+    how: str = "",
+) -> None:
+    for row_filter, page, keyset in pages:
+        cold, median, out = timed(repeat, one_page(db, experiment, row_filter, page, keyset))
+        label = label_of(row_filter, page, keyset) + (f" [{how}]" if how else "")
+        print(f"{label:72} cold {cold:8.1f} ms  median {median:8.1f} ms  {out}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("store")
@@ -135,12 +163,18 @@ def main() -> None:
     print(f"{experiment.rows:,} rows, load average {os.getloadavg()[0]:.1f}")
     cold, median, out = timed(args.repeat, lambda: ranked.one_result_per_row(db, experiment.id, "similarity"))
     print(f"{'one result of similarity per row':72} cold {cold:8.1f} ms  median {median:8.1f} ms  {out}")
-    for row_filter, page, keyset in PAGES:
-        cold, median, out = timed(args.repeat, one_page(db, experiment, row_filter, page, keyset))
+    time_pages(db, experiment, [p for p in PAGES if not p[0].q], args.repeat)
+    if text_index.built(store.conn, str(experiment.id)) is None:
+        time_pages(db, experiment, SEARCHES, args.repeat, "scan")
+        size = os.path.getsize(args.store)
+        started, cpu = time.perf_counter(), time.process_time()
+        assert text_index.build(store, str(experiment.id)) is not None
         print(
-            f"{label_of(row_filter, page, keyset):72} cold {cold:8.1f} ms  median {median:8.1f} ms  {out}",
-            flush=True,
+            f"text index built in {time.perf_counter() - started:.1f} s ({time.process_time() - cpu:.1f} s CPU), "
+            f"file {size / 1e6:,.0f} -> {os.path.getsize(args.store) / 1e6:,.0f} MB, "
+            f"load average {os.getloadavg()[0]:.1f}"
         )
+    time_pages(db, experiment, SEARCHES, args.repeat, "index")
     print(f"load average {os.getloadavg()[0]:.1f}")
     db.close()
     store.close()

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import signal
+import socket
 import threading
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 __all__ = ["run_coroutine"]
@@ -17,13 +20,48 @@ async def _boxed(awaitable: Awaitable[T]) -> tuple[T | None, KeyboardInterrupt |
     """An interrupt leaves the loop as a value: raised inside the task, asyncio would also
     log it as an exception never retrieved."""
     try:
-        return await awaitable, None
+        with _signals_wake_the_loop():
+            return await awaitable, None
     except KeyboardInterrupt as exc:
         return None, exc
     except asyncio.CancelledError as exc:  # Ctrl-C cancels the main task: raise its report
         if isinstance(exc.__cause__, KeyboardInterrupt):
             return None, exc.__cause__
         raise
+
+
+@contextlib.contextmanager
+def _signals_wake_the_loop() -> Iterator[None]:
+    """Make a signal wake the loop whichever thread the kernel delivers it to.
+
+    Python runs signal handlers in the main thread only, when it next runs Python code.
+    The kernel may deliver SIGINT to a row thread; the main thread, blocked in the loop's
+    ``epoll_wait`` until a row thread finishes, would then see the Ctrl-C only once every
+    row had run (or never, if the experiment ended with no further ``await``). With a
+    wakeup fd, the C-level handler writes a byte the loop wakes on, in any thread.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread handles signals (and may set the wakeup fd)
+        return
+    loop = asyncio.get_running_loop()
+    receive, send = socket.socketpair()
+    with receive, send:
+        receive.setblocking(False)
+        send.setblocking(False)
+        loop.add_reader(receive.fileno(), _drain, receive)
+        previous = signal.set_wakeup_fd(send.fileno(), warn_on_full_buffer=False)
+        try:
+            yield
+        finally:
+            signal.set_wakeup_fd(previous)
+            loop.remove_reader(receive.fileno())
+
+
+def _drain(receive: socket.socket) -> None:
+    """The bytes only woke the loop; the main thread now runs the pending handlers."""
+    with contextlib.suppress(OSError):
+        while receive.recv(512):
+            pass
 
 
 def _unboxed(outcome: tuple[T | None, KeyboardInterrupt | None]) -> T:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import sqlite3
@@ -18,12 +19,19 @@ from assay import Client
 LINE = re.compile(r"^interrupted: (\d+) of 600 rows stored in (\S+); resume with `--resume` / `resume=True`$")
 
 
-def _interrupt(command: list[str], cwd: Path, signum: int, db: Path) -> subprocess.CompletedProcess[str]:
+def _interrupt(
+    command: list[str], cwd: Path, signum: int, db: Path, to_a_thread: bool = False
+) -> subprocess.CompletedProcess[str]:
     """Signal the run once its first rows are stored: a fixed wait signals a loaded
-    machine's run while it is still importing."""
+    machine's run while it is still importing. ``to_a_thread``: the kernel delivers the
+    signal to one of the run's other threads (a row thread, the writer), as it may any
+    process-directed signal."""
     child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for_stored_rows(db, child)
-    child.send_signal(signum)
+    if to_a_thread:
+        _signal_another_thread(child.pid, signum)
+    else:
+        child.send_signal(signum)
     out, err = child.communicate(timeout=60)
     return subprocess.CompletedProcess(command, child.returncode, out, err)
 
@@ -43,9 +51,18 @@ def _wait_for_stored_rows(db: Path, child: subprocess.Popen[str], timeout: float
     raise AssertionError(f"no row was stored in {db} within {timeout} s")
 
 
+def _signal_another_thread(pid: int, signum: int) -> None:
+    """kill(2) on a thread's id signals the whole process, and Linux hands the signal to
+    that thread when it does not block it: the case the main thread does not see."""
+    others = [int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid]
+    assert others, "the run has no other thread"
+    os.kill(max(others), signum)  # the newest: a row thread
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_the_cli_stops_with_one_line_and_resumes(project: Path, signum: int) -> None:
+@pytest.mark.parametrize("to_a_thread", [False, True], ids=["to-the-process", "to-a-row-thread"])
+def test_the_cli_stops_with_one_line_and_resumes(project: Path, signum: int, to_a_thread: bool) -> None:
     write_data(project / "big.jsonl", 600)
     run = [
         str(ASSAY),
@@ -60,7 +77,7 @@ def test_the_cli_stops_with_one_line_and_resumes(project: Path, signum: int) -> 
         "--concurrency",
         "4",
     ]
-    done = _interrupt(run, project, signum, project / ".assay" / "assay.db")
+    done = _interrupt(run, project, signum, project / ".assay" / "assay.db", to_a_thread)
     assert done.returncode == 130, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and LINE.match(lines[0]), done.stderr
@@ -92,15 +109,17 @@ evaluate(target, data=[{"x": i} for i in range(600)], experiment="api", max_conc
 
 
 @pytest.mark.slow
-def test_the_api_raises_one_short_interrupt(tmp_path: Path) -> None:
+@pytest.mark.parametrize("to_a_thread", [False, True], ids=["to-the-process", "to-a-row-thread"])
+def test_the_api_raises_one_short_interrupt(tmp_path: Path, to_a_thread: bool) -> None:
     (tmp_path / "script.py").write_text(SCRIPT, encoding="utf-8")
-    done = _interrupt(
-        [sys.executable, "script.py", str(tmp_path / "s.db")], tmp_path, signal.SIGINT, tmp_path / "s.db"
-    )
+    db = tmp_path / "s.db"
+    done = _interrupt([sys.executable, "script.py", str(db)], tmp_path, signal.SIGINT, db, to_a_thread)
     last = done.stderr.strip().splitlines()[-1]
-    assert re.match(
-        r"assay\.evaluation\.ExperimentInterrupted: interrupted: \d+ of 600 rows stored in api;", last
+    line = re.match(
+        r"assay\.evaluation\.ExperimentInterrupted: interrupted: (\d+) of 600 rows stored in api;", last
     )
+    assert line, done.stderr
+    assert int(line.group(1)) < 600, "the interrupt waited for every row"
     assert "asyncio" not in done.stderr and "never retrieved" not in done.stderr, done.stderr
     record = Client(str(tmp_path / "s.db")).store.get_experiment(name="api")
     assert record is not None and record.status == "interrupted"

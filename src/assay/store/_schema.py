@@ -250,6 +250,19 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (experiment_id, key)
     );
     """,
+    # Per finished experiment, the name of a text index of its runs' inputs and outputs
+    # (assay.store.text_index): an FTS5 trigram table on SQLite, a pg_trgm-indexed copy on
+    # PostgreSQL. A mark exists only while its index is true: every write of the
+    # experiment's runs deletes it in the same transaction; the table it named is dropped
+    # by the next build.
+    """
+    CREATE TABLE text_indexes (
+        experiment_id TEXT PRIMARY KEY REFERENCES experiments(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        built_at TEXT  -- NULL while a build is pending
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

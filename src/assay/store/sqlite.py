@@ -17,6 +17,7 @@ from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
 from assay.store import _sqlite_rows as rows
+from assay.store import text_index
 from assay.store._json import dumps, loads
 from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
@@ -351,24 +352,27 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 (str(experiment_id),),
             )
             columns.invalidate(conn, [str(experiment_id)])
+            text_index.invalidate(conn, [str(experiment_id)])
 
     # rows
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
-        exp, run_id = _id_text(experiment_id), str(row.run.id)
-        run, results = codec.encode_row(exp, run_id, row)
-        return (*run, int(_failed(row))), results
+        return codec.encode_row(_id_text(experiment_id), str(row.run.id), row)
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
         with self.transaction() as conn:
             rows.insert_prepared(conn, prepared)
-            columns.invalidate(conn, _experiments_of(prepared))
+            touched = _experiments_of(prepared)
+            columns.invalidate(conn, touched)
+            text_index.invalidate(conn, touched)
 
     def write_batch(
         self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
     ) -> None:
         with self.transaction() as conn:
             rows.insert_prepared(conn, prepared)
-            columns.invalidate(conn, _experiments_of(prepared))
+            touched = _experiments_of(prepared)
+            columns.invalidate(conn, touched)
+            text_index.invalidate(conn, touched)
             if stats is not None:
                 rows.write_stats(conn, experiment_id, stats)
 
@@ -390,6 +394,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             params += [str(experiment_id), shard[1], shard[0]]
         with self.transaction() as conn:
             columns.invalidate(conn, [str(experiment_id)])
+            text_index.invalidate(conn, [str(experiment_id)])
             return conn.execute(query, params).rowcount
 
     def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:
@@ -567,14 +572,6 @@ def _id_text(experiment_id: uuid.UUID) -> str:
 def _experiments_of(prepared: Sequence[Any]) -> set[str]:
     """The experiments of prepared rows (a run's second column is its experiment)."""
     return {run[1] for run, _ in prepared}
-
-
-def _failed(row: ExperimentRow) -> bool:
-    """What the UI filters as a failed row: the target failed, or a result errored or
-    scored below 1 (as the migration that added the column computes it)."""
-    return row.run.error is not None or any(
-        r.error is not None or (r.score is not None and r.score < 1) for r in row.results
-    )
 
 
 @contextmanager

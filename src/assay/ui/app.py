@@ -45,6 +45,7 @@ def create_app(
     At most ``max_heavy_requests`` comparisons run at once; more answer 503.
     """
     db = ReadOnlyDatabase(store)
+    db.builds_text_indexes = True  # a search builds a finished experiment's text index once
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

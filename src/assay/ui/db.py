@@ -26,6 +26,8 @@ class ReadOnlyDatabase:
 
     def __init__(self, store: Store) -> None:
         self._store = store
+        self.builds_text_indexes = False  # whether a search may build a text index (the server's)
+        self.text_builds: set[str] = set()  # experiments whose text index is being built
         self._local = threading.local()
         self._opened: list[Any] = []
         self._lock = threading.Lock()
@@ -39,6 +41,11 @@ class ReadOnlyDatabase:
                 f"the assay UI reads SQLite stores; {type(store).__name__} has no SQLite connection"
             )
         self._path = _database_file(conn)
+
+    @property
+    def store(self) -> Store:
+        """The store itself, for the derived indexes the UI may build (never user data)."""
+        return self._store
 
     @property
     def is_file(self) -> bool:

@@ -32,7 +32,6 @@ from assay.ui.queries import ranked
 from assay.ui.queries._sql import (
     PREVIEW_SOURCE_CHARS,
     in_list,
-    like_pattern,
     loads,
     offset,
     preview,
@@ -41,6 +40,7 @@ from assay.ui.queries._sql import (
 from assay.ui.queries.experiments import metric_keys
 from assay.ui.queries.failing import FAILED, FLAGGED, Failing, count_failing, failing
 from assay.ui.queries.kept import kept_count, signature
+from assay.ui.queries.search import search_clause
 from assay.ui.queries.trace import run_tree
 from assay.ui.queries.walk import Cursor, Ranking, count_ranked, encode_cursor, page_entries
 
@@ -86,7 +86,7 @@ def row_page(
     keys = metric_keys(db, experiment.id)
     lower = _lower_keys(db, experiment.id, row_filter, keys)
     spec = failing(db, experiment.id, row_filter, lower) if row_filter.failed else None
-    where, params = _where(experiment.id, row_filter, lower, spec)
+    where, params = _where(db, experiment.id, row_filter, lower, spec)
     by_index = _index_walk(db, experiment.id, row_filter)
     query = _Query(db, experiment, row_filter, keys, lower, spec, by_index, where, params)
     ranking = _ranking(db, experiment.id, row_filter, lower, by_index, spec) or _run_ranking(
@@ -211,7 +211,7 @@ def _ranking(
     if by_index is None and not ranked.one_result_per_row(db, experiment_id, key):
         return None
     walk = ranked.ranking(experiment_id, key, _bounds(row_filter, lower) if own else [])
-    rest, params = _where(experiment_id, row_filter, lower, spec, bounds=not own)
+    rest, params = _where(db, experiment_id, row_filter, lower, spec, bounds=not own)
     if rest == _ALL_ROWS:
         return walk
     return replace(
@@ -303,7 +303,13 @@ def _lower_keys(db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter,
 
 
 def _where(
-    experiment_id: str, row_filter: RowFilter, lower: set[str], spec: Failing | None, *, bounds: bool = True
+    db: ReadOnlyDatabase,
+    experiment_id: str,
+    row_filter: RowFilter,
+    lower: set[str],
+    spec: Failing | None,
+    *,
+    bounds: bool = True,
 ) -> tuple[str, list[Any]]:
     clauses: list[str] = [_ALL_ROWS]
     params: list[Any] = [experiment_id]
@@ -320,9 +326,11 @@ def _where(
         )
         params += [row_filter.metric, bound.value]
     if row_filter.q:
-        pattern = like_pattern(row_filter.q)
-        clauses.append("(u.inputs LIKE ? ESCAPE '\\' OR u.outputs LIKE ? ESCAPE '\\')")
-        params += [pattern, pattern]
+        search = search_clause(db, experiment_id, row_filter.q)
+        if search.drives:  # keep SQLite off the experiment's index: the candidates lead
+            clauses[0] = "+" + _ALL_ROWS
+        clauses.append(search.condition)
+        params += search.params
     return " AND ".join(clauses), params
 
 
