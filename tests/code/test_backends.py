@@ -15,12 +15,16 @@ import assay.sandbox._backends as backends_module
 import assay.sandbox._pool as pool_module
 from assay.sandbox import (
     Call,
+    Limits,
     SandboxConfig,
     SandboxIsolationWarning,
     SandboxPool,
     SandboxUnavailable,
     choose_backend,
+    get_pool,
+    shutdown_pools,
 )
+from assay.sandbox.config import MIB
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 ROOT = os.geteuid() == 0
@@ -62,6 +66,35 @@ def test_environment_chooses_the_backend_for_auto(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("ASSAY_SANDBOX_BACKEND", "unshare")
     assert choose_backend(SandboxConfig(), not ROOT).name == "unshare"
     assert choose_backend(SandboxConfig(backend="bubblewrap"), not ROOT).name == "bubblewrap"
+
+
+def test_the_shared_pool_follows_the_environment_and_shutdown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """get_pool remembers a config's pool, but a changed variable picks another pool,
+    a bad one is still refused, and after shutdown_pools a fresh pool is made."""
+    monkeypatch.setattr(pool_module, "_pools", {})
+    monkeypatch.setattr(pool_module, "_recent", {})
+    config = SandboxConfig(workers=1, limits=Limits(memory_bytes=300 * MIB))
+    monkeypatch.delenv("ASSAY_SANDBOX_BACKEND", raising=False)
+    monkeypatch.delenv("ASSAY_SANDBOX_MIN_LEVEL", raising=False)
+    try:
+        strongest = get_pool(config)
+        assert get_pool(config) is strongest
+        assert get_pool(SandboxConfig(workers=1)) is strongest  # limits are per job
+        monkeypatch.setenv("ASSAY_SANDBOX_BACKEND", "rlimit")
+        assert get_pool(config).backend.name == "rlimit"
+        monkeypatch.setenv("ASSAY_SANDBOX_MIN_LEVEL", "bubblewrap")
+        with pytest.raises(SandboxUnavailable, match="below the required minimum"):
+            get_pool(config)
+        monkeypatch.setenv("ASSAY_SANDBOX_MIN_LEVEL", "nonsense")
+        with pytest.raises(SandboxUnavailable, match="not a backend name"):
+            get_pool(config)
+        monkeypatch.delenv("ASSAY_SANDBOX_BACKEND")
+        monkeypatch.delenv("ASSAY_SANDBOX_MIN_LEVEL")
+        assert get_pool(config) is strongest
+        shutdown_pools()
+        assert get_pool(config) is not strongest
+    finally:
+        shutdown_pools()
 
 
 def test_unknown_backend_names_are_rejected() -> None:

@@ -162,7 +162,10 @@ def test_a_waiting_first_row_sizes_the_threads_in_one_or_two_steps(
     assert steps and steps[-1].startswith("row threads: ") and "-> 64 " in steps[-1], steps
     # Usually one or two steps (the first row's CPU so far includes its cold start; over
     # the next tick it is ~0); a third leaves room for a machine that starves the row.
-    assert len(steps) <= 3 and "(the first row waits)" in steps[0], steps
+    # Either evidence may decide first: the first row's own clocks, or (on a loaded
+    # machine, where its first tick showed CPU) the workers' waiting share.
+    assert len(steps) <= 3, steps
+    assert all("(the first row waits)" in s or "(the workers wait)" in s for s in steps), steps
     assert peak() == 64 and len(started_before_a_row_finished) == 64
 
 

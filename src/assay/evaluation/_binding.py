@@ -170,9 +170,11 @@ class RowEvaluator:
         if self.needs_outputs and run.error is not None:
             return [skipped_result(self.name, run)]
         try:
-            return self._declared(normalize_returned(self._sync(run, example), self.name, run.id))
+            results = normalize_returned(self._sync(run, example), self.name, run.id)
         except Exception as exc:  # failures are data
-            return self._declared([_error_result(self.name, exc, run.id)])
+            results = [_error_result(self.name, exc, run.id)]
+        # Most evaluators declare nothing: no call per row to stamp nothing.
+        return results if self.info is None else self._declared(results)
 
     async def call_async(self, run: Run, example: Example) -> list[EvaluationResult]:
         assert self._async is not None
@@ -233,16 +235,7 @@ _ROW_GETTERS: dict[str, Callable[[Run, Example], Any]] = {
 def _bind_row_function(func: Callable[..., Any]) -> RowEvaluator:
     binder = _binder(func, ROW_PARAMETERS, ("run", "example"))
     name = _callable_name(func)
-    getters = [(param, _ROW_GETTERS[param]) for param in binder.names]
-
-    # Built once per evaluator, so a row pays only for the arguments it passes.
-    def call(run: Run, example: Example) -> Any:
-        if binder.positional:
-            return func(run, example)
-        if binder.pass_all:
-            return func(**row_arguments(run, example))
-        return func(**{param: get(run, example) for param, get in getters})
-
+    call = _row_call(func, binder)
     declared = declaration_of(func)
     sees_outputs = binder.positional or binder.pass_all or bool(_OUTPUT_PARAMETERS & set(binder.names))
     needs = sees_outputs if declared.needs_outputs is None else declared.needs_outputs
@@ -252,6 +245,23 @@ def _bind_row_function(func: Callable[..., Any]) -> RowEvaluator:
         return RowEvaluator(name, True, _async=call_async, needs_outputs=needs, info=declared.info)
     call_sync = _explain_sync(call, name, near) if near else call
     return RowEvaluator(name, False, _sync=call_sync, needs_outputs=needs, info=declared.info)
+
+
+def _row_call(func: Callable[..., Any], binder: _Binder) -> Callable[[Run, Example], Any]:
+    """How one row calls ``func``: built once per evaluator, so a row pays only for the
+    arguments it passes (one or two named ones, the common forms, without a loop)."""
+    if binder.positional:
+        return func
+    if binder.pass_all:
+        return lambda run, example: func(**row_arguments(run, example))
+    getters = [(param, _ROW_GETTERS[param]) for param in binder.names]
+    if len(getters) == 1:
+        ((name, get),) = getters
+        return lambda run, example: func(**{name: get(run, example)})
+    if len(getters) == 2:
+        (name_a, get_a), (name_b, get_b) = getters
+        return lambda run, example: func(**{name_a: get_a(run, example), name_b: get_b(run, example)})
+    return lambda run, example: func(**{param: get(run, example) for param, get in getters})
 
 
 def _near_misses(func: Callable[..., Any]) -> str | None:

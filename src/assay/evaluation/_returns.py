@@ -13,10 +13,13 @@ import uuid
 from typing import Any
 
 from assay.errors import AssayError
-from assay.schemas import EvaluationResult, EvaluationResults, trusted
+from assay.schemas import EvaluationResult, EvaluationResults, trusted_builder
 
 # Declared metric metadata is read by the result itself (into ``evaluator_info``).
 _RESULT_FIELDS = (frozenset(EvaluationResult.model_fields) | {"direction", "score_range"}) - {"key"}
+
+# A checked score or str value: built per result, with nothing left to validate.
+_scored_result = trusted_builder(EvaluationResult, ("key", "score", "value", "source_run_id"))
 
 
 class EvaluatorReturnError(AssayError, TypeError):
@@ -29,9 +32,9 @@ def normalize_returned(
     """``source_run_id`` is set on each result that does not name one itself."""
     kind = type(raw)
     if kind is bool or kind is int:  # the hot path: a plain score (3 stays 3, as in LangSmith)
-        return [_scored(default_key, raw, None, source_run_id)]
+        return [_scored_result(default_key, raw, None, source_run_id)]
     if kind is float:
-        return [_scored(default_key, _finite(raw, default_key), None, source_run_id)]
+        return [_scored_result(default_key, _finite(raw, default_key), None, source_run_id)]
     raw = _plain(raw)
     results = _normalize(raw, default_key)
     if source_run_id is not None:
@@ -103,8 +106,7 @@ def _from_scalar(raw: Any, key: str, run_id: uuid.UUID | None) -> EvaluationResu
 
 
 def _scored(key: str, score: Any, value: Any, run_id: uuid.UUID | None) -> EvaluationResult:
-    """A checked score (bool, int or finite float) or str value: nothing left to validate."""
-    return trusted(EvaluationResult, {"key": key, "score": score, "value": value, "source_run_id": run_id})
+    return _scored_result(key, score, value, run_id)
 
 
 def _from_dict(raw: dict[str, Any], default_key: str) -> EvaluationResult:

@@ -13,11 +13,33 @@ from assay._ids import new_id
 from assay._traceback import format_traceback
 from assay.errors import AssayError
 from assay.evaluation._binding import _callable_name, _is_async_callable
-from assay.schemas import Example, Run, dotted_order_of, trusted, utcnow
+from assay.schemas import Example, Run, dotted_order_of, trusted_builder, utcnow
 from assay.tracing import reset_current_run, set_current_run
 
 # What a target may take, by parameter name, in LangSmith's order.
 TARGET_ARGUMENTS = ("inputs", "attachments", "metadata")
+
+# A row's root run: built once, complete and unvalidated (every part is already of its type).
+_root_run = trusted_builder(
+    Run,
+    (
+        "id",
+        "name",
+        "run_type",
+        "inputs",
+        "outputs",
+        "error",
+        "start_time",
+        "end_time",
+        "child_runs",
+        "trace_id",
+        "extra",
+        "reference_example_id",
+        "tags",
+        "session_id",
+        "dotted_order",
+    ),
+)
 
 
 class TargetError(AssayError, TypeError):
@@ -82,25 +104,22 @@ class Target:
                 extra["tags"] = tags  # the store keeps a root run's tags in its extra
             if frame.tree.outputs and outputs is not None:
                 outputs = {**frame.tree.outputs, **outputs}
-        return trusted(
-            Run,
-            {
-                "id": frame.id,
-                "name": self.name,
-                "run_type": "chain",
-                "inputs": example.inputs,
-                "outputs": outputs,
-                "error": None if error is None else f"{type(error).__name__}: {error}",
-                "start_time": frame.start_time,
-                "end_time": utcnow(),
-                "child_runs": frame.child_runs,
-                "trace_id": frame.id,
-                "extra": extra,
-                "reference_example_id": example.id,
-                "tags": tags,
-                "session_id": self.session_id,
-                "dotted_order": frame.order,
-            },
+        return _root_run(
+            frame.id,
+            self.name,
+            "chain",
+            example.inputs,
+            outputs,
+            None if error is None else f"{type(error).__name__}: {error}",
+            frame.start_time,
+            utcnow(),
+            frame.child_runs,
+            frame.id,
+            extra,
+            example.id,
+            tags,
+            self.session_id,
+            frame.order,
         )
 
     def check_signature(self) -> None:

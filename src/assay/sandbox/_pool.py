@@ -18,7 +18,7 @@ from assay.sandbox._sandbox import Sandbox, SandboxSettings
 from assay.sandbox._seccomp import DESCRIPTION as SECCOMP_DESCRIPTION
 from assay.sandbox._seccomp import filter_program
 from assay.sandbox._slots import Slots
-from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
+from assay.sandbox.config import BACKEND_ENV, BACKEND_LEVELS, MIN_LEVEL_ENV, Limits, SandboxConfig
 from assay.sandbox.errors import SandboxError, SandboxIsolationWarning, SandboxUnavailable
 from assay.sandbox.languages import Language
 from assay.sandbox.results import Call, CallOutcome, FunctionRun, ProgramRun, ScriptRun
@@ -242,16 +242,28 @@ def _warn_once(description: dict[str, Any]) -> None:
 
 _pools: dict[Any, SandboxPool] = {}
 _pools_lock = threading.Lock()
+# Each row asks for its pool (twice): the config itself and the two variables that can
+# change its choice find it without building the pool's key (~25 us: a dataclass copy).
+_recent: dict[tuple[SandboxConfig, str, str], SandboxPool] = {}
+RECENT_LIMIT = 64
+_DEFAULT_CONFIG = SandboxConfig()
 
 
 def get_pool(config: SandboxConfig | None = None) -> SandboxPool:
     """The shared pool for ``config`` (created on first use, closed at exit)."""
-    config = config or SandboxConfig()
+    config = config or _DEFAULT_CONFIG
+    recent = (config, os.environ.get(BACKEND_ENV, ""), os.environ.get(MIN_LEVEL_ENV, ""))
+    pool = _recent.get(recent)
+    if pool is not None:
+        return pool
     key = (config.pool_key(), config.resolved_backend(), config.required_level())
     with _pools_lock:
         pool = _pools.get(key)
         if pool is None:
             pool = _pools[key] = SandboxPool(config.pool_key())
+        if len(_recent) >= RECENT_LIMIT:
+            _recent.clear()
+        _recent[recent] = pool
         return pool
 
 
@@ -264,6 +276,7 @@ def shutdown_pools() -> None:
     with _pools_lock:
         pools = list(_pools.values())
         _pools.clear()
+        _recent.clear()
     for pool in pools:
         pool.close()
 

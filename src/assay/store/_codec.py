@@ -20,6 +20,8 @@ from assay.store.records import ExperimentRow
 def text(value: str | None) -> str | None:
     """A string SQLite takes: lone surrogates (which UTF-8 cannot carry) as ``\\udXXX``
     escapes; everything else, NUL included, exactly as it is."""
+    if type(value) is str and value.isascii():  # the common case, first
+        return value
     if value is None:
         return None
     if type(value) is not str:
@@ -53,18 +55,20 @@ def score_column(result: EvaluationResult) -> float | None:
 
 
 def encode_row(experiment_id: str, run_id: str, row: ExperimentRow) -> tuple[Any, list[Any]]:
-    """The run's row and its results' rows. A part that cannot be encoded is replaced by
-    an errored row saying why; the others are stored as they are."""
+    """The run's row (its last column: whether the row failed, ``failed_row``) and its
+    results' rows. A part that cannot be encoded is replaced by an errored row saying
+    why; the others are stored as they are."""
     pair = (str(row.example.id), row.repetition, row.position)  # the id's text once: str(UUID) costs ~1.5 us
-    try:
-        run = run_row(experiment_id, run_id, row.run, pair[0], row.repetition, row.position)
-    except Exception as exc:  # noqa: BLE001 - a row must never stop the experiment
-        run = _errored_run_row(experiment_id, run_id, row, _reason(exc))
     results = []
+    failed = row.run.error is not None
     for result in row.results:
+        fields = result.__dict__
+        score = fields["score"]
+        if not failed and (fields["error"] is not None or (score is not None and score < 1)):
+            failed = True
         try:
             results.append(result_row(experiment_id, run_id, result, pair))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a row must never stop the experiment
             results.append(
                 (
                     experiment_id,
@@ -82,7 +86,11 @@ def encode_row(experiment_id: str, run_id: str, row: ExperimentRow) -> tuple[Any
                     *pair,
                 )
             )
-    return run, results
+    try:
+        run = run_row(experiment_id, run_id, row.run, pair[0], row.repetition, row.position)
+    except Exception as exc:  # noqa: BLE001
+        run = _errored_run_row(experiment_id, run_id, row, _reason(exc))
+    return (*run, int(failed)), results
 
 
 def _reason(exc: BaseException) -> str:
@@ -128,11 +136,11 @@ def run_row(
         text(fields["run_type"]),
         dumps(fields["inputs"]),
         dumps(fields["outputs"]),
-        text(fields["error"]),
+        None if fields["error"] is None else text(fields["error"]),
         start.isoformat(),
         None if end is None else end.isoformat(),
         None if end is None else (end - start).total_seconds() * 1000.0,
-        dumps(children),
+        None if children is None else dumps(children),
         dumps(extra) if extra else None,
     )
 
@@ -152,18 +160,19 @@ def result_row(
     fields = result.__dict__  # read once: attribute access on a pydantic model costs more
     score, value, correction = fields["score"], fields["value"], fields["correction"]
     metadata, info = fields["metadata"], fields["evaluator_info"]
-    return (
+    feedback, comment, error = fields["feedback"], fields["comment"], fields["error"]
+    return (  # most fields are None: checked inline, a call each costs more than the test
         experiment_id,
         run_id,
         text(fields["key"]),
         None if score is None else float(score),
         None if value is None else dumps(value),
-        text(fields["feedback"]),
-        text(fields["comment"]),
+        None if feedback is None else text(feedback),
+        None if comment is None else text(comment),
         None if correction is None else dumps(correction),
         dumps(metadata) if metadata else None,
         dumps(info) if info else None,
-        text(fields["error"]),
+        None if error is None else text(error),
         score_kind(score),
         *pair,
     )

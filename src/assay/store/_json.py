@@ -69,7 +69,7 @@ def dumps(value: Any) -> str | None:
     if value is None:
         return None
     try:
-        tagged = tag(value)
+        tagged = _tag_dict(value) if type(value) is dict else tag(value)  # most values: a dict
     except RecursionError:
         tagged = safe_repr(value)
     try:

@@ -13,6 +13,7 @@ import functools
 import sqlite3
 import uuid
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 from assay.schemas import EvaluationResult, Example
@@ -46,7 +47,7 @@ def insert_many(
     while start < len(rows):
         size = min(_ROWS_PER_STATEMENT, 1 << ((len(rows) - start).bit_length() - 1))
         chunk = rows[start : start + size]
-        conn.execute(_insert_sql(table, columns, width, size), [v for row in chunk for v in row])
+        conn.execute(_insert_sql(table, columns, width, size), list(chain.from_iterable(chunk)))
         start += size
 
 

@@ -356,9 +356,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
 
     # rows
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
-        exp, run_id = _id_text(experiment_id), str(row.run.id)
-        run, results = codec.encode_row(exp, run_id, row)
-        return (*run, int(_failed(row))), results
+        return codec.encode_row(_id_text(experiment_id), str(row.run.id), row)
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
         with self.transaction() as conn:
@@ -574,14 +572,6 @@ def _id_text(experiment_id: uuid.UUID) -> str:
 def _experiments_of(prepared: Sequence[Any]) -> set[str]:
     """The experiments of prepared rows (a run's second column is its experiment)."""
     return {run[1] for run, _ in prepared}
-
-
-def _failed(row: ExperimentRow) -> bool:
-    """What the UI filters as a failed row: the target failed, or a result errored or
-    scored below 1 (as the migration that added the column computes it)."""
-    return row.run.error is not None or any(
-        r.error is not None or (r.score is not None and r.score < 1) for r in row.results
-    )
 
 
 @contextmanager

@@ -1,0 +1,125 @@
+"""Records and calls built once per evaluator or per model, then reused for every row
+(``schemas.trusted_builder``, the evaluators' prepared calls): each must give exactly
+what the general path gives."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from assay.evaluation._binding import ROW_PARAMETERS, bind_row_evaluator, row_arguments
+from assay.evaluation._returns import normalize_returned
+from assay.schemas import EvaluationResult, Example, Run, trusted, trusted_builder, utcnow
+
+NOW = utcnow()
+ID = uuid.uuid4()
+
+CASES: list[tuple[type[BaseModel], dict[str, Any]]] = [
+    (EvaluationResult, {"key": "k", "score": True, "value": None, "source_run_id": ID}),
+    (EvaluationResult, {"key": "k", "score": None, "value": "text", "source_run_id": None}),
+    (EvaluationResult, {"metadata": {"a": 1}, "key": "k"}),  # a field with a factory, given
+    (Run, {"id": ID, "name": "t", "inputs": {"x": 1}, "outputs": {"y": 2}, "start_time": NOW}),
+    (Run, {"name": "t", "end_time": NOW, "extra": {"repetition": 0}, "tags": ["a"], "odd": 1}),
+    (Example, {"id": ID, "dataset_id": ID, "inputs": {"x": 1}, "outputs": None, "created_at": NOW}),
+    (Example, {"inputs": {"x": 1}, "unknown_field": [1]}),  # an extra field (extra="allow")
+]
+
+
+def _state(record: BaseModel, fresh: tuple[str, ...] = ("id", "start_time", "created_at")) -> Any:
+    """Everything a record holds, with generated defaults (fresh per record) set apart."""
+    values = {k: v for k, v in record.__dict__.items() if k not in fresh or k in record.model_fields_set}
+    return (
+        type(record),
+        list(record.__dict__),  # the field order: repr and dumps follow it
+        values,
+        record.model_fields_set,
+        record.__pydantic_extra__,
+        record.__pydantic_private__,
+    )
+
+
+@pytest.mark.parametrize(("model", "fields"), CASES)
+def test_a_built_record_is_the_trusted_record(model: type[BaseModel], fields: dict[str, Any]) -> None:
+    build = trusted_builder(model, tuple(fields))
+    made, expected = build(*fields.values()), trusted(model, dict(fields))
+    assert _state(made) == _state(expected)
+    assert repr(made) == repr(expected) or "id" not in fields  # a generated id differs
+    assert made.model_dump_json(exclude={"id", "start_time", "created_at"}) == expected.model_dump_json(
+        exclude={"id", "start_time", "created_at"}
+    )
+
+
+def test_built_records_share_no_containers_and_get_fresh_defaults() -> None:
+    build = trusted_builder(Run, ("name",))
+    first, second = build("a"), build("b")
+    first.events.append({"e": 1})
+    first.extra["k"] = 1
+    first.model_fields_set.add("outputs")
+    assert second.events == [] and second.extra == {} and second.model_fields_set == {"name"}
+    assert first.id != second.id and (first.name, second.name) == ("a", "b")
+    build_result = trusted_builder(EvaluationResult, ("key",))
+    a, b = build_result("a"), build_result("b")
+    a.metadata["x"] = 1
+    assert b.metadata == {} and b.evaluator_info == {}
+
+
+@pytest.mark.parametrize("raw", [True, False, 0, 3, 0.5, -0.0, 2**70])
+def test_a_plain_score_is_the_result_validation_makes(raw: Any) -> None:
+    [made] = normalize_returned(raw, "metric", ID)
+    expected = EvaluationResult(key="metric", score=raw, value=None, source_run_id=ID)
+    assert made == expected and type(made.score) is type(raw)
+    assert made.model_fields_set == expected.model_fields_set
+    assert made.model_dump_json() == expected.model_dump_json()
+
+
+def _every_parameter_set() -> list[tuple[str, ...]]:
+    names = [n for n in ROW_PARAMETERS if n != "attachments"]
+    return [c for size in (1, 2, 3, len(names)) for c in itertools.combinations(names, size)]
+
+
+RUN = Run(id=ID, name="t", inputs={"x": 1}, outputs={"y": 2}, start_time=NOW)
+EXAMPLE = Example(inputs={"x": 1}, outputs={"y": 2}, metadata={"m": 1}, attachments={"a": {"b": 1}})
+BARE = Example(inputs={"x": 1})  # no outputs, metadata or attachments: each is passed as {}
+
+
+@pytest.mark.parametrize("names", _every_parameter_set(), ids="-".join)
+@pytest.mark.parametrize("example", [EXAMPLE, BARE], ids=["full", "bare"])
+def test_an_evaluator_gets_each_argument_it_names(names: tuple[str, ...], example: Example) -> None:
+    seen: list[dict[str, Any]] = []
+    code = f"def ev({', '.join(names)}):\n    seen.append(dict(locals()))\n    return True\n"
+    scope: dict[str, Any] = {"seen": seen}
+    exec(code, scope)  # noqa: S102 - a signature per parameter set
+    [result] = bind_row_evaluator(scope["ev"]).call_sync(RUN, example)
+    assert result.score is True and result.error is None
+    every = row_arguments(RUN, example)
+    assert seen == [{name: every[name] for name in names}]
+    for name in names:
+        assert seen[0][name] is every[name] or every[name] == {}
+
+
+@pytest.mark.parametrize("example", [EXAMPLE, BARE], ids=["full", "bare"])
+def test_keyword_catch_all_and_legacy_evaluators_get_what_they_got(example: Example) -> None:
+    got: dict[str, Any] = {}
+
+    def everything(**kwargs: Any) -> int:
+        got["kwargs"] = kwargs
+        return 1
+
+    def legacy(r: Run, e: Example, *, threshold: float = 0.5) -> dict[str, Any]:
+        got["legacy"] = (r, e, threshold)
+        return {"key": "legacy", "score": 0.25}
+
+    def outputs_and_attachments(outputs: dict[str, Any], attachments: dict[str, Any]) -> bool:
+        got["attachments"] = (outputs, attachments)
+        return False
+
+    assert bind_row_evaluator(everything).call_sync(RUN, example)[0].score == 1
+    assert got["kwargs"] == row_arguments(RUN, example)
+    [legacy_result] = bind_row_evaluator(legacy).call_sync(RUN, example)
+    assert got["legacy"] == (RUN, example, 0.5) and legacy_result.score == 0.25
+    assert bind_row_evaluator(outputs_and_attachments).call_sync(RUN, example)[0].score is False
+    assert got["attachments"] == (RUN.outputs, example.attachments or {})
