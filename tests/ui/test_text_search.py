@@ -260,6 +260,10 @@ class _WritesDuringBuild:
         self.store, self.record, self.calls = store, record, 0
         self.url = store.url
 
+    @property
+    def conn(self) -> Any:
+        return self.store.conn  # type: ignore[attr-defined]
+
     @contextmanager
     def transaction(self) -> Iterator[Any]:
         self.calls += 1

@@ -23,6 +23,7 @@ built only if the pending mark survived. Tables no mark names are dropped by the
 from __future__ import annotations
 
 import re
+import sqlite3
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -187,9 +188,8 @@ def _has_pg_trgm(store: Any) -> bool:
 
 
 def _is_postgres(store: Any) -> bool:
-    from assay.store.open import POSTGRES_SCHEMES
-
-    return str(store.url).partition("://")[0] in POSTGRES_SCHEMES
+    # By its connection: the store classes import this module, so it imports none of them.
+    return not isinstance(store.conn, sqlite3.Connection)
 
 
 def _encodable(text: str) -> bool:
