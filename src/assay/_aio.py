@@ -11,9 +11,12 @@ import threading
 from collections.abc import Awaitable, Coroutine, Iterator
 from typing import Any, TypeVar
 
-__all__ = ["run_coroutine"]
+__all__ = ["interrupt_the_main_task", "run_coroutine"]
 
 T = TypeVar("T")
+
+# The task ``run_coroutine`` runs on the main thread's loop, while it runs.
+_main_task: asyncio.Task[Any] | None = None
 
 
 async def _boxed(awaitable: Awaitable[T]) -> tuple[T | None, KeyboardInterrupt | None]:
@@ -43,6 +46,7 @@ def _signals_wake_the_loop() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread handles signals (and may set the wakeup fd)
         return
+    global _main_task
     loop = asyncio.get_running_loop()
     receive, send = socket.socketpair()
     with receive, send:
@@ -50,11 +54,23 @@ def _signals_wake_the_loop() -> Iterator[None]:
         send.setblocking(False)
         loop.add_reader(receive.fileno(), _drain, receive)
         previous = signal.set_wakeup_fd(send.fileno(), warn_on_full_buffer=False)
+        _main_task = asyncio.current_task()
         try:
             yield
         finally:
+            _main_task = None
             signal.set_wakeup_fd(previous)
             loop.remove_reader(receive.fileno())
+
+
+def interrupt_the_main_task() -> bool:
+    """Cancel the running experiment's task as Ctrl-C would (from a signal handler on the
+    main thread); False when none runs. For signals that must interrupt even where
+    SIGINT is ignored, so that ``asyncio.run`` installed no Ctrl-C handler."""
+    if _main_task is None or _main_task.done():
+        return False
+    _main_task.cancel()
+    return True
 
 
 def _drain(receive: socket.socket) -> None:

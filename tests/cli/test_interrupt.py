@@ -20,13 +20,22 @@ LINE = re.compile(r"^interrupted: (\d+) of 600 rows stored in (\S+); resume with
 
 
 def _interrupt(
-    command: list[str], cwd: Path, signum: int, db: Path, to_a_thread: bool = False
+    command: list[str],
+    cwd: Path,
+    signum: int,
+    db: Path,
+    to_a_thread: bool = False,
+    sigint: signal.Handlers = signal.SIG_DFL,
 ) -> subprocess.CompletedProcess[str]:
     """Signal the run once its first rows are stored: a fixed wait signals a loaded
     machine's run while it is still importing. ``to_a_thread``: the kernel delivers the
     signal to one of the run's other threads (a row thread, the writer), as it may any
-    process-directed signal."""
-    child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process-directed signal. ``sigint``: the SIGINT disposition the run starts with (a
+    terminal's foreground command: the default; a background job of a non-interactive
+    shell, as a CI script starts one: ignored), whatever this test process has."""
+    child = subprocess.Popen(
+        _with_sigint(sigint, command), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     _wait_for_stored_rows(db, child)
     if to_a_thread:
         _signal_another_thread(child.pid, signum)
@@ -51,6 +60,12 @@ def _wait_for_stored_rows(db: Path, child: subprocess.Popen[str], timeout: float
     raise AssertionError(f"no row was stored in {db} within {timeout} s")
 
 
+def _with_sigint(disposition: signal.Handlers, command: list[str]) -> list[str]:
+    """``command``, exec'd with SIGINT set to ``disposition`` (exec keeps it)."""
+    set_it = f"import os, signal, sys; signal.signal(signal.SIGINT, signal.{disposition.name}); "
+    return [sys.executable, "-c", set_it + "os.execvp(sys.argv[1], sys.argv[1:])", *command]
+
+
 def _signal_another_thread(pid: int, signum: int) -> None:
     """kill(2) on a thread's id signals the whole process, and Linux hands the signal to
     that thread when it does not block it: the case the main thread does not see."""
@@ -59,24 +74,18 @@ def _signal_another_thread(pid: int, signum: int) -> None:
     os.kill(max(others), signum)  # the newest: a row thread
 
 
+RUN = [
+    *(str(ASSAY), "run", "app:slow_answer", "--data", "big.jsonl", "-e", "app:correct"),
+    *("--experiment", "long", "--concurrency", "4"),
+]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 @pytest.mark.parametrize("to_a_thread", [False, True], ids=["to-the-process", "to-a-row-thread"])
 def test_the_cli_stops_with_one_line_and_resumes(project: Path, signum: int, to_a_thread: bool) -> None:
     write_data(project / "big.jsonl", 600)
-    run = [
-        str(ASSAY),
-        "run",
-        "app:slow_answer",
-        "--data",
-        "big.jsonl",
-        "-e",
-        "app:correct",
-        "--experiment",
-        "long",
-        "--concurrency",
-        "4",
-    ]
+    run = RUN
     done = _interrupt(run, project, signum, project / ".assay" / "assay.db", to_a_thread)
     assert done.returncode == 130, done.stderr
     lines = done.stderr.splitlines()
@@ -93,6 +102,20 @@ def test_the_cli_stops_with_one_line_and_resumes(project: Path, signum: int, to_
     assert resumed.returncode == 0, resumed.stderr
     assert "600 rows. Stored as long" in resumed.stdout
     assert client.store.get_experiment(name="long").status == "completed"  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_run_that_started_with_sigint_ignored(project: Path) -> None:
+    """``assay run ... &`` in a CI script starts with SIGINT ignored, so Python installs no
+    Ctrl-C handler; a cancelled job's SIGTERM must still stop it as an interrupt."""
+    write_data(project / "big.jsonl", 600)
+    db = project / ".assay" / "assay.db"
+    done = _interrupt(RUN, project, signal.SIGTERM, db, sigint=signal.SIG_IGN)
+    assert done.returncode == 130, done.stderr
+    line = LINE.match(done.stderr.strip())
+    assert line and 0 < int(line.group(1)) < 600, done.stderr
+    record = Client(str(db)).store.get_experiment(name="long")
+    assert record is not None and record.status == "interrupted"
 
 
 SCRIPT = """

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,16 @@ def test_an_evaluator_returning_a_stored_key_under_another_name_is_refused(clien
     assert client.read_experiment("base").aggregate["correct"].mean == 0.75
 
 
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Ctrl-C handled as a terminal's foreground command has it (this suite may run as a
+    background job of a script, which starts with SIGINT ignored)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("ctrl_c")
 def test_an_interrupted_rescore_resumes_where_it_stopped(client: Client) -> None:
     """A real SIGINT (Ctrl-C) in the middle of the second chunk of rows."""
     calls: list[str] = []

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from assay import cli_compare
+from assay._aio import interrupt_the_main_task
 from assay.cli import _browse, _rescore, _run, _transfer
 from assay.cli._common import (
     DB_HELP,
@@ -86,10 +87,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _terminate_as_interrupt() -> signal._HANDLER:
-    """SIGTERM (a CI job cancelled) ends a run like Ctrl-C: rows kept, one line, resumable."""
+    """SIGTERM (a CI job cancelled) ends a run like Ctrl-C: rows kept, one line, resumable.
+
+    A background job of a non-interactive shell (``assay run ... &`` in a CI script)
+    starts with SIGINT ignored: there SIGTERM cancels the run itself, since raising an
+    ignored SIGINT would do nothing."""
 
     def interrupt(signum: int, frame: object) -> None:
-        signal.raise_signal(signal.SIGINT)
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            signal.raise_signal(signal.SIGINT)
+        elif not interrupt_the_main_task():
+            raise KeyboardInterrupt
 
     return signal.signal(signal.SIGTERM, interrupt)
 
