@@ -59,6 +59,7 @@ class RowWriter:
         self._closing = False
         self._error: BaseException | None = None
         self._next_stats = 0.0
+        self._batches = store.batch_writer(experiment_id)
         self._thread = threading.Thread(target=self._loop, name="assay-writer", daemon=True)
         self._thread.start()
 
@@ -103,6 +104,12 @@ class RowWriter:
             raise StoreWriteError(f"storing rows failed: {self._error}") from self._error
 
     def _loop(self) -> None:
+        try:
+            self._write_until_closed()
+        finally:
+            self._batches.close()
+
+    def _write_until_closed(self) -> None:
         while True:
             batch, last = self._next_batch()
             if batch and self._error is None:
@@ -135,7 +142,7 @@ class RowWriter:
         for _, _, row in batch:
             self.tally.add(row)
         figures = self._figures() if self._keep_figures else None
-        self._store.write_batch(self._experiment_id, [prepared for _, prepared, _ in batch], figures)
+        self._batches.write([prepared for _, prepared, _ in batch], figures)
 
     def _figures(self) -> ExperimentStats:
         now = time.monotonic()

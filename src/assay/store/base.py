@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from assay.schemas import Dataset, EvaluationResult, Example, Feedback, Run
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats, Lease
@@ -13,7 +13,26 @@ from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRo
 RowKey = tuple[int, int]
 """(position, repetition): a row's place in data order."""
 
-__all__ = ["Store"]
+__all__ = ["BatchWriter", "Store"]
+
+
+class BatchWriter(Protocol):
+    """Where a run's writer thread commits its batches (see ``Store.batch_writer``)."""
+
+    def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _InlineBatchWriter:
+    def __init__(self, store: Store, experiment_id: uuid.UUID) -> None:
+        self._store, self._experiment_id = store, experiment_id
+
+    def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
+        self._store.write_batch(self._experiment_id, prepared, stats)
+
+    def close(self) -> None:
+        pass
 
 
 class Store(abc.ABC):
@@ -145,6 +164,12 @@ class Store(abc.ABC):
     ) -> None:
         """Write encoded rows and (when given) the experiment's figures in one transaction,
         so stored counts always match stored rows."""
+
+    def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
+        """What a run's single writer thread commits its batches through (``write_batch``
+        semantics: each batch one transaction; closed once the run's rows are all in).
+        By default ``write_batch`` itself, in this process."""
+        return _InlineBatchWriter(self, experiment_id)
 
     @abc.abstractmethod
     def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None: ...

@@ -24,6 +24,7 @@ from assay.schemas import Dataset
 from assay.store._json import dumps, loads
 from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+from assay.store.base import BatchWriter, Store
 from assay.store.errors import AlreadyExistsError, StoreError, StoreVersionError
 from assay.store.postgres_conn import PGConnection, connect
 from assay.store.postgres_dialect import COMPAT_SQL, ddl
@@ -73,6 +74,11 @@ class PostgresStore(SQLiteStore):
         # page), still closes its connections when collected.
         weakref.finalize(self, _close_all, self._opened, self._opened_lock)
         self._keepalive = self._open_and_migrate()  # type: ignore[assignment]
+
+    def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
+        """In this process: the server does the work, and psycopg waits for it without
+        the GIL."""
+        return Store.batch_writer(self, experiment_id)
 
     # connections
     def _connect(self) -> PGConnection:  # type: ignore[override]

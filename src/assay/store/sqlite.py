@@ -22,11 +22,14 @@ from assay.store._json import dumps, loads
 from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store._sqlite_feedback import SQLiteFeedback
-from assay.store.base import Store
+from assay.store._sqlite_writer import ProcessBatchWriter
+from assay.store.base import BatchWriter, Store
 from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
 
 _PAGE = 2000
+# each connection's settings, a writer process's included
+_FILE_PRAGMAS = ("PRAGMA foreign_keys = ON", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")
 
 __all__ = ["SQLiteStore"]
 
@@ -72,12 +75,12 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             self._target, uri=self._uri, isolation_level=None, check_same_thread=False, timeout=30
         )
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA foreign_keys = ON")
         if self._uri:
+            conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA read_uncommitted = 1")  # readers take no table locks
         else:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            for pragma in _FILE_PRAGMAS:
+                conn.execute(pragma)
         return conn
 
     @property
@@ -369,12 +372,17 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
     ) -> None:
         with self.transaction() as conn:
-            rows.insert_prepared(conn, prepared)
-            touched = _experiments_of(prepared)
-            columns.invalidate(conn, touched)
-            text_index.invalidate(conn, touched)
-            if stats is not None:
-                rows.write_stats(conn, experiment_id, stats)
+            _write_batch_on(conn, experiment_id, prepared, stats)
+
+    def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
+        """A file's batches go through a writer process once a run is large enough
+        (``_sqlite_writer``); a memory database's stay in this process."""
+        if self._uri:
+            return super().batch_writer(experiment_id)
+        return ProcessBatchWriter(self, experiment_id, _write_batch_on, _FILE_PRAGMAS)
+
+    def has_run(self, run_id: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
     def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None:
         with self.transaction() as conn:
@@ -567,6 +575,18 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
 def _id_text(experiment_id: uuid.UUID) -> str:
     """An experiment's id as text, made once rather than for each of its rows."""
     return str(experiment_id)
+
+
+def _write_batch_on(
+    conn: Any, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
+) -> None:
+    """A batch's statements, on a connection or a writer process's ``StatementLog``."""
+    rows.insert_prepared(conn, prepared)
+    touched = _experiments_of(prepared)
+    columns.invalidate(conn, touched)
+    text_index.invalidate(conn, touched)
+    if stats is not None:
+        rows.write_stats(conn, experiment_id, stats)
 
 
 def _experiments_of(prepared: Sequence[Any]) -> set[str]:

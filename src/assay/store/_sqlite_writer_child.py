@@ -1,0 +1,79 @@
+"""The SQLite writer process: it commits the transactions a run's writer thread sends it.
+
+Run by path (``python -I -S _sqlite_writer_child.py DB``) with the standard library only,
+so it starts in a few milliseconds and shares nothing with the run's interpreter but the
+database file. Frames on stdin and stdout are an 8-byte little-endian length and a
+pickle. The first frame in is the connection's PRAGMAs; it answers ``("ready",)``. Every
+frame after is one transaction, a list of ``(sql, params, many)``, answered with
+``("ok",)`` once committed, or ``("error", class name, message)`` once rolled back. At
+end of input (the run closed it, or died) it exits: a transaction it was given is
+committed first, so a killed run loses no row it had handed over.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sqlite3
+import struct
+import sys
+from typing import Any, BinaryIO
+
+HEADER = struct.Struct("<Q")
+
+
+def receive(stream: BinaryIO) -> Any | None:
+    """The next frame, or None at end of input (a frame cut short counts as the end)."""
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
+        return None
+    (size,) = HEADER.unpack(header)
+    body = stream.read(size)
+    return pickle.loads(body) if len(body) == size else None
+
+
+def reply(stream: BinaryIO, message: tuple[Any, ...]) -> None:
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(HEADER.pack(len(body)) + body)
+    stream.flush()
+
+
+def commit(conn: sqlite3.Connection, statements: list[tuple[str, Any, bool]]) -> tuple[Any, ...]:
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        for sql, params, many in statements:
+            if many:
+                conn.executemany(sql, params)
+            else:
+                conn.execute(sql, params)
+        conn.execute("COMMIT")
+    except Exception as exc:  # noqa: BLE001 - every failure is the sender's to report
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return ("error", type(exc).__name__, str(exc))
+    return ("ok",)
+
+
+def main(path: str) -> int:
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    pragmas = receive(source)
+    if pragmas is None:
+        return 0
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        for pragma in pragmas:
+            conn.execute(pragma)
+    except Exception as exc:  # noqa: BLE001 - the sender writes in its own process instead
+        reply(sink, ("error", type(exc).__name__, str(exc)))
+        return 1
+    reply(sink, ("ready",))
+    try:
+        while (statements := receive(source)) is not None:
+            reply(sink, commit(conn, statements))
+    except BrokenPipeError:  # the run is gone; what it handed over is committed
+        pass
+    conn.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
