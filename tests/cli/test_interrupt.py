@@ -45,19 +45,19 @@ def _interrupt(
     return subprocess.CompletedProcess(command, child.returncode, out, err)
 
 
-def _wait_for_stored_rows(db: Path, child: subprocess.Popen[str], timeout: float = 60) -> None:
+def _wait_for_stored_rows(db: Path, child: subprocess.Popen[str], timeout: float = 60, rows: int = 1) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert child.poll() is None, "the run ended before it was interrupted"
         if db.exists():
             try:
                 with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
-                    if conn.execute("SELECT count(*) FROM runs").fetchone()[0] > 0:
+                    if conn.execute("SELECT count(*) FROM runs").fetchone()[0] >= rows:
                         return
             except sqlite3.OperationalError:  # the schema is not created yet
                 pass
         time.sleep(0.05)
-    raise AssertionError(f"no row was stored in {db} within {timeout} s")
+    raise AssertionError(f"fewer than {rows} rows were stored in {db} within {timeout} s")
 
 
 def _with_sigint(disposition: signal.Handlers, command: list[str]) -> list[str]:
@@ -146,3 +146,56 @@ def test_the_api_raises_one_short_interrupt(tmp_path: Path, to_a_thread: bool) -
     assert "asyncio" not in done.stderr and "never retrieved" not in done.stderr, done.stderr
     record = Client(str(tmp_path / "s.db")).store.get_experiment(name="api")
     assert record is not None and record.status == "interrupted"
+
+
+BIG_SCRIPT = """
+import sys, time
+from assay import Client, evaluate
+
+def target(inputs):
+    time.sleep(0.002)
+    return {"y": inputs["x"]}
+
+evaluate(target, data=[{"x": i} for i in range(20000)], experiment="big", max_concurrency=8,
+         client=Client(sys.argv[1]), progress=False)
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_to_the_terminal_group_of_a_run_with_a_writer_process(tmp_path: Path) -> None:
+    """A run large enough to commit through its writer process: Ctrl-C reaches the whole
+    foreground group; the run stops, every row it counts is stored, and the writer
+    process (in a session of its own) exits with it."""
+    (tmp_path / "script.py").write_text(BIG_SCRIPT, encoding="utf-8")
+    db = tmp_path / "big.db"
+    child = subprocess.Popen(
+        _with_sigint(signal.SIG_DFL, [sys.executable, "script.py", str(db)]),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a group of its own, as a terminal's foreground job
+    )
+    _wait_for_stored_rows(db, child, rows=1500)  # past the writer process's threshold
+    os.killpg(child.pid, signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    line = re.search(r"interrupted: (\d+) of 20000 rows stored in big;", err)
+    assert line, err
+    stored = int(line.group(1))
+    assert 1500 <= stored < 20000
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == stored
+    assert not _processes_naming(str(db)), "a writer process outlived the run"
+
+
+def _processes_naming(text: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    if text.encode() in handle.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -246,6 +247,15 @@ print(json.dumps({"driver": os.getpid(), "rows": rows}))
 """
 
 
+def _client_server_logs(temp_dir: str) -> str:
+    """The tails of the cluster's Ray Client server logs: why a client's server died."""
+    tails = [
+        f"\n--- {log.name}\n" + log.read_text(errors="replace")[-1500:]
+        for log in sorted(Path(temp_dir).glob("session_*/logs/ray_client_server*.err"))
+    ]
+    return "".join(tails)
+
+
 def test_ray_client_address(local_cluster: Any, tmp_path: Any) -> None:
     """``ray://``: a driver elsewhere, through Ray Client (its own process: this one is
     already a driver of the cluster)."""
@@ -257,7 +267,7 @@ def test_ray_client_address(local_cluster: Any, tmp_path: Any) -> None:
         text=True,
         timeout=180,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, done.stderr[-3000:] + _client_server_logs(local_cluster.temp_dir)
     report = json.loads(done.stdout.strip().splitlines()[-1])
     rows = report["rows"]
     assert sorted(outputs["y"] for outputs, _ in rows) == [i * i for i in range(30)]

@@ -66,7 +66,7 @@ class WriterProcess:
             start_new_session=True,
         )
         self._state = "starting"
-        self._send(list(pragmas))
+        self.send(list(pragmas))
 
     @property
     def pid(self) -> int:
@@ -78,7 +78,7 @@ class WriterProcess:
         if self._state == "starting":
             if self._answer_waiting():
                 try:
-                    self._state = "ready" if self._receive() == ("ready",) else "failed"
+                    self._state = "ready" if self.receive() == ("ready",) else "failed"
                 except WriterProcessError:
                     self._state = "failed"
             elif self._proc.poll() is not None:
@@ -88,8 +88,8 @@ class WriterProcess:
     def commit(self, statements: list[tuple[str, Any, bool]]) -> None:
         """Commit one transaction; raises the sqlite3 error the child met, rolled back,
         or ``WriterProcessError`` when the child is gone."""
-        self._send(statements)
-        answer = self._receive()
+        self.send(statements)
+        answer = self.receive()
         if answer == ("ok",):
             return
         if isinstance(answer, tuple) and len(answer) == 3 and answer[0] == "error":
@@ -123,7 +123,7 @@ class WriterProcess:
         readable, _, _ = select.select([self._stdout], [], [], 0)
         return bool(readable)
 
-    def _send(self, message: Any) -> None:
+    def send(self, message: Any) -> None:
         body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             self._stdin.write(len(body).to_bytes(_HEADER_SIZE, "little") + body)
@@ -131,7 +131,7 @@ class WriterProcess:
         except (BrokenPipeError, ValueError) as exc:
             raise self._gone() from exc
 
-    def _receive(self) -> Any:
+    def receive(self) -> Any:
         header = self._stdout.read(_HEADER_SIZE)
         if len(header) < _HEADER_SIZE:
             raise self._gone()
@@ -172,6 +172,10 @@ class ProcessBatchWriter:
         self._given_up = False
         self.rows_here = 0
         self.rows_by_process = 0
+
+    @property
+    def process(self) -> WriterProcess | None:
+        return self._process
 
     @property
     def process_pid(self) -> int | None:

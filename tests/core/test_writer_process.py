@@ -1,0 +1,274 @@
+"""The SQLite writer process: batches it commits are the batches this process would have
+committed, byte for byte; it failing or being killed loses no row and stores none twice;
+a run killed while it writes leaves its last batch committed and no process behind."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay import Client
+from assay.evaluation._tally import Tally, tally_row
+from assay.schemas import EvaluationResult, Example, Run
+from assay.store._sqlite_writer import SPAWN_AFTER_ROWS, ProcessBatchWriter, WriterProcess
+from assay.store.records import ExperimentRecord, ExperimentRow
+from assay.store.sqlite import _FILE_PRAGMAS, SQLiteStore
+
+ODD_VALUES: list[Any] = [
+    "\ud800 lone surrogate",
+    "nul \x00 inside",
+    10**400,
+    -(2**63) - 1,
+    math.nan,
+    -0.0,
+    math.inf,
+    {"1": [1, 2, {"deep": [[[]]]}]},
+    "é∑😀",
+    "",
+]
+
+
+def _experiment(path: Path, count: int) -> tuple[ExperimentRecord, list[ExperimentRow]]:
+    client = Client(str(path))
+    dataset = client.create_dataset("writer")
+    client.create_examples(inputs=[{"i": i} for i in range(count)], dataset_name="writer")
+    examples: list[Example] = list(client.store.iter_examples(dataset.id))
+    record = ExperimentRecord(name="writer", dataset_id=dataset.id, dataset_version=dataset.version)
+    client.store.create_experiment(record)
+    client.close()
+    now = datetime.now(timezone.utc)
+    rows = [
+        ExperimentRow(
+            run=Run(
+                inputs=example.inputs,
+                outputs={"o": ODD_VALUES[i % len(ODD_VALUES)], "i": i},
+                start_time=now,
+                end_time=now,
+                error="boom \ud83d" if i % 13 == 0 else None,
+            ),
+            example=example,
+            repetition=0,
+            position=i,
+            results=[
+                EvaluationResult(key="s", score=(i % 3) / 2, comment=str(ODD_VALUES[i % len(ODD_VALUES)])),
+                EvaluationResult(key="t", value=ODD_VALUES[(i + 3) % len(ODD_VALUES)]),
+            ],
+        )
+        for i, example in enumerate(examples)
+    ]
+    return record, rows
+
+
+def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    conn = sqlite3.connect(path)
+    try:
+        return {
+            table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3").fetchall()
+            for table in ("runs", "results", "experiment_stats", "metric_stats")
+        }
+    finally:
+        conn.close()
+
+
+def _write_all(store: SQLiteStore, batches: Any, record: ExperimentRecord, rows: list[ExperimentRow]) -> None:
+    tally = Tally()
+    for start in range(0, len(rows), 100):
+        chunk = rows[start : start + 100]
+        for row in chunk:
+            tally.add(tally_row(row))
+        prepared = [store.prepare_row(record.id, row) for row in chunk]
+        batches.write(prepared, tally.stats())
+        time.sleep(0.005)  # the process has time to start: later batches go through it
+
+
+def test_what_the_writer_process_commits_is_what_this_process_commits(tmp_path: Path) -> None:
+    record, rows = _experiment(tmp_path / "a.db", 1200)
+    shutil.copy(tmp_path / "a.db", tmp_path / "b.db")  # the same dataset and experiment ids
+    for name, spawn_after in (("a.db", 10**9), ("b.db", 0)):
+        store = SQLiteStore(tmp_path / name)
+        batches = ProcessBatchWriter(store, record.id, _write_on, _FILE_PRAGMAS, spawn_after=spawn_after)
+        _write_all(store, batches, record, rows)
+        batches.close()
+        if name == "a.db":
+            assert batches.rows_by_process == 0
+        else:
+            assert batches.rows_by_process >= 800, "the writer process wrote few of the batches"
+        store.close()
+    inline, by_process = _dump(tmp_path / "a.db"), _dump(tmp_path / "b.db")
+    assert len(inline["runs"]) == 1200 and len(inline["results"]) == 2400
+    assert by_process == inline
+    read_back = Client(str(tmp_path / "b.db")).read_experiment("writer")
+    assert [row["run"].outputs["i"] for row in read_back] == list(range(1200))
+
+
+def _write_on(conn: Any, experiment_id: Any, prepared: Any, stats: Any) -> None:
+    from assay.store.sqlite import _write_batch_on
+
+    _write_batch_on(conn, experiment_id, prepared, stats)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.002, 0.01, 0.03])
+def test_a_writer_process_killed_at_any_moment_loses_no_row_and_stores_none_twice(
+    tmp_path: Path, delay: float
+) -> None:
+    record, rows = _experiment(tmp_path / "k.db", 3000)
+    store = SQLiteStore(tmp_path / "k.db")
+    batches = ProcessBatchWriter(store, record.id, _write_on, _FILE_PRAGMAS, spawn_after=0)
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    batches.write(prepared[:100], None)
+    while batches.rows_by_process == 0:  # until a batch has gone through the process
+        time.sleep(0.01)
+        batches.write(prepared[batches.rows_here + batches.rows_by_process :][:100], None)
+    pid = batches.process_pid
+    assert pid is not None
+    sent = batches.rows_here + batches.rows_by_process
+    killer = threading.Timer(delay, os.kill, (pid, signal.SIGKILL))
+    killer.start()
+    batches.write(prepared[sent : sent + 2000], None)  # a big batch: killed while it commits, or before
+    killer.join()
+    batches.write(prepared[sent + 2000 :], None)
+    batches.close()
+    stored = [row[0] for row in store.conn.execute("SELECT position FROM runs ORDER BY position")]
+    assert stored == list(range(3000))
+    store.close()
+
+
+KILLED_RUN = """
+import os, signal, sys, time
+sys.path.insert(0, sys.argv[2])
+from test_writer_process import _experiment_rows, _write_on, statements_of
+from assay.store._sqlite_writer import ProcessBatchWriter
+from assay.store.sqlite import _FILE_PRAGMAS, SQLiteStore
+
+store = SQLiteStore(sys.argv[1])
+record, rows = _experiment_rows(store)
+prepared = [store.prepare_row(record.id, row) for row in rows]
+batches = ProcessBatchWriter(store, record.id, _write_on, _FILE_PRAGMAS, spawn_after=0)
+done = 0
+while batches.rows_by_process == 0:
+    batches.write(prepared[done : done + 100], None)
+    done += 100
+    time.sleep(0.005)
+print(batches.process_pid, flush=True)
+# the last batch is handed over whole; this process dies before the answer comes
+batches.process.send(statements_of(store, record, prepared[done:]))
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_run_killed_while_its_process_writes_leaves_the_last_batch_committed_and_no_process(
+    tmp_path: Path,
+) -> None:
+    _, rows = _experiment(tmp_path / "r.db", 4000)
+    script = tmp_path / "killed_run.py"
+    script.write_text(KILLED_RUN, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "r.db"), str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    writer_pid = int(done.stdout)
+    deadline = time.monotonic() + 30
+    while _alive(writer_pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(writer_pid), "the writer process outlived its run"
+    conn = sqlite3.connect(tmp_path / "r.db")
+    assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == len(rows)
+    conn.close()
+
+
+def _experiment_rows(store: SQLiteStore) -> tuple[ExperimentRecord, list[ExperimentRow]]:
+    """The experiment ``_experiment`` made in the store (for the killed run's script)."""
+    record = store.get_experiment(name="writer")
+    assert record is not None
+    examples = list(store.iter_examples(record.dataset_id))
+    now = datetime.now(timezone.utc)
+    rows = [
+        ExperimentRow(
+            run=Run(inputs=example.inputs, outputs={"i": i}, start_time=now, end_time=now),
+            example=example,
+            repetition=0,
+            position=i,
+            results=[EvaluationResult(key="s", score=1.0)],
+        )
+        for i, example in enumerate(examples)
+    ]
+    return record, rows
+
+
+def statements_of(store: SQLiteStore, record: ExperimentRecord, prepared: list[Any]) -> list[Any]:
+    from assay.store._sqlite_writer import StatementLog
+
+    log = StatementLog()
+    _write_on(log, record.id, prepared, None)
+    return log.statements
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_failed_statement_is_the_same_error_from_the_process_and_nothing_of_it_stays(
+    tmp_path: Path,
+) -> None:
+    record, rows = _experiment(tmp_path / "e.db", 20)
+    store = SQLiteStore(tmp_path / "e.db")
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    store.write_batch(record.id, prepared[:10], None)
+    process = WriterProcess(store.path, _FILE_PRAGMAS)
+    try:
+        while process.state() == "starting":
+            time.sleep(0.005)
+        assert process.state() == "ready"
+        duplicate = statements_of(store, record, prepared[10:] + prepared[:1])
+        with pytest.raises(sqlite3.IntegrityError) as by_process:
+            process.commit(duplicate)
+        with pytest.raises(sqlite3.IntegrityError) as here:
+            store.write_batch(record.id, prepared[10:] + prepared[:1], None)
+        assert str(by_process.value) == str(here.value)
+        assert store.count_rows(record.id) == 10  # the failed batch rolled back whole
+        process.commit(statements_of(store, record, prepared[10:]))  # it goes on after an error
+        assert store.count_rows(record.id) == 20
+    finally:
+        process.close()
+    store.close()
+
+
+def test_a_run_smaller_than_the_threshold_starts_no_process(tmp_path: Path) -> None:
+    record, rows = _experiment(tmp_path / "s.db", SPAWN_AFTER_ROWS - 1)
+    store = SQLiteStore(tmp_path / "s.db")
+    batches = store.batch_writer(record.id)
+    _write_all(store, batches, record, rows)
+    assert batches.process_pid is None  # type: ignore[attr-defined]
+    batches.close()
+    assert store.count_rows(record.id) == len(rows)
+    store.close()
+
+
+def test_a_database_the_process_cannot_open_leaves_the_writing_here(tmp_path: Path) -> None:
+    record, rows = _experiment(tmp_path / "p.db", 1000)
+    store = SQLiteStore(tmp_path / "p.db")
+    batches = ProcessBatchWriter(store, record.id, _write_on, ("PRAGMA no_such_thing = (",), spawn_after=0)
+    _write_all(store, batches, record, rows)
+    batches.close()
+    assert batches.rows_by_process == 0 and batches.rows_here == 1000
+    assert store.count_rows(record.id) == 1000
+    store.close()
