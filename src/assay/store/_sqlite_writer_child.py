@@ -12,6 +12,7 @@ committed first, so a killed run loses no row it had handed over.
 
 from __future__ import annotations
 
+import os
 import pickle
 import sqlite3
 import struct
@@ -76,4 +77,6 @@ def main(path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    # everything is committed and answered: skip the interpreter's teardown (~6 ms the
+    # run's close would wait for)
+    os._exit(main(sys.argv[1]))
