@@ -5,6 +5,7 @@ a run killed while it writes leaves its last batch committed and no process behi
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import shutil
 import signal
@@ -272,3 +273,22 @@ def test_a_database_the_process_cannot_open_leaves_the_writing_here(tmp_path: Pa
     assert batches.rows_by_process == 0 and batches.rows_here == 1000
     assert store.count_rows(record.id) == 1000
     store.close()
+
+
+def test_closing_does_not_wait_for_a_process_forked_while_it_wrote(tmp_path: Path) -> None:
+    """A multiprocessing pool forked from the run holds the pipe open: the process still
+    stops when the run closes it, by itself (not killed at the timeout)."""
+    store = SQLiteStore(tmp_path / "f.db")
+    process = WriterProcess(store.path, _FILE_PRAGMAS)
+    holder = multiprocessing.get_context("fork").Process(target=time.sleep, args=(60,))
+    try:
+        while process.state() == "starting":
+            time.sleep(0.005)
+        holder.start()
+        process.close(timeout=20)
+        assert holder.is_alive(), "the forked copy ended first: nothing was tested"
+        assert process.returncode == 0
+    finally:
+        holder.kill()
+        holder.join()
+        store.close()

@@ -24,9 +24,12 @@ import sys
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from assay.store.records import ExperimentStats
+
+if TYPE_CHECKING:
+    from assay.store.sqlite import SQLiteStore
 
 __all__ = ["ProcessBatchWriter", "StatementLog", "WriterProcessError"]
 
@@ -72,6 +75,10 @@ class WriterProcess:
     def pid(self) -> int:
         return self._proc.pid
 
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
     def state(self) -> str:
         """``"starting"``, ``"ready"`` (it has opened the database) or ``"failed"``;
         never waits for it."""
@@ -98,7 +105,11 @@ class WriterProcess:
         raise WriterProcessError(f"the SQLite writer process answered {answer!r}")
 
     def close(self, timeout: float = 30.0) -> None:
-        """End its input and wait for it to exit (killed if it does not in time)."""
+        """Tell it to stop and wait for it to exit (killed if it does not in time). The
+        stop is a frame, not only the end of input: a process forked from the run while
+        it wrote (a multiprocessing pool) holds the pipe open."""
+        with contextlib.suppress(WriterProcessError):
+            self.send(None)
         with contextlib.suppress(OSError):
             self._stdin.close()
         try:
@@ -156,7 +167,7 @@ class ProcessBatchWriter:
 
     def __init__(
         self,
-        store: Any,
+        store: SQLiteStore,
         experiment_id: uuid.UUID,
         build: BatchStatements,
         pragmas: Sequence[str],
@@ -194,6 +205,7 @@ class ProcessBatchWriter:
                 self._give_up()
                 first_run_id = prepared[0][0][0] if prepared else None
                 if first_run_id is not None and self._store.has_run(first_run_id):
+                    self.rows_by_process += len(prepared)
                     return  # it committed the batch (all of it: one transaction) before it went
         self._store.write_batch(self._experiment_id, prepared, stats)
         self.rows_here += len(prepared)

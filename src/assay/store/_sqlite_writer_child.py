@@ -5,9 +5,10 @@ so it starts in a few milliseconds and shares nothing with the run's interpreter
 database file. Frames on stdin and stdout are an 8-byte little-endian length and a
 pickle. The first frame in is the connection's PRAGMAs; it answers ``("ready",)``. Every
 frame after is one transaction, a list of ``(sql, params, many)``, answered with
-``("ok",)`` once committed, or ``("error", class name, message)`` once rolled back. At
-end of input (the run closed it, or died) it exits: a transaction it was given is
-committed first, so a killed run loses no row it had handed over.
+``("ok",)`` once committed, or ``("error", class name, message)`` once rolled back. A
+``None`` frame (the run is done) or the end of input (the run died) ends it: a
+transaction it was given is committed first, so a killed run loses no row it had
+handed over.
 """
 
 from __future__ import annotations
