@@ -57,6 +57,12 @@ def peak_mb() -> float:
 
 
 # children: one measurement each, printed as one JSON line
+def children_cpu() -> float:
+    """CPU seconds of this process's ended children: the run's SQLite writer process."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def child_import(n: int, db: str) -> dict[str, Any]:
     from assay import Client
     from assay.schemas import Example
@@ -73,7 +79,7 @@ def child_run(n: int, db: str) -> dict[str, Any]:
     from assay import Client, evaluate
 
     client = Client(db)
-    started, cpu = time.perf_counter(), time.process_time()
+    started, cpu, writer = time.perf_counter(), time.process_time(), children_cpu()
     results = evaluate(
         target,
         data="bench",
@@ -83,6 +89,7 @@ def child_run(n: int, db: str) -> dict[str, Any]:
         progress=False,
     )
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    writer = children_cpu() - writer
     assert results.summary_results.results[0].score == 1.0
     run_peak = peak_mb()
     started = time.perf_counter()
@@ -94,6 +101,7 @@ def child_run(n: int, db: str) -> dict[str, Any]:
     return {
         "rows_per_s": n / elapsed,
         "cpu_us_per_row": cpu / n * 1e6,
+        "writer_us_per_row": writer / n * 1e6,
         "peak_mb": run_peak,
         "db_mb": size / 2**20,
         "read_s": read_s,
@@ -263,7 +271,7 @@ def in_child(kind: str, n: int, db: Path) -> dict[str, Any]:
 def sizes(ns: list[int], folder: Path) -> tuple[dict[int, dict[str, Any]], Path]:
     print(
         f"{'rows':>9} {'import s':>9} {'import MB':>10} {'rows/s':>9} {'CPU us/row':>11} "
-        f"{'peak MB':>8} {'DB MB':>7} {'read s':>7}"
+        f"{'writer us':>10} {'peak MB':>8} {'DB MB':>7} {'read s':>7}"
     )
     figures, db = {}, folder
     for n in ns:
@@ -273,7 +281,8 @@ def sizes(ns: list[int], folder: Path) -> tuple[dict[int, dict[str, Any]], Path]
         figures[n] = {**ran, "import": imported}
         print(
             f"{n:9,} {imported['seconds']:9.1f} {imported['peak_mb']:10.0f} {ran['rows_per_s']:9,.0f} "
-            f"{ran['cpu_us_per_row']:11.0f} {ran['peak_mb']:8.0f} {ran['db_mb']:7.0f} {ran['read_s']:7.2f}"
+            f"{ran['cpu_us_per_row']:11.0f} {ran['writer_us_per_row']:10.0f} {ran['peak_mb']:8.0f} "
+            f"{ran['db_mb']:7.0f} {ran['read_s']:7.2f}"
         )
     if len(ns) > 1:
         first, last = figures[ns[0]], figures[ns[-1]]
