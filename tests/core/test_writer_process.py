@@ -292,3 +292,33 @@ def test_closing_does_not_wait_for_a_process_forked_while_it_wrote(tmp_path: Pat
         holder.kill()
         holder.join()
         store.close()
+
+
+@pytest.mark.parametrize("stop_at", ["between batches", "in a commit"])
+def test_a_stopped_writer_process_is_killed_and_the_run_goes_on_here(tmp_path: Path, stop_at: str) -> None:
+    """SIGSTOP: the process neither dies nor answers. The commit that waits on it is cut
+    at the answer timeout, the process killed, and every row stored once."""
+    record, rows = _experiment(tmp_path / "t.db", 3000)
+    store = SQLiteStore(tmp_path / "t.db")
+    batches = ProcessBatchWriter(
+        store, record.id, _write_on, _FILE_PRAGMAS, spawn_after=0, answer_timeout=1.0
+    )
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    while batches.rows_by_process == 0:
+        done = batches.rows_here + batches.rows_by_process
+        batches.write(prepared[done : done + 100], None)
+        time.sleep(0.01)
+    pid = batches.process_pid
+    assert pid is not None
+    done = batches.rows_here + batches.rows_by_process
+    if stop_at == "between batches":
+        os.kill(pid, signal.SIGSTOP)
+    else:
+        threading.Timer(0.005, os.kill, (pid, signal.SIGSTOP)).start()
+    batches.write(prepared[done : done + 2000], None)  # 2,000 rows: the stop comes while they commit
+    batches.write(prepared[done + 2000 :], None)
+    batches.close()
+    assert batches.process_pid is None and not _alive(pid)
+    stored = [row[0] for row in store.conn.execute("SELECT position FROM runs ORDER BY position")]
+    assert stored == list(range(3000))
+    store.close()

@@ -21,6 +21,8 @@ import select
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["ProcessBatchWriter", "StatementLog", "WriterProcessError"]
 
 SPAWN_AFTER_ROWS = 500
+ANSWER_TIMEOUT_S = 120.0  # a commit waits on the child's 30 s busy timeout at most
 _CHILD = Path(__file__).with_name("_sqlite_writer_child.py")
 _HEADER_SIZE = 8
 
@@ -58,7 +61,7 @@ class StatementLog:
 class WriterProcess:
     """One child running ``_sqlite_writer_child.py`` on the database at ``path``."""
 
-    def __init__(self, path: str, pragmas: Sequence[str]) -> None:
+    def __init__(self, path: str, pragmas: Sequence[str], answer_timeout: float = ANSWER_TIMEOUT_S) -> None:
         # its own session: a Ctrl-C to the terminal's group interrupts the run, which
         # then flushes through this process; the process itself stops at end of input
         self._proc = subprocess.Popen(
@@ -69,6 +72,11 @@ class WriterProcess:
             start_new_session=True,
         )
         self._state = "starting"
+        self._answer_timeout = answer_timeout
+        self._busy_since: float | None = None
+        self._stalled = False
+        self._closed = threading.Event()
+        threading.Thread(target=self._watch, name="assay-writer-watchdog", daemon=True).start()
         self.send(list(pragmas))
 
     @property
@@ -94,9 +102,14 @@ class WriterProcess:
 
     def commit(self, statements: list[tuple[str, Any, bool]]) -> None:
         """Commit one transaction; raises the sqlite3 error the child met, rolled back,
-        or ``WriterProcessError`` when the child is gone."""
-        self.send(statements)
-        answer = self.receive()
+        or ``WriterProcessError`` when the child is gone, or was killed for not
+        answering in time (stopped, or stuck)."""
+        self._busy_since = time.monotonic()
+        try:
+            self.send(statements)
+            answer = self.receive()
+        finally:
+            self._busy_since = None
         if answer == ("ok",):
             return
         if isinstance(answer, tuple) and len(answer) == 3 and answer[0] == "error":
@@ -104,10 +117,14 @@ class WriterProcess:
             raise error_class(str(answer[2]))
         raise WriterProcessError(f"the SQLite writer process answered {answer!r}")
 
-    def close(self, timeout: float = 30.0) -> None:
+    def close(self, timeout: float = 5.0) -> None:
         """Tell it to stop and wait for it to exit (killed if it does not in time). The
         stop is a frame, not only the end of input: a process forked from the run while
-        it wrote (a multiprocessing pool) holds the pipe open."""
+        it wrote (a multiprocessing pool) holds the pipe open. One that never became
+        ready has nothing of ours: it is killed at once."""
+        self._closed.set()
+        if self._state != "ready":
+            self._proc.kill()
         with contextlib.suppress(WriterProcessError):
             self.send(None)
         with contextlib.suppress(OSError):
@@ -152,9 +169,21 @@ class WriterProcess:
             raise self._gone()
         return pickle.loads(body)
 
+    def _watch(self) -> None:
+        """Kill the child when a commit has waited longer than the answer timeout: a
+        stopped or stuck process must not hang the run (it then writes here)."""
+        while not self._closed.wait(self._answer_timeout / 4):
+            started = self._busy_since
+            if started is not None and time.monotonic() - started > self._answer_timeout:
+                self._stalled = True
+                self._proc.kill()
+                return
+
     def _gone(self) -> WriterProcessError:
         code = self._proc.poll()
         how = "is still running" if code is None else f"exited with status {code}"
+        if self._stalled:
+            how = f"did not answer within {self._answer_timeout:g} s and was killed"
         return WriterProcessError(f"the SQLite writer process (pid {self._proc.pid}) {how}")
 
 
@@ -173,12 +202,14 @@ class ProcessBatchWriter:
         pragmas: Sequence[str],
         *,
         spawn_after: int = SPAWN_AFTER_ROWS,
+        answer_timeout: float = ANSWER_TIMEOUT_S,
     ) -> None:
         self._store = store
         self._experiment_id = experiment_id
         self._build = build
         self._pragmas = pragmas
         self._spawn_after = spawn_after
+        self._answer_timeout = answer_timeout
         self._process: WriterProcess | None = None
         self._given_up = False
         self.rows_here = 0
@@ -222,7 +253,7 @@ class ProcessBatchWriter:
             if self.rows_here + rows < self._spawn_after:
                 return None
             try:
-                self._process = WriterProcess(self._store.path, self._pragmas)
+                self._process = WriterProcess(self._store.path, self._pragmas, self._answer_timeout)
             except (OSError, WriterProcessError):
                 self._given_up = True
                 return None
