@@ -79,9 +79,11 @@ def candidates(index: TextIndex, query: str) -> tuple[str, list[Any]] | None:
         match = " ".join('"' + gram.replace('"', '""') + '"' for gram in grams)
         return f'u.rowid IN (SELECT rowid FROM "{index.name}" WHERE "{index.name}" MATCH ?)', [match]
     pattern = _like_pattern(query)
+    # ILIKE folds at least what the search's ASCII folding does: a superset, and served
+    # by the trigram index as LIKE is
     return (
         f'u.id IN (SELECT t.run_id FROM "{index.name}" t '
-        "WHERE t.inputs LIKE ? ESCAPE '\\' OR t.outputs LIKE ? ESCAPE '\\')",
+        "WHERE t.inputs ILIKE ? ESCAPE '\\' OR t.outputs ILIKE ? ESCAPE '\\')",
         [pattern, pattern],
     )
 

@@ -48,6 +48,10 @@ class ReadOnlyDatabase:
         return self._store
 
     @property
+    def is_postgres(self) -> bool:
+        return self._postgres is not None
+
+    @property
     def is_file(self) -> bool:
         """Whether the database outlives the process (a file, or a server's database)."""
         return self._path is not None or self._postgres is not None

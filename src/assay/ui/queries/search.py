@@ -1,7 +1,9 @@
 """The rows a search keeps: those whose stored inputs or outputs JSON text holds the query.
 
 The condition is always the substring ``LIKE`` on the runs (its wildcards taken
-literally); where the experiment has a true text index (``assay.store.text_index``) it is
+literally), with SQLite's rule on both backends: ASCII letters match either case, no
+other character is folded (PostgreSQL's ``LIKE`` folds nothing, so there both sides are
+put in ASCII lower case first); where the experiment has a true text index (``assay.store.text_index``) it is
 narrowed first to the index's candidates, so the same rows match, in the same order,
 without reading every row. A finished experiment searched without one gets one built in
 the background when the database allows it (``ReadOnlyDatabase.builds_text_indexes``, as
@@ -21,6 +23,12 @@ from assay.ui.queries._sql import like_pattern
 __all__ = ["Search", "search_clause"]
 
 _SCAN = "(u.inputs LIKE ? ESCAPE '\\' OR u.outputs LIKE ? ESCAPE '\\')"
+_UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
+_ASCII_LOWER = str.maketrans(_UPPER, _LOWER)
+_SCAN_FOLDED = (
+    f"(translate(u.inputs, '{_UPPER}', '{_LOWER}') LIKE ? ESCAPE '\\' "
+    f"OR translate(u.outputs, '{_UPPER}', '{_LOWER}') LIKE ? ESCAPE '\\')"
+)
 _lock = threading.Lock()
 
 
@@ -39,7 +47,9 @@ class Search:
 def search_clause(db: ReadOnlyDatabase, experiment_id: str, query: str) -> Search:
     """The SQL condition on a run ``u`` that keeps the rows matching ``query``."""
     pattern = like_pattern(query)
-    scan = Search(_SCAN, [pattern, pattern], drives=False)
+    if db.is_postgres:
+        pattern = pattern.translate(_ASCII_LOWER)
+    scan = Search(_SCAN_FOLDED if db.is_postgres else _SCAN, [pattern, pattern], drives=False)
     if len(query) < text_index.MIN_CHARS:
         return scan
     index = text_index.built(db.conn, experiment_id)
@@ -53,7 +63,7 @@ def search_clause(db: ReadOnlyDatabase, experiment_id: str, query: str) -> Searc
         return scan
     # PostgreSQL's planner weighs the candidates itself, by its statistics.
     return Search(
-        f"{condition} AND {_SCAN}", [*candidate_params, *scan.params], index.kind == text_index.FTS5
+        f"{condition} AND {scan.condition}", [*candidate_params, *scan.params], index.kind == text_index.FTS5
     )
 
 
