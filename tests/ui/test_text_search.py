@@ -233,6 +233,14 @@ def test_every_write_of_the_runs_drops_the_index(store: Store, db: ReadOnlyDatab
         assert found(db, "ZEBRA") == [(0, 9)]  # ASCII case folded on either backend
 
 
+def test_deleting_an_experiment_drops_its_index_table(store: Store) -> None:
+    record = _experiment(store)
+    index = text_index.build(store, str(record.id))
+    assert index is not None and index.name in {row[0] for row in _tables(store)}
+    store.delete_experiment(record.id)
+    assert index.name not in {row[0] for row in _tables(store)}
+
+
 def test_a_rescore_keeps_the_index_true(store: Store, db: ReadOnlyDatabase) -> None:
     """Results carry no searched text: a rescore leaves the index, and the rows found."""
     record = _experiment(store)

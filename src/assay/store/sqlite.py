@@ -514,6 +514,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
 
     def delete_experiment(self, experiment_id: uuid.UUID) -> None:
         with self.transaction() as conn:  # runs, results and summaries go by ON DELETE CASCADE
+            text_index.drop_of(conn, str(experiment_id))
             conn.execute("DELETE FROM experiments WHERE id = ?", (str(experiment_id),))
 
     # comparisons

@@ -55,6 +55,17 @@ def invalidate(conn: Any, experiment_ids: Iterable[str]) -> None:
         conn.execute("DELETE FROM text_indexes WHERE experiment_id = ?", (experiment_id,))
 
 
+def drop_of(conn: Any, experiment_id: str) -> None:
+    """Drop the experiment's index table and mark (inside the transaction deleting the
+    experiment: its table would otherwise stay until the next build of any index)."""
+    for (name,) in conn.execute(
+        "SELECT name FROM text_indexes WHERE experiment_id = ?", (experiment_id,)
+    ).fetchall():
+        if _NAME.fullmatch(name):
+            conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+    invalidate(conn, [experiment_id])
+
+
 def built(conn: Any, experiment_id: str) -> TextIndex | None:
     """The experiment's index, if one is built and true."""
     row = conn.execute(
