@@ -26,19 +26,31 @@ def _interrupt(
     db: Path,
     to_a_thread: bool = False,
     sigint: signal.Handlers = signal.SIG_DFL,
+    *,
+    to_the_group: bool = False,
+    after_rows: int = 1,
 ) -> subprocess.CompletedProcess[str]:
     """Signal the run once its first rows are stored: a fixed wait signals a loaded
     machine's run while it is still importing. ``to_a_thread``: the kernel delivers the
     signal to one of the run's other threads (a row thread, the writer), as it may any
     process-directed signal. ``sigint``: the SIGINT disposition the run starts with (a
     terminal's foreground command: the default; a background job of a non-interactive
-    shell, as a CI script starts one: ignored), whatever this test process has."""
+    shell, as a CI script starts one: ignored), whatever this test process has.
+    ``to_the_group``: the run leads a process group that gets the signal, as a terminal's
+    foreground job gets Ctrl-C (once ``after_rows`` rows are stored)."""
     child = subprocess.Popen(
-        _with_sigint(sigint, command), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        _with_sigint(sigint, command),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=to_the_group,
     )
-    _wait_for_stored_rows(db, child)
+    _wait_for_stored_rows(db, child, rows=after_rows)
     if to_a_thread:
         _signal_another_thread(child.pid, signum)
+    elif to_the_group:
+        os.killpg(child.pid, signum)
     else:
         child.send_signal(signum)
     out, err = child.communicate(timeout=60)
@@ -122,12 +134,14 @@ SCRIPT = """
 import sys, time
 from assay import Client, evaluate
 
+db, rows, seconds, name, threads = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+
 def target(inputs):
-    time.sleep(0.05)
+    time.sleep(seconds)
     return {"y": inputs["x"]}
 
-evaluate(target, data=[{"x": i} for i in range(600)], experiment="api", max_concurrency=4,
-         client=Client(sys.argv[1]), progress=False)
+evaluate(target, data=[{"x": i} for i in range(rows)], experiment=name, max_concurrency=threads,
+         client=Client(db), progress=False)
 """
 
 
@@ -136,7 +150,8 @@ evaluate(target, data=[{"x": i} for i in range(600)], experiment="api", max_conc
 def test_the_api_raises_one_short_interrupt(tmp_path: Path, to_a_thread: bool) -> None:
     (tmp_path / "script.py").write_text(SCRIPT, encoding="utf-8")
     db = tmp_path / "s.db"
-    done = _interrupt([sys.executable, "script.py", str(db)], tmp_path, signal.SIGINT, db, to_a_thread)
+    command = [sys.executable, "script.py", str(db), "600", "0.05", "api", "4"]
+    done = _interrupt(command, tmp_path, signal.SIGINT, db, to_a_thread)
     last = done.stderr.strip().splitlines()[-1]
     line = re.match(
         r"assay\.evaluation\.ExperimentInterrupted: interrupted: (\d+) of 600 rows stored in api;", last
@@ -148,39 +163,18 @@ def test_the_api_raises_one_short_interrupt(tmp_path: Path, to_a_thread: bool) -
     assert record is not None and record.status == "interrupted"
 
 
-BIG_SCRIPT = """
-import sys, time
-from assay import Client, evaluate
-
-def target(inputs):
-    time.sleep(0.002)
-    return {"y": inputs["x"]}
-
-evaluate(target, data=[{"x": i} for i in range(20000)], experiment="big", max_concurrency=8,
-         client=Client(sys.argv[1]), progress=False)
-"""
-
-
 @pytest.mark.slow
 def test_ctrl_c_to_the_terminal_group_of_a_run_with_a_writer_process(tmp_path: Path) -> None:
     """A run large enough to commit through its writer process: Ctrl-C reaches the whole
     foreground group; the run stops, every row it counts is stored, and the writer
     process (in a session of its own) exits with it."""
-    (tmp_path / "script.py").write_text(BIG_SCRIPT, encoding="utf-8")
+    (tmp_path / "script.py").write_text(SCRIPT, encoding="utf-8")
     db = tmp_path / "big.db"
-    child = subprocess.Popen(
-        _with_sigint(signal.SIG_DFL, [sys.executable, "script.py", str(db)]),
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # a group of its own, as a terminal's foreground job
-    )
-    _wait_for_stored_rows(db, child, rows=1500)  # past the writer process's threshold
-    os.killpg(child.pid, signal.SIGINT)
-    _, err = child.communicate(timeout=60)
-    line = re.search(r"interrupted: (\d+) of 20000 rows stored in big;", err)
-    assert line, err
+    command = [sys.executable, "script.py", str(db), "20000", "0.002", "big", "8"]
+    # past the writer process's threshold before the signal
+    done = _interrupt(command, tmp_path, signal.SIGINT, db, to_the_group=True, after_rows=1500)
+    line = re.search(r"interrupted: (\d+) of 20000 rows stored in big;", done.stderr)
+    assert line, done.stderr
     stored = int(line.group(1))
     assert 1500 <= stored < 20000
     with sqlite3.connect(db) as conn:

@@ -45,12 +45,18 @@ def _experiment(path: Path, count: int) -> tuple[ExperimentRecord, list[Experime
     client = Client(str(path))
     dataset = client.create_dataset("writer")
     client.create_examples(inputs=[{"i": i} for i in range(count)], dataset_name="writer")
-    examples: list[Example] = list(client.store.iter_examples(dataset.id))
     record = ExperimentRecord(name="writer", dataset_id=dataset.id, dataset_version=dataset.version)
     client.store.create_experiment(record)
+    rows = _rows_of(client.store, record)
     client.close()
+    return record, rows
+
+
+def _rows_of(store: Any, record: ExperimentRecord) -> list[ExperimentRow]:
+    """A row for each example of the experiment's dataset, odd values in every field."""
+    examples: list[Example] = list(store.iter_examples(record.dataset_id))
     now = datetime.now(timezone.utc)
-    rows = [
+    return [
         ExperimentRow(
             run=Run(
                 inputs=example.inputs,
@@ -69,7 +75,6 @@ def _experiment(path: Path, count: int) -> tuple[ExperimentRecord, list[Experime
         )
         for i, example in enumerate(examples)
     ]
-    return record, rows
 
 
 def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -149,12 +154,13 @@ def test_a_writer_process_killed_at_any_moment_loses_no_row_and_stores_none_twic
 KILLED_RUN = """
 import os, signal, sys, time
 sys.path.insert(0, sys.argv[2])
-from test_writer_process import _experiment_rows, _write_on, statements_of
+from test_writer_process import _rows_of, _write_on, statements_of
 from assay.store._sqlite_writer import ProcessBatchWriter
 from assay.store.sqlite import _FILE_PRAGMAS, SQLiteStore
 
 store = SQLiteStore(sys.argv[1])
-record, rows = _experiment_rows(store)
+record = store.get_experiment(name="writer")
+rows = _rows_of(store, record)
 prepared = [store.prepare_row(record.id, row) for row in rows]
 batches = ProcessBatchWriter(store, record.id, _write_on, _FILE_PRAGMAS, spawn_after=0)
 done = 0
@@ -190,25 +196,6 @@ def test_a_run_killed_while_its_process_writes_leaves_the_last_batch_committed_a
     conn = sqlite3.connect(tmp_path / "r.db")
     assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == len(rows)
     conn.close()
-
-
-def _experiment_rows(store: SQLiteStore) -> tuple[ExperimentRecord, list[ExperimentRow]]:
-    """The experiment ``_experiment`` made in the store (for the killed run's script)."""
-    record = store.get_experiment(name="writer")
-    assert record is not None
-    examples = list(store.iter_examples(record.dataset_id))
-    now = datetime.now(timezone.utc)
-    rows = [
-        ExperimentRow(
-            run=Run(inputs=example.inputs, outputs={"i": i}, start_time=now, end_time=now),
-            example=example,
-            repetition=0,
-            position=i,
-            results=[EvaluationResult(key="s", score=1.0)],
-        )
-        for i, example in enumerate(examples)
-    ]
-    return record, rows
 
 
 def statements_of(store: SQLiteStore, record: ExperimentRecord, prepared: list[Any]) -> list[Any]:
