@@ -23,7 +23,8 @@ import pytest
 from assay import Client
 from assay.evaluation._tally import Tally, tally_row
 from assay.schemas import EvaluationResult, Example, Run
-from assay.store._sqlite_writer import SPAWN_AFTER_ROWS, ProcessBatchWriter, WriterProcess
+from assay.store._sqlite_writer import SPAWN_AFTER_ROWS, ProcessBatchWriter
+from assay.store._writer_process import WriterProcess, settle_writers_of
 from assay.store.records import ExperimentRecord, ExperimentRow
 from assay.store.sqlite import _FILE_PRAGMAS, SQLiteStore
 
@@ -152,7 +153,7 @@ def test_a_writer_process_killed_at_any_moment_loses_no_row_and_stores_none_twic
 
 
 KILLED_RUN = """
-import os, signal, sys, time
+import multiprocessing, os, signal, sys, time
 sys.path.insert(0, sys.argv[2])
 from test_writer_process import _rows_of, _write_on, statements_of
 from assay.store._sqlite_writer import ProcessBatchWriter
@@ -168,34 +169,105 @@ while batches.rows_by_process == 0:
     batches.write(prepared[done : done + 100], None)
     done += 100
     time.sleep(0.005)
-print(batches.process_pid, flush=True)
+
+def hold():
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 1), os.dup2(null, 2)  # the test reads this run's output to its end
+    time.sleep(60)
+
+holder = None
+if sys.argv[3] == "forked":  # a pool's worker, say: forked while the writer process runs
+    holder = multiprocessing.get_context("fork").Process(target=hold)
+    holder.start()
+print(batches.process_pid, holder.pid if holder else 0, done, flush=True)
+if sys.argv[3] == "on cue":
+    sys.stdin.readline()
 # the last batch is handed over whole; this process dies before the answer comes
-batches.process.send(statements_of(store, record, prepared[done:]))
+batches.process.send(statements_of(store, record, prepared[done:]), time.monotonic() + 60)
 os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-def test_a_run_killed_while_its_process_writes_leaves_the_last_batch_committed_and_no_process(
-    tmp_path: Path,
-) -> None:
-    _, rows = _experiment(tmp_path / "r.db", 4000)
-    script = tmp_path / "killed_run.py"
+def _killed_run(db: Path, mode: str) -> subprocess.Popen[str]:
+    script = db.with_name("killed_run.py")
     script.write_text(KILLED_RUN, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "r.db"), str(Path(__file__).parent)],
-        capture_output=True,
+    return subprocess.Popen(
+        [sys.executable, str(script), str(db), str(Path(__file__).parent), mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=120,
     )
-    assert done.returncode == -signal.SIGKILL, done.stderr
-    writer_pid = int(done.stdout)
-    deadline = time.monotonic() + 30
-    while _alive(writer_pid) and time.monotonic() < deadline:
+
+
+def _stored(db: Path) -> int:
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        return int(conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not _alive(writer_pid), "the writer process outlived its run"
-    conn = sqlite3.connect(tmp_path / "r.db")
-    assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == len(rows)
-    conn.close()
+    return not _alive(pid)
+
+
+@pytest.mark.parametrize("mode", ["plain", "forked"])
+def test_a_run_killed_while_its_process_writes_leaves_the_last_batch_committed_and_no_process(
+    tmp_path: Path, mode: str
+) -> None:
+    """``forked``: a process forked from the run still lives (a pool's worker); its copy
+    of the pipe must not keep the writer process waiting for more."""
+    _, rows = _experiment(tmp_path / "r.db", 4000)
+    run = _killed_run(tmp_path / "r.db", mode)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == -signal.SIGKILL, err
+    writer_pid, holder_pid, _ = (int(field) for field in out.split())
+    try:
+        assert _gone_within(writer_pid, 30), "the writer process outlived its run"
+        if holder_pid:
+            assert _alive(holder_pid), "the forked process ended first: nothing was tested"
+    finally:
+        if holder_pid:
+            os.kill(holder_pid, signal.SIGKILL)
+    assert _stored(tmp_path / "r.db") == len(rows)
+
+
+@pytest.mark.parametrize("waits", ["for its commit", "until the timeout"])
+def test_a_run_taking_a_dead_runs_place_waits_for_its_writer_process(tmp_path: Path, waits: str) -> None:
+    """The dead run's writer process waits for a lock with its last batch. What takes
+    the run's place (``settle_writers_of``, called by the lease) waits until it has
+    committed and gone, or kills it at the timeout (its batch then rolled back whole), so
+    no late commit lands under the new run."""
+    db = tmp_path / "d.db"
+    _, rows = _experiment(db, 3000)
+    lock = sqlite3.connect(db, isolation_level=None)
+    with _killed_run(db, "on cue") as run:
+        assert run.stdout is not None and run.stdin is not None
+        writer_pid, _, handed_before = (int(field) for field in run.stdout.readline().split())
+        lock.execute("BEGIN IMMEDIATE")  # the writer process will wait on this
+        run.stdin.write("go\n")
+        run.stdin.flush()
+        assert run.wait(timeout=60) == -signal.SIGKILL
+    timeout = 30.0 if waits == "for its commit" else 0.5
+    settling = threading.Thread(target=settle_writers_of, args=(str(db), run.pid, timeout))
+    settling.start()
+    settling.join(1.0)
+    if waits == "for its commit":
+        assert settling.is_alive(), "it did not wait for the writer process"
+        lock.execute("COMMIT")
+        settling.join(30)
+        assert not settling.is_alive() and not _alive(writer_pid)
+        assert _stored(db) == len(rows)
+    else:
+        settling.join(10)
+        assert not settling.is_alive() and _gone_within(writer_pid, 5)
+        lock.execute("COMMIT")
+        assert _stored(db) == handed_before
+    lock.close()
 
 
 def statements_of(store: SQLiteStore, record: ExperimentRecord, prepared: list[Any]) -> list[Any]:

@@ -98,7 +98,10 @@ class ShardLease:
                 lease._start_heartbeat()
                 return lease
             if held.host == host and held.token != stale and not _alive(held.pid):
-                stale = held.token  # its holder died on this machine: no need to wait for expiry
+                # its holder died on this machine: no need to wait for expiry, only for
+                # what it handed its writer process to be committed
+                store.settle_writers_of(held.pid)
+                stale = held.token
                 continue
             if not wait:
                 raise LeaseHeldError(lease._held_message(held))

@@ -6,7 +6,7 @@ GIL back only when they let it go, so a batch takes several times its CPU). A se
 process does the same inserts on the other core: the writer thread turns each batch into
 its list of statements (the same ones, built by the same code), pickles it, and waits,
 without the GIL, for the commit. A run that dies leaves the process its last batch and
-an end of input: it commits, then exits.
+an end of input: it commits, then exits (``_writer_process`` has the process itself).
 
 Small runs never pay for it: the process starts with the batch that brings the run to
 ``spawn_after`` rows, and batches go on in this process while it starts (~25 ms). If it fails,
@@ -15,34 +15,19 @@ the batch it had is written here unless it was already committed, and so are the
 
 from __future__ import annotations
 
-import contextlib
-import pickle
-import select
-import sqlite3
-import subprocess
-import sys
-import threading
-import time
 import uuid
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
+from assay.store._writer_process import ANSWER_TIMEOUT_S, WriterProcess, WriterProcessError
 from assay.store.records import ExperimentStats
 
 if TYPE_CHECKING:
     from assay.store.sqlite import SQLiteStore
 
-__all__ = ["ProcessBatchWriter", "StatementLog", "WriterProcessError"]
+__all__ = ["ProcessBatchWriter", "StatementLog"]
 
 SPAWN_AFTER_ROWS = 500
-ANSWER_TIMEOUT_S = 120.0  # a commit waits on the child's 30 s busy timeout at most
-_CHILD = Path(__file__).with_name("_sqlite_writer_child.py")
-_HEADER_SIZE = 8
-
-
-class WriterProcessError(RuntimeError):
-    """The writer process ended or answered out of turn: its last batch is in doubt."""
 
 
 class StatementLog:
@@ -56,135 +41,6 @@ class StatementLog:
 
     def executemany(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
         self.statements.append((sql, list(params), True))
-
-
-class WriterProcess:
-    """One child running ``_sqlite_writer_child.py`` on the database at ``path``."""
-
-    def __init__(self, path: str, pragmas: Sequence[str], answer_timeout: float = ANSWER_TIMEOUT_S) -> None:
-        # its own session: a Ctrl-C to the terminal's group interrupts the run, which
-        # then flushes through this process; the process itself stops at end of input
-        self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(_CHILD), path],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        self._state = "starting"
-        self._answer_timeout = answer_timeout
-        self._busy_since: float | None = None
-        self._stalled = False
-        self._closed = threading.Event()
-        threading.Thread(target=self._watch, name="assay-writer-watchdog", daemon=True).start()
-        self.send(list(pragmas))
-
-    @property
-    def pid(self) -> int:
-        return self._proc.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self._proc.returncode
-
-    def state(self) -> str:
-        """``"starting"``, ``"ready"`` (it has opened the database) or ``"failed"``;
-        never waits for it."""
-        if self._state == "starting":
-            if self._answer_waiting():
-                try:
-                    self._state = "ready" if self.receive() == ("ready",) else "failed"
-                except WriterProcessError:
-                    self._state = "failed"
-            elif self._proc.poll() is not None:
-                self._state = "failed"
-        return self._state
-
-    def commit(self, statements: list[tuple[str, Any, bool]]) -> None:
-        """Commit one transaction; raises the sqlite3 error the child met, rolled back,
-        or ``WriterProcessError`` when the child is gone, or was killed for not
-        answering in time (stopped, or stuck)."""
-        self._busy_since = time.monotonic()
-        try:
-            self.send(statements)
-            answer = self.receive()
-        finally:
-            self._busy_since = None
-        if answer == ("ok",):
-            return
-        if isinstance(answer, tuple) and len(answer) == 3 and answer[0] == "error":
-            error_class = getattr(sqlite3, str(answer[1]), sqlite3.DatabaseError)
-            raise error_class(str(answer[2]))
-        raise WriterProcessError(f"the SQLite writer process answered {answer!r}")
-
-    def close(self, timeout: float = 5.0) -> None:
-        """Tell it to stop and wait for it to exit (killed if it does not in time). The
-        stop is a frame, not only the end of input: a process forked from the run while
-        it wrote (a multiprocessing pool) holds the pipe open. One that never became
-        ready has nothing of ours: it is killed at once."""
-        self._closed.set()
-        if self._state != "ready":
-            self._proc.kill()
-        with contextlib.suppress(WriterProcessError):
-            self.send(None)
-        with contextlib.suppress(OSError):
-            self._stdin.close()
-        try:
-            self._proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
-        with contextlib.suppress(OSError):
-            self._stdout.close()
-
-    @property
-    def _stdin(self) -> IO[bytes]:
-        assert self._proc.stdin is not None
-        return self._proc.stdin
-
-    @property
-    def _stdout(self) -> IO[bytes]:
-        assert self._proc.stdout is not None
-        return self._proc.stdout
-
-    def _answer_waiting(self) -> bool:
-        readable, _, _ = select.select([self._stdout], [], [], 0)
-        return bool(readable)
-
-    def send(self, message: Any) -> None:
-        body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            self._stdin.write(len(body).to_bytes(_HEADER_SIZE, "little") + body)
-            self._stdin.flush()
-        except (BrokenPipeError, ValueError) as exc:
-            raise self._gone() from exc
-
-    def receive(self) -> Any:
-        header = self._stdout.read(_HEADER_SIZE)
-        if len(header) < _HEADER_SIZE:
-            raise self._gone()
-        size = int.from_bytes(header, "little")
-        body = self._stdout.read(size)
-        if len(body) < size:
-            raise self._gone()
-        return pickle.loads(body)
-
-    def _watch(self) -> None:
-        """Kill the child when a commit has waited longer than the answer timeout: a
-        stopped or stuck process must not hang the run (it then writes here)."""
-        while not self._closed.wait(self._answer_timeout / 4):
-            started = self._busy_since
-            if started is not None and time.monotonic() - started > self._answer_timeout:
-                self._stalled = True
-                self._proc.kill()
-                return
-
-    def _gone(self) -> WriterProcessError:
-        code = self._proc.poll()
-        how = "is still running" if code is None else f"exited with status {code}"
-        if self._stalled:
-            how = f"did not answer within {self._answer_timeout:g} s and was killed"
-        return WriterProcessError(f"the SQLite writer process (pid {self._proc.pid}) {how}")
 
 
 BatchStatements = Callable[[Any, uuid.UUID, Sequence[Any], ExperimentStats | None], None]

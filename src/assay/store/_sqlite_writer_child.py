@@ -1,9 +1,10 @@
 """The SQLite writer process: it commits the transactions a run's writer thread sends it.
 
-Run by path (``python -I -S _sqlite_writer_child.py DB``) with the standard library only,
+Run by path (``python -I -S _sqlite_writer_child.py DB RUN_PID``; the run's pid only names
+it, for whoever takes a dead run's place) with the standard library only,
 so it starts in a few milliseconds and shares nothing with the run's interpreter but the
 database file. Frames on stdin and stdout are an 8-byte little-endian length and a
-pickle. The first frame in is the connection's PRAGMAs; it answers ``("ready",)``. Every
+pickle. The first frame in is the connection's PRAGMAs; it answers ``READY``. Every
 frame after is one transaction, a list of ``(sql, params, many)``, answered with
 ``("ok",)`` once committed, or ``("error", class name, message)`` once rolled back. A
 ``None`` frame (the run is done) or the end of input (the run died) ends it: a
@@ -21,6 +22,7 @@ import sys
 from typing import Any, BinaryIO
 
 HEADER = struct.Struct("<Q")
+READY = ("ready", "assay-sqlite-writer", 1)
 
 
 def receive(stream: BinaryIO) -> Any | None:
@@ -67,7 +69,7 @@ def main(path: str) -> int:
     except Exception as exc:  # noqa: BLE001 - the sender writes in its own process instead
         reply(sink, ("error", type(exc).__name__, str(exc)))
         return 1
-    reply(sink, ("ready",))
+    reply(sink, READY)
     try:
         while (statements := receive(source)) is not None:
             reply(sink, commit(conn, statements))

@@ -165,6 +165,11 @@ class Store(abc.ABC):
         """Write encoded rows and (when given) the experiment's figures in one transaction,
         so stored counts always match stored rows."""
 
+    def settle_writers_of(self, run_pid: int) -> None:
+        """Before a run takes the place of ``run_pid``, dead on this machine: wait for
+        what that run handed to helper processes to be written (none by default)."""
+        return None
+
     def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
         """What a run's single writer thread commits its batches through (``write_batch``
         semantics: each batch one transaction; closed once the run's rows are all in).

@@ -80,6 +80,9 @@ class PostgresStore(SQLiteStore):
         the GIL."""
         return Store.batch_writer(self, experiment_id)
 
+    def settle_writers_of(self, run_pid: int) -> None:
+        return None  # its writes are this process's own
+
     # connections
     def _connect(self) -> PGConnection:  # type: ignore[override]
         import psycopg

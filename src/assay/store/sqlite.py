@@ -23,6 +23,7 @@ from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store._sqlite_feedback import SQLiteFeedback
 from assay.store._sqlite_writer import ProcessBatchWriter
+from assay.store._writer_process import settle_writers_of
 from assay.store.base import BatchWriter, Store
 from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
@@ -380,6 +381,10 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         if self._uri:
             return super().batch_writer(experiment_id)
         return ProcessBatchWriter(self, experiment_id, _write_batch_on, _FILE_PRAGMAS)
+
+    def settle_writers_of(self, run_pid: int) -> None:
+        if not self._uri:
+            settle_writers_of(self.path, run_pid)
 
     def has_run(self, run_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
