@@ -381,3 +381,43 @@ def test_a_stopped_writer_process_is_killed_and_the_run_goes_on_here(tmp_path: P
     stored = [row[0] for row in store.conn.execute("SELECT position FROM runs ORDER BY position")]
     assert stored == list(range(3000))
     store.close()
+
+
+NOT_A_WRITER = {
+    "exits at once": "exit 0",
+    "prints a banner and stays": "echo 'Welcome to an embedding application!'; sleep 30",
+    "prints part of a frame and stays": "printf abc; sleep 30",
+}
+
+
+@pytest.mark.parametrize("behaviour", list(NOT_A_WRITER))
+def test_an_interpreter_that_is_not_a_writer_leaves_the_writing_here_and_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviour: str
+) -> None:
+    """``sys.executable`` may be an embedding program (uWSGI, a frozen app) rather than
+    a Python: whatever it does, the rows are written here, and each attempt leaves no
+    process, descriptor or thread behind."""
+    from assay.store import _writer_process
+
+    fake = tmp_path / "not-python"
+    fake.write_text(f"#!/bin/sh\n{NOT_A_WRITER[behaviour]}\n", encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setattr(_writer_process, "interpreter", lambda: str(fake))
+    record, rows = _experiment(tmp_path / "n.db", 300)
+    store = SQLiteStore(tmp_path / "n.db")
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    descriptors = threads = 0
+    for attempt in range(3):
+        if attempt == 1:  # after the first: the store's own connection is open by now
+            descriptors, threads = len(os.listdir("/proc/self/fd")), threading.active_count()
+        batches = ProcessBatchWriter(store, record.id, _write_on, _FILE_PRAGMAS, spawn_after=0)
+        for start in range(attempt * 100, attempt * 100 + 100, 10):
+            batches.write(prepared[start : start + 10], None)
+            time.sleep(0.02)
+        pid = batches.process_pid
+        batches.close()
+        assert batches.rows_by_process == 0 and batches.rows_here == 100
+        assert pid is None or not _alive(pid)
+    assert store.count_rows(record.id) == 300
+    assert len(os.listdir("/proc/self/fd")) == descriptors and threading.active_count() == threads
+    store.close()
