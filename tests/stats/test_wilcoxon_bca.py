@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +168,17 @@ def test_cli_compare_names_the_test_and_interval(tmp_path: Path) -> None:
     )
     metric = json.loads(as_json.stdout)["metrics"][0]
     assert metric["test"] == "Wilcoxon signed-rank" and metric["ci_method"] == "BCa bootstrap"
+
+
+def test_the_bca_interval_does_not_depend_on_the_order_of_the_clusters() -> None:
+    """Two readers of one experiment (by example id, by position) hand the same values in
+    other orders: one interval, to the last bit."""
+    rng = random.Random(11)
+    x = [rng.choice([0.0, 0.5, 1.0, 1.5, -1.0]) + rng.random() / 8 for _ in range(40)]
+    counts = [rng.randint(1, 3) for _ in x]
+    for _ in range(5):
+        order = list(range(len(x)))
+        rng.shuffle(order)
+        assert bca_interval([x[i] for i in order], resamples=2000) == bca_interval(x, resamples=2000)
+        clustered = bca_interval([x[i] for i in order], [counts[i] for i in order], resamples=2000)
+        assert clustered == bca_interval(x, counts, resamples=2000)

@@ -40,7 +40,9 @@ def bca_interval(
 
     ``sums[i]`` is cluster i's total and ``counts[i]`` its number of scores (default 1
     each: ``sums`` are then the scores themselves). ``seed`` makes the interval
-    reproducible: the same data give the same interval."""
+    reproducible: the same data give the same interval, in whatever order the clusters
+    come (they are sorted before resampling: two readers of one experiment, say by
+    example id and by position, agree)."""
     np: Any = require_extra("numpy", "stats", feature="the BCa bootstrap")
     totals = np.asarray(sums, dtype=float)
     sizes = np.ones_like(totals) if counts is None else np.asarray(counts, dtype=float)
@@ -57,6 +59,8 @@ def bca_interval(
     if float(means.max() - means.min()) <= 1e-12 * max(1.0, abs(estimate)):
         same = float(means[0])  # exactly, not 0.30000000000000004 for ten 0.3s
         return Interval(same, same, method)  # no spread: every resample is the estimate
+    order = np.lexsort((sizes, totals))
+    totals, sizes = totals[order], sizes[order]
     replicates = _replicates(np, totals, sizes, resamples, seed)
     below = float(np.mean(replicates < estimate) + np.mean(replicates <= estimate)) / 2
     bias = _NORMAL.inv_cdf(min(max(below, 0.5 / resamples), 1 - 0.5 / resamples))

@@ -190,9 +190,9 @@ class WriterProcess:
     @staticmethod
     def _wait(fd: int, *, for_write: bool, deadline: float) -> bool:
         remaining = max(0.0, deadline - time.monotonic())
-        watched = ([], [fd], []) if for_write else ([fd], [], [])
-        ready = select.select(*watched, remaining)
-        return bool(ready[1] if for_write else ready[0])
+        if for_write:
+            return bool(select.select([], [fd], [], remaining)[1])
+        return bool(select.select([fd], [], [], remaining)[0])
 
     def _too_late(self) -> WriterProcessError:
         self._proc.kill()
