@@ -4,6 +4,7 @@ through ``assay.compare``, the aggregates and ``assay compare``."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import subprocess
@@ -182,3 +183,19 @@ def test_the_bca_interval_does_not_depend_on_the_order_of_the_clusters() -> None
         assert bca_interval([x[i] for i in order], resamples=2000) == bca_interval(x, resamples=2000)
         clustered = bca_interval([x[i] for i in order], [counts[i] for i in order], resamples=2000)
         assert clustered == bca_interval(x, counts, resamples=2000)
+
+
+def test_the_bca_interval_does_not_jump_with_the_last_bit_of_a_value() -> None:
+    """The same scores averaged in another order differ in their last bit; on a small
+    sample that must not move the interval to another replicate."""
+    cases = (
+        [1.1666666666666667, 0.3, 0.3333333333333333, 0.3],
+        [0.7, -1.0, 0.3, 0.16666666666666666, 0.2],
+        [0.3, -1.0, 0.3333333333333333],
+        [1.1666666666666667, 0.6666666666666666, 1.1666666666666667, 1.0],
+    )
+    for values in cases:
+        nudged = [math.nextafter(values[0], -math.inf), *values[1:]]
+        ours, theirs = bca_interval(values, resamples=2000), bca_interval(nudged, resamples=2000)
+        assert math.isclose(ours.low, theirs.low, rel_tol=1e-12, abs_tol=1e-12)
+        assert math.isclose(ours.high, theirs.high, rel_tol=1e-12, abs_tol=1e-12)

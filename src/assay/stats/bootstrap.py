@@ -26,6 +26,7 @@ BCA = "BCa bootstrap"
 RESAMPLES = 9999
 _CHUNK_DRAWS = 2_000_000  # resampled indices per batch: bounded memory at any size
 _NORMAL = NormalDist()
+_TIE = 1e-12
 
 
 def bca_interval(
@@ -62,7 +63,11 @@ def bca_interval(
     order = np.lexsort((sizes, totals))
     totals, sizes = totals[order], sizes[order]
     replicates = _replicates(np, totals, sizes, resamples, seed)
-    below = float(np.mean(replicates < estimate) + np.mean(replicates <= estimate)) / 2
+    # replicates within rounding of the estimate count as ties: the same scores summed in
+    # another order (two readers of one experiment) must not move the bias correction,
+    # which on a small sample would jump the interval to another replicate
+    near = _TIE * max(1.0, abs(estimate))
+    below = float(np.mean(replicates < estimate - near) + np.mean(replicates <= estimate + near)) / 2
     bias = _NORMAL.inv_cdf(min(max(below, 0.5 / resamples), 1 - 0.5 / resamples))
     acceleration = _jackknife_acceleration(np, totals, sizes)
     alpha = (1 - confidence) / 2
