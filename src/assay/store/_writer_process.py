@@ -11,6 +11,7 @@ writer still sees the end of its input when the run dies.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pickle
 import select
@@ -33,6 +34,9 @@ _READY = ("ready", "assay-sqlite-writer", 1)
 _HEADER_SIZE = 8
 _MAX_ANSWER = 1 << 20  # answers are a few words: anything longer is not our child
 _STARTUP_READ_S = 1.0
+_READ_CHUNK = 65536
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+_PIPE_BYTES = 1 << 20
 _LIVE: weakref.WeakSet[WriterProcess] = weakref.WeakSet()
 
 
@@ -71,6 +75,9 @@ class WriterProcess:
         self._in, self._out = self._proc.stdin.fileno(), self._proc.stdout.fileno()
         os.set_blocking(self._in, False)
         os.set_blocking(self._out, False)
+        with contextlib.suppress(OSError):  # a smaller pipe only takes more calls
+            fcntl.fcntl(self._in, _F_SETPIPE_SZ, _PIPE_BYTES)
+        self._received = bytearray()
         self._state = "starting"
         self._answer_timeout = answer_timeout
         _LIVE.add(self)
@@ -152,37 +159,37 @@ class WriterProcess:
 
     # the pipes
     def _write_frame(self, body: bytes, deadline: float) -> None:
-        self._write_all(len(body).to_bytes(_HEADER_SIZE, "little"), deadline)
-        self._write_all(body, deadline)
-
-    def _write_all(self, data: bytes, deadline: float) -> None:
-        view = memoryview(data)
-        while view:
-            if not self._wait(self._in, for_write=True, deadline=deadline):
-                raise self._too_late()
+        """Header and body in one ``writev``: the pipe holds a whole batch (1 MiB where
+        the kernel allows), so a frame is usually one call and one release of the GIL,
+        whose taking back can wait behind the row threads."""
+        parts = [memoryview(len(body).to_bytes(_HEADER_SIZE, "little")), memoryview(body)]
+        while parts:
             try:
-                view = view[os.write(self._in, view) :]
+                written = os.writev(self._in, parts)
             except BlockingIOError:
-                continue
-            except (BrokenPipeError, ValueError, OSError) as exc:
+                written = 0
+            except OSError as exc:
                 raise self._failed("is gone") from exc
+            parts = _unwritten(parts, written)
+            if parts and not self._wait(self._in, for_write=True, deadline=deadline):
+                raise self._too_late()
 
     def _read_exactly(self, size: int, deadline: float) -> bytes:
-        chunks, missing = [], size
-        while missing:
-            if not self._wait(self._out, for_write=False, deadline=deadline):
-                raise self._too_late()
+        while len(self._received) < size:
             try:
-                chunk = os.read(self._out, missing)
+                chunk = os.read(self._out, _READ_CHUNK)
             except BlockingIOError:
+                if not self._wait(self._out, for_write=False, deadline=deadline):
+                    raise self._too_late() from None
                 continue
             except OSError as exc:
                 raise self._failed("is gone") from exc
             if not chunk:
                 raise self._failed("is gone")
-            chunks.append(chunk)
-            missing -= len(chunk)
-        return b"".join(chunks)
+            self._received += chunk
+        data = bytes(self._received[:size])
+        del self._received[:size]
+        return data
 
     def _readable(self, timeout: float) -> bool:
         return self._wait(self._out, for_write=False, deadline=time.monotonic() + timeout)
@@ -204,6 +211,18 @@ class WriterProcess:
         code = self._proc.poll()
         status = "" if code is None else f", exit status {code}"
         return WriterProcessError(f"the SQLite writer process (pid {self._proc.pid}{status}) {what}")
+
+
+def _unwritten(parts: list[memoryview], written: int) -> list[memoryview]:
+    """What is left of ``parts`` once ``written`` bytes of them went out."""
+    left = []
+    for part in parts:
+        if written >= len(part):
+            written -= len(part)
+            continue
+        left.append(part[written:])
+        written = 0
+    return left
 
 
 def _pickled(message: Any) -> bytes:
