@@ -387,6 +387,16 @@ NOT_A_WRITER = {
     "exits at once": "exit 0",
     "prints a banner and stays": "echo 'Welcome to an embedding application!'; sleep 30",
     "prints part of a frame and stays": "printf abc; sleep 30",
+    "answers with a pickle that runs code": (
+        'python3 -c "import os, pickle, sys, time\n'
+        "class Run:\n"
+        "    def __reduce__(self):\n"
+        "        return (os.system, ('touch ' + os.environ['MARKER'],))\n"
+        "body = pickle.dumps(Run())\n"
+        "sys.stdout.buffer.write(len(body).to_bytes(8, 'little') + body)\n"
+        "sys.stdout.flush()\n"
+        'time.sleep(30)"'
+    ),
 }
 
 
@@ -403,6 +413,7 @@ def test_an_interpreter_that_is_not_a_writer_leaves_the_writing_here_and_nothing
     fake.write_text(f"#!/bin/sh\n{NOT_A_WRITER[behaviour]}\n", encoding="utf-8")
     fake.chmod(0o755)
     monkeypatch.setattr(_writer_process, "interpreter", lambda: str(fake))
+    monkeypatch.setenv("MARKER", str(tmp_path / "it-ran"))
     record, rows = _experiment(tmp_path / "n.db", 300)
     store = SQLiteStore(tmp_path / "n.db")
     prepared = [store.prepare_row(record.id, row) for row in rows]
@@ -420,4 +431,5 @@ def test_an_interpreter_that_is_not_a_writer_leaves_the_writing_here_and_nothing
         assert pid is None or not _alive(pid)
     assert store.count_rows(record.id) == 300
     assert len(os.listdir("/proc/self/fd")) == descriptors and threading.active_count() == threads
+    assert not (tmp_path / "it-ran").exists(), "an answer ran code in the run's process"
     store.close()
