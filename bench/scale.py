@@ -363,6 +363,9 @@ def crash(n: int, folder: Path) -> None:
     killed_at = time.time()
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
+    from assay.store._writer_process import settle_writers_of
+
+    settle_writers_of(str(db), child.pid)  # its writer process commits what it was handed
     finished = {}
     for line in side.read_text().splitlines():
         parts = line.split()

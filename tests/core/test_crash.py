@@ -23,6 +23,7 @@ sys.path.insert(0, str(HERE))
 import _crash_run as job  # noqa: E402
 
 from assay.evaluation._writer import RowWriter  # noqa: E402
+from assay.store._writer_process import settle_writers_of  # noqa: E402
 
 GRACE_S = 1.0
 """The writer commits within 0.1 s of a row's arrival; the rest is slack for a loaded machine."""
@@ -50,6 +51,9 @@ def run_and_kill(tmp_path: Path, fraction: float) -> tuple[dict[int, float], flo
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     assert child.returncode == -signal.SIGKILL, "the run ended before the kill"
+    # what the run had handed its writer process is committed after its death: read the
+    # store once that is done, as a resume does (its lease waits for it the same way)
+    settle_writers_of(str(db), child.pid)
     return reported(side), killed_at, db
 
 
