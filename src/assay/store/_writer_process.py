@@ -277,8 +277,12 @@ def settle_writers_of(path: str, run_pid: int, timeout: float = ANSWER_TIMEOUT_S
 
 def _writers_of(path: str, run_pid: int) -> list[int]:
     wanted = [str(_CHILD).encode(), path.encode(), str(run_pid).encode()]
-    found = []
-    for entry in os.listdir("/proc"):
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # no /proc (not Linux): nothing to wait for that we could see
+        return found
+    for entry in entries:
         if not entry.isdigit():
             continue
         try:
