@@ -265,14 +265,29 @@ def settle_writers_of(path: str, run_pid: int, timeout: float = ANSWER_TIMEOUT_S
     at ``path`` to commit what they were handed and exit; kill those still there after
     ``timeout`` (what they had not committed is rolled back). A run that takes the dead
     run's place calls this first, so no late commit lands under it."""
-    deadline = time.monotonic() + timeout
-    while pids := _writers_of(path, run_pid):
+    deadline, seen = time.monotonic() + timeout, set()
+    while True:
+        named = _writers_of(path, run_pid)
+        seen.update(named)
+        # an exiting process no longer shows its command line: wait for it to be gone
+        pids = named or [pid for pid in seen if _running(pid)]
+        if not pids:
+            return
         if time.monotonic() > deadline:
             for pid in pids:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
             return
         time.sleep(0.02)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie (it has ended, its parent not told)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 def _writers_of(path: str, run_pid: int) -> list[int]:
