@@ -9,7 +9,7 @@ without the GIL, for the commit. A run that dies leaves the process its last bat
 an end of input: it commits, then exits (``_writer_process`` has the process itself).
 
 Small runs never pay for it: the process starts with the batch that brings the run to
-``spawn_after`` rows, and batches go on in this process while it starts (~25 ms). If it fails,
+``spawn_after`` rows, and batches go on in this process while it starts (~30 ms). If it fails,
 the batch it had is written here unless it was already committed, and so are the rest.
 """
 

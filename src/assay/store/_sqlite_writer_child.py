@@ -2,7 +2,7 @@
 
 Run by path (``python -I -S _sqlite_writer_child.py DB RUN_PID``; the run's pid only names
 it, for whoever takes a dead run's place) with the standard library only,
-so it starts in a few milliseconds and shares nothing with the run's interpreter but the
+so it is ready in ~30 ms and shares nothing with the run's interpreter but the
 database file. Frames on stdin and stdout are an 8-byte little-endian length and a
 pickle. The first frame in is the connection's PRAGMAs; it answers ``READY``. Every
 frame after is one transaction, a list of ``(sql, params, many)``, answered with
