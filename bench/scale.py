@@ -218,6 +218,32 @@ def child_ramp(n: int, db: str) -> dict[str, Any]:
     return {"seconds": elapsed, "ideal_s": ideal, "cpu_us_per_row": cpu / n * 1e6}
 
 
+def child_first_second(n: int, db: str) -> dict[str, Any]:
+    """The same rows, n of them (enough for 2 s at the ideal rate): how many are finished
+    (their evaluator ran) within the first second of the ``evaluate`` call, and at what
+    rate in its second half, against the ideal rate (256 rows every 50 ms)."""
+    from assay import Client, evaluate
+
+    finished: list[float] = []
+
+    def timed(outputs: dict) -> float:
+        finished.append(time.perf_counter())  # list.append is atomic: no lock needed
+        return positive(outputs)
+
+    client = Client(db)
+    client.create_dataset("ramp")
+    client.create_examples(inputs=[{"x": i} for i in range(n)], dataset_name="ramp")
+    started = time.perf_counter()
+    evaluate(
+        waits, data="ramp", evaluators=[timed], client=client, max_concurrency=RAMP_THREADS, progress=False
+    )
+    ideal_per_s = RAMP_THREADS / RAMP_WAIT_S
+    offsets = [t - started for t in finished]
+    first = sum(1 for t in offsets if t <= 1.0)
+    second_half = sum(1 for t in offsets if 0.5 < t <= 1.0)
+    return {"first_second": first / ideal_per_s, "second_half": second_half / (ideal_per_s / 2)}
+
+
 def child_stream(n: int, path: str) -> dict[str, Any]:
     """``evaluate(data="file.jsonl")``'s import of a file of n lines: time and peak RSS."""
     from assay import Client
@@ -254,6 +280,7 @@ CHILDREN = {
     "floor": child_floor,
     "langsmith": child_langsmith,
     "ramp": child_ramp,
+    "first_second": child_first_second,
 }
 
 
@@ -331,6 +358,14 @@ def ramp(n: int, folder: Path) -> None:
         print(
             f"  {got['seconds']:.2f} s against the ideal {got['ideal_s']:.2f} s: "
             f"{got['ideal_s'] / got['seconds']:.0%} of the ideal rate, {got['cpu_us_per_row']:.0f} us of CPU a row"
+        )
+    rows = 2 * RAMP_THREADS * round(1 / RAMP_WAIT_S)
+    print(f"{rows:,} such rows (2 s at the ideal rate), rows finished within the first second of the call:")
+    for round_ in range(3):
+        got = in_child("first_second", rows, folder / f"first-second-{round_}.db")
+        print(
+            f"  {got['first_second']:.0%} of the ideal rate over the whole first second, "
+            f"{got['second_half']:.0%} over its second half"
         )
 
 

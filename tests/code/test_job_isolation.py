@@ -1,14 +1,29 @@
-"""Nothing crosses jobs: SysV and POSIX IPC objects die with the job, keyrings and the
-other kernel surfaces are refused by the system-call filter, and a slow cleanup is
-neither counted against the next job nor allowed to hold a sandbox forever."""
+"""Nothing crosses jobs: SysV IPC and POSIX message queues are refused by the
+system-call filter (and die with their job where no filter loads), keyrings and the
+other kernel surfaces are refused too, and a slow cleanup is neither counted against the
+next job nor allowed to hold a sandbox forever."""
 
 from __future__ import annotations
 
+import errno
 import time
+import warnings
+from collections.abc import Iterator
 
 import pytest
 
-from assay.sandbox import Call, SandboxPool, get_language
+from assay.sandbox import (
+    Call,
+    SandboxConfig,
+    SandboxIsolationWarning,
+    SandboxPool,
+    _pool,
+    _seccomp,
+    get_language,
+)
+from assay.sandbox._seccomp import IPC_REFUSED
+
+from .conftest import ISOLATING
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 PY = get_language("python")
@@ -38,22 +53,50 @@ def host_shm_keys() -> set[int]:
         return {int(line.split()[0]) for line in host.readlines()[1:]}
 
 
-def test_ipc_objects_do_not_survive_into_the_next_job(pool: SandboxPool) -> None:
+def test_ipc_objects_are_refused_by_the_filter(pool: SandboxPool) -> None:
     assert KEY not in host_shm_keys(), "left over from an earlier run: ipcrm -M 0x5a55a1"
-    left = pool.run_function(PY, IPC, "leave", [Call()], timeout=10)
+    code = IPC + "def errors():\n    made = leave()\n    return made, ctypes.get_errno()\n"
+    made, error = pool.run_function(PY, code, "errors", [Call()], timeout=10).outcomes[0].value
+    assert made == {"msg": -1, "shm": -1, "sem": -1, "mq": -1}
+    assert error == errno.EPERM  # a refusal the program can report, not a kill
+    seen = pool.run_function(PY, IPC, "look", [Call()], timeout=10)
+    assert seen.outcomes[0].value == {"msg": False, "shm": False, "sem": False, "mq": False}
+    assert KEY not in host_shm_keys()
+    assert pool.describe()["ipc"] == IPC_REFUSED
+
+
+@pytest.fixture(params=ISOLATING)
+def unfiltered_pool(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[SandboxPool]:
+    """A pool on a machine without libseccomp: no system-call filter to refuse IPC."""
+    monkeypatch.setattr(_seccomp, "filter_program", lambda: None)
+    monkeypatch.setattr(_pool, "filter_program", lambda: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SandboxIsolationWarning)
+        made = SandboxPool(SandboxConfig(backend=request.param, workers=1))
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def test_without_the_filter_ipc_objects_die_with_their_job(unfiltered_pool: SandboxPool) -> None:
+    assert KEY not in host_shm_keys(), "left over from an earlier run: ipcrm -M 0x5a55a1"
+    left = unfiltered_pool.run_function(PY, IPC, "leave", [Call()], timeout=10)
     assert left.outcomes[0].ok and min(left.outcomes[0].value.values()) >= 0, left.outcomes[0]
     for _ in range(3):  # the next jobs, in the same warm sandbox (one per pool here)
-        seen = pool.run_function(PY, IPC, "look", [Call()], timeout=10)
+        seen = unfiltered_pool.run_function(PY, IPC, "look", [Call()], timeout=10)
         assert seen.outcomes[0].value == {"msg": False, "shm": False, "sem": False, "mq": False}
     assert KEY not in host_shm_keys()  # nothing left allocated on the host either
-    assert pool.describe()["ipc"] == "a fresh IPC namespace per job"
+    description = unfiltered_pool.describe()
+    assert description["ipc"] == "a fresh IPC namespace per job" and description["seccomp"] is None
 
 
-def test_a_job_can_still_use_ipc_within_itself(pool: SandboxPool) -> None:
+def test_without_the_filter_a_job_can_use_ipc_within_itself(unfiltered_pool: SandboxPool) -> None:
     code = IPC + "def both():\n    made = leave()\n    return made, look()\n"
-    run = pool.run_function(PY, code, "both", [Call()], timeout=10)
+    run = unfiltered_pool.run_function(PY, code, "both", [Call()], timeout=10)
     made, seen = run.outcomes[0].value
     assert min(made.values()) >= 0 and all(seen.values()), run.outcomes[0]
+    assert unfiltered_pool.stray_processes() == []
 
 
 LINKS = """

@@ -16,7 +16,7 @@ from assay.sandbox._children import DEFAULT_LIMITS
 from assay.sandbox._launch import LaunchContext, Runtime
 from assay.sandbox._sandbox import Sandbox, SandboxSettings
 from assay.sandbox._seccomp import DESCRIPTION as SECCOMP_DESCRIPTION
-from assay.sandbox._seccomp import filter_program
+from assay.sandbox._seccomp import IPC_REFUSED, filter_program
 from assay.sandbox._slots import Slots
 from assay.sandbox.config import BACKEND_ENV, BACKEND_LEVELS, MIN_LEVEL_ENV, Limits, SandboxConfig
 from assay.sandbox.errors import SandboxError, SandboxIsolationWarning, SandboxUnavailable
@@ -126,7 +126,7 @@ class SandboxPool:
                 else "RLIMIT_AS (Python), RLIMIT_DATA and V8's heap limit (JavaScript)"
             ),
             "seccomp": SECCOMP_DESCRIPTION if seccomp else None,
-            "ipc": "a fresh IPC namespace per job",
+            "ipc": IPC_REFUSED if seccomp else "a fresh IPC namespace per job",
         }
 
     def describe(self) -> dict[str, Any]:
@@ -152,8 +152,12 @@ class SandboxPool:
     def _learned_isolation(self, sandbox: Sandbox) -> dict[str, Any]:
         """What the zygote found it could do (the plan says what we asked for)."""
         learned: dict[str, Any] = {}
-        if not sandbox.info.get("ipc_namespace"):
-            learned["ipc"] = "shared by the jobs of a sandbox (no user namespaces here)"
+        if sandbox.info.get("seccomp"):
+            learned["ipc"] = IPC_REFUSED
+        elif sandbox.info.get("ipc_namespace"):
+            learned["ipc"] = "a fresh IPC namespace per job"
+        else:
+            learned["ipc"] = "shared by the jobs of a sandbox (no system-call filter, no user namespaces)"
         if self._description["seccomp"] and not sandbox.info.get("seccomp"):
             learned["seccomp"] = None
         return learned

@@ -256,8 +256,7 @@ def clear_capabilities() -> None:
 
 
 class SeccompProgram:
-    """A BPF program ready for ``prctl``, built once in the zygote so that a child only
-    makes the call."""
+    """A BPF program compiled by libseccomp, as ``prctl`` takes it."""
 
     def __init__(self, program: bytes) -> None:
         if not program or len(program) % 8:

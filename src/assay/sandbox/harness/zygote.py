@@ -13,6 +13,7 @@ import importlib
 import json
 import os
 import select
+import signal
 import socket
 import sys
 import time
@@ -37,12 +38,12 @@ class Zygote:
         self.workroot: str = options["workroot"]
         self.uid: int | None = options.get("drop_uid")
         self.gid: int | None = options.get("drop_gid")
-        self.pidfds: dict[int, tuple[int, str]] = {}
+        self.watched: dict[int, str] = {}  # pid -> token: report its exit
+        self.exits = _ExitSignal()
         self.mains: dict[int, str] = {}
         self.failed: dict[str, str] = {}
         self.counter = 0
         self.isolation = {"ipc_namespace": False, "seccomp": False}
-        self.seccomp: proc.SeccompProgram | None = None
         self.spare: Spare | None = None
         self.environment_for = ""  # the folder the job environment names now
         # the child's uid and gid maps, written in every fresh IPC namespace: made once
@@ -54,7 +55,7 @@ class Zygote:
     # -- the loop -------------------------------------------------------------------
     def serve(self) -> None:
         self.verify_confinement()
-        self.isolation = self.probe_isolation()
+        self.isolation = self.isolate()
         self.prepare_spare()
         self.send(
             {
@@ -69,10 +70,10 @@ class Zygote:
         )
         while True:
             control = self.control.fileno()
-            readable, _, _ = select.select([control, *self.pidfds], [], [])
-            for pidfd in readable:  # exits first: a reset below closes these descriptors
-                if pidfd != control and pidfd in self.pidfds:
-                    self.report_exit(pidfd)
+            readable, _, _ = select.select([control, self.exits.fileno], [], [])
+            if self.exits.fileno in readable:  # exits first: a reset forgets them
+                self.exits.drain()
+                self.report_exits()
             if control in readable and not self.receive():
                 self.reset()
                 return
@@ -119,27 +120,26 @@ class Zygote:
         if os.waitstatus_to_exitcode(status) != 0:
             raise proc.ConfinementError("a dropped child kept privileges; refusing to run")
 
-    def probe_isolation(self) -> dict[str, bool]:
-        """Once, in a probe child: can a job get its own IPC namespace, and does the
-        system-call filter load? Children then do what worked."""
-        seccomp = bytes.fromhex(self.options.get("seccomp") or "")
+    def isolate(self) -> dict[str, bool]:
+        """Load the system-call filter on the zygote itself, so that every child
+        inherits it at no cost. Only where it does not load does each child get an IPC
+        namespace of its own (the filter refuses SysV IPC and message queues otherwise):
+        probed once, in a child, whether it can."""
+        program = bytes.fromhex(self.options.get("seccomp") or "")
+        if program and _works(lambda: proc.load_seccomp(program)):
+            return {"ipc_namespace": False, "seccomp": True}
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:
-            found = {"ipc_namespace": False, "seccomp": False}
             try:
                 proc.drop_privileges(self.uid, self.gid)
-                found["ipc_namespace"] = _works(lambda: proc.fresh_ipc_namespace(self.id_maps))
-                found["seccomp"] = bool(seccomp) and _works(lambda: proc.load_seccomp(seccomp))
-                os.write(write, json.dumps(found).encode())
+                os.write(write, b"1" if _works(lambda: proc.fresh_ipc_namespace(self.id_maps)) else b"0")
             finally:
                 os._exit(0)
         os.close(write)
         os.waitpid(pid, 0)
-        with os.fdopen(read) as answer:
-            found = json.loads(answer.read() or "{}")
-        self.seccomp = proc.SeccompProgram(seccomp) if found.get("seccomp") else None
-        return {"ipc_namespace": bool(found.get("ipc_namespace")), "seccomp": self.seccomp is not None}
+        with os.fdopen(read, "rb") as answer:
+            return {"ipc_namespace": answer.read() == b"1", "seccomp": False}
 
     def unreadable_runtime(self) -> list[str]:
         """Runtime folders the dropped uid cannot read (the rlimit backend as root, with a
@@ -265,17 +265,24 @@ class Zygote:
             self.send({"event": "exited", "token": token, "status": {"spawn_failed": self.failed[token]}})
             return
         pid = next((p for p, t in self.mains.items() if t == token), None)
-        if pid is None:
-            return
-        try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if done:
+        if pid is not None:
+            self.watched[pid] = token
+            self.report_exits()  # it may have exited already
+
+    def report_exits(self) -> None:
+        """Each watched child that has exited, reaped and reported (on SIGCHLD: the
+        filter refuses pidfd_open, to the zygote as to its children)."""
+        for pid, token in list(self.watched.items()):
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = pid, None
+            if not done:
+                continue
+            del self.watched[pid]
             self.mains.pop(pid, None)
-            self.send({"event": "exited", "token": token, "status": proc.describe_status(status)})
-            return
-        self.pidfds[os.pidfd_open(pid)] = (pid, token)
+            if status is not None:
+                self.send({"event": "exited", "token": token, "status": proc.describe_status(status)})
 
     def become_child(self, workdir: str, job: Any) -> None:
         """In the new child: confine it, then (once ``job()`` gives the spec and the
@@ -303,7 +310,9 @@ class Zygote:
             os._exit(code)
 
     def confine_child(self, workdir: str) -> None:
-        """Everything that does not depend on the job, system-call filter last."""
+        """Everything that does not depend on the job (the system-call filter came
+        with the fork)."""
+        self.exits.forget()
         os.setsid()
         if self.options.get("oom_protected"):
             proc.unprotect_from_oom()
@@ -313,8 +322,6 @@ class Zygote:
         if os.getppid() != 1:  # no PID namespace to take us down with the zygote
             proc.prctl(proc.PR_SET_PDEATHSIG, 9)
         os.chdir(workdir)
-        if self.seccomp is not None:
-            self.seccomp.load()  # last: nothing after it needs a denied call
 
     def extra_processes(self) -> int:
         """Our uid is shared with the host's own processes (rlimit backend, not root):
@@ -323,24 +330,12 @@ class Zygote:
             return 1
         return len(proc.processes_of_uid(os.getuid()))
 
-    def report_exit(self, pidfd: int) -> None:
-        pid, token = self.pidfds.pop(pidfd)
-        os.close(pidfd)
-        try:
-            _, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            return
-        self.mains.pop(pid, None)
-        self.send({"event": "exited", "token": token, "status": proc.describe_status(status)})
-
     # -- cleaning up between jobs ---------------------------------------------------
     def reset(self) -> dict[str, Any]:
         self.drop_spare()
         exits: dict[str, Any] = {}
         self.reap(exits, block=False, killed=False)
-        for pidfd in list(self.pidfds):
-            os.close(pidfd)
-        self.pidfds.clear()
+        self.watched.clear()
         survivors = self.kill_everything(exits)
         self.mains.clear()
         self.failed.clear()
@@ -419,6 +414,37 @@ class Zygote:
                 os.rmdir(path)  # the usual case: the job left its folder empty
             except OSError:
                 force_remove(path)
+
+
+class _ExitSignal:
+    """SIGCHLD as a readable descriptor: Python's own handler writes a byte to it, so
+    that the zygote's ``select`` wakes when a child exits."""
+
+    def __init__(self) -> None:
+        self.read, self.write = os.pipe()
+        for end in (self.read, self.write):
+            os.set_blocking(end, False)
+        self.fileno = self.read
+        signal.signal(signal.SIGCHLD, _ignore_signal)
+        signal.set_wakeup_fd(self.write, warn_on_full_buffer=False)
+
+    def drain(self) -> None:
+        try:
+            while os.read(self.read, 4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def forget(self) -> None:
+        """In a child: its own children's exits are none of the zygote's business."""
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.close(self.read)
+        os.close(self.write)
+
+
+def _ignore_signal(_signum: int, _frame: Any) -> None:
+    """A handler that does nothing: its C half writes the wake-up byte."""
 
 
 class Spare:
