@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -353,20 +354,32 @@ def floor_and_langsmith(n: int, folder: Path, parts: set[str], rounds: int) -> N
 
 def ramp(n: int, folder: Path) -> None:
     print(f"\n{n:,} rows that wait {RAMP_WAIT_S * 1000:.0f} ms each, max_concurrency={RAMP_THREADS}:")
-    for round_ in range(3):
-        got = in_child("ramp", n, folder / f"ramp-{round_}.db")
-        print(
-            f"  {got['seconds']:.2f} s against the ideal {got['ideal_s']:.2f} s: "
+    _rounds(
+        "ramp",
+        n,
+        folder,
+        lambda got: (
+            f"{got['seconds']:.2f} s against the ideal {got['ideal_s']:.2f} s: "
             f"{got['ideal_s'] / got['seconds']:.0%} of the ideal rate, {got['cpu_us_per_row']:.0f} us of CPU a row"
-        )
+        ),
+    )
     rows = 2 * RAMP_THREADS * round(1 / RAMP_WAIT_S)
     print(f"{rows:,} such rows (2 s at the ideal rate), rows finished within the first second of the call:")
-    for round_ in range(3):
-        got = in_child("first_second", rows, folder / f"first-second-{round_}.db")
-        print(
-            f"  {got['first_second']:.0%} of the ideal rate over the whole first second, "
+    _rounds(
+        "first_second",
+        rows,
+        folder,
+        lambda got: (
+            f"{got['first_second']:.0%} of the ideal rate over the whole first second, "
             f"{got['second_half']:.0%} over its second half"
-        )
+        ),
+    )
+
+
+def _rounds(kind: str, n: int, folder: Path, line: Callable[[dict[str, Any]], str], count: int = 3) -> None:
+    """``count`` runs of a child part, each in a fresh process and store, a line each."""
+    for round_ in range(count):
+        print("  " + line(in_child(kind, n, folder / f"{kind}-{round_}.db")))
 
 
 def stream(n: int, folder: Path) -> None:
