@@ -5,7 +5,9 @@ next job nor allowed to hold a sandbox forever."""
 
 from __future__ import annotations
 
+import ctypes
 import errno
+import os
 import time
 import warnings
 from collections.abc import Iterator
@@ -62,6 +64,27 @@ def test_ipc_objects_are_refused_by_the_filter(pool: SandboxPool) -> None:
     seen = pool.run_function(PY, IPC, "look", [Call()], timeout=10)
     assert seen.outcomes[0].value == {"msg": False, "shm": False, "sem": False, "mq": False}
     assert KEY not in host_shm_keys()
+    assert pool.describe()["ipc"] == IPC_REFUSED
+
+
+SEE_SYSV = """
+def keys():
+    with open("/proc/sysvipc/shm") as listing:
+        return [int(line.split()[0]) for line in listing.readlines()[1:]]
+"""
+HOST_KEY = 0x5A55A2
+
+
+def test_a_job_does_not_see_the_hosts_ipc_objects(pool: SandboxPool) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    shmid = libc.shmget(HOST_KEY, 4096, 0o1600)  # IPC_CREAT | 0600: a segment of the host's
+    assert shmid >= 0, os.strerror(ctypes.get_errno())
+    try:
+        assert HOST_KEY in host_shm_keys()
+        seen = pool.run_function(PY, SEE_SYSV, "keys", [Call()], timeout=10).outcomes[0]
+        assert seen.ok and HOST_KEY not in seen.value, seen
+    finally:
+        libc.shmctl(shmid, 0, None)  # IPC_RMID
     assert pool.describe()["ipc"] == IPC_REFUSED
 
 

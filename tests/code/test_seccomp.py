@@ -75,3 +75,26 @@ def test_javascript_runs_under_the_filter(pool: SandboxPool) -> None:
     )
     run = pool.run_function(get_language("javascript"), code, "f", [Call((21,))], timeout=20)
     assert run.outcomes[0].value == [42, "ok", "2"], run.outcomes[0]
+
+
+# an x32-ABI call (bit 30 of the number) from a thread that is not the main one
+OTHER_ABI_IN_A_THREAD = """
+import ctypes, _thread
+def f():
+    libc = ctypes.CDLL(None, use_errno=True)
+    done = _thread.allocate_lock()
+    done.acquire()
+    def call():
+        libc.syscall(ctypes.c_long(0x40000000 | 39))  # getpid, as x32
+        done.release()
+    _thread.start_new_thread(call, ())
+    done.acquire(timeout=5)
+    return "still running"
+"""
+
+
+def test_a_call_for_another_abi_ends_the_whole_process(pool: SandboxPool) -> None:
+    run = pool.run_function(PY, OTHER_ABI_IN_A_THREAD, "f", [Call()], timeout=10)
+    outcome = run.outcomes[0]
+    assert not outcome.ok and outcome.value is None, outcome
+    assert "SIGSYS" in (outcome.message or ""), outcome

@@ -154,6 +154,8 @@ class SandboxPool:
         learned: dict[str, Any] = {}
         if sandbox.info.get("seccomp"):
             learned["ipc"] = IPC_REFUSED
+            if not sandbox.info.get("ipc_private"):
+                learned["ipc"] += "; in the host's IPC namespace (its objects are listed in /proc/sysvipc)"
         elif sandbox.info.get("ipc_namespace"):
             learned["ipc"] = "a fresh IPC namespace per job"
         else:

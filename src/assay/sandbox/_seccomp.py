@@ -122,6 +122,8 @@ def filter_program() -> bytes | None:
     try:
         seccomp = _bindings()
         rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+        # a call for another ABI ends the whole process (libseccomp's default: the thread)
+        rules.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
         refuse = seccomp.ERRNO(errno.EPERM)
         for name in DENIED:
             try:

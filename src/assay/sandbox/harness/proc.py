@@ -218,6 +218,12 @@ def id_map_writes(uid: int, gid: int) -> IdMaps:
     )
 
 
+def private_ipc_namespace() -> bool:
+    """Leave the host's IPC namespace for one of our own, where privileged (the rlimit
+    backend as root: no user namespace needed). Whether we did."""
+    return os.geteuid() == 0 and _libc.unshare(CLONE_NEWIPC) == 0
+
+
 def fresh_ipc_namespace(id_maps: IdMaps | None = None) -> None:
     """A new IPC namespace (SysV queues, semaphores, shared memory; POSIX queues) for
     this process alone, gone with it. Unprivileged, so inside a new user namespace that
@@ -268,6 +274,31 @@ class SeccompProgram:
     def load(self) -> None:
         if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self._pointer, 0, 0) != 0:
             raise ConfinementError(f"seccomp failed: {os.strerror(ctypes.get_errno())}")
+
+
+class _Sigaction(ctypes.Structure):
+    """glibc's ``struct sigaction`` (x86_64 and aarch64 layouts agree)."""
+
+    _fields_ = [
+        ("handler", ctypes.c_void_p),
+        ("mask", ctypes.c_ulong * (1024 // (8 * ctypes.sizeof(ctypes.c_ulong)))),
+        ("flags", ctypes.c_int),
+        ("restorer", ctypes.c_void_p),
+    ]
+
+
+SA_NOCLDSTOP = 1
+
+
+def no_stop_notifications() -> None:
+    """Add SA_NOCLDSTOP to the SIGCHLD handler Python installed (its ``signal`` module
+    sets no flags): a child that is stopped or continued then sends no SIGCHLD."""
+    action = _Sigaction()
+    if _libc.sigaction(signal.SIGCHLD, None, ctypes.byref(action)) != 0:
+        raise ConfinementError(f"sigaction failed: {os.strerror(ctypes.get_errno())}")
+    action.flags |= SA_NOCLDSTOP
+    if _libc.sigaction(signal.SIGCHLD, ctypes.byref(action), None) != 0:
+        raise ConfinementError(f"sigaction failed: {os.strerror(ctypes.get_errno())}")
 
 
 def load_seccomp(program: bytes) -> None:

@@ -43,7 +43,7 @@ class Zygote:
         self.mains: dict[int, str] = {}
         self.failed: dict[str, str] = {}
         self.counter = 0
-        self.isolation = {"ipc_namespace": False, "seccomp": False}
+        self.isolation = {"ipc_namespace": False, "seccomp": False, "ipc_private": False}
         self.spare: Spare | None = None
         self.environment_for = ""  # the folder the job environment names now
         # the child's uid and gid maps, written in every fresh IPC namespace: made once
@@ -124,10 +124,13 @@ class Zygote:
         """Load the system-call filter on the zygote itself, so that every child
         inherits it at no cost. Only where it does not load does each child get an IPC
         namespace of its own (the filter refuses SysV IPC and message queues otherwise):
-        probed once, in a child, whether it can."""
+        probed once, in a child, whether it can. Without a PID namespace (the rlimit
+        backend) the zygote first leaves the host's IPC namespace where it can, so that
+        jobs do not even list the host's objects (/proc/sysvipc)."""
+        private = os.getpid() == 1 or proc.private_ipc_namespace()  # PID 1: bwrap/unshare made one
         program = bytes.fromhex(self.options.get("seccomp") or "")
         if program and _works(lambda: proc.load_seccomp(program)):
-            return {"ipc_namespace": False, "seccomp": True}
+            return {"ipc_namespace": False, "seccomp": True, "ipc_private": private}
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -139,7 +142,7 @@ class Zygote:
         os.close(write)
         os.waitpid(pid, 0)
         with os.fdopen(read, "rb") as answer:
-            return {"ipc_namespace": answer.read() == b"1", "seccomp": False}
+            return {"ipc_namespace": answer.read() == b"1", "seccomp": False, "ipc_private": private}
 
     def unreadable_runtime(self) -> list[str]:
         """Runtime folders the dropped uid cannot read (the rlimit backend as root, with a
@@ -426,6 +429,7 @@ class _ExitSignal:
             os.set_blocking(end, False)
         self.fileno = self.read
         signal.signal(signal.SIGCHLD, _ignore_signal)
+        proc.no_stop_notifications()  # a job stopping its own process must not wake us
         signal.set_wakeup_fd(self.write, warn_on_full_buffer=False)
 
     def drain(self) -> None:
