@@ -122,6 +122,42 @@ def test_without_the_filter_a_job_can_use_ipc_within_itself(unfiltered_pool: San
     assert unfiltered_pool.stray_processes() == []
 
 
+SHM = """
+import os
+def leave():
+    with open("/dev/shm/assay-left-behind", "w") as left:
+        left.write("from the last job")
+    return True
+def look():
+    return sorted(os.listdir("/dev/shm"))
+"""
+
+
+def test_shared_memory_files_do_not_survive_into_the_next_job(pool: SandboxPool) -> None:
+    assert pool.run_function(PY, SHM, "leave", [Call()], timeout=10).outcomes[0].value is True
+    seen = pool.run_function(PY, SHM, "look", [Call()], timeout=10).outcomes[0]
+    assert seen.ok and "assay-left-behind" not in seen.value, seen
+
+
+# what honest code reaches for: locks and queues are POSIX semaphores in /dev/shm
+MULTIPROCESSING = """
+import multiprocessing
+def square(x):
+    return x * x
+def parallel(n):
+    lock, queue = multiprocessing.Lock(), multiprocessing.Queue()
+    with lock:
+        queue.put("locked")
+    with multiprocessing.Pool(2) as pool:
+        return pool.map(square, range(n)), queue.get(timeout=5)
+"""
+
+
+def test_multiprocessing_works_in_a_job(isolating_pool: SandboxPool) -> None:
+    run = isolating_pool.run_function(PY, MULTIPROCESSING, "parallel", [Call((4,))], timeout=20)
+    assert run.outcomes[0].value == ([0, 1, 4, 9], "locked"), run.outcomes[0]
+
+
 LINKS = """
 import os
 def flood(n):

@@ -20,6 +20,7 @@ from assay.sandbox._launch import (
     DEVICES,
     HARNESS_PARENT,
     SANDBOX_HARNESS_ROOT,
+    SANDBOX_SHM,
     SANDBOX_UID,
     SANDBOX_WORKROOT,
     LaunchContext,
@@ -127,6 +128,8 @@ class Bubblewrap:
         for device in DEVICES:
             argv += ["--dev-bind", device, device]
         argv += ["--symlink", "/proc/self/fd", "/dev/fd"]
+        # POSIX shared memory and named semaphores (multiprocessing's locks and queues)
+        argv += ["--perms", "1777", "--size", str(context.workdir_bytes), "--tmpfs", SANDBOX_SHM]
         argv += [
             "--perms",
             "0755",
@@ -139,7 +142,7 @@ class Bubblewrap:
             "--chdir",
             "/",
         ]
-        argv += zygote_command(context, {})
+        argv += zygote_command(context, {"shm_dir": SANDBOX_SHM})
         return LaunchPlan(
             argv=argv,
             user_label=_user_label(context),
@@ -198,18 +201,33 @@ class Unshare:
             "symlinks": [*links, ("/dev/fd", "/proc/self/fd")],
             "devices": list(DEVICES),
             "workroot": SANDBOX_WORKROOT,
+            "shm": SANDBOX_SHM,
             "workdir_bytes": context.workdir_bytes,
             "python_path": list(context.runtime.python_path),
             "keep_setuid": not context.user_namespace,
         }
         argv = [self.binary, *self._namespace_flags(context.user_namespace)]
         # before confine.enter() runs, the harness is imported from its host folder
-        argv += zygote_command(context, {"confine": confine, "boot_path": HARNESS_PARENT})
+        argv += zygote_command(
+            context, {"confine": confine, "boot_path": HARNESS_PARENT, "shm_dir": SANDBOX_SHM}
+        )
         return LaunchPlan(
             argv=argv,
             user_label=_user_label(context),
             protections=Protections(True, True, True, _unprivileged(context), True),
         )
+
+
+def _mqueue_mounts() -> list[str]:
+    """The host's mounted POSIX message-queue file systems (/dev/mqueue under systemd):
+    a job's uid can create queues there with a plain open(), which the system-call
+    filter does not see, so the cleanup removes what the job left in them."""
+    try:
+        with open("/proc/self/mountinfo") as mounts:
+            rows = [line.split(" - ", 1) for line in mounts]
+    except OSError:
+        return []
+    return [head.split()[4] for head, tail in (r for r in rows if len(r) == 2) if tail.split()[0] == "mqueue"]
 
 
 class RlimitOnly:
@@ -221,7 +239,7 @@ class RlimitOnly:
 
     def plan(self, context: LaunchContext) -> LaunchPlan:
         assert context.host_workroot is not None
-        scrub = ["/tmp", "/var/tmp", "/dev/shm"] if context.sandbox_uid is not None else []
+        scrub = ["/tmp", "/var/tmp", "/dev/shm", *_mqueue_mounts()] if context.sandbox_uid is not None else []
         harness_root = HARNESS_PARENT if context.sandbox_uid is None else readable_harness()
         argv = zygote_command(
             context,

@@ -13,6 +13,7 @@ from assay.sandbox.protections import Protections
 HARNESS_PARENT = os.path.dirname(os.path.abspath(__file__))
 SANDBOX_HARNESS_ROOT = "/opt/assay"
 SANDBOX_WORKROOT = "/work"
+SANDBOX_SHM = "/dev/shm"  # a size-capped tmpfs of the sandbox, emptied by each cleanup
 SANDBOX_UID = 65534
 BOOT = (
     "import json, sys; options = json.loads(sys.argv[1]); "

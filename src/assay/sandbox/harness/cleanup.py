@@ -13,7 +13,15 @@ from . import proc
 
 def kill_all_and_scrub(workroot: str, scrub_dirs: list[str]) -> None:
     proc.kill_quietly(-1)
-    empty_folder_contents(workroot, None)
+    try:
+        empty_folder_contents(workroot, None)
+    finally:  # a work root this uid cannot list (the zygote empties it next) stops nothing
+        scrub(scrub_dirs)
+
+
+def scrub(scrub_dirs: list[str]) -> None:
+    """Remove what our uid owns at the top of each shared folder (/tmp, /dev/shm...):
+    run as the sandbox's dedicated uid, that is what its jobs left there."""
     uid = os.getuid()
     for folder in scrub_dirs:
         try:

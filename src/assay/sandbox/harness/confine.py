@@ -53,6 +53,10 @@ def enter(plan: dict[str, Any]) -> None:
         MS_NOSUID | MS_NODEV,
         f"size={plan['workdir_bytes']},mode=0755",
     )
+    make_dirs(root + plan["shm"])
+    mount(
+        "tmpfs", root + plan["shm"], "tmpfs", MS_NOSUID | MS_NODEV, f"size={plan['workdir_bytes']},mode=1777"
+    )
     mount(None, root, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     pivot_into(root)
     if plan["keep_setuid"]:

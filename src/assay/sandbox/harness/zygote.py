@@ -417,6 +417,10 @@ class Zygote:
                 os.rmdir(path)  # the usual case: the job left its folder empty
             except OSError:
                 force_remove(path)
+        shm = self.options.get("shm_dir")
+        if shm:  # the sandbox's own /dev/shm (the rlimit backend scrubs the host's)
+            for entry in os.listdir(shm):
+                force_remove(os.path.join(shm, entry))
 
 
 class _ExitSignal:
