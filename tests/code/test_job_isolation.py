@@ -8,6 +8,8 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import subprocess
+import tempfile
 import time
 import warnings
 from collections.abc import Iterator
@@ -137,6 +139,45 @@ def test_shared_memory_files_do_not_survive_into_the_next_job(pool: SandboxPool)
     assert pool.run_function(PY, SHM, "leave", [Call()], timeout=10).outcomes[0].value is True
     seen = pool.run_function(PY, SHM, "look", [Call()], timeout=10).outcomes[0]
     assert seen.ok and "assay-left-behind" not in seen.value, seen
+
+
+QUEUE_FILES = """
+import os
+def leave(folder):
+    os.close(os.open(os.path.join(folder, "assay-left-queue"), os.O_CREAT | os.O_RDWR, 0o600))
+    return sorted(os.listdir(folder))
+def look(folder):
+    return sorted(os.listdir(folder))
+"""
+
+
+@pytest.fixture
+def mqueue_mount() -> Iterator[str]:
+    """A message-queue file system mounted on the host, as systemd mounts /dev/mqueue
+    (in a folder every uid can reach): a plain open() there makes a POSIX queue, which
+    no system-call rule sees."""
+    folder = tempfile.mkdtemp(prefix="assay-mqueue-", dir="/tmp")
+    os.chmod(folder, 0o755)
+    subprocess.run(["mount", "-t", "mqueue", "none", folder], check=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", folder], check=True)
+        os.rmdir(folder)
+
+
+def test_rlimit_removes_the_queues_a_job_made_through_the_host_mount(mqueue_mount: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SandboxIsolationWarning)
+        pool = SandboxPool(SandboxConfig(backend="rlimit", workers=1))  # made after the mount
+    try:
+        made = pool.run_function(PY, QUEUE_FILES, "leave", [Call((mqueue_mount,))], timeout=10).outcomes[0]
+        assert made.value == ["assay-left-queue"], made  # the job could make one
+        seen = pool.run_function(PY, QUEUE_FILES, "look", [Call((mqueue_mount,))], timeout=10).outcomes[0]
+        assert seen.value == [], seen
+    finally:
+        pool.close()
+    assert os.listdir(mqueue_mount) == []
 
 
 # what honest code reaches for: locks and queues are POSIX semaphores in /dev/shm
