@@ -11,6 +11,7 @@ import os
 import subprocess
 import tempfile
 import time
+import uuid
 import warnings
 from collections.abc import Iterator
 
@@ -143,11 +144,11 @@ def test_shared_memory_files_do_not_survive_into_the_next_job(pool: SandboxPool)
 
 QUEUE_FILES = """
 import os
-def leave(folder):
-    os.close(os.open(os.path.join(folder, "assay-left-queue"), os.O_CREAT | os.O_RDWR, 0o600))
-    return sorted(os.listdir(folder))
-def look(folder):
-    return sorted(os.listdir(folder))
+def leave(folder, name):
+    os.close(os.open(os.path.join(folder, name), os.O_CREAT | os.O_RDWR, 0o600))
+    return name in os.listdir(folder)
+def look(folder, name):
+    return name in os.listdir(folder)
 """
 
 
@@ -171,13 +172,15 @@ def test_rlimit_removes_the_queues_a_job_made_through_the_host_mount(mqueue_moun
         warnings.simplefilter("ignore", SandboxIsolationWarning)
         pool = SandboxPool(SandboxConfig(backend="rlimit", workers=1))  # made after the mount
     try:
-        made = pool.run_function(PY, QUEUE_FILES, "leave", [Call((mqueue_mount,))], timeout=10).outcomes[0]
-        assert made.value == ["assay-left-queue"], made  # the job could make one
-        seen = pool.run_function(PY, QUEUE_FILES, "look", [Call((mqueue_mount,))], timeout=10).outcomes[0]
-        assert seen.value == [], seen
+        # the queues are the host's, whatever mount shows them: a name of this run alone
+        where = (mqueue_mount, f"assay-left-queue-{uuid.uuid4().hex}")
+        made = pool.run_function(PY, QUEUE_FILES, "leave", [Call(where)], timeout=10).outcomes[0]
+        assert made.value is True, made  # the job could make one
+        seen = pool.run_function(PY, QUEUE_FILES, "look", [Call(where)], timeout=10).outcomes[0]
+        assert seen.value is False, seen
     finally:
         pool.close()
-    assert os.listdir(mqueue_mount) == []
+    assert where[1] not in os.listdir(mqueue_mount)
 
 
 # what honest code reaches for: locks and queues are POSIX semaphores in /dev/shm
