@@ -157,7 +157,7 @@ def mqueue_mount() -> Iterator[str]:
     """A message-queue file system mounted on the host, as systemd mounts /dev/mqueue
     (in a folder every uid can reach): a plain open() there makes a POSIX queue, which
     no system-call rule sees."""
-    folder = tempfile.mkdtemp(prefix="assay-mqueue-", dir="/tmp")
+    folder = tempfile.mkdtemp(prefix="assay mqueue-", dir="/tmp")  # a space: mountinfo escapes it
     os.chmod(folder, 0o755)
     subprocess.run(["mount", "-t", "mqueue", "none", folder], check=True)
     try:

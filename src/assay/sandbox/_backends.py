@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -227,7 +228,13 @@ def _mqueue_mounts() -> list[str]:
             rows = [line.split(" - ", 1) for line in mounts]
     except OSError:
         return []
-    return [head.split()[4] for head, tail in (r for r in rows if len(r) == 2) if tail.split()[0] == "mqueue"]
+    found = [
+        head.split()[4] for head, tail in (r for r in rows if len(r) == 2) if tail.split()[0] == "mqueue"
+    ]
+    return [_OCTAL_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), path) for path in found]
+
+
+_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")  # mountinfo writes a space in a path as \040
 
 
 class RlimitOnly:
