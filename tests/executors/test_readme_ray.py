@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -40,15 +41,16 @@ def ray_commands() -> list[str]:
 
 
 def port_of(commands: list[str]) -> int:
-    match = re.search(r"--port=(\d+)", commands[0])
-    assert match, commands[0]
+    match = re.search(r"--port=(\d+)", commands[1])
+    assert match, commands[1]
     return int(match.group(1))
 
 
 def test_the_readme_ray_commands_run_as_written(tmp_path: Path) -> None:
     commands = ray_commands()
-    assert [c.split()[:2] for c in commands[:2]] == [["ray", "start"], ["ray", "start"]]
-    assert "assay run" in commands[2] and "ASSAY_EXECUTOR=ray" in commands[2]
+    assert "RAY_AUTH_MODE=token" in commands[0] and "get-auth-token --generate" in commands[0]
+    assert [c.split()[:2] for c in commands[1:3]] == [["ray", "start"], ["ray", "start"]]
+    assert "assay run" in commands[3] and "ASSAY_EXECUTOR=ray" in commands[3]
     port = port_of(commands)
     with socket.socket() as probe:
         assert probe.connect_ex(("127.0.0.1", port)) != 0, (
@@ -60,12 +62,18 @@ def test_the_readme_ray_commands_run_as_written(tmp_path: Path) -> None:
         for i in range(40):
             row = {"inputs": {"question": f"q{i}"}, "outputs": {"answer": f"Q{i}" if i % 4 else "wrong"}}
             handle.write(json.dumps(row) + "\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".ray").mkdir()
+    (home / ".ray" / "auth_token").write_text(secrets.token_hex(32))  # as an earlier ray.init() leaves
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
         "RAY_USAGE_STATS_ENABLED": "0",
+        "HOME": str(home),  # the commands make and read ~/.ray/auth_token
     }
-    env.pop("ASSAY_DATABASE_URL", None)
+    for name in ("ASSAY_DATABASE_URL", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_TOKEN"):
+        env.pop(name, None)
     # One shell in a session of its own: the nodes' processes stay in its process group,
     # which is ended at the end (never `ray stop`: it ends every Ray on the machine).
     shell = subprocess.Popen(

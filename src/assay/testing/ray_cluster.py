@@ -12,11 +12,18 @@ process group of its own, so stopping the cluster ends exactly the processes it 
 (never ``ray stop``, which ends every Ray process on the machine). A watchdog process
 ends them too if the process that started the cluster dies without stopping it (a
 SIGKILLed test run would otherwise leave a cluster behind).
+
+Ray's servers listen on every interface (Ray 2.60 has no setting for loopback alone), so
+the cluster requires a token of its own: written in its private temporary folder, given
+to its nodes, and set in this process's environment (``RAY_AUTH_MODE``,
+``RAY_AUTH_TOKEN_PATH``) while the cluster runs, so that this process connects as its
+driver. A token the user has in ``~/.ray/auth_token`` is neither used nor changed.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -49,6 +56,12 @@ class LocalCluster:
     temp_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="ray", dir="/tmp"))
     _groups: list[int] = field(default_factory=list)  # a process group per node
     _watchdog: subprocess.Popen[bytes] | None = None
+    _environ_before: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def auth_env(self) -> dict[str, str]:
+        """What a process needs in its environment to connect to this cluster."""
+        return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(Path(self.temp_dir) / "auth_token")}
 
     def start(self) -> LocalCluster:
         """Start the head, then the other nodes; ``ray start`` returns once its node is up."""
@@ -67,6 +80,7 @@ class LocalCluster:
             self.client_address = f"ray://127.0.0.1:{client_port}"
             head.append(f"--ray-client-server-port={client_port}")
         ray = [*self._ray_command(), "start"]
+        self._write_token()
         self._watchdog = _start_watchdog()
         try:
             self._start_node([*ray, *head, *common])
@@ -76,6 +90,27 @@ class LocalCluster:
             self.stop()
             raise
         return self
+
+    def _write_token(self) -> None:
+        """A fresh token, readable by us alone, and this process pointed at it."""
+        path = Path(self.auth_env["RAY_AUTH_TOKEN_PATH"])
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as token:
+            token.write(secrets.token_hex(32))
+        for name, value in self.auth_env.items():
+            self._environ_before.setdefault(name, os.environ.get(name))
+            os.environ[name] = value
+        _reload_ray_auth()
+
+    def _restore_environ(self) -> None:
+        for name, value in self._environ_before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        if self._environ_before:
+            self._environ_before.clear()
+            _reload_ray_auth()
 
     def _ray_command(self) -> list[str]:
         """The ``ray`` command of this environment. Ray's head starts its client server
@@ -92,7 +127,7 @@ class LocalCluster:
     def _start_node(self, command: list[str]) -> None:
         """``ray start`` in a new session: the node's processes (the GCS, the raylet, and the
         workers it starts) stay in that process group after ``ray start`` returns."""
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **self.auth_env}
         log_path = Path(self.temp_dir) / f"node-{len(self._groups)}.log"
         with open(log_path, "wb") as log:
             process = subprocess.Popen(
@@ -113,6 +148,7 @@ class LocalCluster:
         for group in self._groups:
             _signal_group(group, signal.SIGKILL)
         self._groups.clear()
+        self._restore_environ()
         watchdog, self._watchdog = self._watchdog, None
         if watchdog is not None:
             _tell_watchdog(watchdog, "stopped\n")
@@ -138,6 +174,19 @@ for sig in (signal.SIGTERM, signal.SIGKILL):
             pass
     time.sleep(5 if sig == signal.SIGTERM else 0)
 """
+
+
+def _reload_ray_auth() -> None:
+    """Ray reads its authentication settings once, when it is imported: in a process that
+    has imported it already, have them read again (as Ray's own tests do)."""
+    raylet = sys.modules.get("ray._raylet")
+    if raylet is None:
+        return
+    try:
+        raylet.Config.initialize("")
+        raylet.AuthenticationTokenLoader.instance().reset_cache()
+    except Exception:  # noqa: BLE001 - another Ray: connecting will say what is wrong
+        pass
 
 
 def _start_watchdog() -> subprocess.Popen[bytes]:
