@@ -38,6 +38,7 @@ _SCRIPT = textwrap.dedent(
             done = subprocess.run([sys.executable, "-c", DRIVER, cluster.address], env=env,
                                   capture_output=True, text=True, timeout=60)
             report[name] = done.stdout.strip().splitlines()[-1:] if done.returncode == 0 else None
+            report[name + "_refusal"] = "InvalidAuthToken" in done.stderr
     finally:
         cluster.stop()
     report["restored"] = not any(k in os.environ for k in cluster.auth_env)
@@ -60,6 +61,8 @@ def test_only_a_driver_with_the_clusters_token_connects(tmp_path: Path) -> None:
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["with_token"] == ["42"]
     assert report["without"] is None, "a driver without the cluster's token got in"
+    assert report["without_refusal"], "refused, but not for its token: the check proves nothing"
+    assert not report["with_token_refusal"]
     assert report["mode"] == "0o600"
     assert report["environ"] and report["restored"]
     assert (home / ".ray" / "auth_token").read_text() == users_token
