@@ -35,6 +35,7 @@ from assay.evaluation._interrupt import (
     is_interrupt,
     raise_interrupted,
 )
+from assay.evaluation._kept import KeptValues
 from assay.evaluation._lease import ShardLease
 from assay.evaluation._paged import stored_rows, summary_arguments
 from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
@@ -432,15 +433,19 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     store, record, options = prepared.store, prepared.record, prepared.options
     feed = prepared.feed
     bar = _progress(feed.total, feed.total - feed.remaining, options.progress)
+    lease = prepared.lease
+    whole = lease.shard.count == 1
+    fresh = whole and feed.remaining == feed.total  # this run computes every row
+    kept = KeptValues.for_summaries(prepared.summaries) if fresh else None
 
     def on_row(row: ExperimentRow) -> None:
+        if kept is not None:
+            kept.add(row)
         if bar.enabled:  # a silent bar counts nothing anyone reads
             bar.advance(row)
         if not options.blocking:
             stream.add(row)
 
-    lease = prepared.lease
-    whole = lease.shard.count == 1
     settings = RunSettings(
         prepared.concurrency, options.error_handling == "raise", on_row, whole, prepared.executor
     )
@@ -452,6 +457,7 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
             summary: list[EvaluationResult] = []
             if complete and prepared.summaries:  # the last shard: every shard's rows are stored
                 available = summary_arguments(store, record, stats.rows)
+                available.update(kept.lists(stats.rows) if kept is not None else {})
                 summary = await run_summaries(prepared.summaries, available)
         if complete:
             store.replace_summary_results(record.id, summary)

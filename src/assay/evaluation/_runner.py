@@ -135,7 +135,7 @@ async def run_rows(
     except BaseException:
         writer.close()  # what finished is kept
         raise
-    return writer.close()
+    return writer.close(finished=True)
 
 
 async def _loop_worker(

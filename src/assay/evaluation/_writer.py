@@ -57,6 +57,7 @@ class RowWriter:
         self._pending: deque[tuple[float, Any, RowTally]] = deque()
         self._cond = threading.Condition()
         self._closing = False
+        self._finished = False
         self._error: BaseException | None = None
         self._next_stats = 0.0
         self._batches = store.batch_writer(experiment_id)
@@ -86,10 +87,13 @@ class RowWriter:
             self._max_delay = 0.0
             self._cond.notify_all()
 
-    def close(self) -> ExperimentStats:
+    def close(self, *, finished: bool = False) -> ExperimentStats:
         """Flush everything queued (at most ``max_pending`` rows: the writer kept up), stop,
-        and store the final figures. Re-raises a write failure."""
+        and store the final figures. Re-raises a write failure. ``finished``: every row of
+        the run was put (no failure or interrupt cut it short), so the store's writer may
+        build the experiment's metric columns as it stops."""
         with self._cond:
+            self._finished = finished and self._keep_figures  # a shard's rows are not all of them
             self._closing = True
             self._cond.notify_all()
         self._thread.join()
@@ -107,7 +111,7 @@ class RowWriter:
         try:
             self._write_until_closed()
         finally:
-            self._batches.close()
+            self._batches.close(build_columns=self._finished and self._error is None)
 
     def _write_until_closed(self) -> None:
         while True:

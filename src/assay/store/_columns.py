@@ -12,9 +12,10 @@ without reading them.
 
 They are only ever correct: every write of an experiment's runs or results removes its
 columns in the same transaction (``invalidate``), and a build (``refresh``) stores what
-it read only if no such write came between its read and its store. The build uses the
-standard library alone (a finishing run never imports numpy); a comparison reads the
-columns with numpy.
+it read only if no such write came between its read and its store. This module uses
+the standard library alone: a finishing run never imports numpy, and the SQLite writer
+process, which builds a run's columns after its last commit, loads it by path. A
+comparison reads the columns with numpy.
 """
 
 from __future__ import annotations
@@ -23,10 +24,9 @@ import hashlib
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from itertools import islice
 from typing import Any
-
-from assay.schemas import utcnow
 
 SCORED, ERRORED, UNSCORED = 0, 1, 2
 UUID_FORMAT = "uuid"
@@ -89,11 +89,24 @@ def refresh(store: Any, experiment_id: str) -> ColumnSet | None:
     the mark survived, that is if no write of the experiment (which drops the mark with
     the columns) came in between. None when one did."""
     with store.transaction() as conn:
-        invalidate(conn, [experiment_id])
-        conn.execute(
-            "INSERT INTO metric_column_sets (experiment_id, runs, repeated, built_at) VALUES (?, 0, 0, NULL)",
-            (experiment_id,),
-        )
+        mark_pending(conn, experiment_id)
+    return build_marked(store, experiment_id)
+
+
+def mark_pending(conn: Any, experiment_id: str) -> None:
+    """The first step of ``refresh`` (inside a write transaction): drop what is stored,
+    and mark a build as pending."""
+    invalidate(conn, [experiment_id])
+    conn.execute(
+        "INSERT INTO metric_column_sets (experiment_id, runs, repeated, built_at) VALUES (?, 0, 0, NULL)",
+        (experiment_id,),
+    )
+
+
+def build_marked(store: Any, experiment_id: str) -> ColumnSet | None:
+    """The rest of ``refresh``: read the columns from a snapshot, and store them if the
+    pending mark is still there. ``store`` is anything with ``transaction()`` and
+    ``snapshot()`` (the SQLite writer process has its own)."""
     with store.snapshot() as conn:
         built = read(conn, experiment_id)
     with store.transaction() as conn:
@@ -104,6 +117,12 @@ def refresh(store: Any, experiment_id: str) -> ColumnSet | None:
             return None
         _write(conn, experiment_id, built)
     return built
+
+
+def has_set(conn: Any, experiment_id: str) -> bool:
+    """Whether the experiment's columns are stored, or their build is pending."""
+    found = conn.execute("SELECT 1 FROM metric_column_sets WHERE experiment_id = ?", (experiment_id,))
+    return found.fetchone() is not None
 
 
 def read(conn: Any, experiment_id: str) -> ColumnSet:
@@ -123,7 +142,7 @@ def _write(conn: Any, experiment_id: str, built: ColumnSet) -> None:
     """Store ``built`` over the experiment's pending mark."""
     conn.execute(
         "UPDATE metric_column_sets SET runs = ?, repeated = ?, built_at = ? WHERE experiment_id = ?",
-        (built.runs, int(built.repeated), utcnow().isoformat(), experiment_id),
+        (built.runs, int(built.repeated), datetime.now(timezone.utc).isoformat(), experiment_id),
     )
     for column in built.metrics.values():
         conn.execute(

@@ -97,10 +97,17 @@ class ProcessBatchWriter:
         self._store.write_batch(self._experiment_id, prepared, stats)
         self.rows_here += len(prepared)
 
-    def close(self) -> None:
-        if self._process is not None:
+    def close(self, *, build_columns: bool = False) -> None:
+        """With ``build_columns`` (the run's last batch is written), a writer process
+        builds the experiment's metric columns as it stops, without the run waiting for
+        them; the store's ``finish_experiment`` then sees them built, or pending."""
+        if self._process is None:
+            return
+        if build_columns:
+            self._process.close_building_columns(str(self._experiment_id))
+        else:
             self._process.close()
-            self._process = None
+        self._process = None
 
     def _usable_process(self, rows: int) -> WriterProcess | None:
         if self._given_up:

@@ -9,16 +9,22 @@ frame after is one transaction, a list of ``(sql, params, many)``, answered with
 ``("ok",)`` once committed, or ``("error", class name, message)`` once rolled back. A
 ``None`` frame (the run is done) or the end of input (the run died) ends it: a
 transaction it was given is committed first, so a killed run loses no row it had
-handed over.
+handed over. A ``("columns", experiment_id)`` frame, sent after a run's last batch,
+asks for the experiment's metric columns (``_columns``, loaded by path): it answers
+``("ok",)`` once their build is marked pending, then builds them while the run goes on.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pickle
 import sqlite3
 import struct
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import ModuleType
 from typing import Any, BinaryIO
 
 HEADER = struct.Struct("<Q")
@@ -57,6 +63,59 @@ def commit(conn: sqlite3.Connection, statements: list[tuple[str, Any, bool]]) ->
     return ("ok",)
 
 
+class OwnStore:
+    """What ``_columns`` builds with: transactions and snapshots on this connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN")
+        try:
+            yield self.conn
+        finally:
+            self.conn.execute("COMMIT")
+
+
+def columns_module() -> ModuleType:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_columns.py")
+    spec = importlib.util.spec_from_file_location("assay_writer_columns", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def build_columns(conn: sqlite3.Connection, experiment_id: str, sink: BinaryIO) -> None:
+    """Mark the build pending and answer, then build. A build that fails leaves the mark
+    pending: the first comparison of the experiment builds its columns instead."""
+    store = OwnStore(conn)
+    try:
+        columns = columns_module()
+        with store.transaction() as marking:
+            columns.mark_pending(marking, experiment_id)
+    except Exception as exc:  # noqa: BLE001 - the run builds them itself
+        reply(sink, ("error", type(exc).__name__, str(exc)))
+        return
+    reply(sink, ("ok",))
+    try:
+        columns.build_marked(store, experiment_id)
+    except Exception:  # noqa: BLE001, S110 - see the docstring
+        pass
+
+
 def main(path: str) -> int:
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     pragmas = receive(source)
@@ -71,8 +130,11 @@ def main(path: str) -> int:
         return 1
     reply(sink, READY)
     try:
-        while (statements := receive(source)) is not None:
-            reply(sink, commit(conn, statements))
+        while (message := receive(source)) is not None:
+            if isinstance(message, tuple) and message[0] == "columns":
+                build_columns(conn, str(message[1]), sink)
+            else:
+                reply(sink, commit(conn, message))
     except BrokenPipeError:  # the run is gone; what it handed over is committed
         pass
     conn.close()

@@ -10,6 +10,7 @@ writer still sees the end of its input when the run dies.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import io
@@ -39,6 +40,8 @@ _READ_CHUNK = 65536
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 _PIPE_BYTES = 1 << 20
 _LIVE: weakref.WeakSet[WriterProcess] = weakref.WeakSet()
+_BUILDING: list[subprocess.Popen[bytes]] = []  # stopped, still building columns: reaped later
+_BUILDING_WAIT_S = 10.0  # at exit, for builds still going (each takes ~5 us a result)
 
 
 class WriterProcessError(RuntimeError):
@@ -59,6 +62,7 @@ class WriterProcess:
     """One child running ``_sqlite_writer_child.py`` on the database at ``path``."""
 
     def __init__(self, path: str, pragmas: Sequence[str], answer_timeout: float = ANSWER_TIMEOUT_S) -> None:
+        _reap_builders()
         python = interpreter()
         if python is None:
             raise WriterProcessError("no Python interpreter to start the SQLite writer process with")
@@ -140,23 +144,45 @@ class WriterProcess:
         except Exception as exc:  # noqa: BLE001 - whatever it sent, it is not an answer
             raise self._failed(f"sent what is not an answer ({type(exc).__name__})") from exc
 
+    def close_building_columns(self, experiment_id: str) -> bool:
+        """Stop it, letting it build the experiment's metric columns first (after the
+        run's last commit, on the other core): returns once the build is marked pending,
+        without waiting for the build. False when it did not take the build (it is then
+        closed as ``close`` does)."""
+        answer = None
+        if self.state() == "ready":
+            deadline = time.monotonic() + self._answer_timeout
+            with contextlib.suppress(WriterProcessError):
+                self.send(("columns", experiment_id), deadline)
+                answer = self.receive(deadline)
+        if answer != ("ok",):
+            self.close()
+            return False
+        self._let_go()
+        _BUILDING.append(self._proc)
+        return True
+
     def close(self, timeout: float = 5.0) -> None:
         """Tell it to stop and wait for it to exit (killed if it does not in time). One
         that never became ready has nothing of ours: it is killed at once."""
-        _LIVE.discard(self)
         if self._state != "ready":
             self._proc.kill()
+        self._let_go()
+        try:
+            self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+    def _let_go(self) -> None:
+        """Tell it to stop, and close our ends of its pipes."""
+        _LIVE.discard(self)
         with contextlib.suppress(WriterProcessError, OSError):
             self.send(None, time.monotonic() + 1.0)
         for pipe in (self._proc.stdin, self._proc.stdout):
             with contextlib.suppress(OSError):
                 if pipe is not None:
                     pipe.close()
-        try:
-            self._proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
 
     # the pipes
     def _write_frame(self, body: bytes, deadline: float) -> None:
@@ -243,6 +269,7 @@ def _pickled(message: Any) -> bytes:
 def _forget_in_child() -> None:
     """In a process forked from the run: point its copies of the writers' pipes at
     /dev/null, so that only the run holds them (the writer sees the run die)."""
+    _BUILDING.clear()  # the run's children, not this process's
     live = list(_LIVE)
     if not live:
         return
@@ -258,6 +285,21 @@ def _forget_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def _reap_builders() -> None:
+    _BUILDING[:] = [proc for proc in _BUILDING if proc.poll() is None]
+
+
+@atexit.register
+def _wait_for_builders() -> None:
+    """At exit, let the column builds still going end (a build left behind is not lost:
+    it goes on, and commits, after this process has gone)."""
+    deadline = time.monotonic() + _BUILDING_WAIT_S
+    for proc in _BUILDING:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(max(0.0, deadline - time.monotonic()))
+    _reap_builders()
 
 
 def settle_writers_of(path: str, run_pid: int, timeout: float = ANSWER_TIMEOUT_S + 5) -> None:

@@ -21,7 +21,10 @@ class BatchWriter(Protocol):
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None: ...
 
-    def close(self) -> None: ...
+    def close(self, *, build_columns: bool = False) -> None:
+        """``build_columns``: the run's last batch is written, and the writer may start
+        building the experiment's metric columns (``finish_experiment`` builds them
+        otherwise)."""
 
 
 class _InlineBatchWriter:
@@ -31,7 +34,7 @@ class _InlineBatchWriter:
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
         self._store.write_batch(self._experiment_id, prepared, stats)
 
-    def close(self) -> None:
+    def close(self, *, build_columns: bool = False) -> None:
         pass
 
 

@@ -346,7 +346,9 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 "UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
                 (status, codec.ts(utcnow()), str(experiment_id)),
             )
-        if status == "completed":  # its rows are final: the comparison's columns, once
+        # its rows are final: the comparison's columns, once (unless the run's writer
+        # process is building them, or has built them, already)
+        if status == "completed" and not columns.has_set(self.conn, str(experiment_id)):
             columns.refresh(self, str(experiment_id))
 
     def reopen_experiment(self, experiment_id: uuid.UUID) -> None:
