@@ -135,6 +135,7 @@ def _to_schema_6(path: Path) -> None:
         conn.execute("DROP INDEX runs_by_error")
         conn.execute("DROP TABLE metric_column_sets")
         conn.execute("DROP TABLE text_indexes")
+        conn.execute("DROP INDEX examples_alive")
         conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
     conn.close()
 

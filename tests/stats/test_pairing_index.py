@@ -28,6 +28,7 @@ def _to_previous_schema(path: Path) -> None:
         conn.execute("DROP INDEX runs_by_error")
         conn.execute("DROP TABLE metric_column_sets")
         conn.execute("DROP TABLE text_indexes")
+        conn.execute("DROP INDEX examples_alive")
         conn.execute("DROP INDEX results_by_rank")
         conn.execute("ALTER TABLE results DROP COLUMN position")
         conn.execute("CREATE INDEX results_by_metric ON results (experiment_id, key, score)")
