@@ -45,18 +45,25 @@ def test_counts_follow_additions_updates_and_deletions(store_url: str) -> None:
 
 
 def test_the_count_reads_the_index_of_current_examples_only(tmp_path: Path) -> None:
+    """The plans of the statements the store itself runs to count (traced, not copied)."""
     url = str(tmp_path / "plan.db")
     _history(url)
-    conn = sqlite3.connect(url)
-    plans = [
-        " ".join(str(part) for row in conn.execute(f"EXPLAIN QUERY PLAN {query}", ("x",)) for part in row)
-        for query in (
-            "SELECT COUNT(*) FROM examples WHERE dataset_id = ? AND removed_version IS NULL",
-            "SELECT (SELECT COUNT(*) FROM examples e WHERE e.dataset_id = d.id "
-            "AND e.removed_version IS NULL) FROM datasets d WHERE d.id = ?",
-        )
-    ]
-    conn.close()
+    store = open_store(url)
+    try:
+        dataset = store.get_dataset(name="counted")
+        assert dataset is not None
+        counts: list[str] = []
+        store.conn.set_trace_callback(lambda sql: counts.append(sql) if "COUNT(*)" in sql else None)
+        store.count_examples(dataset.id)
+        store.get_dataset(id=dataset.id)
+        store.conn.set_trace_callback(None)
+        plans = [
+            " ".join(str(part) for row in store.conn.execute(f"EXPLAIN QUERY PLAN {sql}") for part in row)
+            for sql in counts
+        ]
+    finally:
+        store.close()
+    assert len(plans) == 2
     assert all("USING INDEX examples_alive" in plan for plan in plans), plans
 
 
