@@ -529,19 +529,29 @@ _FILLED_MIN_SIZE = 48  # the smallest size class a bytes object fits in
 
 
 def fill_free_blocks() -> None:
-    """Take every free block of pymalloc's partly used pools, once, before the freeze.
-    A child's new objects then go to pools of their own instead of into free blocks
-    scattered over pages it shares with the zygote (each a page copy): 27 fewer faults a
-    job in the child and 29 in the zygote. Read from ``sys._debugmallocstats`` (CPython);
-    where it is missing or says something else, nothing is filled."""
+    """Take every free block of pymalloc's partly used pools. A child's new objects then
+    go to pools of their own instead of into free blocks scattered over pages it shares
+    with the zygote (each a page copy): 27 fewer faults a job in the child and 29 in the
+    zygote. Where CPython does not report its pools, nothing is filled."""
+    for line in _malloc_stats():
+        fields = line.split()  # class, size, pools, blocks in use, free blocks
+        if len(fields) == 5 and all(field.isdigit() for field in fields):
+            size, free = int(fields[1]), int(fields[4])
+            if size >= _FILLED_MIN_SIZE:
+                _FILLERS.extend(bytes(size - sys.getsizeof(b"")) for _ in range(free))
+
+
+def _malloc_stats() -> list[str]:
+    """What ``sys._debugmallocstats`` writes to descriptor 2, caught in a memfd (a pipe
+    could fill up and block the writer); empty where either is missing."""
     stats = getattr(sys, "_debugmallocstats", None)
+    create = getattr(os, "memfd_create", None)
+    if stats is None or create is None:
+        return []
     try:
-        fd = os.memfd_create("mallocstats")
-    except (AttributeError, OSError):
-        return
-    if stats is None:
-        os.close(fd)
-        return
+        fd = create("mallocstats")
+    except OSError:
+        return []
     saved = os.dup(2)
     try:
         os.dup2(fd, 2)
@@ -551,13 +561,7 @@ def fill_free_blocks() -> None:
         os.close(saved)
     with os.fdopen(fd, "rb") as report:
         report.seek(0)
-        lines = report.read().decode("ascii", "replace").splitlines()
-    for line in lines:
-        fields = line.split()  # class, size, pools, blocks in use, free blocks
-        if len(fields) == 5 and all(field.isdigit() for field in fields):
-            size, free = int(fields[1]), int(fields[4])
-            if size >= _FILLED_MIN_SIZE:
-                _FILLERS.extend(bytes(size - sys.getsizeof(b"")) for _ in range(free))
+        return report.read().decode("ascii", "replace").splitlines()
 
 
 def main() -> None:
