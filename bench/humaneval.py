@@ -26,6 +26,7 @@ import os
 import resource
 import statistics
 import struct
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -286,8 +287,9 @@ def isolation_cost(repeats: int = 300) -> None:
     a pipe; the median of ``repeats`` forks. A clock read in the child is not disturbed
     by the tick-based accounting of wait4's figures."""
     from assay.sandbox import _cgroup
+    from assay.sandbox._backends import LANDLOCK_WRITABLE
     from assay.sandbox._seccomp import filter_program
-    from assay.sandbox.harness import proc
+    from assay.sandbox.harness import landlock, proc
 
     program = filter_program()
     prepared = proc.SeccompProgram(program) if program else None
@@ -313,6 +315,11 @@ def isolation_cost(repeats: int = 300) -> None:
     bare = timed(lambda: None)
     ipc = timed(proc.fresh_ipc_namespace) - bare
     seccomp = timed(prepared.load) - bare if prepared else float("nan")
+    writes = float("nan")
+    if landlock.abi_version() > 0:  # as the zygote does: the rules built once, before it forks
+        rules = landlock.write_ruleset([tempfile.gettempdir(), *LANDLOCK_WRITABLE])
+        writes = timed(lambda: landlock.enforce(rules)) - bare
+        os.close(rules)
     group = _cgroup.SandboxCgroup.create()
     cgroup = float("nan")
     if group is not None:
@@ -326,7 +333,8 @@ def isolation_cost(repeats: int = 300) -> None:
         f"seccomp filter 0 (the zygote loads it once, +{seccomp:.0f} us, and every job inherits "
         f"it), SysV IPC and message queues 0 (the filter refuses them; where it cannot load, "
         f"a fresh IPC namespace per job instead: +{ipc:.0f} us), cgroup limits {cgroup:.0f} us "
-        f"when they change (0 when they do not)"
+        f"when they change (0 when they do not); the rlimit backend's Landlock write rules "
+        f"+{writes:.0f} us"
     )
 
 

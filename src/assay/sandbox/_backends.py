@@ -237,6 +237,12 @@ def _mqueue_mounts() -> list[str]:
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")  # mountinfo writes a space in a path as \040
 
 
+# Where a job of the rlimit backend may write besides its work folder, where the kernel has
+# Landlock: POSIX semaphores and shared memory (multiprocessing's locks and queues), and
+# the null device. Every other host folder is refused for writing, world-writable or not.
+LANDLOCK_WRITABLE: tuple[str, ...] = ("/dev/shm", "/dev/null")
+
+
 class RlimitOnly:
     name = "rlimit"
     level = 1
@@ -255,6 +261,7 @@ class RlimitOnly:
                 "boot_path": HARNESS_PARENT,
                 "workroot": context.host_workroot,
                 "scrub_dirs": scrub,
+                "landlock_writable": [path for path in LANDLOCK_WRITABLE if os.path.exists(path)],
                 "runtime_paths": list(context.runtime.python_path),
             },
         )

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.sandbox import _cgroup, _jobs, _program
-from assay.sandbox._backends import BACKENDS, Backend
+from assay.sandbox._backends import BACKENDS, LANDLOCK_WRITABLE, Backend
 from assay.sandbox._children import DEFAULT_LIMITS
 from assay.sandbox._launch import LaunchContext, Runtime
 from assay.sandbox._sandbox import Sandbox, SandboxSettings
@@ -42,6 +42,18 @@ def choose_backend(config: SandboxConfig, user_namespace: bool) -> Backend:
             return backend
         reasons.append(f"{name}: {reason}")
     raise SandboxUnavailable("no sandbox backend can run here: " + "; ".join(reasons))
+
+
+# where a backend without a file system of its own lets a job write
+WRITES_CONFINED = (
+    "confined by Landlock to the sandbox's work folder (emptied after every job) and "
+    f"{', '.join(LANDLOCK_WRITABLE)}: "
+    "host folders are readable, never writable"
+)
+WRITES_ANYWHERE = (
+    "wherever its uid may write (no Landlock in this kernel): what a dedicated uid left at the "
+    "top of /tmp, /var/tmp, /dev/shm and message-queue mounts is removed between jobs"
+)
 
 
 class SandboxPool:
@@ -162,6 +174,8 @@ class SandboxPool:
             learned["ipc"] = "shared by the jobs of a sandbox (no system-call filter, no user namespaces)"
         if self._description["seccomp"] and not sandbox.info.get("seccomp"):
             learned["seccomp"] = None
+        if not self._description["protections"]["filesystem_isolation"]:
+            learned["writes"] = WRITES_CONFINED if sandbox.info.get("landlock") else WRITES_ANYWHERE
         return learned
 
     def close(self) -> None:

@@ -11,7 +11,7 @@ _MISSING_TEXT = {
     "process_isolation": "no PID namespace: the code can see and signal other processes of its user",
     "network_isolation": "no network namespace: the code can reach the network",
     "filesystem_isolation": "no private filesystem: host files readable by its user are "
-    "visible, and world-writable folders such as /tmp are writable",
+    "visible, and host folders are writable unless Landlock confines writes (see 'writes')",
     "unprivileged_user": "the code runs as root on the host (uid 0 in a user namespace)",
     "complete_tree_kill": "processes that escape the supervisor (by killing it first) may outlive the job",
 }
