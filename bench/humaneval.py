@@ -317,7 +317,7 @@ def isolation_cost(repeats: int = 300) -> None:
     seccomp = timed(prepared.load) - bare if prepared else float("nan")
     writes = float("nan")
     if landlock.abi_version() > 0:  # as the zygote does: the rules built once, before it forks
-        rules = landlock.write_ruleset([tempfile.gettempdir(), *LANDLOCK_WRITABLE])
+        rules, _ = landlock.ruleset([tempfile.gettempdir(), *LANDLOCK_WRITABLE])
         writes = timed(lambda: landlock.enforce(rules)) - bare
         os.close(rules)
     group = _cgroup.SandboxCgroup.create()
@@ -333,7 +333,7 @@ def isolation_cost(repeats: int = 300) -> None:
         f"seccomp filter 0 (the zygote loads it once, +{seccomp:.0f} us, and every job inherits "
         f"it), SysV IPC and message queues 0 (the filter refuses them; where it cannot load, "
         f"a fresh IPC namespace per job instead: +{ipc:.0f} us), cgroup limits {cgroup:.0f} us "
-        f"when they change (0 when they do not); the rlimit backend's Landlock write rules "
+        f"when they change (0 when they do not); the rlimit backend's Landlock rules "
         f"+{writes:.0f} us"
     )
 

@@ -18,7 +18,7 @@ from assay.sandbox import Call, SandboxConfig, SandboxPool, get_language  # noqa
 
 PROBE = """
 import os, socket, time
-def probe(port):
+def probe(port, neighbour):
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
@@ -31,7 +31,12 @@ def probe(port):
         network = "connected"
     except OSError:
         network = "refused"
-    return [os.getuid(), network, os.path.exists("/etc/passwd"), os.getppid() == 1]
+    try:
+        os.kill(neighbour, 0)  # a process of the same uid outside the sandbox: this probe
+        signal = "signalled"
+    except OSError as exc:
+        signal = type(exc).__name__
+    return [os.getuid(), network, os.path.exists("/etc/passwd"), os.getppid() == 1, signal]
 """
 HANG = (
     "import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n"
@@ -77,7 +82,7 @@ python = get_language("python")
 report = {}
 for backend in ("bubblewrap", "unshare", "rlimit"):
     with SandboxPool(SandboxConfig(backend=backend, workers=1)) as pool:
-        run = pool.run_function(python, PROBE, "probe", [Call((int(sys.argv[2]),))], 10)
+        run = pool.run_function(python, PROBE, "probe", [Call((int(sys.argv[2]), os.getpid()))], 10)
         hang = pool.run_function(python, HANG, "f", [Call((0,))], 1.0)
         description = pool.describe()
         report[backend] = {

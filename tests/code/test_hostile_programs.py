@@ -73,12 +73,15 @@ for pid in range(1, 400):
         os.kill(pid, signal.SIGKILL)
     except OSError:
         pass
-os.kill(-1, signal.SIGKILL)
+try:
+    os.kill(-1, signal.SIGKILL)
+except ProcessLookupError:  # nothing else it may signal: its own pid is past 400
+    pass
 return 'unreachable'""",
     )
     assert not run.passed
     # it killed itself (PID namespace: its pid is small) or only what it owns
-    assert run.verdict["kind"] in ("candidate_ended", "assertion")
+    assert run.verdict["kind"] in ("candidate_ended", "assertion"), run.verdict.get("message")
 
 
 @pytest.mark.parametrize(

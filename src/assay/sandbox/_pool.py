@@ -44,16 +44,29 @@ def choose_backend(config: SandboxConfig, user_namespace: bool) -> Backend:
     raise SandboxUnavailable("no sandbox backend can run here: " + "; ".join(reasons))
 
 
-# where a backend without a file system of its own lets a job write
+# what Landlock confined in a backend without namespaces (the ABI sets how much)
 WRITES_CONFINED = (
     "confined by Landlock to the sandbox's work folder (emptied after every job) and "
-    f"{', '.join(LANDLOCK_WRITABLE)}: "
-    "host folders are readable, never writable"
+    f"{', '.join(LANDLOCK_WRITABLE)}: host folders are readable, never writable"
 )
 WRITES_ANYWHERE = (
     "wherever its uid may write (no Landlock in this kernel): what a dedicated uid left at the "
     "top of /tmp, /var/tmp, /dev/shm and message-queue mounts is removed between jobs"
 )
+TCP_REFUSED = "TCP bind and connect refused by Landlock; other protocols (UDP) reach the network"
+SCOPED = (
+    "signals only to the job's own processes and no connection to an abstract unix socket "
+    "made outside the job (Landlock scopes)"
+)
+
+
+def _landlock_learned(confines: list[str]) -> dict[str, str]:
+    learned = {"writes": WRITES_CONFINED if "writes" in confines else WRITES_ANYWHERE}
+    if "tcp" in confines:
+        learned["network"] = TCP_REFUSED
+    if "scopes" in confines:
+        learned["scopes"] = SCOPED
+    return learned
 
 
 class SandboxPool:
@@ -175,7 +188,7 @@ class SandboxPool:
         if self._description["seccomp"] and not sandbox.info.get("seccomp"):
             learned["seccomp"] = None
         if not self._description["protections"]["filesystem_isolation"]:
-            learned["writes"] = WRITES_CONFINED if sandbox.info.get("landlock") else WRITES_ANYWHERE
+            learned.update(_landlock_learned(sandbox.info.get("landlock") or []))
         return learned
 
     def close(self) -> None:

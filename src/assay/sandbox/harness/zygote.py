@@ -43,8 +43,8 @@ class Zygote:
         self.mains: dict[int, str] = {}
         self.failed: dict[str, str] = {}
         self.counter = 0
-        self.isolation = {"ipc_namespace": False, "seccomp": False, "ipc_private": False, "landlock": False}
-        self.write_rules: int | None = None  # a Landlock ruleset, for backends without a file system
+        self.isolation: dict[str, Any] = {"ipc_namespace": False, "seccomp": False, "ipc_private": False}
+        self.landlock_rules: int | None = None  # for backends without namespaces
         self.spare: Spare | None = None
         self.environment_for = ""  # the folder the job environment names now
         # the child's uid and gid maps, written in every fresh IPC namespace: made once
@@ -56,7 +56,7 @@ class Zygote:
     # -- the loop -------------------------------------------------------------------
     def serve(self) -> None:
         self.verify_confinement()
-        self.isolation = {**self.isolate(), "landlock": self.confine_writes()}
+        self.isolation = {**self.isolate(), "landlock": self.confine_by_landlock()}
         self.prepare_spare()
         self.send(
             {
@@ -325,19 +325,20 @@ class Zygote:
             proc.fresh_ipc_namespace(self.id_maps)
         if os.getppid() != 1:  # no PID namespace to take us down with the zygote
             proc.prctl(proc.PR_SET_PDEATHSIG, 9)
-        if self.write_rules is not None:  # no file system of our own: writes confined instead
-            landlock.enforce(self.write_rules)
+        if self.landlock_rules is not None:  # no namespaces of our own: confined instead
+            landlock.enforce(self.landlock_rules)
         os.chdir(workdir)
 
-    def confine_writes(self) -> bool:
+    def confine_by_landlock(self) -> list[str]:
         """Where the backend asks for it and the kernel has Landlock: the rules its
-        children take on. The whole work root is writable, not only a job's own folder,
-        since every reset empties all of it; so the rules are built once, here."""
+        children take on, and what they confine. The whole work root is writable, not
+        only a job's own folder, since every reset empties all of it; so the rules are
+        built once, here."""
         writable = self.options.get("landlock_writable")
         if not writable or landlock.abi_version() < 1:
-            return False
-        self.write_rules = landlock.write_ruleset([self.workroot, *writable])
-        return True
+            return []
+        self.landlock_rules, confines = landlock.ruleset([self.workroot, *writable])
+        return confines
 
     def extra_processes(self) -> int:
         """Our uid is shared with the host's own processes (rlimit backend, not root):

@@ -1,11 +1,14 @@
-"""The rlimit backend has no file system of its own: where the kernel has Landlock, a
-job's writes are confined to its sandbox's work folder, /dev/shm and /dev/null, so it cannot leave
-anything for the next job in the host's world-writable folders (Ray's session folders,
-for one, are 0777), while honest code that writes its own files works as before."""
+"""The rlimit backend has no namespaces of its own: where the kernel has Landlock, a
+job's writes are confined to its sandbox's work folder, /dev/shm and /dev/null, so it
+cannot leave anything for the next job in the host's world-writable folders (Ray's
+session folders, for one, are 0777), while honest code that writes its own files works
+as before; with ABI 4, TCP is refused; with ABI 6, signals and abstract unix sockets
+stay within the job."""
 
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
 import uuid
 import warnings
@@ -14,7 +17,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from assay.sandbox import Call, SandboxConfig, SandboxIsolationWarning, SandboxPool, _backends, get_language
-from assay.sandbox._pool import WRITES_ANYWHERE, WRITES_CONFINED
+from assay.sandbox._pool import SCOPED, TCP_REFUSED, WRITES_ANYWHERE, WRITES_CONFINED
 from assay.sandbox.harness import landlock
 
 pytestmark = [
@@ -120,10 +123,13 @@ def test_the_results_say_how_writes_are_confined(
     rlimit_pool: SandboxPool, make_pool: Callable[..., SandboxPool]
 ) -> None:
     rlimit_pool.run_function(PY, PLANT, "look", [Call(("/tmp", "x"))], timeout=10)
-    assert rlimit_pool.describe()["writes"] == WRITES_CONFINED
+    described = rlimit_pool.describe()
+    assert described["writes"] == WRITES_CONFINED
+    assert described.get("network") == (TCP_REFUSED if landlock.abi_version() >= 4 else None)
+    assert described.get("scopes") == (SCOPED if landlock.abi_version() >= 6 else None)
     isolating = make_pool("bubblewrap")
     isolating.run_function(PY, PLANT, "look", [Call(("/tmp", "x"))], timeout=10)
-    assert "writes" not in isolating.describe()  # a file system of its own: nothing to confine
+    assert not {"writes", "network", "scopes"} & set(isolating.describe())  # namespaces instead
 
 
 def test_without_landlock_the_cleanup_removes_what_a_dedicated_uid_left(
@@ -144,3 +150,67 @@ def test_without_landlock_the_cleanup_removes_what_a_dedicated_uid_left(
         assert pool.describe()["writes"] == WRITES_ANYWHERE
     finally:
         pool.close()
+
+
+NETWORK = """
+import socket
+def tcp(port):
+    tried = []
+    for attempt in ("connect", "bind"):
+        try:
+            with socket.socket() as sock:
+                sock.settimeout(2)
+                if attempt == "connect":
+                    sock.connect((b"127.0.0.1", port))
+                else:
+                    sock.bind((b"127.0.0.1", 0))
+                    sock.listen()
+            tried.append("done")
+        except OSError as exc:
+            tried.append(type(exc).__name__)
+    return tried
+def pair():
+    left, right = socket.socketpair()
+    left.sendall(b"local")
+    return right.recv(5).decode()
+"""
+
+
+@pytest.mark.skipif(landlock.abi_version() < 4, reason="TCP rules need Landlock ABI 4")
+def test_tcp_is_refused_and_local_sockets_work(rlimit_pool: SandboxPool) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.settimeout(0.5)
+        port = server.getsockname()[1]
+        tried = rlimit_pool.run_function(PY, NETWORK, "tcp", [Call((port,))], timeout=10).outcomes[0]
+        assert tried.value == ["PermissionError", "PermissionError"], tried
+        with pytest.raises(TimeoutError):
+            server.accept()  # nothing came through
+    local = rlimit_pool.run_function(PY, NETWORK, "pair", [Call()], timeout=10).outcomes[0]
+    assert local.value == "local", local
+
+
+ABSTRACT = """
+import socket
+def reach(name):
+    try:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(name)
+    except OSError as exc:
+        return type(exc).__name__
+    return "connected"
+"""
+
+
+@pytest.mark.skipif(landlock.abi_version() < 6, reason="scopes need Landlock ABI 6")
+def test_abstract_sockets_outside_the_job_are_out_of_reach(rlimit_pool: SandboxPool) -> None:
+    """A host service on an abstract socket, which no file permission guards (signals
+    to the sandbox's own uid outside the job: in test_unprivileged.py, where the job
+    runs as the test's uid)."""
+    name = b"\0assay-abstract-" + uuid.uuid4().hex.encode()
+    with socket.socket(socket.AF_UNIX) as service:
+        service.bind(name)
+        service.listen()
+        reached = rlimit_pool.run_function(PY, ABSTRACT, "reach", [Call((name,))], timeout=10).outcomes[0]
+    assert reached.value == "PermissionError", reached
