@@ -19,6 +19,7 @@ import pytest
 from assay.sandbox import Call, SandboxConfig, SandboxIsolationWarning, SandboxPool, _backends, get_language
 from assay.sandbox._pool import SCOPED, TCP_REFUSED, WRITES_ANYWHERE, WRITES_CONFINED
 from assay.sandbox.harness import landlock
+from assay.sandbox.harness.tree import remove_tree
 
 pytestmark = [
     pytest.mark.skipif(landlock.abi_version() < 1, reason="this kernel has no Landlock"),
@@ -214,3 +215,25 @@ def test_abstract_sockets_outside_the_job_are_out_of_reach(rlimit_pool: SandboxP
         service.listen()
         reached = rlimit_pool.run_function(PY, ABSTRACT, "reach", [Call((name,))], timeout=10).outcomes[0]
     assert reached.value == "PermissionError", reached
+
+
+@pytest.fixture
+def foreign_shm_folder() -> Iterator[str]:
+    """A world-writable folder in /dev/shm that a host program (here: root) made."""
+    folder = tempfile.mkdtemp(prefix="assay-foreign-", dir="/dev/shm")
+    os.chmod(folder, 0o1777)
+    try:
+        yield folder
+    finally:
+        remove_tree(folder)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a dedicated uid needs root")
+def test_files_in_a_foreign_folder_of_dev_shm_are_removed(
+    rlimit_pool: SandboxPool, foreign_shm_folder: str
+) -> None:
+    name = f"assay-planted-{uuid.uuid4().hex}"
+    planted = rlimit_pool.run_function(PY, PLANT, "plant", [Call((foreign_shm_folder, name))], timeout=10)
+    assert planted.outcomes[0].value == "written", planted.outcomes[0]  # /dev/shm is writable
+    seen = rlimit_pool.run_function(PY, PLANT, "look", [Call((foreign_shm_folder, name))], timeout=10)
+    assert seen.outcomes[0].value is False, seen.outcomes[0]

@@ -29,6 +29,10 @@ CALLS = {
     "clone(CLONE_NEWUSER)": (56, 0x10000000 | 17, 0, 0, 0, 0),
     "userfaultfd": (323, 0),
     "kexec_load": (246, 0, 0, None, 0),
+    "setxattr(user.*)": (188, b".", b"user.assay", b"kept", 4, 0),
+    "fsetxattr(user.*)": (190, 0, b"user.assay", b"kept", 4, 0),
+    "removexattr": (197, b".", b"user.assay"),
+    "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)": (41, 2, 1, 262),
 }
 def attempt(_):
     results = {}
@@ -41,8 +45,9 @@ def attempt(_):
     return results
 """
 ALLOWED = """
-import os, _thread
+import os, socket, _thread
 def work(_):
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()  # plain TCP: only MPTCP is refused
     if os.fork() == 0:
         os._exit(7)
     _, status = os.wait()

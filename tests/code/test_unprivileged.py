@@ -84,8 +84,8 @@ def loopback_port() -> Any:
 @pytest.mark.parametrize("backend", ["bubblewrap", "unshare"])
 def test_namespace_backends_without_root(report: dict[str, Any], backend: str) -> None:
     entry = report[backend]
-    uid, network, sees_etc, own_pid_namespace, signal = entry["value"]
-    assert (uid, network, sees_etc, own_pid_namespace) == (65534, "refused", False, True)
+    uid, network, sees_etc, own_pid_namespace, signal, shm = entry["value"]
+    assert (uid, network, sees_etc, own_pid_namespace, shm) == (65534, "refused", False, True, "written")
     assert signal == "ProcessLookupError"  # the probe is in no namespace it sees
     assert entry["missing"] == []
     assert entry["user"] == "uid 65534 in a user namespace (host: uid 65534)"
@@ -99,6 +99,8 @@ def test_rlimit_backend_without_root(report: dict[str, Any]) -> None:
     assert entry["value"][:2] == [65534, "refused" if landlock.abi_version() >= 4 else "connected"]
     # the job runs as the probe's own uid: only Landlock's scope (ABI 6) keeps it from the probe
     assert entry["value"][4] == ("PermissionError" if landlock.abi_version() >= 6 else "signalled")
+    # as the probe's uid nothing would tell the job's files in the host's /dev/shm from its own
+    assert entry["value"][5] == ("PermissionError" if landlock.abi_version() >= 1 else "written")
     assert len(entry["missing"]) == 4
     assert entry["timed_out"]
     assert entry["left_running"] == [], "the subreaper killed the daemon and the hanging child"

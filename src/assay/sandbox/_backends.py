@@ -238,8 +238,9 @@ _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")  # mountinfo writes a space in a pat
 
 
 # Where a job of the rlimit backend may write besides its work folder, where the kernel has
-# Landlock: POSIX semaphores and shared memory (multiprocessing's locks and queues), and
-# the null device. Every other host folder is refused for writing, world-writable or not.
+# Landlock: POSIX semaphores and shared memory (multiprocessing's locks and queues; with a
+# dedicated uid only, whose leftovers the cleanup can tell apart), and the null device.
+# Every other host folder is refused for writing, world-writable or not.
 LANDLOCK_WRITABLE: tuple[str, ...] = ("/dev/shm", "/dev/null")
 
 
@@ -252,7 +253,11 @@ class RlimitOnly:
 
     def plan(self, context: LaunchContext) -> LaunchPlan:
         assert context.host_workroot is not None
-        scrub = ["/tmp", "/var/tmp", "/dev/shm", *_mqueue_mounts()] if context.sandbox_uid is not None else []
+        dedicated = context.sandbox_uid is not None
+        # where a job may leave files for the next one: its own uid's entries are removed
+        # (as your own uid nothing tells a job's files from yours: /dev/shm is not writable)
+        scrub = {"top": ["/tmp", "/var/tmp", *_mqueue_mounts()], "deep": ["/dev/shm"]} if dedicated else {}
+        writable = LANDLOCK_WRITABLE if dedicated else tuple(p for p in LANDLOCK_WRITABLE if p != "/dev/shm")
         harness_root = HARNESS_PARENT if context.sandbox_uid is None else readable_harness()
         argv = zygote_command(
             context,
@@ -261,7 +266,7 @@ class RlimitOnly:
                 "boot_path": HARNESS_PARENT,
                 "workroot": context.host_workroot,
                 "scrub_dirs": scrub,
-                "landlock_writable": [path for path in LANDLOCK_WRITABLE if os.path.exists(path)],
+                "landlock_writable": [path for path in writable if os.path.exists(path)],
                 "runtime_paths": list(context.runtime.python_path),
             },
         )

@@ -39,6 +39,7 @@ PRELOAD = [
     "operator",
     "traceback",
     "linecache",
+    "shutil",  # honest code copies and removes trees with it
 ]
 BASE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",

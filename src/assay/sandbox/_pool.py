@@ -49,6 +49,11 @@ WRITES_CONFINED = (
     "confined by Landlock to the sandbox's work folder (emptied after every job) and "
     f"{', '.join(LANDLOCK_WRITABLE)}: host folders are readable, never writable"
 )
+WRITES_CONFINED_OWN_UID = (
+    "confined by Landlock to the sandbox's work folder (emptied after every job) and "
+    "/dev/null (not /dev/shm: as your own uid, nothing tells a job's files there from "
+    "yours): host folders are readable, never writable"
+)
 WRITES_ANYWHERE = (
     "wherever its uid may write (no Landlock in this kernel): what a dedicated uid left at the "
     "top of /tmp, /var/tmp, /dev/shm and message-queue mounts is removed between jobs"
@@ -60,8 +65,9 @@ SCOPED = (
 )
 
 
-def _landlock_learned(confines: list[str]) -> dict[str, str]:
-    learned = {"writes": WRITES_CONFINED if "writes" in confines else WRITES_ANYWHERE}
+def _landlock_learned(confines: list[str], dedicated: bool) -> dict[str, str]:
+    confined = WRITES_CONFINED if dedicated else WRITES_CONFINED_OWN_UID
+    learned = {"writes": confined if "writes" in confines else WRITES_ANYWHERE}
     if "tcp" in confines:
         learned["network"] = TCP_REFUSED
     if "scopes" in confines:
@@ -115,8 +121,12 @@ class SandboxPool:
     def _new_sandbox(self) -> Sandbox:
         return Sandbox(self.backend, self.settings, on_start=self.note_sandbox)
 
+    def _dedicated(self) -> bool:
+        """A dedicated host uid per sandbox (root, no user namespace)."""
+        return not self.settings.user_namespace and os.geteuid() == 0
+
     def _describe(self) -> dict[str, Any]:
-        dedicated = not self.settings.user_namespace and os.geteuid() == 0
+        dedicated = self._dedicated()
         plan = self.backend.plan(
             LaunchContext(
                 runtime=self.runtime,
@@ -188,7 +198,7 @@ class SandboxPool:
         if self._description["seccomp"] and not sandbox.info.get("seccomp"):
             learned["seccomp"] = None
         if not self._description["protections"]["filesystem_isolation"]:
-            learned.update(_landlock_learned(sandbox.info.get("landlock") or []))
+            learned.update(_landlock_learned(sandbox.info.get("landlock") or [], self._dedicated()))
         return learned
 
     def close(self) -> None:

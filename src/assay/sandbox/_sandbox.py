@@ -7,7 +7,6 @@ import itertools
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -22,6 +21,7 @@ from assay.sandbox._launch import LaunchContext, LaunchPlan, Runtime
 from assay.sandbox._launcher import launch
 from assay.sandbox._uids import UidLease, lease_uid
 from assay.sandbox.errors import SandboxError, SandboxStartError
+from assay.sandbox.harness.tree import remove_tree
 
 START_SECONDS = 30.0
 RESET_SECONDS = 3.0  # a sandbox whose cleanup takes longer is discarded and replaced
@@ -287,7 +287,7 @@ class Sandbox:
             self._uid.release()
             self._uid = None
         for folder in self._folders:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)  # any depth a job made: never a RecursionError here
         self._folders.clear()
 
     def shutdown(self) -> None:

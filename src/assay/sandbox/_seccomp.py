@@ -79,6 +79,16 @@ DENIED = (
     "mq_timedreceive",
     "mq_notify",
     "mq_getsetattr",
+    # extended attributes: a user.* attribute on any host file or folder the uid may
+    # write carries data from job to job, and Landlock's write rules do not see them
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "setxattrat",
+    "removexattrat",
     # the machine itself
     "kexec_load",
     "kexec_file_load",
@@ -95,6 +105,7 @@ DENIED = (
     "vhangup",
     "lookup_dcookie",
 )
+IPPROTO_MPTCP = 262
 # CLONE_NEWUSER, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWPID, NEWNET, NEWTIME
 NAMESPACE_FLAGS = (
     0x10000000,
@@ -135,6 +146,9 @@ def filter_program() -> bytes | None:
         for flag in NAMESPACE_FLAGS:
             rules.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
         rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+        # Multipath TCP: falls back to plain TCP, where Landlock's TCP rules see only
+        # IPPROTO_TCP sockets
+        rules.add_rule(refuse, "socket", seccomp.Arg(2, seccomp.EQ, IPPROTO_MPTCP))
         with tempfile.TemporaryFile() as handle:
             rules.export_bpf(handle)
             handle.seek(0)
@@ -145,6 +159,7 @@ def filter_program() -> bytes | None:
 
 DESCRIPTION = (
     "seccomp: new namespaces, mounts, ptrace, bpf, perf_event_open, io_uring, "
-    "keyrings, SysV IPC, POSIX message queues, pidfd_open, kernel modules and kexec refused"
+    "keyrings, SysV IPC, POSIX message queues, pidfd_open, extended attribute writes, "
+    "Multipath TCP, kernel modules and kexec refused"
 )
 IPC_REFUSED = "SysV IPC and POSIX message queues refused by the system-call filter"

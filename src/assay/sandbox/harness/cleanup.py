@@ -4,35 +4,42 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
-import stat
 from typing import Any
 
 from . import proc
+from .tree import remove_tree
 
 
-def kill_all_and_scrub(workroot: str, scrub_dirs: list[str]) -> None:
+def kill_all_and_scrub(workroot: str, folders: dict[str, list[str]]) -> None:
+    """``folders``: "top", shared folders scrubbed at their top level; "deep", those
+    scrubbed beneath other users' folders too."""
     proc.kill_quietly(-1)
     try:
         empty_folder_contents(workroot, None)
     finally:  # a work root this uid cannot list (the zygote empties it next) stops nothing
-        scrub(scrub_dirs)
+        scrub(folders.get("top", []), deep=False)
+        scrub(folders.get("deep", []), deep=True)
 
 
-def scrub(scrub_dirs: list[str]) -> None:
-    """Remove what our uid owns at the top of each shared folder (/tmp, /dev/shm...):
-    run as the sandbox's dedicated uid, that is what its jobs left there."""
+def scrub(scrub_dirs: list[str], deep: bool = False) -> None:
+    """Remove what our uid owns in each shared folder (/tmp, /dev/shm...): run as the
+    sandbox's dedicated uid, that is what its jobs left there. At the top level only,
+    or (``deep``) also inside the folders of others that we may read, such as a
+    world-writable folder a host program made there."""
     uid = os.getuid()
-    for folder in scrub_dirs:
+    folders = list(scrub_dirs)
+    while folders:
+        folder = folders.pop()
         try:
-            entries = os.listdir(folder)
+            entries = list(os.scandir(folder))
         except OSError:
             continue
         for entry in entries:
-            path = os.path.join(folder, entry)
             try:
-                if os.lstat(path).st_uid == uid:
-                    force_remove(path)
+                if entry.stat(follow_symlinks=False).st_uid == uid:
+                    remove_tree(entry.path)
+                elif deep and entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
             except OSError:
                 continue
 
@@ -49,29 +56,7 @@ def empty_folder_contents(workroot: str, _unused: Any) -> None:
             except OSError:
                 continue
         for entry in entries:
-            force_remove(os.path.join(job_path, entry))
-
-
-def force_remove(path: str) -> None:
-    """Remove a file or tree even where the job took away its own permissions."""
-
-    def retry(function: Any, failed: str, _info: Any) -> None:
-        try:
-            os.chmod(os.path.dirname(failed), 0o700)
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                os.chmod(failed, 0o700)
-            function(failed)
-        except OSError:
-            pass
-
-    try:
-        if stat.S_ISDIR(os.lstat(path).st_mode):
-            os.chmod(path, 0o700)
-            shutil.rmtree(path, onerror=retry)
-        else:
-            os.unlink(path)
-    except OSError:
-        pass
+            remove_tree(os.path.join(job_path, entry))
 
 
 def place_descriptors(fds: list[int], targets: list[int]) -> None:

@@ -21,11 +21,8 @@ import traceback
 from typing import Any
 
 from . import frames, landlock, proc, py_roles
-from .cleanup import (
-    force_remove,
-    kill_all_and_scrub,
-    place_descriptors,
-)
+from .cleanup import kill_all_and_scrub, place_descriptors
+from .tree import remove_tree
 
 CONTROL_LIMIT = 1 << 20
 KILL_SECONDS = 5.0
@@ -397,7 +394,7 @@ class Zygote:
         if mode == "pidns":
             proc.kill_quietly(-1)  # from PID 1: every other process of the namespace
         elif mode == "uid":
-            self.run_as_sandbox_user(kill_all_and_scrub, self.options.get("scrub_dirs", []))
+            self.run_as_sandbox_user(kill_all_and_scrub, self.options.get("scrub_dirs", {}))
         else:
             for child in proc.children_of(os.getpid()):
                 proc.kill_quietly(-child)
@@ -430,11 +427,11 @@ class Zygote:
             try:
                 os.rmdir(path)  # the usual case: the job left its folder empty
             except OSError:
-                force_remove(path)
+                remove_tree(path)
         shm = self.options.get("shm_dir")
         if shm:  # the sandbox's own /dev/shm (the rlimit backend scrubs the host's)
             for entry in os.listdir(shm):
-                force_remove(os.path.join(shm, entry))
+                remove_tree(os.path.join(shm, entry))
 
 
 class _ExitSignal:
