@@ -217,11 +217,12 @@ def test_abstract_sockets_outside_the_job_are_out_of_reach(rlimit_pool: SandboxP
     assert reached.value == "PermissionError", reached
 
 
-@pytest.fixture
-def foreign_shm_folder() -> Iterator[str]:
-    """A world-writable folder in /dev/shm that a host program (here: root) made."""
+@pytest.fixture(params=[0o1777, 0o1733], ids=["listable", "write-only"])
+def foreign_shm_folder(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A folder in /dev/shm that a host program (here: root) made writable by anyone,
+    and perhaps listable by no one else."""
     folder = tempfile.mkdtemp(prefix="assay-foreign-", dir="/dev/shm")
-    os.chmod(folder, 0o1777)
+    os.chmod(folder, request.param)
     try:
         yield folder
     finally:

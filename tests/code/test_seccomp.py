@@ -33,6 +33,8 @@ CALLS = {
     "fsetxattr(user.*)": (190, 0, b"user.assay", b"kept", 4, 0),
     "removexattr": (197, b".", b"user.assay"),
     "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)": (41, 2, 1, 262),
+    "socket(..., IPPROTO_MPTCP with high bits set)": (41, 2, 1, ctypes.c_long(0x100000106)),
+    "setxattrat (Linux 6.13)": (463, -100, b".", 0, b"user.assay", ctypes.create_string_buffer(32), 32),
 }
 def attempt(_):
     results = {}

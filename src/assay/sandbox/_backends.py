@@ -256,7 +256,7 @@ class RlimitOnly:
         dedicated = context.sandbox_uid is not None
         # where a job may leave files for the next one: its own uid's entries are removed
         # (as your own uid nothing tells a job's files from yours: /dev/shm is not writable)
-        scrub = {"top": ["/tmp", "/var/tmp", *_mqueue_mounts()], "deep": ["/dev/shm"]} if dedicated else {}
+        scrub = ["/tmp", "/var/tmp", *_mqueue_mounts()] if dedicated else []
         writable = LANDLOCK_WRITABLE if dedicated else tuple(p for p in LANDLOCK_WRITABLE if p != "/dev/shm")
         harness_root = HARNESS_PARENT if context.sandbox_uid is None else readable_harness()
         argv = zygote_command(
@@ -265,7 +265,8 @@ class RlimitOnly:
                 "harness_root": harness_root,
                 "boot_path": HARNESS_PARENT,
                 "workroot": context.host_workroot,
-                "scrub_dirs": scrub,
+                "scrub_dirs": scrub,  # at their top, as the sandbox's uid
+                "scrub_deep": ["/dev/shm"] if dedicated else [],  # all through, as root
                 "landlock_writable": [path for path in writable if os.path.exists(path)],
                 "runtime_paths": list(context.runtime.python_path),
             },

@@ -106,6 +106,9 @@ DENIED = (
     "lookup_dcookie",
 )
 IPPROTO_MPTCP = 262
+# calls added since Linux 5.1 have one number on every architecture: for those the
+# installed libseccomp may not know by name yet
+UNIFIED_NUMBERS = {"setxattrat": 463, "removexattrat": 464}
 # CLONE_NEWUSER, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWPID, NEWNET, NEWTIME
 NAMESPACE_FLAGS = (
     0x10000000,
@@ -140,15 +143,17 @@ def filter_program() -> bytes | None:
             try:
                 rules.add_rule(refuse, name)
             except (OSError, ValueError, RuntimeError):
-                continue  # a call this kernel or architecture does not have
+                if name not in UNIFIED_NUMBERS:
+                    continue  # a call this architecture does not have
+                rules.add_rule(refuse, UNIFIED_NUMBERS[name])  # newer than this libseccomp
         # clone() creating namespaces; clone3 passes its flags in memory a filter cannot
         # read, so it is refused with ENOSYS and the C libraries fall back to clone()
         for flag in NAMESPACE_FLAGS:
             rules.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
         rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
         # Multipath TCP: falls back to plain TCP, where Landlock's TCP rules see only
-        # IPPROTO_TCP sockets
-        rules.add_rule(refuse, "socket", seccomp.Arg(2, seccomp.EQ, IPPROTO_MPTCP))
+        # IPPROTO_TCP sockets (the kernel reads the argument's low 32 bits only)
+        rules.add_rule(refuse, "socket", seccomp.Arg(2, seccomp.MASKED_EQ, 0xFFFFFFFF, IPPROTO_MPTCP))
         with tempfile.TemporaryFile() as handle:
             rules.export_bpf(handle)
             handle.seek(0)

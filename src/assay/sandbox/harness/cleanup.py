@@ -10,23 +10,19 @@ from . import proc
 from .tree import remove_tree
 
 
-def kill_all_and_scrub(workroot: str, folders: dict[str, list[str]]) -> None:
-    """``folders``: "top", shared folders scrubbed at their top level; "deep", those
-    scrubbed beneath other users' folders too."""
+def kill_all_and_scrub(workroot: str, scrub_dirs: list[str]) -> None:
     proc.kill_quietly(-1)
     try:
         empty_folder_contents(workroot, None)
     finally:  # a work root this uid cannot list (the zygote empties it next) stops nothing
-        scrub(folders.get("top", []), deep=False)
-        scrub(folders.get("deep", []), deep=True)
+        scrub(scrub_dirs, os.getuid())
 
 
-def scrub(scrub_dirs: list[str], deep: bool = False) -> None:
-    """Remove what our uid owns in each shared folder (/tmp, /dev/shm...): run as the
+def scrub(scrub_dirs: list[str], uid: int, deep: bool = False) -> None:
+    """Remove what ``uid`` owns in each shared folder (/tmp, /dev/shm...): for the
     sandbox's dedicated uid, that is what its jobs left there. At the top level only,
-    or (``deep``) also inside the folders of others that we may read, such as a
-    world-writable folder a host program made there."""
-    uid = os.getuid()
+    or (``deep``) also inside the folders of others, such as a world-writable folder a
+    host program made there (run as root, to see into those the uid may not list)."""
     folders = list(scrub_dirs)
     while folders:
         folder = folders.pop()

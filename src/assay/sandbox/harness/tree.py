@@ -78,15 +78,24 @@ def _clear_files(folder: int) -> list[str]:
 
 
 def _enter(folder: int | None, name: str) -> int | None:
-    """Open the folder ``name`` (of ``folder``), made searchable first where we own it."""
+    """Open the folder ``name`` (of ``folder``) and make it ours to empty where we own
+    it. Opened before any chmod where it can be: a descriptor cannot be swapped for a
+    link, so root never changes the mode of something else."""
     try:
-        os.chmod(name, 0o700, dir_fd=folder)  # a folder (no link): seen by lstat just before
-    except OSError:
-        pass
-    try:
-        return os.open(name, _DIRECTORY, dir_fd=folder)
+        child = os.open(name, _DIRECTORY, dir_fd=folder)
+    except PermissionError:  # locked by its owner: that is us, or nothing can be done
+        try:
+            os.chmod(name, 0o700, dir_fd=folder)
+            child = os.open(name, _DIRECTORY, dir_fd=folder)
+        except OSError:
+            return None
     except OSError:
         return None
+    try:
+        os.fchmod(child, 0o700)
+    except OSError:
+        pass
+    return child
 
 
 def _leave(folder: int, name: str) -> int | None:

@@ -21,7 +21,7 @@ import traceback
 from typing import Any
 
 from . import frames, landlock, proc, py_roles
-from .cleanup import kill_all_and_scrub, place_descriptors
+from .cleanup import kill_all_and_scrub, place_descriptors, scrub
 from .tree import remove_tree
 
 CONTROL_LIMIT = 1 << 20
@@ -351,6 +351,8 @@ class Zygote:
         self.reap(exits, block=False, killed=False)
         self.watched.clear()
         survivors = self.kill_everything(exits)
+        if self.uid is not None and self.mode() == "uid" and not survivors:  # none left to race us
+            scrub(self.options.get("scrub_deep", []), self.uid, deep=True)
         self.mains.clear()
         self.failed.clear()
         self.empty_workroot()
@@ -394,7 +396,7 @@ class Zygote:
         if mode == "pidns":
             proc.kill_quietly(-1)  # from PID 1: every other process of the namespace
         elif mode == "uid":
-            self.run_as_sandbox_user(kill_all_and_scrub, self.options.get("scrub_dirs", {}))
+            self.run_as_sandbox_user(kill_all_and_scrub, self.options.get("scrub_dirs", []))
         else:
             for child in proc.children_of(os.getpid()):
                 proc.kill_quietly(-child)
