@@ -56,14 +56,14 @@ def ruleset(writable: list[str]) -> tuple[int, list[str]]:
         raise OSError("Landlock is not available")
     handled = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE
     handled |= (_REFER if version >= 2 else 0) | (_TRUNCATE if version >= 3 else 0)
-    attr, confines = struct.pack("=Q", handled), ["writes"]
-    if version >= 4:  # struct landlock_ruleset_attr grew a field per feature
-        attr, confines = attr + struct.pack("=Q", _BIND_TCP | _CONNECT_TCP), [*confines, "tcp"]
+    fields, confines = [handled], ["writes"]  # struct landlock_ruleset_attr grew a field per feature
+    if version >= 4:
+        fields.append(_BIND_TCP | _CONNECT_TCP)
+        confines.append("tcp")
     if version >= 6:
-        attr, confines = (
-            attr + struct.pack("=Q", _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL),
-            [*confines, "scopes"],
-        )
+        fields.append(_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL)
+        confines.append("scopes")
+    attr = struct.pack(f"={len(fields)}Q", *fields)
     rules = _call(_CREATE_RULESET, ctypes.c_char_p(attr), ctypes.c_size_t(len(attr)), 0)
     try:
         for path in writable:
