@@ -56,7 +56,8 @@ WRITES_CONFINED_OWN_UID = (
 )
 WRITES_ANYWHERE = (
     "wherever its uid may write (no Landlock in this kernel): what a dedicated uid left at the "
-    "top of /tmp, /var/tmp, /dev/shm and message-queue mounts is removed between jobs"
+    "top of /tmp, /var/tmp and message-queue mounts, and anywhere in /dev/shm, is removed "
+    "between jobs"
 )
 TCP_REFUSED = "TCP bind and connect refused by Landlock; other protocols (UDP) reach the network"
 SCOPED = (
