@@ -45,14 +45,13 @@ def choose_backend(config: SandboxConfig, user_namespace: bool) -> Backend:
 
 
 # what Landlock confined in a backend without namespaces (the ABI sets how much)
-WRITES_CONFINED = (
+_CONFINED = (
     "confined by Landlock to the sandbox's work folder (emptied after every job) and "
-    f"{', '.join(LANDLOCK_WRITABLE)}: host folders are readable, never writable"
+    "{}: host folders are readable, never writable"
 )
-WRITES_CONFINED_OWN_UID = (
-    "confined by Landlock to the sandbox's work folder (emptied after every job) and "
-    "/dev/null (not /dev/shm: as your own uid, nothing tells a job's files there from "
-    "yours): host folders are readable, never writable"
+WRITES_CONFINED = _CONFINED.format(", ".join(LANDLOCK_WRITABLE))
+WRITES_CONFINED_OWN_UID = _CONFINED.format(
+    "/dev/null (not /dev/shm: as your own uid, nothing tells a job's files there from yours)"
 )
 WRITES_ANYWHERE = (
     "wherever its uid may write (no Landlock in this kernel): what a dedicated uid left at the "
