@@ -77,6 +77,6 @@ def test_sigkill_loses_only_the_last_interval_and_rows_in_flight(tmp_path: Path)
         f"{len(old)} of {len(lost)} lost rows were reported finished more than {GRACE_S} s "
         f"before the kill (up to {old[-1]:.2f} s); killed at {fraction:.0%}"
     )
-    bound = 2 * RowWriter.DEFAULT_BATCH + job.CONCURRENCY  # queued + being written
+    bound = RowWriter.DEFAULT_PENDING + RowWriter.DEFAULT_BATCH + job.CONCURRENCY  # queued + being written
     assert len(lost) <= bound
     print(f"killed after {len(finished)} finished rows: {len(lost)} lost, {len(stored)} stored")

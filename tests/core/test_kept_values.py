@@ -156,3 +156,34 @@ def test_the_writer_process_builds_the_columns_and_the_run_does_not(
     comparison = assay.compare("a", "b", client=client)
     assert comparison is not None
     client.close()
+
+
+def _row(position: int, repetition: int) -> Any:
+    from assay.schemas import Example, Run
+    from assay.store.records import ExperimentRow
+
+    example = Example(inputs={"p": position}, outputs={"r": repetition})
+    run = Run(inputs=example.inputs, outputs={"o": (position, repetition)})
+    return ExperimentRow(run=run, example=example, repetition=repetition, position=position, results=[])
+
+
+def test_kept_values_come_back_in_data_order_whatever_order_rows_came_in() -> None:
+    keys = [(p, r) for p in range(40) for r in range(2)]
+    shuffled = keys[1::2] + keys[0::2]
+    kept = KeptValues(["outputs", "inputs"])
+    for position, repetition in shuffled:
+        kept.add(_row(position, repetition))
+    lists = kept.lists(len(keys))
+    assert lists["outputs"] == [{"o": key} for key in keys]
+    assert lists["inputs"] == [{"p": p} for p, _ in keys]
+    assert set(lists) == {"inputs", "outputs"}
+
+
+def test_kept_values_in_order_are_handed_over_without_a_copy() -> None:
+    kept = KeptValues(["reference_outputs"])
+    for position in range(50):
+        kept.add(_row(position, 0))
+    first = kept.lists(50)["reference_outputs"]
+    assert first == [{"r": 0}] * 50
+    assert kept.lists(50)["reference_outputs"] is first
+    assert kept.lists(49) == {}  # not every stored row was kept

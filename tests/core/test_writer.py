@@ -1,5 +1,6 @@
-"""The writer: once the feed has no rows left, what the last rows bring is committed at
-once instead of after the interval, so that closing has little left to flush."""
+"""The writer: once the feed has at most a batch of rows left, what the last rows bring is
+committed as soon as the store is free instead of after the interval, so that closing
+has little left to flush."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 from datetime import datetime, timezone
 
 from assay import Client
+from assay.evaluation._runner import RowFeed
 from assay.evaluation._writer import RowWriter
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store.records import ExperimentRecord, ExperimentRow
@@ -47,7 +49,7 @@ def test_rows_after_the_feed_ran_out_are_committed_at_once(client: Client) -> No
     try:
         writer.put(rows[0])
         assert not _stored_within(client, record, 1, 0.3)  # waits for its interval
-        writer.hurry()  # the feed ran out: the rows still running are the last ones
+        writer.hurry()  # the feed is nearly out: the rows still running are the last ones
         assert _stored_within(client, record, 1, 30.0)
         writer.put(rows[1])
         writer.put(rows[2])
@@ -56,3 +58,22 @@ def test_rows_after_the_feed_ran_out_are_committed_at_once(client: Client) -> No
         stats = writer.close()
     assert stats.rows == 3 and stats.final
     assert client.read_experiment("writer").aggregate["s"].n == 3
+
+
+def test_the_feed_says_once_when_a_batch_or_less_is_left() -> None:
+    calls: list[int] = []
+    feed = RowFeed([Example(inputs={"i": i}) for i in range(10)], 1, set(), 10)
+    feed.on_ending, feed.ending_at = lambda: calls.append(feed.remaining), 3
+    handed = [feed.next() for _ in range(12)]
+    assert [row.position for row in handed if row is not None] == list(range(10))
+    assert calls == [3]  # after the 7th row, once
+
+
+def test_a_feed_smaller_than_a_batch_says_so_at_its_first_row() -> None:
+    calls: list[int] = []
+    feed = RowFeed([Example(inputs={"i": i}) for i in range(2)], 1, set(), 2)
+    feed.on_ending, feed.ending_at = lambda: calls.append(feed.remaining), 5
+    assert feed.next() is not None
+    assert calls == [1]
+    assert feed.next() is not None and feed.next() is None
+    assert calls == [1]

@@ -9,6 +9,7 @@ kept is dropped and the summary evaluators read the rows back a page at a time
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -24,10 +25,12 @@ _SAMPLE_EVERY = 32  # sizes are estimated from one row in 32: a budget, not an a
 
 
 class KeptValues:
-    """The values of ``fields`` of every row added, in (position, repetition) order.
+    """The values of ``fields`` of every row added, handed over in (position, repetition)
+    order.
 
-    ``add`` is called from any row thread without a lock: once over budget, what was kept
-    is dropped for good, and a row added concurrently with that drop is lost with it.
+    Kept a column per field, in the order rows arrive (data order when one thread ran
+    them, so that handing them over copies nothing). ``add`` may be called from any row
+    thread. Once over budget, what was kept is dropped for good.
     """
 
     def __init__(
@@ -36,7 +39,9 @@ class KeptValues:
         self.fields = tuple(field for field in KEPT_FIELDS if field in set(fields))
         self._max_rows = max_rows
         self._max_bytes = max_bytes
-        self._rows: list[tuple[int, int, tuple[Any, ...]]] | None = []
+        self._keys: list[tuple[int, int]] | None = []
+        self._columns: list[list[Any]] = [[] for _ in self.fields]
+        self._lock = threading.Lock()
         self._bytes = 0
 
     @classmethod
@@ -49,15 +54,20 @@ class KeptValues:
         return kept if kept.fields else None
 
     def add(self, row: ExperimentRow) -> None:
-        rows = self._rows
-        if rows is None:
+        if self._keys is None:
             return
-        values = tuple(self._value(row, field) for field in self.fields)
-        rows.append((row.position, row.repetition, values))
-        if len(rows) % _SAMPLE_EVERY == 0:
-            self._bytes += _SAMPLE_EVERY * sum(_approximate_size(value) for value in values)
-            if len(rows) > self._max_rows or self._bytes > self._max_bytes:
-                self._rows = None
+        values = [self._value(row, field) for field in self.fields]
+        with self._lock:
+            keys = self._keys
+            if keys is None:
+                return
+            keys.append((row.position, row.repetition))
+            for column, value in zip(self._columns, values):
+                column.append(value)
+            if len(keys) % _SAMPLE_EVERY == 0:
+                self._bytes += _SAMPLE_EVERY * sum(_approximate_size(value) for value in values)
+                if len(keys) > self._max_rows or self._bytes > self._max_bytes:
+                    self._keys, self._columns = None, []
 
     @staticmethod
     def _value(row: ExperimentRow, field: str) -> Any:
@@ -71,11 +81,16 @@ class KeptValues:
     def lists(self, stored_rows: int) -> dict[str, list[Any]]:
         """Per field, the values in data order; empty unless every one of the experiment's
         ``stored_rows`` rows was added (and kept)."""
-        rows = self._rows
-        if rows is None or len(rows) != stored_rows:
+        with self._lock:
+            keys, columns = self._keys, self._columns
+        if keys is None or len(keys) != stored_rows:
             return {}
-        rows.sort(key=lambda kept: (kept[0], kept[1]))
-        return {field: [values[i] for _, _, values in rows] for i, field in enumerate(self.fields)}
+        ordered = sorted(keys)
+        if keys != ordered:  # rows of several threads: put them in data order
+            place = {key: index for index, key in enumerate(keys)}
+            order = [place[key] for key in ordered]
+            columns = [[column[index] for index in order] for column in columns]
+        return dict(zip(self.fields, columns))
 
 
 def _approximate_size(value: Any, depth: int = 0) -> int:

@@ -59,7 +59,9 @@ class RowFeed:
         self._stopped = False
         self.total = total
         self.remaining = total - len(done)
-        self.on_exhausted: Callable[[], None] | None = None  # called once, by the first to find no row
+        # called once, when at most ``ending_at`` rows are left to hand out (0: none is)
+        self.on_ending: Callable[[], None] | None = None
+        self.ending_at = 0
 
     @staticmethod
     def _plan(
@@ -73,15 +75,16 @@ class RowFeed:
                     yield PlannedRow(position, example, repetition)
 
     def next(self) -> PlannedRow | None:
+        ending = None
         with self._lock:
             row = None if self._stopped else next(self._rows, None)
             if row is not None:
                 self.remaining -= 1
-                return row
-            exhausted, self.on_exhausted = self.on_exhausted, None
-        if exhausted is not None:
-            exhausted()
-        return None
+            if self.on_ending is not None and (row is None or self.remaining <= self.ending_at):
+                ending, self.on_ending = self.on_ending, None
+        if ending is not None:
+            ending()
+        return row
 
     def stop(self) -> None:
         self._stopped = True
@@ -107,7 +110,8 @@ async def run_rows(
     """Run the fed rows; every finished row is written before this returns. Returns the
     experiment's final figures (stored too)."""
     writer = RowWriter(store, experiment.id, tally, figures=settings.write_figures)
-    feed.on_exhausted = writer.hurry  # the rows still running are the last ones
+    # The last rows: commit them as they come, so that the final commit is a small one.
+    feed.on_ending, feed.ending_at = writer.hurry, writer.max_batch
 
     def accept(row: ExperimentRow) -> None:
         writer.put(row)

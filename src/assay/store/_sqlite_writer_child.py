@@ -98,12 +98,15 @@ def columns_module() -> ModuleType:
     return module
 
 
-def build_columns(conn: sqlite3.Connection, experiment_id: str, sink: BinaryIO) -> None:
+def build_columns(
+    conn: sqlite3.Connection, experiment_id: str, sink: BinaryIO, columns: ModuleType | None
+) -> None:
     """Mark the build pending and answer, then build. A build that fails leaves the mark
-    pending: the first comparison of the experiment builds its columns instead."""
+    pending: the first comparison of the experiment builds its columns instead.
+    ``columns``: the module, loaded ahead (None: it could not be, so try again here)."""
     store = OwnStore(conn)
     try:
-        columns = columns_module()
+        columns = columns or columns_module()
         with store.transaction() as marking:
             columns.mark_pending(marking, experiment_id)
     except Exception as exc:  # noqa: BLE001 - the run builds them itself
@@ -129,10 +132,16 @@ def main(path: str) -> int:
         reply(sink, ("error", type(exc).__name__, str(exc)))
         return 1
     reply(sink, READY)
+    # Loaded now, while the run computes its first rows (~15 ms of imports), rather than
+    # when the run's end waits for the answer to "columns".
+    try:
+        columns: ModuleType | None = columns_module()
+    except Exception:  # noqa: BLE001 - loaded again, and its failure answered, on "columns"
+        columns = None
     try:
         while (message := receive(source)) is not None:
             if isinstance(message, tuple) and message[0] == "columns":
-                build_columns(conn, str(message[1]), sink)
+                build_columns(conn, str(message[1]), sink, columns)
             else:
                 reply(sink, commit(conn, message))
     except BrokenPipeError:  # the run is gone; what it handed over is committed
