@@ -323,6 +323,28 @@ def test_a_run_smaller_than_the_threshold_starts_no_process(tmp_path: Path) -> N
     store.close()
 
 
+@pytest.mark.parametrize("expected", [SPAWN_AFTER_ROWS, SPAWN_AFTER_ROWS - 1])
+def test_a_run_that_expects_enough_rows_starts_its_process_before_the_first_batch(
+    tmp_path: Path, expected: int
+) -> None:
+    record, rows = _experiment(tmp_path / "e.db", 200)
+    store = SQLiteStore(tmp_path / "e.db")
+    batches = store.batch_writer(record.id)
+    batches.expect(expected)
+    started = batches.process_pid is not None  # type: ignore[attr-defined]
+    assert started == (expected >= SPAWN_AFTER_ROWS)
+    if started:  # ready by the time the first batch comes: every batch goes through it
+        process = batches.process  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 30
+        while process.state() == "starting" and time.monotonic() < deadline:
+            time.sleep(0.01)
+    _write_all(store, batches, record, rows)
+    batches.close()
+    assert batches.rows_by_process == (200 if started else 0)  # type: ignore[attr-defined]
+    assert store.count_rows(record.id) == 200
+    store.close()
+
+
 def test_a_database_the_process_cannot_open_leaves_the_writing_here(tmp_path: Path) -> None:
     record, rows = _experiment(tmp_path / "p.db", 1000)
     store = SQLiteStore(tmp_path / "p.db")

@@ -109,7 +109,9 @@ async def run_rows(
 ) -> ExperimentStats:
     """Run the fed rows; every finished row is written before this returns. Returns the
     experiment's final figures (stored too)."""
-    writer = RowWriter(store, experiment.id, tally, figures=settings.write_figures)
+    writer = RowWriter(
+        store, experiment.id, tally, figures=settings.write_figures, expected_rows=feed.remaining
+    )
     # The last rows: commit them as they come, so that the final commit is a small one.
     feed.on_ending, feed.ending_at = writer.hurry, writer.max_batch
 

@@ -51,6 +51,7 @@ class RowWriter:
         max_delay: float = 0.1,
         max_pending: int | None = None,
         figures: bool = True,
+        expected_rows: int = 0,
     ) -> None:
         self._store = store
         self._experiment_id = experiment_id
@@ -66,6 +67,7 @@ class RowWriter:
         self._error: BaseException | None = None
         self._next_stats = 0.0
         self._batches = store.batch_writer(experiment_id)
+        self._expected_rows = expected_rows  # told to the store's writer as this thread starts
         self._thread = threading.Thread(target=self._loop, name="assay-writer", daemon=True)
         self._thread.start()
 
@@ -115,6 +117,7 @@ class RowWriter:
 
     def _loop(self) -> None:
         try:
+            self._batches.expect(self._expected_rows)
             self._write_until_closed()
         finally:
             self._batches.close(build_columns=self._finished and self._error is None)

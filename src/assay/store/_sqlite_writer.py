@@ -8,8 +8,9 @@ its list of statements (the same ones, built by the same code), pickles it, and 
 without the GIL, for the commit. A run that dies leaves the process its last batch and
 an end of input: it commits, then exits (``_writer_process`` has the process itself).
 
-Small runs never pay for it: the process starts with the batch that brings the run to
-``spawn_after`` rows, and batches go on in this process while it starts (~30 ms). If it fails,
+Small runs never pay for it: the process starts when the run says it has at least
+``spawn_after`` rows to write (``expect``), or else with the batch that brings the run
+to that many, and batches go on in this process while it starts (~30 ms). If it fails,
 the batch it had is written here unless it was already committed, and so are the rest.
 """
 
@@ -79,6 +80,10 @@ class ProcessBatchWriter:
     def process_pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
+    def expect(self, rows: int) -> None:
+        if rows >= self._spawn_after and self._process is None and not self._given_up:
+            self._start()
+
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
         process = self._usable_process(len(prepared))
         if process is not None:
@@ -113,17 +118,21 @@ class ProcessBatchWriter:
         if self._given_up:
             return None
         if self._process is None:
-            if self.rows_here + rows < self._spawn_after:
+            if self.rows_here + rows < self._spawn_after or not self._start():
                 return None
-            try:
-                self._process = WriterProcess(self._store.path, self._pragmas, self._answer_timeout)
-            except (OSError, WriterProcessError):
-                self._given_up = True
-                return None
+        assert self._process is not None
         state = self._process.state()
         if state == "failed":
             self._give_up()
         return self._process if state == "ready" else None
+
+    def _start(self) -> bool:
+        try:
+            self._process = WriterProcess(self._store.path, self._pragmas, self._answer_timeout)
+        except (OSError, WriterProcessError):
+            self._given_up = True
+            return False
+        return True
 
     def _give_up(self) -> None:
         self._given_up = True

@@ -19,6 +19,10 @@ __all__ = ["BatchWriter", "Store"]
 class BatchWriter(Protocol):
     """Where a run's writer thread commits its batches (see ``Store.batch_writer``)."""
 
+    def expect(self, rows: int) -> None:
+        """The run has about ``rows`` rows to write: what serves large runs only may
+        start now, before the first batch."""
+
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None: ...
 
     def close(self, *, build_columns: bool = False) -> None:
@@ -30,6 +34,9 @@ class BatchWriter(Protocol):
 class _InlineBatchWriter:
     def __init__(self, store: Store, experiment_id: uuid.UUID) -> None:
         self._store, self._experiment_id = store, experiment_id
+
+    def expect(self, rows: int) -> None:
+        pass
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
         self._store.write_batch(self._experiment_id, prepared, stats)
