@@ -14,10 +14,12 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timezone
+from collections import OrderedDict
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from assay import Client
@@ -39,6 +41,11 @@ ODD_VALUES: list[Any] = [
     {"1": [1, 2, {"deep": [[[]]]}]},
     "é∑😀",
     "",
+    # not plain data: such rows are encoded in the run's process, in the same batches
+    np.float64(0.5),
+    OrderedDict(b=1, a=2),
+    datetime(2026, 1, 1, tzinfo=timezone(timedelta(hours=-5))),
+    {1: {frozenset({2}), (3, 4)}},
 ]
 
 
@@ -57,12 +64,13 @@ def _rows_of(store: Any, record: ExperimentRecord) -> list[ExperimentRow]:
     """A row for each example of the experiment's dataset, odd values in every field."""
     examples: list[Example] = list(store.iter_examples(record.dataset_id))
     now = datetime.now(timezone.utc)
+    elsewhere = now.astimezone(timezone(timedelta(hours=5, minutes=30)))
     return [
         ExperimentRow(
             run=Run(
                 inputs=example.inputs,
                 outputs={"o": ODD_VALUES[i % len(ODD_VALUES)], "i": i},
-                start_time=now,
+                start_time=elsewhere if i % 7 == 0 else now,
                 end_time=now,
                 error="boom \ud83d" if i % 13 == 0 else None,
             ),

@@ -8,30 +8,23 @@ stored as errored, with the reason, so one odd row never stops an experiment.
 
 from __future__ import annotations
 
+import io
+import pickle
+import threading
 import uuid
 from datetime import datetime
 from typing import Any
 
-from assay.schemas import EvaluationResult, Example, Run, dotted_order_of, trusted
+from assay._ids import stored_uuid
+from assay.schemas import EvaluationResult, Example, Run, dotted_order_of, trusted, trusted_builder
+from assay.store import _row_text
 from assay.store._json import dumps, loads, safe_repr
 from assay.store.records import ExperimentRow
 
 
-def text(value: str | None) -> str | None:
-    """A string SQLite takes: lone surrogates (which UTF-8 cannot carry) as ``\\udXXX``
-    escapes; everything else, NUL included, exactly as it is."""
-    if type(value) is str and value.isascii():  # the common case, first
-        return value
-    if value is None:
-        return None
-    if type(value) is not str:
-        value = safe_repr(value)
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            value = value.encode("utf-8", "backslashreplace").decode("utf-8")
-    return value
+def text(value: Any) -> str | None:
+    """A string SQLite takes (``_row_text.text``)."""
+    return _row_text.text(value, safe_repr)
 
 
 def ts(value: datetime | None) -> str | None:
@@ -50,152 +43,132 @@ def uid(text: str | None) -> uuid.UUID | None:
     return uuid.UUID(text) if text else None
 
 
-def score_column(result: EvaluationResult) -> float | None:
-    return None if result.score is None else float(result.score)
+_ENCODER = _row_text.RowEncoder(dumps, safe_repr)
+RUN_COLUMNS = _row_text.RUN_COLUMNS
+RESULT_COLUMNS = _row_text.RESULT_COLUMNS
+score_kind = _row_text.score_kind
 
 
-def encode_row(experiment_id: str, run_id: str, row: ExperimentRow) -> tuple[Any, list[Any]]:
-    """The run's row (its last column: whether the row failed, ``failed_row``) and its
-    results' rows. A part that cannot be encoded is replaced by an errored row saying
-    why; the others are stored as they are."""
-    pair = (str(row.example.id), row.repetition, row.position)  # the id's text once: str(UUID) costs ~1.5 us
-    results = []
-    failed = row.run.error is not None
-    for result in row.results:
-        fields = result.__dict__
-        score = fields["score"]
-        if not failed and (fields["error"] is not None or (score is not None and score < 1)):
-            failed = True
-        try:
-            results.append(result_row(experiment_id, run_id, result, pair))
-        except Exception as exc:  # noqa: BLE001 - a row must never stop the experiment
-            results.append(
-                (
-                    experiment_id,
-                    run_id,
-                    text(str(result.key)),
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    _reason(exc),
-                    None,
-                    *pair,
-                )
-            )
+class _NotPlain(Exception):
+    pass
+
+
+class _PlainPickler(pickle.Pickler):
+    """Pickles plain data only: the C pickler writes exact builtin scalars and
+    containers itself (None, bool, int, float, str, bytes, bytearray, tuple, list,
+    dict, set, frozenset) and consults ``reducer_override`` for anything else (a
+    subclass, a NumPy value, a datetime, a user's object), which refuses all but
+    complex numbers. So the writer process's ``pickle.loads`` gives back exactly the
+    values this process would have encoded, and imports nothing."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is complex or obj is complex:  # pickled as a call of the type
+            return NotImplemented
+        raise _NotPlain
+
+
+_pickling = threading.local()  # a pickler a row thread: made once, cleared after each row
+
+
+def prepare(experiment_id: str, run_id: str, row: ExperimentRow) -> bytes | _row_text.Encoded:
+    """A finished row for a store's batch: its fields pickled, when they are plain data
+    (encoded later by ``encoded``, in this process or the SQLite writer process), else
+    encoded now. Either is a snapshot of the row as it finished."""
+    fields = row_fields(experiment_id, run_id, row)
     try:
-        run = run_row(experiment_id, run_id, row.run, pair[0], row.repetition, row.position)
-    except Exception as exc:  # noqa: BLE001
-        run = _errored_run_row(experiment_id, run_id, row, _reason(exc))
-    return (*run, int(failed)), results
+        return _pickled(fields)
+    except Exception:  # noqa: BLE001 - not plain data, or too deep: encoded here
+        return _ENCODER.encode(fields)
 
 
-def _reason(exc: BaseException) -> str:
-    return text(f"this row could not be stored: {type(exc).__name__}: {safe_repr(exc)}") or ""
+def _pickled(fields: _row_text.RowFields) -> bytes:
+    pickler = getattr(_pickling, "pickler", None)
+    if pickler is None:
+        buffer = _pickling.buffer = io.BytesIO()
+        pickler = _pickling.pickler = _PlainPickler(buffer, pickle.HIGHEST_PROTOCOL)
+    buffer = _pickling.buffer
+    try:
+        pickler.dump(fields)
+        return bytes(buffer.getvalue())
+    finally:
+        buffer.seek(0)
+        buffer.truncate()
+        pickler.clear_memo()
 
 
-def _errored_run_row(experiment_id: str, run_id: str, row: ExperimentRow, reason: str) -> tuple[Any, ...]:
-    run = row.run
+encoded = _ENCODER.encoded  # what ``prepare`` gave, as rows of the runs and results tables
+
+
+def run_id_of(prepared: bytes | _row_text.Encoded) -> str:
+    """The run id of what ``prepare`` gave."""
+    if isinstance(prepared, bytes):
+        return str(pickle.loads(prepared)[1])
+    return str(prepared[0][0])
+
+
+def encode_row(experiment_id: str, run_id: str, row: ExperimentRow) -> _row_text.Encoded:
+    """The run's row (its last column: whether the row failed, ``failed``) and its
+    results' rows (``_row_text.RowEncoder.encode``)."""
+    return _ENCODER.encode(row_fields(experiment_id, run_id, row))
+
+
+def row_fields(experiment_id: str, run_id: str, row: ExperimentRow) -> _row_text.RowFields:
+    """``_row_text.RowFields`` of ``row``."""
+    fields = row.run.__dict__  # read once: attribute access on a pydantic model costs more
+    child_runs, start, end = fields["child_runs"], fields["start_time"], fields["end_time"]
     return (
-        run_id,
         experiment_id,
-        str(row.example.id),
+        run_id,
+        str(row.example.id),  # the id's text once: str(UUID) costs ~0.5 us
         row.repetition,
         row.position,
-        text(str(run.name)),
-        text(str(run.run_type)),
-        None,
-        None,
-        reason,
-        ts(run.start_time),
-        ts(run.end_time),
-        None,
-        None,
-        None,
-    )
-
-
-def run_row(
-    experiment_id: str, run_id: str, run: Run, example_id: str, repetition: int, position: int
-) -> tuple[Any, ...]:
-    # Python-mode dumps: whatever a traced call saw is encoded by ``dumps``, which never fails.
-    fields = run.__dict__  # read once: attribute access on a pydantic model costs more
-    child_runs, extra = fields["child_runs"], fields["extra"]
-    children = [child.model_dump() for child in child_runs] if child_runs else None
-    start, end = fields["start_time"], fields["end_time"]
-    return (
-        run_id,
-        experiment_id,
-        example_id,
-        repetition,
-        position,
-        text(fields["name"]),
-        text(fields["run_type"]),
-        dumps(fields["inputs"]),
-        dumps(fields["outputs"]),
-        None if fields["error"] is None else text(fields["error"]),
-        start.isoformat(),
-        None if end is None else end.isoformat(),
+        fields["name"],
+        fields["run_type"],
+        fields["inputs"],
+        fields["outputs"],
+        fields["error"],
+        _row_text.instant(start),
+        _row_text.instant(end),
         None if end is None else (end - start).total_seconds() * 1000.0,
-        None if children is None else dumps(children),
-        dumps(extra) if extra else None,
+        _children(child_runs) if child_runs else None,
+        fields["extra"],
+        [result_fields(result) for result in row.results],
     )
 
 
-RUN_COLUMNS = (
-    "id, experiment_id, example_id, repetition, position, name, run_type, inputs, outputs, "
-    "error, start_time, end_time, latency_ms, child_runs, extra"
-)
+def _children(child_runs: list[Run]) -> list[dict[str, Any]] | Exception:
+    """The traced child runs as dicts; the error when one cannot be dumped, which makes
+    the run's row an errored one saying why (``RowEncoder.run_row`` raises it)."""
+    try:
+        return [child.model_dump() for child in child_runs]
+    except Exception as exc:  # noqa: BLE001 - a row must never stop the experiment
+        return exc
+
+
+def result_fields(result: EvaluationResult) -> tuple[Any, ...]:
+    fields = result.__dict__
+    return (
+        fields["key"],
+        fields["score"],
+        fields["value"],
+        fields["feedback"],
+        fields["comment"],
+        fields["correction"],
+        fields["metadata"],
+        fields["evaluator_info"],
+        fields["error"],
+    )
 
 
 def result_row(
     experiment_id: str, run_id: str, result: EvaluationResult, pair: tuple[str, int, int]
 ) -> tuple[Any, ...]:
-    """``pair`` is the run's (example id, repetition, position): a copy on each result, so
-    that a comparison pairs two experiments' scores, and a sorted page reads a metric's
-    rows in order, from one index without visiting the runs."""
-    fields = result.__dict__  # read once: attribute access on a pydantic model costs more
-    score, value, correction = fields["score"], fields["value"], fields["correction"]
-    metadata, info = fields["metadata"], fields["evaluator_info"]
-    feedback, comment, error = fields["feedback"], fields["comment"], fields["error"]
-    return (  # most fields are None: checked inline, a call each costs more than the test
-        experiment_id,
-        run_id,
-        text(fields["key"]),
-        None if score is None else float(score),
-        None if value is None else dumps(value),
-        None if feedback is None else text(feedback),
-        None if comment is None else text(comment),
-        None if correction is None else dumps(correction),
-        dumps(metadata) if metadata else None,
-        dumps(info) if info else None,
-        None if error is None else text(error),
-        score_kind(score),
-        *pair,
-    )
+    """A results-table row of ``result``, with its run's (example id, repetition, position)."""
+    return _ENCODER.result_row(experiment_id, run_id, result_fields(result), pair)
 
 
-def score_kind(score: Any) -> str | None:
-    """What the REAL score column cannot say by itself: the score was a bool, or an int."""
-    kind = type(score)
-    if kind is bool:
-        return "bool"
-    if kind is float or score is None:
-        return None
-    if isinstance(score, bool):
-        return "bool"
-    if isinstance(score, int) and abs(score) <= 2**53:  # exact as a float, so exact back
-        return "int"
-    return None
-
-
-RESULT_COLUMNS = (
-    "experiment_id, run_id, key, score, value, feedback, comment, correction, metadata, "
-    "evaluator_info, error, score_kind, example_id, repetition, position"
-)
+def score_column(result: EvaluationResult) -> float | None:
+    return None if result.score is None else float(result.score)
 
 
 def result_from(row: Any) -> EvaluationResult:
@@ -257,6 +230,24 @@ def example_from(row: Any, dataset_id: uuid.UUID | None = None) -> Example:
             "metadata": None if metadata is None else _object(metadata),
             "created_at": parse_required_ts(row["created_at"]),
         },
+    )
+
+
+EXAMPLE_FIELDS = "e.id, e.inputs, e.outputs, e.metadata, e.created_at, e.position"
+_new_example = trusted_builder(Example, ("id", "dataset_id", "inputs", "outputs", "metadata", "created_at"))
+
+
+def example_of_fields(fields: tuple[Any, ...], dataset_id: uuid.UUID) -> Example:
+    """``example_from`` for a row of ``EXAMPLE_FIELDS`` of the dataset ``dataset_id``."""
+    key, inputs, outputs, metadata, created_at, _ = fields
+    outputs, metadata = loads(outputs), loads(metadata)
+    return _new_example(
+        stored_uuid(key),
+        dataset_id,
+        _object(loads(inputs)) or {},
+        None if outputs is None else _object(outputs),
+        None if metadata is None else _object(metadata),
+        datetime.fromisoformat(created_at),
     )
 
 

@@ -4,8 +4,9 @@ The SQLite insert of a row costs about as much CPU as everything else the row do
 in the run's process it is paid under the GIL its row threads need (its thread gets the
 GIL back only when they let it go, so a batch takes several times its CPU). A second
 process does the same inserts on the other core: the writer thread turns each batch into
-its list of statements (the same ones, built by the same code), pickles it, and waits,
-without the GIL, for the commit. A run that dies leaves the process its last batch and
+its list of statements (the same ones, built by the same code), its rows as the row
+threads prepared them (pickled plain fields, which the process encodes with the same
+code, ``_row_text``), pickles it, and waits, without the GIL, for the commit. A run that dies leaves the process its last batch and
 an end of input: it commits, then exits (``_writer_process`` has the process itself).
 
 Small runs never pay for it: the process starts when the run says it has at least
@@ -20,6 +21,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay.store import _codec as codec
+from assay.store._row_text import ROWS
 from assay.store._writer_process import ANSWER_TIMEOUT_S, WriterProcess, WriterProcessError
 from assay.store.records import ExperimentStats
 
@@ -42,6 +45,10 @@ class StatementLog:
 
     def executemany(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
         self.statements.append((sql, list(params), True))
+
+    def rows(self, prepared: Sequence[Any]) -> None:
+        """A batch of ``Store.prepare_row`` rows, encoded and inserted by the process."""
+        self.statements.append((ROWS, list(prepared), True))
 
 
 BatchStatements = Callable[[Any, uuid.UUID, Sequence[Any], ExperimentStats | None], None]
@@ -95,7 +102,7 @@ class ProcessBatchWriter:
                 return
             except WriterProcessError:
                 self._give_up()
-                first_run_id = prepared[0][0][0] if prepared else None
+                first_run_id = codec.run_id_of(prepared[0]) if prepared else None
                 if first_run_id is not None and self._store.has_run(first_run_id):
                     self.rows_by_process += len(prepared)
                     return  # it committed the batch (all of it: one transaction) before it went

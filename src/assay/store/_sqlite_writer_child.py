@@ -1,11 +1,13 @@
 """The SQLite writer process: it commits the transactions a run's writer thread sends it.
 
-Run by path (``python -I -S _sqlite_writer_child.py DB RUN_PID``; the run's pid only names
-it, for whoever takes a dead run's place) with the standard library only,
-so it is ready in ~30 ms and shares nothing with the run's interpreter but the
-database file. Frames on stdin and stdout are an 8-byte little-endian length and a
-pickle. The first frame in is the connection's PRAGMAs; it answers ``READY``. Every
-frame after is one transaction, a list of ``(sql, params, many)``, answered with
+Run by path (``python -I -S _sqlite_writer_child.py DB RUN_PID ORJSON_HOME``; the run's
+pid only names it, for whoever takes a dead run's place) with the standard library and
+orjson only (found in ORJSON_HOME), so it is ready in ~30 ms and shares nothing with the
+run's interpreter but the database file. Frames on stdin and stdout are an 8-byte
+little-endian length and a pickle. The first frame in is the connection's PRAGMAs; it
+answers ``READY``. Every frame after is one transaction, a list of ``(sql, params,
+many)`` (where ``sql`` is ``_row_text.ROWS``, ``params`` are rows for it to encode and
+insert, as ``Store.prepare_row`` gave them), answered with
 ``("ok",)`` once committed, or ``("error", class name, message)`` once rolled back. A
 ``None`` frame (the run is done) or the end of input (the run died) ends it: a
 transaction it was given is committed first, so a killed run loses no row it had
@@ -48,11 +50,27 @@ def reply(stream: BinaryIO, message: tuple[Any, ...]) -> None:
     stream.flush()
 
 
-def commit(conn: sqlite3.Connection, statements: list[tuple[str, Any, bool]]) -> tuple[Any, ...]:
+class Rows:
+    """What encodes and inserts a batch of rows: the run's own code (``_row_text``, with
+    the store's JSON, ``_json``), loaded by path."""
+
+    def __init__(self, orjson_home: str) -> None:
+        sys.path.append(orjson_home)  # _json's one import beyond the standard library
+        json = load("_json")
+        self.text = load("_row_text")
+        self.encoder = self.text.RowEncoder(json.dumps, json.safe_repr)
+
+    def insert(self, conn: sqlite3.Connection, prepared: list[Any]) -> None:
+        self.text.insert_encoded(conn, [self.encoder.encoded(item) for item in prepared])
+
+
+def commit(conn: sqlite3.Connection, statements: list[tuple[str, Any, bool]], rows: Rows) -> tuple[Any, ...]:
     try:
         conn.execute("BEGIN IMMEDIATE")
         for sql, params, many in statements:
-            if many:
+            if sql == rows.text.ROWS:
+                rows.insert(conn, params)
+            elif many:
                 conn.executemany(sql, params)
             else:
                 conn.execute(sql, params)
@@ -90,8 +108,13 @@ class OwnStore:
 
 
 def columns_module() -> ModuleType:
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_columns.py")
-    spec = importlib.util.spec_from_file_location("assay_writer_columns", path)
+    return load("_columns")
+
+
+def load(name: str) -> ModuleType:
+    """The store's module ``name``, from the file beside this one."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"assay_writer{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
@@ -141,12 +164,13 @@ def build_columns(
         pass
 
 
-def main(path: str) -> int:
+def main(path: str, orjson_home: str) -> int:
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     pragmas = receive(source)
     if pragmas is None:
         return 0
     try:
+        rows = Rows(orjson_home)
         conn = sqlite3.connect(path, isolation_level=None, timeout=30)
         for pragma in pragmas:
             conn.execute(pragma)
@@ -160,7 +184,7 @@ def main(path: str) -> int:
             if isinstance(message, tuple) and message[0] == "columns":
                 build_columns(conn, str(message[1]), sink, preload.module())
             else:
-                reply(sink, commit(conn, message))
+                reply(sink, commit(conn, message, rows))
     except BrokenPipeError:  # the run is gone; what it handed over is committed
         pass
     conn.close()
@@ -170,4 +194,4 @@ def main(path: str) -> int:
 if __name__ == "__main__":
     # everything is committed and answered: skip the interpreter's teardown (~6 ms the
     # run's close would wait for)
-    os._exit(main(sys.argv[1]))
+    os._exit(main(sys.argv[1], sys.argv[3]))

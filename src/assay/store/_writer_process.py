@@ -27,11 +27,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 __all__ = ["ANSWER_TIMEOUT_S", "WriterProcess", "WriterProcessError", "settle_writers_of"]
 
 ANSWER_TIMEOUT_S = 35.0  # the child's own busy timeout (30 s), and a margin
 _BYTES_PER_S = 20e6  # the deadline grows with the batch: a slow disk commits big rows too
 _CHILD = Path(__file__).with_name("_sqlite_writer_child.py")
+# Where orjson is installed: the child's one import beyond the standard library (the
+# store's JSON, ``_json``, with which it encodes rows exactly as this process would).
+_ORJSON_HOME = str(Path(orjson.__file__).resolve().parent.parent)
 _READY = ("ready", "assay-sqlite-writer", 1)
 _HEADER_SIZE = 8
 _MAX_ANSWER = 1 << 20  # answers are a few words: anything longer is not our child
@@ -69,7 +74,7 @@ class WriterProcess:
         # its own session: a Ctrl-C to the terminal's group interrupts the run, which then
         # flushes through this process. The run's pid names it (``settle_writers_of``).
         self._proc = subprocess.Popen(
-            [python, "-I", "-S", str(_CHILD), path, str(os.getpid())],
+            [python, "-I", "-S", str(_CHILD), path, str(os.getpid()), _ORJSON_HOME],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -161,8 +161,9 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
-        """Encode a row for ``write_prepared``. Pure and thread-safe: workers call it, so
-        the single writer thread only writes."""
+        """Encode a row for ``write_prepared``, a snapshot of it as it is. Pure and
+        thread-safe: workers call it, so the single writer thread only writes (a store
+        may leave part of the encoding to whoever writes the batch)."""
 
     @abc.abstractmethod
     def write_prepared(self, prepared: Sequence[Any]) -> None:

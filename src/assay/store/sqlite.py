@@ -16,13 +16,13 @@ from typing import Any
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
+from assay.store import _row_text, text_index
 from assay.store import _sqlite_rows as rows
-from assay.store import text_index
 from assay.store._json import dumps, loads
 from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store._sqlite_feedback import SQLiteFeedback
-from assay.store._sqlite_writer import ProcessBatchWriter
+from assay.store._sqlite_writer import ProcessBatchWriter, StatementLog
 from assay.store._writer_process import settle_writers_of
 from assay.store.base import BatchWriter, Store
 from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
@@ -210,7 +210,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             first = position
             for chunk in _chunks(examples, _PAGE):
                 _refuse_duplicate_ids(conn, dataset, version, position - first, chunk)
-                rows.insert_many(
+                _row_text.insert_many(
                     conn,
                     "examples",
                     _EXAMPLE_COLUMNS,
@@ -282,8 +282,8 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         # then each doubles up to page_size.
         last, size = -1, min(page_size, 32)
         while page := rows.examples_page(self.conn, dataset_id, version, last, size):
-            last, size = page[-1]["position"], min(page_size, 2 * size)
-            yield from (codec.example_from(row, dataset_id) for row in page)
+            last, size = page[-1][-1], min(page_size, 2 * size)  # the last field: position
+            yield from (codec.example_of_fields(fields, dataset_id) for fields in page)
 
     def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int:
         query, params = _examples_at(str(dataset_id), version)
@@ -362,12 +362,13 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
 
     # rows
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
-        return codec.encode_row(_id_text(experiment_id), str(row.run.id), row)
+        return codec.prepare(_id_text(experiment_id), str(row.run.id), row)
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
+        encoded = [codec.encoded(item) for item in prepared]
         with self.transaction() as conn:
-            rows.insert_prepared(conn, prepared)
-            touched = _experiments_of(prepared)
+            rows.insert_encoded(conn, encoded)
+            touched = {run[1] for run, _ in encoded}  # a run's second column: its experiment
             columns.invalidate(conn, touched)
             text_index.invalidate(conn, touched)
 
@@ -588,18 +589,17 @@ def _id_text(experiment_id: uuid.UUID) -> str:
 def _write_batch_on(
     conn: Any, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
 ) -> None:
-    """A batch's statements, on a connection or a writer process's ``StatementLog``."""
-    rows.insert_prepared(conn, prepared)
-    touched = _experiments_of(prepared)
+    """A batch's statements, on a connection or a writer process's ``StatementLog``
+    (which hands the rows over as they are, for the writer process to encode)."""
+    if isinstance(conn, StatementLog):
+        conn.rows(prepared)
+    else:
+        rows.insert_encoded(conn, [codec.encoded(item) for item in prepared])
+    touched = [_id_text(experiment_id)]  # a run's batches hold its experiment's rows only
     columns.invalidate(conn, touched)
     text_index.invalidate(conn, touched)
     if stats is not None:
         rows.write_stats(conn, experiment_id, stats)
-
-
-def _experiments_of(prepared: Sequence[Any]) -> set[str]:
-    """The experiments of prepared rows (a run's second column is its experiment)."""
-    return {run[1] for run, _ in prepared}
 
 
 @contextmanager
