@@ -84,12 +84,12 @@ def prepare(experiment_id: str, run_id: str, row: ExperimentRow) -> bytes | _row
 def _pickled(fields: _row_text.RowFields) -> bytes:
     pickler = getattr(_pickling, "pickler", None)
     if pickler is None:
-        buffer = _pickling.buffer = io.BytesIO()
-        pickler = _pickling.pickler = _PlainPickler(buffer, pickle.HIGHEST_PROTOCOL)
-    buffer = _pickling.buffer
+        _pickling.buffer = io.BytesIO()
+        pickler = _pickling.pickler = _PlainPickler(_pickling.buffer, pickle.HIGHEST_PROTOCOL)
+    buffer: io.BytesIO = _pickling.buffer
     try:
         pickler.dump(fields)
-        return bytes(buffer.getvalue())
+        return buffer.getvalue()
     finally:
         buffer.seek(0)
         buffer.truncate()

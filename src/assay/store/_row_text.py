@@ -144,19 +144,12 @@ class RowEncoder:
         return (*run, int(failed)), results
 
     def run_row(self, fields: RowFields) -> tuple[Any, ...]:
-        (experiment_id, run_id, example_id, repetition, position, name, run_type, inputs, outputs) = fields[
-            :9
-        ]
-        error, start, end, latency, children, extra = fields[9:15]
+        name, run_type, inputs, outputs, error, start, end, latency, children, extra = fields[5:15]
         if isinstance(children, Exception):  # the child runs could not be dumped
             raise children
         dumps = self.dumps
         return (
-            run_id,
-            experiment_id,
-            example_id,
-            repetition,
-            position,
+            *_run_key(fields),
             self.text(name),
             self.text(run_type),
             dumps(inputs),
@@ -197,25 +190,16 @@ class RowEncoder:
         return self.text(f"this row could not be stored: {type(exc).__name__}: {self.safe_repr(exc)}") or ""
 
     def _errored_run_row(self, fields: RowFields, reason: str) -> tuple[Any, ...]:
-        experiment_id, run_id, example_id, repetition, position, name, run_type = fields[:7]
+        name, run_type = fields[5:7]
         start, end = fields[10:12]
-        return (
-            run_id,
-            experiment_id,
-            example_id,
-            repetition,
-            position,
-            self.text(str(name)),
-            self.text(str(run_type)),
-            None,
-            None,
-            reason,
-            self.instant_text(start),
-            self.instant_text(end),
-            None,
-            None,
-            None,
-        )
+        texts = (self.text(str(name)), self.text(str(run_type)), None, None, reason)
+        return (*_run_key(fields), *texts, self.instant_text(start), self.instant_text(end), None, None, None)
+
+
+def _run_key(fields: RowFields) -> tuple[Any, ...]:
+    """The runs table's first columns: id, experiment, example, repetition, position."""
+    experiment_id, run_id, example_id, repetition, position = fields[:5]
+    return (run_id, experiment_id, example_id, repetition, position)
 
 
 @functools.lru_cache(maxsize=64)
