@@ -1,5 +1,9 @@
 """Converting records to table rows and back.
 
+A finished row is prepared as its plain fields (``row_fields``), pickled when they are
+plain data so that whoever writes the batch (the SQLite writer process, on the other
+core) encodes them, with the same code (``_row_text``); anything else is encoded at once.
+
 Text columns hold any string: one that UTF-8 cannot carry (a lone surrogate, which an
 honest JavaScript string reversal produces) is stored with ``\\udXXX`` escapes. JSON
 columns keep values exactly (``_json``). A row whose encoding fails all the same is

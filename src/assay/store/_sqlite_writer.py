@@ -4,10 +4,11 @@ The SQLite insert of a row costs about as much CPU as everything else the row do
 in the run's process it is paid under the GIL its row threads need (its thread gets the
 GIL back only when they let it go, so a batch takes several times its CPU). A second
 process does the same inserts on the other core: the writer thread turns each batch into
-its list of statements (the same ones, built by the same code), its rows as the row
+its list of statements (the same ones, built by the same code) with its rows as the row
 threads prepared them (pickled plain fields, which the process encodes with the same
-code, ``_row_text``), pickles it, and waits, without the GIL, for the commit. A run that dies leaves the process its last batch and
-an end of input: it commits, then exits (``_writer_process`` has the process itself).
+code, ``_row_text``), pickles it, and waits, without the GIL, for the commit. A run that
+dies leaves the process its last batch and an end of input: it commits, then exits
+(``_writer_process`` has the process itself).
 
 Small runs never pay for it: the process starts when the run says it has at least
 ``spawn_after`` rows to write (``expect``), or else with the batch that brings the run
