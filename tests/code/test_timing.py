@@ -29,7 +29,9 @@ FIB_SLOWER = (
     "        for _ in range(n):\n            a, b = b, a + b\n    return a\n"
 )
 FIB_EXPONENTIAL = "def solution(n):\n    return n if n < 2 else solution(n - 1) + solution(n - 2)\n"
-FIB_CASES = [{"input": 10, "expected_output": 55}, {"input": 35, "expected_output": 9227465}]
+# fib(40) by naive recursion: ~10 s of CPU on a fast 2026 core, far past any limit below
+# (fib(35) took 0.85 s on one, under a 1 s floor: the test meant to cut it passed it)
+FIB_CASES = [{"input": 10, "expected_output": 55}, {"input": 40, "expected_output": 102334155}]
 BUSY_LOOP = "def solution(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"
 
 # the same busy loop in each language, as written for it (a sum that no optimiser folds)
@@ -233,7 +235,7 @@ def test_calibrated_a_slower_correct_answer_passes_under_load_an_exponential_one
     reference = slower.metadata["reference_time"]
     assert reference["repeats"] == 3 and len(reference["per_test_ms"]) == 2
     exponential = results_of(evaluator.evaluate(Run(outputs={"text": FIB_EXPONENTIAL}), fib_example()))[0]
-    assert exponential.score == 0.5  # fib(10) passes; fib(35) is cut at its own limit
+    assert exponential.score == 0.5  # fib(10) passes; fib(40) is cut at its own limit
     statuses = [d["status"] for d in exponential.metadata["test_cases_details"]]
     assert statuses == ["ok", "timeout"]
     limit = 4 * reference["per_test_ms"][1] / 1000 + 1.0

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from assay._aio import run_coroutine
-from assay._traceback import format_traceback
+from assay._traceback import describe, format_traceback
 from assay.evaluation._returns import normalize_returned
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
@@ -88,7 +88,7 @@ class BaseEvaluator(RunEvaluator):
         """The errored result for ``exc``: message in ``error``, traceback in metadata."""
         return EvaluationResult(
             key=self.name,
-            error=f"{type(exc).__name__}: {exc}",
+            error=describe(exc),
             metadata={"traceback": format_traceback(exc)},
         )
 

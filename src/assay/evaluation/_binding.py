@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay._traceback import format_traceback
+from assay._traceback import describe, format_traceback
 from assay.errors import AssayError
 from assay.evaluation._base import BaseEvaluator
 from assay.evaluation._names import resolve_evaluator_name
@@ -128,7 +128,7 @@ def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str
 def _error_result(key: str, exc: BaseException, run_id: uuid.UUID | None = None) -> EvaluationResult:
     return EvaluationResult(
         key=key,
-        error=f"{type(exc).__name__}: {exc}",
+        error=describe(exc),
         metadata={"traceback": format_traceback(exc)},
         source_run_id=run_id,
     )

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from assay._ids import new_id
-from assay._traceback import format_traceback
+from assay._traceback import describe, format_traceback
 from assay.errors import AssayError
 from assay.evaluation._binding import _callable_name, _is_async_callable
 from assay.schemas import Example, Run, dotted_order_of, trusted_builder, utcnow
@@ -110,7 +110,7 @@ class Target:
             "chain",
             example.inputs,
             outputs,
-            None if error is None else f"{type(error).__name__}: {error}",
+            None if error is None else describe(error),
             frame.start_time,
             utcnow(),
             frame.child_runs,

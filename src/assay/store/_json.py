@@ -31,6 +31,7 @@ import decimal
 import json
 import math
 import re
+import reprlib
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -69,9 +70,9 @@ def dumps(value: Any) -> str | None:
     if value is None:
         return None
     try:
-        tagged = _tag_dict(value) if type(value) is dict else tag(value)  # most values: a dict
-    except RecursionError:
-        tagged = safe_repr(value)
+        tagged = _tag_dict(value, 0) if type(value) is dict else tag(value)  # most values: a dict
+    except _TooDeep:  # or refers to itself
+        tagged = _shallow(value)
     try:
         return orjson.dumps(tagged, default=_fallback, option=_OPTIONS).decode()
     except (TypeError, orjson.JSONEncodeError):  # lone surrogates, deep nesting
@@ -97,47 +98,68 @@ def loads(text: str | bytes | None) -> Any:
 
 
 # -- tagging ---------------------------------------------------------------------------
-def tag(value: Any) -> Any:
+MAX_DEPTH = 200
+"""Containers nested deeper than this (or one that holds itself) are not stored whole
+(``_shallow``): a fixed bound, below orjson's and within any caller's recursion limit, so
+that the same value is stored the same from any thread or process."""
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def tag(value: Any, depth: int = 0) -> Any:
     """``value`` with what JSON cannot say replaced by tags; the same object when nothing
-    needs one (the common case costs a walk, not a copy)."""
+    needs one (the common case costs a walk, not a copy). ``depth``: the containers
+    around it."""
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return value
     handler = _TAGGERS.get(kind)
     if handler is not None:
-        return handler(value)
+        return handler(value, depth)
     for base in _SUBCLASSED:  # OrderedDict, IntEnum...: stored as their base type
         if isinstance(value, base):
-            return _TAGGERS[base](value)
+            return _TAGGERS[base](value, depth)
     return value
 
 
-def _tag_int(value: int) -> Any:
+def _tag_int(value: int, depth: int) -> Any:
     if _I64_MIN <= value <= _U64_MAX:
         return value
     return {"$int": ("-" if value < 0 else "") + format(abs(value), "x")}
 
 
-def _tag_float(value: float) -> Any:
+def _tag_float(value: float, depth: int) -> Any:
     if math.isfinite(value):
-        return value
+        return value if type(value) is float else float(value)
     return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
 
 
-def _tag_list(value: list[Any]) -> list[Any]:
-    tagged = [tag(item) for item in value]
+def _inside(depth: int) -> int:
+    if depth >= MAX_DEPTH:
+        raise _TooDeep
+    return depth + 1
+
+
+def _tag_list(value: list[Any], depth: int) -> list[Any]:
+    depth = _inside(depth)
+    tagged = [tag(item, depth) for item in value]
     return value if all(a is b for a, b in zip(tagged, value)) else tagged
 
 
-def _tag_dict(value: dict[Any, Any]) -> Any:
+def _tag_dict(value: dict[Any, Any], depth: int) -> Any:
+    if depth >= MAX_DEPTH:  # ``_inside``, inline: every row's values come through here
+        raise _TooDeep
+    depth += 1
     if len(value) == 1 and next(iter(value)) in TAGS:
-        return _as_pairs(value)
+        return _as_pairs(value, depth)
     # One pass, allocating nothing when nothing needs a tag (the common case: every row's
     # inputs, outputs and extra go through here). Plain JSON scalars are checked inline.
     changed: dict[str, Any] | None = None
     for key, item in value.items():
         if type(key) is not str:
-            return _as_pairs(value)
+            return _as_pairs(value, depth)
         kind = type(item)
         if kind is str or kind is bool or item is None:
             continue
@@ -146,7 +168,7 @@ def _tag_dict(value: dict[Any, Any]) -> Any:
                 continue
         elif kind is float and math.isfinite(item):
             continue
-        tagged = tag(item)
+        tagged = tag(item, depth)
         if tagged is not item:
             if changed is None:
                 changed = {}
@@ -156,22 +178,65 @@ def _tag_dict(value: dict[Any, Any]) -> Any:
     return {key: changed[key] if key in changed else item for key, item in value.items()}
 
 
-def _as_pairs(value: dict[Any, Any]) -> dict[str, Any]:
-    return {"$dict": [[tag(key), tag(item)] for key, item in value.items()]}
+def _as_pairs(value: dict[Any, Any], depth: int) -> dict[str, Any]:
+    return {"$dict": [[tag(key, depth + 1), tag(item, depth + 1)] for key, item in value.items()]}
 
 
-_TAGGERS: dict[type, Callable[[Any], Any]] = {
+def _tagged_items(name: str) -> Callable[[Any, int], Any]:
+    """The tagger of a container stored as ``{name: [items]}``."""
+
+    def tagger(value: Any, depth: int) -> Any:
+        depth = _inside(depth)
+        return {name: [tag(item, depth) for item in value]}
+
+    return tagger
+
+
+_TAGGERS: dict[type, Callable[[Any, int], Any]] = {
     int: _tag_int,
     float: _tag_float,
     list: _tag_list,
     dict: _tag_dict,
-    tuple: lambda v: {"$tuple": [tag(item) for item in v]},
-    set: lambda v: {"$set": [tag(item) for item in v]},
-    frozenset: lambda v: {"$frozenset": [tag(item) for item in v]},
-    bytes: lambda v: {"$bytes": base64.b64encode(v).decode("ascii")},
-    bytearray: lambda v: {"$bytes": base64.b64encode(bytes(v)).decode("ascii")},
-    complex: lambda v: {"$complex": [_tag_float(v.real), _tag_float(v.imag)]},
+    tuple: _tagged_items("$tuple"),
+    set: _tagged_items("$set"),
+    frozenset: _tagged_items("$frozenset"),
+    bytes: lambda v, _: {"$bytes": base64.b64encode(v).decode("ascii")},
+    bytearray: lambda v, _: {"$bytes": base64.b64encode(bytes(v)).decode("ascii")},
+    complex: lambda v, _: {"$complex": [_tag_float(v.real, 0), _tag_float(v.imag, 0)]},
 }
+
+
+def _shallow(value: Any, levels: int = 3) -> Any:
+    """A value too deep (or holding itself) to store whole: its first ``levels`` levels
+    of dicts (with string keys) and lists keep their shape, each item that can be stored
+    whole is, and the rest is bounded text. So a row's inputs, outputs, metadata and
+    traced child runs keep the shape they are read back as."""
+    if levels and type(value) is list:
+        return [_whole_or_shallow(item, levels) for item in value]
+    if levels and isinstance(value, dict) and all(type(key) is str for key in value):
+        return {key: _whole_or_shallow(item, levels) for key, item in value.items()}
+    return _bounded_repr(value)
+
+
+def _whole_or_shallow(item: Any, levels: int) -> Any:
+    try:
+        return tag(item, 1)
+    except _TooDeep:
+        return _shallow(item, levels - 1)
+
+
+def _bounded_repr(value: Any) -> str:
+    try:
+        return _BOUNDED.repr(value)
+    except Exception:  # an int past the digits limit, a broken __repr__ deep inside
+        return f"<{type(value).__name__} that cannot be shown>"
+
+
+_BOUNDED = reprlib.Repr()  # the first levels and items of a value, deterministically
+_BOUNDED.maxlevel = 8
+_BOUNDED.maxdict = _BOUNDED.maxlist = _BOUNDED.maxtuple = _BOUNDED.maxset = 100
+_BOUNDED.maxfrozenset = _BOUNDED.maxdeque = _BOUNDED.maxarray = 100
+_BOUNDED.maxstring = _BOUNDED.maxother = _BOUNDED.maxlong = 1000
 
 
 _SUBCLASSED = (dict, list, tuple, set, frozenset, float)

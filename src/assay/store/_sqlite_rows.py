@@ -175,7 +175,7 @@ def write_stats(conn: sqlite3.Connection, experiment_id: uuid.UUID, stats: Exper
             (
                 exp,
                 ordinal,
-                m.key,
+                codec.text(m.key),  # as the results table stores it: lone surrogates escaped
                 m.mean,
                 m.n,
                 m.errors,
