@@ -182,3 +182,20 @@ def test_a_utc_time_is_written_as_isoformat_writes_it(moment: datetime) -> None:
     assert encoder.instant_text(_row_text.instant(moment + timedelta(microseconds=1))) == (
         (moment + timedelta(microseconds=1)).isoformat()
     )
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"repetition": 0},
+        {"repetition": 2**63 - 1},
+        {"repetition": 2**63},
+        {"repetition": -1},
+        {"repetition": True},
+    ],
+    ids=repr,
+)
+def test_a_run_extra_is_written_as_dumps_writes_it(extra: dict[str, Any]) -> None:
+    encoder = _row_text.RowEncoder(dumps, safe_repr)
+    assert encoder.extra_text(extra) == dumps(extra)
+    assert encoder.extra_text({**extra, "tags": ["t"]}) == dumps({**extra, "tags": ["t"]})

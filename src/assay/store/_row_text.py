@@ -110,7 +110,18 @@ class RowEncoder:
         return f"{cached[1][:-6]}.{micro:06d}+00:00" if micro else cached[1]
 
     def text(self, value: Any) -> str | None:
+        if type(value) is str and value.isascii():  # most names and keys: no second call
+            return value
         return text(value, self.safe_repr)
+
+    def extra_text(self, extra: dict[str, Any] | None) -> str | None:
+        """A run's ``extra``: most rows' is their repetition alone, written as ``dumps``
+        writes it without the walk."""
+        if not extra:
+            return None
+        if len(extra) == 1 and type(repetition := extra.get("repetition")) is int and 0 <= repetition < 2**63:
+            return f'{{"repetition":{repetition}}}'
+        return self.dumps(extra)
 
     def encoded(self, prepared: bytes | Encoded) -> Encoded:
         """A row as a store's ``prepare_row`` gave it (pickled ``RowFields``, or already
@@ -159,7 +170,7 @@ class RowEncoder:
             self.instant_text(end),
             latency,
             None if children is None else dumps(children),
-            dumps(extra) if extra else None,
+            self.extra_text(extra),
         )
 
     def result_row(
