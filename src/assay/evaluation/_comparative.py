@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from assay._traceback import describe
 from assay.comparison.comparability import check_comparable, experiment_record
 from assay.llm.usage import UsageMeter
 from assay.schemas import Example, Run
@@ -188,7 +189,7 @@ async def _judge(job: _Job, name: str) -> list[ComparisonRecord]:
             return [await _judge_pair(job.evaluator, job, example, base)]
         return [await _call_function(job.evaluator, job, example, base)]
     except Exception as exc:  # failures are data
-        base.error = f"{type(exc).__name__}: {exc}"
+        base.error = describe(exc)
         return [base]
 
 

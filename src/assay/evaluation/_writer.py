@@ -1,6 +1,6 @@
 """The one writer: finished rows go to the store in bounded batches, from a single thread.
 
-Workers never touch the database: they encode their row (``store.prepare_row``) and its
+Workers never touch the database: they prepare their row (``store.prepare_row``) and its
 tally, and append both to a bounded queue. The writer commits a batch as soon as the
 oldest queued row has waited ``max_delay`` seconds or ``max_batch`` rows are queued,
 whichever comes first, and never more than ``max_batch`` rows in one transaction. When
@@ -39,7 +39,8 @@ class RowWriter:
     # for one made the row workers wait ~80 ms a run for the writer; 500 with room for two
     # ~30 ms, and the run was ~6% faster.
     DEFAULT_BATCH = 500
-    DEFAULT_PENDING = 2 * DEFAULT_BATCH
+    QUEUED_BATCHES = 2
+    DEFAULT_PENDING = QUEUED_BATCHES * DEFAULT_BATCH
 
     def __init__(
         self,
@@ -58,7 +59,7 @@ class RowWriter:
         self.tally = tally if tally is not None else Tally()
         self.max_batch = max_batch
         self._max_delay = max_delay
-        self._max_pending = max_pending or 2 * max_batch
+        self._max_pending = max_pending or self.QUEUED_BATCHES * max_batch
         self._keep_figures = figures  # False: rows only (a shard's tally is not the experiment's)
         self._pending: deque[tuple[float, Any, RowTally]] = deque()
         self._cond = threading.Condition()

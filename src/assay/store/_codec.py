@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from assay._ids import stored_uuid
-from assay.schemas import EvaluationResult, Example, Run, dotted_order_of, trusted, trusted_builder
+from assay.schemas import EvaluationResult, Example, Run, dotted_order_of, trusted_builder
 from assay.store import _row_text
 from assay.store._json import dumps, loads, safe_repr
 from assay.store.records import ExperimentRow
@@ -221,28 +221,18 @@ def run_from(row: Any) -> Run:
 
 
 def example_from(row: Any, dataset_id: uuid.UUID | None = None) -> Example:
-    """``dataset_id``: the row's, when the caller has it (a page of one dataset). Built
-    unvalidated (``trusted``): every field is decoded to its type here."""
-    outputs, metadata = loads(row["outputs"]), loads(row["metadata"])
-    return trusted(
-        Example,
-        {
-            "id": uuid.UUID(row["id"]),
-            "dataset_id": uuid.UUID(row["dataset_id"]) if dataset_id is None else dataset_id,
-            "inputs": _object(loads(row["inputs"])) or {},
-            "outputs": None if outputs is None else _object(outputs),
-            "metadata": None if metadata is None else _object(metadata),
-            "created_at": parse_required_ts(row["created_at"]),
-        },
-    )
+    """``dataset_id``: the row's, when the caller has it (a page of one dataset)."""
+    fields = (row["id"], row["inputs"], row["outputs"], row["metadata"], row["created_at"], None)
+    return example_of_fields(fields, uid(row["dataset_id"]) if dataset_id is None else dataset_id)
 
 
 EXAMPLE_FIELDS = "e.id, e.inputs, e.outputs, e.metadata, e.created_at, e.position"
 _new_example = trusted_builder(Example, ("id", "dataset_id", "inputs", "outputs", "metadata", "created_at"))
 
 
-def example_of_fields(fields: tuple[Any, ...], dataset_id: uuid.UUID) -> Example:
-    """``example_from`` for a row of ``EXAMPLE_FIELDS`` of the dataset ``dataset_id``."""
+def example_of_fields(fields: tuple[Any, ...], dataset_id: uuid.UUID | None) -> Example:
+    """An example from a row of ``EXAMPLE_FIELDS`` of the dataset ``dataset_id``. Built
+    unvalidated (``trusted``): every field is decoded to its type here."""
     key, inputs, outputs, metadata, created_at, _ = fields
     outputs, metadata = loads(outputs), loads(metadata)
     return _new_example(

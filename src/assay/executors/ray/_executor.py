@@ -9,6 +9,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from assay._traceback import describe
 from assay.errors import require_extra
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import RowFeed
@@ -189,8 +190,8 @@ def _pickling_error(exc: Exception, pipeline: RowPipeline) -> str:
     try:
         cloudpickle.dumps(pipeline)  # type: ignore[no-untyped-call]
     except Exception as direct:
-        return f"{type(direct).__name__}: {direct}"
-    return f"{type(exc).__name__}: {exc}"
+        return describe(direct)
+    return describe(exc)
 
 
 def _ray() -> ModuleType:
