@@ -22,6 +22,11 @@ def add_parsers(commands: Any, parent: argparse.ArgumentParser) -> None:
     ui.add_argument("--host", default="127.0.0.1")
     ui.add_argument("--port", type=int, default=8765)
     ui.add_argument("--token", help="required for a non-loopback host (or set ASSAY_UI_TOKEN)")
+    ui.add_argument(
+        "--read-only",
+        action="store_true",
+        help="serve no write at all: people cannot record feedback (every POST answers 405)",
+    )
     ui.set_defaults(handler=ui_command)
     show = commands.add_parser(
         "show",
@@ -43,7 +48,7 @@ def demo_command(args: argparse.Namespace) -> int:
 def ui_command(args: argparse.Namespace) -> int:
     from assay.ui import serve
 
-    serve(args.db, host=args.host, port=args.port, token=args.token)
+    serve(args.db, host=args.host, port=args.port, token=args.token, read_only=args.read_only)
     return 0
 
 

@@ -10,6 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from assay.ui import queries
+from assay.ui.annotate.attach import with_human_cells, with_human_metrics
 from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
 from assay.ui.models import (
     ComparePage,
@@ -77,7 +78,7 @@ def list_experiments(
     summary="An experiment: metrics with 95% CIs, distributions, summary results",
 )
 def experiment_detail(experiment: ExperimentParam, db: Database) -> ExperimentDetail:
-    return queries.experiment_detail(db, experiment)
+    return with_human_metrics(db, queries.experiment_detail(db, experiment))
 
 
 @router.get(
@@ -92,9 +93,10 @@ def experiment_rows(
     paging: PagingParams,
     after: RowCursorParam,
 ) -> RowPage:
-    return queries.row_page(
+    rows = queries.row_page(
         db, experiment, row_filter, page=paging.page, per_page=paging.per_page, after=after
     )
+    return with_human_cells(db, rows)
 
 
 @router.get(

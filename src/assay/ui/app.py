@@ -14,6 +14,8 @@ from fastapi.staticfiles import StaticFiles
 
 from assay.store.base import Store
 from assay.ui import api, pages
+from assay.ui.annotate import routes as annotate
+from assay.ui.csrf import CsrfKeys
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest, NotFound
 from assay.ui.limits import DEFAULT_HEAVY_LIMIT, HeavyRequestLimit
@@ -38,9 +40,15 @@ class SafeJSONResponse(JSONResponse):
 
 
 def create_app(
-    store: Store, token: str | None = None, *, max_heavy_requests: int = DEFAULT_HEAVY_LIMIT
+    store: Store,
+    token: str | None = None,
+    *,
+    read_only: bool = False,
+    max_heavy_requests: int = DEFAULT_HEAVY_LIMIT,
 ) -> FastAPI:
-    """The UI over ``store``, read-only. With a token, every request must carry it.
+    """The UI over ``store``. With a token, every request must carry it. People's
+    feedback is its only write (from its own pages, with a CSRF token); ``read_only``
+    serves no write at all.
 
     At most ``max_heavy_requests`` comparisons run at once; more answer 503.
     """
@@ -63,12 +71,17 @@ def create_app(
     )
     app.state.db = db
     app.state.templates = make_templates()
+    app.state.read_only = read_only
+    app.state.csrf = CsrfKeys()
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(annotate.router)
+    if not read_only:
+        app.include_router(annotate.writes)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     _add_error_pages(app)
     app.add_middleware(HeavyRequestLimit, limit=max_heavy_requests)
-    app.add_middleware(GuardMiddleware, token=token)  # outermost: refusals cost nothing
+    app.add_middleware(GuardMiddleware, token=token, read_only=read_only)  # outermost: refusals cost nothing
     return app
 
 
@@ -79,6 +92,9 @@ def _add_error_pages(app: FastAPI) -> None:
     async def not_found(request: Request, exc: Exception) -> Response:
         return _error(request, 404, str(exc))
 
+    async def forbidden(request: Request, exc: Exception) -> Response:
+        return _error(request, 403, str(exc))
+
     async def invalid(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
         problems = "; ".join(_describe(error) for error in exc.errors())
@@ -86,6 +102,7 @@ def _add_error_pages(app: FastAPI) -> None:
 
     app.add_exception_handler(BadRequest, bad_request)
     app.add_exception_handler(NotFound, not_found)
+    app.add_exception_handler(annotate.Forbidden, forbidden)
     app.add_exception_handler(RequestValidationError, invalid)
 
 

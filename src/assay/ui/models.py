@@ -23,6 +23,9 @@ __all__ = [
     "ExperimentSummary",
     "Histogram",
     "HistogramBin",
+    "HumanCell",
+    "HumanMetric",
+    "LabelShare",
     "LatencyStat",
     "MetricStat",
     "ResultView",
@@ -161,6 +164,36 @@ class FeedbackView(BaseModel):
     created_at: str | None = None
 
 
+class HumanCell(BaseModel):
+    """One key's labels on one row: the annotators' mean score, or their labels."""
+
+    key: str
+    score: float | None = None
+    labels: list[str] = Field(default_factory=list, description="each annotator's label or score")
+    annotators: int
+
+
+class LabelShare(BaseModel):
+    label: str
+    count: int
+    share: float
+    ci_low: float
+    ci_high: float
+
+
+class HumanMetric(BaseModel):
+    key: str
+    kind: str
+    rows: int = Field(description="rows with at least one label on this key")
+    labels: int = Field(description="labels counted: one per annotator and row")
+    annotators: list[str]
+    mean: float | None = Field(None, description="mean over rows of the annotators' mean score")
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = None
+    shares: list[LabelShare] = Field(default_factory=list, description="a label key's labels")
+
+
 class LatencyStat(BaseModel):
     mean_ms: float | None = None
     max_ms: float | None = None
@@ -175,6 +208,9 @@ class ExperimentDetail(BaseModel):
     histograms: list[Histogram]
     summary_results: list[ResultView]
     latency: LatencyStat
+    human_metrics: list[HumanMetric] = Field(
+        default_factory=list, description="people's labels per feedback key, with 95% intervals"
+    )
 
 
 class ScoreCell(BaseModel):
@@ -195,6 +231,7 @@ class RowSummary(BaseModel):
     error: str | None = None
     latency_ms: float | None = None
     scores: list[ScoreCell]
+    human: list[HumanCell] = Field(default_factory=list, description="people's labels per key")
 
 
 SortKey = str

@@ -8,6 +8,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from assay.ui import queries
+from assay.ui.annotate.attach import with_human_cells, with_human_metrics
+from assay.ui.annotate.routes import annotator_of_request, form_context
 from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
 from assay.ui.models import CompareShow
 from assay.ui.params import PagingParams, RowCursorParam, RowFilterParams, VersionParam, blank_is_none
@@ -64,17 +66,19 @@ def experiment_page(
     paging: PagingParams,
     after: RowCursorParam,
 ) -> Response:
-    detail = queries.experiment_detail(db, experiment)
+    detail = with_human_metrics(db, queries.experiment_detail(db, experiment))
     rows = queries.row_page(
         db, experiment, row_filter, page=paging.page, per_page=paging.per_page, after=after
     )
+    rows = with_human_cells(db, rows)
     return render(request, "experiment.html", detail=detail, rows=rows, nav="experiments")
 
 
 @router.get("/experiments/{ref}/rows/{run_id}")
 def row_page(request: Request, experiment: ExperimentParam, run_id: str, db: Database) -> Response:
     row = queries.row_detail(db, experiment, run_id)
-    return render(request, "row.html", row=row, nav="experiments")
+    form = form_context(request, db, row, annotator_of_request(request))
+    return render(request, "row.html", row=row, form=form, nav="experiments")
 
 
 @router.get("/compare")

@@ -1,5 +1,6 @@
-"""What every request passes through: read-only methods, host and token checks, and
-headers that keep a model's output inert even if it ever reached the page unescaped.
+"""What every request passes through: host and token checks, the write rules (POST
+only, from this origin, none at all when read-only), a CSRF session cookie for pages,
+and headers that keep a model's output inert even if it ever reached the page unescaped.
 
 Without a token the UI only answers requests addressed to a loopback host name, which
 also defeats DNS rebinding (a web page whose own host name resolves to 127.0.0.1).
@@ -21,6 +22,8 @@ from starlette.datastructures import URL, MutableHeaders
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from assay.ui.csrf import CSRF_COOKIE, CsrfKeys, origin_refusal
 
 __all__ = [
     "COOKIE",
@@ -71,11 +74,13 @@ def session_value(token: str) -> str:
 
 
 class GuardMiddleware:
-    """Host, token and method checks; security and Server-Timing headers."""
+    """Host, token and method checks; security and Server-Timing headers; a CSRF
+    session cookie on the first page a browser visits."""
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    def __init__(self, app: ASGIApp, token: str | None, read_only: bool = True) -> None:
         self.app = app
         self.token = token
+        self.read_only = read_only
         self._session = session_value(token) if token else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -83,8 +88,13 @@ class GuardMiddleware:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        refusal = self._refusal(Request(scope))
+        request = Request(scope)
+        refusal = self._refusal(request)
         send = _with_headers(send, started, scope["path"])
+        if refusal is None and _is_page(request) and CSRF_COOKIE not in request.cookies:
+            session = CsrfKeys.new_session()
+            scope.setdefault("state", {})["csrf_session"] = session
+            send = _with_cookie(send, session)
         if refusal is not None:
             await refusal(scope, receive, send)
         elif scope["method"] == "HEAD":
@@ -94,11 +104,24 @@ class GuardMiddleware:
 
     def _refusal(self, request: Request) -> Response | None:
         if request.method not in READ_METHODS:
+            return self._write_refusal(request) or self._access_refusal(request)
+        return self._access_refusal(request)
+
+    def _write_refusal(self, request: Request) -> Response | None:
+        if self.read_only:
             return PlainTextResponse(
-                "the assay UI is read-only: only GET and HEAD are allowed",
+                "the assay UI is read-only (started with --read-only): only GET and HEAD are allowed",
                 405,
                 headers={"Allow": "GET, HEAD"},
             )
+        if request.method != "POST":
+            return PlainTextResponse(
+                "the assay UI writes with POST only", 405, headers={"Allow": "GET, HEAD, POST"}
+            )
+        refused = origin_refusal(request)
+        return None if refused is None else PlainTextResponse(refused, 403)
+
+    def _access_refusal(self, request: Request) -> Response | None:
         if self.token is None:
             host = request.headers.get("host", "")
             if not is_loopback_host(_host_name(host)):
@@ -163,6 +186,18 @@ def _without_body(send: Send) -> Send:
         await send(message)
 
     return send_headers_only
+
+
+def _with_cookie(send: Send, session: str) -> Send:
+    """The new CSRF session's cookie on the page that issued it."""
+
+    async def send_with_cookie(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            cookie = f"{CSRF_COOKIE}={session}; HttpOnly; Path=/; SameSite=strict"
+            MutableHeaders(scope=message).append("set-cookie", cookie)
+        await send(message)
+
+    return send_with_cookie
 
 
 def _with_headers(send: Send, started: float, path: str) -> Send:

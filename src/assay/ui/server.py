@@ -110,16 +110,19 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     token: str | None = None,
+    read_only: bool = False,
 ) -> None:
-    """Serve the UI over the store at ``database_url`` until interrupted."""
+    """Serve the UI over the store at ``database_url`` until interrupted (``read_only``:
+    with no write route at all, people's feedback included)."""
     token = resolve_token(token)
     check_bind(host, token)
     store = open_store(database_url)
     try:
-        config = uvicorn.Config(create_app(store, token=token), host=host, port=port)
+        config = uvicorn.Config(create_app(store, token=token, read_only=read_only), host=host, port=port)
         logging.getLogger("uvicorn.access").addFilter(RedactTokens(token))
         shown = f"[{host}]" if ":" in host else host
         hint = " (open it once with ?token=<your token>)" if token else ""
+        hint += ", read-only" if read_only else ""
         print(f"assay UI on http://{shown}:{port}/ over {store.url}{hint}", flush=True)
         uvicorn.Server(config).run()
     finally:

@@ -67,6 +67,26 @@ document.addEventListener("DOMContentLoaded", () => {
     if (link) window.location.assign(link.href);
   });
 
+  // In an annotation queue, 1-9 pick a choice of the first feedback key and save, s skips.
+  const queueForm = document.querySelector("[data-queue] form#annotate");
+  if (queueForm) {
+    document.addEventListener("keydown", (event) => {
+      if (event.target.closest("input, select, textarea") || event.metaKey || event.ctrlKey || event.altKey) return;
+      if (event.key === "s") {
+        const skip = queueForm.querySelector("#skip-row");
+        if (skip) { event.preventDefault(); skip.click(); }
+        return;
+      }
+      if (!/^[1-9]$/.test(event.key)) return;
+      const first = queueForm.querySelector("fieldset.feedback-key");
+      const choice = first && first.querySelectorAll("input[type=radio]")[Number(event.key) - 1];
+      if (!choice) return;
+      event.preventDefault();
+      choice.checked = true;
+      queueForm.requestSubmit();
+    });
+  }
+
   // Times are stored in UTC; show them in the reader's time zone.
   document.querySelectorAll("time[datetime]").forEach((node) => {
     const when = new Date(node.getAttribute("datetime"));

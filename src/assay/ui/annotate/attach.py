@@ -1,0 +1,41 @@
+"""People's labels added to what the read-only pages already show: a column in the row
+table, the human metrics on the experiment page."""
+
+from __future__ import annotations
+
+from assay.ui.annotate.human import latest_labels
+from assay.ui.annotate.keys import FeedbackKey, keys_from_metadata
+from assay.ui.annotate.summary import human_cells, human_metrics
+from assay.ui.db import ReadOnlyDatabase
+from assay.ui.models import ExperimentDetail, ExperimentSummary, RowPage
+from assay.ui.queries._sql import loads
+
+__all__ = ["feedback_keys", "with_human_cells", "with_human_metrics"]
+
+
+def feedback_keys(db: ReadOnlyDatabase, experiment: ExperimentSummary) -> tuple[FeedbackKey, ...]:
+    """The experiment's feedback keys (its metadata's, else its dataset's, else the default)."""
+    row = db.query_one("SELECT metadata FROM experiments WHERE id = ?", (experiment.id,))
+    found = [(f"experiment {experiment.name!r} metadata", loads(row["metadata"]) if row else None)]
+    if experiment.dataset_id is not None:
+        data = db.query_one("SELECT metadata FROM datasets WHERE id = ?", (experiment.dataset_id,))
+        found.append(
+            (f"dataset {experiment.dataset_name!r} metadata", loads(data["metadata"]) if data else None)
+        )
+    return keys_from_metadata(*found)
+
+
+def with_human_metrics(db: ReadOnlyDatabase, detail: ExperimentDetail) -> ExperimentDetail:
+    keys = feedback_keys(db, detail.experiment)
+    labels = latest_labels(db, [detail.experiment.id])
+    return detail.model_copy(update={"human_metrics": human_metrics(labels, keys)})
+
+
+def with_human_cells(db: ReadOnlyDatabase, page: RowPage) -> RowPage:
+    if not page.rows:
+        return page
+    keys = feedback_keys(db, page.experiment)
+    labels = latest_labels(db, [page.experiment.id], [row.run_id for row in page.rows])
+    cells = human_cells(labels, keys)
+    rows = [row.model_copy(update={"human": cells.get(row.run_id, [])}) for row in page.rows]
+    return page.model_copy(update={"rows": rows})

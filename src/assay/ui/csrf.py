@@ -1,0 +1,60 @@
+"""Per-session CSRF tokens and the same-origin rule for the UI's few writes.
+
+Every browser gets a random session id in an HttpOnly, SameSite=Strict cookie on its
+first page visit. A page's forms carry ``hmac(secret, session id)``: another site can
+neither read it nor make a browser send it. A write must carry the token of the cookie
+it arrives with, and come from this origin (its ``Origin`` header, else
+``Sec-Fetch-Site: same-origin``). The secret is drawn per server process, so a page
+left open across a restart asks to be reloaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from starlette.requests import Request
+
+__all__ = ["CSRF_COOKIE", "CSRF_FIELD", "CsrfKeys", "origin_refusal"]
+
+CSRF_COOKIE = "assay_ui_csrf"
+CSRF_FIELD = "csrf"
+CSRF_HEADER = "x-csrf-token"
+
+
+class CsrfKeys:
+    """The server's secret, and the token each session's pages carry."""
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        self._secret = secret or secrets.token_bytes(32)
+
+    @staticmethod
+    def new_session() -> str:
+        return secrets.token_urlsafe(24)
+
+    def token(self, session: str) -> str:
+        return hmac.new(self._secret, session.encode(), hashlib.sha256).hexdigest()
+
+    def valid(self, session: str | None, given: str | None) -> bool:
+        if not session or not given:
+            return False
+        return hmac.compare_digest(self.token(session).encode(), given.encode())
+
+
+def session_of(request: Request) -> str | None:
+    """The session id: the cookie's, or the one the guard just issued with this page."""
+    issued = request.scope.get("state", {}).get("csrf_session")
+    return issued if isinstance(issued, str) else request.cookies.get(CSRF_COOKIE)
+
+
+def origin_refusal(request: Request) -> str | None:
+    """Why a write does not come from a page of this server, or None if it does."""
+    host = request.headers.get("host", "")
+    origin = request.headers.get("origin")
+    if origin is not None:
+        allowed = {f"http://{host}", f"https://{host}"}
+        return None if origin in allowed else f"refused: a write from origin {origin!r}, not this UI's"
+    if request.headers.get("sec-fetch-site") == "same-origin":
+        return None
+    return "refused: a write must come from a page of this UI (no Origin header was sent)"
