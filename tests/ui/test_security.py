@@ -56,10 +56,18 @@ def test_without_a_token_only_loopback_host_headers_are_served(scenario: Scenari
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
-def test_the_ui_is_read_only(scenario: Scenario, method: str) -> None:
-    with TestClient(create_app(scenario.store), base_url="http://127.0.0.1") as client:
+def test_the_read_only_ui_refuses_every_write(scenario: Scenario, method: str) -> None:
+    with TestClient(create_app(scenario.store, read_only=True), base_url="http://127.0.0.1") as client:
         response = client.request(method, "/api/experiments/baseline")
         assert response.status_code == 405 and response.headers["allow"] == "GET, HEAD"
+    assert scenario.store.get_experiment(name="baseline") is not None
+
+
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
+def test_the_ui_writes_with_post_only(scenario: Scenario, method: str) -> None:
+    with TestClient(create_app(scenario.store), base_url="http://127.0.0.1") as client:
+        response = client.request(method, "/api/experiments/baseline", headers={"origin": "http://127.0.0.1"})
+        assert response.status_code == 405 and response.headers["allow"] == "GET, HEAD, POST"
     assert scenario.store.get_experiment(name="baseline") is not None
 
 

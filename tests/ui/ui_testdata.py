@@ -124,10 +124,10 @@ def _results(spec: RowSpec) -> list[EvaluationResult]:
 class LiveServer:
     """uvicorn serving the UI on 127.0.0.1 in a thread of this process."""
 
-    def __init__(self, store: Store, token: str | None = None) -> None:
+    def __init__(self, store: Store, token: str | None = None, *, read_only: bool = False) -> None:
         self.port = free_port()
         config = uvicorn.Config(
-            create_app(store, token=token),
+            create_app(store, token=token, read_only=read_only),
             host="127.0.0.1",
             port=self.port,
             log_level="warning",

@@ -48,9 +48,11 @@ def check_annotator(raw: str | None) -> str:
 
 
 def parse_submission(
-    form: Mapping[str, str], keys: Sequence[FeedbackKey], original_outputs: Any
+    form: Mapping[str, str], keys: Sequence[FeedbackKey], original_outputs: Any, shown: str | None = None
 ) -> Submission:
-    """The form's fields (``key.<name>``, ``comment``, ``correction``, ``skip``), checked."""
+    """The form's fields (``key.<name>``, ``comment``, ``correction``, ``skip``), checked.
+    A correction box left as it was ``shown`` (the outputs, or the annotator's last
+    correction) records nothing."""
     annotator = check_annotator(form.get("annotator"))
     if form.get("skip") == "1":  # a skip saves nothing else, whatever the form held
         return Submission(annotator, {}, skipped=True)
@@ -63,7 +65,8 @@ def parse_submission(
     comment = form.get("comment", "").strip() or None
     if comment is not None and len(comment) > MAX_COMMENT:
         raise BadRequest(f"parameter 'comment' is longer than {MAX_COMMENT} characters")
-    correction = _correction(form.get("correction", ""), original_outputs)
+    given = form.get("correction")
+    correction = None if given is None else _correction(given, original_outputs, shown)
     if not (choices or comment or correction is not None):
         raise BadRequest("nothing to save: pick a score or label, or write a comment or a correction")
     return Submission(annotator, choices, comment, correction)
@@ -80,12 +83,12 @@ def correction_text(outputs: Any) -> str:
     return orjson.dumps(outputs, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
 
 
-def _correction(text: str, outputs: Any) -> Any:
+def _correction(text: str, outputs: Any, shown: str | None) -> Any:
     """The corrected outputs, in the outputs' shape; None when unchanged."""
     text = text.replace("\r\n", "\n")
     if len(text) > MAX_CORRECTION:
         raise BadRequest(f"parameter 'correction' is longer than {MAX_CORRECTION} characters")
-    if text.strip() == correction_text(outputs).strip():
+    if text.strip() in (correction_text(outputs).strip(), (shown or "").replace("\r\n", "\n").strip()):
         return None
     if isinstance(outputs, dict) and len(outputs) == 1 and isinstance(next(iter(outputs.values())), str):
         return {next(iter(outputs)): text}

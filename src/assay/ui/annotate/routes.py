@@ -15,11 +15,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from assay.ui.annotate.agreement import agreements
-from assay.ui.annotate.attach import feedback_keys
+from assay.ui.annotate.attach import feedback_keys, readable_keys
 from assay.ui.annotate.human import Label, latest_labels
 from assay.ui.annotate.keys import FeedbackKey
 from assay.ui.annotate.queue import RULES, QueueSpec, queue_runs
-from assay.ui.annotate.record import correction_text, parse_submission, store_submission
+from assay.ui.annotate.record import check_annotator, correction_text, parse_submission, store_submission
 from assay.ui.annotate.summary import human_metrics
 from assay.ui.csrf import CSRF_COOKIE, CSRF_FIELD, CSRF_HEADER, CsrfKeys, session_of
 from assay.ui.db import ReadOnlyDatabase
@@ -56,10 +56,11 @@ class FormContext:
     annotator: str
     csrf: str
     correction: str
+    problem: str | None = None
 
 
 def form_context(request: Request, db: ReadOnlyDatabase, row: Any, annotator: str) -> FormContext:
-    keys = feedback_keys(db, row.experiment)
+    keys, problem = readable_keys(db, row.experiment)
     mine = [x for x in latest_labels(db, [row.experiment.id], [row.run_id]) if x.annotator == annotator]
     return FormContext(
         writable=not request.app.state.read_only,
@@ -68,6 +69,7 @@ def form_context(request: Request, db: ReadOnlyDatabase, row: Any, annotator: st
         annotator=annotator,
         csrf=csrf_token(request),
         correction=_latest_correction(mine, row.outputs),
+        problem=problem,
     )
 
 
@@ -82,7 +84,9 @@ async def save_feedback(request: Request, experiment: ExperimentParam, run_id: s
     _check_csrf(request, form)
     row = row_detail(db, experiment, run_id)  # 404 for a row that is not this experiment's
     keys = feedback_keys(db, experiment)
-    submission = parse_submission(form, keys, row.outputs)
+    annotator = check_annotator(form.get("annotator"))
+    mine = [x for x in latest_labels(db, [experiment.id], [row.run_id]) if x.annotator == annotator]
+    submission = parse_submission(form, keys, row.outputs, _latest_correction(mine, row.outputs))
     await run_in_threadpool(store_submission, db.store, submission, experiment.id, row.run_id)
     target = _local(form.get("next")) or f"/experiments/{experiment.id}/rows/{row.run_id}"
     response = RedirectResponse(target, status_code=303)
