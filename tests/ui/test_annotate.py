@@ -227,7 +227,9 @@ def test_a_write_from_another_origin_is_refused_even_with_a_token(client: TestCl
     fields = {"csrf": token_of(client, run), "annotator": "Eve", "key.human": "up"}
     assert post(client, run, fields, headers={"origin": "http://evil.example"}).status_code == 403
     no_origin = client.post(f"/experiments/baseline/rows/{run}/feedback", data=fields, follow_redirects=False)
-    assert no_origin.status_code == 403 and "no Origin header" in no_origin.text
+    assert no_origin.status_code == 403 and "no usable Origin header" in no_origin.text
+    null = post(client, run, fields, headers={"origin": "null"})  # a sandboxed frame, a data: page
+    assert null.status_code == 403
     same_site = client.post(
         f"/experiments/baseline/rows/{run}/feedback",
         data=fields,

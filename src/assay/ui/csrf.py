@@ -52,9 +52,11 @@ def origin_refusal(request: Request) -> str | None:
     """Why a write does not come from a page of this server, or None if it does."""
     host = request.headers.get("host", "")
     origin = request.headers.get("origin")
-    if origin is not None:
+    if origin is not None and origin != "null":
         allowed = {f"http://{host}", f"https://{host}"}
         return None if origin in allowed else f"refused: a write from origin {origin!r}, not this UI's"
+    # The pages' no-referrer policy makes a browser send "Origin: null" with a form; its
+    # Sec-Fetch-Site (a header no page can set) still tells where the form was.
     if request.headers.get("sec-fetch-site") == "same-origin":
         return None
-    return "refused: a write must come from a page of this UI (no Origin header was sent)"
+    return "refused: a write must come from a page of this UI (no usable Origin header was sent)"
