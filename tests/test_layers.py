@@ -52,6 +52,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "assay.tracing",
             "assay.report",
             "assay.report_plain",
+            "assay.human",
         ),
     ),
     ("evaluators", ("assay.evaluators",)),

@@ -59,7 +59,9 @@ def test_a_label_is_a_human_feedback_record_as_create_feedback_makes(
 ) -> None:
     run = run_ids(client)[3]
     token = token_of(client, run)
-    saved = post(client, run, {"csrf": token, "annotator": "Alice", "key.human": "down", "comment": "wrong unit"})
+    saved = post(
+        client, run, {"csrf": token, "annotator": "Alice", "key.human": "down", "comment": "wrong unit"}
+    )
     assert saved.status_code == 303 and saved.headers["location"].endswith(f"/rows/{run}")
     records = Client(store=scenario.store).list_feedback(run_ids=[run])
     human = [f for f in records if (f.feedback_source or {}).get("type") == "human"]
@@ -78,7 +80,11 @@ def test_the_row_table_and_the_experiment_page_show_the_human_metric(client: Tes
     runs = run_ids(client)
     verdicts = {0: ("Alice", "up"), 1: ("Alice", "down"), 2: ("Alice", "up"), 3: ("Alice", "up")}
     for index, (who, choice) in verdicts.items():
-        post(client, runs[index], {"csrf": token_of(client, runs[index]), "annotator": who, "key.human": choice})
+        post(
+            client,
+            runs[index],
+            {"csrf": token_of(client, runs[index]), "annotator": who, "key.human": choice},
+        )
     # a second annotator disagrees on row 1; and Alice changes her mind on row 3: the latest counts
     post(client, runs[1], {"csrf": token_of(client, runs[1]), "annotator": "Bob", "key.human": "up"})
     post(client, runs[3], {"csrf": token_of(client, runs[3]), "annotator": "Alice", "key.human": "down"})
@@ -94,7 +100,9 @@ def test_the_row_table_and_the_experiment_page_show_the_human_metric(client: Tes
     # rows: 1, 0.5, 1, 0 -> not all 0/1, so Student t over the four row means
     assert metric[0]["mean"] == pytest.approx(0.625) and metric[0]["rows"] == 4
     assert metric[0]["labels"] == 5 and metric[0]["annotators"] == ["Alice", "Bob"]
-    assert metric[0]["ci_method"] == "Student t" and 0 <= metric[0]["ci_low"] < 0.625 < metric[0]["ci_high"] <= 1
+    assert (
+        metric[0]["ci_method"] == "Student t" and 0 <= metric[0]["ci_low"] < 0.625 < metric[0]["ci_high"] <= 1
+    )
     html = client.get("/experiments/baseline").text
     assert 'id="human-metrics"' in html and "0.625" in html
 
@@ -103,7 +111,11 @@ def test_thumbs_only_rows_get_a_wilson_interval(client: TestClient) -> None:
     runs = run_ids(client)
     for index in range(5):
         choice = "up" if index < 4 else "down"
-        post(client, runs[index], {"csrf": token_of(client, runs[index]), "annotator": "Ann", "key.human": choice})
+        post(
+            client,
+            runs[index],
+            {"csrf": token_of(client, runs[index]), "annotator": "Ann", "key.human": choice},
+        )
     metric = client.get("/api/experiments/baseline").json()["human_metrics"][0]
     expected = wilson(4, 5)
     assert (metric["ci_low"], metric["ci_high"], metric["ci_method"]) == pytest.approx(
@@ -122,15 +134,25 @@ def test_keys_defined_in_the_dataset_metadata(store: Store) -> None:
         {"key": "category", "kind": "label", "labels": ["ok", "wrong", "harmful"]},
     ]
     _set_dataset_metadata(store, dataset.id, {"feedback_keys": keys})
-    make_experiment(store, "graded-run", dataset, examples, [RowSpec(outputs={"answer": "y"}, scores={"exact": 0})])
+    make_experiment(
+        store, "graded-run", dataset, examples, [RowSpec(outputs={"answer": "y"}, scores={"exact": 0})]
+    )
     with TestClient(create_app(store), base_url=ORIGIN) as client:
         run = run_ids(client, "graded-run")[0]
         page = client.get(f"/experiments/graded-run/rows/{run}").text
         assert page.count('name="key.quality"') == 5 and page.count('name="key.category"') == 3
-        fields = {"csrf": token_of(client, run, "graded-run"), "annotator": "Al", "key.quality": "4", "key.category": "wrong"}
+        fields = {
+            "csrf": token_of(client, run, "graded-run"),
+            "annotator": "Al",
+            "key.quality": "4",
+            "key.category": "wrong",
+        }
         assert post(client, run, fields, "graded-run").status_code == 303
         bad = post(client, run, {**fields, "key.quality": "7"}, "graded-run")
-        assert bad.status_code == 400 and "feedback key 'quality' accepts 1, 2, 3, 4, 5; got '7'" in html.unescape(bad.text)
+        assert (
+            bad.status_code == 400
+            and "feedback key 'quality' accepts 1, 2, 3, 4, 5; got '7'" in html.unescape(bad.text)
+        )
         metrics = {m["key"]: m for m in client.get("/api/experiments/graded-run").json()["human_metrics"]}
     assert metrics["quality"]["mean"] == 4
     shares = {s["label"]: s["count"] for s in metrics["category"]["shares"]}
@@ -143,13 +165,19 @@ def test_a_bad_key_definition_is_named_with_its_place(store: Store) -> None:
     from ui_testdata import RowSpec, make_dataset, make_experiment
 
     dataset, examples = make_dataset(store, "badkeys", [{"inputs": {"q": "a"}}])
-    _set_dataset_metadata(store, dataset.id, {"feedback_keys": [{"key": "ok"}, {"key": "s", "kind": "scale", "min": 5, "max": 1}]})
+    _set_dataset_metadata(
+        store,
+        dataset.id,
+        {"feedback_keys": [{"key": "ok"}, {"key": "s", "kind": "scale", "min": 5, "max": 1}]},
+    )
     make_experiment(store, "badkeys-run", dataset, examples, [RowSpec(outputs={"a": 1})])
     with TestClient(create_app(store), base_url=ORIGIN) as client:
         run = run_ids(client, "badkeys-run")[0]  # reading never stops at a bad definition
         row = client.get(f"/experiments/badkeys-run/rows/{run}")
         experiment = client.get("/experiments/badkeys-run")
-        write = post(client, run, {"csrf": token_of_any(client), "annotator": "A", "key.ok": "up"}, "badkeys-run")
+        write = post(
+            client, run, {"csrf": token_of_any(client), "annotator": "A", "key.ok": "up"}, "badkeys-run"
+        )
     expected = "dataset 'badkeys' metadata feedback_keys[1]: a scale needs numbers min < max"
     assert row.status_code == 200 and expected in html.unescape(row.text) and 'id="annotate"' not in row.text
     assert experiment.status_code == 200 and expected in html.unescape(experiment.text)
@@ -181,7 +209,11 @@ def test_a_correction_keeps_the_outputs_shape(client: TestClient, scenario: Scen
     assert post(client, run, fields).status_code == 303
     notes = [f for f in scenario.store.list_feedback(run_ids=[uuid.UUID(run)], keys=["note"])]
     assert [n.correction for n in notes] == [{"answer": "answer 1\nwith a second line"}]
-    unchanged = {"csrf": token_of(client, run), "annotator": "Cy", "correction": "answer 1\nwith a second line"}
+    unchanged = {
+        "csrf": token_of(client, run),
+        "annotator": "Cy",
+        "correction": "answer 1\nwith a second line",
+    }
     assert post(client, run, unchanged).status_code == 400  # nothing new: named, not silently stored
 
 
@@ -222,7 +254,9 @@ def test_a_write_needs_this_sessions_csrf_token(client: TestClient, scenario: Sc
     assert _human(scenario.store) == []
 
 
-def test_a_write_from_another_origin_is_refused_even_with_a_token(client: TestClient, scenario: Scenario) -> None:
+def test_a_write_from_another_origin_is_refused_even_with_a_token(
+    client: TestClient, scenario: Scenario
+) -> None:
     run = run_ids(client)[0]
     fields = {"csrf": token_of(client, run), "annotator": "Eve", "key.human": "up"}
     assert post(client, run, fields, headers={"origin": "http://evil.example"}).status_code == 403
@@ -274,7 +308,10 @@ def test_read_only_serves_no_write_at_all(scenario: Scenario) -> None:
     with TestClient(app, base_url=ORIGIN) as client:
         page = client.get(f"/experiments/baseline/rows/{run}").text
         assert 'id="annotate"' not in page and "--read-only" in page
-        for path in [p.format(ref="baseline", run_id=run) for p in write_paths] + ["/api/experiments", "/queue"]:
+        for path in [p.format(ref="baseline", run_id=run) for p in write_paths] + [
+            "/api/experiments",
+            "/queue",
+        ]:
             for method in ("POST", "PUT", "PATCH", "DELETE"):
                 answer = client.request(
                     method, path, data={"annotator": "A", "key.human": "up"}, headers={"origin": ORIGIN}
@@ -330,5 +367,7 @@ def test_two_annotators_at_once_lose_nothing(scenario: Scenario) -> None:
         for thread in threads:
             thread.join()
     assert failures == []
-    labels = [(f.feedback_source["metadata"]["annotator"], str(f.run_id), f.score) for f in _human(scenario.store)]  # type: ignore[attr-defined]
+    labels = [
+        (f.feedback_source["metadata"]["annotator"], str(f.run_id), f.score) for f in _human(scenario.store)
+    ]  # type: ignore[attr-defined]
     assert sorted(labels) == sorted([("Ann", r, 1) for r in runs] + [("Ben", r, 0) for r in runs])

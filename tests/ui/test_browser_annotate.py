@@ -67,7 +67,11 @@ def test_label_a_queue_with_the_keyboard(page: Page, served: tuple[LiveServer, S
     page.locator("#comment").fill("the answer is right but rude")  # typing never triggers a shortcut
     expect(page.locator("#queue-count")).to_have_text("3 of 5 labelled")
     page.screenshot(path=str(DOCS_IMG / "ui-queue.png"))
-    assert sorted(human(scenario.store)) == [("Ann", "human", "down"), ("Ann", "human", "up"), ("Ann", "skipped", None)]
+    assert sorted(human(scenario.store)) == [
+        ("Ann", "human", "down"),
+        ("Ann", "human", "up"),
+        ("Ann", "skipped", None),
+    ]
 
     page.reload()  # the position is read back from the store
     expect(page.locator("#queue-progress")).to_contain_text("row 4 of 5")
@@ -104,7 +108,9 @@ def test_label_and_correct_a_row_then_see_the_human_metric(
     expect(page.locator("#row-table tbody tr").nth(2).locator(".human-cell")).to_have_text("human: 1")
     page.locator("#human-metrics").screenshot(path=str(DOCS_IMG / "ui-human-metric.png"))
     notes = [f for f in scenario.store.list_feedback(keys=["note"])]
-    assert [(n.comment, n.correction) for n in notes] == [("wrong: the answer is 'answer 1'", {"answer": "answer 1"})]
+    assert [(n.comment, n.correction) for n in notes] == [
+        ("wrong: the answer is 'answer 1'", {"answer": "answer 1"})
+    ]
 
 
 class _Attacker(BaseHTTPRequestHandler):

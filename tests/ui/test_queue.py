@@ -93,7 +93,9 @@ def label_in_queue(client: TestClient, url: str, choice: str | None) -> str:
     """Label (or skip, with None) the queue's current row; the address it moves on to."""
     page = client.get(url)
     assert page.status_code == 200, page.text
-    action = re.search(r'<form class="panel annotate" id="annotate" method="post" action="([^"]+)"', page.text)
+    action = re.search(
+        r'<form class="panel annotate" id="annotate" method="post" action="([^"]+)"', page.text
+    )
     fields = dict(re.findall(r'<input type="hidden" name="(csrf|next)" value="([^"]*)"', page.text))
     assert action is not None
     body = {"annotator": re.search(r'name="annotator" id="annotator" value="([^"]*)"', page.text).group(1)}  # type: ignore[union-attr]

@@ -97,7 +97,21 @@ def show_command(args: argparse.Namespace) -> int:
     status = _status(client.store, results.experiment)
     if status != results.experiment.status:  # a split experiment: its figures cover the shards so far
         print(f"experiment {results.experiment.name}: {status}", file=sys.stderr)
-    return conclude(results, args, reported=tty)
+    code = conclude(results, args, reported=tty)
+    if not args.json:
+        _print_human(client.store, results)
+    return code
+
+
+def _print_human(store: Any, results: Any) -> None:
+    """People's labels (``assay.human``), when anyone labelled rows of this experiment."""
+    from assay.human import human_labels
+    from assay.human.summary import human_lines
+
+    lines = human_lines(human_labels(store, [row.run.id for row in results.rows]))
+    if lines:
+        print("human feedback (each annotator's latest label; a row's annotators averaged):")
+        print("\n".join(lines), flush=True)
 
 
 def _status(store: Any, record: Any) -> str:

@@ -122,7 +122,8 @@ def export_experiment(args: argparse.Namespace) -> int:
 
     client = Client(args.db)
     results = client.read_experiment(experiment_name(client, args.name))
-    records = [_row_record(row) for row in results.rows]
+    labels = _labels_by_run(client.store, results.rows)
+    records = [_row_record(row, labels.get(str(row.run.id), [])) for row in results.rows]
     if args.format == "jsonl":
         _write_text(
             args.output, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
@@ -146,7 +147,17 @@ def delete_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
-def _row_record(row: Any) -> dict[str, Any]:
+def _labels_by_run(store: Any, rows: Any) -> dict[str, list[Any]]:
+    """People's latest labels (``assay.human``) per run id."""
+    from assay.human import human_labels
+
+    found: dict[str, list[Any]] = {}
+    for label in human_labels(store, [row.run.id for row in rows]):
+        found.setdefault(label.run_id, []).append(label)
+    return found
+
+
+def _row_record(row: Any, labels: list[Any]) -> dict[str, Any]:
     return {
         "example_id": str(row.example.id),
         "repetition": row.repetition,
@@ -159,16 +170,40 @@ def _row_record(row: Any) -> dict[str, Any]:
             {"key": r.key, "score": r.numeric_score, "value": r.value, "comment": r.comment, "error": r.error}
             for r in row.results
         ],
+        "human": [
+            {
+                "key": x.key,
+                "annotator": x.annotator,
+                "score": x.score,
+                "value": x.value,
+                "comment": x.comment,
+                "correction": x.correction,
+                "created_at": x.created_at,
+            }
+            for x in labels
+        ],
     }
 
 
 def _flat_row(record: dict[str, Any]) -> dict[str, Any]:
+    from assay.human import Label
+    from assay.human.summary import human_columns
+
     flat = _flat(record, ("inputs", "outputs", "reference_outputs"))
+    labels = [
+        Label(run_id="", comment=None, correction=None, created_at="", **_label_fields(x))
+        for x in flat.pop("human")
+    ]
     for result in flat.pop("results"):
         flat[f"score.{result['key']}"] = result["score"]
         if result["error"] is not None:
             flat[f"error.{result['key']}"] = result["error"]
+    flat.update(human_columns(labels))
     return flat
+
+
+def _label_fields(record: dict[str, Any]) -> dict[str, Any]:
+    return {name: record[name] for name in ("key", "annotator", "score", "value")}
 
 
 def _flat(record: dict[str, Any], sections: tuple[str, ...]) -> dict[str, Any]:

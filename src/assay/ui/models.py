@@ -211,7 +211,7 @@ class ExperimentDetail(BaseModel):
     human_metrics: list[HumanMetric] = Field(
         default_factory=list, description="people's labels per feedback key, with 95% intervals"
     )
-    human_error: str | None = Field(None, description="why the feedback keys cannot be read")
+    human_error: str | None = Field(default=None, description="why the feedback keys cannot be read")
 
 
 class ScoreCell(BaseModel):

@@ -26,7 +26,9 @@ def feedback_keys(db: ReadOnlyDatabase, experiment: ExperimentSummary) -> tuple[
     return keys_from_metadata(*found)
 
 
-def readable_keys(db: ReadOnlyDatabase, experiment: ExperimentSummary) -> tuple[tuple[FeedbackKey, ...], str | None]:
+def readable_keys(
+    db: ReadOnlyDatabase, experiment: ExperimentSummary
+) -> tuple[tuple[FeedbackKey, ...], str | None]:
     """The keys, or none and why: a bad definition never stops a page from reading."""
     try:
         return feedback_keys(db, experiment), None

@@ -1,49 +1,17 @@
-"""Reading people's feedback back: the latest label of each annotator on each row and key.
-
-Human feedback is a ``feedback`` record whose source type is ``human`` and whose source
-metadata names the annotator. A person may change their mind: each save adds a record,
-and the latest one per (row, key, annotator) counts. Two annotators never overwrite
-each other: their records are apart by name.
-"""
+"""Reading people's feedback back in SQL, for a page: the latest label of each annotator
+on each row and key (``assay.human`` says what a human record is)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from assay.human.labels import HUMAN, NOTE_KEY, SKIP_KEY, Label, annotator_of, keep_latest
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.queries._sql import in_list, loads
 
-__all__ = ["HUMAN", "SKIP_KEY", "Label", "annotator_of", "latest_labels"]
-
-HUMAN = "human"
-SKIP_KEY = "skipped"
-"""The key of the record a queue writes when a person skips a row (never a metric)."""
-NOTE_KEY = "note"
-"""The key of the record that holds a comment and a corrected output (never a metric)."""
-
-
-@dataclass(frozen=True)
-class Label:
-    run_id: str
-    key: str
-    annotator: str
-    score: float | int | None
-    value: Any
-    comment: str | None
-    correction: Any
-    created_at: str
-
-
-def annotator_of(source: Any) -> str | None:
-    """The annotator named by a human feedback source, None for any other source."""
-    if not isinstance(source, dict) or source.get("type") != HUMAN:
-        return None
-    metadata = source.get("metadata")
-    name = metadata.get("annotator") if isinstance(metadata, dict) else None
-    return name if isinstance(name, str) and name else "anonymous"
+__all__ = ["HUMAN", "NOTE_KEY", "SKIP_KEY", "Label", "annotator_of", "by_run", "latest_labels"]
 
 
 def latest_labels(
@@ -57,7 +25,7 @@ def latest_labels(
     if run_ids is not None:
         run_marks, run_params = in_list(list(run_ids))
         where, params = f"run_id IN {run_marks} AND {where}", (*run_params, *params)
-    latest: dict[tuple[str, str, str], Label] = {}
+    found: list[Label] = []
     rows = db.query(
         "SELECT run_id, key, score, value, comment, correction, feedback_source, created_at "
         f"FROM feedback WHERE {where} ORDER BY created_at, id",
@@ -77,8 +45,8 @@ def latest_labels(
             correction=loads(row["correction"]),
             created_at=row["created_at"],
         )
-        latest[(label.run_id, label.key, annotator)] = label
-    return list(latest.values())
+        found.append(label)
+    return keep_latest(found)
 
 
 def by_run(labels: Sequence[Label]) -> dict[str, list[Label]]:

@@ -65,8 +65,8 @@ def parse_submission(
     comment = form.get("comment", "").strip() or None
     if comment is not None and len(comment) > MAX_COMMENT:
         raise BadRequest(f"parameter 'comment' is longer than {MAX_COMMENT} characters")
-    given = form.get("correction")
-    correction = None if given is None else _correction(given, original_outputs, shown)
+    box = form.get("correction")
+    correction = None if box is None else _correction(box, original_outputs, shown)
     if not (choices or comment or correction is not None):
         raise BadRequest("nothing to save: pick a score or label, or write a comment or a correction")
     return Submission(annotator, choices, comment, correction)

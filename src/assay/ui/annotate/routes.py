@@ -25,7 +25,7 @@ from assay.ui.csrf import CSRF_COOKIE, CSRF_FIELD, CSRF_HEADER, CsrfKeys, sessio
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.lookup import Database, ExperimentParam, experiments
-from assay.ui.queries import row_detail
+from assay.ui.queries import list_experiments, row_detail
 
 __all__ = ["ANNOTATOR_COOKIE", "Forbidden", "annotator_of_request", "form_context", "router", "writes"]
 
@@ -142,9 +142,6 @@ def queue_page(
     annotator: str | None = None,
     at: int | None = None,
 ) -> Response:
-    from assay.ui.pages import render
-    from assay.ui.queries import list_experiments
-
     refs = [ref for ref in e if ref.strip()]
     name = (annotator or "").strip() or annotator_of_request(request)
     if not refs or not (annotator or "").strip():
@@ -186,6 +183,11 @@ def queue_page(
         row = row_detail(db, owner, run_id)
         context.update(row=row, form=form_context(request, db, row, name))
     return render(request, "queue.html", **context)
+
+
+def render(request: Request, template: str, **context: Any) -> Response:
+    response: Response = request.app.state.templates.TemplateResponse(request, template, context)
+    return response
 
 
 def _position(runs: list[str], done: set[str], at: int | None) -> int | None:

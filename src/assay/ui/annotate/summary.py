@@ -3,12 +3,12 @@ experiment page's human metric with its 95% interval)."""
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from assay.stats.intervals import Interval, student_t, wilson
+from assay.human import human_mean
+from assay.stats.intervals import wilson
 from assay.ui.annotate.human import Label
 from assay.ui.annotate.keys import FeedbackKey
 from assay.ui.models import HumanCell, HumanMetric, LabelShare
@@ -51,36 +51,20 @@ def human_metrics(labels: Sequence[Label], keys: Sequence[FeedbackKey]) -> list[
 
 
 def _scored(key: FeedbackKey, found: list[Label]) -> HumanMetric:
-    per_row: dict[str, list[float]] = defaultdict(list)
-    for label in found:
-        if label.score is not None:
-            per_row[label.run_id].append(float(label.score))
-    row_means = [statistics.fmean(scores) for scores in per_row.values()]
-    mean = statistics.fmean(row_means) if row_means else None
-    interval = _interval(row_means, key) if mean is not None else None
+    scores = [c.score for c in key.choices if c.score is not None]
+    mean = human_mean(found, key.key, (min(scores), max(scores)), thumbs=key.kind == "thumbs")
+    interval = mean.interval
     return HumanMetric(
         key=key.key,
         kind=key.kind,
-        rows=len(per_row),
-        labels=sum(len(s) for s in per_row.values()),
+        rows=mean.rows,
+        labels=mean.labels,
         annotators=sorted({x.annotator for x in found}),
-        mean=mean,
+        mean=mean.mean,
         ci_low=interval.low if interval else None,
         ci_high=interval.high if interval else None,
         ci_method=interval.method if interval else None,
     )
-
-
-def _interval(row_means: list[float], key: FeedbackKey) -> Interval | None:
-    """Wilson when every row is up or down, else Student's t; within the key's range."""
-    n = len(row_means)
-    if all(v in (0.0, 1.0) for v in row_means) and key.kind == "thumbs":
-        return wilson(sum(row_means), n)
-    if n < 2:
-        return None
-    stderr = statistics.stdev(row_means) / math.sqrt(n)
-    scores = [c.score for c in key.choices if c.score is not None]
-    return student_t(statistics.fmean(row_means), stderr, n - 1).clipped((min(scores), max(scores)))
 
 
 def _shares(key: FeedbackKey, found: list[Label]) -> HumanMetric:
