@@ -17,7 +17,9 @@ from assay.ui import api, pages
 from assay.ui.annotate import routes as annotate
 from assay.ui.csrf import CsrfKeys
 from assay.ui.db import ReadOnlyDatabase
+from assay.ui.edit import routes as edit
 from assay.ui.errors import BadRequest, NotFound
+from assay.ui.forms import Forbidden
 from assay.ui.limits import DEFAULT_HEAVY_LIMIT, HeavyRequestLimit
 from assay.ui.security import GuardMiddleware
 from assay.ui.templating import make_templates
@@ -76,8 +78,10 @@ def create_app(
     app.include_router(api.router)
     app.include_router(pages.router)
     app.include_router(annotate.router)
+    app.include_router(edit.pages)
     if not read_only:
         app.include_router(annotate.writes)
+        app.include_router(edit.writes)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     _add_error_pages(app)
     app.add_middleware(HeavyRequestLimit, limit=max_heavy_requests)
@@ -102,7 +106,7 @@ def _add_error_pages(app: FastAPI) -> None:
 
     app.add_exception_handler(BadRequest, bad_request)
     app.add_exception_handler(NotFound, not_found)
-    app.add_exception_handler(annotate.Forbidden, forbidden)
+    app.add_exception_handler(Forbidden, forbidden)
     app.add_exception_handler(RequestValidationError, invalid)
 
 

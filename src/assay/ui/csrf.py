@@ -16,7 +16,7 @@ import secrets
 
 from starlette.requests import Request
 
-__all__ = ["CSRF_COOKIE", "CSRF_FIELD", "CsrfKeys", "origin_refusal"]
+__all__ = ["CSRF_COOKIE", "CSRF_FIELD", "CsrfKeys", "csrf_token", "origin_refusal", "writable"]
 
 CSRF_COOKIE = "assay_ui_csrf"
 CSRF_FIELD = "csrf"
@@ -46,6 +46,18 @@ def session_of(request: Request) -> str | None:
     """The session id: the cookie's, or the one the guard just issued with this page."""
     issued = request.scope.get("state", {}).get("csrf_session")
     return issued if isinstance(issued, str) else request.cookies.get(CSRF_COOKIE)
+
+
+def csrf_token(request: Request) -> str:
+    """The token this browser's pages carry in their forms."""
+    keys: CsrfKeys = request.app.state.csrf
+    session = session_of(request)
+    return keys.token(session) if session else ""
+
+
+def writable(request: Request) -> bool:
+    """Whether this server takes writes (not started with --read-only)."""
+    return not request.app.state.read_only
 
 
 def origin_refusal(request: Request) -> str | None:

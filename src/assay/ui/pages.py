@@ -78,7 +78,8 @@ def experiment_page(
 def row_page(request: Request, experiment: ExperimentParam, run_id: str, db: Database) -> Response:
     row = queries.row_detail(db, experiment, run_id)
     form = form_context(request, db, row, annotator_of_request(request))
-    return render(request, "row.html", row=row, form=form, nav="experiments")
+    datasets = queries.list_datasets(db)
+    return render(request, "row.html", row=row, form=form, datasets=datasets, nav="experiments")
 
 
 @router.get("/compare")

@@ -11,6 +11,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 
 from assay.ui import charts, views
+from assay.ui.csrf import csrf_token, writable
 from assay.ui.text import clean_text
 
 __all__ = [
@@ -105,6 +106,8 @@ def make_templates() -> Jinja2Templates:
         short_id=short_id,
         short_time=short_time,
         node_kind=node_kind,
+        csrf_token=csrf_token,
+        writable=writable,
     )
     for name in env.list_templates(filter_func=lambda name: name.endswith(".html")):
         env.get_template(name)  # compile now, so the first visit to a page does not pay for it

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated, Any
-from urllib.parse import parse_qsl, quote, unquote
+from urllib.parse import quote, unquote
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -21,9 +21,10 @@ from assay.ui.annotate.keys import FeedbackKey
 from assay.ui.annotate.queue import RULES, QueueSpec, queue_runs
 from assay.ui.annotate.record import check_annotator, correction_text, parse_submission, store_submission
 from assay.ui.annotate.summary import human_metrics
-from assay.ui.csrf import CSRF_COOKIE, CSRF_FIELD, CSRF_HEADER, CsrfKeys, session_of
+from assay.ui.csrf import csrf_token
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
+from assay.ui.forms import Forbidden, checked_form, local_target
 from assay.ui.lookup import Database, ExperimentParam, experiments
 from assay.ui.queries import list_experiments, row_detail
 
@@ -32,18 +33,10 @@ __all__ = ["ANNOTATOR_COOKIE", "Forbidden", "annotator_of_request", "form_contex
 router = APIRouter(include_in_schema=False, default_response_class=HTMLResponse)
 writes = APIRouter(include_in_schema=False)  # served unless --read-only
 ANNOTATOR_COOKIE = "assay_ui_annotator"
-MAX_FORM_BYTES = 512 * 1024
 
 
 def annotator_of_request(request: Request) -> str:
     return unquote(request.cookies.get(ANNOTATOR_COOKIE, ""))
-
-
-def csrf_token(request: Request) -> str:
-    """The token this browser's pages carry in their forms."""
-    keys: CsrfKeys = request.app.state.csrf
-    session = session_of(request)
-    return keys.token(session) if session else ""
 
 
 @dataclass(frozen=True)
@@ -80,55 +73,18 @@ def _latest_correction(mine: list[Label], outputs: Any) -> str:
 
 @writes.post("/experiments/{ref}/rows/{run_id}/feedback")
 async def save_feedback(request: Request, experiment: ExperimentParam, run_id: str, db: Database) -> Response:
-    form = await _form(request)
-    _check_csrf(request, form)
+    form = await checked_form(request)
     row = row_detail(db, experiment, run_id)  # 404 for a row that is not this experiment's
     keys = feedback_keys(db, experiment)
     annotator = check_annotator(form.get("annotator"))
     mine = [x for x in latest_labels(db, [experiment.id], [row.run_id]) if x.annotator == annotator]
     submission = parse_submission(form, keys, row.outputs, _latest_correction(mine, row.outputs))
     await run_in_threadpool(store_submission, db.store, submission, experiment.id, row.run_id)
-    target = _local(form.get("next")) or f"/experiments/{experiment.id}/rows/{row.run_id}"
+    target = local_target(form.get("next")) or f"/experiments/{experiment.id}/rows/{row.run_id}"
     response = RedirectResponse(target, status_code=303)
     cookie = quote(submission.annotator)
     response.set_cookie(ANNOTATOR_COOKIE, cookie, httponly=True, samesite="strict", path="/")
     return response
-
-
-async def _form(request: Request) -> dict[str, str]:
-    """A urlencoded form, bounded in size; repeated fields keep their first value."""
-    if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        raise BadRequest("a write must be a form (application/x-www-form-urlencoded)")
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_FORM_BYTES:
-            raise BadRequest(f"the form is larger than {MAX_FORM_BYTES // 1024} KiB")
-    form: dict[str, str] = {}
-    for name, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=200):
-        form.setdefault(name, value)
-    return form
-
-
-def _check_csrf(request: Request, form: dict[str, str]) -> None:
-    keys: CsrfKeys = request.app.state.csrf
-    given = form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
-    if not keys.valid(request.cookies.get(CSRF_COOKIE), given):
-        raise Forbidden(
-            "refused: this form's token does not match your browser session (the page is from "
-            "before a restart of the server, or from another site); reload the page and try again"
-        )
-
-
-class Forbidden(PermissionError):
-    """A write without a valid CSRF token: answered 403."""
-
-
-def _local(target: str | None) -> str | None:
-    """A redirect target on this server only (a path, never another host)."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
-        return None
-    return target
 
 
 @router.get("/queue")

@@ -87,6 +87,20 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 
+  // An upload form reads a picked file into its text box (the box also takes a paste).
+  document.querySelectorAll("form[data-upload]").forEach((form) => {
+    const picker = form.querySelector("#upload-file");
+    if (!picker) return;
+    picker.addEventListener("change", async () => {
+      const file = picker.files && picker.files[0];
+      if (!file) return;
+      const suffix = file.name.split(".").pop().toLowerCase();
+      if (["jsonl", "json", "csv"].includes(suffix)) form.querySelector("#upload-format").value = suffix;
+      form.querySelector("#upload-filename").value = file.name;
+      form.querySelector("#upload-content").value = await file.text();
+    });
+  });
+
   // Times are stored in UTC; show them in the reader's time zone.
   document.querySelectorAll("time[datetime]").forEach((node) => {
     const when = new Date(node.getAttribute("datetime"));
