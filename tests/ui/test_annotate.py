@@ -301,17 +301,28 @@ def test_with_a_ui_token_a_write_also_needs_it(scenario: Scenario) -> None:
 
 def test_read_only_serves_no_write_at_all(scenario: Scenario) -> None:
     write_paths = _write_routes(create_app(scenario.store).routes)
-    assert write_paths == ["/experiments/{ref}/rows/{run_id}/feedback"]  # the UI's one write
+    assert sorted(write_paths) == [  # every write the UI has
+        "/datasets/{ref}/examples",
+        "/datasets/{ref}/examples/{example_id}",
+        "/datasets/{ref}/examples/{example_id}/delete",
+        "/datasets/{ref}/upload",
+        "/experiments/{ref}/rows/{run_id}/feedback",
+        "/experiments/{ref}/rows/{run_id}/to-dataset",
+    ]
     app = create_app(scenario.store, read_only=True)
     assert _write_routes(app.routes) == []
     run = str(scenario.store.load_rows(scenario.baseline)[0].run.id)
+    example = str(scenario.examples[0].id)
+    dataset = scenario.store.get_dataset(name="qa")
+    before = (dataset.version if dataset else None, scenario.store.count_examples(scenario.dataset.id))
     with TestClient(app, base_url=ORIGIN) as client:
         page = client.get(f"/experiments/baseline/rows/{run}").text
-        assert 'id="annotate"' not in page and "--read-only" in page
-        for path in [p.format(ref="baseline", run_id=run) for p in write_paths] + [
-            "/api/experiments",
-            "/queue",
-        ]:
+        assert 'id="annotate"' not in page and 'id="to-dataset"' not in page and "--read-only" in page
+        paths = [
+            p.format(ref="baseline" if "rows" in p else "qa", run_id=run, example_id=example)
+            for p in write_paths
+        ]
+        for path in [*paths, "/api/experiments", "/queue"]:
             for method in ("POST", "PUT", "PATCH", "DELETE"):
                 answer = client.request(
                     method, path, data={"annotator": "A", "key.human": "up"}, headers={"origin": ORIGIN}
@@ -319,6 +330,8 @@ def test_read_only_serves_no_write_at_all(scenario: Scenario) -> None:
                 assert answer.status_code == 405, (method, path)
                 assert answer.headers["allow"] == "GET, HEAD"
     assert _human(scenario.store) == []
+    after = scenario.store.get_dataset(name="qa")
+    assert (after.version if after else None, scenario.store.count_examples(scenario.dataset.id)) == before
 
 
 def _write_routes(routes: list[Any]) -> list[str]:
