@@ -13,6 +13,7 @@ from assay.ui.annotate.routes import annotator_of_request, form_context
 from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
 from assay.ui.models import CompareShow
 from assay.ui.params import PagingParams, RowCursorParam, RowFilterParams, VersionParam, blank_is_none
+from assay.ui.reading.row import reference_diff, target_traceback
 
 __all__ = [
     "compare_page",
@@ -79,7 +80,16 @@ def row_page(request: Request, experiment: ExperimentParam, run_id: str, db: Dat
     row = queries.row_detail(db, experiment, run_id)
     form = form_context(request, db, row, annotator_of_request(request))
     datasets = queries.list_datasets(db)
-    return render(request, "row.html", row=row, form=form, datasets=datasets, nav="experiments")
+    return render(
+        request,
+        "row.html",
+        row=row,
+        form=form,
+        datasets=datasets,
+        target_traceback=target_traceback(db, row.run_id),
+        reference_diff=reference_diff(row),
+        nav="experiments",
+    )
 
 
 @router.get("/compare")

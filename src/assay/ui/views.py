@@ -100,6 +100,8 @@ def _scalar(value: Any) -> Text:
     if isinstance(value, (int, float)):
         return Text(format_number(value), "number")
     text = value if isinstance(value, str) else str(value)
+    if text == "":
+        return Text("empty string", "empty")  # shown as what it is, never a blank cell
     if len(text) > MAX_TEXT:
         text = text[:MAX_TEXT] + f"\n… ({len(text) - MAX_TEXT} more characters: see the JSON API)"
     long = "\n" in text or len(text) > SHORT_TEXT
@@ -107,6 +109,15 @@ def _scalar(value: Any) -> Text:
 
 
 def _compact(value: Any) -> Text:
+    flat = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    if len(flat) <= SHORT_TEXT:
+        if isinstance(value, list):  # items apart by ", " (a comma inside a string stays as it is)
+            flat = (
+                "["
+                + ", ".join(orjson.dumps(item, option=orjson.OPT_NON_STR_KEYS).decode() for item in value)
+                + "]"
+            )
+        return Text(flat, "string")
     text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2).decode()
     return _scalar(text) if len(text) > SHORT_TEXT else Text(text, "string")
 
@@ -130,6 +141,12 @@ def _sequence(value: list[Any], depth: int, columns: list[str] | None) -> Node:
         return _compact(value)
     if value and all(isinstance(item, dict) for item in value):
         return _records_table(value, depth)
+    if value and all(_is_short_scalar(item) for item in value):  # [1, 5, 2] reads as a list
+        return (
+            _compact(value)
+            if len(value) <= SHORT_LIST
+            else Items([view(i, depth + 1) for i in value[:MAX_TABLE_ROWS]])
+        )
     if value and columns and all(_is_row(item, len(columns)) for item in value):
         shown = value[:MAX_TABLE_ROWS]
         rows = [TableRow([view(cell, depth + 1) for cell in item]) for item in shown]
@@ -162,6 +179,17 @@ def row_status(record: dict[str, Any]) -> str | None:
     if mismatch or (flags and not all(flags)):
         return "bad"
     return "good" if flags else None
+
+
+SHORT_LIST = 20
+
+
+def _is_short_scalar(value: Any) -> bool:
+    return (
+        value is None
+        or isinstance(value, (bool, int, float))
+        or (isinstance(value, str) and len(value) <= 40 and "\n" not in value)
+    )
 
 
 def _is_str_list(value: Any) -> TypeGuard[list[str]]:

@@ -1,0 +1,1 @@
+"""Reading outputs: side-by-side diffs and what a row page adds to the stored row."""

@@ -1,0 +1,47 @@
+"""Pages for reading outputs against each other: two runs' outputs side by side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from assay.ui.annotate.routes import render
+from assay.ui.db import ReadOnlyDatabase
+from assay.ui.errors import NotFound
+from assay.ui.lookup import Database
+from assay.ui.queries._sql import loads
+from assay.ui.reading.diff import as_diff_text, side_by_side
+
+__all__ = ["router"]
+
+router = APIRouter(include_in_schema=False, default_response_class=HTMLResponse)
+
+
+@dataclass(frozen=True)
+class RunText:
+    run_id: str
+    experiment_id: str
+    experiment_name: str
+    inputs: Any
+    outputs: Any
+
+
+@router.get("/diff")
+def diff_page(request: Request, a: str, b: str, db: Database) -> Response:
+    left, right = _run(db, a, "a"), _run(db, b, "b")
+    d = side_by_side(as_diff_text(left.outputs), as_diff_text(right.outputs))
+    return render(request, "diff.html", a=left, b=right, d=d, nav="compare")
+
+
+def _run(db: ReadOnlyDatabase, run_id: str, name: str) -> RunText:
+    row = db.query_one(
+        "SELECT u.id, u.experiment_id, x.name, u.inputs, u.outputs FROM runs u "
+        "JOIN experiments x ON x.id = u.experiment_id WHERE u.id = ?",
+        (run_id,),
+    )
+    if row is None:
+        raise NotFound(f"parameter {name!r}: no stored row with run id {run_id!r}")
+    return RunText(row[0], row[1], row[2], loads(row[3]), loads(row[4]))
