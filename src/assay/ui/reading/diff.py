@@ -14,8 +14,9 @@ import orjson
 __all__ = ["MAX_DIFF_CHARS", "Diff", "Piece", "Side", "as_diff_text", "side_by_side"]
 
 MAX_DIFF_CHARS = 20_000
-MAX_DIFF_LINES = 1_000
-_WORDS = re.compile(r"\s+|\w+|[^\w\s]")
+MAX_DIFF_LINES = 500
+MAX_DIFF_WORDS = 1_000  # the matcher is quadratic in its units at worst: bound them
+_WORDS = re.compile(r"\s*(?:\w+|[^\w\s])\s*|\s+")  # a word with the spaces around it
 
 Change = Literal["same", "removed", "added"]
 
@@ -67,8 +68,10 @@ def side_by_side(left: str, right: str) -> Diff:
 
 def _by_word(left: str, right: str) -> Diff:
     a, b = _WORDS.findall(left), _WORDS.findall(right)
+    truncated = len(a) > MAX_DIFF_WORDS or len(b) > MAX_DIFF_WORDS
+    a, b = a[:MAX_DIFF_WORDS], b[:MAX_DIFF_WORDS]
     old, new = Side(), Side()
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes():
         if tag == "equal":
             old.pieces.append(Piece("".join(a[i1:i2]), "same"))
             new.pieces.append(Piece("".join(b[j1:j2]), "same"))
@@ -77,7 +80,7 @@ def _by_word(left: str, right: str) -> Diff:
             old.pieces.append(Piece("".join(a[i1:i2]), "removed"))
         if j2 > j1:
             new.pieces.append(Piece("".join(b[j1:j2]), "added"))
-    return Diff("word", [(old, new)])
+    return Diff("word", [(old, new)], truncated)
 
 
 def _by_line(left: str, right: str) -> Diff:
