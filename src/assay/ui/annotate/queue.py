@@ -9,14 +9,17 @@ position and progress survive a restart of the server (or of the annotator).
 from __future__ import annotations
 
 import random
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.queries._sql import in_list
+from assay.ui.queries.kept import signature
 
-__all__ = ["QueueRule", "QueueSpec", "RULES", "queue_runs"]
+__all__ = ["QueueRule", "QueueSpec", "RULES", "kept_queue_runs", "queue_runs"]
 
 QueueRule = Literal["all", "random", "failed", "disagree", "unsure"]
 RULES: dict[str, str] = {
@@ -43,6 +46,45 @@ class QueueSpec:
             raise BadRequest(f"parameter 'n' must be between 1 and {MAX_QUEUE}; got {self.n}")
         if self.rule == "random" and self.n is None:
             raise BadRequest("the 'random' rule needs 'n', the sample's size")
+
+
+_KEPT = 32
+_lock = threading.Lock()
+_kept: weakref.WeakKeyDictionary[ReadOnlyDatabase, dict[QueueSpec, tuple[Any, list[str]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def kept_queue_runs(db: ReadOnlyDatabase, spec: QueueSpec) -> list[str]:
+    """``queue_runs``, read once while its finished experiments stand still: every
+    keystroke in a queue shows its next row without reading all its rows again."""
+    signatures = tuple(_standing(db, experiment_id, spec.rule) for experiment_id in spec.experiment_ids)
+    with _lock:
+        cached = _kept.setdefault(db, {}).get(spec)
+    if cached is not None and cached[0] == signatures and None not in signatures:
+        return cached[1]
+    runs = queue_runs(db, spec)
+    if None not in signatures:  # a running experiment's queue is read afresh
+        with _lock:
+            known = _kept.setdefault(db, {})
+            if len(known) >= _KEPT:
+                known.pop(next(iter(known)))
+            known[spec] = (signatures, runs)
+    return runs
+
+
+def _standing(db: ReadOnlyDatabase, experiment_id: str, rule: str) -> Any:
+    """What changes when the queue's rows may have; None while they may still change.
+    Every row, or a sample of them, changes only with the rows themselves; the other
+    rules read scores, which a re-score rewrites (the stored figures say when)."""
+    if rule not in ("all", "random"):
+        return signature(db, experiment_id)
+    row = db.query_one(
+        "SELECT x.status, x.finished_at, (SELECT COUNT(*) FROM runs u WHERE u.experiment_id = x.id) "
+        "FROM experiments x WHERE x.id = ?",
+        (experiment_id,),
+    )
+    return None if row is None or row[0] == "running" else tuple(row)
 
 
 def queue_runs(db: ReadOnlyDatabase, spec: QueueSpec) -> list[str]:

@@ -18,7 +18,7 @@ from assay.ui.annotate.agreement import agreements
 from assay.ui.annotate.attach import feedback_keys, readable_keys
 from assay.ui.annotate.human import Label, latest_labels
 from assay.ui.annotate.keys import FeedbackKey
-from assay.ui.annotate.queue import RULES, QueueSpec, queue_runs
+from assay.ui.annotate.queue import RULES, QueueSpec, kept_queue_runs
 from assay.ui.annotate.record import check_annotator, correction_text, parse_submission, store_submission
 from assay.ui.annotate.summary import human_metrics
 from assay.ui.csrf import csrf_token
@@ -116,9 +116,10 @@ def queue_page(
         )
     chosen = experiments(refs, db)
     spec = QueueSpec(tuple(x.id for x in chosen), rule=rule, n=n, seed=seed)
-    runs = queue_runs(db, spec)
+    runs = kept_queue_runs(db, spec)
     labels = latest_labels(db, spec.experiment_ids, None)
     done = {x.run_id for x in labels if x.annotator == name}
+    queued = set(runs)
     position = _position(runs, done, at)
     keys = feedback_keys(db, chosen[0])
     context: dict[str, Any] = {
@@ -130,8 +131,8 @@ def queue_page(
         "annotator": name,
         "rules": RULES,
         "nav": "queue",
-        "metrics": human_metrics([x for x in labels if x.run_id in set(runs)], keys),
-        "agreement": agreements([x for x in labels if x.run_id in set(runs)], [k.key for k in keys]),
+        "metrics": human_metrics([x for x in labels if x.run_id in queued], keys),
+        "agreement": agreements([x for x in labels if x.run_id in queued], [k.key for k in keys]),
     }
     if position is not None:
         run_id = runs[position]
