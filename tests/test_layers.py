@@ -53,6 +53,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "assay.report",
             "assay.report_plain",
             "assay.human",
+            "assay.row_export",
         ),
     ),
     ("evaluators", ("assay.evaluators",)),

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 import uuid
@@ -14,6 +12,7 @@ from typing import Any
 
 from assay.cli._browse import experiment_name, list_datasets, list_experiments
 from assay.cli._common import UsageError
+from assay.row_export import csv_text, experiment_records, experiment_text, flat, flat_row
 
 _NAMESPACE = uuid.UUID("5d1f5b7e-8a7c-4f43-9a55-3c0b4f1a7a11")
 
@@ -110,10 +109,10 @@ def export_dataset(args: argparse.Namespace) -> int:
         )
     else:  # the columns `assay datasets import` and data= read back: inputs.x, outputs.x, metadata.x
         flat = [
-            _flat({k: v for k, v in r.items() if k != "id"}, ("inputs", "outputs", "metadata"))
+            flat({k: v for k, v in r.items() if k != "id"}, ("inputs", "outputs", "metadata"))
             for r in records
         ]
-        _write_text(args.output, _csv(flat))
+        _write_text(args.output, csv_text(flat))
     return 0
 
 
@@ -122,16 +121,11 @@ def export_experiment(args: argparse.Namespace) -> int:
 
     client = Client(args.db)
     results = client.read_experiment(experiment_name(client, args.name))
-    labels = _labels_by_run(client.store, results.rows)
-    records = [_row_record(row, labels.get(str(row.run.id), [])) for row in results.rows]
-    if args.format == "jsonl":
-        _write_text(
-            args.output, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
-        )
-    elif args.format == "csv":
-        _write_text(args.output, _csv([_flat_row(r) for r in records]))
+    records = experiment_records(client.store, results)
+    if args.format in ("jsonl", "csv"):
+        _write_text(args.output, experiment_text(records, args.format))
     else:
-        _write_parquet(args.output, [_flat_row(r) for r in records])
+        _write_parquet(args.output, [flat_row(r) for r in records])
     return 0
 
 
@@ -145,91 +139,6 @@ def delete_experiment(args: argparse.Namespace) -> int:
     client.store.delete_experiment(record.id)
     print(f"deleted experiment {args.name!r} ({rows} rows)")
     return 0
-
-
-def _labels_by_run(store: Any, rows: Any) -> dict[str, list[Any]]:
-    """People's latest labels (``assay.human``) per run id."""
-    from assay.human import human_labels
-
-    found: dict[str, list[Any]] = {}
-    for label in human_labels(store, [row.run.id for row in rows]):
-        found.setdefault(label.run_id, []).append(label)
-    return found
-
-
-def _row_record(row: Any, labels: list[Any]) -> dict[str, Any]:
-    return {
-        "example_id": str(row.example.id),
-        "repetition": row.repetition,
-        "inputs": row.example.inputs,
-        "outputs": row.run.outputs,
-        "reference_outputs": row.example.outputs,
-        "error": row.run.error,
-        "latency_ms": row.run.latency_ms,
-        "results": [
-            {"key": r.key, "score": r.numeric_score, "value": r.value, "comment": r.comment, "error": r.error}
-            for r in row.results
-        ],
-        "human": [
-            {
-                "key": x.key,
-                "annotator": x.annotator,
-                "score": x.score,
-                "value": x.value,
-                "comment": x.comment,
-                "correction": x.correction,
-                "created_at": x.created_at,
-            }
-            for x in labels
-        ],
-    }
-
-
-def _flat_row(record: dict[str, Any]) -> dict[str, Any]:
-    from assay.human import Label
-    from assay.human.summary import human_columns
-
-    flat = _flat(record, ("inputs", "outputs", "reference_outputs"))
-    labels = [
-        Label(run_id="", comment=None, correction=None, created_at="", **_label_fields(x))
-        for x in flat.pop("human")
-    ]
-    for result in flat.pop("results"):
-        flat[f"score.{result['key']}"] = result["score"]
-        if result["error"] is not None:
-            flat[f"error.{result['key']}"] = result["error"]
-    flat.update(human_columns(labels))
-    return flat
-
-
-def _label_fields(record: dict[str, Any]) -> dict[str, Any]:
-    return {name: record[name] for name in ("key", "annotator", "score", "value")}
-
-
-def _flat(record: dict[str, Any], sections: tuple[str, ...]) -> dict[str, Any]:
-    flat = {k: v for k, v in record.items() if k not in sections}
-    for section in sections:
-        for key, value in (record.get(section) or {}).items():
-            flat[f"{section}.{key}"] = value
-    return flat
-
-
-def _cell(value: Any) -> Any:
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, default=str)
-    return "" if value is None else value
-
-
-def _csv(records: list[dict[str, Any]]) -> str:
-    columns: dict[str, None] = {}
-    for record in records:
-        columns.update(dict.fromkeys(record))
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
-    writer.writeheader()
-    for record in records:
-        writer.writerow({k: _cell(v) for k, v in record.items()})
-    return buffer.getvalue()
 
 
 def _write_text(output: str | None, text: str) -> None:

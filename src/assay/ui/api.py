@@ -5,7 +5,7 @@ Its OpenAPI description is served at ``/api/openapi.json``; docs/ui.md lists the
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
@@ -62,6 +62,10 @@ def list_experiments(
     paging: PagingParams,
     q: Annotated[str | None, Query(description="text searched in names")] = None,
     dataset: Annotated[str | None, Query(description="only this dataset's (id)")] = None,
+    sort: Annotated[
+        str, Query(description="created, name, dataset, status, rows, errors or metric:<key>")
+    ] = "created",
+    order: Literal["asc", "desc"] = "desc",
 ) -> ExperimentList:
     return queries.list_experiments(
         db,
@@ -69,6 +73,8 @@ def list_experiments(
         dataset_id=blank_is_none(dataset),
         page=paging.page,
         per_page=paging.per_page,
+        sort=sort,
+        order=order,
     )
 
 

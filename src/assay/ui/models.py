@@ -98,11 +98,16 @@ class ExperimentSummary(BaseModel):
     metric_means: dict[str, float | None] = Field(
         default_factory=dict, description="mean score per metric key, errored results excluded"
     )
+    summary_scores: dict[str, float | None] = Field(
+        default_factory=dict, description="the summary evaluators' scores (on the experiment list)"
+    )
 
 
 class ExperimentList(BaseModel):
     q: str | None = None
     dataset_id: str | None = None
+    sort: str = Field("created", description="created, name, dataset, status, rows, errors or metric:<key>")
+    order: Literal["asc", "desc"] = "desc"
     total: int
     page: int
     per_page: int

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -47,6 +47,8 @@ def experiment_list(
     paging: PagingParams,
     q: str | None = None,
     dataset: str | None = None,
+    sort: str = "created",
+    order: Literal["asc", "desc"] = "desc",
 ) -> Response:
     listing = queries.list_experiments(
         db,
@@ -54,8 +56,11 @@ def experiment_list(
         dataset_id=blank_is_none(dataset),
         page=paging.page,
         per_page=paging.per_page,
+        sort=sort,
+        order=order,
     )
-    return render(request, "experiments.html", listing=listing, nav="experiments")
+    datasets = queries.list_datasets(db)
+    return render(request, "experiments.html", listing=listing, datasets=datasets, nav="experiments")
 
 
 @router.get("/experiments/{ref}")

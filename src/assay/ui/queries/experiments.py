@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from assay.ui.db import ReadOnlyDatabase
+from assay.ui.errors import BadRequest
 from assay.ui.models import (
     ExperimentDetail,
     ExperimentList,
@@ -38,6 +39,17 @@ LEFT JOIN experiment_stats s ON s.experiment_id = x.id
 """
 
 
+EXPERIMENT_SORTS = {
+    "created": "x.created_at",
+    "name": "x.name",
+    "dataset": "d.name",
+    "status": "x.status",
+    "rows": "row_count",
+    "errors": "run_errors",
+}
+"""The experiment list's sorts (and ``metric:<key>``, a metric's mean)."""
+
+
 def list_experiments(
     db: ReadOnlyDatabase,
     *,
@@ -45,6 +57,8 @@ def list_experiments(
     dataset_id: str | None = None,
     page: int = 1,
     per_page: int = 50,
+    sort: str = "created",
+    order: str = "desc",
 ) -> ExperimentList:
     where, params = "1 = 1", []
     if q:
@@ -54,12 +68,19 @@ def list_experiments(
         where += " AND x.dataset_id = ?"
         params.append(dataset_id)
     total = db.query(f"SELECT COUNT(*) FROM experiments x WHERE {where}", params)[0][0]
-    rows = db.query(
-        f"{_SUMMARY} WHERE {where} ORDER BY x.created_at DESC, x.name LIMIT ? OFFSET ?",
-        [*params, per_page, offset(page, per_page)],
-    )
-    summaries = [summary_from(row) for row in rows]
-    _attach_means(db, summaries)
+    if sort.startswith("metric:"):  # means are per experiment: sorted here, over every match
+        summaries = [summary_from(row) for row in db.query(f"{_SUMMARY} WHERE {where}", params)]
+        _attach_means(db, summaries)
+        summaries = _by_metric(summaries, sort.removeprefix("metric:"), order)
+        summaries = summaries[offset(page, per_page) : offset(page, per_page) + per_page]
+    else:
+        rows = db.query(
+            f"{_SUMMARY} WHERE {where} ORDER BY {_order(sort, order)} LIMIT ? OFFSET ?",
+            [*params, per_page, offset(page, per_page)],
+        )
+        summaries = [summary_from(row) for row in rows]
+        _attach_means(db, summaries)
+    _attach_summary_scores(db, summaries)
     return ExperimentList(
         q=q,
         dataset_id=dataset_id,
@@ -67,7 +88,39 @@ def list_experiments(
         page=page,
         per_page=per_page,
         experiments=summaries,
+        sort=sort,
+        order="asc" if order == "asc" else "desc",
     )
+
+
+def _order(sort: str, order: str) -> str:
+    column = EXPERIMENT_SORTS.get(sort)
+    if column is None:
+        accepted = ", ".join([*EXPERIMENT_SORTS, "metric:<key>"])
+        raise BadRequest(f"unknown sort {sort!r}; accepted: {accepted}")
+    direction = "ASC" if order == "asc" else "DESC"
+    return f"{column} {direction}, x.created_at DESC, x.name"
+
+
+def _by_metric(summaries: list[ExperimentSummary], key: str, order: str) -> list[ExperimentSummary]:
+    """By the metric's mean; experiments without it last, whichever the order."""
+    having = [s for s in summaries if s.metric_means.get(key) is not None]
+    without = [s for s in summaries if s.metric_means.get(key) is None]
+    having.sort(key=lambda s: s.metric_means[key] or 0.0, reverse=order != "asc")
+    return having + without
+
+
+def _attach_summary_scores(db: ReadOnlyDatabase, summaries: list[ExperimentSummary]) -> None:
+    """Each experiment's summary evaluators' scores (a pass rate, an F1...)."""
+    if not summaries:
+        return
+    ids, params = in_list([s.id for s in summaries])
+    by_id = {s.id: s for s in summaries}
+    for row in db.query(
+        f"SELECT experiment_id, key, score FROM summary_results WHERE experiment_id IN {ids} ORDER BY pk",
+        params,
+    ):
+        by_id[row["experiment_id"]].summary_scores[row["key"]] = row["score"]
 
 
 def find_experiment(db: ReadOnlyDatabase, ref: str, *, with_means: bool = False) -> ExperimentSummary | None:
