@@ -69,7 +69,8 @@ def list_experiments(
         params.append(dataset_id)
     total = db.query(f"SELECT COUNT(*) FROM experiments x WHERE {where}", params)[0][0]
     if sort.startswith("metric:"):  # means are per experiment: sorted here, over every match
-        summaries = [summary_from(row) for row in db.query(f"{_SUMMARY} WHERE {where}", params)]
+        every = db.query(f"{_SUMMARY} WHERE {where} ORDER BY x.created_at DESC, x.name", params)
+        summaries = [summary_from(row) for row in every]  # ties stay newest first
         _attach_means(db, summaries)
         summaries = _by_metric(summaries, sort.removeprefix("metric:"), order)
         summaries = summaries[offset(page, per_page) : offset(page, per_page) + per_page]
