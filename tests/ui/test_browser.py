@@ -152,7 +152,7 @@ def test_a_token_protected_ui_in_the_browser(browser: Browser, served: tuple[Liv
         expect(page.locator("#experiment-name")).to_have_text("baseline")
         expect(page.locator("#row-table tbody tr")).to_have_count(12)  # CSS and JS load too
         assert page.evaluate("getComputedStyle(document.body).fontSize") == "14px"
-        cookies = context.cookies()
-        assert [c["name"] for c in cookies] == ["assay_ui_session"] and cookies[0]["httpOnly"]
-        assert token not in cookies[0]["value"]
+        cookies = context.cookies()  # the token's session, and the CSRF session of the UI's forms
+        assert sorted(c["name"] for c in cookies) == ["assay_ui_csrf", "assay_ui_session"]
+        assert all(c["httpOnly"] and c["sameSite"] == "Strict" and token not in c["value"] for c in cookies)
         context.close()

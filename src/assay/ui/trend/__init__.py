@@ -1,0 +1,1 @@
+"""A metric across a dataset's experiments in time: is this release better than the last?"""
