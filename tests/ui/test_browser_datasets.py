@@ -77,3 +77,33 @@ def test_fix_a_reference_add_a_failing_row_and_upload(
     page.locator("#dataset-version").select_option("2")  # the fixed reference's version stays readable
     page.wait_for_url("**version=2**")
     expect(page.locator("#examples tbody tr").nth(3)).to_contain_text("answer 3, checked")
+
+
+def test_a_metrics_trend_marks_the_regression(page: Page, tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from ui_testdata import T0, RowSpec, make_dataset, make_experiment
+
+    store: Store = open_store(str(tmp_path / "trend.db"))
+    dataset, examples = make_dataset(store, "releases", [{"inputs": {"q": i}} for i in range(40)])
+    for hour, passed in enumerate([40, 39, 38, 12, 30]):
+        rows = [
+            RowSpec(
+                outputs={"a": i}, scores={"correct": int(i < passed), "quality": 0.9 if i < passed else 0.2}
+            )
+            for i in range(40)
+        ]
+        make_experiment(
+            store, f"release-{hour + 1}", dataset, examples, rows, created=T0 + timedelta(hours=hour)
+        )
+    with LiveServer(store) as server:
+        page.goto(f"{server.url}/datasets")
+        page.get_by_role("link", name="releases").click()
+        chart = page.locator("figure.trend[data-metric=correct]")
+        expect(chart.locator("circle.point")).to_have_count(5)
+        expect(chart.locator("circle.worse")).to_have_count(1)
+        expect(chart.locator("circle.better")).to_have_count(1)
+        expect(chart.locator("li").nth(3)).to_contain_text("release-4")
+        expect(chart.locator("li").nth(3)).to_contain_text("worse")
+        page.locator("#trends").screenshot(path=str(DOCS_IMG / "ui-trend.png"))
+    store.close()

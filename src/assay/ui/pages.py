@@ -14,6 +14,7 @@ from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
 from assay.ui.models import CompareShow
 from assay.ui.params import PagingParams, RowCursorParam, RowFilterParams, VersionParam, blank_is_none
 from assay.ui.reading.row import reference_diff, target_traceback
+from assay.ui.trend.series import trends
 
 __all__ = [
     "compare_page",
@@ -138,4 +139,5 @@ def dataset_page(
     examples = queries.example_page(
         db, dataset, version=version, q=blank_is_none(q), page=paging.page, per_page=paging.per_page
     )
-    return render(request, "dataset.html", data=examples, nav="datasets")
+    series = trends(db, dataset.id)
+    return render(request, "dataset.html", data=examples, trends=series, nav="datasets")

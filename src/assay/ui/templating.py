@@ -13,6 +13,7 @@ from starlette.requests import Request
 from assay.ui import charts, views
 from assay.ui.csrf import csrf_token, writable
 from assay.ui.text import clean_text
+from assay.ui.trend import chart
 
 __all__ = [
     "TEMPLATES",
@@ -108,6 +109,8 @@ def make_templates() -> Jinja2Templates:
         node_kind=node_kind,
         csrf_token=csrf_token,
         writable=writable,
+        trend_marks=chart.marks,
+        trend_size=(chart.WIDTH, chart.HEIGHT),
     )
     for name in env.list_templates(filter_func=lambda name: name.endswith(".html")):
         env.get_template(name)  # compile now, so the first visit to a page does not pay for it

@@ -31,7 +31,9 @@ def marks(series: Series) -> list[Mark]:
     step = (WIDTH - 2 * PAD) / max(len(series.points) - 1, 1)
 
     def y(value: float | None) -> float | None:
-        return None if value is None else round(HEIGHT - PAD - (value - bottom) / span * (HEIGHT - 2 * PAD), 1)
+        return (
+            None if value is None else round(HEIGHT - PAD - (value - bottom) / span * (HEIGHT - 2 * PAD), 1)
+        )
 
     found = []
     for index, point in enumerate(series.points):

@@ -49,13 +49,22 @@ def trends(db: ReadOnlyDatabase, dataset_id: str) -> list[Series]:
         for stat in metric_stats(db, experiment.id):
             line = series.setdefault(stat.key, Series(stat.key, stat.direction))
             line.points.append(
-                Point(experiment.id, experiment.name, experiment.created_at, stat.mean, stat.ci_low, stat.ci_high)
+                Point(
+                    experiment.id,
+                    experiment.name,
+                    experiment.created_at,
+                    stat.mean,
+                    stat.ci_low,
+                    stat.ci_high,
+                )
             )
     _judge_changes(db, experiments, series)
     return list(series.values())
 
 
-def _judge_changes(db: ReadOnlyDatabase, experiments: list[ExperimentSummary], series: dict[str, Series]) -> None:
+def _judge_changes(
+    db: ReadOnlyDatabase, experiments: list[ExperimentSummary], series: dict[str, Series]
+) -> None:
     """Each experiment against the one before it: the paired verdict per metric."""
     verdicts: dict[tuple[str, str], str] = {}
     for previous, current in zip(experiments, experiments[1:], strict=False):
