@@ -10,13 +10,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
-from assay.comparison import Comparison, MetricComparison, NotComparableError, compare
-from assay.errors import AssayError
+from assay.comparison import Comparison, MetricComparison, compare
+from assay.errors import AssayError, EvaluatorSignatureError, NotComparableError
 from assay.evaluation import (
     AsyncExperimentResults,
     EvaluationResult,
     EvaluationResults,
-    EvaluatorSignatureError,
     ExperimentResults,
     RunEvaluator,
     aevaluate,

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from assay.errors import NotFoundError
 from assay.schemas import Dataset, Example
-from assay.store import NotFoundError, Store
+from assay.store import Store
 
 
 class TableUploads:

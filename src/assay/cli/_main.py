@@ -104,7 +104,7 @@ def _terminate_as_interrupt() -> signal._HANDLER:
 
 def _require_store(url: str | None) -> None:
     """Read-only commands must not create an empty store at a mistyped path."""
-    from assay.store.errors import StoreError
+    from assay.errors import StoreError
     from assay.store.open import default_url, store_exists
 
     if not store_exists(url):
@@ -112,8 +112,7 @@ def _require_store(url: str | None) -> None:
 
 
 def _report_error(exc: Exception) -> int:
-    from assay.evaluation import DataError, EvaluatorSignatureError, ExperimentError
-    from assay.store.errors import StoreError
+    from assay.errors import DataError, EvaluatorSignatureError, ExperimentError, StoreError
 
     usage = (
         UsageError,

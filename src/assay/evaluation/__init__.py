@@ -9,15 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from assay.errors import DataError, EvaluatorSignatureError, ExperimentError, RowFailedError
 from assay.evaluation._api import aevaluate, evaluate
-from assay.evaluation._binding import EvaluatorSignatureError
 from assay.evaluation._comparison import DynamicComparisonRunEvaluator, comparison_evaluator
-from assay.evaluation._data import DataError
-from assay.evaluation._experiment import ExperimentError
 from assay.evaluation._interrupt import ExperimentInterrupted
 from assay.evaluation._rescore import aevaluate_existing, evaluate_existing
 from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
-from assay.evaluation._runner import RowFailedError
 from assay.evaluation.evaluator import BaseEvaluator, RunEvaluator, run_evaluator
 from assay.schemas import ComparisonEvaluationResult, EvaluationResult, EvaluationResults
 

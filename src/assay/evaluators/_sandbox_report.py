@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assay.evaluators._sandbox_site import SandboxSetupError
+from assay.errors import SandboxSetupError
 from assay.sandbox import ScriptRun
 
 

@@ -4,23 +4,12 @@ Backends, strongest first: bubblewrap, Linux namespaces via ``unshare``, and pla
 resource limits as the last resort. See ``docs/code.md``.
 """
 
+from assay.errors import SandboxError, SandboxStartError, SandboxUnavailable, UnknownLanguage, UnsupportedMode
 from assay.sandbox._pool import SandboxPool, choose_backend, get_pool, shutdown_pools
 from assay.sandbox.compare import values_equal
 from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
-from assay.sandbox.errors import (
-    SandboxError,
-    SandboxIsolationWarning,
-    SandboxStartError,
-    SandboxUnavailable,
-)
-from assay.sandbox.languages import (
-    LANGUAGES,
-    Language,
-    UnknownLanguage,
-    UnsupportedMode,
-    get_language,
-    strip_fences,
-)
+from assay.sandbox.errors import SandboxIsolationWarning
+from assay.sandbox.languages import LANGUAGES, Language, get_language, strip_fences
 from assay.sandbox.protections import Protections
 from assay.sandbox.results import (
     Call,

@@ -21,11 +21,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from assay.errors import CaseError, EvaluatorInputError
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators._fields import EvaluatorInputError
 from assay.evaluators._sandbox_report import require_ready
 from assay.evaluators._sandbox_site import DATA_TOOLS, sandbox_site
-from assay.evaluators.code._cases import CaseError, code_from_run
+from assay.evaluators.code._cases import code_from_run
 from assay.evaluators.data._compare import (
     TableOptions,
     TableVerdict,

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 import regex
 
-from assay.errors import require_extra
-from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, as_text
+from assay.errors import EvaluatorInputError, require_extra
+from assay.evaluators._fields import ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
 __all__ = ["BleuEvaluator", "Measure", "RougeEvaluator", "bleu_tokenizer", "references_of"]
