@@ -168,7 +168,7 @@ def test_a_missing_extra_is_reported_one_way(hidden: str, action: str, extra: st
 
 #: where each error was defined before ``assay.errors`` held them all: old imports keep working
 OLD_HOMES = {
-    "ExampleInputError": "assay._client_examples",
+    "ExampleInputError": "assay.client._examples",
     "NotComparableError": "assay.comparison.comparability",
     "EmbeddingsError": "assay.embeddings.base",
     "EmbeddingsUnavailable": "assay.embeddings.base",
