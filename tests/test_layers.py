@@ -51,7 +51,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "assay.comparison",
             "assay.tracing",
             "assay.report",
-            "assay.report_plain",
         ),
     ),
     ("evaluators", ("assay.evaluators",)),

@@ -423,7 +423,7 @@ class _Silent:
 def _progress(total: int, done: int, enabled: bool | None) -> Any:
     if enabled is False:
         return _Silent(total)
-    from assay.report import Progress
+    from assay.report.terminal import Progress
 
     return Progress(total=total, done=done, enabled=enabled)
 
@@ -486,11 +486,11 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     rows = stored_rows(store, final, stats.rows)
     results = ExperimentResults(final, rows, summary, store.url, stats=stats, store=store)
     if bar.enabled:
-        from assay.report import print_report
+        from assay.report.terminal import print_report
 
         print_report(results)
     elif options.progress is None:  # not a terminal (a CI log): the same report, as plain text
-        from assay.report_plain import plain_report
+        from assay.report.plain import plain_report
 
         print(plain_report(results), file=sys.stderr, flush=True)
     if not whole and (bar.enabled or options.progress is None):

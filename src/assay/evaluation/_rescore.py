@@ -61,8 +61,8 @@ async def aevaluate_existing(
     call it again with the same arguments. ``load_nested`` is LangSmith's; runs are always
     loaded whole here.
     """
-    from assay.report import Progress, print_report
-    from assay.report_plain import plain_report
+    from assay.report.plain import plain_report
+    from assay.report.terminal import Progress, print_report
 
     store = client.store if client is not None else open_store()
     record = _find_experiment(store, experiment)
