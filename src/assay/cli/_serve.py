@@ -1,4 +1,4 @@
-"""``assay serve-evaluators``: the command, kept here so the ``assay`` CLI only wires it in.
+"""``assay serve-evaluators``: the command; the server and its evaluators load only when it runs.
 
 assay serve-evaluators my_evals:EVALUATORS [--host 127.0.0.1] [--port 8766] [--token T]
 assay serve-evaluators --builtin [code_correctness,exact_match]
