@@ -1,6 +1,6 @@
 """The import contract: packages import only their own layer and the layers below it.
 
-    foundation  assay._aio, _ids, _output_text, _traceback, _text, errors
+    foundation  assay._aio, _ids, _output_text, _traceback, errors
     schemas     assay.schemas
     store       assay.store
     services    assay.llm, assay.embeddings, assay.sandbox     (llm and sandbox never meet)
@@ -34,7 +34,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "assay._ids",
             "assay._output_text",
             "assay._traceback",
-            "assay._text",
             "assay.errors",
             "assay._metric",
             "assay.stats",

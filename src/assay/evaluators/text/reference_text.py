@@ -110,7 +110,7 @@ class _WordTokenizer:
         self._stemmer = porter.PorterStemmer() if use_stemmer else None
 
     def tokenize(self, text: str) -> list[str]:
-        from assay._text.tokens import word_tokens
+        from assay.evaluators.text._analysis.tokens import word_tokens
 
         tokens = word_tokens(text)
         if self._stemmer is None:
