@@ -6,6 +6,8 @@ resource limits as the last resort. See ``docs/code.md``.
 
 from assay.errors import SandboxError, SandboxStartError, SandboxUnavailable, UnknownLanguage, UnsupportedMode
 from assay.sandbox._pool import SandboxPool, choose_backend, get_pool, shutdown_pools
+from assay.sandbox._script_report import require_ready
+from assay.sandbox._site import DATA_TOOLS, TEST_TOOLS, cache_root, sandbox_site
 from assay.sandbox.compare import values_equal
 from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
 from assay.sandbox.errors import SandboxIsolationWarning
@@ -22,6 +24,11 @@ from assay.sandbox.results import (
 )
 
 __all__ = [
+    "DATA_TOOLS",
+    "TEST_TOOLS",
+    "cache_root",
+    "require_ready",
+    "sandbox_site",
     "BACKEND_LEVELS",
     "Call",
     "CallOutcome",

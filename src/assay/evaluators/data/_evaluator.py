@@ -23,8 +23,6 @@ from typing import Any
 
 from assay.errors import CaseError, EvaluatorInputError
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators._sandbox_report import require_ready
-from assay.evaluators._sandbox_site import DATA_TOOLS, sandbox_site
 from assay.evaluators.code._cases import code_from_run
 from assay.evaluators.data._compare import (
     TableOptions,
@@ -41,7 +39,16 @@ from assay.evaluators.data._files import (
     input_files,
     parse_output,
 )
-from assay.sandbox import Limits, SandboxConfig, ScriptRun, get_language, get_pool
+from assay.sandbox import (
+    DATA_TOOLS,
+    Limits,
+    SandboxConfig,
+    ScriptRun,
+    get_language,
+    get_pool,
+    require_ready,
+    sandbox_site,
+)
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
 MARK = "\x1eassay-data "

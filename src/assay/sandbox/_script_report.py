@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from assay.errors import SandboxSetupError
-from assay.sandbox import ScriptRun
+from assay.sandbox.results import ScriptRun
 
 
 def marked_lines(stdout: str, mark: str) -> list[dict[str, Any]]:

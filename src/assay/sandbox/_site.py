@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.errors import MissingExtraError, SandboxSetupError
-from assay.sandbox import SandboxConfig
+from assay.sandbox.config import SandboxConfig
 
 SITE_ENV = "ASSAY_SANDBOX_SITE_DIR"
 SANDBOX_WORKROOT = "/work"
