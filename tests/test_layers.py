@@ -267,4 +267,4 @@ def test_package_imports_load_no_family(statement: str, family: str) -> None:
 
 def test_lazy_names_load_on_use() -> None:
     loaded = _loaded_after("import assay\nassay.evaluate_comparative")
-    assert "assay.evaluation._comparative" in loaded and "assay.llm" in loaded
+    assert "assay.evaluation._pairwise_run" in loaded and "assay.llm" in loaded

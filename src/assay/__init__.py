@@ -35,9 +35,9 @@ from assay.tracing import (
 )
 
 if TYPE_CHECKING:
-    from assay.evaluation._comparative import evaluate_comparative
+    from assay.evaluation._pairwise_run import evaluate_comparative
 
-_LAZY = {"evaluate_comparative": "assay.evaluation._comparative"}
+_LAZY = {"evaluate_comparative": "assay.evaluation._pairwise_run"}
 
 __all__ = [
     "AssayError",

@@ -54,7 +54,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
     from assay.client import Client
-    from assay.evaluation._comparative import ComparativeResults
+    from assay.evaluation._pairwise_run import ComparativeResults
     from assay.executors.base import Executor
 
 DEFAULT_MAX_CONCURRENCY = 16
@@ -257,8 +257,8 @@ def _dispatch(target: Any, options: _Options) -> Any:
 
 async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
     """``evaluate((exp_a, exp_b), evaluators=[...])``: LangSmith's comparative form."""
-    from assay.evaluation._comparative import aevaluate_comparative
-    from assay.evaluation._comparison import as_comparative_function
+    from assay.evaluation._pairwise_evaluator import as_comparative_function
+    from assay.evaluation._pairwise_run import aevaluate_comparative
 
     if options.summary_evaluators:
         raise ValueError("summary_evaluators= does not apply when comparing experiments")
