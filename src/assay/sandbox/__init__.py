@@ -8,8 +8,8 @@ from assay.errors import SandboxError, SandboxStartError, SandboxUnavailable, Un
 from assay.sandbox._pool import SandboxPool, choose_backend, get_pool, shutdown_pools
 from assay.sandbox._script_report import require_ready
 from assay.sandbox._site import DATA_TOOLS, TEST_TOOLS, cache_root, sandbox_site
-from assay.sandbox.compare import values_equal
 from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
+from assay.sandbox.equality import values_equal
 from assay.sandbox.errors import SandboxIsolationWarning
 from assay.sandbox.languages import LANGUAGES, Language, get_language, strip_fences
 from assay.sandbox.protections import Protections

@@ -26,7 +26,7 @@ from assay.errors import CalibrationError
 from assay.evaluators.code._cases import TestCase, TestProgram
 from assay.evaluators.code._report import verdict_reducer
 from assay.sandbox import Language, Limits, SandboxPool
-from assay.sandbox.compare import Tolerance
+from assay.sandbox.equality import Tolerance
 from assay.sandbox.harness import codec
 
 __all__ = ["Calibrated", "CalibrationError", "ReferenceTime", "measure_reference", "reference_code_of"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from assay.errors import CaseError
 from assay.sandbox import Call, Language
-from assay.sandbox.compare import Tolerance
+from assay.sandbox.equality import Tolerance
 from assay.sandbox.harness import codec
 from assay.sandbox.languages import strip_fences
 from assay.schemas import Example, Run

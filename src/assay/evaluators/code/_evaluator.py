@@ -45,7 +45,7 @@ from assay.evaluators.code._report import (
     verdict_reducer,
 )
 from assay.sandbox import FunctionRun, Language, Limits, ProgramRun, SandboxConfig, get_language, get_pool
-from assay.sandbox.compare import DEFAULT_TOLERANCE, Tolerance
+from assay.sandbox.equality import DEFAULT_TOLERANCE, Tolerance
 from assay.schemas import Example, Run
 from assay.store.current import current_store
 

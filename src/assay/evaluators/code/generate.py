@@ -30,7 +30,7 @@ from assay.evaluators.code._proposals import NO_EXPECTED, Proposal, ask_model, d
 from assay.evaluators.code._signature import read_signature, strategies_for
 from assay.llm.resolve import JudgeModel, resolve_client
 from assay.sandbox import Call, Limits, SandboxConfig, get_language, get_pool
-from assay.sandbox.compare import Tolerance, values_equal
+from assay.sandbox.equality import Tolerance, values_equal
 from assay.sandbox.harness import codec
 from assay.schemas import Example
 from assay.store.base import Store

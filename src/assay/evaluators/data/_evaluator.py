@@ -24,12 +24,6 @@ from typing import Any
 from assay.errors import CaseError, EvaluatorInputError
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators.code._cases import code_from_run
-from assay.evaluators.data._compare import (
-    TableOptions,
-    TableVerdict,
-    check_schema,
-    compare_tables,
-)
 from assay.evaluators.data._files import (
     Table,
     _OutputError,
@@ -38,6 +32,12 @@ from assay.evaluators.data._files import (
     format_of,
     input_files,
     parse_output,
+)
+from assay.evaluators.data._table_equality import (
+    TableOptions,
+    TableVerdict,
+    check_schema,
+    compare_tables,
 )
 from assay.sandbox import (
     DATA_TOOLS,

@@ -12,14 +12,14 @@ from typing import Any, Literal, TypeVar
 
 from assay.errors import QueryError, QueryRefused, QueryTimeout, QueryTooLarge, ReferenceQueryError
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators.sql._compare import (
+from assay.evaluators.sql._outcome import ExecutedResult, Outcome
+from assay.evaluators.sql._result_equality import (
     COLUMN_MATCHINGS,
     ColumnMatching,
     CompareOptions,
     ResultSet,
     compare_results,
 )
-from assay.evaluators.sql._outcome import ExecutedResult, Outcome
 from assay.evaluators.sql._safety import StaticReport, analyze_sql, check_dialect
 from assay.evaluators.sql._text import Reference, generated_sql, read_reference
 from assay.evaluators.sql._values import clip_text, normalize_row
