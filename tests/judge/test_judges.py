@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from assay.evaluation import EvaluationResult, EvaluationResults
+from assay.evaluation._names import resolve_evaluator_name
 from assay.evaluators import (
     CriteriaEvaluator,
     LabeledCriteriaEvaluator,
@@ -14,7 +15,6 @@ from assay.evaluators import (
     QAEvaluator,
     judge,
 )
-from assay.evaluators._names import resolve_evaluator_name
 from assay.schemas import Example, Run
 from assay.testing import FakeOpenAIServer, Reply
 
