@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each family loads on fi
     from assay.evaluators.judge import (
         CriteriaEvaluator,
         LabeledCriteriaEvaluator,
+        LLMFeedbackEvaluator,
         LlmFeedbackEvaluator,
         QAEvaluator,
     )
@@ -49,6 +50,7 @@ _HOMES = {
     "RougeEvaluator": "assay.evaluators.text.reference_text",
     "CriteriaEvaluator": "assay.evaluators.judge",
     "LabeledCriteriaEvaluator": "assay.evaluators.judge",
+    "LLMFeedbackEvaluator": "assay.evaluators.judge",
     "LlmFeedbackEvaluator": "assay.evaluators.judge",
     "QAEvaluator": "assay.evaluators.judge",
     "ComparisonEvaluator": "assay.evaluators.judge.pairwise",
@@ -76,6 +78,7 @@ __all__ = [
     "JsonEqualityEvaluator",
     "JsonValidityEvaluator",
     "LabeledCriteriaEvaluator",
+    "LLMFeedbackEvaluator",
     "LlmFeedbackEvaluator",
     "QAEvaluator",
     "RegexEvaluator",
