@@ -6,11 +6,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers see; at run time each family loads on first use
+    from assay.evaluators.agents import TrajectoryJudgeEvaluator, TrajectoryMatchEvaluator
+    from assay.evaluators.agents.tool_code import ToolCodeEvaluator
+    from assay.evaluators.api import APICallEvaluator
     from assay.evaluators.code import CodeCorrectnessEvaluator, CodeStyleEvaluator, pass_at_k
     from assay.evaluators.code.checkstyle import CheckstyleEvaluator
     from assay.evaluators.code.cppcheck import CppcheckEvaluator
     from assay.evaluators.code.go_vet import GoVetEvaluator
     from assay.evaluators.code.quality import BanditSecurityEvaluator, RuffLintEvaluator
+    from assay.evaluators.composite import CompositeEvaluator
+    from assay.evaluators.data import DataTransformationEvaluator
     from assay.evaluators.judge import (
         CriteriaEvaluator,
         LabeledCriteriaEvaluator,
@@ -28,6 +33,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each family loads on fi
         RegexEvaluator,
         StringDistanceEvaluator,
     )
+    from assay.evaluators.unit_tests import UnitTestGenerationEvaluator
 
 _HOMES = {
     "CodeCorrectnessEvaluator": "assay.evaluators.code",
@@ -64,14 +70,17 @@ _HOMES = {
 }
 
 __all__ = [
+    "APICallEvaluator",
     "BanditSecurityEvaluator",
     "BleuEvaluator",
     "CheckstyleEvaluator",
     "CodeCorrectnessEvaluator",
     "CodeStyleEvaluator",
     "ComparisonEvaluator",
+    "CompositeEvaluator",
     "CppcheckEvaluator",
     "CriteriaEvaluator",
+    "DataTransformationEvaluator",
     "EmbeddingDistanceEvaluator",
     "ExactMatchEvaluator",
     "GoVetEvaluator",
@@ -87,6 +96,10 @@ __all__ = [
     "SQLExecutionEvaluator",
     "SQLValidityEvaluator",
     "StringDistanceEvaluator",
+    "ToolCodeEvaluator",
+    "TrajectoryJudgeEvaluator",
+    "TrajectoryMatchEvaluator",
+    "UnitTestGenerationEvaluator",
     "pass_at_k",
 ]
 
