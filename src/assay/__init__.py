@@ -35,11 +35,13 @@ from assay.tracing import (
 )
 
 if TYPE_CHECKING:
+    from assay.client._async import AsyncClient
     from assay.evaluation._pairwise_run import evaluate_comparative
     from assay.testing import expect, test, unit
 
 _LAZY = {
     "evaluate_comparative": "assay.evaluation._pairwise_run",
+    "AsyncClient": "assay.client._async",
     # LangSmith's pytest helpers at the top level; they load pytest, so only on first use.
     "expect": "assay.testing",
     "test": "assay.testing",
@@ -48,6 +50,7 @@ _LAZY = {
 
 __all__ = [
     "AssayError",
+    "AsyncClient",
     "AsyncExperimentResults",
     "Client",
     "Comparison",
