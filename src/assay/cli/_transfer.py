@@ -108,11 +108,11 @@ def export_dataset(args: argparse.Namespace) -> int:
             args.output, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
         )
     else:  # the columns `assay datasets import` and data= read back: inputs.x, outputs.x, metadata.x
-        flat = [
+        columns = [
             flat({k: v for k, v in r.items() if k != "id"}, ("inputs", "outputs", "metadata"))
             for r in records
         ]
-        _write_text(args.output, csv_text(flat))
+        _write_text(args.output, csv_text(columns))
     return 0
 
 
