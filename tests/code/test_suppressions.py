@@ -58,7 +58,9 @@ def test_bandit_counts_findings_the_code_marks_nosec() -> None:
 PYTHON_2 = 'import os\nprint "hello"\nos.system(raw_input())\n'
 
 
-@pytest.mark.parametrize("evaluator", [BanditSecurityEvaluator(), RuffLintEvaluator()], ids=["bandit", "ruff"])
+@pytest.mark.parametrize(
+    "evaluator", [BanditSecurityEvaluator(), RuffLintEvaluator()], ids=["bandit", "ruff"]
+)
 def test_python_2_code_is_a_zero_with_the_tools_message(evaluator: BaseEvaluator) -> None:
     result = first(evaluator, PYTHON_2)
     assert result.score == 0.0

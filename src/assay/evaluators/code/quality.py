@@ -165,7 +165,9 @@ class RuffLintEvaluator(BaseEvaluator):
 
     def _unparsable(self, errors: list[dict[str, Any]]) -> EvaluationResult:
         message = "\n".join(f"line {f['line']}: {f['message']}" for f in errors[:10])
-        result = unreadable_result(self.name, "ruff", ToolRun(0, "", message), "ruff could not parse the code.")
+        result = unreadable_result(
+            self.name, "ruff", ToolRun(0, "", message), "ruff could not parse the code."
+        )
         result.metadata["suppressions"] = mode(self.honour)
         return result
 
