@@ -420,3 +420,37 @@ def test_the_run_budget_covers_loading_as_long_as_the_references(memory_store: S
     slower_start = "import time\ntime.sleep(6)\n" + FIB_ITERATIVE
     late = results_of(evaluator.evaluate(Run(outputs={"text": slower_start}), example))[0]
     assert late.score == 0 and late.metadata["load_error"] == "timeout"
+
+
+# -- times from the kernel, not from code linked into the candidate ------------------------
+FORGES_ITS_CLOCK = """#include <time.h>
+extern "C" int clock_gettime(clockid_t, struct timespec* now) {
+    now->tv_sec = 0;
+    now->tv_nsec = 0;
+    return 0;
+}
+long long solution(long long n) {
+    long long t = 0;
+    for (long long i = 0; i < n; i++) t = (t * 31 + i) % 1000003;
+    return t;
+}
+"""
+
+
+@pytest.mark.slow
+def test_a_cpp_candidate_defining_clock_gettime_does_not_change_its_measured_time() -> None:
+    n = 30_000_000
+    example = Example(
+        inputs={"test_cases": [{"input": n, "expected_output": spun(n)}], "language": "cpp"}
+    )
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=60)
+    honest, forged = (
+        results_of(evaluator.evaluate(Run(outputs={"text": code}), example))[0]
+        for code in (SPIN["cpp"], FORGES_ITS_CLOCK)
+    )
+    assert honest.score == forged.score == 1, forged.comment
+    (spent,) = forged.metadata["test_cases_details"]
+    (reference,) = honest.metadata["test_cases_details"]
+    assert spent["cpu_source"] == reference["cpu_source"] == "kernel"
+    # the same loop: the same order of CPU time, whatever its clock says (30 M steps: tens of ms)
+    assert spent["cpu_ms"] > 10 and spent["cpu_ms"] > reference["cpu_ms"] / 5

@@ -6,6 +6,7 @@ too, or, for Python on the namespace backends, in a resident checker (``_residen
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from assay.sandbox._children import (
     spawn_child,
 )
 from assay.sandbox._io import Session
-from assay.sandbox._jobs import COMPILE_SECONDS, RUN, compile_allowance, raise_if_not_started
+from assay.sandbox._jobs import COMPILE_SECONDS, RUN, compile_allowance, cpu_spent_ms, raise_if_not_started
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
 from assay.sandbox._sandbox import Sandbox
@@ -137,6 +138,7 @@ class _Job:
         ):
             deadline = time.monotonic() + self.timeout
             reused = reuse and t_box.resident is not None
+            cpu = _CpuSpan(c_box.cpu_ns)
             try:
                 attempt.candidate, calls, replies = _start_candidate(
                     session,
@@ -152,11 +154,13 @@ class _Job:
                     session, t_box, self.language, limits, self.timeout, setup, calls, replies, reuse
                 )
                 frame, attempt.timed_out, attempt.compile_ms, deadline = _await_verdict(
-                    session, attempt.checker, deadline, self.timeout, self.declaration is not None
+                    session, attempt.checker, deadline, self.timeout, self.declaration is not None, cpu
                 )
+                cpu.stop()
                 attempt.verdict = _verdict(
                     frame, attempt.timed_out, self.timeout, deadline, session, attempt.checker
                 )
+                cpu.overrule(attempt.verdict)
                 keep = (
                     reuse
                     and not attempt.timed_out
@@ -184,8 +188,32 @@ class _SetupTimeout(Exception):
 STARTED = {"event": "started"}  # a compiled checker's first frame, once both sides are built
 
 
+class _CpuSpan:
+    """The candidate sandbox's CPU time over the test, from the kernel's count (its
+    cgroup): what the candidate's replies say about their own time is theirs to forge."""
+
+    def __init__(self, clock: Callable[[], int | None]) -> None:
+        self.clock = clock
+        self.began = clock()
+        self.ended: int | None = None
+
+    def restart(self) -> None:
+        """The test starts now: what came before was compiling."""
+        self.began = self.clock()
+
+    def stop(self) -> None:
+        self.ended = self.clock()
+
+    def overrule(self, verdict: dict[str, Any]) -> None:
+        spent = cpu_spent_ms(self.began, self.ended)
+        if spent is None or not verdict:
+            return
+        reported = verdict.get("time")
+        verdict["time"] = {**(reported if isinstance(reported, dict) else {}), "cpu_ms": round(spent, 6), "cpu_source": "kernel"}
+
+
 def _await_verdict(
-    session: Session, checker: Any, deadline: float, timeout: float, compiled_checker: bool
+    session: Session, checker: Any, deadline: float, timeout: float, compiled_checker: bool, cpu: _CpuSpan
 ) -> tuple[Any, bool, float | None, float]:
     """(verdict frame, timed out, compile ms, deadline). A compiled checker first says
     ``{"event": "started"}`` once it and the candidate are built, then waits for the
@@ -198,6 +226,7 @@ def _await_verdict(
     if timed_out or first != STARTED:
         return first, timed_out, None, deadline + COMPILE_SECONDS
     now = time.monotonic()
+    cpu.restart()
     session.send(checker.frames_in, RUN)
     frame, timed_out = next_frame(session, checker, now + timeout)
     return frame, timed_out, (now - started) * 1000, now + timeout
