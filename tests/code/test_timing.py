@@ -440,9 +440,7 @@ long long solution(long long n) {
 @pytest.mark.slow
 def test_a_cpp_candidate_defining_clock_gettime_does_not_change_its_measured_time() -> None:
     n = 30_000_000
-    example = Example(
-        inputs={"test_cases": [{"input": n, "expected_output": spun(n)}], "language": "cpp"}
-    )
+    example = Example(inputs={"test_cases": [{"input": n, "expected_output": spun(n)}], "language": "cpp"})
     evaluator = CodeCorrectnessEvaluator(execution_timeout=60)
     honest, forged = (
         results_of(evaluator.evaluate(Run(outputs={"text": code}), example))[0]
@@ -451,6 +449,22 @@ def test_a_cpp_candidate_defining_clock_gettime_does_not_change_its_measured_tim
     assert honest.score == forged.score == 1, forged.comment
     (spent,) = forged.metadata["test_cases_details"]
     (reference,) = honest.metadata["test_cases_details"]
-    assert spent["cpu_source"] == reference["cpu_source"] == "kernel"
     # the same loop: the same order of CPU time, whatever its clock says (30 M steps: tens of ms)
-    assert spent["cpu_ms"] > 10 and spent["cpu_ms"] > reference["cpu_ms"] / 5
+    assert spent["cpu_ms"] > 10 and spent["cpu_ms"] > reference["cpu_ms"] / 5, (spent, reference)
+    assert spent["cpu_source"] == reference["cpu_source"] == "kernel"
+
+
+@pytest.mark.slow
+def test_a_cpp_test_program_candidate_defining_clock_gettime_does_not_change_its_time() -> None:
+    prompt, body, test, entry = SPIN_PROGRAMS["cpp"]
+    forged = body + (
+        "#include <time.h>\n"
+        'extern "C" int clock_gettime(clockid_t, struct timespec* now) {\n'
+        "    now->tv_sec = 0;\n    now->tv_nsec = 0;\n    return 0;\n}\n"
+    )
+    example = Example(inputs={"prompt": prompt, "test": test, "entry_point": entry, "language": "cpp"})
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=60)
+    result = results_of(evaluator.evaluate(Run(outputs={"text": forged}), example))[0]
+    assert result.score == 1, result.comment
+    spent = result.metadata["execution_time"]
+    assert spent["calls"] == 2 and spent["cpu_ms"] > 1, spent  # 3 million steps: milliseconds

@@ -190,11 +190,14 @@ STARTED = {"event": "started"}  # a compiled checker's first frame, once both si
 
 class _CpuSpan:
     """The candidate sandbox's CPU time over the test, from the kernel's count (its
-    cgroup): what the candidate's replies say about their own time is theirs to forge."""
+    cgroup): what the candidate's replies say about their own time is theirs to forge.
+    Counted from the compiled checker's go-ahead, when both sides are built and the
+    candidate waits for its first call; where there is no such moment (an interpreted
+    candidate starts and loads as the test begins) the replies' sum stays."""
 
     def __init__(self, clock: Callable[[], int | None]) -> None:
         self.clock = clock
-        self.began = clock()
+        self.began: int | None = None
         self.ended: int | None = None
 
     def restart(self) -> None:
@@ -202,14 +205,19 @@ class _CpuSpan:
         self.began = self.clock()
 
     def stop(self) -> None:
-        self.ended = self.clock()
+        if self.began is not None:
+            self.ended = self.clock()
 
     def overrule(self, verdict: dict[str, Any]) -> None:
         spent = cpu_spent_ms(self.began, self.ended)
         if spent is None or not verdict:
             return
         reported = verdict.get("time")
-        verdict["time"] = {**(reported if isinstance(reported, dict) else {}), "cpu_ms": round(spent, 6), "cpu_source": "kernel"}
+        verdict["time"] = {
+            **(reported if isinstance(reported, dict) else {}),
+            "cpu_ms": round(spent, 6),
+            "cpu_source": "kernel",
+        }
 
 
 def _await_verdict(
