@@ -22,7 +22,14 @@ from assay.sandbox._children import (
     spawn_child,
 )
 from assay.sandbox._io import Session
-from assay.sandbox._jobs import COMPILE_SECONDS, RUN, compile_allowance, cpu_spent_ms, raise_if_not_started
+from assay.sandbox._jobs import (
+    COMPILE_SECONDS,
+    RUN,
+    checked_cpu_ms,
+    compile_allowance,
+    cpu_spent_ms,
+    raise_if_not_started,
+)
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
 from assay.sandbox._sandbox import Sandbox
@@ -160,7 +167,7 @@ class _Job:
                 attempt.verdict = _verdict(
                     frame, attempt.timed_out, self.timeout, deadline, session, attempt.checker
                 )
-                cpu.overrule(attempt.verdict)
+                cpu.check(attempt.verdict)
                 keep = (
                     reuse
                     and not attempt.timed_out
@@ -208,16 +215,18 @@ class _CpuSpan:
         if self.began is not None:
             self.ended = self.clock()
 
-    def overrule(self, verdict: dict[str, Any]) -> None:
+    def check(self, verdict: dict[str, Any]) -> None:
         spent = cpu_spent_ms(self.began, self.ended)
         if spent is None or not verdict:
             return
         reported = verdict.get("time")
-        verdict["time"] = {
-            **(reported if isinstance(reported, dict) else {}),
-            "cpu_ms": round(spent, 6),
-            "cpu_source": "kernel",
-        }
+        own = dict(reported) if isinstance(reported, dict) else {}
+        figure = own.get("cpu_ms")
+        claimed = float(figure) if isinstance(figure, (int, float)) and not isinstance(figure, bool) else None
+        counted = verdict.get("calls")  # by the checker, not the candidate
+        calls = counted if isinstance(counted, int) else 1
+        own["cpu_ms"], own["cpu_source"] = checked_cpu_ms(claimed, spent, calls)
+        verdict["time"] = own
 
 
 def _await_verdict(
