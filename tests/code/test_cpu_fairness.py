@@ -1,6 +1,7 @@
 """Fair CPU: each sandbox has a CPU weight of its own (a cgroup), so a candidate that forks
 60 busy processes slows only itself. An honest candidate run beside it keeps its verdict,
-as a function (test cases) and as a test program. Real sandboxes, real processes."""
+as a function (test cases) and as a test program, on the bubblewrap and the rlimit
+backends. Real sandboxes, real processes."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ import pytest
 from assay.sandbox import Call, Limits, SandboxConfig, SandboxPool, get_language
 from assay.sandbox._cgroup import SandboxCgroup
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning"),  # rlimit says what it lacks
+]
 
 FORKER = """import os
 
@@ -46,11 +50,12 @@ def _cpu_cgroups_exist() -> bool:
         probe.remove()
 
 
-@pytest.fixture(scope="module")
-def pool() -> Iterator[SandboxPool]:
+@pytest.fixture(scope="module", params=["bubblewrap", "rlimit"])
+def pool(request: pytest.FixtureRequest) -> Iterator[SandboxPool]:
+    """Each backend: the namespaces' and the plain processes' (the cgroup is the same)."""
     if not _cpu_cgroups_exist():
         pytest.fail("this machine's CPU cgroups are not writable: run the suite as root")
-    made = SandboxPool(SandboxConfig(workers=2, memory_cgroup=True))
+    made = SandboxPool(SandboxConfig(backend=request.param, workers=2, memory_cgroup=True))
     try:
         yield made
     finally:
