@@ -1,7 +1,7 @@
 """assay: local-first evaluation for LLM applications.
 
 ``import assay`` loads what ``evaluate`` needs (schemas, store, evaluation, client);
-``evaluate_comparative`` and the evaluator families load on first use.
+``compare``, ``evaluate_comparative`` and the evaluator families load on first use.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
-from assay.comparison import Comparison, MetricComparison, compare
 from assay.errors import AssayError, EvaluatorSignatureError, NotComparableError
 from assay.evaluation import (
     AsyncExperimentResults,
@@ -35,9 +34,15 @@ from assay.tracing import (
 )
 
 if TYPE_CHECKING:
+    from assay.comparison import Comparison, MetricComparison, compare
     from assay.evaluation._pairwise_run import evaluate_comparative
 
-_LAZY = {"evaluate_comparative": "assay.evaluation._pairwise_run"}
+_LAZY = {
+    "Comparison": "assay.comparison",
+    "MetricComparison": "assay.comparison",
+    "compare": "assay.comparison",
+    "evaluate_comparative": "assay.evaluation._pairwise_run",
+}
 
 __all__ = [
     "AssayError",
