@@ -55,7 +55,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
     from assay.evaluation._pairwise_run import ComparativeResults
-    from assay.executors.base import Executor
+    from assay.evaluation.executor import Executor
 
 DEFAULT_MAX_CONCURRENCY = 16
 ErrorHandling = Literal["log", "ignore", "raise"]
@@ -464,7 +464,7 @@ def _executor(given: Any) -> Executor | None:
     ``ASSAY_EXECUTOR`` names one."""
     if given is None and os.environ.get("ASSAY_EXECUTOR", "").strip().lower() in ("", "local"):
         return None
-    from assay.executors.base import resolve_executor  # the executors build on this package
+    from assay.evaluation.executor import resolve_executor
 
     return resolve_executor(given)
 
