@@ -35,13 +35,13 @@ from assay.tracing import (
 
 if TYPE_CHECKING:
     from assay.comparison import Comparison, MetricComparison, compare
-    from assay.evaluation._pairwise_run import evaluate_comparative
+    from assay.evaluation import evaluate_comparative
 
 _LAZY = {
     "Comparison": "assay.comparison",
     "MetricComparison": "assay.comparison",
     "compare": "assay.comparison",
-    "evaluate_comparative": "assay.evaluation._pairwise_run",
+    "evaluate_comparative": "assay.evaluation",
 }
 
 __all__ = [
