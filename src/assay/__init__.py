@@ -36,12 +36,17 @@ from assay.tracing import (
 if TYPE_CHECKING:
     from assay.comparison import Comparison, MetricComparison, compare
     from assay.evaluation import evaluate_comparative
+    from assay.testing import expect, test, unit
 
 _LAZY = {
     "Comparison": "assay.comparison",
     "MetricComparison": "assay.comparison",
     "compare": "assay.comparison",
     "evaluate_comparative": "assay.evaluation",
+    # LangSmith's pytest helpers at the top level; they load pytest, so only on first use.
+    "expect": "assay.testing",
+    "test": "assay.testing",
+    "unit": "assay.testing",
 }
 
 __all__ = [
@@ -68,12 +73,15 @@ __all__ = [
     "evaluate",
     "evaluate_comparative",
     "evaluate_existing",
+    "expect",
     "get_current_run_tree",
     "get_tracing_context",
     "metric",
+    "test",
     "trace",
     "traceable",
     "tracing_context",
+    "unit",
 ]
 
 
