@@ -148,3 +148,12 @@ def test_cppcheck_honours_inline_suppressions_only_when_told() -> None:
 
     assert "arrayIndexOutOfBounds" in rules()
     assert "arrayIndexOutOfBounds" not in rules(honour_suppressions=True)
+
+
+def test_cppcheck_sees_the_macros_of_the_flags_the_sandbox_compiles_with() -> None:
+    from assay.evaluators.code.cppcheck import COMPILER_FLAGS, compiler_macros
+    from assay.sandbox._toolchains import CPP_FLAGS
+
+    assert set(COMPILER_FLAGS) == {flag for flag in CPP_FLAGS if flag.startswith(("-std", "-O"))}
+    macros = compiler_macros()
+    assert macros["__cplusplus"] == "201703L" and macros["__OPTIMIZE__"] == "1"

@@ -29,7 +29,6 @@ from assay.evaluators.code._findings import findings_result, refused_result, unr
 from assay.evaluators.code._suppressions import OPTION, honoured, mode
 from assay.evaluators.code._tools import TOOL_TIMEOUT, ToolRun, oversized, require_tool, run_tool
 from assay.sandbox import get_language
-from assay.sandbox._toolchains import CPP_FLAGS
 from assay.schemas import Example, Run
 
 __all__ = ["CppcheckEvaluator", "DEFAULT_CHECKS"]
@@ -37,6 +36,9 @@ __all__ = ["CppcheckEvaluator", "DEFAULT_CHECKS"]
 DEFAULT_CHECKS = ("warning", "style", "performance", "portability")
 PACKAGE = "apt-get install cppcheck"
 MACROS_FILE = "compiler_macros.h"
+# the flags that decide g++'s macros, as the sandbox compiles C++ (its CPP_FLAGS; a test
+# keeps the two the same)
+COMPILER_FLAGS = ("-std=c++17", "-O1")
 # g++'s own macros where g++ is absent (cppcheck still runs): a Linux x86-64 GCC 12
 FALLBACK_MACROS = {"__GNUC__": "12", "__cplusplus": "201703L", "__linux__": "1", "__x86_64__": "1"}
 
@@ -107,9 +109,12 @@ def compiler_macros() -> dict[str, str]:
     cxx = shutil.which("g++")
     if cxx is None:
         return dict(FALLBACK_MACROS)
-    flags = [flag for flag in CPP_FLAGS if flag.startswith(("-std", "-O"))]
     done = subprocess.run(
-        [cxx, "-dM", "-E", "-x", "c++", *flags, "-"], input="", capture_output=True, text=True, timeout=60
+        [cxx, "-dM", "-E", "-x", "c++", *COMPILER_FLAGS, "-"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     macros = {}
     for line in done.stdout.splitlines():
