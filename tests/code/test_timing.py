@@ -438,6 +438,7 @@ long long solution(long long n) {
 
 
 @pytest.mark.slow
+@pytest.mark.toolchains
 def test_a_cpp_candidate_defining_clock_gettime_does_not_change_its_measured_time() -> None:
     n = 30_000_000
     example = Example(inputs={"test_cases": [{"input": n, "expected_output": spun(n)}], "language": "cpp"})
@@ -455,6 +456,7 @@ def test_a_cpp_candidate_defining_clock_gettime_does_not_change_its_measured_tim
 
 
 @pytest.mark.slow
+@pytest.mark.toolchains
 def test_a_cpp_test_program_candidate_defining_clock_gettime_does_not_change_its_time() -> None:
     prompt, body, test, entry = SPIN_PROGRAMS["cpp"]
     forged = body + (
