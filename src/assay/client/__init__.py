@@ -12,15 +12,15 @@ from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
 from assay.errors import NotFoundError
+from assay.evaluation import ExperimentResults
 from assay.evaluation._paged import stored_rows
-from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
 from assay.store import Store, open_store
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from assay.evaluation._results import AsyncExperimentResults
+    from assay.evaluation import AsyncExperimentResults
     from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
     from assay.schemas import TracerSession
 
@@ -251,7 +251,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         **options: Unpack[EvaluateOptions],
     ) -> ExperimentResults:
         """:func:`assay.evaluate` on this client's store (same keywords, but ``client``)."""
-        from assay.evaluation._api import evaluate
+        from assay.evaluation import evaluate
 
         return evaluate(target, client=self, **options)
 
@@ -262,7 +262,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         **options: Unpack[EvaluateOptions],
     ) -> AsyncExperimentResults:
         """:func:`assay.aevaluate` on this client's store (same keywords, but ``client``)."""
-        from assay.evaluation._api import aevaluate
+        from assay.evaluation import aevaluate
 
         return await aevaluate(target, client=self, **options)
 
@@ -277,7 +277,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         **options: Unpack[RunOnDatasetOptions],
     ) -> ExperimentResults:
         """LangChain's older entry point: ``project_name`` names the experiment."""
-        from assay.evaluation._api import evaluate
+        from assay.evaluation import evaluate
 
         return evaluate(
             llm_or_chain_factory,
