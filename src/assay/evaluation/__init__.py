@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import DataError, EvaluatorSignatureError, ExperimentError, RowFailedError
 from assay.evaluation._api import aevaluate, evaluate
+from assay.evaluation._data import load_file
 from assay.evaluation._interrupt import ExperimentInterrupted
 from assay.evaluation._pairwise_evaluator import DynamicComparisonRunEvaluator, comparison_evaluator
 from assay.evaluation._rescore import aevaluate_existing, evaluate_existing
@@ -47,6 +48,7 @@ __all__ = [
     "evaluate",
     "evaluate_comparative",
     "evaluate_existing",
+    "load_file",
     "run_evaluator",
 ]
 

@@ -7,13 +7,15 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Sequence
 from itertools import combinations
+from statistics import NormalDist
 
 from pydantic import BaseModel
 
-from assay.stats._distributions import normal_quantile
 from assay.ui.annotate.human import Label
 
 __all__ = ["Agreement", "Kappa", "agreements", "cohen_kappa"]
+
+_Z95 = NormalDist().inv_cdf(0.975)
 
 
 class Kappa(BaseModel):
@@ -45,7 +47,7 @@ def cohen_kappa(first: Sequence[Hashable], second: Sequence[Hashable]) -> Kappa:
     if chance >= 1:  # both gave one and the same label throughout: kappa is undefined
         return Kappa(kappa=None, ci_low=None, ci_high=None, n=n, observed=observed)
     kappa = (observed - chance) / (1 - chance)
-    half = normal_quantile(0.975) * _stderr(joint, pa, pb, n, chance, kappa)
+    half = _Z95 * _stderr(joint, pa, pb, n, chance, kappa)
     low, high = max(kappa - half, -1.0), min(kappa + half, 1.0)
     return Kappa(kappa=kappa, ci_low=low, ci_high=high, n=n, observed=observed)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError
-from assay.evaluation._data import load_file
+from assay.evaluation import load_file
 from assay.schemas import Example
 from assay.ui.errors import BadRequest
 

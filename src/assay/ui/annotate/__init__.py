@@ -1,0 +1,3 @@
+"""People labelling rows: feedback keys, the feedback form, annotation queues and agreement."""
+
+__all__: list[str] = []
