@@ -170,7 +170,9 @@ def main() -> None:
         print(f"{side:>10} {statistics.median(rates):11,.0f} {statistics.median(peaks):12.0f}")
     if len(sides) == 2:
         ratios = [a["rate"] / b["rate"] for a, b in zip(figures["assay"], figures["langsmith"])]
-        print(f"assay / LangSmith: median {statistics.median(ratios):.1f}x (rounds {min(ratios):.1f}-{max(ratios):.1f}x)")
+        print(
+            f"assay / LangSmith: median {statistics.median(ratios):.1f}x (rounds {min(ratios):.1f}-{max(ratios):.1f}x)"
+        )
     if "assay" in figures:
         print("\nassay by stage (median seconds; the import measured again on its own)")
         for stage, label in (
