@@ -39,7 +39,7 @@ def new_id() -> uuid.UUID:
     # What uuid.UUID(int=value) does, without re-checking a value built in range.
     made = object.__new__(uuid.UUID)
     _set(made, "int", value)
-    _set(made, "is_safe", uuid.SafeUUID.unknown)
+    _set(made, "is_safe", _UNKNOWN_SAFETY)
     return made
 
 
@@ -52,11 +52,12 @@ def stored_uuid(text: str) -> uuid.UUID:
         raise ValueError(f"not a stored UUID: {text!r}")
     made = object.__new__(uuid.UUID)
     _set(made, "int", int(digits, 16))
-    _set(made, "is_safe", uuid.SafeUUID.unknown)
+    _set(made, "is_safe", _UNKNOWN_SAFETY)
     return made
 
 
 _set = object.__setattr__
+_UNKNOWN_SAFETY = uuid.SafeUUID.unknown  # an enum member: looked up once, not per id
 
 
 def name_based_id(namespace: uuid.UUID, name: str) -> uuid.UUID:
@@ -67,7 +68,7 @@ def name_based_id(namespace: uuid.UUID, name: str) -> uuid.UUID:
     value = (value & _NOT_VERSION_AND_VARIANT) | _VERSION_5 | _VARIANT_RFC
     made = object.__new__(uuid.UUID)
     _set(made, "int", value)
-    _set(made, "is_safe", uuid.SafeUUID.unknown)
+    _set(made, "is_safe", _UNKNOWN_SAFETY)
     return made
 
 
