@@ -2,6 +2,7 @@
 
     .venv/bin/pip install -e '.[bench]'      # LangSmith, for this comparison only
     .venv/bin/python bench/core_throughput.py [N] [--rounds R] [--only assay]
+    .venv/bin/python bench/core_throughput.py --before /tmp/base/.venv/bin/python  # + assay before
 
 What a script does, timed whole in one process: a list of N dicts
 ``{"inputs": ..., "outputs": ...}`` (built before the clock starts), ``evaluate(target,
@@ -12,7 +13,9 @@ local mode (``upload_results=False``, its fastest setting) with its data as the
 port. Each side runs in its own process, alternating round by round (this shared
 machine's speed drifts); the table gives each side's median rate and peak RSS, then the
 ratio of each round's rates. A second table breaks assay's time down by stage: the inline
-data becoming a stored dataset, the experiment, and reading the rows back.
+data becoming a stored dataset, the experiment, and reading the rows back. ``--before``
+adds a third side, assay as another interpreter's environment has it (a checkout of an
+earlier commit), in the same alternation.
 """
 
 from __future__ import annotations
@@ -128,13 +131,13 @@ def child_langsmith(n: int, folder: str) -> dict[str, Any]:
     return {"rate": n / (ended - started), "peak_mb": peak_mb()}
 
 
-CHILDREN = {"assay": child_assay, "langsmith": child_langsmith}
+CHILDREN = {"assay": child_assay, "langsmith": child_langsmith, "before": child_assay}
 
 
-def in_child(side: str, n: int) -> dict[str, Any]:
+def in_child(side: str, n: int, python: str = sys.executable) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         done = subprocess.run(
-            [sys.executable, __file__, "--child", side, str(n), folder], capture_output=True, text=True
+            [python, __file__, "--child", side, str(n), folder], capture_output=True, text=True
         )
     if done.returncode != 0:
         raise SystemExit(f"the {side} round failed:\n{done.stderr}")
@@ -145,7 +148,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("n", type=int, nargs="?", default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--only", choices=sorted(CHILDREN), help="run one side alone")
+    parser.add_argument("--only", choices=["assay", "langsmith"], help="run one side alone")
+    parser.add_argument("--before", metavar="PYTHON", help="also time assay as this interpreter has it")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -153,10 +157,12 @@ def main() -> None:
         print(json.dumps(CHILDREN[side](int(n), folder)))
         return
     sides = [args.only] if args.only else ["assay", "langsmith"]
+    sides += ["before"] if args.before else []
     figures: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
     for round_ in range(args.rounds):
         for side in sides if round_ % 2 == 0 else sides[::-1]:
-            figures[side].append(in_child(side, args.n))
+            python = args.before if side == "before" else sys.executable
+            figures[side].append(in_child(side, args.n, python))
         print(
             f"  round {round_ + 1}: "
             + ", ".join(f"{side} {figures[side][-1]['rate']:,.0f} examples/s" for side in sides),
@@ -168,20 +174,24 @@ def main() -> None:
         rates = [f["rate"] for f in figures[side]]
         peaks = [f["peak_mb"] for f in figures[side]]
         print(f"{side:>10} {statistics.median(rates):11,.0f} {statistics.median(peaks):12.0f}")
-    if len(sides) == 2:
-        ratios = [a["rate"] / b["rate"] for a, b in zip(figures["assay"], figures["langsmith"])]
-        print(
-            f"assay / LangSmith: median {statistics.median(ratios):.1f}x (rounds {min(ratios):.1f}-{max(ratios):.1f}x)"
-        )
-    if "assay" in figures:
-        print("\nassay by stage (median seconds; the import measured again on its own)")
-        for stage, label in (
-            ("import_s", "inline data -> stored dataset"),
-            ("evaluate_s", "evaluate() (import included)"),
-            ("iterate_s", "list(results) + summary"),
-        ):
-            seconds = statistics.median(f[stage] for f in figures["assay"])
-            print(f"{label:>32} {seconds:7.3f} s  ({args.n / seconds:10,.0f} examples/s)")
+    for side in sides[1:]:
+        ratios = [a["rate"] / b["rate"] for a, b in zip(figures["assay"], figures[side])]
+        low, high = min(ratios), max(ratios)
+        print(f"assay / {side}: median {statistics.median(ratios):.1f}x (rounds {low:.1f}-{high:.1f}x)")
+    for side in ("assay", "before"):
+        if side in figures:
+            _stages(side, figures[side], args.n)
+
+
+def _stages(side: str, figures: list[dict[str, Any]], n: int) -> None:
+    print(f"\n{side} by stage (median seconds; the import measured again on its own)")
+    for stage, label in (
+        ("import_s", "inline data -> stored dataset"),
+        ("evaluate_s", "evaluate() (import included)"),
+        ("iterate_s", "list(results) + summary"),
+    ):
+        seconds = statistics.median(f[stage] for f in figures)
+        print(f"{label:>32} {seconds:7.3f} s  ({n / seconds:10,.0f} examples/s)")
 
 
 if __name__ == "__main__":
