@@ -16,10 +16,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay.cli._gates import Verdict
-from assay.report_plain import plain_table
+from assay.report.plain import plain_table
 
 if TYPE_CHECKING:
-    from assay.evaluation._results import ExperimentResults
+    from assay.evaluation import ExperimentResults
     from assay.store.records import ExperimentRow
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from assay._aio import run_coroutine
+from assay.evaluation._arguments import known_keywords
 from assay.evaluation._binding import (
     SummaryEvaluator,
     bind_row_evaluator,
@@ -46,16 +47,15 @@ from assay.evaluation._sharded import end_shard, release_quietly, shard_line, sh
 from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._tally import Tally, tally_of_stored
 from assay.evaluation._target import Target as TargetRunner
-from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
+from assay.evaluation.types import DataSource, EvaluatorLike, HasStore, SummaryEvaluatorLike, Target
 from assay.schemas import EvaluationResult, TracerSession
 from assay.store import Store, open_store
 from assay.store.current import use_store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
-    from assay.client import Client
-    from assay.evaluation._comparative import ComparativeResults
-    from assay.executors.base import Executor
+    from assay.evaluation._pairwise_run import ComparativeResults
+    from assay.evaluation.executor import Executor
 
 DEFAULT_MAX_CONCURRENCY = 16
 ErrorHandling = Literal["log", "ignore", "raise"]
@@ -73,7 +73,7 @@ class _Options:
     description: str | None
     max_concurrency: int | None
     num_repetitions: int
-    client: Client | None
+    client: HasStore | None
     blocking: bool
     experiment: Any
     upload_results: bool
@@ -110,13 +110,8 @@ class _Prepared:
 
 
 @overload
-async def aevaluate(target: tuple[Any, ...], /, *args: Any, **kwargs: Any) -> ComparativeResults: ...
-@overload
-async def aevaluate(target: Any, /, *args: Any, **kwargs: Any) -> AsyncExperimentResults: ...
-
-
 async def aevaluate(
-    target: Target | tuple[Any, ...] | str,
+    target: tuple[Any, ...],
     /,
     data: DataSource | None = None,
     evaluators: Sequence[EvaluatorLike] | None = None,
@@ -126,7 +121,61 @@ async def aevaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+) -> ComparativeResults: ...
+@overload
+async def aevaluate(
+    target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: HasStore | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+) -> AsyncExperimentResults: ...
+
+
+@known_keywords
+async def aevaluate(
+    target: Target | tuple[Any, ...] | str | uuid.UUID | TracerSession | ExperimentResults,
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -153,6 +202,8 @@ async def aevaluate(
     shard (or, without ``shard``, the same experiment) instead of refusing.
     ``executor`` says where rows run: ``RayExecutor(address=...)`` on a Ray cluster, else
     here (``ASSAY_EXECUTOR=ray`` chooses Ray too); this process stores every row.
+    ``disable_evaluator_tracing`` is LangSmith's and changes nothing here: evaluators are
+    never traced (only the target's runs are stored).
     """
     options = _options(locals())  # first: locals() is exactly the parameters here
     special = _dispatch(target, options)
@@ -172,13 +223,8 @@ async def aevaluate(
 
 
 @overload
-def evaluate(target: tuple[Any, ...], /, *args: Any, **kwargs: Any) -> ComparativeResults: ...
-@overload
-def evaluate(target: Any, /, *args: Any, **kwargs: Any) -> ExperimentResults: ...
-
-
 def evaluate(
-    target: Target | tuple[Any, ...] | str,
+    target: tuple[Any, ...],
     /,
     data: DataSource | None = None,
     evaluators: Sequence[EvaluatorLike] | None = None,
@@ -188,7 +234,61 @@ def evaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+) -> ComparativeResults: ...
+@overload
+def evaluate(
+    target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: HasStore | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+) -> ExperimentResults: ...
+
+
+@known_keywords
+def evaluate(
+    target: Target | tuple[Any, ...] | str | uuid.UUID | TracerSession | ExperimentResults,
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -257,8 +357,8 @@ def _dispatch(target: Any, options: _Options) -> Any:
 
 async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
     """``evaluate((exp_a, exp_b), evaluators=[...])``: LangSmith's comparative form."""
-    from assay.evaluation._comparative import aevaluate_comparative
-    from assay.evaluation._comparison import as_comparative_function
+    from assay.evaluation._pairwise_evaluator import as_comparative_function
+    from assay.evaluation._pairwise_run import aevaluate_comparative
 
     if options.summary_evaluators:
         raise ValueError("summary_evaluators= does not apply when comparing experiments")
@@ -364,7 +464,7 @@ def _executor(given: Any) -> Executor | None:
     ``ASSAY_EXECUTOR`` names one."""
     if given is None and os.environ.get("ASSAY_EXECUTOR", "").strip().lower() in ("", "local"):
         return None
-    from assay.executors.base import resolve_executor  # the executors build on this package
+    from assay.evaluation.executor import resolve_executor
 
     return resolve_executor(given)
 
@@ -423,7 +523,7 @@ class _Silent:
 def _progress(total: int, done: int, enabled: bool | None) -> Any:
     if enabled is False:
         return _Silent(total)
-    from assay.report import Progress
+    from assay.report.terminal import Progress
 
     return Progress(total=total, done=done, enabled=enabled)
 
@@ -488,11 +588,11 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     rows: Sequence[ExperimentRow] = stored_rows(store, final, stats.rows) if produced is None else produced
     results = ExperimentResults(final, rows, summary, store.url, stats=stats, store=store)
     if bar.enabled:
-        from assay.report import print_report
+        from assay.report.terminal import print_report
 
         print_report(results)
     elif options.progress is None:  # not a terminal (a CI log): the same report, as plain text
-        from assay.report_plain import plain_report
+        from assay.report.plain import plain_report
 
         print(plain_report(results), file=sys.stderr, flush=True)
     if not whole and (bar.enabled or options.progress is None):

@@ -10,6 +10,7 @@ machine a dead holder is seen at once (no such pid), so its lease is taken at on
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from assay.errors import AssayError
+from assay.errors import AssayError, LeaseHeldError, LeaseLostError
 from assay.evaluation._shard import Shard
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, Lease
@@ -28,14 +29,7 @@ __all__ = ["LeaseHeldError", "LeaseLostError", "ShardLease", "lease_ttl"]
 DEFAULT_TTL_S = 30.0
 _TTL_VARIABLE = "ASSAY_LEASE_TTL"
 _MAX_POLL_S = 1.0
-
-
-class LeaseHeldError(AssayError, RuntimeError):
-    """Another live process holds the lease of the shard this run asked for."""
-
-
-class LeaseLostError(AssayError, RuntimeError):
-    """This run's lease expired and another process took the shard over."""
+log = logging.getLogger("assay.evaluation.lease")
 
 
 def _alive(pid: int) -> bool:
@@ -82,7 +76,7 @@ class ShardLease:
     def take(cls, store: Store, experiment: ExperimentRecord, shard: Shard, *, wait: bool) -> ShardLease:
         """Take the lease, or wait for it (``wait``), or refuse naming its live holder."""
         lease = cls(store, experiment, shard, lease_ttl())
-        host, stale = socket.gethostname(), None
+        host, stale, told = socket.gethostname(), None, False
         while True:
             held = store.take_lease(
                 experiment.id,
@@ -105,6 +99,9 @@ class ShardLease:
                 continue
             if not wait:
                 raise LeaseHeldError(lease._held_message(held))
+            if not told:  # once: a waiting run says what it waits for (and a test can see it)
+                log.warning("waiting for %s, run by pid %s on %s", lease._what(), held.pid, held.host)
+                told = True
             time.sleep(min(_MAX_POLL_S, max(0.05, held.expires_at - time.time())))
 
     def on_lost(self, callback: Callable[[], None]) -> None:

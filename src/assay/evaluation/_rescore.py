@@ -12,12 +12,12 @@ import asyncio
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from assay._aio import run_coroutine
-from assay.evaluation._arguments import as_list, concurrency
+from assay.errors import ExperimentError, NotFoundError
+from assay.evaluation._arguments import as_list, concurrency, known_keywords
 from assay.evaluation._binding import RowEvaluator, bind_row_evaluator, bind_summary_evaluator
-from assay.evaluation._experiment import ExperimentError
 from assay.evaluation._interrupt import (
     ExperimentInterrupted,
     interrupted_error,
@@ -29,19 +29,17 @@ from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import in_thread
 from assay.evaluation._runner import run_summaries
 from assay.evaluation._tally import tally_of_stored
+from assay.evaluation.types import HasStore
 from assay.schemas import EvaluationResult
 from assay.store.base import Store
 from assay.store.current import use_store
-from assay.store.errors import NotFoundError
 from assay.store.open import open_store
 from assay.store.records import ExperimentRecord, ExperimentRow
-
-if TYPE_CHECKING:
-    from assay.client import Client
 
 _CHUNK = 256  # rows scored, then written in one transaction: an interrupt loses at most these
 
 
+@known_keywords
 async def aevaluate_existing(
     experiment: Any,
     /,
@@ -49,7 +47,7 @@ async def aevaluate_existing(
     summary_evaluators: Sequence[Any] | None = None,
     metadata: dict[str, Any] | None = None,
     max_concurrency: int | None = 0,
-    client: Client | None = None,
+    client: HasStore | None = None,
     load_nested: bool = False,
     *,
     replace: bool = False,
@@ -62,8 +60,8 @@ async def aevaluate_existing(
     call it again with the same arguments. ``load_nested`` is LangSmith's; runs are always
     loaded whole here.
     """
-    from assay.report import Progress, print_report
-    from assay.report_plain import plain_report
+    from assay.report.plain import plain_report
+    from assay.report.terminal import Progress, print_report
 
     store = client.store if client is not None else open_store()
     record = _find_experiment(store, experiment)
@@ -113,6 +111,7 @@ async def aevaluate_existing(
     return results
 
 
+@known_keywords
 def evaluate_existing(
     experiment: Any,
     /,
@@ -120,7 +119,7 @@ def evaluate_existing(
     summary_evaluators: Sequence[Any] | None = None,
     metadata: dict[str, Any] | None = None,
     max_concurrency: int | None = 0,
-    client: Client | None = None,
+    client: HasStore | None = None,
     load_nested: bool = False,
     blocking: bool = True,
     *,

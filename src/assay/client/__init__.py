@@ -1,0 +1,304 @@
+"""``Client``: the local store behind a LangSmith-shaped API. No network."""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from assay.client._example_edits import ExampleEdits, filtered, page
+from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
+from assay.client._files import TableUploads
+from assay.client._projects import ProjectsRunsFeedback, as_uuid
+from assay.errors import NotFoundError
+from assay.evaluation import ExperimentResults
+from assay.evaluation._paged import stored_rows
+from assay.schemas import Dataset, Example
+from assay.store import Store, open_store
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from assay.evaluation import AsyncExperimentResults
+    from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
+    from assay.schemas import TracerSession
+
+__all__ = ["Client", "LocalStoreWarning"]
+
+# LangSmith Client options about reaching its servers: accepted, nothing to do locally.
+_REMOTE_OPTIONS = frozenset(
+    {
+        "api_key",
+        "api_url",
+        "web_url",
+        "timeout_ms",
+        "retry_config",
+        "session",
+        "auto_batch_tracing",
+        "info",
+        "api_urls",
+        "workspace_id",
+        "hide_inputs",
+        "hide_outputs",
+        "anonymizer",
+        "otel_tracer_provider",
+        "tracing_sampling_rate",
+        "max_batch_size_bytes",
+        "tracing_error_callback",
+    }
+)
+
+
+class LocalStoreWarning(UserWarning):
+    """LangSmith server options were given; assay stores everything locally instead."""
+
+
+class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
+    """Datasets, examples and experiments in the embedded store.
+
+    ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.
+    LangSmith's server options (``api_key``, ``api_url``, ...) are accepted and ignored,
+    with one warning naming where results are stored; an ``http(s)://`` first argument is
+    LangSmith's ``api_url`` and is ignored the same way.
+    """
+
+    def __init__(
+        self, database_url: str | None = None, *, store: Store | None = None, **langsmith_options: Any
+    ) -> None:
+        unknown = set(langsmith_options) - _REMOTE_OPTIONS
+        if unknown:
+            raise TypeError(
+                f"Client() got unknown options {sorted(unknown)}; assay's are database_url= and store="
+            )
+        if isinstance(database_url, str) and database_url.startswith(("http://", "https://")):
+            langsmith_options["api_url"], database_url = database_url, None
+        self.store = store or open_store(database_url)
+        given = sorted(k for k, v in langsmith_options.items() if v is not None)
+        if given:
+            warnings.warn(
+                f"assay keeps everything locally, in {self.store.url}; the LangSmith server "
+                f"option(s) {', '.join(given)} are ignored",
+                LocalStoreWarning,
+                stacklevel=2,
+            )
+
+    def flush(self) -> None:
+        """Nothing is buffered: every experiment is stored when it ends."""
+
+    def close(self) -> None:
+        self.store.close()
+
+    # datasets
+    def create_dataset(
+        self,
+        dataset_name: str,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Dataset:
+        return self.store.create_dataset(dataset_name, description, metadata)
+
+    def read_dataset(
+        self, *, dataset_name: str | None = None, dataset_id: uuid.UUID | str | None = None
+    ) -> Dataset:
+        dataset = self._find_dataset(dataset_name, dataset_id)
+        if dataset is None:
+            what = f"named {dataset_name!r}" if dataset_name else f"with id {dataset_id}"
+            raise NotFoundError(f"no dataset {what} in {self.store.url}")
+        return dataset
+
+    def has_dataset(self, *, dataset_name: str | None = None, dataset_id: Any = None) -> bool:
+        return self._find_dataset(dataset_name, dataset_id) is not None
+
+    def _find_dataset(self, name: str | None, dataset_id: Any) -> Dataset | None:
+        if dataset_id is not None:
+            return self.store.get_dataset(id=as_uuid(dataset_id, "dataset_id"))
+        if name is None:
+            raise ValueError("pass dataset_name= or dataset_id=")
+        return self.store.get_dataset(name=name)
+
+    def clone_public_dataset(self, token_or_url: str, **kwargs: Any) -> Dataset:
+        """LangSmith's public datasets live on its servers; assay works offline."""
+        raise NotImplementedError(
+            f"clone_public_dataset({token_or_url!r}) needs LangSmith's servers; assay is local. "
+            "Export the dataset to a .jsonl/.json/.csv file and pass its path as data=, or "
+            "create it with create_dataset() and create_examples()."
+        )
+
+    def list_datasets(self) -> list[Dataset]:
+        return self.store.list_datasets()
+
+    def delete_dataset(
+        self, *, dataset_name: str | None = None, dataset_id: uuid.UUID | str | None = None
+    ) -> None:
+        self.store.delete_dataset(self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id).id)
+
+    # examples
+    def create_example(
+        self,
+        inputs: dict[str, Any],
+        outputs: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        *,
+        dataset_id: uuid.UUID | str | None = None,
+        dataset_name: str | None = None,
+        example_id: uuid.UUID | str | None = None,
+    ) -> Example:
+        dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
+        example = Example(dataset_id=dataset.id, inputs=inputs, outputs=outputs, metadata=metadata)
+        if example_id is not None:
+            example.id = as_uuid(example_id, "example_id")
+        self.store.add_examples(dataset.id, [example])
+        return example
+
+    def create_examples(
+        self,
+        inputs: Iterable[dict[str, Any]] | None = None,
+        outputs: Iterable[dict[str, Any] | None] | None = None,
+        metadata: Iterable[dict[str, Any] | None] | None = None,
+        *,
+        examples: Iterable[dict[str, Any] | Example] | None = None,
+        dataset_id: uuid.UUID | str | None = None,
+        dataset_name: str | None = None,
+        reference_outputs: Iterable[dict[str, Any] | None] | None = None,
+        ids: Iterable[uuid.UUID | str | None] | None = None,
+    ) -> UpsertExamplesResponse:
+        """LangSmith's two forms: parallel ``inputs``/``outputs`` (or ``reference_outputs``)
+        /``metadata``/``ids`` columns, or ``examples=[{"inputs", "outputs", "metadata",
+        "id"}]``. Lists, iterables and generators are streamed (a million examples hold a
+        page in memory). All are added as one dataset version in one transaction: a bad
+        item raises an error naming its index, and then nothing is stored. Returns
+        LangSmith's response: ``{"example_ids": [...], "count": n, "as_of": version}``."""
+        if outputs is not None and reference_outputs is not None:
+            raise ValueError("pass outputs= or its newer name reference_outputs=, not both")
+        dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
+        columns = {
+            "inputs": inputs,
+            "outputs": outputs if reference_outputs is None else reference_outputs,
+            "metadata": metadata,
+            "ids": ids,
+        }
+        created = IdsOf(example_stream(dataset.id, columns, examples))
+        version = self.store.add_examples(dataset.id, created)
+        count = len(created.ids)
+        return UpsertExamplesResponse(example_ids=created.ids, count=count, as_of=version if count else None)
+
+    def list_examples(
+        self,
+        *,
+        dataset_id: uuid.UUID | str | None = None,
+        dataset_name: str | None = None,
+        as_of: int | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+        splits: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        example_ids: Sequence[uuid.UUID | str] | None = None,
+        filter: str | None = None,
+        **ignored: Any,
+    ) -> list[Example]:
+        """Examples in the order they were added; ``as_of`` reads an earlier version.
+        ``splits``, ``metadata`` (every pair must match) and ``example_ids`` filter them;
+        LangSmith's ``filter`` query language is not supported (say what you need with
+        ``metadata=``)."""
+        if filter is not None:
+            raise NotImplementedError(
+                f"list_examples(filter={filter!r}): LangSmith's filter language runs on its server; "
+                "assay filters by splits=, metadata= and example_ids="
+            )
+        dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
+        if splits is None and metadata is None and example_ids is None:
+            return self.store.list_examples(dataset.id, version=as_of, offset=offset, limit=limit)
+        chosen = filtered(
+            self.store.iter_examples(dataset.id, version=as_of),
+            splits=splits,
+            metadata=metadata,
+            example_ids=example_ids,
+        )
+        return page(chosen, offset, limit)
+
+    def update_example(
+        self,
+        example_id: uuid.UUID | str,
+        *,
+        inputs: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> int:
+        """Edit an example in a new dataset version; earlier experiments keep what they ran on."""
+        current = self._read_example(as_uuid(example_id, "example_id"))
+        changes = {
+            k: v
+            for k, v in (("inputs", inputs), ("outputs", outputs), ("metadata", metadata))
+            if v is not None
+        }
+        return self.store.update_example(current.model_copy(update=changes))
+
+    def delete_example(self, example_id: uuid.UUID | str) -> int:
+        return self.store.delete_example(as_uuid(example_id, "example_id"))
+
+    def _read_example(self, example_id: uuid.UUID) -> Example:
+        example = self.store.get_example(example_id)
+        if example is None:
+            raise NotFoundError(f"no example with id {example_id}")
+        return example
+
+    # experiments
+    def evaluate(
+        self,
+        target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+        /,
+        **options: Unpack[EvaluateOptions],
+    ) -> ExperimentResults:
+        """:func:`assay.evaluate` on this client's store (same keywords, but ``client``)."""
+        from assay.evaluation import evaluate
+
+        return evaluate(target, client=self, **options)
+
+    async def aevaluate(
+        self,
+        target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+        /,
+        **options: Unpack[EvaluateOptions],
+    ) -> AsyncExperimentResults:
+        """:func:`assay.aevaluate` on this client's store (same keywords, but ``client``)."""
+        from assay.evaluation import aevaluate
+
+        return await aevaluate(target, client=self, **options)
+
+    def run_on_dataset(
+        self,
+        dataset_name: str,
+        llm_or_chain_factory: Target,
+        evaluators: Sequence[EvaluatorLike] | None = None,
+        project_name: str | None = None,
+        concurrency_level: int = 5,
+        verbose: bool = False,
+        **options: Unpack[RunOnDatasetOptions],
+    ) -> ExperimentResults:
+        """LangChain's older entry point: ``project_name`` names the experiment."""
+        from assay.evaluation import evaluate
+
+        return evaluate(
+            llm_or_chain_factory,
+            data=dataset_name,
+            evaluators=evaluators,
+            experiment=project_name,
+            max_concurrency=concurrency_level,
+            progress=verbose or None,
+            client=self,
+            **options,
+        )
+
+    def list_experiments(self) -> list[Any]:
+        return self.store.list_experiments()
+
+    def read_experiment(self, name: str) -> ExperimentResults:
+        record = self.store.get_experiment(name=name)
+        if record is None:
+            raise NotFoundError(f"no experiment named {name!r} in {self.store.url}")
+        summary = self.store.load_summary_results(record.id)
+        stats = self.store.load_stats(record.id)
+        count = stats.rows if stats is not None and stats.final else None
+        rows = stored_rows(self.store, record, count)
+        return ExperimentResults(record, rows, summary, self.store.url, stats=stats, store=self.store)

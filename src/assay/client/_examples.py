@@ -1,0 +1,145 @@
+"""``Client.create_examples``' input forms, streamed: one example at a time from lists,
+iterables or generators, checked as it comes, so that a million examples cost the memory
+of a page, not of a million records.
+
+Every example is added in one dataset version, in one transaction: a bad item (or a
+failing generator) midway raises an error naming its index and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Sized
+from typing import Any, TypedDict
+
+import pydantic
+
+from assay.errors import ExampleInputError
+from assay.schemas import Example
+
+# What an item of ``examples=`` may hold: LangSmith's ``ExampleCreate`` fields that a local
+# store keeps (``outputs`` is its older name of ``reference_outputs``).
+_ITEM_FIELDS = frozenset({"inputs", "outputs", "reference_outputs", "metadata", "id"})
+_COLUMNS = ("outputs", "metadata", "ids")
+
+
+class UpsertExamplesResponse(TypedDict):
+    """What LangSmith's ``create_examples`` returns: the new examples' ids (as text, in
+    the order given) and their count. ``as_of`` is the dataset version they were added
+    in (an int here, which ``list_examples(as_of=...)`` takes)."""
+
+    example_ids: list[str]
+    count: int
+    as_of: int | None
+
+
+def example_stream(
+    dataset_id: uuid.UUID,
+    columns: dict[str, Iterable[Any] | None],
+    examples: Iterable[Any] | None,
+) -> Iterator[Example]:
+    """The examples of either form, validated one by one. ``columns`` holds ``inputs``
+    and the parallel ``outputs``, ``metadata`` and ``ids`` (each None when not given)."""
+    inputs = columns.get("inputs")
+    if examples is not None:
+        given = [name for name, column in columns.items() if column is not None]
+        if given:
+            raise ExampleInputError(
+                f"pass either examples= or inputs= (with outputs=/metadata=), not both ({given})"
+            )
+        return _from_items(dataset_id, examples)
+    if inputs is None:
+        raise ExampleInputError("create_examples needs inputs=[...] or examples=[...]")
+    _check_sized_lengths(columns)
+    return _from_columns(dataset_id, columns)
+
+
+def _check_sized_lengths(columns: dict[str, Iterable[Any] | None]) -> None:
+    """Lists of different lengths fail before anything is read (generators, as they end)."""
+    inputs = columns["inputs"]
+    if not isinstance(inputs, Sized):
+        return
+    for name in _COLUMNS:
+        column = columns.get(name)
+        if isinstance(column, Sized) and len(column) != len(inputs):
+            raise ExampleInputError(f"{name} has {len(column)} items but inputs has {len(inputs)}")
+
+
+_END = object()
+
+
+def _from_columns(dataset_id: uuid.UUID, columns: dict[str, Iterable[Any] | None]) -> Iterator[Example]:
+    inputs = iter(columns["inputs"] or ())
+    others = {name: iter(column) for name in _COLUMNS if (column := columns.get(name)) is not None}
+    index = 0
+    for item in inputs:
+        fields: dict[str, Any] = {"inputs": item}
+        for name, column in others.items():
+            value = next(column, _END)
+            if value is _END:
+                raise ExampleInputError(
+                    f"{name} ended after {index} items but inputs has more; nothing was stored"
+                )
+            fields[name] = value
+        yield _example(dataset_id, fields, f"inputs[{index}]")
+        index += 1
+    for name, column in others.items():
+        if next(column, _END) is not _END:
+            raise ExampleInputError(f"{name} has more items than inputs ({index}); nothing was stored")
+
+
+def _from_items(dataset_id: uuid.UUID, items: Iterable[Any]) -> Iterator[Example]:
+    for index, item in enumerate(items):
+        where = f"examples[{index}]"
+        if isinstance(item, Example):
+            item = {"inputs": item.inputs, "outputs": item.outputs, "metadata": item.metadata, "id": item.id}
+        if not isinstance(item, dict):
+            raise ExampleInputError(
+                f"{where} is a {type(item).__name__}; each example must be a dict with 'inputs' "
+                "(and optionally 'outputs', 'metadata', 'id'); nothing was stored"
+            )
+        unknown = set(item) - _ITEM_FIELDS
+        if unknown or "inputs" not in item:
+            raise ExampleInputError(
+                f"{where} must have 'inputs' and only {sorted(_ITEM_FIELDS)}; got {sorted(item)}; "
+                "nothing was stored"
+            )
+        if "reference_outputs" in item:
+            if item.get("outputs") is not None:
+                raise ExampleInputError(
+                    f"{where} has both 'outputs' and 'reference_outputs'; nothing was stored"
+                )
+            item = {**item, "outputs": item["reference_outputs"]}
+            del item["reference_outputs"]
+        yield _example(dataset_id, item, where)
+
+
+def _example(dataset_id: uuid.UUID, fields: dict[str, Any], where: str) -> Example:
+    values = {name: value for name, value in fields.items() if name != "ids"}
+    if fields.get("ids") is not None:
+        values["id"] = fields["ids"]
+    if values.get("id") is None:
+        values.pop("id", None)
+    try:
+        return Example(dataset_id=dataset_id, **values)
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'value'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        raise ExampleInputError(f"{where} is not a valid example ({problems}); nothing was stored") from None
+
+
+class IdsOf:
+    """Passes examples through while keeping their ids' text, in order (36 characters an
+    example: the response LangSmith gives, without keeping the examples themselves)."""
+
+    def __init__(self, examples: Iterable[Example]) -> None:
+        self._examples = examples
+        self.ids: list[str] = []
+
+    def __iter__(self) -> Iterator[Example]:
+        keep = self.ids.append
+        for example in self._examples:
+            keep(str(example.id))
+            yield example

@@ -1,0 +1,304 @@
+"""The parts of LangSmith's ``Client`` about runs, projects and feedback, over the local
+store. In assay every experiment is a project (a ``TracerSession``) and its rows' runs are
+the project's runs."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from assay.errors import NotFoundError
+from assay.schemas import Feedback, Run, TracerSession, dotted_order_of
+from assay.store import Store
+from assay.store.records import ExperimentRecord
+
+ID = uuid.UUID | str
+
+
+def as_uuid(value: ID, parameter: str) -> uuid.UUID:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise ValueError(f"{parameter}={value!r} is not a UUID") from None
+
+
+class ProjectsRunsFeedback:
+    """Mixed into ``Client``."""
+
+    store: Store
+
+    # projects (= experiments)
+    def read_project(
+        self,
+        *,
+        project_id: ID | None = None,
+        project_name: str | None = None,
+        include_stats: bool = False,
+    ) -> TracerSession:
+        return _session(self._experiment(project_id, project_name), self.store)
+
+    def list_projects(
+        self,
+        project_ids: Sequence[ID] | None = None,
+        name: str | None = None,
+        name_contains: str | None = None,
+        reference_dataset_id: ID | None = None,
+        reference_dataset_name: str | None = None,
+        limit: int | None = None,
+        **ignored: Any,
+    ) -> Iterator[TracerSession]:
+        ids = {as_uuid(i, "project_ids") for i in project_ids} if project_ids is not None else None
+        dataset_id = as_uuid(reference_dataset_id, "reference_dataset_id") if reference_dataset_id else None
+        if reference_dataset_name is not None:
+            dataset = self.store.get_dataset(name=reference_dataset_name)
+            if dataset is None:
+                return
+            dataset_id = dataset.id
+        found = 0
+        for record in self.store.list_experiments():
+            if (
+                (ids is not None and record.id not in ids)
+                or (name is not None and record.name != name)
+                or (name_contains is not None and name_contains not in record.name)
+                or (dataset_id is not None and record.dataset_id != dataset_id)
+            ):
+                continue
+            if limit is not None and found >= limit:
+                return
+            found += 1
+            yield _session(record, self.store)
+
+    def create_project(
+        self,
+        project_name: str,
+        *,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        upsert: bool = False,
+        reference_dataset_id: ID | None = None,
+        project_extra: dict[str, Any] | None = None,
+        **ignored: Any,
+    ) -> TracerSession:
+        """An empty experiment; ``upsert=True`` returns the existing one of that name.
+        ``project_extra`` (LangSmith's) is kept with the metadata, under ``project_extra``."""
+        existing = self.store.get_experiment(name=project_name)
+        if existing is not None:
+            if upsert:
+                return _session(existing, self.store)
+            raise ValueError(
+                f"a project (experiment) named {project_name!r} already exists in {self.store.url}"
+            )
+        record = ExperimentRecord(
+            name=project_name,
+            description=description,
+            metadata={**(metadata or {}), **({"project_extra": project_extra} if project_extra else {})},
+            dataset_id=as_uuid(reference_dataset_id, "reference_dataset_id")
+            if reference_dataset_id
+            else None,
+            status="completed",
+        )
+        self.store.create_experiment(record)
+        return _session(record, self.store)
+
+    def has_project(self, project_name: str, *, project_id: ID | None = None) -> bool:
+        """Whether an experiment of that name (or id) exists."""
+        if project_id is not None:
+            return self.store.get_experiment(id=as_uuid(project_id, "project_id")) is not None
+        return self.store.get_experiment(name=project_name) is not None
+
+    def delete_project(self, *, project_name: str | None = None, project_id: ID | None = None) -> None:
+        """Delete an experiment with its runs, results and feedback."""
+        self.store.delete_experiment(self._experiment(project_id, project_name).id)
+
+    def _experiment(self, project_id: ID | None, project_name: str | None) -> ExperimentRecord:
+        if project_id is None and project_name is None:
+            raise ValueError("pass project_name= or project_id=")
+        if project_id is not None:
+            record = self.store.get_experiment(id=as_uuid(project_id, "project_id"))
+        else:
+            record = self.store.get_experiment(name=project_name)
+        if record is None:
+            what = f"named {project_name!r}" if project_id is None else f"with id {project_id}"
+            raise NotFoundError(f"no project (experiment) {what} in {self.store.url}")
+        return record
+
+    # runs
+    def list_runs(
+        self,
+        *,
+        project_id: ID | Sequence[ID] | None = None,
+        project_name: str | Sequence[str] | None = None,
+        run_type: str | None = None,
+        trace_id: ID | None = None,
+        reference_example_id: ID | None = None,
+        parent_run_id: ID | None = None,
+        error: bool | None = None,
+        run_ids: Sequence[ID] | None = None,
+        is_root: bool | None = None,
+        limit: int | None = None,
+        **ignored: Any,
+    ) -> Iterator[Run]:
+        """The runs of the named experiments (root runs and their traced children), filtered
+        as LangSmith does; ``trace_id`` is a root run's id."""
+        wanted = _RunFilter(
+            run_type=run_type,
+            error=error,
+            is_root=is_root,
+            trace_id=as_uuid(trace_id, "trace_id") if trace_id else None,
+            example_id=as_uuid(reference_example_id, "reference_example_id")
+            if reference_example_id
+            else None,
+            parent_id=as_uuid(parent_run_id, "parent_run_id") if parent_run_id else None,
+            ids={as_uuid(i, "run_ids") for i in run_ids} if run_ids is not None else None,
+        )
+        found = 0
+        for record in self._projects(project_id, project_name):
+            for row in self.store.load_rows(record):
+                for run in _walk(row.run, record.id, row.run.id):
+                    if not wanted.accepts(run):
+                        continue
+                    if limit is not None and found >= limit:
+                        return
+                    found += 1
+                    yield run
+
+    def read_run(self, run_id: ID, load_child_runs: bool = False) -> Run:
+        wanted = as_uuid(run_id, "run_id")
+        located = self.store.find_run(wanted)
+        if located is not None:
+            experiment_id, root = located
+            for run in _walk(root, experiment_id, root.id):
+                if run.id == wanted:
+                    return run if load_child_runs else run.model_copy(update={"child_runs": []})
+        raise NotFoundError(f"no run with id {run_id} in {self.store.url}")
+
+    def _projects(
+        self, project_id: ID | Sequence[ID] | None, project_name: str | Sequence[str] | None
+    ) -> list[ExperimentRecord]:
+        if project_id is None and project_name is None:
+            raise ValueError("list_runs needs project_name= or project_id= (an experiment)")
+        ids = [project_id] if isinstance(project_id, (str, uuid.UUID)) else list(project_id or [])
+        names = [project_name] if isinstance(project_name, str) else list(project_name or [])
+        return [self._experiment(i, None) for i in ids] + [self._experiment(None, n) for n in names]
+
+    # feedback
+    def create_feedback(
+        self,
+        run_id: ID | None = None,
+        key: str = "unnamed",
+        *,
+        score: float | int | bool | None = None,
+        value: Any = None,
+        trace_id: ID | None = None,
+        correction: Any = None,
+        comment: str | None = None,
+        source_info: dict[str, Any] | None = None,
+        feedback_source_type: Any = "api",
+        feedback_id: ID | None = None,
+        project_id: ID | None = None,
+        extra: dict[str, Any] | None = None,
+        **ignored: Any,
+    ) -> Feedback:
+        """Store a score or note on a run (shown on the run's row page, kept in exports)."""
+        if run_id is None and trace_id is None:
+            raise ValueError("create_feedback needs run_id= (or trace_id=), the run it is about")
+        if score is not None and not isinstance(score, (int, float)):
+            raise TypeError(f"score= must be a number or a bool, got {type(score).__name__}")
+        target = as_uuid(run_id if run_id is not None else trace_id, "run_id")  # type: ignore[arg-type]
+        located = self.store.find_run(target)
+        source_type = str(getattr(feedback_source_type, "value", feedback_source_type))
+        feedback = Feedback(
+            run_id=target,
+            trace_id=as_uuid(trace_id, "trace_id") if trace_id else (located[1].id if located else None),
+            session_id=located[0] if located else (as_uuid(project_id, "project_id") if project_id else None),
+            key=key,
+            score=score,
+            value=value,
+            comment=comment,
+            correction=correction,
+            feedback_source={"type": source_type, "metadata": dict(source_info or {})},
+            extra=extra,
+        )
+        if feedback_id is not None:
+            feedback.id = as_uuid(feedback_id, "feedback_id")
+        self.store.add_feedback(feedback)
+        return feedback
+
+    def list_feedback(
+        self,
+        *,
+        run_ids: Sequence[ID] | None = None,
+        feedback_key: Sequence[str] | None = None,
+        feedback_source_type: Sequence[Any] | None = None,
+        limit: int | None = None,
+        **ignored: Any,
+    ) -> Iterator[Feedback]:
+        """Feedback on the runs: what ``create_feedback`` stored, then the evaluators'
+        results (``feedback_source["type"] == "evaluator"``)."""
+        ids = [as_uuid(r, "run_ids") for r in run_ids] if run_ids is not None else None
+        keys = [feedback_key] if isinstance(feedback_key, str) else feedback_key
+        sources = (
+            {str(getattr(s, "value", s)) for s in feedback_source_type} if feedback_source_type else None
+        )
+        found = 0
+        for feedback in self.store.list_feedback(ids, list(keys) if keys is not None else None):
+            if sources is not None and (feedback.feedback_source or {}).get("type") not in sources:
+                continue
+            if limit is not None and found >= limit:
+                return
+            found += 1
+            yield feedback
+
+
+class _RunFilter:
+    def __init__(
+        self,
+        *,
+        run_type: str | None,
+        error: bool | None,
+        is_root: bool | None,
+        trace_id: uuid.UUID | None,
+        example_id: uuid.UUID | None,
+        parent_id: uuid.UUID | None,
+        ids: set[uuid.UUID] | None,
+    ) -> None:
+        self.run_type, self.error, self.is_root = run_type, error, is_root
+        self.trace_id, self.example_id, self.parent_id, self.ids = trace_id, example_id, parent_id, ids
+
+    def accepts(self, run: Run) -> bool:
+        return not (
+            (self.run_type is not None and run.run_type != self.run_type)
+            or (self.error is not None and (run.error is not None) != self.error)
+            or (self.is_root is not None and (run.parent_run_id is None) != self.is_root)
+            or (self.trace_id is not None and run.trace_id != self.trace_id)
+            or (self.example_id is not None and run.reference_example_id != self.example_id)
+            or (self.parent_id is not None and run.parent_run_id != self.parent_id)
+            or (self.ids is not None and run.id not in self.ids)
+        )
+
+
+def _walk(run: Run, experiment_id: uuid.UUID, trace_id: uuid.UUID) -> Iterator[Run]:
+    """The run, then its descendants, each knowing its experiment (session) and trace."""
+    run.session_id = experiment_id
+    run.trace_id = run.trace_id or trace_id
+    if run.dotted_order is None and run.parent_run_id is None:
+        run.dotted_order = dotted_order_of(run.start_time, run.id, None)
+    yield run
+    for child in run.child_runs:
+        yield from _walk(child, experiment_id, trace_id)
+
+
+def _session(record: ExperimentRecord, store: Store) -> TracerSession:
+    return TracerSession(
+        id=record.id,
+        name=record.name,
+        description=record.description,
+        start_time=record.created_at,
+        end_time=record.finished_at,
+        reference_dataset_id=record.dataset_id,
+        extra={"metadata": dict(record.metadata)},
+        run_count=len(store.completed_keys(record.id)),
+    )

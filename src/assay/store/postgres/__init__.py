@@ -1,0 +1,229 @@
+"""The shared store: one PostgreSQL database, one connection per thread, many processes.
+
+It runs the SQLite store's own queries through ``postgres_conn`` (which speaks the
+SQLite dialect to PostgreSQL), so both backends answer every ``Store`` call the same
+way and a query added to one is in the other. What differs lives here: connections and
+transactions, schema migrations under an advisory lock, unique-name violations, and the
+feedback score (kept as JSON text: an untyped SQLite column keeps 1 and 1.0 apart).
+
+Writers of different experiments never wait for each other (rows are keyed by
+experiment); writers of one dataset take turns on its row, as SQLite's writers do.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from assay.errors import AlreadyExistsError, StoreError, StoreVersionError, require_extra
+from assay.schemas import Dataset
+from assay.store._json import dumps, loads
+from assay.store._masking import masked
+from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+from assay.store.base import BatchWriter, Store
+from assay.store.postgres._conn import PGConnection, connect
+from assay.store.postgres._dialect import COMPAT_SQL, ddl
+from assay.store.records import ExperimentRecord
+from assay.store.sqlite import SQLiteStore
+
+__all__ = ["PostgresStore", "masked", "postgres_migrations"]
+
+# Any constant: the key of the advisory lock that serialises schema migrations.
+_MIGRATION_LOCK = 0x61737361795F7067
+
+# Statements of the SQLite migrations that need another form in PostgreSQL.
+_REWRITES = {
+    "UPDATE runs SET failed = (error IS NOT NULL OR EXISTS (SELECT 1 FROM results r\n"
+    "        WHERE r.run_id = runs.id AND (r.error IS NOT NULL OR r.score < 1)));": (
+        "UPDATE runs SET failed = CASE WHEN error IS NOT NULL OR EXISTS (SELECT 1 FROM results r "
+        "WHERE r.run_id = runs.id AND (r.error IS NOT NULL OR r.score < 1)) THEN 1 ELSE 0 END;"
+    ),
+    "        score,\n": "        score TEXT,\n",
+}
+
+
+def postgres_migrations() -> list[str]:
+    """The SQLite migrations in PostgreSQL's types, one for one (so versions agree)."""
+    scripts = []
+    for index, script in enumerate(MIGRATIONS):
+        for old, new in _REWRITES.items():
+            script = script.replace(old, new)
+        scripts.append((COMPAT_SQL if index == 0 else "") + ddl(script))
+    return scripts
+
+
+class PostgresStore(SQLiteStore):
+    """``Store`` on PostgreSQL (``postgresql://user:password@host:port/database``)."""
+
+    def __init__(self, url: str) -> None:
+        require_extra("psycopg", "postgres", feature="the PostgreSQL store")
+        scheme, _, rest = url.partition("://")
+        self._dsn = f"postgresql://{rest}"  # libpq takes no "+psycopg"
+        self.url = masked(url)
+        self.path = self.url  # what SQLite-store messages name
+        self._local = threading.local()
+        self._memory_writer = None
+        self._opened: list[PGConnection] = []
+        self._opened_lock = threading.Lock()
+        # A store dropped without close(), or read again after it (results read page by
+        # page), still closes its connections when collected.
+        weakref.finalize(self, _close_all, self._opened, self._opened_lock)
+        self._keepalive = self._open_and_migrate()  # type: ignore[assignment]
+
+    def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
+        """In this process: the server does the work, and psycopg waits for it without
+        the GIL."""
+        return Store.batch_writer(self, experiment_id)
+
+    def settle_writers_of(self, run_pid: int) -> None:
+        return None  # its writes are this process's own
+
+    # connections
+    def _connect(self) -> PGConnection:  # type: ignore[override]
+        import psycopg
+
+        try:
+            conn = connect(self._dsn)
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"cannot open the store at {self.url}: {_first_line(exc)}") from None
+        with self._opened_lock:
+            self._opened.append(conn)
+        return conn
+
+    def _open_and_migrate(self) -> PGConnection:  # type: ignore[override]
+        conn = self._connect()
+        try:
+            self._migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        self._local.conn = conn
+        return conn
+
+    @property
+    def conn(self) -> PGConnection:  # type: ignore[override]
+        conn: PGConnection | None = getattr(self._local, "conn", None)
+        if conn is None or conn.raw.closed:
+            conn = self._local.conn = self._connect()
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[PGConnection]:  # type: ignore[override]
+        conn = self.conn
+        with conn.raw.transaction():
+            yield conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[PGConnection]:  # type: ignore[override]
+        conn = self.conn
+        with conn.raw.transaction():
+            conn.raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            yield conn
+
+    def _migrate(self, conn: Any) -> None:
+        if self._schema_version(conn) == SCHEMA_VERSION:
+            return
+        scripts = postgres_migrations()
+        with conn.raw.transaction():  # version and DDL commit together
+            conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            version = self._schema_version(conn)
+            if version > SCHEMA_VERSION:
+                raise StoreVersionError(
+                    f"the store at {self.url} has schema version {version}, newer than this "
+                    f"assay understands ({SCHEMA_VERSION}); upgrade assay to open it"
+                )
+            for index in range(version, SCHEMA_VERSION):
+                for statement in _pg_statements(scripts[index]):
+                    conn.raw.execute(statement)
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                    (str(index + 1),),
+                )
+
+    @staticmethod
+    def _schema_version(conn: Any) -> int:
+        # A scan of the catalogue, not to_regclass: its cache can miss a table another
+        # process created while this one waited for the migration lock.
+        has_meta = conn.execute(
+            "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'meta'"
+        ).fetchone()
+        if not has_meta:
+            return 0
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        _close_all(self._opened, self._opened_lock)
+        self._local = threading.local()
+
+    # names are unique: say which one is taken
+    def create_dataset(
+        self, name: str, description: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Dataset:
+        import psycopg
+
+        try:
+            return super().create_dataset(name, description, metadata)
+        except psycopg.errors.UniqueViolation:
+            raise AlreadyExistsError(f"a dataset named {name!r} already exists") from None
+
+    def create_experiment(self, record: ExperimentRecord) -> None:
+        import psycopg
+
+        try:
+            super().create_experiment(record)
+        except psycopg.errors.UniqueViolation:
+            raise AlreadyExistsError(f"an experiment named {record.name!r} already exists") from None
+
+    # feedback: the score as JSON text, so an int stays an int and a float a float
+    def _stored_feedback_score(self, score: Any) -> Any:
+        return dumps(int(score) if isinstance(score, bool) else score)
+
+    def _select(
+        self,
+        table: str,
+        columns: str,
+        run_ids: Sequence[uuid.UUID] | None,
+        keys: Sequence[str] | None,
+    ) -> list[Any]:
+        rows: list[Any] = super()._select(table, columns, run_ids, keys)
+        if table != "feedback" or not rows:
+            return rows
+        at = rows[0].keys().index("score")
+        return [type(row)((*row[:at], loads(row[at]), *row[at + 1 :])) for row in rows]
+
+
+def _close_all(opened: list[PGConnection], lock: threading.Lock) -> None:
+    with lock:
+        connections = list(opened)
+        opened.clear()
+    for conn in connections:
+        conn.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _pg_statements(script: str) -> Iterator[str]:
+    """A migration script's statements: split at ``;`` outside function bodies (``$$``),
+    comment lines dropped first (they may hold a ``;``)."""
+    script = "\n".join(line for line in script.splitlines() if not line.strip().startswith("--"))
+    statement, inside = "", False
+    for part in script.split("$$"):
+        if inside:
+            statement += "$$" + part + "$$"
+        else:
+            pieces = part.split(";")
+            statement += pieces[0]
+            for piece in pieces[1:]:
+                if statement.strip():
+                    yield statement
+                statement = piece
+        inside = not inside
+    if statement.strip():
+        yield statement

@@ -1,0 +1,735 @@
+"""The embedded store: one SQLite file (WAL mode), one connection per thread."""
+
+from __future__ import annotations
+
+import functools
+import random
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from assay.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
+from assay.schemas import Dataset, EvaluationResult, Example, utcnow
+from assay.store import _codec as codec
+from assay.store import _columns as columns
+from assay.store import _row_text, text_index
+from assay.store._json import dumps, loads
+from assay.store._leases import LeaseQueries
+from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+from assay.store.base import BatchWriter, Store
+from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
+from assay.store.sqlite import _rows as rows
+from assay.store.sqlite._feedback import SQLiteFeedback
+from assay.store.sqlite._writer import ProcessBatchWriter, StatementLog
+from assay.store.sqlite._writer_process import settle_writers_of
+
+_PAGE = 2000
+# each connection's settings, a writer process's included
+_FILE_PRAGMAS = ("PRAGMA foreign_keys = ON", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")
+
+__all__ = ["SQLiteStore"]
+
+
+class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        if self.path == ":memory:":
+            # Connections of one process share a named in-memory database.
+            self._target, self._uri = f"file:assay-{uuid.uuid4().hex}?mode=memory&cache=shared", True
+        else:
+            self.path = str(Path(self.path).resolve())
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._target, self._uri = self.path, False
+        self.url = "sqlite://" if self.path == ":memory:" else f"sqlite:///{self.path}"
+        self._local = threading.local()
+        # Shared-cache memory databases answer a second writer with SQLITE_LOCKED at once
+        # (no busy timeout), so their writers take turns in the process instead.
+        self._memory_writer = threading.Lock() if self._uri else None
+        self._keepalive = self._open_and_migrate()
+
+    def _open_and_migrate(self) -> sqlite3.Connection:
+        """Open the first connection and bring the schema up to date. Processes creating
+        one new store at once can get SQLITE_BUSY without the busy handler (switching the
+        journal to WAL, or two readers upgrading to writers): try again, for a while."""
+        deadline = time.monotonic() + 30
+        while True:
+            conn: sqlite3.Connection | None = None
+            try:
+                conn = self._connect()
+                self._migrate(conn)
+                return conn
+            except sqlite3.OperationalError as exc:
+                if conn is not None:
+                    conn.close()
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01 + random.random() * 0.05)
+
+    # connections
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self._target, uri=self._uri, isolation_level=None, check_same_thread=False, timeout=30
+        )
+        conn.row_factory = sqlite3.Row
+        if self._uri:
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA read_uncommitted = 1")  # readers take no table locks
+        else:
+            for pragma in _FILE_PRAGMAS:
+                conn.execute(pragma)
+        return conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._connect()
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        if self._memory_writer is None:
+            with _immediate(self.conn) as conn:
+                yield conn
+            return
+        with self._memory_writer, _immediate(self.conn) as conn:
+            yield conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """Several reads that see one state of the database (no half-written batch)."""
+        conn = self.conn
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        if self._schema_version(conn) == SCHEMA_VERSION:
+            return
+        # Re-read the version inside the write transaction: another process may be
+        # creating the same store right now. Version and DDL commit together.
+        with _immediate(conn):
+            version = self._schema_version(conn)
+            if version > SCHEMA_VERSION:
+                raise StoreVersionError(
+                    f"the store at {self.path} has schema version {version}, newer than this "
+                    f"assay understands ({SCHEMA_VERSION}); upgrade assay to open it"
+                )
+            for index in range(version, SCHEMA_VERSION):
+                for statement in _statements(MIGRATIONS[index]):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                    (str(index + 1),),
+                )
+
+    @staticmethod
+    def _schema_version(conn: sqlite3.Connection) -> int:
+        has_meta = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+        ).fetchone()
+        if not has_meta:
+            return 0
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+        self._keepalive.close()
+
+    # datasets
+    def create_dataset(
+        self, name: str, description: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Dataset:
+        dataset = Dataset(name=name, description=description, metadata=metadata or {})
+        try:
+            with self.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO datasets (id, name, description, metadata, created_at, version) "
+                    "VALUES (?, ?, ?, ?, ?, 0)",
+                    (str(dataset.id), name, description, dumps(metadata), codec.ts(dataset.created_at)),
+                )
+        except sqlite3.IntegrityError:
+            raise AlreadyExistsError(f"a dataset named {name!r} already exists") from None
+        return dataset
+
+    def get_dataset(self, *, name: str | None = None, id: uuid.UUID | None = None) -> Dataset | None:
+        column, value = ("id", str(id)) if id is not None else ("name", name)
+        row = self.conn.execute(_DATASET_QUERY + f" WHERE d.{column} = ?", (value,)).fetchone()
+        return _dataset_from(row) if row else None
+
+    def list_datasets(self) -> list[Dataset]:
+        rows = self.conn.execute(_DATASET_QUERY + " ORDER BY d.created_at").fetchall()
+        return [_dataset_from(row) for row in rows]
+
+    def delete_dataset(self, dataset_id: uuid.UUID) -> None:
+        with self.transaction() as conn:
+            users = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM experiments WHERE dataset_id = ? ORDER BY created_at",
+                    (str(dataset_id),),
+                )
+            ]
+            if users:
+                raise StoreError(
+                    f"dataset {dataset_id} is what experiments {', '.join(map(repr, users))} ran "
+                    "on; deleting it would strip their examples. Delete those experiments first."
+                )
+            deleted = conn.execute("DELETE FROM datasets WHERE id = ?", (str(dataset_id),)).rowcount
+        if not deleted:
+            raise NotFoundError(f"no dataset with id {dataset_id}")
+
+    def _bump_version(self, conn: sqlite3.Connection, dataset_id: str) -> int:
+        row = conn.execute(
+            "UPDATE datasets SET version = version + 1 WHERE id = ? RETURNING version", (dataset_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no dataset with id {dataset_id}")
+        return int(row[0])
+
+    def add_examples(self, dataset_id: uuid.UUID, examples: Iterable[Example]) -> int:
+        """Streams: ``examples`` may be a generator; a thousand are held at a time."""
+        dataset = str(dataset_id)
+        with self.transaction() as conn:
+            version = self._bump_version(conn, dataset)
+            position = conn.execute(
+                "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?",
+                (dataset,),
+            ).fetchone()[0]
+            first = position
+            for chunk in _chunks(examples, _PAGE):
+                ids = [str(ex.id) for ex in chunk]
+                _refuse_duplicate_ids(conn, dataset, version, position - first, ids)
+                _row_text.insert_many(
+                    conn,
+                    "examples",
+                    _EXAMPLE_COLUMNS,
+                    8,
+                    [
+                        (
+                            id_,
+                            dataset,
+                            position + offset,
+                            dumps(ex.inputs),
+                            dumps(ex.outputs),
+                            dumps(ex.metadata),
+                            codec.ts(ex.created_at),
+                            version,
+                        )
+                        for offset, (id_, ex) in enumerate(zip(ids, chunk))
+                    ],
+                )
+                position += len(chunk)
+        return version
+
+    def _current_example(self, conn: sqlite3.Connection, example_id: uuid.UUID) -> sqlite3.Row:
+        row: sqlite3.Row | None = conn.execute(
+            "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no example with id {example_id}")
+        return row
+
+    def update_example(self, example: Example) -> int:
+        with self.transaction() as conn:
+            old = self._current_example(conn, example.id)
+            version = self._bump_version(conn, old["dataset_id"])
+            conn.execute("UPDATE examples SET removed_version = ? WHERE pk = ?", (version, old["pk"]))
+            conn.execute(
+                "INSERT INTO examples (id, dataset_id, position, inputs, outputs, metadata, "
+                "created_at, added_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    str(example.id),
+                    old["dataset_id"],
+                    old["position"],
+                    dumps(example.inputs),
+                    dumps(example.outputs),
+                    dumps(example.metadata),
+                    old["created_at"],
+                    version,
+                ),
+            )
+        return version
+
+    def get_example(self, example_id: uuid.UUID) -> Example | None:
+        row = self.conn.execute(
+            "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
+        ).fetchone()
+        return codec.example_from(row) if row else None
+
+    def delete_example(self, example_id: uuid.UUID) -> int:
+        with self.transaction() as conn:
+            old = self._current_example(conn, example_id)
+            version = self._bump_version(conn, old["dataset_id"])
+            conn.execute("UPDATE examples SET removed_version = ? WHERE pk = ?", (version, old["pk"]))
+        return version
+
+    def iter_examples(
+        self, dataset_id: uuid.UUID, *, version: int | None = None, page_size: int = 1000
+    ) -> Iterator[Example]:
+        # Each page on the reading thread's own connection: a feed may be read from any thread.
+        # The first pages are small (an experiment's first row waits for the first page),
+        # then each doubles up to page_size.
+        last, size = -1, min(page_size, 32)
+        while page := rows.examples_page(self.conn, dataset_id, version, last, size):
+            last, size = page[-1][-1], min(page_size, 2 * size)  # the last field: position
+            yield from (codec.example_of_fields(fields, dataset_id) for fields in page)
+
+    def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int:
+        query, params = _examples_at(str(dataset_id), version)
+        row = self.conn.execute(query.replace("SELECT *", "SELECT COUNT(*)", 1), params).fetchone()
+        return int(row[0])
+
+    def list_examples(
+        self,
+        dataset_id: uuid.UUID,
+        *,
+        version: int | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[Example]:
+        query, params = _examples_at(str(dataset_id), version)
+        query += " ORDER BY position LIMIT ? OFFSET ?"
+        rows = self.conn.execute(query, (*params, -1 if limit is None else limit, offset))
+        return [codec.example_from(row) for row in rows]
+
+    # experiments
+    def create_experiment(self, record: ExperimentRecord) -> None:
+        try:
+            with self.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO experiments (id, name, dataset_id, dataset_version, description, "
+                    "metadata, config, fingerprint, status, num_examples, num_repetitions, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        str(record.id),
+                        record.name,
+                        _str(record.dataset_id),
+                        record.dataset_version,
+                        record.description,
+                        dumps(record.metadata),
+                        dumps(record.config),
+                        record.fingerprint,
+                        record.status,
+                        record.num_examples,
+                        record.num_repetitions,
+                        codec.ts(record.created_at),
+                    ),
+                )
+        except sqlite3.IntegrityError:
+            raise AlreadyExistsError(f"an experiment named {record.name!r} already exists") from None
+
+    def get_experiment(
+        self, *, name: str | None = None, id: uuid.UUID | None = None
+    ) -> ExperimentRecord | None:
+        column, value = ("id", str(id)) if id is not None else ("name", name)
+        row = self.conn.execute(f"SELECT * FROM experiments WHERE {column} = ?", (value,)).fetchone()
+        return _experiment_from(row) if row else None
+
+    def list_experiments(self) -> list[ExperimentRecord]:
+        rows = self.conn.execute("SELECT * FROM experiments ORDER BY created_at").fetchall()
+        return [_experiment_from(row) for row in rows]
+
+    def finish_experiment(self, experiment_id: uuid.UUID, status: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
+                (status, codec.ts(utcnow()), str(experiment_id)),
+            )
+        # its rows are final: the comparison's columns, once (unless the run's writer
+        # process is building them, or has built them, already)
+        if status == "completed" and not columns.has_set(self.conn, str(experiment_id)):
+            columns.refresh(self, str(experiment_id))
+
+    def reopen_experiment(self, experiment_id: uuid.UUID) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET status = 'running', finished_at = NULL WHERE id = ?",
+                (str(experiment_id),),
+            )
+            columns.invalidate(conn, [str(experiment_id)])
+            text_index.invalidate(conn, [str(experiment_id)])
+
+    # rows
+    def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
+        return codec.prepare(_id_text(experiment_id), str(row.run.id), row)
+
+    def write_prepared(self, prepared: Sequence[Any]) -> None:
+        encoded = [codec.encoded(item) for item in prepared]
+        with self.transaction() as conn:
+            rows.insert_encoded(conn, encoded)
+            touched = {run[1] for run, _ in encoded}  # a run's second column: its experiment
+            columns.invalidate(conn, touched)
+            text_index.invalidate(conn, touched)
+
+    def write_batch(
+        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
+    ) -> None:
+        with self.transaction() as conn:
+            _write_batch_on(conn, experiment_id, prepared, stats)
+
+    def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
+        """A file's batches go through a writer process once a run is large enough
+        (``sqlite._writer``); a memory database's stay in this process."""
+        if self._uri:
+            return super().batch_writer(experiment_id)
+        return ProcessBatchWriter(self, experiment_id, _write_batch_on, _FILE_PRAGMAS)
+
+    def settle_writers_of(self, run_pid: int) -> None:
+        if not self._uri:
+            settle_writers_of(self.path, run_pid)
+
+    def has_run(self, run_id: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
+
+    def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None:
+        with self.transaction() as conn:
+            rows.write_stats(conn, experiment_id, stats)
+
+    def load_stats(self, experiment_id: uuid.UUID) -> ExperimentStats | None:
+        return rows.load_stats(self.conn, experiment_id)
+
+    def discard_failed_runs(self, experiment_id: uuid.UUID, shard: tuple[int, int] | None = None) -> int:
+        query = "DELETE FROM runs WHERE experiment_id = ? AND error IS NOT NULL"
+        params: list[Any] = [str(experiment_id)]
+        if shard is not None:
+            query += (
+                " AND (position * (SELECT num_repetitions FROM experiments WHERE id = ?) + repetition)"
+                " % ? = ?"
+            )
+            params += [str(experiment_id), shard[1], shard[0]]
+        with self.transaction() as conn:
+            columns.invalidate(conn, [str(experiment_id)])
+            text_index.invalidate(conn, [str(experiment_id)])
+            return conn.execute(query, params).rowcount
+
+    def completed_keys(self, experiment_id: uuid.UUID) -> set[tuple[str, int]]:
+        rows = self.conn.execute(
+            "SELECT example_id, repetition FROM runs WHERE experiment_id = ?", (str(experiment_id),)
+        )
+        return {(row[0], row[1]) for row in rows}
+
+    def stored_keys(self, experiment_id: uuid.UUID) -> Iterator[tuple[int, int]]:
+        yield from self.conn.execute(
+            "SELECT position, repetition FROM runs WHERE experiment_id = ?", (str(experiment_id),)
+        )
+
+    def count_rows(self, experiment_id: uuid.UUID) -> int:
+        row = self.conn.execute(
+            "SELECT COUNT(*) FROM runs WHERE experiment_id = ?", (str(experiment_id),)
+        ).fetchone()
+        return int(row[0])
+
+    def load_rows(
+        self,
+        experiment: ExperimentRecord,
+        *,
+        after: tuple[int, int] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[ExperimentRow]:
+        if limit is not None:
+            return rows.load_rows(self.conn, experiment, after, offset, limit)
+        with self.snapshot():  # everything: page by page, all from one state of the file
+            loaded: list[ExperimentRow] = []
+            page = rows.load_rows(self.conn, experiment, after, offset, _PAGE)
+            while page:
+                loaded += page
+                last = page[-1]
+                page = rows.load_rows(self.conn, experiment, (last.position, last.repetition), 0, _PAGE)
+            return loaded
+
+    def load_row_values(
+        self,
+        experiment: ExperimentRecord,
+        field: str,
+        *,
+        after: tuple[int, int] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[tuple[tuple[int, int], Any]]:
+        return rows.load_row_values(self.conn, experiment, field, after, offset, limit)
+
+    def iter_scores(self, experiment_id: uuid.UUID) -> Iterator[tuple[Any, ...]]:
+        return rows.iter_scores(self.conn, experiment_id)
+
+    def replace_summary_results(self, experiment_id: uuid.UUID, results: Sequence[EvaluationResult]) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM summary_results WHERE experiment_id = ?", (str(experiment_id),))
+            conn.executemany(
+                "INSERT INTO summary_results (experiment_id, key, score, value, feedback, comment, "
+                "metadata, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        str(experiment_id),
+                        codec.text(r.key),
+                        codec.score_column(r),
+                        dumps(r.value),
+                        codec.text(r.feedback),
+                        codec.text(r.comment),
+                        dumps(r.metadata or None),
+                        codec.text(r.error),
+                    )
+                    for r in results
+                ],
+            )
+
+    def load_summary_results(self, experiment_id: uuid.UUID) -> list[EvaluationResult]:
+        rows = self.conn.execute(
+            "SELECT * FROM summary_results WHERE experiment_id = ? ORDER BY pk", (str(experiment_id),)
+        )
+        return [codec.result_from(row) for row in rows]
+
+    def write_results(
+        self,
+        experiment_id: uuid.UUID,
+        results_by_run: Sequence[tuple[uuid.UUID, Sequence[EvaluationResult]]],
+        *,
+        replace: bool,
+    ) -> None:
+        exp = str(experiment_id)
+        with self.transaction() as conn:
+            columns.invalidate(conn, [exp])
+            pairs = _run_pairs(conn, [str(run_id) for run_id, _ in results_by_run])
+            rows = [
+                codec.result_row(exp, str(run_id), result, pairs.get(str(run_id), ("", 0, 0)))
+                for run_id, results in results_by_run
+                for result in results
+            ]
+            if replace:
+                conn.executemany(
+                    "DELETE FROM results WHERE run_id = ? AND key = ?",
+                    {(str(run_id), r.key) for run_id, results in results_by_run for r in results},
+                )
+            marks = _marks(codec.RESULT_COLUMNS.count(",") + 1)
+            conn.executemany(f"INSERT INTO results ({codec.RESULT_COLUMNS}) VALUES ({marks})", rows)
+
+    def update_experiment_config(self, experiment_id: uuid.UUID, config: dict[str, Any]) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET config = ? WHERE id = ?", (dumps(config), str(experiment_id))
+            )
+
+    def delete_experiment(self, experiment_id: uuid.UUID) -> None:
+        with self.transaction() as conn:  # runs, results and summaries go by ON DELETE CASCADE
+            text_index.drop_of(conn, str(experiment_id))
+            conn.execute("DELETE FROM experiments WHERE id = ?", (str(experiment_id),))
+
+    # comparisons
+    def add_comparisons(self, records: Sequence[ComparisonRecord]) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO comparisons (id, name, experiment_ids, example_id, key, scores, comment, "
+                "metadata, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        str(r.id),
+                        r.name,
+                        dumps([str(e) for e in r.experiment_ids]),
+                        str(r.example_id),
+                        codec.text(r.key),
+                        dumps(r.scores),
+                        codec.text(r.comment),
+                        dumps(r.metadata or None),
+                        codec.text(r.error),
+                        codec.ts(utcnow()),
+                    )
+                    for r in records
+                ],
+            )
+
+    def list_comparisons(self, name: str) -> list[ComparisonRecord]:
+        rows = self.conn.execute("SELECT * FROM comparisons WHERE name = ? ORDER BY pk", (name,))
+        return [
+            ComparisonRecord(
+                id=uuid.UUID(row["id"]),
+                name=row["name"],
+                experiment_ids=[uuid.UUID(e) for e in loads(row["experiment_ids"])],
+                example_id=uuid.UUID(row["example_id"]),
+                key=row["key"],
+                scores=loads(row["scores"]) or {},
+                comment=row["comment"],
+                metadata=loads(row["metadata"]) or {},
+                error=row["error"],
+            )
+            for row in rows
+        ]
+
+    # cache
+    def cache_get(self, namespace: str, key: str) -> bytes | None:
+        row = self.conn.execute(
+            "SELECT value FROM cache WHERE namespace = ? AND key = ?", (namespace, key)
+        ).fetchone()
+        return bytes(row[0]) if row else None
+
+    def cache_put(self, namespace: str, key: str, value: bytes) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO cache (namespace, key, value, created_at) VALUES (?, ?, ?, ?)",
+                (namespace, key, value, codec.ts(utcnow())),
+            )
+
+
+@functools.lru_cache(maxsize=16)
+def _id_text(experiment_id: uuid.UUID) -> str:
+    """An experiment's id as text, made once rather than for each of its rows."""
+    return str(experiment_id)
+
+
+def _write_batch_on(
+    conn: Any, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
+) -> None:
+    """A batch's statements, on a connection or a writer process's ``StatementLog``
+    (which hands the rows over as they are, for the writer process to encode)."""
+    if isinstance(conn, StatementLog):
+        conn.rows(prepared)
+    else:
+        rows.insert_encoded(conn, [codec.encoded(item) for item in prepared])
+    touched = [_id_text(experiment_id)]  # a run's batches hold its experiment's rows only
+    columns.invalidate(conn, touched)
+    text_index.invalidate(conn, touched)
+    if stats is not None:
+        rows.write_stats(conn, experiment_id, stats)
+
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a migration script into statements (``executescript`` would commit early)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending
+            pending = ""
+    if pending.strip():
+        yield pending
+
+
+_DATASET_QUERY = (
+    "SELECT d.*, (SELECT COUNT(*) FROM examples e WHERE e.dataset_id = d.id "
+    "AND e.removed_version IS NULL) AS example_count FROM datasets d"
+)
+
+
+_EXAMPLE_COLUMNS = "id, dataset_id, position, inputs, outputs, metadata, created_at, added_version"
+
+
+def _chunks(items: Iterable[Example], size: int) -> Iterator[list[Example]]:
+    chunk: list[Example] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _refuse_duplicate_ids(
+    conn: sqlite3.Connection, dataset_id: str, version: int, index: int, ids: list[str]
+) -> None:
+    """Within the chunk by a set; against the dataset (and earlier chunks of this call,
+    stored at ``version``) by the (dataset_id, id) index. ``index``: the chunk's start in
+    what the caller passed, so errors name a position there."""
+    seen: dict[str, int] = {}
+    for offset, key in enumerate(ids):
+        if key in seen:
+            raise AlreadyExistsError(
+                f"example id {key} appears twice (the second at position {index + offset})"
+            )
+        seen[key] = offset
+    marks = ", ".join("?" * len(seen))
+    clash = conn.execute(
+        f"SELECT id, added_version FROM examples WHERE dataset_id = ? AND id IN ({marks}) "
+        "AND removed_version IS NULL LIMIT 1",
+        (dataset_id, *seen),
+    ).fetchone()
+    if clash is None:
+        return
+    if clash["added_version"] == version:  # an earlier chunk of this same call
+        second = index + seen[clash["id"]]
+        raise AlreadyExistsError(f"example id {clash['id']} appears twice (the second at position {second})")
+    raise AlreadyExistsError(f"the dataset already has an example with id {clash['id']}; use update_example")
+
+
+def _examples_at(dataset_id: str, version: int | None) -> tuple[str, tuple[Any, ...]]:
+    if version is None:
+        return "SELECT * FROM examples WHERE dataset_id = ? AND removed_version IS NULL", (dataset_id,)
+    return (
+        "SELECT * FROM examples WHERE dataset_id = ? AND added_version <= ? "
+        "AND (removed_version IS NULL OR removed_version > ?)",
+        (dataset_id, version, version),
+    )
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def _str(value: uuid.UUID | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _dataset_from(row: sqlite3.Row) -> Dataset:
+    return Dataset(
+        id=uuid.UUID(row["id"]),
+        name=row["name"],
+        description=row["description"],
+        created_at=codec.parse_required_ts(row["created_at"]),
+        example_count=row["example_count"],
+        version=row["version"],
+        metadata=loads(row["metadata"]) or {},
+    )
+
+
+def _experiment_from(row: sqlite3.Row) -> ExperimentRecord:
+    return ExperimentRecord(
+        id=uuid.UUID(row["id"]),
+        name=row["name"],
+        dataset_id=codec.uid(row["dataset_id"]),
+        dataset_version=row["dataset_version"],
+        description=row["description"],
+        metadata=loads(row["metadata"]) or {},
+        config=loads(row["config"]) or {},
+        fingerprint=row["fingerprint"],
+        status=row["status"],
+        num_examples=row["num_examples"],
+        num_repetitions=row["num_repetitions"],
+        created_at=codec.parse_required_ts(row["created_at"]),
+        finished_at=codec.parse_ts(row["finished_at"]),
+    )
+
+
+def _run_pairs(conn: sqlite3.Connection, run_ids: list[str]) -> dict[str, tuple[str, int, int]]:
+    """(example id, repetition, position) of each stored run, copied onto the results
+    written for it."""
+    pairs: dict[str, tuple[str, int, int]] = {}
+    for start in range(0, len(run_ids), 500):
+        chunk = run_ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for row in conn.execute(
+            f"SELECT id, example_id, repetition, position FROM runs WHERE id IN ({marks})", chunk
+        ):
+            pairs[row[0]] = (row[1], row[2], row[3])
+    return pairs

@@ -1,0 +1,147 @@
+"""A run's batches committed by a writer process, off the run's interpreter.
+
+The SQLite insert of a row costs about as much CPU as everything else the row does, and
+in the run's process it is paid under the GIL its row threads need (its thread gets the
+GIL back only when they let it go, so a batch takes several times its CPU). A second
+process does the same inserts on the other core: the writer thread turns each batch into
+its list of statements (the same ones, built by the same code) with its rows as the row
+threads prepared them (pickled plain fields, which the process encodes with the same
+code, ``_row_text``), pickles it, and waits, without the GIL, for the commit. A run that
+dies leaves the process its last batch and an end of input: it commits, then exits
+(``_writer_process`` has the process itself).
+
+Small runs never pay for it: the process starts when the run says it has at least
+``spawn_after`` rows to write (``expect``), or else with the batch that brings the run
+to that many, and batches go on in this process while it starts (~30 ms). If it fails,
+the batch it had is written here unless it was already committed, and so are the rest.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from assay.store import _codec as codec
+from assay.store._row_text import ROWS
+from assay.store.records import ExperimentStats
+from assay.store.sqlite._writer_process import ANSWER_TIMEOUT_S, WriterProcess, WriterProcessError
+
+if TYPE_CHECKING:
+    from assay.store.sqlite import SQLiteStore
+
+__all__ = ["ProcessBatchWriter", "StatementLog"]
+
+SPAWN_AFTER_ROWS = 500
+
+
+class StatementLog:
+    """Stands in for a connection while a batch's statements are built: records them."""
+
+    def __init__(self) -> None:
+        self.statements: list[tuple[str, Any, bool]] = []
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self.statements.append((sql, params, False))
+
+    def executemany(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
+        self.statements.append((sql, list(params), True))
+
+    def rows(self, prepared: Sequence[Any]) -> None:
+        """A batch of ``Store.prepare_row`` rows, encoded and inserted by the process."""
+        self.statements.append((ROWS, list(prepared), True))
+
+
+BatchStatements = Callable[[Any, uuid.UUID, Sequence[Any], ExperimentStats | None], None]
+"""Builds a batch's statements on a connection (or a ``StatementLog``)."""
+
+
+class ProcessBatchWriter:
+    """A run's batches: in this process at first, then through a writer process."""
+
+    def __init__(
+        self,
+        store: SQLiteStore,
+        experiment_id: uuid.UUID,
+        build: BatchStatements,
+        pragmas: Sequence[str],
+        *,
+        spawn_after: int = SPAWN_AFTER_ROWS,
+        answer_timeout: float = ANSWER_TIMEOUT_S,
+    ) -> None:
+        self._store = store
+        self._experiment_id = experiment_id
+        self._build = build
+        self._pragmas = pragmas
+        self._spawn_after = spawn_after
+        self._answer_timeout = answer_timeout
+        self._process: WriterProcess | None = None
+        self._given_up = False
+        self.rows_here = 0
+        self.rows_by_process = 0
+
+    @property
+    def process(self) -> WriterProcess | None:
+        return self._process
+
+    @property
+    def process_pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def expect(self, rows: int) -> None:
+        if rows >= self._spawn_after and self._process is None and not self._given_up:
+            self._start()
+
+    def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
+        process = self._usable_process(len(prepared))
+        if process is not None:
+            log = StatementLog()
+            self._build(log, self._experiment_id, prepared, stats)
+            try:
+                process.commit(log.statements)
+                self.rows_by_process += len(prepared)
+                return
+            except WriterProcessError:
+                self._give_up()
+                first_run_id = codec.run_id_of(prepared[0]) if prepared else None
+                if first_run_id is not None and self._store.has_run(first_run_id):
+                    self.rows_by_process += len(prepared)
+                    return  # it committed the batch (all of it: one transaction) before it went
+        self._store.write_batch(self._experiment_id, prepared, stats)
+        self.rows_here += len(prepared)
+
+    def close(self, *, build_columns: bool = False) -> None:
+        """With ``build_columns`` (the run's last batch is written), a writer process
+        builds the experiment's metric columns as it stops, without the run waiting for
+        them; the store's ``finish_experiment`` then sees them built, or pending."""
+        if self._process is None:
+            return
+        if build_columns:
+            self._process.close_building_columns(str(self._experiment_id))
+        else:
+            self._process.close()
+        self._process = None
+
+    def _usable_process(self, rows: int) -> WriterProcess | None:
+        if self._given_up:
+            return None
+        if self._process is None:
+            if self.rows_here + rows < self._spawn_after or not self._start():
+                return None
+        assert self._process is not None
+        state = self._process.state()
+        if state == "failed":
+            self._give_up()
+        return self._process if state == "ready" else None
+
+    def _start(self) -> bool:
+        try:
+            self._process = WriterProcess(self._store.path, self._pragmas, self._answer_timeout)
+        except (OSError, WriterProcessError):
+            self._given_up = True
+            return False
+        return True
+
+    def _give_up(self) -> None:
+        self._given_up = True
+        self.close()
