@@ -4,7 +4,8 @@
     schemas     assay.schemas
     store       assay.store
     services    assay.llm, assay.embeddings, assay.sandbox     (llm and sandbox never meet)
-    evaluation  assay.evaluation, assay.executors, assay.tracing, assay.report
+    evaluation  assay.evaluation, assay.executors, assay.comparison, assay.agreement,
+                assay.tracing, assay.report
     evaluators  assay.evaluators
     scorers     assay.scorers                                  (build on evaluators, never back)
     apps        assay (the package), client, cli, ui, demo, testing
@@ -49,6 +50,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "assay.evaluation",
             "assay.executors",
             "assay.comparison",
+            "assay.agreement",
             "assay.tracing",
             "assay.report",
             "assay.report_plain",

@@ -36,9 +36,13 @@ from assay.tracing import (
 )
 
 if TYPE_CHECKING:
+    from assay.agreement import judge_agreement
     from assay.evaluation._comparative import evaluate_comparative
 
-_LAZY = {"evaluate_comparative": "assay.evaluation._comparative"}
+_LAZY = {
+    "evaluate_comparative": "assay.evaluation._comparative",
+    "judge_agreement": "assay.agreement",
+}
 
 __all__ = [
     "AssayError",
@@ -66,6 +70,7 @@ __all__ = [
     "evaluate_existing",
     "get_current_run_tree",
     "get_tracing_context",
+    "judge_agreement",
     "metric",
     "trace",
     "traceable",

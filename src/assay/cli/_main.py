@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from assay import cli_compare
 from assay._aio import interrupt_the_main_task
-from assay.cli import _browse, _rescore, _run, _transfer
+from assay.cli import _agreement, _browse, _rescore, _run, _transfer
 from assay.cli._common import (
     DB_HELP,
     INTERRUPTED,
@@ -42,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     _run.add_parser(commands, parent)
     _rescore.add_parser(commands, parent)
     _add_compare(commands, parent)
+    _agreement.add_parser(commands, parent)
     _browse.add_parsers(commands, parent)
     _transfer.add_parsers(commands, parent)
     _add_service(commands)
