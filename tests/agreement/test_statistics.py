@@ -24,7 +24,9 @@ def test_kappa_matches_scikit_learn(weights: stats.Weights, seed: int) -> None:
     judge, human = noisy_ordinal(257, seed)
     rows = stats.LabelledRows({"judge": judge, "human": human})
     found = stats.estimates(rows, {"kappa": stats.cohen_kappa(rows.pair("judge", "human"), weights)})
-    expected = cohen_kappa_score(judge, human, weights=None if weights == "none" else weights, labels=[1, 2, 3, 4, 5])
+    expected = cohen_kappa_score(
+        judge, human, weights=None if weights == "none" else weights, labels=[1, 2, 3, 4, 5]
+    )
     assert found["kappa"].value == pytest.approx(expected, abs=1e-12)
     assert found["kappa"].n == 257
 

@@ -103,8 +103,10 @@ def _compare(
     }
     rows = stats.LabelledRows(columns)
     if scale == "continuous":
-        name, this, that = "Spearman's rho", stats.spearman(rows.pair("this", "human")), stats.spearman(
-            rows.pair("other", "human")
+        name, this, that = (
+            "Spearman's rho",
+            stats.spearman(rows.pair("this", "human")),
+            stats.spearman(rows.pair("other", "human")),
         )
     else:
         name = "Cohen's kappa" if weights == "none" else f"{weights} weighted kappa"
@@ -116,7 +118,9 @@ def _compare(
         resamples=options.resamples,
         seed=options.seed,
     )
-    return JudgeComparison(other_key, other_experiment, name, found["this"], found["other"], found["difference"])
+    return JudgeComparison(
+        other_key, other_experiment, name, found["this"], found["other"], found["difference"]
+    )
 
 
 def _confusion(first: list[Any], second: list[Any]) -> Confusion:
@@ -140,9 +144,9 @@ def _disagreements(
     if top <= 0 or not shared:
         return []
     distances = _distances(first, second, scale)
-    ranked = sorted(
-        (i for i, d in enumerate(distances) if d > 0), key=lambda i: (-distances[i], shared[i])
-    )[:top]
+    ranked = sorted((i for i, d in enumerate(distances) if d > 0), key=lambda i: (-distances[i], shared[i]))[
+        :top
+    ]
     found = []
     for i in ranked:
         example_id, repetition = shared[i]

@@ -82,7 +82,9 @@ def _lines(report: JudgeAgreement) -> list[str]:
     ]
     if report.n == 0:
         lines.append("  no row has both a judge label and a human label")
-    kappa_name = "Cohen's kappa" if report.kappa_weights == "none" else f"{report.kappa_weights} weighted kappa"
+    kappa_name = (
+        "Cohen's kappa" if report.kappa_weights == "none" else f"{report.kappa_weights} weighted kappa"
+    )
     for name, value in (
         ("accuracy", report.accuracy),
         (kappa_name, report.kappa),
@@ -125,7 +127,10 @@ def _figure(estimate: Estimate, *, signed: bool = False) -> str:
 def _confusion_lines(confusion: Confusion) -> list[str]:
     names = [str(label) for label in confusion.labels]
     width = max(6, *(len(name) for name in names))
-    lines = ["  confusion (rows: judge, columns: human):", "    " + " " * width + "".join(f"{n:>{width + 1}}" for n in names)]
+    lines = [
+        "  confusion (rows: judge, columns: human):",
+        "    " + " " * width + "".join(f"{n:>{width + 1}}" for n in names),
+    ]
     for name, counts in zip(names, confusion.counts, strict=True):
         lines.append(f"    {name:>{width}}" + "".join(f"{count:>{width + 1}}" for count in counts))
     return lines

@@ -17,22 +17,33 @@ def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
         help="a judge's agreement with human labels: accuracy, kappa, Spearman, with 95%% intervals",
     )
     parser.add_argument("experiment", help="the experiment (name or id)")
-    parser.add_argument("--judge", required=True, metavar="KEY", help="the judge's result key (or outputs.FIELD)")
+    parser.add_argument(
+        "--judge", required=True, metavar="KEY", help="the judge's result key (or outputs.FIELD)"
+    )
     parser.add_argument(
         "--human", required=True, metavar="KEY", help="the human feedback key (or reference.FIELD)"
     )
     parser.add_argument("--against", metavar="KEY", help="a second judge's key, compared on the same rows")
     parser.add_argument(
-        "--against-experiment", metavar="NAME", help="where the second judge ran (default: the same experiment)"
+        "--against-experiment",
+        metavar="NAME",
+        help="where the second judge ran (default: the same experiment)",
     )
     parser.add_argument("--scale", choices=["nominal", "ordinal", "continuous"], help="default: detected")
     parser.add_argument(
-        "--weights", choices=["none", "linear", "quadratic"], default="quadratic", help="kappa weights when ordinal"
+        "--weights",
+        choices=["none", "linear", "quadratic"],
+        default="quadratic",
+        help="kappa weights when ordinal",
     )
     parser.add_argument(
-        "--any-source", action="store_true", help="count any created feedback as human, not only source 'human'"
+        "--any-source",
+        action="store_true",
+        help="count any created feedback as human, not only source 'human'",
     )
-    parser.add_argument("--top", type=int, default=10, metavar="N", help="disagreeing rows listed (default 10)")
+    parser.add_argument(
+        "--top", type=int, default=10, metavar="N", help="disagreeing rows listed (default 10)"
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(handler=run)
 
