@@ -1,8 +1,10 @@
 """Structured replies: ask for a pydantic model's JSON schema, validate, retry, cache.
 
 ``StructuredChat.ask`` is what every judge calls. A reply that does not parse or match the
-schema (or fails the caller's check) is retried with the error shown to the model; after
-``reply_attempts`` it becomes a ``ModelReplyError``, which judges record as an error.
+schema (or fails the caller's check) is *repaired*: asked again once with the validation
+error shown to the model (``reply_attempts=2``: the reply and one repair). A reply still
+unusable becomes a ``ModelReplyError``, which judges record as an error, never a number.
+Usage counts both: ``repaired`` (answers that needed a repair) and ``unparsed`` (never usable).
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class StructuredChat:
         self,
         client: ChatClient,
         *,
-        reply_attempts: int = 3,
+        reply_attempts: int = 2,
         store_getter: Callable[[], Any] | None = None,
     ) -> None:
         if reply_attempts < 1:
@@ -112,18 +114,21 @@ class StructuredChat:
     ) -> tuple[T, ChatReply]:
         conversation = list(messages)
         problem, content = "", ""
-        for _ in range(self.reply_attempts):
+        for attempt in range(self.reply_attempts):
             reply = await self.client.complete(ChatRequest(conversation, schema))
             meter.add(reply.usage)
             content = reply.content
             value, problem = _usable(content, output, check)
             if value is not None:
+                if attempt:
+                    meter.add(Usage(repaired=1))
                 return value, reply
             conversation = [
                 *messages,
                 {"role": "assistant", "content": content},
                 {"role": "user", "content": CORRECTION_PROMPT.format(error=problem)},
             ]
+        meter.add(Usage(unparsed=1))
         raise ModelReplyError(
             f"the judge model never gave a usable {schema.name} reply in "
             f"{self.reply_attempts} attempt(s); last problem: {problem}",
