@@ -14,6 +14,7 @@ from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
 
+from assay.report_plain import JUDGE_COLUMNS, judge_rows
 from assay.store.records import ExperimentRow
 
 if TYPE_CHECKING:
@@ -209,12 +210,28 @@ def summary_table(results: ExperimentResults) -> Table | None:
     return table
 
 
+def judges_table(results: ExperimentResults) -> Table | None:
+    """Per judge: calls, tokens, cost, the share of repaired and unparsed replies."""
+    rows = judge_rows(results)
+    if not rows:
+        return None
+    table = Table(title="judges", title_justify="left")
+    for column in JUDGE_COLUMNS:
+        table.add_column(column, justify="left" if column == "judge" else "right")
+    for row in rows:
+        table.add_row(escape(row[0]), *row[1:])
+    return table
+
+
 def print_report(results: ExperimentResults, console: Console | None = None) -> None:
     console = console or Console()
     console.print(metrics_table(results))
     summary = summary_table(results)
     if summary is not None:
         console.print(summary)
+    judges = judges_table(results)
+    if judges is not None:
+        console.print(judges)
     target_errors = results.target_errors
     rows = f"{len(results)} rows, {target_errors} target failures"
     usage = results.usage()

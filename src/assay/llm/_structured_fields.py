@@ -16,7 +16,11 @@ from assay.llm.chat import ResponseSchema
 
 __all__ = ["FALLBACK", "GRAMMAR_FIELDS", "schema_fields"]
 
-GRAMMAR_FIELDS = {"vllm": ("guided_json",), "ollama": ("format",), "llamacpp": ("json_schema",)}
+GRAMMAR_FIELDS: dict[str, tuple[str, ...]] = {
+    "vllm": ("guided_json",),
+    "ollama": ("format",),
+    "llamacpp": ("json_schema",),
+}
 GRAMMAR_FIELDS["grammar"] = tuple(name for names in GRAMMAR_FIELDS.values() for name in names)
 
 #: the next rung of the "auto" ladder after a server rejected one

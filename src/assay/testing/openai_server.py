@@ -10,11 +10,18 @@ Tests of judge pipelines, ours and users', run against it with no network and no
 Replies come from a script (consumed in order) and then from ``handler``; 429s, 500s,
 delays and malformed bodies are ``Reply`` values in either. ``/v1/embeddings`` answers
 through ``embeddings``. Every request is recorded.
+
+``dialect`` plays a server that enforces a JSON schema by grammar-constrained decoding:
+``"openai"`` (``response_format``), ``"vllm"`` (also ``guided_json`` and
+``structured_outputs``), ``"ollama"`` (also ``format``) or ``"llamacpp"`` (also
+``json_schema``); its replies are then schema-valid whatever the handler says.
+``strict_fields`` rejects the schema fields of other dialects, as a strict server would.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import itertools
 import json
@@ -27,6 +34,7 @@ from typing import Any
 
 from assay.llm.model import ChatModel
 from assay.llm.retry import RetryPolicy
+from assay.testing._dialects import DIALECTS, constrain, enforced_schema, foreign_field
 from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackHTTPServer
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
 
@@ -50,13 +58,19 @@ class FakeOpenAIServer:
         embeddings: EmbeddingHandler | None = None,
         latency: float = 0.0,
         reject_response_format: bool = False,
+        dialect: str | None = None,
+        strict_fields: bool = False,
         model: str = "fake-judge",
         port: int = 0,
     ) -> None:
+        if dialect is not None and dialect not in DIALECTS:
+            raise ValueError(f"dialect must be one of {', '.join(DIALECTS)} or None, got {dialect!r}")
         self.handler = handler
         self.embeddings = embeddings
         self.latency = latency
         self.reject_response_format = reject_response_format
+        self.dialect = dialect
+        self.strict_fields = strict_fields
         self.model = model
         self._port = port
         self.requests: list[RecordedRequest] = []
@@ -159,7 +173,7 @@ class FakeOpenAIServer:
             self._done()
 
     async def _answer_chat(self, request: RecordedRequest) -> HTTPResponse:
-        reply = await self._chat_reply(request)
+        reply = self._enforced(request, await self._chat_reply(request))
         await asyncio.sleep(self.latency + reply.delay)
         if reply.body is not None:
             body = reply.body
@@ -179,9 +193,23 @@ class FakeOpenAIServer:
         with self._lock:
             self._in_flight -= 1
 
+    def _enforced(self, request: RecordedRequest, reply: Reply) -> Reply:
+        """The reply a grammar-constrained decoder would give: schema-valid JSON."""
+        if self.dialect is None or reply.status != 200 or reply.body is not None:
+            return reply
+        accepts = not self.reject_response_format
+        schema = enforced_schema(request.body, self.dialect, response_format=accepts)
+        if schema is None:
+            return reply
+        return dataclasses.replace(reply, content=constrain(reply.text(), schema))
+
     async def _chat_reply(self, request: RecordedRequest) -> Reply:
         if self.reject_response_format and request.response_format is not None:
             return Reply(status=400, body=_error(REJECTION, "invalid_request_error"))
+        foreign = foreign_field(request.body, self.dialect) if self.strict_fields and self.dialect else None
+        if foreign is not None:
+            message = f"unrecognized request argument supplied: {foreign}"
+            return Reply(status=400, body=_error(message, "invalid_request_error"))
         with self._lock:
             scripted = self._script.popleft() if self._script else None
         if scripted is None and self.handler is not None:
