@@ -2,12 +2,14 @@
 ``@pytest.mark.assay`` log (``log_inputs``, ``log_outputs``, ``log_reference_outputs``,
 ``log_feedback``, ``expect``)."""
 
+from assay.testing._bias import Bias
 from assay.testing._expect import expect
 from assay.testing._test_log import log_feedback, log_inputs, log_outputs, log_reference_outputs
 from assay.testing.openai_server import FakeOpenAIServer
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
 
 __all__ = [
+    "Bias",
     "ChatHandler",
     "EmbeddingHandler",
     "FakeOpenAIServer",

@@ -16,6 +16,8 @@ through ``embeddings``. Every request is recorded.
 ``structured_outputs``), ``"ollama"`` (also ``format``) or ``"llamacpp"`` (also
 ``json_schema``); its replies are then schema-valid whatever the handler says.
 ``strict_fields`` rejects the schema fields of other dialects, as a strict server would.
+``bias=Bias(position=0.3, verbosity=0.2)`` bends that share of pairwise verdicts to the
+first answer shown or to the longer one, as biased judges do.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 
 from assay.llm.model import ChatModel
 from assay.llm.retry import RetryPolicy
+from assay.testing._bias import Bias
 from assay.testing._dialects import DIALECTS, constrain, enforced_schema, foreign_field
 from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackHTTPServer
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
@@ -60,6 +63,7 @@ class FakeOpenAIServer:
         reject_response_format: bool = False,
         dialect: str | None = None,
         strict_fields: bool = False,
+        bias: Bias | None = None,
         model: str = "fake-judge",
         port: int = 0,
     ) -> None:
@@ -71,6 +75,7 @@ class FakeOpenAIServer:
         self.reject_response_format = reject_response_format
         self.dialect = dialect
         self.strict_fields = strict_fields
+        self.bias = bias
         self.model = model
         self._port = port
         self.requests: list[RecordedRequest] = []
@@ -194,8 +199,13 @@ class FakeOpenAIServer:
             self._in_flight -= 1
 
     def _enforced(self, request: RecordedRequest, reply: Reply) -> Reply:
-        """The reply a grammar-constrained decoder would give: schema-valid JSON."""
-        if self.dialect is None or reply.status != 200 or reply.body is not None:
+        """The reply a grammar-constrained decoder would give (schema-valid JSON), with
+        the injected bias."""
+        if reply.status != 200 or reply.body is not None:
+            return reply
+        if self.bias is not None:
+            reply = dataclasses.replace(reply, content=self.bias.apply(request.text, reply.text()))
+        if self.dialect is None:
             return reply
         accepts = not self.reject_response_format
         schema = enforced_schema(request.body, self.dialect, response_format=accepts)
