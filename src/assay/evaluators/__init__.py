@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each family loads on fi
         LabeledCriteriaEvaluator,
         LlmFeedbackEvaluator,
         QAEvaluator,
+        SelfConsistency,
     )
     from assay.evaluators.judge.pairwise import ComparisonEvaluator
     from assay.evaluators.sql import SQLExecutionEvaluator, SQLValidityEvaluator
@@ -51,6 +52,7 @@ _HOMES = {
     "LabeledCriteriaEvaluator": "assay.evaluators.judge",
     "LlmFeedbackEvaluator": "assay.evaluators.judge",
     "QAEvaluator": "assay.evaluators.judge",
+    "SelfConsistency": "assay.evaluators.judge",
     "ComparisonEvaluator": "assay.evaluators.judge.pairwise",
     "CompositeEvaluator": "assay.evaluators.composite",
     "TrajectoryMatchEvaluator": "assay.evaluators.agents",
@@ -81,6 +83,7 @@ __all__ = [
     "RegexEvaluator",
     "RougeEvaluator",
     "RuffLintEvaluator",
+    "SelfConsistency",
     "SQLExecutionEvaluator",
     "SQLValidityEvaluator",
     "StringDistanceEvaluator",

@@ -23,6 +23,7 @@ from assay.evaluators.judge._prompts import (
     LABELED_CRITERIA_PROMPT,
     QA_PROMPT,
 )
+from assay.evaluators.judge._self_consistency import SelfConsistency
 from assay.evaluators.judge._qa import (
     QAEvaluator,
     context_qa_evaluator,
@@ -44,6 +45,7 @@ __all__ = [
     "LabeledCriteriaEvaluator",
     "LlmFeedbackEvaluator",
     "QAEvaluator",
+    "SelfConsistency",
     "context_qa_evaluator",
     "cot_qa_evaluator",
     "qa_evaluator",
