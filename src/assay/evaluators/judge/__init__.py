@@ -23,13 +23,13 @@ from assay.evaluators.judge._prompts import (
     LABELED_CRITERIA_PROMPT,
     QA_PROMPT,
 )
-from assay.evaluators.judge._self_consistency import SelfConsistency
 from assay.evaluators.judge._qa import (
     QAEvaluator,
     context_qa_evaluator,
     cot_qa_evaluator,
     qa_evaluator,
 )
+from assay.evaluators.judge._self_consistency import SelfConsistency
 
 __all__ = [
     "BUILTIN_CRITERIA",
