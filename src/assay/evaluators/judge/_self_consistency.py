@@ -80,10 +80,9 @@ def _vote(results: list[EvaluationResult], errors: int) -> EvaluationResult:
     top = max(counts.values())
     kept = next(label for label in labels if counts[label] == top)  # ties: the earliest sample
     chosen = results[labels.index(kept)].model_copy(deep=True)
-    if all(result.value is None for result in results) and all(
-        isinstance(result.score, (int, float)) for result in results
-    ):
-        chosen.score = sum(float(result.score) for result in results) / len(results)  # type: ignore[arg-type]
+    scores = [result.score for result in results if isinstance(result.score, (int, float))]
+    if all(result.value is None for result in results) and len(scores) == len(results):
+        chosen.score = sum(float(score) for score in scores) / len(scores)
     chosen.metadata = {
         **chosen.metadata,
         "confidence": top / len(results),
