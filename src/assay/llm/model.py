@@ -73,6 +73,7 @@ class ChatModel:
     params: dict[str, Any] = field(default_factory=dict)  # extra request fields (seed, top_p...)
     timeout: float = 60.0
     max_concurrency: int | None = None  # per model, process-wide; None: env or default
+    tokens_per_minute: int | None = None  # per model, process-wide budget; None: no budget
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     structured_output: StructuredMode = "auto"
     cache: bool | None = None  # None: on unless ASSAY_JUDGE_CACHE=0

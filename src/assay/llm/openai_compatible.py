@@ -111,7 +111,9 @@ class OpenAICompatibleClient(ChatClient):
             url=f"{self.base_url}/chat/completions",
             headers=headers,
             timeout=self.config.timeout,
-            limiter=model_limiter(self.base_url, self.config.model, self.config.concurrency),
+            limiter=model_limiter(
+                self.base_url, self.config.model, self.config.concurrency, self.config.tokens_per_minute
+            ),
             retry=self.config.retry,
             secret=self.config.api_key,
         )

@@ -16,6 +16,8 @@ through ``embeddings``. Every request is recorded.
 ``structured_outputs``), ``"ollama"`` (also ``format``) or ``"llamacpp"`` (also
 ``json_schema``); its replies are then schema-valid whatever the handler says.
 ``strict_fields`` rejects the schema fields of other dialects, as a strict server would.
+``concurrency_limit=20`` answers 429 with ``Retry-After: retry_after`` to a chat request
+arriving while 20 are in flight, as a rate-limited provider does; ``rejected`` counts them.
 ``bias=Bias(position=0.3, verbosity=0.2)`` bends that share of pairwise verdicts to the
 first answer shown or to the longer one, as biased judges do.
 """
@@ -64,6 +66,8 @@ class FakeOpenAIServer:
         dialect: str | None = None,
         strict_fields: bool = False,
         bias: Bias | None = None,
+        concurrency_limit: int | None = None,
+        retry_after: float = 0.05,
         model: str = "fake-judge",
         port: int = 0,
     ) -> None:
@@ -76,6 +80,11 @@ class FakeOpenAIServer:
         self.dialect = dialect
         self.strict_fields = strict_fields
         self.bias = bias
+        self.concurrency_limit = concurrency_limit
+        self.retry_after = retry_after
+        self.rejected = 0
+        self.max_chats_in_flight = 0  # chats answered at once (rejected ones not counted)
+        self._chats_in_flight = 0
         self.model = model
         self._port = port
         self.requests: list[RecordedRequest] = []
@@ -149,6 +158,7 @@ class FakeOpenAIServer:
             return {
                 "requests": len(self.requests),
                 "max_in_flight": self.max_in_flight,
+                "rejected": self.rejected,
                 "chat_requests": sum(1 for r in self.requests if r.is_chat),
             }
 
@@ -169,13 +179,31 @@ class FakeOpenAIServer:
             if http.method == "GET" and path == STATS_PATH:  # for a server in another process
                 return HTTPResponse(200, json.dumps(self.stats()).encode())
             if http.method == "POST" and path.endswith("/chat/completions"):
-                return await self._answer_chat(request)
+                return await self._limited_chat(request)
             if http.method == "POST" and path.endswith("/embeddings"):
                 await asyncio.sleep(self.latency)
                 return HTTPResponse(*self._embedding_body(request))
             return HTTPResponse(404, _error(f"no route {http.method} {http.path}", "not_found"))
         finally:
             self._done()
+
+    async def _limited_chat(self, request: RecordedRequest) -> HTTPResponse:
+        """A chat answer, or a 429 when ``concurrency_limit`` chats are already in flight."""
+        with self._lock:
+            over = self.concurrency_limit is not None and self._chats_in_flight >= self.concurrency_limit
+            if over:
+                self.rejected += 1
+            else:
+                self._chats_in_flight += 1
+                self.max_chats_in_flight = max(self.max_chats_in_flight, self._chats_in_flight)
+        if over:
+            limited = Reply.rate_limited(self.retry_after)
+            return HTTPResponse(429, limited.body or b"", tuple(limited.headers.items()))
+        try:
+            return await self._answer_chat(request)
+        finally:
+            with self._lock:
+                self._chats_in_flight -= 1
 
     async def _answer_chat(self, request: RecordedRequest) -> HTTPResponse:
         reply = self._enforced(request, await self._chat_reply(request))
