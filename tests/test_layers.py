@@ -1,6 +1,6 @@
 """The import contract: packages import only their own layer and the layers below it.
 
-    foundation  assay._aio, _ids, _output_text, _traceback, _text, errors
+    foundation  assay._aio, _budget, _ids, _output_text, _traceback, _text, errors
     schemas     assay.schemas
     store       assay.store
     services    assay.llm, assay.embeddings, assay.sandbox     (llm and sandbox never meet)
@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "foundation",
         (
             "assay._aio",
+            "assay._budget",
             "assay._ids",
             "assay._output_text",
             "assay._traceback",

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from assay._aio import run_coroutine
+from assay._budget import CostBudget, use_budget
 from assay.evaluation._binding import (
     SummaryEvaluator,
     bind_row_evaluator,
@@ -83,6 +84,7 @@ class _Options:
     shard: Any = None
     wait_for_lease: bool = False
     executor: Any = None
+    max_cost: float | None = None
 
 
 def _options(given: dict[str, Any]) -> _Options:
@@ -139,6 +141,7 @@ async def aevaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    max_cost: float | None = None,
 ) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
@@ -153,6 +156,9 @@ async def aevaluate(
     shard (or, without ``shard``, the same experiment) instead of refusing.
     ``executor`` says where rows run: ``RayExecutor(address=...)`` on a Ray cluster, else
     here (``ASSAY_EXECUTOR=ray`` chooses Ray too); this process stores every row.
+    ``max_cost`` (US dollars) caps this run's judge calls: once spent, the remaining rows
+    are stored as failed runs saying so, and ``resume=True`` with a new ``max_cost`` runs
+    them (see ``assay._budget``; judge models need a price).
     """
     options = _options(locals())  # first: locals() is exactly the parameters here
     special = _dispatch(target, options)
@@ -201,6 +207,7 @@ def evaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    max_cost: float | None = None,
 ) -> Any:
     """The synchronous face of :func:`aevaluate`; same parameters, same results.
 
@@ -451,7 +458,8 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     )
     status: str | None = "failed"
     try:
-        with use_store(prepared.cache_store), bar, _fewer_collections():
+        budget = CostBudget(options.max_cost) if options.max_cost is not None else None
+        with use_store(prepared.cache_store), use_budget(budget), bar, _fewer_collections():
             stats = await run_rows(prepared.pipeline, feed, store, record, settings, prepared.tally)
             stats, complete = end_shard(store, record, lease, stats)
             summary: list[EvaluationResult] = []

@@ -12,6 +12,7 @@ from assay.llm._structured_fields import FALLBACK, schema_fields
 from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
 from assay.llm.errors import ModelCallError, ModelReplyError
 from assay.llm.model import ChatModel, safe_url
+from assay.llm.prices import price_for
 from assay.llm.usage import Price, Usage
 
 __all__ = ["JSON_IN_PROMPT_INSTRUCTION", "OpenAICompatibleClient", "with_json_instruction"]
@@ -50,7 +51,7 @@ class OpenAICompatibleClient(ChatClient):
 
     @property
     def price(self) -> Price | None:  # type: ignore[override]
-        return self.config.price
+        return self.config.price or price_for(self.config.model)
 
     def cache_identity(self) -> dict[str, Any]:
         return {
@@ -138,7 +139,8 @@ class OpenAICompatibleClient(ChatClient):
         raw = decoded.get("usage") or {}
         prompt = int(raw.get("prompt_tokens") or 0)
         completion = int(raw.get("completion_tokens") or 0)
-        cost = self.config.price.cost(prompt, completion) if self.config.price else None
+        price = self.price
+        cost = price.cost(prompt, completion) if price else None
         return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost, calls=1)
 
 

@@ -16,10 +16,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from assay._budget import current_budget
 from assay.llm._cache import CachedReply, CallCache, cache_key
 from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
-from assay.llm.errors import ModelReplyError, ReplyCheckError
+from assay.llm.errors import ModelNotConfiguredError, ModelReplyError, ReplyCheckError
 from assay.llm.json_reply import ReplyParseError, parse_json_reply
+from assay.llm.prices import PRICES_ENV
 from assay.llm.usage import Usage, UsageMeter
 
 __all__ = ["CORRECTION_PROMPT", "StructuredChat", "T", "response_schema"]
@@ -98,6 +100,13 @@ class StructuredChat:
             if value is not None:
                 meter.add(Usage(calls=1, cached_calls=1, cost_usd=self._zero_cost()))
                 return value
+        budget = current_budget()
+        if budget is not None and self.client.price is None:
+            raise ModelNotConfiguredError(
+                f"max_cost needs the price of judge model {self.client.model_name!r}: pass "
+                "ChatModel(..., price=Price(input_per_million=..., output_per_million=...)) or "
+                f"list it in the price table ({PRICES_ENV})"
+            )
         value, reply = await self._ask_model(messages, schema, output, meter, check)
         if cache is not None and key is not None:
             usage = reply.usage
@@ -117,6 +126,9 @@ class StructuredChat:
         for attempt in range(self.reply_attempts):
             reply = await self.client.complete(ChatRequest(conversation, schema))
             meter.add(reply.usage)
+            budget = current_budget()
+            if budget is not None:
+                budget.add(reply.usage.cost_usd)
             content = reply.content
             value, problem = _usable(content, output, check)
             if value is not None:
