@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from assay.agreement._compute import Options, Subject, compute
@@ -60,7 +61,8 @@ def judge_agreement(
         record = experiment_record(store, experiment)
         judge_source = Source(judge_key, human=False)
         human_source_ = Source(human_key, human=True, feedback_source=human_source)
-        judge, human = read_labels(store, record, [judge_source, human_source_])
+        by_run = against_experiment is None  # one experiment: rows keyed by run id, read fast
+        judge, human = read_labels(store, record, [judge_source, human_source_], by_run=by_run)
         subject = Subject(record.name, str(record.id), judge_key, human_key)
         if not judge.labels.keys() & human.labels.keys():
             raise LookupError(_nothing_shared(store, record, subject, judge, human, human_source))
@@ -68,7 +70,7 @@ def judge_agreement(
             return compute(subject, judge, human, options)
         other_record = record if against_experiment is None else experiment_record(store, against_experiment)
         other_key = against or judge_key
-        (other,) = read_labels(store, other_record, [Source(other_key, human=False)])
+        (other,) = read_labels(store, other_record, [Source(other_key, human=False)], by_run=by_run)
         return compute(subject, judge, human, options, (other_key, other_record.name, other))
     finally:
         if opened:
@@ -79,7 +81,7 @@ def _nothing_shared(
     store: Any, record: Any, subject: Subject, judge: RowLabels, human: RowLabels, source: str | None
 ) -> str:
     """Why no row has both labels, with the keys that do exist on the experiment's runs."""
-    runs = sorted(set(judge.runs.values()))
+    runs = sorted({uuid.UUID(str(run)) for run in judge.runs.values()})
     found: dict[str, set[str]] = {}
     for item in store.list_feedback(runs):
         kind = (item.feedback_source or {}).get("type") or "?"

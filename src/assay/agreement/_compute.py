@@ -42,9 +42,9 @@ def compute(
 ) -> JudgeAgreement:
     """Agreement of ``judge`` with ``human`` on their shared rows; ``other`` is a second
     judge (key, experiment, labels) compared on the rows all three share."""
-    shared = sorted(judge.labels.keys() & human.labels.keys())
-    first = [comparable(judge.labels[k], where=f"judge {subject.judge_key!r}") for k in shared]
-    second = [comparable(human.labels[k], where=f"human {subject.human_key!r}") for k in shared]
+    shared = sorted(judge.labels.keys() & human.labels.keys(), key=str)
+    first = _comparable([judge.labels[k] for k in shared], f"judge {subject.judge_key!r}")
+    second = _comparable([human.labels[k] for k in shared], f"human {subject.human_key!r}")
     scale = options.scale or detect_scale(first, second, (subject.judge_key, subject.human_key))
     weights: Weights = options.weights if scale == "ordinal" else "none"
     figures = _figures(first, second, scale, weights, options)
@@ -71,6 +71,11 @@ def compute(
     return JudgeAgreement(**{**report.__dict__, "comparison": comparison})
 
 
+def _comparable(labels: list[Any], where: str) -> list[Any]:
+    """``comparable`` of each label; whole numbers (most labels) pass as they are."""
+    return [label if type(label) is int else comparable(label, where=where) for label in labels]
+
+
 def _figures(
     first: list[Any], second: list[Any], scale: Scale, weights: Weights, options: Options
 ) -> dict[str, Estimate]:
@@ -95,7 +100,7 @@ def _compare(
     options: Options,
 ) -> JudgeComparison:
     other_key, other_experiment, other_labels = other
-    shared = sorted(judge.labels.keys() & human.labels.keys() & other_labels.labels.keys())
+    shared = sorted(judge.labels.keys() & human.labels.keys() & other_labels.labels.keys(), key=str)
     columns = {
         "this": [comparable(judge.labels[k], where=f"judge {subject.judge_key!r}") for k in shared],
         "other": [comparable(other_labels.labels[k], where=f"judge {other_key!r}") for k in shared],
@@ -149,8 +154,9 @@ def _disagreements(
     ]
     found = []
     for i in ranked:
-        example_id, repetition = shared[i]
-        run_id = str(judge.runs.get(shared[i], ""))
+        key = shared[i]
+        example_id, repetition = key if isinstance(key, tuple) else (None, None)
+        run_id = str(judge.runs.get(key, ""))
         found.append(
             Disagreement(
                 example_id=example_id,

@@ -11,7 +11,10 @@ A label source is named by a string:
   the *target* of an experiment over a human-labelled dataset is read: its verdict is in
   the outputs, the people's label in the reference.
 
-Rows are identified by (example id, repetition), so two experiments over one dataset pair up.
+Rows are identified by (example id, repetition), so two experiments over one dataset pair
+up. When both sources are plain keys of one experiment (the common case), labels are read
+from the stored scores and the feedback table directly, keyed by run id: no records are
+built, so 10,000 labelled rows read in a fraction of a second.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ __all__ = ["HUMAN", "RowLabels", "Source", "read_labels"]
 HUMAN = "human"
 _FIELD_PREFIXES = ("outputs", "reference")
 
-RowKey = tuple[str, int]
+RowKey = tuple[str, int] | str  # (example id, repetition), or a run id on the fast path
 
 
 @dataclass(frozen=True)
@@ -59,13 +62,20 @@ class RowLabels:
     """One source's labels by row, with the run each row came from and what was missing."""
 
     labels: dict[RowKey, Any] = field(default_factory=dict)
-    runs: dict[RowKey, uuid.UUID] = field(default_factory=dict)
+    runs: dict[RowKey, uuid.UUID | str] = field(default_factory=dict)  # the row's run id
     errors: int = 0  # rows whose judge result errored (no label, not a disagreement)
 
 
-def read_labels(store: Store, record: ExperimentRecord, sources: Iterable[Source]) -> list[RowLabels]:
-    """Each source's labels over the experiment's stored rows (one pass over the rows)."""
+def read_labels(
+    store: Store, record: ExperimentRecord, sources: Iterable[Source], *, by_run: bool = False
+) -> list[RowLabels]:
+    """Each source's labels over the experiment's stored rows. ``by_run``: rows keyed by run
+    id, read without building records, when every source is a plain key (else by example)."""
     wanted = list(sources)
+    if by_run and all(source.field_path is None for source in wanted):
+        found = _read_scores(store, record, wanted)
+        if found is not None:
+            return found
     found = [RowLabels() for _ in wanted]
     rows = store.load_rows(record)
     human = {s.spec for s in wanted if s.human and s.field_path is None}
@@ -107,6 +117,42 @@ def _take(
         elif result.score is not None or result.value is not None:
             into.labels[key] = result.score if result.score is not None else result.value
         return
+
+
+def _read_scores(store: Store, record: ExperimentRecord, wanted: list[Source]) -> list[RowLabels] | None:
+    """Labels from ``iter_scores`` and ``feedback_labels``; None when a judge result holds
+    a value but no score (text labels: read the records instead)."""
+    found = [RowLabels() for _ in wanted]
+    judges = {s.spec: found[i] for i, s in enumerate(wanted) if not s.human}
+    runs: dict[RowKey, uuid.UUID | str] = {}
+    for *_, run_id, key, score, errored, _usage, _info in store.iter_scores(record.id):
+        run = str(run_id)
+        runs[run] = run
+        into = judges.get(key)
+        if into is None:
+            continue
+        if errored:
+            into.errors += 1
+        elif score is None:
+            return None
+        else:
+            into.labels[run] = score
+    humans = [(s, found[i]) for i, s in enumerate(wanted) if s.human]
+    if humans:
+        feedback = store.feedback_labels(sorted({s.spec for s, _ in humans}))
+        for source, into in humans:
+            for run_id, key, score, value, kind, _created in feedback:  # oldest first: the latest wins
+                run = str(run_id)
+                if key != source.spec or run not in runs or kind == "evaluator":
+                    continue
+                if source.feedback_source is not None and kind != source.feedback_source:
+                    continue
+                label = score if score is not None else value
+                if label is not None:
+                    into.labels[run] = label
+    for into in found:
+        into.runs = dict(runs)  # text ids: parsing 10,000 UUIDs would cost more than the rest
+    return found
 
 
 def _field(row: ExperimentRow, where: str, name: str | None) -> Any:

@@ -14,8 +14,8 @@ __all__ = ["Confusion", "Disagreement", "JudgeAgreement", "JudgeComparison"]
 class Disagreement:
     """A row where the judge and the people differ, ``distance`` apart, and its page in the UI."""
 
-    example_id: str
-    repetition: int
+    example_id: str | None  # None when read by run (one experiment, plain keys)
+    repetition: int | None
     run_id: str
     judge: Any
     human: Any
