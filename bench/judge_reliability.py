@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 import assay
-from assay.evaluators import CriteriaEvaluator
-from assay.evaluators.comparison import ComparisonEvaluator, evaluate_comparative
+from assay import evaluate_comparative
+from assay.evaluators import ComparisonEvaluator, CriteriaEvaluator
 from assay.llm._limits import all_limiters
 from assay.stats import agreement as stats
 from assay.testing import FakeOpenAIServer, RecordedRequest

@@ -10,13 +10,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
-from assay.comparison import Comparison, MetricComparison, NotComparableError, compare
-from assay.errors import AssayError
+from assay.comparison import Comparison, MetricComparison, compare
+from assay.errors import AssayError, EvaluatorSignatureError, NotComparableError
 from assay.evaluation import (
     AsyncExperimentResults,
     EvaluationResult,
     EvaluationResults,
-    EvaluatorSignatureError,
     ExperimentResults,
     RunEvaluator,
     aevaluate,
@@ -37,11 +36,16 @@ from assay.tracing import (
 
 if TYPE_CHECKING:
     from assay.agreement import judge_agreement
-    from assay.evaluation._comparative import evaluate_comparative
+    from assay.evaluation._pairwise_run import evaluate_comparative
+    from assay.testing import expect, test, unit
 
 _LAZY = {
-    "evaluate_comparative": "assay.evaluation._comparative",
+    "evaluate_comparative": "assay.evaluation._pairwise_run",
     "judge_agreement": "assay.agreement",
+    # LangSmith's pytest helpers at the top level; they load pytest, so only on first use.
+    "expect": "assay.testing",
+    "test": "assay.testing",
+    "unit": "assay.testing",
 }
 
 __all__ = [
@@ -68,13 +72,16 @@ __all__ = [
     "evaluate",
     "evaluate_comparative",
     "evaluate_existing",
+    "expect",
     "get_current_run_tree",
     "get_tracing_context",
     "judge_agreement",
     "metric",
+    "test",
     "trace",
     "traceable",
     "tracing_context",
+    "unit",
 ]
 
 

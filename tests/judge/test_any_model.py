@@ -10,7 +10,7 @@ import pytest
 
 import assay
 from assay.evaluators import CriteriaEvaluator
-from assay.report_plain import plain_report
+from assay.report.plain import plain_report
 from assay.testing import FakeOpenAIServer, RecordedRequest
 
 PROSE = "Well, I would say the answer is quite helpful overall."

@@ -7,7 +7,8 @@ import random
 from typing import Any
 
 import assay
-from assay.evaluators.comparison import ComparisonEvaluator, evaluate_comparative
+from assay import evaluate_comparative
+from assay.evaluators import ComparisonEvaluator
 from assay.testing import Bias, FakeOpenAIServer, RecordedRequest
 
 QUESTIONS = [f"question {i}" for i in range(80)]

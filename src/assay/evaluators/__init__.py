@@ -6,14 +6,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers see; at run time each family loads on first use
+    from assay.evaluators.agents import TrajectoryJudgeEvaluator, TrajectoryMatchEvaluator
+    from assay.evaluators.agents.tool_code import ToolCodeEvaluator
+    from assay.evaluators.api import APICallEvaluator
     from assay.evaluators.code import CodeCorrectnessEvaluator, CodeStyleEvaluator, pass_at_k
     from assay.evaluators.code.checkstyle import CheckstyleEvaluator
     from assay.evaluators.code.cppcheck import CppcheckEvaluator
     from assay.evaluators.code.go_vet import GoVetEvaluator
     from assay.evaluators.code.quality import BanditSecurityEvaluator, RuffLintEvaluator
+    from assay.evaluators.composite import CompositeEvaluator
+    from assay.evaluators.data import DataTransformationEvaluator
     from assay.evaluators.judge import (
         CriteriaEvaluator,
         LabeledCriteriaEvaluator,
+        LLMFeedbackEvaluator,
         LlmFeedbackEvaluator,
         QAEvaluator,
         SelfConsistency,
@@ -28,6 +34,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each family loads on fi
         RegexEvaluator,
         StringDistanceEvaluator,
     )
+    from assay.evaluators.unit_tests import UnitTestGenerationEvaluator
 
 _HOMES = {
     "CodeCorrectnessEvaluator": "assay.evaluators.code",
@@ -50,6 +57,7 @@ _HOMES = {
     "RougeEvaluator": "assay.evaluators.text.reference_text",
     "CriteriaEvaluator": "assay.evaluators.judge",
     "LabeledCriteriaEvaluator": "assay.evaluators.judge",
+    "LLMFeedbackEvaluator": "assay.evaluators.judge",
     "LlmFeedbackEvaluator": "assay.evaluators.judge",
     "QAEvaluator": "assay.evaluators.judge",
     "SelfConsistency": "assay.evaluators.judge",
@@ -64,20 +72,24 @@ _HOMES = {
 }
 
 __all__ = [
+    "APICallEvaluator",
     "BanditSecurityEvaluator",
     "BleuEvaluator",
     "CheckstyleEvaluator",
     "CodeCorrectnessEvaluator",
     "CodeStyleEvaluator",
     "ComparisonEvaluator",
+    "CompositeEvaluator",
     "CppcheckEvaluator",
     "CriteriaEvaluator",
+    "DataTransformationEvaluator",
     "EmbeddingDistanceEvaluator",
     "ExactMatchEvaluator",
     "GoVetEvaluator",
     "JsonEqualityEvaluator",
     "JsonValidityEvaluator",
     "LabeledCriteriaEvaluator",
+    "LLMFeedbackEvaluator",
     "LlmFeedbackEvaluator",
     "QAEvaluator",
     "RegexEvaluator",
@@ -87,6 +99,10 @@ __all__ = [
     "SQLExecutionEvaluator",
     "SQLValidityEvaluator",
     "StringDistanceEvaluator",
+    "ToolCodeEvaluator",
+    "TrajectoryJudgeEvaluator",
+    "TrajectoryMatchEvaluator",
+    "UnitTestGenerationEvaluator",
     "pass_at_k",
 ]
 

@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from assay._budget import current_budget
+from assay.errors import ModelNotConfiguredError, ModelReplyError, ReplyCheckError
 from assay.llm._cache import CachedReply, CallCache, cache_key
 from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
-from assay.llm.errors import ModelNotConfiguredError, ModelReplyError, ReplyCheckError
 from assay.llm.json_reply import ReplyParseError, parse_json_reply
 from assay.llm.prices import PRICES_ENV
 from assay.llm.usage import Usage, UsageMeter

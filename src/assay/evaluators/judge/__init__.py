@@ -10,7 +10,7 @@ from assay.evaluators.judge._base import LLMJudge
 from assay.evaluators.judge._criteria import (
     CriteriaEvaluator,
     LabeledCriteriaEvaluator,
-    LlmFeedbackEvaluator,
+    LLMFeedbackEvaluator,
     resolve_criteria,
 )
 from assay.evaluators.judge._prompts import (
@@ -31,7 +31,11 @@ from assay.evaluators.judge._qa import (
 )
 from assay.evaluators.judge._self_consistency import SelfConsistency
 
+#: the name before 0.1.0 settled on one casing of LLM
+LlmFeedbackEvaluator = LLMFeedbackEvaluator
+
 __all__ = [
+    "LlmFeedbackEvaluator",
     "BUILTIN_CRITERIA",
     "CONTEXT_QA_PROMPT",
     "COT_QA_PROMPT",
@@ -43,7 +47,7 @@ __all__ = [
     "CriteriaEvaluator",
     "LLMJudge",
     "LabeledCriteriaEvaluator",
-    "LlmFeedbackEvaluator",
+    "LLMFeedbackEvaluator",
     "QAEvaluator",
     "SelfConsistency",
     "context_qa_evaluator",

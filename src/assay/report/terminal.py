@@ -14,7 +14,7 @@ from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
 
-from assay.report_plain import JUDGE_COLUMNS, judge_rows
+from assay.report.plain import JUDGE_COLUMNS, judge_rows
 from assay.store.records import ExperimentRow
 
 if TYPE_CHECKING:
