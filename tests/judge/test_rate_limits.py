@@ -79,3 +79,22 @@ def test_retry_after_pauses_new_calls() -> None:
             return loop.time() - start
 
     assert asyncio.run(scenario()) >= retry_after * 0.99  # a lower bound: load cannot break it
+
+
+def test_the_progress_bar_shows_the_limit_of_a_rate_limited_model() -> None:
+    from assay.report.terminal import _judge_limits
+
+    with FakeOpenAIServer(
+        handler=lambda r: VERDICT, latency=0.02, concurrency_limit=3, model="bar-judge"
+    ) as server:
+        assay.evaluate(
+            lambda inputs: inputs["i"],
+            data=[{"inputs": {"i": i}} for i in range(40)],
+            evaluators=[
+                CriteriaEvaluator("helpfulness", model=server.chat_model(max_concurrency=12, cache=False))
+            ],
+            client=assay.Client(database_url="sqlite://"),
+            max_concurrency=16,
+        )
+        limiter = all_limiters()[(server.base_url, "bar-judge")]
+    assert f"bar-judge: {limiter.capacity} in flight" in _judge_limits()

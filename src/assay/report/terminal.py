@@ -76,9 +76,8 @@ class Progress:
             self.errors += failed
         if self._bar is not None and self._task is not None:
             elapsed = max(time.perf_counter() - self._started, 1e-9)
-            self._bar.update(
-                self._task, advance=1, errors=self.errors, rate=f"{self.done / elapsed:,.0f} rows/s"
-            )
+            rate = f"{self.done / elapsed:,.0f} rows/s{_judge_limits()}"
+            self._bar.update(self._task, advance=1, errors=self.errors, rate=rate)
 
     def __exit__(
         self,
@@ -88,6 +87,19 @@ class Progress:
     ) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+
+def _judge_limits() -> str:
+    """The adaptive limit of each judge model a server has rate-limited, for the bar."""
+    limits = sys.modules.get("assay.llm._limits")  # not loaded: no judge in this process
+    if limits is None:
+        return ""
+    shown = [
+        f"{model}: {limiter.capacity} in flight"
+        for (_, model), limiter in limits.all_limiters().items()
+        if limiter.rate_limited
+    ]
+    return f"  judge limit {', '.join(shown)}" if shown else ""
 
 
 def _fmt(value: float | None) -> str:
