@@ -239,3 +239,37 @@ def test_the_command_line(labelled: assay.Client, capsys: pytest.CaptureFixture[
     code = main(["--db", db, "agreement", "judged", "--judge", "helpful", "--human", "helpfull"])
     err = capsys.readouterr().err
     assert code == 2 and "helpful_human (human)" in err and "no row of judged" in err
+
+
+def test_the_same_figures_on_sqlite_and_postgresql(any_client: assay.Client) -> None:
+    """The fast path reads stored scores and the feedback table: both backends, one answer;
+    a later label of the same run wins, and feedback of other experiments is ignored."""
+    rng = random.Random(9)
+    truth = [rng.randint(1, 4) for _ in range(40)]
+    judged = [min(4, max(1, t + rng.choice([-1, 0, 1]))) for t in truth]
+    results = assay.evaluate(
+        lambda inputs: inputs,
+        data=[{"inputs": {"i": i}} for i in range(40)],
+        evaluators=[lambda inputs: {"key": "rubric", "score": judged[inputs["i"]]}],
+        client=any_client,
+        experiment="both-stores",
+    )
+    other = assay.evaluate(
+        lambda inputs: inputs, data=[{"inputs": {"i": 0}}], client=any_client, experiment="other"
+    )
+    rows = list(results)
+    for row in rows:
+        i = row["run"].inputs["i"]
+        any_client.create_feedback(row["run"].id, "rubric_human", score=5, feedback_source_type="human")
+        any_client.create_feedback(
+            row["run"].id, "rubric_human", score=truth[i], feedback_source_type="human"
+        )
+    any_client.create_feedback(
+        list(other)[0]["run"].id, "rubric_human", score=1, feedback_source_type="human"
+    )
+    report = assay.judge_agreement("both-stores", "rubric", "rubric_human", client=any_client)
+    assert report.n == 40 and report.kappa is not None
+    assert report.kappa.value == pytest.approx(
+        cohen_kappa_score(judged, truth, weights="quadratic", labels=[1, 2, 3, 4])
+    )
+    assert {d.run_id for d in report.disagreements} <= {str(row["run"].id) for row in rows}
