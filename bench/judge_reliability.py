@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import random
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -73,6 +74,10 @@ def aimd(calls: int) -> None:
         with FakeOpenAIServer(handler=lambda r: VERDICT, latency=0.05, concurrency_limit=20) as server:
             model = server.chat_model(max_concurrency=ceiling, cache=False)
             start = time.perf_counter()
+            samples: list[tuple[float, int]] = []
+            done = threading.Event()
+            watcher = threading.Thread(target=_watch, args=(server, samples, done), daemon=True)
+            watcher.start()
             results = assay.evaluate(
                 lambda inputs: inputs["i"],
                 data=[{"inputs": {"i": i}} for i in range(calls)],
@@ -82,7 +87,11 @@ def aimd(calls: int) -> None:
                 progress=False,
             )
             elapsed = time.perf_counter() - start
+            done.set()
+            watcher.join()
             limiter = all_limiters()[(server.base_url, server.model)]
+            within = next((t - start for t, c in samples if 18 <= c <= 22), None)
+            mean = sum(c for _, c in samples) / len(samples) if samples else float("nan")
             metric = results.aggregate["helpfulness"]
             floor = calls / 20 * 0.05
             print(
@@ -90,6 +99,16 @@ def aimd(calls: int) -> None:
                 f"{server.max_chats_in_flight}, 429s {server.rejected}, failed rows {metric.errors} "
                 f"(goal 0), {elapsed:.2f} s vs a {floor:.2f} s floor at 20"
             )
+            reached = "never" if within is None else f"after {within:.2f} s"
+            print(f"  {'':<16} limit within 10% of 20 {reached} (goal < 30 s), mean limit {mean:.1f}")
+
+
+def _watch(server: FakeOpenAIServer, samples: list[tuple[float, int]], done: threading.Event) -> None:
+    """Sample the model's limit every 10 ms (a read from another thread: a snapshot)."""
+    while not done.wait(0.01):
+        limiter = all_limiters().get((server.base_url, server.model))
+        if limiter is not None:
+            samples.append((time.perf_counter(), limiter.capacity))
 
 
 def pairwise(questions: int) -> None:
