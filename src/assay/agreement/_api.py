@@ -9,9 +9,11 @@ from assay.agreement._compute import Options, Subject, compute
 from assay.agreement._labels import HUMAN, RowLabels, Source, read_labels
 from assay.agreement._report import JudgeAgreement
 from assay.agreement._scale import SCALES, Scale
-from assay.comparison._compare import _store_for
 from assay.comparison.comparability import experiment_record
 from assay.stats.agreement import RESAMPLES, Weights
+from assay.store.base import Store
+from assay.store.current import current_store
+from assay.store.open import open_store
 
 __all__ = ["judge_agreement"]
 
@@ -56,7 +58,7 @@ def judge_agreement(
     if weights not in _WEIGHTS:
         raise ValueError(f"weights must be one of {', '.join(_WEIGHTS)}, got {weights!r}")
     options = Options(scale=scale, weights=weights, top=top, resamples=resamples, seed=seed)
-    store, opened = _store_for(client, experiment)
+    store, opened = _store_of(client, experiment)
     try:
         record = experiment_record(store, experiment)
         judge_source = Source(judge_key, human=False)
@@ -93,3 +95,22 @@ def _nothing_shared(
         f"({len(judge.labels)} rows, {judge.errors} errors) and a human label {subject.human_key!r} "
         f"({len(human.labels)} rows of {whose}); keys on its runs (source): {keys}"
     )
+
+
+def _store_of(client: Any, experiment: Any) -> tuple[Store, bool]:
+    """The store to read (a Client's, a Store, the results' own, else the default), and
+    whether it was opened here (and so is closed here)."""
+    if isinstance(client, Store):
+        return client, False
+    if client is not None:
+        store = getattr(client, "store", None)
+        if not isinstance(store, Store):
+            raise TypeError(f"client must be an assay.Client or a Store, got {type(client).__name__}")
+        return store, False
+    own = getattr(experiment, "_store", None)
+    if isinstance(own, Store):
+        return own, False
+    url = getattr(experiment, "store_url", None)
+    if isinstance(url, str) and url != "sqlite://":
+        return open_store(url), True
+    return current_store(), False

@@ -9,6 +9,7 @@ experiments is compared; a stored experiment's name is re-scored.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import gc
@@ -22,7 +23,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from assay._aio import run_coroutine
-from assay._budget import CostBudget, use_budget
 from assay.evaluation._arguments import known_keywords
 from assay.evaluation._binding import (
     SummaryEvaluator,
@@ -48,16 +48,15 @@ from assay.evaluation._sharded import end_shard, release_quietly, shard_line, sh
 from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._tally import Tally, tally_of_stored
 from assay.evaluation._target import Target as TargetRunner
-from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
+from assay.evaluation.types import DataSource, EvaluatorLike, HasStore, SummaryEvaluatorLike, Target
 from assay.schemas import EvaluationResult, TracerSession
 from assay.store import Store, open_store
 from assay.store.current import use_store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
-    from assay.client import Client
     from assay.evaluation._pairwise_run import ComparativeResults
-    from assay.executors.base import Executor
+    from assay.evaluation.executor import Executor
 
 DEFAULT_MAX_CONCURRENCY = 16
 ErrorHandling = Literal["log", "ignore", "raise"]
@@ -75,7 +74,7 @@ class _Options:
     description: str | None
     max_concurrency: int | None
     num_repetitions: int
-    client: Client | None
+    client: HasStore | None
     blocking: bool
     experiment: Any
     upload_results: bool
@@ -124,7 +123,7 @@ async def aevaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -151,7 +150,7 @@ async def aevaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -180,7 +179,7 @@ async def aevaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -243,7 +242,7 @@ def evaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -270,7 +269,7 @@ def evaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -299,7 +298,7 @@ def evaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -476,7 +475,7 @@ def _executor(given: Any) -> Executor | None:
     ``ASSAY_EXECUTOR`` names one."""
     if given is None and os.environ.get("ASSAY_EXECUTOR", "").strip().lower() in ("", "local"):
         return None
-    from assay.executors.base import resolve_executor  # the executors build on this package
+    from assay.evaluation.executor import resolve_executor
 
     return resolve_executor(given)
 
@@ -506,6 +505,15 @@ def _feed_of(
     if sharded:
         done = {index for index in done if shard.holds(index)}
     return tally, RowFeed(resolved.examples(source), reps, done, total, shard)
+
+
+def _budget(max_cost: float | None) -> contextlib.AbstractContextManager[Any]:
+    """The judge budget of a run with ``max_cost`` (its module loads only then)."""
+    if max_cost is None:
+        return contextlib.nullcontext()
+    from assay._budget import CostBudget, use_budget
+
+    return use_budget(CostBudget(max_cost))
 
 
 def _memory_store() -> Store:
@@ -563,8 +571,7 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     )
     status: str | None = "failed"
     try:
-        budget = CostBudget(options.max_cost) if options.max_cost is not None else None
-        with use_store(prepared.cache_store), use_budget(budget), bar, _fewer_collections():
+        with use_store(prepared.cache_store), _budget(options.max_cost), bar, _fewer_collections():
             stats = await run_rows(prepared.pipeline, feed, store, record, settings, prepared.tally)
             stats, complete = end_shard(store, record, lease, stats)
             summary: list[EvaluationResult] = []

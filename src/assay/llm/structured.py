@@ -9,22 +9,23 @@ Usage counts both: ``repaired`` (answers that needed a repair) and ``unparsed`` 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from assay._budget import current_budget
 from assay.errors import ModelNotConfiguredError, ModelReplyError, ReplyCheckError
-from assay.llm._cache import CachedReply, CallCache, cache_key
+from assay.llm._cache import SAMPLE, CachedReply, CallCache, cache_key
 from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
 from assay.llm.json_reply import ReplyParseError, parse_json_reply
 from assay.llm.prices import PRICES_ENV
 from assay.llm.usage import Usage, UsageMeter
 
-__all__ = ["CORRECTION_PROMPT", "StructuredChat", "T", "response_schema"]
+__all__ = ["CORRECTION_PROMPT", "StructuredChat", "T", "judge_sample", "response_schema"]
 
 
 T = TypeVar("T", bound=BaseModel)
@@ -34,6 +35,16 @@ CORRECTION_PROMPT = (
     "Your reply could not be used: {error}\n"
     "Answer again with only the JSON object, following the schema exactly."
 )
+
+
+@contextlib.contextmanager
+def judge_sample(index: int) -> Iterator[None]:
+    """Calls inside are self-consistency sample ``index``: cached apart from the others."""
+    token = SAMPLE.set(index)
+    try:
+        yield
+    finally:
+        SAMPLE.reset(token)
 
 
 @functools.lru_cache(maxsize=256)

@@ -12,9 +12,9 @@ import asyncio
 from collections import Counter
 from typing import Any
 
-from assay.evaluation._base import BaseEvaluator
+from assay.evaluation import BaseEvaluator
 from assay.evaluators.judge._base import JudgeInput, LLMJudge
-from assay.llm._cache import SAMPLE
+from assay.llm.structured import judge_sample
 from assay.llm.usage import UsageMeter
 from assay.schemas import EvaluationResult
 
@@ -65,13 +65,11 @@ class SelfConsistency(LLMJudge):
     async def _sample(
         self, index: int, data: JudgeInput, meter: UsageMeter
     ) -> list[EvaluationResult] | BaseException:
-        token = SAMPLE.set(index)
-        try:
-            return await self.inner.judge(data, meter)
-        except Exception as exc:  # one failed sample is counted, not the judgement's end
-            return exc
-        finally:
-            SAMPLE.reset(token)
+        with judge_sample(index):
+            try:
+                return await self.inner.judge(data, meter)
+            except Exception as exc:  # one failed sample is counted, not the judgement's end
+                return exc
 
 
 def _vote(results: list[EvaluationResult], errors: int) -> EvaluationResult:
