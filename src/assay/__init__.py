@@ -34,11 +34,13 @@ from assay.tracing import (
 )
 
 if TYPE_CHECKING:
+    from assay.client.async_client import AsyncClient
     from assay.comparison import Comparison, MetricComparison, compare
     from assay.evaluation import evaluate_comparative
     from assay.testing import expect, test, unit
 
 _LAZY = {
+    "AsyncClient": "assay.client.async_client",
     "Comparison": "assay.comparison",
     "MetricComparison": "assay.comparison",
     "compare": "assay.comparison",
@@ -51,6 +53,7 @@ _LAZY = {
 
 __all__ = [
     "AssayError",
+    "AsyncClient",
     "AsyncExperimentResults",
     "Client",
     "Comparison",
