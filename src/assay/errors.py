@@ -43,6 +43,7 @@ signature is still a ``TypeError``, a missing extra an ``ImportError``):
     │   ├── StoreWriteError                    writing results failed; the run stops
     │   ├── NotFoundError (LookupError)        no such dataset, example or experiment
     │   └── AlreadyExistsError                 a dataset of that name exists
+    ├── BudgetExhaustedError                   the experiment's judge budget (``max_cost``) is spent
     ├── LLMError                               a judge model could not give a usable answer
     │   ├── ModelNotConfiguredError (ValueError)
     │   ├── ModelCallError                     the call failed after its retries
@@ -255,6 +256,10 @@ class AlreadyExistsError(StoreError):
 # --- services: judge models, embeddings, the sandbox ------------------------------------
 
 
+class BudgetExhaustedError(AssayError):
+    """The experiment's judge budget is spent; the row was not started."""
+
+
 class LLMError(AssayError):
     """Base of every error raised by ``assay.llm``."""
 
@@ -366,9 +371,11 @@ QueryTooLarge = QueryTooLargeError
 QueryRefused = QueryRefusedError
 DatabaseUnavailable = DatabaseUnavailableError
 PrivilegedRole = PrivilegedRoleError
+BudgetExhausted = BudgetExhaustedError
 
 #: old name -> settled name
 ALIASES = {
+    "BudgetExhausted": "BudgetExhaustedError",
     "EmbeddingsUnavailable": "EmbeddingsUnavailableError",
     "UnknownEvaluatorName": "UnknownEvaluatorNameError",
     "InvalidJson": "InvalidJsonError",
@@ -392,6 +399,7 @@ __all__ = [
     "DatabaseUnavailableError",
     "EmbeddingsError",
     "EmbeddingsUnavailableError",
+    "BudgetExhaustedError",
     "EvaluatorInputError",
     "EvaluatorReturnError",
     "EvaluatorSignatureError",
