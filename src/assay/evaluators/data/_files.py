@@ -2,7 +2,8 @@
 
 Input files come from ``example.inputs["input_files"]``: ``{name: content}`` where the
 content is text, rows (a list of objects: written as CSV, JSON or JSONL by the name's
-extension), ``{"path": "/host/file"}`` or ``{"base64": "..."}``. Output files are parsed
+extension), ``{"path": "/host/file"}`` (refused over the evaluator service) or
+``{"base64": "..."}``. Output files are parsed
 here, in the trusted parent, with the standard library only; a Parquet output is turned
 into plain rows inside the sandbox (so no binary parser of ours reads untrusted bytes).
 """
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.evaluators._fields import EvaluatorInputError
+from assay.evaluators._host_files import refuse_if_remote
 
 FORMATS = (".csv", ".json", ".jsonl", ".parquet")
 MAX_INPUT_BYTES = 32 * 1024 * 1024
@@ -73,6 +75,7 @@ def _content(name: str, content: Any, where: str) -> bytes:
     if isinstance(content, str):
         return content.encode()
     if isinstance(content, dict) and set(content) == {"path"}:
+        refuse_if_remote(where)
         path = content["path"]
         if not isinstance(path, str) or not os.path.isfile(path):
             raise EvaluatorInputError(f"{where}: the input file {path!r} does not exist")
