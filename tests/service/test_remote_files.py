@@ -168,6 +168,8 @@ def test_a_host_path_input_still_works_locally(tmp_path: Path) -> None:
     source.write_text("a\n1\n")
     evaluator = DataTransformationEvaluator()
     code = "import shutil\nshutil.copy('in.csv', 'output.csv')\n"
-    example = Example(inputs={"input_files": {"in.csv": {"path": str(source)}}}, outputs={"expected_output": [{"a": 1}]})
+    example = Example(
+        inputs={"input_files": {"in.csv": {"path": str(source)}}}, outputs={"expected_output": [{"a": 1}]}
+    )
     answer = evaluator.evaluate(Run(outputs={"output": code}), example)
     assert answer.results[0].score == 1, answer  # type: ignore[union-attr]

@@ -48,7 +48,8 @@ _MODEL_RISK = "calls the model configured in the server's environment (its crede
 
 #: every built-in not in REMOTE_SAFE, and what serving it exposes
 RISKS: dict[str, str] = {
-    name: _MODEL_RISK for name in ("qa", "cot_qa", "context_qa", "criteria", "labeled_criteria", "embedding_distance")
+    name: _MODEL_RISK
+    for name in ("qa", "cot_qa", "context_qa", "criteria", "labeled_criteria", "embedding_distance")
 }
 
 

@@ -72,7 +72,9 @@ def main(args: argparse.Namespace) -> int:
         from assay.service.builtins import builtin_evaluators
 
         names = [name.strip() for name in args.builtin.split(",") if name.strip()]
-        evaluators = named_evaluators(builtin_evaluators(names, allow_model_calls=args.allow_model_calls), "--builtin")
+        evaluators = named_evaluators(
+            builtin_evaluators(names, allow_model_calls=args.allow_model_calls), "--builtin"
+        )
     else:
         evaluators = load_evaluators(args.evaluators)
     serve(
