@@ -13,6 +13,7 @@ import pytest
 from assay.evaluators import APICallEvaluator
 from assay.evaluators.api._mock import KEPT_BODY_BYTES
 from assay.evaluators.api._openapi import MAX_RESOLVED_NODES, OpenAPIError, parse_api
+from assay.evaluators.data._files import _OutputError, parse_output
 from assay.schemas import EvaluationResults, Example, Run
 
 MIB = 1024 * 1024
@@ -102,3 +103,24 @@ def test_request_bodies_are_kept_up_to_a_limit_with_size_and_hash() -> None:
     assert all(call["body_sha256"] == hashlib.sha256(body).hexdigest() for call in calls)
     assert all(call["body"] is None and "over the" in call["body_dropped"] for call in calls)
     assert len(json.dumps(calls)) < 64 * 1024  # 20 MiB were sent
+
+
+def test_a_table_of_objects_with_distinct_keys_is_refused_not_filled() -> None:
+    rows = [{f"key{index}": index} for index in range(5000)]  # 25 million cells if filled
+    with pytest.raises(_OutputError, match=r"5000 rows x 5000 columns .* over the 4000000-cell limit"):
+        parse_output(json.dumps(rows).encode(), ".json")
+
+
+@pytest.mark.parametrize("extension", [".csv", ".jsonl", ".json"])
+def test_output_tables_are_read_in_linear_time(assert_linear: Any, extension: str) -> None:
+    def output(count: int) -> bytes:
+        rows = [{"region": f"r{index % 7}", "total": index * 1.5, "n": index} for index in range(count)]
+        if extension == ".csv":
+            return (
+                "region,total,n\n" + "".join(f"{r['region']},{r['total']},{r['n']}\n" for r in rows)
+            ).encode()
+        if extension == ".jsonl":
+            return "".join(json.dumps(row) + "\n" for row in rows).encode()
+        return json.dumps(rows).encode()
+
+    assert_linear(lambda data: parse_output(data, extension), output, 2000)

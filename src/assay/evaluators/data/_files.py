@@ -25,6 +25,9 @@ from assay.evaluators._host_files import refuse_if_remote
 
 FORMATS = (".csv", ".json", ".jsonl", ".parquet")
 MAX_INPUT_BYTES = 32 * 1024 * 1024
+#: rows x columns of a table made from row objects: distinct keys in every row would
+#: otherwise fill rows x keys cells (13,000 such rows, 190 KB: 169 million cells)
+MAX_CELLS = 4_000_000
 
 
 class _OutputError(ValueError):
@@ -123,8 +126,17 @@ def expected_table(value: Any, where: str) -> Table:
     raise EvaluatorInputError(f"{where} must be a list of row objects or {{'columns', 'rows'}}")
 
 
+class TableTooLarge(_OutputError):
+    """Rows x columns over ``MAX_CELLS``."""
+
+
 def table_of_objects(rows: list[dict[str, Any]]) -> Table:
     columns = tuple(dict.fromkeys(str(key) for row in rows for key in row))
+    if len(rows) * len(columns) > MAX_CELLS:
+        raise TableTooLarge(
+            f"{len(rows)} rows x {len(columns)} columns (the union of the rows' keys) is over "
+            f"the {MAX_CELLS}-cell limit; rows should share their keys"
+        )
     return Table(columns, [tuple(row.get(c) for c in columns) for row in rows])
 
 
