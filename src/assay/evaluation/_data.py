@@ -27,6 +27,7 @@ from typing import Any
 
 from assay.errors import AssayError
 from assay.schemas import Dataset, Example, trusted
+from assay.store._json import tag
 from assay.store.base import Store
 from assay.store.errors import AlreadyExistsError
 
@@ -144,11 +145,21 @@ def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]
         if record.get("attachments"):
             attached[count] = (record.get("id"), record["attachments"])
         stored_part = {k: v for k, v in record.items() if k != "attachments"}
-        text = json.dumps(stored_part, sort_keys=True, default=str, ensure_ascii=True)
+        text = _canonical(stored_part)
         sha.update((", " + text if count else text).encode())
         count += 1
     sha.update(b"]")
     return sha.hexdigest(), count, attached
+
+
+def _canonical(record: dict[str, Any]) -> str:
+    """JSON of a record for its hash; an integer past the digits limit of ``int -> str``
+    (``math.factorial(2000)``) hashed as the store keeps it (tagged hex), since
+    ``json.dumps`` refuses it."""
+    try:
+        return json.dumps(record, sort_keys=True, default=str, ensure_ascii=True)
+    except ValueError:
+        return json.dumps(tag(record), sort_keys=True, default=str, ensure_ascii=True)
 
 
 def _filled(store: Store, name: str, timeout: float = 30.0) -> Dataset:
