@@ -10,6 +10,7 @@ import pytest
 
 from assay import Client, evaluate
 from assay.evaluators import CodeCorrectnessEvaluator
+from assay.schemas import Example, Run
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 
@@ -69,3 +70,31 @@ def test_the_same_data_with_a_huge_integer_gets_the_same_dataset(tmp_path: Path)
         client.close()
     assert first.aggregate["exact_match"].mean == 1.0 and second.aggregate["exact_match"].mean == 0.0
     assert first.get_dataset_id() == second.get_dataset_id()
+
+
+FLOAT32 = {  # 0.1f, and a float32 sum whose widening is 0.30000001192... (failed the 1e-9 default)
+    "go": "func solution(n int) []float32 {\n\tvar a, b float32 = 0.1, 0.2\n\treturn []float32{0.1, a + b, float32(n) / 4}\n}\n",
+    "java": "import java.util.*;\nclass Solution {\n    public static List<Float> solution(int n) {\n"
+    "        float a = 0.1f, b = 0.2f;\n        return Arrays.asList(0.1f, a + b, n / 4.0f);\n    }\n}\n",
+    "cpp": "#include <vector>\nstd::vector<float> solution(int n) {\n    float a = 0.1f, b = 0.2f;\n"
+    "    return {0.1f, a + b, n / 4.0f};\n}\n",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", sorted(FLOAT32))
+def test_a_float32_answer_scores_against_the_decimal_it_means(language: str) -> None:
+    cases = [
+        {"input": 1, "expected_output": [0.1, 0.3, 0.25]},
+        {"input": 3, "expected_output": [0.1, 0.3, 0.75]},
+    ]
+    evaluator = CodeCorrectnessEvaluator(language=language)
+    result = evaluator.evaluate(
+        Run(outputs={"output": FLOAT32[language]}), Example(inputs={"test_cases": cases})
+    )
+    assert result.score == 1.0, result.comment  # type: ignore[union-attr]
+    wrong = [{"input": 1, "expected_output": [0.1, 0.30000001, 0.25]}]  # not what 0.1f + 0.2f means
+    result = evaluator.evaluate(
+        Run(outputs={"output": FLOAT32[language]}), Example(inputs={"test_cases": wrong})
+    )
+    assert result.score == 0.0, result.comment  # type: ignore[union-attr]
