@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from assay.evaluators.api._fixtures import Fixture, best_fixture, query_matches
 from assay.evaluators.api._openapi import API, Operation
 
 MAX_BODY = 1024 * 1024
@@ -26,6 +27,8 @@ MAX_RECORDED = 500
 SHOWN_BODY = 2000
 KEPT_BODY_BYTES = 64 * 1024  # a body up to this size is kept parsed, for the expected-call checks
 KEPT_TOTAL_BYTES = 4 * 1024 * 1024  # all kept bodies of one example together
+MAX_HEADERS = 32  # recorded per request
+HEADER_CHARS = 256
 BODIES_AT_ONCE = 4  # requests whose body is read, parsed and validated at the same time
 
 
@@ -40,10 +43,13 @@ class Fault:
     times: int = 1
     delay: float = 5.0
     headers: dict[str, str] = field(default_factory=dict)
+    query: dict[str, str] = field(default_factory=dict)  # only calls with these query values
 
-    def applies(self, operation: Operation) -> bool:
+    def applies(self, operation: Operation, call: dict[str, Any]) -> bool:
         method, _, template = self.match.rpartition(" ")
-        return template == operation.template and (not method or method == operation.method)
+        if template != operation.template or (method and method != operation.method):
+            return False
+        return query_matches(self.query, call)
 
 
 @dataclass
@@ -79,9 +85,7 @@ class Recorder:
 
 
 class MockAPI:
-    def __init__(
-        self, api: API, socket_path: str, faults: list[Fault], fixtures: dict[str, dict[str, Any]]
-    ) -> None:
+    def __init__(self, api: API, socket_path: str, faults: list[Fault], fixtures: list[Fixture]) -> None:
         self.api, self.faults, self.fixtures = api, faults, fixtures
         self.fault_counts = [0] * len(faults)
         self.recorder = Recorder()
@@ -106,10 +110,10 @@ class MockAPI:
         except OSError:
             pass
 
-    def fault_for(self, operation: Operation) -> Fault | None:
+    def fault_for(self, operation: Operation, call: dict[str, Any]) -> Fault | None:
         with self._lock:
             for index, fault in enumerate(self.faults):
-                if fault.applies(operation) and self.fault_counts[index] < fault.times:
+                if fault.applies(operation, call) and self.fault_counts[index] < fault.times:
                     self.fault_counts[index] += 1
                     return fault
         return None
@@ -154,6 +158,9 @@ def _serve(mock: MockAPI, handler: BaseHTTPRequestHandler) -> None:
     status, payload, headers = refusal or _answer(mock, call)
     data = b"" if payload is None else json.dumps(payload).encode()
     call.update(status=status, response=_shown(payload), fault=headers.pop("x-assay-fault", None))
+    retry_after = next((value for name, value in headers.items() if name.lower() == "retry-after"), None)
+    if call["fault"] and retry_after is not None:
+        call["retry_after"] = retry_after
     call["duration_ms"] = round((time.monotonic() - began) * 1000, 2)
     if call["fault"] == "timeout":
         return  # the delay has passed; the client should have given up
@@ -179,11 +186,7 @@ def _received(mock: MockAPI, handler: BaseHTTPRequestHandler, began: float) -> d
         "method": handler.command,
         "path": parts.path,
         "query": {k: v if len(v) > 1 else v[0] for k, v in parse_qs(parts.query).items()},
-        "headers": {
-            k.lower(): v
-            for k, v in handler.headers.items()
-            if k.lower() in ("content-type", "accept", "authorization", "user-agent")
-        },
+        "headers": _headers(handler),
         "body": _body(raw),
         "body_bytes": len(raw),
         "body_sha256": hashlib.sha256(raw).hexdigest() if raw else None,
@@ -215,7 +218,7 @@ def _checked(mock: MockAPI, call: dict[str, Any]) -> Answer | None:
 def _answer(mock: MockAPI, call: dict[str, Any]) -> Answer:
     operation, _, _ = mock.api.find(call["method"], call["path"])
     assert operation is not None  # _checked found it
-    fault = mock.fault_for(operation)
+    fault = mock.fault_for(operation, call)
     if fault is not None and fault.kind == "timeout":
         call["fault"] = "timeout"
         time.sleep(fault.delay)
@@ -226,10 +229,20 @@ def _answer(mock: MockAPI, call: dict[str, Any]) -> Answer:
             {"error": f"injected {fault.status}"},
             {**fault.headers, "x-assay-fault": str(fault.status)},
         )
-    fixture = mock.fixtures.get(f"{call['method']} {call['path']}") or mock.fixtures.get(operation.label)
+    fixture = best_fixture(mock.fixtures, call, operation.template)
     if fixture is not None:
-        return int(fixture.get("status", 200)), fixture.get("body"), {}
+        return fixture.status, fixture.body, {}
     return operation.status, operation.example, {}
+
+
+def _headers(handler: BaseHTTPRequestHandler) -> dict[str, str]:
+    """The request's headers, lower-cased, a bounded number of bounded values."""
+    kept: dict[str, str] = {}
+    for name, value in handler.headers.items():
+        if len(kept) >= MAX_HEADERS:
+            break
+        kept.setdefault(name.lower()[:HEADER_CHARS], str(value)[:HEADER_CHARS])
+    return kept
 
 
 def _body(raw: bytes) -> Any:
