@@ -250,3 +250,32 @@ def test_through_evaluate() -> None:
     rows = [{r.key: r.score for r in row["evaluation_results"]["results"]} for row in results]
     assert rows[0]["unit_tests_pass"] == rows[1]["unit_tests_pass"] == 1
     assert rows[0]["unit_tests_mutation_score"] > 0.5 > rows[1]["unit_tests_mutation_score"]
+
+
+def _slowed_where(condition: str) -> str:
+    """A suite that never imports the code (every mutant survives it), slowed as a burst
+    of load would slow it, in the runs whose folder meets ``condition``."""
+    return f"""import os, time
+def test_nothing_imported():
+    folder = os.path.basename(os.getcwd())
+    if {condition}:
+        time.sleep(60)
+"""
+
+
+@pytest.mark.slow
+def test_a_timeout_from_a_burst_of_load_is_not_a_kill() -> None:
+    transient = _slowed_where('folder.startswith("m") and "-" not in folder')  # each mutant's first run only
+    result = scores(transient, mutant_timeout=1.0, max_mutants=3)
+    rows = result["mutation_score"].metadata["mutants"]
+    assert [row["status"] for row in rows] == ["survived"] * len(rows), rows
+    assert result["mutation_score"].score == 0
+
+
+@pytest.mark.slow
+def test_a_timeout_while_the_reference_is_slow_too_is_undecided_not_a_kill() -> None:
+    loaded = _slowed_where('folder != "reference"')  # the first reference run measured fast
+    result = scores(loaded, mutant_timeout=1.0, max_mutants=2)
+    rows = result["mutation_score"].metadata["mutants"]
+    assert [row["status"] for row in rows] == ["undecided"] * len(rows), rows
+    assert result["mutation_score"].score == 0
