@@ -10,7 +10,6 @@ parent measures the compile time itself.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -285,7 +284,7 @@ def main() -> int:
         )
         return 0
     try:
-        argv = _build_once(language, role, str(setup.get("code", "")), entry, options)
+        argv = RECIPES[language](role, str(setup.get("code", "")), entry, options)
     except CompileFailed as failure:
         text = first_lines(str(failure))
         if role == "script":
@@ -300,29 +299,6 @@ def main() -> int:
     sys.stdout.flush()
     os.execve(argv[0], argv, dict(os.environ))
     return 127
-
-
-BUILT = ".assay_built.json"
-
-
-def _build_once(language: str, role: str, code: str, entry: str, options: dict[str, str]) -> list[str]:
-    """The recipe's program, built once per job: a candidate that exits in a call is
-    started again for the next one, and must not hold its slot compiling again.
-    (What the candidate may write here it could run anyway: it is its own job.)"""
-    key = hashlib.sha256(json.dumps([language, role, code, entry, options]).encode()).hexdigest()
-    try:
-        with open(BUILT, encoding="utf-8") as handle:
-            built = json.load(handle)
-        if built["key"] == key and os.path.exists(built["argv"][0]):
-            os.environ.update(built["env"])
-            return [str(part) for part in built["argv"]]
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
-        pass  # first start (or a broken record): build
-    before = dict(os.environ)
-    argv = RECIPES[language](role, code, entry, options)
-    env = {name: value for name, value in os.environ.items() if before.get(name) != value}
-    _write(BUILT, json.dumps({"key": key, "argv": argv, "env": env}))
-    return argv
 
 
 def read_setup() -> object:
