@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from assay.evaluators import DataTransformationEvaluator
-from assay.evaluators.data._compare import compare_tables
 from assay.evaluators.data._files import expected_table, parse_output
+from assay.evaluators.data._table_equality import compare_tables
 
 
 def verdict(

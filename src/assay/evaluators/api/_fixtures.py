@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from assay.evaluators._fields import EvaluatorInputError
+from assay.errors import EvaluatorInputError
 
 
 @dataclass(frozen=True)

@@ -10,15 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from assay.evaluators._fields import EvaluatorInputError
+from assay.errors import OpenAPIError
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 MAX_REF_DEPTH = 32
 MAX_RESOLVED_NODES = 200_000  # what one document's $refs may expand to, all operations together
-
-
-class OpenAPIError(EvaluatorInputError):
-    """The OpenAPI document cannot be used; the message says where (line, or JSON path)."""
 
 
 @dataclass(frozen=True)

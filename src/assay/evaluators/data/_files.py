@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from assay.evaluators._fields import EvaluatorInputError
+from assay.errors import EvaluatorInputError
 from assay.evaluators._host_files import refuse_if_remote
 
 FORMATS = (".csv", ".json", ".jsonl", ".parquet")
