@@ -14,7 +14,7 @@ from typing import Any
 LINEAR_BOUND = 12.0
 
 
-def growth(parse: Callable[[Any], object], make: Callable[[int], Any], size: int, repeats: int = 5) -> float:
+def growth(parse: Callable[[Any], object], make: Callable[[int], Any], size: int, repeats: int = 7) -> float:
     """best time on ``make(10 * size)`` / best time on ``make(size)``."""
     small, large = make(size), make(10 * size)
     parse(small)  # warm caches (compiled patterns, imports)
@@ -31,6 +31,16 @@ def growth(parse: Callable[[Any], object], make: Callable[[int], Any], size: int
     return best[1] / best[0]
 
 
-def assert_linear(parse: Callable[[Any], object], make: Callable[[int], Any], size: int) -> None:
-    ratio = growth(parse, make, size)
-    assert ratio <= LINEAR_BOUND, f"10x the input cost {ratio:.1f}x the time (linear: ~10x)"
+def assert_linear(
+    parse: Callable[[Any], object], make: Callable[[int], Any], size: int, attempts: int = 3
+) -> None:
+    """Up to ``attempts`` measurements, the best one kept: other processes sharing the
+    CPU's caches can push a linear parser's ratio past the bound once (14x was seen on
+    the shared 2-core machine), never a quadratic one's down to it (it is ~100x)."""
+    ratios = []
+    for _ in range(attempts):
+        ratios.append(growth(parse, make, size))
+        if ratios[-1] <= LINEAR_BOUND:
+            return
+    shown = ", ".join(f"{ratio:.1f}x" for ratio in ratios)
+    raise AssertionError(f"10x the input cost {shown} the time in {attempts} measurements (linear: ~10x)")

@@ -123,4 +123,4 @@ def test_output_tables_are_read_in_linear_time(assert_linear: Any, extension: st
             return "".join(json.dumps(row) + "\n" for row in rows).encode()
         return json.dumps(rows).encode()
 
-    assert_linear(lambda data: parse_output(data, extension), output, 2000)
+    assert_linear(lambda data: parse_output(data, extension), output, 1000)
