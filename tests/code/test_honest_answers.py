@@ -82,6 +82,7 @@ FLOAT32 = {  # 0.1f, and a float32 sum whose widening is 0.30000001192... (faile
 
 
 @pytest.mark.slow
+@pytest.mark.toolchains
 @pytest.mark.parametrize("language", sorted(FLOAT32))
 def test_a_float32_answer_scores_against_the_decimal_it_means(language: str) -> None:
     cases = [
