@@ -27,7 +27,6 @@ from typing import Any
 
 from assay.errors import AlreadyExistsError, DataError
 from assay.schemas import Dataset, Example, trusted
-from assay.store._json import tag
 from assay.store.base import Store
 
 _NAMESPACE = uuid.UUID("5d1f5b7e-8a7c-4f43-9a55-3c0b4f1a7a11")
@@ -154,7 +153,18 @@ def _canonical(record: dict[str, Any]) -> str:
     try:
         return json.dumps(record, sort_keys=True, default=str, ensure_ascii=True)
     except ValueError:
-        return json.dumps(tag(record), sort_keys=True, default=str, ensure_ascii=True)
+        return json.dumps(_huge_ints_tagged(record), sort_keys=True, default=str, ensure_ascii=True)
+
+
+def _huge_ints_tagged(value: Any) -> Any:
+    """Integers written as the store's codec writes those past 64 bits: ``{"$int": hex}``."""
+    if type(value) is int and not -(2**63) <= value < 2**64:
+        return {"$int": ("-" if value < 0 else "") + format(abs(value), "x")}
+    if isinstance(value, dict):
+        return {key: _huge_ints_tagged(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_huge_ints_tagged(item) for item in value]
+    return value
 
 
 def _filled(store: Store, name: str, timeout: float = 30.0) -> Dataset:

@@ -15,7 +15,7 @@ from fastapi import FastAPI, HTTPException, Path
 from fastapi.responses import JSONResponse, Response
 
 from assay.evaluation._binding import RowEvaluator
-from assay.evaluators._host_files import host_paths_refused
+from assay.evaluators.host_files import host_paths_refused
 from assay.schemas import EvaluationResult, Example
 from assay.service.guard import DEFAULT_MAX_BODY_BYTES, ServiceGuard
 from assay.service.wire import EvaluateRequest, EvaluateResponse, EvaluatorInfo, encode_results

@@ -2,7 +2,7 @@
 
 A caller of the service is someone else. ``REMOTE_SAFE`` are the built-ins that need no
 model, run candidate code only in the sandbox and read no host file (inputs by host path
-are refused for every evaluation the service runs, see ``assay.evaluators._host_files``);
+are refused for every evaluation the service runs, see ``assay.evaluators.host_files``);
 they are served by default, and docs/service.md lists exactly these. Every other built-in
 carries a risk for the server's owner (``RISKS``) and is served only when named together
 with the opt-in that names the risk, e.g. ``--builtin qa --allow-model-calls``.

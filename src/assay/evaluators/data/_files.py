@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import EvaluatorInputError
-from assay.evaluators._host_files import refuse_if_remote
+from assay.evaluators.host_files import refuse_if_remote
 
 FORMATS = (".csv", ".json", ".jsonl", ".parquet")
 MAX_INPUT_BYTES = 32 * 1024 * 1024
