@@ -143,7 +143,7 @@ def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]
             if record["attachments"]:
                 attached[count] = (record.get("id"), record["attachments"])
             stored_part = {k: v for k, v in record.items() if k != "attachments"}
-        text = encode(stored_part)
+        text = _canonical(encode, stored_part)
         sha.update((", " + text if count else text).encode())
         count += 1
     sha.update(b"]")
@@ -153,6 +153,27 @@ def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]
 _DIGEST_ENCODER = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=True)
 """What ``json.dumps(..., sort_keys=True, default=str, ensure_ascii=True)`` uses, made once
 instead of per record (most of its cost on small records)."""
+
+
+def _canonical(encode: Callable[[Any], str], record: dict[str, Any]) -> str:
+    """JSON of a record for its hash; an integer past the digits limit of ``int -> str``
+    (``math.factorial(2000)``) hashed as the store keeps it (tagged hex), since the
+    encoder refuses it."""
+    try:
+        return encode(record)
+    except ValueError:
+        return encode(_huge_ints_tagged(record))
+
+
+def _huge_ints_tagged(value: Any) -> Any:
+    """Integers written as the store's codec writes those past 64 bits: ``{"$int": hex}``."""
+    if type(value) is int and not -(2**63) <= value < 2**64:
+        return {"$int": ("-" if value < 0 else "") + format(abs(value), "x")}
+    if isinstance(value, dict):
+        return {key: _huge_ints_tagged(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_huge_ints_tagged(item) for item in value]
+    return value
 
 
 def _filled(store: Store, name: str, timeout: float = 30.0) -> Dataset:
