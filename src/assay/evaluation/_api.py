@@ -9,6 +9,7 @@ experiments is compared; a stored experiment's name is re-scored.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import gc
@@ -42,13 +43,14 @@ from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import RowFeed, RunSettings, done_keys, run_rows, run_summaries
 from assay.evaluation._shard import Shard, shard_argument
-from assay.evaluation._sharded import end_shard, release_quietly, shard_line, shard_rows_stored
+from assay.evaluation._sharded import end_shard, fenced, release_quietly, shard_line, shard_rows_stored
 from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._tally import Tally, tally_of_stored
 from assay.evaluation._target import Target as TargetRunner
 from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
 from assay.schemas import EvaluationResult, TracerSession
 from assay.store import Store, open_store
+from assay.store._fence import LeaseFencedError
 from assay.store.current import use_store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
@@ -447,9 +449,13 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
             stream.add(row)
 
     settings = RunSettings(
-        prepared.concurrency, options.error_handling == "raise", on_row, whole, prepared.executor
+        prepared.concurrency,
+        options.error_handling == "raise",
+        on_row,
+        whole,
+        prepared.executor,
+        lease.fence,
     )
-    status: str | None = "failed"
     try:
         with use_store(prepared.cache_store), bar, _fewer_collections():
             stats = await run_rows(prepared.pipeline, feed, store, record, settings, prepared.tally)
@@ -459,12 +465,18 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
                 available = summary_arguments(store, record, stats.rows)
                 available.update(kept.lists(stats.rows) if kept is not None else {})
                 summary = await run_summaries(prepared.summaries, available)
-        if complete:
+        if complete:  # else "partial", stored as the shard ended
             store.replace_summary_results(record.id, summary)
-        status = "completed" if complete else None  # None: "partial", stored as the shard ended
+            store.finish_experiment(record.id, "completed", lease.fence)
     except BaseException as exc:
+        if lease.lost or fenced(exc):
+            # another process runs the shard now: the status is its to set, not ours
+            stream.finish(None, lease.lost_error())
+            return
         status = "interrupted" if is_interrupt(exc) else "failed"
         release_quietly(lease, status)
+        with contextlib.suppress(LeaseFencedError):  # taken over meanwhile: its status
+            store.finish_experiment(record.id, status, lease.fence)
         if is_interrupt(exc):
             stored = store.count_rows(record.id) if whole else shard_rows_stored(store, record, lease.shard)
             interrupted = interrupted_error(record.name, stored, bar.total)
@@ -474,9 +486,6 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         if not isinstance(exc, Exception):
             raise
         return
-    finally:
-        if status is not None:
-            store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record
     if not complete:
         # an earlier shard reports the experiment as it left it, whatever other shards did

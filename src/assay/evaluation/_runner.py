@@ -20,6 +20,7 @@ from assay.evaluation._tally import Tally
 from assay.evaluation._threads import RowThreads
 from assay.evaluation._writer import RowWriter
 from assay.schemas import EvaluationResult, Example
+from assay.store._fence import Fence
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 
@@ -38,6 +39,7 @@ class RunSettings:
     on_row: Callable[[ExperimentRow], None]
     write_figures: bool = True  # False for a shard: its rows are not the experiment's figures
     executor: Executor | None = None  # None: threads and the event loop here
+    fence: Fence | None = None  # the lease every write carries (``assay.store._fence``)
 
 
 class RowFeed:
@@ -110,7 +112,12 @@ async def run_rows(
     """Run the fed rows; every finished row is written before this returns. Returns the
     experiment's final figures (stored too)."""
     writer = RowWriter(
-        store, experiment.id, tally, figures=settings.write_figures, expected_rows=feed.remaining
+        store,
+        experiment.id,
+        tally,
+        figures=settings.write_figures,
+        expected_rows=feed.remaining,
+        fence=settings.fence,
     )
     # The last rows: commit them as they come, so that the final commit is a small one.
     feed.on_ending, feed.ending_at = writer.hurry, writer.max_batch

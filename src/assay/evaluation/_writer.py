@@ -22,6 +22,7 @@ from collections import deque
 from typing import Any
 
 from assay.evaluation._tally import RowTally, Tally, tally_row
+from assay.store._fence import Fence
 from assay.store.base import Store
 from assay.store.errors import StoreError
 from assay.store.records import ExperimentRow, ExperimentStats
@@ -53,6 +54,7 @@ class RowWriter:
         max_pending: int | None = None,
         figures: bool = True,
         expected_rows: int = 0,
+        fence: Fence | None = None,
     ) -> None:
         self._store = store
         self._experiment_id = experiment_id
@@ -67,7 +69,8 @@ class RowWriter:
         self._finished = False
         self._error: BaseException | None = None
         self._next_stats = 0.0
-        self._batches = store.batch_writer(experiment_id)
+        self._fence = fence  # every batch, and the final figures, behind the run's lease
+        self._batches = store.batch_writer(experiment_id, fence)
         self._expected_rows = expected_rows  # told to the store's writer as this thread starts
         self._thread = threading.Thread(target=self._loop, name="assay-writer", daemon=True)
         self._thread.start()
@@ -109,7 +112,7 @@ class RowWriter:
         self._raise_if_failed()
         stats = self.tally.stats(final=True)
         if self._keep_figures:
-            self._store.write_stats(self._experiment_id, stats)
+            self._store.write_stats(self._experiment_id, stats, self._fence)
         return stats
 
     def _raise_if_failed(self) -> None:

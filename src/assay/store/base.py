@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from assay.schemas import Dataset, EvaluationResult, Example, Feedback, Run
+from assay.store._fence import Fence
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats, Lease
 
 RowKey = tuple[int, int]
@@ -32,14 +33,14 @@ class BatchWriter(Protocol):
 
 
 class _InlineBatchWriter:
-    def __init__(self, store: Store, experiment_id: uuid.UUID) -> None:
-        self._store, self._experiment_id = store, experiment_id
+    def __init__(self, store: Store, experiment_id: uuid.UUID, fence: Fence | None) -> None:
+        self._store, self._experiment_id, self._fence = store, experiment_id, fence
 
     def expect(self, rows: int) -> None:
         pass
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
-        self._store.write_batch(self._experiment_id, prepared, stats)
+        self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
 
     def close(self, *, build_columns: bool = False) -> None:
         pass
@@ -113,7 +114,9 @@ class Store(abc.ABC):
     def list_experiments(self) -> list[ExperimentRecord]: ...
 
     @abc.abstractmethod
-    def finish_experiment(self, experiment_id: uuid.UUID, status: str) -> None: ...
+    def finish_experiment(self, experiment_id: uuid.UUID, status: str, fence: Fence | None = None) -> None:
+        """Set the experiment's final status; with ``fence``, only while that lease is
+        still its run's (else ``LeaseFencedError``, nothing changed)."""
 
     @abc.abstractmethod
     def reopen_experiment(self, experiment_id: uuid.UUID) -> None: ...
@@ -171,24 +174,31 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def write_batch(
-        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
+        self,
+        experiment_id: uuid.UUID,
+        prepared: Sequence[Any],
+        stats: ExperimentStats | None,
+        fence: Fence | None = None,
     ) -> None:
         """Write encoded rows and (when given) the experiment's figures in one transaction,
-        so stored counts always match stored rows."""
+        so stored counts always match stored rows. With ``fence``, the transaction is
+        refused whole (``LeaseFencedError``) once that lease is not its run's."""
 
     def settle_writers_of(self, run_pid: int) -> None:
         """Before a run takes the place of ``run_pid``, dead on this machine: wait for
         what that run handed to helper processes to be written (none by default)."""
         return None
 
-    def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
+    def batch_writer(self, experiment_id: uuid.UUID, fence: Fence | None = None) -> BatchWriter:
         """What a run's single writer thread commits its batches through (``write_batch``
-        semantics: each batch one transaction; closed once the run's rows are all in).
-        By default ``write_batch`` itself, in this process."""
-        return _InlineBatchWriter(self, experiment_id)
+        semantics, behind ``fence``: each batch one transaction; closed once the run's
+        rows are all in). By default ``write_batch`` itself, in this process."""
+        return _InlineBatchWriter(self, experiment_id, fence)
 
     @abc.abstractmethod
-    def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None: ...
+    def write_stats(
+        self, experiment_id: uuid.UUID, stats: ExperimentStats, fence: Fence | None = None
+    ) -> None: ...
 
     @abc.abstractmethod
     def load_stats(self, experiment_id: uuid.UUID) -> ExperimentStats | None:

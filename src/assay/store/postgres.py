@@ -21,6 +21,7 @@ from typing import Any
 
 from assay.errors import require_extra
 from assay.schemas import Dataset
+from assay.store._fence import Fence
 from assay.store._json import dumps, loads
 from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
@@ -75,10 +76,10 @@ class PostgresStore(SQLiteStore):
         weakref.finalize(self, _close_all, self._opened, self._opened_lock)
         self._keepalive = self._open_and_migrate()  # type: ignore[assignment]
 
-    def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
+    def batch_writer(self, experiment_id: uuid.UUID, fence: Fence | None = None) -> BatchWriter:
         """In this process: the server does the work, and psycopg waits for it without
         the GIL."""
-        return Store.batch_writer(self, experiment_id)
+        return Store.batch_writer(self, experiment_id, fence)
 
     def settle_writers_of(self, run_pid: int) -> None:
         return None  # its writes are this process's own

@@ -16,8 +16,10 @@ from typing import Any
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
+from assay.store import _fence as fences
 from assay.store import _row_text, text_index
 from assay.store import _sqlite_rows as rows
+from assay.store._fence import Fence
 from assay.store._json import dumps, loads
 from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
@@ -340,8 +342,9 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         rows = self.conn.execute("SELECT * FROM experiments ORDER BY created_at").fetchall()
         return [_experiment_from(row) for row in rows]
 
-    def finish_experiment(self, experiment_id: uuid.UUID, status: str) -> None:
+    def finish_experiment(self, experiment_id: uuid.UUID, status: str, fence: Fence | None = None) -> None:
         with self.transaction() as conn:
+            fences.hold(conn, fence)
             conn.execute(
                 "UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
                 (status, codec.ts(utcnow()), str(experiment_id)),
@@ -373,17 +376,21 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             text_index.invalidate(conn, touched)
 
     def write_batch(
-        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
+        self,
+        experiment_id: uuid.UUID,
+        prepared: Sequence[Any],
+        stats: ExperimentStats | None,
+        fence: Fence | None = None,
     ) -> None:
         with self.transaction() as conn:
-            _write_batch_on(conn, experiment_id, prepared, stats)
+            _write_batch_on(conn, experiment_id, prepared, stats, fence)
 
-    def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
+    def batch_writer(self, experiment_id: uuid.UUID, fence: Fence | None = None) -> BatchWriter:
         """A file's batches go through a writer process once a run is large enough
         (``_sqlite_writer``); a memory database's stay in this process."""
         if self._uri:
-            return super().batch_writer(experiment_id)
-        return ProcessBatchWriter(self, experiment_id, _write_batch_on, _FILE_PRAGMAS)
+            return super().batch_writer(experiment_id, fence)
+        return ProcessBatchWriter(self, experiment_id, _write_batch_on, _FILE_PRAGMAS, fence=fence)
 
     def settle_writers_of(self, run_pid: int) -> None:
         if not self._uri:
@@ -392,8 +399,11 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
     def has_run(self, run_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
-    def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None:
+    def write_stats(
+        self, experiment_id: uuid.UUID, stats: ExperimentStats, fence: Fence | None = None
+    ) -> None:
         with self.transaction() as conn:
+            fences.hold(conn, fence)
             rows.write_stats(conn, experiment_id, stats)
 
     def load_stats(self, experiment_id: uuid.UUID) -> ExperimentStats | None:
@@ -587,13 +597,21 @@ def _id_text(experiment_id: uuid.UUID) -> str:
 
 
 def _write_batch_on(
-    conn: Any, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
+    conn: Any,
+    experiment_id: uuid.UUID,
+    prepared: Sequence[Any],
+    stats: ExperimentStats | None,
+    fence: Fence | None = None,
 ) -> None:
     """A batch's statements, on a connection or a writer process's ``StatementLog``
-    (which hands the rows over as they are, for the writer process to encode)."""
+    (which hands the rows over as they are, for the writer process to encode); first,
+    while ``fence`` is given, the check that the run still holds its lease."""
     if isinstance(conn, StatementLog):
+        if fence is not None:
+            conn.guard(fences.FENCE_SQL, fence.params)
         conn.rows(prepared)
     else:
+        fences.hold(conn, fence)
         rows.insert_encoded(conn, [codec.encoded(item) for item in prepared])
     touched = [_id_text(experiment_id)]  # a run's batches hold its experiment's rows only
     columns.invalidate(conn, touched)
