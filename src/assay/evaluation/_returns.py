@@ -61,6 +61,8 @@ def _normalize(raw: Any, default_key: str) -> list[EvaluationResult]:
     if isinstance(raw, EvaluationResults):
         return list(raw.results)
     if isinstance(raw, dict):
+        if not raw:  # {}: no result at all (the caller records the missing key)
+            return []
         if "results" in raw and _is_sequence(raw["results"]):
             return _normalize_many(raw["results"], default_key)
         return [_from_dict(raw, default_key)]
