@@ -21,6 +21,7 @@ import pytest
 from tests.cli.conftest import ASSAY, write_data
 
 from assay import Client
+from assay.evaluation._audit import figure_mismatches
 
 APP = """
 import os
@@ -147,6 +148,9 @@ def test_a_paused_run_that_lost_its_lease_writes_nothing_and_leaves_the_status_a
     assert counted == [(ROWS, ROWS)]  # every row, once
     assert rows_by(db, paused.pid) == paused_rows  # nothing more of it after the takeover
     assert rows_by(db, taker.pid) == ROWS - paused_rows
-    results = Client(db).read_experiment("fenced")
-    assert results.stats is not None and results.stats.rows == ROWS  # the figures agree with the rows
+    client = Client(db)
+    results = client.read_experiment("fenced")
+    assert results.stats is not None and results.stats.rows == ROWS
     assert len(results) == ROWS
+    assert figure_mismatches(client.store, results.experiment) == []  # figures agree with rows
+    client.close()
