@@ -40,6 +40,7 @@ from assay.evaluation._kept import KeptValues
 from assay.evaluation._lease import ShardLease
 from assay.evaluation._paged import stored_rows, summary_arguments
 from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
+from assay.evaluation._retry import retry_evaluator_errors
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import RowFeed, RunSettings, done_keys, run_rows, run_summaries
 from assay.evaluation._shard import Shard, shard_argument
@@ -85,6 +86,7 @@ class _Options:
     shard: Any = None
     wait_for_lease: bool = False
     executor: Any = None
+    retry_errors: bool = False
 
 
 def _options(given: dict[str, Any]) -> _Options:
@@ -109,6 +111,7 @@ class _Prepared:
     options: _Options
     lease: ShardLease
     executor: Executor | None = None  # None: this process's threads and event loop
+    rerun_targets: int = 0  # stored rows whose target failed, discarded to run again
 
 
 @overload
@@ -141,6 +144,7 @@ async def aevaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    retry_errors: bool = False,
 ) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
@@ -155,6 +159,9 @@ async def aevaluate(
     shard (or, without ``shard``, the same experiment) instead of refusing.
     ``executor`` says where rows run: ``RayExecutor(address=...)`` on a Ray cluster, else
     here (``ASSAY_EXECUTOR=ray`` chooses Ray too); this process stores every row.
+    ``resume=True`` runs again the stored rows whose target failed; with
+    ``retry_errors=True`` also the evaluators whose results errored (on the stored runs,
+    the target not called), keeping every result that scored.
     """
     options = _options(locals())  # first: locals() is exactly the parameters here
     special = _dispatch(target, options)
@@ -203,6 +210,7 @@ def evaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    retry_errors: bool = False,
 ) -> Any:
     """The synchronous face of :func:`aevaluate`; same parameters, same results.
 
@@ -340,7 +348,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     runner.session_id = record.id  # LangSmith's runs name their project (experiment)
     lease = ShardLease.take(store, record, shard, wait=options.wait_for_lease)
     try:
-        tally, feed = _feed_of(store, record, created, resolved, source, shard, options)
+        tally, feed, discarded = _feed_of(store, record, created, resolved, source, shard, options)
     except BaseException:
         lease.release("failed")
         raise
@@ -357,6 +365,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         options,
         lease,
         executor,
+        discarded,
     )
 
 
@@ -379,15 +388,16 @@ def _feed_of(
     source: Store,
     shard: Shard,
     options: _Options,
-) -> tuple[Tally, RowFeed]:
+) -> tuple[Tally, RowFeed, int]:
     """Under the lease: reopen a stored experiment, and plan the rows not stored yet. A
     shard always resumes its own stored rows; its tally starts empty (the experiment's
     figures are computed from the store when the shard ends)."""
     if not created:
         store.reopen_experiment(record.id)
     sharded = shard.count > 1
+    discarded = 0
     if options.resume:  # rows whose target failed (a rate limit, an outage) are run again
-        store.discard_failed_runs(record.id, (shard.index, shard.count) if sharded else None)
+        discarded = store.discard_failed_runs(record.id, (shard.index, shard.count) if sharded else None)
     reps = options.num_repetitions
     total = shard.rows_of(resolved.count * reps)
     with _fewer_collections():
@@ -395,7 +405,7 @@ def _feed_of(
         done = done_keys(store.stored_keys(record.id), reps) if options.resume or sharded else set()
     if sharded:
         done = {index for index in done if shard.holds(index)}
-    return tally, RowFeed(resolved.examples(source), reps, done, total, shard)
+    return tally, RowFeed(resolved.examples(source), reps, done, total, shard), discarded
 
 
 def _memory_store() -> Store:
@@ -458,6 +468,8 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     )
     try:
         with use_store(prepared.cache_store), bar, _fewer_collections():
+            if options.retry_errors:
+                await _retry_errors(prepared)
             stats = await run_rows(prepared.pipeline, feed, store, record, settings, prepared.tally)
             stats, complete = end_shard(store, record, lease, stats)
             summary: list[EvaluationResult] = []
@@ -505,6 +517,20 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     if not whole and (bar.enabled or options.progress is None):
         print(shard_line(store, final, lease.shard), file=sys.stderr, flush=True)
     stream.finish(Outcome(final, rows, summary, stats))
+
+
+async def _retry_errors(prepared: _Prepared) -> None:
+    """Before the rows not stored yet: the stored evaluator errors, run again."""
+    store, record, lease = prepared.store, prepared.record, prepared.lease
+    evaluators = prepared.pipeline.evaluators
+    retried = await retry_evaluator_errors(
+        store, record, evaluators, lease.shard, prepared.concurrency, lease.fence
+    )
+    retried.targets = prepared.rerun_targets
+    if lease.shard.count == 1:  # the figures the run goes on from include the new results
+        prepared.tally = tally_of_stored(store.iter_scores(record.id))
+    if prepared.options.progress is not False:
+        print(f"assay: {record.name!r}: {retried.line()}", file=sys.stderr, flush=True)
 
 
 class _FewerCollections:
@@ -569,6 +595,10 @@ def _check_arguments(options: _Options) -> None:
         )
     if options.resume and not experiment:
         raise ValueError("resume=True needs experiment='<name>' naming the experiment to resume")
+    if options.retry_errors and not options.resume:
+        raise ValueError(
+            "retry_errors=True goes with resume=True: it runs again what a stored experiment got wrong"
+        )
     if options.resume and not options.upload_results:
         raise ValueError("resume=True continues a stored experiment; it cannot go with upload_results=False")
     if options.metadata is not None and not isinstance(options.metadata, dict):

@@ -266,9 +266,10 @@ class Store(abc.ABC):
         results_by_run: Sequence[tuple[uuid.UUID, Sequence[EvaluationResult]]],
         *,
         replace: bool,
+        fence: Fence | None = None,
     ) -> None:
         """Add results to stored runs in one transaction; with ``replace``, results of a run
-        that carry a key among the new ones are deleted first."""
+        that carry a key among the new ones are deleted first; behind ``fence`` if given."""
         raise NotImplementedError(f"{type(self).__name__} cannot add results to stored runs")
 
     def update_experiment_config(self, experiment_id: uuid.UUID, config: dict[str, Any]) -> None:

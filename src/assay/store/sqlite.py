@@ -506,9 +506,11 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         results_by_run: Sequence[tuple[uuid.UUID, Sequence[EvaluationResult]]],
         *,
         replace: bool,
+        fence: Fence | None = None,
     ) -> None:
         exp = str(experiment_id)
         with self.transaction() as conn:
+            fences.hold(conn, fence)
             columns.invalidate(conn, [exp])
             pairs = _run_pairs(conn, [str(run_id) for run_id, _ in results_by_run])
             rows = [
