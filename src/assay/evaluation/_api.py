@@ -320,6 +320,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     name = experiment_name(requested, options.experiment_prefix)
     user_store = _user_store(options)
     store = user_store if options.upload_results else _memory_store()
+    user_store.require_whole(thorough=options.resume)  # a damaged store is not written to
     row_evaluators = [bind_row_evaluator(e) for e in _as_list(options.evaluators, "evaluators")]
     summaries = [
         bind_summary_evaluator(e) for e in _as_list(options.summary_evaluators, "summary_evaluators")

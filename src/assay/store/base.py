@@ -184,6 +184,12 @@ class Store(abc.ABC):
         so stored counts always match stored rows. With ``fence``, the transaction is
         refused whole (``LeaseFencedError``) once that lease is not its run's."""
 
+    def require_whole(self, *, thorough: bool = False) -> None:
+        """Raise ``StoreCorruptError`` (naming what to do) if the store is damaged: before
+        a run writes, and before its figures are shown. ``thorough``: check whatever it
+        costs (a resume). None by default: a database server checks its own pages."""
+        return None
+
     def settle_writers_of(self, run_pid: int) -> None:
         """Before a run takes the place of ``run_pid``, dead on this machine: wait for
         what that run handed to helper processes to be written (none by default)."""

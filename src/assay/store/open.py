@@ -9,6 +9,7 @@ from pathlib import Path
 from assay.store._masking import masked as _masked
 from assay.store.base import Store
 from assay.store.errors import StoreError
+from assay.store.integrity import StoreCorruptError, corrupt_message, damaged
 
 __all__ = ["DEFAULT_PATH", "default_url", "open_store", "store_exists"]
 
@@ -54,6 +55,8 @@ def _sqlite(path: str) -> Store:
     try:
         return SQLiteStore(path)
     except sqlite3.DatabaseError as exc:  # OperationalError too: a folder, no permission...
+        if damaged(exc):
+            raise StoreCorruptError(corrupt_message(path, [str(exc)])) from None
         raise StoreError(f"cannot open the store at {path}: {exc}") from None
 
 

@@ -17,7 +17,7 @@ from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
 from assay.store import _fence as fences
-from assay.store import _row_text, text_index
+from assay.store import _row_text, integrity, text_index
 from assay.store import _sqlite_rows as rows
 from assay.store._fence import Fence
 from assay.store._json import dumps, loads
@@ -48,6 +48,8 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._target, self._uri = self.path, False
         self.url = "sqlite://" if self.path == ":memory:" else f"sqlite:///{self.path}"
+        # before this process's own connection: did the last writer close?
+        self._unclean = not self._uri and integrity.left_unclean(self.path)
         self._local = threading.local()
         # Shared-cache memory databases answer a second writer with SQLITE_LOCKED at once
         # (no busy timeout), so their writers take turns in the process instead.
@@ -71,6 +73,10 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 if "locked" not in str(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.01 + random.random() * 0.05)
+
+    def require_whole(self, *, thorough: bool = False) -> None:
+        if not self._uri:
+            integrity.require_whole(self.path, always=thorough, unclean=self._unclean)
 
     # connections
     def _connect(self) -> sqlite3.Connection:
