@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from assay import cli_compare
 from assay._aio import interrupt_the_main_task
-from assay.cli import _browse, _rescore, _run, _transfer
+from assay.cli import _browse, _rescore, _run, _store, _transfer
 from assay.cli._common import (
     DB_HELP,
     INTERRUPTED,
@@ -44,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_compare(commands, parent)
     _browse.add_parsers(commands, parent)
     _transfer.add_parsers(commands, parent)
+    _store.add_parsers(commands, parent)
     _add_service(commands)
     return parser
 
@@ -81,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"assay: error: {exc}", file=sys.stderr)
         return RUN_FAILED
     except Exception as exc:
-        return _report_error(exc)
+        return _report_error(exc, getattr(args, "db", None))
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -111,9 +112,29 @@ def _require_store(url: str | None) -> None:
         raise StoreError(f"no store at {url or default_url()}; run an experiment (or `assay demo`) first")
 
 
-def _report_error(exc: Exception) -> int:
+def _failed_at_run_time(exc: Exception) -> bool:
+    """Store errors that are no fault of the command line: a write that failed, a lease
+    lost to another process."""
+    from assay.evaluation._writer import StoreWriteError
+    from assay.store._fence import LeaseFencedError
+
+    return isinstance(exc, (StoreWriteError, LeaseFencedError))
+
+
+def _report_error(exc: Exception, db: str | None) -> int:
     from assay.evaluation import DataError, EvaluatorSignatureError, ExperimentError
+    from assay.store._masking import masked
     from assay.store.errors import StoreError
+    from assay.store.faults import storage_fault
+    from assay.store.open import sqlite_file
+
+    fault = storage_fault(exc, sqlite_file(db) or masked(db or ""))
+    if fault is not None:  # the disk, a lock, a damaged file: a run-time failure, resumable
+        print(f"assay: error: {fault}", file=sys.stderr)
+        return RUN_FAILED
+    if _failed_at_run_time(exc):
+        print(f"assay: error: {exc}", file=sys.stderr)
+        return RUN_FAILED
 
     usage = (
         UsageError,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import subprocess
+import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
@@ -134,29 +134,30 @@ def backup(path: str, destination: str) -> int:
     return pages
 
 
-def recover(path: str, destination: str) -> None:
-    """Write what can still be read of the store at ``path`` into the new file
-    ``destination`` (rows of damaged pages are lost; the rest is kept, in a new file
-    the original is not touched by)."""
-    program = shutil.which("sqlite3")
-    if program is None:
-        raise StoreError(
-            "assay store recover uses the sqlite3 program (its .recover command); install it "
-            "(apt-get install sqlite3, brew install sqlite) and try again"
-        )
+def recover(path: str, destination: str) -> dict[str, int]:
+    """Write what can still be read of the store at ``path`` into the new store file
+    ``destination`` (rows on damaged pages are lost, and rows that depended on them; the
+    rest is kept); the damaged file is read from a copy, never written. Returns the rows
+    copied per table."""
+    from assay.store._salvage import salvage
+    from assay.store.sqlite import SQLiteStore
+
     target = _new_file(destination)
-    dumped = subprocess.run([program, "-readonly", path, ".recover"], capture_output=True, check=False)
-    if dumped.returncode != 0 or not dumped.stdout:
-        raise StoreError(
-            f"sqlite3 .recover could not read {path}: {dumped.stderr.decode(errors='replace')[:500]}"
-        )
-    loaded = subprocess.run([program, str(target)], input=dumped.stdout, capture_output=True, check=False)
-    if loaded.returncode != 0:
-        target.unlink(missing_ok=True)
-        raise StoreError(
-            f"loading the recovered rows into {target} failed: {loaded.stderr.decode(errors='replace')[:500]}"
-        )
+    SQLiteStore(target).close()  # the current schema, empty
+    with tempfile.TemporaryDirectory(prefix="assay-recover-") as scratch:
+        copy = Path(scratch) / "damaged.db"
+        shutil.copyfile(path, copy)
+        if os.path.exists(f"{path}-wal"):
+            shutil.copyfile(f"{path}-wal", f"{copy}-wal")
+        damaged_conn = sqlite3.connect(copy, isolation_level=None)
+        into = sqlite3.connect(target, isolation_level=None)
+        try:
+            copied = salvage(damaged_conn, into)
+        finally:
+            damaged_conn.close()
+            into.close()
     _require_copy_whole(target, "the recovered copy")
+    return copied
 
 
 def _new_file(destination: str) -> Path:

@@ -11,7 +11,7 @@ from assay.store.base import Store
 from assay.store.errors import StoreError
 from assay.store.integrity import StoreCorruptError, corrupt_message, damaged
 
-__all__ = ["DEFAULT_PATH", "default_url", "open_store", "store_exists"]
+__all__ = ["DEFAULT_PATH", "default_url", "open_store", "sqlite_file", "store_exists"]
 
 
 DEFAULT_PATH = Path(".assay") / "assay.db"
@@ -58,6 +58,19 @@ def _sqlite(path: str) -> Store:
         if damaged(exc):
             raise StoreCorruptError(corrupt_message(path, [str(exc)])) from None
         raise StoreError(f"cannot open the store at {path}: {exc}") from None
+
+
+def sqlite_file(url: str | None = None) -> str | None:
+    """The file of a SQLite store's URL or path, resolved; None for memory or a server."""
+    url = url or default_url()
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        path = url
+    elif scheme in ("sqlite", "sqlite+pysqlite") and rest not in ("", "/", "/:memory:"):
+        path = rest[1:] if rest.startswith("/") else rest
+    else:
+        return None
+    return str(Path(os.path.expanduser(path)).resolve())
 
 
 def store_exists(url: str | None = None) -> bool:
