@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import random
 import sqlite3
 import threading
@@ -31,8 +32,29 @@ from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, St
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
 
 _PAGE = 2000
-# each connection's settings, a writer process's included
-_FILE_PRAGMAS = ("PRAGMA foreign_keys = ON", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")
+# FULL: each commit waits for the write-ahead log to reach the disk (fsync), so a batch
+# reported committed survives power loss; NORMAL gives that up for the last commits
+# (see docs/durability.md, bench/durability.py). ASSAY_SQLITE_SYNCHRONOUS chooses.
+_SYNCHRONOUS = ("FULL", "NORMAL", "OFF", "EXTRA")
+
+
+def _synchronous() -> str:
+    chosen = os.environ.get("ASSAY_SQLITE_SYNCHRONOUS", "FULL").strip().upper() or "FULL"
+    if chosen not in _SYNCHRONOUS:
+        raise StoreError(
+            f"ASSAY_SQLITE_SYNCHRONOUS={chosen!r}: give one of {', '.join(_SYNCHRONOUS)} "
+            "(FULL, the default, keeps every committed batch through power loss)"
+        )
+    return chosen
+
+
+_FILE_PRAGMAS = ("PRAGMA foreign_keys = ON", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL")
+
+
+def _file_pragmas() -> tuple[str, ...]:
+    """Each connection's settings, a writer process's included."""
+    return (*_FILE_PRAGMAS[:-1], f"PRAGMA synchronous = {_synchronous()}")
+
 
 __all__ = ["SQLiteStore"]
 
@@ -50,6 +72,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         self.url = "sqlite://" if self.path == ":memory:" else f"sqlite:///{self.path}"
         # before this process's own connection: did the last writer close?
         self._unclean = not self._uri and integrity.left_unclean(self.path)
+        self._pragmas = _file_pragmas()
         self._local = threading.local()
         # Shared-cache memory databases answer a second writer with SQLITE_LOCKED at once
         # (no busy timeout), so their writers take turns in the process instead.
@@ -88,7 +111,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA read_uncommitted = 1")  # readers take no table locks
         else:
-            for pragma in _FILE_PRAGMAS:
+            for pragma in self._pragmas:
                 conn.execute(pragma)
         return conn
 
@@ -396,7 +419,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         (``_sqlite_writer``); a memory database's stay in this process."""
         if self._uri:
             return super().batch_writer(experiment_id, fence)
-        return ProcessBatchWriter(self, experiment_id, _write_batch_on, _FILE_PRAGMAS, fence=fence)
+        return ProcessBatchWriter(self, experiment_id, _write_batch_on, self._pragmas, fence=fence)
 
     def settle_writers_of(self, run_pid: int) -> None:
         if not self._uri:
