@@ -36,10 +36,25 @@ def storage_fault(exc: BaseException, where: str | None = None) -> str | None:
     seen: BaseException | None = exc
     while seen is not None:
         kind = _kind(seen)
+        if kind == "corrupt" and _disk_fails(where):
+            kind = "io"  # SQLite reads a failing disk's pages as damaged: the disk it is
         if kind is not None:
             return _message(kind, seen, where)
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _disk_fails(where: str | None) -> bool:
+    """Whether the store's file system fails to read at all (shut down, gone, EIO)."""
+    if not where or "://" in where:
+        return False
+    try:
+        with open(where, "rb") as handle:
+            handle.read(4096)
+        os.statvfs(os.path.dirname(where) or ".")
+    except OSError as exc:
+        return exc.errno in (errno.EIO, errno.ENODEV, errno.ENXIO, errno.ESHUTDOWN)
+    return False
 
 
 def _kind(exc: BaseException) -> str | None:
