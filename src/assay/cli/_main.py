@@ -117,8 +117,9 @@ def _failed_at_run_time(exc: Exception) -> bool:
     lost to another process."""
     from assay.evaluation._writer import StoreWriteError
     from assay.store._fence import LeaseFencedError
+    from assay.store.faults import StorageFault
 
-    return isinstance(exc, (StoreWriteError, LeaseFencedError))
+    return isinstance(exc, (StoreWriteError, LeaseFencedError, StorageFault))
 
 
 def _report_error(exc: Exception, db: str | None) -> int:

@@ -38,10 +38,21 @@ def storage_fault(exc: BaseException, where: str | None = None) -> str | None:
         kind = _kind(seen)
         if kind == "corrupt" and _disk_fails(where):
             kind = "io"  # SQLite reads a failing disk's pages as damaged: the disk it is
+        if kind == "cantopen":  # a read-only mount, or no such folder (a usage error)
+            kind = "readonly" if _read_only_mount(where) else None
         if kind is not None:
             return _message(kind, seen, where)
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _read_only_mount(where: str | None) -> bool:
+    if not where or "://" in where:
+        return False
+    try:
+        return bool(os.statvfs(os.path.dirname(where) or ".").f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _disk_fails(where: str | None) -> bool:
@@ -85,6 +96,8 @@ def _sqlite_kind(exc: sqlite3.Error) -> str | None:
         return "full"
     if primary == _READONLY or "readonly database" in text:
         return "readonly"
+    if primary == _CANTOPEN or "unable to open database file" in text:
+        return "cantopen"
     if primary == _IOERR or "disk i/o error" in text:
         return "io"
     if primary in (_BUSY, _LOCKED) or "database is locked" in text:

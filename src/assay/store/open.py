@@ -9,6 +9,7 @@ from pathlib import Path
 from assay.store._masking import masked as _masked
 from assay.store.base import Store
 from assay.store.errors import StoreError
+from assay.store.faults import StorageFault, storage_fault
 from assay.store.integrity import StoreCorruptError, corrupt_message, damaged
 
 __all__ = ["DEFAULT_PATH", "default_url", "open_store", "sqlite_file", "store_exists"]
@@ -57,6 +58,9 @@ def _sqlite(path: str) -> Store:
     except sqlite3.DatabaseError as exc:  # OperationalError too: a folder, no permission...
         if damaged(exc):
             raise StoreCorruptError(corrupt_message(path, [str(exc)])) from None
+        fault = storage_fault(exc, str(Path(path).resolve()))
+        if fault is not None:
+            raise StorageFault(fault) from None
         raise StoreError(f"cannot open the store at {path}: {exc}") from None
 
 

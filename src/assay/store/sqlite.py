@@ -48,6 +48,18 @@ def _synchronous() -> str:
     return chosen
 
 
+def _busy_timeout() -> float:
+    """Seconds a write waits for another process's write to end: ASSAY_SQLITE_BUSY_TIMEOUT, else 30."""
+    text = os.environ.get("ASSAY_SQLITE_BUSY_TIMEOUT", "").strip()
+    try:
+        seconds = float(text) if text else 30.0
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise StoreError(f"ASSAY_SQLITE_BUSY_TIMEOUT={text!r}: give the seconds to wait for a lock, e.g. 30")
+    return seconds
+
+
 _FILE_PRAGMAS = ("PRAGMA foreign_keys = ON", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL")
 
 
@@ -73,6 +85,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         # before this process's own connection: did the last writer close?
         self._unclean = not self._uri and integrity.left_unclean(self.path)
         self._pragmas = _file_pragmas()
+        self._busy = _busy_timeout()
         self._local = threading.local()
         # Shared-cache memory databases answer a second writer with SQLITE_LOCKED at once
         # (no busy timeout), so their writers take turns in the process instead.
@@ -104,7 +117,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
     # connections
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
-            self._target, uri=self._uri, isolation_level=None, check_same_thread=False, timeout=30
+            self._target, uri=self._uri, isolation_level=None, check_same_thread=False, timeout=self._busy
         )
         conn.row_factory = sqlite3.Row
         if self._uri:
