@@ -87,7 +87,7 @@ def show_command(args: argparse.Namespace) -> int:
     import sys
 
     from assay.client import Client
-    from assay.report import print_report
+    from assay.report.terminal import print_report
 
     client = Client(args.db)
     client.store.require_whole()  # a damaged store's figures are not shown as if whole

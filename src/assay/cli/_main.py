@@ -10,9 +10,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from assay import cli_compare
 from assay._aio import interrupt_the_main_task
-from assay.cli import _browse, _rescore, _run, _store, _transfer
+from assay.cli import _browse, _compare, _rescore, _run, _serve, _store, _transfer
 from assay.cli._common import (
     DB_HELP,
     INTERRUPTED,
@@ -51,18 +50,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_service(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``assay serve-evaluators``: argparse only here; the server loads when it runs."""
-    from assay.service import cli as service_cli
-
-    service = service_cli.add_parser(commands)
-    service.set_defaults(handler=service_cli.main, writes=True)  # reads no store: skip its check
+    service = _serve.add_parser(commands)
+    service.set_defaults(handler=_serve.main, writes=True)  # reads no store: skip its check
 
 
 def _add_compare(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
 ) -> None:
     """``assay compare A B``: the paired comparison's own command module."""
-    cli_compare.add_parser(commands, parent)
-    commands.choices["compare"].set_defaults(handler=cli_compare.run)
+    _compare.add_parser(commands, parent)
+    commands.choices["compare"].set_defaults(handler=_compare.run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -105,7 +102,7 @@ def _terminate_as_interrupt() -> signal._HANDLER:
 
 def _require_store(url: str | None) -> None:
     """Read-only commands must not create an empty store at a mistyped path."""
-    from assay.store.errors import StoreError
+    from assay.errors import StoreError
     from assay.store.open import default_url, store_exists
 
     if not store_exists(url):
@@ -115,17 +112,14 @@ def _require_store(url: str | None) -> None:
 def _failed_at_run_time(exc: Exception) -> bool:
     """Store errors that are no fault of the command line: a write that failed, a lease
     lost to another process."""
-    from assay.evaluation._writer import StoreWriteError
-    from assay.store._fence import LeaseFencedError
-    from assay.store.faults import StorageFault
+    from assay.errors import LeaseFencedError, StorageFault, StoreWriteError
 
     return isinstance(exc, (StoreWriteError, LeaseFencedError, StorageFault))
 
 
 def _report_error(exc: Exception, db: str | None) -> int:
-    from assay.evaluation import DataError, EvaluatorSignatureError, ExperimentError
+    from assay.errors import DataError, EvaluatorSignatureError, ExperimentError, StoreError
     from assay.store._masking import masked
-    from assay.store.errors import StoreError
     from assay.store.faults import storage_fault
     from assay.store.open import sqlite_file
 

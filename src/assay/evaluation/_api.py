@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from assay._aio import run_coroutine
+from assay.evaluation._arguments import known_keywords
 from assay.evaluation._binding import (
     SummaryEvaluator,
     bind_row_evaluator,
@@ -57,7 +58,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
     from assay.client import Client
-    from assay.evaluation._comparative import ComparativeResults
+    from assay.evaluation._pairwise_run import ComparativeResults
     from assay.executors.base import Executor
 
 DEFAULT_MAX_CONCURRENCY = 16
@@ -115,13 +116,64 @@ class _Prepared:
 
 
 @overload
-async def aevaluate(target: tuple[Any, ...], /, *args: Any, **kwargs: Any) -> ComparativeResults: ...
-@overload
-async def aevaluate(target: Any, /, *args: Any, **kwargs: Any) -> AsyncExperimentResults: ...
-
-
 async def aevaluate(
-    target: Target | tuple[Any, ...] | str,
+    target: tuple[Any, ...],
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: Client | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+    retry_errors: bool = False,
+) -> ComparativeResults: ...
+@overload
+async def aevaluate(
+    target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: Client | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+    retry_errors: bool = False,
+) -> AsyncExperimentResults: ...
+
+
+@known_keywords
+async def aevaluate(
+    target: Target | tuple[Any, ...] | str | uuid.UUID | TracerSession | ExperimentResults,
     /,
     data: DataSource | None = None,
     evaluators: Sequence[EvaluatorLike] | None = None,
@@ -162,6 +214,8 @@ async def aevaluate(
     ``resume=True`` runs again the stored rows whose target failed; with
     ``retry_errors=True`` also the evaluators whose results errored (on the stored runs,
     the target not called), keeping every result that scored.
+    ``disable_evaluator_tracing`` is LangSmith's and changes nothing here: evaluators are
+    never traced (only the target's runs are stored).
     """
     options = _options(locals())  # first: locals() is exactly the parameters here
     special = _dispatch(target, options)
@@ -181,13 +235,64 @@ async def aevaluate(
 
 
 @overload
-def evaluate(target: tuple[Any, ...], /, *args: Any, **kwargs: Any) -> ComparativeResults: ...
-@overload
-def evaluate(target: Any, /, *args: Any, **kwargs: Any) -> ExperimentResults: ...
-
-
 def evaluate(
-    target: Target | tuple[Any, ...] | str,
+    target: tuple[Any, ...],
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: Client | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+    retry_errors: bool = False,
+) -> ComparativeResults: ...
+@overload
+def evaluate(
+    target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: Client | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+    retry_errors: bool = False,
+) -> ExperimentResults: ...
+
+
+@known_keywords
+def evaluate(
+    target: Target | tuple[Any, ...] | str | uuid.UUID | TracerSession | ExperimentResults,
     /,
     data: DataSource | None = None,
     evaluators: Sequence[EvaluatorLike] | None = None,
@@ -267,8 +372,8 @@ def _dispatch(target: Any, options: _Options) -> Any:
 
 async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
     """``evaluate((exp_a, exp_b), evaluators=[...])``: LangSmith's comparative form."""
-    from assay.evaluation._comparative import aevaluate_comparative
-    from assay.evaluation._comparison import as_comparative_function
+    from assay.evaluation._pairwise_evaluator import as_comparative_function
+    from assay.evaluation._pairwise_run import aevaluate_comparative
 
     if options.summary_evaluators:
         raise ValueError("summary_evaluators= does not apply when comparing experiments")
@@ -436,7 +541,7 @@ class _Silent:
 def _progress(total: int, done: int, enabled: bool | None) -> Any:
     if enabled is False:
         return _Silent(total)
-    from assay.report import Progress
+    from assay.report.terminal import Progress
 
     return Progress(total=total, done=done, enabled=enabled)
 
@@ -508,11 +613,11 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     rows = stored_rows(store, final, stats.rows)
     results = ExperimentResults(final, rows, summary, store.url, stats=stats, store=store)
     if bar.enabled:
-        from assay.report import print_report
+        from assay.report.terminal import print_report
 
         print_report(results)
     elif options.progress is None:  # not a terminal (a CI log): the same report, as plain text
-        from assay.report_plain import plain_report
+        from assay.report.plain import plain_report
 
         print(plain_report(results), file=sys.stderr, flush=True)
     if not whole and (bar.enabled or options.progress is None):

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from assay._aio import run_coroutine
+from assay.errors import LLMError
 from assay.evaluators.judge._core import JudgeCore
-from assay.llm.errors import LLMError
 from assay.llm.resolve import JudgeModel
 from assay.llm.structured import StructuredChat
 from assay.llm.usage import UsageMeter
@@ -21,7 +21,7 @@ class JudgeScorerResult(ScorerResult):
     usage: dict[str, Any] | None = None
 
 
-class LlmScorer(Scorer):
+class LLMScorer(Scorer):
     """Subclasses implement ``score(input, output, meter)``.
 
     A failed model call (after its retries) or a reply that never matched the schema makes

@@ -16,17 +16,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from assay.store.errors import StoreError
+from assay.errors import LeaseFencedError
 
 __all__ = ["FENCE_SQL", "Fence", "LeaseFencedError", "hold"]
 
 FENCE_SQL = (
     "UPDATE leases SET token = token WHERE experiment_id = ? AND shard = ? AND token = ? RETURNING shard"
 )
-
-
-class LeaseFencedError(StoreError):
-    """A write named a lease that is no longer its run's: nothing of it was stored."""
 
 
 @dataclass(frozen=True)

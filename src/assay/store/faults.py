@@ -14,7 +14,7 @@ import os
 import sqlite3
 from typing import Any
 
-from assay.store.errors import StoreError
+from assay.errors import StorageFault
 from assay.store.integrity import StoreCorruptError, corrupt_message, damaged
 
 __all__ = ["StorageFault", "storage_fault"]
@@ -25,10 +25,6 @@ _RESUME = (
 )
 # SQLite primary result codes
 _BUSY, _LOCKED, _READONLY, _IOERR, _FULL, _CANTOPEN = 5, 6, 8, 10, 13, 14
-
-
-class StorageFault(StoreError):
-    """The store could not be written or read for a reason outside assay (disk, locks)."""
 
 
 def storage_fault(exc: BaseException, where: str | None = None) -> str | None:

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
-from assay.store.errors import StoreError
+from assay.errors import StoreCorruptError, StoreError
 
 __all__ = [
     "CHEAP_CHECK_BYTES",
@@ -41,10 +41,6 @@ __all__ = [
 CHEAP_CHECK_BYTES = 256 << 20  # quick_check reads the whole file: ~0.1-0.5 s per 256 MiB
 _BACKUP_PAGES = 4096  # pages copied per step: a live writer waits at most one step
 _SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26  # result codes (the sqlite3 module names them from 3.11)
-
-
-class StoreCorruptError(StoreError):
-    """The store's file is damaged: it is refused for writing until recovered."""
 
 
 def corrupt_message(path: str, problems: list[str]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from assay.errors import ReplyCheckError
 from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge, verdict_score
 from assay.evaluators.judge._prompts import (
     BUILTIN_CRITERIA,
@@ -14,7 +15,6 @@ from assay.evaluators.judge._prompts import (
 )
 from assay.evaluators.judge._text import check_template
 from assay.evaluators.judge._verdicts import CriteriaVerdict, FeedbackVerdicts
-from assay.llm.errors import ReplyCheckError
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.schemas import EvaluationResult
@@ -115,7 +115,7 @@ class LabeledCriteriaEvaluator(CriteriaEvaluator):
         return True
 
 
-class LlmFeedbackEvaluator(LLMJudge):
+class LLMFeedbackEvaluator(LLMJudge):
     """Several criteria judged in one call; one result per criterion (key = its name)."""
 
     def __init__(
@@ -136,7 +136,7 @@ class LlmFeedbackEvaluator(LLMJudge):
             prompt or FEEDBACK_PROMPT,
             required={"output", "criteria"},
             allowed={"input", "output", "criteria", "reference_block"},
-            owner="LlmFeedbackEvaluator",
+            owner="LLMFeedbackEvaluator",
         )
         super().__init__(
             model,

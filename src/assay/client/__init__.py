@@ -5,15 +5,23 @@ from __future__ import annotations
 import uuid
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay._client_examples import IdsOf, UpsertExamplesResponse, example_stream
-from assay._client_files import TableUploads
-from assay._client_projects import ProjectsRunsFeedback, as_uuid
+from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
+from assay.client._files import TableUploads
+from assay.client._projects import ProjectsRunsFeedback, as_uuid
+from assay.errors import NotFoundError
 from assay.evaluation._paged import stored_rows
 from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
-from assay.store import NotFoundError, Store, open_store
+from assay.store import Store, open_store
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from assay.evaluation._results import AsyncExperimentResults
+    from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
+    from assay.schemas import TracerSession
 
 __all__ = ["Client", "LocalStoreWarning"]
 
@@ -214,37 +222,50 @@ class Client(ProjectsRunsFeedback, TableUploads):
         return example
 
     # experiments
-    def evaluate(self, target: Any, **kwargs: Any) -> ExperimentResults:
+    def evaluate(
+        self,
+        target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+        /,
+        **options: Unpack[EvaluateOptions],
+    ) -> ExperimentResults:
+        """:func:`assay.evaluate` on this client's store (same keywords, but ``client``)."""
         from assay.evaluation._api import evaluate
 
-        results: ExperimentResults = evaluate(target, client=self, **kwargs)
-        return results
+        return evaluate(target, client=self, **options)
 
-    async def aevaluate(self, target: Any, **kwargs: Any) -> ExperimentResults:
+    async def aevaluate(
+        self,
+        target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+        /,
+        **options: Unpack[EvaluateOptions],
+    ) -> AsyncExperimentResults:
+        """:func:`assay.aevaluate` on this client's store (same keywords, but ``client``)."""
         from assay.evaluation._api import aevaluate
 
-        results: ExperimentResults = await aevaluate(target, client=self, **kwargs)
-        return results
+        return await aevaluate(target, client=self, **options)
 
     def run_on_dataset(
         self,
         dataset_name: str,
-        llm_or_chain_factory: Any,
-        evaluators: Sequence[Any] | None = None,
+        llm_or_chain_factory: Target,
+        evaluators: Sequence[EvaluatorLike] | None = None,
         project_name: str | None = None,
         concurrency_level: int = 5,
         verbose: bool = False,
-        **kwargs: Any,
+        **options: Unpack[RunOnDatasetOptions],
     ) -> ExperimentResults:
         """LangChain's older entry point: ``project_name`` names the experiment."""
-        return self.evaluate(
+        from assay.evaluation._api import evaluate
+
+        return evaluate(
             llm_or_chain_factory,
             data=dataset_name,
             evaluators=evaluators,
             experiment=project_name,
             max_concurrency=concurrency_level,
             progress=verbose or None,
-            **kwargs,
+            client=self,
+            **options,
         )
 
     def list_experiments(self) -> list[Any]:
