@@ -59,10 +59,10 @@ def backup_command(args: argparse.Namespace) -> int:
 
 
 def recover_command(args: argparse.Namespace) -> int:
-    from assay.store import integrity
+    from assay.store._salvage import recover
 
     path = _file(args, "recover")
-    copied = integrity.recover(path, args.destination)
+    copied = recover(path, args.destination)
     refigured = _refigure(args.destination)
     counts = ", ".join(f"{copied.get(t, 0)} {t}" for t in ("experiments", "runs", "results"))
     print(

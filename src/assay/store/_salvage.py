@@ -11,14 +11,44 @@ copied: they are rebuilt when first needed.
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-__all__ = ["salvage"]
+from assay.store.integrity import new_file, require_copy_whole
+from assay.store.sqlite import SQLiteStore
+
+__all__ = ["recover", "salvage"]
 
 _CHUNK = 1024
 _DERIVED = {"meta", "metric_column_sets", "metric_columns", "text_indexes"}
+
+
+def recover(path: str, destination: str) -> dict[str, int]:
+    """Write what can still be read of the store at ``path`` into the new store file
+    ``destination`` (rows on damaged pages are lost, and rows that depended on them; the
+    rest is kept); the damaged file is read from a copy, never written. Returns the rows
+    copied per table."""
+    target = new_file(destination)
+    SQLiteStore(target).close()  # the current schema, empty
+    with tempfile.TemporaryDirectory(prefix="assay-recover-") as scratch:
+        copy = Path(scratch) / "damaged.db"
+        shutil.copyfile(path, copy)
+        if os.path.exists(f"{path}-wal"):
+            shutil.copyfile(f"{path}-wal", f"{copy}-wal")
+        damaged_conn = sqlite3.connect(copy, isolation_level=None)
+        into = sqlite3.connect(target, isolation_level=None)
+        try:
+            copied = salvage(damaged_conn, into)
+        finally:
+            damaged_conn.close()
+            into.close()
+    require_copy_whole(target, "the recovered copy")
+    return copied
 
 
 def salvage(damaged: sqlite3.Connection, target: sqlite3.Connection) -> dict[str, int]:

@@ -11,16 +11,13 @@ run wrote, bytes overwritten) reads as if whole until a query meets a damaged pa
   A damaged store is refused for writing (``StoreCorruptError``), naming what to do.
 - ``backup``: a consistent copy of a live store through SQLite's backup API (never
   ``cp``, whose copy of a file being written is often damaged), checked once written.
-- ``recover``: what can still be read, into a new file (the ``sqlite3`` program's
-  ``.recover``), checked once written.
+- ``recover`` (``_salvage``): what can still be read, into a new file, checked once written.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
@@ -34,7 +31,8 @@ __all__ = [
     "corrupt_message",
     "damaged",
     "left_unclean",
-    "recover",
+    "new_file",
+    "require_copy_whole",
     "require_whole",
 ]
 
@@ -113,7 +111,7 @@ def require_whole(path: str, *, always: bool = False, unclean: bool = False) -> 
 def backup(path: str, destination: str) -> int:
     """Copy the store at ``path`` into the new file ``destination`` while runs may be
     writing it; returns the pages copied. The copy is checked before this returns."""
-    target = _new_file(destination)
+    target = new_file(destination)
     source = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=30)
     copy = sqlite3.connect(target)
     try:
@@ -126,37 +124,11 @@ def backup(path: str, destination: str) -> int:
     finally:
         source.close()
     copy.close()
-    _require_copy_whole(target, "the backup")
+    require_copy_whole(target, "the backup")
     return pages
 
 
-def recover(path: str, destination: str) -> dict[str, int]:
-    """Write what can still be read of the store at ``path`` into the new store file
-    ``destination`` (rows on damaged pages are lost, and rows that depended on them; the
-    rest is kept); the damaged file is read from a copy, never written. Returns the rows
-    copied per table."""
-    from assay.store._salvage import salvage
-    from assay.store.sqlite import SQLiteStore
-
-    target = _new_file(destination)
-    SQLiteStore(target).close()  # the current schema, empty
-    with tempfile.TemporaryDirectory(prefix="assay-recover-") as scratch:
-        copy = Path(scratch) / "damaged.db"
-        shutil.copyfile(path, copy)
-        if os.path.exists(f"{path}-wal"):
-            shutil.copyfile(f"{path}-wal", f"{copy}-wal")
-        damaged_conn = sqlite3.connect(copy, isolation_level=None)
-        into = sqlite3.connect(target, isolation_level=None)
-        try:
-            copied = salvage(damaged_conn, into)
-        finally:
-            damaged_conn.close()
-            into.close()
-    _require_copy_whole(target, "the recovered copy")
-    return copied
-
-
-def _new_file(destination: str) -> Path:
+def new_file(destination: str) -> Path:
     target = Path(destination).expanduser().resolve()
     if target.exists():
         raise StoreError(f"{target} already exists; name a new file to write the copy to")
@@ -164,7 +136,7 @@ def _new_file(destination: str) -> Path:
     return target
 
 
-def _require_copy_whole(target: Path, what: str) -> None:
+def require_copy_whole(target: Path, what: str) -> None:
     problems = check(str(target), full=True)
     if problems:
         raise StoreCorruptError(f"{what} at {target} is damaged too: {'; '.join(problems[:3])}")
