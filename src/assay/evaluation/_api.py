@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from assay._aio import run_coroutine
+from assay.errors import StorageFault
 from assay.evaluation._arguments import known_keywords
 from assay.evaluation._binding import (
     SummaryEvaluator,
@@ -593,7 +594,9 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
             return
         status = "interrupted" if is_interrupt(exc) else "failed"
         release_quietly(lease, status)
-        with contextlib.suppress(LeaseFencedError):  # taken over meanwhile: its status
+        # taken over meanwhile (its status), or the store unreachable (the lease then
+        # expires, and the experiment reads as stopped): the run's own error is the news
+        with contextlib.suppress(LeaseFencedError, StorageFault):
             store.finish_experiment(record.id, status, lease.fence)
         if is_interrupt(exc):
             stored = store.count_rows(record.id) if whole else shard_rows_stored(store, record, lease.shard)

@@ -325,9 +325,14 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         # The first pages are small (an experiment's first row waits for the first page),
         # then each doubles up to page_size.
         last, size = -1, min(page_size, 32)
-        while page := rows.examples_page(self.conn, dataset_id, version, last, size):
+        while page := self.examples_page(dataset_id, version, last, size):
             last, size = page[-1][-1], min(page_size, 2 * size)  # the last field: position
             yield from (codec.example_of_fields(fields, dataset_id) for fields in page)
+
+    def examples_page(self, dataset_id: uuid.UUID, version: int | None, after: int, size: int) -> list[Any]:
+        """One page of ``iter_examples``: the examples' fields after position ``after``."""
+        page: list[Any] = rows.examples_page(self.conn, dataset_id, version, after, size)
+        return page
 
     def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int:
         query, params = _examples_at(str(dataset_id), version)
