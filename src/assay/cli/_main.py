@@ -1,6 +1,8 @@
 """The ``assay`` command line: parsing, dispatch, and one exit code per kind of outcome.
 
-0 passed, 1 a gate failed, 2 a usage or data error, 3 the run failed, 130 interrupted.
+0 passed, 1 a gate failed (or `store check` found damage), 2 a usage or data error, 3 the
+run failed at run time (a storage fault, a lost lease...: resumable), 130 interrupted
+(docs/promises.md).
 """
 
 from __future__ import annotations
