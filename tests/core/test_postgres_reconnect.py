@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import sys
 import threading
-import traceback
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
