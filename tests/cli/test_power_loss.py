@@ -21,6 +21,7 @@ import signal
 import sqlite3
 import struct
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,7 +34,22 @@ NOLOGFLUSH = 2  # shut down at once: neither data nor journal flushed
 
 
 def _can_mount() -> bool:
-    return os.geteuid() == 0 and os.path.exists("/dev/loop-control") and bool(_which("mkfs.ext4"))
+    """Root with the right to mount, loop devices and mkfs.ext4 (a container may lack any)."""
+    if os.geteuid() != 0 or not os.path.exists("/dev/loop-control") or not _which("mkfs.ext4"):
+        return False
+    with tempfile.TemporaryDirectory() as probe:
+        image = os.path.join(probe, "probe.img")
+        with open(image, "wb") as handle:
+            handle.truncate(8 << 20)
+        made = subprocess.run(["mkfs.ext4", "-q", "-F", image], capture_output=True)
+        os.mkdir(os.path.join(probe, "mnt"))
+        mounted = subprocess.run(
+            ["mount", "-o", "loop", image, os.path.join(probe, "mnt")], capture_output=True
+        )
+        if made.returncode != 0 or mounted.returncode != 0:
+            return False
+        subprocess.run(["umount", os.path.join(probe, "mnt")], check=False)
+    return True
 
 
 def _which(name: str) -> str | None:
