@@ -11,7 +11,7 @@ from assay.cli._gates import Verdict, check_fail_under, parse_fail_under
 from assay.cli._outputs import json_payload, print_json, print_verdicts, write_outputs
 
 if TYPE_CHECKING:
-    from assay.evaluation._results import ExperimentResults
+    from assay.evaluation import ExperimentResults
 
 
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:

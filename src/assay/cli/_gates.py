@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from assay.cli._common import UsageError, did_you_mean
 
 if TYPE_CHECKING:
-    from assay.evaluation._results import ExperimentResults
+    from assay.evaluation import ExperimentResults
 
 
 @dataclass(frozen=True)

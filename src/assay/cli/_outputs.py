@@ -19,7 +19,7 @@ from assay.cli._gates import Verdict
 from assay.report.plain import plain_table
 
 if TYPE_CHECKING:
-    from assay.evaluation._results import ExperimentResults
+    from assay.evaluation import ExperimentResults
     from assay.store.records import ExperimentRow
 
 

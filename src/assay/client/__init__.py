@@ -7,19 +7,20 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay.client._example_edits import ExampleEdits, filtered, page
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
 from assay.errors import NotFoundError
+from assay.evaluation import ExperimentResults
 from assay.evaluation._paged import stored_rows
-from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
 from assay.store import Store, open_store
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from assay.evaluation._results import AsyncExperimentResults
+    from assay.evaluation import AsyncExperimentResults
     from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
     from assay.schemas import TracerSession
 
@@ -53,7 +54,7 @@ class LocalStoreWarning(UserWarning):
     """LangSmith server options were given; assay stores everything locally instead."""
 
 
-class Client(ProjectsRunsFeedback, TableUploads):
+class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
     """Datasets, examples and experiments in the embedded store.
 
     ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.
@@ -190,10 +191,31 @@ class Client(ProjectsRunsFeedback, TableUploads):
         as_of: int | None = None,
         offset: int = 0,
         limit: int | None = None,
+        splits: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        example_ids: Sequence[uuid.UUID | str] | None = None,
+        filter: str | None = None,
+        **ignored: Any,
     ) -> list[Example]:
-        """Examples in the order they were added; ``as_of`` reads an earlier version."""
+        """Examples in the order they were added; ``as_of`` reads an earlier version.
+        ``splits``, ``metadata`` (every pair must match) and ``example_ids`` filter them;
+        LangSmith's ``filter`` query language is not supported (say what you need with
+        ``metadata=``)."""
+        if filter is not None:
+            raise NotImplementedError(
+                f"list_examples(filter={filter!r}): LangSmith's filter language runs on its server; "
+                "assay filters by splits=, metadata= and example_ids="
+            )
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
-        return self.store.list_examples(dataset.id, version=as_of, offset=offset, limit=limit)
+        if splits is None and metadata is None and example_ids is None:
+            return self.store.list_examples(dataset.id, version=as_of, offset=offset, limit=limit)
+        chosen = filtered(
+            self.store.iter_examples(dataset.id, version=as_of),
+            splits=splits,
+            metadata=metadata,
+            example_ids=example_ids,
+        )
+        return page(chosen, offset, limit)
 
     def update_example(
         self,
@@ -229,7 +251,7 @@ class Client(ProjectsRunsFeedback, TableUploads):
         **options: Unpack[EvaluateOptions],
     ) -> ExperimentResults:
         """:func:`assay.evaluate` on this client's store (same keywords, but ``client``)."""
-        from assay.evaluation._api import evaluate
+        from assay.evaluation import evaluate
 
         return evaluate(target, client=self, **options)
 
@@ -240,7 +262,7 @@ class Client(ProjectsRunsFeedback, TableUploads):
         **options: Unpack[EvaluateOptions],
     ) -> AsyncExperimentResults:
         """:func:`assay.aevaluate` on this client's store (same keywords, but ``client``)."""
-        from assay.evaluation._api import aevaluate
+        from assay.evaluation import aevaluate
 
         return await aevaluate(target, client=self, **options)
 
@@ -255,7 +277,7 @@ class Client(ProjectsRunsFeedback, TableUploads):
         **options: Unpack[RunOnDatasetOptions],
     ) -> ExperimentResults:
         """LangChain's older entry point: ``project_name`` names the experiment."""
-        from assay.evaluation._api import evaluate
+        from assay.evaluation import evaluate
 
         return evaluate(
             llm_or_chain_factory,

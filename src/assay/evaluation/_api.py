@@ -50,7 +50,7 @@ from assay.evaluation._sharded import end_shard, fenced, release_quietly, shard_
 from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._tally import Tally, tally_of_stored
 from assay.evaluation._target import Target as TargetRunner
-from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
+from assay.evaluation.types import DataSource, EvaluatorLike, HasStore, SummaryEvaluatorLike, Target
 from assay.schemas import EvaluationResult, TracerSession
 from assay.store import Store, open_store
 from assay.store._fence import LeaseFencedError
@@ -58,9 +58,8 @@ from assay.store.current import use_store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
-    from assay.client import Client
     from assay.evaluation._pairwise_run import ComparativeResults
-    from assay.executors.base import Executor
+    from assay.evaluation.executor import Executor
 
 DEFAULT_MAX_CONCURRENCY = 16
 ErrorHandling = Literal["log", "ignore", "raise"]
@@ -78,7 +77,7 @@ class _Options:
     description: str | None
     max_concurrency: int | None
     num_repetitions: int
-    client: Client | None
+    client: HasStore | None
     blocking: bool
     experiment: Any
     upload_results: bool
@@ -128,7 +127,7 @@ async def aevaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -155,7 +154,7 @@ async def aevaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -184,7 +183,7 @@ async def aevaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -247,7 +246,7 @@ def evaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -274,7 +273,7 @@ def evaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -303,7 +302,7 @@ def evaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -482,7 +481,7 @@ def _executor(given: Any) -> Executor | None:
     ``ASSAY_EXECUTOR`` names one."""
     if given is None and os.environ.get("ASSAY_EXECUTOR", "").strip().lower() in ("", "local"):
         return None
-    from assay.executors.base import resolve_executor  # the executors build on this package
+    from assay.evaluation.executor import resolve_executor
 
     return resolve_executor(given)
 
