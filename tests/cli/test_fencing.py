@@ -21,7 +21,7 @@ import pytest
 from tests.cli.conftest import ASSAY, write_data
 
 from assay import Client
-from assay.evaluation._audit import figure_mismatches
+from assay.evaluation.audit import figure_mismatches
 
 APP = """
 import os

@@ -15,8 +15,8 @@ import pytest
 
 from assay import Client
 from assay.schemas import EvaluationResult, Run
-from assay.store._fence import Fence, LeaseFencedError
 from assay.store.base import Store
+from assay.store.fence import Fence, LeaseFencedError
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from assay import Client, evaluate
 from assay.evaluation import BaseEvaluator
-from assay.evaluation._audit import figure_mismatches
+from assay.evaluation.audit import figure_mismatches
 from assay.evaluators import CompositeEvaluator
 from assay.schemas import EvaluationResult, Example, Run
 

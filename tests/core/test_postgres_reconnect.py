@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from assay import Client, evaluate
-from assay.evaluation._audit import figure_mismatches
+from assay.evaluation.audit import figure_mismatches
 
 pg: Any = sys.modules["assay_tests_postgres"]  # tests/_postgres.py, loaded by the root conftest
 

@@ -13,7 +13,7 @@ import pytest
 from tests.cli.conftest import run_assay
 
 from assay import Client, evaluate
-from assay.evaluation._audit import figure_mismatches
+from assay.evaluation.audit import figure_mismatches
 
 ROWS = 24
 

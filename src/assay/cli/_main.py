@@ -121,11 +121,10 @@ def _failed_at_run_time(exc: Exception) -> bool:
 
 def _report_error(exc: Exception, db: str | None) -> int:
     from assay.errors import DataError, EvaluatorSignatureError, ExperimentError, StoreError
-    from assay.store._masking import masked
     from assay.store.faults import storage_fault
     from assay.store.open import sqlite_file
 
-    fault = storage_fault(exc, sqlite_file(db) or masked(db or ""))
+    fault = storage_fault(exc, sqlite_file(db) or db)
     if fault is not None:  # the disk, a lock, a damaged file: a run-time failure, resumable
         print(f"assay: error: {fault}", file=sys.stderr)
         return RUN_FAILED

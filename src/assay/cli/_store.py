@@ -59,7 +59,7 @@ def backup_command(args: argparse.Namespace) -> int:
 
 
 def recover_command(args: argparse.Namespace) -> int:
-    from assay.store._salvage import recover
+    from assay.store.salvage import recover
 
     path = _file(args, "recover")
     copied = recover(path, args.destination)
@@ -77,14 +77,13 @@ def recover_command(args: argparse.Namespace) -> int:
 def _refigure(url: str) -> int:
     """Each experiment's figures from the rows that were recovered (some may be lost)."""
     from assay.client import Client
-    from assay.evaluation._tally import tally_of_stored
+    from assay.evaluation.audit import recompute_figures
 
     client = Client(url)
     try:
         records = client.list_experiments()
         for record in records:
-            tally = tally_of_stored(client.store.iter_scores(record.id))
-            client.store.write_stats(record.id, tally.stats(final=record.status == "completed"))
+            recompute_figures(client.store, record)
         return len(records)
     finally:
         client.close()
@@ -109,7 +108,7 @@ def _file(args: argparse.Namespace, action: str) -> str:
 def _figure_problems(url: str | None) -> list[str]:
     """Each experiment's stored figures against its rows."""
     from assay.client import Client
-    from assay.evaluation._audit import figure_mismatches
+    from assay.evaluation.audit import figure_mismatches
 
     client = Client(url)
     try:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from assay._aio import run_coroutine
-from assay.errors import StorageFault
+from assay.errors import LeaseFencedError, StorageFault
 from assay.evaluation._arguments import known_keywords
 from assay.evaluation._binding import (
     SummaryEvaluator,
@@ -42,7 +42,6 @@ from assay.evaluation._kept import KeptValues
 from assay.evaluation._lease import ShardLease
 from assay.evaluation._paged import stored_rows, summary_arguments
 from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
-from assay.evaluation._retry import retry_evaluator_errors
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import RowFeed, RunSettings, done_keys, run_rows, run_summaries
 from assay.evaluation._shard import Shard, shard_argument
@@ -53,7 +52,6 @@ from assay.evaluation._target import Target as TargetRunner
 from assay.evaluation.types import DataSource, EvaluatorLike, HasStore, SummaryEvaluatorLike, Target
 from assay.schemas import EvaluationResult, TracerSession
 from assay.store import Store, open_store
-from assay.store._fence import LeaseFencedError
 from assay.store.current import use_store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
@@ -629,6 +627,8 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
 
 async def _retry_errors(prepared: _Prepared) -> None:
     """Before the rows not stored yet: the stored evaluator errors, run again."""
+    from assay.evaluation._retry import retry_evaluator_errors  # only a retry needs it
+
     store, record, lease = prepared.store, prepared.record, prepared.lease
     evaluators = prepared.pipeline.evaluators
     retried = await retry_evaluator_errors(

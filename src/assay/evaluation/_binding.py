@@ -19,9 +19,8 @@ from typing import Any
 from assay._traceback import describe, format_traceback
 from assay.errors import EvaluatorSignatureError
 from assay.evaluation._base import BaseEvaluator
-from assay.evaluation._expected import ExpectedKeys, declared_keys
 from assay.evaluation._names import resolve_evaluator_name
-from assay.evaluation._returns import normalize_returned
+from assay.evaluation._returns import ExpectedKeys, declared_keys, normalize_returned
 from assay.evaluation.metric import MetricInfo, declaration_of
 from assay.schemas import EvaluationResult, Example, Run
 

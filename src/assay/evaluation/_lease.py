@@ -18,12 +18,15 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from assay.errors import AssayError, LeaseHeldError, LeaseLostError
 from assay.evaluation._shard import Shard
-from assay.store._fence import Fence
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, Lease
+
+if TYPE_CHECKING:
+    from assay.store.fence import Fence
 
 __all__ = ["LeaseHeldError", "LeaseLostError", "ShardLease", "lease_ttl"]
 
@@ -108,6 +111,8 @@ class ShardLease:
     @property
     def fence(self) -> Fence:
         """What the run's writes carry, so the store refuses them once this lease is lost."""
+        from assay.store.fence import Fence  # the store's, loaded when a run starts
+
         return Fence(self._experiment.id, self.shard.index, self._token)
 
     def lost_error(self) -> LeaseLostError:

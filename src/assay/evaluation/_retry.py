@@ -20,8 +20,8 @@ from assay.evaluation._binding import RowEvaluator
 from assay.evaluation._rows import in_thread
 from assay.evaluation._shard import Shard
 from assay.schemas import EvaluationResult
-from assay.store._fence import Fence
 from assay.store.base import Store
+from assay.store.fence import Fence
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 __all__ = ["Retried", "retry_evaluator_errors"]

@@ -20,12 +20,12 @@ from assay.evaluation._tally import Tally
 from assay.evaluation._threads import RowThreads
 from assay.evaluation._writer import RowWriter
 from assay.schemas import EvaluationResult, Example
-from assay.store._fence import Fence
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 
 if TYPE_CHECKING:
     from assay.evaluation.executor import Executor
+    from assay.store.fence import Fence
 
 
 @dataclass
@@ -35,7 +35,7 @@ class RunSettings:
     on_row: Callable[[ExperimentRow], None]
     write_figures: bool = True  # False for a shard: its rows are not the experiment's figures
     executor: Executor | None = None  # None: threads and the event loop here
-    fence: Fence | None = None  # the lease every write carries (``assay.store._fence``)
+    fence: Fence | None = None  # the lease every write carries (``assay.store.fence``)
 
 
 class RowFeed:

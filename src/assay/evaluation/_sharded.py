@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import time
 
+from assay.errors import LeaseFencedError
 from assay.evaluation._experiment import stored_shards
 from assay.evaluation._lease import LeaseLostError, ShardLease
 from assay.evaluation._shard import Shard
 from assay.evaluation._tally import tally_of_stored
-from assay.store._fence import LeaseFencedError
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentStats
 

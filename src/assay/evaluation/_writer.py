@@ -19,13 +19,15 @@ import threading
 import time
 import uuid
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import StoreWriteError
 from assay.evaluation._tally import RowTally, Tally, tally_row
-from assay.store._fence import Fence
 from assay.store.base import Store
 from assay.store.records import ExperimentRow, ExperimentStats
+
+if TYPE_CHECKING:
+    from assay.store.fence import Fence
 
 _STATS_EVERY_S = 1.0
 _STATS_SHARE = 20  # figures at most every 20x the time they take to compute

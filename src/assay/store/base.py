@@ -5,11 +5,13 @@ from __future__ import annotations
 import abc
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from assay.schemas import Dataset, EvaluationResult, Example, Feedback, Run
-from assay.store._fence import Fence
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats, Lease
+
+if TYPE_CHECKING:
+    from assay.store.fence import Fence
 
 RowKey = tuple[int, int]
 """(position, repetition): a row's place in data order."""

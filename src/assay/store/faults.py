@@ -15,6 +15,7 @@ import sqlite3
 from typing import Any
 
 from assay.errors import StorageFault
+from assay.store._masking import masked
 from assay.store.integrity import StoreCorruptError, corrupt_message, damaged
 
 __all__ = ["StorageFault", "storage_fault"]
@@ -28,7 +29,9 @@ _BUSY, _LOCKED, _READONLY, _IOERR, _FULL, _CANTOPEN = 5, 6, 8, 10, 13, 14
 
 
 def storage_fault(exc: BaseException, where: str | None = None) -> str | None:
-    """The message for a storage failure somewhere in ``exc``'s chain, or None."""
+    """The message for a storage failure somewhere in ``exc``'s chain, or None.
+    ``where``: the store's file or URL (a password in it is masked)."""
+    where = masked(where) if where and "://" in where else where
     seen: BaseException | None = exc
     while seen is not None:
         kind = _kind(seen)

@@ -11,7 +11,7 @@ run wrote, bytes overwritten) reads as if whole until a query meets a damaged pa
   A damaged store is refused for writing (``StoreCorruptError``), naming what to do.
 - ``backup``: a consistent copy of a live store through SQLite's backup API (never
   ``cp``, whose copy of a file being written is often damaged), checked once written.
-- ``recover`` (``_salvage``): what can still be read, into a new file, checked once written.
+- ``recover`` (``salvage``): what can still be read, into a new file, checked once written.
 """
 
 from __future__ import annotations

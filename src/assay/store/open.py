@@ -9,8 +9,6 @@ from pathlib import Path
 from assay.errors import StoreError
 from assay.store._masking import masked as _masked
 from assay.store.base import Store
-from assay.store.faults import StorageFault, storage_fault
-from assay.store.integrity import StoreCorruptError, corrupt_message, damaged
 
 __all__ = ["DEFAULT_PATH", "default_url", "open_store", "sqlite_file", "store_exists"]
 
@@ -56,6 +54,9 @@ def _sqlite(path: str) -> Store:
     try:
         return SQLiteStore(path)
     except sqlite3.DatabaseError as exc:  # OperationalError too: a folder, no permission...
+        from assay.store.faults import StorageFault, storage_fault  # only a failure needs them
+        from assay.store.integrity import StoreCorruptError, corrupt_message, damaged
+
         if damaged(exc):
             raise StoreCorruptError(corrupt_message(path, [str(exc)])) from None
         fault = storage_fault(exc, str(Path(path).resolve()))

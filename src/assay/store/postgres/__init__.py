@@ -25,11 +25,11 @@ from typing import Any
 from assay.errors import AlreadyExistsError, StoreVersionError, require_extra
 from assay.schemas import Dataset
 from assay.store._codec import run_id_of
-from assay.store._fence import Fence
 from assay.store._json import dumps, loads
 from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import BatchWriter, Store
+from assay.store.fence import Fence
 from assay.store.postgres._conn import PGConnection, connect
 from assay.store.postgres._dialect import COMPAT_SQL, ddl
 from assay.store.postgres._reconnect import RETRIED, _Unreachable, is_lost, reconnect_seconds, with_reconnect

@@ -18,13 +18,13 @@ from assay.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVer
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
-from assay.store import _fence as fences
 from assay.store import _row_text, integrity, text_index
-from assay.store._fence import Fence
+from assay.store import fence as fences
 from assay.store._json import dumps, loads
 from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import BatchWriter, Store
+from assay.store.fence import Fence
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
 from assay.store.sqlite import _rows as rows
 from assay.store.sqlite._feedback import SQLiteFeedback

@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assay.store import _codec as codec
-from assay.store._fence import Fence
 from assay.store._row_text import ROWS
+from assay.store.fence import Fence
 from assay.store.records import ExperimentStats
 from assay.store.sqlite._writer_process import ANSWER_TIMEOUT_S, WriterProcess, WriterProcessError
 
@@ -59,7 +59,7 @@ class StatementLog:
 
 BatchStatements = Callable[[Any, uuid.UUID, Sequence[Any], ExperimentStats | None, Fence | None], None]
 """Builds a batch's statements on a connection (or a ``StatementLog``), behind the
-run's lease fence (``_fence``) when it has one."""
+run's lease fence (``assay.store.fence``) when it has one."""
 
 
 class ProcessBatchWriter:

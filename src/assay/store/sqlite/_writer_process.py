@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from assay.store._fence import LeaseFencedError, refused_message
+from assay.store.fence import LeaseFencedError, refused_message
 
 __all__ = ["ANSWER_TIMEOUT_S", "WriterProcess", "WriterProcessError", "settle_writers_of"]
 

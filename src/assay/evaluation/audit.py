@@ -10,7 +10,7 @@ from assay.evaluation._tally import tally_of_stored
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentStats, MetricStats
 
-__all__ = ["figure_mismatches"]
+__all__ = ["figure_mismatches", "recompute_figures"]
 
 _COUNTS = ("rows", "run_errors")
 _METRIC_COUNTS = ("n", "errors", "skipped", "unscored")
@@ -31,6 +31,14 @@ def figure_mismatches(store: Store, experiment: ExperimentRecord) -> list[str]:
     if stored.final or stored.metrics is not None:
         problems += _metric_mismatches(stored, recomputed)
     return problems
+
+
+def recompute_figures(store: Store, experiment: ExperimentRecord) -> ExperimentStats:
+    """The experiment's figures from its stored rows, stored in place of the old ones (a
+    salvaged store's rows may be fewer than its figures counted)."""
+    stats = tally_of_stored(store.iter_scores(experiment.id)).stats(final=experiment.status == "completed")
+    store.write_stats(experiment.id, stats)
+    return stats
 
 
 def _metric_mismatches(stored: ExperimentStats, recomputed: ExperimentStats) -> list[str]:
