@@ -1,10 +1,11 @@
 """The import contract: packages import only their own layer and the layers below it.
 
-    foundation  assay._aio, _ids, _output_text, _traceback, errors
+    foundation  assay._aio, _budget, _ids, _output_text, _traceback, errors
     schemas     assay.schemas
     store       assay.store
     services    assay.llm, assay.embeddings, assay.sandbox     (llm and sandbox never meet)
-    records     assay.tracing, assay.comparison, assay.report  (what evaluation writes and shows)
+    records     assay.tracing, assay.comparison, assay.agreement, assay.report
+                (what evaluation writes and shows, and what reads it back)
     evaluation  assay.evaluation                               (the executor interface included)
     executors   assay.executors                                (Ray builds on evaluation)
     evaluators  assay.evaluators
@@ -33,6 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "foundation",
         (
             "assay._aio",
+            "assay._budget",
             "assay._ids",
             "assay._output_text",
             "assay._traceback",
@@ -44,7 +46,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("schemas", ("assay.schemas",)),
     ("store", ("assay.store",)),
     ("services", ("assay.llm", "assay.embeddings", "assay.sandbox")),
-    ("records", ("assay.tracing", "assay.comparison", "assay.report")),
+    ("records", ("assay.tracing", "assay.comparison", "assay.agreement", "assay.report")),
     ("evaluation", ("assay.evaluation",)),
     ("executors", ("assay.executors",)),
     ("evaluators", ("assay.evaluators",)),

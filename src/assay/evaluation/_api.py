@@ -86,6 +86,7 @@ class _Options:
     wait_for_lease: bool = False
     executor: Any = None
     retry_errors: bool = False
+    max_cost: float | None = None
 
 
 def _options(given: dict[str, Any]) -> _Options:
@@ -139,6 +140,7 @@ async def aevaluate(
     wait_for_lease: bool = False,
     executor: Any = None,
     retry_errors: bool = False,
+    max_cost: float | None = None,
 ) -> ComparativeResults: ...
 @overload
 async def aevaluate(
@@ -166,6 +168,7 @@ async def aevaluate(
     wait_for_lease: bool = False,
     executor: Any = None,
     retry_errors: bool = False,
+    max_cost: float | None = None,
 ) -> AsyncExperimentResults: ...
 
 
@@ -195,6 +198,7 @@ async def aevaluate(
     wait_for_lease: bool = False,
     executor: Any = None,
     retry_errors: bool = False,
+    max_cost: float | None = None,
 ) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
@@ -214,6 +218,9 @@ async def aevaluate(
     the target not called), keeping every result that scored.
     ``disable_evaluator_tracing`` is LangSmith's and changes nothing here: evaluators are
     never traced (only the target's runs are stored).
+    ``max_cost`` (US dollars) caps this run's judge calls: once spent, the remaining rows
+    are stored as failed runs saying so, and ``resume=True`` with a new ``max_cost`` runs
+    them (see ``assay._budget``; judge models need a price).
     """
     options = _options(locals())  # first: locals() is exactly the parameters here
     special = _dispatch(target, options)
@@ -258,6 +265,7 @@ def evaluate(
     wait_for_lease: bool = False,
     executor: Any = None,
     retry_errors: bool = False,
+    max_cost: float | None = None,
 ) -> ComparativeResults: ...
 @overload
 def evaluate(
@@ -285,6 +293,7 @@ def evaluate(
     wait_for_lease: bool = False,
     executor: Any = None,
     retry_errors: bool = False,
+    max_cost: float | None = None,
 ) -> ExperimentResults: ...
 
 
@@ -314,6 +323,7 @@ def evaluate(
     wait_for_lease: bool = False,
     executor: Any = None,
     retry_errors: bool = False,
+    max_cost: float | None = None,
 ) -> Any:
     """The synchronous face of :func:`aevaluate`; same parameters, same results.
 
@@ -512,6 +522,15 @@ def _feed_of(
     return tally, RowFeed(resolved.examples(source), reps, done, total, shard), discarded
 
 
+def _budget(max_cost: float | None) -> contextlib.AbstractContextManager[Any]:
+    """The judge budget of a run with ``max_cost`` (its module loads only then)."""
+    if max_cost is None:
+        return contextlib.nullcontext()
+    from assay._budget import CostBudget, use_budget
+
+    return use_budget(CostBudget(max_cost))
+
+
 def _memory_store() -> Store:
     """Where an experiment with ``upload_results=False`` lives: gone when the results are."""
     return open_store("sqlite://")
@@ -571,7 +590,7 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         lease.fence,
     )
     try:
-        with use_store(prepared.cache_store), bar, _fewer_collections():
+        with use_store(prepared.cache_store), _budget(options.max_cost), bar, _fewer_collections():
             if options.retry_errors:
                 await _retry_errors(prepared)
             stats = await run_rows(prepared.pipeline, feed, store, record, settings, prepared.tally)

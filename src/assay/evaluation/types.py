@@ -64,6 +64,7 @@ class RunOnDatasetOptions(TypedDict, total=False):
     wait_for_lease: bool
     executor: Any
     retry_errors: bool
+    max_cost: float | None
 
 
 class EvaluateOptions(RunOnDatasetOptions, total=False):
