@@ -370,9 +370,10 @@ def test_evaluation_names_no_client() -> None:
     assert not named, named
 
 
-#: what ``import assay`` may load of assay: measured at 56 after issue 36 (from 66); the
-#: issue's aim is 40 (the evaluation package's own modules load eagerly today)
-IMPORT_ASSAY_BUDGET = 58  # + the client's example edits and traced streams (issue 43)
+#: what ``import assay`` may load of assay: 56 after issue 36 (from 66), then 58 with the
+#: client's example edits and traced streams (issue 43); the issue's aim is 40 (evaluation's
+#: own modules still load eagerly): lower it, never raise it
+IMPORT_ASSAY_BUDGET = 58
 NEVER_ON_IMPORT = (
     "assay.evaluators",  # the judges, SQL, code and business evaluators
     "assay.scorers",
