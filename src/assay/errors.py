@@ -41,6 +41,9 @@ signature is still a ``TypeError``, a missing extra an ``ImportError``):
     ├── StoreError (RuntimeError)              the store cannot do what was asked
     │   ├── StoreVersionError                  the database was written by a newer assay
     │   ├── StoreWriteError                    writing results failed; the run stops
+    │   ├── LeaseFencedError                   a write named a lease another run took over: refused
+    │   ├── StoreCorruptError                  the store file is damaged: not written to, figures not shown
+    │   ├── StorageFault                       disk full, read-only, I/O error, locked: named, resumable
     │   ├── NotFoundError (LookupError)        no such dataset, example or experiment
     │   └── AlreadyExistsError                 a dataset of that name exists
     ├── BudgetExhaustedError                   the experiment's judge budget (``max_cost``) is spent
@@ -245,6 +248,18 @@ class StoreWriteError(StoreError):
     """A batch of rows could not be written; rows stored before it are kept."""
 
 
+class LeaseFencedError(StoreError):
+    """A write named a lease that is no longer its run's: nothing of it was stored."""
+
+
+class StoreCorruptError(StoreError):
+    """The store's file is damaged: it is refused for writing until recovered."""
+
+
+class StorageFault(StoreError):
+    """The store could not be written or read for a reason outside assay (disk, locks)."""
+
+
 class NotFoundError(StoreError, LookupError):
     """A dataset, example or experiment that does not exist."""
 
@@ -411,6 +426,7 @@ __all__ = [
     "GenerationError",
     "InvalidJsonError",
     "LLMError",
+    "LeaseFencedError",
     "LeaseHeldError",
     "LeaseLostError",
     "MissingExtraError",
@@ -436,6 +452,8 @@ __all__ = [
     "SandboxUnavailableError",
     "ServiceConfigError",
     "ShardError",
+    "StorageFault",
+    "StoreCorruptError",
     "StoreError",
     "StoreVersionError",
     "StoreWriteError",
