@@ -39,7 +39,9 @@ def keystrokes(url: str, repeat: int) -> list[float]:
     """Milliseconds from pressing 1 (label and save) until the next row's progress shows."""
     times = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"])
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"]
+        )
         page = browser.new_page()
         page.goto(url)
         for _ in range(repeat + 1):
@@ -87,20 +89,27 @@ def main() -> None:
         store.close()
         port = free_port()
         code = f"from assay.ui import serve; serve({f'sqlite:///{path}'!r}, port={port})"
-        process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         try:
             _wait(port)
             base = f"http://127.0.0.1:{port}"
             print(f"{args.rows}-row experiment; {args.repeat} measured presses / saves each (ms)")
             print(f"{'':44} {'median':>8} {'p95':>8}   budget")
-            for label, query in (("keystroke to next row, queue of every row", "rule=all"),
-                                 ("keystroke to next row, random 500 of them", "rule=random&n=500&seed=1")):
+            for label, query in (
+                ("keystroke to next row, queue of every row", "rule=all"),
+                ("keystroke to next row, random 500 of them", "rule=random&n=500&seed=1"),
+            ):
                 times = keystrokes(f"{base}/queue?e={first}&annotator=kb-{query[5:8]}&{query}", args.repeat)
                 median, p95 = quantiles(times)
                 print(f"{label:44} {median:8.1f} {p95:8.1f}   {NEXT_ROW_BUDGET_MS:.0f}", flush=True)
             with httpx.Client(base_url=base, timeout=60) as client:
                 server, wall = saves(client, first, args.repeat * 3)
-            for label, values in (("save a label: server time", server), ("save a label: client wall time", wall)):
+            for label, values in (
+                ("save a label: server time", server),
+                ("save a label: client wall time", wall),
+            ):
                 median, p95 = quantiles(values)
                 print(f"{label:44} {median:8.1f} {p95:8.1f}   {SAVE_BUDGET_MS:.0f}", flush=True)
         finally:

@@ -48,7 +48,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("services", ("assay.llm", "assay.embeddings", "assay.sandbox")),
     (
         "records",
-        ("assay.tracing", "assay.comparison", "assay.agreement", "assay.report", "assay.human", "assay.row_export"),
+        (
+            "assay.tracing",
+            "assay.comparison",
+            "assay.agreement",
+            "assay.report",
+            "assay.human",
+            "assay.row_export",
+        ),
     ),
     ("evaluation", ("assay.evaluation",)),
     ("executors", ("assay.executors",)),

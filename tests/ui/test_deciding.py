@@ -37,7 +37,11 @@ def test_the_list_filters_by_dataset_sorts_by_any_column_and_sums_up(scenario: S
         assert names(client, "") == ["other-run", "candidate", "baseline"]  # newest first
         assert names(client, f"dataset={scenario.dataset.id}") == ["candidate", "baseline"]
         assert names(client, "sort=name&order=asc") == ["baseline", "candidate", "other-run"]
-        assert names(client, "sort=rows&order=asc") == ["other-run", "candidate", "baseline"]  # ties: newest first
+        assert names(client, "sort=rows&order=asc") == [
+            "other-run",
+            "candidate",
+            "baseline",
+        ]  # ties: newest first
         # correct: other-run 1.0, candidate 7/12, baseline 6/12
         assert names(client, "sort=metric:correct&order=desc") == ["other-run", "candidate", "baseline"]
         assert names(client, "sort=metric:correct&order=asc") == ["baseline", "candidate", "other-run"]

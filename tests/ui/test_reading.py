@@ -25,8 +25,20 @@ def test_prose_is_diffed_by_word() -> None:
     d = side_by_side("the cat sat on the mat", "the dog sat on a mat")
     ((old, new),) = d.rows
     assert d.mode == "word" and not d.same
-    assert pieces(old) == [("the ", "same"), ("cat ", "removed"), ("sat on ", "same"), ("the ", "removed"), ("mat", "same")]
-    assert pieces(new) == [("the ", "same"), ("dog ", "added"), ("sat on ", "same"), ("a ", "added"), ("mat", "same")]
+    assert pieces(old) == [
+        ("the ", "same"),
+        ("cat ", "removed"),
+        ("sat on ", "same"),
+        ("the ", "removed"),
+        ("mat", "same"),
+    ]
+    assert pieces(new) == [
+        ("the ", "same"),
+        ("dog ", "added"),
+        ("sat on ", "same"),
+        ("a ", "added"),
+        ("mat", "same"),
+    ]
 
 
 def test_code_is_diffed_by_line_with_numbers() -> None:
