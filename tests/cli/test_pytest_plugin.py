@@ -164,7 +164,7 @@ def test_logging_outside_a_marked_test_says_what_to_do(tmp_path: Path) -> None:
 def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     import re
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "ci.md").read_text(encoding="utf-8")
     block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "@pytest.mark.assay" in b)
     (tmp_path / "my_app.py").write_text(
         "def answer(question):\n    return {'2+2?': '4', 'capital of France?': 'Paris'}[question]\n",
