@@ -54,3 +54,38 @@ def test_the_first_experiment_runs_twice_in_a_row(tmp_path: Path) -> None:
     client = Client(str(folder / ".assay" / "assay.db"))
     assert len(list(client.list_examples(dataset_name="Toxic queries"))) == 2
     assert len([e for e in client.list_experiments() if e.name.startswith("keywords")]) == 2
+
+
+EVALUATORS_PAGE = ROOT / "docs" / "evaluators.md"
+
+
+def evaluators_block(text: str) -> str:
+    blocks = re.findall(r"```python\n(.*?)```", EVALUATORS_PAGE.read_text(encoding="utf-8"), re.S)
+    return next(block for block in blocks if text in block)
+
+
+def test_the_offline_heuristics_example_scores_what_it_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ASSAY_DATABASE_URL", raising=False)
+    namespace: dict = {}
+    exec(compile(evaluators_block("create_completeness_scorer()"), "evaluators.md", "exec"), namespace)
+    aggregate = namespace["results"].aggregate
+    assert aggregate["exact_match"].mean == 1.0 and aggregate["completeness"].mean == 1.0
+    assert aggregate["string_distance"].mean == 0.0 and aggregate["rougeL"].mean == 1.0
+    assert all(metric.errors == 0 for metric in aggregate.values()), aggregate
+    assert "embedding_distance" not in aggregate  # offline means no torch
+
+
+def test_the_code_correctness_example_scores_what_it_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ASSAY_DATABASE_URL", raising=False)
+    namespace: dict = {}
+    exec(compile(evaluators_block("CodeCorrectnessEvaluator(name="), "evaluators.md", "exec"), namespace)
+    [row] = list(namespace["results"])
+    [result] = row["evaluation_results"]["results"]
+    assert result.key == "PythonCodeCorrectness" and result.score == 1.0
+    assert [d["actual_output"] for d in result.metadata["test_cases_details"]] == [4, 9]
