@@ -11,6 +11,8 @@ import argparse
 import sys
 from collections.abc import Iterator
 
+__all__ = ["main", "render"]
+
 HEADER = """# CLI reference
 
 Every `assay` command and option, generated from the argument parser
