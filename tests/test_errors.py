@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +164,123 @@ def test_a_missing_extra_is_reported_one_way(hidden: str, action: str, extra: st
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("MISSING"), result.stdout + result.stderr
     assert f"needs {hidden}" in result.stdout and f"pip install 'assay[{extra}]'" in result.stdout
+
+
+#: where each error was defined before ``assay.errors`` held them all: old imports keep working
+OLD_HOMES = {
+    "ExampleInputError": "assay.client._examples",
+    "NotComparableError": "assay.comparison.comparability",
+    "EmbeddingsError": "assay.embeddings.base",
+    "EmbeddingsUnavailable": "assay.embeddings.base",
+    "EvaluatorSignatureError": "assay.evaluation._binding",
+    "DataError": "assay.evaluation._data",
+    "ExperimentError": "assay.evaluation._experiment",
+    "LeaseHeldError": "assay.evaluation._lease",
+    "LeaseLostError": "assay.evaluation._lease",
+    "ShardError": "assay.evaluation._shard",
+    "UnknownEvaluatorName": "assay.evaluation._names",
+    "EvaluatorReturnError": "assay.evaluation._returns",
+    "RowFailedError": "assay.evaluation._runner",
+    "ExecutorError": "assay.executors.errors",
+    "RayExecutorError": "assay.executors.errors",
+    "TargetError": "assay.evaluation._target",
+    "StoreWriteError": "assay.evaluation._writer",
+    "EvaluatorInputError": "assay.evaluators._fields",
+    "TrajectoryError": "assay.evaluators.agents._calls",
+    "OpenAPIError": "assay.evaluators.api._openapi",
+    "CaseError": "assay.evaluators.code._cases",
+    "CalibrationError": "assay.evaluators.code._calibrate",
+    "GenerationError": "assay.evaluators.code._signature",
+    "ToolMissing": "assay.evaluators.code.quality",
+    "ReferenceQueryError": "assay.evaluators.sql._evaluator",
+    "DatabaseUnavailable": "assay.evaluators.sql.backends.base",
+    "FixtureError": "assay.evaluators.sql.backends.base",
+    "QueryError": "assay.evaluators.sql.backends.base",
+    "QueryRefused": "assay.evaluators.sql.backends.base",
+    "QueryTimeout": "assay.evaluators.sql.backends.base",
+    "QueryTooLarge": "assay.evaluators.sql.backends.base",
+    "PrivilegedRole": "assay.evaluators.sql.backends.postgres",
+    "InvalidJson": "assay.evaluators.text.json",
+    "LLMError": "assay.llm.errors",
+    "ModelCallError": "assay.llm.errors",
+    "ModelNotConfiguredError": "assay.llm.errors",
+    "ModelReplyError": "assay.llm.errors",
+    "ReplyCheckError": "assay.llm.errors",
+    "SandboxError": "assay.sandbox.errors",
+    "SandboxStartError": "assay.sandbox.errors",
+    "SandboxUnavailable": "assay.sandbox.errors",
+    "UnknownLanguage": "assay.sandbox.languages",
+    "UnsupportedMode": "assay.sandbox.languages",
+    "AlreadyExistsError": "assay.store.errors",
+    "NotFoundError": "assay.store.errors",
+    "StoreError": "assay.store.errors",
+    "StoreVersionError": "assay.store.errors",
+    "UIConfigError": "assay.ui.errors",
+    "EvaluatorSpecError": "assay.service.errors",
+    "RemoteEvaluatorError": "assay.service.errors",
+    "ServiceConfigError": "assay.service.errors",
+    "WireError": "assay.service.errors",
+}
+
+
+@pytest.mark.parametrize("name, home", sorted(OLD_HOMES.items()))
+def test_an_error_imported_from_its_old_home_is_the_same_class(name: str, home: str) -> None:
+    assert getattr(importlib.import_module(home), name) is getattr(assay.errors, name)
+
+
+@pytest.mark.parametrize("old, new", sorted(assay.errors.ALIASES.items()))
+def test_an_old_name_is_the_settled_class(old: str, new: str) -> None:
+    assert new.endswith("Error") and getattr(assay.errors, old) is getattr(assay.errors, new)
+    assert new in error_names() and old in error_names()
+
+
+def test_every_error_is_defined_in_assay_errors() -> None:
+    """The leaf: no error lives elsewhere and is merely re-exported (a static reader sees one tree)."""
+    for name in error_names():
+        assert getattr(assay.errors, name).__module__ == "assay.errors", name
+
+
+#: every optional dependency assay has, made unimportable for the leaf test below
+EXTRAS = (
+    "sqlglot psycopg psycopg_pool fastapi starlette uvicorn jinja2 ray httpx h11 rapidfuzz regex "
+    "sacrebleu sentence_transformers numpy pandas jsonschema yaml openapi_spec_validator hypothesis"
+)
+
+LEAF = """\
+import sys, importlib.abc
+BLOCKED = set({blocked!r}.split())
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, Block())
+import assay.errors as errors
+caught = 0
+for name in errors.__all__:
+    if name == "require_extra":
+        continue
+    cls = getattr(errors, name)
+    try:
+        raise cls("probe")
+    except errors.AssayError:
+        pass
+    try:
+        raise cls("probe")
+    except cls:  # the very case that used to load the extra and fail: except QueryTimeout
+        caught += 1
+print(caught)
+"""
+
+
+def test_every_error_is_caught_with_no_extra_installed() -> None:
+    code = LEAF.format(blocked=EXTRAS)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) == len(error_names())
+
+
+def test_assay_errors_imports_nothing_else_of_assay() -> None:
+    tree = ast.parse(Path(assay.errors.__file__).read_text(encoding="utf-8"))
+    imported = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    imported += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert not [m for m in imported if m.split(".")[0] == "assay"]

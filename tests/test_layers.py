@@ -1,6 +1,6 @@
 """The import contract: packages import only their own layer and the layers below it.
 
-    foundation  assay._aio, _ids, _output_text, _traceback, _text, errors
+    foundation  assay._aio, _ids, _output_text, _traceback, errors
     schemas     assay.schemas
     store       assay.store
     services    assay.llm, assay.embeddings, assay.sandbox     (llm and sandbox never meet)
@@ -34,7 +34,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "assay._ids",
             "assay._output_text",
             "assay._traceback",
-            "assay._text",
             "assay.errors",
             "assay._metric",
             "assay.stats",
@@ -51,7 +50,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "assay.comparison",
             "assay.tracing",
             "assay.report",
-            "assay.report_plain",
         ),
     ),
     ("evaluators", ("assay.evaluators",)),
@@ -269,4 +267,4 @@ def test_package_imports_load_no_family(statement: str, family: str) -> None:
 
 def test_lazy_names_load_on_use() -> None:
     loaded = _loaded_after("import assay\nassay.evaluate_comparative")
-    assert "assay.evaluation._comparative" in loaded and "assay.llm" in loaded
+    assert "assay.evaluation._pairwise_run" in loaded and "assay.llm" in loaded

@@ -10,13 +10,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
-from assay.comparison import Comparison, MetricComparison, NotComparableError, compare
-from assay.errors import AssayError
+from assay.comparison import Comparison, MetricComparison, compare
+from assay.errors import AssayError, EvaluatorSignatureError, NotComparableError
 from assay.evaluation import (
     AsyncExperimentResults,
     EvaluationResult,
     EvaluationResults,
-    EvaluatorSignatureError,
     ExperimentResults,
     RunEvaluator,
     aevaluate,
@@ -36,9 +35,9 @@ from assay.tracing import (
 )
 
 if TYPE_CHECKING:
-    from assay.evaluation._comparative import evaluate_comparative
+    from assay.evaluation._pairwise_run import evaluate_comparative
 
-_LAZY = {"evaluate_comparative": "assay.evaluation._comparative"}
+_LAZY = {"evaluate_comparative": "assay.evaluation._pairwise_run"}
 
 __all__ = [
     "AssayError",

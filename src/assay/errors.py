@@ -1,11 +1,15 @@
 """Every error assay raises on purpose, under one root: ``except assay.errors.AssayError``.
 
-Each class also keeps the built-in base callers caught before the root existed (a bad
-evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``):
+Every class is defined here, and this module imports nothing else of assay, so catching one
+never loads an optional extra (``except QueryTimeoutError`` works with only the core
+installed). Each is also importable from the module that raises it, as before.
+
+Each class keeps the built-in base callers caught before the root existed (a bad evaluator
+signature is still a ``TypeError``, a missing extra an ``ImportError``):
 
     AssayError
     ├── MissingExtraError (ImportError)        an optional dependency is not installed
-    │   └── EmbeddingsUnavailable              no embeddings provider can be loaded
+    │   └── EmbeddingsUnavailableError         no embeddings provider can be loaded
     ├── EvaluatorSignatureError (TypeError)    no parameter of an evaluator can be bound
     ├── EvaluatorReturnError (TypeError)       an evaluator returned something unusable
     ├── TargetError (TypeError)                the target is not callable as a target
@@ -15,16 +19,16 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── ShardError (ValueError)                a shard that does not exist or fit the experiment's split
     ├── LeaseHeldError (RuntimeError)          another live process runs that shard (or experiment)
     ├── LeaseLostError (RuntimeError)          this run's lease expired and another process took over
-    ├── UnknownEvaluatorName (ValueError)      ``evaluators=["..."]`` names no evaluator
+    ├── UnknownEvaluatorNameError (ValueError) ``evaluators=["..."]`` names no evaluator
     ├── EvaluatorInputError (ValueError)       a row lacks what a built-in evaluator reads
     │   ├── OpenAPIError                       an example's OpenAPI document is unusable
     │   └── TrajectoryError                    a tool-call trajectory cannot be read
-    ├── InvalidJson (ValueError)               a JSON evaluator got text that is not JSON
+    ├── InvalidJsonError (ValueError)          a JSON evaluator got text that is not JSON
     ├── CaseError (ValueError)                 a code test case is malformed
     ├── CalibrationError (ValueError)          no reference to calibrate a timeout on, or it fails
     ├── GenerationError (ValueError)           test cases cannot be generated as asked
-    ├── UnknownLanguage (ValueError)           the sandbox does not run that language
-    ├── UnsupportedMode (ValueError)           that language has no test-program mode
+    ├── UnknownLanguageError (ValueError)      the sandbox does not run that language
+    ├── UnsupportedModeError (ValueError)      that language has no test-program mode
     ├── UIConfigError (ValueError)             the web UI cannot start with these settings
     ├── ServiceConfigError (ValueError)        the evaluator service cannot start with these settings
     ├── EvaluatorSpecError (ValueError)        ``serve-evaluators MODULE:EVALUATORS`` names nothing usable
@@ -46,80 +50,27 @@ evaluator signature is still a ``TypeError``, a missing extra an ``ImportError``
     ├── ReplyCheckError (ValueError)           a caller's check refused a parsed reply (retried)
     ├── EmbeddingsError (RuntimeError)         an embeddings call failed
     ├── SandboxError (RuntimeError)            untrusted code could not be run safely
-    │   ├── SandboxUnavailable                 no isolation is available on this machine
+    │   ├── SandboxUnavailableError            no isolation is available on this machine
     │   ├── SandboxStartError                  the sandbox failed to start
     │   └── SandboxSetupError                  a business evaluator's sandbox cannot be prepared
-    ├── ToolMissing (RuntimeError)             a formatter or linter is not installed, or none exists
+    ├── ToolMissingError (RuntimeError)        a formatter or linter is not installed, or none exists
     ├── QueryError                             a SQL query failed in its database
-    │   ├── QueryTimeout
-    │   ├── QueryTooLarge                      a value, row or result passed its byte limit
-    │   └── QueryRefused                       the safety check refused the query
-    ├── DatabaseUnavailable                    the SQL evaluator's database cannot be reached
-    │   └── PrivilegedRole                     the PostgreSQL role may do more than read
+    │   ├── QueryTimeoutError
+    │   ├── QueryTooLargeError                 a value, row or result passed its byte limit
+    │   └── QueryRefusedError                  the safety check refused the query
+    ├── DatabaseUnavailableError               the SQL evaluator's database cannot be reached
+    │   └── PrivilegedRoleError                the PostgreSQL role may do more than read
     ├── FixtureError                           a SQL fixture cannot be loaded
     └── ReferenceQueryError                    the reference query itself fails
 
-``AssayError`` and ``MissingExtraError`` live here; the others live beside the code that
-raises them and are importable from this module too (their module loads on first use).
+Names settled at 0.1.0 end in ``Error``; the earlier names stay as aliases of the same class
+(``QueryTimeout is QueryTimeoutError``), listed in ``ALIASES``.
 """
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from assay._client_examples import ExampleInputError
-    from assay.comparison.comparability import NotComparableError
-    from assay.embeddings.base import EmbeddingsError, EmbeddingsUnavailable
-    from assay.evaluation._binding import EvaluatorSignatureError
-    from assay.evaluation._data import DataError
-    from assay.evaluation._experiment import ExperimentError
-    from assay.evaluation._lease import LeaseHeldError, LeaseLostError
-    from assay.evaluation._names import UnknownEvaluatorName
-    from assay.evaluation._returns import EvaluatorReturnError
-    from assay.evaluation._runner import RowFailedError
-    from assay.evaluation._shard import ShardError
-    from assay.evaluation._target import TargetError
-    from assay.evaluation._writer import StoreWriteError
-    from assay.evaluators._fields import EvaluatorInputError
-    from assay.evaluators._sandbox_site import SandboxSetupError
-    from assay.evaluators.agents._calls import TrajectoryError
-    from assay.evaluators.api._openapi import OpenAPIError
-    from assay.evaluators.code._calibrate import CalibrationError
-    from assay.evaluators.code._cases import CaseError
-    from assay.evaluators.code._signature import GenerationError
-    from assay.evaluators.code.quality import ToolMissing
-    from assay.evaluators.sql._evaluator import ReferenceQueryError
-    from assay.evaluators.sql.backends._pg_role import PrivilegedRole
-    from assay.evaluators.sql.backends.base import (
-        DatabaseUnavailable,
-        FixtureError,
-        QueryError,
-        QueryRefused,
-        QueryTimeout,
-        QueryTooLarge,
-    )
-    from assay.evaluators.text.json import InvalidJson
-    from assay.executors.errors import ExecutorError, RayExecutorError
-    from assay.llm.errors import (
-        LLMError,
-        ModelCallError,
-        ModelNotConfiguredError,
-        ModelReplyError,
-        ReplyCheckError,
-    )
-    from assay.sandbox.errors import SandboxError, SandboxStartError, SandboxUnavailable
-    from assay.sandbox.languages import UnknownLanguage, UnsupportedMode
-    from assay.service.errors import (
-        EvaluatorSpecError,
-        RemoteEvaluatorError,
-        ServiceConfigError,
-        WireError,
-    )
-    from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
-    from assay.ui.errors import UIConfigError
 
 
 class AssayError(Exception):
@@ -147,124 +98,347 @@ def require_extra(module: str, extra: str, *, feature: str | None = None) -> Mod
         ) from exc
 
 
-_HOMES = {
-    "ExampleInputError": "assay._client_examples",
-    "NotComparableError": "assay.comparison.comparability",
-    "EmbeddingsError": "assay.embeddings.base",
-    "EmbeddingsUnavailable": "assay.embeddings.base",
-    "EvaluatorSignatureError": "assay.evaluation._binding",
-    "DataError": "assay.evaluation._data",
-    "ExperimentError": "assay.evaluation._experiment",
-    "LeaseHeldError": "assay.evaluation._lease",
-    "LeaseLostError": "assay.evaluation._lease",
-    "ShardError": "assay.evaluation._shard",
-    "UnknownEvaluatorName": "assay.evaluation._names",
-    "EvaluatorReturnError": "assay.evaluation._returns",
-    "RowFailedError": "assay.evaluation._runner",
-    "ExecutorError": "assay.executors.errors",
-    "RayExecutorError": "assay.executors.errors",
-    "TargetError": "assay.evaluation._target",
-    "StoreWriteError": "assay.evaluation._writer",
-    "EvaluatorInputError": "assay.evaluators._fields",
-    "SandboxSetupError": "assay.evaluators._sandbox_site",
-    "TrajectoryError": "assay.evaluators.agents._calls",
-    "OpenAPIError": "assay.evaluators.api._openapi",
-    "CaseError": "assay.evaluators.code._cases",
-    "CalibrationError": "assay.evaluators.code._calibrate",
-    "GenerationError": "assay.evaluators.code._signature",
-    "ToolMissing": "assay.evaluators.code.quality",
-    "ReferenceQueryError": "assay.evaluators.sql._evaluator",
-    "DatabaseUnavailable": "assay.evaluators.sql.backends.base",
-    "FixtureError": "assay.evaluators.sql.backends.base",
-    "QueryError": "assay.evaluators.sql.backends.base",
-    "QueryRefused": "assay.evaluators.sql.backends.base",
-    "QueryTimeout": "assay.evaluators.sql.backends.base",
-    "QueryTooLarge": "assay.evaluators.sql.backends.base",
-    "PrivilegedRole": "assay.evaluators.sql.backends._pg_role",
-    "InvalidJson": "assay.evaluators.text.json",
-    "LLMError": "assay.llm.errors",
-    "ModelCallError": "assay.llm.errors",
-    "ModelNotConfiguredError": "assay.llm.errors",
-    "ModelReplyError": "assay.llm.errors",
-    "ReplyCheckError": "assay.llm.errors",
-    "SandboxError": "assay.sandbox.errors",
-    "SandboxStartError": "assay.sandbox.errors",
-    "SandboxUnavailable": "assay.sandbox.errors",
-    "UnknownLanguage": "assay.sandbox.languages",
-    "UnsupportedMode": "assay.sandbox.languages",
-    "AlreadyExistsError": "assay.store.errors",
-    "NotFoundError": "assay.store.errors",
-    "StoreError": "assay.store.errors",
-    "StoreVersionError": "assay.store.errors",
-    "UIConfigError": "assay.ui.errors",
-    "EvaluatorSpecError": "assay.service.errors",
-    "RemoteEvaluatorError": "assay.service.errors",
-    "ServiceConfigError": "assay.service.errors",
-    "WireError": "assay.service.errors",
+class EmbeddingsUnavailableError(MissingExtraError):
+    """No embeddings provider can be used here (an extra is missing or nothing is configured)."""
+
+
+# --- evaluate(): its arguments, its data, its run ---------------------------------------
+
+
+class EvaluatorSignatureError(AssayError, TypeError):
+    """An evaluator's parameters cannot be bound to what assay passes."""
+
+
+class EvaluatorReturnError(AssayError, TypeError):
+    """An evaluator returned something that cannot be read as a result."""
+
+
+class TargetError(AssayError, TypeError):
+    """The target is not something assay can call."""
+
+
+class DataError(AssayError, ValueError):
+    """``data=`` could not be read; the message names the file and line, or the item."""
+
+
+class ExampleInputError(AssayError, ValueError):
+    """An item of ``create_examples`` cannot be an example; nothing was stored."""
+
+
+class ExperimentError(AssayError, ValueError):
+    """An experiment name that clashes, or a resume that would not match the original."""
+
+
+class ShardError(AssayError, ValueError):
+    """A shard that does not exist, or that does not match the experiment's split."""
+
+
+class LeaseHeldError(AssayError, RuntimeError):
+    """Another live process holds the lease of the shard this run asked for."""
+
+
+class LeaseLostError(AssayError, RuntimeError):
+    """This run's lease expired and another process took the shard over."""
+
+
+class UnknownEvaluatorNameError(AssayError, ValueError):
+    """A string evaluator name that is not in the table."""
+
+
+class RowFailedError(AssayError, RuntimeError):
+    """With ``error_handling="raise"``: the first target or evaluator error."""
+
+
+class ExecutorError(AssayError, ValueError):
+    """An executor was misconfigured (an unknown ``ASSAY_EXECUTOR``, a bad argument)."""
+
+
+class RayExecutorError(AssayError, RuntimeError):
+    """The Ray run could not go on: a batch's workers kept dying, the target could not be
+    sent to the workers, or the workers could not load it."""
+
+
+class NotComparableError(AssayError, ValueError):
+    """The experiments cannot be compared; the message names what differs."""
+
+
+# --- the built-in evaluators ------------------------------------------------------------
+
+
+class EvaluatorInputError(AssayError, ValueError):
+    """The run or the example does not hold what the evaluator needs."""
+
+
+class OpenAPIError(EvaluatorInputError):
+    """The OpenAPI document cannot be used; the message says where (line, or JSON path)."""
+
+
+class TrajectoryError(EvaluatorInputError):
+    """A trajectory cannot be read; the message names the field and the position."""
+
+
+class InvalidJsonError(AssayError, ValueError):
+    """Text that is not JSON; ``line`` and ``column`` (1-based, 0 when unknown) say where."""
+
+    def __init__(self, message: str, line: int = 0, column: int = 0) -> None:
+        super().__init__(message)
+        self.line, self.column = line, column
+
+
+class CaseError(AssayError, ValueError):
+    """The run or the example cannot be used; the message says which and why."""
+
+    def __init__(self, message: str, feedback: str = "Missing test cases.") -> None:
+        super().__init__(message)
+        self.feedback = feedback
+
+
+class CalibrationError(AssayError, ValueError):
+    """The reference cannot calibrate: there is none, or it fails its own tests."""
+
+
+class GenerationError(AssayError, ValueError):
+    """Test cases cannot be generated as asked (no typed signature to draw arguments from,
+    no reference, a reference that does not load); the message says what is missing."""
+
+
+class ToolMissingError(AssayError, RuntimeError):
+    """A formatter or linter is not installed, or none exists for the language."""
+
+
+# --- the apps: web UI and evaluator service ---------------------------------------------
+
+
+class UIConfigError(AssayError, ValueError):
+    """A server setting refused for safety (a public host without a token, a weak token)."""
+
+
+class ServiceConfigError(AssayError, ValueError):
+    """A service setting refused for safety (a public host without a token, a weak token)."""
+
+
+class EvaluatorSpecError(AssayError, ValueError):
+    """A ``MODULE:EVALUATORS`` spec that does not name a usable set of evaluators."""
+
+
+class WireError(AssayError, ValueError):
+    """A reply that is not the service's JSON (names what was wrong)."""
+
+
+class RemoteEvaluatorError(AssayError, RuntimeError):
+    """The service could not give a result: refused, unreachable, or failing after retries."""
+
+
+# --- the store --------------------------------------------------------------------------
+
+
+class StoreError(AssayError, RuntimeError):
+    """Base class for store errors."""
+
+
+class StoreVersionError(StoreError):
+    """The database was written by a newer assay."""
+
+
+class StoreWriteError(StoreError):
+    """A batch of rows could not be written; rows stored before it are kept."""
+
+
+class NotFoundError(StoreError, LookupError):
+    """A dataset, example or experiment that does not exist."""
+
+
+class AlreadyExistsError(StoreError):
+    """A name that is already taken."""
+
+
+# --- services: judge models, embeddings, the sandbox ------------------------------------
+
+
+class LLMError(AssayError):
+    """Base of every error raised by ``assay.llm``."""
+
+
+class ModelNotConfiguredError(LLMError, ValueError):
+    """No judge model was given and none is configured in the environment."""
+
+
+class ModelCallError(LLMError):
+    """The model server failed the request (after retries, where the failure was retryable)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+
+
+class ModelReplyError(LLMError):
+    """The model answered, but never with a reply that parses and matches the schema."""
+
+    def __init__(self, message: str, *, reply: str = "") -> None:
+        super().__init__(message)
+        self.reply = reply
+
+
+class ReplyCheckError(AssayError, ValueError):
+    """Raised by a caller's check of a parsed reply: the reply is retried like a malformed one."""
+
+
+class EmbeddingsError(AssayError, RuntimeError):
+    """An embeddings provider failed (the message names the provider, never a secret)."""
+
+
+class SandboxError(AssayError, RuntimeError):
+    """The sandbox itself failed (not the code running in it)."""
+
+
+class SandboxUnavailableError(SandboxError):
+    """No backend can run here, or none meets the required isolation level."""
+
+
+class SandboxStartError(SandboxError):
+    """A sandbox process did not come up; the message carries its stderr."""
+
+
+class SandboxSetupError(SandboxError):
+    """The sandbox cannot be prepared for a generated program (nothing generated ran)."""
+
+
+class UnknownLanguageError(AssayError, ValueError):
+    """A language the sandbox does not run; the message lists the ones it does."""
+
+
+class UnsupportedModeError(AssayError, ValueError):
+    """A language without the test-program mode was given a test program."""
+
+
+# --- the SQL evaluators' databases ------------------------------------------------------
+
+
+class QueryError(AssayError):
+    """The database rejected the query or failed while running it."""
+
+
+class QueryTimeoutError(QueryError):
+    """The query ran past its deadline and was interrupted."""
+
+
+class QueryTooLargeError(QueryError):
+    """A value, a row or the whole result passed its byte limit while being fetched."""
+
+
+class QueryRefusedError(QueryError):
+    """The database's own read-only guard stopped the query."""
+
+
+class DatabaseUnavailableError(AssayError):
+    """The database could not be opened or reached (not the query's fault)."""
+
+
+class PrivilegedRoleError(DatabaseUnavailableError):
+    """The role in the URL may do more than read: evaluated queries must not run as it."""
+
+
+class FixtureError(AssayError):
+    """An example's ``schema_sql``/``seed_sql`` could not be built into a database."""
+
+
+class ReferenceQueryError(AssayError):
+    """The example's reference query could not give a result: the dataset, not the model, is at fault."""
+
+
+# The names used before 0.1.0 settled on the ``Error`` suffix: the same classes.
+EmbeddingsUnavailable = EmbeddingsUnavailableError
+UnknownEvaluatorName = UnknownEvaluatorNameError
+InvalidJson = InvalidJsonError
+ToolMissing = ToolMissingError
+SandboxUnavailable = SandboxUnavailableError
+UnknownLanguage = UnknownLanguageError
+UnsupportedMode = UnsupportedModeError
+QueryTimeout = QueryTimeoutError
+QueryTooLarge = QueryTooLargeError
+QueryRefused = QueryRefusedError
+DatabaseUnavailable = DatabaseUnavailableError
+PrivilegedRole = PrivilegedRoleError
+
+#: old name -> settled name
+ALIASES = {
+    "EmbeddingsUnavailable": "EmbeddingsUnavailableError",
+    "UnknownEvaluatorName": "UnknownEvaluatorNameError",
+    "InvalidJson": "InvalidJsonError",
+    "ToolMissing": "ToolMissingError",
+    "SandboxUnavailable": "SandboxUnavailableError",
+    "UnknownLanguage": "UnknownLanguageError",
+    "UnsupportedMode": "UnsupportedModeError",
+    "QueryTimeout": "QueryTimeoutError",
+    "QueryTooLarge": "QueryTooLargeError",
+    "QueryRefused": "QueryRefusedError",
+    "DatabaseUnavailable": "DatabaseUnavailableError",
+    "PrivilegedRole": "PrivilegedRoleError",
 }
 
 __all__ = [
-    "AssayError",
-    "MissingExtraError",
-    "require_extra",
     "AlreadyExistsError",
+    "AssayError",
     "CalibrationError",
     "CaseError",
     "DataError",
-    "DatabaseUnavailable",
+    "DatabaseUnavailableError",
     "EmbeddingsError",
-    "EmbeddingsUnavailable",
+    "EmbeddingsUnavailableError",
     "EvaluatorInputError",
     "EvaluatorReturnError",
     "EvaluatorSignatureError",
+    "EvaluatorSpecError",
     "ExampleInputError",
+    "ExecutorError",
     "ExperimentError",
     "FixtureError",
     "GenerationError",
-    "InvalidJson",
+    "InvalidJsonError",
     "LLMError",
+    "LeaseHeldError",
+    "LeaseLostError",
+    "MissingExtraError",
     "ModelCallError",
     "ModelNotConfiguredError",
     "ModelReplyError",
     "NotComparableError",
     "NotFoundError",
-    "PrivilegedRole",
+    "OpenAPIError",
+    "PrivilegedRoleError",
     "QueryError",
-    "QueryRefused",
-    "QueryTimeout",
-    "QueryTooLarge",
+    "QueryRefusedError",
+    "QueryTimeoutError",
+    "QueryTooLargeError",
+    "RayExecutorError",
     "ReferenceQueryError",
+    "RemoteEvaluatorError",
     "ReplyCheckError",
     "RowFailedError",
     "SandboxError",
+    "SandboxSetupError",
     "SandboxStartError",
-    "SandboxUnavailable",
+    "SandboxUnavailableError",
+    "ServiceConfigError",
+    "ShardError",
     "StoreError",
     "StoreVersionError",
     "StoreWriteError",
     "TargetError",
-    "ToolMissing",
-    "UIConfigError",
-    "UnknownEvaluatorName",
-    "UnknownLanguage",
-    "UnsupportedMode",
-    "OpenAPIError",
-    "SandboxSetupError",
+    "ToolMissingError",
     "TrajectoryError",
-    "EvaluatorSpecError",
-    "RemoteEvaluatorError",
-    "ServiceConfigError",
+    "UIConfigError",
+    "UnknownEvaluatorNameError",
+    "UnknownLanguageError",
+    "UnsupportedModeError",
     "WireError",
-    "LeaseHeldError",
-    "LeaseLostError",
-    "ShardError",
-    "ExecutorError",
-    "RayExecutorError",
+    "require_extra",
+    *ALIASES,
 ]
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'assay.errors' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)

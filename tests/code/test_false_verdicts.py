@@ -97,7 +97,7 @@ def test_tolerance_is_configurable_per_evaluator_and_per_case() -> None:
     assert evaluate(code, per_case).score == 0.5
     near_zero = [{"input": -0.001, "expected_output": 0.0, "zero_tol": 0.0}]
     assert evaluate("def solution(x):\n    return x + 0.001 - 1e-18\n", near_zero).score == 0.0
-    from assay.sandbox.compare import Tolerance
+    from assay.sandbox.equality import Tolerance
 
     with pytest.raises(ValueError, match="rel_tol must be a finite number"):
         Tolerance(rel_tol=-1)

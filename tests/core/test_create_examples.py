@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from assay import Client
-from assay._client_examples import ExampleInputError
+from assay.client._examples import ExampleInputError
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 import assay
 from assay import Client, EvaluationResult
 from assay.evaluators._names import EVALUATOR_NAMES
-from assay.report import metrics_table
+from assay.report.terminal import metrics_table
 
 
 @pytest.fixture

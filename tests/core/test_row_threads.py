@@ -83,7 +83,7 @@ def test_a_silent_experiment_imports_no_terminal_report(tmp_path) -> None:
         f"client = Client({str(tmp_path / 'r.db')!r})\n"
         "evaluate(lambda inputs: inputs, data=[{'inputs': {'x': 1}}], evaluators=[lambda outputs: 1], "
         "client=client, progress=False)\n"
-        "print('rich' in sys.modules, 'assay.report' in sys.modules)\n"
+        "print('rich' in sys.modules, 'assay.report.terminal' in sys.modules)\n"
         "evaluate(lambda inputs: inputs, data=[{'inputs': {'x': 1}}], client=client)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from assay import Client
-from assay.report import print_report
+from assay.report.terminal import print_report
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from assay.evaluators.sql._compare import CompareOptions, ResultSet, compare_results
+from assay.evaluators.sql._result_equality import CompareOptions, ResultSet, compare_results
 from assay.evaluators.sql._values import normalize_row, normalize_value
 
 

@@ -82,7 +82,7 @@ def show_command(args: argparse.Namespace) -> int:
     import sys
 
     from assay.client import Client
-    from assay.report import print_report
+    from assay.report.terminal import print_report
 
     client = Client(args.db)
     results = client.read_experiment(experiment_name(client, args.experiment))

@@ -78,7 +78,7 @@ def conclude(results: ExperimentResults, args: argparse.Namespace, *, reported: 
         print_json(json_payload(results, verdicts, code))
     else:
         if not reported:
-            from assay.report_plain import plain_report
+            from assay.report.plain import plain_report
 
             print(plain_report(results), flush=True)
         print_verdicts(verdicts)

@@ -10,9 +10,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from assay import cli_compare
 from assay._aio import interrupt_the_main_task
-from assay.cli import _browse, _rescore, _run, _transfer
+from assay.cli import _browse, _compare, _rescore, _run, _serve, _transfer
 from assay.cli._common import (
     DB_HELP,
     INTERRUPTED,
@@ -50,18 +49,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_service(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``assay serve-evaluators``: argparse only here; the server loads when it runs."""
-    from assay.service import cli as service_cli
-
-    service = service_cli.add_parser(commands)
-    service.set_defaults(handler=service_cli.main, writes=True)  # reads no store: skip its check
+    service = _serve.add_parser(commands)
+    service.set_defaults(handler=_serve.main, writes=True)  # reads no store: skip its check
 
 
 def _add_compare(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
 ) -> None:
     """``assay compare A B``: the paired comparison's own command module."""
-    cli_compare.add_parser(commands, parent)
-    commands.choices["compare"].set_defaults(handler=cli_compare.run)
+    _compare.add_parser(commands, parent)
+    commands.choices["compare"].set_defaults(handler=_compare.run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,7 +101,7 @@ def _terminate_as_interrupt() -> signal._HANDLER:
 
 def _require_store(url: str | None) -> None:
     """Read-only commands must not create an empty store at a mistyped path."""
-    from assay.store.errors import StoreError
+    from assay.errors import StoreError
     from assay.store.open import default_url, store_exists
 
     if not store_exists(url):
@@ -112,8 +109,7 @@ def _require_store(url: str | None) -> None:
 
 
 def _report_error(exc: Exception) -> int:
-    from assay.evaluation import DataError, EvaluatorSignatureError, ExperimentError
-    from assay.store.errors import StoreError
+    from assay.errors import DataError, EvaluatorSignatureError, ExperimentError, StoreError
 
     usage = (
         UsageError,

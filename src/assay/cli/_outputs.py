@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay.cli._gates import Verdict
-from assay.report_plain import plain_table
+from assay.report.plain import plain_table
 
 if TYPE_CHECKING:
     from assay.evaluation._results import ExperimentResults

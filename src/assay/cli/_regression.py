@@ -40,7 +40,8 @@ def parse_max_regression(text: str) -> MaxRegression:
 
 def check_regressions(results: ExperimentResults, args: argparse.Namespace) -> list[Verdict]:
     from assay.client import Client
-    from assay.comparison import NotComparableError, compare
+    from assay.comparison import compare
+    from assay.errors import NotComparableError
 
     gates = [parse_max_regression(text) for text in args.max_regression]
     if not gates:

@@ -71,8 +71,8 @@ def add_evaluator_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     from assay.client import Client
+    from assay.errors import LeaseHeldError
     from assay.evaluation import evaluate
-    from assay.evaluation._lease import LeaseHeldError
 
     _read_config_into(args)
     if not args.spec or not args.data:
@@ -127,7 +127,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _shard_of(args: argparse.Namespace) -> tuple[int, int] | None:
     """``--shard I/N`` checked here, so that its errors name the flag."""
-    from assay.evaluation._shard import ShardError, parse_shard
+    from assay.errors import ShardError
+    from assay.evaluation._shard import parse_shard
 
     if getattr(args, "shard", None) is None:
         return None

@@ -2,7 +2,8 @@
 
 from assay.comparison._compare import compare
 from assay.comparison._model import Comparison, MetricComparison, SideSummary
-from assay.comparison.comparability import NotComparableError, check_comparable
+from assay.comparison.comparability import check_comparable
+from assay.errors import NotComparableError
 
 __all__ = [
     "Comparison",

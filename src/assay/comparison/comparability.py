@@ -13,15 +13,11 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from assay.errors import AssayError
+from assay.errors import NotComparableError
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord
 
 __all__ = ["NotComparableError", "check_comparable", "experiment_record"]
-
-
-class NotComparableError(AssayError, ValueError):
-    """The experiments cannot be compared; the message names what differs."""
 
 
 def check_comparable(experiments: Sequence[Any], *, what: str = "compare") -> None:

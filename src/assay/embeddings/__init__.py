@@ -1,10 +1,11 @@
 """Embeddings providers: an OpenAI-compatible endpoint, or a local sentence-transformers model."""
 
-from assay.embeddings.base import Embeddings, EmbeddingsError, EmbeddingsUnavailable
+from assay.embeddings.base import Embeddings
 from assay.embeddings.cache import CachedEmbeddings
 from assay.embeddings.local import SentenceTransformerEmbeddings
 from assay.embeddings.openai_compatible import OpenAIEmbeddings
 from assay.embeddings.resolve import resolve_embeddings
+from assay.errors import EmbeddingsError, EmbeddingsUnavailable
 
 __all__ = [
     "CachedEmbeddings",

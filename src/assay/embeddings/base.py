@@ -5,17 +5,9 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from assay.errors import AssayError, MissingExtraError
+from assay.errors import EmbeddingsError, EmbeddingsUnavailable
 
 __all__ = ["Embeddings", "EmbeddingsError", "EmbeddingsUnavailable", "Vector", "check_vectors"]
-
-
-class EmbeddingsError(AssayError, RuntimeError):
-    """An embeddings provider failed (the message names the provider, never a secret)."""
-
-
-class EmbeddingsUnavailable(MissingExtraError):
-    """No embeddings provider can be used here (an extra is missing or nothing is configured)."""
 
 
 Vector = list[float]

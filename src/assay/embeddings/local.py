@@ -13,8 +13,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
-from assay.embeddings.base import Embeddings, EmbeddingsUnavailable, Vector, check_vectors
-from assay.errors import MissingExtraError, require_extra
+from assay.embeddings.base import Embeddings, Vector, check_vectors
+from assay.errors import EmbeddingsUnavailable, MissingExtraError, require_extra
 
 __all__ = [
     "BUNDLED_MODEL",

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from assay.embeddings.base import Embeddings, EmbeddingsError, Vector, check_vectors
-from assay.errors import require_extra
+from assay.embeddings.base import Embeddings, Vector, check_vectors
+from assay.errors import EmbeddingsError, require_extra
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
 
 __all__ = ["DEFAULT_MODEL", "OPENAI_URL", "OpenAIEmbeddings", "safe_url"]

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 
-from assay.embeddings.base import Embeddings, EmbeddingsUnavailable
+from assay.embeddings.base import Embeddings
 from assay.embeddings.local import INSTALL_HINT, SentenceTransformerEmbeddings, local_model_available
 from assay.embeddings.openai_compatible import DEFAULT_MODEL, OpenAIEmbeddings
+from assay.errors import EmbeddingsUnavailable
 
 __all__ = ["ENV", "EmbeddingsSpec", "resolve_embeddings"]
 

@@ -9,24 +9,21 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from assay.errors import DataError, EvaluatorSignatureError, ExperimentError, RowFailedError
 from assay.evaluation._api import aevaluate, evaluate
-from assay.evaluation._binding import EvaluatorSignatureError
-from assay.evaluation._comparison import DynamicComparisonRunEvaluator, comparison_evaluator
-from assay.evaluation._data import DataError
-from assay.evaluation._experiment import ExperimentError
 from assay.evaluation._interrupt import ExperimentInterrupted
+from assay.evaluation._pairwise_evaluator import DynamicComparisonRunEvaluator, comparison_evaluator
 from assay.evaluation._rescore import aevaluate_existing, evaluate_existing
 from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
-from assay.evaluation._runner import RowFailedError
 from assay.evaluation.evaluator import BaseEvaluator, RunEvaluator, run_evaluator
 from assay.schemas import ComparisonEvaluationResult, EvaluationResult, EvaluationResults
 
 if TYPE_CHECKING:
-    from assay.evaluation._comparative import aevaluate_comparative, evaluate_comparative
+    from assay.evaluation._pairwise_run import aevaluate_comparative, evaluate_comparative
 
 _LAZY = {
-    "aevaluate_comparative": "assay.evaluation._comparative",
-    "evaluate_comparative": "assay.evaluation._comparative",
+    "aevaluate_comparative": "assay.evaluation._pairwise_run",
+    "evaluate_comparative": "assay.evaluation._pairwise_run",
 }
 
 __all__ = [

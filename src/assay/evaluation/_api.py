@@ -54,7 +54,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
     from assay.client import Client
-    from assay.evaluation._comparative import ComparativeResults
+    from assay.evaluation._pairwise_run import ComparativeResults
     from assay.executors.base import Executor
 
 DEFAULT_MAX_CONCURRENCY = 16
@@ -257,8 +257,8 @@ def _dispatch(target: Any, options: _Options) -> Any:
 
 async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
     """``evaluate((exp_a, exp_b), evaluators=[...])``: LangSmith's comparative form."""
-    from assay.evaluation._comparative import aevaluate_comparative
-    from assay.evaluation._comparison import as_comparative_function
+    from assay.evaluation._pairwise_evaluator import as_comparative_function
+    from assay.evaluation._pairwise_run import aevaluate_comparative
 
     if options.summary_evaluators:
         raise ValueError("summary_evaluators= does not apply when comparing experiments")
@@ -423,7 +423,7 @@ class _Silent:
 def _progress(total: int, done: int, enabled: bool | None) -> Any:
     if enabled is False:
         return _Silent(total)
-    from assay.report import Progress
+    from assay.report.terminal import Progress
 
     return Progress(total=total, done=done, enabled=enabled)
 
@@ -486,11 +486,11 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     rows = stored_rows(store, final, stats.rows)
     results = ExperimentResults(final, rows, summary, store.url, stats=stats, store=store)
     if bar.enabled:
-        from assay.report import print_report
+        from assay.report.terminal import print_report
 
         print_report(results)
     elif options.progress is None:  # not a terminal (a CI log): the same report, as plain text
-        from assay.report_plain import plain_report
+        from assay.report.plain import plain_report
 
         print(plain_report(results), file=sys.stderr, flush=True)
     if not whole and (bar.enabled or options.progress is None):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay._traceback import describe, format_traceback
-from assay.errors import AssayError
+from assay.errors import EvaluatorSignatureError
 from assay.evaluation._base import BaseEvaluator
 from assay.evaluation._names import resolve_evaluator_name
 from assay.evaluation._returns import normalize_returned
@@ -45,10 +45,6 @@ SUMMARY_PARAMETERS = (
     "reference_outputs",
     "evaluation_results",
 )
-
-
-class EvaluatorSignatureError(AssayError, TypeError):
-    """An evaluator's parameters cannot be bound to what assay passes."""
 
 
 def row_arguments(run: Run, example: Example) -> dict[str, Any]:

@@ -25,18 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.errors import AssayError
+from assay.errors import AlreadyExistsError, DataError
 from assay.schemas import Dataset, Example, trusted
 from assay.store.base import Store
-from assay.store.errors import AlreadyExistsError
 
 _NAMESPACE = uuid.UUID("5d1f5b7e-8a7c-4f43-9a55-3c0b4f1a7a11")
 _EXAMPLE_FIELDS = {"id", "inputs", "outputs", "metadata", "attachments"}
 FILE_SUFFIXES = (".jsonl", ".json", ".csv")
-
-
-class DataError(AssayError, ValueError):
-    """``data=`` could not be read; the message names the file and line, or the item."""
 
 
 @dataclass(frozen=True)

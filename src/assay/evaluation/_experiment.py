@@ -8,16 +8,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import AssayError
+from assay.errors import AlreadyExistsError, ExperimentError, ShardError
 from assay.evaluation._data import ResolvedData
-from assay.evaluation._shard import ShardError
 from assay.store.base import Store
-from assay.store.errors import AlreadyExistsError
 from assay.store.records import ExperimentRecord
-
-
-class ExperimentError(AssayError, ValueError):
-    """An experiment name that clashes, or a resume that would not match the original."""
 
 
 @dataclass(frozen=True)

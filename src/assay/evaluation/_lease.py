@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from assay.errors import AssayError
+from assay.errors import AssayError, LeaseHeldError, LeaseLostError
 from assay.evaluation._shard import Shard
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, Lease
@@ -28,14 +28,6 @@ __all__ = ["LeaseHeldError", "LeaseLostError", "ShardLease", "lease_ttl"]
 DEFAULT_TTL_S = 30.0
 _TTL_VARIABLE = "ASSAY_LEASE_TTL"
 _MAX_POLL_S = 1.0
-
-
-class LeaseHeldError(AssayError, RuntimeError):
-    """Another live process holds the lease of the shard this run asked for."""
-
-
-class LeaseLostError(AssayError, RuntimeError):
-    """This run's lease expired and another process took the shard over."""
 
 
 def _alive(pid: int) -> bool:

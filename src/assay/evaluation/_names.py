@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from assay.errors import AssayError
+from assay.errors import UnknownEvaluatorName
 
 EVALUATOR_NAMES: dict[str, str] = {
     # heuristic (no model)
@@ -44,10 +44,6 @@ EVALUATOR_NAMES: dict[str, str] = {
     "trajectory_match": "assay.evaluators.agents:TrajectoryMatchEvaluator",
     "tool_code": "assay.evaluators.agents:ToolCodeEvaluator",
 }
-
-
-class UnknownEvaluatorName(AssayError, ValueError):
-    """A string evaluator name that is not in the table."""
 
 
 def resolve_evaluator_name(name: str) -> Any:

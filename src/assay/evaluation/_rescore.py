@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from assay._aio import run_coroutine
+from assay.errors import ExperimentError, NotFoundError
 from assay.evaluation._arguments import as_list, concurrency
 from assay.evaluation._binding import RowEvaluator, bind_row_evaluator, bind_summary_evaluator
-from assay.evaluation._experiment import ExperimentError
 from assay.evaluation._interrupt import (
     ExperimentInterrupted,
     interrupted_error,
@@ -32,7 +32,6 @@ from assay.evaluation._tally import tally_of_stored
 from assay.schemas import EvaluationResult
 from assay.store.base import Store
 from assay.store.current import use_store
-from assay.store.errors import NotFoundError
 from assay.store.open import open_store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
@@ -62,8 +61,8 @@ async def aevaluate_existing(
     call it again with the same arguments. ``load_nested`` is LangSmith's; runs are always
     loaded whole here.
     """
-    from assay.report import Progress, print_report
-    from assay.report_plain import plain_report
+    from assay.report.plain import plain_report
+    from assay.report.terminal import Progress, print_report
 
     store = client.store if client is not None else open_store()
     record = _find_experiment(store, experiment)

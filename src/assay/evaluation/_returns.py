@@ -12,7 +12,7 @@ import numbers
 import uuid
 from typing import Any
 
-from assay.errors import AssayError
+from assay.errors import EvaluatorReturnError
 from assay.schemas import EvaluationResult, EvaluationResults, trusted_builder
 
 # Declared metric metadata is read by the result itself (into ``evaluator_info``).
@@ -20,10 +20,6 @@ _RESULT_FIELDS = (frozenset(EvaluationResult.model_fields) | {"direction", "scor
 
 # A checked score or str value: built per result, with nothing left to validate.
 _scored_result = trusted_builder(EvaluationResult, ("key", "score", "value", "source_run_id"))
-
-
-class EvaluatorReturnError(AssayError, TypeError):
-    """An evaluator returned something that cannot be read as a result."""
 
 
 def normalize_returned(

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from assay.errors import AssayError
+from assay.errors import RowFailedError
 from assay.evaluation._binding import SummaryEvaluator
 from assay.evaluation._ramp import Load, quick_switches, ramp
 from assay.evaluation._rows import PlannedRow, RowPipeline
@@ -25,10 +25,6 @@ from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 
 if TYPE_CHECKING:
     from assay.executors.base import Executor
-
-
-class RowFailedError(AssayError, RuntimeError):
-    """With ``error_handling="raise"``: the first target or evaluator error."""
 
 
 @dataclass

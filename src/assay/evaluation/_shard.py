@@ -14,15 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import AssayError
+from assay.errors import ShardError
 
 __all__ = ["Shard", "ShardError", "parse_shard", "shard_argument"]
 
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-
-
-class ShardError(AssayError, ValueError):
-    """A shard that does not exist, or that does not match the experiment's split."""
 
 
 @dataclass(frozen=True)

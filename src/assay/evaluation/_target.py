@@ -11,7 +11,7 @@ from typing import Any
 
 from assay._ids import new_id
 from assay._traceback import describe, format_traceback
-from assay.errors import AssayError
+from assay.errors import TargetError
 from assay.evaluation._binding import _callable_name, _is_async_callable
 from assay.schemas import Example, Run, dotted_order_of, trusted_builder, utcnow
 from assay.tracing import reset_current_run, set_current_run
@@ -40,10 +40,6 @@ _root_run = trusted_builder(
         "dotted_order",
     ),
 )
-
-
-class TargetError(AssayError, TypeError):
-    """The target is not something assay can call."""
 
 
 class Target:

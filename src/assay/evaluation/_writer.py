@@ -21,17 +21,13 @@ import uuid
 from collections import deque
 from typing import Any
 
+from assay.errors import StoreWriteError
 from assay.evaluation._tally import RowTally, Tally, tally_row
 from assay.store.base import Store
-from assay.store.errors import StoreError
 from assay.store.records import ExperimentRow, ExperimentStats
 
 _STATS_EVERY_S = 1.0
 _STATS_SHARE = 20  # figures at most every 20x the time they take to compute
-
-
-class StoreWriteError(StoreError):
-    """A batch of rows could not be written; rows stored before it are kept."""
 
 
 class RowWriter:

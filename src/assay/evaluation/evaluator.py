@@ -13,7 +13,7 @@ from typing import Any
 from assay._aio import run_coroutine
 from assay.evaluation._base import BaseEvaluator, EvaluatorOutput, RunEvaluator
 from assay.evaluation._binding import bind_row_evaluator
-from assay.evaluation._comparison import DynamicComparisonRunEvaluator, comparison_evaluator
+from assay.evaluation._pairwise_evaluator import DynamicComparisonRunEvaluator, comparison_evaluator
 from assay.schemas import ComparisonEvaluationResult, EvaluationResult, EvaluationResults, Example, Run
 
 __all__ = [

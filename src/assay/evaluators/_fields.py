@@ -11,15 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from assay._output_text import output_text
-from assay.errors import AssayError
+from assay.errors import EvaluatorInputError
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import EvaluationResult, Example, Run
 
 DEFAULT_KEY = "output"
-
-
-class EvaluatorInputError(AssayError, ValueError):
-    """The run or the example does not hold what the evaluator needs."""
 
 
 def pick(

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from assay.executors.errors import ExecutorError
+from assay.errors import ExecutorError
 
 if TYPE_CHECKING:
     from assay.evaluation._rows import RowPipeline

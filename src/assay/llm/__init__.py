@@ -1,7 +1,6 @@
 """The model layer: an OpenAI-compatible chat client with structured output, retries and a cache."""
 
-from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
-from assay.llm.errors import (
+from assay.errors import (
     LLMError,
     MissingExtraError,
     ModelCallError,
@@ -9,6 +8,7 @@ from assay.llm.errors import (
     ModelReplyError,
     ReplyCheckError,
 )
+from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
 from assay.llm.model import ChatModel, ModelSpec, resolve_chat_model
 from assay.llm.openai_compatible import JSON_IN_PROMPT_INSTRUCTION, OpenAICompatibleClient
 from assay.llm.resolve import JudgeModel, resolve_client

@@ -8,11 +8,10 @@ from typing import Any
 
 import orjson
 
-from assay.errors import require_extra
+from assay.errors import ModelCallError, require_extra
 from assay.llm import _io_loop
 from assay.llm._limits import ModelLimiter
 from assay.llm._transport import Transport, TransportFailure, TransportTimeout
-from assay.llm.errors import ModelCallError
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
 
 _transports: tuple[asyncio.AbstractEventLoop, dict[str, Transport]] | None = None

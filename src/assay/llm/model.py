@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from assay.llm.errors import ModelNotConfiguredError
+from assay.errors import ModelNotConfiguredError
 from assay.llm.retry import RetryPolicy
 from assay.llm.usage import Price
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from assay.errors import ModelCallError, ModelReplyError
 from assay.llm import _io_loop
 from assay.llm._http import Endpoint, HTTPStatusFailure, post_json
 from assay.llm._limits import model_limiter
 from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
-from assay.llm.errors import ModelCallError, ModelReplyError
 from assay.llm.model import ChatModel, safe_url
 from assay.llm.usage import Price, Usage
 

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from assay.errors import ModelReplyError, ReplyCheckError
 from assay.llm._cache import CachedReply, CallCache, cache_key
 from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
-from assay.llm.errors import ModelReplyError, ReplyCheckError
 from assay.llm.json_reply import ReplyParseError, parse_json_reply
 from assay.llm.usage import Usage, UsageMeter
 

@@ -4,23 +4,14 @@ Backends, strongest first: bubblewrap, Linux namespaces via ``unshare``, and pla
 resource limits as the last resort. See ``docs/code.md``.
 """
 
+from assay.errors import SandboxError, SandboxStartError, SandboxUnavailable, UnknownLanguage, UnsupportedMode
 from assay.sandbox._pool import SandboxPool, choose_backend, get_pool, shutdown_pools
-from assay.sandbox.compare import values_equal
+from assay.sandbox._script_report import require_ready
+from assay.sandbox._site import DATA_TOOLS, TEST_TOOLS, cache_root, sandbox_site
 from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
-from assay.sandbox.errors import (
-    SandboxError,
-    SandboxIsolationWarning,
-    SandboxStartError,
-    SandboxUnavailable,
-)
-from assay.sandbox.languages import (
-    LANGUAGES,
-    Language,
-    UnknownLanguage,
-    UnsupportedMode,
-    get_language,
-    strip_fences,
-)
+from assay.sandbox.equality import values_equal
+from assay.sandbox.errors import SandboxIsolationWarning
+from assay.sandbox.languages import LANGUAGES, Language, get_language, strip_fences
 from assay.sandbox.protections import Protections
 from assay.sandbox.results import (
     Call,
@@ -33,6 +24,11 @@ from assay.sandbox.results import (
 )
 
 __all__ = [
+    "DATA_TOOLS",
+    "TEST_TOOLS",
+    "cache_root",
+    "require_ready",
+    "sandbox_site",
     "BACKEND_LEVELS",
     "Call",
     "CallOutcome",

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import SandboxError
 from assay.sandbox._io import Capture, FrameReader, FrameWriter, Session
 from assay.sandbox._sandbox import Sandbox
 from assay.sandbox.config import Limits
-from assay.sandbox.errors import SandboxError
 from assay.sandbox.languages import Language
 from assay.sandbox.results import Output
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import SandboxError, SandboxStartError
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
     Child,
@@ -24,7 +25,6 @@ from assay.sandbox._io import Session
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._slots import JobHost, running_slot
 from assay.sandbox.config import Limits
-from assay.sandbox.errors import SandboxError, SandboxStartError
 from assay.sandbox.harness import codec
 from assay.sandbox.languages import Language
 from assay.sandbox.results import Call, CallOutcome, FunctionRun, LoadFailure, Output, ScriptRun

@@ -10,6 +10,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from assay.errors import SandboxError, SandboxUnavailable
 from assay.sandbox import _cgroup, _jobs, _program
 from assay.sandbox._backends import BACKENDS, LANDLOCK_WRITABLE, Backend
 from assay.sandbox._children import DEFAULT_LIMITS
@@ -19,7 +20,7 @@ from assay.sandbox._seccomp import DESCRIPTION as SECCOMP_DESCRIPTION
 from assay.sandbox._seccomp import IPC_REFUSED, filter_program
 from assay.sandbox._slots import Slots
 from assay.sandbox.config import BACKEND_ENV, BACKEND_LEVELS, MIN_LEVEL_ENV, Limits, SandboxConfig
-from assay.sandbox.errors import SandboxError, SandboxIsolationWarning, SandboxUnavailable
+from assay.sandbox.errors import SandboxIsolationWarning
 from assay.sandbox.languages import Language
 from assay.sandbox.results import Call, CallOutcome, FunctionRun, ProgramRun, ScriptRun
 

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import UnsupportedMode
 from assay.sandbox import _declarations as declarations
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
@@ -27,7 +28,7 @@ from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
 from assay.sandbox._sandbox import Sandbox
 from assay.sandbox._slots import JobHost, running_slot
 from assay.sandbox.config import Limits
-from assay.sandbox.languages import Language, UnsupportedMode
+from assay.sandbox.languages import Language
 from assay.sandbox.results import Output, ProgramRun
 
 

@@ -15,12 +15,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from assay.errors import SandboxError, SandboxStartError
 from assay.sandbox import _procfs as procfs
 from assay.sandbox._cgroup import SandboxCgroup, wrap
 from assay.sandbox._launch import LaunchContext, LaunchPlan, Runtime
 from assay.sandbox._launcher import launch
 from assay.sandbox._uids import UidLease, lease_uid
-from assay.sandbox.errors import SandboxError, SandboxStartError
 from assay.sandbox.harness.tree import remove_tree
 
 START_SECONDS = 30.0

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from assay.errors import SandboxError
 from assay.sandbox._sandbox import Sandbox
 from assay.sandbox.config import SandboxConfig
-from assay.sandbox.errors import SandboxError
 
 
 class JobHost(Protocol):

@@ -12,7 +12,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from assay.sandbox.errors import SandboxUnavailable
+from assay.errors import SandboxUnavailable
 
 SPAN = 4096
 

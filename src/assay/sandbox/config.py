@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from assay.sandbox.errors import SandboxUnavailable
+from assay.errors import SandboxUnavailable
 
 __all__ = ["BACKEND_ENV", "BACKEND_LEVELS", "Limits", "MIB", "MIN_LEVEL_ENV", "SandboxConfig"]
 

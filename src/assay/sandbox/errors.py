@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-from assay.errors import AssayError
+from assay.errors import SandboxError, SandboxStartError, SandboxUnavailable
 
 __all__ = ["SandboxError", "SandboxIsolationWarning", "SandboxStartError", "SandboxUnavailable"]
-
-
-class SandboxError(AssayError, RuntimeError):
-    """The sandbox itself failed (not the code running in it)."""
-
-
-class SandboxUnavailable(SandboxError):
-    """No backend can run here, or none meets the required isolation level."""
-
-
-class SandboxStartError(SandboxError):
-    """A sandbox process did not come up; the message carries its stderr."""
 
 
 class SandboxIsolationWarning(UserWarning):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assay.errors import AssayError
+from assay.errors import UnknownLanguage, UnsupportedMode
 from assay.sandbox import _toolchains as toolchains
 from assay.sandbox._launch import Runtime
 
@@ -35,14 +35,6 @@ __all__ = [
 
 
 ROLES = ("candidate", "checker", "script")
-
-
-class UnknownLanguage(AssayError, ValueError):
-    pass
-
-
-class UnsupportedMode(AssayError, ValueError):
-    """A language without the test-program mode was given a test program."""
 
 
 @dataclass(frozen=True)

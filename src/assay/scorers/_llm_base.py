@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from assay._aio import run_coroutine
+from assay.errors import LLMError
 from assay.evaluators.judge._core import JudgeCore
-from assay.llm.errors import LLMError
 from assay.llm.resolve import JudgeModel
 from assay.llm.structured import StructuredChat
 from assay.llm.usage import UsageMeter

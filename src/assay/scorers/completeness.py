@@ -4,15 +4,15 @@ Elements are content words as lemmas (verbs as infinitives, nouns singular), Chi
 from jieba, Japanese kanji/katakana runs and Korean stems; function words and the words
 that only frame a request ("what", "the", "explain") are not required unless
 ``include_function_words=True``. The score and ``missing_elements`` use one rule
-(``assay._text.match``), so ``covered + missing == input elements`` always holds.
+(``assay.evaluators.text._analysis.match``), so ``covered + missing == input elements`` always holds.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from assay._text.elements import extract_elements
-from assay._text.match import CoverageIndex, split_covered
+from assay.evaluators.text._analysis.elements import extract_elements
+from assay.evaluators.text._analysis.match import CoverageIndex, split_covered
 from assay.scorers._base import Scorer, ScorerResult, TextLike, to_text
 
 __all__ = ["CompletenessScorer", "create_completeness_scorer"]

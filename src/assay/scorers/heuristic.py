@@ -24,8 +24,8 @@ except ImportError:
     require_extra("rapidfuzz", "text", feature="the heuristic scorers")
     raise
 
-from assay._text.elements import TextElements, extract_elements
-from assay._text.match import CoverageIndex
+from assay.evaluators.text._analysis.elements import TextElements, extract_elements
+from assay.evaluators.text._analysis.match import CoverageIndex
 from assay.scorers._base import Scorer, ScorerResult, TextLike, to_text
 
 __all__ = [

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from assay.errors import ReplyCheckError
 from assay.evaluators.judge._text import check_template
-from assay.llm.errors import ReplyCheckError
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.scorers._base import TextLike

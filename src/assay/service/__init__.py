@@ -11,9 +11,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from assay.errors import RemoteEvaluatorError, ServiceConfigError
     from assay.service.app import create_app
     from assay.service.client import RemoteEvaluator
-    from assay.service.errors import RemoteEvaluatorError, ServiceConfigError
     from assay.service.server import ServiceThread, serve
 
 _LAZY = {

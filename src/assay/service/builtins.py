@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.errors import MissingExtraError
+from assay.errors import EvaluatorSpecError, MissingExtraError
 from assay.evaluation._names import EVALUATOR_NAMES, resolve_evaluator_name
-from assay.service.errors import EvaluatorSpecError
 
 __all__ = ["MODEL_BACKED", "builtin_evaluators", "default_builtin_names"]
 

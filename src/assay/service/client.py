@@ -19,13 +19,13 @@ from urllib.parse import quote
 
 import orjson
 
+from assay.errors import RemoteEvaluatorError
 from assay.evaluation import BaseEvaluator
 from assay.llm import _io_loop
 from assay.llm._http import error_message, transport_for
 from assay.llm._transport import RawResponse, TransportFailure, TransportTimeout
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
 from assay.schemas import EvaluationResult, Example, Run
-from assay.service.errors import RemoteEvaluatorError
 from assay.service.wire import decode_results, encode_request
 
 __all__ = ["RemoteEvaluator", "TOKEN_ENV"]

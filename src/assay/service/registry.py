@@ -15,8 +15,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from assay.errors import EvaluatorSpecError
 from assay.evaluation._binding import RowEvaluator, bind_row_evaluator
-from assay.service.errors import EvaluatorSpecError
 
 __all__ = ["load_evaluators", "named_evaluators"]
 

@@ -10,11 +10,10 @@ from typing import Any
 
 import uvicorn
 
+from assay.errors import ServiceConfigError, UIConfigError
 from assay.evaluation._binding import RowEvaluator
 from assay.service.app import DEFAULT_MAX_IN_FLIGHT, create_app
-from assay.service.errors import ServiceConfigError
 from assay.service.guard import DEFAULT_MAX_BODY_BYTES
-from assay.ui.errors import UIConfigError
 from assay.ui.server import check_bind, resolve_token
 
 __all__ = ["ServiceThread", "TOKEN_ENV", "check_settings", "serve"]

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from assay.errors import WireError
 from assay.schemas import EvaluationResult, Example, Run
-from assay.service.errors import WireError
 from assay.store._json import dumps, loads, untag
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The store: where datasets, experiments and results live."""
 
+from assay.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
 from assay.store.base import Store
-from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
 from assay.store.open import default_url, open_store
 
 __all__ = [

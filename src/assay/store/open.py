@@ -6,9 +6,9 @@ import os
 import sqlite3
 from pathlib import Path
 
+from assay.errors import StoreError
 from assay.store._masking import masked as _masked
 from assay.store.base import Store
-from assay.store.errors import StoreError
 
 __all__ = ["DEFAULT_PATH", "default_url", "open_store", "store_exists"]
 

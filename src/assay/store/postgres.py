@@ -19,13 +19,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from assay.errors import require_extra
+from assay.errors import AlreadyExistsError, StoreError, StoreVersionError, require_extra
 from assay.schemas import Dataset
 from assay.store._json import dumps, loads
 from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import BatchWriter, Store
-from assay.store.errors import AlreadyExistsError, StoreError, StoreVersionError
 from assay.store.postgres_conn import PGConnection, connect
 from assay.store.postgres_dialect import COMPAT_SQL, ddl
 from assay.store.records import ExperimentRecord

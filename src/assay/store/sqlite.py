@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from assay.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
@@ -25,7 +26,6 @@ from assay.store._sqlite_feedback import SQLiteFeedback
 from assay.store._sqlite_writer import ProcessBatchWriter, StatementLog
 from assay.store._writer_process import settle_writers_of
 from assay.store.base import BatchWriter, Store
-from assay.store.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
 
 _PAGE = 2000

@@ -11,9 +11,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import AlreadyExistsError
 from assay.schemas import Dataset, EvaluationResult, Example, Run, utcnow
 from assay.store.base import Store
-from assay.store.errors import AlreadyExistsError
 from assay.store.records import ExperimentRecord, ExperimentRow
 from assay.testing._test_log import TestRecord
 

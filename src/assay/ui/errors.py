@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.errors import AssayError
+from assay.errors import UIConfigError
 
 __all__ = ["BadRequest", "NotFound", "UIConfigError"]
 
@@ -13,7 +13,3 @@ class BadRequest(ValueError):
 
 class NotFound(LookupError):
     """A dataset, experiment or row that does not exist."""
-
-
-class UIConfigError(AssayError, ValueError):
-    """A server setting refused for safety (a public host without a token, a weak token)."""

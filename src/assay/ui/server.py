@@ -9,9 +9,9 @@ from urllib.parse import unquote, unquote_plus
 
 import uvicorn
 
+from assay.errors import UIConfigError
 from assay.store import open_store
 from assay.ui.app import create_app
-from assay.ui.errors import UIConfigError
 from assay.ui.security import is_loopback_host
 
 __all__ = [

@@ -8,14 +8,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.evaluators._fields import EvaluatorInputError
+from assay.errors import TrajectoryError
 from assay.schemas import Run
 
 SOURCES = ("auto", "runs", "messages")
-
-
-class TrajectoryError(EvaluatorInputError):
-    """A trajectory cannot be read; the message names the field and the position."""
 
 
 @dataclass(frozen=True)

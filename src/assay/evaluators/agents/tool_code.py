@@ -17,11 +17,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from assay.errors import EvaluatorInputError, TrajectoryError
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators._fields import EvaluatorInputError
-from assay.evaluators._sandbox_site import DATA_TOOLS, sandbox_site
-from assay.evaluators.agents._calls import ToolCall, TrajectoryError, calls_of_run
-from assay.sandbox import Limits, SandboxConfig, ScriptRun, get_language, get_pool
+from assay.evaluators.agents._calls import ToolCall, calls_of_run
+from assay.sandbox import DATA_TOOLS, Limits, SandboxConfig, ScriptRun, get_language, get_pool, sandbox_site
 from assay.schemas import EvaluationResult, Example, Run
 
 __all__ = ["ToolCodeEvaluator"]

@@ -11,14 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import EvaluatorInputError, TrajectoryError
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators._fields import EvaluatorInputError
-from assay.evaluators.agents._calls import (
-    ToolCall,
-    TrajectoryError,
-    calls_of_run,
-    reference_calls,
-)
+from assay.evaluators.agents._calls import ToolCall, calls_of_run, reference_calls
 from assay.evaluators.agents._match import ArgRule, ArgumentRules, match_trajectory
 from assay.evaluators.judge._base import JudgeInput, LLMJudge, verdict_score
 from assay.evaluators.judge._text import check_template

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from assay.evaluators._fields import EvaluatorInputError
+from assay.errors import EvaluatorInputError
 from assay.evaluators.agents._match import maximum_matching
 from assay.evaluators.api._mock import Fault
 

@@ -29,10 +29,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from assay.errors import CaseError, EvaluatorInputError, SandboxSetupError
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators._fields import EvaluatorInputError
-from assay.evaluators._sandbox_report import require_ready
-from assay.evaluators._sandbox_site import SandboxSetupError, cache_root, sandbox_site
 from assay.evaluators.api._checks import (
     Check,
     check_calls,
@@ -44,8 +42,17 @@ from assay.evaluators.api._checks import (
 )
 from assay.evaluators.api._mock import MockAPI
 from assay.evaluators.api._openapi import load_document, parse_api
-from assay.evaluators.code._cases import CaseError, code_from_run
-from assay.sandbox import Limits, SandboxConfig, ScriptRun, get_language, get_pool
+from assay.evaluators.code._cases import code_from_run
+from assay.sandbox import (
+    Limits,
+    SandboxConfig,
+    ScriptRun,
+    cache_root,
+    get_language,
+    get_pool,
+    require_ready,
+    sandbox_site,
+)
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
 API_TOOLS = ("requests", "httpx")

@@ -10,14 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from assay.evaluators._fields import EvaluatorInputError
+from assay.errors import OpenAPIError
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 MAX_REF_DEPTH = 32
-
-
-class OpenAPIError(EvaluatorInputError):
-    """The OpenAPI document cannot be used; the message says where (line, or JSON path)."""
 
 
 @dataclass(frozen=True)

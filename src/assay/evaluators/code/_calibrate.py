@@ -22,11 +22,11 @@ from typing import Any
 
 import orjson
 
-from assay.errors import AssayError
+from assay.errors import CalibrationError
 from assay.evaluators.code._cases import TestCase, TestProgram
 from assay.evaluators.code._report import verdict_reducer
 from assay.sandbox import Language, Limits, SandboxPool
-from assay.sandbox.compare import Tolerance
+from assay.sandbox.equality import Tolerance
 from assay.sandbox.harness import codec
 
 __all__ = ["Calibrated", "CalibrationError", "ReferenceTime", "measure_reference", "reference_code_of"]
@@ -34,10 +34,6 @@ __all__ = ["Calibrated", "CalibrationError", "ReferenceTime", "measure_reference
 NAMESPACE = "code.reference_time.v1"
 REFERENCE_KEYS = ("reference_code", "canonical_solution", "reference_solution")
 log = logging.getLogger("assay.evaluators.code.calibrate")
-
-
-class CalibrationError(AssayError, ValueError):
-    """The reference cannot calibrate: there is none, or it fails its own tests."""
 
 
 @dataclass(frozen=True)

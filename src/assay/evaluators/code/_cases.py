@@ -5,20 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import AssayError
+from assay.errors import CaseError
 from assay.sandbox import Call, Language
-from assay.sandbox.compare import Tolerance
+from assay.sandbox.equality import Tolerance
 from assay.sandbox.harness import codec
 from assay.sandbox.languages import strip_fences
 from assay.schemas import Example, Run
-
-
-class CaseError(AssayError, ValueError):
-    """The run or the example cannot be used; the message says which and why."""
-
-    def __init__(self, message: str, feedback: str = "Missing test cases.") -> None:
-        super().__init__(message)
-        self.feedback = feedback
 
 
 @dataclass(frozen=True)

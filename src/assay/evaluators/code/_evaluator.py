@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from assay.errors import CaseError, SandboxError, SandboxStartError, SandboxUnavailable, UnknownLanguage
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._calibrate import (
     Calibrated,
@@ -27,7 +28,6 @@ from assay.evaluators.code._calibrate import (
     timeout_mode,
 )
 from assay.evaluators.code._cases import (
-    CaseError,
     TestCase,
     TestProgram,
     code_from_run,
@@ -44,20 +44,8 @@ from assay.evaluators.code._report import (
     from_program_run,
     verdict_reducer,
 )
-from assay.sandbox import (
-    FunctionRun,
-    Language,
-    Limits,
-    ProgramRun,
-    SandboxConfig,
-    SandboxError,
-    SandboxStartError,
-    SandboxUnavailable,
-    UnknownLanguage,
-    get_language,
-    get_pool,
-)
-from assay.sandbox.compare import DEFAULT_TOLERANCE, Tolerance
+from assay.sandbox import FunctionRun, Language, Limits, ProgramRun, SandboxConfig, get_language, get_pool
+from assay.sandbox.equality import DEFAULT_TOLERANCE, Tolerance
 from assay.schemas import Example, Run
 from assay.store.current import current_store
 

@@ -16,7 +16,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assay.evaluators.code._tools import JVM_FLAGS, ToolMissing, require_tool
+from assay.errors import ToolMissing
+from assay.evaluators.code._tools import JVM_FLAGS, require_tool
 
 __all__ = ["ALIASES", "FORMATTERS", "Formatter", "google_java_format_folder"]
 

@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from assay._aio import run_coroutine
-from assay.errors import require_extra
-from assay.llm import ReplyCheckError, UsageMeter
+from assay.errors import ReplyCheckError, require_extra
+from assay.llm import UsageMeter
 from assay.llm.resolve import JudgeModel, resolve_structured
 
 __all__ = ["Proposal", "ask_model", "draw_property_cases"]

@@ -11,7 +11,7 @@ from assay.evaluators.code._cases import TestCase
 from assay.evaluators.code._display import bounded, show
 from assay.evaluators.code._timing import example_time, program_time
 from assay.sandbox import CallOutcome, FunctionRun, ProgramRun
-from assay.sandbox.compare import Tolerance, values_equal
+from assay.sandbox.equality import Tolerance, values_equal
 
 
 def failure(key: str, message: str, feedback: str, **metadata: Any) -> EvaluationResult:

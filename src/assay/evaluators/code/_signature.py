@@ -7,18 +7,13 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import AssayError, require_extra
+from assay.errors import GenerationError, require_extra
 
 __all__ = ["GenerationError", "Signature", "read_signature", "strategies_for"]
 
 #: sizes kept small: every drawn case runs in the sandbox, twice
 MAX_SIZE = 8
 INT_BOUND = 1000
-
-
-class GenerationError(AssayError, ValueError):
-    """Test cases cannot be generated as asked (no typed signature to draw arguments from,
-    no reference, a reference that does not load); the message says what is missing."""
 
 
 @dataclass(frozen=True)

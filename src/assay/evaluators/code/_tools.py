@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from assay.errors import AssayError
+from assay.errors import ToolMissing
 
 __all__ = [
     "JVM_FLAGS",
@@ -62,11 +62,6 @@ JVM_FLAGS = (
     "-Xmx384m",
     "-Xss8m",
 )
-
-
-class ToolMissing(AssayError, RuntimeError):
-    """The tool a language needs is not installed (or none exists); the message names the
-    package that provides it, or says that none is packaged."""
 
 
 @dataclass(frozen=True)

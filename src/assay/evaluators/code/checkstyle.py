@@ -15,8 +15,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ElementTree
 from typing import Any
 
+from assay.errors import CaseError
 from assay.evaluation import BaseEvaluator, EvaluationResult
-from assay.evaluators.code._cases import CaseError, code_from_run
+from assay.evaluators.code._cases import code_from_run
 from assay.evaluators.code._findings import findings_result, refused_result, unreadable_result
 from assay.evaluators.code._tools import JVM_FLAGS, TOOL_TIMEOUT, oversized, require_tool, run_tool
 from assay.sandbox import get_language

@@ -23,14 +23,14 @@ from typing import Any
 
 import orjson
 
-from assay.errors import AssayError
+from assay.errors import AssayError, GenerationError
 from assay.evaluators.code._calibrate import reference_code_of
 from assay.evaluators.code._cases import GENERATED_KEY
 from assay.evaluators.code._proposals import NO_EXPECTED, Proposal, ask_model, draw_property_cases
-from assay.evaluators.code._signature import GenerationError, read_signature, strategies_for
+from assay.evaluators.code._signature import read_signature, strategies_for
 from assay.llm.resolve import JudgeModel, resolve_client
 from assay.sandbox import Call, Limits, SandboxConfig, get_language, get_pool
-from assay.sandbox.compare import Tolerance, values_equal
+from assay.sandbox.equality import Tolerance, values_equal
 from assay.sandbox.harness import codec
 from assay.schemas import Example
 from assay.store.base import Store

@@ -15,8 +15,9 @@ import os
 import re
 from typing import Any
 
+from assay.errors import CaseError
 from assay.evaluation import BaseEvaluator, EvaluationResult
-from assay.evaluators.code._cases import CaseError, code_from_run
+from assay.evaluators.code._cases import code_from_run
 from assay.evaluators.code._findings import refused_result
 from assay.evaluators.code._tools import oversized, require_tool, run_tool
 from assay.schemas import Example, Run

@@ -15,10 +15,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from assay.errors import CaseError, ToolMissing
 from assay.evaluation import BaseEvaluator, EvaluationResult
-from assay.evaluators.code._cases import CaseError, code_from_run
+from assay.evaluators.code._cases import code_from_run
 from assay.evaluators.code._findings import refused_result
-from assay.evaluators.code._tools import ToolMissing, oversized
+from assay.evaluators.code._tools import oversized
 from assay.sandbox import get_language
 from assay.schemas import Example, Run
 

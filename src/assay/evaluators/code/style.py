@@ -21,12 +21,13 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import CaseError, ToolMissing, UnknownLanguage
 from assay.evaluation import BaseEvaluator, EvaluationResult, EvaluationResults
-from assay.evaluators.code._cases import CaseError, code_from_run, inputs_of
+from assay.evaluators.code._cases import code_from_run, inputs_of
 from assay.evaluators.code._findings import refused_result
 from assay.evaluators.code._formatters import ALIASES, FORMATTERS, Formatter
-from assay.evaluators.code._tools import TOOL_TIMEOUT, ToolMissing, ToolRun, oversized, run_tool
-from assay.sandbox import UnknownLanguage, get_language
+from assay.evaluators.code._tools import TOOL_TIMEOUT, ToolRun, oversized, run_tool
+from assay.sandbox import get_language
 from assay.schemas import Example, Run
 
 LOWER_IS_BETTER = {"direction": "lower", "score_range": [0, None]}

@@ -21,17 +21,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from assay.errors import CaseError, EvaluatorInputError
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators._fields import EvaluatorInputError
-from assay.evaluators._sandbox_report import require_ready
-from assay.evaluators._sandbox_site import DATA_TOOLS, sandbox_site
-from assay.evaluators.code._cases import CaseError, code_from_run
-from assay.evaluators.data._compare import (
-    TableOptions,
-    TableVerdict,
-    check_schema,
-    compare_tables,
-)
+from assay.evaluators.code._cases import code_from_run
 from assay.evaluators.data._files import (
     Table,
     _OutputError,
@@ -41,7 +33,22 @@ from assay.evaluators.data._files import (
     input_files,
     parse_output,
 )
-from assay.sandbox import Limits, SandboxConfig, ScriptRun, get_language, get_pool
+from assay.evaluators.data._table_equality import (
+    TableOptions,
+    TableVerdict,
+    check_schema,
+    compare_tables,
+)
+from assay.sandbox import (
+    DATA_TOOLS,
+    Limits,
+    SandboxConfig,
+    ScriptRun,
+    get_language,
+    get_pool,
+    require_ready,
+    sandbox_site,
+)
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
 MARK = "\x1eassay-data "

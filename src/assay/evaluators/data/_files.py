@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from assay.evaluators._fields import EvaluatorInputError
+from assay.errors import EvaluatorInputError
 
 FORMATS = (".csv", ".json", ".jsonl", ".parquet")
 MAX_INPUT_BYTES = 32 * 1024 * 1024

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from assay.errors import ReplyCheckError
 from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge, verdict_score
 from assay.evaluators.judge._prompts import (
     BUILTIN_CRITERIA,
@@ -14,7 +15,6 @@ from assay.evaluators.judge._prompts import (
 )
 from assay.evaluators.judge._text import check_template
 from assay.evaluators.judge._verdicts import CriteriaVerdict, FeedbackVerdicts
-from assay.llm.errors import ReplyCheckError
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.schemas import EvaluationResult

@@ -1,6 +1,6 @@
-"""Moved to ``assay.evaluation._comparative``: the runner is evaluation, the judge is an evaluator."""
+"""Moved to ``assay.evaluation._pairwise_run``: the runner is evaluation, the judge is an evaluator."""
 
-from assay.evaluation._comparative import (
+from assay.evaluation._pairwise_run import (
     ComparativeEvaluator,
     ComparativeResults,
     ExperimentRef,

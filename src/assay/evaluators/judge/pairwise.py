@@ -1,6 +1,6 @@
 """Pairwise comparison of experiments: the LLM judge ``ComparisonEvaluator`` and its runner."""
 
-from assay.evaluation._comparative import (
+from assay.evaluation._pairwise_run import (
     ComparativeResults,
     aevaluate_comparative,
     evaluate_comparative,

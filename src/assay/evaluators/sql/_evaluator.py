@@ -10,41 +10,27 @@ from __future__ import annotations
 import math
 from typing import Any, Literal, TypeVar
 
-from assay.errors import AssayError
+from assay.errors import QueryError, QueryRefused, QueryTimeout, QueryTooLarge, ReferenceQueryError
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators.sql._compare import (
+from assay.evaluators.sql._outcome import ExecutedResult, Outcome
+from assay.evaluators.sql._result_equality import (
     COLUMN_MATCHINGS,
     ColumnMatching,
     CompareOptions,
     ResultSet,
     compare_results,
 )
-from assay.evaluators.sql._outcome import ExecutedResult, Outcome
 from assay.evaluators.sql._safety import StaticReport, analyze_sql, check_dialect
 from assay.evaluators.sql._text import Reference, generated_sql, read_reference
 from assay.evaluators.sql._values import clip_text, normalize_row
 from assay.evaluators.sql.backends import open_database
-from assay.evaluators.sql.backends.base import (
-    Database,
-    DatabaseSpec,
-    ExecutionLimits,
-    QueryError,
-    QueryRefused,
-    QueryResult,
-    QueryTimeout,
-    QueryTooLarge,
-    Session,
-)
+from assay.evaluators.sql.backends.base import Database, DatabaseSpec, ExecutionLimits, QueryResult, Session
 from assay.schemas import EvaluationResult, Example, Run
 
 OrderSensitivity = bool | Literal["auto"]
 _Evaluator = TypeVar("_Evaluator", bound="SQLExecutionEvaluator")
 
 __all__ = ["SQLExecutionEvaluator", "SQLValidityEvaluator"]
-
-
-class ReferenceQueryError(AssayError):
-    """The example's reference query could not give a result: the dataset, not the model, is at fault."""
 
 
 class SQLExecutionEvaluator(BaseEvaluator):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.evaluators.sql._compare import Comparison, ResultSet
+from assay.evaluators.sql._result_equality import Comparison, ResultSet
 from assay.evaluators.sql._safety import StaticReport
 from assay.evaluators.sql._values import Row, clip_text, row_to_json
 

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from assay.evaluators._fields import EvaluatorInputError, as_text, pick
+from assay.errors import EvaluatorInputError
+from assay.evaluators._fields import as_text, pick
 from assay.evaluators.sql._values import Row, normalize_row
 from assay.schemas import Example, Run
 

@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from assay.errors import AssayError, require_extra
-from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, pick
+from assay.errors import EvaluatorInputError, InvalidJson, require_extra
+from assay.evaluators._fields import ReferenceEvaluator, pick
 from assay.evaluators.text._json_diff import json_differences, json_path
 from assay.schemas import EvaluationResult, Example, Run
 
@@ -24,12 +24,6 @@ __all__ = [
 
 _CODE_FENCE = re.compile(r"^\s*```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
 MAX_REPORTED_ERRORS = 20
-
-
-class InvalidJson(AssayError, ValueError):
-    def __init__(self, message: str, line: int = 0, column: int = 0) -> None:
-        super().__init__(message)
-        self.line, self.column = line, column
 
 
 def parse_json(value: Any, strip_code_fence: bool = True) -> Any:

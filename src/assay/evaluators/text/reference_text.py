@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 import regex
 
-from assay.errors import require_extra
-from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, as_text
+from assay.errors import EvaluatorInputError, require_extra
+from assay.evaluators._fields import ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
 __all__ = ["BleuEvaluator", "Measure", "RougeEvaluator", "bleu_tokenizer", "references_of"]
@@ -110,7 +110,7 @@ class _WordTokenizer:
         self._stemmer = porter.PorterStemmer() if use_stemmer else None
 
     def tokenize(self, text: str) -> list[str]:
-        from assay._text.tokens import word_tokens
+        from assay.evaluators.text._analysis.tokens import word_tokens
 
         tokens = word_tokens(text)
         if self._stemmer is None:

@@ -21,7 +21,8 @@ from rapidfuzz.distance import (
     Levenshtein,
 )
 
-from assay.evaluators._fields import EvaluatorInputError, ReferenceEvaluator, as_text
+from assay.errors import EvaluatorInputError
+from assay.evaluators._fields import ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, Example, Run
 
 __all__ = [

@@ -20,13 +20,12 @@ import json
 import time
 from pathlib import Path
 
+from assay.errors import CaseError, EvaluatorInputError
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators._fields import EvaluatorInputError
-from assay.evaluators._sandbox_site import TEST_TOOLS, sandbox_site
-from assay.evaluators.code._cases import CaseError, code_from_run
+from assay.evaluators.code._cases import code_from_run
 from assay.evaluators.unit_tests._mutants import Mutant, mutants
 from assay.evaluators.unit_tests._report import Outcome, results_of
-from assay.sandbox import Limits, SandboxConfig, get_language, get_pool
+from assay.sandbox import TEST_TOOLS, Limits, SandboxConfig, get_language, get_pool, sandbox_site
 from assay.schemas import EvaluationResults, Example, Run
 
 FRAMEWORKS = ("pytest", "unittest")

@@ -30,7 +30,7 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from assay.evaluators._fields import EvaluatorInputError
+from assay.errors import EvaluatorInputError
 
 Position = tuple[int, int]  # (line from 1, column in characters)
 

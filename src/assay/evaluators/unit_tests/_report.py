@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.evaluators._sandbox_report import require_ready
 from assay.evaluators.unit_tests._mutants import Mutant
-from assay.sandbox import ScriptRun
+from assay.sandbox import ScriptRun, require_ready
 from assay.schemas import EvaluationResult, EvaluationResults
 
 SHOWN_FAILURES = 5

@@ -1,6 +1,6 @@
 """The Ray executor (``assay[ray]``): rows run on a Ray cluster, the driver stores them."""
 
-from assay.executors.errors import RayExecutorError
+from assay.errors import RayExecutorError
 from assay.executors.ray._executor import RayExecutor
 
 __all__ = ["RayExecutor", "RayExecutorError"]

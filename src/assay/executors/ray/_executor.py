@@ -10,10 +10,9 @@ from types import ModuleType
 from typing import Any
 
 from assay._traceback import describe
-from assay.errors import require_extra
+from assay.errors import ExecutorError, RayExecutorError, require_extra
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import RowFeed
-from assay.executors.errors import ExecutorError, RayExecutorError
 from assay.executors.ray._batches import BatchSizing
 from assay.executors.ray._dispatch import Dispatcher, Shipment
 from assay.executors.ray._shipping import send_user_code_by_value

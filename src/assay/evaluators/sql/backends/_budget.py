@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.evaluators.sql.backends.base import ExecutionLimits, QueryTooLarge
+from assay.errors import QueryTooLarge
+from assay.evaluators.sql.backends.base import ExecutionLimits
 
 
 def value_bytes(value: Any) -> int:

@@ -18,8 +18,9 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg.pq import ExecStatus
 
+from assay.errors import QueryRefused
 from assay.evaluators.sql.backends._budget import ResultBudget
-from assay.evaluators.sql.backends.base import ExecutionLimits, QueryRefused
+from assay.evaluators.sql.backends.base import ExecutionLimits
 
 _CHUNK_BYTES = 16 * 1024 * 1024
 _MARKER = "assay-result-limit:"

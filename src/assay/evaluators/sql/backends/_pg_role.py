@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.evaluators.sql.backends.base import DatabaseUnavailable
+from assay.errors import PrivilegedRole
 
 # Predefined roles whose members act on the server rather than read the database.
 PRIVILEGED_ROLES = (
@@ -32,10 +32,6 @@ WHERE pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')
   AND (r.rolsuper OR r.rolreplication OR r.rolname = ANY(%s))
 ORDER BY r.rolname
 """
-
-
-class PrivilegedRole(DatabaseUnavailable):
-    """The role in the URL may do more than read: evaluated queries must not run as it."""
 
 
 def role_privileges(connection: Any) -> list[str]:

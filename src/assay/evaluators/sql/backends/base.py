@@ -14,7 +14,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, Union
 
-from assay.errors import AssayError
+from assay.errors import (
+    DatabaseUnavailable,
+    FixtureError,
+    QueryError,
+    QueryRefused,
+    QueryTimeout,
+    QueryTooLarge,
+)
 from assay.schemas import Example
 
 __all__ = [
@@ -27,6 +34,7 @@ __all__ = [
     "QueryRefused",
     "QueryResult",
     "QueryTimeout",
+    "QueryTooLarge",
     "Session",
 ]
 
@@ -60,30 +68,6 @@ class QueryResult:
     rows: list[tuple[Any, ...]]
     elapsed_ms: float
     truncated: bool = False  # the query returned more than max_rows rows
-
-
-class QueryError(AssayError):
-    """The database rejected the query or failed while running it."""
-
-
-class QueryTimeout(QueryError):
-    """The query ran past its deadline and was interrupted."""
-
-
-class QueryTooLarge(QueryError):
-    """A value, a row or the whole result passed its byte limit while being fetched."""
-
-
-class QueryRefused(QueryError):
-    """The database's own read-only guard stopped the query."""
-
-
-class DatabaseUnavailable(AssayError):
-    """The database could not be opened or reached (not the query's fault)."""
-
-
-class FixtureError(AssayError):
-    """An example's ``schema_sql``/``seed_sql`` could not be built into a database."""
 
 
 class Session(Protocol):

@@ -21,17 +21,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from assay.errors import require_extra
-from assay.evaluators.sql.backends.base import (
-    Database,
+from assay.errors import (
     DatabaseUnavailable,
-    ExecutionLimits,
     QueryError,
     QueryRefused,
-    QueryResult,
     QueryTimeout,
     QueryTooLarge,
+    require_extra,
 )
+from assay.evaluators.sql.backends.base import Database, ExecutionLimits, QueryResult
 from assay.schemas import Example
 
 try:
@@ -44,8 +42,9 @@ except ImportError:  # exercised by tests/test_errors.py with psycopg hidden
         require_extra(_module, "postgres", feature="PostgreSQL databases")
     raise
 
+from assay.errors import PrivilegedRole
 from assay.evaluators.sql.backends._pg_fetch import fetch_measured  # noqa: E402 - needs psycopg
-from assay.evaluators.sql.backends._pg_role import PrivilegedRole, check_role  # noqa: E402
+from assay.evaluators.sql.backends._pg_role import check_role
 
 _DRIVER = "postgresql+psycopg"
 

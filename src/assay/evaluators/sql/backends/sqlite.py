@@ -16,20 +16,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from assay.evaluators.sql._refused import REFUSED_FUNCTIONS
-from assay.evaluators.sql.backends._budget import ResultBudget
-from assay.evaluators.sql.backends._watchdog import WATCHDOG
-from assay.evaluators.sql.backends.base import (
-    Database,
+from assay.errors import (
     DatabaseUnavailable,
-    ExecutionLimits,
     FixtureError,
     QueryError,
     QueryRefused,
-    QueryResult,
     QueryTimeout,
     QueryTooLarge,
 )
+from assay.evaluators.sql._refused import REFUSED_FUNCTIONS
+from assay.evaluators.sql.backends._budget import ResultBudget
+from assay.evaluators.sql.backends._watchdog import WATCHDOG
+from assay.evaluators.sql.backends.base import Database, ExecutionLimits, QueryResult
 from assay.schemas import Example
 
 __all__ = ["SQLiteFile", "SQLiteFixtures", "SQLiteSession"]

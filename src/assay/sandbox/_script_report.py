@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assay.evaluators._sandbox_site import SandboxSetupError
-from assay.sandbox import ScriptRun
+from assay.errors import SandboxSetupError
+from assay.sandbox.results import ScriptRun
 
 
 def marked_lines(stdout: str, mark: str) -> list[dict[str, Any]]:

@@ -8,8 +8,9 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from assay.errors import NotFoundError
 from assay.schemas import Feedback, Run, TracerSession, dotted_order_of
-from assay.store import NotFoundError, Store
+from assay.store import Store
 from assay.store.records import ExperimentRecord
 
 ID = uuid.UUID | str

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
-from assay._text.elements import Element, TextElements
+from assay.evaluators.text._analysis.elements import Element, TextElements
 
 SHORT_TERM = 3  # characters; at most this long, a term must match exactly
 MIN_OVERLAP = 0.6  # the shorter over the longer must exceed this

@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 import pydantic
 
-from assay.errors import AssayError
+from assay.errors import ExampleInputError
 from assay.schemas import Example
 
 # What an item of ``examples=`` may hold: LangSmith's ``ExampleCreate`` fields that a local
@@ -31,10 +31,6 @@ class UpsertExamplesResponse(TypedDict):
     example_ids: list[str]
     count: int
     as_of: int | None
-
-
-class ExampleInputError(AssayError, ValueError):
-    """An item of ``create_examples`` cannot be an example; nothing was stored."""
 
 
 def example_stream(

@@ -1,4 +1,4 @@
-"""``assay serve-evaluators``: the command, kept here so the ``assay`` CLI only wires it in.
+"""``assay serve-evaluators``: the command; the server and its evaluators load only when it runs.
 
 assay serve-evaluators my_evals:EVALUATORS [--host 127.0.0.1] [--port 8766] [--token T]
 assay serve-evaluators --builtin [code_correctness,exact_match]
@@ -52,8 +52,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     """Run the command; errors (bad spec, unsafe settings) raise ``AssayError``s/``ValueError``s."""
+    from assay.errors import EvaluatorSpecError
     from assay.service.app import DEFAULT_MAX_IN_FLIGHT
-    from assay.service.errors import EvaluatorSpecError
     from assay.service.guard import DEFAULT_MAX_BODY_BYTES
     from assay.service.registry import load_evaluators, named_evaluators
     from assay.service.server import check_settings, serve

@@ -7,13 +7,14 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from assay._client_examples import IdsOf, UpsertExamplesResponse, example_stream
-from assay._client_files import TableUploads
-from assay._client_projects import ProjectsRunsFeedback, as_uuid
+from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
+from assay.client._files import TableUploads
+from assay.client._projects import ProjectsRunsFeedback, as_uuid
+from assay.errors import NotFoundError
 from assay.evaluation._paged import stored_rows
 from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
-from assay.store import NotFoundError, Store, open_store
+from assay.store import Store, open_store
 
 __all__ = ["Client", "LocalStoreWarning"]
 

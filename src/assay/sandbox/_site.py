@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.errors import MissingExtraError
-from assay.sandbox import SandboxConfig, SandboxError
+from assay.errors import MissingExtraError, SandboxSetupError
+from assay.sandbox.config import SandboxConfig
 
 SITE_ENV = "ASSAY_SANDBOX_SITE_DIR"
 SANDBOX_WORKROOT = "/work"
@@ -34,10 +34,6 @@ DATA_TOOLS = ("pandas", "pyarrow", "polars")
 
 _lock = threading.Lock()
 _sites: dict[tuple[tuple[str, ...], tuple[str, ...]], SandboxSite] = {}
-
-
-class SandboxSetupError(SandboxError):
-    """The sandbox cannot be prepared for a generated program (nothing generated ran)."""
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,7 @@ def comparison_evaluator(func: Callable[..., Any]) -> DynamicComparisonRunEvalua
 def as_comparative_function(evaluator: Any) -> Any:
     """A comparative evaluator in the form ``evaluate_comparative`` calls:
     ``(runs, example) -> {"key", "scores", "comment"}``. Judges pass through unchanged."""
-    from assay.evaluation._comparative import PairwiseEvaluator
+    from assay.evaluation._pairwise_run import PairwiseEvaluator
 
     if isinstance(evaluator, PairwiseEvaluator):
         return evaluator

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from assay.errors import NotFoundError
 from assay.schemas import Dataset, Example
-from assay.store import NotFoundError, Store
+from assay.store import Store
 
 
 class TableUploads:
@@ -89,7 +90,7 @@ class TableUploads:
 
         record = self.store.get_experiment(name=project_name) if project_name else None
         if record is None and project_id is not None:
-            from assay._client_projects import as_uuid
+            from assay.client._projects import as_uuid
 
             record = self.store.get_experiment(id=as_uuid(project_id, "project_id"))
         if record is None:

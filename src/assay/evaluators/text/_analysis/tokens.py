@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import regex
 
-from assay._text.cjk import grapheme_bigrams, segment_chinese, split_kana
-from assay._text.normalize import fold, prepare
+from assay.evaluators.text._analysis.cjk import grapheme_bigrams, segment_chinese, split_kana
+from assay.evaluators.text._analysis.normalize import fold, prepare
 
 _NO_SPACE_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
 _WORD = rf"[[\p{{L}}\p{{M}}\p{{N}}_]--[{_NO_SPACE_SCRIPTS}]]+"

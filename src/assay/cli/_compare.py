@@ -49,7 +49,7 @@ def add_parser(
 def run(args: argparse.Namespace) -> int:
     from assay.client import Client
     from assay.comparison import compare
-    from assay.report import print_comparison
+    from assay.report.terminal import print_comparison
 
     client = Client(args.db)
     try:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.evaluators._fields import EvaluatorInputError
+from assay.errors import EvaluatorInputError
 from assay.evaluators.data._files import Table
-from assay.evaluators.sql._compare import CompareOptions, ResultSet, compare_results
+from assay.evaluators.sql._result_equality import CompareOptions, ResultSet, compare_results
 from assay.evaluators.sql._values import NAN, Row, normalize_row, row_to_json
 
 TYPES = ("int", "float", "number", "string", "bool")

@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 
 import regex
 
-from assay._text.cjk import grapheme_bigrams, korean_stem, segment_chinese, split_kana
-from assay._text.english import analyse_english
-from assay._text.function_words import (
+from assay.evaluators.text._analysis.cjk import grapheme_bigrams, korean_stem, segment_chinese, split_kana
+from assay.evaluators.text._analysis.english import analyse_english
+from assay.evaluators.text._analysis.function_words import (
     ENGLISH_FUNCTION_PHRASES,
     KOREAN_FUNCTION_WORDS,
     is_chinese_function_word,
     is_english_function_word,
 )
-from assay._text.normalize import fold, prepare, split_identifier
-from assay._text.tokens import is_japanese, iter_runs
+from assay.evaluators.text._analysis.normalize import fold, prepare, split_identifier
+from assay.evaluators.text._analysis.tokens import is_japanese, iter_runs
 
 _ASCII_LETTERS = regex.compile(r"[a-z]+")
 
