@@ -55,7 +55,7 @@ def summary_lines(results: ExperimentResults) -> list[str]:
 
 def closing_line(results: ExperimentResults) -> str:
     target_errors = results.target_errors
-    rows = f"{len(results)} rows" + (f", {target_errors} target errors" if target_errors else "")
+    rows = f"{len(results)} rows" + (f", {target_errors} target failures" if target_errors else "")
     usage = results.usage()
     if usage.get("total_tokens"):
         cost = f", ${usage['cost_usd']:.4f}" if usage.get("cost_usd") else ""
@@ -64,7 +64,10 @@ def closing_line(results: ExperimentResults) -> str:
 
 
 def plain_report(results: ExperimentResults) -> str:
+    from assay.report.errors import error_digest, error_lines
+
     lines = [f"experiment {results.experiment_name}", *metric_lines(results)]
+    lines += error_lines(error_digest(results))
     summary = summary_lines(results)
     if summary:
         lines += ["", *summary]

@@ -14,6 +14,7 @@ from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
 
+from assay.report.errors import error_digest, error_lines
 from assay.store.records import ExperimentRow
 
 if TYPE_CHECKING:
@@ -212,6 +213,8 @@ def summary_table(results: ExperimentResults) -> Table | None:
 def print_report(results: ExperimentResults, console: Console | None = None) -> None:
     console = console or Console()
     console.print(metrics_table(results))
+    for line in error_lines(error_digest(results)):
+        console.print(escape(line), soft_wrap=True, style="red" if line == "errors" else None)
     summary = summary_table(results)
     if summary is not None:
         console.print(summary)
