@@ -102,3 +102,21 @@ def test_max_error_rate_gates_on_the_share_of_errors(project: Path) -> None:
     }
     bad = run_assay(*RUN, "--max-error-rate", "5%", cwd=project)
     assert bad.returncode == 2 and "--max-error-rate '5%' is not a number" in bad.stderr
+
+
+def test_show_prints_the_errors_and_the_failing_rows(project: Path) -> None:
+    with_evaluators(project)
+    stored = run_assay(*RUN, "-e", "app:sometimes", "--experiment", "nightly", cwd=project)
+    assert stored.returncode == 0, stored.stdout + stored.stderr
+    done = run_assay("show", "nightly", "--errors", "--failing", cwd=project)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "  sometimes: 2 of 10 rows errored" in lines
+    failing = lines[lines.index("failing rows") + 1 :]
+    # q0 and q5 have a wrong reference (correct = 0); q3 and q7 made `sometimes` raise
+    assert len(failing) == 4, failing
+    assert sum("sometimes: ValueError: cannot parse the answer of q" in line for line in failing) == 2
+    assert sum("correct = 0" in line for line in failing) == 2
+    assert all(line.startswith("  row ") and "(example " in line for line in failing)
+    clean = run_assay("show", "nightly", "--failing", "--fail-under", "correct=0", cwd=project)
+    assert "failing rows" in clean.stdout and "errors" not in clean.stdout.split("failing rows")[1]

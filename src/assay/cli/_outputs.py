@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +94,25 @@ def failing_rows(results: ExperimentResults) -> list[tuple[ExperimentRow, str]]:
         if reasons:
             failing.append((row, "; ".join(reasons)))
     return failing
+
+
+def iter_failing(results: ExperimentResults) -> Iterator[tuple[str, str, int, str]]:
+    """Like ``failing_rows``, streamed: (run id, example id, repetition, why) per failing row."""
+    from assay.report.errors import first_line
+
+    for row in results:
+        run = row["run"]
+        repetition = int((run.extra or {}).get("repetition", 0))
+        if run.error is not None:
+            yield str(run.id), str(row["example"].id), repetition, f"target failure: {first_line(run.error)}"
+            continue
+        reasons = [
+            f"{r.key}: {first_line(str(r.error))}" if r.error is not None else f"{r.key} = 0"
+            for r in row["evaluation_results"]["results"]
+            if r.error is not None or r.numeric_score == 0
+        ]
+        if reasons:
+            yield str(run.id), str(row["example"].id), repetition, "; ".join(reasons)
 
 
 def write_junit(
