@@ -96,3 +96,20 @@ def test_the_legacy_form_itself_still_works() -> None:
         progress=False,
     )
     assert results.aggregate["correct"].mean == 1.0
+
+
+def test_unknown_names_in_the_python_api_suggest_the_closest() -> None:
+    from assay.errors import AssayError
+
+    client = Client("sqlite://")
+    client.create_dataset("Toxic queries")
+    evaluate(lambda inputs: {"a": 1}, data=[{"x": 1}], client=client, experiment="nightly-1", progress=False)
+    data = [{"inputs": {"a": 1}}]
+    with pytest.raises(AssayError, match="'exact_mach' \\(did you mean 'exact_match'"):
+        evaluate(lambda inputs: inputs, data=data, evaluators=["exact_mach"], client=client)
+    with pytest.raises(AssayError, match="'Toxic querie' \\(did you mean 'Toxic queries'\\?\\)"):
+        client.read_dataset(dataset_name="Toxic querie")
+    with pytest.raises(AssayError, match="'Toxic querie' \\(did you mean 'Toxic queries'\\?\\)"):
+        evaluate(lambda inputs: inputs, data="Toxic querie", client=client)
+    with pytest.raises(AssayError, match="'nightly-2' \\(did you mean 'nightly-1'\\?\\)"):
+        client.read_experiment("nightly-2")

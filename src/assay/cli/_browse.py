@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from assay.cli._common import UsageError, did_you_mean
+from assay._suggest import did_you_mean
+from assay.cli._common import UsageError
 from assay.cli._conclude import add_gate_arguments, conclude
 
 

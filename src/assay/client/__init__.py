@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from assay._suggest import did_you_mean
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
@@ -95,7 +96,11 @@ class Client(ProjectsRunsFeedback, TableUploads):
     ) -> Dataset:
         dataset = self._find_dataset(dataset_name, dataset_id)
         if dataset is None:
-            what = f"named {dataset_name!r}" if dataset_name else f"with id {dataset_id}"
+            if dataset_name:
+                known = (d.name for d in self.store.list_datasets())
+                what = f"named {dataset_name!r}{did_you_mean(dataset_name, known)}"
+            else:
+                what = f"with id {dataset_id}"
             raise NotFoundError(f"no dataset {what} in {self.store.url}")
         return dataset
 
@@ -254,7 +259,10 @@ class Client(ProjectsRunsFeedback, TableUploads):
     def read_experiment(self, name: str) -> ExperimentResults:
         record = self.store.get_experiment(name=name)
         if record is None:
-            raise NotFoundError(f"no experiment named {name!r} in {self.store.url}")
+            known = (e.name for e in self.store.list_experiments())
+            raise NotFoundError(
+                f"no experiment named {name!r}{did_you_mean(name, known)} in {self.store.url}"
+            )
         summary = self.store.load_summary_results(record.id)
         stats = self.store.load_stats(record.id)
         count = stats.rows if stats is not None and stats.final else None

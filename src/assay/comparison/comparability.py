@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from assay._suggest import did_you_mean
 from assay.errors import NotComparableError
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord
@@ -72,5 +73,6 @@ def experiment_record(store: Store, ref: Any) -> ExperimentRecord:
             except ValueError:
                 record = None
     if record is None:
-        raise LookupError(f"no experiment {ref!r} in the store at {store.url}")
+        known = (e.name for e in store.list_experiments())
+        raise LookupError(f"no experiment {ref!r}{did_you_mean(str(ref), known)} in the store at {store.url}")
     return record

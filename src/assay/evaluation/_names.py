@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from assay._suggest import did_you_mean
 from assay.errors import UnknownEvaluatorName
 
 EVALUATOR_NAMES: dict[str, str] = {
@@ -50,6 +51,8 @@ def resolve_evaluator_name(name: str) -> Any:
     target = EVALUATOR_NAMES.get(name)
     if target is None:
         known = ", ".join(sorted(EVALUATOR_NAMES))
-        raise UnknownEvaluatorName(f"unknown evaluator name {name!r}; known names: {known}")
+        raise UnknownEvaluatorName(
+            f"unknown evaluator name {name!r}{did_you_mean(name, EVALUATOR_NAMES)}; known names: {known}"
+        )
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)()
