@@ -14,7 +14,6 @@ which answers any judge's schema. A block holding pytest tests runs under pytest
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -25,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from assay.testing import FakeOpenAIServer, RecordedRequest
+from assay.testing import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -145,36 +144,9 @@ def test_no_block_leans_on_hidden_setup() -> None:
         assert "<!-- setup:" not in text and "<!-- needs:" not in text, document
 
 
-def _synthesize(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
-    """A small instance of a JSON schema: what a cooperative model would answer."""
-    if "$ref" in schema:
-        return _synthesize(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
-    for combinator in ("anyOf", "oneOf", "allOf"):
-        if combinator in schema:
-            return _synthesize(schema[combinator][0], defs)
-    if "enum" in schema:
-        return schema["enum"][0]
-    if "const" in schema:
-        return schema["const"]
-    kind = schema.get("type")
-    if kind == "object":
-        properties = schema.get("properties", {})
-        return {name: _synthesize(properties[name], defs) for name in properties}
-    if kind == "array":
-        return [_synthesize(schema.get("items", {}), defs)]
-    return {"integer": 1, "number": 1.0, "boolean": True, "null": None}.get(str(kind), "ok")
-
-
-def cooperative_judge(request: RecordedRequest) -> Any:
-    schema = request.schema
-    if schema is None:
-        return json.dumps({"reasoning": "ok", "value": "Y"})
-    return _synthesize(schema, schema.get("$defs", {}))
-
-
 @pytest.fixture(scope="module")
 def judge_server() -> Any:
-    with FakeOpenAIServer(handler=cooperative_judge) as server:
+    with FakeOpenAIServer() as server:  # by default it answers any judge's schema validly
         yield server
 
 
