@@ -242,9 +242,12 @@ class Client(ProjectsRunsFeedback, TableUploads):
         verbose: bool = False,
         **kwargs: Any,
     ) -> ExperimentResults:
-        """LangChain's older entry point: ``project_name`` names the experiment."""
+        """LangChain's older entry point: ``project_name`` names the experiment.
+
+        ``llm_or_chain_factory`` is a target (a function of the inputs, a chain) or, as in
+        LangSmith, a factory taking no arguments that returns one (``lambda: chain``)."""
         return self.evaluate(
-            llm_or_chain_factory,
+            _made_by_factory(llm_or_chain_factory),
             data=dataset_name,
             evaluators=evaluators,
             experiment=project_name,
@@ -268,3 +271,20 @@ class Client(ProjectsRunsFeedback, TableUploads):
         count = stats.rows if stats is not None and stats.final else None
         rows = stored_rows(self.store, record, count)
         return ExperimentResults(record, rows, summary, self.store.url, stats=stats, store=self.store)
+
+
+def _made_by_factory(target: Any) -> Any:
+    """LangSmith's factory form: a plain callable with no parameters is called once for the
+    chain or function to evaluate; anything else is the target itself."""
+    import inspect
+
+    if hasattr(target, "invoke") or hasattr(target, "ainvoke") or not callable(target):
+        return target
+    try:
+        params = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return target
+    takes_nothing = all(p.default is not p.empty for p in params)  # *args, **kwargs have none
+    if not takes_nothing or inspect.iscoroutinefunction(target):
+        return target
+    return target()
