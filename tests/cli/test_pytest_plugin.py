@@ -94,6 +94,7 @@ def _check_store(folder: Path) -> None:
     assert qa.aggregate["expectation"].n == 3 and qa.aggregate["expectation"].mean == pytest.approx(2 / 3)
     assert qa.aggregate["length"].mean == pytest.approx((1 + 5 + 7) / 3)
     assert qa.aggregate["edit_distance"].n == 3
+    assert qa.aggregate["edit_distance"].direction == "lower"  # a distance: lower is better
     by_question = {row.example.inputs["question"]: row for row in qa.rows}
     moon = by_question["moon?"]
     assert moon.run.outputs == {"answer": "no idea"} and moon.example.outputs == {"answer": "rock"}
