@@ -411,7 +411,7 @@ def crash(n: int, folder: Path) -> None:
     killed_at = time.time()
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-    from assay.store._writer_process import settle_writers_of
+    from assay.store.sqlite._writer_process import settle_writers_of
 
     settle_writers_of(str(db), child.pid)  # its writer process commits what it was handed
     finished = {}

@@ -18,7 +18,7 @@ import time
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from assay.evaluators.string import StringDistanceEvaluator
+from assay.evaluators.text.string import StringDistanceEvaluator
 from assay.schemas import Example, Run
 
 DISTANCES = ("levenshtein", "damerau_levenshtein", "jaro_winkler", "indel", "hamming", "jaro")

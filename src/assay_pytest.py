@@ -1,5 +1,11 @@
 """The assay pytest plugin: tests marked ``@pytest.mark.assay`` become an experiment.
 
+LangSmith's ``@pytest.mark.langsmith`` is the same mark (unless LangSmith's own plugin is
+installed too, which then keeps it), with its options: ``test_suite_name``,
+``output_keys`` (parameters that are reference outputs, not inputs), ``metadata`` (the
+example's) and ``experiment_metadata`` (also ``$ASSAY_EXPERIMENT_METADATA`` or
+``$LANGSMITH_EXPERIMENT_METADATA``, JSON; the mark's wins).
+
 A top-level module, so that loading it (pytest loads every installed plugin) does not
 import assay: inert unless a collected test carries the mark (assay is imported, and the
 store opened, only then). Each test
@@ -11,6 +17,8 @@ pytest-xdist: the controller picks the session id and every worker writes one st
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
 from collections.abc import Generator
 from pathlib import Path
@@ -32,6 +40,7 @@ __all__ = [
 ]
 
 _RUN_ID = "assay_run_id"
+_METADATA_ENV = ("ASSAY_EXPERIMENT_METADATA", "LANGSMITH_EXPERIMENT_METADATA")
 _STATE = pytest.StashKey["_State"]()
 
 
@@ -41,6 +50,8 @@ class _State:
         self.run_id = run_id
         self.suites: dict[str, Suite] = {}
         self.positions: dict[str, int] = {}
+        self.options: dict[str, dict[str, Any]] = {}
+        self.marks = ("assay",) if config.pluginmanager.has_plugin("langsmith_plugin") else _MARKS
         self._recorder: Recorder | None = None
 
     @property
@@ -75,12 +86,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+_MARKS = ("assay", "langsmith")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "assay(test_suite_name=None): record this test's inputs, outputs and feedback as a row "
-        "of an assay experiment (one per test file and session)",
-    )
+    for mark in _MARKS:
+        config.addinivalue_line(
+            "markers",
+            f"{mark}(test_suite_name=None, output_keys=None, metadata=None, experiment_metadata=None): "
+            "record this test's inputs, outputs and feedback as a row of an assay experiment "
+            "(one per test file and session)",
+        )
     if config.getoption("assay_off"):
         return
     worker_input = getattr(config, "workerinput", None)
@@ -102,20 +118,57 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     by_suite: dict[str, list[pytest.Item]] = {}
     for item in items:
-        marker = item.get_closest_marker("assay")
+        marker = _marker(item, state.marks)
         if marker is not None:
             by_suite.setdefault(_suite_name(item, marker), []).append(item)
+            state.options[item.nodeid] = dict(marker.kwargs)
     if not by_suite:
         return
     from assay.testing._pytest_recorder import Suite
 
     prefix = config.getoption("assay_experiment_prefix")
+    from_env = _metadata_from_env()
     for name, members in by_suite.items():
         experiment = f"{prefix or name.replace('/', '.')}-{state.run_id}"
-        suite = Suite(dataset=name, experiment=experiment, size=len(members))
+        metadata = {**from_env, **_experiment_metadata(members, state)}
+        suite = Suite(dataset=name, experiment=experiment, size=len(members), metadata=metadata)
         for position, item in enumerate(members):
             state.suites[item.nodeid] = suite
             state.positions[item.nodeid] = position
+
+
+def _marker(item: pytest.Item, marks: tuple[str, ...]) -> pytest.Mark | None:
+    for name in marks:
+        marker = item.get_closest_marker(name)
+        if marker is not None:
+            return marker
+    return None
+
+
+def _metadata_from_env() -> dict[str, Any]:
+    for name in _METADATA_ENV:
+        text = os.environ.get(name)
+        if text:
+            try:
+                value = json.loads(text)
+            except ValueError as error:
+                raise pytest.UsageError(
+                    f"${name} is not valid JSON ({error}): set it to a JSON object"
+                ) from None
+            if not isinstance(value, dict):
+                raise pytest.UsageError(f'${name} must be a JSON object, e.g. \'{{"model": "v2"}}\'')
+            return value
+    return {}
+
+
+def _experiment_metadata(members: list[pytest.Item], state: _State) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for item in members:
+        given = state.options[item.nodeid].get("experiment_metadata")
+        if given is not None and not isinstance(given, dict):
+            raise pytest.UsageError(f"{item.nodeid}: experiment_metadata= must be a dict, got {given!r}")
+        merged.update(given or {})
+    return merged
 
 
 def _suite_name(item: pytest.Item, marker: pytest.Mark) -> str:
@@ -163,6 +216,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         record,
         Outcome(state.positions[item.nodeid], report.passed, failure),
         params,
+        state.options[item.nodeid],
     )
 
 

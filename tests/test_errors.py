@@ -58,7 +58,7 @@ INTERNAL = {
     "assay.cli._common.RunFailed",  # exit codes of `assay`
     "assay.sandbox._declarations.DeclarationRefused",  # becomes a failed verdict
     "assay.sandbox._go_declaration.DeclarationError",  # becomes DeclarationRefused
-    "assay.store._writer_process.WriterProcessError",  # the run then writes in its own process
+    "assay.store.sqlite._writer_process.WriterProcessError",  # the run then writes in its own process
 }
 
 

@@ -35,12 +35,22 @@ from assay.tracing import (
 )
 
 if TYPE_CHECKING:
+    from assay.client._async import AsyncClient
     from assay.evaluation._pairwise_run import evaluate_comparative
+    from assay.testing import expect, test, unit
 
-_LAZY = {"evaluate_comparative": "assay.evaluation._pairwise_run"}
+_LAZY = {
+    "evaluate_comparative": "assay.evaluation._pairwise_run",
+    "AsyncClient": "assay.client._async",
+    # LangSmith's pytest helpers at the top level; they load pytest, so only on first use.
+    "expect": "assay.testing",
+    "test": "assay.testing",
+    "unit": "assay.testing",
+}
 
 __all__ = [
     "AssayError",
+    "AsyncClient",
     "AsyncExperimentResults",
     "Client",
     "Comparison",
@@ -63,12 +73,15 @@ __all__ = [
     "evaluate",
     "evaluate_comparative",
     "evaluate_existing",
+    "expect",
     "get_current_run_tree",
     "get_tracing_context",
     "metric",
+    "test",
     "trace",
     "traceable",
     "tracing_context",
+    "unit",
 ]
 
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE))
 import _crash_run as job  # noqa: E402
 
 from assay.evaluation._writer import RowWriter  # noqa: E402
-from assay.store._writer_process import settle_writers_of  # noqa: E402
+from assay.store.sqlite._writer_process import settle_writers_of  # noqa: E402
 
 GRACE_S = 1.0
 """The writer commits within 0.1 s of a row's arrival; the rest is slack for a loaded machine."""

@@ -14,7 +14,7 @@ import assay
 from assay.evaluation import _kept
 from assay.evaluation._kept import KeptValues
 from assay.store import _columns as columns
-from assay.store._sqlite_writer import SPAWN_AFTER_ROWS
+from assay.store.sqlite._writer import SPAWN_AFTER_ROWS
 
 ROWS = 700  # past the writer process's threshold
 

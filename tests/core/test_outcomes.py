@@ -7,7 +7,7 @@ import pytest
 
 import assay
 from assay import Client, EvaluationResult
-from assay.evaluators._names import EVALUATOR_NAMES
+from assay.evaluation._names import EVALUATOR_NAMES
 from assay.report.terminal import metrics_table
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assay.store.open import _masked
-from assay.store.postgres_dialect import ddl, translate
+from assay.store.postgres._dialect import ddl, translate
 
 
 @pytest.mark.parametrize(

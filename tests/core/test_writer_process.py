@@ -25,10 +25,10 @@ import pytest
 from assay import Client
 from assay.evaluation._tally import Tally, tally_row
 from assay.schemas import EvaluationResult, Example, Run
-from assay.store._sqlite_writer import SPAWN_AFTER_ROWS, ProcessBatchWriter
-from assay.store._writer_process import WriterProcess, settle_writers_of
 from assay.store.records import ExperimentRecord, ExperimentRow
 from assay.store.sqlite import _FILE_PRAGMAS, SQLiteStore
+from assay.store.sqlite._writer import SPAWN_AFTER_ROWS, ProcessBatchWriter
+from assay.store.sqlite._writer_process import WriterProcess, settle_writers_of
 
 ODD_VALUES: list[Any] = [
     "\ud800 lone surrogate",
@@ -105,7 +105,16 @@ def _write_all(store: SQLiteStore, batches: Any, record: ExperimentRecord, rows:
             tally.add(tally_row(row))
         prepared = [store.prepare_row(record.id, row) for row in chunk]
         batches.write(prepared, tally.stats())
-        time.sleep(0.005)  # the process has time to start: later batches go through it
+
+
+def _wait_until_started(batches: ProcessBatchWriter, rows: int) -> None:
+    """Start the writer process and wait for its ready answer (an event, however loaded the
+    machine), so that every batch goes through it."""
+    batches.expect(rows)
+    assert batches.process is not None
+    while batches.process.state() == "starting":
+        time.sleep(0.005)
+    assert batches.process.state() == "ready"
 
 
 def test_what_the_writer_process_commits_is_what_this_process_commits(tmp_path: Path) -> None:
@@ -114,12 +123,14 @@ def test_what_the_writer_process_commits_is_what_this_process_commits(tmp_path: 
     for name, spawn_after in (("a.db", 10**9), ("b.db", 0)):
         store = SQLiteStore(tmp_path / name)
         batches = ProcessBatchWriter(store, record.id, _write_on, _FILE_PRAGMAS, spawn_after=spawn_after)
+        if name == "b.db":
+            _wait_until_started(batches, len(rows))
         _write_all(store, batches, record, rows)
         batches.close()
         if name == "a.db":
             assert batches.rows_by_process == 0
         else:
-            assert batches.rows_by_process >= 800, "the writer process wrote few of the batches"
+            assert batches.rows_by_process == 1200, "the writer process wrote every batch"
         store.close()
     inline, by_process = _dump(tmp_path / "a.db"), _dump(tmp_path / "b.db")
     assert len(inline["runs"]) == 1200 and len(inline["results"]) == 2400
@@ -164,7 +175,7 @@ KILLED_RUN = """
 import multiprocessing, os, signal, sys, time
 sys.path.insert(0, sys.argv[2])
 from test_writer_process import _rows_of, _write_on, statements_of
-from assay.store._sqlite_writer import ProcessBatchWriter
+from assay.store.sqlite._writer import ProcessBatchWriter
 from assay.store.sqlite import _FILE_PRAGMAS, SQLiteStore
 
 store = SQLiteStore(sys.argv[1])
@@ -279,7 +290,7 @@ def test_a_run_taking_a_dead_runs_place_waits_for_its_writer_process(tmp_path: P
 
 
 def statements_of(store: SQLiteStore, record: ExperimentRecord, prepared: list[Any]) -> list[Any]:
-    from assay.store._sqlite_writer import StatementLog
+    from assay.store.sqlite._writer import StatementLog
 
     log = StatementLog()
     _write_on(log, record.id, prepared, None)
@@ -437,7 +448,7 @@ def test_an_interpreter_that_is_not_a_writer_leaves_the_writing_here_and_nothing
     """``sys.executable`` may be an embedding program (uWSGI, a frozen app) rather than
     a Python: whatever it does, the rows are written here, and each attempt leaves no
     process, descriptor or thread behind."""
-    from assay.store import _writer_process
+    from assay.store.sqlite import _writer_process
 
     fake = tmp_path / "not-python"
     fake.write_text(f"#!/bin/sh\n{NOT_A_WRITER[behaviour]}\n", encoding="utf-8")

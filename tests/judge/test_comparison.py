@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 import assay
-from assay.evaluators.comparison import ComparisonEvaluator, evaluate_comparative
+from assay import evaluate_comparative
+from assay.evaluators import ComparisonEvaluator
 from assay.schemas import Example, Run
 from assay.testing import FakeOpenAIServer, RecordedRequest, Reply
 

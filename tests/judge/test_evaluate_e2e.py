@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import assay
-from assay.evaluators import CriteriaEvaluator, LlmFeedbackEvaluator
+from assay.evaluators import CriteriaEvaluator, LLMFeedbackEvaluator
 from assay.llm import ModelNotConfiguredError
 from assay.scorers import create_summarization_scorer
 from assay.testing import FakeOpenAIServer, RecordedRequest, Reply
@@ -93,7 +93,7 @@ def test_judge_errors_are_counted_apart_never_as_zeros(server: FakeOpenAIServer)
     results = assay.evaluate(
         lambda inputs: {"answer": inputs["q"]},
         data=[{"inputs": {"q": "solid"}}, {"inputs": {"q": "flaky"}}, {"inputs": {"q": "solid too"}}],
-        evaluators=[LlmFeedbackEvaluator(["depth"], model=server.chat_model())],
+        evaluators=[LLMFeedbackEvaluator(["depth"], model=server.chat_model())],
         client=client,
     )
     depth = results.aggregate["depth"]

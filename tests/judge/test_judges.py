@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 
 from assay.evaluation import EvaluationResult, EvaluationResults
+from assay.evaluation._names import resolve_evaluator_name
 from assay.evaluators import (
     CriteriaEvaluator,
     LabeledCriteriaEvaluator,
-    LlmFeedbackEvaluator,
+    LLMFeedbackEvaluator,
     QAEvaluator,
     judge,
 )
-from assay.evaluators._names import resolve_evaluator_name
 from assay.schemas import Example, Run
 from assay.testing import FakeOpenAIServer, Reply
 
@@ -81,7 +81,7 @@ def test_llm_feedback_one_call_one_result_per_criterion(server: FakeOpenAIServer
             ]
         }
     )
-    feedback = LlmFeedbackEvaluator(["conciseness", "depth"], model=server.chat_model())
+    feedback = LLMFeedbackEvaluator(["conciseness", "depth"], model=server.chat_model())
     results = feedback.evaluate(RUN, EXAMPLE)
     assert isinstance(results, EvaluationResults)
     by_key = {r.key: r for r in results.results}
@@ -102,14 +102,14 @@ def test_llm_feedback_missing_a_criterion_is_retried(server: FakeOpenAIServer) -
         ]
     }
     server.script(partial, full)
-    results = LlmFeedbackEvaluator(["conciseness", "depth"], model=server.chat_model()).evaluate(RUN, EXAMPLE)
+    results = LLMFeedbackEvaluator(["conciseness", "depth"], model=server.chat_model()).evaluate(RUN, EXAMPLE)
     assert isinstance(results, EvaluationResults) and len(server.chat_requests) == 2
     assert "no verdict for criteria ['conciseness']" in server.chat_requests[1].text
 
 
 def test_a_failed_judgement_is_an_error_per_key_never_a_zero(server: FakeOpenAIServer) -> None:
     server.handler = lambda request: Reply.server_error(500)
-    feedback = LlmFeedbackEvaluator(["conciseness", "depth"], model=server.chat_model())
+    feedback = LLMFeedbackEvaluator(["conciseness", "depth"], model=server.chat_model())
     results = feedback.evaluate(RUN, EXAMPLE)
     assert isinstance(results, EvaluationResults)
     assert [r.key for r in results.results] == ["conciseness", "depth"]
@@ -207,3 +207,11 @@ async def test_sync_evaluate_works_inside_a_running_event_loop(server: FakeOpenA
     server.script({"reasoning": "r", "value": "Y"})
     # a notebook calls the sync API with a loop already running in the thread
     assert one(CriteriaEvaluator("depth", model=server.chat_model()).evaluate(RUN, EXAMPLE)).score == 1
+
+
+def test_the_feedback_judge_has_one_casing_of_llm_and_keeps_its_old_name() -> None:
+    from assay import evaluators
+    from assay.evaluators import judge
+
+    assert evaluators.LlmFeedbackEvaluator is evaluators.LLMFeedbackEvaluator is judge.LLMFeedbackEvaluator
+    assert LLMFeedbackEvaluator.__name__ == "LLMFeedbackEvaluator"

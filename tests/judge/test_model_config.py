@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from assay.evaluators._names import resolve_evaluator_name
+from assay.evaluation._names import resolve_evaluator_name
 from assay.llm import ChatModel, ModelNotConfiguredError, RetryPolicy, resolve_chat_model
 from assay.llm.retry import parse_retry_after
 from assay.scorers import create_summarization_scorer

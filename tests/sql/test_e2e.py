@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import assay
+from assay.evaluation._names import resolve_evaluator_name
 from assay.evaluators import SQLExecutionEvaluator, SQLValidityEvaluator
-from assay.evaluators._names import resolve_evaluator_name
 
 QUESTIONS = [
     # (question, reference SQL, what the "model" answers)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from assay.evaluators._names import resolve_evaluator_name
+from assay.evaluation._names import resolve_evaluator_name
 from assay.schemas import Example, Run
 from assay.scorers import ScorerResult, create_completeness_scorer
 

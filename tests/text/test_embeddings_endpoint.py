@@ -17,7 +17,7 @@ from assay.embeddings import (
     resolve_embeddings,
 )
 from assay.embeddings.cache import NAMESPACE, cache_key, decode_vector, encode_vector
-from assay.evaluators.embedding import EmbeddingDistanceEvaluator
+from assay.evaluators.text.embedding import EmbeddingDistanceEvaluator
 from assay.llm.retry import RetryPolicy
 from assay.store import Store
 from assay.testing import FakeOpenAIServer

@@ -13,14 +13,14 @@ import pytest
 
 from assay.embeddings import SentenceTransformerEmbeddings
 from assay.embeddings.cache import NAMESPACE, cache_key
-from assay.evaluators.embedding import EmbeddingDistanceEvaluator
+from assay.evaluators.text.embedding import EmbeddingDistanceEvaluator
 from assay.store import Store
 
 pytestmark = pytest.mark.slow
 
 OFFLINE_SCRIPT = """
 import json
-from assay.evaluators.embedding import EmbeddingDistanceEvaluator
+from assay.evaluators.text.embedding import EmbeddingDistanceEvaluator
 from assay.schemas import Example, Run
 from assay.store import open_store
 from assay.store.current import use_store

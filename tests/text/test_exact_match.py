@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from assay.evaluators.string import ExactMatchEvaluator
+from assay.evaluators.text.string import ExactMatchEvaluator
 
 
 @pytest.mark.parametrize(

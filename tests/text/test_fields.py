@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from assay.evaluators._fields import as_text
-from assay.evaluators.string import ExactMatchEvaluator
+from assay.evaluators.text.string import ExactMatchEvaluator
 from assay.schemas import Example, Run
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from assay.evaluators._names import resolve_evaluator_name
+from assay.evaluation._names import resolve_evaluator_name
 from assay.schemas import Example, Run
 from assay.scorers import (
     create_content_similarity_scorer,

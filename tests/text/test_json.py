@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from assay.evaluators.json import JsonEqualityEvaluator, JsonValidityEvaluator
+from assay.evaluators.text.json import JsonEqualityEvaluator, JsonValidityEvaluator
 
 ORDER_SCHEMA = {
     "type": "object",

@@ -6,8 +6,8 @@ import pytest
 
 import assay.evaluators
 import assay.scorers
+from assay.evaluation._names import resolve_evaluator_name
 from assay.evaluation.evaluator import BaseEvaluator
-from assay.evaluators._names import resolve_evaluator_name
 
 NAMES = {
     "exact_match": "exact_match",

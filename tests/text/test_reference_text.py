@@ -8,7 +8,7 @@ import pytest
 import sacrebleu
 from rouge_score import rouge_scorer
 
-from assay.evaluators.reference_text import BleuEvaluator, RougeEvaluator, bleu_tokenizer
+from assay.evaluators.text.reference_text import BleuEvaluator, RougeEvaluator, bleu_tokenizer
 
 HYPOTHESIS = "The quick brown fox jumped over the lazy dog near the river bank."
 REFERENCE = "A quick brown fox jumps over the lazy dog by the river."

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from assay.evaluators.string import RegexEvaluator
+from assay.evaluators.text.string import RegexEvaluator
 
 
 def test_search_finds_the_pattern_anywhere(run_of: Any) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from assay.evaluators.string import StringDistanceEvaluator
+from assay.evaluators.text.string import StringDistanceEvaluator
 
 
 @pytest.mark.parametrize(

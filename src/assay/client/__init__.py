@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from assay._suggest import did_you_mean
+from assay.client._example_edits import ExampleEdits, filtered, page
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
@@ -16,6 +17,13 @@ from assay.evaluation._paged import stored_rows
 from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
 from assay.store import Store, open_store
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from assay.evaluation._results import AsyncExperimentResults
+    from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
+    from assay.schemas import TracerSession
 
 __all__ = ["Client", "LocalStoreWarning"]
 
@@ -47,7 +55,7 @@ class LocalStoreWarning(UserWarning):
     """LangSmith server options were given; assay stores everything locally instead."""
 
 
-class Client(ProjectsRunsFeedback, TableUploads):
+class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
     """Datasets, examples and experiments in the embedded store.
 
     ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.
@@ -188,10 +196,31 @@ class Client(ProjectsRunsFeedback, TableUploads):
         as_of: int | None = None,
         offset: int = 0,
         limit: int | None = None,
+        splits: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        example_ids: Sequence[uuid.UUID | str] | None = None,
+        filter: str | None = None,
+        **ignored: Any,
     ) -> list[Example]:
-        """Examples in the order they were added; ``as_of`` reads an earlier version."""
+        """Examples in the order they were added; ``as_of`` reads an earlier version.
+        ``splits``, ``metadata`` (every pair must match) and ``example_ids`` filter them;
+        LangSmith's ``filter`` query language is not supported (say what you need with
+        ``metadata=``)."""
+        if filter is not None:
+            raise NotImplementedError(
+                f"list_examples(filter={filter!r}): LangSmith's filter language runs on its server; "
+                "assay filters by splits=, metadata= and example_ids="
+            )
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
-        return self.store.list_examples(dataset.id, version=as_of, offset=offset, limit=limit)
+        if splits is None and metadata is None and example_ids is None:
+            return self.store.list_examples(dataset.id, version=as_of, offset=offset, limit=limit)
+        chosen = filtered(
+            self.store.iter_examples(dataset.id, version=as_of),
+            splits=splits,
+            metadata=metadata,
+            example_ids=example_ids,
+        )
+        return page(chosen, offset, limit)
 
     def update_example(
         self,
@@ -220,40 +249,53 @@ class Client(ProjectsRunsFeedback, TableUploads):
         return example
 
     # experiments
-    def evaluate(self, target: Any, **kwargs: Any) -> ExperimentResults:
+    def evaluate(
+        self,
+        target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+        /,
+        **options: Unpack[EvaluateOptions],
+    ) -> ExperimentResults:
+        """:func:`assay.evaluate` on this client's store (same keywords, but ``client``)."""
         from assay.evaluation._api import evaluate
 
-        results: ExperimentResults = evaluate(target, client=self, **kwargs)
-        return results
+        return evaluate(target, client=self, **options)
 
-    async def aevaluate(self, target: Any, **kwargs: Any) -> ExperimentResults:
+    async def aevaluate(
+        self,
+        target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+        /,
+        **options: Unpack[EvaluateOptions],
+    ) -> AsyncExperimentResults:
+        """:func:`assay.aevaluate` on this client's store (same keywords, but ``client``)."""
         from assay.evaluation._api import aevaluate
 
-        results: ExperimentResults = await aevaluate(target, client=self, **kwargs)
-        return results
+        return await aevaluate(target, client=self, **options)
 
     def run_on_dataset(
         self,
         dataset_name: str,
-        llm_or_chain_factory: Any,
-        evaluators: Sequence[Any] | None = None,
+        llm_or_chain_factory: Target,
+        evaluators: Sequence[EvaluatorLike] | None = None,
         project_name: str | None = None,
         concurrency_level: int = 5,
         verbose: bool = False,
-        **kwargs: Any,
+        **options: Unpack[RunOnDatasetOptions],
     ) -> ExperimentResults:
         """LangChain's older entry point: ``project_name`` names the experiment.
 
         ``llm_or_chain_factory`` is a target (a function of the inputs, a chain) or, as in
         LangSmith, a factory taking no arguments that returns one (``lambda: chain``)."""
-        return self.evaluate(
+        from assay.evaluation._api import evaluate
+
+        return evaluate(
             _made_by_factory(llm_or_chain_factory),
             data=dataset_name,
             evaluators=evaluators,
             experiment=project_name,
             max_concurrency=concurrency_level,
             progress=verbose or None,
-            **kwargs,
+            client=self,
+            **options,
         )
 
     def list_experiments(self) -> list[Any]:
@@ -273,7 +315,7 @@ class Client(ProjectsRunsFeedback, TableUploads):
         return ExperimentResults(record, rows, summary, self.store.url, stats=stats, store=self.store)
 
 
-def _made_by_factory(target: Any) -> Any:
+def _made_by_factory(target: Target) -> Target:
     """LangSmith's factory form: a plain callable with no parameters is called once for the
     chain or function to evaluate; anything else is the target itself."""
     import inspect
@@ -287,4 +329,5 @@ def _made_by_factory(target: Any) -> Any:
     takes_nothing = all(p.default is not p.empty for p in params)  # *args, **kwargs have none
     if not takes_nothing or inspect.iscoroutinefunction(target):
         return target
-    return target()
+    made: Target = cast(Callable[[], Target], target)()
+    return made

@@ -42,7 +42,10 @@ class TableUploads:
         missing = [k for k in (*input_keys, *output_keys) if k not in columns]
         if missing:
             raise ValueError(f"{label}: no column(s) {missing}; its columns are {sorted(columns)}")
-        return self._upload_rows(name or Path(label).stem, description, rows, input_keys, output_keys)
+        # LangSmith names the dataset after the file: its whole name for an uploaded
+        # (name, file) pair, its stem for a path.
+        default = label if isinstance(csv_file, tuple) else Path(label).stem
+        return self._upload_rows(name or default, description, rows, input_keys, output_keys)
 
     def upload_dataframe(
         self,

@@ -79,9 +79,11 @@ class ProjectsRunsFeedback:
         metadata: dict[str, Any] | None = None,
         upsert: bool = False,
         reference_dataset_id: ID | None = None,
+        project_extra: dict[str, Any] | None = None,
         **ignored: Any,
     ) -> TracerSession:
-        """An empty experiment; ``upsert=True`` returns the existing one of that name."""
+        """An empty experiment; ``upsert=True`` returns the existing one of that name.
+        ``project_extra`` (LangSmith's) is kept with the metadata, under ``project_extra``."""
         existing = self.store.get_experiment(name=project_name)
         if existing is not None:
             if upsert:
@@ -92,7 +94,7 @@ class ProjectsRunsFeedback:
         record = ExperimentRecord(
             name=project_name,
             description=description,
-            metadata=dict(metadata or {}),
+            metadata={**(metadata or {}), **({"project_extra": project_extra} if project_extra else {})},
             dataset_id=as_uuid(reference_dataset_id, "reference_dataset_id")
             if reference_dataset_id
             else None,
@@ -100,6 +102,16 @@ class ProjectsRunsFeedback:
         )
         self.store.create_experiment(record)
         return _session(record, self.store)
+
+    def has_project(self, project_name: str, *, project_id: ID | None = None) -> bool:
+        """Whether an experiment of that name (or id) exists."""
+        if project_id is not None:
+            return self.store.get_experiment(id=as_uuid(project_id, "project_id")) is not None
+        return self.store.get_experiment(name=project_name) is not None
+
+    def delete_project(self, *, project_name: str | None = None, project_id: ID | None = None) -> None:
+        """Delete an experiment with its runs, results and feedback."""
+        self.store.delete_experiment(self._experiment(project_id, project_name).id)
 
     def _experiment(self, project_id: ID | None, project_name: str | None) -> ExperimentRecord:
         if project_id is None and project_name is None:

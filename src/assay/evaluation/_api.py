@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from assay._aio import run_coroutine
+from assay.evaluation._arguments import known_keywords
 from assay.evaluation._binding import (
     SummaryEvaluator,
     bind_row_evaluator,
@@ -110,13 +111,62 @@ class _Prepared:
 
 
 @overload
-async def aevaluate(target: tuple[Any, ...], /, *args: Any, **kwargs: Any) -> ComparativeResults: ...
-@overload
-async def aevaluate(target: Any, /, *args: Any, **kwargs: Any) -> AsyncExperimentResults: ...
-
-
 async def aevaluate(
-    target: Target | tuple[Any, ...] | str,
+    target: tuple[Any, ...],
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: Client | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+) -> ComparativeResults: ...
+@overload
+async def aevaluate(
+    target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: Client | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+) -> AsyncExperimentResults: ...
+
+
+@known_keywords
+async def aevaluate(
+    target: Target | tuple[Any, ...] | str | uuid.UUID | TracerSession | ExperimentResults,
     /,
     data: DataSource | None = None,
     evaluators: Sequence[EvaluatorLike] | None = None,
@@ -153,6 +203,8 @@ async def aevaluate(
     shard (or, without ``shard``, the same experiment) instead of refusing.
     ``executor`` says where rows run: ``RayExecutor(address=...)`` on a Ray cluster, else
     here (``ASSAY_EXECUTOR=ray`` chooses Ray too); this process stores every row.
+    ``disable_evaluator_tracing`` is LangSmith's and changes nothing here: evaluators are
+    never traced (only the target's runs are stored).
     """
     options = _options(locals())  # first: locals() is exactly the parameters here
     special = _dispatch(target, options)
@@ -172,13 +224,62 @@ async def aevaluate(
 
 
 @overload
-def evaluate(target: tuple[Any, ...], /, *args: Any, **kwargs: Any) -> ComparativeResults: ...
-@overload
-def evaluate(target: Any, /, *args: Any, **kwargs: Any) -> ExperimentResults: ...
-
-
 def evaluate(
-    target: Target | tuple[Any, ...] | str,
+    target: tuple[Any, ...],
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: Client | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+) -> ComparativeResults: ...
+@overload
+def evaluate(
+    target: Target | str | uuid.UUID | TracerSession | ExperimentResults,
+    /,
+    data: DataSource | None = None,
+    evaluators: Sequence[EvaluatorLike] | None = None,
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None = None,
+    metadata: dict[str, Any] | None = None,
+    experiment_prefix: str | None = None,
+    description: str | None = None,
+    max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
+    num_repetitions: int = 1,
+    client: Client | None = None,
+    blocking: bool = True,
+    experiment: Any = None,
+    upload_results: bool | None = None,
+    *,
+    error_handling: ErrorHandling = "log",
+    resume: bool = False,
+    progress: bool | None = None,
+    upload_runs: bool | None = None,
+    disable_evaluator_tracing: bool = False,
+    shard: tuple[int, int] | None = None,
+    wait_for_lease: bool = False,
+    executor: Any = None,
+) -> ExperimentResults: ...
+
+
+@known_keywords
+def evaluate(
+    target: Target | tuple[Any, ...] | str | uuid.UUID | TracerSession | ExperimentResults,
     /,
     data: DataSource | None = None,
     evaluators: Sequence[EvaluatorLike] | None = None,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay._aio import run_coroutine
 from assay.errors import ExperimentError, NotFoundError
-from assay.evaluation._arguments import as_list, concurrency
+from assay.evaluation._arguments import as_list, concurrency, known_keywords
 from assay.evaluation._binding import RowEvaluator, bind_row_evaluator, bind_summary_evaluator
 from assay.evaluation._interrupt import (
     ExperimentInterrupted,
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 _CHUNK = 256  # rows scored, then written in one transaction: an interrupt loses at most these
 
 
+@known_keywords
 async def aevaluate_existing(
     experiment: Any,
     /,
@@ -112,6 +113,7 @@ async def aevaluate_existing(
     return results
 
 
+@known_keywords
 def evaluate_existing(
     experiment: Any,
     /,

@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeAlias, TypedDict, runtime_checkable
 
 from assay.evaluation._base import RunEvaluator
 from assay.schemas import Dataset, Example
 
-__all__ = ["DataSource", "EvaluatorLike", "Runnable", "SummaryEvaluatorLike", "Target"]
+__all__ = [
+    "DataSource",
+    "EvaluateOptions",
+    "EvaluatorLike",
+    "RunOnDatasetOptions",
+    "Runnable",
+    "SummaryEvaluatorLike",
+    "Target",
+]
 
 
 @runtime_checkable
@@ -33,3 +41,33 @@ DataSource: TypeAlias = str | uuid.UUID | Dataset | os.PathLike[str] | Iterable[
 EvaluatorLike: TypeAlias = RunEvaluator | Callable[..., Any] | str
 #: a function of the whole experiment (``runs``, ``examples``, ``outputs``, ...)
 SummaryEvaluatorLike: TypeAlias = Callable[..., Any]
+
+
+class RunOnDatasetOptions(TypedDict, total=False):
+    """The options of ``evaluate`` that ``Client.run_on_dataset`` passes on as they are
+    (for ``**options: Unpack[...]``: a type checker rejects a misspelt or mistyped one)."""
+
+    summary_evaluators: Sequence[SummaryEvaluatorLike] | None
+    metadata: dict[str, Any] | None
+    experiment_prefix: str | None
+    description: str | None
+    num_repetitions: int
+    blocking: bool
+    upload_results: bool | None
+    error_handling: Literal["log", "ignore", "raise"]
+    resume: bool
+    upload_runs: bool | None
+    disable_evaluator_tracing: bool
+    shard: tuple[int, int] | None
+    wait_for_lease: bool
+    executor: Any
+
+
+class EvaluateOptions(RunOnDatasetOptions, total=False):
+    """Every keyword of ``evaluate`` but ``client``: what ``Client.evaluate`` takes."""
+
+    data: DataSource | None
+    evaluators: Sequence[EvaluatorLike] | None
+    max_concurrency: int | None
+    experiment: Any
+    progress: bool | None

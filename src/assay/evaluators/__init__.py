@@ -6,14 +6,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers see; at run time each family loads on first use
+    from assay.evaluators.agents import TrajectoryJudgeEvaluator, TrajectoryMatchEvaluator
+    from assay.evaluators.agents.tool_code import ToolCodeEvaluator
+    from assay.evaluators.api import APICallEvaluator
     from assay.evaluators.code import CodeCorrectnessEvaluator, CodeStyleEvaluator, pass_at_k
     from assay.evaluators.code.checkstyle import CheckstyleEvaluator
     from assay.evaluators.code.cppcheck import CppcheckEvaluator
     from assay.evaluators.code.go_vet import GoVetEvaluator
     from assay.evaluators.code.quality import BanditSecurityEvaluator, RuffLintEvaluator
+    from assay.evaluators.composite import CompositeEvaluator
+    from assay.evaluators.data import DataTransformationEvaluator
     from assay.evaluators.judge import (
         CriteriaEvaluator,
         LabeledCriteriaEvaluator,
+        LLMFeedbackEvaluator,
         LlmFeedbackEvaluator,
         QAEvaluator,
     )
@@ -27,6 +33,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each family loads on fi
         RegexEvaluator,
         StringDistanceEvaluator,
     )
+    from assay.evaluators.unit_tests import UnitTestGenerationEvaluator
 
 _HOMES = {
     "CodeCorrectnessEvaluator": "assay.evaluators.code",
@@ -49,6 +56,7 @@ _HOMES = {
     "RougeEvaluator": "assay.evaluators.text.reference_text",
     "CriteriaEvaluator": "assay.evaluators.judge",
     "LabeledCriteriaEvaluator": "assay.evaluators.judge",
+    "LLMFeedbackEvaluator": "assay.evaluators.judge",
     "LlmFeedbackEvaluator": "assay.evaluators.judge",
     "QAEvaluator": "assay.evaluators.judge",
     "ComparisonEvaluator": "assay.evaluators.judge.pairwise",
@@ -62,20 +70,24 @@ _HOMES = {
 }
 
 __all__ = [
+    "APICallEvaluator",
     "BanditSecurityEvaluator",
     "BleuEvaluator",
     "CheckstyleEvaluator",
     "CodeCorrectnessEvaluator",
     "CodeStyleEvaluator",
     "ComparisonEvaluator",
+    "CompositeEvaluator",
     "CppcheckEvaluator",
     "CriteriaEvaluator",
+    "DataTransformationEvaluator",
     "EmbeddingDistanceEvaluator",
     "ExactMatchEvaluator",
     "GoVetEvaluator",
     "JsonEqualityEvaluator",
     "JsonValidityEvaluator",
     "LabeledCriteriaEvaluator",
+    "LLMFeedbackEvaluator",
     "LlmFeedbackEvaluator",
     "QAEvaluator",
     "RegexEvaluator",
@@ -84,6 +96,10 @@ __all__ = [
     "SQLExecutionEvaluator",
     "SQLValidityEvaluator",
     "StringDistanceEvaluator",
+    "ToolCodeEvaluator",
+    "TrajectoryJudgeEvaluator",
+    "TrajectoryMatchEvaluator",
+    "UnitTestGenerationEvaluator",
     "pass_at_k",
 ]
 

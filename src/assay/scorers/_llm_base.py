@@ -21,7 +21,7 @@ class JudgeScorerResult(ScorerResult):
     usage: dict[str, Any] | None = None
 
 
-class LlmScorer(Scorer):
+class LLMScorer(Scorer):
     """Subclasses implement ``score(input, output, meter)``.
 
     A failed model call (after its retries) or a reply that never matched the schema makes

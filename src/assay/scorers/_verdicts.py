@@ -13,14 +13,14 @@ from assay.errors import ReplyCheckError
 from assay.evaluators.judge._verdicts import AnyVerdicts, ExtractedItems, Verdicts
 from assay.llm.usage import UsageMeter
 from assay.scorers._base import TextLike
-from assay.scorers._llm_base import JudgeScorerResult, LlmScorer, quoted
+from assay.scorers._llm_base import JudgeScorerResult, LLMScorer, quoted
 
 
 def numbered(items: list[str]) -> str:
     return "\n".join(f"{number}. {item}" for number, item in enumerate(items, 1))
 
 
-class VerdictScorer(LlmScorer):
+class VerdictScorer(LLMScorer):
     """Subclasses set the prompts and ``fraction``; ``items_name`` names the items in reasons."""
 
     items_name = "claims"

@@ -20,7 +20,7 @@ from assay.evaluators.judge._text import check_template
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.scorers._base import TextLike
-from assay.scorers._llm_base import JudgeScorerResult, LlmScorer, quoted, ratio
+from assay.scorers._llm_base import JudgeScorerResult, LLMScorer, quoted, ratio
 from assay.scorers._messages import first_user_text, last_assistant_text
 from assay.scorers._summarization_prompts import (
     SUMMARY_ALIGNMENT_PROMPT,
@@ -93,7 +93,7 @@ class SummarizationPrompts:
         )
 
 
-class SummarizationScorer(LlmScorer):
+class SummarizationScorer(LLMScorer):
     def __init__(
         self,
         model: JudgeModel = None,

@@ -1,7 +1,8 @@
 """Test doubles users can use too: a loopback OpenAI-compatible server; and what tests marked
-``@pytest.mark.assay`` log (``log_inputs``, ``log_outputs``, ``log_reference_outputs``,
+``@pytest.mark.assay`` (or LangSmith's ``@pytest.mark.langsmith``, ``@test``, ``@unit``) log (``log_inputs``, ``log_outputs``, ``log_reference_outputs``,
 ``log_feedback``, ``expect``)."""
 
+from assay.testing._decorators import test, unit
 from assay.testing._expect import expect
 from assay.testing._test_log import log_feedback, log_inputs, log_outputs, log_reference_outputs
 from assay.testing.openai_server import FakeOpenAIServer
@@ -18,4 +19,6 @@ __all__ = [
     "log_inputs",
     "log_outputs",
     "log_reference_outputs",
+    "test",
+    "unit",
 ]

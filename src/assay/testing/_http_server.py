@@ -29,12 +29,13 @@ class HTTPResponse:
     status: int
     body: bytes
     headers: tuple[tuple[str, str], ...] = ()
+    content_type: str = "application/json"
 
     def encode(self) -> bytes:
         reason = HTTPStatus(self.status).phrase if self.status in HTTPStatus._value2member_map_ else "Status"
         lines = [
             f"HTTP/1.1 {self.status} {reason}",
-            "Content-Type: application/json",
+            f"Content-Type: {self.content_type}",
             f"Content-Length: {len(self.body)}",
         ]
         lines += [f"{name}: {value}" for name, value in self.headers]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from assay.errors import AlreadyExistsError
@@ -27,6 +27,7 @@ class Suite:
     dataset: str
     experiment: str
     size: int
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -43,10 +44,18 @@ class Recorder:
         self._datasets: dict[str, Dataset] = {}
         self._experiments: dict[str, ExperimentRecord] = {}
 
-    def write(self, suite: Suite, record: TestRecord, outcome: Outcome, params: dict[str, Any]) -> None:
+    def write(
+        self,
+        suite: Suite,
+        record: TestRecord,
+        outcome: Outcome,
+        params: dict[str, Any],
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        """One test's row; ``options`` are its mark's (``output_keys``, ``metadata``)."""
         dataset = self._dataset(suite.dataset)
         experiment = self._experiment(suite, dataset)
-        example = self._example(dataset, record, params)
+        example = self._example(dataset, record, params, options or {})
         results = [
             *record.feedback,
             EvaluationResult(key="pass", score=outcome.passed, comment=outcome.failure),
@@ -86,7 +95,8 @@ class Recorder:
                     name=suite.experiment,
                     dataset_id=dataset.id,
                     num_examples=suite.size,
-                    metadata={"source": "pytest", "pytest_run": self.run_id},
+                    # the user's keys first, so the plugin's own cannot be overwritten
+                    metadata={**suite.metadata, "source": "pytest", "pytest_run": self.run_id},
                     config={"target": "pytest", "evaluators": ["pass"]},
                 )
                 try:
@@ -97,21 +107,29 @@ class Recorder:
             self._experiments[suite.experiment] = record
         return self._experiments[suite.experiment]
 
-    def _example(self, dataset: Dataset, record: TestRecord, params: dict[str, Any]) -> Example:
-        """The test's example: its id from the test's node id, content from what it logged."""
+    def _example(
+        self, dataset: Dataset, record: TestRecord, params: dict[str, Any], options: dict[str, Any]
+    ) -> Example:
+        """The test's example: its id from the test's node id, content from what it logged
+        (or its parameters, ``output_keys`` among them being the reference outputs)."""
         example_id = uuid.uuid5(_NAMESPACE, f"{dataset.name}:{record.nodeid}")
-        inputs = record.inputs if record.logged_inputs else (_plain(params) or {"test": record.nodeid})
-        outputs = record.reference_outputs or None
+        parameters = _plain(params)
+        from_params = {key: parameters.pop(key, None) for key in options.get("output_keys") or ()}
+        inputs = record.inputs if record.logged_inputs else (parameters or {"test": record.nodeid})
+        outputs = record.reference_outputs or from_params or None
+        metadata = dict(options.get("metadata") or {})
         stored = self.store.get_example(example_id)
         if stored is None:
-            example = Example(id=example_id, dataset_id=dataset.id, inputs=inputs, outputs=outputs)
+            example = Example(
+                id=example_id, dataset_id=dataset.id, inputs=inputs, outputs=outputs, metadata=metadata
+            )
             try:
                 self.store.add_examples(dataset.id, [example])
             except AlreadyExistsError:
                 pass
             return example
-        if stored.inputs != inputs or stored.outputs != outputs:
-            stored = stored.model_copy(update={"inputs": inputs, "outputs": outputs})
+        if stored.inputs != inputs or stored.outputs != outputs or stored.metadata != metadata:
+            stored = stored.model_copy(update={"inputs": inputs, "outputs": outputs, "metadata": metadata})
             self.store.update_example(stored)
         return stored
 

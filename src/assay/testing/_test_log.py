@@ -1,4 +1,4 @@
-"""What a test marked ``@pytest.mark.assay`` records: its inputs, outputs, reference outputs
+"""What a test marked ``@pytest.mark.assay`` (or ``langsmith``) records: its inputs, outputs, reference outputs
 and feedback (LangSmith's ``langsmith.testing`` functions, under ``assay.testing``)."""
 
 from __future__ import annotations
@@ -42,12 +42,17 @@ def end() -> TestRecord | None:
         return record
 
 
+def current() -> TestRecord | None:
+    """The running marked test's record, or None outside one."""
+    return _current
+
+
 def _record(function: str) -> TestRecord:
     record = _current
     if record is None:
         raise RuntimeError(
             f"assay.testing.{function}() was called outside a test marked @pytest.mark.assay "
-            "(mark the test, and keep the assay pytest plugin enabled)"
+            "(or @pytest.mark.langsmith): mark the test, and keep the assay pytest plugin enabled"
         )
     return record
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from assay.llm.model import ChatModel
 from assay.llm.retry import RetryPolicy
+from assay.testing._chat_stream import streamed
 from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackHTTPServer
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
 from assay.testing.schema_reply import valid_reply
@@ -168,6 +169,10 @@ class FakeOpenAIServer:
             body = reply.body
         elif reply.status == 200:
             body = self._chat_body(request, reply)
+            if isinstance(request.body, dict) and request.body.get("stream"):
+                usage = bool((request.body.get("stream_options") or {}).get("include_usage"))
+                stream = streamed(json.loads(body), include_usage=usage)
+                return HTTPResponse(200, stream, tuple(reply.headers.items()), "text/event-stream")
         else:
             body = _error(reply.text() or f"HTTP {reply.status}", "error")
         return HTTPResponse(reply.status, body, tuple(reply.headers.items()))

@@ -13,7 +13,13 @@ from assay.tracing._context import (
     reset_current_run,
     set_current_run,
 )
-from assay.tracing._trace import get_current_run_tree, get_tracing_context, trace, tracing_context
+from assay.tracing._trace import (
+    get_current_run_tree,
+    get_tracing_context,
+    set_run_metadata,
+    trace,
+    tracing_context,
+)
 from assay.tracing._traceable import is_traceable_function, traceable
 from assay.tracing.run_tree import RunTree
 
@@ -37,6 +43,7 @@ __all__ = [
     "is_traceable_function",
     "reset_current_run",
     "set_current_run",
+    "set_run_metadata",
     "trace",
     "trace_into",
     "traceable",

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import contextvars
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
+from assay.tracing import _headers
 from assay.tracing._context import (
     TracingSettings,
     current_parent,
@@ -122,7 +124,13 @@ def tracing_context(
     **ignored: Any,
 ) -> Iterator[None]:
     """Settings for every traced call in the block: tags and metadata are added to theirs,
-    ``parent`` becomes their parent run, ``enabled=False`` records nothing."""
+    ``parent`` becomes their parent run (a run, or the headers of a request that carried one:
+    see ``RunTree.to_headers``), ``enabled=False`` records nothing."""
+    if parent is not None and _headers.is_headers(parent):
+        parent = RunTree.from_headers(parent)
+    if isinstance(parent, RunTree):  # the parent's tags and metadata reach the runs inside
+        tags = sorted({*(tags or ()), *(parent.tags or ())})
+        metadata = {**parent.metadata, **(metadata or {})}
     now = current_settings()
     settings = TracingSettings(
         enabled=now.enabled if enabled is None else enabled,
@@ -157,3 +165,16 @@ def get_current_run_tree() -> RunTree | Any | None:
     current = current_parent()
     as_tree = getattr(current, "as_run_tree", None)
     return as_tree() if callable(as_tree) else current
+
+
+def set_run_metadata(**metadata: Any) -> None:
+    """Add metadata to the run being recorded (warns, and does nothing, outside one)."""
+    run = current_parent()
+    if not isinstance(run, RunTree):
+        warnings.warn(
+            "set_run_metadata() was called outside a traced run: nothing to add the metadata to",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
+    run.add_metadata(metadata)

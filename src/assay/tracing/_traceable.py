@@ -2,8 +2,10 @@
 
 Accepts LangSmith's forms: ``@traceable``, ``@traceable("llm")``, ``@traceable(run_type=...,
 name=..., metadata=..., tags=..., process_inputs=..., process_outputs=..., reduce_fn=...)``,
-and per call ``fn(..., langsmith_extra={...})``. A traced generator records what it
-yielded, not the generator object.
+and per call ``fn(..., langsmith_extra={...})`` (its metadata reaches nested runs), plus
+``process_chunk``, ``enabled`` and ``exceptions_to_handle``. A function with a ``run_tree``
+parameter receives its run. Streams (generators, and iterators returned with ``reduce_fn``)
+are recorded as described in ``_streams``.
 """
 
 from __future__ import annotations
@@ -11,11 +13,21 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar, overload
 
-from assay.tracing._context import current_parent, current_settings, reset_current_run, set_current_run
+from assay.schemas import utcnow
+from assay.tracing._context import (
+    TracingSettings,
+    current_parent,
+    current_settings,
+    reset_current_run,
+    reset_settings,
+    set_current_run,
+    set_settings,
+)
+from assay.tracing._streams import TracedAsyncStream, TracedStream, drive_async_generator, drive_generator
 from assay.tracing.run_tree import RunTree
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -50,6 +62,9 @@ class _Config:
     process_inputs: Callable[[dict[str, Any]], dict[str, Any]] | None
     process_outputs: Callable[..., dict[str, Any]] | None
     reduce_fn: Callable[[list[Any]], Any] | None
+    process_chunk: Callable[[Any], Any] | None = None
+    enabled: bool | None = None
+    exceptions_to_handle: tuple[type[BaseException], ...] = ()
 
 
 def call_inputs(
@@ -62,7 +77,7 @@ def call_inputs(
         return {"args": list(args), **kwargs}
     bound.apply_defaults()
     arguments = dict(bound.arguments)
-    for receiver in ("self", "cls"):  # a method's object is not an input worth recording
+    for receiver in ("self", "cls", "run_tree"):  # not inputs worth recording
         arguments.pop(receiver, None)
     for name, parameter in signature.parameters.items():
         if parameter.kind is parameter.VAR_KEYWORD and isinstance(arguments.get(name), dict):
@@ -74,8 +89,9 @@ def as_outputs(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"output": value}
 
 
-class _Call:
-    """One traced call: starts the run, makes it current, and ends it."""
+class Call:
+    """One traced call: starts the run, makes it current (with the call's metadata passed
+    on to the runs inside it), and ends it."""
 
     def __init__(
         self,
@@ -87,41 +103,76 @@ class _Call:
     ) -> None:
         self.on_end = extra.get("on_end")
         self.config = config
+        self.chunks: list[Any] = []
         self.run = _start(config, call_inputs(signature, args, kwargs), extra)
-        self._token = set_current_run(self.run) if self.run is not None else None
+        self._inherited = _inherited_settings(extra)
+        self._tokens: tuple[Any, Any] | None = None
+        self.resume()
 
     def finish(self, result: Any = None, error: BaseException | None = None) -> None:
-        if self._token is not None:
-            reset_current_run(self._token)
-            self._token = None
+        self.suspend()
         run = self.run
-        if run is None:
+        if run is None or run.end_time is not None:
             return
-        if error is not None:
+        if error is not None and not isinstance(error, self.config.exceptions_to_handle):
             run.end(error=f"{type(error).__name__}: {error}")
-        else:
+        elif error is None:
             process = self.config.process_outputs
             run.end(outputs=process(result) if process else as_outputs(result))
+        else:  # an exception the function's owner handles: not the run's error
+            run.end()
         if callable(self.on_end):
             self.on_end(run)
 
+    def add_chunk(self, item: Any) -> None:
+        """An item a stream produced, as ``process_chunk`` makes it; an LLM run's first
+        one is also its ``new_token`` event."""
+        chunk = self.config.process_chunk(item) if self.config.process_chunk else item
+        if self.run is not None and self.config.run_type == "llm" and not self.chunks:
+            self.run.add_event(
+                {"name": "new_token", "time": utcnow().isoformat(), "kwargs": {"token": chunk}}
+            )
+        self.chunks.append(chunk)
+
+    def finish_stream(self, returned: Any = None, error: BaseException | None = None) -> None:
+        """End a stream's run with what it produced (kept on error too) and its return value."""
+        if returned is not None:
+            self.chunks.append(returned)
+        if error is not None and self.run is not None and self.chunks:
+            self.run.add_outputs(as_outputs(self.collected(self.chunks)))
+        self.finish(self.collected(self.chunks), error)
+
     def suspend(self) -> None:
-        """A generator hands control back to its caller: its run is no longer current."""
-        if self._token is not None:
-            reset_current_run(self._token)
-            self._token = None
+        """Control goes back to the caller (a generator yields; the call ends)."""
+        if self._tokens is not None:
+            run_token, settings_token = self._tokens
+            if settings_token is not None:
+                reset_settings(settings_token)
+            if run_token is not None:
+                reset_current_run(run_token)
+            self._tokens = None
 
     def resume(self) -> None:
-        if self.run is not None and self._token is None:
-            self._token = set_current_run(self.run)
+        if self._tokens is None and self.run is not None:
+            settings = set_settings(self._inherited) if self._inherited is not None else None
+            self._tokens = (set_current_run(self.run), settings)
 
     def collected(self, items: list[Any]) -> Any:
         return self.config.reduce_fn(items) if self.config.reduce_fn else items
 
 
+def _inherited_settings(extra: dict[str, Any]) -> TracingSettings | None:
+    """A call's own metadata (``langsmith_extra``) reaches the runs nested in it."""
+    metadata = extra.get("metadata")
+    if not metadata:
+        return None
+    settings = current_settings()
+    return replace(settings, metadata={**metadata, **settings.metadata})
+
+
 def _start(config: _Config, inputs: dict[str, Any], extra: dict[str, Any]) -> RunTree | None:
     settings = current_settings()
-    if settings.enabled is False:
+    if config.enabled is False or (settings.enabled is False and config.enabled is not True):
         return None
     unknown = set(extra) - _EXTRA_KEYS
     if unknown:
@@ -163,45 +214,35 @@ def _pop_extra(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def _wrap(fn: Callable[..., Any], config: _Config) -> Callable[..., Any]:
     signature = inspect.signature(fn)
+    takes_run_tree = "run_tree" in signature.parameters
+
+    def begin(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
+        call = Call(config, signature, args, kwargs, _pop_extra(kwargs))
+        if takes_run_tree:  # LangSmith hands the function its own run
+            kwargs["run_tree"] = call.run
+        return call
 
     if inspect.isasyncgenfunction(fn):
 
         @functools.wraps(fn)
         async def async_gen_wrapper(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-            call = _Call(config, signature, args, kwargs, _pop_extra(kwargs))
-            items: list[Any] = []
-            try:
-                async for item in fn(*args, **kwargs):
-                    items.append(item)
-                    call.suspend()
-                    yield item
-                    call.resume()
-            except BaseException as exc:
-                call.finish(error=exc)
-                raise
-            call.finish(call.collected(items))
+            call = begin(args, kwargs)
+            async for item in drive_async_generator(call, fn(*args, **kwargs)):
+                yield item
 
         return async_gen_wrapper
 
     if inspect.isgeneratorfunction(fn):
 
         @functools.wraps(fn)
-        def gen_wrapper(*args: Any, **kwargs: Any) -> Iterator[Any]:
-            call = _Call(config, signature, args, kwargs, _pop_extra(kwargs))
-            items: list[Any] = []
+        def gen_wrapper(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+            call = begin(args, kwargs)
             try:
-                for item in fn(*args, **kwargs):
-                    items.append(item)
-                    call.suspend()
-                    yield item
-                    call.resume()
-            except GeneratorExit:  # the caller stopped early: keep what was yielded
-                call.finish(call.collected(items))
-                raise
+                generator = fn(*args, **kwargs)
             except BaseException as exc:
                 call.finish(error=exc)
                 raise
-            call.finish(call.collected(items))
+            return (yield from drive_generator(call, generator))
 
         return gen_wrapper
 
@@ -209,29 +250,41 @@ def _wrap(fn: Callable[..., Any], config: _Config) -> Callable[..., Any]:
 
         @functools.wraps(fn)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            call = _Call(config, signature, args, kwargs, _pop_extra(kwargs))
+            call = begin(args, kwargs)
             try:
                 result = await fn(*args, **kwargs)
             except BaseException as exc:
                 call.finish(error=exc)
                 raise
-            call.finish(result)
-            return result
+            return _finish_or_stream(call, result)
 
         return async_wrapper
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        call = _Call(config, signature, args, kwargs, _pop_extra(kwargs))
+        call = begin(args, kwargs)
         try:
             result = fn(*args, **kwargs)
         except BaseException as exc:
             call.finish(error=exc)
             raise
-        call.finish(result)
-        return result
+        return _finish_or_stream(call, result)
 
     return wrapper
+
+
+def _finish_or_stream(call: Call, result: Any) -> Any:
+    """With ``reduce_fn``, an iterator the function returns is the output as it is consumed
+    (the run ends with it); anything else ends the run now."""
+    if call.config.reduce_fn is not None and call.run is not None:
+        if isinstance(result, Iterator):
+            call.suspend()
+            return TracedStream(call, result)
+        if isinstance(result, AsyncIterator):
+            call.suspend()
+            return TracedAsyncStream(call, result)
+    call.finish(result)
+    return result
 
 
 @overload
@@ -247,6 +300,9 @@ def traceable(
     process_inputs: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     process_outputs: Callable[..., dict[str, Any]] | None = None,
     reduce_fn: Callable[[list[Any]], Any] | None = None,
+    process_chunk: Callable[[Any], Any] | None = None,
+    enabled: bool | None = None,
+    exceptions_to_handle: tuple[type[BaseException], ...] | None = None,
     **ignored: Any,
 ) -> Callable[[F], F]: ...
 
@@ -293,9 +349,20 @@ def _decorator(run_type: str, options: dict[str, Any]) -> Callable[[F], F]:
             process_inputs=options.get("process_inputs"),
             process_outputs=options.get("process_outputs"),
             reduce_fn=options.get("reduce_fn"),
+            process_chunk=options.get("process_chunk"),
+            enabled=options.get("enabled"),
+            exceptions_to_handle=tuple(options.get("exceptions_to_handle") or ()),
         )
         wrapped = _wrap(fn, config)
         wrapped.__assay_traceable__ = True  # type: ignore[attr-defined]
+        wrapped.__traceable_config__ = {  # type: ignore[attr-defined]
+            "process_inputs": config.process_inputs,
+            "process_outputs": config.process_outputs,
+            "enabled": config.enabled,
+            "tags": list(config.tags),
+            "metadata": dict(config.metadata),
+            "wrapped": fn,
+        }
         return wrapped  # type: ignore[return-value]
 
     return decorate

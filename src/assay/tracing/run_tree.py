@@ -12,9 +12,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from assay.schemas import Run, dotted_order_of, utcnow
+from assay.tracing import _headers
+
+#: metadata keys naming a conversation; a child run carries its parent's (LangSmith's rule)
+_THREAD_KEYS = ("session_id", "thread_id", "conversation_id")
 
 __all__ = ["RunTree"]
 
@@ -28,6 +32,18 @@ class RunTree(Run):
     parent_run: Any | None = Field(default=None, exclude=True)
     session_name: str = "default"
     serialized: dict[str, Any] | None = None
+    client: Any | None = Field(default=None, exclude=True)  # LangSmith's; nothing to send here
+
+    @field_validator("events", mode="before")
+    @classmethod
+    def _no_events(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+    @field_validator("inputs", "outputs", mode="before")
+    @classmethod
+    def _plain_values(cls, value: Any) -> Any:
+        """Pydantic models given as inputs or outputs are kept as their fields."""
+        return value.model_dump() if isinstance(value, BaseModel) else value
 
     @model_validator(mode="after")
     def _link(self) -> RunTree:
@@ -80,8 +96,11 @@ class RunTree(Run):
         }
         if run_id is not None:
             fields["id"] = uuid.UUID(str(run_id))
-        if start_time is not None:
-            fields["start_time"] = start_time
+        # A child cannot start before its parent (clocks of two hosts, or a given time).
+        fields["start_time"] = max(start_time or utcnow(), self.start_time)
+        thread = {key: self.metadata[key] for key in _THREAD_KEYS if key in self.metadata}
+        if thread:
+            fields["extra"]["metadata"] = {**thread, **fields["extra"].get("metadata", {})}
         child = RunTree(**fields)
         self.child_runs.append(child)
         return child
@@ -151,6 +170,46 @@ class RunTree(Run):
 
     def wait(self) -> None:
         """Nothing is ever in flight."""
+
+    def json(self, **options: Any) -> str:
+        """The run as JSON (LangSmith code calls ``.json()``; the client is left out)."""
+        return self.model_dump_json(**options)
+
+    def to_headers(self) -> dict[str, str]:
+        """Headers that carry this run to another service (``langsmith-trace``, ``baggage``),
+        where ``RunTree.from_headers`` (or ``tracing_context(parent=headers)``) continues it."""
+        return _headers.to_headers(self.dotted_order or "", self.metadata, self.tags, self.session_name)
+
+    @classmethod
+    def from_headers(cls, headers: Any, **fields: Any) -> RunTree | None:
+        """A stand-in for the remote parent named by ``headers``; None when they name none
+        (or name it in a form that cannot be read: headers come from the network)."""
+        parent = _headers.parent_from_headers(headers)
+        if parent is None:
+            return None
+        metadata = {**parent.metadata, **fields.pop("metadata", {})}
+        extra = dict(fields.pop("extra", None) or {})
+        extra["metadata"] = {**metadata, **extra.get("metadata", {})}
+        fields.setdefault("name", "parent")
+        if parent.project_name:
+            fields.setdefault("session_name", parent.project_name)
+        return cls(
+            id=parent.run_id,
+            trace_id=parent.trace_id,
+            parent_run_id=parent.parent_id,
+            dotted_order=parent.dotted_order,
+            tags=sorted({*parent.tags, *(fields.pop("tags", None) or [])}),
+            extra=extra,
+            **fields,
+        )
+
+    @classmethod
+    def from_dotted_order(cls, dotted_order: str, **fields: Any) -> RunTree:
+        """The run a dotted order names (a parent for runs continuing it)."""
+        found = cls.from_headers({_headers.TRACE_HEADER: dotted_order}, **fields)
+        if found is None:
+            raise ValueError(f"not a dotted order: {dotted_order[:200]!r}")
+        return found
 
     @property
     def latency(self) -> float | None:

@@ -5,7 +5,7 @@ refuses writes, and readers never block the writer in WAL mode). An in-memory st
 can only be reached through its own per-thread connections; the UI only ever runs
 SELECTs on them. A PostgreSQL store gets connections of the UI's own whose sessions are
 read-only (``default_transaction_read_only``); the queries, written in SQLite's dialect,
-reach PostgreSQL through the store's dialect seam (``assay.store.postgres_dialect``).
+reach PostgreSQL through the store's dialect seam (``assay.store.postgres._dialect``).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class ReadOnlyDatabase:
         return conn
 
     def _open_postgres(self, dsn: str) -> Any:
-        from assay.store.postgres_conn import connect
+        from assay.store.postgres._conn import connect
 
         conn = connect(dsn, application_name="assay-ui", read_only=True)
         with self._lock:

@@ -10,7 +10,7 @@ from assay.evaluators.judge._base import LLMJudge
 from assay.evaluators.judge._criteria import (
     CriteriaEvaluator,
     LabeledCriteriaEvaluator,
-    LlmFeedbackEvaluator,
+    LLMFeedbackEvaluator,
     resolve_criteria,
 )
 from assay.evaluators.judge._prompts import (
@@ -30,7 +30,11 @@ from assay.evaluators.judge._qa import (
     qa_evaluator,
 )
 
+#: the name before 0.1.0 settled on one casing of LLM
+LlmFeedbackEvaluator = LLMFeedbackEvaluator
+
 __all__ = [
+    "LlmFeedbackEvaluator",
     "BUILTIN_CRITERIA",
     "CONTEXT_QA_PROMPT",
     "COT_QA_PROMPT",
@@ -42,7 +46,7 @@ __all__ = [
     "CriteriaEvaluator",
     "LLMJudge",
     "LabeledCriteriaEvaluator",
-    "LlmFeedbackEvaluator",
+    "LLMFeedbackEvaluator",
     "QAEvaluator",
     "context_qa_evaluator",
     "cot_qa_evaluator",

@@ -1,5 +1,5 @@
 """The judge core behind both faces: judge evaluators (``LLMJudge``) and model-backed
-scorers (``LlmScorer``).
+scorers (``LLMScorer``).
 
 One ``JudgeCore`` per judge: the model is resolved when the judge is built (a missing
 configuration fails before any experiment starts); ``ask`` sends a rendered prompt and

@@ -115,7 +115,7 @@ class LabeledCriteriaEvaluator(CriteriaEvaluator):
         return True
 
 
-class LlmFeedbackEvaluator(LLMJudge):
+class LLMFeedbackEvaluator(LLMJudge):
     """Several criteria judged in one call; one result per criterion (key = its name)."""
 
     def __init__(
@@ -136,7 +136,7 @@ class LlmFeedbackEvaluator(LLMJudge):
             prompt or FEEDBACK_PROMPT,
             required={"output", "criteria"},
             allowed={"input", "output", "criteria", "reference_block"},
-            owner="LlmFeedbackEvaluator",
+            owner="LLMFeedbackEvaluator",
         )
         super().__init__(
             model,

@@ -54,7 +54,7 @@ LABELED_CRITERIA_PROMPT = """You are assessing a submitted answer on a given tas
 [END DATA]
 Does the submission meet the criteria? Use the reference as the expected answer when you judge. First write out, step by step, your reasoning about each criterion in "reasoning", to be sure your conclusion is correct; avoid stating the answer at the outset. Then set "value" to "Y" if the submission meets all criteria, or "N" if it does not."""
 
-#: LlmFeedbackEvaluator: several criteria, one verdict each, in one call.
+#: LLMFeedbackEvaluator: several criteria, one verdict each, in one call.
 #: Placeholders: {input}, {output}, {criteria}, {reference_block}.
 FEEDBACK_PROMPT = """You are giving feedback on a submitted answer, one criterion at a time. Here is the data:
 [BEGIN DATA]
@@ -69,7 +69,7 @@ Judge the submission on each of these criteria, independently of the others:
 
 In "verdicts", give one entry per criterion, in the order listed, with "criterion" set to its name exactly as written before the colon, "reasoning" with your step-by-step reasoning, and "value" set to "Y" if the criterion holds for the submission or "N" if it does not."""
 
-#: How a reference is shown to LlmFeedbackEvaluator when it uses one.
+#: How a reference is shown to LLMFeedbackEvaluator when it uses one.
 FEEDBACK_REFERENCE_BLOCK = "\n[Reference]: {reference}\n***"
 
 #: "qa": grade an answer against the reference answer. Placeholders: {input}, {output}, {reference}.

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from assay.store import _codec as codec
 from assay.store._row_text import ROWS
-from assay.store._writer_process import ANSWER_TIMEOUT_S, WriterProcess, WriterProcessError
 from assay.store.records import ExperimentStats
+from assay.store.sqlite._writer_process import ANSWER_TIMEOUT_S, WriterProcess, WriterProcessError
 
 if TYPE_CHECKING:
     from assay.store.sqlite import SQLiteStore

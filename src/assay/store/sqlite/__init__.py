@@ -18,15 +18,15 @@ from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
 from assay.store import _row_text, text_index
-from assay.store import _sqlite_rows as rows
 from assay.store._json import dumps, loads
 from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
-from assay.store._sqlite_feedback import SQLiteFeedback
-from assay.store._sqlite_writer import ProcessBatchWriter, StatementLog
-from assay.store._writer_process import settle_writers_of
 from assay.store.base import BatchWriter, Store
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
+from assay.store.sqlite import _rows as rows
+from assay.store.sqlite._feedback import SQLiteFeedback
+from assay.store.sqlite._writer import ProcessBatchWriter, StatementLog
+from assay.store.sqlite._writer_process import settle_writers_of
 
 _PAGE = 2000
 # each connection's settings, a writer process's included
@@ -380,7 +380,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
 
     def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
         """A file's batches go through a writer process once a run is large enough
-        (``_sqlite_writer``); a memory database's stay in this process."""
+        (``sqlite._writer``); a memory database's stay in this process."""
         if self._uri:
             return super().batch_writer(experiment_id)
         return ProcessBatchWriter(self, experiment_id, _write_batch_on, _FILE_PRAGMAS)

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from assay.errors import require_extra
-from assay.store.postgres_dialect import translate
+from assay.store.postgres._dialect import translate
 
 __all__ = ["PGConnection", "Row", "connect"]
 

@@ -1,6 +1,6 @@
 """The SQLite writer process: it commits the transactions a run's writer thread sends it.
 
-Run by path (``python -I -S _sqlite_writer_child.py DB RUN_PID ORJSON_HOME``; the run's
+Run by path (``python -I -S _writer_child.py DB RUN_PID ORJSON_HOME``; the run's
 pid only names it, for whoever takes a dead run's place) with the standard library and
 orjson only (found in ORJSON_HOME), so it is ready in ~30 ms and shares nothing with the
 run's interpreter but the database file. Frames on stdin and stdout are an 8-byte
@@ -112,8 +112,9 @@ def columns_module() -> ModuleType:
 
 
 def load(name: str) -> ModuleType:
-    """The store's module ``name``, from the file beside this one."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    """The store's module ``name``, from the folder above this one."""
+    store = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # assay/store/, above sqlite/
+    path = os.path.join(store, f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"assay_writer{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

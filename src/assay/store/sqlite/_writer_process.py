@@ -33,7 +33,7 @@ __all__ = ["ANSWER_TIMEOUT_S", "WriterProcess", "WriterProcessError", "settle_wr
 
 ANSWER_TIMEOUT_S = 35.0  # the child's own busy timeout (30 s), and a margin
 _BYTES_PER_S = 20e6  # the deadline grows with the batch: a slow disk commits big rows too
-_CHILD = Path(__file__).with_name("_sqlite_writer_child.py")
+_CHILD = Path(__file__).with_name("_writer_child.py")
 # Where orjson is installed: the child's one import beyond the standard library (the
 # store's JSON, ``_json``, with which it encodes rows exactly as this process would).
 _ORJSON_HOME = str(Path(orjson.__file__).resolve().parent.parent)
@@ -64,7 +64,7 @@ def interpreter() -> str | None:
 
 
 class WriterProcess:
-    """One child running ``_sqlite_writer_child.py`` on the database at ``path``."""
+    """One child running ``_writer_child.py`` on the database at ``path``."""
 
     def __init__(self, path: str, pragmas: Sequence[str], answer_timeout: float = ANSWER_TIMEOUT_S) -> None:
         _reap_builders()

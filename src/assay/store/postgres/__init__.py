@@ -25,8 +25,8 @@ from assay.store._json import dumps, loads
 from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import BatchWriter, Store
-from assay.store.postgres_conn import PGConnection, connect
-from assay.store.postgres_dialect import COMPAT_SQL, ddl
+from assay.store.postgres._conn import PGConnection, connect
+from assay.store.postgres._dialect import COMPAT_SQL, ddl
 from assay.store.records import ExperimentRecord
 from assay.store.sqlite import SQLiteStore
 

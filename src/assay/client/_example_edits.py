@@ -1,0 +1,224 @@
+"""LangSmith's example calls beyond create and list: reading one, editing or deleting
+several, splits (kept where LangSmith keeps them, ``metadata["dataset_split"]``), and
+examples made from a run, a prompt or a chat.
+
+Each edit is a new dataset version, as ``update_example`` is: experiments keep what they
+ran on.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from assay.client._projects import ID, as_uuid
+from assay.errors import NotFoundError
+from assay.schemas import Example
+
+if TYPE_CHECKING:
+    from assay.schemas import Dataset, Run
+    from assay.store import Store
+
+SPLIT_KEY = "dataset_split"
+_UPDATE_FIELDS = frozenset({"id", "inputs", "outputs", "metadata", "split", "dataset_id", "attachments"})
+
+
+class ExampleEdits:
+    """Mixed into ``Client`` (whose ``read_dataset`` and ``create_example`` these use)."""
+
+    store: Store
+
+    if TYPE_CHECKING:
+
+        def read_dataset(self, *, dataset_name: str | None = None, dataset_id: Any = None) -> Dataset: ...
+
+        def create_example(
+            self,
+            inputs: dict[str, Any],
+            outputs: dict[str, Any] | None = None,
+            metadata: dict[str, Any] | None = None,
+            *,
+            dataset_id: Any = None,
+            dataset_name: str | None = None,
+            example_id: Any = None,
+        ) -> Example: ...
+
+    def read_example(self, example_id: ID, *, as_of: Any = None) -> Example:
+        """One example as it is now (``as_of`` versions: see ``list_examples``)."""
+        found = self.store.get_example(as_uuid(example_id, "example_id"))
+        if found is None:
+            raise NotFoundError(f"no example with id {example_id} in {self.store.url}")
+        return found
+
+    def update_examples(
+        self,
+        *,
+        dataset_id: ID | None = None,
+        updates: Sequence[Mapping[str, Any]] | None = None,
+        example_ids: Sequence[ID] | None = None,
+        inputs: Sequence[dict[str, Any] | None] | None = None,
+        outputs: Sequence[dict[str, Any] | None] | None = None,
+        metadata: Sequence[dict[str, Any] | None] | None = None,
+        splits: Sequence[str | list[str] | None] | None = None,
+        **ignored: Any,
+    ) -> dict[str, Any]:
+        """Edit several examples: ``updates=[{"id", "inputs", "outputs", "metadata",
+        "split"}]`` or parallel ``example_ids``/``inputs``/``outputs``/``metadata``/``splits``.
+        Every id is checked before anything changes. Returns ``{"message", "count"}``."""
+        changes = _updates(updates, example_ids, inputs, outputs, metadata, splits)
+        current = [self.read_example(change["id"]) for change in changes]
+        for example, change in zip(current, changes, strict=True):
+            self.store.update_example(_edited(example, change))
+        return {"message": f"{len(changes)} examples updated", "count": len(changes)}
+
+    def delete_examples(self, example_ids: Sequence[ID]) -> None:
+        """Delete several examples (each id is checked first: an unknown one deletes none)."""
+        ids = [self.read_example(example_id).id for example_id in example_ids]
+        for example_id in ids:
+            self.store.delete_example(example_id)
+
+    def list_dataset_splits(self, *, dataset_id: ID | None = None, dataset_name: str | None = None,
+                            as_of: Any = None) -> list[str]:  # fmt: skip
+        """The split names the dataset's examples carry."""
+        dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
+        names = {name for example in self.store.iter_examples(dataset.id) for name in split_names(example)}
+        return sorted(names)
+
+    def update_dataset_splits(
+        self,
+        *,
+        dataset_id: ID | None = None,
+        dataset_name: str | None = None,
+        split_name: str,
+        example_ids: Sequence[ID],
+        remove: bool = False,
+    ) -> None:
+        """Add the examples to ``split_name`` (or take them out, with ``remove=True``)."""
+        self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
+        for example in [self.read_example(example_id) for example_id in example_ids]:
+            names = [name for name in split_names(example) if name != split_name]
+            if not remove:
+                names.append(split_name)
+            self.store.update_example(_edited(example, {"split": names}))
+
+    def create_example_from_run(
+        self, run: Run, dataset_id: ID | None = None, dataset_name: str | None = None, **ignored: Any
+    ) -> Example:
+        """An example whose inputs and reference outputs are what the run received and returned."""
+        return self.create_example(
+            dict(run.inputs),
+            dict(run.outputs or {}) or None,
+            dataset_id=dataset_id,
+            dataset_name=dataset_name,
+        )
+
+    def create_llm_example(
+        self,
+        prompt: str,
+        generation: str | None = None,
+        dataset_id: ID | None = None,
+        dataset_name: str | None = None,
+        created_at: Any = None,
+    ) -> Example:
+        """LangSmith's LLM example shape: ``{"input": prompt}`` -> ``{"output": generation}``."""
+        outputs = None if generation is None else {"output": generation}
+        return self.create_example(
+            {"input": prompt}, outputs, dataset_id=dataset_id, dataset_name=dataset_name
+        )
+
+    def create_chat_example(
+        self,
+        messages: list[Any],
+        generations: Any = None,
+        dataset_id: ID | None = None,
+        dataset_name: str | None = None,
+        created_at: Any = None,
+    ) -> Example:
+        """LangSmith's chat example shape: ``{"input": messages}`` -> ``{"output": generations}``."""
+        plain = [_message(message) for message in messages]
+        outputs = None if generations is None else {"output": _message(generations)}
+        return self.create_example(
+            {"input": plain}, outputs, dataset_id=dataset_id, dataset_name=dataset_name
+        )
+
+
+def filtered(
+    examples: Iterable[Example],
+    *,
+    splits: Sequence[str] | None,
+    metadata: Mapping[str, Any] | None,
+    example_ids: Sequence[ID] | None,
+) -> Iterator[Example]:
+    """``list_examples``' filters: in any of ``splits``, with every ``metadata`` pair,
+    among ``example_ids``."""
+    wanted_ids = {as_uuid(example_id, "example_ids") for example_id in example_ids or ()}
+    for example in examples:
+        if wanted_ids and example.id not in wanted_ids:
+            continue
+        if splits and not set(splits) & set(split_names(example)):
+            continue
+        if metadata and any((example.metadata or {}).get(k, _MISSING) != v for k, v in metadata.items()):
+            continue
+        yield example
+
+
+def page(examples: Iterable[Example], offset: int, limit: int | None) -> list[Example]:
+    return list(itertools.islice(examples, offset, None if limit is None else offset + limit))
+
+
+_MISSING = object()
+
+
+def split_names(example: Example) -> list[str]:
+    """An example's splits; LangSmith keeps a list, or one name, under ``dataset_split``
+    (none means the ``base`` split)."""
+    value = (example.metadata or {}).get(SPLIT_KEY)
+    if value is None:
+        return ["base"]
+    return [value] if isinstance(value, str) else [str(name) for name in value]
+
+
+def _updates(
+    updates: Sequence[Mapping[str, Any]] | None,
+    example_ids: Sequence[ID] | None,
+    inputs: Sequence[Any] | None,
+    outputs: Sequence[Any] | None,
+    metadata: Sequence[Any] | None,
+    splits: Sequence[Any] | None,
+) -> list[dict[str, Any]]:
+    if updates is not None:
+        if example_ids is not None:
+            raise ValueError("pass updates=[...] or example_ids= with inputs=/outputs=/..., not both")
+        for index, update in enumerate(updates):
+            unknown = set(update) - _UPDATE_FIELDS
+            if "id" not in update or unknown:
+                raise ValueError(
+                    f"updates[{index}] needs 'id' and only {sorted(_UPDATE_FIELDS)}; got {sorted(update)}"
+                )
+        return [dict(update) for update in updates]
+    if example_ids is None:
+        raise ValueError("update_examples needs updates=[...] or example_ids=[...]")
+    columns = {"inputs": inputs, "outputs": outputs, "metadata": metadata, "split": splits}
+    for name, column in columns.items():
+        if column is not None and len(column) != len(example_ids):
+            raise ValueError(f"{name} has {len(column)} items but example_ids has {len(example_ids)}")
+    return [
+        {"id": example_id, **{name: column[index] for name, column in columns.items() if column is not None}}
+        for index, example_id in enumerate(example_ids)
+    ]
+
+
+def _edited(example: Example, change: Mapping[str, Any]) -> Example:
+    fields = {
+        name: change[name] for name in ("inputs", "outputs", "metadata") if change.get(name) is not None
+    }
+    if change.get("split") is not None:
+        fields["metadata"] = {**(fields.get("metadata", example.metadata) or {}), SPLIT_KEY: change["split"]}
+    return example.model_copy(update=fields)
+
+
+def _message(message: Any) -> Any:
+    """A LangChain message object as LangSmith stores it (its dict form); dicts as they are."""
+    to_dict = getattr(message, "model_dump", None) or getattr(message, "dict", None)
+    return to_dict() if callable(to_dict) and not isinstance(message, dict) else message
