@@ -329,5 +329,5 @@ def _made_by_factory(target: Target) -> Target:
     takes_nothing = all(p.default is not p.empty for p in params)  # *args, **kwargs have none
     if not takes_nothing or inspect.iscoroutinefunction(target):
         return target
-    made: Target = cast(Callable[[], Target], target)()
+    made: Target = cast("Callable[[], Target]", target)()
     return made
