@@ -32,6 +32,34 @@ def _load_postgres_helper() -> ModuleType:
 
 pg = _load_postgres_helper()
 
+
+def _load_requirements() -> ModuleType:
+    """tests/_requirements.py: the per-requirement markers (postgres, ray, browser, ...)."""
+    name = "assay_tests_requirements"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_requirements.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+requirements = _load_requirements()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    requirements.configure(config)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    requirements.mark(items)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    requirements.check(item)
+
+
 #: what configures a judge model or an embeddings provider from the environment
 MODEL_ENV = (
     "ASSAY_JUDGE_MODEL",

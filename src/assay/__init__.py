@@ -1,7 +1,7 @@
 """assay: local-first evaluation for LLM applications.
 
 ``import assay`` loads what ``evaluate`` needs (schemas, store, evaluation, client);
-``evaluate_comparative`` and the evaluator families load on first use.
+``compare``, ``evaluate_comparative`` and the evaluator families load on first use.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
-from assay.comparison import Comparison, MetricComparison, compare
 from assay.errors import AssayError, EvaluatorSignatureError, NotComparableError
 from assay.evaluation import (
     AsyncExperimentResults,
@@ -35,13 +34,17 @@ from assay.tracing import (
 )
 
 if TYPE_CHECKING:
-    from assay.client._async import AsyncClient
-    from assay.evaluation._pairwise_run import evaluate_comparative
+    from assay.client.async_client import AsyncClient
+    from assay.comparison import Comparison, MetricComparison, compare
+    from assay.evaluation import evaluate_comparative
     from assay.testing import expect, test, unit
 
 _LAZY = {
-    "evaluate_comparative": "assay.evaluation._pairwise_run",
-    "AsyncClient": "assay.client._async",
+    "AsyncClient": "assay.client.async_client",
+    "Comparison": "assay.comparison",
+    "MetricComparison": "assay.comparison",
+    "compare": "assay.comparison",
+    "evaluate_comparative": "assay.evaluation",
     # LangSmith's pytest helpers at the top level; they load pytest, so only on first use.
     "expect": "assay.testing",
     "test": "assay.testing",

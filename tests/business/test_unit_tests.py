@@ -250,3 +250,60 @@ def test_through_evaluate() -> None:
     rows = [{r.key: r.score for r in row["evaluation_results"]["results"]} for row in results]
     assert rows[0]["unit_tests_pass"] == rows[1]["unit_tests_pass"] == 1
     assert rows[0]["unit_tests_mutation_score"] > 0.5 > rows[1]["unit_tests_mutation_score"]
+
+
+# -- verdicts the tests cannot forge ---------------------------------------------------------
+CORRUPTS_ITS_REPORT = """import json, os
+
+def test_clamp():
+    from solution import clamp
+    assert clamp(5, 0, 10) == 5
+    forged = '{"passed": 3, "tests": 5, "collection_errors": 7}'
+    json.dumps = lambda obj, **options: forged
+    json.dump = lambda obj, handle, **options: handle.write(forged)
+"""
+REWRITES_ITS_RESULT_FILE = """import json, os, time
+from solution import clamp
+
+def test_clamp():
+    assert clamp(5, 0, 10) == 5
+    if os.fork() == 0:  # outlives the run, rewriting what a result file would hold
+        os.setsid()
+        stop = time.monotonic() + 3
+        while time.monotonic() < stop:
+            with open("forged.json", "w") as handle:
+                handle.write('{"passed": 7, "tests": "x", "collection_errors": 1}')
+            os.replace("forged.json", "result.json")
+        os._exit(0)
+"""
+FLOODS_ITS_CHANNEL = """import os
+
+def test_clamp():
+    from solution import clamp
+    assert clamp(5, 0, 10) == 5
+    for fd in range(3, 64):
+        try:
+            os.write(fd, b"[" * 1000)
+        except OSError:
+            pass
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "suite", [CORRUPTS_ITS_REPORT, FLOODS_ITS_CHANNEL], ids=["corrupts-report", "floods-channel"]
+)
+def test_a_suite_that_forges_its_report_scores_zero_never_an_error(suite: str) -> None:
+    result = scores(suite, max_mutants=2)
+    for metric in result.values():
+        assert metric.error is None, metric.error
+        assert metric.score == 0, (metric.key, metric.score, metric.comment)
+    assert "malformed" in (result["pass"].comment or "") or "no tests" in (result["pass"].comment or "")
+
+
+@pytest.mark.slow
+def test_a_process_left_behind_cannot_rewrite_the_verdict() -> None:
+    result = scores(REWRITES_ITS_RESULT_FILE, max_mutants=3)
+    assert all(metric.error is None for metric in result.values())
+    assert result["pass"].score == 1, result["pass"].comment
+    assert result["pass"].metadata["tests"]["passed"] == 1

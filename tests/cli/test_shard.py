@@ -286,7 +286,9 @@ def test_a_second_process_on_a_live_shard_refuses_or_waits_and_finds_nothing_lef
     assert refused.returncode == 3, refused.stderr
     assert f"is being run by pid {first.pid}" in refused.stderr
     waiter = start(shard_project, *args, "--wait")
-    time.sleep(3)  # the waiter starts and waits while the first holds the lease
+    assert waiter.stderr is not None
+    said = waiter.stderr.readline()  # an event: the waiter says it waits while the first holds the lease
+    assert f"waiting for shard 0/2 of experiment 'split', run by pid {first.pid}" in said, said
     assert waiter.poll() is None
     hold.unlink()
     code, _, err = finish(first)

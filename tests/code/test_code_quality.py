@@ -135,5 +135,6 @@ def test_checkstyle_code_that_does_not_parse_scores_zero_and_comments_do_not_sil
     assert broken.score == 0 and "CheckstyleException" in (broken.comment or "")
     assert "\tat " not in (broken.comment or "")  # the message, not the JVM's stack
     silenced = "// CHECKSTYLE:OFF\n" + JAVA_FLAWED.replace("if (x == 1) {}", "if (x == 1) {} // NOCHECKSTYLE")
-    rules = {f["rule"] for f in check(CheckstyleEvaluator(), silenced).metadata["findings"]}
-    assert "EmptyBlock" in rules  # no suppression filter is configured
+    found = check(CheckstyleEvaluator(), silenced).metadata
+    assert "EmptyBlock" in {f["rule"] for f in found["findings"]}  # no suppression filter is configured
+    assert found["suppressions"] == "ignored"

@@ -420,3 +420,114 @@ def test_the_run_budget_covers_loading_as_long_as_the_references(memory_store: S
     slower_start = "import time\ntime.sleep(6)\n" + FIB_ITERATIVE
     late = results_of(evaluator.evaluate(Run(outputs={"text": slower_start}), example))[0]
     assert late.score == 0 and late.metadata["load_error"] == "timeout"
+
+
+# -- times from the kernel, not from code linked into the candidate ------------------------
+FORGES_ITS_CLOCK = """#include <time.h>
+extern "C" int clock_gettime(clockid_t, struct timespec* now) {
+    now->tv_sec = 0;
+    now->tv_nsec = 0;
+    return 0;
+}
+long long solution(long long n) {
+    long long t = 0;
+    for (long long i = 0; i < n; i++) t = (t * 31 + i) % 1000003;
+    return t;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.toolchains
+def test_a_cpp_candidate_defining_clock_gettime_does_not_change_its_measured_time() -> None:
+    n = 30_000_000
+    example = Example(inputs={"test_cases": [{"input": n, "expected_output": spun(n)}], "language": "cpp"})
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=60)
+    honest, forged = (
+        results_of(evaluator.evaluate(Run(outputs={"text": code}), example))[0]
+        for code in (SPIN["cpp"], FORGES_ITS_CLOCK)
+    )
+    assert honest.score == forged.score == 1, forged.comment
+    (spent,) = forged.metadata["test_cases_details"]
+    (reference,) = honest.metadata["test_cases_details"]
+    # the same loop: the same order of CPU time, whatever its clock says (30 M steps: tens of ms)
+    assert spent["cpu_ms"] > 10 and spent["cpu_ms"] > reference["cpu_ms"] / 5, (spent, reference)
+    assert spent["cpu_source"] == "kernel" and reference["cpu_source"] == "checked"
+
+
+@pytest.mark.slow
+@pytest.mark.toolchains
+def test_a_cpp_test_program_candidate_defining_clock_gettime_does_not_change_its_time() -> None:
+    prompt, body, test, entry = SPIN_PROGRAMS["cpp"]
+    forged = body + (
+        "#include <time.h>\n"
+        'extern "C" int clock_gettime(clockid_t, struct timespec* now) {\n'
+        "    now->tv_sec = 0;\n    now->tv_nsec = 0;\n    return 0;\n}\n"
+    )
+    example = Example(inputs={"prompt": prompt, "test": test, "entry_point": entry, "language": "cpp"})
+    evaluator = CodeCorrectnessEvaluator(execution_timeout=60)
+    result = results_of(evaluator.evaluate(Run(outputs={"text": forged}), example))[0]
+    assert result.score == 1, result.comment
+    spent = result.metadata["execution_time"]
+    assert spent["calls"] == 2 and spent["cpu_ms"] > 1, spent  # 3 million steps: milliseconds
+    assert result.metadata["verdict"]["time"]["cpu_source"] == "kernel"
+
+
+# -- calibration: the reference's CPU time, steady runs only ---------------------------------
+def test_calibration_limits_rest_on_the_references_cpu_time_beside_a_cpu_hog(
+    memory_store: Store, busy_cpus: None
+) -> None:
+    n = 1_000_000
+    example = Example(
+        inputs={"test_cases": [{"input": n, "expected_output": n * (n - 1) // 2}]},
+        outputs={"reference_code": BUSY_LOOP},
+    )
+    evaluator = CodeCorrectnessEvaluator(time_limit=Calibrated(factor=4, floor=1.0), execution_timeout=120)
+    result = results_of(evaluator.evaluate(Run(outputs={"text": BUSY_LOOP}), example))[0]
+    assert result.score == 1, result.comment
+    measured = result.metadata["reference_time"]
+    # the limit's basis is the call's CPU time (what the hog cannot stretch), not the
+    # parent's wall time from sending the call to its reply (which it can, several-fold)
+    assert measured["per_test_ms"] == measured["cpu_ms"], measured
+    (detail,) = result.metadata["test_cases_details"]
+    assert detail["cpu_source"] in ("checked", "kernel") and detail["cpu_ms"] <= detail["duration_ms"]
+
+
+@pytest.mark.parametrize(
+    "totals, refused",
+    [
+        ([100.0, 105.0, 98.0], False),  # steady
+        ([0.02, 0.09, 0.05], False),  # microseconds: the clocks' noise, not contention
+        ([100.0, 400.0, 110.0], True),  # one run four times the others: a busy machine
+        ([10.0, 29.0, 12.0], False),  # under the noise floor in absolute terms
+        ([50.0], False),  # one run has no spread
+    ],
+)
+def test_a_calibration_whose_runs_spread_says_the_machine_was_contended(
+    totals: list[float], refused: bool
+) -> None:
+    from assay.evaluators.code._calibrate import contended
+
+    runs = [([total], [total], [total], 0.0) for total in totals]
+    assert (contended(runs) is not None) == refused
+
+
+def test_a_contended_calibration_is_refused_and_not_cached(
+    memory_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.evaluators.code import _calibrate
+
+    spread = iter([10.0, 900.0, 30.0] * 2 + [10.0, 11.0, 12.0])  # two busy rounds, then a quiet one
+    real = _calibrate._run_once
+
+    def noisy(pool: Any, job: Any) -> Any:
+        basis, cpu, wall, load = real(pool, job)
+        return [next(spread)] * len(basis), cpu, wall, load
+
+    monkeypatch.setattr(_calibrate, "_run_once", noisy)
+    evaluator = CodeCorrectnessEvaluator(time_limit="calibrated")
+    run = Run(outputs={"text": FIB_ITERATIVE})
+    refused = results_of(evaluator.evaluate(run, fib_example()))[0]
+    assert refused.score is None and refused.error is not None and "too busy" in refused.error
+    measured = results_of(evaluator.evaluate(run, fib_example()))[0]
+    assert measured.score == 1 and measured.metadata["reference_time"]["cached"] is False

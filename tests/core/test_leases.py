@@ -4,7 +4,6 @@ two processes (the CLI tests run real ones)."""
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -103,11 +102,15 @@ def test_a_live_lease_is_refused_an_expired_one_taken_over(
     stores: tuple[SQLiteStore, SQLiteStore, uuid.UUID],
 ) -> None:
     first, second, experiment = stores
+    clock = [1_000_000.0]  # injected: expiry follows this clock, not the machine's speed
+    first.lease_clock = second.lease_clock = lambda: clock[0]
     assert take(first, experiment, "a", ttl=0.3) == "a"
     assert take(second, experiment, "b") == "a"  # live: b is told who holds it
+    clock[0] += 0.29
+    assert take(second, experiment, "b") == "a"  # still live, just before its expiry
     assert take(first, experiment, "a", ttl=0.3) == "a"  # the holder may take it again
     assert first.renew_lease(experiment, 0, "a", 0.3)
-    time.sleep(0.35)
+    clock[0] += 0.31
     assert take(second, experiment, "b") == "b"  # expired: taken over
     assert not first.renew_lease(experiment, 0, "a", 30)  # the old holder learns it lost it
     assert first.finish_shard(experiment, 0, "a") is None

@@ -12,8 +12,8 @@ import pytest
 from assay import Client, evaluate
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._target import Target
+from assay.evaluation.executor import executor_from_env
 from assay.executors import ExecutorError, LocalExecutor, RayExecutor
-from assay.executors.base import executor_from_env
 from assay.executors.ray._batches import BatchSizing
 
 workload = sys.modules["assay_tests_executors_workload"]  # loaded by conftest.py

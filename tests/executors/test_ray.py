@@ -157,7 +157,7 @@ def test_env_chooses_ray(client: Client, ray_cluster: str, monkeypatch: pytest.M
     data = numbers(client, 20)
     monkeypatch.setenv("ASSAY_EXECUTOR", "ray")
     monkeypatch.setenv("ASSAY_RAY_ADDRESS", ray_cluster)
-    from assay.executors import base
+    from assay.evaluation import executor as base
 
     chosen = base.executor_from_env()
     assert isinstance(chosen, RayExecutor) and chosen.address == ray_cluster

@@ -74,8 +74,9 @@ class LiveService:
 
 class FlakyServer:
     """A real HTTP server: its first ``failures`` calls get ``fail`` (a status, or "drop" to
-    close the connection unanswered, or "slow" to answer after ``delay`` s); later calls get
-    a valid reply holding ``result``. Counts every call and the time each arrived."""
+    close the connection unanswered, or "slow" to answer after ``delay`` s or when ``release``
+    is set, whichever comes first); later calls get a valid reply holding ``result``. Counts
+    every call and the time each arrived, and the replies sent (``replied``)."""
 
     def __init__(
         self,
@@ -87,6 +88,8 @@ class FlakyServer:
     ) -> None:
         self.failures = failures
         self.calls: list[float] = []
+        self.replied = 0
+        self.release = threading.Event()
         self.lock = threading.Lock()
         reply = encode_results("flaky", [result or EvaluationResult(key="flaky_metric", score=0.75)])
         outer = self
@@ -104,7 +107,7 @@ class FlakyServer:
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 if failing and fail == "slow":
-                    time.sleep(delay)
+                    outer.release.wait(delay)
                 if failing and isinstance(fail, int):
                     self._send(fail, b'{"detail": "failing on purpose"}', headers or {})
                     return
@@ -118,6 +121,8 @@ class FlakyServer:
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(body)
+                with outer.lock:
+                    outer.replied += 1
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -135,6 +140,7 @@ class FlakyServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.release.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

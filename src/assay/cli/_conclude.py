@@ -17,7 +17,7 @@ from assay.cli._gates import (
 from assay.cli._outputs import json_payload, print_json, print_verdicts, write_outputs
 
 if TYPE_CHECKING:
-    from assay.evaluation._results import ExperimentResults
+    from assay.evaluation import ExperimentResults
     from assay.report.errors import MetricErrors
 
 

@@ -14,7 +14,7 @@ from assay._suggest import did_you_mean
 from assay.cli._common import UsageError
 
 if TYPE_CHECKING:
-    from assay.evaluation._results import ExperimentResults
+    from assay.evaluation import ExperimentResults
     from assay.report.errors import MetricErrors
 
 

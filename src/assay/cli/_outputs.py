@@ -20,7 +20,7 @@ from assay.report.errors import error_lines
 from assay.report.plain import plain_table
 
 if TYPE_CHECKING:
-    from assay.evaluation._results import ExperimentResults
+    from assay.evaluation import ExperimentResults
     from assay.report.errors import MetricErrors
     from assay.store.records import ExperimentRow
 

@@ -18,7 +18,7 @@ from assay.cli._gates import Verdict, parse_metric_threshold
 
 if TYPE_CHECKING:
     from assay.comparison import MetricComparison
-    from assay.evaluation._results import ExperimentResults
+    from assay.evaluation import ExperimentResults
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,15 @@ from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
 from assay.errors import NotFoundError
+from assay.evaluation import ExperimentResults
 from assay.evaluation._paged import stored_rows
-from assay.evaluation._results import ExperimentResults
 from assay.schemas import Dataset, Example
 from assay.store import Store, open_store
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from assay.evaluation._results import AsyncExperimentResults
+    from assay.evaluation import AsyncExperimentResults
     from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
     from assay.schemas import TracerSession
 
@@ -256,7 +256,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         **options: Unpack[EvaluateOptions],
     ) -> ExperimentResults:
         """:func:`assay.evaluate` on this client's store (same keywords, but ``client``)."""
-        from assay.evaluation._api import evaluate
+        from assay.evaluation import evaluate
 
         return evaluate(target, client=self, **options)
 
@@ -267,7 +267,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         **options: Unpack[EvaluateOptions],
     ) -> AsyncExperimentResults:
         """:func:`assay.aevaluate` on this client's store (same keywords, but ``client``)."""
-        from assay.evaluation._api import aevaluate
+        from assay.evaluation import aevaluate
 
         return await aevaluate(target, client=self, **options)
 
@@ -285,7 +285,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
 
         ``llm_or_chain_factory`` is a target (a function of the inputs, a chain) or, as in
         LangSmith, a factory taking no arguments that returns one (``lambda: chain``)."""
-        from assay.evaluation._api import evaluate
+        from assay.evaluation import evaluate
 
         return evaluate(
             _made_by_factory(llm_or_chain_factory),

@@ -7,12 +7,12 @@ import uuid
 from dataclasses import replace
 from typing import Any, Literal
 
+from assay._metric import UNIT_RANGE, MetricInfo, Range
 from assay.comparison import _query as query
 from assay.comparison._model import Comparison, MetricComparison, SideSummary, Verdict
 from assay.comparison._sources import ensure_columns, source_for
 from assay.comparison.comparability import check_comparable, experiment_record
 from assay.errors import NotComparableError
-from assay.evaluation.metric import UNIT_RANGE, MetricInfo, Range
 from assay.stats.bootstrap import bca_interval
 from assay.stats.intervals import Interval
 from assay.stats.paired import ALPHA, BinaryPairs, Differences, PairedTest, holm, mcnemar, paired_t

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from assay.evaluation.metric import Direction, Range
+from assay._metric import Direction, Range
 from assay.stats.intervals import Interval
 
 Verdict = Literal["better", "worse", "no detectable difference", "not enough pairs"]

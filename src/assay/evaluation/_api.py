@@ -47,16 +47,15 @@ from assay.evaluation._sharded import end_shard, release_quietly, shard_line, sh
 from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._tally import Tally, tally_of_stored
 from assay.evaluation._target import Target as TargetRunner
-from assay.evaluation.types import DataSource, EvaluatorLike, SummaryEvaluatorLike, Target
+from assay.evaluation.types import DataSource, EvaluatorLike, HasStore, SummaryEvaluatorLike, Target
 from assay.schemas import EvaluationResult, TracerSession
 from assay.store import Store, open_store
 from assay.store.current import use_store
 from assay.store.records import ExperimentRecord, ExperimentRow
 
 if TYPE_CHECKING:
-    from assay.client import Client
     from assay.evaluation._pairwise_run import ComparativeResults
-    from assay.executors.base import Executor
+    from assay.evaluation.executor import Executor
 
 DEFAULT_MAX_CONCURRENCY = 16
 ErrorHandling = Literal["log", "ignore", "raise"]
@@ -74,7 +73,7 @@ class _Options:
     description: str | None
     max_concurrency: int | None
     num_repetitions: int
-    client: Client | None
+    client: HasStore | None
     blocking: bool
     experiment: Any
     upload_results: bool
@@ -122,7 +121,7 @@ async def aevaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -148,7 +147,7 @@ async def aevaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -176,7 +175,7 @@ async def aevaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -235,7 +234,7 @@ def evaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -261,7 +260,7 @@ def evaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -289,7 +288,7 @@ def evaluate(
     description: str | None = None,
     max_concurrency: int | None = DEFAULT_MAX_CONCURRENCY,
     num_repetitions: int = 1,
-    client: Client | None = None,
+    client: HasStore | None = None,
     blocking: bool = True,
     experiment: Any = None,
     upload_results: bool | None = None,
@@ -465,7 +464,7 @@ def _executor(given: Any) -> Executor | None:
     ``ASSAY_EXECUTOR`` names one."""
     if given is None and os.environ.get("ASSAY_EXECUTOR", "").strip().lower() in ("", "local"):
         return None
-    from assay.executors.base import resolve_executor  # the executors build on this package
+    from assay.evaluation.executor import resolve_executor
 
     return resolve_executor(given)
 

@@ -10,6 +10,7 @@ machine a dead holder is seen at once (no such pid), so its lease is taken at on
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
@@ -28,6 +29,7 @@ __all__ = ["LeaseHeldError", "LeaseLostError", "ShardLease", "lease_ttl"]
 DEFAULT_TTL_S = 30.0
 _TTL_VARIABLE = "ASSAY_LEASE_TTL"
 _MAX_POLL_S = 1.0
+log = logging.getLogger("assay.evaluation.lease")
 
 
 def _alive(pid: int) -> bool:
@@ -74,7 +76,7 @@ class ShardLease:
     def take(cls, store: Store, experiment: ExperimentRecord, shard: Shard, *, wait: bool) -> ShardLease:
         """Take the lease, or wait for it (``wait``), or refuse naming its live holder."""
         lease = cls(store, experiment, shard, lease_ttl())
-        host, stale = socket.gethostname(), None
+        host, stale, told = socket.gethostname(), None, False
         while True:
             held = store.take_lease(
                 experiment.id,
@@ -97,6 +99,9 @@ class ShardLease:
                 continue
             if not wait:
                 raise LeaseHeldError(lease._held_message(held))
+            if not told:  # once: a waiting run says what it waits for (and a test can see it)
+                log.warning("waiting for %s, run by pid %s on %s", lease._what(), held.pid, held.host)
+                told = True
             time.sleep(min(_MAX_POLL_S, max(0.05, held.expires_at - time.time())))
 
     def on_lost(self, callback: Callable[[], None]) -> None:

@@ -12,7 +12,7 @@ import asyncio
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from assay._aio import run_coroutine
 from assay.errors import ExperimentError, NotFoundError
@@ -29,14 +29,12 @@ from assay.evaluation._results import ExperimentResults
 from assay.evaluation._rows import in_thread
 from assay.evaluation._runner import run_summaries
 from assay.evaluation._tally import tally_of_stored
+from assay.evaluation.types import HasStore
 from assay.schemas import EvaluationResult
 from assay.store.base import Store
 from assay.store.current import use_store
 from assay.store.open import open_store
 from assay.store.records import ExperimentRecord, ExperimentRow
-
-if TYPE_CHECKING:
-    from assay.client import Client
 
 _CHUNK = 256  # rows scored, then written in one transaction: an interrupt loses at most these
 
@@ -49,7 +47,7 @@ async def aevaluate_existing(
     summary_evaluators: Sequence[Any] | None = None,
     metadata: dict[str, Any] | None = None,
     max_concurrency: int | None = 0,
-    client: Client | None = None,
+    client: HasStore | None = None,
     load_nested: bool = False,
     *,
     replace: bool = False,
@@ -121,7 +119,7 @@ def evaluate_existing(
     summary_evaluators: Sequence[Any] | None = None,
     metadata: dict[str, Any] | None = None,
     max_concurrency: int | None = 0,
-    client: Client | None = None,
+    client: HasStore | None = None,
     load_nested: bool = False,
     blocking: bool = True,
     *,

@@ -24,7 +24,7 @@ from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 
 if TYPE_CHECKING:
-    from assay.executors.base import Executor
+    from assay.evaluation.executor import Executor
 
 
 @dataclass

@@ -13,11 +13,13 @@ from typing import Any, Literal, Protocol, TypeAlias, TypedDict, runtime_checkab
 
 from assay.evaluation._base import RunEvaluator
 from assay.schemas import Dataset, Example
+from assay.store.base import Store
 
 __all__ = [
     "DataSource",
     "EvaluateOptions",
     "EvaluatorLike",
+    "HasStore",
     "RunOnDatasetOptions",
     "Runnable",
     "SummaryEvaluatorLike",
@@ -71,3 +73,12 @@ class EvaluateOptions(RunOnDatasetOptions, total=False):
     max_concurrency: int | None
     experiment: Any
     progress: bool | None
+
+
+@runtime_checkable
+class HasStore(Protocol):
+    """What ``client=`` must be: anything with a ``store`` (an ``assay.Client``). Evaluation
+    names no class above it."""
+
+    @property
+    def store(self) -> Store: ...

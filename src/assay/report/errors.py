@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from assay.evaluation._results import ExperimentResults
+    from assay.report._shown import ShownResults
 
 __all__ = ["ErrorGroup", "MetricErrors", "error_digest", "error_lines", "first_line"]
 
@@ -55,7 +55,7 @@ def first_line(message: str) -> str:
     return line if len(line) <= _LINE_CHARS else line[: _LINE_CHARS - 1] + "…"
 
 
-def error_digest(results: ExperimentResults, top: int = 3) -> list[MetricErrors]:
+def error_digest(results: ShownResults, top: int = 3) -> list[MetricErrors]:
     """Per metric with errors, in the report's order: the ``top`` most frequent messages."""
     erring = {key: agg for key, agg in results.aggregate.items() if agg.errors}
     if not erring:

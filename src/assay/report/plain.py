@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from assay.evaluation._results import ExperimentResults
+    from assay.report._shown import ShownResults
 
 __all__ = ["closing_line", "metric_lines", "plain_report", "plain_table", "summary_lines"]
 
@@ -29,7 +29,7 @@ def plain_table(header: list[str], rows: list[list[str]], numeric: bool = True) 
     ]
 
 
-def metric_lines(results: ExperimentResults) -> list[str]:
+def metric_lines(results: ShownResults) -> list[str]:
     """The terminal table's columns: which way is better, mean, 95% CI with its method,
     n scored, errors (the evaluator failed), skipped (the target failed)."""
     rows = []
@@ -45,7 +45,7 @@ def metric_lines(results: ExperimentResults) -> list[str]:
     return plain_table(["metric", "better", "mean", "95% CI", "n", "errors", "skipped"], rows)
 
 
-def summary_lines(results: ExperimentResults) -> list[str]:
+def summary_lines(results: ShownResults) -> list[str]:
     rows = []
     for result in results.summary_results.results:
         shown = result.error if result.error else ("" if result.value is None else str(result.value))
@@ -53,7 +53,7 @@ def summary_lines(results: ExperimentResults) -> list[str]:
     return plain_table(["summary metric", "score", "value / error"], rows) if rows else []
 
 
-def closing_line(results: ExperimentResults) -> str:
+def closing_line(results: ShownResults) -> str:
     target_errors = results.target_errors
     rows = f"{len(results)} rows" + (f", {target_errors} target failures" if target_errors else "")
     usage = results.usage()
@@ -63,7 +63,7 @@ def closing_line(results: ExperimentResults) -> str:
     return f"{rows}. Stored as {results.experiment_name} in {results.store_url}"
 
 
-def plain_report(results: ExperimentResults) -> str:
+def plain_report(results: ShownResults) -> str:
     from assay.report.errors import error_digest, error_lines
 
     lines = [f"experiment {results.experiment_name}", *metric_lines(results)]

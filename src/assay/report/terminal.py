@@ -19,7 +19,7 @@ from assay.store.records import ExperimentRow
 
 if TYPE_CHECKING:
     from assay.comparison import Comparison, MetricComparison
-    from assay.evaluation._results import ExperimentResults
+    from assay.report._shown import ShownResults
 
 _ARROW = {"higher": "↑", "lower": "↓"}
 _VERDICT_STYLE = {"better": "green", "worse": "red"}
@@ -101,7 +101,7 @@ def _ci(low: float | None, high: float | None, method: str | None) -> str:
     return f"[{low:.3f}, {high:.3f}] {method or ''}".rstrip()
 
 
-def metrics_table(results: ExperimentResults) -> Table:
+def metrics_table(results: ShownResults) -> Table:
     """Per metric: which way is better, mean, 95% CI (method named), and the three outcomes:
     n scored, errors (the evaluator failed), skipped (the target failed)."""
     table = Table(title=f"experiment {escape(results.experiment_name)}", title_justify="left")
@@ -237,7 +237,7 @@ def print_comparison(comparison: Comparison, console: Console | None = None) -> 
         console.print(f"[yellow]note:[/] {escape(warning)}", soft_wrap=True)
 
 
-def summary_table(results: ExperimentResults) -> Table | None:
+def summary_table(results: ShownResults) -> Table | None:
     summary = results.summary_results.results
     if not summary:
         return None
@@ -250,7 +250,7 @@ def summary_table(results: ExperimentResults) -> Table | None:
     return table
 
 
-def print_report(results: ExperimentResults, console: Console | None = None) -> None:
+def print_report(results: ShownResults, console: Console | None = None) -> None:
     console = console or Console()
     console.print(metrics_table(results))
     for line in error_lines(error_digest(results)):

@@ -1,7 +1,16 @@
 """One cgroup per sandbox: a memory limit that counts every page its processes use
-(shared and memfd mappings, tmpfs files included, which RLIMIT_DATA does not) and a
-limit on their number. Made where the cgroup file system is writable (root): under
-the cgroup this process is in, so the host's own accounting still covers it."""
+(shared and memfd mappings, tmpfs files included, which RLIMIT_DATA does not), a limit
+on their number, a CPU share and the kernel's count of their CPU time. Made where the
+cgroup file system is writable (root): under the cgroup this process is in, so the
+host's own accounting still covers it.
+
+The CPU share is what makes sandboxes fair to each other: the scheduler divides the CPU
+between cgroups by weight first and only then between a cgroup's processes, so a
+candidate that forks 60 busy processes shares its sandbox's part, not its neighbours'.
+Its CPU time (``cpu_ns``, from ``cpuacct.usage`` or ``cpu.stat``) is the kernel's, for
+every process of the sandbox: no code linked into the candidate can change it. Where the
+CPU controllers cannot be used (v2 without ``cpu`` delegated), the memory and process
+limits still hold and ``cpu_ns`` reads ``cpu.stat`` (always there in v2) or says None."""
 
 from __future__ import annotations
 
@@ -13,6 +22,12 @@ import time
 ROOT = "/sys/fs/cgroup"
 HEADROOM = 16 * 1024 * 1024  # the zygote's own allocations while it serves a job
 EXTRA_PIDS = 8  # the launcher, the zygote and the reset helper
+CPU_SHARES = 1024  # v1: every sandbox the same weight (the kernel's default for one task)
+CPU_WEIGHT = 100  # v2: the same
+# v1 controllers: the memory and pids ones are required (the cgroup's reason to be), the
+# CPU ones are used when this kernel mounts them
+REQUIRED_V1 = (("memory", "memory.limit_in_bytes"), ("pids", "pids.max"))
+OPTIONAL_V1 = (("cpu", "cpu.shares"), ("cpuacct", "cpuacct.usage"))
 _names = itertools.count(1)
 
 
@@ -33,6 +48,7 @@ class SandboxCgroup:
     def __init__(self, version: int, folders: list[str]) -> None:
         self.version = version
         self.folders = folders
+        self.controllers: dict[str, str] = {}  # v1: controller -> its folder
         self.base = 0
         self._applied: tuple[int | None, int | None] = (None, None)
 
@@ -40,37 +56,86 @@ class SandboxCgroup:
     def create(cls) -> SandboxCgroup | None:
         name = f"assay-sandbox-{os.getpid()}-{next(_names)}"
         if os.path.exists(f"{ROOT}/cgroup.controllers"):
-            own = _own_path("")
-            layout = [(2, f"{ROOT}{own or ''}/{name}".replace("//", "/"), "memory.max")]
-        else:
-            layout = [
-                (1, f"{ROOT}/{c}{_own_path(c) or ''}/{name}".replace("//", "/"), f)
-                for c, f in (("memory", "memory.limit_in_bytes"), ("pids", "pids.max"))
-            ]
-        made = cls(layout[0][0], [])
+            return cls._create_v2(name)
+        made = cls(1, [])
         try:
-            for _, folder, probe in layout:
-                os.mkdir(folder, 0o755)
-                made.folders.append(folder)
-                if not os.path.exists(os.path.join(folder, probe)):
-                    raise OSError(f"no {probe} in {folder}")
+            for controller, probe in REQUIRED_V1:
+                made._add_v1(controller, name, probe)
         except OSError:
             made.remove()
             return None
+        for controller, probe in OPTIONAL_V1:
+            try:
+                made._add_v1(controller, name, probe)
+            except OSError:
+                continue
+        made._write("cpu.shares", str(CPU_SHARES))
         return made
+
+    @classmethod
+    def _create_v2(cls, name: str) -> SandboxCgroup | None:
+        made = cls(2, [])
+        folder = f"{ROOT}{_own_path('') or ''}/{name}".replace("//", "/")
+        try:
+            os.mkdir(folder, 0o755)
+            made.folders.append(folder)
+            if not os.path.exists(os.path.join(folder, "memory.max")):
+                raise OSError(f"no memory.max in {folder}")
+        except OSError:
+            made.remove()
+            return None
+        made._write("cpu.weight", str(CPU_WEIGHT))  # where the cpu controller is delegated
+        return made
+
+    def _add_v1(self, controller: str, name: str, probe: str) -> None:
+        if not os.path.isdir(f"{ROOT}/{controller}"):
+            raise OSError(f"no {controller} hierarchy")
+        folder = f"{ROOT}/{controller}{_own_path(controller) or ''}/{name}".replace("//", "/")
+        os.mkdir(folder, 0o755)
+        self.folders.append(folder)
+        self.controllers[controller] = folder
+        if not os.path.exists(os.path.join(folder, probe)):
+            raise OSError(f"no {probe} in {folder}")
 
     @property
     def procs_files(self) -> list[str]:
         return [os.path.join(folder, "cgroup.procs") for folder in self.folders]
 
+    @property
+    def cpu_shared(self) -> bool:
+        """Whether the sandbox has a CPU weight of its own (else it competes per process)."""
+        return os.path.exists(self._file("cpu.weight" if self.version == 2 else "cpu.shares"))
+
     def describe(self) -> str:
+        cpu = ", CPU weight" if self.cpu_shared else ""
         if self.version == 2:
-            return "cgroup v2 per sandbox (memory.max, memory.swap.max, pids.max)"
-        return "cgroup v1 per sandbox (memory.limit_in_bytes, pids.max)"
+            return f"cgroup v2 per sandbox (memory.max, memory.swap.max, pids.max{cpu})"
+        return f"cgroup v1 per sandbox (memory.limit_in_bytes, pids.max{cpu})"
 
     def _file(self, name: str) -> str:
-        folder = self.folders[0] if self.version == 2 or name.startswith("memory") else self.folders[-1]
-        return os.path.join(folder, name)
+        if self.version == 2:
+            return os.path.join(self.folders[0], name)
+        folder = self.controllers.get(name.split(".", 1)[0], "")
+        return os.path.join(folder, name) if folder else ""
+
+    def cpu_ns(self) -> int | None:
+        """CPU time every process of the sandbox has used, in nanoseconds, as the kernel
+        counts it; None where this cgroup has no CPU accounting."""
+        try:
+            if self.version == 1:
+                path = self._file("cpuacct.usage")
+                if not path:
+                    return None
+                with open(path) as handle:
+                    return int(handle.read())
+            with open(self._file("cpu.stat")) as handle:
+                for line in handle:
+                    key, _, value = line.partition(" ")
+                    if key == "usage_usec":
+                        return int(value) * 1000
+        except (OSError, ValueError):
+            return None
+        return None
 
     def usage(self) -> int:
         name = "memory.current" if self.version == 2 else "memory.usage_in_bytes"
@@ -96,7 +161,7 @@ class SandboxCgroup:
 
     def _write(self, name: str, value: str) -> None:
         path = self._file(name)
-        if os.path.exists(path):
+        if path and os.path.exists(path):
             with open(path, "w") as handle:
                 handle.write(value)
 

@@ -92,6 +92,7 @@ def _run_function_once(pool: JobHost, job: _FunctionJob) -> FunctionRun:
     state.call_timeouts = list(job.call_timeouts) if job.call_timeouts is not None else None
     with running_slot(), pool.candidates.lease() as sandbox:
         state.deadline = time.monotonic() + timeout
+        state.cpu_clock = sandbox.cpu_ns
         while not state.finished:
             with Session() as session:
                 child = spawn_child(
@@ -135,6 +136,7 @@ class _FunctionState:
         self.deadline = 0.0
         self.compile_ms: float | None = None
         self.call_timeouts: list[float] | None = None
+        self.cpu_clock: Callable[[], int | None] = lambda: None  # the sandbox's kernel count
 
     def call_deadline(self, index: int, sent: float, deadline: float) -> tuple[float, float]:
         """The deadline of call ``index`` and the limit a timeout message names."""
@@ -175,6 +177,7 @@ def _drive_candidate(session: Session, child: Child, job: _FunctionJob, state: _
     while state.next < state.total:
         index = state.next
         call = job.calls[index]
+        cpu_before = state.cpu_clock()
         sent = time.monotonic()
         session.send(
             child.frames_in,
@@ -183,6 +186,7 @@ def _drive_candidate(session: Session, child: Child, job: _FunctionJob, state: _
         call_deadline, limit = state.call_deadline(index, sent, deadline)
         reply, timed_out = next_frame(session, child, call_deadline)
         elapsed = (time.monotonic() - sent) * 1000
+        kernel_cpu_ms = cpu_spent_ms(cpu_before, state.cpu_clock())
         state.next += 1
         if timed_out:
             state.record(
@@ -204,7 +208,14 @@ def _drive_candidate(session: Session, child: Child, job: _FunctionJob, state: _
                 )
             )
             return  # a fresh process takes the remaining calls
-        state.record(_outcome(index, reply, elapsed))
+        state.record(_outcome(index, reply, elapsed, kernel_cpu_ms))
+
+
+def cpu_spent_ms(before: int | None, after: int | None) -> float | None:
+    """Milliseconds between two readings of a sandbox's kernel CPU count, or None."""
+    if before is None or after is None or after < before:
+        return None
+    return (after - before) / 1e6
 
 
 def compile_allowance(language: Language) -> float:
@@ -231,11 +242,32 @@ def _compiled_first_frame(
     return first, timed_out
 
 
-def _outcome(index: int, reply: Any, elapsed: float) -> CallOutcome:
+def _outcome(index: int, reply: Any, elapsed: float, kernel_cpu_ms: float | None) -> CallOutcome:
     outcome = _outcome_of(index, reply, elapsed)
     if isinstance(reply, dict):
         outcome.wall_ms, outcome.cpu_ms = reported_time(reply.get("time"))
+        outcome.cpu_source = "candidate" if outcome.cpu_ms is not None else None
+        if outcome.wall_ms is not None:
+            outcome.wall_ms = min(outcome.wall_ms, elapsed)
+    if kernel_cpu_ms is not None and outcome.status in ("ok", "error"):
+        outcome.cpu_ms, outcome.cpu_source = checked_cpu_ms(outcome.cpu_ms, kernel_cpu_ms, 1)
     return outcome
+
+
+# CPU time per call that a runtime's other threads (a JIT compiler, V8's helpers) and the
+# harness's own decoding spend beside the call: the kernel counts it for the sandbox,
+# the calling thread's clock does not.
+CPU_SLACK_MS = 5.0
+
+
+def checked_cpu_ms(reported: float | None, kernel_ms: float, calls: int) -> tuple[float, str]:
+    """The CPU time of ``calls`` calls: the candidate's own figure (its calling thread,
+    finer) where the kernel's count of its whole sandbox bears it out (not above it, nor
+    below it by more than ``CPU_SLACK_MS`` a call): ``"checked"``; else the kernel's
+    count: ``"kernel"``. A candidate that forges its clock gains at most the slack."""
+    if reported is not None and kernel_ms - CPU_SLACK_MS * max(1, calls) <= reported <= kernel_ms:
+        return reported, "checked"
+    return round(kernel_ms, 6), "kernel"
 
 
 def reported_time(spent: Any) -> tuple[float | None, float | None]:

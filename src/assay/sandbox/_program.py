@@ -6,6 +6,7 @@ too, or, for Python on the namespace backends, in a resident checker (``_residen
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,14 @@ from assay.sandbox._children import (
     spawn_child,
 )
 from assay.sandbox._io import Session
-from assay.sandbox._jobs import COMPILE_SECONDS, RUN, compile_allowance, raise_if_not_started
+from assay.sandbox._jobs import (
+    COMPILE_SECONDS,
+    RUN,
+    checked_cpu_ms,
+    compile_allowance,
+    cpu_spent_ms,
+    raise_if_not_started,
+)
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
 from assay.sandbox._sandbox import Sandbox
@@ -138,6 +146,7 @@ class _Job:
         ):
             deadline = time.monotonic() + self.timeout
             reused = reuse and t_box.resident is not None
+            cpu = _CpuSpan(c_box.cpu_ns)
             try:
                 attempt.candidate, calls, replies = _start_candidate(
                     session,
@@ -153,11 +162,13 @@ class _Job:
                     session, t_box, self.language, limits, self.timeout, setup, calls, replies, reuse
                 )
                 frame, attempt.timed_out, attempt.compile_ms, deadline = _await_verdict(
-                    session, attempt.checker, deadline, self.timeout, self.declaration is not None
+                    session, attempt.checker, deadline, self.timeout, self.declaration is not None, cpu
                 )
+                cpu.stop()
                 attempt.verdict = _verdict(
                     frame, attempt.timed_out, self.timeout, deadline, session, attempt.checker
                 )
+                cpu.check(attempt.verdict)
                 keep = (
                     reuse
                     and not attempt.timed_out
@@ -185,8 +196,42 @@ class _SetupTimeout(Exception):
 STARTED = {"event": "started"}  # a compiled checker's first frame, once both sides are built
 
 
+class _CpuSpan:
+    """The candidate sandbox's CPU time over the test, from the kernel's count (its
+    cgroup): what the candidate's replies say about their own time is theirs to forge.
+    Counted from the compiled checker's go-ahead, when both sides are built and the
+    candidate waits for its first call; where there is no such moment (an interpreted
+    candidate starts and loads as the test begins) the replies' sum stays."""
+
+    def __init__(self, clock: Callable[[], int | None]) -> None:
+        self.clock = clock
+        self.began: int | None = None
+        self.ended: int | None = None
+
+    def restart(self) -> None:
+        """The test starts now: what came before was compiling."""
+        self.began = self.clock()
+
+    def stop(self) -> None:
+        if self.began is not None:
+            self.ended = self.clock()
+
+    def check(self, verdict: dict[str, Any]) -> None:
+        spent = cpu_spent_ms(self.began, self.ended)
+        if spent is None or not verdict:
+            return
+        reported = verdict.get("time")
+        own = dict(reported) if isinstance(reported, dict) else {}
+        figure = own.get("cpu_ms")
+        claimed = float(figure) if isinstance(figure, (int, float)) and not isinstance(figure, bool) else None
+        counted = verdict.get("calls")  # by the checker, not the candidate
+        calls = counted if isinstance(counted, int) else 1
+        own["cpu_ms"], own["cpu_source"] = checked_cpu_ms(claimed, spent, calls)
+        verdict["time"] = own
+
+
 def _await_verdict(
-    session: Session, checker: Any, deadline: float, timeout: float, compiled_checker: bool
+    session: Session, checker: Any, deadline: float, timeout: float, compiled_checker: bool, cpu: _CpuSpan
 ) -> tuple[Any, bool, float | None, float]:
     """(verdict frame, timed out, compile ms, deadline). A compiled checker first says
     ``{"event": "started"}`` once it and the candidate are built, then waits for the
@@ -199,6 +244,7 @@ def _await_verdict(
     if timed_out or first != STARTED:
         return first, timed_out, None, deadline + COMPILE_SECONDS
     now = time.monotonic()
+    cpu.restart()
     session.send(checker.frames_in, RUN)
     frame, timed_out = next_frame(session, checker, now + timeout)
     return frame, timed_out, (now - started) * 1000, now + timeout

@@ -391,6 +391,11 @@ class Sandbox:
             limits["address_space_bytes"] = limits["memory_bytes"]
         return limits
 
+    def cpu_ns(self) -> int | None:
+        """The kernel's count of the CPU time this sandbox's processes used (ns), or None
+        without a cgroup to count it."""
+        return self.cgroup.cpu_ns() if self.cgroup is not None else None
+
     @property
     def memory_limit(self) -> str:
         if self.cgroup is not None:

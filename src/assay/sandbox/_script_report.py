@@ -23,7 +23,7 @@ def marked_lines(stdout: str, mark: str) -> list[dict[str, Any]]:
         if raw.startswith(mark):
             try:
                 line = json.loads(raw[len(mark) :])
-            except ValueError:
+            except (ValueError, RecursionError):  # a line nested past the parser's depth
                 continue
             if isinstance(line, dict):
                 lines.append(line)

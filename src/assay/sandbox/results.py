@@ -21,9 +21,13 @@ class CallOutcome:
     """status: ``ok`` (``value`` holds the decoded return value), ``error`` (it raised),
     ``crashed`` (its process ended), ``timeout``, or ``not_run``. ``passed`` is set by a
     caller's ``on_outcome`` reducer, which may also replace ``value`` by a summary.
-    ``duration_ms`` is measured here, from sending the call to its reply; ``wall_ms`` and
-    ``cpu_ms`` are the call alone as the candidate's process measured it (its reply's
-    ``time`` field: reported by that process, so only as trustworthy as it)."""
+    ``duration_ms`` is measured here, from sending the call to its reply. ``cpu_ms`` is the
+    kernel's count of the CPU time the candidate's sandbox used during the call (its
+    cgroup's accounting: no code of the candidate's can change it) where the sandbox has
+    a cgroup (``cpu_source="kernel"``); elsewhere, as ``wall_ms`` always, it is what the
+    candidate's process measured for the call alone (its reply's ``time`` field:
+    ``cpu_source="candidate"``, only as trustworthy as that process). ``wall_ms`` is never
+    more than ``duration_ms``."""
 
     index: int
     status: str
@@ -35,6 +39,7 @@ class CallOutcome:
     passed: bool | None = None
     wall_ms: float | None = None
     cpu_ms: float | None = None
+    cpu_source: str | None = None
 
     @property
     def ok(self) -> bool:

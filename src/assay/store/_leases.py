@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from assay.store.records import Lease
@@ -36,6 +37,9 @@ RETURNING token
 
 class LeaseQueries:
     """Mixed into a store; uses its ``conn`` and ``transaction`` (DB-API style, ``?``)."""
+
+    #: seconds since the epoch, for expiry; a test injects a clock it moves by hand
+    lease_clock: Callable[[], float] = time.time
 
     @property
     def conn(self) -> Any:
@@ -59,7 +63,7 @@ class LeaseQueries:
         """Take the lease of ``shard`` unless another holder's lease is live (or it is
         ``stale_token``'s, a holder known dead); returns the lease as stored afterwards
         (``lease.token == token`` when taken)."""
-        now = time.time()
+        now = self.lease_clock()
         exp = str(experiment_id)
         params = (exp, shard, shards, host, pid, token, now + ttl, now, stale_token)
         with self.transaction() as conn:
@@ -75,7 +79,7 @@ class LeaseQueries:
             row = conn.execute(
                 "UPDATE leases SET expires_at = ? WHERE experiment_id = ? AND shard = ? AND token = ? "
                 "AND state = 'running' RETURNING shard",
-                (time.time() + ttl, str(experiment_id), shard, token),
+                (self.lease_clock() + ttl, str(experiment_id), shard, token),
             ).fetchone()
         return row is not None
 

@@ -74,11 +74,6 @@ def parent_from_headers(headers: Mapping[Any, Any]) -> RemoteParent | None:
     )
 
 
-def is_headers(value: Any) -> bool:
-    """Whether ``value`` is a mapping of headers naming a parent (``tracing_context(parent=...)``)."""
-    return isinstance(value, Mapping) and _header(value, TRACE_HEADER) is not None
-
-
 def _header(headers: Mapping[Any, Any], name: str) -> str | None:
     """A header by name, in any case, as str or bytes; None when absent or oversized."""
     for key, value in headers.items():

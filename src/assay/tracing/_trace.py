@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import contextvars
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
-from assay.tracing import _headers
 from assay.tracing._context import (
     TracingSettings,
     current_parent,
@@ -126,7 +125,7 @@ def tracing_context(
     """Settings for every traced call in the block: tags and metadata are added to theirs,
     ``parent`` becomes their parent run (a run, or the headers of a request that carried one:
     see ``RunTree.to_headers``), ``enabled=False`` records nothing."""
-    if parent is not None and _headers.is_headers(parent):
+    if isinstance(parent, Mapping):  # a request's headers that carry the caller's run
         parent = RunTree.from_headers(parent)
     if isinstance(parent, RunTree):  # the parent's tags and metadata reach the runs inside
         tags = sorted({*(tags or ()), *(parent.tags or ())})

@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from assay.schemas import Run, dotted_order_of, utcnow
-from assay.tracing import _headers
 
 #: metadata keys naming a conversation; a child run carries its parent's (LangSmith's rule)
 _THREAD_KEYS = ("session_id", "thread_id", "conversation_id")
@@ -178,12 +177,16 @@ class RunTree(Run):
     def to_headers(self) -> dict[str, str]:
         """Headers that carry this run to another service (``langsmith-trace``, ``baggage``),
         where ``RunTree.from_headers`` (or ``tracing_context(parent=headers)``) continues it."""
+        from assay.tracing import _headers  # distributed tracing: loaded when used
+
         return _headers.to_headers(self.dotted_order or "", self.metadata, self.tags, self.session_name)
 
     @classmethod
     def from_headers(cls, headers: Any, **fields: Any) -> RunTree | None:
         """A stand-in for the remote parent named by ``headers``; None when they name none
         (or name it in a form that cannot be read: headers come from the network)."""
+        from assay.tracing import _headers
+
         parent = _headers.parent_from_headers(headers)
         if parent is None:
             return None
@@ -206,7 +209,7 @@ class RunTree(Run):
     @classmethod
     def from_dotted_order(cls, dotted_order: str, **fields: Any) -> RunTree:
         """The run a dotted order names (a parent for runs continuing it)."""
-        found = cls.from_headers({_headers.TRACE_HEADER: dotted_order}, **fields)
+        found = cls.from_headers({"langsmith-trace": dotted_order}, **fields)
         if found is None:
             raise ValueError(f"not a dotted order: {dotted_order[:200]!r}")
         return found

@@ -6,7 +6,15 @@ kept. What a machine can do varies (a busy laptop, a shared CI runner); a limit 
 to the reference follows it, where a fixed one either fails correct code when the machine
 is slow or lets an exponential answer finish when it is fast.
 
-A measurement is cached in the store (namespace ``code.reference_time.v1``), keyed on the
+A test's time is the reference's CPU time for the call, as the kernel counts it for its
+sandbox (which has the same CPU share as a candidate's): a CPU hog beside the measurement
+stretches wall time several-fold, CPU time hardly. A test program's time is its test phase
+(from the go-ahead, compiling excluded). Runs whose times spread more than
+``MAX_SPREAD``-fold (and by more than ``NOISE_MS``) say the machine was contended: they
+are measured once more, and refused (``CalibrationError``, nothing cached) if they spread
+again.
+
+A measurement is cached in the store (namespace ``code.reference_time.v2``), keyed on the
 language, the reference code and the inputs (or test program), so a dataset is measured
 once, not at every row or experiment.
 """
@@ -31,7 +39,9 @@ from assay.sandbox.harness import codec
 
 __all__ = ["Calibrated", "CalibrationError", "ReferenceTime", "measure_reference", "reference_code_of"]
 
-NAMESPACE = "code.reference_time.v1"
+NAMESPACE = "code.reference_time.v2"  # v1 held parent wall times
+MAX_SPREAD = 2.5  # slowest run / fastest run past which the machine was busy
+NOISE_MS = 20.0  # differences below this are the clocks' and caches', not contention
 REFERENCE_KEYS = ("reference_code", "canonical_solution", "reference_solution")
 log = logging.getLogger("assay.evaluators.code.calibrate")
 
@@ -79,8 +89,11 @@ def timeout_mode(value: Any) -> Calibrated | None:
 @dataclass(frozen=True)
 class ReferenceTime:
     """Medians over ``repeats`` runs of the reference: per test (test-case mode) or for
-    the whole test program. ``*_ms``: measured by the parent from sending a call to its
-    reply; ``cpu_ms``/``wall_ms``: the reference's own process, inside the sandbox."""
+    the whole test program. ``per_test_ms``: each call's CPU time (the kernel's count where
+    the sandbox has a cgroup; else the reference's own, or the parent's time from sending a
+    call to its reply when neither is there); ``total_ms``: a test program's test phase
+    (wall time, compiling excluded); ``cpu_ms``/``wall_ms``: per call, as the outcomes
+    carry them."""
 
     per_test_ms: list[float]
     cpu_ms: list[float]
@@ -151,6 +164,14 @@ def measure_reference(pool: SandboxPool, job: ReferenceJob, repeats: int, store:
     if cached is not None:
         return cached
     runs = [_run_once(pool, job) for _ in range(repeats)]
+    if contended(runs):
+        runs = [_run_once(pool, job) for _ in range(repeats)]
+        why = contended(runs)
+        if why:
+            raise CalibrationError(
+                f"the reference's times were not steady twice in a row ({why}): the machine was "
+                "too busy to calibrate on; nothing was cached, run it again when it is quieter"
+            )
     measured = ReferenceTime(
         per_test_ms=_medians([r[0] for r in runs]),
         cpu_ms=_medians([r[1] for r in runs]),
@@ -164,8 +185,19 @@ def measure_reference(pool: SandboxPool, job: ReferenceJob, repeats: int, store:
     return measured
 
 
-# per test: parent ms, cpu ms, wall ms; then the run's time outside its calls
+# per test: the limit's basis (CPU ms), cpu ms, wall ms; then the run's time outside its calls
 Times = tuple[list[float], list[float], list[float], float]
+
+
+def contended(runs: Sequence[Times]) -> str | None:
+    """Why the runs' totals say the machine was contended, or None (steady enough)."""
+    totals = [sum(run[0]) for run in runs]
+    if len(totals) < 2:
+        return None
+    low, high = min(totals), max(totals)
+    if high - low <= NOISE_MS or high <= MAX_SPREAD * low:
+        return None
+    return f"{len(totals)} runs took {low:.1f}-{high:.1f} ms, more than {MAX_SPREAD:g}x apart"
 
 
 def _run_once(pool: SandboxPool, job: ReferenceJob) -> Times:
@@ -185,7 +217,8 @@ def _run_once(pool: SandboxPool, job: ReferenceJob) -> Times:
                 f"the reference solution fails its own test program: {run.verdict.get('message') or run.verdict}"
             )
         spent = run.verdict.get("time") or {}
-        return [run.duration_ms], [float(spent.get("cpu_ms", 0.0))], [float(spent.get("wall_ms", 0.0))], 0.0
+        test_phase = run.duration_ms - (run.compile_ms or 0.0)
+        return [test_phase], [float(spent.get("cpu_ms", 0.0))], [float(spent.get("wall_ms", 0.0))], 0.0
     assert job.cases is not None
     function_run = pool.run_function(
         job.language,
@@ -206,7 +239,7 @@ def _run_once(pool: SandboxPool, job: ReferenceJob) -> Times:
     outcomes = function_run.outcomes
     calls_ms = [o.duration_ms or 0.0 for o in outcomes]
     return (
-        calls_ms,
+        [o.duration_ms or 0.0 if o.cpu_ms is None else o.cpu_ms for o in outcomes],
         [o.cpu_ms or 0.0 for o in outcomes],
         [o.wall_ms or 0.0 for o in outcomes],
         max(0.0, function_run.duration_ms - sum(calls_ms)),

@@ -73,6 +73,7 @@ def case_details(case: TestCase, outcome: CallOutcome, tolerance: Tolerance) -> 
         "duration_ms": None if outcome.duration_ms is None else round(outcome.duration_ms, 3),
         "cpu_ms": None if outcome.cpu_ms is None else round(outcome.cpu_ms, 3),
         "wall_ms": None if outcome.wall_ms is None else round(outcome.wall_ms, 3),
+        "cpu_source": outcome.cpu_source,
     }
 
 

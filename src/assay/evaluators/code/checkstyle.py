@@ -99,7 +99,10 @@ class CheckstyleEvaluator(BaseEvaluator):
         # checkstyle exits with the number of findings; a parse failure is an exception
         if findings is None or "CheckstyleException" in done.stderr:
             return unreadable_result(self.name, "checkstyle", done, "checkstyle could not read the code.")
-        return findings_result(self.name, "checkstyle", code, findings)
+        result = findings_result(self.name, "checkstyle", code, findings)
+        # RULES configures no suppression filter; other rules may (the caller's choice)
+        result.metadata["suppressions"] = "ignored" if self.rules == RULES else "as the rules configure"
+        return result
 
 
 def _findings(report: str) -> list[dict[str, Any]] | None:

@@ -18,8 +18,9 @@ from typing import Any
 from assay.errors import CaseError, ToolMissing
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._cases import code_from_run
-from assay.evaluators.code._findings import refused_result
-from assay.evaluators.code._tools import oversized
+from assay.evaluators.code._findings import refused_result, unreadable_result
+from assay.evaluators.code._suppressions import OPTION, honoured, mode
+from assay.evaluators.code._tools import ToolRun, oversized
 from assay.sandbox import get_language
 from assay.schemas import Example, Run
 
@@ -103,19 +104,23 @@ def _no_code(key: str) -> EvaluationResult:
 
 
 class RuffLintEvaluator(BaseEvaluator):
-    """Lint findings as a score: ``max(0, 1 - findings / lines)`` (1.0 when clean).
+    """Lint findings as a score: ``max(0, 1 - findings / lines)`` (1.0 when clean). Code
+    ruff cannot parse scores 0 with ruff's message.
 
     Args:
         select: ruff rule selectors (default: ruff's own defaults).
         output_key: where the code is in ``run.outputs``.
+        honour_suppressions: let the code's ``# noqa`` comments count (by default ruff
+            runs with ``--ignore-noqa``: the code cannot silence its own findings).
     """
 
-    option_names = ("select", "output_key")
+    option_names = ("select", "output_key", OPTION)
 
     def __init__(self, name: str = "RuffLintEvaluator", **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)
         self.select: list[str] | None = kwargs.get("select")
         self.output_key: str | None = kwargs.get("output_key")
+        self.honour = honoured(kwargs)
 
     def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         code = _code(run, self.output_key)
@@ -134,10 +139,15 @@ class RuffLintEvaluator(BaseEvaluator):
         ]
         if self.select:
             args += ["--select", ",".join(self.select)]
+        if not self.honour:
+            args.append("--ignore-noqa")
         done = _run_tool("ruff", [*args, "-"], code)
         if done.returncode != 0:
             raise RuntimeError(f"ruff failed (exit {done.returncode}): {done.stderr.strip()}")
         findings = [_ruff_finding(item) for item in json.loads(done.stdout or "[]")]
+        unparsed = [f for f in findings if f["code"] in _RUFF_SYNTAX]
+        if unparsed:
+            return self._unparsable(unparsed)
         lines = max(1, sum(1 for line in code.splitlines() if line.strip()))
         score = max(0.0, 1.0 - len(findings) / lines)
         summary = ", ".join(f"{f['code']} line {f['line']}" for f in findings[:10])
@@ -146,8 +156,25 @@ class RuffLintEvaluator(BaseEvaluator):
             score=score,
             feedback="No lint findings." if not findings else f"{len(findings)} lint finding(s).",
             comment=summary or None,
-            metadata={"findings": findings, "count": len(findings), "lines": lines},
+            metadata={
+                "findings": findings,
+                "count": len(findings),
+                "lines": lines,
+                "suppressions": mode(self.honour),
+            },
         )
+
+    def _unparsable(self, errors: list[dict[str, Any]]) -> EvaluationResult:
+        message = "\n".join(f"line {f['line']}: {f['message']}" for f in errors[:10])
+        result = unreadable_result(
+            self.name, "ruff", ToolRun(0, "", message), "ruff could not parse the code."
+        )
+        result.metadata["suppressions"] = mode(self.honour)
+        return result
+
+
+# what ruff reports for code it cannot parse (newer ruff: ``invalid-syntax``; older: E999)
+_RUFF_SYNTAX = frozenset({"invalid-syntax", "E999", None})
 
 
 def _ruff_finding(item: dict[str, Any]) -> dict[str, Any]:
@@ -162,26 +189,33 @@ def _ruff_finding(item: dict[str, Any]) -> dict[str, Any]:
 
 class BanditSecurityEvaluator(BaseEvaluator):
     """Security findings by severity. Score ``max(0, 1 - sum of weights)`` with HIGH 1.0,
-    MEDIUM 0.5, LOW 0.1: one high-severity finding scores 0, a clean file 1.0."""
+    MEDIUM 0.5, LOW 0.1: one high-severity finding scores 0, a clean file 1.0. Code bandit
+    cannot parse (Python 2, a syntax error) scores 0 with bandit's message: what bandit did
+    not read it cannot vouch for.
 
-    option_names = ("output_key", "weights")
+    ``honour_suppressions=True`` lets the code's ``# nosec`` comments count; by default
+    bandit runs with ``--ignore-nosec``."""
+
+    option_names = ("output_key", "weights", OPTION)
 
     def __init__(self, name: str = "BanditSecurityEvaluator", **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)
         self.output_key: str | None = kwargs.get("output_key")
         self.weights = dict(SEVERITY_WEIGHTS, **kwargs.get("weights", {}))
+        self.honour = honoured(kwargs)
 
     def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         code = _code(run, self.output_key)
         refused = _refusal(self.name, code)
         if refused is not None or code is None:
             return refused or _no_code(self.name)
-        done = _run_tool("bandit", ["-f", "json", "-q", "-"], code)
+        args = ["-f", "json", "-q", *([] if self.honour else ["--ignore-nosec"]), "-"]
+        done = _run_tool("bandit", args, code)
         if done.returncode not in (0, 1) or not done.stdout.strip():
             raise RuntimeError(f"bandit failed (exit {done.returncode}): {done.stderr.strip()}")
         report = json.loads(done.stdout)
         if report.get("errors"):
-            raise RuntimeError(f"bandit could not analyse the code: {report['errors']}")
+            return self._unparsable(report["errors"])
         findings = [_bandit_finding(item) for item in report.get("results", [])]
         by_severity = {
             level: sum(f["severity"] == level for f in findings) for level in ("HIGH", "MEDIUM", "LOW")
@@ -196,8 +230,16 @@ class BanditSecurityEvaluator(BaseEvaluator):
                 f"{f['test_id']} ({f['severity']}) line {f['line']}: {f['text']}" for f in findings
             )
             or None,
-            metadata={"findings": findings, "by_severity": by_severity},
+            metadata={"findings": findings, "by_severity": by_severity, "suppressions": mode(self.honour)},
         )
+
+    def _unparsable(self, errors: list[dict[str, Any]]) -> EvaluationResult:
+        message = "\n".join(str(error.get("reason", error)) for error in errors[:10])
+        result = unreadable_result(
+            self.name, "bandit", ToolRun(0, "", message), "bandit could not parse the code."
+        )
+        result.metadata["suppressions"] = mode(self.honour)
+        return result
 
 
 def _bandit_finding(item: dict[str, Any]) -> dict[str, Any]:

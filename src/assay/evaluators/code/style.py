@@ -26,6 +26,7 @@ from assay.evaluation import BaseEvaluator, EvaluationResult, EvaluationResults
 from assay.evaluators.code._cases import code_from_run, inputs_of
 from assay.evaluators.code._findings import refused_result
 from assay.evaluators.code._formatters import ALIASES, FORMATTERS, Formatter
+from assay.evaluators.code._suppressions import OPTION, defuse_format_switches, honoured, mode
 from assay.evaluators.code._tools import TOOL_TIMEOUT, ToolRun, oversized, run_tool
 from assay.sandbox import get_language
 from assay.schemas import Example, Run
@@ -46,9 +47,12 @@ class CodeStyleEvaluator(BaseEvaluator):
             ``example.inputs["language"]`` wins.
         output_key: where the code is in ``run.outputs`` (as for CodeCorrectnessEvaluator).
         timeout: seconds the formatter may take on one file (past it, the code scores 0).
+        honour_suppressions: let the code's formatter-off comments (``# fmt: off``,
+            ``// clang-format off``, ``// prettier-ignore``) count; by default they are
+            plain comments and the code between them is formatted like the rest.
     """
 
-    option_names = ("language", "output_key", "timeout")
+    option_names = ("language", "output_key", "timeout", OPTION)
     direction = "higher"
     score_range = (0.0, 1.0)
 
@@ -57,6 +61,7 @@ class CodeStyleEvaluator(BaseEvaluator):
         self.language = _language_name(str(kwargs.get("language", "python")))
         self.output_key: str | None = kwargs.get("output_key")
         self.timeout = float(kwargs.get("timeout", TOOL_TIMEOUT))
+        self.honour = honoured(kwargs)
 
     def _evaluate(self, run: Run, example: Example | None = None) -> Any:
         language = _language_name(str(inputs_of(example).get("language") or self.language))
@@ -69,10 +74,13 @@ class CodeStyleEvaluator(BaseEvaluator):
         refused = oversized(code)
         if refused:
             return refused_result(self.name, refused)
+        code, defused = (code, 0) if self.honour else defuse_format_switches(language, code)
         done = run_tool(argv, code, limit_memory=formatter.limit_memory, timeout=self.timeout)
         if done.returncode != 0 or (not done.stdout and code.strip()):
             return self._unparsable(language, done)
-        return self._compare(language, formatter.tool, code, done.stdout)
+        results = self._compare(language, formatter.tool, code, done.stdout)
+        results.results[0].metadata.update(suppressions=mode(self.honour), defused_switches=defused)
+        return results
 
     def _compare(self, language: str, tool: str, code: str, formatted: str) -> EvaluationResults:
         diff = list(

@@ -6,6 +6,13 @@ run in a fresh forked process in its own folder, stopped at its time limit, with
 output going to a file of its own. It prints one report line per run; the trusted parent
 decides everything from those lines and counts a run whose line is missing as one the
 tests did not fail.
+
+A run's counts reach this program over a pipe it opened before the fork and reads while
+the run lasts, never through a file in the run's folder (which the tests, or a process
+they leave behind, could rewrite after the fact); what arrives after the run's exit is not
+read, and more than ``MAX_RESULT_BYTES`` is dropped. The tests run in the process that
+writes the pipe, so what arrives is still untrusted: the parent checks every field's
+shape and scores a malformed report 0.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from typing import Any
 PAYLOAD: dict[str, Any] = globals().get("PAYLOAD", {})
 MARK = "\x1eassay-unit-tests "
 OUTPUT_TAIL = 4000
+MAX_RESULT_BYTES = 4 << 20
+MAX_RESULT_DEPTH = 12  # the harness writes 6 levels (coverage's missing branches)
 
 
 def main() -> None:
@@ -60,8 +69,10 @@ def run_child(folder: str, source: str, measure: bool, timeout: float) -> dict[s
         with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
             handle.write(text)
     began = time.monotonic()
+    reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:
+        os.close(reader)
         os.setpgid(0, 0)
         os.chdir(folder)
         log = os.open("output.txt", os.O_WRONLY | os.O_CREAT, 0o600)
@@ -69,23 +80,31 @@ def run_child(folder: str, source: str, measure: bool, timeout: float) -> dict[s
         os.dup2(log, 2)
         code = 3
         try:
-            code = run_tests(measure, stop_early=not measure)
+            code = run_tests(measure, stop_early=not measure, channel=writer)
         finally:
             os._exit(code)
-    exit_code, timed_out = wait(pid, began + timeout)
+    os.close(writer)
+    received = bytearray()
+    try:
+        exit_code, timed_out = wait(pid, began + timeout, reader, received)
+    finally:
+        os.close(reader)
     return {
         "exit": exit_code,
         "timed_out": timed_out,
         "seconds": time.monotonic() - began,
-        "result": read_json(os.path.join(folder, "result.json")),
+        "result": parse_result(received),
         "output": tail(os.path.join(folder, "output.txt")) if measure else "",
     }
 
 
-def wait(pid: int, deadline: float) -> tuple[int, bool]:
+def wait(pid: int, deadline: float, reader: int, received: bytearray) -> tuple[int, bool]:
+    os.set_blocking(reader, False)
     while True:
+        drain(reader, received)
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
+            drain(reader, received)  # what the run wrote before it exited, not after
             return os.waitstatus_to_exitcode(status), False
         if time.monotonic() >= deadline:
             try:
@@ -97,7 +116,44 @@ def wait(pid: int, deadline: float) -> tuple[int, bool]:
         time.sleep(0.005)
 
 
-def run_tests(measure: bool, stop_early: bool) -> int:
+def drain(reader: int, received: bytearray) -> None:
+    while True:
+        try:
+            chunk = os.read(reader, 1 << 16)
+        except BlockingIOError:
+            return
+        if not chunk:
+            return
+        if len(received) <= MAX_RESULT_BYTES:
+            received += chunk
+
+
+def parse_result(received: bytearray) -> Any:
+    """One JSON value, or None (nothing, too much, not JSON, or nested deeper than the
+    harness writes: the parent's 0)."""
+    if not received or len(received) > MAX_RESULT_BYTES:
+        return None
+    try:
+        value = json.loads(bytes(received))
+    except (ValueError, RecursionError):
+        return None
+    return value if depth(value) <= MAX_RESULT_DEPTH else None
+
+
+def depth(value: Any) -> int:
+    """How deeply lists and objects nest in ``value`` (iteratively: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                deepest = max(deepest, level + 1)
+                stack.append((child, level + 1))
+    return deepest
+
+
+def run_tests(measure: bool, stop_early: bool, channel: int) -> int:
     sys.path.insert(0, os.getcwd())
     tracer = None
     if measure and PAYLOAD["coverage"]:
@@ -117,8 +173,9 @@ def run_tests(measure: bool, stop_early: bool) -> int:
             result["coverage"] = brief_coverage(read_json("coverage.json"))
         except Exception as exc:  # e.g. the module was never imported
             result["coverage_error"] = f"{type(exc).__name__}: {exc}"
-    with open("result.json", "w", encoding="utf-8") as handle:
-        json.dump(result, handle)
+    data = memoryview(json.dumps(result).encode())
+    while data:
+        data = data[os.write(channel, data) :]
     return code
 
 

@@ -1,5 +1,9 @@
 """Reading the sandbox's report lines (untrusted: shapes checked, numbers clamped) and
-turning them into the four metrics."""
+turning them into the four metrics.
+
+The counts of a run come from the process the generated tests run in, so the tests can
+write them: a report that is not the shape the harness writes scores 0 with the reason
+(the tests' doing), never an excluded error."""
 
 from __future__ import annotations
 
@@ -37,6 +41,9 @@ class Outcome:
                 f"{done.output.stderr[-500:]}"
             )
             return cls(False, reason.strip(), details=details)
+        malformed = _malformed(reference.get("result"))
+        if malformed:
+            return cls(False, f"the test run's report is malformed ({malformed})", details=details)
         runs: dict[int, dict[str, Any]] = {}
         for line in lines:
             index = line.get("index")
@@ -64,10 +71,34 @@ class Outcome:
             "statements": statements,
             "branches": branches,
             "missing_lines": _ints(only.get("missing_lines"))[:100],
-            "missing_branches": [b for b in (only.get("missing_branches") or []) if isinstance(b, list)][
-                :100
-            ],
+            "missing_branches": [b for b in _list(only.get("missing_branches")) if isinstance(b, list)][:100],
         }
+
+
+def _malformed(result: Any) -> str | None:
+    """Why the reference run's result is not the shape the harness writes, or None. (No
+    result at all is judged by the run's exit: a timeout, no tests, a crash.)"""
+    if result is None:
+        return None
+    if not isinstance(result, dict):
+        return f"a {type(result).__name__}, not an object"
+    for key in ("tests", "collection_errors"):
+        if not isinstance(result.get(key, []), list):
+            return f"{key!r} is not a list"
+    if not all(isinstance(test, dict) for test in result.get("tests", [])):
+        return "a test entry is not an object"
+    for key in ("passed", "failed", "skipped"):
+        value = result.get(key, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return f"{key!r} is not a count"
+    coverage = result.get("coverage")
+    if coverage is not None and not isinstance(coverage, dict):
+        return "'coverage' is not an object"
+    return None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _verdict_on_reference(run: dict[str, Any]) -> tuple[bool, str]:
@@ -75,10 +106,10 @@ def _verdict_on_reference(run: dict[str, Any]) -> tuple[bool, str]:
     assert isinstance(result, dict)
     if run.get("timed_out"):
         return False, "the tests timed out on the reference implementation"
-    errors = [str(e) for e in result.get("collection_errors") or []]
+    errors = [str(e) for e in _list(result.get("collection_errors"))]
     if errors:
         return False, f"the test file cannot be collected: {errors[0][-800:]}"
-    failed = [t for t in result.get("tests") or [] if isinstance(t, dict) and t.get("outcome") == "failed"]
+    failed = [t for t in _list(result.get("tests")) if isinstance(t, dict) and t.get("outcome") == "failed"]
     if failed:
         shown = "; ".join(f"{t.get('name')}: {str(t.get('message'))[-300:]}" for t in failed[:SHOWN_FAILURES])
         return False, f"{len(failed)} test(s) fail on the reference implementation: {shown}"
@@ -181,6 +212,6 @@ def _reference_summary(run: dict[str, Any]) -> dict[str, Any]:
         "failed": _count(result, "failed"),
         "skipped": _count(result, "skipped"),
         "failures": [
-            t for t in result.get("tests") or [] if isinstance(t, dict) and t.get("outcome") == "failed"
+            t for t in _list(result.get("tests")) if isinstance(t, dict) and t.get("outcome") == "failed"
         ][:SHOWN_FAILURES],
     }

@@ -15,6 +15,8 @@ from typing import Any
 
 from assay.client import Client
 
+__all__ = ["AsyncClient"]
+
 
 class AsyncClient:
     """``await client.create_dataset(...)``, ``async for example in client.list_examples(...)``."""

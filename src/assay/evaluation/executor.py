@@ -1,8 +1,10 @@
 """How rows are dispatched: the interface, the default (local) executor, and the choice by
-environment (``ASSAY_EXECUTOR``)."""
+environment (``ASSAY_EXECUTOR``). The executors (``assay.executors``) build on this module;
+it finds the one the environment names by its module path, never importing them itself."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -56,9 +58,9 @@ def executor_from_env() -> Executor | None:
     if chosen in ("", "local"):
         return None
     if chosen == "ray":
-        from assay.executors.ray import RayExecutor
-
-        return RayExecutor(address=os.environ.get(RAY_ADDRESS_VARIABLE) or "auto")
+        ray_executor = importlib.import_module("assay.executors.ray").RayExecutor
+        executor: Executor = ray_executor(address=os.environ.get(RAY_ADDRESS_VARIABLE) or "auto")
+        return executor
     raise ExecutorError(
         f"{EXECUTOR_VARIABLE}={chosen!r} is not an executor: use 'local' (the default) or 'ray'"
     )
