@@ -7,7 +7,6 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from assay._suggest import did_you_mean
 from assay.client._example_edits import ExampleEdits, filtered, page
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
@@ -105,6 +104,8 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         dataset = self._find_dataset(dataset_name, dataset_id)
         if dataset is None:
             if dataset_name:
+                from assay._suggest import did_you_mean  # only on this error path
+
                 known = (d.name for d in self.store.list_datasets())
                 what = f"named {dataset_name!r}{did_you_mean(dataset_name, known)}"
             else:
@@ -304,6 +305,8 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
     def read_experiment(self, name: str) -> ExperimentResults:
         record = self.store.get_experiment(name=name)
         if record is None:
+            from assay._suggest import did_you_mean  # only on this error path
+
             known = (e.name for e in self.store.list_experiments())
             raise NotFoundError(
                 f"no experiment named {name!r}{did_you_mean(name, known)} in {self.store.url}"

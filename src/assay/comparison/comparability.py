@@ -13,7 +13,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from assay._suggest import did_you_mean
 from assay.errors import NotComparableError
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord
@@ -73,6 +72,8 @@ def experiment_record(store: Store, ref: Any) -> ExperimentRecord:
             except ValueError:
                 record = None
     if record is None:
+        from assay._suggest import did_you_mean  # only on this error path
+
         known = (e.name for e in store.list_experiments())
         raise LookupError(f"no experiment {ref!r}{did_you_mean(str(ref), known)} in the store at {store.url}")
     return record

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay._suggest import did_you_mean
 from assay.errors import AlreadyExistsError, DataError
 from assay.schemas import Dataset, Example, trusted
 from assay.store.base import Store
@@ -92,6 +91,8 @@ def _find_dataset(store: Store, name_or_id: str) -> Dataset | None:
 
 def _stored(store: Store, dataset: Dataset | None, label: str, name: str | None = None) -> ResolvedData:
     if dataset is None:
+        from assay._suggest import did_you_mean  # only on this error path
+
         hint = did_you_mean(name, (d.name for d in store.list_datasets())) if name else ""
         raise DataError(f"no dataset {label}{hint} in the store at {store.url}")
     count = store.count_examples(dataset.id, version=dataset.version)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from assay._suggest import did_you_mean
 from assay.errors import UnknownEvaluatorName
 
 EVALUATOR_NAMES: dict[str, str] = {
@@ -50,6 +49,8 @@ EVALUATOR_NAMES: dict[str, str] = {
 def resolve_evaluator_name(name: str) -> Any:
     target = EVALUATOR_NAMES.get(name)
     if target is None:
+        from assay._suggest import did_you_mean  # only on this error path
+
         known = ", ".join(sorted(EVALUATOR_NAMES))
         raise UnknownEvaluatorName(
             f"unknown evaluator name {name!r}{did_you_mean(name, EVALUATOR_NAMES)}; known names: {known}"
