@@ -1,6 +1,7 @@
-"""Summary evaluators see the same lists whether a run hands over the values it kept or
-they are read back from the store (over budget, resumed), and a run large enough for
-the SQLite writer process has its metric columns built there."""
+"""A run's rows, kept as it produced them: summary evaluators and ``list(results)`` see the
+same values whether a run hands over what it kept or they are read back from the store
+(over budget, resumed), and a run large enough for the SQLite writer process has its
+metric columns built there."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 import assay
 from assay.evaluation import _kept
-from assay.evaluation._kept import KeptValues
+from assay.evaluation._kept import KeptRows
 from assay.store import _columns as columns
 from assay.store.sqlite._writer import SPAWN_AFTER_ROWS
 
@@ -84,12 +85,12 @@ def test_a_budget_in_bytes_drops_what_was_kept() -> None:
     from assay.schemas import Example, Run
     from assay.store.records import ExperimentRow
 
-    kept = KeptValues(["outputs"], max_bytes=10_000)
+    kept = KeptRows(max_bytes=100_000)
     example = Example(inputs={"x": 1})
     for position in range(64):
         run = Run(name="t", inputs={"x": 1}, outputs={"text": "x" * 1000})
         kept.add(ExperimentRow(example=example, run=run, results=[], position=position, repetition=0))
-    assert kept.lists(64) == {}
+    assert kept.lists(64) == {} and kept.rows(64) is None
 
 
 def test_a_resumed_run_reads_every_row_back(tmp_path: Path) -> None:
@@ -170,20 +171,69 @@ def _row(position: int, repetition: int) -> Any:
 def test_kept_values_come_back_in_data_order_whatever_order_rows_came_in() -> None:
     keys = [(p, r) for p in range(40) for r in range(2)]
     shuffled = keys[1::2] + keys[0::2]
-    kept = KeptValues(["outputs", "inputs"])
+    kept = KeptRows()
     for position, repetition in shuffled:
         kept.add(_row(position, repetition))
-    lists = kept.lists(len(keys))
+    lists = kept.lists(len(keys), ["outputs", "inputs"])
     assert lists["outputs"] == [{"o": key} for key in keys]
     assert lists["inputs"] == [{"p": p} for p, _ in keys]
     assert set(lists) == {"inputs", "outputs"}
+    rows = kept.rows(len(keys))
+    assert rows is not None and [(row.position, row.repetition) for row in rows] == keys
 
 
-def test_kept_values_in_order_are_handed_over_without_a_copy() -> None:
-    kept = KeptValues(["reference_outputs"])
-    for position in range(50):
-        kept.add(_row(position, 0))
-    first = kept.lists(50)["reference_outputs"]
+def test_kept_rows_in_order_are_handed_over_without_a_copy() -> None:
+    kept = KeptRows()
+    added = [_row(position, 0) for position in range(50)]
+    for row in added:
+        kept.add(row)
+    assert kept.rows(50) == added and kept.rows(50) is kept.rows(50)
+    first = kept.lists(50, ["reference_outputs"])["reference_outputs"]
     assert first == [{"r": 0}] * 50
-    assert kept.lists(50)["reference_outputs"] is first
-    assert kept.lists(49) == {}  # not every stored row was kept
+    assert kept.lists(50, ["reference_outputs"])["reference_outputs"] is first
+    assert kept.lists(49) == {} and kept.rows(49) is None  # not every stored row was kept
+
+
+def _shape(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What a user reads of a row, as text (NaN and sets compared as written)."""
+    run, example = row["run"], row["example"]
+    results = [(r.key, r.score, r.value, r.comment) for r in row["evaluation_results"]["results"]]
+    return tuple(
+        map(repr, (run.id, run.outputs, run.error, example.id, example.inputs, example.outputs, results))
+    )
+
+
+def test_a_fresh_run_hands_its_rows_over_without_reading_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = assay.Client(str(tmp_path / "k.db"))
+    _data(client)
+
+    def exact(outputs: Any, reference_outputs: Any) -> dict[str, Any]:
+        return {"key": "exact", "score": outputs["y"] == reference_outputs["y"], "comment": "c"}
+
+    results = assay.evaluate(
+        _target, data="kept", evaluators=[exact], client=client, progress=False, max_concurrency=8
+    )
+
+    def no_reads(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the rows were read back from the store")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(type(client.store), "load_rows", no_reads)
+        handed = [_shape(row) for row in results]
+        indexed = _shape(results[ROWS - 1])
+    stored = [_shape(row) for row in client.read_experiment(results.experiment_name)]
+    assert handed == stored  # in data order, though rows finished out of order
+    assert indexed == stored[-1] and len(results) == ROWS
+    client.close()
+
+
+def test_over_budget_the_rows_are_read_back_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    client = assay.Client(str(tmp_path / "k.db"))
+    _data(client, 100)
+    kept = [_shape(row) for row in assay.evaluate(_target, data="kept", client=client, progress=False)]
+    monkeypatch.setattr(_kept, "MAX_ROWS", 10)
+    read = [_shape(row) for row in assay.evaluate(_target, data="kept", client=client, progress=False)]
+    assert [row[1:] for row in kept] == [row[1:] for row in read]  # all but the run ids
+    client.close()

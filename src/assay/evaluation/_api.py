@@ -36,7 +36,7 @@ from assay.evaluation._interrupt import (
     is_interrupt,
     raise_interrupted,
 )
-from assay.evaluation._kept import KeptValues
+from assay.evaluation._kept import KeptRows, wanted_fields
 from assay.evaluation._lease import ShardLease
 from assay.evaluation._paged import stored_rows, summary_arguments
 from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
@@ -536,7 +536,7 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     lease = prepared.lease
     whole = lease.shard.count == 1
     fresh = whole and feed.remaining == feed.total  # this run computes every row
-    kept = KeptValues.for_summaries(prepared.summaries) if fresh else None
+    kept = KeptRows() if fresh else None  # this run's rows: handed over, not read back
 
     def on_row(row: ExperimentRow) -> None:
         if kept is not None:
@@ -557,7 +557,8 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
             summary: list[EvaluationResult] = []
             if complete and prepared.summaries:  # the last shard: every shard's rows are stored
                 available = summary_arguments(store, record, stats.rows)
-                available.update(kept.lists(stats.rows) if kept is not None else {})
+                if kept is not None:
+                    available.update(kept.lists(stats.rows, wanted_fields(prepared.summaries)))
                 summary = await run_summaries(prepared.summaries, available)
         if complete:
             store.replace_summary_results(record.id, summary)
@@ -583,7 +584,8 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         # since (the last one completed it, a late one started and set it running), so
         # that only the last shard judges the gates
         final = final.model_copy(update={"status": "partial"})
-    rows = stored_rows(store, final, stats.rows)
+    produced = kept.rows(stats.rows) if kept is not None else None
+    rows: Sequence[ExperimentRow] = stored_rows(store, final, stats.rows) if produced is None else produced
     results = ExperimentResults(final, rows, summary, store.url, stats=stats, store=store)
     if bar.enabled:
         from assay.report.terminal import print_report

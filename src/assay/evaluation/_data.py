@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay._ids import name_based_id
 from assay.errors import AlreadyExistsError, DataError
-from assay.schemas import Dataset, Example, trusted
+from assay.schemas import Dataset, Example, trusted_builder, utcnow
 from assay.store.base import Store
 
 _NAMESPACE = uuid.UUID("5d1f5b7e-8a7c-4f43-9a55-3c0b4f1a7a11")
@@ -120,7 +121,7 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
         except AlreadyExistsError:  # another process (a shard) is storing the same data now
             dataset = _filled(store, name)
         else:
-            examples = (_example(record, digest, i, dataset.id) for i, record in enumerate(records.read()))
+            examples = _examples(records.read(), digest, dataset.id)
             try:
                 store.add_examples(dataset.id, examples)  # one transaction: all or nothing
             except BaseException:
@@ -138,15 +139,23 @@ def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]
     pass. The bytes hashed are those of ``json.dumps`` of the whole list (as datasets
     made before streaming were named), written a record at a time."""
     sha, count, attached = hashlib.sha256(b"["), 0, {}
+    encode = _DIGEST_ENCODER.encode
     for record in records:
-        if record.get("attachments"):
-            attached[count] = (record.get("id"), record["attachments"])
-        stored_part = {k: v for k, v in record.items() if k != "attachments"}
-        text = json.dumps(stored_part, sort_keys=True, default=str, ensure_ascii=True)
+        stored_part = record
+        if "attachments" in record:
+            if record["attachments"]:
+                attached[count] = (record.get("id"), record["attachments"])
+            stored_part = {k: v for k, v in record.items() if k != "attachments"}
+        text = encode(stored_part)
         sha.update((", " + text if count else text).encode())
         count += 1
     sha.update(b"]")
     return sha.hexdigest(), count, attached
+
+
+_DIGEST_ENCODER = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=True)
+"""What ``json.dumps(..., sort_keys=True, default=str, ensure_ascii=True)`` uses, made once
+instead of per record (most of its cost on small records)."""
 
 
 def _filled(store: Store, name: str, timeout: float = 30.0) -> Dataset:
@@ -173,22 +182,21 @@ def _with_attachments(resolved: ResolvedData, attached: dict[int, Any], digest: 
 
 def _example_id(given: Any, digest: str, index: int) -> uuid.UUID:
     if given is None:
-        return uuid.uuid5(_NAMESPACE, f"{digest}:{index}")
+        return name_based_id(_NAMESPACE, f"{digest}:{index}")
     return given if isinstance(given, uuid.UUID) else _parse_id(str(given))
 
 
-def _example(record: dict[str, Any], digest: str, index: int, dataset_id: uuid.UUID) -> Example:
-    """From a record ``_coerce`` checked (its parts are objects or None): unvalidated."""
-    return trusted(
-        Example,
-        {
-            "id": _example_id(record.get("id"), digest, index),
-            "dataset_id": dataset_id,
-            "inputs": record["inputs"],
-            "outputs": record.get("outputs"),
-            "metadata": record.get("metadata"),
-        },
-    )
+_build_example = trusted_builder(Example, ("id", "dataset_id", "inputs", "outputs", "metadata", "created_at"))
+
+
+def _examples(records: Iterator[dict[str, Any]], digest: str, dataset_id: uuid.UUID) -> Iterator[Example]:
+    """From records ``_coerce`` checked (their parts are objects or None): unvalidated,
+    all created at one instant (they are stored in one transaction)."""
+    created_at = utcnow()
+    for index, record in enumerate(records):
+        get = record.get
+        id_ = _example_id(get("id"), digest, index)
+        yield _build_example(id_, dataset_id, record["inputs"], get("outputs"), get("metadata"), created_at)
 
 
 def _parse_id(text: str) -> uuid.UUID:

@@ -1,96 +1,107 @@
-"""The per-row values summary evaluators take (``inputs``, ``outputs``,
-``reference_outputs``), kept as a run's rows finish, so that a run that computed every
-row of its experiment hands them over without reading its rows back from the store.
+"""The rows of a run, kept as it produced them, so that a run that computed every row of
+its experiment hands them over (to ``list(results)``, and as the per-row values summary
+evaluators take) without reading them back from the store.
 
-Only within a budget: past ``max_rows`` rows or about ``max_bytes`` of values, what was
-kept is dropped and the summary evaluators read the rows back a page at a time
-(``_paged.summary_arguments``), so a million-row run holds no more than a small one.
+Only within a budget: past ``max_rows`` rows or about ``max_bytes``, what was kept is
+dropped and the rows are read back a page at a time (``_paged``), so a million-row run
+holds no more than a small one.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from assay.evaluation._binding import SummaryEvaluator
 from assay.store.records import ExperimentRow
 
-__all__ = ["KEPT_FIELDS", "KeptValues"]
+__all__ = ["KEPT_FIELDS", "KeptRows"]
 
 KEPT_FIELDS = ("inputs", "outputs", "reference_outputs")
-MAX_ROWS = 100_000
-MAX_BYTES = 64 * 2**20
+MAX_ROWS = 50_000
+MAX_BYTES = 128 * 2**20
+ROW_BYTES = 4096  # a row's records (run, example, results, ids, times) before its values
+RESULT_BYTES = 600
 _SAMPLE_EVERY = 32  # sizes are estimated from one row in 32: a budget, not an account
 
 
-class KeptValues:
-    """The values of ``fields`` of every row added, handed over in (position, repetition)
-    order.
+class KeptRows:
+    """Every row added, handed over in (position, repetition) order.
 
-    Kept a column per field, in the order rows arrive (data order when one thread ran
-    them, so that handing them over copies nothing). ``add`` may be called from any row
-    thread. Once over budget, what was kept is dropped for good.
+    Kept in the order rows arrive (data order when one thread ran them, so that handing
+    them over copies nothing). ``add`` may be called from any row thread. Once over
+    budget, what was kept is dropped for good.
     """
 
-    def __init__(
-        self, fields: Iterable[str], *, max_rows: int = MAX_ROWS, max_bytes: int = MAX_BYTES
-    ) -> None:
-        self.fields = tuple(field for field in KEPT_FIELDS if field in set(fields))
-        self._max_rows = max_rows
-        self._max_bytes = max_bytes
-        self._keys: list[tuple[int, int]] | None = []
-        self._columns: list[list[Any]] = [[] for _ in self.fields]
+    def __init__(self, *, max_rows: int | None = None, max_bytes: int | None = None) -> None:
+        self._max_rows = MAX_ROWS if max_rows is None else max_rows
+        self._max_bytes = MAX_BYTES if max_bytes is None else max_bytes
+        self._rows: list[ExperimentRow] | None = []
         self._lock = threading.Lock()
         self._bytes = 0
-
-    @classmethod
-    def for_summaries(cls, summaries: Sequence[SummaryEvaluator]) -> KeptValues | None:
-        """What ``summaries`` take of the kept fields; None when they take none."""
-        wanted: set[str] = set()
-        for summary in summaries:
-            wanted.update(KEPT_FIELDS if summary.binder.pass_all else summary.binder.names)
-        kept = cls(wanted)
-        return kept if kept.fields else None
+        self._ordered: list[ExperimentRow] | None = None
+        self._values: dict[str, list[Any]] = {}
 
     def add(self, row: ExperimentRow) -> None:
-        if self._keys is None:
-            return
-        values = [self._value(row, field) for field in self.fields]
         with self._lock:
-            keys = self._keys
-            if keys is None:
+            rows = self._rows
+            if rows is None:
                 return
-            keys.append((row.position, row.repetition))
-            for column, value in zip(self._columns, values):
-                column.append(value)
-            if len(keys) % _SAMPLE_EVERY == 0:
-                self._bytes += _SAMPLE_EVERY * sum(_approximate_size(value) for value in values)
-                if len(keys) > self._max_rows or self._bytes > self._max_bytes:
-                    self._keys, self._columns = None, []
+            rows.append(row)
+            if len(rows) % _SAMPLE_EVERY == 0:
+                self._bytes += _SAMPLE_EVERY * _row_size(row)
+                if len(rows) > self._max_rows or self._bytes > self._max_bytes:
+                    self._rows = None
 
-    @staticmethod
-    def _value(row: ExperimentRow, field: str) -> Any:
-        # as the store gives them back: a missing value is an empty dict
-        if field == "outputs":
-            return row.run.outputs or {}
-        if field == "inputs":
-            return row.example.inputs or {}
-        return row.example.outputs or {}
-
-    def lists(self, stored_rows: int) -> dict[str, list[Any]]:
-        """Per field, the values in data order; empty unless every one of the experiment's
+    def rows(self, stored_rows: int) -> list[ExperimentRow] | None:
+        """The rows in data order; None unless every one of the experiment's
         ``stored_rows`` rows was added (and kept)."""
         with self._lock:
-            keys, columns = self._keys, self._columns
-        if keys is None or len(keys) != stored_rows:
+            rows = self._rows
+            if rows is None or len(rows) != stored_rows:
+                return None
+            if self._ordered is None or len(self._ordered) != len(rows):
+                self._ordered = _in_data_order(rows)
+            return self._ordered
+
+    def lists(self, stored_rows: int, fields: Iterable[str] = KEPT_FIELDS) -> dict[str, list[Any]]:
+        """Per field of ``fields``, the values in data order (a missing value is an empty
+        dict, as the store gives it back); empty unless every row was kept."""
+        rows = self.rows(stored_rows)
+        if rows is None:
             return {}
-        ordered = sorted(keys)
-        if keys != ordered:  # rows of several threads: put them in data order
-            place = {key: index for index, key in enumerate(keys)}
-            order = [place[key] for key in ordered]
-            columns = [[column[index] for index in order] for column in columns]
-        return dict(zip(self.fields, columns))
+        for field in set(fields) - set(self._values):
+            value = _VALUE_OF[field]
+            self._values[field] = [value(row) for row in rows]
+        return {field: self._values[field] for field in fields}
+
+
+def wanted_fields(summaries: Sequence[SummaryEvaluator]) -> set[str]:
+    """The kept fields ``summaries`` take."""
+    wanted: set[str] = set()
+    for summary in summaries:
+        wanted.update(KEPT_FIELDS if summary.binder.pass_all else summary.binder.names)
+    return wanted & set(KEPT_FIELDS)
+
+
+_VALUE_OF: dict[str, Callable[[ExperimentRow], Any]] = {
+    "inputs": lambda row: row.example.inputs or {},
+    "outputs": lambda row: row.run.outputs or {},
+    "reference_outputs": lambda row: row.example.outputs or {},
+}
+
+
+def _in_data_order(rows: list[ExperimentRow]) -> list[ExperimentRow]:
+    keys = [(row.position, row.repetition) for row in rows]
+    if all(a < b for a, b in zip(keys, keys[1:])):
+        return rows  # one thread ran them: no copy
+    return sorted(rows, key=lambda row: (row.position, row.repetition))
+
+
+def _row_size(row: ExperimentRow) -> int:
+    values = (row.run.inputs, row.run.outputs, row.example.outputs, row.run.error)
+    return ROW_BYTES + RESULT_BYTES * len(row.results) + sum(_approximate_size(v) for v in values)
 
 
 def _approximate_size(value: Any, depth: int = 0) -> int:

@@ -209,7 +209,8 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             ).fetchone()[0]
             first = position
             for chunk in _chunks(examples, _PAGE):
-                _refuse_duplicate_ids(conn, dataset, version, position - first, chunk)
+                ids = [str(ex.id) for ex in chunk]
+                _refuse_duplicate_ids(conn, dataset, version, position - first, ids)
                 _row_text.insert_many(
                     conn,
                     "examples",
@@ -217,7 +218,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                     8,
                     [
                         (
-                            str(ex.id),
+                            id_,
                             dataset,
                             position + offset,
                             dumps(ex.inputs),
@@ -226,7 +227,7 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                             codec.ts(ex.created_at),
                             version,
                         )
-                        for offset, ex in enumerate(chunk)
+                        for offset, (id_, ex) in enumerate(zip(ids, chunk))
                     ],
                 )
                 position += len(chunk)
@@ -646,14 +647,13 @@ def _chunks(items: Iterable[Example], size: int) -> Iterator[list[Example]]:
 
 
 def _refuse_duplicate_ids(
-    conn: sqlite3.Connection, dataset_id: str, version: int, index: int, chunk: list[Example]
+    conn: sqlite3.Connection, dataset_id: str, version: int, index: int, ids: list[str]
 ) -> None:
     """Within the chunk by a set; against the dataset (and earlier chunks of this call,
     stored at ``version``) by the (dataset_id, id) index. ``index``: the chunk's start in
     what the caller passed, so errors name a position there."""
     seen: dict[str, int] = {}
-    for offset, example in enumerate(chunk):
-        key = str(example.id)
+    for offset, key in enumerate(ids):
         if key in seen:
             raise AlreadyExistsError(
                 f"example id {key} appears twice (the second at position {index + offset})"

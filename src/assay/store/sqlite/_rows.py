@@ -97,7 +97,8 @@ def _examples_of(conn: sqlite3.Connection, experiment: ExperimentRecord, ids: se
         f"SELECT * FROM examples e WHERE e.dataset_id = ? AND e.id IN ({marks}) AND {alive}",
         (str(experiment.dataset_id), *ordered, *alive_params),
     )
-    return {row["id"]: codec.example_from(row) for row in rows}
+    dataset_id = experiment.dataset_id
+    return {row["id"]: codec.example_from(row, dataset_id) for row in rows}
 
 
 def load_row_values(
