@@ -1,10 +1,11 @@
 """The import contract: packages import only their own layer and the layers below it.
 
-    foundation  assay._aio, _ids, _output_text, _traceback, errors
+    foundation  assay._aio, _budget, _ids, _output_text, _traceback, errors
     schemas     assay.schemas
     store       assay.store
     services    assay.llm, assay.embeddings, assay.sandbox     (llm and sandbox never meet)
-    records     assay.tracing, assay.comparison, assay.report  (what evaluation writes and shows)
+    records     assay.tracing, assay.comparison, assay.agreement, assay.report
+                (what evaluation writes and shows, and what reads it back)
     evaluation  assay.evaluation                               (the executor interface included)
     executors   assay.executors                                (Ray builds on evaluation)
     evaluators  assay.evaluators
@@ -33,6 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "foundation",
         (
             "assay._aio",
+            "assay._budget",
             "assay._ids",
             "assay._output_text",
             "assay._traceback",
@@ -45,7 +47,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("schemas", ("assay.schemas",)),
     ("store", ("assay.store",)),
     ("services", ("assay.llm", "assay.embeddings", "assay.sandbox")),
-    ("records", ("assay.tracing", "assay.comparison", "assay.report")),
+    ("records", ("assay.tracing", "assay.comparison", "assay.agreement", "assay.report")),
     ("evaluation", ("assay.evaluation",)),
     ("executors", ("assay.executors",)),
     ("evaluators", ("assay.evaluators",)),
@@ -369,9 +371,10 @@ def test_evaluation_names_no_client() -> None:
     assert not named, named
 
 
-#: what ``import assay`` may load of assay: measured at 56 after issue 36 (from 66); the
-#: issue's aim is 40 (the evaluation package's own modules load eagerly today)
-IMPORT_ASSAY_BUDGET = 58  # + the client's example edits and traced streams (issue 43)
+#: what ``import assay`` may load of assay: 56 after issue 36 (from 66), then 58 with the
+#: client's example edits and traced streams (issue 43); the issue's aim is 40 (evaluation's
+#: own modules still load eagerly): lower it, never raise it
+IMPORT_ASSAY_BUDGET = 58
 NEVER_ON_IMPORT = (
     "assay.evaluators",  # the judges, SQL, code and business evaluators
     "assay.scorers",

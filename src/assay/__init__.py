@@ -34,6 +34,7 @@ from assay.tracing import (
 )
 
 if TYPE_CHECKING:
+    from assay.agreement import judge_agreement
     from assay.client.async_client import AsyncClient
     from assay.comparison import Comparison, MetricComparison, compare
     from assay.evaluation import evaluate_comparative
@@ -45,6 +46,7 @@ _LAZY = {
     "MetricComparison": "assay.comparison",
     "compare": "assay.comparison",
     "evaluate_comparative": "assay.evaluation",
+    "judge_agreement": "assay.agreement",
     # LangSmith's pytest helpers at the top level; they load pytest, so only on first use.
     "expect": "assay.testing",
     "test": "assay.testing",
@@ -79,6 +81,7 @@ __all__ = [
     "expect",
     "get_current_run_tree",
     "get_tracing_context",
+    "judge_agreement",
     "metric",
     "test",
     "trace",

@@ -40,7 +40,7 @@ def test_the_better_experiment_wins_whatever_order_the_judge_saw(server: FakeOpe
     server.handler = prefers_good
     client = assay.Client(database_url="sqlite://")
     good, bad = experiments(client, "GOOD", "bad")
-    judge = ComparisonEvaluator(server.chat_model(), seed=3)
+    judge = ComparisonEvaluator(server.chat_model(), orders="random", seed=3)
     results = evaluate_comparative([good.experiment_name, bad.experiment.id], [judge], client=client)
     assert results.win_rates() == {good.experiment_name: 1.0, bad.experiment_name: 0.0}
     swaps = [record.metadata["swapped"] for record in results.records]
@@ -107,7 +107,7 @@ def test_experiments_must_exist_and_share_a_dataset(server: FakeOpenAIServer) ->
 
 def test_as_a_row_evaluator_it_compares_with_the_reference(server: FakeOpenAIServer) -> None:
     server.handler = prefers_good
-    judge = ComparisonEvaluator(server.chat_model(), seed=0)
+    judge = ComparisonEvaluator(server.chat_model(), orders="random", seed=0)
     results = [
         judge.evaluate(Run(outputs={"a": f"GOOD {i}"}), Example(inputs={"q": "x"}, outputs={"a": "meh"}))
         for i in range(6)
@@ -124,11 +124,17 @@ def test_a_seeded_order_is_reproducible_and_reruns_hit_the_cache(server: FakeOpe
     client = assay.Client(database_url="sqlite://")
     good, bad = experiments(client, "GOOD", "bad")
     first = evaluate_comparative(
-        [good, bad], [ComparisonEvaluator(server.chat_model(), seed=11)], client=client, max_concurrency=8
+        [good, bad],
+        [ComparisonEvaluator(server.chat_model(), orders="random", seed=11)],
+        client=client,
+        max_concurrency=8,
     )
     calls = len(server.chat_requests)
     second = evaluate_comparative(
-        [good, bad], [ComparisonEvaluator(server.chat_model(), seed=11)], client=client, max_concurrency=3
+        [good, bad],
+        [ComparisonEvaluator(server.chat_model(), orders="random", seed=11)],
+        client=client,
+        max_concurrency=3,
     )
 
     def orders(results: Any) -> dict[str, bool]:

@@ -115,4 +115,4 @@ def test_a_verdict_count_mismatch_is_retried_then_an_error(server: FakeOpenAISer
     server.handler = two_step(["a", "b"], verdicts("yes"))
     result = create_bias_scorer(server.chat_model()).run(input="q", output="x")
     assert result.score is None and "1 verdicts for 2 opinions" in (result.error or "")
-    assert len(server.chat_requests) == 1 + 3
+    assert len(server.chat_requests) == 1 + 2  # the reply and one bounded repair

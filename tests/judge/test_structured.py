@@ -23,8 +23,9 @@ class Grade(BaseModel):
     correct: bool
 
 
-def chat(server: FakeOpenAIServer, **options: object) -> StructuredChat:
-    return StructuredChat(OpenAICompatibleClient(server.chat_model(cache=False, **options)))
+def chat(server: FakeOpenAIServer, reply_attempts: int = 2, **options: object) -> StructuredChat:
+    client = OpenAICompatibleClient(server.chat_model(cache=False, **options))
+    return StructuredChat(client, reply_attempts=reply_attempts)
 
 
 async def test_the_request_carries_a_strict_json_schema(server: FakeOpenAIServer) -> None:
@@ -78,21 +79,24 @@ async def test_prompt_mode_never_sends_response_format(server: FakeOpenAIServer)
 async def test_malformed_json_is_retried_with_the_problem_shown(server: FakeOpenAIServer) -> None:
     server.script("I think it is correct.", '{"reasoning": "r"}', '{"reasoning": "r", "correct": true}')
     meter = UsageMeter()
-    assert (await chat(server).ask(ASK, Grade, meter=meter)).correct is True
+    assert (await chat(server, reply_attempts=3).ask(ASK, Grade, meter=meter)).correct is True
     first, second, third = server.chat_requests
     assert "no JSON object" in second.messages[-1]["content"]
     assert second.messages[-2] == {"role": "assistant", "content": "I think it is correct."}
     assert "correct: Field required" in third.messages[-1]["content"]
     assert meter.total.calls == 3 and meter.total.prompt_tokens > 0
+    assert meter.total.repaired == 1 and meter.total.unparsed == 0
 
 
 async def test_a_reply_that_never_parses_is_a_reply_error(server: FakeOpenAIServer) -> None:
     server.handler = lambda request: "no json here"
     meter = UsageMeter()
-    with pytest.raises(ModelReplyError, match="3 attempt") as caught:
+    with pytest.raises(ModelReplyError, match="2 attempt") as caught:
         await chat(server).ask(ASK, Grade, meter=meter)
     assert caught.value.reply == "no json here"
-    assert len(server.chat_requests) == 3 and meter.total.calls == 3
+    # the reply and one bounded repair, then an error outcome, counted as unparsed
+    assert len(server.chat_requests) == 2 and meter.total.calls == 2
+    assert meter.total.unparsed == 1 and meter.total.repaired == 0
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "resume": (bool, "resume"),
     "repetitions": (int, "repetitions"),
     "concurrency": (int, "concurrency"),
+    "max_cost": (float, "max_cost"),
     "metadata": (dict, "metadata"),
     "fail_under": (dict, "fail_under"),
     "baseline": (str, "baseline"),
@@ -40,7 +41,14 @@ _KEYS: dict[str, tuple[type, str]] = {
 }
 
 
-_KINDS = {str: "a string", list: "a list", bool: "true or false", int: "an integer", dict: "a table"}
+_KINDS = {
+    str: "a string",
+    list: "a list",
+    bool: "true or false",
+    int: "an integer",
+    float: "a number",
+    dict: "a table",
+}
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -70,6 +78,8 @@ def _checked(table: dict[str, Any], where: str) -> dict[str, Any]:
         kind, _ = _KEYS[key]
         if kind is list and isinstance(value, str):
             value = [value]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)  # max_cost = 5 in TOML is an integer
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise UsageError(f"{where}: {raw_key} must be {_KINDS[kind]}, got {value!r}")
         checked[key] = value

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from assay._aio import interrupt_the_main_task
-from assay.cli import _browse, _compare, _rescore, _run, _serve, _transfer
+from assay.cli import _agreement, _browse, _compare, _rescore, _run, _serve, _transfer
 from assay.cli._common import (
     DB_HELP,
     INTERRUPTED,
@@ -41,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     _run.add_parser(commands, parent)
     _rescore.add_parser(commands, parent)
     _add_compare(commands, parent)
+    _agreement.add_parser(commands, parent)
     _browse.add_parsers(commands, parent)
     _transfer.add_parsers(commands, parent)
     _add_service(commands)

@@ -45,6 +45,12 @@ def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
     run.add_argument("--repetitions", type=int, metavar="N", help="run every example N times (default 1)")
     run.add_argument("--concurrency", type=int, metavar="N", help="rows in flight (default 16)")
     run.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="stop starting rows once the judge calls cost this much (resume with a higher one)",
+    )
+    run.add_argument(
         "--metadata", action="append", default=[], metavar="KEY=VALUE", help="stored with the experiment"
     )
     add_gate_arguments(run)
@@ -109,6 +115,7 @@ def run_command(args: argparse.Namespace) -> int:
             progress=tty,
             shard=shard,
             wait_for_lease=bool(getattr(args, "wait", False)),
+            max_cost=args.max_cost,
         )
     except LeaseHeldError as exc:
         raise RunFailed(str(exc)) from None

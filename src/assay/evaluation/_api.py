@@ -9,6 +9,7 @@ experiments is compared; a stored experiment's name is re-scored.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import gc
@@ -83,6 +84,7 @@ class _Options:
     shard: Any = None
     wait_for_lease: bool = False
     executor: Any = None
+    max_cost: float | None = None
 
 
 def _options(given: dict[str, Any]) -> _Options:
@@ -134,6 +136,7 @@ async def aevaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    max_cost: float | None = None,
 ) -> ComparativeResults: ...
 @overload
 async def aevaluate(
@@ -160,6 +163,7 @@ async def aevaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    max_cost: float | None = None,
 ) -> AsyncExperimentResults: ...
 
 
@@ -188,6 +192,7 @@ async def aevaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    max_cost: float | None = None,
 ) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
@@ -204,6 +209,9 @@ async def aevaluate(
     here (``ASSAY_EXECUTOR=ray`` chooses Ray too); this process stores every row.
     ``disable_evaluator_tracing`` is LangSmith's and changes nothing here: evaluators are
     never traced (only the target's runs are stored).
+    ``max_cost`` (US dollars) caps this run's judge calls: once spent, the remaining rows
+    are stored as failed runs saying so, and ``resume=True`` with a new ``max_cost`` runs
+    them (see ``assay._budget``; judge models need a price).
     """
     options = _options(locals())  # first: locals() is exactly the parameters here
     special = _dispatch(target, options)
@@ -247,6 +255,7 @@ def evaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    max_cost: float | None = None,
 ) -> ComparativeResults: ...
 @overload
 def evaluate(
@@ -273,6 +282,7 @@ def evaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    max_cost: float | None = None,
 ) -> ExperimentResults: ...
 
 
@@ -301,6 +311,7 @@ def evaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    max_cost: float | None = None,
 ) -> Any:
     """The synchronous face of :func:`aevaluate`; same parameters, same results.
 
@@ -496,6 +507,15 @@ def _feed_of(
     return tally, RowFeed(resolved.examples(source), reps, done, total, shard)
 
 
+def _budget(max_cost: float | None) -> contextlib.AbstractContextManager[Any]:
+    """The judge budget of a run with ``max_cost`` (its module loads only then)."""
+    if max_cost is None:
+        return contextlib.nullcontext()
+    from assay._budget import CostBudget, use_budget
+
+    return use_budget(CostBudget(max_cost))
+
+
 def _memory_store() -> Store:
     """Where an experiment with ``upload_results=False`` lives: gone when the results are."""
     return open_store("sqlite://")
@@ -551,7 +571,7 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     )
     status: str | None = "failed"
     try:
-        with use_store(prepared.cache_store), bar, _fewer_collections():
+        with use_store(prepared.cache_store), _budget(options.max_cost), bar, _fewer_collections():
             stats = await run_rows(prepared.pipeline, feed, store, record, settings, prepared.tally)
             stats, complete = end_shard(store, record, lease, stats)
             summary: list[EvaluationResult] = []

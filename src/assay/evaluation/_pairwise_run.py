@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from assay._traceback import describe
 from assay.comparison.comparability import check_comparable, experiment_record
+from assay.evaluation._pairwise_bias import PairwiseBias, pairwise_bias
 from assay.llm.usage import UsageMeter
 from assay.schemas import Example, Run
 from assay.store.base import Store
@@ -73,6 +74,11 @@ class ComparativeResults:
             for experiment_id, score in record.scores.items():
                 totals.setdefault(names[experiment_id], []).append(score)
         return {name: sum(scores) / len(scores) for name, scores in totals.items()}
+
+    def bias(self, key: str | None = None) -> PairwiseBias:
+        """Position consistency, first-shown rate, tie rate and verbosity correlation of the
+        pairwise verdicts (of ``key``, default every pairwise judge's)."""
+        return pairwise_bias(r for r in self.records if key is None or r.key == key)
 
     @property
     def errors(self) -> list[ComparisonRecord]:
@@ -210,6 +216,7 @@ async def _judge_pair(
             "presented_order": [str(e.id) for e in shown],
             "swapped": outcome.swapped,
             "preferred": str({"first": first.id, "second": second.id}.get(outcome.preferred, "tie")),
+            "verdict": outcome.preferred,  # "first" | "second" | "tie", first = experiment_ids[0]
             "model": evaluator.model_name,
             **outcome.metadata,
         }

@@ -19,7 +19,7 @@ from assay._metric import Direction
 from assay.errors import require_extra
 from assay.evaluation._stats import MetricAggregate
 from assay.evaluation._stream import RowStream
-from assay.evaluation._tally import Tally, tally_of_stored, tally_row
+from assay.evaluation._tally import Tally, tally_of_stored, tally_row, usage_by_key
 from assay.schemas import EvaluationResult, EvaluationResults
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats, MetricStats
@@ -195,6 +195,17 @@ class ExperimentResults:
     def usage(self) -> dict[str, float]:
         """Token usage (and cost) summed over every result that reports ``metadata["usage"]``."""
         return dict(self.stats.usage)
+
+    def judge_usage(self) -> dict[str, dict[str, float]]:
+        """Per judge (result key), its usage summed over its results: ``calls``, tokens,
+        ``cost_usd``, ``repaired`` and ``unparsed`` replies, and ``judgements`` (results)."""
+        if self._store is not None:
+            return usage_by_key(self._store.iter_scores(self.experiment.id))
+        return usage_by_key(
+            (0, False, None, None, r.key, None, r.error is not None, (r.metadata or {}).get("usage"), None)
+            for row in self._rows()
+            for r in row.results
+        )
 
     def compare(self, other: Any, *, cluster_by: str | None = None, **options: Any) -> Any:
         """The paired comparison of ``other`` against this experiment as the baseline: see

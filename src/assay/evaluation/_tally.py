@@ -275,6 +275,22 @@ def _rows_of(scores: Iterable[tuple[Any, ...]]) -> Iterator[RowTally]:
         yield RowTally(current[0], bool(current[1]), current[2], tuple(results))
 
 
+def usage_by_key(scores: Iterable[tuple[Any, ...]]) -> dict[str, dict[str, float]]:
+    """Per result key, the numeric usage fields summed and the results counted (as
+    ``judgements``), over ``Store.iter_scores``-shaped tuples; keys without usage left out."""
+    found: dict[str, dict[str, float]] = {}
+    for *_, key, _score, _errored, usage, _info in scores:
+        fields = usage if isinstance(usage, dict) else _usage_of(usage)
+        if key is None or not fields:
+            continue
+        into = found.setdefault(key, {"judgements": 0})
+        into["judgements"] += 1
+        for name, value in fields.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                into[name] = into.get(name, 0) + value
+    return found
+
+
 def _usage_of(text: str | None) -> dict[str, Any] | None:
     return _usage(_json_object(text))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,6 +53,9 @@ class Target:
         self.session_id: uuid.UUID | None = None  # the experiment's id, once it is open
 
     def _call(self, example: Example) -> Any:
+        budgets = sys.modules.get("assay._budget")  # loaded only by a run with max_cost
+        if budgets is not None and (budget := budgets.current_budget()) is not None:
+            budget.check()  # judge budget spent: the row is not started (resumable)
         if self.arguments == ("inputs",):  # the common case, kept cheap
             return self.fn(example.inputs)
         return self.fn(*[_argument(example, name) for name in self.arguments])

@@ -63,6 +63,7 @@ class RunOnDatasetOptions(TypedDict, total=False):
     shard: tuple[int, int] | None
     wait_for_lease: bool
     executor: Any
+    max_cost: float | None
 
 
 class EvaluateOptions(RunOnDatasetOptions, total=False):

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each family loads on fi
         LLMFeedbackEvaluator,
         LlmFeedbackEvaluator,
         QAEvaluator,
+        SelfConsistency,
     )
     from assay.evaluators.judge.pairwise import ComparisonEvaluator
     from assay.evaluators.sql import SQLExecutionEvaluator, SQLValidityEvaluator
@@ -59,6 +60,7 @@ _HOMES = {
     "LLMFeedbackEvaluator": "assay.evaluators.judge",
     "LlmFeedbackEvaluator": "assay.evaluators.judge",
     "QAEvaluator": "assay.evaluators.judge",
+    "SelfConsistency": "assay.evaluators.judge",
     "ComparisonEvaluator": "assay.evaluators.judge.pairwise",
     "CompositeEvaluator": "assay.evaluators.composite",
     "TrajectoryMatchEvaluator": "assay.evaluators.agents",
@@ -93,6 +95,7 @@ __all__ = [
     "RegexEvaluator",
     "RougeEvaluator",
     "RuffLintEvaluator",
+    "SelfConsistency",
     "SQLExecutionEvaluator",
     "SQLValidityEvaluator",
     "StringDistanceEvaluator",

@@ -15,6 +15,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -39,12 +40,20 @@ class CachedReply:
     completion_tokens: int
 
 
+#: which of n self-consistency samples a call is (0: the only one); samples 1.. are cached
+#: apart, so n samples at a temperature are n replies, not one replayed n times
+SAMPLE: ContextVar[int] = ContextVar("assay_judge_sample", default=0)
+
+
 def cache_key(client: ChatClient, messages: list[Message], schema: ResponseSchema | None) -> str:
-    material = {
+    material: dict[str, object] = {
         "client": client.cache_identity(),
         "messages": messages,
         "schema": None if schema is None else {"name": schema.name, "schema": schema.schema},
     }
+    sample = SAMPLE.get()
+    if sample:
+        material["sample"] = sample
     digest = hashlib.sha256(orjson.dumps(material, option=orjson.OPT_SORT_KEYS))
     return digest.hexdigest()
 

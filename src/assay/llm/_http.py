@@ -64,14 +64,20 @@ class HTTPStatusFailure(Exception):
 
 
 async def post_json(endpoint: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
-    """The decoded JSON reply; retries timeouts, connection errors, 429/5xx, garbled bodies."""
+    """The decoded JSON reply; retries timeouts, connection errors, 429/5xx, garbled bodies.
+
+    A 429 tells the model's limiter to lower its limit (AIMD) and is retried without using
+    up an attempt, up to ``retry.max_rate_limited`` times: while the limit settles at the
+    server's capacity, a call waits its turn rather than failing its row.
+    """
     payload = orjson.dumps(body)
     transport = transport_for(endpoint.url)
     failure, status = "", None
-    for attempt in range(1, endpoint.retry.max_attempts + 1):
+    attempt, throttled = 1, 0
+    while True:
         retry_after: float | None = None
         try:
-            async with endpoint.limiter:
+            async with endpoint.limiter.slot() as epoch:
                 response = await transport.post(endpoint.url, payload, endpoint.headers, endpoint.timeout)
         except TransportTimeout as exc:
             failure, status = str(exc), None
@@ -82,20 +88,44 @@ async def post_json(endpoint: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
             if status == 200:
                 decoded = _decode(response.content)
                 if decoded is not None:
+                    endpoint.limiter.succeeded(_tokens(decoded))
                     return decoded
                 failure = "the server sent a body that is not a chat completion JSON object"
             elif status in RETRYABLE_STATUSES:
                 failure = f"HTTP {status}: {error_message(response.content, endpoint.secret)}"
                 retry_after = parse_retry_after(response.headers.get("retry-after"))
+                if status == 429:
+                    endpoint.limiter.throttled(epoch, retry_after)
+                    if throttled < endpoint.retry.max_rate_limited:
+                        throttled += 1
+                        await asyncio.sleep(endpoint.retry.delay(min(throttled, 4), retry_after))
+                        continue
             else:
                 raise HTTPStatusFailure(status, error_message(response.content, endpoint.secret))
-        if attempt < endpoint.retry.max_attempts:
-            await asyncio.sleep(endpoint.retry.delay(attempt, retry_after))
+        if attempt >= endpoint.retry.max_attempts:
+            break
+        await asyncio.sleep(endpoint.retry.delay(attempt, retry_after))
+        attempt += 1
     raise ModelCallError(
         f"model call to {endpoint.url} failed after {endpoint.retry.max_attempts} attempt(s): {failure}",
         status=status,
         attempts=endpoint.retry.max_attempts,
     )
+
+
+def _tokens(decoded: dict[str, Any]) -> int:
+    usage = decoded.get("usage")
+    if not isinstance(usage, dict):
+        return 0
+    parts = (
+        [usage.get("total_tokens")]
+        if "total_tokens" in usage
+        else [
+            usage.get("prompt_tokens"),
+            usage.get("completion_tokens"),
+        ]
+    )
+    return sum(max(0, part) for part in parts if isinstance(part, int) and not isinstance(part, bool))
 
 
 def _decode(content: bytes) -> dict[str, Any] | None:

@@ -26,6 +26,7 @@ __all__ = [
     "MODEL_ENV",
     "ModelSpec",
     "OPENAI_URL",
+    "STRUCTURED_MODES",
     "StructuredMode",
     "model_from_string",
     "resolve_chat_model",
@@ -41,7 +42,8 @@ CONCURRENCY_ENV = "ASSAY_JUDGE_MAX_CONCURRENCY"
 CACHE_ENV = "ASSAY_JUDGE_CACHE"
 DEFAULT_CONCURRENCY = 32
 
-StructuredMode = Literal["auto", "json_schema", "prompt"]
+StructuredMode = Literal["auto", "json_schema", "grammar", "vllm", "ollama", "llamacpp", "prompt"]
+STRUCTURED_MODES = ("auto", "json_schema", "grammar", "vllm", "ollama", "llamacpp", "prompt")
 
 HOW_TO_CONFIGURE = (
     f"set {MODEL_ENV} (e.g. 'openai/gpt-4o-mini'), {API_KEY_ENV} for OpenAI, or "
@@ -55,9 +57,12 @@ HOW_TO_CONFIGURE = (
 class ChatModel:
     """An OpenAI-compatible chat model and how to call it.
 
-    ``structured_output``: ``"auto"`` asks for ``response_format=json_schema`` and falls back
-    to a JSON-in-the-prompt request if the server rejects it; ``"json_schema"`` never falls
-    back; ``"prompt"`` never sends ``response_format``.
+    ``structured_output``: ``"auto"`` walks a ladder, remembering per server and model where
+    it stopped: ``response_format=json_schema``; if the server rejects it, grammar-constrained
+    decoding in the fields vLLM (``guided_json``), Ollama (``format``) and the llama.cpp
+    server (``json_schema``) read, in one request; if that is rejected too, the schema in the
+    prompt. ``"json_schema"``, ``"vllm"``, ``"ollama"``, ``"llamacpp"``, ``"grammar"`` (all
+    three) and ``"prompt"`` pin one rung and never fall back.
     """
 
     model: str
@@ -68,6 +73,7 @@ class ChatModel:
     params: dict[str, Any] = field(default_factory=dict)  # extra request fields (seed, top_p...)
     timeout: float = 60.0
     max_concurrency: int | None = None  # per model, process-wide; None: env or default
+    tokens_per_minute: int | None = None  # per model, process-wide budget; None: no budget
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     structured_output: StructuredMode = "auto"
     cache: bool | None = None  # None: on unless ASSAY_JUDGE_CACHE=0
@@ -85,9 +91,9 @@ class ChatModel:
             raise ModelNotConfiguredError(f"ChatModel needs a model name; {HOW_TO_CONFIGURE}")
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"ChatModel.base_url must be an http(s) URL, got {safe_url(self.base_url)!r}")
-        if self.structured_output not in ("auto", "json_schema", "prompt"):
+        if self.structured_output not in STRUCTURED_MODES:
             raise ValueError(
-                "ChatModel.structured_output must be 'auto', 'json_schema' or 'prompt', "
+                f"ChatModel.structured_output must be one of {', '.join(STRUCTURED_MODES)}, "
                 f"got {self.structured_output!r}"
             )
 

@@ -9,8 +9,10 @@ from assay.errors import ModelCallError, ModelReplyError
 from assay.llm import _io_loop
 from assay.llm._http import Endpoint, HTTPStatusFailure, post_json
 from assay.llm._limits import model_limiter
+from assay.llm._structured_fields import FALLBACK, schema_fields
 from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
 from assay.llm.model import ChatModel, safe_url
+from assay.llm.prices import price_for
 from assay.llm.usage import Price, Usage
 
 __all__ = ["JSON_IN_PROMPT_INSTRUCTION", "OpenAICompatibleClient", "with_json_instruction"]
@@ -22,8 +24,14 @@ JSON_IN_PROMPT_INSTRUCTION = (
     "It must match this JSON schema:\n{schema}"
 )
 
-# (base_url, model) pairs whose server rejected response_format: ask in the prompt from then on
-_PROMPT_ONLY: set[tuple[str, str]] = set()
+# what a server's error says when it rejects the fields of a rung (and not the prompt)
+_REJECTION_WORDS = {
+    "json_schema": ("response_format", "json_schema", "schema"),
+    "grammar": ("guided_json", "format", "json_schema", "schema", "unrecognized", "extra", "unknown"),
+}
+
+# (base_url, model) -> the rung of the "auto" ladder its server accepted last
+_RUNG: dict[tuple[str, str], str] = {}
 
 
 class OpenAICompatibleClient(ChatClient):
@@ -43,7 +51,7 @@ class OpenAICompatibleClient(ChatClient):
 
     @property
     def price(self) -> Price | None:  # type: ignore[override]
-        return self.config.price
+        return self.config.price or price_for(self.config.model)
 
     def cache_identity(self) -> dict[str, Any]:
         return {
@@ -61,33 +69,34 @@ class OpenAICompatibleClient(ChatClient):
 
     async def _complete(self, request: ChatRequest) -> ChatReply:
         mode = self._structured_mode(request)
-        try:
-            return await self._send(request, mode)
-        except HTTPStatusFailure as failure:
-            if mode == "json_schema" and self._may_fall_back(failure):
-                _PROMPT_ONLY.add((self.base_url, self.config.model))
-                return await self._send(request, "prompt")
-            raise ModelCallError(
-                f"model call to {safe_url(self.base_url)} ({self.config.model}) was refused "
-                f"with HTTP {failure.status}: {failure.message}",
-                status=failure.status,
-            ) from None
+        while True:
+            try:
+                return await self._send(request, mode)
+            except HTTPStatusFailure as failure:
+                lower = FALLBACK.get(mode or "") if self._may_fall_back(failure, mode) else None
+                if lower is None:
+                    raise ModelCallError(
+                        f"model call to {safe_url(self.base_url)} ({self.config.model}) was refused "
+                        f"with HTTP {failure.status}: {failure.message}",
+                        status=failure.status,
+                    ) from None
+                _RUNG[(self.base_url, self.config.model)] = mode = lower
 
     def _structured_mode(self, request: ChatRequest) -> str | None:
         if request.response_schema is None:
             return None
-        if self.config.structured_output == "prompt":
-            return "prompt"
-        if self.config.structured_output == "auto" and ((self.base_url, self.config.model) in _PROMPT_ONLY):
-            return "prompt"
-        return "json_schema"
+        if self.config.structured_output != "auto":
+            return self.config.structured_output
+        return _RUNG.get((self.base_url, self.config.model), "json_schema")
 
-    def _may_fall_back(self, failure: HTTPStatusFailure) -> bool:
+    def _may_fall_back(self, failure: HTTPStatusFailure, mode: str | None) -> bool:
+        """A rejection of the structured-output fields (not of the prompt or the model)."""
         text = failure.message.lower()
+        named = _REJECTION_WORDS.get(mode or "", ())
         return (
             self.config.structured_output == "auto"
             and failure.status in (400, 415, 422, 501)
-            and ("response_format" in text or "json_schema" in text or "schema" in text)
+            and any(word in text for word in named)
         )
 
     async def _send(self, request: ChatRequest, mode: str | None) -> ChatReply:
@@ -103,7 +112,9 @@ class OpenAICompatibleClient(ChatClient):
             url=f"{self.base_url}/chat/completions",
             headers=headers,
             timeout=self.config.timeout,
-            limiter=model_limiter(self.base_url, self.config.model, self.config.concurrency),
+            limiter=model_limiter(
+                self.base_url, self.config.model, self.config.concurrency, self.config.tokens_per_minute
+            ),
             retry=self.config.retry,
             secret=self.config.api_key,
         )
@@ -117,13 +128,10 @@ class OpenAICompatibleClient(ChatClient):
             body["max_tokens"] = self.config.max_tokens
         body.update(self.config.params)
         schema = request.response_schema
-        if schema is not None and mode == "json_schema":
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": schema.name, "schema": schema.schema, "strict": True},
-            }
-        elif schema is not None and mode == "prompt":
-            messages = with_json_instruction(messages, schema)
+        if schema is not None and mode is not None:
+            body.update(schema_fields(mode, schema))
+            if mode != "json_schema":  # a grammar holds the form; the model still needs the meaning
+                messages = with_json_instruction(messages, schema)
         body["messages"] = messages
         return body
 
@@ -131,7 +139,8 @@ class OpenAICompatibleClient(ChatClient):
         raw = decoded.get("usage") or {}
         prompt = int(raw.get("prompt_tokens") or 0)
         completion = int(raw.get("completion_tokens") or 0)
-        cost = self.config.price.cost(prompt, completion) if self.config.price else None
+        price = self.price
+        cost = price.cost(prompt, completion) if price else None
         return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost, calls=1)
 
 

@@ -24,6 +24,8 @@ class RetryPolicy:
     """
 
     max_attempts: int = 5
+    #: 429s retried on top of ``max_attempts`` while the adaptive limit settles (0: none)
+    max_rate_limited: int = 50
     initial_delay: float = 0.5
     max_delay: float = 30.0
     multiplier: float = 2.0
@@ -32,6 +34,8 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError(f"RetryPolicy.max_attempts must be >= 1, got {self.max_attempts}")
+        if self.max_rate_limited < 0:
+            raise ValueError(f"RetryPolicy.max_rate_limited must be >= 0, got {self.max_rate_limited}")
         if not 0 <= self.jitter <= 1:
             raise ValueError(f"RetryPolicy.jitter must be within [0, 1], got {self.jitter}")
         if self.initial_delay < 0 or self.max_delay < 0:

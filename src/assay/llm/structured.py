@@ -1,26 +1,31 @@
 """Structured replies: ask for a pydantic model's JSON schema, validate, retry, cache.
 
 ``StructuredChat.ask`` is what every judge calls. A reply that does not parse or match the
-schema (or fails the caller's check) is retried with the error shown to the model; after
-``reply_attempts`` it becomes a ``ModelReplyError``, which judges record as an error.
+schema (or fails the caller's check) is *repaired*: asked again once with the validation
+error shown to the model (``reply_attempts=2``: the reply and one repair). A reply still
+unusable becomes a ``ModelReplyError``, which judges record as an error, never a number.
+Usage counts both: ``repaired`` (answers that needed a repair) and ``unparsed`` (never usable).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from assay.errors import ModelReplyError, ReplyCheckError
-from assay.llm._cache import CachedReply, CallCache, cache_key
+from assay._budget import current_budget
+from assay.errors import ModelNotConfiguredError, ModelReplyError, ReplyCheckError
+from assay.llm._cache import SAMPLE, CachedReply, CallCache, cache_key
 from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
 from assay.llm.json_reply import ReplyParseError, parse_json_reply
+from assay.llm.prices import PRICES_ENV
 from assay.llm.usage import Usage, UsageMeter
 
-__all__ = ["CORRECTION_PROMPT", "StructuredChat", "T", "response_schema"]
+__all__ = ["CORRECTION_PROMPT", "StructuredChat", "T", "judge_sample", "response_schema"]
 
 
 T = TypeVar("T", bound=BaseModel)
@@ -30,6 +35,16 @@ CORRECTION_PROMPT = (
     "Your reply could not be used: {error}\n"
     "Answer again with only the JSON object, following the schema exactly."
 )
+
+
+@contextlib.contextmanager
+def judge_sample(index: int) -> Iterator[None]:
+    """Calls inside are self-consistency sample ``index``: cached apart from the others."""
+    token = SAMPLE.set(index)
+    try:
+        yield
+    finally:
+        SAMPLE.reset(token)
 
 
 @functools.lru_cache(maxsize=256)
@@ -70,7 +85,7 @@ class StructuredChat:
         self,
         client: ChatClient,
         *,
-        reply_attempts: int = 3,
+        reply_attempts: int = 2,
         store_getter: Callable[[], Any] | None = None,
     ) -> None:
         if reply_attempts < 1:
@@ -96,6 +111,13 @@ class StructuredChat:
             if value is not None:
                 meter.add(Usage(calls=1, cached_calls=1, cost_usd=self._zero_cost()))
                 return value
+        budget = current_budget()
+        if budget is not None and self.client.price is None:
+            raise ModelNotConfiguredError(
+                f"max_cost needs the price of judge model {self.client.model_name!r}: pass "
+                "ChatModel(..., price=Price(input_per_million=..., output_per_million=...)) or "
+                f"list it in the price table ({PRICES_ENV})"
+            )
         value, reply = await self._ask_model(messages, schema, output, meter, check)
         if cache is not None and key is not None:
             usage = reply.usage
@@ -112,18 +134,24 @@ class StructuredChat:
     ) -> tuple[T, ChatReply]:
         conversation = list(messages)
         problem, content = "", ""
-        for _ in range(self.reply_attempts):
+        for attempt in range(self.reply_attempts):
             reply = await self.client.complete(ChatRequest(conversation, schema))
             meter.add(reply.usage)
+            budget = current_budget()
+            if budget is not None:
+                budget.add(reply.usage.cost_usd)
             content = reply.content
             value, problem = _usable(content, output, check)
             if value is not None:
+                if attempt:
+                    meter.add(Usage(repaired=1))
                 return value, reply
             conversation = [
                 *messages,
                 {"role": "assistant", "content": content},
                 {"role": "user", "content": CORRECTION_PROMPT.format(error=problem)},
             ]
+        meter.add(Usage(unparsed=1))
         raise ModelReplyError(
             f"the judge model never gave a usable {schema.name} reply in "
             f"{self.reply_attempts} attempt(s); last problem: {problem}",

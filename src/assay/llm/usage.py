@@ -30,6 +30,8 @@ class Usage:
     cost_usd: float | None = None
     calls: int = 0
     cached_calls: int = 0
+    repaired: int = 0  # judgements whose reply was usable only after a repair
+    unparsed: int = 0  # judgements whose reply never parsed (an error outcome)
 
     @property
     def total_tokens(self) -> int:
@@ -50,6 +52,8 @@ class Usage:
             cost_usd=cost,
             calls=self.calls + other.calls,
             cached_calls=self.cached_calls + other.cached_calls,
+            repaired=self.repaired + other.repaired,
+            unparsed=self.unparsed + other.unparsed,
         )
 
     def as_metadata(self) -> dict[str, Any]:
@@ -62,6 +66,8 @@ class Usage:
             "cached": self.cached,
             "calls": self.calls,
             "cached_calls": self.cached_calls,
+            "repaired": self.repaired,
+            "unparsed": self.unparsed,
         }
 
 

@@ -53,6 +53,32 @@ def summary_lines(results: ShownResults) -> list[str]:
     return plain_table(["summary metric", "score", "value / error"], rows) if rows else []
 
 
+JUDGE_COLUMNS = ["judge", "calls", "cached", "tokens", "cost", "repaired", "unparsed"]
+
+
+def judge_rows(results: ShownResults) -> list[list[str]]:
+    """Per judge: calls (cached), tokens, cost, and the share of its judgements whose reply
+    needed a repair or never parsed (an error, never a score). None without judges."""
+    if not results.usage().get("calls"):
+        return []
+    rows = []
+    for key, usage in sorted(results.judge_usage().items()):
+        judgements = usage.get("judgements") or 1
+        cost = usage.get("cost_usd")
+        rows.append(
+            [
+                key,
+                f"{int(usage.get('calls', 0)):,}",
+                f"{int(usage.get('cached_calls', 0)):,}",
+                f"{int(usage.get('total_tokens', 0)):,}",
+                f"${cost:.4f}" if cost else "-",
+                f"{usage.get('repaired', 0) / judgements:.1%}",
+                f"{usage.get('unparsed', 0) / judgements:.1%}",
+            ]
+        )
+    return rows
+
+
 def closing_line(results: ShownResults) -> str:
     target_errors = results.target_errors
     rows = f"{len(results)} rows" + (f", {target_errors} target failures" if target_errors else "")
@@ -71,5 +97,8 @@ def plain_report(results: ShownResults) -> str:
     summary = summary_lines(results)
     if summary:
         lines += ["", *summary]
+    judges = judge_rows(results)
+    if judges:
+        lines += ["", *plain_table(JUDGE_COLUMNS, judges)]
     lines.append(closing_line(results))
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from rich.progress import TaskID
 from rich.table import Table
 
 from assay.report.errors import error_digest, error_lines
+from assay.report.plain import JUDGE_COLUMNS, judge_rows
 from assay.store.records import ExperimentRow
 
 if TYPE_CHECKING:
@@ -77,9 +78,8 @@ class Progress:
             self.errors += failed
         if self._bar is not None and self._task is not None:
             elapsed = max(time.perf_counter() - self._started, 1e-9)
-            self._bar.update(
-                self._task, advance=1, errors=self.errors, rate=f"{self.done / elapsed:,.0f} rows/s"
-            )
+            rate = f"{self.done / elapsed:,.0f} rows/s{_judge_limits()}"
+            self._bar.update(self._task, advance=1, errors=self.errors, rate=rate)
 
     def __exit__(
         self,
@@ -89,6 +89,19 @@ class Progress:
     ) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+
+def _judge_limits() -> str:
+    """The adaptive limit of each judge model a server has rate-limited, for the bar."""
+    limits = sys.modules.get("assay.llm._limits")  # not loaded: no judge in this process
+    if limits is None:
+        return ""
+    shown = [
+        f"{model}: {limiter.capacity} in flight"
+        for (_, model), limiter in limits.all_limiters().items()
+        if limiter.rate_limited
+    ]
+    return f"  judge limit {', '.join(shown)}" if shown else ""
 
 
 def _fmt(value: float | None) -> str:
@@ -250,6 +263,19 @@ def summary_table(results: ShownResults) -> Table | None:
     return table
 
 
+def judges_table(results: ShownResults) -> Table | None:
+    """Per judge: calls, tokens, cost, the share of repaired and unparsed replies."""
+    rows = judge_rows(results)
+    if not rows:
+        return None
+    table = Table(title="judges", title_justify="left")
+    for column in JUDGE_COLUMNS:
+        table.add_column(column, justify="left" if column == "judge" else "right")
+    for row in rows:
+        table.add_row(escape(row[0]), *row[1:])
+    return table
+
+
 def print_report(results: ShownResults, console: Console | None = None) -> None:
     console = console or Console()
     console.print(metrics_table(results))
@@ -258,6 +284,9 @@ def print_report(results: ShownResults, console: Console | None = None) -> None:
     summary = summary_table(results)
     if summary is not None:
         console.print(summary)
+    judges = judges_table(results)
+    if judges is not None:
+        console.print(judges)
     target_errors = results.target_errors
     rows = f"{len(results)} rows, {target_errors} target failures"
     usage = results.usage()

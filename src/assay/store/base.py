@@ -285,6 +285,15 @@ class Store(abc.ABC):
     ) -> list[Feedback]:
         """Created feedback, then evaluator results as feedback, on the given runs."""
 
+    def feedback_labels(self, keys: Sequence[str]) -> list[tuple[Any, ...]]:
+        """Created feedback of ``keys`` as (run id text, key, score, value, source type,
+        created at), oldest first; stores may read it faster than ``list_feedback``."""
+        return [
+            (str(f.run_id), f.key, f.score, f.value, (f.feedback_source or {}).get("type"), f.created_at)
+            for f in self.list_feedback(None, list(keys))
+            if (f.feedback_source or {}).get("type") != "evaluator"
+        ]
+
     @abc.abstractmethod
     def find_run(self, run_id: uuid.UUID) -> tuple[uuid.UUID, Run] | None:
         """(experiment id, root run) for a stored run or one of its child runs."""

@@ -12,11 +12,22 @@ every request gets a valid instance of its JSON schema (``schema_reply.valid_rep
 any judge runs offline with ``FakeOpenAIServer()`` alone. 429s, 500s,
 delays and malformed bodies are ``Reply`` values in either. ``/v1/embeddings`` answers
 through ``embeddings``. Every request is recorded.
+
+``dialect`` plays a server that enforces a JSON schema by grammar-constrained decoding:
+``"openai"`` (``response_format``), ``"vllm"`` (also ``guided_json`` and
+``structured_outputs``), ``"ollama"`` (also ``format``) or ``"llamacpp"`` (also
+``json_schema``); its replies are then schema-valid whatever the handler says.
+``strict_fields`` rejects the schema fields of other dialects, as a strict server would.
+``concurrency_limit=20`` answers 429 with ``Retry-After: retry_after`` to a chat request
+arriving while 20 are in flight, as a rate-limited provider does; ``rejected`` counts them.
+``bias=Bias(position=0.3, verbosity=0.2)`` bends that share of pairwise verdicts to the
+first answer shown or to the longer one, as biased judges do.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import itertools
 import json
@@ -29,7 +40,9 @@ from typing import Any
 
 from assay.llm.model import ChatModel
 from assay.llm.retry import RetryPolicy
+from assay.testing._bias import Bias
 from assay.testing._chat_stream import streamed
+from assay.testing._dialects import DIALECTS, constrain, enforced_schema, foreign_field
 from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackHTTPServer
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
 from assay.testing.schema_reply import valid_reply
@@ -54,13 +67,28 @@ class FakeOpenAIServer:
         embeddings: EmbeddingHandler | None = None,
         latency: float = 0.0,
         reject_response_format: bool = False,
+        dialect: str | None = None,
+        strict_fields: bool = False,
+        bias: Bias | None = None,
+        concurrency_limit: int | None = None,
+        retry_after: float = 0.05,
         model: str = "fake-judge",
         port: int = 0,
     ) -> None:
+        if dialect is not None and dialect not in DIALECTS:
+            raise ValueError(f"dialect must be one of {', '.join(DIALECTS)} or None, got {dialect!r}")
         self.handler = handler
         self.embeddings = embeddings
         self.latency = latency
         self.reject_response_format = reject_response_format
+        self.dialect = dialect
+        self.strict_fields = strict_fields
+        self.bias = bias
+        self.concurrency_limit = concurrency_limit
+        self.retry_after = retry_after
+        self.rejected = 0
+        self.max_chats_in_flight = 0  # chats answered at once (rejected ones not counted)
+        self._chats_in_flight = 0
         self.model = model
         self._port = port
         self.requests: list[RecordedRequest] = []
@@ -134,6 +162,7 @@ class FakeOpenAIServer:
             return {
                 "requests": len(self.requests),
                 "max_in_flight": self.max_in_flight,
+                "rejected": self.rejected,
                 "chat_requests": sum(1 for r in self.requests if r.is_chat),
             }
 
@@ -154,7 +183,7 @@ class FakeOpenAIServer:
             if http.method == "GET" and path == STATS_PATH:  # for a server in another process
                 return HTTPResponse(200, json.dumps(self.stats()).encode())
             if http.method == "POST" and path.endswith("/chat/completions"):
-                return await self._answer_chat(request)
+                return await self._limited_chat(request)
             if http.method == "POST" and path.endswith("/embeddings"):
                 await asyncio.sleep(self.latency)
                 return HTTPResponse(*self._embedding_body(request))
@@ -162,8 +191,26 @@ class FakeOpenAIServer:
         finally:
             self._done()
 
+    async def _limited_chat(self, request: RecordedRequest) -> HTTPResponse:
+        """A chat answer, or a 429 when ``concurrency_limit`` chats are already in flight."""
+        with self._lock:
+            over = self.concurrency_limit is not None and self._chats_in_flight >= self.concurrency_limit
+            if over:
+                self.rejected += 1
+            else:
+                self._chats_in_flight += 1
+                self.max_chats_in_flight = max(self.max_chats_in_flight, self._chats_in_flight)
+        if over:
+            limited = Reply.rate_limited(self.retry_after)
+            return HTTPResponse(429, limited.body or b"", tuple(limited.headers.items()))
+        try:
+            return await self._answer_chat(request)
+        finally:
+            with self._lock:
+                self._chats_in_flight -= 1
+
     async def _answer_chat(self, request: RecordedRequest) -> HTTPResponse:
-        reply = await self._chat_reply(request)
+        reply = self._enforced(request, await self._chat_reply(request))
         await asyncio.sleep(self.latency + reply.delay)
         if reply.body is not None:
             body = reply.body
@@ -187,9 +234,28 @@ class FakeOpenAIServer:
         with self._lock:
             self._in_flight -= 1
 
+    def _enforced(self, request: RecordedRequest, reply: Reply) -> Reply:
+        """The reply a grammar-constrained decoder would give (schema-valid JSON), with
+        the injected bias."""
+        if reply.status != 200 or reply.body is not None:
+            return reply
+        if self.bias is not None:
+            reply = dataclasses.replace(reply, content=self.bias.apply(request.text, reply.text()))
+        if self.dialect is None:
+            return reply
+        accepts = not self.reject_response_format
+        schema = enforced_schema(request.body, self.dialect, response_format=accepts)
+        if schema is None:
+            return reply
+        return dataclasses.replace(reply, content=constrain(reply.text(), schema))
+
     async def _chat_reply(self, request: RecordedRequest) -> Reply:
         if self.reject_response_format and request.response_format is not None:
             return Reply(status=400, body=_error(REJECTION, "invalid_request_error"))
+        foreign = foreign_field(request.body, self.dialect) if self.strict_fields and self.dialect else None
+        if foreign is not None:
+            message = f"unrecognized request argument supplied: {foreign}"
+            return Reply(status=400, body=_error(message, "invalid_request_error"))
         with self._lock:
             scripted = self._script.popleft() if self._script else None
         if scripted is None:

@@ -29,6 +29,7 @@ from assay.evaluators.judge._qa import (
     cot_qa_evaluator,
     qa_evaluator,
 )
+from assay.evaluators.judge._self_consistency import SelfConsistency
 
 #: the name before 0.1.0 settled on one casing of LLM
 LlmFeedbackEvaluator = LLMFeedbackEvaluator
@@ -48,6 +49,7 @@ __all__ = [
     "LabeledCriteriaEvaluator",
     "LLMFeedbackEvaluator",
     "QAEvaluator",
+    "SelfConsistency",
     "context_qa_evaluator",
     "cot_qa_evaluator",
     "qa_evaluator",

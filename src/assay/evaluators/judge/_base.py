@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +83,45 @@ class LLMJudge(BaseEvaluator):
         else:
             results = outcome.value or []
         return self._with_usage(results, outcome.usage)
+
+    def as_target(
+        self,
+        *,
+        input_key: str = "input",
+        output_key: str = "output",
+        reference_key: str | None = None,
+    ) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+        """This judge as the *target* of an experiment over a human-labelled dataset.
+
+        Each example's inputs hold what the judge reads (``input_key``, ``output_key`` and,
+        for judges that need one, ``reference_key``); its reference outputs hold people's
+        label. The run's outputs are the verdict (``score``, ``value``, ``comment``,
+        ``usage``; one such dict per key for a judge with several), so calibrating a judge
+        is an ordinary experiment: resumable, cached, and read by
+        ``judge_agreement(experiment, "outputs.score", "reference.label")``.
+        """
+        if reference_key is None and self.needs_reference():
+            raise ValueError(f"{type(self).__name__} needs a reference: pass reference_key=")
+
+        async def judged(inputs: dict[str, Any]) -> dict[str, Any]:
+            data = JudgeInput(
+                input=render(inputs, input_key, what="inputs") if input_key in inputs else "",
+                output=render(inputs, output_key, what="inputs"),
+                reference=render(inputs, reference_key, what="inputs") if reference_key else None,
+            )
+            outcome = await self.core.metered(lambda meter: self.judge(data, meter))
+            if outcome.error is not None:
+                raise outcome.error
+            verdicts = {
+                r.key: {"score": r.score, "value": r.value, "comment": r.comment} for r in outcome.value or []
+            }
+            usage = outcome.usage.as_metadata()
+            if len(verdicts) == 1:
+                return {**next(iter(verdicts.values())), "usage": usage}
+            return {**verdicts, "usage": usage}
+
+        judged.__name__ = f"{self.name}_judge"
+        return judged
 
     def judge_input(self, run: Run, example: Example | None) -> JudgeInput:
         if run.outputs is None:

@@ -1,10 +1,18 @@
-"""The pairwise judge: which of two outputs is better, with the presentation order randomized."""
+"""The pairwise judge: which of two outputs is better, shown in both orders by default.
+
+A judge that prefers whatever comes first (or the longer answer) says so when asked twice
+with the answers swapped: the two verdicts disagree. ``orders="both"`` asks both ways
+(twice the calls, nothing more), keeps a verdict only when both orders agree and records
+a tie otherwise, with ``position_consistent`` in the metadata; ``evaluate_comparative``'s
+``bias()`` sums that up (consistency, tie rate, verbosity correlation).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge
 from assay.evaluators.judge._criteria import Criteria, describe_criteria, resolve_criteria
@@ -20,6 +28,8 @@ from assay.llm.usage import UsageMeter
 from assay.schemas import EvaluationResult, Example, Run
 
 _SCORES = {"first": (1.0, 0.0), "second": (0.0, 1.0), "tie": (0.5, 0.5)}
+Orders = Literal["both", "random", "fixed"]
+ORDERS = ("both", "random", "fixed")
 
 
 @dataclass(frozen=True)
@@ -39,8 +49,10 @@ class ComparisonEvaluator(LLMJudge):
     In ``evaluate_comparative`` it judges every pair of experiments per example. As a row
     evaluator in ``evaluate(...)`` it compares the run's output with the example's reference
     output: score 1 when the run's output is preferred, 0.5 on a tie, 0 otherwise.
-    The order of presentation is drawn at random (``seed`` makes it reproducible) and
-    recorded, so position bias averages out and can be measured.
+
+    ``orders``: ``"both"`` (default) shows the pair both ways and keeps the verdict only when
+    the orders agree (a tie otherwise); ``"random"`` shows one order drawn at random (``seed``
+    makes it reproducible), ``"fixed"`` the caller's order. The orders shown are recorded.
     """
 
     def __init__(
@@ -50,7 +62,8 @@ class ComparisonEvaluator(LLMJudge):
         criteria: Criteria | None = None,
         prompt: str | None = None,
         name: str = "preference",
-        randomize_order: bool = True,
+        orders: Orders = "both",
+        randomize_order: bool | None = None,
         seed: int | None = None,
         input_key: str | None = None,
         prediction_key: str | None = None,
@@ -67,7 +80,11 @@ class ComparisonEvaluator(LLMJudge):
             allowed={"input", "answer_a", "answer_b", "criteria", "reference_block"},
             owner="ComparisonEvaluator",
         )
-        self.randomize_order = randomize_order
+        if randomize_order is not None:  # the older switch between one random and one fixed order
+            orders = "random" if randomize_order else "fixed"
+        if orders not in ORDERS:
+            raise ValueError(f"orders must be one of {', '.join(ORDERS)}, got {orders!r}")
+        self.orders = orders
         self.seed = seed
         super().__init__(model, name=name, keys=DataKeys(input_key, prediction_key, reference_key))
 
@@ -78,7 +95,7 @@ class ComparisonEvaluator(LLMJudge):
         runs), so the same comparison is shown the same way whatever the scheduling, and a
         re-run hits the cache.
         """
-        if not self.randomize_order:
+        if self.orders != "random":
             return False
         if self.seed is None:
             return random.random() < 0.5
@@ -93,7 +110,51 @@ class ComparisonEvaluator(LLMJudge):
         meter: UsageMeter,
         order_key: str = "",
     ) -> PairwiseOutcome:
+        if self.orders == "both":
+            return await self._both_orders(question, first, second, reference, meter)
         swapped = self.draw_swap(order_key)
+        preferred, presented, reasoning = await self._ask(question, first, second, reference, meter, swapped)
+        return PairwiseOutcome(
+            scores=_SCORES[preferred],
+            preferred=preferred,
+            reasoning=reasoning,
+            swapped=swapped,
+            metadata={"preference_as_presented": presented, "lengths": [len(first), len(second)]},
+        )
+
+    async def _both_orders(
+        self, question: str, first: str, second: str, reference: str | None, meter: UsageMeter
+    ) -> PairwiseOutcome:
+        (kept, shown, why), (flipped, shown_swapped, why_swapped) = await asyncio.gather(
+            self._ask(question, first, second, reference, meter, False),
+            self._ask(question, first, second, reference, meter, True),
+        )
+        consistent = kept == flipped
+        preferred = kept if consistent else "tie"
+        return PairwiseOutcome(
+            scores=_SCORES[preferred],
+            preferred=preferred,
+            reasoning=why if consistent else f"the orders disagree. As given: {why} Swapped: {why_swapped}",
+            swapped=False,
+            metadata={
+                "orders": "both",
+                "position_consistent": consistent,
+                "verdicts": [kept, flipped],  # in the caller's terms, per order shown
+                "preference_as_presented": [shown, shown_swapped],
+                "lengths": [len(first), len(second)],
+            },
+        )
+
+    async def _ask(
+        self,
+        question: str,
+        first: str,
+        second: str,
+        reference: str | None,
+        meter: UsageMeter,
+        swapped: bool,
+    ) -> tuple[str, str, str]:
+        """(verdict in the caller's terms, verdict as presented, reasoning) for one order."""
         answer_a, answer_b = (second, first) if swapped else (first, second)
         block = PAIRWISE_REFERENCE_BLOCK.format(reference=reference) if reference else ""
         text = self.prompt.format(
@@ -104,14 +165,7 @@ class ComparisonEvaluator(LLMJudge):
             reference_block=block,
         )
         reply = await self.core.ask(text, PairwisePreference, meter)
-        preferred = _unswap(reply.preference, swapped)
-        return PairwiseOutcome(
-            scores=_SCORES[preferred],
-            preferred=preferred,
-            reasoning=reply.reasoning,
-            swapped=swapped,
-            metadata={"preference_as_presented": reply.preference},
-        )
+        return _unswap(reply.preference, swapped), reply.preference, reply.reasoning
 
     async def compare_runs(
         self, runs: tuple[Run, Run], example: Example | None, meter: UsageMeter

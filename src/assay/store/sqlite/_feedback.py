@@ -68,6 +68,22 @@ class SQLiteFeedback:
         )
         return created + [_result_as_feedback(row) for row in results]
 
+    def feedback_labels(self, keys: Sequence[str]) -> list[tuple[Any, ...]]:
+        """Created feedback of ``keys`` as plain tuples (run id text, key, score, value,
+        source type, created at), oldest first: what agreement reads, without records."""
+        rows = self._select("feedback", "run_id, key, score, value, feedback_source, created_at", None, keys)
+        return [  # the value is decoded only where there is no score (it is then the label)
+            (
+                row[0],
+                row[1],
+                row[2],
+                None if row[2] is not None else loads(row[3]),
+                _source_type(row[4]),
+                row[5],
+            )
+            for row in rows
+        ]
+
     def _select(
         self,
         table: str,
@@ -97,6 +113,11 @@ class SQLiteFeedback:
         if row is None:
             return None
         return uuid.UUID(row["experiment_id"]), codec.run_from(row)
+
+
+def _source_type(text: Any) -> Any:
+    source = loads(text)
+    return source.get("type") if isinstance(source, dict) else None
 
 
 def _text(value: uuid.UUID | None) -> str | None:
