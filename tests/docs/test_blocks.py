@@ -100,6 +100,11 @@ class Block:
         return set((match["others"] or "").replace("-", "_").split()) if match else set()
 
     @property
+    def continues(self) -> bool:
+        """A first line saying "(continues the example above)": it runs after that block."""
+        return "continues the example above" in self.code.splitlines()[0]
+
+    @property
     def is_pytest_file(self) -> bool:
         return "import pytest" in self.code and re.search(r"^def test_", self.code, re.M) is not None
 
@@ -155,9 +160,18 @@ def blocked_modules(block: Block) -> set[str]:
     return EXTRA_MODULES["all"] - allowed - block.packages
 
 
+def with_what_it_continues(block: Block) -> str:
+    """The block, after the blocks it says it continues (the reader sees that on its first line)."""
+    same_page = [b for b in BLOCKS if b.document == block.document and b.line < block.line]
+    chain = [block]
+    while chain[-1].continues and same_page:
+        chain.append(same_page.pop())
+    return "\n".join(b.code for b in reversed(chain))
+
+
 def run_block(block: Block, folder: Path, judge_url: str) -> subprocess.CompletedProcess[str]:
     script = folder / ("test_example.py" if block.is_pytest_file else "example.py")
-    script.write_text(block.code, encoding="utf-8")
+    script.write_text(with_what_it_continues(block), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_", "PYTEST_"))}
     env.update(
         DOC_BLOCKED_MODULES=",".join(sorted(blocked_modules(block))),
