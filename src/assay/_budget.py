@@ -17,13 +17,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from assay.errors import AssayError
+from assay.errors import BudgetExhaustedError
+
+BudgetExhausted = BudgetExhaustedError  # the name this module has always exported
 
 __all__ = ["BudgetExhausted", "CostBudget", "current_budget", "use_budget"]
-
-
-class BudgetExhausted(AssayError):
-    """The experiment's judge budget is spent; the row was not started."""
 
 
 class CostBudget:

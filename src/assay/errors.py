@@ -41,8 +41,12 @@ signature is still a ``TypeError``, a missing extra an ``ImportError``):
     ├── StoreError (RuntimeError)              the store cannot do what was asked
     │   ├── StoreVersionError                  the database was written by a newer assay
     │   ├── StoreWriteError                    writing results failed; the run stops
+    │   ├── LeaseFencedError                   a write named a lease another run took over: refused
+    │   ├── StoreCorruptError                  the store file is damaged: not written to, figures not shown
+    │   ├── StorageFault                       disk full, read-only, I/O error, locked: named, resumable
     │   ├── NotFoundError (LookupError)        no such dataset, example or experiment
     │   └── AlreadyExistsError                 a dataset of that name exists
+    ├── BudgetExhaustedError                   the experiment's judge budget (``max_cost``) is spent
     ├── LLMError                               a judge model could not give a usable answer
     │   ├── ModelNotConfiguredError (ValueError)
     │   ├── ModelCallError                     the call failed after its retries
@@ -244,6 +248,18 @@ class StoreWriteError(StoreError):
     """A batch of rows could not be written; rows stored before it are kept."""
 
 
+class LeaseFencedError(StoreError):
+    """A write named a lease that is no longer its run's: nothing of it was stored."""
+
+
+class StoreCorruptError(StoreError):
+    """The store's file is damaged: it is refused for writing until recovered."""
+
+
+class StorageFault(StoreError):
+    """The store could not be written or read for a reason outside assay (disk, locks)."""
+
+
 class NotFoundError(StoreError, LookupError):
     """A dataset, example or experiment that does not exist."""
 
@@ -253,6 +269,10 @@ class AlreadyExistsError(StoreError):
 
 
 # --- services: judge models, embeddings, the sandbox ------------------------------------
+
+
+class BudgetExhaustedError(AssayError):
+    """The experiment's judge budget is spent; the row was not started."""
 
 
 class LLMError(AssayError):
@@ -366,9 +386,11 @@ QueryTooLarge = QueryTooLargeError
 QueryRefused = QueryRefusedError
 DatabaseUnavailable = DatabaseUnavailableError
 PrivilegedRole = PrivilegedRoleError
+BudgetExhausted = BudgetExhaustedError
 
 #: old name -> settled name
 ALIASES = {
+    "BudgetExhausted": "BudgetExhaustedError",
     "EmbeddingsUnavailable": "EmbeddingsUnavailableError",
     "UnknownEvaluatorName": "UnknownEvaluatorNameError",
     "InvalidJson": "InvalidJsonError",
@@ -392,6 +414,7 @@ __all__ = [
     "DatabaseUnavailableError",
     "EmbeddingsError",
     "EmbeddingsUnavailableError",
+    "BudgetExhaustedError",
     "EvaluatorInputError",
     "EvaluatorReturnError",
     "EvaluatorSignatureError",
@@ -403,6 +426,7 @@ __all__ = [
     "GenerationError",
     "InvalidJsonError",
     "LLMError",
+    "LeaseFencedError",
     "LeaseHeldError",
     "LeaseLostError",
     "MissingExtraError",
@@ -428,6 +452,8 @@ __all__ = [
     "SandboxUnavailableError",
     "ServiceConfigError",
     "ShardError",
+    "StorageFault",
+    "StoreCorruptError",
     "StoreError",
     "StoreVersionError",
     "StoreWriteError",

@@ -117,6 +117,7 @@ def test_good_client_recovers_from_every_injected_fault() -> None:
         "valid_requests": True,
         "expected_calls": True,
         "retries": True,
+        "retry_after": True,  # "Retry-After: 0"
         "result": True,
     }
     calls = result.metadata["calls"]

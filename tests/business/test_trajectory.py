@@ -309,3 +309,20 @@ def test_llm_judge_through_evaluate(server: FakeOpenAIServer, monkeypatch: pytes
     verdicts = [(r.score, r.comment) for row in results for r in row["evaluation_results"]["results"]]
     assert verdicts == [(1, "books the trip"), (0, "weather only")]
     assert len(server.chat_requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("strict", 1), ("unordered", 1), ("subset", 1), ("superset", 1)]
+)
+def test_a_chat_reference_without_tool_calls_is_an_empty_trajectory(mode: str, expected: int) -> None:
+    reference = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello! No tool needed."},
+    ]
+    no_calls = Run(
+        outputs={"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hi"}]}
+    )
+    result = score(TrajectoryMatchEvaluator(mode), no_calls, reference)
+    assert result.error is None and result.score == expected
+    called = score(TrajectoryMatchEvaluator(mode), run_with_messages(WEATHER), reference)
+    assert called.score == (1 if mode == "superset" else 0)

@@ -168,7 +168,7 @@ def test_escape():
 
 @pytest.mark.slow
 def test_a_test_that_hangs_on_a_mutant_is_stopped_and_counts_as_a_kill() -> None:
-    result = scores(HANGS_ON_MUTANTS, mutant_timeout=1.0)
+    result = scores(HANGS_ON_MUTANTS, mutant_timeout=2.0)  # the reference is rerun within half of it
     rows = result["mutation_score"].metadata["mutants"]
     assert any(row["status"] == "timeout" for row in rows), rows
     assert all(row.get("seconds", 0) < 5 for row in rows)
@@ -252,6 +252,17 @@ def test_through_evaluate() -> None:
     assert rows[0]["unit_tests_mutation_score"] > 0.5 > rows[1]["unit_tests_mutation_score"]
 
 
+def _slowed_where(condition: str) -> str:
+    """A suite that never imports the code (every mutant survives it), slowed as a burst
+    of load would slow it, in the runs whose folder meets ``condition``."""
+    return f"""import os, time
+def test_nothing_imported():
+    folder = os.path.basename(os.getcwd())
+    if {condition}:
+        time.sleep(60)
+"""
+
+
 # -- verdicts the tests cannot forge ---------------------------------------------------------
 CORRUPTS_ITS_REPORT = """import json, os
 
@@ -287,6 +298,24 @@ def test_clamp():
         except OSError:
             pass
 """
+
+
+@pytest.mark.slow
+def test_a_timeout_from_a_burst_of_load_is_not_a_kill() -> None:
+    transient = _slowed_where('folder.startswith("m") and "-" not in folder')  # each mutant's first run only
+    result = scores(transient, mutant_timeout=1.0, max_mutants=3)
+    rows = result["mutation_score"].metadata["mutants"]
+    assert [row["status"] for row in rows] == ["survived"] * len(rows), rows
+    assert result["mutation_score"].score == 0
+
+
+@pytest.mark.slow
+def test_a_timeout_while_the_reference_is_slow_too_is_undecided_not_a_kill() -> None:
+    loaded = _slowed_where('folder != "reference"')  # the first reference run measured fast
+    result = scores(loaded, mutant_timeout=1.0, max_mutants=2)
+    rows = result["mutation_score"].metadata["mutants"]
+    assert [row["status"] for row in rows] == ["undecided"] * len(rows), rows
+    assert result["mutation_score"].score == 0
 
 
 @pytest.mark.slow

@@ -283,7 +283,7 @@ def test_argument_mistakes_fail_before_anything_runs(client: Client, tmp_path: P
         client.evaluate(lambda inputs: inputs, data=str(tmp_path / "data.txt"))
     utf16 = tmp_path / "utf16.csv"
     utf16.write_text("q\nhi\n", encoding="utf-16")
-    with pytest.raises(DataError, match="utf16.csv: not UTF-8 text"):
+    with pytest.raises(DataError, match="utf16.csv:1: not UTF-8 text"):
         client.evaluate(lambda inputs: inputs, data=utf16)
     with pytest.raises(NotImplementedError, match="assay is local"):
         client.clone_public_dataset("https://smith.langchain.com/public/x/d")

@@ -139,10 +139,10 @@ def test_what_the_writer_process_commits_is_what_this_process_commits(tmp_path: 
     assert [row["run"].outputs["i"] for row in read_back] == list(range(1200))
 
 
-def _write_on(conn: Any, experiment_id: Any, prepared: Any, stats: Any) -> None:
+def _write_on(conn: Any, experiment_id: Any, prepared: Any, stats: Any, fence: Any = None) -> None:
     from assay.store.sqlite import _write_batch_on
 
-    _write_batch_on(conn, experiment_id, prepared, stats)
+    _write_batch_on(conn, experiment_id, prepared, stats, fence)
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.002, 0.01, 0.03])

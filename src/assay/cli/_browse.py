@@ -52,8 +52,12 @@ def demo_command(args: argparse.Namespace) -> int:
 
 
 def ui_command(args: argparse.Namespace) -> int:
+    from assay.store.open import open_store
     from assay.ui import serve
 
+    checked = open_store(args.db)
+    checked.require_whole()  # a damaged store's figures are not served as if whole
+    checked.close()
     serve(args.db, host=args.host, port=args.port, token=args.token)
     return 0
 
@@ -78,6 +82,7 @@ def list_experiments(args: argparse.Namespace) -> int:
     from assay.client import Client
 
     client = Client(args.db)
+    client.store.require_whole()  # a damaged store's figures are not shown as if whole
     table = Table("name", "status", "rows", "created")
     for record in client.list_experiments():
         planned = record.num_examples * record.num_repetitions
@@ -96,6 +101,7 @@ def show_command(args: argparse.Namespace) -> int:
     from assay.report.terminal import print_report
 
     client = Client(args.db)
+    client.store.require_whole()  # a damaged store's figures are not shown as if whole
     results = client.read_experiment(experiment_name(client, args.experiment))
     tty = sys.stdout.isatty() and not args.json
     if tty:

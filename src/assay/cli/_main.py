@@ -1,6 +1,8 @@
 """The ``assay`` command line: parsing, dispatch, and one exit code per kind of outcome.
 
-0 passed, 1 a gate failed, 2 a usage or data error, 3 the run failed, 130 interrupted.
+0 passed, 1 a gate failed (or `store check` found damage), 2 a usage or data error, 3 the
+run failed at run time (a storage fault, a lost lease...: resumable), 130 interrupted
+(docs/promises.md).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from assay._aio import interrupt_the_main_task
-from assay.cli import _agreement, _browse, _compare, _rescore, _run, _serve, _transfer
+from assay.cli import _agreement, _browse, _compare, _rescore, _run, _serve, _store, _transfer
 from assay.cli._common import (
     DB_HELP,
     INTERRUPTED,
@@ -44,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     _agreement.add_parser(commands, parent)
     _browse.add_parsers(commands, parent)
     _transfer.add_parsers(commands, parent)
+    _store.add_parsers(commands, parent)
     _add_service(commands)
     return parser
 
@@ -79,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"assay: error: {exc}", file=sys.stderr)
         return RUN_FAILED
     except Exception as exc:
-        return _report_error(exc)
+        return _report_error(exc, getattr(args, "db", None))
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -109,8 +112,26 @@ def _require_store(url: str | None) -> None:
         raise StoreError(f"no store at {url or default_url()}; run an experiment (or `assay demo`) first")
 
 
-def _report_error(exc: Exception) -> int:
+def _failed_at_run_time(exc: Exception) -> bool:
+    """Store errors that are no fault of the command line: a write that failed, a lease
+    lost to another process."""
+    from assay.errors import LeaseFencedError, StorageFault, StoreWriteError
+
+    return isinstance(exc, (StoreWriteError, LeaseFencedError, StorageFault))
+
+
+def _report_error(exc: Exception, db: str | None) -> int:
     from assay.errors import DataError, EvaluatorSignatureError, ExperimentError, StoreError
+    from assay.store.faults import storage_fault
+    from assay.store.open import sqlite_file
+
+    fault = storage_fault(exc, sqlite_file(db) or db)
+    if fault is not None:  # the disk, a lock, a damaged file: a run-time failure, resumable
+        print(f"assay: error: {fault}", file=sys.stderr)
+        return RUN_FAILED
+    if _failed_at_run_time(exc):
+        print(f"assay: error: {exc}", file=sys.stderr)
+        return RUN_FAILED
 
     usage = (
         UsageError,

@@ -32,6 +32,12 @@ def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
         "--resume", action="store_true", default=None, help="continue --experiment NAME where it stopped"
     )
     run.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="with --resume: run again the evaluators whose results errored (the target is not "
+        "called again; results that scored are kept); failed targets always run again on --resume",
+    )
+    run.add_argument(
         "--shard",
         metavar="I/N",
         help="run shard I (from 0) of N into --experiment NAME, shared by N processes or CI jobs; "
@@ -88,6 +94,8 @@ def run_command(args: argparse.Namespace) -> int:
         )
     if args.resume and not args.experiment:
         raise UsageError("--resume needs --experiment NAME (the experiment to continue)")
+    if getattr(args, "retry_errors", False) and not args.resume:
+        raise UsageError("--retry-errors goes with --resume --experiment NAME (the experiment to retry)")
     shard = _shard_of(args)
     gate_verdicts_parse(args)
     target = load_object(args.spec, "target")
@@ -111,6 +119,7 @@ def run_command(args: argparse.Namespace) -> int:
             num_repetitions=args.repetitions or 1,
             max_concurrency=args.concurrency or 16,
             resume=bool(args.resume),
+            retry_errors=bool(getattr(args, "retry_errors", False)),
             client=client,
             progress=tty,
             shard=shard,

@@ -34,8 +34,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         nargs="?",
         const="",
         metavar="NAMES",
-        help="serve the built-in evaluators: every one that needs no model, or the "
-        "comma-separated NAMES (e.g. code_correctness,qa)",
+        help="serve the built-in evaluators that are safe remotely (no model, no host file), "
+        "or the comma-separated NAMES (e.g. code_correctness,exact_match)",
+    )
+    parser.add_argument(
+        "--allow-model-calls",
+        action="store_true",
+        help="with --builtin NAMES: also serve judges and embedding_distance, which call the "
+        "model configured in the server's environment (its credentials, its bill) with the "
+        "caller's text",
     )
     parser.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback)")
     parser.add_argument("--port", type=int, default=8766)
@@ -65,7 +72,9 @@ def main(args: argparse.Namespace) -> int:
         from assay.service.builtins import builtin_evaluators
 
         names = [name.strip() for name in args.builtin.split(",") if name.strip()]
-        evaluators = named_evaluators(builtin_evaluators(names), "--builtin")
+        evaluators = named_evaluators(
+            builtin_evaluators(names, allow_model_calls=args.allow_model_calls), "--builtin"
+        )
     else:
         evaluators = load_evaluators(args.evaluators)
     serve(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from assay._aio import run_coroutine
+from assay.errors import LeaseFencedError, StorageFault
 from assay.evaluation._arguments import known_keywords
 from assay.evaluation._binding import (
     SummaryEvaluator,
@@ -44,7 +45,7 @@ from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._runner import RowFeed, RunSettings, done_keys, run_rows, run_summaries
 from assay.evaluation._shard import Shard, shard_argument
-from assay.evaluation._sharded import end_shard, release_quietly, shard_line, shard_rows_stored
+from assay.evaluation._sharded import end_shard, fenced, release_quietly, shard_line, shard_rows_stored
 from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._tally import Tally, tally_of_stored
 from assay.evaluation._target import Target as TargetRunner
@@ -84,6 +85,7 @@ class _Options:
     shard: Any = None
     wait_for_lease: bool = False
     executor: Any = None
+    retry_errors: bool = False
     max_cost: float | None = None
 
 
@@ -109,6 +111,7 @@ class _Prepared:
     options: _Options
     lease: ShardLease
     executor: Executor | None = None  # None: this process's threads and event loop
+    rerun_targets: int = 0  # stored rows whose target failed, discarded to run again
 
 
 @overload
@@ -136,6 +139,7 @@ async def aevaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    retry_errors: bool = False,
     max_cost: float | None = None,
 ) -> ComparativeResults: ...
 @overload
@@ -163,6 +167,7 @@ async def aevaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    retry_errors: bool = False,
     max_cost: float | None = None,
 ) -> AsyncExperimentResults: ...
 
@@ -192,6 +197,7 @@ async def aevaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    retry_errors: bool = False,
     max_cost: float | None = None,
 ) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
@@ -207,6 +213,9 @@ async def aevaluate(
     shard (or, without ``shard``, the same experiment) instead of refusing.
     ``executor`` says where rows run: ``RayExecutor(address=...)`` on a Ray cluster, else
     here (``ASSAY_EXECUTOR=ray`` chooses Ray too); this process stores every row.
+    ``resume=True`` runs again the stored rows whose target failed; with
+    ``retry_errors=True`` also the evaluators whose results errored (on the stored runs,
+    the target not called), keeping every result that scored.
     ``disable_evaluator_tracing`` is LangSmith's and changes nothing here: evaluators are
     never traced (only the target's runs are stored).
     ``max_cost`` (US dollars) caps this run's judge calls: once spent, the remaining rows
@@ -255,6 +264,7 @@ def evaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    retry_errors: bool = False,
     max_cost: float | None = None,
 ) -> ComparativeResults: ...
 @overload
@@ -282,6 +292,7 @@ def evaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    retry_errors: bool = False,
     max_cost: float | None = None,
 ) -> ExperimentResults: ...
 
@@ -311,6 +322,7 @@ def evaluate(
     shard: tuple[int, int] | None = None,
     wait_for_lease: bool = False,
     executor: Any = None,
+    retry_errors: bool = False,
     max_cost: float | None = None,
 ) -> Any:
     """The synchronous face of :func:`aevaluate`; same parameters, same results.
@@ -421,6 +433,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     name = experiment_name(requested, options.experiment_prefix)
     user_store = _user_store(options)
     store = user_store if options.upload_results else _memory_store()
+    user_store.require_whole(thorough=options.resume)  # a damaged store is not written to
     row_evaluators = [bind_row_evaluator(e) for e in _as_list(options.evaluators, "evaluators")]
     summaries = [
         bind_summary_evaluator(e) for e in _as_list(options.summary_evaluators, "summary_evaluators")
@@ -449,7 +462,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     runner.session_id = record.id  # LangSmith's runs name their project (experiment)
     lease = ShardLease.take(store, record, shard, wait=options.wait_for_lease)
     try:
-        tally, feed = _feed_of(store, record, created, resolved, source, shard, options)
+        tally, feed, discarded = _feed_of(store, record, created, resolved, source, shard, options)
     except BaseException:
         lease.release("failed")
         raise
@@ -466,6 +479,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         options,
         lease,
         executor,
+        discarded,
     )
 
 
@@ -488,15 +502,16 @@ def _feed_of(
     source: Store,
     shard: Shard,
     options: _Options,
-) -> tuple[Tally, RowFeed]:
+) -> tuple[Tally, RowFeed, int]:
     """Under the lease: reopen a stored experiment, and plan the rows not stored yet. A
     shard always resumes its own stored rows; its tally starts empty (the experiment's
     figures are computed from the store when the shard ends)."""
     if not created:
         store.reopen_experiment(record.id)
     sharded = shard.count > 1
+    discarded = 0
     if options.resume:  # rows whose target failed (a rate limit, an outage) are run again
-        store.discard_failed_runs(record.id, (shard.index, shard.count) if sharded else None)
+        discarded = store.discard_failed_runs(record.id, (shard.index, shard.count) if sharded else None)
     reps = options.num_repetitions
     total = shard.rows_of(resolved.count * reps)
     with _fewer_collections():
@@ -504,7 +519,7 @@ def _feed_of(
         done = done_keys(store.stored_keys(record.id), reps) if options.resume or sharded else set()
     if sharded:
         done = {index for index in done if shard.holds(index)}
-    return tally, RowFeed(resolved.examples(source), reps, done, total, shard)
+    return tally, RowFeed(resolved.examples(source), reps, done, total, shard), discarded
 
 
 def _budget(max_cost: float | None) -> contextlib.AbstractContextManager[Any]:
@@ -567,11 +582,17 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
             stream.add(row)
 
     settings = RunSettings(
-        prepared.concurrency, options.error_handling == "raise", on_row, whole, prepared.executor
+        prepared.concurrency,
+        options.error_handling == "raise",
+        on_row,
+        whole,
+        prepared.executor,
+        lease.fence,
     )
-    status: str | None = "failed"
     try:
         with use_store(prepared.cache_store), _budget(options.max_cost), bar, _fewer_collections():
+            if options.retry_errors:
+                await _retry_errors(prepared)
             stats = await run_rows(prepared.pipeline, feed, store, record, settings, prepared.tally)
             stats, complete = end_shard(store, record, lease, stats)
             summary: list[EvaluationResult] = []
@@ -580,12 +601,20 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
                 if kept is not None:
                     available.update(kept.lists(stats.rows, wanted_fields(prepared.summaries)))
                 summary = await run_summaries(prepared.summaries, available)
-        if complete:
+        if complete:  # else "partial", stored as the shard ended
             store.replace_summary_results(record.id, summary)
-        status = "completed" if complete else None  # None: "partial", stored as the shard ended
+            store.finish_experiment(record.id, "completed", lease.fence)
     except BaseException as exc:
+        if lease.lost or fenced(exc):
+            # another process runs the shard now: the status is its to set, not ours
+            stream.finish(None, lease.lost_error())
+            return
         status = "interrupted" if is_interrupt(exc) else "failed"
         release_quietly(lease, status)
+        # taken over meanwhile (its status), or the store unreachable (the lease then
+        # expires, and the experiment reads as stopped): the run's own error is the news
+        with contextlib.suppress(LeaseFencedError, StorageFault):
+            store.finish_experiment(record.id, status, lease.fence)
         if is_interrupt(exc):
             stored = store.count_rows(record.id) if whole else shard_rows_stored(store, record, lease.shard)
             interrupted = interrupted_error(record.name, stored, bar.total)
@@ -595,9 +624,6 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         if not isinstance(exc, Exception):
             raise
         return
-    finally:
-        if status is not None:
-            store.finish_experiment(record.id, status)
     final = store.get_experiment(id=record.id) or record
     if not complete:
         # an earlier shard reports the experiment as it left it, whatever other shards did
@@ -618,6 +644,22 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
     if not whole and (bar.enabled or options.progress is None):
         print(shard_line(store, final, lease.shard), file=sys.stderr, flush=True)
     stream.finish(Outcome(final, rows, summary, stats))
+
+
+async def _retry_errors(prepared: _Prepared) -> None:
+    """Before the rows not stored yet: the stored evaluator errors, run again."""
+    from assay.evaluation._retry import retry_evaluator_errors  # only a retry needs it
+
+    store, record, lease = prepared.store, prepared.record, prepared.lease
+    evaluators = prepared.pipeline.evaluators
+    retried = await retry_evaluator_errors(
+        store, record, evaluators, lease.shard, prepared.concurrency, lease.fence
+    )
+    retried.targets = prepared.rerun_targets
+    if lease.shard.count == 1:  # the figures the run goes on from include the new results
+        prepared.tally = tally_of_stored(store.iter_scores(record.id))
+    if prepared.options.progress is not False:
+        print(f"assay: {record.name!r}: {retried.line()}", file=sys.stderr, flush=True)
 
 
 class _FewerCollections:
@@ -682,6 +724,10 @@ def _check_arguments(options: _Options) -> None:
         )
     if options.resume and not experiment:
         raise ValueError("resume=True needs experiment='<name>' naming the experiment to resume")
+    if options.retry_errors and not options.resume:
+        raise ValueError(
+            "retry_errors=True goes with resume=True: it runs again what a stored experiment got wrong"
+        )
     if options.resume and not options.upload_results:
         raise ValueError("resume=True continues a stored experiment; it cannot go with upload_results=False")
     if options.metadata is not None and not isinstance(options.metadata, dict):

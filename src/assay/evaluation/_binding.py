@@ -20,7 +20,7 @@ from assay._traceback import describe, format_traceback
 from assay.errors import EvaluatorSignatureError
 from assay.evaluation._base import BaseEvaluator
 from assay.evaluation._names import resolve_evaluator_name
-from assay.evaluation._returns import normalize_returned
+from assay.evaluation._returns import ExpectedKeys, declared_keys, normalize_returned
 from assay.evaluation.metric import MetricInfo, declaration_of
 from assay.schemas import EvaluationResult, Example, Run
 
@@ -212,25 +212,32 @@ class RowEvaluator:
     _async: Callable[[Run, Example], Any] | None = None
     needs_outputs: bool = True
     info: MetricInfo | None = None
+    expected: ExpectedKeys | None = None  # None: its name, and the keys it answers with
+
+    def __post_init__(self) -> None:
+        if self.expected is None:
+            object.__setattr__(self, "expected", ExpectedKeys(self.name))
 
     def call_sync(self, run: Run, example: Example) -> list[EvaluationResult]:
-        assert self._sync is not None
+        assert self._sync is not None and self.expected is not None
         if self.needs_outputs and run.error is not None:
             return [skipped_result(self.name, run)]
         try:
-            results = normalize_returned(self._sync(run, example), self.name, run.id)
+            returned = normalize_returned(self._sync(run, example), self.name, run.id)
+            results = self.expected.complete(returned, run)
         except Exception as exc:  # failures are data
             results = [_error_result(self.name, exc, run.id)]
         # Most evaluators declare nothing: no call per row to stamp nothing.
         return results if self.info is None else self._declared(results)
 
     async def call_async(self, run: Run, example: Example) -> list[EvaluationResult]:
-        assert self._async is not None
+        assert self._async is not None and self.expected is not None
         if self.needs_outputs and run.error is not None:
             return [skipped_result(self.name, run)]
         try:
             returned = await self._async(run, example)
-            return self._declared(normalize_returned(returned, self.name, run.id))
+            results = normalize_returned(returned, self.name, run.id)
+            return self._declared(self.expected.complete(results, run))
         except Exception as exc:  # failures are data
             return self._declared([_error_result(self.name, exc, run.id)])
 
@@ -249,12 +256,18 @@ def bind_row_evaluator(evaluator: Any) -> RowEvaluator:
     declared = declaration_of(evaluator)
     needs = declared.needs_outputs is not False
     if isinstance(evaluator, BaseEvaluator):
+        expected = ExpectedKeys(evaluator.name, declared_keys(evaluator))
         if evaluator.is_async:
-            return RowEvaluator(
-                evaluator.name, True, _async=evaluator.aevaluate, needs_outputs=needs, info=declared.info
-            )
+            call: dict[str, Any] = {"_async": evaluator.aevaluate}
+        else:
+            call = {"_sync": evaluator.evaluate}
         return RowEvaluator(
-            evaluator.name, False, _sync=evaluator.evaluate, needs_outputs=needs, info=declared.info
+            evaluator.name,
+            evaluator.is_async,
+            **call,
+            needs_outputs=needs,
+            info=declared.info,
+            expected=expected,
         )
     if hasattr(evaluator, "evaluate_run"):
         name = getattr(evaluator, "name", None) or type(evaluator).__name__

@@ -14,12 +14,14 @@ document, read whole.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import dataclasses
 import hashlib
 import json
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,7 +148,7 @@ def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]
             if record["attachments"]:
                 attached[count] = (record.get("id"), record["attachments"])
             stored_part = {k: v for k, v in record.items() if k != "attachments"}
-        text = encode(stored_part)
+        text = _canonical(encode, stored_part)
         sha.update((", " + text if count else text).encode())
         count += 1
     sha.update(b"]")
@@ -156,6 +158,27 @@ def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]
 _DIGEST_ENCODER = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=True)
 """What ``json.dumps(..., sort_keys=True, default=str, ensure_ascii=True)`` uses, made once
 instead of per record (most of its cost on small records)."""
+
+
+def _canonical(encode: Callable[[Any], str], record: dict[str, Any]) -> str:
+    """JSON of a record for its hash; an integer past the digits limit of ``int -> str``
+    (``math.factorial(2000)``) hashed as the store keeps it (tagged hex), since the
+    encoder refuses it."""
+    try:
+        return encode(record)
+    except ValueError:
+        return encode(_huge_ints_tagged(record))
+
+
+def _huge_ints_tagged(value: Any) -> Any:
+    """Integers written as the store's codec writes those past 64 bits: ``{"$int": hex}``."""
+    if type(value) is int and not -(2**63) <= value < 2**64:
+        return {"$int": ("-" if value < 0 else "") + format(abs(value), "x")}
+    if isinstance(value, dict):
+        return {key: _huge_ints_tagged(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_huge_ints_tagged(item) for item in value]
+    return value
 
 
 def _filled(store: Store, name: str, timeout: float = 30.0) -> Dataset:
@@ -241,28 +264,49 @@ def iter_file(path: Path) -> Iterator[dict[str, Any]]:
     loader = {".jsonl": _load_jsonl, ".json": _load_json, ".csv": _load_csv}.get(path.suffix.lower())
     if loader is None:
         raise DataError(f"{path}: unsupported file type; use .jsonl, .json or .csv")
-    try:
-        yield from loader(path)
-    except UnicodeDecodeError as exc:
-        raise DataError(
-            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
-        ) from None
+    yield from loader(path)
+
+
+def _text_lines(path: Path) -> Iterator[str]:
+    """The file's lines as text (line endings kept, a leading BOM dropped), decoded one
+    line at a time so that a byte that is not UTF-8 is named by its line and by its
+    offset in the file."""
+    offset = 0
+    with path.open("rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw, offset = raw[len(codecs.BOM_UTF8) :], len(codecs.BOM_UTF8)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(_not_utf8(path, lineno, offset, exc)) from None
+            offset += len(raw)
+            yield text
+
+
+def _not_utf8(path: Path, lineno: int, line_offset: int, exc: UnicodeDecodeError) -> str:
+    """``exc``: from decoding the line that starts at ``line_offset`` in the file."""
+    bad = exc.object[exc.start : exc.start + 1].hex()
+    return (
+        f"{path}:{lineno}: not UTF-8 text ({exc.reason}: byte 0x{bad} at offset "
+        f"{line_offset + exc.start} of the file, column {exc.start + 1} of the line); "
+        "save the file as UTF-8"
+    )
 
 
 def _load_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open(encoding="utf-8-sig") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line, parse_constant=_no_constants)
-            except (json.JSONDecodeError, ValueError) as exc:
-                raise DataError(f"{path}:{lineno}: invalid JSON: {_reason(exc)}") from None
-            yield _coerce(value, f"{path}:{lineno}")
+    for lineno, line in enumerate(_text_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line, parse_constant=_no_constants)
+        except (json.JSONDecodeError, ValueError) as exc:
+            raise DataError(f"{path}:{lineno}: invalid JSON: {_reason(exc)}") from None
+        yield _coerce(value, f"{path}:{lineno}")
 
 
 def _load_json(path: Path) -> list[dict[str, Any]]:
-    text = path.read_text(encoding="utf-8-sig")
+    text = "".join(_text_lines(path))
     try:
         value = json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
@@ -277,19 +321,19 @@ def _load_json(path: Path) -> list[dict[str, Any]]:
 
 
 def _load_csv(path: Path) -> Iterator[dict[str, Any]]:
-    """Columns ``outputs.x`` / ``metadata.x`` go there; any other column is an input."""
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if not reader.fieldnames:
-            raise DataError(f"{path}:1: missing header row")
-        repeated = sorted({name for name in reader.fieldnames if reader.fieldnames.count(name) > 1})
-        if repeated:
-            raise DataError(f"{path}:1: repeated column names {repeated}")
-        for row in reader:
-            lineno = reader.line_num
-            if None in row or any(value is None for value in row.values()):
-                raise DataError(f"{path}:{lineno}: expected {len(reader.fieldnames)} columns")
-            yield _csv_record(row)
+    """Columns ``outputs.x`` / ``metadata.x`` go there; any other column is an input.
+    Linear in the header's size (a count per name, not a scan per column)."""
+    reader = csv.DictReader(_text_lines(path))
+    if not reader.fieldnames:
+        raise DataError(f"{path}:1: missing header row")
+    repeated = sorted(name for name, count in Counter(reader.fieldnames).items() if count > 1)
+    if repeated:
+        raise DataError(f"{path}:1: repeated column names {repeated[:20]}")
+    for row in reader:
+        lineno = reader.line_num
+        if None in row or any(value is None for value in row.values()):
+            raise DataError(f"{path}:{lineno}: expected {len(reader.fieldnames)} columns")
+        yield _csv_record(row)
 
 
 def _no_constants(name: str) -> Any:

@@ -18,11 +18,15 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from assay.errors import AssayError, LeaseHeldError, LeaseLostError
 from assay.evaluation._shard import Shard
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, Lease
+
+if TYPE_CHECKING:
+    from assay.store.fence import Fence
 
 __all__ = ["LeaseHeldError", "LeaseLostError", "ShardLease", "lease_ttl"]
 
@@ -104,6 +108,16 @@ class ShardLease:
                 told = True
             time.sleep(min(_MAX_POLL_S, max(0.05, held.expires_at - time.time())))
 
+    @property
+    def fence(self) -> Fence:
+        """What the run's writes carry, so the store refuses them once this lease is lost."""
+        from assay.store.fence import Fence  # the store's, loaded when a run starts
+
+        return Fence(self._experiment.id, self.shard.index, self._token)
+
+    def lost_error(self) -> LeaseLostError:
+        return LeaseLostError(self._lost_message())
+
     def on_lost(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (from the heartbeat thread) if the lease is taken over."""
         self._on_lost.append(callback)
@@ -113,7 +127,7 @@ class ShardLease:
         self._stop_heartbeat()
         outcome = self._store.finish_shard(self._experiment.id, self.shard.index, self._token)
         if outcome is None or self.lost:
-            raise LeaseLostError(self._lost_message())
+            raise self.lost_error()
         return outcome
 
     def release(self, state: str) -> None:
@@ -161,5 +175,6 @@ class ShardLease:
         return (
             f"{self._what()}: this process's lease expired (no renewal for {self._ttl:g} s: the "
             "process was suspended or the store unreachable) and another process took the shard "
-            f"over; the rows stored so far are kept. Raise {_TTL_VARIABLE} if this recurs."
+            "over; the rows it stored before are kept, and it wrote nothing after (its writes "
+            f"were refused), nor changed the experiment's status. Raise {_TTL_VARIABLE} if this recurs."
         )

@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 import numbers
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from assay.errors import EvaluatorReturnError
-from assay.schemas import EvaluationResult, EvaluationResults, trusted_builder
+from assay.schemas import EvaluationResult, EvaluationResults, Run, trusted_builder
 
 # Declared metric metadata is read by the result itself (into ``evaluator_info``).
 _RESULT_FIELDS = (frozenset(EvaluationResult.model_fields) | {"direction", "score_range"}) - {"key"}
@@ -57,6 +58,8 @@ def _normalize(raw: Any, default_key: str) -> list[EvaluationResult]:
     if isinstance(raw, EvaluationResults):
         return list(raw.results)
     if isinstance(raw, dict):
+        if not raw:  # {}: no result at all (the caller records the missing key)
+            return []
         if "results" in raw and _is_sequence(raw["results"]):
             return _normalize_many(raw["results"], default_key)
         return [_from_dict(raw, default_key)]
@@ -133,3 +136,56 @@ def _finite(score: float, key: str) -> float:
     if not math.isfinite(score):
         raise EvaluatorReturnError(f"evaluator {key!r} returned a non-finite score ({score})")
     return score
+
+
+# One outcome per row and metric.
+#
+# One outcome per row and metric: an evaluator's answer with a key missing gets an error
+# result for that key, so no row silently lacks a metric (a service answering
+# ``{"results": []}`` through an outage, a function returning ``[]`` or ``{}``).
+#
+# Which keys an evaluator answers for: those it declares (``result_keys``, as the judges
+# do), else those it has answered with on earlier rows, else its own name. A declared key
+# missing from an answer is an error; an undeclared evaluator may vary its keys from row to
+# row, so only an answer with no result at all is one.
+
+
+def declared_keys(evaluator: Any) -> tuple[str, ...] | None:
+    """The keys ``evaluator`` says each answer holds (``result_keys``), or None."""
+    keys = getattr(evaluator, "result_keys", None)
+    if isinstance(keys, (list, tuple)) and keys and all(isinstance(k, str) for k in keys):
+        return tuple(keys)
+    return None
+
+
+class ExpectedKeys:
+    """What one evaluator's answers must hold; thread-safe (the learned keys only grow,
+    each update a fresh frozenset)."""
+
+    def __init__(self, name: str, declared: Sequence[str] | None = None) -> None:
+        self.name = name
+        self.declared = tuple(declared) if declared else None
+        self._seen: frozenset[str] = frozenset()
+
+    def complete(self, results: list[EvaluationResult], run: Run) -> list[EvaluationResult]:
+        """``results`` with an error result added for each key it lacks."""
+        if results and self.declared is None:
+            for result in results:
+                if result.key not in self._seen:
+                    self._seen = self._seen | {result.key}
+            return results
+        if results:
+            answered = {result.key for result in results}
+            missing = [key for key in self.declared or () if key not in answered]
+        else:
+            missing = list(self.declared or sorted(self._seen) or (self.name,))
+        if not missing:
+            return results
+        return [*results, *(self._missing(key, bool(results), run) for key in missing)]
+
+    def _missing(self, key: str, answered: bool, run: Run) -> EvaluationResult:
+        if answered:
+            why = f"evaluator {self.name!r} gave no result for {key!r}, one of the keys it declares"
+        else:
+            why = f"evaluator {self.name!r} returned no result (an empty answer) for {key!r}"
+        return EvaluationResult(key=key, error=why, metadata={"missing_result": True}, source_run_id=run.id)

@@ -25,6 +25,7 @@ from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 
 if TYPE_CHECKING:
     from assay.evaluation.executor import Executor
+    from assay.store.fence import Fence
 
 
 @dataclass
@@ -34,6 +35,7 @@ class RunSettings:
     on_row: Callable[[ExperimentRow], None]
     write_figures: bool = True  # False for a shard: its rows are not the experiment's figures
     executor: Executor | None = None  # None: threads and the event loop here
+    fence: Fence | None = None  # the lease every write carries (``assay.store.fence``)
 
 
 class RowFeed:
@@ -106,7 +108,12 @@ async def run_rows(
     """Run the fed rows; every finished row is written before this returns. Returns the
     experiment's final figures (stored too)."""
     writer = RowWriter(
-        store, experiment.id, tally, figures=settings.write_figures, expected_rows=feed.remaining
+        store,
+        experiment.id,
+        tally,
+        figures=settings.write_figures,
+        expected_rows=feed.remaining,
+        fence=settings.fence,
     )
     # The last rows: commit them as they come, so that the final commit is a small one.
     feed.on_ending, feed.ending_at = writer.hurry, writer.max_batch

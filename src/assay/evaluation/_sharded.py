@@ -11,14 +11,15 @@ from __future__ import annotations
 import contextlib
 import time
 
+from assay.errors import LeaseFencedError
 from assay.evaluation._experiment import stored_shards
-from assay.evaluation._lease import ShardLease
+from assay.evaluation._lease import LeaseLostError, ShardLease
 from assay.evaluation._shard import Shard
 from assay.evaluation._tally import tally_of_stored
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentStats
 
-__all__ = ["end_shard", "release_quietly", "shard_line", "shard_progress", "shard_rows_stored"]
+__all__ = ["end_shard", "fenced", "release_quietly", "shard_line", "shard_progress", "shard_rows_stored"]
 
 
 def end_shard(
@@ -34,8 +35,18 @@ def end_shard(
     complete = done >= count
     figures = tally_of_stored(store.iter_scores(experiment.id)).stats(final=complete)
     if complete:
-        store.write_stats(experiment.id, figures)
+        store.write_stats(experiment.id, figures, lease.fence)
     return figures, complete
+
+
+def fenced(exc: BaseException) -> bool:
+    """Whether ``exc`` comes of a write the store refused: the run's lease was taken over."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, (LeaseFencedError, LeaseLostError)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def release_quietly(lease: ShardLease, state: str) -> None:

@@ -19,12 +19,15 @@ import threading
 import time
 import uuid
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import StoreWriteError
 from assay.evaluation._tally import RowTally, Tally, tally_row
 from assay.store.base import Store
 from assay.store.records import ExperimentRow, ExperimentStats
+
+if TYPE_CHECKING:
+    from assay.store.fence import Fence
 
 _STATS_EVERY_S = 1.0
 _STATS_SHARE = 20  # figures at most every 20x the time they take to compute
@@ -49,6 +52,7 @@ class RowWriter:
         max_pending: int | None = None,
         figures: bool = True,
         expected_rows: int = 0,
+        fence: Fence | None = None,
     ) -> None:
         self._store = store
         self._experiment_id = experiment_id
@@ -63,7 +67,8 @@ class RowWriter:
         self._finished = False
         self._error: BaseException | None = None
         self._next_stats = 0.0
-        self._batches = store.batch_writer(experiment_id)
+        self._fence = fence  # every batch, and the final figures, behind the run's lease
+        self._batches = store.batch_writer(experiment_id, fence)
         self._expected_rows = expected_rows  # told to the store's writer as this thread starts
         self._thread = threading.Thread(target=self._loop, name="assay-writer", daemon=True)
         self._thread.start()
@@ -105,7 +110,7 @@ class RowWriter:
         self._raise_if_failed()
         stats = self.tally.stats(final=True)
         if self._keep_figures:
-            self._store.write_stats(self._experiment_id, stats)
+            self._store.write_stats(self._experiment_id, stats, self._fence)
         return stats
 
     def _raise_if_failed(self) -> None:

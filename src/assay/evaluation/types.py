@@ -63,6 +63,7 @@ class RunOnDatasetOptions(TypedDict, total=False):
     shard: tuple[int, int] | None
     wait_for_lease: bool
     executor: Any
+    retry_errors: bool
     max_cost: float | None
 
 

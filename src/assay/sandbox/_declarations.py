@@ -15,6 +15,7 @@ does, in a form the proxy cannot take).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -109,10 +110,8 @@ _TOKEN = re.compile(
 
 def tokens(text: str, where: str) -> list[str]:
     """Words (maybe qualified) and the punctuation a type may hold; anything else refused."""
-    out, at = [], 0
-    while at < len(text):
-        if text[at:].strip() == "":
-            break
+    out, at, end = [], 0, len(text.rstrip())
+    while at < end:
         match = _TOKEN.match(text, at)
         if match is None:
             shown = text[at:].strip()[:40]
@@ -148,36 +147,50 @@ class Header:
     params: str
 
 
+_BODY_AFTER = re.compile(r"\s*(?:throws\s[\w.,\s]*)?\{")  # greedy, so linear: "{" or not
+_CALL_BLOCKERS = re.compile(r"\b(return|new|else)\b|[=(]")
+
+
 def find_header(text: str, entry: str, preprocessor: bool) -> Header | None:
-    """The first definition of ``entry``: ``... entry(params) ... {`` at statement level."""
+    """The first definition of ``entry``: ``... entry(params) ... {`` at statement level.
+
+    Linear in ``text`` (it is the candidate's): parentheses are paired in one pass, the
+    statement starts are looked up by bisection, and only the first ``entry(`` of a
+    statement is examined (a later one has that ``(`` before it, so it is a call).
+    """
     clean = blank_comments(text, preprocessor)
+    closing = _paired_parens(clean)
+    starts = [index + 1 for index, char in enumerate(clean) if char in ";{}"]
+    examined = -1
     for match in re.finditer(rf"(?<![\w.:]){re.escape(entry)}\s*\(", clean):
-        close = _closing_paren(clean, match.end())
-        if close is None:
+        start = (
+            starts[bisect.bisect_right(starts, match.start()) - 1]
+            if starts and starts[0] <= match.start()
+            else 0
+        )
+        if start == examined:
             continue
-        after = clean[close + 1 :]
-        tail = re.match(r"\s*(?:throws\s+[\w.,\s]+?)?\s*\{", after)
-        if tail is None:
+        examined = start
+        close = closing.get(match.end() - 1)
+        if close is None or _BODY_AFTER.match(clean, close + 1) is None:
             continue
-        start = max(clean.rfind(d, 0, match.start()) for d in ";{}") + 1
         before = clean[start : match.start()]
-        if not before.strip() or re.search(r"\b(return|new|else)\b|[=(]", before):
+        if not before.strip() or _CALL_BLOCKERS.search(before):
             continue  # a call, not a definition
         start += len(before) - len(before.lstrip())
         return Header(start, clean[start : match.start()], clean[match.end() : close])
     return None
 
 
-def _closing_paren(text: str, at: int) -> int | None:
-    depth = 1
-    for index in range(at, len(text)):
-        if text[index] == "(":
-            depth += 1
-        elif text[index] == ")":
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
+def _paired_parens(text: str) -> dict[int, int]:
+    """The offset of each ``(`` that is closed, mapped to its ``)``."""
+    pairs, open_at = {}, []
+    for found in re.finditer(r"[()]", text):
+        if found.group() == "(":
+            open_at.append(found.start())
+        elif open_at:
+            pairs[open_at.pop()] = found.start()
+    return pairs
 
 
 # -- C++ ------------------------------------------------------------------------------------

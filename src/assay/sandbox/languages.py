@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from assay.errors import UnknownLanguage, UnsupportedMode
+from assay.sandbox import _defines
 from assay.sandbox import _toolchains as toolchains
 from assay.sandbox._launch import Runtime
 
@@ -65,26 +66,8 @@ class Language:
         return prompt + completion
 
 
-def _python_defines(code: str, name: str) -> bool:
-    if name not in code:  # the usual completion, a body: no pattern to compile per name
-        return False
-    pattern = rf"^(?:async\s+)?def\s+{re.escape(name)}\s*\(|^{re.escape(name)}\s*="
-    return re.search(pattern, code, re.MULTILINE) is not None
-
-
 def _python_spawn(role: str, harness_root: str, runtime: Runtime, memory: int | None) -> Spawn:
     return Spawn(f"py_{role}", [])
-
-
-def _js_defines(code: str, name: str) -> bool:
-    if name not in code:
-        return False
-    escaped = re.escape(name)
-    pattern = (
-        rf"^\s*(?:export\s+)?(?:async\s+)?function\s*\*?\s*{escaped}\s*\("
-        rf"|^\s*(?:export\s+)?(?:const|let|var)\s+{escaped}\s*="
-    )
-    return re.search(pattern, code, re.MULTILINE) is not None
 
 
 def _js_spawn(role: str, harness_root: str, runtime: Runtime, memory: int | None) -> Spawn:
@@ -101,30 +84,6 @@ def _js_missing(runtime: Runtime) -> str | None:
     if runtime.node is None:
         return "JavaScript needs Node.js: no `node` on PATH (apt-get install nodejs)"
     return None
-
-
-def _go_defines(code: str, name: str) -> bool:
-    return re.search(rf"^\s*func\s+{re.escape(name)}\s*[\[(]", code, re.MULTILINE) is not None
-
-
-def _java_defines(code: str, name: str) -> bool:
-    # a method declaration: a type, the name, "(" ... ")" and a body or throws clause
-    pattern = rf"^\s*(?:(?:public|private|protected|static|final)\s+)*[\w<>\[\],.? ]+\s{re.escape(name)}\s*\("
-    return re.search(pattern, code, re.MULTILINE) is not None and "class " in code
-
-
-def _cpp_defines(code: str, name: str) -> bool:
-    pattern = rf"^\s*(?:[\w:<>,*& ]+)\s[*&]?{re.escape(name)}\s*\([^;]*\)\s*(?:const\s*)?\{{"
-    return re.search(pattern, code, re.MULTILINE) is not None
-
-
-def _ts_defines(code: str, name: str) -> bool:
-    escaped = re.escape(name)
-    pattern = (
-        rf"^\s*(?:export\s+)?(?:async\s+)?function\s*\*?\s*{escaped}\s*[<(]"
-        rf"|^\s*(?:export\s+)?(?:const|let|var)\s+{escaped}\s*[:=]"
-    )
-    return re.search(pattern, code, re.MULTILINE) is not None
 
 
 def _compiled_spawn(language: str) -> Callable[[str, str, Runtime, int | None], Spawn]:
@@ -157,7 +116,7 @@ PYTHON = Language(
     name="python",
     aliases=("python", "py", "python3"),
     fence_tags=("python", "py", "python3"),
-    defines=_python_defines,
+    defines=_defines.python_defines,
     spawn=_python_spawn,
     runtime_missing=lambda runtime: None,
 )
@@ -165,7 +124,7 @@ JAVASCRIPT = Language(
     name="javascript",
     aliases=("javascript", "js", "node", "nodejs"),
     fence_tags=("javascript", "js", "node", "jsx", "mjs"),
-    defines=_js_defines,
+    defines=_defines.js_defines,
     spawn=_js_spawn,
     runtime_missing=_js_missing,
 )
@@ -173,7 +132,7 @@ TYPESCRIPT = Language(
     name="typescript",
     aliases=("typescript", "ts"),
     fence_tags=("typescript", "ts", "tsx"),
-    defines=_ts_defines,
+    defines=_defines.ts_defines,
     spawn=_ts_spawn,
     runtime_missing=_ts_missing,
     compiled=True,
@@ -182,7 +141,7 @@ GO = Language(
     name="go",
     aliases=("go", "golang"),
     fence_tags=("go", "golang"),
-    defines=_go_defines,
+    defines=_defines.go_defines,
     spawn=_compiled_spawn("go"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("go"),
     compiled=True,
@@ -191,7 +150,7 @@ JAVA = Language(
     name="java",
     aliases=("java",),
     fence_tags=("java",),
-    defines=_java_defines,
+    defines=_defines.java_defines,
     spawn=_compiled_spawn("java"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("java"),
     compiled=True,
@@ -201,7 +160,7 @@ CPP = Language(
     name="cpp",
     aliases=("cpp", "c++", "cxx", "cc"),
     fence_tags=("cpp", "c++", "cxx", "cc", "hpp"),
-    defines=_cpp_defines,
+    defines=_defines.cpp_defines,
     spawn=_compiled_spawn("cpp"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("cpp"),
     compiled=True,

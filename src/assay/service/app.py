@@ -15,6 +15,7 @@ from fastapi import FastAPI, HTTPException, Path
 from fastapi.responses import JSONResponse, Response
 
 from assay.evaluation._binding import RowEvaluator
+from assay.evaluators.host_files import host_paths_refused
 from assay.schemas import EvaluationResult, Example
 from assay.service.guard import DEFAULT_MAX_BODY_BYTES, ServiceGuard
 from assay.service.wire import EvaluateRequest, EvaluateResponse, EvaluatorInfo, encode_results
@@ -110,6 +111,7 @@ def create_app(
 
 async def _run(evaluator: RowEvaluator, request: EvaluateRequest) -> list[EvaluationResult]:
     example = request.example if request.example is not None else Example()
-    if evaluator.is_async:
-        return await evaluator.call_async(request.run, example)
-    return await asyncio.to_thread(evaluator.call_sync, request.run, example)
+    with host_paths_refused():  # the caller is remote: content travels, host paths do not
+        if evaluator.is_async:
+            return await evaluator.call_async(request.run, example)
+        return await asyncio.to_thread(evaluator.call_sync, request.run, example)

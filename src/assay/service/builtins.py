@@ -1,9 +1,11 @@
-"""The built-in evaluators a service serves with ``--builtin``: every one that needs no model.
+"""The built-in evaluators a service serves with ``--builtin``: the ones safe remotely.
 
-Served under their short names (``code_correctness``, ``exact_match``...), the names
-``evaluate(evaluators=[...])`` accepts. The judges (they need a chat model configured in
-the server's environment) and ``embedding_distance`` (an embedding model) are served
-only when named, e.g. ``--builtin qa,code_correctness``.
+A caller of the service is someone else. ``REMOTE_SAFE`` are the built-ins that need no
+model, run candidate code only in the sandbox and read no host file (inputs by host path
+are refused for every evaluation the service runs, see ``assay.evaluators.host_files``);
+they are served by default, and docs/service.md lists exactly these. Every other built-in
+carries a risk for the server's owner (``RISKS``) and is served only when named together
+with the opt-in that names the risk, e.g. ``--builtin qa --allow-model-calls``.
 """
 
 from __future__ import annotations
@@ -13,21 +15,53 @@ from typing import Any
 from assay.errors import EvaluatorSpecError, MissingExtraError
 from assay.evaluation._names import EVALUATOR_NAMES, resolve_evaluator_name
 
-__all__ = ["MODEL_BACKED", "builtin_evaluators", "default_builtin_names"]
+__all__ = ["MODEL_OPT_IN", "REMOTE_SAFE", "RISKS", "builtin_evaluators", "default_builtin_names"]
 
-#: built-in names that call a model, left out of the default set
-MODEL_BACKED = frozenset({"qa", "cot_qa", "context_qa", "criteria", "labeled_criteria", "embedding_distance"})
+#: served by default, in this order (docs/service.md lists the same names)
+REMOTE_SAFE = (
+    "exact_match",
+    "regex_match",
+    "string_distance",
+    "json_validity",
+    "json_equality",
+    "bleu",
+    "rouge",
+    "completeness",
+    "content_similarity",
+    "keyword_coverage",
+    "textual_difference",
+    "tone",
+    "code_correctness",
+    "ruff_lint",
+    "bandit_security",
+    "sql_validity",
+    "unit_tests",
+    "data_transformation",
+    "api_calls",
+    "trajectory_match",
+    "tool_code",
+)
+
+MODEL_OPT_IN = "allow_model_calls"  # the keyword; the command's flag is --allow-model-calls
+_MODEL_RISK = "calls the model configured in the server's environment (its credentials, its bill) with the caller's text"
+
+#: every built-in not in REMOTE_SAFE, and what serving it exposes
+RISKS: dict[str, str] = {
+    name: _MODEL_RISK
+    for name in ("qa", "cot_qa", "context_qa", "criteria", "labeled_criteria", "embedding_distance")
+}
 
 
 def default_builtin_names() -> list[str]:
-    return [name for name in EVALUATOR_NAMES if name not in MODEL_BACKED]
+    return list(REMOTE_SAFE)
 
 
-def builtin_evaluators(names: list[str] | None = None) -> dict[str, Any]:
-    """Instances of the named built-ins (default: every one without a model).
+def builtin_evaluators(names: list[str] | None = None, *, allow_model_calls: bool = False) -> dict[str, Any]:
+    """Instances of the named built-ins (default: every one in ``REMOTE_SAFE``).
 
     In the default set an evaluator whose extra is not installed is left out; one that is
-    named explicitly must load.
+    named explicitly must load. A named built-in outside ``REMOTE_SAFE`` needs the opt-in
+    for its risk (``allow_model_calls=True``), else ``EvaluatorSpecError`` names the risk.
     """
     wanted = names if names else default_builtin_names()
     unknown = [name for name in wanted if name not in EVALUATOR_NAMES]
@@ -36,6 +70,7 @@ def builtin_evaluators(names: list[str] | None = None) -> dict[str, Any]:
             f"unknown built-in evaluator(s) {', '.join(map(repr, unknown))}; "
             f"known: {', '.join(EVALUATOR_NAMES)}"
         )
+    _check_opt_in(wanted, allow_model_calls)
     loaded: dict[str, Any] = {}
     for name in wanted:
         try:
@@ -44,3 +79,16 @@ def builtin_evaluators(names: list[str] | None = None) -> dict[str, Any]:
             if names:
                 raise
     return loaded
+
+
+def _check_opt_in(wanted: list[str], allow_model_calls: bool) -> None:
+    risky = [name for name in wanted if name not in REMOTE_SAFE]
+    unlisted = [name for name in risky if name not in RISKS]
+    if unlisted:  # a new built-in must be classified before it can be served
+        raise EvaluatorSpecError(f"built-in(s) {', '.join(unlisted)} are not classified for serving")
+    if risky and not allow_model_calls:
+        raise EvaluatorSpecError(
+            f"{', '.join(risky)} {'is' if len(risky) == 1 else 'are'} not served by default: "
+            f"{RISKS[risky[0]]}; add --allow-model-calls (allow_model_calls=True) to serve "
+            f"{'it' if len(risky) == 1 else 'them'} anyway"
+        )

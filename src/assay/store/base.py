@@ -5,10 +5,13 @@ from __future__ import annotations
 import abc
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from assay.schemas import Dataset, EvaluationResult, Example, Feedback, Run
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats, Lease
+
+if TYPE_CHECKING:
+    from assay.store.fence import Fence
 
 RowKey = tuple[int, int]
 """(position, repetition): a row's place in data order."""
@@ -32,14 +35,14 @@ class BatchWriter(Protocol):
 
 
 class _InlineBatchWriter:
-    def __init__(self, store: Store, experiment_id: uuid.UUID) -> None:
-        self._store, self._experiment_id = store, experiment_id
+    def __init__(self, store: Store, experiment_id: uuid.UUID, fence: Fence | None) -> None:
+        self._store, self._experiment_id, self._fence = store, experiment_id, fence
 
     def expect(self, rows: int) -> None:
         pass
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
-        self._store.write_batch(self._experiment_id, prepared, stats)
+        self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
 
     def close(self, *, build_columns: bool = False) -> None:
         pass
@@ -113,7 +116,9 @@ class Store(abc.ABC):
     def list_experiments(self) -> list[ExperimentRecord]: ...
 
     @abc.abstractmethod
-    def finish_experiment(self, experiment_id: uuid.UUID, status: str) -> None: ...
+    def finish_experiment(self, experiment_id: uuid.UUID, status: str, fence: Fence | None = None) -> None:
+        """Set the experiment's final status; with ``fence``, only while that lease is
+        still its run's (else ``LeaseFencedError``, nothing changed)."""
 
     @abc.abstractmethod
     def reopen_experiment(self, experiment_id: uuid.UUID) -> None: ...
@@ -171,24 +176,37 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def write_batch(
-        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
+        self,
+        experiment_id: uuid.UUID,
+        prepared: Sequence[Any],
+        stats: ExperimentStats | None,
+        fence: Fence | None = None,
     ) -> None:
         """Write encoded rows and (when given) the experiment's figures in one transaction,
-        so stored counts always match stored rows."""
+        so stored counts always match stored rows. With ``fence``, the transaction is
+        refused whole (``LeaseFencedError``) once that lease is not its run's."""
+
+    def require_whole(self, *, thorough: bool = False) -> None:
+        """Raise ``StoreCorruptError`` (naming what to do) if the store is damaged: before
+        a run writes, and before its figures are shown. ``thorough``: check whatever it
+        costs (a resume). None by default: a database server checks its own pages."""
+        return None
 
     def settle_writers_of(self, run_pid: int) -> None:
         """Before a run takes the place of ``run_pid``, dead on this machine: wait for
         what that run handed to helper processes to be written (none by default)."""
         return None
 
-    def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
+    def batch_writer(self, experiment_id: uuid.UUID, fence: Fence | None = None) -> BatchWriter:
         """What a run's single writer thread commits its batches through (``write_batch``
-        semantics: each batch one transaction; closed once the run's rows are all in).
-        By default ``write_batch`` itself, in this process."""
-        return _InlineBatchWriter(self, experiment_id)
+        semantics, behind ``fence``: each batch one transaction; closed once the run's
+        rows are all in). By default ``write_batch`` itself, in this process."""
+        return _InlineBatchWriter(self, experiment_id, fence)
 
     @abc.abstractmethod
-    def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None: ...
+    def write_stats(
+        self, experiment_id: uuid.UUID, stats: ExperimentStats, fence: Fence | None = None
+    ) -> None: ...
 
     @abc.abstractmethod
     def load_stats(self, experiment_id: uuid.UUID) -> ExperimentStats | None:
@@ -256,9 +274,10 @@ class Store(abc.ABC):
         results_by_run: Sequence[tuple[uuid.UUID, Sequence[EvaluationResult]]],
         *,
         replace: bool,
+        fence: Fence | None = None,
     ) -> None:
         """Add results to stored runs in one transaction; with ``replace``, results of a run
-        that carry a key among the new ones are deleted first."""
+        that carry a key among the new ones are deleted first; behind ``fence`` if given."""
         raise NotImplementedError(f"{type(self).__name__} cannot add results to stored runs")
 
     def update_experiment_config(self, experiment_id: uuid.UUID, config: dict[str, Any]) -> None:

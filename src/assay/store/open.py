@@ -10,7 +10,7 @@ from assay.errors import StoreError
 from assay.store._masking import masked as _masked
 from assay.store.base import Store
 
-__all__ = ["DEFAULT_PATH", "default_url", "open_store", "store_exists"]
+__all__ = ["DEFAULT_PATH", "default_url", "open_store", "sqlite_file", "store_exists"]
 
 
 DEFAULT_PATH = Path(".assay") / "assay.db"
@@ -54,7 +54,28 @@ def _sqlite(path: str) -> Store:
     try:
         return SQLiteStore(path)
     except sqlite3.DatabaseError as exc:  # OperationalError too: a folder, no permission...
+        from assay.store.faults import StorageFault, storage_fault  # only a failure needs them
+        from assay.store.integrity import StoreCorruptError, corrupt_message, damaged
+
+        if damaged(exc):
+            raise StoreCorruptError(corrupt_message(path, [str(exc)])) from None
+        fault = storage_fault(exc, str(Path(path).resolve()))
+        if fault is not None:
+            raise StorageFault(fault) from None
         raise StoreError(f"cannot open the store at {path}: {exc}") from None
+
+
+def sqlite_file(url: str | None = None) -> str | None:
+    """The file of a SQLite store's URL or path, resolved; None for memory or a server."""
+    url = url or default_url()
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        path = url
+    elif scheme in ("sqlite", "sqlite+pysqlite") and rest not in ("", "/", "/:memory:"):
+        path = rest[1:] if rest.startswith("/") else rest
+    else:
+        return None
+    return str(Path(os.path.expanduser(path)).resolve())
 
 
 def store_exists(url: str | None = None) -> bool:

@@ -114,9 +114,15 @@ def _arguments(raw: Any, where: str) -> dict[str, Any]:
 
 def reference_calls(reference: Any, where: str) -> list[ToolCall]:
     """A reference trajectory: a list of ``{"name", "args"}`` (or OpenAI tool calls), or
-    a list of chat messages carrying ``tool_calls``."""
+    a list of chat messages (those without ``tool_calls``: an empty trajectory, the
+    answer of an agent that called no tool)."""
     if not isinstance(reference, list):
         raise TrajectoryError(f"{where} must be a list of tool calls, got {type(reference).__name__}")
-    if any(isinstance(item, dict) and "tool_calls" in item for item in reference):
+    if any(_is_chat_message(item) for item in reference):
         return calls_of_messages(reference, where)
     return [_from_message_call(item, f"{where}[{index}]") for index, item in enumerate(reference)]
+
+
+def _is_chat_message(item: Any) -> bool:
+    """A message has a role (a tool call, ``{"name", "args"}`` or OpenAI's, has none)."""
+    return isinstance(item, dict) and ("tool_calls" in item or "role" in item)

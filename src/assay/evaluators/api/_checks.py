@@ -93,6 +93,9 @@ def faults(raw: Any, where: str) -> list[Fault]:
         status = item.get("status", 500)
         if status != "timeout" and not (isinstance(status, int) and 400 <= status <= 599):
             raise EvaluatorInputError(f"{here}['status'] must be an HTTP error status or 'timeout'")
+        query = item.get("query") or {}
+        if not isinstance(query, dict):
+            raise EvaluatorInputError(f"{here}['query'] must map query parameters to values")
         times = item.get("times", 1)
         if not isinstance(times, int) or times < 1:
             raise EvaluatorInputError(f"{here}['times'] must be a positive integer")
@@ -104,6 +107,7 @@ def faults(raw: Any, where: str) -> list[Fault]:
                 times,
                 float(item.get("delay", 3.0)),
                 {str(k): str(v) for k, v in (item.get("headers") or {}).items()},
+                {str(k): str(v) for k, v in query.items()},
             )
         )
     return made
@@ -177,6 +181,74 @@ def check_retries(calls: list[dict[str, Any]]) -> Check | None:
             f"no successful retry after the injected {first['fault']} on {first.get('operation')}",
         )
     return Check("retries", True, f"recovered from {len(faulted)} injected fault(s)")
+
+
+UNSAFE_METHODS = ("POST", "PATCH")
+RETRY_AFTER_SLACK = 0.05  # seconds: the mock's own clock and scheduling
+
+
+def _retry_of(calls: list[dict[str, Any]], index: int) -> dict[str, Any] | None:
+    """The next call of the same operation after ``calls[index]``."""
+    operation = calls[index].get("operation")
+    return next((later for later in calls[index + 1 :] if later.get("operation") == operation), None)
+
+
+def check_idempotency(calls: list[dict[str, Any]], required: bool) -> Check | None:
+    """A retried POST/PATCH repeats the faulted call's ``Idempotency-Key`` (required by
+    the example, or because the first call sent one), so the server can tell a retry
+    from a second order."""
+    retried = [
+        (call, _retry_of(calls, index))
+        for index, call in enumerate(calls)
+        if call.get("fault") and call.get("method") in UNSAFE_METHODS
+    ]
+    keyed = [
+        (call, retry)
+        for call, retry in retried
+        if retry is not None and (required or "idempotency-key" in (call.get("headers") or {}))
+    ]
+    if not keyed:
+        return None
+    for call, retry in keyed:
+        key = (call.get("headers") or {}).get("idempotency-key")
+        again = (retry.get("headers") or {}).get("idempotency-key")
+        if not key or key != again:
+            return Check(
+                "idempotency",
+                False,
+                f"the retry of {call.get('operation')} sent Idempotency-Key {again!r} after {key!r}",
+            )
+    return Check("idempotency", True, f"{len(keyed)} retried call(s) kept their Idempotency-Key")
+
+
+def check_retry_after(calls: list[dict[str, Any]]) -> Check | None:
+    """After a fault that said ``Retry-After: s``, the next call of that operation waits s seconds."""
+    waited = []
+    for index, call in enumerate(calls):
+        seconds = _seconds(call.get("retry_after"))
+        retry = _retry_of(calls, index) if call.get("fault") and seconds is not None else None
+        if retry is None or seconds is None:
+            continue
+        answered = float(call.get("at", 0)) + float(call.get("duration_ms") or 0) / 1000
+        gap = float(retry.get("at", 0)) - answered
+        if gap + RETRY_AFTER_SLACK < seconds:
+            return Check(
+                "retry_after",
+                False,
+                f"{call.get('operation')} was retried {max(gap, 0):.2f} s after a Retry-After of {seconds:g} s",
+            )
+        waited.append(seconds)
+    if not waited:
+        return None
+    return Check("retry_after", True, f"{len(waited)} retry(ies) waited as Retry-After asked")
+
+
+def _seconds(value: Any) -> float | None:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds >= 0 else None
 
 
 def check_result(stdout: str, expected: Any) -> Check:

@@ -3,16 +3,19 @@
 The example gives the API as an OpenAPI 3 document (``inputs["openapi"]``: a mapping, or
 JSON / YAML text), optionally faults to inject (``inputs["api_faults"]``: ``[{"operation":
 "GET /users/{id}", "status": 429 | 500 | "timeout", "times": 1, "delay": 3, "headers":
-{...}}]``) and fixtures (``inputs["api_fixtures"]``: ``{"GET /users/1": {"status": 200,
-"body": ...}}``); and what to check (``outputs["expected_calls"]``: ``[{"method", "path",
-"query", "body"}]``, a path being concrete or a template; ``outputs["expected_result"]``:
-the JSON value the code prints last).
+{...}, "query": {...}}]``) and fixtures (``inputs["api_fixtures"]``: ``{"GET /items?cursor=2":
+{"status": 200, "body": ..., "request_headers": {...}}}``, see ``_fixtures``); and what to
+check (``outputs["expected_calls"]``: ``[{"method", "path", "query", "body"}]``, a path
+being concrete or a template; ``outputs["expected_result"]``: the JSON value the code
+prints last; ``outputs["require_idempotency_key"]``: retried POST/PATCH calls must repeat
+their ``Idempotency-Key``).
 
 The code runs in the sandbox, whose network namespace reaches nothing but a relay to the
 mock server assay starts from the document (see ``_in_sandbox``); the base URL is in the
 ``API_BASE_URL`` environment variable and in ``sys.argv[1]``. Checks: the code ran, every
 request was declared and valid, the expected calls were made (in order if asked), every
-injected fault was followed by a successful retry, and the final result. ``<name>`` is 1
+injected fault was followed by a successful retry (after the ``Retry-After`` it was given,
+with the same ``Idempotency-Key``), and the final result. ``<name>`` is 1
 when all applicable checks pass; ``<name>_checks`` is the fraction that passed.
 """
 
@@ -34,12 +37,15 @@ from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators.api._checks import (
     Check,
     check_calls,
+    check_idempotency,
     check_result,
     check_retries,
+    check_retry_after,
     check_valid,
     expected_calls,
     faults,
 )
+from assay.evaluators.api._fixtures import parse_fixtures
 from assay.evaluators.api._mock import MockAPI
 from assay.evaluators.api._openapi import load_document, parse_api
 from assay.evaluators.code._cases import code_from_run
@@ -101,11 +107,7 @@ class APICallEvaluator(BaseEvaluator):
             load_document(inputs["openapi"], "example.inputs['openapi']"), "example.inputs['openapi']"
         )
         injected = faults(inputs.get("api_faults"), "example.inputs['api_faults']")
-        fixtures = inputs.get("api_fixtures") or {}
-        if not isinstance(fixtures, dict):
-            raise EvaluatorInputError(
-                "example.inputs['api_fixtures'] must map 'METHOD /path' to {'status', 'body'}"
-            )
+        fixtures = parse_fixtures(inputs.get("api_fixtures") or {}, "example.inputs['api_fixtures']")
         expected = expected_calls(outputs.get("expected_calls"), "example.outputs['expected_calls']")
         ordered = bool(outputs.get("ordered", self.ordered))
         try:
@@ -122,9 +124,12 @@ class APICallEvaluator(BaseEvaluator):
             checks.append(check_valid(calls))
             if expected:
                 checks.append(check_calls(calls, expected, ordered, api.base_path))
-            retried = check_retries(calls)
-            if retried is not None:
-                checks.append(retried)
+            etiquette = [
+                check_retries(calls),
+                check_idempotency(calls, bool(outputs.get("require_idempotency_key"))),
+                check_retry_after(calls),
+            ]
+            checks += [check for check in etiquette if check is not None]
             if "expected_result" in outputs:
                 checks.append(check_result(str(report.get("stdout") or ""), outputs["expected_result"]))
         return self._results(

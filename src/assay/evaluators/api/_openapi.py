@@ -14,6 +14,7 @@ from assay.errors import OpenAPIError
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 MAX_REF_DEPTH = 32
+MAX_RESOLVED_NODES = 200_000  # what one document's $refs may expand to, all operations together
 
 
 @dataclass(frozen=True)
@@ -181,15 +182,24 @@ def _example_response(responses: dict[str, Any], resolver: _Resolver) -> tuple[i
 
 
 class _Resolver:
-    """``$ref`` to ``#/...`` inside the document, expanded (cycles stop at a depth)."""
+    """``$ref`` to ``#/...`` inside the document, expanded where an operation needs it
+    (cycles stop at a depth). Expansion has a budget: a few KB of nested references can
+    name 2^32 nodes, so past ``MAX_RESOLVED_NODES`` the document is refused, not expanded."""
 
     def __init__(self, document: dict[str, Any], where: str) -> None:
         self.document = document
         self.where = where
+        self.budget = MAX_RESOLVED_NODES
 
     def resolve(self, node: Any, depth: int = 0) -> Any:
         if depth > MAX_REF_DEPTH:
             return {}
+        self.budget -= 1
+        if self.budget < 0:
+            raise OpenAPIError(
+                f"{self.where}: its $refs expand to more than {MAX_RESOLVED_NODES} nodes; "
+                "reference shared schemas less deeply (nested references multiply)"
+            )
         if isinstance(node, dict):
             if "$ref" in node:
                 return self.resolve(self._target(str(node["$ref"])), depth + 1)

@@ -24,6 +24,13 @@ def validate_request(operation: Operation, path_params: dict[str, str], call: di
                     problems.append(f"query parameter {name!r} is required")
                 continue
             problems += _check_text(f"query parameter {name!r}", query[name], schema)
+        elif place == "header":
+            value = (call.get("headers") or {}).get(name.lower())
+            if value is None:
+                if parameter.get("required"):
+                    problems.append(f"header {name!r} is required")
+                continue
+            problems += _check_text(f"header {name!r}", value, schema)
         elif place == "path":
             value = path_params.get(name) or path_params.get(f"p_{name}")
             if value is not None:

@@ -39,6 +39,7 @@ from assay.evaluators.data._table_equality import (
     check_schema,
     compare_tables,
 )
+from assay.evaluators.sql._values import Tolerance
 from assay.sandbox import (
     DATA_TOOLS,
     Limits,
@@ -63,7 +64,9 @@ class DataTransformationEvaluator(BaseEvaluator):
     Args:
         name: the key of the 1/0 metric (and prefix of the precision/recall ones).
         ordered: rows must come in the expected order.
-        tolerance: relative and absolute tolerance for non-integer numbers.
+        rel_tol, abs_tol: a non-integer number matches within ``rel_tol`` of the larger
+            magnitude or within ``abs_tol``, whichever is wider (``math.isclose``);
+            integers match exactly. ``tolerance`` sets both (the older spelling).
         column_order: columns must come in the expected order (names always must match,
             case-insensitively).
         nan_is_null: a NaN counts as NULL (pandas writes missing values as NaN).
@@ -79,7 +82,9 @@ class DataTransformationEvaluator(BaseEvaluator):
         name: str = "data_transformation",
         *,
         ordered: bool = False,
-        tolerance: float = 1e-6,
+        rel_tol: float = 1e-6,
+        abs_tol: float = 1e-6,
+        tolerance: float | None = None,
         column_order: bool = False,
         nan_is_null: bool = True,
         output_file: str = "output.csv",
@@ -89,10 +94,12 @@ class DataTransformationEvaluator(BaseEvaluator):
         limits: Limits | None = None,
     ) -> None:
         super().__init__(name=name)
-        if timeout <= 0 or tolerance < 0:
-            raise ValueError("timeout must be positive and tolerance >= 0")
+        if tolerance is not None:
+            rel_tol = abs_tol = tolerance
+        if timeout <= 0 or min(rel_tol, abs_tol) < 0:
+            raise ValueError("timeout must be positive, rel_tol and abs_tol >= 0")
         format_of(check_name(output_file, "output_file"), "output_file")
-        self.options = TableOptions(ordered, tolerance, column_order, nan_is_null)
+        self.options = TableOptions(ordered, Tolerance(rel_tol, abs_tol), column_order, nan_is_null)
         self.output_file, self.timeout, self.output_key = output_file, timeout, output_key
         self.sandbox_config = sandbox or SandboxConfig()
         self.limits = limits or Limits(max_output_bytes=8 * MIB)

@@ -2,7 +2,8 @@
 
 Input files come from ``example.inputs["input_files"]``: ``{name: content}`` where the
 content is text, rows (a list of objects: written as CSV, JSON or JSONL by the name's
-extension), ``{"path": "/host/file"}`` or ``{"base64": "..."}``. Output files are parsed
+extension), ``{"path": "/host/file"}`` (refused over the evaluator service) or
+``{"base64": "..."}``. Output files are parsed
 here, in the trusted parent, with the standard library only; a Parquet output is turned
 into plain rows inside the sandbox (so no binary parser of ours reads untrusted bytes).
 """
@@ -20,9 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import EvaluatorInputError
+from assay.evaluators.host_files import refuse_if_remote
 
 FORMATS = (".csv", ".json", ".jsonl", ".parquet")
 MAX_INPUT_BYTES = 32 * 1024 * 1024
+#: rows x columns of a table made from row objects: distinct keys in every row would
+#: otherwise fill rows x keys cells (13,000 such rows, 190 KB: 169 million cells)
+MAX_CELLS = 4_000_000
 
 
 class _OutputError(ValueError):
@@ -73,6 +78,7 @@ def _content(name: str, content: Any, where: str) -> bytes:
     if isinstance(content, str):
         return content.encode()
     if isinstance(content, dict) and set(content) == {"path"}:
+        refuse_if_remote(where)
         path = content["path"]
         if not isinstance(path, str) or not os.path.isfile(path):
             raise EvaluatorInputError(f"{where}: the input file {path!r} does not exist")
@@ -120,8 +126,17 @@ def expected_table(value: Any, where: str) -> Table:
     raise EvaluatorInputError(f"{where} must be a list of row objects or {{'columns', 'rows'}}")
 
 
+class TableTooLarge(_OutputError):
+    """Rows x columns over ``MAX_CELLS``."""
+
+
 def table_of_objects(rows: list[dict[str, Any]]) -> Table:
     columns = tuple(dict.fromkeys(str(key) for row in rows for key in row))
+    if len(rows) * len(columns) > MAX_CELLS:
+        raise TableTooLarge(
+            f"{len(rows)} rows x {len(columns)} columns (the union of the rows' keys) is over "
+            f"the {MAX_CELLS}-cell limit; rows should share their keys"
+        )
     return Table(columns, [tuple(row.get(c) for c in columns) for row in rows])
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from assay.errors import EvaluatorInputError
 from assay.evaluators.data._files import Table
 from assay.evaluators.sql._result_equality import CompareOptions, ResultSet, compare_results
-from assay.evaluators.sql._values import NAN, Row, normalize_row, row_to_json
+from assay.evaluators.sql._values import NAN, Row, Tolerance, normalize_row, row_to_json
 
 TYPES = ("int", "float", "number", "string", "bool")
 SHOWN_ROWS = 5
@@ -18,7 +18,7 @@ SHOWN_ROWS = 5
 @dataclass(frozen=True)
 class TableOptions:
     ordered: bool = False
-    tolerance: float = 1e-6
+    tolerance: Tolerance = Tolerance(1e-6, 1e-6)
     column_order: bool = False
     nan_is_null: bool = True
     schema: dict[str, str] | None = None  # {column: type}, checked when given
@@ -114,8 +114,8 @@ def _has_type(value: Any, kind: str) -> bool:
         return False
     if kind == "int":
         return isinstance(value, int)
-    if kind == "float":
-        return isinstance(value, float)
+    if kind == "float":  # CSV has no types: 832 in a float column is read as an integer
+        return isinstance(value, (int, float))
     if kind == "number":
         return isinstance(value, (int, float))
     return isinstance(value, str)

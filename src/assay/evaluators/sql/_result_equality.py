@@ -16,7 +16,7 @@ from itertools import islice
 from typing import Literal
 
 from assay.evaluators.sql._rowmatch import RowMatch, match_rows
-from assay.evaluators.sql._values import Cell, Row, is_tolerant_number, rows_close
+from assay.evaluators.sql._values import Cell, Row, Tolerance, is_tolerant_number, rows_close
 
 ColumnMatching = Literal["any_order", "positional", "by_name"]
 COLUMN_MATCHINGS: tuple[str, ...] = ("any_order", "positional", "by_name")
@@ -40,7 +40,7 @@ class ResultSet:
 @dataclass(frozen=True)
 class CompareOptions:
     ordered: bool = False
-    tolerance: float = 1e-6
+    tolerance: float | Tolerance = 1e-6  # a float is both relative and absolute
     column_matching: ColumnMatching = "any_order"
     max_diff_rows: int = 10
 
@@ -192,7 +192,9 @@ def _apply(mapping: tuple[int, ...], rows: list[Row]) -> list[Row]:
     return [tuple(row[index] for index in mapping) for row in rows]
 
 
-def _first_order_difference(reference: list[Row], generated: list[Row], tolerance: float) -> int | None:
+def _first_order_difference(
+    reference: list[Row], generated: list[Row], tolerance: float | Tolerance
+) -> int | None:
     for index, (expected, actual) in enumerate(zip(reference, generated, strict=False)):
         if not rows_close(expected, actual, tolerance):
             return index
@@ -284,10 +286,10 @@ def _preference(similarity: list[int], position: int) -> list[int]:
 
 
 def _column_similarity(
-    reference: list[Row], generated: list[Row], width: int, tolerance: float
+    reference: list[Row], generated: list[Row], width: int, tolerance: float | Tolerance
 ) -> list[list[int]]:
     """For each (reference, generated) column pair, how many values they share (coarsely)."""
-    digits = _significant_digits(tolerance)
+    digits = _significant_digits(Tolerance.of(tolerance).widest)
     reference_profiles = [Counter(_loose(row[c], digits) for row in reference) for c in range(width)]
     generated_profiles = [Counter(_loose(row[c], digits) for row in generated) for c in range(width)]
     return [[sum((ref & gen).values()) for gen in generated_profiles] for ref in reference_profiles]

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.evaluators.sql._values import Row, is_tolerant_number, rows_close
+from assay.evaluators.sql._values import Row, Tolerance, is_tolerant_number, rows_close
 
 # Row comparisons allowed in the tolerance pass before it gives up (leaving rows unmatched).
 TOLERANCE_BUDGET = 2_000_000
@@ -30,7 +30,7 @@ class RowMatch:
     budget_exhausted: bool = False
 
 
-def match_rows(reference: list[Row], generated: list[Row], tolerance: float) -> RowMatch:
+def match_rows(reference: list[Row], generated: list[Row], tolerance: float | Tolerance) -> RowMatch:
     """Match ``generated`` rows against ``reference`` rows as multisets."""
     reference_counts = Counter(reference)
     generated_counts = Counter(generated)
@@ -40,7 +40,7 @@ def match_rows(reference: list[Row], generated: list[Row], tolerance: float) -> 
         missing=list((reference_counts - common).elements()),
         unexpected=list((generated_counts - common).elements()),
     )
-    if tolerance > 0 and result.missing and result.unexpected and _has_float(result):
+    if Tolerance.of(tolerance).widest > 0 and result.missing and result.unexpected and _has_float(result):
         _match_within_tolerance(result, tolerance)
     return result
 
@@ -66,7 +66,7 @@ def _grouping_key(row: Row) -> tuple[Any, ...]:
     return tuple(_NUMBER if is_tolerant_number(cell) else cell for cell in row)
 
 
-def _match_within_tolerance(result: RowMatch, tolerance: float) -> None:
+def _match_within_tolerance(result: RowMatch, tolerance: float | Tolerance) -> None:
     groups: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
     for row in result.missing:
         groups[_grouping_key(row)].append(row)
@@ -110,8 +110,8 @@ class _Budget:
 class _ToleranceSearch:
     """Reference rows of one group, sorted on one numeric column for window lookups."""
 
-    def __init__(self, rows: list[Row], tolerance: float) -> None:
-        self.tolerance = tolerance
+    def __init__(self, rows: list[Row], tolerance: float | Tolerance) -> None:
+        self.tolerance = Tolerance.of(tolerance)
         self.column = _most_distinct_numeric_column(rows)
         ordered = sorted(rows, key=self._key) if self.column is not None else list(rows)
         self.rows = ordered
@@ -127,7 +127,7 @@ class _ToleranceSearch:
             return False  # no numeric cell: only an exact match could do, and there was none
         center = self._key(row)
         # Over-approximates the tolerance window; rows_close decides.
-        reach = 2 * self.tolerance * max(1.0, abs(center))
+        reach = 2 * self.tolerance.reach(center)
         index = bisect_left(self.keys, center - reach)
         while index < len(self.keys) and self.keys[index] <= center + reach:
             if not self.used[index]:

@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import math
 import uuid
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -97,8 +98,29 @@ def is_tolerant_number(cell: Cell) -> bool:
     return kind is int and -_FLOAT_EXACT_INT < cell < _FLOAT_EXACT_INT  # type: ignore[operator]
 
 
-def cells_close(left: Cell, right: Cell, tolerance: float) -> bool:
-    """Equal, or numbers within ``tolerance`` (relative to magnitude, absolute below 1).
+@dataclass(frozen=True)
+class Tolerance:
+    """How far two non-integer numbers may differ: ``rel`` of the larger magnitude, or
+    ``abs``, whichever is wider (``math.isclose``). A plain float is both."""
+
+    rel: float
+    abs: float
+
+    @classmethod
+    def of(cls, tolerance: float | Tolerance) -> Tolerance:
+        return tolerance if isinstance(tolerance, Tolerance) else cls(tolerance, tolerance)
+
+    @property
+    def widest(self) -> float:
+        return max(self.rel, self.abs)
+
+    def reach(self, center: float) -> float:
+        """Farther than this from ``center``, nothing is close to it."""
+        return max(self.rel * abs(center), self.rel, self.abs)
+
+
+def cells_close(left: Cell, right: Cell, tolerance: float | Tolerance) -> bool:
+    """Equal, or numbers within ``tolerance`` (a float: relative to magnitude, absolute below 1).
 
     Two integers must be equal: tolerance is for values that went through floating point.
     Arrays compare exactly, as they do when rows are grouped for matching.
@@ -109,10 +131,11 @@ def cells_close(left: Cell, right: Cell, tolerance: float) -> bool:
         return False
     if isinstance(left, int) and isinstance(right, int):
         return False
-    return math.isclose(float(left), float(right), rel_tol=tolerance, abs_tol=tolerance)  # type: ignore[arg-type]
+    within = Tolerance.of(tolerance)
+    return math.isclose(float(left), float(right), rel_tol=within.rel, abs_tol=within.abs)  # type: ignore[arg-type]
 
 
-def rows_close(left: Row, right: Row, tolerance: float) -> bool:
+def rows_close(left: Row, right: Row, tolerance: float | Tolerance) -> bool:
     return len(left) == len(right) and all(
         cells_close(a, b, tolerance) for a, b in zip(left, right, strict=True)
     )

@@ -50,7 +50,23 @@ def main() -> None:
     took = time.monotonic() - started
     timeout = PAYLOAD["mutant_timeout"] or min(PAYLOAD["max_mutant_timeout"], max(2.0, 5 * took))
     for index, source in enumerate(PAYLOAD["mutants"]):
-        report({"run": "mutant", "index": index, **run_child(f"m{index}", source, False, timeout)})
+        run = run_child(f"m{index}", source, False, timeout)
+        if run["timed_out"]:
+            run = settle_timeout(index, source, timeout)
+        report({"run": "mutant", "index": index, **run})
+
+
+def settle_timeout(index: int, source: str, timeout: float) -> dict[str, Any]:
+    """A timeout is a kill only if it is the mutant's doing: the mutant is run once more,
+    and when it times out again the reference runs the same suite under the same limit;
+    unless it finishes well within it (half), the machine was too slow to tell
+    (``undecided``, not a kill)."""
+    again = run_child(f"m{index}-again", source, False, timeout)
+    if not again["timed_out"]:
+        return {**again, "rerun": True}
+    reference = run_child(f"m{index}-reference", PAYLOAD["reference"], False, timeout)
+    well_within = passed(reference) and reference["seconds"] <= timeout / 2
+    return {**again, "rerun": True, "reference_seconds": reference["seconds"], "undecided": not well_within}
 
 
 def passed(run: dict[str, Any]) -> bool:

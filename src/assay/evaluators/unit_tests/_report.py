@@ -195,8 +195,8 @@ def _mutant_row(mutant: Mutant, run: dict[str, Any] | None) -> dict[str, Any]:
     row: dict[str, Any] = dict(mutant.shown())
     if run is None:
         row["status"] = "not_run"  # no report: counted as not killed
-    elif run.get("timed_out"):
-        row["status"] = "timeout"
+    elif run.get("timed_out"):  # twice; "undecided" when the reference was slow too: no kill
+        row["status"] = "undecided" if run.get("undecided") else "timeout"
     else:
         row["status"] = "killed" if run.get("exit") != 0 else "survived"
     if run is not None and isinstance(run.get("seconds"), (int, float)):

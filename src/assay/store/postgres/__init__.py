@@ -12,28 +12,37 @@ experiment); writers of one dataset take turns on its row, as SQLite's writers d
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import logging
 import threading
 import uuid
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from assay.errors import AlreadyExistsError, StoreError, StoreVersionError, require_extra
+from assay.errors import AlreadyExistsError, StoreVersionError, require_extra
 from assay.schemas import Dataset
+from assay.store._codec import run_id_of
 from assay.store._json import dumps, loads
 from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import BatchWriter, Store
+from assay.store.fence import Fence
 from assay.store.postgres._conn import PGConnection, connect
 from assay.store.postgres._dialect import COMPAT_SQL, ddl
-from assay.store.records import ExperimentRecord
+from assay.store.postgres._reconnect import RETRIED, _Unreachable, is_lost, reconnect_seconds, with_reconnect
+from assay.store.records import ExperimentRecord, ExperimentStats
 from assay.store.sqlite import SQLiteStore
 
 __all__ = ["PostgresStore", "masked", "postgres_migrations"]
 
 # Any constant: the key of the advisory lock that serialises schema migrations.
 _MIGRATION_LOCK = 0x61737361795F7067
+# psycopg logs "error ignored terminating <psycopg.Pipeline [BAD]>" when a connection is
+# lost mid-batch: the lost connection is reported (or ridden out) by the store instead
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 # Statements of the SQLite migrations that need another form in PostgreSQL.
 _REWRITES = {
@@ -72,15 +81,55 @@ class PostgresStore(SQLiteStore):
         # A store dropped without close(), or read again after it (results read page by
         # page), still closes its connections when collected.
         weakref.finalize(self, _close_all, self._opened, self._opened_lock)
+        self._reconnect_s = reconnect_seconds()
         self._keepalive = self._open_and_migrate()  # type: ignore[assignment]
 
-    def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
+    def batch_writer(self, experiment_id: uuid.UUID, fence: Fence | None = None) -> BatchWriter:
         """In this process: the server does the work, and psycopg waits for it without
         the GIL."""
-        return Store.batch_writer(self, experiment_id)
+        return Store.batch_writer(self, experiment_id, fence)
 
     def settle_writers_of(self, run_pid: int) -> None:
         return None  # its writes are this process's own
+
+    def require_whole(self, *, thorough: bool = False) -> None:
+        return None  # the server checks its own pages (data checksums, amcheck)
+
+    # a lost connection: reconnect and run the call again (``_reconnect``)
+    def _again(self, call: Callable[[], Any], landed: Callable[[], bool] | None = None) -> Any:
+        return with_reconnect(
+            call,
+            lambda exc: is_lost(exc, getattr(self._local, "conn", None)),
+            self._drop_connection,
+            seconds=self._reconnect_s,
+            where=self.url,
+            landed=landed,
+        )
+
+    def _drop_connection(self) -> None:
+        conn: PGConnection | None = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            with self._opened_lock:
+                if conn in self._opened:
+                    self._opened.remove(conn)
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def write_batch(
+        self,
+        experiment_id: uuid.UUID,
+        prepared: Sequence[Any],
+        stats: ExperimentStats | None,
+        fence: Fence | None = None,
+    ) -> None:
+        """Run again on a lost connection, unless the batch's first row is there: its
+        commit landed before the connection went."""
+        first = run_id_of(prepared[0]) if prepared else None
+        self._again(
+            lambda: SQLiteStore.write_batch(self, experiment_id, prepared, stats, fence),
+            landed=(lambda: SQLiteStore.has_run(self, first)) if first is not None else None,
+        )
 
     # connections
     def _connect(self) -> PGConnection:  # type: ignore[override]
@@ -89,7 +138,7 @@ class PostgresStore(SQLiteStore):
         try:
             conn = connect(self._dsn)
         except psycopg.OperationalError as exc:
-            raise StoreError(f"cannot open the store at {self.url}: {_first_line(exc)}") from None
+            raise _Unreachable(f"cannot open the store at {self.url}: {_first_line(exc)}") from None
         with self._opened_lock:
             self._opened.append(conn)
         return conn
@@ -195,6 +244,21 @@ class PostgresStore(SQLiteStore):
             return rows
         at = rows[0].keys().index("score")
         return [type(row)((*row[:at], loads(row[at]), *row[at + 1 :])) for row in rows]
+
+
+def _retried(name: str) -> Any:
+    method = getattr(SQLiteStore, name)
+
+    @functools.wraps(method)
+    def call(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
+        return self._again(lambda: method(self, *args, **kwargs))
+
+    return call
+
+
+for _name in RETRIED:  # each safe to run twice (see _reconnect)
+    if _name not in PostgresStore.__dict__:
+        setattr(PostgresStore, _name, _retried(_name))
 
 
 def _close_all(opened: list[PGConnection], lock: threading.Lock) -> None:

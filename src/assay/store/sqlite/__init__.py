@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import random
 import sqlite3
 import threading
@@ -17,11 +18,13 @@ from assay.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVer
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
-from assay.store import _row_text, text_index
+from assay.store import _row_text, integrity, text_index
+from assay.store import fence as fences
 from assay.store._json import dumps, loads
 from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import BatchWriter, Store
+from assay.store.fence import Fence
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
 from assay.store.sqlite import _rows as rows
 from assay.store.sqlite._feedback import SQLiteFeedback
@@ -29,8 +32,41 @@ from assay.store.sqlite._writer import ProcessBatchWriter, StatementLog
 from assay.store.sqlite._writer_process import settle_writers_of
 
 _PAGE = 2000
-# each connection's settings, a writer process's included
-_FILE_PRAGMAS = ("PRAGMA foreign_keys = ON", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")
+# FULL: each commit waits for the write-ahead log to reach the disk (fsync), so a batch
+# reported committed survives power loss; NORMAL gives that up for the last commits
+# (see docs/durability.md, bench/durability.py). ASSAY_SQLITE_SYNCHRONOUS chooses.
+_SYNCHRONOUS = ("FULL", "NORMAL", "OFF", "EXTRA")
+
+
+def _synchronous() -> str:
+    chosen = os.environ.get("ASSAY_SQLITE_SYNCHRONOUS", "FULL").strip().upper() or "FULL"
+    if chosen not in _SYNCHRONOUS:
+        raise StoreError(
+            f"ASSAY_SQLITE_SYNCHRONOUS={chosen!r}: give one of {', '.join(_SYNCHRONOUS)} "
+            "(FULL, the default, keeps every committed batch through power loss)"
+        )
+    return chosen
+
+
+def _busy_timeout() -> float:
+    """Seconds a write waits for another process's write to end: ASSAY_SQLITE_BUSY_TIMEOUT, else 30."""
+    text = os.environ.get("ASSAY_SQLITE_BUSY_TIMEOUT", "").strip()
+    try:
+        seconds = float(text) if text else 30.0
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise StoreError(f"ASSAY_SQLITE_BUSY_TIMEOUT={text!r}: give the seconds to wait for a lock, e.g. 30")
+    return seconds
+
+
+_FILE_PRAGMAS = ("PRAGMA foreign_keys = ON", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL")
+
+
+def _file_pragmas() -> tuple[str, ...]:
+    """Each connection's settings, a writer process's included."""
+    return (*_FILE_PRAGMAS[:-1], f"PRAGMA synchronous = {_synchronous()}")
+
 
 __all__ = ["SQLiteStore"]
 
@@ -46,6 +82,10 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._target, self._uri = self.path, False
         self.url = "sqlite://" if self.path == ":memory:" else f"sqlite:///{self.path}"
+        # before this process's own connection: did the last writer close?
+        self._unclean = not self._uri and integrity.left_unclean(self.path)
+        self._pragmas = _file_pragmas()
+        self._busy = _busy_timeout()
         self._local = threading.local()
         # Shared-cache memory databases answer a second writer with SQLITE_LOCKED at once
         # (no busy timeout), so their writers take turns in the process instead.
@@ -70,17 +110,21 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                     raise
                 time.sleep(0.01 + random.random() * 0.05)
 
+    def require_whole(self, *, thorough: bool = False) -> None:
+        if not self._uri:
+            integrity.require_whole(self.path, always=thorough, unclean=self._unclean)
+
     # connections
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
-            self._target, uri=self._uri, isolation_level=None, check_same_thread=False, timeout=30
+            self._target, uri=self._uri, isolation_level=None, check_same_thread=False, timeout=self._busy
         )
         conn.row_factory = sqlite3.Row
         if self._uri:
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA read_uncommitted = 1")  # readers take no table locks
         else:
-            for pragma in _FILE_PRAGMAS:
+            for pragma in self._pragmas:
                 conn.execute(pragma)
         return conn
 
@@ -282,9 +326,14 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         # The first pages are small (an experiment's first row waits for the first page),
         # then each doubles up to page_size.
         last, size = -1, min(page_size, 32)
-        while page := rows.examples_page(self.conn, dataset_id, version, last, size):
+        while page := self.examples_page(dataset_id, version, last, size):
             last, size = page[-1][-1], min(page_size, 2 * size)  # the last field: position
             yield from (codec.example_of_fields(fields, dataset_id) for fields in page)
+
+    def examples_page(self, dataset_id: uuid.UUID, version: int | None, after: int, size: int) -> list[Any]:
+        """One page of ``iter_examples``: the examples' fields after position ``after``."""
+        page: list[Any] = rows.examples_page(self.conn, dataset_id, version, after, size)
+        return page
 
     def count_examples(self, dataset_id: uuid.UUID, *, version: int | None = None) -> int:
         query, params = _examples_at(str(dataset_id), version)
@@ -341,8 +390,9 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         rows = self.conn.execute("SELECT * FROM experiments ORDER BY created_at").fetchall()
         return [_experiment_from(row) for row in rows]
 
-    def finish_experiment(self, experiment_id: uuid.UUID, status: str) -> None:
+    def finish_experiment(self, experiment_id: uuid.UUID, status: str, fence: Fence | None = None) -> None:
         with self.transaction() as conn:
+            fences.hold(conn, fence)
             conn.execute(
                 "UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
                 (status, codec.ts(utcnow()), str(experiment_id)),
@@ -374,17 +424,21 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             text_index.invalidate(conn, touched)
 
     def write_batch(
-        self, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
+        self,
+        experiment_id: uuid.UUID,
+        prepared: Sequence[Any],
+        stats: ExperimentStats | None,
+        fence: Fence | None = None,
     ) -> None:
         with self.transaction() as conn:
-            _write_batch_on(conn, experiment_id, prepared, stats)
+            _write_batch_on(conn, experiment_id, prepared, stats, fence)
 
-    def batch_writer(self, experiment_id: uuid.UUID) -> BatchWriter:
+    def batch_writer(self, experiment_id: uuid.UUID, fence: Fence | None = None) -> BatchWriter:
         """A file's batches go through a writer process once a run is large enough
         (``sqlite._writer``); a memory database's stay in this process."""
         if self._uri:
-            return super().batch_writer(experiment_id)
-        return ProcessBatchWriter(self, experiment_id, _write_batch_on, _FILE_PRAGMAS)
+            return super().batch_writer(experiment_id, fence)
+        return ProcessBatchWriter(self, experiment_id, _write_batch_on, self._pragmas, fence=fence)
 
     def settle_writers_of(self, run_pid: int) -> None:
         if not self._uri:
@@ -393,8 +447,11 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
     def has_run(self, run_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
-    def write_stats(self, experiment_id: uuid.UUID, stats: ExperimentStats) -> None:
+    def write_stats(
+        self, experiment_id: uuid.UUID, stats: ExperimentStats, fence: Fence | None = None
+    ) -> None:
         with self.transaction() as conn:
+            fences.hold(conn, fence)
             rows.write_stats(conn, experiment_id, stats)
 
     def load_stats(self, experiment_id: uuid.UUID) -> ExperimentStats | None:
@@ -497,9 +554,11 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         results_by_run: Sequence[tuple[uuid.UUID, Sequence[EvaluationResult]]],
         *,
         replace: bool,
+        fence: Fence | None = None,
     ) -> None:
         exp = str(experiment_id)
         with self.transaction() as conn:
+            fences.hold(conn, fence)
             columns.invalidate(conn, [exp])
             pairs = _run_pairs(conn, [str(run_id) for run_id, _ in results_by_run])
             rows = [
@@ -588,13 +647,21 @@ def _id_text(experiment_id: uuid.UUID) -> str:
 
 
 def _write_batch_on(
-    conn: Any, experiment_id: uuid.UUID, prepared: Sequence[Any], stats: ExperimentStats | None
+    conn: Any,
+    experiment_id: uuid.UUID,
+    prepared: Sequence[Any],
+    stats: ExperimentStats | None,
+    fence: Fence | None = None,
 ) -> None:
     """A batch's statements, on a connection or a writer process's ``StatementLog``
-    (which hands the rows over as they are, for the writer process to encode)."""
+    (which hands the rows over as they are, for the writer process to encode); first,
+    while ``fence`` is given, the check that the run still holds its lease."""
     if isinstance(conn, StatementLog):
+        if fence is not None:
+            conn.guard(fences.FENCE_SQL, fence.params)
         conn.rows(prepared)
     else:
+        fences.hold(conn, fence)
         rows.insert_encoded(conn, [codec.encoded(item) for item in prepared])
     touched = [_id_text(experiment_id)]  # a run's batches hold its experiment's rows only
     columns.invalidate(conn, touched)

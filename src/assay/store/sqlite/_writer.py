@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.store import _codec as codec
 from assay.store._row_text import ROWS
+from assay.store.fence import Fence
 from assay.store.records import ExperimentStats
 from assay.store.sqlite._writer_process import ANSWER_TIMEOUT_S, WriterProcess, WriterProcessError
 
@@ -39,7 +40,7 @@ class StatementLog:
     """Stands in for a connection while a batch's statements are built: records them."""
 
     def __init__(self) -> None:
-        self.statements: list[tuple[str, Any, bool]] = []
+        self.statements: list[tuple[str, Any, bool | str]] = []
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self.statements.append((sql, params, False))
@@ -47,13 +48,18 @@ class StatementLog:
     def executemany(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
         self.statements.append((sql, list(params), True))
 
+    def guard(self, sql: str, params: Sequence[Any]) -> None:
+        """A query that must return a row, or the process refuses the whole batch."""
+        self.statements.append((sql, params, "guard"))
+
     def rows(self, prepared: Sequence[Any]) -> None:
         """A batch of ``Store.prepare_row`` rows, encoded and inserted by the process."""
         self.statements.append((ROWS, list(prepared), True))
 
 
-BatchStatements = Callable[[Any, uuid.UUID, Sequence[Any], ExperimentStats | None], None]
-"""Builds a batch's statements on a connection (or a ``StatementLog``)."""
+BatchStatements = Callable[[Any, uuid.UUID, Sequence[Any], ExperimentStats | None, Fence | None], None]
+"""Builds a batch's statements on a connection (or a ``StatementLog``), behind the
+run's lease fence (``assay.store.fence``) when it has one."""
 
 
 class ProcessBatchWriter:
@@ -66,12 +72,14 @@ class ProcessBatchWriter:
         build: BatchStatements,
         pragmas: Sequence[str],
         *,
+        fence: Fence | None = None,
         spawn_after: int = SPAWN_AFTER_ROWS,
         answer_timeout: float = ANSWER_TIMEOUT_S,
     ) -> None:
         self._store = store
         self._experiment_id = experiment_id
         self._build = build
+        self._fence = fence
         self._pragmas = pragmas
         self._spawn_after = spawn_after
         self._answer_timeout = answer_timeout
@@ -96,7 +104,7 @@ class ProcessBatchWriter:
         process = self._usable_process(len(prepared))
         if process is not None:
             log = StatementLog()
-            self._build(log, self._experiment_id, prepared, stats)
+            self._build(log, self._experiment_id, prepared, stats, self._fence)
             try:
                 process.commit(log.statements)
                 self.rows_by_process += len(prepared)
@@ -107,7 +115,7 @@ class ProcessBatchWriter:
                 if first_run_id is not None and self._store.has_run(first_run_id):
                     self.rows_by_process += len(prepared)
                     return  # it committed the batch (all of it: one transaction) before it went
-        self._store.write_batch(self._experiment_id, prepared, stats)
+        self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
         self.rows_here += len(prepared)
 
     def close(self, *, build_columns: bool = False) -> None:

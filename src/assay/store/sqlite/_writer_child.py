@@ -7,7 +7,8 @@ run's interpreter but the database file. Frames on stdin and stdout are an 8-byt
 little-endian length and a pickle. The first frame in is the connection's PRAGMAs; it
 answers ``READY``. Every frame after is one transaction, a list of ``(sql, params,
 many)`` (where ``sql`` is ``_row_text.ROWS``, ``params`` are rows for it to encode and
-insert, as ``Store.prepare_row`` gave them), answered with
+insert, as ``Store.prepare_row`` gave them; where ``many`` is ``"guard"``, a query
+that must return a row, else the transaction is refused: a run's lease fence), answered with
 ``("ok",)`` once committed, or ``("error", class name, message)`` once rolled back. A
 ``None`` frame (the run is done) or the end of input (the run died) ends it: a
 transaction it was given is committed first, so a killed run loses no row it had
@@ -64,12 +65,22 @@ class Rows:
         self.text.insert_encoded(conn, [self.encoder.encoded(item) for item in prepared])
 
 
-def commit(conn: sqlite3.Connection, statements: list[tuple[str, Any, bool]], rows: Rows) -> tuple[Any, ...]:
+class _Fenced(Exception):
+    """A guard returned no row: the run's lease is not its own any more (the name is
+    what the run maps back to its own error class)."""
+
+
+def commit(
+    conn: sqlite3.Connection, statements: list[tuple[str, Any, bool | str]], rows: Rows
+) -> tuple[Any, ...]:
     try:
         conn.execute("BEGIN IMMEDIATE")
         for sql, params, many in statements:
             if sql == rows.text.ROWS:
                 rows.insert(conn, params)
+            elif many == "guard":
+                if conn.execute(sql, params).fetchone() is None:
+                    raise _Fenced(f"guard refused: {params!r:.200}")
             elif many:
                 conn.executemany(sql, params)
             else:

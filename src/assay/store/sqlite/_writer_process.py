@@ -29,6 +29,8 @@ from typing import Any
 
 import orjson
 
+from assay.store.fence import LeaseFencedError, refused_message
+
 __all__ = ["ANSWER_TIMEOUT_S", "WriterProcess", "WriterProcessError", "settle_writers_of"]
 
 ANSWER_TIMEOUT_S = 35.0  # the child's own busy timeout (30 s), and a margin
@@ -120,8 +122,9 @@ class WriterProcess:
             self._state = "failed"
         return self._state
 
-    def commit(self, statements: list[tuple[str, Any, bool]]) -> None:
+    def commit(self, statements: list[tuple[str, Any, bool | str]]) -> None:
         """Commit one transaction; raises the sqlite3 error the child met (rolled back),
+        ``LeaseFencedError`` when the batch's lease guard refused it,
         or ``WriterProcessError`` when it is gone or did not answer in time (killed)."""
         body = _pickled(statements)
         deadline = time.monotonic() + self._answer_timeout + len(body) / _BYTES_PER_S
@@ -130,6 +133,9 @@ class WriterProcess:
         if answer == ("ok",):
             return
         if isinstance(answer, tuple) and len(answer) == 3 and answer[0] == "error":
+            if answer[1] == "_Fenced":  # a guard of the batch refused it
+                guard = next(params for _, params, many in statements if many == "guard")
+                raise LeaseFencedError(refused_message(guard))
             error_class = getattr(sqlite3, str(answer[1]), sqlite3.DatabaseError)
             if not (isinstance(error_class, type) and issubclass(error_class, sqlite3.Error)):
                 error_class = sqlite3.DatabaseError

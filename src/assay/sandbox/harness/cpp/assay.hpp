@@ -244,6 +244,19 @@ template <class T> struct Codec<T, std::enable_if_t<std::is_integral_v<T> && !st
 };
 
 template <class T> struct Codec<T, std::enable_if_t<std::is_floating_point_v<T>>> {
+    // A float crosses as the double nearest its shortest decimal: 0.1f as 0.1, the value
+    // its program meant, not its widening 0.100000001490116...
+    static double widened(T v) {
+        if constexpr (std::is_same_v<T, float>) {
+            if (!std::isfinite(v)) return (double)v;
+            char buffer[32];
+            for (int digits = 1; digits <= 9; ++digits) {
+                std::snprintf(buffer, sizeof buffer, "%.*g", digits, (double)v);
+                if (std::strtof(buffer, nullptr) == v) return std::strtod(buffer, nullptr);
+            }
+        }
+        return (double)v;
+    }
     static T decode(const Json& j) {
         if (j.kind == Json::Float) return (T)j.f;
         if (j.kind == Json::Int) return (T)j.i;
@@ -254,7 +267,7 @@ template <class T> struct Codec<T, std::enable_if_t<std::is_floating_point_v<T>>
         mismatch<T>(j);
     }
     static Json encode(T v) {
-        double d = (double)v;
+        double d = widened(v);
         Json body; body.kind = Json::Str;
         if (std::isnan(d)) { body.s = "nan"; return tag("$float", body); }
         if (std::isinf(d)) { body.s = d > 0 ? "inf" : "-inf"; return tag("$float", body); }

@@ -434,7 +434,9 @@ func assayEncode(value reflect.Value, depth int) (interface{}, error) {
 		return assayEncodeBig(big.NewInt(value.Int())), nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return assayEncodeBig(new(big.Int).SetUint64(value.Uint())), nil
-	case reflect.Float32, reflect.Float64:
+	case reflect.Float32:
+		return assayEncodeFloat(assayFloat32(value.Float())), nil
+	case reflect.Float64:
 		return assayEncodeFloat(value.Float()), nil
 	case reflect.Complex64, reflect.Complex128:
 		c := value.Complex()
@@ -463,6 +465,17 @@ func assayEncodeBig(number *big.Int) interface{} {
 		sign = "-"
 	}
 	return map[string]interface{}{"$int": sign + new(big.Int).Abs(number).Text(16)}
+}
+
+// assayFloat32 is the double nearest the float32's shortest decimal: a float32 0.1
+// (0.100000001490116...) crosses as 0.1, the value its program meant, not its widening.
+func assayFloat32(value float64) float64 {
+	text := strconv.FormatFloat(value, 'g', -1, 32)
+	shortest, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		return value // inf and nan keep their tags
+	}
+	return shortest
 }
 
 func assayEncodeFloat(value float64) interface{} {

@@ -200,7 +200,8 @@ final class AssayCodec {
             return encodeInteger(BigInteger.valueOf(((Number) value).longValue()));
         }
         if (value instanceof BigInteger) return encodeInteger((BigInteger) value);
-        if (value instanceof Double || value instanceof Float) return encodeFloat(((Number) value).doubleValue());
+        if (value instanceof Float) return encodeFloat(Double.parseDouble(value.toString()));  // 0.1f is 0.1
+        if (value instanceof Double) return encodeFloat((Double) value);
         if (value instanceof Optional) return encode(((Optional<?>) value).orElse(null), depth + 1);
         if (value instanceof byte[]) return tag("$bytes", Base64.getEncoder().encodeToString((byte[]) value));
         if (value.getClass().isArray()) {
