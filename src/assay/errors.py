@@ -21,6 +21,7 @@ signature is still a ``TypeError``, a missing extra an ``ImportError``):
     ├── LeaseLostError (RuntimeError)          this run's lease expired and another process took over
     ├── UnknownEvaluatorNameError (ValueError) ``evaluators=["..."]`` names no evaluator
     ├── EvaluatorInputError (ValueError)       a row lacks what a built-in evaluator reads
+    │   ├── HostPathRefusedError               an input named a host file where only content may travel
     │   ├── OpenAPIError                       an example's OpenAPI document is unusable
     │   └── TrajectoryError                    a tool-call trajectory cannot be read
     ├── InvalidJsonError (ValueError)          a JSON evaluator got text that is not JSON
@@ -171,6 +172,10 @@ class NotComparableError(AssayError, ValueError):
 
 class EvaluatorInputError(AssayError, ValueError):
     """The run or the example does not hold what the evaluator needs."""
+
+
+class HostPathRefusedError(EvaluatorInputError):
+    """An input named a host file where only content may travel (over the service)."""
 
 
 class OpenAPIError(EvaluatorInputError):
@@ -387,10 +392,12 @@ QueryRefused = QueryRefusedError
 DatabaseUnavailable = DatabaseUnavailableError
 PrivilegedRole = PrivilegedRoleError
 BudgetExhausted = BudgetExhaustedError
+HostPathRefused = HostPathRefusedError
 
 #: old name -> settled name
 ALIASES = {
     "BudgetExhausted": "BudgetExhaustedError",
+    "HostPathRefused": "HostPathRefusedError",
     "EmbeddingsUnavailable": "EmbeddingsUnavailableError",
     "UnknownEvaluatorName": "UnknownEvaluatorNameError",
     "InvalidJson": "InvalidJsonError",
@@ -424,6 +431,7 @@ __all__ = [
     "ExperimentError",
     "FixtureError",
     "GenerationError",
+    "HostPathRefusedError",
     "InvalidJsonError",
     "LLMError",
     "LeaseFencedError",

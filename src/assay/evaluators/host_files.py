@@ -13,15 +13,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from assay.errors import EvaluatorInputError
+from assay.errors import HostPathRefusedError
+
+HostPathRefused = HostPathRefusedError  # the name this module exports
 
 __all__ = ["HostPathRefused", "host_paths_refused", "refuse_if_remote"]
 
 _ALLOWED: ContextVar[bool] = ContextVar("assay_host_paths_allowed", default=True)
-
-
-class HostPathRefused(EvaluatorInputError):
-    """An input named a host file where only content may travel (over the service)."""
 
 
 @contextmanager

@@ -126,14 +126,14 @@ def expected_table(value: Any, where: str) -> Table:
     raise EvaluatorInputError(f"{where} must be a list of row objects or {{'columns', 'rows'}}")
 
 
-class TableTooLarge(_OutputError):
+class _TableTooLarge(_OutputError):
     """Rows x columns over ``MAX_CELLS``."""
 
 
 def table_of_objects(rows: list[dict[str, Any]]) -> Table:
     columns = tuple(dict.fromkeys(str(key) for row in rows for key in row))
     if len(rows) * len(columns) > MAX_CELLS:
-        raise TableTooLarge(
+        raise _TableTooLarge(
             f"{len(rows)} rows x {len(columns)} columns (the union of the rows' keys) is over "
             f"the {MAX_CELLS}-cell limit; rows should share their keys"
         )
