@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "assay._traceback",
             "assay.errors",
             "assay._metric",
+            "assay._suggest",
             "assay.stats",
         ),
     ),

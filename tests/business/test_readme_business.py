@@ -1,4 +1,4 @@
-"""The README's business-evaluator example runs as written."""
+"""The business-evaluator example of docs/evaluators.md runs as written."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "evaluators.md"
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The README's GitHub Actions job, run as written: its `run:` lines in a fresh virtual
+"""The GitHub Actions job of docs/ci.md, run as written: its `run:` lines in a fresh virtual
 environment where assay is installed (not the source tree), on a real project folder."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+README = ROOT / "docs" / "ci.md"
 
 APP = """
 ANSWERS = {f"q{i}": f"a{i}" for i in range(40)}
@@ -32,9 +32,9 @@ def correct(outputs, reference_outputs):
 
 
 def workflow_commands() -> dict[str, list[str]]:
-    """The shell lines of each named step of the README's workflow."""
+    """The shell lines of each named step of the workflow in docs/ci.md."""
     block = re.search(r"```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert block, "README has no yaml block"
+    assert block, "docs/ci.md has no yaml block"
     steps: dict[str, list[str]] = {}
     name = "unnamed"
     lines = block.group(1).splitlines()

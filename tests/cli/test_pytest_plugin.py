@@ -94,6 +94,7 @@ def _check_store(folder: Path) -> None:
     assert qa.aggregate["expectation"].n == 3 and qa.aggregate["expectation"].mean == pytest.approx(2 / 3)
     assert qa.aggregate["length"].mean == pytest.approx((1 + 5 + 7) / 3)
     assert qa.aggregate["edit_distance"].n == 3
+    assert qa.aggregate["edit_distance"].direction == "lower"  # a distance: lower is better
     by_question = {row.example.inputs["question"]: row for row in qa.rows}
     moon = by_question["moon?"]
     assert moon.run.outputs == {"answer": "no idea"} and moon.example.outputs == {"answer": "rock"}
@@ -164,7 +165,7 @@ def test_logging_outside_a_marked_test_says_what_to_do(tmp_path: Path) -> None:
 def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     import re
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "ci.md").read_text(encoding="utf-8")
     block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "@pytest.mark.assay" in b)
     (tmp_path / "my_app.py").write_text(
         "def answer(question):\n    return {'2+2?': '4', 'capital of France?': 'Paris'}[question]\n",

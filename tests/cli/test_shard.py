@@ -347,7 +347,7 @@ def test_a_shard_count_other_than_the_experiments_is_refused_and_nothing_is_lost
     assert scores(shard_project, "split") == stored
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "team.md"
 
 CI_APP = """
 def answer(inputs):
@@ -365,7 +365,7 @@ def accuracy(outputs, reference_outputs):
 
 def readme_shard_command() -> str:
     """The `run:` line of the README's sharded matrix."""
-    section = README.read_text(encoding="utf-8").split("### Sharded runs in CI", 1)[1]
+    section = README.read_text(encoding="utf-8").split("## Sharded runs in CI", 1)[1]
     block = re.search(r"```yaml\n(.*?)```", section, re.S)
     assert block, "the sharded CI section has no yaml block"
     assert "shard: [0, 1, 2]" in block.group(1)

@@ -70,7 +70,7 @@ def test_dataset_by_name_id_object_and_unknown_name(client: Client) -> None:
     for data in ("named", str(dataset.id), dataset.id, dataset):
         [row] = list(client.evaluate(echo, data=data))
         assert row["example"].dataset_id == dataset.id
-    with pytest.raises(DataError, match="no dataset 'nameless' in the store"):
+    with pytest.raises(DataError, match=r"no dataset 'nameless' \(did you mean 'named'\?\) in the store"):
         client.evaluate(echo, data="nameless")
 
 

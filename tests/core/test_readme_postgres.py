@@ -1,4 +1,4 @@
-"""The README's "Shared results on PostgreSQL" commands, run as written against the test
+"""The "Shared results on PostgreSQL" section of docs/team.md: commands, run as written against the test
 server: create the role and database with psql, run the demo, list it, serve the UI."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-README = Path(__file__).parents[2] / "README.md"
+README = Path(__file__).parents[2] / "docs" / "team.md"
 
 
 def section_commands() -> list[str]:
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("### Shared results on PostgreSQL") :]
+    section = text[text.index("## Shared results on PostgreSQL") :]
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     return [line for line in block.splitlines() if line.strip()]
 

@@ -1,4 +1,4 @@
-"""The README's "Big runs on Ray" commands, run as written: a two-node cluster started with
+"""The "Big runs on Ray" commands of docs/team.md, run as written: a two-node cluster started with
 its ``ray start`` lines, then its ``assay run`` line; the experiment is read back."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from assay import Client
 
 pytestmark = pytest.mark.slow
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "team.md"
 APP = """\
 def answer(inputs):
     with open("/proc/self/cmdline", "rb") as handle:
@@ -34,9 +34,9 @@ def correct(outputs, reference_outputs):
 
 
 def ray_commands() -> list[str]:
-    section = README.read_text(encoding="utf-8").split("### Big runs on Ray", 1)[1]
+    section = README.read_text(encoding="utf-8").split("## Big runs on Ray", 1)[1]
     block = re.search(r"```bash\n(.*?)```", section, re.S)
-    assert block, 'README\'s "Big runs on Ray" has no bash block'
+    assert block, 'docs/team.md: "Big runs on Ray" has no bash block'
     return [line for line in block.group(1).splitlines() if line.strip()]
 
 

@@ -69,10 +69,50 @@ def test_rejecting_response_format_like_an_older_server() -> None:
         assert chat(server).json()["choices"][0]["message"]["content"] == "plain"
 
 
-def test_no_reply_scripted_is_a_clear_client_error(server: FakeOpenAIServer) -> None:
+def test_a_handler_answering_none_is_a_clear_client_error(server: FakeOpenAIServer) -> None:
+    server.handler = lambda request: None
     response = chat(server)
     assert response.status_code == 400
-    assert "no reply scripted" in response.json()["error"]["message"]
+    assert "the handler returned None" in response.json()["error"]["message"]
+
+
+def test_by_default_every_judge_gets_a_valid_answer(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """One line tests a pipeline of judges offline: no reply schemas to reverse-engineer."""
+    from assay import Client, evaluate
+    from assay.evaluators import CriteriaEvaluator, LabeledCriteriaEvaluator
+    from assay.scorers import (
+        create_answer_relevancy_scorer,
+        create_bias_scorer,
+        create_faithfulness_scorer,
+        create_hallucination_scorer,
+        create_summarization_scorer,
+        create_toxicity_scorer,
+    )
+
+    with FakeOpenAIServer() as server:
+        judge = server.chat_model()
+        judges = [
+            CriteriaEvaluator("conciseness", model=judge),
+            LabeledCriteriaEvaluator("correctness", model=judge),
+            create_summarization_scorer(model=judge),
+            create_faithfulness_scorer(model=judge, context=["Paris is in France."]),
+            create_hallucination_scorer(model=judge, context=["Paris is in France."]),
+            create_answer_relevancy_scorer(model=judge),
+            create_toxicity_scorer(model=judge),
+            create_bias_scorer(model=judge),
+        ]
+        results = evaluate(
+            lambda inputs: {"output": "Paris is the capital of France."},
+            data=[{"inputs": {"question": "Capital of France?"}, "outputs": {"answer": "Paris"}}],
+            evaluators=judges,
+            client=Client(str(tmp_path / "s.db")),
+            progress=False,
+        )
+        schemas = {r.schema_name for r in server.chat_requests}
+    aggregate = results.aggregate
+    errors = {r.key: r.error for r in results.rows[0].results if r.error}
+    assert not errors and all(metric.n == 1 for metric in aggregate.values()), (errors, aggregate)
+    assert len(aggregate) >= 8 and len(schemas) >= 5
 
 
 def test_a_failing_handler_is_a_500_and_is_kept(server: FakeOpenAIServer) -> None:

@@ -76,3 +76,28 @@ def test_the_evaluator_sees_attachments_by_name(client: Client) -> None:
 
     [row] = list(evaluate(lambda inputs: {}, data=[EXAMPLE], evaluators=[has_file], client=client))
     assert row["evaluation_results"]["results"][0].score is True
+
+
+def test_run_on_dataset_takes_langsmiths_factory_form() -> None:
+    """``llm_or_chain_factory=lambda: chain`` used to fail with TargetError."""
+    from assay import Client
+
+    class Chain:
+        def invoke(self, inputs: dict) -> dict:
+            return {"output": inputs["q"].upper()}
+
+    client = Client("sqlite://")
+    client.create_dataset("ds")
+    client.create_examples(
+        inputs=[{"q": "a"}, {"q": "b"}], outputs=[{"output": "A"}, {"output": "B"}], dataset_name="ds"
+    )
+    made = []
+
+    def factory() -> Chain:
+        made.append(1)
+        return Chain()
+
+    for target in (factory, lambda: Chain(), Chain(), lambda inputs: {"output": inputs["q"].upper()}):
+        results = client.run_on_dataset("ds", target, evaluators=["exact_match"])
+        assert results.aggregate["exact_match"].mean == 1.0
+    assert made == [1]  # a factory is called once, not per row

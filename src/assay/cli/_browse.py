@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from assay.cli._common import UsageError, did_you_mean
+from assay._suggest import did_you_mean
+from assay.cli._common import UsageError
 from assay.cli._conclude import add_gate_arguments, conclude
 
 
@@ -34,6 +35,16 @@ def add_parsers(commands: Any, parent: argparse.ArgumentParser) -> None:
         help="print a stored experiment's report (and check gates on it)",
     )
     show.add_argument("experiment")
+    show.add_argument(
+        "--errors",
+        action="store_true",
+        help="also print each evaluator's error messages, most frequent first, with a row id each",
+    )
+    show.add_argument(
+        "--failing",
+        action="store_true",
+        help="also print the failing rows (target failure, evaluator error, or a score of 0) and why",
+    )
     add_gate_arguments(show)
     show.set_defaults(handler=show_command)
 
@@ -106,6 +117,7 @@ def show_command(args: argparse.Namespace) -> int:
     code = conclude(results, args, reported=tty)
     if not args.json:
         _print_human(client.store, results)
+        _print_details(results, errors=args.errors, failing=args.failing)
     return code
 
 
@@ -118,6 +130,34 @@ def _print_human(store: Any, results: Any) -> None:
     if lines:
         print("human feedback (each annotator's latest label; a row's annotators averaged):")
         print("\n".join(lines), flush=True)
+
+
+_FAILING_SHOWN = 100
+
+
+def _print_details(results: Any, *, errors: bool, failing: bool) -> None:
+    """``--errors``: every evaluator's ten most frequent messages; ``--failing``: the first
+    failing rows, each with its ids and why (read a page at a time, never all at once)."""
+    from assay.report.errors import error_digest, error_lines
+
+    if errors:
+        lines = error_lines(error_digest(results, top=10))
+        print("\n".join(lines) if lines else "errors: none", flush=True)
+    if failing:
+        from assay.cli._outputs import iter_failing
+
+        shown = 0
+        print("failing rows", flush=True)
+        for run_id, example_id, repetition, reason in iter_failing(results):
+            if shown == _FAILING_SHOWN:
+                print(
+                    f"  ... more: assay experiments export {results.experiment_name} has them all", flush=True
+                )
+                break
+            print(f"  row {run_id} (example {example_id}, repetition {repetition}): {reason}", flush=True)
+            shown += 1
+        if not shown:
+            print("  none", flush=True)
 
 
 def _status(store: Any, record: Any) -> str:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
-from collections.abc import Iterable
 
 PASSED, GATE_FAILED, USAGE_ERROR, RUN_FAILED, INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -24,11 +22,3 @@ def store_parent() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     parent.add_argument("--db", metavar="URL", default=argparse.SUPPRESS, help=DB_HELP)
     return parent
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """`` (did you mean 'x' or 'y'?)`` for the closest names, or ``""``."""
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
-    if not close:
-        return ""
-    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"

@@ -7,11 +7,18 @@ import sys
 from typing import TYPE_CHECKING
 
 from assay.cli._common import GATE_FAILED, PASSED, RUN_FAILED, RunFailed, UsageError
-from assay.cli._gates import Verdict, check_fail_under, parse_fail_under
+from assay.cli._gates import (
+    Verdict,
+    check_errors,
+    check_fail_under,
+    parse_fail_under,
+    parse_max_error_rate,
+)
 from assay.cli._outputs import json_payload, print_json, print_verdicts, write_outputs
 
 if TYPE_CHECKING:
     from assay.evaluation import ExperimentResults
+    from assay.report.errors import MetricErrors
 
 
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +41,12 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 1 when METRIC is significantly worse than --baseline, by more than D",
     )
     gates.add_argument(
+        "--max-error-rate",
+        metavar="R",
+        help="exit 1 when an evaluator errored on more than this share of its rows (0-1); "
+        "without it, only an evaluator that errored on every row fails the run",
+    )
+    gates.add_argument(
         "--json", action="store_true", help="print results and gates as JSON (only JSON on stdout)"
     )
     gates.add_argument(
@@ -50,6 +63,7 @@ def gate_verdicts_parse(args: argparse.Namespace) -> None:
 
     for text in args.fail_under:
         parse_fail_under(text)
+    parse_max_error_rate(getattr(args, "max_error_rate", None))
     for text in args.max_regression:
         parse_max_regression(text)
     if args.max_regression and not args.baseline:
@@ -58,10 +72,14 @@ def gate_verdicts_parse(args: argparse.Namespace) -> None:
         raise UsageError("--baseline needs at least one --max-regression METRIC=D (the tolerated drop)")
 
 
-def gate_verdicts(results: ExperimentResults, args: argparse.Namespace) -> list[Verdict]:
+def gate_verdicts(
+    results: ExperimentResults, args: argparse.Namespace, digest: list[MetricErrors]
+) -> list[Verdict]:
     """Parse every gate before judging any, so a typo is reported as such."""
     fail_under = [parse_fail_under(text) for text in args.fail_under]
+    max_error_rate = parse_max_error_rate(getattr(args, "max_error_rate", None))
     verdicts = [check_fail_under(results, gate) for gate in fail_under]
+    verdicts += check_errors(digest, max_error_rate)
     if args.max_regression or args.baseline:
         from assay.cli._regression import check_regressions
 
@@ -71,18 +89,21 @@ def gate_verdicts(results: ExperimentResults, args: argparse.Namespace) -> list[
 
 def conclude(results: ExperimentResults, args: argparse.Namespace, *, reported: bool) -> int:
     """Print (unless already printed) and write everything; the exit code."""
-    verdicts = gate_verdicts(results, args)
+    from assay.report.errors import error_digest
+
+    digest = error_digest(results)
+    verdicts = gate_verdicts(results, args, digest)
     all_failed = len(results) > 0 and results.target_errors == len(results)
     code = RUN_FAILED if all_failed else (PASSED if all(v.passed for v in verdicts) else GATE_FAILED)
     if args.json:
-        print_json(json_payload(results, verdicts, code))
+        print_json(json_payload(results, verdicts, code, digest))
     else:
         if not reported:
             from assay.report.plain import plain_report
 
             print(plain_report(results), flush=True)
         print_verdicts(verdicts)
-    write_outputs(results, verdicts, junit=args.junit_xml, markdown_path=args.markdown)
+    write_outputs(results, verdicts, digest, junit=args.junit_xml, markdown_path=args.markdown)
     if all_failed:
         first = next(row.run.error for row in results.rows if row.run.error)
         message = f"the target failed on all {len(results)} rows; the first error: {first}"

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assay.cli._common import UsageError, did_you_mean
+from assay._suggest import did_you_mean
+from assay.cli._common import UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib

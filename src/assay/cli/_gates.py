@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from assay.cli._common import UsageError, did_you_mean
+from assay._suggest import did_you_mean
+from assay.cli._common import UsageError
 
 if TYPE_CHECKING:
     from assay.evaluation import ExperimentResults
+    from assay.report.errors import MetricErrors
 
 
 @dataclass(frozen=True)
@@ -90,3 +92,34 @@ def check_fail_under(results: ExperimentResults, gate: FailUnder) -> Verdict:
     passed = observed >= gate.threshold
     detail = f"{observed:.3f} {'>=' if passed else '<'} {gate.threshold:g}"
     return Verdict(label, gate.metric, observed, gate.threshold, passed, detail)
+
+
+def parse_max_error_rate(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        rate = float(text)
+    except ValueError:
+        raise UsageError(f"--max-error-rate {text!r} is not a number: give a share, e.g. 0.05") from None
+    if not 0 <= rate <= 1:
+        raise UsageError(f"--max-error-rate {text!r} must lie between 0 and 1 (a share of the rows)")
+    return rate
+
+
+def check_errors(digest: list[MetricErrors], max_rate: float | None) -> list[Verdict]:
+    """An evaluator that errored on every row it was given always fails (its mean is no
+    number at all); with ``--max-error-rate R``, so does any whose share of errors is over R.
+    The detail carries the most frequent message, so the log says what went wrong."""
+    verdicts = []
+    for metric in digest:
+        failed = metric.every_row if max_rate is None else metric.rate > max_rate
+        if not failed and max_rate is None:
+            continue
+        label = f"{metric.metric} errors" + ("" if max_rate is None else f" <= {max_rate:g}")
+        detail = f"{metric.errors} of {metric.given} rows errored"
+        if metric.groups:
+            top = metric.groups[0]
+            detail += f"; {top.count} x {top.message} (row {top.row_id})"
+        threshold = 1.0 if max_rate is None else max_rate
+        verdicts.append(Verdict(label, metric.metric, metric.rate, threshold, not failed, detail))
+    return verdicts

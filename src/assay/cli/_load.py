@@ -11,7 +11,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from assay.cli._common import UsageError, did_you_mean
+from assay._suggest import did_you_mean
+from assay.cli._common import UsageError
 
 
 def load_object(spec: str, what: str) -> Any:

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +16,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay.cli._gates import Verdict
+from assay.report.errors import error_lines
 from assay.report.plain import plain_table
 
 if TYPE_CHECKING:
     from assay.evaluation import ExperimentResults
+    from assay.report.errors import MetricErrors
     from assay.store.records import ExperimentRow
 
 
@@ -41,7 +43,12 @@ def print_verdicts(verdicts: Sequence[Verdict]) -> None:
         )
 
 
-def json_payload(results: ExperimentResults, verdicts: Sequence[Verdict], exit_code: int) -> dict[str, Any]:
+def json_payload(
+    results: ExperimentResults,
+    verdicts: Sequence[Verdict],
+    exit_code: int,
+    digest: Sequence[MetricErrors] = (),
+) -> dict[str, Any]:
     return {
         "experiment": results.experiment_name,
         "experiment_id": str(results.id),
@@ -53,6 +60,14 @@ def json_payload(results: ExperimentResults, verdicts: Sequence[Verdict], exit_c
         "summary": {
             r.key: {"score": r.numeric_score, "value": r.value, "error": r.error}
             for r in results.summary_results.results
+        },
+        "errors": {
+            m.metric: {
+                "errors": m.errors,
+                "given": m.given,
+                "messages": [{"message": g.message, "count": g.count, "row_id": g.row_id} for g in m.groups],
+            }
+            for m in digest
         },
         "gates": [v.as_dict() for v in verdicts],
         "passed": all(v.passed for v in verdicts),
@@ -81,16 +96,42 @@ def failing_rows(results: ExperimentResults) -> list[tuple[ExperimentRow, str]]:
     return failing
 
 
-def write_junit(path: Path, results: ExperimentResults, verdicts: Sequence[Verdict]) -> None:
-    """One testcase per gate and one per failing row."""
+def iter_failing(results: ExperimentResults) -> Iterator[tuple[str, str, int, str]]:
+    """Like ``failing_rows``, streamed: (run id, example id, repetition, why) per failing row."""
+    from assay.report.errors import first_line
+
+    for row in results:
+        run = row["run"]
+        repetition = int((run.extra or {}).get("repetition", 0))
+        if run.error is not None:
+            yield str(run.id), str(row["example"].id), repetition, f"target failure: {first_line(run.error)}"
+            continue
+        reasons = [
+            f"{r.key}: {first_line(str(r.error))}" if r.error is not None else f"{r.key} = 0"
+            for r in row["evaluation_results"]["results"]
+            if r.error is not None or r.numeric_score == 0
+        ]
+        if reasons:
+            yield str(run.id), str(row["example"].id), repetition, "; ".join(reasons)
+
+
+def write_junit(
+    path: Path, results: ExperimentResults, verdicts: Sequence[Verdict], digest: Sequence[MetricErrors] = ()
+) -> None:
+    """One testcase per gate, one per evaluator that errored (its most frequent messages),
+    and one per failing row."""
     rows = failing_rows(results)
     suite = ET.Element(
         "testsuite",
         name=f"assay {results.experiment_name}",
-        tests=str(len(verdicts) + len(rows)),
-        failures=str(sum(not v.passed for v in verdicts) + len(rows)),
+        tests=str(len(verdicts) + len(digest) + len(rows)),
+        failures=str(sum(not v.passed for v in verdicts) + len(digest) + len(rows)),
         errors="0",
     )
+    for metric in digest:
+        case = ET.SubElement(suite, "testcase", classname="assay.errors", name=metric.metric)
+        text = "\n".join(error_lines([metric])[1:])
+        ET.SubElement(case, "failure", message=f"{metric.errors} of {metric.given} rows errored").text = text
     for verdict in verdicts:
         case = ET.SubElement(suite, "testcase", classname="assay.gates", name=verdict.gate)
         if not verdict.passed:
@@ -109,7 +150,9 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(results: ExperimentResults, verdicts: Sequence[Verdict]) -> str:
+def markdown(
+    results: ExperimentResults, verdicts: Sequence[Verdict], digest: Sequence[MetricErrors] = ()
+) -> str:
     lines = [f"### assay: `{results.experiment_name}`", ""]
     if verdicts:
         passed = all(v.passed for v in verdicts)
@@ -131,9 +174,14 @@ def markdown(results: ExperimentResults, verdicts: Sequence[Verdict]) -> str:
     for result in results.summary_results.results:
         score = "-" if result.numeric_score is None else f"{result.numeric_score:.3f}"
         lines.append(f"| {_md(result.key)} (summary) | {score} | | | {int(result.error is not None)} |")
+    if digest:
+        lines += ["", "| evaluator | errored rows | most frequent errors (row) |", "| --- | ---: | --- |"]
+        for metric in digest:
+            shown = "<br>".join(f"{g.count} x `{_md(g.message)}` ({g.row_id})" for g in metric.groups)
+            lines.append(f"| {_md(metric.metric)} | {metric.errors} of {metric.given} | {shown} |")
     lines += [
         "",
-        f"{len(results)} rows, {results.target_errors} target errors. Stored in `{results.store_url}`.",
+        f"{len(results)} rows, {results.target_errors} target failures. Stored in `{results.store_url}`.",
         "",
     ]
     return "\n".join(lines)
@@ -142,13 +190,14 @@ def markdown(results: ExperimentResults, verdicts: Sequence[Verdict]) -> str:
 def write_outputs(
     results: ExperimentResults,
     verdicts: Sequence[Verdict],
+    digest: Sequence[MetricErrors] = (),
     *,
     junit: str | None,
     markdown_path: str | None,
 ) -> None:
     if junit:
-        write_junit(Path(junit), results, verdicts)
-    text = markdown(results, verdicts)
+        write_junit(Path(junit), results, verdicts, digest)
+    text = markdown(results, verdicts, digest)
     if markdown_path:
         Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
         Path(markdown_path).write_text(text, encoding="utf-8")

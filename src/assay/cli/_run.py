@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assay.cli._common import PASSED, RunFailed, UsageError, did_you_mean
+from assay._suggest import did_you_mean
+from assay.cli._common import PASSED, RunFailed, UsageError
 from assay.cli._conclude import add_gate_arguments, conclude, gate_verdicts_parse
 from assay.cli._config import apply_config, find_pyproject, read_config
 from assay.cli._load import load_object

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from assay.client._example_edits import ExampleEdits, filtered, page
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
@@ -103,7 +103,13 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
     ) -> Dataset:
         dataset = self._find_dataset(dataset_name, dataset_id)
         if dataset is None:
-            what = f"named {dataset_name!r}" if dataset_name else f"with id {dataset_id}"
+            if dataset_name:
+                from assay._suggest import did_you_mean  # only on this error path
+
+                known = (d.name for d in self.store.list_datasets())
+                what = f"named {dataset_name!r}{did_you_mean(dataset_name, known)}"
+            else:
+                what = f"with id {dataset_id}"
             raise NotFoundError(f"no dataset {what} in {self.store.url}")
         return dataset
 
@@ -276,11 +282,14 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         verbose: bool = False,
         **options: Unpack[RunOnDatasetOptions],
     ) -> ExperimentResults:
-        """LangChain's older entry point: ``project_name`` names the experiment."""
+        """LangChain's older entry point: ``project_name`` names the experiment.
+
+        ``llm_or_chain_factory`` is a target (a function of the inputs, a chain) or, as in
+        LangSmith, a factory taking no arguments that returns one (``lambda: chain``)."""
         from assay.evaluation import evaluate
 
         return evaluate(
-            llm_or_chain_factory,
+            _made_by_factory(llm_or_chain_factory),
             data=dataset_name,
             evaluators=evaluators,
             experiment=project_name,
@@ -296,9 +305,32 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
     def read_experiment(self, name: str) -> ExperimentResults:
         record = self.store.get_experiment(name=name)
         if record is None:
-            raise NotFoundError(f"no experiment named {name!r} in {self.store.url}")
+            from assay._suggest import did_you_mean  # only on this error path
+
+            known = (e.name for e in self.store.list_experiments())
+            raise NotFoundError(
+                f"no experiment named {name!r}{did_you_mean(name, known)} in {self.store.url}"
+            )
         summary = self.store.load_summary_results(record.id)
         stats = self.store.load_stats(record.id)
         count = stats.rows if stats is not None and stats.final else None
         rows = stored_rows(self.store, record, count)
         return ExperimentResults(record, rows, summary, self.store.url, stats=stats, store=self.store)
+
+
+def _made_by_factory(target: Target) -> Target:
+    """LangSmith's factory form: a plain callable with no parameters is called once for the
+    chain or function to evaluate; anything else is the target itself."""
+    import inspect
+
+    if hasattr(target, "invoke") or hasattr(target, "ainvoke") or not callable(target):
+        return target
+    try:
+        params = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return target
+    takes_nothing = all(p.default is not p.empty for p in params)  # *args, **kwargs have none
+    if not takes_nothing or inspect.iscoroutinefunction(target):
+        return target
+    made: Target = cast("Callable[[], Target]", target)()
+    return made

@@ -72,5 +72,8 @@ def experiment_record(store: Store, ref: Any) -> ExperimentRecord:
             except ValueError:
                 record = None
     if record is None:
-        raise LookupError(f"no experiment {ref!r} in the store at {store.url}")
+        from assay._suggest import did_you_mean  # only on this error path
+
+        known = (e.name for e in store.list_experiments())
+        raise LookupError(f"no experiment {ref!r}{did_you_mean(str(ref), known)} in the store at {store.url}")
     return record

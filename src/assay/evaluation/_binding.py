@@ -97,6 +97,7 @@ def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str
     # plus keyword-only options with defaults, e.g. ``def ev(r, e, *, threshold=0.5)``.
     options_only = all(p.kind is p.KEYWORD_ONLY and p.default is not p.empty for p in named[2:])
     if not known and len(positional) == 2 and named[:2] == positional and options_only:
+        _refuse_near_misses(name, signature, [p.name for p in positional], accepted, legacy)
         return _Binder(names=legacy, positional=True, pass_all=False)
     positional_only = [p.name for p in named if p.kind is p.POSITIONAL_ONLY and p.name in accepted]
     if positional_only:
@@ -119,6 +120,57 @@ def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str
             f"accepted parameter names: {', '.join(accepted)}"
         )
     return _Binder(names=tuple(known), positional=False, pass_all=pass_all)
+
+
+# Names people write for the bindable ones. Bound the legacy way (a Run and an Example) they
+# would compare a Run with an Example and score 0 on every row, with no error to say why.
+_MEANT = {
+    "output": "outputs",
+    "prediction": "outputs",
+    "predictions": "outputs",
+    "predicted": "outputs",
+    "actual": "outputs",
+    "input": "inputs",
+    "reference": "reference_outputs",
+    "references": "reference_outputs",
+    "reference_output": "reference_outputs",
+    "expected": "reference_outputs",
+    "expected_output": "reference_outputs",
+    "expected_outputs": "reference_outputs",
+    "target": "reference_outputs",
+    "label": "reference_outputs",
+    "ground_truth": "reference_outputs",
+}
+
+
+def _meant(param: str, accepted: Sequence[str], legacy: tuple[str, str]) -> str | None:
+    """The bindable name ``param`` is most likely a slip for, if it clearly is one."""
+    if param in _MEANT and _MEANT[param] in accepted:
+        return _MEANT[param]
+    candidates = [name for name in accepted if name not in legacy]
+    close = difflib.get_close_matches(param, candidates, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def _refuse_near_misses(
+    name: str,
+    signature: inspect.Signature,
+    params: list[str],
+    accepted: Sequence[str],
+    legacy: tuple[str, str],
+) -> None:
+    """Two positional parameters are LangSmith's legacy ``(run, example)`` form, whatever
+    their names; unless the names are near misses of bindable ones (``output``,
+    ``reference``): then the author meant the named form, and binding silently is wrong."""
+    meant = [_meant(param, accepted, legacy) for param in params]
+    if not any(meant):
+        return
+    slips = ", ".join(f"{param!r} (did you mean {m!r}?)" for param, m in zip(params, meant) if m)
+    raise EvaluatorSignatureError(
+        f"evaluator {name!r} has the signature {name}{signature}: {slips}. assay binds parameters "
+        f"by name: {', '.join(accepted)}. For LangSmith's legacy form (a Run and an Example), "
+        f"name them ({legacy[0]}, {legacy[1]})."
+    )
 
 
 def _error_result(key: str, exc: BaseException, run_id: uuid.UUID | None = None) -> EvaluationResult:

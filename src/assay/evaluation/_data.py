@@ -72,7 +72,7 @@ def resolve_data(data: Any, store: Store) -> ResolvedData:
         dataset = _find_dataset(store, data)
         if dataset is None and Path(data).is_file():
             raise DataError(f"{data}: unsupported file type; use .jsonl, .json or .csv")
-        return _stored(store, dataset, repr(data))
+        return _stored(store, dataset, repr(data), name=data)
     if isinstance(data, Iterable) and not isinstance(data, (dict, bytes)):
         records = [_coerce(item, f"data[{i}]") for i, item in enumerate(data)]
         return _inline(store, _Records(lambda: iter(records)), "inline")
@@ -92,9 +92,12 @@ def _find_dataset(store: Store, name_or_id: str) -> Dataset | None:
     return dataset
 
 
-def _stored(store: Store, dataset: Dataset | None, label: str) -> ResolvedData:
+def _stored(store: Store, dataset: Dataset | None, label: str, name: str | None = None) -> ResolvedData:
     if dataset is None:
-        raise DataError(f"no dataset {label} in the store at {store.url}")
+        from assay._suggest import did_you_mean  # only on this error path
+
+        hint = did_you_mean(name, (d.name for d in store.list_datasets())) if name else ""
+        raise DataError(f"no dataset {label}{hint} in the store at {store.url}")
     count = store.count_examples(dataset.id, version=dataset.version)
     if not count:
         raise DataError(f"dataset {dataset.name!r} has no examples")

@@ -49,7 +49,11 @@ EVALUATOR_NAMES: dict[str, str] = {
 def resolve_evaluator_name(name: str) -> Any:
     target = EVALUATOR_NAMES.get(name)
     if target is None:
+        from assay._suggest import did_you_mean  # only on this error path
+
         known = ", ".join(sorted(EVALUATOR_NAMES))
-        raise UnknownEvaluatorName(f"unknown evaluator name {name!r}; known names: {known}")
+        raise UnknownEvaluatorName(
+            f"unknown evaluator name {name!r}{did_you_mean(name, EVALUATOR_NAMES)}; known names: {known}"
+        )
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)()

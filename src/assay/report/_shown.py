@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Protocol
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
 from assay.schemas import EvaluationResults
 
@@ -46,3 +46,4 @@ class ShownResults(Protocol):
     def usage(self) -> dict[str, float]: ...
     def judge_usage(self) -> dict[str, dict[str, float]]: ...
     def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[dict[str, Any]]: ...

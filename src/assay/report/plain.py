@@ -81,7 +81,7 @@ def judge_rows(results: ShownResults) -> list[list[str]]:
 
 def closing_line(results: ShownResults) -> str:
     target_errors = results.target_errors
-    rows = f"{len(results)} rows" + (f", {target_errors} target errors" if target_errors else "")
+    rows = f"{len(results)} rows" + (f", {target_errors} target failures" if target_errors else "")
     usage = results.usage()
     if usage.get("total_tokens"):
         cost = f", ${usage['cost_usd']:.4f}" if usage.get("cost_usd") else ""
@@ -90,7 +90,10 @@ def closing_line(results: ShownResults) -> str:
 
 
 def plain_report(results: ShownResults) -> str:
+    from assay.report.errors import error_digest, error_lines
+
     lines = [f"experiment {results.experiment_name}", *metric_lines(results)]
+    lines += error_lines(error_digest(results))
     summary = summary_lines(results)
     if summary:
         lines += ["", *summary]

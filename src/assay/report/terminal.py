@@ -14,6 +14,7 @@ from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
 
+from assay.report.errors import error_digest, error_lines
 from assay.report.plain import JUDGE_COLUMNS, judge_rows
 from assay.store.records import ExperimentRow
 
@@ -26,6 +27,7 @@ _VERDICT_STYLE = {"better": "green", "worse": "red"}
 
 __all__ = [
     "Progress",
+    "comparison_lines",
     "comparison_table",
     "metrics_table",
     "print_comparison",
@@ -194,9 +196,48 @@ def comparison_table(comparison: Comparison) -> Table:
     return table
 
 
+def comparison_lines(comparison: Comparison) -> list[str]:
+    """The comparison one metric at a time, every field on its own labelled line: for
+    terminals too narrow for the table and for pipes, where nothing may be cut."""
+    a, b = comparison.a, comparison.b
+    lines = [f"{b.name} vs baseline {a.name} (paired by example)"]
+    for metric in comparison.metrics:
+        interval = metric.interval
+        ci = _ci(
+            interval.low if interval else None,
+            interval.high if interval else None,
+            interval.method if interval else None,
+        )
+        pairs = f"{metric.n_paired}" + (
+            f" (+{metric.only_a} A only, +{metric.only_b} B only)" if metric.only_a or metric.only_b else ""
+        )
+        lines += [
+            "",
+            f"{metric.key}: {metric.verdict}",
+            f"  better      {_ARROW[metric.direction]} {metric.direction}",
+            f"  mean A      {_fmt(metric.mean_a)}",
+            f"  mean B      {_fmt(metric.mean_b)}",
+            f"  B - A       {_signed(metric.difference)}",
+            f"  95% CI      {ci}",
+            f"  p / Holm p  {_p(metric.p_value)} / {_p(metric.p_holm)}",
+            f"  test        {metric.test or '-'}",
+            f"  MDE (80%)   {_fmt(metric.mde)}",
+            f"  pairs       {pairs}",
+        ]
+    return lines + [""]
+
+
 def print_comparison(comparison: Comparison, console: Console | None = None) -> None:
+    """The table when it fits the terminal whole; otherwise (a narrow terminal, a pipe,
+    whose width is taken as 80) one metric at a time, so no name or verdict is cut."""
     console = console or Console()
-    console.print(comparison_table(comparison))
+    table = comparison_table(comparison)
+    natural = console.measure(table, options=console.options.update(max_width=100_000)).maximum
+    if console.is_terminal and natural <= console.width:
+        console.print(table)
+    else:
+        for line in comparison_lines(comparison):
+            console.print(escape(line), soft_wrap=True, highlight=False)
     for side, label in ((comparison.a, "A"), (comparison.b, "B")):
         console.print(
             f"{label}: {escape(side.name)}, {side.status}, {side.rows} rows, "
@@ -238,6 +279,8 @@ def judges_table(results: ShownResults) -> Table | None:
 def print_report(results: ShownResults, console: Console | None = None) -> None:
     console = console or Console()
     console.print(metrics_table(results))
+    for line in error_lines(error_digest(results)):
+        console.print(escape(line), soft_wrap=True, style="red" if line == "errors" else None)
     summary = summary_table(results)
     if summary is not None:
         console.print(summary)

@@ -1,5 +1,6 @@
 """Run the fake OpenAI server as its own process (for load tests and non-Python clients).
 
+    python -m assay.testing                    # a valid answer to any judge's schema
     python -m assay.testing --latency 0.1 --handler mypackage.judges:reply
     python -m assay.testing --reply '{"reasoning": "ok", "value": "Y"}'
 

@@ -96,7 +96,7 @@ class _Expect:
     def edit_distance(self, prediction: str, reference: str, *, config: Any = None) -> Expectation:
         """Record the normalized Levenshtein distance (0 identical, 1 nothing shared)."""
         distance = _normalized_levenshtein(str(prediction), str(reference))
-        _record(key="edit_distance", score=distance)
+        _record(key="edit_distance", score=distance, direction="lower", score_range=(0, 1))
         return Expectation(distance, key="edit_distance_expectation", name="edit_distance")
 
 

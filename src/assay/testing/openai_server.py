@@ -7,7 +7,9 @@ Tests of judge pipelines, ours and users', run against it with no network and no
         ...
         assert "conciseness" in server.chat_requests[0].text
 
-Replies come from a script (consumed in order) and then from ``handler``; 429s, 500s,
+Replies come from a script (consumed in order) and then from ``handler``; with no handler,
+every request gets a valid instance of its JSON schema (``schema_reply.valid_reply``), so
+any judge runs offline with ``FakeOpenAIServer()`` alone. 429s, 500s,
 delays and malformed bodies are ``Reply`` values in either. ``/v1/embeddings`` answers
 through ``embeddings``. Every request is recorded.
 
@@ -43,6 +45,7 @@ from assay.testing._chat_stream import streamed
 from assay.testing._dialects import DIALECTS, constrain, enforced_schema, foreign_field
 from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackHTTPServer
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
+from assay.testing.schema_reply import valid_reply
 
 __all__ = ["FakeOpenAIServer", "REJECTION", "STATS_PATH", "Scripted"]
 
@@ -255,15 +258,16 @@ class FakeOpenAIServer:
             return Reply(status=400, body=_error(message, "invalid_request_error"))
         with self._lock:
             scripted = self._script.popleft() if self._script else None
-        if scripted is None and self.handler is not None:
+        if scripted is None:
+            handler = self.handler or valid_reply  # by default, a valid answer to any schema
             try:
-                computed = self.handler(request)
+                computed = handler(request)
                 scripted = await computed if inspect.isawaitable(computed) else computed
             except Exception as exc:  # shown to the client as a 500 and kept for the test
                 self.handler_errors.append(exc)
                 return Reply(status=500, body=_error(f"handler failed: {exc!r}", "server_error"))
         if scripted is None:
-            message = "fake OpenAI server: no reply scripted and no handler set"
+            message = "fake OpenAI server: the handler returned None"
             return Reply(status=400, body=_error(message, "invalid_request_error"))
         return scripted if isinstance(scripted, Reply) else Reply(content=scripted)
 
