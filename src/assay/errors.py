@@ -31,6 +31,7 @@ signature is still a ``TypeError``, a missing extra an ``ImportError``):
     ├── UnknownLanguageError (ValueError)      the sandbox does not run that language
     ├── UnsupportedModeError (ValueError)      that language has no test-program mode
     ├── UIConfigError (ValueError)             the web UI cannot start with these settings
+    ├── CsrfRefusedError (PermissionError)     a UI write without this session's token (answered 403)
     ├── ServiceConfigError (ValueError)        the evaluator service cannot start with these settings
     ├── EvaluatorSpecError (ValueError)        ``serve-evaluators MODULE:EVALUATORS`` names nothing usable
     ├── WireError (ValueError)                 an evaluator service sent a body that is not its JSON
@@ -220,6 +221,10 @@ class ToolMissingError(AssayError, RuntimeError):
 
 class UIConfigError(AssayError, ValueError):
     """A server setting refused for safety (a public host without a token, a weak token)."""
+
+
+class CsrfRefusedError(AssayError, PermissionError):
+    """A web UI write without a valid token for this browser session: answered 403."""
 
 
 class ServiceConfigError(AssayError, ValueError):
@@ -416,6 +421,7 @@ __all__ = [
     "AlreadyExistsError",
     "AssayError",
     "CalibrationError",
+    "CsrfRefusedError",
     "CaseError",
     "DataError",
     "DatabaseUnavailableError",

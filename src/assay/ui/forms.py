@@ -6,6 +6,7 @@ from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 
+from assay.errors import CsrfRefusedError
 from assay.ui.csrf import CSRF_COOKIE, CSRF_FIELD, CSRF_HEADER, CsrfKeys
 from assay.ui.errors import BadRequest
 
@@ -14,8 +15,7 @@ __all__ = ["MAX_FORM_BYTES", "Forbidden", "checked_form", "local_target"]
 MAX_FORM_BYTES = 4 * 1024 * 1024  # an uploaded dataset's text rides in a form too
 
 
-class Forbidden(PermissionError):
-    """A write without a valid CSRF token: answered 403."""
+Forbidden = CsrfRefusedError  # the name the UI's routes use
 
 
 async def checked_form(request: Request) -> dict[str, str]:
