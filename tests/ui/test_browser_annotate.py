@@ -1,11 +1,13 @@
 """People labelling in real headless Chromium against a real uvicorn server: a queue
 walked with the keyboard, a row labelled and corrected with clicks, the human metric
 on the experiment page, a cross-site form refused, and --read-only with no form at all.
-Screenshots for docs/ui.md are kept in docs/img/."""
+Screenshots for docs/ui.md: ASSAY_DOCS_SCREENSHOTS=docs/img refreshes docs/img/."""
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,7 +21,9 @@ from assay.store import Store, open_store
 
 pytestmark = pytest.mark.slow
 
-DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+#: the screenshots: into docs/img/ when refreshing the docs' images
+#: (ASSAY_DOCS_SCREENSHOTS=docs/img), else a temporary folder (a test run leaves the repo as it was)
+DOCS_IMG = Path(os.environ.get("ASSAY_DOCS_SCREENSHOTS") or tempfile.mkdtemp(prefix="assay-screenshots-"))
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@ with its correction, upload a file picked from disk (a bad line named first)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +16,9 @@ from assay.store import Store, open_store
 
 pytestmark = pytest.mark.slow
 
-DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+#: the screenshots: into docs/img/ when refreshing the docs' images
+#: (ASSAY_DOCS_SCREENSHOTS=docs/img), else a temporary folder (a test run leaves the repo as it was)
+DOCS_IMG = Path(os.environ.get("ASSAY_DOCS_SCREENSHOTS") or tempfile.mkdtemp(prefix="assay-screenshots-"))
 
 
 @pytest.fixture
