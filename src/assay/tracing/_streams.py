@@ -70,13 +70,33 @@ async def drive_async_generator(call: Call, generator: AsyncGenerator[Any, Any])
             thrown = exc
 
 
-class TracedStream:
-    """An iterator a traced function returned (with ``reduce_fn``): the run ends when it is
-    exhausted or raises; every other attribute is the wrapped object's."""
+class _Traced:
+    """What both traced streams share: the call whose run they end, and every other
+    attribute read from the wrapped object."""
 
-    def __init__(self, call: Call, stream: Iterable[Any]) -> None:
+    def __init__(self, call: Call, stream: Any) -> None:
         self._call = call
         self._stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def _got(self, item: Any) -> Any:
+        self._call.add_chunk(item)
+        return item
+
+    def _ended(self, reason: BaseException) -> None:
+        """The stream stopped: exhausted (the run ends whole) or raising (with the error)."""
+        exhausted = isinstance(reason, (StopIteration, StopAsyncIteration))
+        self._call.finish_stream(error=None if exhausted else reason)
+
+
+class TracedStream(_Traced):
+    """An iterator a traced function returned (with ``reduce_fn``): the run ends when it is
+    exhausted or raises."""
+
+    def __init__(self, call: Call, stream: Iterable[Any]) -> None:
+        super().__init__(call, stream)
         self._iterator: Iterator[Any] = iter(stream)
 
     def __iter__(self) -> TracedStream:
@@ -85,17 +105,10 @@ class TracedStream:
     def __next__(self) -> Any:
         try:
             item = next(self._iterator)
-        except StopIteration:
-            self._call.finish_stream()
-            raise
         except BaseException as exc:
-            self._call.finish_stream(error=exc)
+            self._ended(exc)
             raise
-        self._call.add_chunk(item)
-        return item
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
+        return self._got(item)
 
     def __enter__(self) -> TracedStream:
         return self
@@ -107,12 +120,11 @@ class TracedStream:
             close()
 
 
-class TracedAsyncStream:
+class TracedAsyncStream(_Traced):
     """The async twin of ``TracedStream``."""
 
     def __init__(self, call: Call, stream: AsyncIterator[Any]) -> None:
-        self._call = call
-        self._stream = stream
+        super().__init__(call, stream)
         self._iterator = stream.__aiter__()
 
     def __aiter__(self) -> TracedAsyncStream:
@@ -121,14 +133,7 @@ class TracedAsyncStream:
     async def __anext__(self) -> Any:
         try:
             item = await self._iterator.__anext__()
-        except StopAsyncIteration:
-            self._call.finish_stream()
-            raise
         except BaseException as exc:
-            self._call.finish_stream(error=exc)
+            self._ended(exc)
             raise
-        self._call.add_chunk(item)
-        return item
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
+        return self._got(item)
