@@ -38,7 +38,11 @@ def test_lazy_rt(client: Client) -> None:
 
 
 def test_json_serializable(client: Client) -> None:
-    for tree in (RunTree(name="foo"), RunTree(name="foo", ls_client=client), RunTree(name="foo", client=client)):
+    for tree in (
+        RunTree(name="foo"),
+        RunTree(name="foo", ls_client=client),
+        RunTree(name="foo", client=client),
+    ):
         for fields in (tree.dict(), json.loads(tree.json())):
             assert not fields.get("client") and not fields.get("ls_client")
             assert fields["name"] == "foo"
