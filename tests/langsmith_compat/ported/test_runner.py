@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from assay import Client, aevaluate, evaluate
+from assay.errors import ExperimentError
 from assay.evaluation.evaluator import DynamicComparisonRunEvaluator
 from assay.schemas import Example, Run
 
@@ -31,7 +32,8 @@ def _examples(client: Client, count: int = 10) -> list[Example]:
     client.create_dataset(name)
     client.create_examples(
         examples=[
-            {"inputs": {"in": i}, "outputs": {"answer": i + 1}, "metadata": {"index": i}} for i in range(count)
+            {"inputs": {"in": i}, "outputs": {"answer": i + 1}, "metadata": {"index": i}}
+            for i in range(count)
         ],
         dataset_name=name,
     )
@@ -94,7 +96,9 @@ def summary_eval_inputs_outputs(inputs: list[dict[str, Any]], outputs: list[dict
     return [{"score": len([x["in"] for x in inputs])}]
 
 
-def summary_eval_outputs_reference(outputs: list[dict[str, Any]], reference_outputs: list[dict[str, Any]]) -> int:
+def summary_eval_outputs_reference(
+    outputs: list[dict[str, Any]], reference_outputs: list[dict[str, Any]]
+) -> int:
     return len([x["answer"] for x in reference_outputs])
 
 
@@ -166,8 +170,10 @@ def _rescore_by_name(client: Client, name: str, blocking: bool, example_ids: lis
         assert row["example"].id in example_ids
         assert row["evaluation_results"]["results"][0].score == 0.7
         assert row["run"].reference_example_id in example_ids
-    again = evaluate(name, evaluators=[score_value], client=client, blocking=blocking)
-    assert [r["evaluation_results"]["results"][0].score for r in again] == [0.7] * n_preds
+    # Documented difference: LangSmith adds the same feedback a second time; assay refuses
+    # to store an evaluator's results twice unless told to replace them.
+    with pytest.raises(ExperimentError, match="replace=True"):
+        evaluate(name, evaluators=[score_value], client=client, blocking=blocking)
 
 
 def test_evaluate_results_bad_list_and_metadata_target(client: Client) -> None:
@@ -207,9 +213,15 @@ def test_evaluate_raises_for_async(client: Client) -> None:
         return {"out": inputs["in"] + other_val}
 
     examples = _examples(client, 2)
-    assert [r["run"].outputs for r in evaluate(my_func, data=examples, client=client)] == [{"out": 0}, {"out": 1}]
+    assert [r["run"].outputs for r in evaluate(my_func, data=examples, client=client)] == [
+        {"out": 0},
+        {"out": 1},
+    ]
     partial = functools.partial(my_other_func, other_val=3)
-    assert [r["run"].outputs for r in evaluate(partial, data=examples, client=client)] == [{"out": 3}, {"out": 4}]
+    assert [r["run"].outputs for r in evaluate(partial, data=examples, client=client)] == [
+        {"out": 3},
+        {"out": 4},
+    ]
 
 
 async def async_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -230,7 +242,9 @@ async def async_inputs_attachments_metadata(
     return {"seen": [inputs == {"in": 0}, attachments == {}, metadata == {"index": 0}]}
 
 
-async def async_extra_args(inputs: dict[str, Any], attachments: dict[str, Any], foo: str = "bar") -> dict[str, Any]:
+async def async_extra_args(
+    inputs: dict[str, Any], attachments: dict[str, Any], foo: str = "bar"
+) -> dict[str, Any]:
     return {"seen": [foo]}
 
 
@@ -286,11 +300,15 @@ async def atarget(inputs: dict[str, Any], attachments: dict[str, Any]) -> dict[s
 
 
 def test_passing_kwargs_is_working(client: Client) -> None:
-    def mixed(inputs: dict[str, Any], outputs: dict[str, Any], *, reference_outputs: dict[str, Any], optional=None):  # type: ignore[no-untyped-def]
+    def mixed(
+        inputs: dict[str, Any], outputs: dict[str, Any], *, reference_outputs: dict[str, Any], optional=None
+    ):  # type: ignore[no-untyped-def]
         assert (list(inputs), list(outputs), list(reference_outputs)) == (["in"], ["foo"], ["answer"])
         return {"score": 1}
 
-    async def amixed(inputs: dict[str, Any], outputs: dict[str, Any], *, reference_outputs: dict[str, Any], optional=None):  # type: ignore[no-untyped-def]
+    async def amixed(
+        inputs: dict[str, Any], outputs: dict[str, Any], *, reference_outputs: dict[str, Any], optional=None
+    ):  # type: ignore[no-untyped-def]
         assert (list(inputs), list(outputs), list(reference_outputs)) == (["in"], ["foo"], ["answer"])
         return {"score": 1}
 
@@ -327,7 +345,9 @@ def valid_mixed_positional_and_keyword(foo, *, bar, optional=None):  # type: ign
     return {"score": 1}
 
 
-def valid_mixed_positional_and_keyword_with_reference_outputs(inputs, outputs, *, reference_outputs, optional=None):  # type: ignore[no-untyped-def]
+def valid_mixed_positional_and_keyword_with_reference_outputs(
+    inputs, outputs, *, reference_outputs, optional=None
+):  # type: ignore[no-untyped-def]
     return {"score": 1}
 
 
@@ -495,7 +515,9 @@ def summary_eval_unknown_positional_args(runs, examples, foo):  # type: ignore[n
 @pytest.mark.parametrize("evaluator", [summary_eval_kwargs, summary_eval_unknown_positional_args])
 def test__normalize_summary_evaluator_invalid(client: Client, evaluator: Any) -> None:
     with pytest.raises(ValueError, match="Invalid evaluator function"):
-        evaluate(lambda inputs: inputs, data=[{"inputs": {"in": 1}}], summary_evaluators=[evaluator], client=client)
+        evaluate(
+            lambda inputs: inputs, data=[{"inputs": {"in": 1}}], summary_evaluators=[evaluator], client=client
+        )
 
 
 def _two_runs() -> tuple[list[Run], Example]:
@@ -570,27 +592,35 @@ _EXISTING_EXPERIMENT_OPTIONS: list[dict[str, Any]] = [
 
 def test_invalid_evaluate_args(client: Client) -> None:
     for kwargs in _EXISTING_EXPERIMENT_OPTIONS:
-        with pytest.raises(ValueError, match="Received invalid arguments. .* when target is an existing experiment."):
+        with pytest.raises(
+            ValueError, match="Received invalid arguments. .* when target is an existing experiment."
+        ):
             evaluate("foo", client=client, **kwargs)
+    # Documented difference: experiment= names the comparison in assay (LangSmith refuses it).
     pairwise: list[dict[str, Any]] = [
         {"num_repetitions": 2},
-        {"experiment": "foo"},
         {"upload_results": False},
         {"summary_evaluators": [lambda a, b: 2]},
         {"data": "data"},
     ]
     for kwargs in pairwise:
-        with pytest.raises(ValueError, match="Received invalid arguments. .* when target is two existing experiments."):
+        with pytest.raises(
+            ValueError, match="Received invalid arguments. .* when target is two existing experiments."
+        ):
             evaluate(("foo", "bar"), client=client, **kwargs)
     with pytest.raises(ValueError, match="Received invalid target. If a tuple is specified"):
         evaluate(("foo", "bar", "baz"), client=client)
-    with pytest.raises(ValueError, match="Received unsupported arguments"):
-        evaluate((lambda x: x), data="data", load_nested=True, client=client)
+    # Documented difference: LangSmith's ValueError "Received unsupported arguments"; assay
+    # has no load_nested= (it always loads the nested runs) and refuses the unknown keyword.
+    with pytest.raises(TypeError, match="unexpected keyword argument 'load_nested'"):
+        evaluate((lambda x: x), data="data", load_nested=True, client=client)  # type: ignore[call-overload]
 
 
 async def test_invalid_aevaluate_args(client: Client) -> None:
     for kwargs in _EXISTING_EXPERIMENT_OPTIONS:
-        with pytest.raises(ValueError, match="Received invalid arguments. .* when target is an existing experiment."):
+        with pytest.raises(
+            ValueError, match="Received invalid arguments. .* when target is an existing experiment."
+        ):
             await aevaluate("foo", client=client, **kwargs)
-    with pytest.raises(ValueError, match="Received unsupported arguments"):
-        await aevaluate((lambda x: x), data="data", load_nested=True, client=client)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'load_nested'"):
+        await aevaluate((lambda x: x), data="data", load_nested=True, client=client)  # type: ignore[call-overload]
