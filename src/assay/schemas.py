@@ -136,6 +136,12 @@ class Example(_Record):
     source_run_id: uuid.UUID | None = None
 
 
+class ExampleWithRuns(Example):
+    """An example with the runs an experiment made of it (``Client.get_experiment_results``)."""
+
+    runs: list[Run] = Field(default_factory=list)
+
+
 class Dataset(_Record):
     """A named, versioned collection of examples."""
 

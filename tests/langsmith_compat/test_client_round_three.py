@@ -75,3 +75,54 @@ def test_delete_project_removes_runs_and_results(any_client: Client) -> None:
     assert not client.has_project("gone")
     with pytest.raises(NotFoundError):
         client.read_run(runs[0].id)
+
+
+def test_get_experiment_results_gives_stats_and_each_example_with_its_runs(client: Client) -> None:
+    def half_right(outputs: dict, reference_outputs: dict) -> bool:
+        return outputs["y"] == reference_outputs["y"] and outputs["y"] > 0
+
+    evaluate(
+        lambda inputs: {"y": 2 * inputs["x"]},
+        data=DATA,
+        evaluators=[half_right],
+        client=client,
+        experiment="stats",
+        num_repetitions=2,
+    )
+    project = client.read_project(project_name="stats")
+    for found in (
+        client.get_experiment_results(name="stats"),
+        client.get_experiment_results(project_id=project.id),
+    ):
+        assert found["feedback_stats"]["half_right"]["n"] == 6
+        assert found["feedback_stats"]["half_right"]["avg"] == 4 / 6
+        assert found["run_stats"]["run_count"] == 6 and found["run_stats"]["latency_p50"] is not None
+        examples = list(found["examples_with_runs"])
+        assert sorted(e.inputs["x"] for e in examples) == [0, 1, 2]
+        for example in examples:
+            assert [run.outputs for run in example.runs] == [{"y": 2 * example.inputs["x"]}] * 2
+            assert {run.reference_example_id for run in example.runs} == {example.id}
+    assert len(list(client.get_experiment_results(name="stats", limit=2)["examples_with_runs"])) == 2
+    with pytest.raises(NotFoundError):
+        client.get_experiment_results(name="missing")
+
+
+def test_client_evaluate_run_scores_a_stored_run_and_keeps_the_feedback(client: Client) -> None:
+    run = _experiment(client)[1]
+
+    def exact(run, example):  # type: ignore[no-untyped-def]
+        return {"key": "exact", "score": run.outputs == example.outputs, "comment": "checked"}
+
+    result = client.evaluate_run(str(run.id), exact, source_info={"by": "test"})
+    assert (result.key, result.score) == ("exact", True)
+    [stored] = client.list_feedback(run_ids=[run.id], feedback_key=["exact"])
+    assert (stored.score, stored.comment) == (True, "checked")
+    assert stored.feedback_source == {"type": "model", "metadata": {"by": "test"}}
+
+    def broken(run, example):  # type: ignore[no-untyped-def]
+        raise RuntimeError("judge down")
+
+    failed = client.evaluate_run(run, broken)
+    assert failed.error is not None and "judge down" in failed.error
+    [kept] = client.list_feedback(run_ids=[run.id], feedback_key=["broken"])
+    assert kept.score is None and "judge down" in (kept.comment or "")
