@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from assay.client._example_edits import ExampleEdits, filtered, page
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
-from assay.client._experiment_reads import ExperimentReads
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
 from assay.errors import NotFoundError
@@ -55,7 +54,7 @@ class LocalStoreWarning(UserWarning):
     """LangSmith server options were given; assay stores everything locally instead."""
 
 
-class Client(ExperimentReads, ProjectsRunsFeedback, TableUploads, ExampleEdits):
+class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
     """Datasets, examples and experiments in the embedded store.
 
     ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.

@@ -1,5 +1,6 @@
 """``get_experiment_results`` and ``evaluate_run``: reading an experiment whole, and scoring
-one stored run, as LangSmith's Client does."""
+one stored run, as LangSmith's Client does. Loaded on first use (``import assay`` stays light):
+``Client``'s methods of these names call in here."""
 
 from __future__ import annotations
 
@@ -21,8 +22,12 @@ _TOKENS = {
 }
 
 
-class ExperimentReads(ProjectsRunsFeedback):
-    """Mixed into ``Client``."""
+class ExperimentReads:
+    """What ``Client.get_experiment_results`` and ``Client.evaluate_run`` do, on its client."""
+
+    def __init__(self, client: ProjectsRunsFeedback) -> None:
+        self.client = client
+        self.store = client.store
 
     def get_experiment_results(
         self,
@@ -41,7 +46,7 @@ class ExperimentReads(ProjectsRunsFeedback):
                 "get_experiment_results(comparative_experiment_id=, filters=) has no local form; "
                 "read comparisons with assay.compare() or the experiment's rows"
             )
-        record = self._experiment(project_id, name)
+        record = self.client._experiment(project_id, name)
         rows = self.store.load_rows(record)
         return {
             "feedback_stats": _feedback_stats(rows),
@@ -63,13 +68,13 @@ class ExperimentReads(ProjectsRunsFeedback):
         each result as feedback on the run (source type ``model``)."""
         from assay.evaluation.evaluator import RunEvaluator, run_evaluator
 
-        stored = run if isinstance(run, Run) else self.read_run(run, load_child_runs=True)
+        stored = run if isinstance(run, Run) else self.client.read_run(run, load_child_runs=True)
         example = self._reference_of(stored, reference_example)
         scorer = evaluator if isinstance(evaluator, RunEvaluator) else run_evaluator(_callable(evaluator))
         outcome = scorer.evaluate_run(stored, example)
         results = outcome.results if isinstance(outcome, EvaluationResults) else [outcome]
         for result in results:
-            self.create_feedback(
+            self.client.create_feedback(
                 result.target_run_id or stored.id,
                 result.key,
                 score=result.score,
