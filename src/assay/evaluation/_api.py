@@ -88,6 +88,7 @@ class _Options:
     retry_errors: bool = False
     max_cost: float | None = None
     upload_given: bool = False  # upload_results= (or upload_runs=) was passed
+    randomize_order: bool = False
 
 
 def _options(given: dict[str, Any]) -> _Options:
@@ -143,6 +144,7 @@ async def aevaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> ComparativeResults: ...
 @overload
 async def aevaluate(
@@ -171,6 +173,7 @@ async def aevaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> AsyncExperimentResults: ...
 
 
@@ -201,6 +204,7 @@ async def aevaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
@@ -268,6 +272,7 @@ def evaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> ComparativeResults: ...
 @overload
 def evaluate(
@@ -296,6 +301,7 @@ def evaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> ExperimentResults: ...
 
 
@@ -326,6 +332,7 @@ def evaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> Any:
     """The synchronous face of :func:`aevaluate`; same parameters, same results.
 
@@ -382,6 +389,10 @@ def _dispatch(target: Any, options: _Options) -> Any:
         # experiment= names the comparison here (assay's; LangSmith refuses it)
         _refuse_options(options, "two existing experiments", ("summary_evaluators",), allowed=("experiment",))
         return _compare(target, options)
+    if options.randomize_order:
+        raise ValueError(
+            "randomize_order=True applies when comparing two experiments: evaluate((exp_a, exp_b), ...)"
+        )
     if isinstance(target, (str, uuid.UUID, TracerSession, ExperimentResults)):
         _refuse_options(options, "an existing experiment", ("experiment_prefix",))
         return _rescore(target, options)
@@ -431,6 +442,7 @@ async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
         _user_store(options),
         name=name,
         max_concurrency=_concurrency(options.max_concurrency),
+        randomize_order=options.randomize_order,
     )
 
 
