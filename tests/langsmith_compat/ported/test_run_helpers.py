@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import uuid
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -531,3 +532,149 @@ def test_traceable_enabled_matrix(
     with tracing_context(enabled=context_enabled):
         assert _double(decorator_enabled)(5) == 10
     assert _names(recorded) == (["my_function"] if should_trace else [])
+
+
+@pytest.mark.parametrize("auto_batch_tracing", [True, False])
+async def test_traceable_async_exception(recorded: Run, auto_batch_tracing: bool) -> None:
+    """``auto_batch_tracing`` is how LangSmith sends runs; here it changes nothing."""
+
+    @traceable
+    async def my_function(a: int) -> int:
+        raise ValueError("foo")
+
+    with tracing_context(enabled=True):
+        with pytest.raises(ValueError, match="foo"):
+            await my_function(1)
+    [run] = recorded.child_runs
+    assert run.error is not None and "foo" in run.error and run.end_time is not None
+
+
+@pytest.mark.parametrize("auto_batch_tracing", [True, False])
+async def test_traceable_async_gen_exception(recorded: Run, auto_batch_tracing: bool) -> None:
+    @traceable
+    async def my_function(a: int) -> AsyncIterator[int]:
+        for i in range(5):
+            yield i
+        raise ValueError("foo")
+
+    with tracing_context(enabled=True):
+        with pytest.raises(ValueError, match="foo"):
+            async for _ in my_function(1):
+                pass
+    [run] = recorded.child_runs
+    assert run.outputs == {"output": list(range(5))}
+    assert run.error is not None and "foo" in run.error
+
+
+@pytest.mark.parametrize("auto_batch_tracing", [True, False])
+def test_traceable_gen_exception(recorded: Run, auto_batch_tracing: bool) -> None:
+    @traceable
+    def my_function(a: int) -> Iterator[int]:
+        yield from range(5)
+        raise ValueError("foo")
+
+    with tracing_context(enabled=True):
+        with pytest.raises(ValueError, match="foo"):
+            for _ in my_function(1):
+                pass
+    [run] = recorded.child_runs
+    assert run.outputs == {"output": list(range(5))}
+    assert run.error is not None and "foo" in run.error
+
+
+@pytest.mark.parametrize("env_var", [True, False])
+@pytest.mark.parametrize("context", [True, False, None])
+async def test_trace_respects_env_var(
+    recorded: Run, monkeypatch: pytest.MonkeyPatch, env_var: bool, context: bool | None
+) -> None:
+    """Documented difference: tracing is on unless turned off in code; LANGSMITH_TRACING is
+    not read (with no tracing_context, LangSmith follows the variable)."""
+    monkeypatch.setenv("LANGSMITH_TRACING", "true" if env_var else "false")
+    with tracing_context(enabled=context):
+        with trace(name="foo", inputs={"a": 1}) as run:
+            assert run.name == "foo"
+        async with trace(name="bar", inputs={"b": 2}) as run2:
+            assert run2.name == "bar"
+    assert _names(recorded) == ([] if context is False else ["foo", "bar"])
+
+
+@pytest.mark.parametrize("enabled", [True, "local"])
+def test_traceable_regular(enabled: Any) -> None:
+    @traceable
+    def some_sync_func(query: str, **kwargs: Any) -> list[str]:
+        assert kwargs == {"a": 1, "b": 2}
+        return [query, query]
+
+    @traceable
+    def some_func(queries: list[str]) -> list[str]:
+        return queries
+
+    @traceable
+    def another_func(query: str) -> str:
+        with trace(name="zee-cm", inputs={"query": query}) as run_tree:
+            run_tree.end(outputs={"query": query})
+        return query
+
+    @traceable
+    def create_document_context(documents: list[str]) -> str:
+        return "\n".join(documents)
+
+    @traceable
+    def summarize_answers(query: str, document_context: str) -> list[str]:
+        return [f"Answer {i}" for i in range(3)]
+
+    @traceable(run_type="chain", name="expand_and_answer_questions")
+    def my_answer(query: str) -> list[str]:
+        documents = some_func(queries=some_sync_func(query=query, a=1, b=2))
+        another_func(query=query)
+        context = create_document_context(documents=documents)
+        return documents + summarize_answers(query=query, document_context=context)
+
+    ended: list[RunTree] = []
+    with tracing_context(enabled=enabled):
+        answer = my_answer("some_query", langsmith_extra={"on_end": ended.append})
+    assert answer == ["some_query", "some_query", "Answer 0", "Answer 1", "Answer 2"]
+    [run] = ended
+    assert run.name == "expand_and_answer_questions"
+    assert _names(run) == [
+        "some_sync_func",
+        "some_func",
+        "another_func",
+        "zee-cm",
+        "create_document_context",
+        "summarize_answers",
+    ]
+
+
+@pytest.mark.parametrize("enabled", [True, "local"])
+def test_traceable_to_trace(enabled: Any) -> None:
+    @traceable
+    def parent_fn(a: int, b: int) -> int:
+        with trace(name="child_fn", inputs={"a": a, "b": b}) as run_tree:
+            result = a + b
+            run_tree.end(outputs={"result": result})
+        return result
+
+    ended: list[RunTree] = []
+    with tracing_context(enabled=enabled):
+        assert parent_fn(1, 2, langsmith_extra={"on_end": ended.append}) == 3
+    [run] = ended
+    assert (run.name, run.outputs, run.inputs) == ("parent_fn", {"output": 3}, {"a": 1, "b": 2})
+    assert [(c.name, c.outputs) for c in run.child_runs] == [("child_fn", {"result": 3})]
+
+
+@pytest.mark.parametrize("enabled", [True, "local"])
+def test_trace_to_traceable(enabled: Any) -> None:
+    @traceable
+    def child_fn(a: int, b: int) -> int:
+        return a + b
+
+    rid = uuid.uuid4()
+    with tracing_context(enabled=enabled):
+        with trace(name="parent_fn", inputs={"a": 1, "b": 2}, run_id=rid) as run:
+            result = child_fn(1, 2)
+            run.end(outputs={"result": result})
+            assert run.id == rid
+    assert result == 3
+    assert (run.name, run.outputs, run.inputs) == ("parent_fn", {"result": 3}, {"a": 1, "b": 2})
+    assert [c.name for c in run.child_runs] == ["child_fn"]
