@@ -126,3 +126,24 @@ def test_client_evaluate_run_scores_a_stored_run_and_keeps_the_feedback(client: 
     assert failed.error is not None and "judge down" in failed.error
     [kept] = client.list_feedback(run_ids=[run.id], feedback_key=["broken"])
     assert kept.score is None and "judge down" in (kept.comment or "")
+
+
+def test_dataset_version_tags_name_versions_list_examples_reads(any_client: Client) -> None:
+    client = any_client
+    client.create_dataset("tagged")
+    first = client.create_examples(examples=DATA[:2], dataset_name="tagged")
+    client.update_dataset_tag(dataset_name="tagged", as_of=first["as_of"], tag="v1")
+    client.create_examples(examples=DATA[2:], dataset_name="tagged")
+    client.update_dataset_tag(dataset_name="tagged", as_of="latest", tag="prod")
+
+    def xs(as_of: object) -> list[int]:
+        return [e.inputs["x"] for e in client.list_examples(dataset_name="tagged", as_of=as_of)]
+
+    assert xs("v1") == [0, 1]
+    assert xs("prod") == xs("latest") == xs(None) == [0, 1, 2]
+    client.update_dataset_tag(dataset_name="tagged", as_of="v1", tag="prod")  # moving a tag
+    assert xs("prod") == [0, 1]
+    with pytest.raises(ValueError, match="no version tagged 'beta'.*tags: prod, v1"):
+        xs("beta")
+    with pytest.raises(TypeError, match="version number"):
+        xs(1.5)

@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from assay.client._example_edits import ExampleEdits, filtered, page
+from assay.client._example_edits import ExampleEdits, filtered, page, version_of
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
@@ -194,7 +194,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         *,
         dataset_id: uuid.UUID | str | None = None,
         dataset_name: str | None = None,
-        as_of: int | None = None,
+        as_of: int | str | None = None,
         offset: int = 0,
         limit: int | None = None,
         splits: Sequence[str] | None = None,
@@ -203,7 +203,8 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         filter: str | None = None,
         **ignored: Any,
     ) -> list[Example]:
-        """Examples in the order they were added; ``as_of`` reads an earlier version.
+        """Examples in the order they were added; ``as_of`` reads an earlier version (its
+        number, a tag set with ``update_dataset_tag``, or ``"latest"``).
         ``splits``, ``metadata`` (every pair must match) and ``example_ids`` filter them;
         LangSmith's ``filter`` query language is not supported (say what you need with
         ``metadata=``)."""
@@ -213,6 +214,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
                 "assay filters by splits=, metadata= and example_ids="
             )
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
+        as_of = version_of(dataset, as_of)
         if splits is None and metadata is None and example_ids is None:
             return self.store.list_examples(dataset.id, version=as_of, offset=offset, limit=limit)
         chosen = filtered(

@@ -68,6 +68,10 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def delete_dataset(self, dataset_id: uuid.UUID) -> None: ...
 
+    def set_dataset_metadata(self, dataset_id: uuid.UUID, metadata: dict[str, Any]) -> None:
+        """Replace a dataset's metadata (its version tags live there)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot change a dataset's metadata")
+
     @abc.abstractmethod
     def add_examples(self, dataset_id: uuid.UUID, examples: Iterable[Example]) -> int:
         """Append examples as one new dataset version; returns that version. ``examples``

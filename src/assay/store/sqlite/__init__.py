@@ -588,6 +588,10 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 "UPDATE experiments SET config = ? WHERE id = ?", (dumps(config), str(experiment_id))
             )
 
+    def set_dataset_metadata(self, dataset_id: uuid.UUID, metadata: dict[str, Any]) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE datasets SET metadata = ? WHERE id = ?", (dumps(metadata), str(dataset_id)))
+
     def update_experiment(
         self,
         experiment_id: uuid.UUID,
