@@ -10,6 +10,7 @@ that must not hold the other rows) become an event the slow row waits on.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
 import threading
@@ -624,3 +625,60 @@ async def test_invalid_aevaluate_args(client: Client) -> None:
             await aevaluate("foo", client=client, **kwargs)
     with pytest.raises(TypeError, match="unexpected keyword argument 'load_nested'"):
         await aevaluate((lambda x: x), data="data", load_nested=True, client=client)  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("upload_results", [False, True])
+@pytest.mark.parametrize("blocking", [False, True])
+async def test_aevaluate_results(client: Client, blocking: bool, upload_results: bool) -> None:
+    """The async form of test_evaluate_results; upstream's timing checks become an event
+    the slow row waits on (set once every other row has come out)."""
+    dev_split = _examples(client)[:SPLIT_SIZE]
+    n_preds = SPLIT_SIZE * NUM_REPETITIONS
+    others_seen = asyncio.Event()
+    slow_taken = False
+
+    async def predict(inputs: dict[str, Any]) -> dict[str, Any]:
+        nonlocal slow_taken
+        slow = not blocking and not slow_taken and inputs["in"] == 0
+        slow_taken = slow_taken or slow
+        if slow:  # a guard against a hang, not a time bound
+            await asyncio.wait_for(others_seen.wait(), timeout=120)
+        return {"output": inputs["in"] + 1}
+
+    results = await aevaluate(
+        predict,
+        client=client,
+        data=dev_split,
+        evaluators=ROW_EVALUATORS,
+        summary_evaluators=SUMMARY_EVALUATORS,
+        num_repetitions=NUM_REPETITIONS,
+        blocking=blocking,
+        upload_results=upload_results,
+        max_concurrency=None,
+    )
+    if not blocking:
+        seen = 0
+        async for _ in results:
+            seen += 1
+            if seen == n_preds - 1:
+                others_seen.set()
+        assert seen == n_preds
+    rows = [row async for row in results]
+    assert len(rows) == n_preds
+    for row in rows:
+        assert row["run"].outputs == {"output": row["example"].inputs["in"] + 1}
+        found = row["evaluation_results"]["results"]
+        assert len(found) == len(ROW_EVALUATORS) + 1
+        assert all(r.score is not None or r.value is not None for r in found)
+    assert len(results._summary_results["results"]) == len(SUMMARY_EVALUATORS)
+    assert (client.store.list_experiments() != []) is upload_results
+    if upload_results:
+
+        def score_value(run: Run, example: Example) -> dict[str, Any]:
+            return {"score": 0.7}
+
+        rescored = await aevaluate(results.experiment_name, evaluators=[score_value], client=client)
+        again = [row async for row in rescored]
+        assert len(again) == n_preds
+        assert {row["example"].id for row in again} <= {e.id for e in dev_split}
+        assert all(row["evaluation_results"]["results"][0].score == 0.7 for row in again)
