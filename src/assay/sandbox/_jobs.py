@@ -208,7 +208,7 @@ def _drive_candidate(session: Session, child: Child, job: _FunctionJob, state: _
                 )
             )
             return  # a fresh process takes the remaining calls
-        state.record(_outcome(index, reply, elapsed, kernel_cpu_ms))
+        state.record(_outcome(index, reply, elapsed, kernel_cpu_ms, job.language.float32))
 
 
 def cpu_spent_ms(before: int | None, after: int | None) -> float | None:
@@ -242,8 +242,10 @@ def _compiled_first_frame(
     return first, timed_out
 
 
-def _outcome(index: int, reply: Any, elapsed: float, kernel_cpu_ms: float | None) -> CallOutcome:
-    outcome = _outcome_of(index, reply, elapsed)
+def _outcome(
+    index: int, reply: Any, elapsed: float, kernel_cpu_ms: float | None, float32: bool
+) -> CallOutcome:
+    outcome = _outcome_of(index, reply, elapsed, float32)
     if isinstance(reply, dict):
         outcome.wall_ms, outcome.cpu_ms = reported_time(reply.get("time"))
         outcome.cpu_source = "candidate" if outcome.cpu_ms is not None else None
@@ -282,7 +284,7 @@ def reported_time(spent: Any) -> tuple[float | None, float | None]:
     return wall, cpu
 
 
-def _outcome_of(index: int, reply: Any, elapsed: float) -> CallOutcome:
+def _outcome_of(index: int, reply: Any, elapsed: float, float32: bool) -> CallOutcome:
     if not isinstance(reply, dict):
         return CallOutcome(
             index,
@@ -293,7 +295,7 @@ def _outcome_of(index: int, reply: Any, elapsed: float) -> CallOutcome:
         )
     if reply.get("ok") is True:
         try:
-            value = codec.decode(reply.get("value"))
+            value = codec.decode(reply.get("value"), float32=float32)
         except Exception as exc:  # noqa: BLE001 - whatever it sent, it is its failure
             return CallOutcome(
                 index,
