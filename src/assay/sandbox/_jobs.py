@@ -101,7 +101,8 @@ def _run_function_once(pool: JobHost, job: _FunctionJob) -> FunctionRun:
                 try:
                     _drive_candidate(session, child, job, state)
                 finally:
-                    finish(session, [sandbox], state.timed_out)
+                    going_on = state.build is not None and not state.finished
+                    finish(session, [sandbox], state.timed_out, keep_build=going_on)
                     state.output = collect_output(child, state.output)
             unanswered = not state.finished or state.load_failure is not None
             if unanswered and not state.timed_out and sandbox.zygote_exited():
@@ -119,6 +120,7 @@ def _run_function_once(pool: JobHost, job: _FunctionJob) -> FunctionRun:
         duration_ms=(time.monotonic() - started) * 1000,
         restarts=state.restarts,
         compile_ms=state.compile_ms,
+        compiles=state.compiles,
     )
 
 
@@ -135,6 +137,8 @@ class _FunctionState:
         self.output = Output()
         self.deadline = 0.0
         self.compile_ms: float | None = None
+        self.compiles = 0  # compile steps that built (a restart reuses the job's first build)
+        self.build: str | None = None  # the kept build's digest (see harness/kept_build)
         self.call_timeouts: list[float] | None = None
         self.cpu_clock: Callable[[], int | None] = lambda: None  # the sandbox's kernel count
 
@@ -162,7 +166,10 @@ class _FunctionState:
 
 def _drive_candidate(session: Session, child: Child, job: _FunctionJob, state: _FunctionState) -> None:
     state.restarts += 1
-    session.send(child.frames_in, {"code": job.code, "func_name": job.func_name})
+    setup: dict[str, Any] = {"code": job.code, "func_name": job.func_name, "keep_build": True}
+    if state.build is not None:
+        setup["prebuilt"] = state.build
+    session.send(child.frames_in, setup)
     first, timed_out = _compiled_first_frame(session, child, state, job.language)
     deadline = state.deadline
     if timed_out:
@@ -237,6 +244,10 @@ def _compiled_first_frame(
         spent = time.monotonic() - sent
         state.compile_ms = (state.compile_ms or 0.0) + spent * 1000
         state.deadline += spent
+        if first.get("reused") is not True:
+            state.compiles += 1
+            built = first.get("build")
+            state.build = built if isinstance(built, str) else None
         session.send(child.frames_in, RUN)
         return next_frame(session, child, state.deadline)
     return first, timed_out

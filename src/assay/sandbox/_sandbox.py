@@ -411,13 +411,14 @@ class Sandbox:
         self.begin_reset()
         return self.finish_reset()
 
-    def begin_reset(self) -> None:
+    def begin_reset(self, keep_build: bool = False) -> None:
         """Ask for the reset without waiting: the zygote cleans up while we go on; the
-        next spawn (or lease) waits for it to finish. A resident checker dies with it."""
+        next spawn (or lease) waits for it to finish. A resident checker dies with it.
+        ``keep_build``: the job goes on in a fresh process, which may reuse its build."""
         self.forget_resident()
         if self.dead or self.reset_pending:
             return
-        self.send({"op": "reset"})
+        self.send({"op": "reset", "keep_build": keep_build})
         self.reset_pending = True
         self.dirty = False
 
