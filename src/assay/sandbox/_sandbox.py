@@ -65,7 +65,7 @@ class Sandbox:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             if self.settings.memory_cgroup:
-                self.cgroup = SandboxCgroup.create()
+                self.cgroup = SandboxCgroup.create(self.settings.cpu_quota)
             context = self._context(theirs.fileno())
             self.plan = self.backend.plan(context)
             argv = self.plan.argv if self.cgroup is None else wrap(self.plan.argv, self.cgroup)
@@ -462,8 +462,10 @@ class SandboxSettings:
         extra_ro_paths: tuple[str, ...],
         uid_base: int,
         memory_cgroup: bool = False,
+        cpu_quota: float | None = None,
     ) -> None:
         self.memory_cgroup = memory_cgroup
+        self.cpu_quota = cpu_quota
         self.runtime = runtime
         self.user_namespace = user_namespace
         self.workdir_bytes = workdir_bytes
