@@ -3,8 +3,6 @@ sandbox, mutants made on the reference's tokens, coverage from Node's lcov repor
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from assay.evaluators import UnitTestGenerationEvaluator
@@ -27,7 +25,9 @@ function grade(score) {
 module.exports = { clamp, grade };
 """
 HEAD = "const test = require('node:test');\nconst assert = require('node:assert');\n"
-GOOD = HEAD + """const { clamp, grade } = require('./solution');
+GOOD = (
+    HEAD
+    + """const { clamp, grade } = require('./solution');
 
 test('clamp', () => {
   assert.strictEqual(clamp(5, 0, 10), 5);
@@ -39,22 +39,32 @@ test('grade edges', () => {
   assert.deepStrictEqual([grade(90), grade(89), grade(75), grade(74)], ['A', 'B', 'B', 'C']);
 });
 """
-WEAK = HEAD + """const { clamp } = require('./solution');
+)
+WEAK = (
+    HEAD
+    + """const { clamp } = require('./solution');
 
 test('clamp inside', () => { assert.strictEqual(clamp(5, 0, 10), 5); });
 """
-FAILS_ON_REFERENCE = HEAD + """const { grade } = require('./solution');
+)
+FAILS_ON_REFERENCE = (
+    HEAD
+    + """const { grade } = require('./solution');
 
 test('grade', () => { assert.strictEqual(grade(90), 'B'); });
 """
+)
 # prints what a naive reader of the runner's report would count as passes
-PRINTS_FAKE_COUNTS = HEAD + """const { grade } = require('./solution');
+PRINTS_FAKE_COUNTS = (
+    HEAD
+    + """const { grade } = require('./solution');
 
 test('grade', () => {
   console.log('# tests 50\\n# pass 50\\n# fail 0');
   assert.strictEqual(grade(90), 'B');
 });
 """
+)
 
 
 def scores(tests: str) -> dict[str, EvaluationResult]:
