@@ -116,3 +116,22 @@ def test_the_token_mutator_changes_one_token_outside_comments_strings_and_regexe
         assert len(mutant.source) - len(source) in (0, 1)
     again, _ = js_mutants(REFERENCE, 4, seed=3)
     assert [m.source for m in again] == [m.source for m in js_mutants(REFERENCE, 4, seed=3)[0]]
+
+
+# the token mutator takes the regex after `)` for a division: two of its mutants do not parse
+FOOLED = "function f(x, s) {\n  if (x) /a/.test(s);\n  return x + 1;\n}\nmodule.exports = { f };\n"
+FOOLED_TESTS = (
+    HEAD + "const { f } = require('./solution');\n\ntest('f', () => { assert.strictEqual(f(1, 'a'), 2); });\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.toolchains
+def test_a_mutant_that_does_not_parse_is_left_out_not_counted_as_killed() -> None:
+    evaluator = UnitTestGenerationEvaluator(framework="node:test")
+    results = evaluator.evaluate(Run(outputs={"output": FOOLED_TESTS}), Example(inputs={"reference": FOOLED}))
+    assert isinstance(results, EvaluationResults)
+    mutation = next(r for r in results.results if r.key == "unit_tests_mutation_score")
+    statuses = sorted(row["status"] for row in mutation.metadata["mutants"])
+    assert statuses == ["invalid", "invalid", "killed", "killed"], mutation.metadata["mutants"]
+    assert mutation.score == 1.0 and mutation.metadata["total"] == 2 and mutation.metadata["invalid"] == 2

@@ -98,10 +98,11 @@ def _run_function_once(pool: JobHost, job: _FunctionJob) -> FunctionRun:
                 child = spawn_child(
                     session, sandbox, language, "candidate", limits, timeout + compile_allowance(language)
                 )
+                going_on = False  # an error ends the job: its build must not outlive it
                 try:
                     _drive_candidate(session, child, job, state)
-                finally:
                     going_on = state.build is not None and not state.finished
+                finally:
                     finish(session, [sandbox], state.timed_out, keep_build=going_on)
                     state.output = collect_output(child, state.output)
             unanswered = not state.finished or state.load_failure is not None

@@ -45,6 +45,8 @@ def main() -> None:
         report({"setup_error": f"{type(exc).__name__}: {exc}"})
         return
     report({"ready": True})
+    # before any test runs (a process a test leaves behind could rewrite a file checked later)
+    invalid = {index for index, source in enumerate(PAYLOAD["mutants"]) if not parses(f"m{index}", source)}
     started = time.monotonic()
     reference = run_child("reference", PAYLOAD["reference"], True, PAYLOAD["reference_timeout"])
     report({"run": "reference", **reference})
@@ -53,7 +55,7 @@ def main() -> None:
     took = time.monotonic() - started
     timeout = PAYLOAD["mutant_timeout"] or min(PAYLOAD["max_mutant_timeout"], max(2.0, 5 * took))
     for index, source in enumerate(PAYLOAD["mutants"]):
-        if not parses(f"m{index}", source):  # a token mutant may not: not a kill, left out
+        if index in invalid:  # a token mutant may not parse: not a kill, left out
             report({"run": "mutant", "index": index, "exit": -1, "invalid": True})
             continue
         run = run_child(f"m{index}", source, False, timeout)
@@ -85,6 +87,7 @@ def parses(folder: str, source: str) -> bool:
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(source)
     checked = subprocess.run([PAYLOAD["node"], "--check", path], capture_output=True, timeout=30)
+    os.remove(path)
     return checked.returncode == 0
 
 
