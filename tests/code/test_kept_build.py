@@ -29,6 +29,10 @@ TAMPERS = {
     '\t\tf, err := os.OpenFile("../build/program", os.O_APPEND|os.O_WRONLY, 0)\n'
     "\t\tif err != nil {\n\t\t\treturn 0\n\t\t}\n"
     '\t\tf.Write([]byte("tampered"))\n\t\tf.Close()\n\t\treturn 1\n\t}\n\treturn 2 * n\n}\n',
+    "go-symlink": 'import "os"\n\nfunc solution(n int) int {\n\tif n < 0 {\n\t\tos.Exit(3)\n\t}\n\tif n == 0 {\n'
+    '\t\tos.Remove("../build/program")\n'
+    '\t\tif os.Symlink("/bin/sh", "../build/program") != nil {\n\t\t\treturn 0\n\t\t}\n'
+    "\t\treturn 1\n\t}\n\treturn 2 * n\n}\n",
     "cpp": "#include <cstdio>\n#include <cstdlib>\nint solution(int n) {\n    if (n < 0) std::exit(3);\n"
     '    if (n == 0) {\n        FILE* f = std::fopen("../build/program", "ab");\n'
     '        if (!f) return 0;\n        std::fputs("tampered", f);\n        std::fclose(f);\n'
@@ -61,9 +65,10 @@ def test_on_every_backend_a_restart_reuses_the_build(pool: SandboxPool) -> None:
 
 @pytest.mark.parametrize("language", sorted(TAMPERS))
 def test_a_kept_build_the_candidate_changed_is_compiled_again(pool: SandboxPool, language: str) -> None:
-    """The candidate appends to the kept binary (it can: it is the sandbox user's) and
-    exits; the next process finds the copy's digest wrong and compiles afresh."""
-    result = run(pool, language, TAMPERS[language], [0, -1, 5])
+    """The candidate appends to the kept binary, or puts a link to a shell in its place
+    (it can: the folder is the sandbox user's), and exits; the next process finds the
+    copy's digest wrong (or a link) and compiles afresh."""
+    result = run(pool, language.split("-")[0], TAMPERS[language], [0, -1, 5])
     assert summary(result) == [1, "crashed", 10], result.outcomes  # 1: the append happened
     assert result.compiles == 2
 
