@@ -204,42 +204,6 @@ class ProjectsRunsFeedback:
         names = [project_name] if isinstance(project_name, str) else list(project_name or [])
         return [self._experiment(i, None) for i in ids] + [self._experiment(None, n) for n in names]
 
-    def get_experiment_results(
-        self,
-        name: str | None = None,
-        project_id: ID | None = None,
-        preview: bool = False,
-        comparative_experiment_id: ID | None = None,
-        filters: dict[Any, list[str]] | None = None,
-        limit: int | None = None,
-    ) -> dict[str, Any]:
-        """``{"feedback_stats", "run_stats", "examples_with_runs"}`` for a stored experiment:
-        per feedback key its count and mean, the runs' latency and tokens, and each example
-        with its runs (one per repetition)."""
-        from assay.client._experiment_reads import ExperimentReads
-
-        return ExperimentReads(self).get_experiment_results(
-            name, project_id, preview, comparative_experiment_id, filters, limit
-        )
-
-    def evaluate_run(
-        self,
-        run: Run | ID,
-        evaluator: Any,
-        *,
-        source_info: dict[str, Any] | None = None,
-        reference_example: Any = None,
-        load_child_runs: bool = False,
-        **ignored: Any,
-    ) -> Any:
-        """Score one stored run with ``evaluator`` (a RunEvaluator or a function) and keep
-        each result as feedback on the run (source type ``model``); returns the result(s)."""
-        from assay.client._experiment_reads import ExperimentReads
-
-        return ExperimentReads(self).evaluate_run(
-            run, evaluator, source_info=source_info, reference_example=reference_example
-        )
-
     # feedback
     def create_feedback(
         self,
