@@ -12,15 +12,13 @@ from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
 from assay.errors import NotFoundError
-from assay.evaluation import ExperimentResults
-from assay.evaluation._paged import stored_rows
 from assay.schemas import Dataset, Example
 from assay.store import Store, open_store
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from assay.evaluation import AsyncExperimentResults
+    from assay.evaluation import AsyncExperimentResults, ExperimentResults
     from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
     from assay.schemas import TracerSession
 
@@ -303,6 +301,9 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         return self.store.list_experiments()
 
     def read_experiment(self, name: str) -> ExperimentResults:
+        from assay.evaluation import ExperimentResults  # the results and their statistics: on use
+        from assay.evaluation._paged import stored_rows
+
         record = self.store.get_experiment(name=name)
         if record is None:
             from assay._suggest import did_you_mean  # only on this error path
