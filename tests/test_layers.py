@@ -315,21 +315,11 @@ def private_part(module: str) -> bool:
 #: another package's private modules that may be imported, and by which packages: each is
 #: a module that is one package's implementation and another's too (shrink it, never grow it)
 PRIVATE_ALLOWED: dict[str, set[str]] = {
-    # the binder and its return reading: evaluators wrap evaluators, the service serves them
-    "assay.evaluation._binding": {"assay.evaluators", "assay.service"},
-    "assay.evaluation._returns": {"assay.evaluators"},
-    "assay.evaluation._names": {"assay.cli", "assay.service"},  # evaluators named by string
-    # the CLI runs what evaluate runs (data files, shards), the client pages stored rows
-    "assay.evaluation._data": {"assay.cli"},
+    # the CLI reports a shard as evaluate does
     "assay.evaluation._shard": {"assay.cli"},
     "assay.evaluation._sharded": {"assay.cli"},
-    "assay.evaluation._paged": {"assay.client"},
-    # the Ray executor runs the rows' pipeline on workers
-    "assay.evaluation._rows": {"assay.executors"},
-    "assay.evaluation._runner": {"assay.executors"},
     # one statistics code for the run's report, the UI and compare
     "assay.evaluation._stats": {"assay.ui"},
-    "assay.stats._distributions": {"assay.evaluation"},
     # the read model: the UI and compare read the store's stored columns (issue 36 leaves
     # moving these queries into the store for after the UI work in flight)
     "assay.store._columns": {"assay.comparison", "assay.ui"},

@@ -173,7 +173,7 @@ def _read_config_into(args: argparse.Namespace) -> None:
 
 def evaluator_from(spec: str) -> Any:
     """``MODULE:NAME`` is imported (a class is instantiated); anything else is a built-in name."""
-    from assay.evaluation._names import EVALUATOR_NAMES
+    from assay.evaluation.evaluator import EVALUATOR_NAMES
 
     if ":" in spec:
         evaluator = load_object(spec, "evaluator")

@@ -302,7 +302,6 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
 
     def read_experiment(self, name: str) -> ExperimentResults:
         from assay.evaluation import ExperimentResults  # the results and their statistics: on use
-        from assay.evaluation._paged import stored_rows
 
         record = self.store.get_experiment(name=name)
         if record is None:
@@ -312,11 +311,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
             raise NotFoundError(
                 f"no experiment named {name!r}{did_you_mean(name, known)} in {self.store.url}"
             )
-        summary = self.store.load_summary_results(record.id)
-        stats = self.store.load_stats(record.id)
-        count = stats.rows if stats is not None and stats.final else None
-        rows = stored_rows(self.store, record, count)
-        return ExperimentResults(record, rows, summary, self.store.url, stats=stats, store=self.store)
+        return ExperimentResults.of_stored(self.store, record)
 
 
 def _made_by_factory(target: Target) -> Target:
