@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "docs" / "evaluators.md"
+README = Path(__file__).resolve().parents[3] / "docs" / "evaluators.md"
 
 
 @pytest.mark.slow

@@ -66,7 +66,7 @@ def shop_postgres_admin(postgres_server_url: str) -> Iterator[str]:
         pg.drop_database(postgres_server_url, url)
 
 
-DOCS_SQL = Path(__file__).parents[2] / "docs" / "sql.md"
+DOCS_SQL = Path(__file__).parents[3] / "docs" / "sql.md"
 
 
 def documented_role_sql() -> str:
