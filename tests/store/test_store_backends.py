@@ -24,6 +24,7 @@ from assay.store.postgres import postgres_migrations
 
 HERE = Path(__file__).parent
 SRC = HERE.parents[1] / "src"
+EVALUATION_TESTS = HERE.parent / "evaluation"  # the killed run, shared with test_resume.py
 
 
 def raw(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -199,11 +200,13 @@ def test_processes_write_different_experiments_at_once(postgres_store_url: str, 
 
 @pytest.mark.slow
 def test_sigkill_then_resume_on_postgres_loses_and_duplicates_nothing(postgres_store_url: str) -> None:
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(EVALUATION_TESTS))
     import _interrupted_run as job
 
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    child = subprocess.Popen([sys.executable, str(HERE / "_interrupted_run.py"), postgres_store_url], env=env)
+    child = subprocess.Popen(
+        [sys.executable, str(EVALUATION_TESTS / "_interrupted_run.py"), postgres_store_url], env=env
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
