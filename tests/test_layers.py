@@ -315,9 +315,6 @@ def private_part(module: str) -> bool:
 #: another package's private modules that may be imported, and by which packages: each is
 #: a module that is one package's implementation and another's too (shrink it, never grow it)
 PRIVATE_ALLOWED: dict[str, set[str]] = {
-    # the CLI reports a shard as evaluate does
-    "assay.evaluation._shard": {"assay.cli"},
-    "assay.evaluation._sharded": {"assay.cli"},
     # one statistics code for the run's report, the UI and compare
     "assay.evaluation._stats": {"assay.ui"},
     # the read model: the UI and compare read the store's stored columns (issue 36 leaves
