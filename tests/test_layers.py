@@ -325,10 +325,7 @@ PRIVATE_ALLOWED: dict[str, set[str]] = {
     "assay.store.postgres._conn": {"assay.ui"},
     # the store's JSON (exact floats, odd values) is the one JSON of every stored or sent value
     "assay.store._json": {"assay.comparison", "assay.evaluators", "assay.service"},
-    # scorers are built on the judges' and text evaluators' machinery
-    "assay.evaluators.judge._core": {"assay.scorers"},
-    "assay.evaluators.judge._text": {"assay.scorers"},
-    "assay.evaluators.judge._verdicts": {"assay.scorers"},
+    # the completeness and heuristic scorers share the text evaluators' element analysis
     "assay.evaluators.text._analysis": {"assay.scorers"},
     # the remote evaluator's client speaks HTTP through the judge client's transport
     "assay.llm._http": {"assay.service"},
