@@ -327,10 +327,6 @@ PRIVATE_ALLOWED: dict[str, set[str]] = {
     "assay.store._json": {"assay.comparison", "assay.evaluators", "assay.service"},
     # the completeness and heuristic scorers share the text evaluators' element analysis
     "assay.evaluators.text._analysis": {"assay.scorers"},
-    # the remote evaluator's client speaks HTTP through the judge client's transport
-    "assay.llm._http": {"assay.service"},
-    "assay.llm._io_loop": {"assay.service"},
-    "assay.llm._transport": {"assay.service"},
 }
 
 
