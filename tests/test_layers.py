@@ -323,8 +323,6 @@ PRIVATE_ALLOWED: dict[str, set[str]] = {
     "assay.comparison._compare": {"assay.ui"},
     "assay.comparison._query": {"assay.ui"},
     "assay.store.postgres._conn": {"assay.ui"},
-    # the store's JSON (exact floats, odd values) is the one JSON of every stored or sent value
-    "assay.store._json": {"assay.comparison", "assay.evaluators", "assay.service"},
     # the completeness and heuristic scorers share the text evaluators' element analysis
     "assay.evaluators.text._analysis": {"assay.scorers"},
 }
