@@ -1,6 +1,6 @@
 """How rows are dispatched: the interface, the default (local) executor, and the choice by
 environment (``ASSAY_EXECUTOR``). The executors (``assay.executors``) build on this module
-(what an executor is handed: the ``RowPipeline``, the ``RowFeed`` of ``PlannedRow`` s);
+(what an executor is handed: the ``RowPipeline`` and the ``RowFeed`` of planned rows);
 it finds the one the environment names by its module path, never importing them itself."""
 
 from __future__ import annotations
