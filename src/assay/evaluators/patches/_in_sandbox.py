@@ -24,7 +24,7 @@ from typing import Any
 
 PAYLOAD: dict[str, Any] = globals().get("PAYLOAD", {})
 MARK = "\x1eassay-patches "
-WORK = "/work/.assay"
+WORK = os.path.join(os.getcwd(), ".assay")  # the job's own folder, emptied after it
 OUTPUT_TAIL = 4000
 MAX_RESULT_BYTES = 4 << 20
 NEW_FILES_REMOVED = ("conftest.py", "sitecustomize.py", "usercustomize.py")
