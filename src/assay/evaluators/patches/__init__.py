@@ -3,6 +3,7 @@ on a sandboxed copy of the repository with the candidate's patch applied."""
 
 from assay.evaluators.patches._environment import EnvironmentRecipe
 from assay.evaluators.patches._evaluator import RepositoryPatchEvaluator
+from assay.evaluators.patches._folder import read_instances
 from assay.evaluators.patches._snapshot import Snapshot
 
-__all__ = ["EnvironmentRecipe", "RepositoryPatchEvaluator", "Snapshot"]
+__all__ = ["EnvironmentRecipe", "RepositoryPatchEvaluator", "Snapshot", "read_instances"]

@@ -1,0 +1,9 @@
+from plurals import pluralize
+
+
+def test_plain():
+    assert pluralize("cat") == "cats"
+
+
+def test_box():
+    assert pluralize("box") == "boxes"
