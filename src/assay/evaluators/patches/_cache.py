@@ -83,7 +83,7 @@ def digest(*parts: bytes | str) -> str:
 def locked(root: Path, name: str) -> Iterator[None]:
     """An exclusive lock on ``name`` between threads and processes (flock)."""
     locks = root / "locks"
-    locks.mkdir(exist_ok=True)
+    locks.mkdir(parents=True, exist_ok=True)
     with open(locks / f"{name}.lock", "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
