@@ -28,7 +28,7 @@ SPECS: dict[str, tuple[str, str, str, tuple[str, str], tuple[str, str], str, str
         'import re\n\n\ndef slugify(text, sep="-"):\n    text = text.strip().lower()\n'
         '    text = re.sub(r"[^a-z0-9]", sep, text)\n    return text.strip(sep)\n',
         ('re.sub(r"[^a-z0-9]", sep, text)', 're.sub(r"[^a-z0-9]+", sep, text)'),
-        ('text.strip(sep)', 'text.replace(sep + sep, sep).strip(sep)'),
+        ("text.strip(sep)", "text.replace(sep + sep, sep).strip(sep)"),
         'from slug import slugify\n\n\ndef test_simple():\n    assert slugify("Hello World") == "hello-world"\n\n\n'
         'def test_separator():\n    assert slugify("a b", sep="_") == "a_b"\n',
         'from slug import slugify\n\n\ndef test_collapses_runs():\n    assert slugify("Hello,   World!!") == "hello-world"\n\n\n'
@@ -39,7 +39,7 @@ SPECS: dict[str, tuple[str, str, str, tuple[str, str], tuple[str, str], str, str
         "humanize",
         "sizes",
         'UNITS = ["B", "KiB", "MiB", "GiB"]\n\n\ndef naturalsize(count):\n    value = float(count)\n'
-        '    for unit in UNITS:\n        if value <= 1024 or unit == UNITS[-1]:\n'
+        "    for unit in UNITS:\n        if value <= 1024 or unit == UNITS[-1]:\n"
         '            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"\n        value /= 1024\n',
         ("if value <= 1024", "if value < 1024"),
         ("if value <= 1024", "if value <= 1023"),
@@ -53,7 +53,7 @@ SPECS: dict[str, tuple[str, str, str, tuple[str, str], tuple[str, str], str, str
         "semver",
         "versions",
         'def parse(text):\n    return tuple(text.split("."))\n\n\ndef compare(a, b):\n'
-        '    left, right = parse(a), parse(b)\n    return (left > right) - (left < right)\n',
+        "    left, right = parse(a), parse(b)\n    return (left > right) - (left < right)\n",
         ('tuple(text.split("."))', 'tuple(int(part) for part in text.split("."))'),
         ('tuple(text.split("."))', 'tuple(text.split("."))[::-1]'),
         'from versions import compare\n\n\ndef test_equal():\n    assert compare("1.2.3", "1.2.3") == 0\n\n\n'
@@ -84,7 +84,7 @@ SPECS: dict[str, tuple[str, str, str, tuple[str, str], tuple[str, str], str, str
         "numerals",
         'PAIRS = [(1000, "M"), (500, "D"), (100, "C"), (50, "L"), (10, "X"), (5, "V"), (1, "I")]\n\n\n'
         'def to_roman(number):\n    out = ""\n    for value, letters in PAIRS:\n'
-        '        while number >= value:\n            out += letters\n            number -= value\n    return out\n',
+        "        while number >= value:\n            out += letters\n            number -= value\n    return out\n",
         (
             'PAIRS = [(1000, "M"), (500, "D"), (100, "C"), (50, "L"), (10, "X"), (5, "V"), (1, "I")]',
             'PAIRS = [\n    (1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"),\n'
@@ -133,8 +133,14 @@ SPECS: dict[str, tuple[str, str, str, tuple[str, str], tuple[str, str], str, str
         "colors",
         'def hex_to_rgb(value):\n    value = value.lstrip("#")\n'
         "    return tuple(int(value[i : i + 2], 16) for i in (0, 2, 4))\n",
-        ('    value = value.lstrip("#")\n', '    value = value.lstrip("#")\n    if len(value) == 3:\n        value = "".join(c * 2 for c in value)\n'),
-        ('    value = value.lstrip("#")\n', '    value = value.lstrip("#")\n    if len(value) == 3:\n        value = value * 2\n'),
+        (
+            '    value = value.lstrip("#")\n',
+            '    value = value.lstrip("#")\n    if len(value) == 3:\n        value = "".join(c * 2 for c in value)\n',
+        ),
+        (
+            '    value = value.lstrip("#")\n',
+            '    value = value.lstrip("#")\n    if len(value) == 3:\n        value = value * 2\n',
+        ),
         'from colors import hex_to_rgb\n\n\ndef test_six_digits():\n    assert hex_to_rgb("#ff8000") == (255, 128, 0)\n',
         'from colors import hex_to_rgb\n\n\ndef test_shorthand():\n    assert hex_to_rgb("#abc") == (170, 187, 204)\n\n\n'
         'def test_shorthand_white():\n    assert hex_to_rgb("fff") == (255, 255, 255)\n',
@@ -149,7 +155,10 @@ SPECS: dict[str, tuple[str, str, str, tuple[str, str], tuple[str, str], str, str
             "        if isinstance(value, dict) and isinstance(result.get(key), dict):\n"
             "            value = merge(result[key], value)\n        result[key] = value\n",
         ),
-        ("        result[key] = value\n", "        if isinstance(value, dict):\n            result.update(value)\n        else:\n            result[key] = value\n"),
+        (
+            "        result[key] = value\n",
+            "        if isinstance(value, dict):\n            result.update(value)\n        else:\n            result[key] = value\n",
+        ),
         'from merging import merge\n\n\ndef test_flat():\n    assert merge({"a": 1}, {"b": 2}) == {"a": 1, "b": 2}\n\n\n'
         'def test_override():\n    assert merge({"a": 1}, {"a": 2}) == {"a": 2}\n',
         'from merging import merge\n\n\ndef test_nested():\n    assert merge({"x": {"a": 1}}, {"x": {"b": 2}}) == {"x": {"a": 1, "b": 2}}\n\n\n'
@@ -183,7 +192,10 @@ SPECS: dict[str, tuple[str, str, str, tuple[str, str], tuple[str, str], str, str
             '    parts = re.findall(r"(\\d+)([hms])", text)\n    if not parts:\n        raise ValueError(text)\n'
             "    return sum(int(n) * UNITS[u] for n, u in parts)\n",
         ),
-        ('    return int(match.group(1)) * UNITS[match.group(2)]\n', '    return int(match.group(1)) * UNITS[match.group(2)] + 30 * 60 * ("m" in text[2:])\n'),
+        (
+            "    return int(match.group(1)) * UNITS[match.group(2)]\n",
+            '    return int(match.group(1)) * UNITS[match.group(2)] + 30 * 60 * ("m" in text[2:])\n',
+        ),
         'import pytest\nfrom durations import parse\n\n\ndef test_seconds():\n    assert parse("45s") == 45\n\n\n'
         'def test_invalid():\n    with pytest.raises(ValueError):\n        parse("soon")\n',
         'from durations import parse\n\n\ndef test_hours_and_minutes():\n    assert parse("1h30m") == 5400\n\n\n'
@@ -198,7 +210,10 @@ SPECS: dict[str, tuple[str, str, str, tuple[str, str], tuple[str, str], str, str
             '    return word + "s"\n',
             '    if word.endswith("y") and word[-2:-1] not in "aeiou":\n        return word[:-1] + "ies"\n    return word + "s"\n',
         ),
-        ('    return word + "s"\n', '    if word.endswith("y"):\n        return word[:-1] + "ies"\n    return word + "s"\n'),
+        (
+            '    return word + "s"\n',
+            '    if word.endswith("y"):\n        return word[:-1] + "ies"\n    return word + "s"\n',
+        ),
         'from plurals import pluralize\n\n\ndef test_plain():\n    assert pluralize("cat") == "cats"\n\n\n'
         'def test_box():\n    assert pluralize("box") == "boxes"\n',
         'from plurals import pluralize\n\n\ndef test_city():\n    assert pluralize("city") == "cities"\n\n\n'
@@ -208,7 +223,7 @@ SPECS: dict[str, tuple[str, str, str, tuple[str, str], tuple[str, str], str, str
     "textwrap": (
         "textwrap3",
         "wrapping",
-        "def wrap(text, width):\n    lines, line = [], \"\"\n    for word in text.split():\n"
+        'def wrap(text, width):\n    lines, line = [], ""\n    for word in text.split():\n'
         "        if line and len(line) + len(word) > width:\n            lines.append(line)\n            line = word\n"
         '        else:\n            line = f"{line} {word}" if line else word\n'
         "    if line:\n        lines.append(line)\n    return lines\n",
@@ -223,10 +238,10 @@ SPECS: dict[str, tuple[str, str, str, tuple[str, str], tuple[str, str], str, str
         "shortuuid",
         "base62",
         'ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"\n\n\n'
-        "def encode(number):\n    out = \"\"\n    while number:\n        number, digit = divmod(number, 62)\n"
+        'def encode(number):\n    out = ""\n    while number:\n        number, digit = divmod(number, 62)\n'
         "        out = ALPHABET[digit] + out\n    return out\n\n\n"
         "def decode(text):\n    number = 0\n    for char in text:\n        number = number * 62 + ALPHABET.index(char)\n    return number\n",
-        ('    return out\n', '    return out or "0"\n'),
+        ("    return out\n", '    return out or "0"\n'),
         ('    out = ""\n', '    out = "0"\n'),
         "from base62 import decode, encode\n\n\ndef test_round_trip():\n    assert decode(encode(123456789)) == 123456789\n\n\n"
         'def test_known():\n    assert encode(61) == "Z"\n',
@@ -240,8 +255,14 @@ SPECS: dict[str, tuple[str, str, str, tuple[str, str], tuple[str, str], str, str
         "def parse(text):\n    values = {}\n    for raw in text.splitlines():\n        line = raw.strip()\n"
         '        if not line or line.startswith((";", "#")):\n            continue\n'
         '        key, _, value = line.partition("=")\n        values[key.strip()] = value.strip()\n    return values\n',
-        ('        key, _, value = line.partition("=")\n', '        key, _, value = line.partition("=")\n        value = value.split(" ;", 1)[0]\n'),
-        ('        key, _, value = line.partition("=")\n', '        key, _, value = line.partition("=")\n        value = value.split(";", 1)[0]\n'),
+        (
+            '        key, _, value = line.partition("=")\n',
+            '        key, _, value = line.partition("=")\n        value = value.split(" ;", 1)[0]\n',
+        ),
+        (
+            '        key, _, value = line.partition("=")\n',
+            '        key, _, value = line.partition("=")\n        value = value.split(";", 1)[0]\n',
+        ),
         'from ini import parse\n\n\ndef test_pairs():\n    assert parse("a = 1\\nb=2") == {"a": "1", "b": "2"}\n\n\n'
         'def test_semicolon_in_value():\n    assert parse("url = a;b") == {"url": "a;b"}\n',
         'from ini import parse\n\n\ndef test_inline_comment():\n    assert parse("a = 1 ; the first") == {"a": "1"}\n',
@@ -278,7 +299,9 @@ def new_file(path: str, text: str) -> str:
 
 
 def test_ids(path: str, source: str) -> list[str]:
-    return [f"{path}::{line[4:].split('(')[0]}" for line in source.splitlines() if line.startswith("def test_")]
+    return [
+        f"{path}::{line[4:].split('(')[0]}" for line in source.splitlines() if line.startswith("def test_")
+    ]
 
 
 def write(name: str, spec: tuple[str, str, str, tuple[str, str], tuple[str, str], str, str, str]) -> None:

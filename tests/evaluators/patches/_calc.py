@@ -69,7 +69,9 @@ Judge = Callable[..., EvaluationResult]
 
 @pytest.fixture(scope="session")
 def judge(calc_example: Example) -> Judge:
-    def run(patch: str, backend: str = "bubblewrap", example: Example | None = None, **options: Any) -> EvaluationResult:
+    def run(
+        patch: str, backend: str = "bubblewrap", example: Example | None = None, **options: Any
+    ) -> EvaluationResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SandboxIsolationWarning)
             evaluator = RepositoryPatchEvaluator(sandbox=SandboxConfig(backend=backend), **options)

@@ -78,11 +78,18 @@ def _wheel(folder: Path) -> Path:
     module = b"def double(x):\n    return 2 * x\n"
     metadata = b"Metadata-Version: 2.1\nName: tinydep\nVersion: 1.0\n"
     wheel = b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    files = {"tinydep.py": module, "tinydep-1.0.dist-info/METADATA": metadata, "tinydep-1.0.dist-info/WHEEL": wheel}
-    record = "".join(
-        f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
-        for name, data in files.items()
-    ) + "tinydep-1.0.dist-info/RECORD,,\n"
+    files = {
+        "tinydep.py": module,
+        "tinydep-1.0.dist-info/METADATA": metadata,
+        "tinydep-1.0.dist-info/WHEEL": wheel,
+    }
+    record = (
+        "".join(
+            f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
+            for name, data in files.items()
+        )
+        + "tinydep-1.0.dist-info/RECORD,,\n"
+    )
     path = folder / "tinydep-1.0-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as bundle:
         for name, data in {**files, "tinydep-1.0.dist-info/RECORD": record.encode()}.items():
@@ -99,7 +106,11 @@ def test_a_requirements_environment_is_built_once_and_used(
     repo = tmp_path / "repo"
     shutil.copytree(calc_repo, repo)
     (repo / "requirements.txt").write_text("tinydep\n")
-    (repo / "calc.py").write_text((repo / "calc.py").read_text().replace("return a * b", "import tinydep\n    return tinydep.double(a * b) // 2"))
+    (repo / "calc.py").write_text(
+        (repo / "calc.py")
+        .read_text()
+        .replace("return a * b", "import tinydep\n    return tinydep.double(a * b) // 2")
+    )
     recipe = {"requirements": "requirements.txt", "pip_args": ["--no-index", "--find-links", str(wheels)]}
     fix = FIX.replace("     return a * b", "     import tinydep\n     return tinydep.double(a * b) // 2")
     example = _with(calc_example, str(repo), recipe)

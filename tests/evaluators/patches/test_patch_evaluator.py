@@ -4,6 +4,7 @@ the patch's size, what does not apply, and the instance's own tests put back."""
 from __future__ import annotations
 
 import pytest
+
 from ._calc import CALC, FIX, FIXED, VISIBLE, Judge, deleted_file, diff, new_file
 
 pytestmark = pytest.mark.slow
@@ -13,8 +14,14 @@ def test_a_correct_patch_resolves_with_per_test_outcomes(judge: Judge) -> None:
     result = judge(FIX)
     assert result.score == 1, result.comment
     meta = result.metadata
-    assert meta["tests"] == {"tests/test_hidden.py::test_add": "passed", "tests/test_calc.py::test_mul": "passed"}
-    assert meta["fail_to_pass"] == {"passed": 1, "total": 1} and meta["pass_to_pass"] == {"passed": 1, "total": 1}
+    assert meta["tests"] == {
+        "tests/test_hidden.py::test_add": "passed",
+        "tests/test_calc.py::test_mul": "passed",
+    }
+    assert meta["fail_to_pass"] == {"passed": 1, "total": 1} and meta["pass_to_pass"] == {
+        "passed": 1,
+        "total": 1,
+    }
     assert meta["patch"] == {"files": 1, "lines_added": 1, "lines_removed": 1, "bytes": len(FIX)}
     assert meta["seconds"] > 0 and meta["test_seconds"] > 0
 
@@ -55,7 +62,9 @@ def test_changed_tests_are_put_back(judge: Judge) -> None:
 
 
 def test_deleted_tests_are_put_back(judge: Judge) -> None:
-    result = judge(diff("calc.py", CALC, FIXED.replace("a * b", "0")) + deleted_file("tests/test_calc.py", VISIBLE))
+    result = judge(
+        diff("calc.py", CALC, FIXED.replace("a * b", "0")) + deleted_file("tests/test_calc.py", VISIBLE)
+    )
     assert result.score == 0 and result.metadata["tests"]["tests/test_calc.py::test_mul"] == "failed"
 
 

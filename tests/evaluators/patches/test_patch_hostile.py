@@ -32,7 +32,9 @@ def no_marker() -> Iterator[None]:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(
-    "path", ["../escape.py", "../../escape.py", OUTSIDE, "tests/../../escape.py"], ids=["up", "up2", "abs", "mid"]
+    "path",
+    ["../escape.py", "../../escape.py", OUTSIDE, "tests/../../escape.py"],
+    ids=["up", "up2", "abs", "mid"],
 )
 def test_paths_outside_the_repository_do_not_apply(judge: Judge, backend: str, path: str) -> None:
     result = judge(new_file(path, "print(1)\n") + FIX, backend)
@@ -41,7 +43,7 @@ def test_paths_outside_the_repository_do_not_apply(judge: Judge, backend: str, p
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_writing_through_a_symbolic_link_in_the_diff_is_refused(judge: Judge, backend: str) -> None:
-    link = f"diff --git a/out b/out\nnew file mode 120000\n--- /dev/null\n+++ b/out\n@@ -0,0 +1 @@\n+/tmp\n\\ No newline at end of file\n"
+    link = "diff --git a/out b/out\nnew file mode 120000\n--- /dev/null\n+++ b/out\n@@ -0,0 +1 @@\n+/tmp\n\\ No newline at end of file\n"
     through = new_file("out/assay-patch-escape-marker", "x\n")
     result = judge(link + through + FIX, backend)
     assert result.score == 0 and "does not apply" in (result.comment or ""), result.comment
@@ -89,8 +91,9 @@ def listener() -> Iterator[tuple[int, list[bytes]]]:
 def test_no_network(judge: Judge, backend: str, listener: tuple[int, list[bytes]]) -> None:
     port, received = listener
     code = (
-        "import socket\ntry:\n    socket.create_connection(('127.0.0.1', %d), timeout=2).sendall(b'leak')\n"
-        "except OSError:\n    pass\n" % port
+        "import socket\ntry:\n"
+        f"    socket.create_connection(('127.0.0.1', {port}), timeout=2).sendall(b'leak')\n"
+        "except OSError:\n    pass\n"
     )
     result = judge(with_code(code), backend)
     assert result.score == 0 and received == []
@@ -98,7 +101,9 @@ def test_no_network(judge: Judge, backend: str, listener: tuple[int, list[bytes]
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_fork_bomb_is_contained(judge: Judge, backend: str) -> None:
-    code = "import os\nfor _ in range(10000):\n    try:\n        os.fork()\n    except OSError:\n        break\n"
+    code = (
+        "import os\nfor _ in range(10000):\n    try:\n        os.fork()\n    except OSError:\n        break\n"
+    )
     result = judge(with_code(code), backend, test_timeout=20.0)
     assert result.score == 0 and result.error is None, result.error
 
@@ -164,8 +169,8 @@ def test_the_hosts_files_are_out_of_reach(judge: Judge, backend: str, tmp_path: 
     secret.write_text("gold")
     os.chmod(tmp_path, 0o755)
     code = (
-        "import os\ntry:\n    data = open(%r).read()\nexcept OSError:\n    data = ''\n"
-        "if data == 'gold':\n    def add(a, b):\n        return a + b\n" % str(secret)
+        f"import os\ntry:\n    data = open({str(secret)!r}).read()\nexcept OSError:\n    data = ''\n"
+        "if data == 'gold':\n    def add(a, b):\n        return a + b\n"
     )
     # the fix is applied only when the host file was read: the tests pass only then
     patch = diff("calc.py", CALC, CALC + "\n" + code)

@@ -19,7 +19,12 @@ class PatchSize:
     paths: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, int]:
-        return {"files": self.files, "lines_added": self.added, "lines_removed": self.removed, "bytes": self.bytes}
+        return {
+            "files": self.files,
+            "lines_added": self.added,
+            "lines_removed": self.removed,
+            "bytes": self.bytes,
+        }
 
 
 def without_fences(text: str) -> str:

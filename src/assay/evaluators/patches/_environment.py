@@ -51,7 +51,9 @@ class EnvironmentRecipe:
         if isinstance(value, EnvironmentRecipe):
             return value
         if not isinstance(value, dict):
-            raise EvaluatorInputError(f"{where} must be an object (requirements, venv or command); got {value!r:.200}")
+            raise EvaluatorInputError(
+                f"{where} must be an object (requirements, venv or command); got {value!r:.200}"
+            )
         known = {"requirements", "pip_args", "venv", "command", "python_paths"}
         unknown = sorted(set(value) - known)
         if unknown:
@@ -87,11 +89,15 @@ class BuiltEnvironment:
     build_seconds: float
 
 
-def build_environment(recipe: EnvironmentRecipe, snapshot_key: str, tree: Path, root: Path) -> BuiltEnvironment:
+def build_environment(
+    recipe: EnvironmentRecipe, snapshot_key: str, tree: Path, root: Path
+) -> BuiltEnvironment:
     if recipe.venv:
         return BuiltEnvironment("venv", (_venv_site(Path(recipe.venv)),), False, 0.0)
     requirements = _requirements_text(recipe, tree)
-    key = "env-" + digest(snapshot_key, json.dumps(recipe.describe(), sort_keys=True), requirements, sys.version)
+    key = "env-" + digest(
+        snapshot_key, json.dumps(recipe.describe(), sort_keys=True), requirements, sys.version
+    )
     target = root / "envs" / key
     started = time.monotonic()
     built = build_once(target, lambda staging: _build(recipe, tree, staging))
@@ -116,7 +122,9 @@ def _requirements_text(recipe: EnvironmentRecipe, tree: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise EvaluatorInputError(f"the environment's requirements file {path} cannot be read: {exc}") from None
+        raise EvaluatorInputError(
+            f"the environment's requirements file {path} cannot be read: {exc}"
+        ) from None
 
 
 def _build(recipe: EnvironmentRecipe, tree: Path, staging: Path) -> None:

@@ -20,7 +20,7 @@ from assay.evaluators.patches import _cache, _layout
 from assay.evaluators.patches._diff import MAX_PATCH_BYTES, measure, without_fences
 from assay.evaluators.patches._environment import BuiltEnvironment, build_environment
 from assay.evaluators.patches._instance import Instance, read_instance
-from assay.evaluators.patches._verdict import MARK, Verdict, verdict_of
+from assay.evaluators.patches._verdict import Verdict, verdict_of
 from assay.sandbox import TEST_TOOLS, Limits, SandboxConfig, get_language, get_pool, sandbox_site
 from assay.schemas import EvaluationResult, Example, Run
 
@@ -79,7 +79,9 @@ class RepositoryPatchEvaluator(BaseEvaluator):
         instance = read_instance(example, self.repository, self.environment)
         raw = as_text(pick(run.outputs, self.output_key, where="run.outputs", option="output_key"))
         if len(raw) > self.max_patch_bytes:
-            return self._result(Verdict(False, f"the patch is over {self.max_patch_bytes} bytes"), {}, started)
+            return self._result(
+                Verdict(False, f"the patch is over {self.max_patch_bytes} bytes"), {}, started
+            )
         patch = without_fences(raw)
         size = measure(patch)
         if not patch.strip():

@@ -28,7 +28,12 @@ WORK = os.path.join(os.getcwd(), ".assay")  # the job's own folder, emptied afte
 OUTPUT_TAIL = 4000
 MAX_RESULT_BYTES = 4 << 20
 NEW_FILES_REMOVED = ("conftest.py", "sitecustomize.py", "usercustomize.py")
-GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": WORK, "PATH": "/usr/bin:/bin"}
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "HOME": WORK,
+    "PATH": "/usr/bin:/bin",
+}
 
 
 def main() -> None:
@@ -100,9 +105,7 @@ def neutralize(repo: str) -> list[str]:
     removed: list[str] = []
     for directory, dirs, files in os.walk(repo):
         relative = os.path.relpath(directory, repo)
-        in_tests = any(
-            relative == d or relative.startswith(d + "/") for d in PAYLOAD["test_dirs"]
-        )
+        in_tests = any(relative == d or relative.startswith(d + "/") for d in PAYLOAD["test_dirs"])
         for name in [*files, *[d for d in dirs if os.path.islink(os.path.join(directory, d))]]:
             rel = os.path.normpath(os.path.join(relative, name))
             if (in_tests or name in NEW_FILES_REMOVED) and not in_snapshot(rel):

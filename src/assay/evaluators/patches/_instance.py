@@ -61,7 +61,9 @@ def _test_ids(value: Any, name: str) -> tuple[str, ...]:
         except ValueError:
             raise EvaluatorInputError(f"example.outputs[{name!r}] is a string but not a JSON list") from None
     if not isinstance(value, list):
-        raise EvaluatorInputError(f"example.outputs[{name!r}] must be a list of test ids, got {type(value).__name__}")
+        raise EvaluatorInputError(
+            f"example.outputs[{name!r}] must be a list of test ids, got {type(value).__name__}"
+        )
     for item in value:
         if not isinstance(item, str) or not item.strip() or item.startswith(("-", "/")) or "\0" in item:
             raise EvaluatorInputError(
@@ -69,5 +71,7 @@ def _test_ids(value: Any, name: str) -> tuple[str, ...]:
                 "to the repository, like 'tests/test_x.py::test_y'"
             )
         if ".." in item.split("::", 1)[0].split("/"):
-            raise EvaluatorInputError(f"example.outputs[{name!r}] has {item!r:.100}, which leaves the repository")
+            raise EvaluatorInputError(
+                f"example.outputs[{name!r}] has {item!r:.100}, which leaves the repository"
+            )
     return tuple(value)

@@ -6,8 +6,13 @@ from __future__ import annotations
 import configparser
 import os
 import re
-import tomllib
+import sys
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 TEST_FILE = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py)$")
 TEST_DIRS = {"tests", "test", "testing"}
@@ -17,7 +22,7 @@ CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup
 def protected_files(tree: Path, test_patch_paths: list[str]) -> list[str]:
     """The snapshot's test files, ``conftest.py`` files and the test patch's paths."""
     found: set[str] = set(test_patch_paths)
-    for directory, dirs, files in os.walk(tree):
+    for directory, _dirs, files in os.walk(tree):
         relative = Path(directory).relative_to(tree)
         in_tests = bool(TEST_DIRS & set(relative.parts))
         for name in files:

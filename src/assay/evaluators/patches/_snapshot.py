@@ -69,7 +69,9 @@ def _commit(checkout: Path, ref: str) -> str:
 
 def _git(checkout: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     done = subprocess.run(
-        ["git", "-C", str(checkout), *args], capture_output=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+        ["git", "-C", str(checkout), *args],
+        capture_output=True,
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
     )
     if done.returncode != 0:
         raise EvaluatorInputError(

@@ -33,12 +33,18 @@ def verdict_of(done: ScriptRun, instance: Instance) -> Verdict:
             if not lines
             else f"{len(lines)} report lines where the harness writes one (a forged report)"
         )
-        return Verdict(False, f"{reason} (exit {done.exit_code}, {'timed out' if done.timed_out else 'in time'})")
+        return Verdict(
+            False, f"{reason} (exit {done.exit_code}, {'timed out' if done.timed_out else 'in time'})"
+        )
     line = lines[0]
     if "test_patch_error" in line:
-        raise SandboxSetupError(f"the instance's test patch does not apply: {str(line['test_patch_error'])[-800:]}")
+        raise SandboxSetupError(
+            f"the instance's test patch does not apply: {str(line['test_patch_error'])[-800:]}"
+        )
     if line.get("applied") is not True:
-        return Verdict(False, f"the patch does not apply: {str(line.get('message'))[-1500:]}", details=_details(line))
+        return Verdict(
+            False, f"the patch does not apply: {str(line.get('message'))[-1500:]}", details=_details(line)
+        )
     tests = _tests(line.get("tests"), instance)
     return _judged(tests, instance, line)
 
