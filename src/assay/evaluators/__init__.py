@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each family loads on fi
         SelfConsistency,
     )
     from assay.evaluators.judge.pairwise import ComparisonEvaluator
+    from assay.evaluators.patches import RepositoryPatchEvaluator
     from assay.evaluators.sql import SQLExecutionEvaluator, SQLValidityEvaluator
     from assay.evaluators.text.embedding import EmbeddingDistanceEvaluator
     from assay.evaluators.text.json import JsonEqualityEvaluator, JsonValidityEvaluator
@@ -34,7 +35,6 @@ if TYPE_CHECKING:  # what type checkers see; at run time each family loads on fi
         RegexEvaluator,
         StringDistanceEvaluator,
     )
-    from assay.evaluators.patches import RepositoryPatchEvaluator
     from assay.evaluators.unit_tests import UnitTestGenerationEvaluator
 
 _HOMES = {

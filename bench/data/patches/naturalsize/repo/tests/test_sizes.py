@@ -7,3 +7,7 @@ def test_bytes():
 
 def test_kib():
     assert naturalsize(3000) == "2.9 KiB"
+
+
+def test_between():
+    assert naturalsize(1023.5) == "1023 B"

@@ -7,3 +7,7 @@ def test_plain():
 
 def test_box():
     assert pluralize("box") == "boxes"
+
+
+def test_day():
+    assert pluralize("day") == "days"
