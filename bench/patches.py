@@ -1,7 +1,8 @@
 """Repository patches: what an instance costs in assay against its tests' own run time.
 
 For each instance of bench/data/patches (its correct patch), alternately in one run:
-- plain: the same tests run by ``python -m pytest`` on a copy with the patch applied
+- plain: the same tests run by ``python -m pytest`` (no plugin auto-loading, as in the
+  sandbox) on a copy with the patch applied
   (``git apply``), in the same environment, no sandbox, no cache;
 - assay: ``RepositoryPatchEvaluator`` on the default sandbox backend.
 The environment (and the snapshot's copy in the cache) is built before the rounds and its
@@ -43,7 +44,7 @@ def plain(example: Example) -> float:
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
             cwd=repo,
             capture_output=True,
-            env={**os.environ, "PYTHONPATH": str(repo)},
+            env={**os.environ, "PYTHONPATH": str(repo), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         )
         assert done.returncode == 0, done.stdout.decode()[-500:]
     return time.perf_counter() - started
