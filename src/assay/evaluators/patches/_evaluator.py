@@ -20,8 +20,9 @@ from assay.evaluators.patches import _cache, _layout
 from assay.evaluators.patches._diff import MAX_PATCH_BYTES, measure, without_fences
 from assay.evaluators.patches._environment import BuiltEnvironment, build_environment
 from assay.evaluators.patches._instance import Instance, read_instance
+from assay.evaluators.patches._tools import compiled_tools
 from assay.evaluators.patches._verdict import Verdict, verdict_of
-from assay.sandbox import TEST_TOOLS, Limits, SandboxConfig, get_language, get_pool, sandbox_site
+from assay.sandbox import Limits, SandboxConfig, get_language, get_pool
 from assay.schemas import EvaluationResult, Example, Run
 
 SCRIPT = (Path(__file__).with_name("_in_sandbox.py")).read_text(encoding="utf-8")
@@ -104,10 +105,10 @@ class RepositoryPatchEvaluator(BaseEvaluator):
     def _run(
         self, instance: Instance, tree: Path, environment: BuiltEnvironment, patch: str, root: Path
     ) -> Verdict:
-        tools = sandbox_site(TEST_TOOLS, required=("pytest",))
+        tools = compiled_tools(root)
         payload = {
             "snapshot": str(tree),
-            "site_paths": [*environment.site_paths, tools.path],
+            "site_paths": [*environment.site_paths, tools],
             "patch": patch,
             "test_patch": instance.test_patch,
             "tests": instance.tests,
@@ -119,16 +120,16 @@ class RepositoryPatchEvaluator(BaseEvaluator):
             "apply_timeout": self.apply_timeout,
         }
         script = SCRIPT.replace(PLACEHOLDER, f"PAYLOAD = json.loads({json.dumps(payload)!r})", 1)
-        pool = get_pool(self._config(root, environment, tools.path))
+        pool = get_pool(self._config(root, environment))
         timeout = self.test_timeout + 2 * self.apply_timeout + 60.0
         done = pool.run_script(get_language("python"), script, timeout, self.limits)
         verdict = verdict_of(done, instance)
         verdict.details["sandbox"] = done.sandbox
         return verdict
 
-    def _config(self, root: Path, environment: BuiltEnvironment, tools: str) -> SandboxConfig:
+    def _config(self, root: Path, environment: BuiltEnvironment) -> SandboxConfig:
         base = self.sandbox_config
-        mounts = [str(root), tools, *[p for p in environment.site_paths if not p.startswith(str(root))]]
+        mounts = [str(root), *[p for p in environment.site_paths if not p.startswith(str(root) + "/")]]
         extra = tuple(dict.fromkeys([*base.extra_ro_paths, *mounts]))
         return replace(base, extra_ro_paths=extra, workdir_bytes=max(base.workdir_bytes, WORKDIR_BYTES))
 

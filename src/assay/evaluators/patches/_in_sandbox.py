@@ -36,6 +36,9 @@ GIT_ENV = {
 }
 
 
+STARTED = time.monotonic()
+
+
 def main() -> None:
     try:  # before any candidate file exists: a failure here is the sandbox's, not the patch's
         undumpable()
@@ -49,7 +52,10 @@ def main() -> None:
         report({"setup_error": f"{type(exc).__name__}: {exc}"})
         return
     report({"ready": True})
-    report(judge(repo))
+    ready = time.monotonic() - STARTED
+    verdict = judge(repo)
+    verdict["phases"] = {"setup": round(ready, 3), "total": round(time.monotonic() - STARTED, 3)}
+    report(verdict)
 
 
 def undumpable() -> None:

@@ -87,6 +87,10 @@ def _details(line: dict[str, Any]) -> dict[str, Any]:
             keep[key] = value
     seconds = line.get("seconds")
     keep["test_seconds"] = round(float(seconds), 3) if isinstance(seconds, (int, float)) else None
+    phases = line.get("phases")
+    keep["phases"] = (
+        {k: v for k, v in phases.items() if isinstance(v, (int, float))} if isinstance(phases, dict) else {}
+    )
     keep["apply_message"] = str(line.get("message") or "")[-1500:]
     keep["output"] = str(line.get("output") or "")[-4000:]
     removed = line.get("removed")
