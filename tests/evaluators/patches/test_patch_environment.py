@@ -129,3 +129,28 @@ def test_a_venv_is_used_as_it_is(cache: Path, tmp_path: Path) -> None:
     venv = Path(sys.prefix)
     built = build_environment(EnvironmentRecipe.of({"venv": str(venv)}, "here"), "k", tmp_path, cache)
     assert built.site_paths[0].endswith("site-packages") and not built.built_now
+
+
+def test_a_command_recipe_builds_an_importable_site(
+    judge: Judge, calc_example: Example, calc_repo: Path, tmp_path: Path, cache: Path
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(calc_repo, repo)
+    (repo / "calc.py").write_text(
+        (repo / "calc.py").read_text().replace("return a * b", "import helper\n    return helper.times(a, b)")
+    )
+    fix = FIX.replace("     return a * b", "     import helper\n     return helper.times(a, b)")
+    command = ["sh", "-c", 'printf "def times(a, b):\\n    return a * b\\n" > "$ASSAY_ENV/site/helper.py"']
+    result = judge(fix, example=_with(calc_example, str(repo), {"command": command}))
+    assert result.score == 1, (result.comment, result.error)
+    assert result.metadata["environment"]["built_now"] is True
+
+
+def test_a_folder_changed_on_disk_is_a_new_snapshot(calc_repo: Path, tmp_path: Path, cache: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(calc_repo, repo)
+    first, _ = Snapshot(str(repo)).materialize(cache)
+    assert Snapshot(str(repo)).materialize(cache)[0] == first
+    (repo / "calc.py").write_text("changed = True\n")
+    second, tree = Snapshot(str(repo)).materialize(cache)
+    assert second != first and (tree / "calc.py").read_text() == "changed = True\n"

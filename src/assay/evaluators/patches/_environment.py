@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import EvaluatorInputError, SandboxSetupError
-from assay.evaluators.patches._cache import build_once, digest
+from assay.evaluators.patches._cache import SANDBOX_WORKROOT, build_once, digest
 
 BUILD_TIMEOUT = 1800.0
 
@@ -155,6 +155,11 @@ def _venv_site(venv: Path) -> str:
     """The venv's site-packages (it must be the sandbox's Python version)."""
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     site = venv.expanduser().resolve() / "lib" / version / "site-packages"
+    if (str(site) + "/").startswith(SANDBOX_WORKROOT + "/"):
+        raise EvaluatorInputError(
+            f"the environment {venv} lies under {SANDBOX_WORKROOT}, which the sandbox mounts over: "
+            "move it, or use a requirements recipe (built into the cache)"
+        )
     if not site.is_dir():
         raise EvaluatorInputError(
             f"the environment {venv} has no {site.relative_to(venv.expanduser().resolve())} "

@@ -100,7 +100,25 @@ def _walk(source: Path) -> list[Path]:
     return found
 
 
+_digests: dict[tuple[str, int], str] = {}  # (folder, its files' stat signature) -> digest
+
+
 def _tree_digest(source: Path) -> str:
+    """The folder's content key; read once per process while no file's size, time or
+    mode changes (a walk of stats, not of contents)."""
+    signature = hash(tuple((str(p), *_stat(p)) for p in _walk(source)))
+    key = (str(source.resolve()), signature)
+    if key not in _digests:
+        _digests[key] = _content_digest(source)
+    return _digests[key]
+
+
+def _stat(path: Path) -> tuple[int, int, int]:
+    found = os.lstat(path)
+    return found.st_size, found.st_mtime_ns, found.st_mode
+
+
+def _content_digest(source: Path) -> str:
     parts: list[bytes | str] = []
     total = 0
     for path in _walk(source):
