@@ -126,9 +126,17 @@ def test_a_requirements_environment_is_built_once_and_used(
 
 
 def test_a_venv_is_used_as_it_is(cache: Path, tmp_path: Path) -> None:
-    venv = Path(sys.prefix)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     built = build_environment(EnvironmentRecipe.of({"venv": str(venv)}, "here"), "k", tmp_path, cache)
     assert built.site_paths[0].endswith("site-packages") and not built.built_now
+
+
+def test_a_venv_the_sandbox_cannot_see_is_refused(cache: Path, tmp_path: Path) -> None:
+    from assay.errors import EvaluatorInputError
+
+    with pytest.raises(EvaluatorInputError, match="which the sandbox mounts over"):
+        build_environment(EnvironmentRecipe.of({"venv": "/work/some/venv"}, "here"), "k", tmp_path, cache)
 
 
 def test_a_command_recipe_builds_an_importable_site(

@@ -192,3 +192,18 @@ def test_on_the_rlimit_backend_a_run_is_a_verdict_or_an_error_never_a_false_scor
         assert "could not be prepared" in good.error and bad.error is not None
     else:
         assert good.score == 1 and bad.score == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_patch_that_hangs_times_out_and_scores_0(judge: Judge, backend: str) -> None:
+    result = judge(with_code("while True:\n    pass\n", fixed=True), backend, test_timeout=3.0)
+    assert result.score == 0 and result.metadata["timed_out"] is True
+    assert "timed out" in (result.comment or "")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_flood_of_output_is_cut_and_scores_0(judge: Judge, backend: str) -> None:
+    code = "import sys\nfor _ in range(10 ** 6):\n    sys.stdout.write('x' * 1000)\n"
+    result = judge(with_code(code, fixed=True), backend)
+    assert result.score == 0 and result.error is None
+    assert len(result.metadata["output"]) <= 4000
