@@ -155,10 +155,27 @@ def _extract(archive: Path, staging: Path) -> None:
         with tarfile.open(archive) as bundle:
             members = bundle.getmembers()
             _check_size(archive, sum(m.size for m in members))
-            bundle.extractall(staging, filter="data")
+            if hasattr(tarfile, "data_filter"):
+                bundle.extractall(staging, filter="data")
+            else:  # Python < 3.10.12: the same refusals, by hand
+                _check_members(archive, members)
+                bundle.extractall(staging)
     except (tarfile.TarError, OSError) as exc:
         raise EvaluatorInputError(f"the archive {archive} cannot be extracted: {exc}") from None
     _unwrap_single_folder(staging)
+
+
+def _check_members(archive: Path, members: list[tarfile.TarInfo]) -> None:
+    for member in members:
+        parts = Path(member.name).parts
+        leaves = member.name.startswith("/") or ".." in parts
+        if member.issym() or member.islnk():
+            target = Path(member.name).parent / member.linkname
+            leaves = leaves or member.linkname.startswith("/") or ".." in target.parts
+        if leaves or not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+            raise EvaluatorInputError(
+                f"the archive {archive} cannot be extracted: {member.name!r} leaves the folder"
+            )
 
 
 def _check_size(archive: Path, size: int) -> None:
