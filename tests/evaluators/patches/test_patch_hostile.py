@@ -207,3 +207,16 @@ def test_a_flood_of_output_is_cut_and_scores_0(judge: Judge, backend: str) -> No
     result = judge(with_code(code, fixed=True), backend)
     assert result.score == 0 and result.error is None
     assert len(result.metadata["output"]) <= 4000
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_supervisors_output_cannot_even_be_opened(judge: Judge, backend: str) -> None:
+    """A canary: the patch fixes the bug only if it could open the supervisor's stdout
+    through /proc (the supervisor is undumpable, so it cannot)."""
+    code = (
+        "import os\ntry:\n    os.close(os.open(f'/proc/{os.getppid()}/fd/1', os.O_WRONLY))\n    opened = True\n"
+        "except OSError:\n    opened = False\n"
+        "if opened:\n    def add(a, b):\n        return a + b\n"
+    )
+    result = judge(diff("calc.py", CALC, CALC + "\n" + code), backend)
+    assert result.score == 0 and result.metadata["tests"]["tests/test_hidden.py::test_add"] == "failed"
