@@ -59,6 +59,12 @@ def test_an_archive_and_a_git_ref_are_snapshots_too(
     result = judge(FIX, example=_with(calc_example, {"git": str(checkout), "ref": "HEAD~1"}))
     assert result.score == 1, result.comment
     assert result.metadata["repository"].startswith("git-")
+    commit = subprocess.run([*git[:3], "rev-parse", "HEAD~1"], capture_output=True, text=True, check=True)
+    swe_bench = Example(
+        inputs={"repository": str(checkout), "base_commit": commit.stdout.strip()},
+        outputs=calc_example.outputs,
+    )
+    assert judge(FIX, example=swe_bench).metadata["repository"] == result.metadata["repository"]
 
 
 def test_an_archive_leaving_its_folder_is_refused(tmp_path: Path, cache: Path) -> None:

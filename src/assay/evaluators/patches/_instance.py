@@ -42,8 +42,12 @@ def read_instance(example: Example | None, repository: Any, environment: Any) ->
     test_patch = fields.get("test_patch") or ""
     if not isinstance(test_patch, str):
         raise EvaluatorInputError("example.outputs['test_patch'] must be a unified diff (a string)")
+    snapshot = Snapshot.of(source, "example.inputs['repository']")
+    commit = fields.get("base_commit")
+    if isinstance(commit, str) and commit and snapshot.ref is None:
+        snapshot = Snapshot(snapshot.path, commit)  # SWE-bench's field: the checkout at that commit
     return Instance(
-        snapshot=Snapshot.of(source, "example.inputs['repository']"),
+        snapshot=snapshot,
         recipe=EnvironmentRecipe.of(fields.get("environment", environment), "example.inputs['environment']"),
         fail_to_pass=fail_to_pass,
         pass_to_pass=_test_ids(fields.get("PASS_TO_PASS"), "PASS_TO_PASS"),
