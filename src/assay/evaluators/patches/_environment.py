@@ -22,6 +22,7 @@ from assay.errors import EvaluatorInputError, SandboxSetupError
 from assay.evaluators.patches._cache import SANDBOX_WORKROOT, build_once, digest
 
 BUILD_TIMEOUT = 1800.0
+RUNNERS = ("pytest", "go")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class EnvironmentRecipe:
         ``$ASSAY_REPO`` the snapshot; what it puts in ``$ASSAY_ENV/site`` is importable.
     python_paths: folders of the repository put first on ``sys.path`` (default: ``src``
         when there is one, and the repository's root).
+    runner: ``"pytest"``, or ``"go"`` (``go test -json``; test ids ``folder::TestName``,
+        nothing downloaded: dependencies vendored).
     """
 
     requirements: str | None = None
@@ -43,6 +46,7 @@ class EnvironmentRecipe:
     venv: str | None = None
     command: tuple[str, ...] = ()
     python_paths: tuple[str, ...] = ()
+    runner: str = "pytest"
 
     @classmethod
     def of(cls, value: Any, where: str) -> EnvironmentRecipe:
@@ -54,7 +58,7 @@ class EnvironmentRecipe:
             raise EvaluatorInputError(
                 f"{where} must be an object (requirements, venv or command); got {value!r:.200}"
             )
-        known = {"requirements", "pip_args", "venv", "command", "python_paths"}
+        known = {"requirements", "pip_args", "venv", "command", "python_paths", "runner"}
         unknown = sorted(set(value) - known)
         if unknown:
             raise EvaluatorInputError(f"{where} has unknown field(s) {unknown}; known: {sorted(known)}")
@@ -64,7 +68,12 @@ class EnvironmentRecipe:
             venv=value.get("venv"),
             command=tuple(value.get("command") or ()),
             python_paths=tuple(value.get("python_paths") or ()),
+            runner=str(value.get("runner") or "pytest"),
         )
+        if recipe.runner not in RUNNERS:
+            raise EvaluatorInputError(
+                f"{where}: runner must be one of {', '.join(RUNNERS)}, got {recipe.runner!r}"
+            )
         if sum(bool(x) for x in (recipe.requirements, recipe.venv, recipe.command)) > 1:
             raise EvaluatorInputError(f"{where}: give one of requirements, venv or command")
         return recipe
@@ -76,6 +85,7 @@ class EnvironmentRecipe:
             "venv": self.venv,
             "command": list(self.command),
             "python_paths": list(self.python_paths),
+            "runner": self.runner,
         }
 
 

@@ -116,6 +116,7 @@ class RepositoryPatchEvaluator(BaseEvaluator):
             "test_dirs": _layout.test_dirs(tree),
             "config": _layout.pytest_config(tree),
             "python_paths": _python_paths(instance, tree),
+            "runner": instance.recipe.runner,
             "test_timeout": self.test_timeout,
             "apply_timeout": self.apply_timeout,
         }

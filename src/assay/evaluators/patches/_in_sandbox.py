@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -42,8 +43,9 @@ STARTED = time.monotonic()
 def main() -> None:
     try:  # before any candidate file exists: a failure here is the sandbox's, not the patch's
         undumpable()
-        sys.path[1:1] = PAYLOAD["site_paths"]
-        import pytest  # noqa: F401  (loaded once here: the repository cannot shadow it)
+        if PAYLOAD["runner"] == "pytest":
+            sys.path[1:1] = PAYLOAD["site_paths"]
+            import pytest  # noqa: F401  (loaded once here: the repository cannot shadow it)
 
         os.makedirs(WORK, exist_ok=True)
         repo = os.path.join(os.getcwd(), "repo")
@@ -82,8 +84,7 @@ def judge(repo: str) -> dict[str, Any]:
         tests_applied, tests_message = git_apply(repo, PAYLOAD["test_patch"], "tests.patch")
         if not tests_applied:
             return {"applied": True, "test_patch_error": tests_message}
-    config = write_config(repo)
-    run = run_tests(repo, config)
+    run = run_go_tests(repo) if PAYLOAD["runner"] == "go" else run_tests(repo, write_config(repo))
     return {"applied": True, "message": message, "removed": removed[:50], **run}
 
 
@@ -114,7 +115,8 @@ def neutralize(repo: str) -> list[str]:
         in_tests = any(relative == d or relative.startswith(d + "/") for d in PAYLOAD["test_dirs"])
         for name in [*files, *[d for d in dirs if os.path.islink(os.path.join(directory, d))]]:
             rel = os.path.normpath(os.path.join(relative, name))
-            if (in_tests or name in NEW_FILES_REMOVED) and not in_snapshot(rel):
+            loaded_by_name = name in NEW_FILES_REMOVED or name.endswith("_test.go")  # TestMain
+            if (in_tests or loaded_by_name) and not in_snapshot(rel):
                 os.unlink(os.path.join(directory, name))
                 removed.append(rel)
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
@@ -289,6 +291,114 @@ def outcomes(received: bytearray) -> dict[str, Any]:
         elif isinstance(line.get("finished"), int):
             finished = line["finished"]
     return {"tests": tests, "collection_errors": errors, "finished": finished}
+
+
+GO_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "GOPROXY": "off",  # nothing downloaded: dependencies are vendored or in the environment
+    "GOFLAGS": "-mod=mod",
+    "GOTOOLCHAIN": "local",
+    "CGO_ENABLED": "0",
+    "GOMAXPROCS": "2",
+}
+
+
+def run_go_tests(repo: str) -> dict[str, Any]:
+    """``go test -json`` once per package folder named in the test ids (``dir::TestName``);
+    the per-test events come from ``go test`` itself, reading the test binary's output."""
+    scratch = os.path.join(WORK, "tmp")
+    os.makedirs(scratch, exist_ok=True)
+    env = {
+        **GO_ENV,
+        "HOME": WORK,
+        "TMPDIR": scratch,
+        "GOTMPDIR": scratch,
+        "GOCACHE": os.path.join(WORK, "gocache"),
+        "GOPATH": os.path.join(WORK, "gopath"),
+    }
+    packages: dict[str, list[str]] = {}
+    for test in PAYLOAD["tests"]:
+        folder, _, name = test.partition("::")
+        packages.setdefault(folder, []).append(name)
+    began = time.monotonic()
+    tests: dict[str, str] = {}
+    finished: int | None = 0
+    timed_out, output, exit_code = False, "", 0
+    for folder, names in packages.items():
+        pattern = "^(" + "|".join(re.escape(n) for n in names) + ")$"
+        argv = ["go", "test", "-json", "-count=1", "-run", pattern, "./" + folder.strip("/")]
+        remaining = began + PAYLOAD["test_timeout"] - time.monotonic()
+        code, late, text = run_bounded(argv, repo, env, remaining)
+        exit_code = exit_code or code
+        timed_out = timed_out or late
+        seen, ended, shown = go_events(text, folder, set(names))
+        tests.update(seen)
+        output += shown
+        finished = finished if ended else None
+    with open(os.path.join(WORK, "output.txt"), "w") as handle:
+        handle.write(output[-OUTPUT_TAIL:])
+    return {
+        "exit": exit_code,
+        "timed_out": timed_out,
+        "seconds": time.monotonic() - began,
+        "tests": tests,
+        "collection_errors": [],
+        "finished": None if timed_out else finished,
+        "output": output[-OUTPUT_TAIL:],
+    }
+
+
+def run_bounded(argv: list[str], cwd: str, env: dict[str, str], seconds: float) -> tuple[int, bool, bytes]:
+    """Run ``argv`` in its own process group, its output kept up to ``MAX_RESULT_BYTES``."""
+    process = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    assert process.stdout is not None
+    received = bytearray()
+    reader = process.stdout.fileno()
+    deadline = time.monotonic() + max(0.0, seconds)
+    os.set_blocking(reader, False)
+    late = False
+    while process.poll() is None:
+        drain(reader, received)
+        if time.monotonic() >= deadline:
+            late = True
+            break
+        time.sleep(0.005)
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    process.wait()
+    drain(reader, received)
+    process.stdout.close()
+    return (-9 if late else process.returncode), late, bytes(received[:MAX_RESULT_BYTES])
+
+
+def go_events(text: bytes, folder: str, names: set[str]) -> tuple[dict[str, str], bool, str]:
+    """Outcomes of the named top-level tests, whether the package's run ended, its output."""
+    tests: dict[str, str] = {}
+    ended, shown = False, []
+    for raw in text.split(b"\n"):
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            shown.append(raw.decode(errors="replace") + "\n")
+            continue
+        if not isinstance(event, dict):
+            continue
+        action, test = event.get("Action"), event.get("Test")
+        if isinstance(event.get("Output"), str):
+            shown.append(event["Output"])
+        if action in ("pass", "fail", "skip"):
+            outcome = {"pass": "passed", "fail": "failed", "skip": "skipped"}[action]
+            if test is None:
+                ended = True
+            elif test in names:
+                before = tests.get(f"{folder}::{test}")
+                if before is None or PHASE_RANK[outcome] > PHASE_RANK[before]:
+                    tests[f"{folder}::{test}"] = outcome
+    return tests, ended, "".join(shown)[-OUTPUT_TAIL:]
 
 
 def tail(path: str) -> str:

@@ -14,7 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-TEST_FILE = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py)$")
+TEST_FILE = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py|.*_test\.go)$")
 TEST_DIRS = {"tests", "test", "testing"}
 CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 

@@ -71,7 +71,7 @@ def _judged(tests: dict[str, str], instance: Instance, line: dict[str, Any]) -> 
     if line.get("timed_out"):
         why = "; the tests timed out"
     elif line.get("finished") is None:
-        why = f"; the test run ended before pytest finished (exit {line.get('exit')})"
+        why = f"; the test run ended before the test runner finished (exit {line.get('exit')})"
     return Verdict(False, f"not resolved: {shown}{more} did not pass{why}", tests, details)
 
 
