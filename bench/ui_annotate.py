@@ -17,21 +17,17 @@ runs that code on a copy of the store and the two are pressed alternately, in on
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
 from playwright.sync_api import Page, sync_playwright
-from ui_first_page import _wait, build, free_port, server_ms
+from ui_first_page import build, served, server_ms
 
 from assay.store import open_store
 
@@ -92,23 +88,6 @@ def saves(client: httpx.Client, experiment: str, repeat: int) -> tuple[list[floa
         assert answer.status_code == 303, answer.text
         server.append(server_ms(answer))
     return server, wall
-
-
-@contextmanager
-def served(path: Path, source: str | None) -> Iterator[str]:
-    """The UI on the store at ``path``, run from ``source`` (a ``src`` folder) or this code."""
-    port = free_port()
-    code = f"from assay.ui import serve; serve({f'sqlite:///{path}'!r}, port={port})"
-    env = {**os.environ, "PYTHONPATH": source} if source else None
-    process = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
-    )
-    try:
-        _wait(port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def keystrokes(bases: dict[str, str], experiment: str, repeat: int) -> None:
