@@ -176,7 +176,9 @@ def test_read_only_shows_no_form_and_refuses_a_script_write(
     assert human(scenario.store) == []
 
 
-def test_a_queue_shows_its_next_row_without_a_page_load(page: Page, served: tuple[LiveServer, Scenario]) -> None:
+def test_a_queue_shows_its_next_row_without_a_page_load(
+    page: Page, served: tuple[LiveServer, Scenario]
+) -> None:
     """A save swaps the next row in (the same POST and redirect, followed by fetch); the
     address follows, Back shows the row before, and a refused save shows the refusal."""
     server, scenario = served
