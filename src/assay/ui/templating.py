@@ -100,6 +100,8 @@ def make_templates() -> Jinja2Templates:
         pvalue=views.format_p_value,
         without_traceback=views.without_traceback,
         traceback_of=views.traceback_of,
+        shown_metadata=views.shown_metadata,
+        judge_call_of=views.judge_call_of,
         histogram_bars=charts.histogram_bars,
         histogram_ticks=charts.histogram_ticks,
         timeline_span=charts.timeline_span,

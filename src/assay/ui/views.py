@@ -29,6 +29,9 @@ __all__ = [
     "traceback_of",
     "view",
     "without_traceback",
+    "shown_metadata",
+    "judge_call_of",
+    "JudgeCall",
 ]
 
 
@@ -236,6 +239,37 @@ def without_traceback(metadata: Any) -> Any:
     if isinstance(metadata, dict) and "traceback" in metadata:
         return {k: v for k, v in metadata.items() if k != "traceback"}
     return metadata
+
+
+def shown_metadata(metadata: Any, error: Any) -> Any:
+    """Metadata minus what the row page shows apart: a failed result's traceback, and
+    the judge's prompt and raw reply (``judge_call_of``)."""
+    metadata = without_traceback(metadata) if error else metadata
+    if isinstance(metadata, dict) and judge_call_of(metadata) is not None:
+        return {k: v for k, v in metadata.items() if k != "judge_call"}
+    return metadata
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    prompt: str
+    reply: str
+    attempt: int
+    cached: bool
+
+
+def judge_call_of(metadata: Any) -> JudgeCall | None:
+    """What a judge asked its model and the raw reply, as ``assay.llm.transcript`` keeps them."""
+    call = metadata.get("judge_call") if isinstance(metadata, dict) else None
+    if not isinstance(call, dict) or not isinstance(call.get("prompt"), str):
+        return None
+    attempt = call.get("attempt")
+    return JudgeCall(
+        prompt=call["prompt"],
+        reply=str(call.get("reply", "")),
+        attempt=attempt if isinstance(attempt, int) else 1,
+        cached=call.get("cached") is True,
+    )
 
 
 def traceback_of(metadata: Any) -> str | None:
