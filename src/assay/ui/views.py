@@ -10,6 +10,8 @@ from typing import Any, TypeGuard
 
 import orjson
 
+from assay.ui.reading.code import Code, code_of
+
 __all__ = [
     "Items",
     "MAX_COLUMNS",
@@ -57,7 +59,8 @@ PASS_FLAGS = (
 @dataclass
 class Text:
     text: str
-    kind: str  # null | bool | number | string | block
+    kind: str  # null | bool | number | string | block | code
+    code: Code | None = None  # for kind "code": the code and its language
 
 
 @dataclass
@@ -86,16 +89,16 @@ class Items:
 Node = Text | Mapping | Table | Items
 
 
-def view(value: Any, depth: int = 0) -> Node:
-    """The display tree of a JSON value."""
+def view(value: Any, depth: int = 0, key: str | None = None) -> Node:
+    """The display tree of a JSON value (``key``: the name it was stored under, if any)."""
     if isinstance(value, dict):
         return _mapping(value, depth)
     if isinstance(value, list):
         return _sequence(value, depth, columns=None)
-    return _scalar(value)
+    return _scalar(value, key)
 
 
-def _scalar(value: Any) -> Text:
+def _scalar(value: Any, key: str | None = None) -> Text:
     if value is None:
         return Text("null", "null")
     if isinstance(value, bool):
@@ -108,6 +111,9 @@ def _scalar(value: Any) -> Text:
     if len(text) > MAX_TEXT:
         text = text[:MAX_TEXT] + f"\n… ({len(text) - MAX_TEXT} more characters: see the JSON API)"
     long = "\n" in text or len(text) > SHORT_TEXT
+    code = code_of(text, key) if long else None
+    if code is not None:
+        return Text(text, "code", code)
     return Text(text, "block" if long else "string")
 
 
@@ -135,7 +141,7 @@ def _mapping(value: dict[Any, Any], depth: int) -> Node:
         if isinstance(item, list):
             items.append((str(key), _sequence(item, depth + 1, columns=header)))
         else:
-            items.append((str(key), view(item, depth + 1)))
+            items.append((str(key), view(item, depth + 1, str(key))))
     return Mapping(items)
 
 
@@ -166,7 +172,7 @@ def _records_table(records: list[dict[Any, Any]], depth: int) -> Table:
     rows = []
     for record in records[:MAX_TABLE_ROWS]:
         by_name = {str(k): v for k, v in record.items()}
-        cells = [view(by_name[c], depth + 1) if c in by_name else Text("", "null") for c in columns]
+        cells = [view(by_name[c], depth + 1, c) if c in by_name else Text("", "null") for c in columns]
         rows.append(TableRow(cells, row_status(by_name)))
     return Table(columns, rows, max(len(records) - MAX_TABLE_ROWS, 0))
 

@@ -17,7 +17,7 @@ function enhance() {
   // A click anywhere on a table row opens it (the first cell keeps a real link).
   document.querySelectorAll("tr[data-href]").forEach((row) => {
     row.addEventListener("click", (event) => {
-      if (event.target.closest("a, input, button, select, label")) return;
+      if (event.target.closest("a, input, button, select, label, summary, details.lines")) return;
       if (window.getSelection().toString()) return; // the user is selecting text
       window.location.assign(row.dataset.href);
     });
