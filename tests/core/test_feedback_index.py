@@ -8,7 +8,7 @@ from pathlib import Path
 
 from assay import Client
 from assay.store import open_store
-from assay.store._schema import SCHEMA_VERSION
+from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 
 
 def _feedback(url: str) -> tuple[str, list[str]]:
@@ -61,9 +61,10 @@ def test_the_feedback_of_one_experiment_is_a_range_of_its_index(store_url: str) 
 def test_a_store_of_the_previous_schema_gets_the_index(tmp_path: Path) -> None:
     url = str(tmp_path / "old.db")
     _feedback(url)
+    before = next(i for i, script in enumerate(MIGRATIONS) if "feedback_by_experiment" in script)
     with sqlite3.connect(url) as conn:  # as the schema before the index left it
         conn.execute("DROP INDEX feedback_by_experiment")
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION - 1),))
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(before),))
     open_store(url).close()
     with sqlite3.connect(url) as conn:
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
