@@ -51,7 +51,9 @@ def test_tables_keep_lines_and_the_row_page_highlights_escaped(store: Store) -> 
     assert (
         "    if n % 15 == 0:\n        return &#34;&lt;FizzBuzz&gt;&#34;" in table
     )  # lines and indents kept, escaped
-    assert "plain prose on one line" in table and table.count('<details class="lines">') == 1  # one multi-line preview
+    assert (
+        "plain prose on one line" in table and table.count('<details class="lines">') == 1
+    )  # one multi-line preview
     assert api[0]["outputs"] == FENCED  # the API's preview keeps the lines too
     assert '<pre class="block code hl" data-language="python"><span class="k">def</span>' in row
     assert '<span class="s2">&#34;&lt;FizzBuzz&gt;&#34;</span>' in row or "&lt;FizzBuzz&gt;" in row
