@@ -17,9 +17,11 @@ runs that code on a copy of the store and the two are pressed alternately, in on
 from __future__ import annotations
 
 import argparse
+import os
 import re
-import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from contextlib import ExitStack
@@ -125,22 +127,27 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--before", help="another checkout's src folder, pressed alternately")
+    parser.add_argument("--build-only", help=argparse.SUPPRESS)  # PATH: build with this process's code
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
-        path = Path(folder) / "bench.db"
-        store = open_store(str(path))
-        first, _ = build(store, args.rows)
+    if args.build_only:
+        store = open_store(args.build_only)
+        build(store, args.rows)
         store.close()
-        bases = {"this code": stack.enter_context(served(path, None))}
-        if args.before:
-            copy = Path(folder) / "before.db"
-            shutil.copy(path, copy)
-            bases["before"] = stack.enter_context(served(copy, args.before))
+        return
+    with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
+        sources = {"this code": None, **({"before": args.before} if args.before else {})}
+        bases = {}
+        for side, source in sources.items():  # each side's store written by its own code
+            path = Path(folder) / f"{side.replace(' ', '-')}.db"
+            env = {**os.environ, "PYTHONPATH": source} if source else None
+            command = [sys.executable, __file__, "--build-only", str(path), "--rows", str(args.rows)]
+            subprocess.run(command, check=True, env=env)
+            bases[side] = stack.enter_context(served(path, source))
         print(f"{args.rows}-row experiment; {args.repeat} measured presses / saves each (ms)")
         print(f"{'':52} {'median':>8} {'p95':>8}   budget")
-        keystrokes(bases, first, args.repeat)
+        keystrokes(bases, "bench-a", args.repeat)
         with httpx.Client(base_url=bases["this code"], timeout=60) as client:
-            server, wall = saves(client, first, args.repeat * 3)
+            server, wall = saves(client, "bench-a", args.repeat * 3)
         for label, values in (
             ("save a label: server time", server),
             ("save a label: client wall time", wall),

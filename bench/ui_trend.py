@@ -13,8 +13,10 @@ runs that code on a copy of the store and the two are asked alternately, in one 
 from __future__ import annotations
 
 import argparse
-import shutil
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from contextlib import ExitStack
@@ -58,10 +60,18 @@ def build(path: Path, experiments: int, rows: int) -> dict[str, str]:
     return ids
 
 
-def timed(client: httpx.Client, dataset_id: str) -> float:
-    answer = client.get(f"/datasets/{dataset_id}")
+def timed(client: httpx.Client, path: str) -> float:
+    answer = client.get(path)
     answer.raise_for_status()
     return server_ms(answer)
+
+
+def on_side(source: str | None, *command: str) -> None:
+    """Run this script's ``command`` (``--build-only`` or ``--add-only``) with ``source``'s
+    code: each side's store is written by its own code (an older assay cannot open a
+    store a newer one migrated)."""
+    env = {**os.environ, "PYTHONPATH": source} if source else None
+    subprocess.run([sys.executable, __file__, *command], check=True, env=env)
 
 
 def main() -> None:
@@ -70,32 +80,36 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--before", help="another checkout's src folder, asked alternately")
+    parser.add_argument("--build-only", help=argparse.SUPPRESS)  # PATH: build, print the ids
+    parser.add_argument("--add-only", nargs=2, help=argparse.SUPPRESS)  # PATH K: one more experiment
     args = parser.parse_args()
+    if args.build_only:
+        print(json.dumps(build(Path(args.build_only), args.experiments, args.rows)))
+        return
+    if args.add_only:
+        store = open_store(args.add_only[0])
+        add_experiment(store, "many", int(args.add_only[1]), args.rows)
+        store.close()
+        return
     with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
-        paths = {"this code": Path(folder) / "trend.db"}
-        ids = build(paths["this code"], args.experiments, args.rows)
-        if args.before:
-            paths["before"] = Path(folder) / "before.db"
-            shutil.copy(paths["this code"], paths["before"])
+        sources = {"this code": None, **({"before": args.before} if args.before else {})}
+        paths = {side: Path(folder) / f"{side.replace(' ', '-')}.db" for side in sources}
+        sizes = ("--experiments", str(args.experiments), "--rows", str(args.rows))
+        for side, source in sources.items():
+            on_side(source, "--build-only", str(paths[side]), *sizes)
         clients = {
-            side: stack.enter_context(
-                httpx.Client(
-                    base_url=stack.enter_context(served(path, args.before if side == "before" else None))
-                )
-            )
-            for side, path in paths.items()
+            side: stack.enter_context(httpx.Client(base_url=stack.enter_context(served(paths[side], source))))
+            for side, source in sources.items()
         }
         print(f"dataset page, {args.rows} rows per experiment; server ms ({args.repeat} warm views)")
         print(f"{'':42} {'median':>8} {'max':>8}   budget {BUDGET_MS:.0f}")
-        for label, dataset_id in (
-            ("1 experiment", ids["one"]),
-            (f"{args.experiments} experiments", ids["many"]),
-        ):
-            cold = {side: timed(client, dataset_id) for side, client in clients.items()}
+        for label, name in (("1 experiment", "one"), (f"{args.experiments} experiments", "many")):
+            path_of = {side: f"/datasets/{name}" for side in clients}
+            cold = {side: timed(client, path_of[side]) for side, client in clients.items()}
             warm: dict[str, list[float]] = {side: [] for side in clients}
             for _ in range(args.repeat):
                 for side, client in clients.items():
-                    warm[side].append(timed(client, dataset_id))
+                    warm[side].append(timed(client, path_of[side]))
             for side in clients:
                 print(f"{label + ', first view (' + side + ')':42} {cold[side]:8.1f}")
                 print(
@@ -104,10 +118,8 @@ def main() -> None:
         added: dict[str, list[float]] = {side: [] for side in clients}
         for k in range(args.experiments, args.experiments + 3):
             for side, client in clients.items():
-                store = open_store(str(paths[side]))
-                add_experiment(store, "many", k, args.rows)
-                store.close()
-                added[side].append(timed(client, ids["many"]))
+                on_side(sources[side], "--add-only", str(paths[side]), str(k), "--rows", str(args.rows))
+                added[side].append(timed(client, "/datasets/many"))
         for side in clients:
             values = added[side]
             print(
