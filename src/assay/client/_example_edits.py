@@ -59,7 +59,7 @@ class ExampleEdits:
             raise ValueError(f"tag= must be a non-empty name other than 'latest', got {tag!r}")
         version = version_of(dataset, as_of)
         tags = {**_tags_of(dataset), tag: dataset.version if version is None else version}
-        self.store.set_dataset_metadata(dataset.id, {**dataset.metadata, VERSION_TAGS: tags})
+        self.store.set_metadata_field("datasets", dataset.id, VERSION_TAGS, tags)
 
     def read_example(self, example_id: ID, *, as_of: Any = None) -> Example:
         """One example as it is now (``as_of`` versions: see ``list_examples``)."""
