@@ -137,6 +137,19 @@ class SandboxCgroup:
             return None
         return None
 
+    def oom_kills(self) -> int | None:
+        """How many processes the kernel has killed for this cgroup's memory limit."""
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        try:
+            with open(self._file(name)) as handle:
+                for line in handle:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            return None
+        return None
+
     def usage(self) -> int:
         name = "memory.current" if self.version == 2 else "memory.usage_in_bytes"
         with open(self._file(name)) as handle:
