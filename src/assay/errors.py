@@ -27,6 +27,7 @@ signature is still a ``TypeError``, a missing extra an ``ImportError``):
     ├── InvalidJsonError (ValueError)          a JSON evaluator got text that is not JSON
     ├── CaseError (ValueError)                 a code test case is malformed
     ├── CalibrationError (ValueError)          no reference to calibrate a timeout on, or it fails
+    ├── CheckerProgramError (ValueError)       a stdin/stdout problem's checker program does not build
     ├── GenerationError (ValueError)           test cases cannot be generated as asked
     ├── UnknownLanguageError (ValueError)      the sandbox does not run that language
     ├── UnsupportedModeError (ValueError)      that language has no test-program mode
@@ -205,6 +206,11 @@ class CaseError(AssayError, ValueError):
 
 class CalibrationError(AssayError, ValueError):
     """The reference cannot calibrate: there is none, or it fails its own tests."""
+
+
+class CheckerProgramError(AssayError, ValueError):
+    """A problem's checker program (its special judge) does not compile or cannot run:
+    the dataset's fault, so an error of the evaluator, not a score of the candidate."""
 
 
 class GenerationError(AssayError, ValueError):
@@ -421,6 +427,7 @@ __all__ = [
     "AlreadyExistsError",
     "AssayError",
     "CalibrationError",
+    "CheckerProgramError",
     "CsrfRefusedError",
     "CaseError",
     "DataError",

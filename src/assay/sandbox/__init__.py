@@ -8,6 +8,7 @@ from assay.errors import SandboxError, SandboxStartError, SandboxUnavailable, Un
 from assay.sandbox._pool import SandboxPool, choose_backend, get_pool, shutdown_pools
 from assay.sandbox._script_report import require_ready
 from assay.sandbox._site import DATA_TOOLS, TEST_TOOLS, cache_root, sandbox_site
+from assay.sandbox._streams import OutputSink, Spool
 from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
 from assay.sandbox.equality import values_equal
 from assay.sandbox.errors import SandboxIsolationWarning
@@ -16,11 +17,14 @@ from assay.sandbox.protections import Protections
 from assay.sandbox.results import (
     Call,
     CallOutcome,
+    CheckerRun,
     FunctionRun,
     LoadFailure,
     Output,
     ProgramRun,
     ScriptRun,
+    StdioBuild,
+    StdioTestRun,
 )
 
 __all__ = [
@@ -32,6 +36,7 @@ __all__ = [
     "BACKEND_LEVELS",
     "Call",
     "CallOutcome",
+    "CheckerRun",
     "FunctionRun",
     "LANGUAGES",
     "Language",
@@ -45,8 +50,12 @@ __all__ = [
     "SandboxIsolationWarning",
     "SandboxPool",
     "SandboxStartError",
+    "OutputSink",
+    "Spool",
     "SandboxUnavailable",
     "ScriptRun",
+    "StdioBuild",
+    "StdioTestRun",
     "UnknownLanguage",
     "UnsupportedMode",
     "choose_backend",

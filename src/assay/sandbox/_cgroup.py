@@ -150,6 +150,25 @@ class SandboxCgroup:
             return None
         return None
 
+    def reset_peak(self) -> int | None:
+        """Start counting the peak memory afresh; the usage now (the zygote's and
+        spare's, the base a job's peak is over), or None where no peak can be reset."""
+        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
+        try:
+            with open(self._file(name), "w") as handle:
+                handle.write("0")
+            return self.usage()
+        except OSError:
+            return None
+
+    def peak(self) -> int | None:
+        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
+        try:
+            with open(self._file(name)) as handle:
+                return int(handle.read())
+        except (OSError, ValueError):
+            return None
+
     def usage(self) -> int:
         name = "memory.current" if self.version == 2 else "memory.usage_in_bytes"
         with open(self._file(name)) as handle:

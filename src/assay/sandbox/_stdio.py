@@ -32,6 +32,8 @@ from assay.sandbox.results import CheckerRun, StdioBuild, StdioTestRun
 # a program still running at WALL_FACTOR x its CPU limit + WALL_SLACK is asleep or blocked
 WALL_FACTOR = 2.0
 WALL_SLACK_SECONDS = 1.0
+WALL_CAP_FACTOR = 10  # a busy program's wall-clock bound moves on at most this many times
+BUSY_SHARE = 0.05  # CPU over a bound's span, as a share of it, that counts as still working
 DRAIN_SECONDS = 2.0  # after it exited and was swept: the pipes hold what it wrote
 STDERR_KEPT = 64 * 1024
 CHECKER_SECONDS = 10.0
@@ -219,6 +221,7 @@ def _run_test(
 ) -> StdioTestRun:
     cgroup = box.cgroup
     oom_before = cgroup.oom_kills() if cgroup is not None else None
+    base = cgroup.reset_peak() if cgroup is not None else None
     test_limits = _test_limits(limits, time_limit)
     with Session() as session:
         in_r, in_w = session.pipe()
@@ -251,8 +254,7 @@ def _run_test(
         error_drain = Drain(err_r, errors)
         session.watch_stream(output)
         session.watch_stream(error_drain)
-        wall_bound = started + time_limit * WALL_FACTOR + WALL_SLACK_SECONDS
-        exited = session.wait(lambda: token in box.exits or box.dead, wall_bound)
+        exited = _await_exit(session, box, token, started, time_limit)
         wall_ms = (time.monotonic() - started) * 1000
         status = dict(box.exits.get(token) or {})
         cpu_after = box.cpu_ns()
@@ -269,11 +271,39 @@ def _run_test(
         wall_ms=wall_ms,
         cpu_ms=cpu_ms,
         cpu_source=cpu_source,
-        max_rss_kb=status.get("max_rss_kb"),
+        peak_memory_kb=_peak_kb(cgroup, base, status),
         memory_exceeded=oom or (timed_out is None and _says_out_of_memory(status, errors)),
         output_exceeded=output.overflowed,
         stderr=errors.text(),
     )
+
+
+def _peak_kb(cgroup: Any, base: int | None, status: dict[str, Any]) -> tuple[int | None, str | None]:
+    """The cgroup's peak over the test less what the sandbox held before it; else the
+    program's own peak resident size (which keeps the zygote's fork it began as)."""
+    peak = cgroup.peak() if cgroup is not None and base is not None else None
+    if peak is not None and base is not None:
+        return max(0, peak - base) // 1024, "cgroup"
+    own = status.get("max_rss_kb")
+    return (int(own), "rusage") if isinstance(own, int) else (None, None)
+
+
+def _await_exit(session: Session, box: Sandbox, token: str, started: float, time_limit: float) -> bool:
+    """Whether the program exited before it was found idle past its wall-clock bound.
+    On a loaded machine a busy program gets less than a CPU: while the kernel's count
+    shows it still working (and not yet at its CPU limit, where RLIMIT_CPU stops it) the
+    bound moves on, up to ``WALL_CAP_FACTOR`` times. A program asleep or blocked makes no
+    progress and is stopped at the first bound."""
+    ended = lambda: token in box.exits or box.dead  # noqa: E731
+    step = time_limit * WALL_FACTOR + WALL_SLACK_SECONDS
+    bound, last = started + step, box.cpu_ns()
+    while not session.wait(ended, bound):
+        now = box.cpu_ns()
+        idle = last is None or now is None or (now - last) / 1e9 < step * BUSY_SHARE
+        if idle or bound - started >= step * WALL_CAP_FACTOR:
+            return False
+        bound, last = bound + step, now
+    return True
 
 
 def _cpu(before: int | None, after: int | None, status: dict[str, Any]) -> tuple[float | None, str | None]:

@@ -118,14 +118,15 @@ class ScriptRun:
 class StdioTestRun:
     """One run of a stdin/stdout program on one test, as the parent saw it.
 
-    ``timed_out``: ``"cpu"`` (over the limit by the kernel's count, or stopped by
-    RLIMIT_CPU), ``"wall"`` (still running at the wall-clock bound: asleep or blocked),
-    or None. ``cpu_ms`` is the kernel's count: the sandbox's cgroup
-    (``cpu_source="cgroup"``: every process of it) or the program's own rusage with its
-    waited-for children (``"rusage"``). ``max_rss_kb`` is the program's peak resident
-    memory (rusage). ``memory_exceeded``: the kernel killed it at the memory limit (the
-    cgroup's count), or it failed to allocate (its runtime's out-of-memory message).
-    ``output_exceeded``: it wrote more than the output limit (reading stopped there)."""
+        ``timed_out``: ``"cpu"`` (over the limit by the kernel's count, or stopped by
+        RLIMIT_CPU), ``"wall"`` (still running at the wall-clock bound: asleep or blocked),
+        or None. ``cpu_ms`` is the kernel's count: the sandbox's cgroup
+        (``cpu_source="cgroup"``: every process of it) or the program's own rusage with its
+        waited-for children (``"rusage"``). ``peak_memory_kb`` is the test's peak and where that figure is from (``("cgroup")``: the sandbox's peak over the test
+    less its usage before; ``"rusage"``: the program's peak resident size).
+    ``memory_exceeded``: the kernel killed it at the memory limit (the
+        cgroup's count), or it failed to allocate (its runtime's out-of-memory message).
+        ``output_exceeded``: it wrote more than the output limit (reading stopped there)."""
 
     exit_code: int | None
     signal: str | None
@@ -133,7 +134,7 @@ class StdioTestRun:
     wall_ms: float
     cpu_ms: float | None
     cpu_source: str | None
-    max_rss_kb: int | None
+    peak_memory_kb: tuple[int | None, str | None]
     memory_exceeded: bool
     output_exceeded: bool
     stderr: str
