@@ -18,7 +18,7 @@ from assay.errors import (
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.programs import _verdicts as v
 from assay.evaluators.programs._checkers import BUILT_IN, CheckerSpec, Comparison
-from assay.evaluators.programs._tests import StdioTest, tests_of
+from assay.evaluators.programs._tests import StdioTest, read_tests
 from assay.sandbox import Language, Limits, SandboxConfig, Spool, get_language, get_pool, strip_fences
 from assay.sandbox.config import MIB
 from assay.schemas import Example, Run
@@ -144,7 +144,7 @@ class ProgramEvaluator(BaseEvaluator):
         limit = inputs.get("time_limit")
         time_limit = self.time_limit if limit is None else _positive(limit, "inputs['time_limit']")
         return _Setup(
-            language, _code(run, self.output_key, language), tests_of(inputs, outputs), checker, time_limit
+            language, _code(run, self.output_key, language), read_tests(inputs, outputs), checker, time_limit
         )
 
     def _judge(self, setup: _Setup) -> EvaluationResult:

@@ -60,7 +60,7 @@ class StdioTest:
     output: Source
 
 
-def tests_of(inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> list[StdioTest]:
+def read_tests(inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> list[StdioTest]:
     for side in (inputs, outputs):
         found = _tests_in(side)
         if found is not None:
