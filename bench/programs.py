@@ -44,7 +44,9 @@ def ours(cases: list[tuple[dict[str, Any], str]]) -> float:
     evaluator = ProgramEvaluator()
     started = time.perf_counter()
     for problem, name in cases:
-        run = Run(name="bench", run_type="chain", inputs={}, outputs={"text": problem["solutions"][name]["code"]})
+        run = Run(
+            name="bench", run_type="chain", inputs={}, outputs={"text": problem["solutions"][name]["code"]}
+        )
         result = evaluator.evaluate(run, Example(inputs=example_inputs(problem, name), outputs={}))
         assert result.score == 1, (problem["name"], result.comment, result.error)
     return time.perf_counter() - started
@@ -67,7 +69,9 @@ def build(language: str, code: str, folder: str) -> list[str]:
     if language == "go":
         _write(os.path.join(folder, "main.go"), code)
         env = {**os.environ, "GO111MODULE": "off", "GOCACHE": os.path.join(folder, ".cache")}
-        subprocess.run(["go", "build", "-o", "main", "main.go"], cwd=folder, check=True, capture_output=True, env=env)
+        subprocess.run(
+            ["go", "build", "-o", "main", "main.go"], cwd=folder, check=True, capture_output=True, env=env
+        )
         return [os.path.join(folder, "main")]
     _write(os.path.join(folder, "Main.java"), code)
     _run(["javac", "-nowarn", "-d", folder, "Main.java"], folder)
@@ -82,7 +86,9 @@ def plain(cases: list[tuple[dict[str, Any], str]], language: str) -> float:
             checker = _checker(problem, folder)
             for test in problem["tests"]:
                 done = subprocess.run(argv, input=test["input"].encode(), capture_output=True, timeout=60)
-                assert done.returncode == 0 and _agree(problem, test, done.stdout, checker, folder), problem["name"]
+                assert done.returncode == 0 and _agree(problem, test, done.stdout, checker, folder), problem[
+                    "name"
+                ]
     return time.perf_counter() - started
 
 
@@ -95,7 +101,9 @@ def _checker(problem: dict[str, Any], folder: str) -> list[str] | None:
     return build(program["language"], program["code"], checker_folder)
 
 
-def _agree(problem: dict[str, Any], test: dict[str, str], out: bytes, checker: list[str] | None, folder: str) -> bool:
+def _agree(
+    problem: dict[str, Any], test: dict[str, str], out: bytes, checker: list[str] | None, folder: str
+) -> bool:
     expected = test["output"].encode()
     if checker is not None:
         paths = [os.path.join(folder, n) for n in ("input.txt", "output.txt", "answer.txt")]
@@ -137,7 +145,10 @@ def main() -> None:
         ours(cases[:1])  # the pool warm, the harness parts built: not the set's time
         times: dict[str, list[float]] = {"assay": [], "plain": []}
         for round_ in range(args.rounds):
-            sides = [("assay", lambda: ours(cases)), ("plain", lambda: plain(cases, language))]
+            sides = [
+                ("assay", lambda cases=cases: ours(cases)),
+                ("plain", lambda cases=cases, language=language: plain(cases, language)),
+            ]
             for side, measure in sides if round_ % 2 == 0 else sides[::-1]:
                 times[side].append(measure())
         rates = {side: [len(cases) / t for t in spent] for side, spent in times.items()}

@@ -34,10 +34,15 @@ def record(problem: Problem) -> dict[str, object]:
         "name": problem.name,
         "statement": problem.statement,
         "checker": problem.checker,
-        "checker_program": {"language": checker_language(problem), "code": problem.checker_code} if problem.checker_code else None,
+        "checker_program": {"language": checker_language(problem), "code": problem.checker_code}
+        if problem.checker_code
+        else None,
         "time_limit": problem.time_limit,
         "tests": [{"input": text, "output": expected_output(problem, text)} for text in inputs],
-        "solutions": {name: {"code": code, "expect": problem.expect.get(name, "accepted")} for name, code in problem.solutions.items()},
+        "solutions": {
+            name: {"code": code, "expect": problem.expect.get(name, "accepted")}
+            for name, code in problem.solutions.items()
+        },
     }
 
 

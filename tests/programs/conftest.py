@@ -33,7 +33,9 @@ def judge(backend: str) -> Judge:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SandboxIsolationWarning)
             evaluator = ProgramEvaluator(sandbox=SandboxConfig(backend=backend), **options)
-            result = evaluator.evaluate(run_of(code), Example(inputs={"tests": tests, **(inputs or {})}, outputs={}))
+            result = evaluator.evaluate(
+                run_of(code), Example(inputs={"tests": tests, **(inputs or {})}, outputs={})
+            )
         assert isinstance(result, EvaluationResult)
         assert result.error is None, result.error
         return result

@@ -44,7 +44,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("name", "expected", "got", "verdict"), CASES)
-def test_verdicts_and_the_first_difference(name: str, expected: bytes, got: bytes, verdict: str | None) -> None:
+def test_verdicts_and_the_first_difference(
+    name: str, expected: bytes, got: bytes, verdict: str | None
+) -> None:
     assert compare(name, expected, got) == verdict
 
 

@@ -47,7 +47,9 @@ def test_tests_on_the_reference_side() -> None:
 def test_files_are_streamed_from_disk(tmp_path: Path) -> None:
     (tmp_path / "1.in").write_bytes(b"big input")
     (tmp_path / "1.out").write_bytes(b"big output")
-    tests = read_tests({"tests": [{"input_file": str(tmp_path / "1.in"), "output_file": str(tmp_path / "1.out")}]}, {})
+    tests = read_tests(
+        {"tests": [{"input_file": str(tmp_path / "1.in"), "output_file": str(tmp_path / "1.out")}]}, {}
+    )
     assert tests[0].input.data is None  # not read until the test runs
     assert read(tests) == [(b"big input", b"big output")]
 
@@ -61,7 +63,10 @@ def test_files_are_streamed_from_disk(tmp_path: Path) -> None:
         ({"tests": [{"input": 1, "output": "1"}]}, r"tests\[0\].input must be text, got int"),
         ({"inputs": ["1", "2"], "outputs": ["1"]}, "2 inputs but 1 outputs"),
         ({"input_output": "{not json"}, "input_output is not JSON"),
-        ({"tests": [{"input_file": "/nonexistent/1.in", "output_file": "x"}]}, r"input_file names no readable file"),
+        (
+            {"tests": [{"input_file": "/nonexistent/1.in", "output_file": "x"}]},
+            r"input_file names no readable file",
+        ),
     ],
 )
 def test_malformed_tests_say_where(inputs: dict, message: str) -> None:  # type: ignore[type-arg]

@@ -14,7 +14,11 @@ from ._helpers import Judge, run_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 
-ADD = [{"input": "1 2\n", "output": "3\n"}, {"input": "40 2\n", "output": "42\n"}, {"input": "-1 1\n", "output": "0\n"}]
+ADD = [
+    {"input": "1 2\n", "output": "3\n"},
+    {"input": "40 2\n", "output": "42\n"},
+    {"input": "-1 1\n", "output": "0\n"},
+]
 PY_ADD = "a, b = map(int, input().split())\nprint(a + b)\n"
 
 
@@ -119,13 +123,17 @@ def test_a_checker_that_crashes_is_the_checkers_failure(judge: Judge) -> None:
 
 
 def test_a_checker_that_does_not_build_is_an_error_not_a_score(backend: str) -> None:
-    evaluator = ProgramEvaluator(sandbox=SandboxConfig(backend=backend), checker=CheckerProgram("cpp", "int main( {"))
+    evaluator = ProgramEvaluator(
+        sandbox=SandboxConfig(backend=backend), checker=CheckerProgram("cpp", "int main( {")
+    )
     result = evaluator.evaluate(run_of("print(2)"), Example(inputs={"tests": DIVISOR_TESTS}, outputs={}))
     assert result.score is None and "checker program does not build" in (result.error or "")
 
 
 # -- compiled languages --------------------------------------------------------------------------
-CPP_ADD = "#include <iostream>\nint main() { long long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
+CPP_ADD = (
+    "#include <iostream>\nint main() { long long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
+)
 GO_ADD = 'package main\nimport "fmt"\nfunc main() { var a, b int64; fmt.Scan(&a, &b); fmt.Println(a + b) }\n'
 JAVA_ADD = (
     "import java.util.*;\npublic class Main { public static void main(String[] x) {"
@@ -135,7 +143,9 @@ JS_ADD = "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(/\\s
 
 
 @pytest.mark.toolchains
-@pytest.mark.parametrize(("language", "code"), [("cpp", CPP_ADD), ("go", GO_ADD), ("java", JAVA_ADD), ("javascript", JS_ADD)])
+@pytest.mark.parametrize(
+    ("language", "code"), [("cpp", CPP_ADD), ("go", GO_ADD), ("java", JAVA_ADD), ("javascript", JS_ADD)]
+)
 def test_compiled_and_node_programs_are_accepted(judge: Judge, language: str, code: str) -> None:
     result = judge(code, ADD, inputs={"language": language})
     assert result.score == 1, result.comment
@@ -146,7 +156,9 @@ def test_compiled_and_node_programs_are_accepted(judge: Judge, language: str, co
 @pytest.mark.toolchains
 def test_a_compile_error_shows_the_compiler(judge: Judge) -> None:
     result = judge("int main() { return x; }\n", ADD, language="cpp")
-    assert result.metadata["verdict"] == "compile_error" and "was not declared in this scope" in result.comment
+    assert (
+        result.metadata["verdict"] == "compile_error" and "was not declared in this scope" in result.comment
+    )
     assert result.feedback == "compile error"
 
 
