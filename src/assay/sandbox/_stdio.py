@@ -137,13 +137,6 @@ class StdioJudge:
         self.checker = built[0]
         return None
 
-    def rebuild(self) -> StdioBuild:
-        """After the candidate's sandbox had to be killed: a fresh one, built again."""
-        assert self.box is not None
-        self.box.kill()
-        self.box = self._stack.enter_context(self.pool.candidates.lease())
-        return self.build()
-
     # -- one test -----------------------------------------------------------------------
     def run(self, stdin: BinaryIO, sink: OutputSink, time_limit: float) -> StdioTestRun:
         assert self.box is not None and self.program is not None

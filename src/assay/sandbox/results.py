@@ -118,15 +118,16 @@ class ScriptRun:
 class StdioTestRun:
     """One run of a stdin/stdout program on one test, as the parent saw it.
 
-        ``timed_out``: ``"cpu"`` (over the limit by the kernel's count, or stopped by
-        RLIMIT_CPU), ``"wall"`` (still running at the wall-clock bound: asleep or blocked),
-        or None. ``cpu_ms`` is the kernel's count: the sandbox's cgroup
-        (``cpu_source="cgroup"``: every process of it) or the program's own rusage with its
-        waited-for children (``"rusage"``). ``peak_memory_kb`` is the test's peak and where that figure is from (``("cgroup")``: the sandbox's peak over the test
-    less its usage before; ``"rusage"``: the program's peak resident size).
-    ``memory_exceeded``: the kernel killed it at the memory limit (the
-        cgroup's count), or it failed to allocate (its runtime's out-of-memory message).
-        ``output_exceeded``: it wrote more than the output limit (reading stopped there)."""
+    ``timed_out``: ``"cpu"`` (over the limit by the kernel's count, or stopped by
+    RLIMIT_CPU), ``"wall"`` (found idle past its wall-clock bound: asleep or blocked),
+    or None. ``cpu_ms`` is the kernel's count: the sandbox's cgroup
+    (``cpu_source="cgroup"``: every process of it) or the program's own rusage with its
+    waited-for children (``"rusage"``). ``peak_memory_kb`` is (figure, source): the
+    cgroup's peak over the test less the sandbox's usage before it (``"cgroup"``), or
+    the program's peak resident size (``"rusage"``). ``memory_exceeded``: the kernel
+    killed it at the memory limit (the cgroup's count), or its runtime said it could not
+    allocate. ``output_exceeded``: it wrote more than the output limit (reading stopped
+    there)."""
 
     exit_code: int | None
     signal: str | None
