@@ -4,6 +4,8 @@ program built once for all its tests, and checker programs in several languages.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from assay.evaluators import CheckerProgram, ProgramEvaluator
@@ -211,3 +213,23 @@ def test_a_cpp_checker_program(judge: Judge) -> None:
     assert judge(smallest, DIVISOR_TESTS, checker=CheckerProgram("cpp", CPP_CHECKER)).score == 1
     wrong = judge("print(7)", DIVISOR_TESTS, checker=CheckerProgram("cpp", CPP_CHECKER))
     assert wrong.comment == "wrong answer on test 0: wrong answer: 7 does not divide 12"
+
+
+def test_large_test_files_stream_through_in_bounded_parent_memory(judge: Judge, tmp_path: Path) -> None:
+    """30 MiB in and 30 MiB out, from files: neither is ever held whole by the parent."""
+    import tracemalloc
+
+    line = b" ".join(b"%d" % i for i in range(1000)) + b"\n"
+    data = line * (30 * 1024 * 1024 // len(line))
+    (tmp_path / "big.in").write_bytes(data)
+    (tmp_path / "big.out").write_bytes(data)
+    tests = [{"input_file": str(tmp_path / "big.in"), "output_file": str(tmp_path / "big.out")}]
+    echo = "import sys\nfor chunk in iter(lambda: sys.stdin.buffer.read(1 << 16), b''):\n    sys.stdout.buffer.write(chunk)\n"
+    tracemalloc.start()
+    try:
+        result = judge(echo, tests, checker="exact", time_limit=10)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.score == 1, result.comment
+    assert peak < 16 * (1 << 20), f"the parent held {peak / (1 << 20):.1f} MiB"
