@@ -18,7 +18,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import Any, BinaryIO
 
-from assay.errors import SandboxError, UnsupportedMode
+from assay.errors import SandboxError, UnsupportedModeError
 from assay.sandbox import _toolchains as toolchains
 from assay.sandbox._io import FrameReader, Session
 from assay.sandbox._jobs import COMPILE_SECONDS, raise_if_not_started
@@ -80,7 +80,7 @@ class StdioJudge:
     ) -> None:
         for lang in (language, *([checker[0]] if checker else [])):
             if lang.name not in STDIO_LANGUAGES:
-                raise UnsupportedMode(
+                raise UnsupportedModeError(
                     f"{lang.name} does not run stdin/stdout programs here; these do: {', '.join(STDIO_LANGUAGES)}"
                 )
         self.pool = pool

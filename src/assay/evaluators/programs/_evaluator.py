@@ -12,8 +12,8 @@ from assay.errors import (
     CheckerProgramError,
     SandboxError,
     SandboxStartError,
-    SandboxUnavailable,
-    UnknownLanguage,
+    SandboxUnavailableError,
+    UnknownLanguageError,
 )
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.programs import _verdicts as v
@@ -120,19 +120,19 @@ class ProgramEvaluator(BaseEvaluator):
         outputs = dict(example.outputs) if example is not None and example.outputs else {}
         try:
             setup = self._setup(run, inputs, outputs)
-        except (CaseError, UnknownLanguage) as exc:
+        except (CaseError, UnknownLanguageError) as exc:
             return _failure(self.name, str(exc), getattr(exc, "feedback", "Unsupported language."))
         missing = setup.language.runtime_missing(get_pool(self.sandbox_config).runtime)
         if missing:
             return _failure(self.name, missing, "Language runtime missing.")
         try:
             return self._judge(setup)
-        except (SandboxStartError, SandboxUnavailable, CheckerProgramError):
+        except (SandboxStartError, SandboxUnavailableError, CheckerProgramError):
             raise
         except SandboxError:
             try:
                 return self._judge(setup)  # a sandbox that died is retried once, fresh
-            except (SandboxStartError, SandboxUnavailable, CheckerProgramError):
+            except (SandboxStartError, SandboxUnavailableError, CheckerProgramError):
                 raise
             except SandboxError as exc:
                 message = f"the sandbox died twice while running this program: {str(exc)[:500]}"
