@@ -1,9 +1,11 @@
 """How ``scripts/test`` spreads the suite over processes (pytest-xdist).
 
-Two phases: everything not marked ``serial`` runs on several workers (``-n``); the files in
-``LOAD_SENSITIVE`` run afterwards in one process, alone on the machine, because what they
+Two phases, named by ``ASSAY_TEST_PHASE`` (unset: one run of everything): ``parallel``
+runs all but the load-sensitive files on several workers (``-n``); ``serial`` runs the files
+in ``LOAD_SENSITIVE`` afterwards in one process, alone on the machine, because what they
 assert depends on the machine being otherwise idle (CPU shares, a kernel-timed limit, a
-memory peak, a thread or process count, how quickly a stalled peer is noticed).
+memory peak, a thread or process count, how quickly a stalled peer is noticed). A phase is
+chosen by deselecting, so a caller's own ``-m``/``-k`` still applies within it.
 
 In the parallel phase each test goes to a worker by group: a file's tests stay together
 (its module fixtures are built once), and every test of the Ray cluster or the browser
@@ -12,6 +14,7 @@ shares one group, so each session starts one cluster and one Chromium, not one p
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -59,10 +62,17 @@ def group_of(item: pytest.Item, needs: set[str]) -> str:
     return shared[0] if shared else relative(item)
 
 
-def mark(items: list[pytest.Item], needs_of: object) -> None:
-    """Mark the load-sensitive tests ``serial`` and put every test in its worker group."""
+def mark(config: pytest.Config, items: list[pytest.Item], needs_of: object) -> None:
+    """Mark the load-sensitive tests ``serial``, put every test in its worker group, and
+    keep only this phase's tests."""
     assert callable(needs_of)
     for item in items:
         if relative(item) in LOAD_SENSITIVE:
             item.add_marker(pytest.mark.serial)
         item.add_marker(pytest.mark.xdist_group(group_of(item, needs_of(item))))
+    phase = os.environ.get("ASSAY_TEST_PHASE")
+    if phase not in ("parallel", "serial"):
+        return
+    kept = [item for item in items if (item.get_closest_marker("serial") is not None) == (phase == "serial")]
+    config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    items[:] = kept

@@ -41,9 +41,9 @@ def pytest_configure(config: pytest.Config) -> None:
     scheduling.configure(config)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     requirements.mark(items)
-    scheduling.mark(items, requirements.needs_of)
+    scheduling.mark(config, items, requirements.needs_of)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
