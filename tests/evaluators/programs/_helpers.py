@@ -8,7 +8,7 @@ from collections.abc import Callable
 from assay.schemas import EvaluationResult, Run
 
 BACKENDS = ["bubblewrap", "unshare", "rlimit"]
-BENCH = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "bench", "programs"))
+BENCH = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "bench", "programs"))
 
 Judge = Callable[..., EvaluationResult]
 
