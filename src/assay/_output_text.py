@@ -73,7 +73,7 @@ def message_text(value: Any) -> str | None:
     instead of the message's fields."""
     if isinstance(value, Mapping):
         message = _message_mapping(value)
-        return _content_text(message["content"]) if _speaks(message) else None
+        return _content_text(message["content"]) if message is not None and _speaks(message) else None
     if isinstance(value, list) and value and all(_is_message(item) for item in value):
         if all(_speaks(item) for item in value if isinstance(item, Mapping)):
             return _messages_text(value)
@@ -81,11 +81,9 @@ def message_text(value: Any) -> str | None:
     return _message_object(value)
 
 
-def _speaks(message: Mapping[str, Any] | None) -> bool:
+def _speaks(message: Mapping[str, Any]) -> bool:
     """A mapping with ``content`` *and* a speaker (a dict such as ``{"title", "content"}``
     is data, not a message)."""
-    if message is None:
-        return False
     return "role" in message or message.get("type") in _LANGCHAIN_TYPES
 
 
