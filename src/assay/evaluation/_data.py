@@ -30,7 +30,6 @@ from typing import Any
 
 from assay._ids import name_based_id
 from assay.errors import AlreadyExistsError, DataError
-from assay.evaluation._csv_dialect import delimiter_name, sniff_delimiter
 from assay.schemas import Dataset, Example, trusted_builder, utcnow
 from assay.store.base import Store
 
@@ -326,6 +325,8 @@ def _load_csv(path: Path) -> Iterator[dict[str, Any]]:
     """Columns ``outputs.x`` / ``metadata.x`` go there; any other column is an input.
     The delimiter (``,``, ``;``, tab or ``|``) is read from the header line. Linear in the
     header's size (a count per name, not a scan per column)."""
+    from assay.evaluation._csv_dialect import sniff_delimiter  # only CSV data needs it (import cost)
+
     lines = _text_lines(path)
     header = next(lines, None)
     delimiter = sniff_delimiter(header)
@@ -344,6 +345,8 @@ def _load_csv(path: Path) -> Iterator[dict[str, Any]]:
 
 def _ragged(path: Path, lineno: int, row: dict[Any, Any], columns: int, delimiter: str) -> str:
     found = sum(value is not None for key, value in row.items() if key is not None)
+    from assay.evaluation._csv_dialect import delimiter_name
+
     found += len(row.get(None) or [])
     name = delimiter_name(delimiter)
     return (
