@@ -24,7 +24,7 @@ def test_the_default_reply_judges_every_criterion_in_one_call() -> None:
             lambda inputs: {"output": "Paris."},
             data=[{"inputs": {"q": "Capital of France?"}}],
             evaluators=[judge],
-            upload_results=False,
+            client=assay.Client("sqlite://"),  # its judge cache too: empty, this test's own
         )
         (row,) = list(results)
         assert [(r.key, r.score, r.error) for r in row["evaluation_results"]["results"]] == [
