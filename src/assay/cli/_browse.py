@@ -162,7 +162,7 @@ def _print_details(results: Any, *, errors: bool, failing: bool) -> None:
 
 def _status(store: Any, record: Any) -> str:
     """The stored status, with the shards' progress for a split experiment not yet complete."""
-    from assay.evaluation._sharded import shard_progress
+    from assay.evaluation.shards import shard_progress
 
     progress = None if record.status == "completed" else shard_progress(store, record)
     return record.status if progress is None else f"{record.status} ({progress})"

@@ -12,15 +12,13 @@ from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
 from assay.errors import AlreadyExistsError, NotFoundError
-from assay.evaluation import ExperimentResults
-from assay.evaluation._paged import stored_rows
 from assay.schemas import Dataset, Example
 from assay.store import Store, open_store
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from assay.evaluation import AsyncExperimentResults
+    from assay.evaluation import AsyncExperimentResults, ExperimentResults
     from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
     from assay.schemas import TracerSession
 
@@ -321,6 +319,8 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         return self.store.list_experiments()
 
     def read_experiment(self, name: str) -> ExperimentResults:
+        from assay.evaluation import ExperimentResults  # the results and their statistics: on use
+
         record = self.store.get_experiment(name=name)
         if record is None:
             from assay._suggest import did_you_mean  # only on this error path
@@ -329,11 +329,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
             raise NotFoundError(
                 f"no experiment named {name!r}{did_you_mean(name, known)} in {self.store.url}"
             )
-        summary = self.store.load_summary_results(record.id)
-        stats = self.store.load_stats(record.id)
-        count = stats.rows if stats is not None and stats.final else None
-        rows = stored_rows(self.store, record, count)
-        return ExperimentResults(record, rows, summary, self.store.url, stats=stats, store=self.store)
+        return ExperimentResults.of_stored(self.store, record)
 
 
 def _made_by_factory(target: Target) -> Target:

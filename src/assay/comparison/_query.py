@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from assay.store._json import loads
 from assay.store.base import Store
+from assay.store.codec import loads
 
 # One row per (metric, example) over both experiments: the mean of each side's scored
 # repetitions. One pass over the results of both, grouped once (no join of two halves).

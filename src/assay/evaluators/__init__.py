@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each family loads on fi
         SelfConsistency,
     )
     from assay.evaluators.judge.pairwise import ComparisonEvaluator
+    from assay.evaluators.patches import RepositoryPatchEvaluator
     from assay.evaluators.sql import SQLExecutionEvaluator, SQLValidityEvaluator
     from assay.evaluators.text.embedding import EmbeddingDistanceEvaluator
     from assay.evaluators.text.json import JsonEqualityEvaluator, JsonValidityEvaluator
@@ -66,6 +67,7 @@ _HOMES = {
     "TrajectoryMatchEvaluator": "assay.evaluators.agents",
     "TrajectoryJudgeEvaluator": "assay.evaluators.agents",
     "UnitTestGenerationEvaluator": "assay.evaluators.unit_tests",
+    "RepositoryPatchEvaluator": "assay.evaluators.patches",
     "DataTransformationEvaluator": "assay.evaluators.data",
     "APICallEvaluator": "assay.evaluators.api",
     "ToolCodeEvaluator": "assay.evaluators.agents",
@@ -93,6 +95,7 @@ __all__ = [
     "LlmFeedbackEvaluator",
     "QAEvaluator",
     "RegexEvaluator",
+    "RepositoryPatchEvaluator",
     "RougeEvaluator",
     "RuffLintEvaluator",
     "SelfConsistency",

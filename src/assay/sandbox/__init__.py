@@ -4,7 +4,13 @@ Backends, strongest first: bubblewrap, Linux namespaces via ``unshare``, and pla
 resource limits as the last resort. See ``docs/code.md``.
 """
 
-from assay.errors import SandboxError, SandboxStartError, SandboxUnavailable, UnknownLanguage, UnsupportedMode
+from assay.errors import (
+    SandboxError,
+    SandboxStartError,
+    SandboxUnavailableError,
+    UnknownLanguageError,
+    UnsupportedModeError,
+)
 from assay.sandbox._pool import SandboxPool, choose_backend, get_pool, shutdown_pools
 from assay.sandbox._script_report import require_ready
 from assay.sandbox._site import DATA_TOOLS, TEST_TOOLS, cache_root, sandbox_site
@@ -22,6 +28,11 @@ from assay.sandbox.results import (
     ProgramRun,
     ScriptRun,
 )
+
+# the names before 0.1.0 (assay.errors.ALIASES), still importable from here
+SandboxUnavailable = SandboxUnavailableError
+UnknownLanguage = UnknownLanguageError
+UnsupportedMode = UnsupportedModeError
 
 __all__ = [
     "DATA_TOOLS",
@@ -45,10 +56,10 @@ __all__ = [
     "SandboxIsolationWarning",
     "SandboxPool",
     "SandboxStartError",
-    "SandboxUnavailable",
+    "SandboxUnavailableError",
     "ScriptRun",
-    "UnknownLanguage",
-    "UnsupportedMode",
+    "UnknownLanguageError",
+    "UnsupportedModeError",
     "choose_backend",
     "get_language",
     "get_pool",

@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from assay.errors import SandboxError, SandboxUnavailable
+from assay.errors import SandboxError, SandboxUnavailableError
 from assay.sandbox import _cgroup, _jobs, _program
 from assay.sandbox._backends import BACKENDS, LANDLOCK_WRITABLE, Backend
 from assay.sandbox._children import DEFAULT_LIMITS
@@ -28,7 +28,7 @@ from assay.sandbox.results import Call, CallOutcome, FunctionRun, ProgramRun, Sc
 def choose_backend(config: SandboxConfig, user_namespace: bool) -> Backend:
     wanted = config.resolved_backend()
     if wanted != "auto" and wanted not in BACKENDS:
-        raise SandboxUnavailable(f"unknown sandbox backend {wanted!r} (from the environment)")
+        raise SandboxUnavailableError(f"unknown sandbox backend {wanted!r} (from the environment)")
     required = config.required_level()
     names = list(BACKENDS) if wanted == "auto" else [wanted]
     reasons: list[str] = []
@@ -42,7 +42,7 @@ def choose_backend(config: SandboxConfig, user_namespace: bool) -> Backend:
         if reason is None:
             return backend
         reasons.append(f"{name}: {reason}")
-    raise SandboxUnavailable("no sandbox backend can run here: " + "; ".join(reasons))
+    raise SandboxUnavailableError("no sandbox backend can run here: " + "; ".join(reasons))
 
 
 # what Landlock confined in a backend without namespaces (the ABI sets how much)
@@ -96,6 +96,7 @@ class SandboxPool:
             self.config.extra_ro_paths,
             self.config.uid_base,
             self._memory_cgroup(),
+            self.config.cpu_quota,
         )
         self._isolation: dict[str, Any] = {}
         size = self.config.worker_count()
@@ -108,13 +109,18 @@ class SandboxPool:
 
     def _memory_cgroup(self) -> bool:
         wanted = self.config.memory_cgroup
+        if self.config.cpu_quota is not None:
+            if wanted is False:
+                raise ValueError("cpu_quota needs the sandbox cgroup: not with memory_cgroup=False")
+            wanted = True
         if wanted is False:
             return False
         if _cgroup.available() is None:
             if wanted:
-                raise SandboxUnavailable(
-                    "memory_cgroup=True, but no cgroup can be made here "
-                    "(the cgroup file system is not writable)"
+                raise SandboxUnavailableError(
+                    f"{'cpu_quota' if self.config.cpu_quota is not None else 'memory_cgroup=True'} "
+                    "needs a cgroup per sandbox, and none can be made here "
+                    "(the cgroup file system is not writable: run as root)"
                 )
             return False
         return True
@@ -161,6 +167,7 @@ class SandboxPool:
                 if self.settings.memory_cgroup
                 else "RLIMIT_AS (Python), RLIMIT_DATA and V8's heap limit (JavaScript)"
             ),
+            "cpu_quota": self.config.cpu_quota,  # CPUs per sandbox, or None: weights only
             "seccomp": SECCOMP_DESCRIPTION if seccomp else None,
             "ipc": IPC_REFUSED if seccomp else "a fresh IPC namespace per job",
         }

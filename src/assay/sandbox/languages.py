@@ -12,10 +12,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assay.errors import UnknownLanguage, UnsupportedMode
+from assay.errors import UnknownLanguageError, UnsupportedModeError
 from assay.sandbox import _defines
 from assay.sandbox import _toolchains as toolchains
 from assay.sandbox._launch import Runtime
+
+# the names before 0.1.0 (assay.errors.ALIASES), still importable from here
+UnknownLanguage = UnknownLanguageError
+UnsupportedMode = UnsupportedModeError
 
 __all__ = [
     "CPP",
@@ -28,8 +32,8 @@ __all__ = [
     "ROLES",
     "TYPESCRIPT",
     "Spawn",
-    "UnknownLanguage",
-    "UnsupportedMode",
+    "UnknownLanguageError",
+    "UnsupportedModeError",
     "get_language",
     "strip_fences",
 ]
@@ -54,6 +58,7 @@ class Language:
     runtime_missing: Callable[[Runtime], str | None]
     compiled: bool = False  # a compile step runs first and reports {"event": "compiled"}
     test_programs: bool = True  # the test-program mode (a checker role) exists
+    float32: bool = False  # has a float32 type, whose results cross as {"$float32": ...}
     prepare: Callable[[], None] = lambda: None  # parent-side, once: prebuilt harness parts
 
     def program(self, prompt: str, completion: str, entry_point: str) -> str:
@@ -145,6 +150,7 @@ GO = Language(
     spawn=_compiled_spawn("go"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("go"),
     compiled=True,
+    float32=True,
 )
 JAVA = Language(
     name="java",
@@ -154,6 +160,7 @@ JAVA = Language(
     spawn=_compiled_spawn("java"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("java"),
     compiled=True,
+    float32=True,
     prepare=lambda: toolchains.prepare("java"),
 )
 CPP = Language(
@@ -164,6 +171,7 @@ CPP = Language(
     spawn=_compiled_spawn("cpp"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("cpp"),
     compiled=True,
+    float32=True,
     prepare=lambda: toolchains.prepare("cpp"),
 )
 LANGUAGES = {language.name: language for language in (PYTHON, JAVASCRIPT, TYPESCRIPT, GO, JAVA, CPP)}
@@ -175,7 +183,7 @@ def get_language(name: str) -> Language:
         if key in language.aliases:
             return language
     known = ", ".join(sorted(LANGUAGES))
-    raise UnknownLanguage(f"unknown language {name!r}; the sandbox runs: {known}")
+    raise UnknownLanguageError(f"unknown language {name!r}; the sandbox runs: {known}")
 
 
 _FENCE = re.compile(r"^```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^```[ \t]*$|\Z)", re.M | re.S)

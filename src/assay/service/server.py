@@ -11,7 +11,7 @@ from typing import Any
 import uvicorn
 
 from assay.errors import ServiceConfigError, UIConfigError
-from assay.evaluation._binding import RowEvaluator
+from assay.evaluation.evaluator import RowEvaluator
 from assay.service.app import DEFAULT_MAX_IN_FLIGHT, create_app
 from assay.service.guard import DEFAULT_MAX_BODY_BYTES
 from assay.ui.bind import bind_listening_socket
