@@ -20,7 +20,7 @@ from typing import Any
 
 from assay._output_text import output_text
 from assay.stats.agreement import LabelledRows, estimates, spearman
-from assay.store._json import loads
+from assay.store.codec import loads
 
 __all__ = ["VerbosityCheck", "verbosity_check"]
 
