@@ -9,7 +9,7 @@ from pathlib import Path
 
 from assay.schemas import Example
 from assay.store import open_store
-from assay.store._schema import SCHEMA_VERSION
+from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 
 
 def _history(url: str) -> tuple[list[int], list[int]]:
@@ -70,9 +70,11 @@ def test_the_count_reads_the_index_of_current_examples_only(tmp_path: Path) -> N
 def test_a_store_of_the_previous_schema_gets_the_index_and_keeps_its_counts(tmp_path: Path) -> None:
     url = str(tmp_path / "old.db")
     _history(url)
+    before = next(i for i, script in enumerate(MIGRATIONS) if "CREATE INDEX examples_alive" in script)
     with sqlite3.connect(url) as conn:  # as the schema before the index left it
-        conn.execute("DROP INDEX examples_alive")
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION - 1),))
+        for index in ("examples_alive", "feedback_by_experiment"):  # the migrations from it on
+            conn.execute(f"DROP INDEX {index}")
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(before),))
     store = open_store(url)
     try:
         dataset = store.get_dataset(name="counted")
