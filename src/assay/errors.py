@@ -32,6 +32,7 @@ signature is still a ``TypeError``, a missing extra an ``ImportError``):
     ├── UnknownLanguageError (ValueError)      the sandbox does not run that language
     ├── UnsupportedModeError (ValueError)      that language has no test-program mode
     ├── UIConfigError (ValueError)             the web UI cannot start with these settings
+    ├── PortInUseError (ValueError)            a server's port is taken (names it and a free one)
     ├── CsrfRefusedError (PermissionError)     a UI write without this session's token (answered 403)
     ├── ServiceConfigError (ValueError)        the evaluator service cannot start with these settings
     ├── EvaluatorSpecError (ValueError)        ``serve-evaluators MODULE:EVALUATORS`` names nothing usable
@@ -227,6 +228,10 @@ class ToolMissingError(AssayError, RuntimeError):
 
 class UIConfigError(AssayError, ValueError):
     """A server setting refused for safety (a public host without a token, a weak token)."""
+
+
+class PortInUseError(AssayError, ValueError):
+    """The port ``assay ui`` or ``assay serve-evaluators`` was to listen on is taken."""
 
 
 class CsrfRefusedError(AssayError, PermissionError):
@@ -457,6 +462,7 @@ __all__ = [
     "NotComparableError",
     "NotFoundError",
     "OpenAPIError",
+    "PortInUseError",
     "PrivilegedRoleError",
     "QueryError",
     "QueryRefusedError",
