@@ -58,18 +58,32 @@ def test_a_resumed_shard_plans_only_its_rows_not_stored_yet() -> None:
 @pytest.mark.parametrize(
     ("given", "message"),
     [
-        ((3, 3), "shard=(3, 3): the shard index counts from 0, so it must be 0 to 2"),
+        (
+            (3, 3),
+            "shard=(3, 3): the index of the pair counts from 0 (as Python indexes do), so it must be 0 to 2",
+        ),
         ((0, 0), "shard=(0, 0): the shard count must be at least 1"),
         ((-1, 2), "must be 0 to 1"),
         ("a/b", "shard= 'a/b': write I/N"),
-        ((True, 2), "shard= takes a pair (index, count)"),
-        (3, "shard= takes a pair (index, count)"),
+        ((True, 2), "shard= takes a pair (index from 0, count)"),
+        (3, "shard= takes a pair (index from 0, count)"),
+        ("0/3", "shard= '0/3': shards count from 1"),
     ],
 )
 def test_bad_shards_name_the_parameter(given: object, message: str) -> None:
     with pytest.raises(ShardError) as caught:
         shard_argument(given)
     assert message in str(caught.value)
+
+
+def test_the_pair_counts_from_0_and_the_command_line_text_from_1() -> None:
+    """Python's pair indexes as Python does; ``"I/N"`` is the command line's, as Playwright's."""
+    assert [shard_argument(f"{i}/3") for i in (1, 2, 3)] == [shard_argument((i, 3)) for i in (0, 1, 2)]
+    assert [str(shard_argument((i, 3))) for i in (0, 1, 2)] == ["1/3", "2/3", "3/3"]
+    with pytest.raises(ShardError, match="must be 1 to 3: 1/3, 2/3, 3/3"):
+        shard_argument("0/3")
+    with pytest.raises(ShardError, match=r"\(0, 3\) is --shard 1/3"):
+        shard_argument((3, 3))
 
 
 def test_a_sharded_evaluate_needs_a_shared_stored_experiment(tmp_path: Path) -> None:

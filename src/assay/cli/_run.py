@@ -40,8 +40,9 @@ def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--shard",
         metavar="I/N",
-        help="run shard I (from 0) of N into --experiment NAME, shared by N processes or CI jobs; "
-        "the experiment completes when every shard has",
+        help="run shard I of N (counting from 1, as Playwright and Jest do: 1/3, 2/3, 3/3) into "
+        "--experiment NAME, shared by N processes or CI jobs; the experiment completes when every "
+        "shard has",
     )
     run.add_argument(
         "--wait",

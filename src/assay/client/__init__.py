@@ -11,7 +11,7 @@ from assay.client._example_edits import ExampleEdits, filtered, page, version_of
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
-from assay.errors import NotFoundError
+from assay.errors import AlreadyExistsError, NotFoundError
 from assay.schemas import Dataset, Example
 from assay.store import Store, open_store
 
@@ -93,8 +93,26 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         dataset_name: str,
         description: str | None = None,
         metadata: dict[str, Any] | None = None,
+        *,
+        exists_ok: bool = False,
     ) -> Dataset:
-        return self.store.create_dataset(dataset_name, description, metadata)
+        """A new, empty dataset. A name already taken raises ``AlreadyExistsError`` saying
+        how to reuse it, as LangSmith's conflict does; with ``exists_ok=True`` the stored
+        dataset of that name is returned instead (its description, metadata and examples
+        as they are), so a script that creates its dataset can run twice."""
+        try:
+            return self.store.create_dataset(dataset_name, description, metadata)
+        except AlreadyExistsError:
+            existing = self.store.get_dataset(name=dataset_name)
+            if exists_ok and existing is not None:
+                return existing
+            raise AlreadyExistsError(
+                f"a dataset named {dataset_name!r} already exists in {self.store.url}. To use it: "
+                f"client.read_dataset(dataset_name={dataset_name!r}), or "
+                f"create_dataset({dataset_name!r}, exists_ok=True); to check first: "
+                f"client.has_dataset(dataset_name={dataset_name!r}); to start over: "
+                f"client.delete_dataset(dataset_name={dataset_name!r}) first"
+            ) from None
 
     def read_dataset(
         self, *, dataset_name: str | None = None, dataset_id: uuid.UUID | str | None = None

@@ -34,6 +34,7 @@ EVALUATOR_NAMES: dict[str, str] = {
     "labeled_criteria": "assay.evaluators.judge:LabeledCriteriaEvaluator",
     # code
     "code_correctness": "assay.evaluators.code:CodeCorrectnessEvaluator",
+    "program": "assay.evaluators.programs:ProgramEvaluator",
     "ruff_lint": "assay.evaluators.code.quality:RuffLintEvaluator",
     "bandit_security": "assay.evaluators.code.quality:BanditSecurityEvaluator",
     "sql_validity": "assay.evaluators.sql:SQLValidityEvaluator",

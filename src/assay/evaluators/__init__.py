@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each family loads on fi
     )
     from assay.evaluators.judge.pairwise import ComparisonEvaluator
     from assay.evaluators.patches import RepositoryPatchEvaluator
+    from assay.evaluators.programs import CheckerProgram, ProgramEvaluator
     from assay.evaluators.sql import SQLExecutionEvaluator, SQLValidityEvaluator
     from assay.evaluators.text.embedding import EmbeddingDistanceEvaluator
     from assay.evaluators.text.json import JsonEqualityEvaluator, JsonValidityEvaluator
@@ -71,12 +72,15 @@ _HOMES = {
     "DataTransformationEvaluator": "assay.evaluators.data",
     "APICallEvaluator": "assay.evaluators.api",
     "ToolCodeEvaluator": "assay.evaluators.agents",
+    "ProgramEvaluator": "assay.evaluators.programs",
+    "CheckerProgram": "assay.evaluators.programs",
 }
 
 __all__ = [
     "APICallEvaluator",
     "BanditSecurityEvaluator",
     "BleuEvaluator",
+    "CheckerProgram",
     "CheckstyleEvaluator",
     "CodeCorrectnessEvaluator",
     "CodeStyleEvaluator",
@@ -93,6 +97,7 @@ __all__ = [
     "LabeledCriteriaEvaluator",
     "LLMFeedbackEvaluator",
     "LlmFeedbackEvaluator",
+    "ProgramEvaluator",
     "QAEvaluator",
     "RegexEvaluator",
     "RepositoryPatchEvaluator",

@@ -72,8 +72,12 @@ def _make_strict(node: Any) -> None:
         if node.get("type") == "object" and "properties" in node:
             node["additionalProperties"] = False
             node["required"] = list(node["properties"])
-        for value in node.values():
-            _make_strict(value)
+        for key, value in node.items():
+            if key in ("properties", "$defs") and isinstance(value, dict):
+                for child in value.values():  # names, not schemas: a property may be "title"
+                    _make_strict(child)
+            else:
+                _make_strict(value)
     elif isinstance(node, list):
         for value in node:
             _make_strict(value)

@@ -14,6 +14,7 @@ from assay.errors import (
 from assay.sandbox._pool import SandboxPool, choose_backend, get_pool, shutdown_pools
 from assay.sandbox._script_report import require_ready
 from assay.sandbox._site import DATA_TOOLS, TEST_TOOLS, cache_root, sandbox_site
+from assay.sandbox._streams import OutputSink, Spool
 from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
 from assay.sandbox.equality import values_equal
 from assay.sandbox.errors import SandboxIsolationWarning
@@ -22,11 +23,14 @@ from assay.sandbox.protections import Protections
 from assay.sandbox.results import (
     Call,
     CallOutcome,
+    CheckerRun,
     FunctionRun,
     LoadFailure,
     Output,
     ProgramRun,
     ScriptRun,
+    StdioBuild,
+    StdioTestRun,
 )
 
 # the names before 0.1.0 (assay.errors.ALIASES), still importable from here
@@ -43,6 +47,7 @@ __all__ = [
     "BACKEND_LEVELS",
     "Call",
     "CallOutcome",
+    "CheckerRun",
     "FunctionRun",
     "LANGUAGES",
     "Language",
@@ -56,8 +61,12 @@ __all__ = [
     "SandboxIsolationWarning",
     "SandboxPool",
     "SandboxStartError",
+    "OutputSink",
+    "Spool",
     "SandboxUnavailableError",
     "ScriptRun",
+    "StdioBuild",
+    "StdioTestRun",
     "UnknownLanguageError",
     "UnsupportedModeError",
     "choose_backend",

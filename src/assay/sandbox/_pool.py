@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.errors import SandboxError, SandboxUnavailableError
-from assay.sandbox import _cgroup, _jobs, _program
+from assay.sandbox import _cgroup, _jobs, _program, _stdio
 from assay.sandbox._backends import BACKENDS, LANDLOCK_WRITABLE, Backend
 from assay.sandbox._children import DEFAULT_LIMITS
 from assay.sandbox._launch import LaunchContext, Runtime
@@ -269,6 +269,17 @@ class SandboxPool:
     ) -> ScriptRun:
         """Run ``code`` as a program; its exit code and output are the result."""
         return _jobs.run_script(self, language, code, timeout, limits)
+
+    def stdio(
+        self,
+        language: Language,
+        code: str,
+        limits: Limits = DEFAULT_LIMITS,
+        checker: tuple[Language, str] | None = None,
+    ) -> _stdio.StdioJudge:
+        """A stdin/stdout program built once and run per test (see ``_stdio``); use it
+        as a context manager."""
+        return _stdio.StdioJudge(self, language, code, limits, checker)
 
 
 _warned: set[tuple[str, tuple[str, ...]]] = set()
