@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import os
 import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from typing import Protocol
 
@@ -259,6 +261,9 @@ class RlimitOnly:
         scrub = ["/tmp", "/var/tmp", *_mqueue_mounts()] if dedicated else []
         writable = LANDLOCK_WRITABLE if dedicated else tuple(p for p in LANDLOCK_WRITABLE if p != "/dev/shm")
         harness_root = HARNESS_PARENT if context.sandbox_uid is None else readable_harness()
+        runtime = list(context.runtime.python_path)
+        private = any(os.path.isdir(p) and not _others_can_read(p) for p in runtime)
+        view = readable_runtime(tuple(runtime)) if dedicated and private else {}
         argv = zygote_command(
             context,
             {
@@ -268,7 +273,8 @@ class RlimitOnly:
                 "scrub_dirs": scrub,  # at their top, as the sandbox's uid
                 "scrub_deep": ["/dev/shm"] if dedicated else [],  # all through, as root
                 "landlock_writable": [path for path in writable if os.path.exists(path)],
-                "runtime_paths": list(context.runtime.python_path),
+                "runtime_paths": [view.get(path, path) for path in runtime],
+                "runtime_view": view,  # the zygote imports from the readable copy
             },
         )
         label = (
@@ -310,6 +316,51 @@ def readable_harness() -> str:
         for name in files:
             os.chmod(os.path.join(folder, name), 0o644)
     return root
+
+
+@functools.cache
+def readable_runtime(paths: tuple[str, ...]) -> dict[str, str]:
+    """A copy of the standard library the sandbox uid can read, for a runtime in a private
+    home (``/root/.pyenv`` with the rlimit backend as root): hard links (a copy across
+    file systems) in the root-owned toolchain cache, made once per runtime. Maps each
+    folder of ``paths`` to its copy; without it only the modules the zygote preloaded
+    import."""
+    folders = [path for path in paths if os.path.isdir(path)]
+    tops = [f for f in folders if not any(f != o and f.startswith(o + "/") for o in folders)]
+    digest = hashlib.sha256("\0".join([sys.version, *tops]).encode()).hexdigest()[:16]
+    root = os.path.join(cache_root(), "python-" + digest)
+    if not os.path.isdir(root):
+        _copy_runtime(tops, root)
+    view: dict[str, str] = {}
+    for folder in folders:
+        index = next(i for i, top in enumerate(tops) if folder == top or folder.startswith(top + "/"))
+        view[folder] = os.path.normpath(os.path.join(root, str(index), os.path.relpath(folder, tops[index])))
+    return view
+
+
+def _copy_runtime(tops: list[str], root: str) -> None:
+    staging = tempfile.mkdtemp(prefix=".staging-", dir=os.path.dirname(root))
+    try:
+        for index, top in enumerate(tops):
+            ignore = shutil.ignore_patterns("site-packages", "test", "idle_test")
+            shutil.copytree(top, os.path.join(staging, str(index)), ignore=ignore, copy_function=_link_or_copy)
+        for folder, _, _ in os.walk(staging):
+            os.chmod(folder, 0o755)
+        os.rename(staging, root)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # or another process made it first
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    """A hard link shares its mode: it must let others read (the copy is made so)."""
+    if os.stat(source).st_mode & 0o444 == 0o444:
+        try:
+            os.link(source, target)
+            return
+        except OSError:
+            pass
+    shutil.copy2(source, target)
+    os.chmod(target, (os.stat(target).st_mode | 0o444) & ~0o022)
 
 
 def _others_can_read(path: str) -> bool:

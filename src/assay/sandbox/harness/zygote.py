@@ -618,6 +618,26 @@ def _malloc_stats() -> list[str]:
         return report.read().decode("ascii", "replace").splitlines()
 
 
+def use_runtime_view(view: dict[str, str]) -> None:
+    """Import from a readable copy of a private runtime (see ``readable_runtime``): on
+    sys.path and in the ``__path__`` of the packages already imported (importlib, json...),
+    where their submodules are looked up."""
+
+    def seen(path: str) -> str:
+        for original, copy in sorted(view.items(), key=lambda item: -len(item[0])):
+            if path == original or path.startswith(original + "/"):
+                return copy + path[len(original) :]
+        return path
+
+    if not view:
+        return
+    sys.path[:] = [seen(entry) for entry in sys.path]
+    for module in list(sys.modules.values()):
+        search = getattr(module, "__path__", None)
+        if isinstance(search, list):
+            search[:] = [seen(entry) for entry in search]
+
+
 def main() -> None:
     options = json.loads(sys.argv[1])
     from . import py_checker  # noqa: F401  (before confine: roles fork from here)
@@ -637,6 +657,7 @@ def main() -> None:
     os.environ.clear()
     os.environ.update(options["env"])
     py_roles.configure_streams()
+    use_runtime_view(options.get("runtime_view") or {})
     py_roles.warm_up()  # before preload's freeze
     preload(options.get("preload", []))
     hide_harness(options)
