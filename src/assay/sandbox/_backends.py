@@ -343,7 +343,9 @@ def _copy_runtime(tops: list[str], root: str) -> None:
     try:
         for index, top in enumerate(tops):
             ignore = shutil.ignore_patterns("site-packages", "test", "idle_test")
-            shutil.copytree(top, os.path.join(staging, str(index)), ignore=ignore, copy_function=_link_or_copy)
+            shutil.copytree(
+                top, os.path.join(staging, str(index)), ignore=ignore, copy_function=_link_or_copy
+            )
         for folder, _, _ in os.walk(staging):
             os.chmod(folder, 0o755)
         os.rename(staging, root)

@@ -4,17 +4,21 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from assay.sandbox.harness import landlock
+
 from ._calc import CALC, FIX, FIXED, Judge, diff, new_file
 
 pytestmark = pytest.mark.slow
-BACKENDS = ["bubblewrap", "unshare"]
+BACKENDS = ["bubblewrap", "unshare", "rlimit"]
 OUTSIDE = "/tmp/assay-patch-escape-marker"
 
 
@@ -96,7 +100,9 @@ def test_no_network(judge: Judge, backend: str, listener: tuple[int, list[bytes]
         "except OSError:\n    pass\n"
     )
     result = judge(with_code(code), backend)
-    assert result.score == 0 and received == []
+    # rlimit has no network namespace: where Landlock has ABI 4 TCP is refused, else it leaks
+    leaks = backend == "rlimit" and landlock.abi_version() < 4
+    assert result.score == 0 and received == ([b"leak"] if leaks else [])
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -169,7 +175,8 @@ def test_the_hosts_files_are_out_of_reach(judge: Judge, backend: str, tmp_path: 
     """The instance's folder on the host (its gold patch, hidden tests) cannot be read."""
     secret = tmp_path / "hidden.txt"
     secret.write_text("gold")
-    os.chmod(tmp_path, 0o755)
+    # rlimit has no mounts: it hides only what its uid cannot read (a private folder)
+    os.chmod(tmp_path, 0o700 if backend == "rlimit" else 0o755)
     code = (
         f"import os\ntry:\n    data = open({str(secret)!r}).read()\nexcept OSError:\n    data = ''\n"
         "if data == 'gold':\n    def add(a, b):\n        return a + b\n"
@@ -186,14 +193,33 @@ def test_a_huge_patch_scores_0_unread(judge: Judge) -> None:
     assert result.score == 0 and "over 1048576 bytes" in (result.comment or "")
 
 
-def test_on_the_rlimit_backend_a_run_is_a_verdict_or_an_error_never_a_false_score(judge: Judge) -> None:
-    """As root the rlimit backend's dedicated uid may not read the interpreter (a private
-    home): then the run is the evaluator's error; where it runs, the verdict is right."""
+def test_on_the_rlimit_backend_the_correct_patch_scores_1_and_the_wrong_one_0(judge: Judge) -> None:
+    """As root the rlimit backend's dedicated uid cannot read a runtime in a private home
+    (/root/.pyenv): it imports from a readable copy, so the verdict is a real one."""
     good, bad = judge(FIX, "rlimit"), judge(with_code(""), "rlimit")
-    if good.error is not None:
-        assert "could not be prepared" in good.error and bad.error is not None
-    else:
-        assert good.score == 1 and bad.score == 0
+    assert (good.error, good.score, bad.error, bad.score) == (None, 1, None, 0), (good.error, bad.error)
+    assert good.metadata["sandbox"]["backend"] == "rlimit"
+    assert bad.metadata["tests"] == {
+        "tests/test_hidden.py::test_add": "failed",
+        "tests/test_calc.py::test_mul": "passed",
+    }
+
+
+def test_on_the_rlimit_backend_a_world_readable_host_file_is_readable(judge: Judge, tmp_path: Path) -> None:
+    """What rlimit cannot hide (docs/patches.md): no mount namespace, so a file its uid
+    may read on the host, such as an instance's gold patch in a world-readable folder,
+    is readable by the patch's code (bubblewrap and unshare do not show it at all)."""
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        os.chmod(folder, 0o755)
+        secret = folder / "hidden.txt"
+        secret.write_text("gold")
+        secret.chmod(0o644)
+        code = f"if open({str(secret)!r}).read() == 'gold':\n    def add(a, b):\n        return a + b\n"
+        result = judge(diff("calc.py", CALC, CALC + "\n" + code), "rlimit")
+    finally:
+        shutil.rmtree(folder)
+    assert result.score == 1, result.comment
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
