@@ -15,6 +15,7 @@ import importlib.metadata
 import importlib.util
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -149,13 +150,23 @@ def _key(packages: list[str]) -> str:
 def cache_root() -> Path:
     configured = os.environ.get(SITE_ENV)
     candidates = [Path(configured)] if configured else []
-    candidates.append(Path.home() / ".cache" / "assay" / "sandbox-site")
+    home = Path.home() / ".cache" / "assay" / "sandbox-site"
+    if _others_may_enter(home):  # not a private home (/root): the rlimit backend's uid reads it
+        candidates.append(home)
     candidates.append(Path(tempfile.gettempdir()) / f"assay-sandbox-site-{os.geteuid()}")
     for candidate in candidates:
         resolved = candidate.resolve()
         if not (str(resolved) + "/").startswith(SANDBOX_WORKROOT + "/"):
             return resolved
     raise SandboxSetupError(f"no folder outside {SANDBOX_WORKROOT} for sandbox packages; set {SITE_ENV}")
+
+
+def _others_may_enter(path: Path) -> bool:
+    """Every existing folder from ``path`` up lets other users through."""
+    folder = path.resolve()
+    while not folder.exists():
+        folder = folder.parent
+    return all(os.stat(f).st_mode & stat.S_IXOTH for f in (folder, *folder.parents))
 
 
 def _build(root: Path, packages: list[str]) -> None:

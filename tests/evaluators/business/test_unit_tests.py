@@ -3,6 +3,7 @@ worthless (always passes, fails on the reference) and hostile ones."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 import assay
 from assay.evaluators import UnitTestGenerationEvaluator
 from assay.evaluators.unit_tests import mutants
-from assay.sandbox import SandboxConfig
+from assay.sandbox import SandboxConfig, SandboxIsolationWarning
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
 REFERENCE = '''def clamp(x, lo, hi):
@@ -90,6 +91,19 @@ def test_good_weak_and_worthless_suites_are_ranked() -> None:
     assert all({"operator", "line", "change"} <= set(row) for row in mutants_shown)
     assert weak["line_coverage"].metadata["missing_lines"]  # what the weak suite missed
     assert good["pass"].metadata["sandbox"]["backend"] == "bubblewrap"
+
+
+@pytest.mark.slow
+def test_on_the_rlimit_backend_suites_are_ranked_too() -> None:
+    """As root the rlimit backend's uid cannot read a private home (/root/.pyenv, ~/.cache):
+    the runtime and pytest come from readable copies, so the scores are real ones."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SandboxIsolationWarning)
+        good, weak = (scores(s, sandbox=SandboxConfig(backend="rlimit")) for s in (GOOD, WEAK))
+    assert good["pass"].error is None and good["pass"].score == weak["pass"].score == 1
+    assert good["mutation_score"].score > weak["mutation_score"].score  # type: ignore[operator]
+    assert good["line_coverage"].score == 1.0 > weak["line_coverage"].score  # type: ignore[operator]
+    assert good["pass"].metadata["sandbox"]["backend"] == "rlimit"
 
 
 @pytest.mark.slow
