@@ -349,8 +349,11 @@ def _copy_runtime(tops: list[str], root: str) -> None:
         for folder, _, _ in os.walk(staging):
             os.chmod(folder, 0o755)
         os.rename(staging, root)
+    except OSError:
+        if not os.path.isdir(root):  # else another process made it first
+            raise
     finally:
-        shutil.rmtree(staging, ignore_errors=True)  # or another process made it first
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _link_or_copy(source: str, target: str) -> None:
