@@ -34,7 +34,7 @@ def go_example(tmp_path_factory: pytest.TempPathFactory) -> Example:
     )
 
 
-@pytest.mark.parametrize("backend", ["bubblewrap", "unshare"])
+@pytest.mark.parametrize("backend", ["bubblewrap", "unshare", "rlimit"])
 def test_go_right_and_wrong(judge: Judge, go_example: Example, backend: str) -> None:
     right = judge(FIX, backend, example=go_example, test_timeout=120.0)
     assert right.score == 1, (right.comment, right.error, right.metadata.get("output"))
