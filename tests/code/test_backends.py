@@ -191,3 +191,27 @@ def test_run_script(pool: SandboxPool, python: Any, javascript: Any) -> None:
     assert crashed.exit_code == 1 and "ValueError: boom" in crashed.output.stderr
     js = pool.run_script(javascript, "console.log(6 * 7); process.exitCode = 2;", timeout=10)
     assert (js.exit_code, js.output.stdout) == (2, "42\n")
+
+
+def test_a_private_runtime_is_copied_readable_by_others_and_writable_by_none(tmp_path: Any) -> None:
+    """The rlimit backend's copy of a runtime its uid cannot read: hard links where the
+    file is readable by all, a readable copy where not, no site-packages, no test package;
+    a second maker (another process) finds it made and keeps it."""
+    lib = tmp_path / "home" / "lib"
+    (lib / "pkg").mkdir(parents=True)
+    for folder in ("site-packages", "test"):
+        (lib / folder).mkdir()
+    (lib / "mod.py").write_text("x = 1\n")
+    (lib / "pkg" / "secret.py").write_text("y = 2\n")
+    os.chmod(lib / "pkg" / "secret.py", 0o600)
+    os.chmod(lib / "mod.py", 0o644)
+    os.chmod(tmp_path / "home", 0o700)
+    copy = tmp_path / "copy"
+    for _ in range(2):
+        backends_module._copy_runtime([str(lib)], str(copy))
+    assert sorted(os.listdir(copy / "0")) == ["mod.py", "pkg"]
+    assert os.stat(copy / "0" / "mod.py").st_ino == os.stat(lib / "mod.py").st_ino
+    assert os.stat(copy / "0" / "pkg" / "secret.py").st_mode & 0o777 == 0o644
+    assert (copy / "0" / "pkg" / "secret.py").read_text() == "y = 2\n"
+    assert {os.stat(copy / f).st_mode & 0o777 for f in ("0", "0/pkg")} == {0o755}
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(".staging-")]
