@@ -1,4 +1,4 @@
-"""The SQL behind a paired comparison: per metric, sums over paired examples.
+"""The SQL behind a paired comparison (the store's read model): per metric, sums over paired examples.
 
 Each side's scores are first averaged per example (repetitions become one number per
 example), in one grouping of both sides' results by (metric, example). Only sums leave the database,
