@@ -29,9 +29,9 @@ from typing import Any
 import _bulk as bulk
 
 from assay.store import text_index
+from assay.store.read.database import ReadOnlyDatabase
 from assay.store.sqlite import SQLiteStore
 from assay.ui import queries
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import ExperimentSummary, RowFilter
 from assay.ui.queries import ranked
 from assay.ui.queries.walk import decode_cursor

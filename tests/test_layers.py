@@ -325,7 +325,6 @@ PRIVATE_ALLOWED: dict[str, set[str]] = {
     # moving these queries into the store for after the UI work in flight)
     "assay.store._columns": {"assay.comparison", "assay.ui"},
     "assay.comparison._compare": {"assay.ui"},
-    "assay.store.postgres._conn": {"assay.ui"},
     # the store's JSON (exact floats, odd values) is the one JSON of every stored or sent value
     "assay.store._json": {"assay.comparison", "assay.evaluators", "assay.service"},
     # scorers are built on the judges' and text evaluators' machinery

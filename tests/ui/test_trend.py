@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 from ui_testdata import T0, RowSpec, make_dataset, make_experiment
 
 from assay.store import Store
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui import create_app
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.trend.series import trends
 
 N = 40

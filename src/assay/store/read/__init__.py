@@ -1,5 +1,6 @@
 """The store's read model: the queries the comparison and the UI ask of stored
 experiments, next to the tables they read, so a schema change stays in ``store/``.
 
+- ``database``: ``ReadOnlyDatabase``, per-thread read-only connections to a store's database;
 - ``pairing``: a paired comparison's sums per metric, and each side's stored counts.
 """

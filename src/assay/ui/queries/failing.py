@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.models import RowFilter
 from assay.ui.queries.ranked import RANK
 from assay.ui.queries.stored import has_stats

@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 
 __all__ = ["kept_count"]
 

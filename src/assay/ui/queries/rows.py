@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from assay._metric import MetricInfo
+from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.pairing import METRIC_INFO_SQL, decode_metric_info
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest, NotFound
 from assay.ui.models import (
     ExperimentSummary,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 
 __all__ = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.models import ExperimentSummary
 from assay.ui.queries import compare_page, find_experiment, metric_stats
