@@ -11,12 +11,14 @@ import os
 import random
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from tests.cli.conftest import ASSAY, run_assay, write_data
 
 from assay import Client, evaluate
+from assay.store import integrity
 
 ROWS = 5000
 
@@ -39,7 +41,7 @@ def build(path: Path) -> None:
 def wait_for_builders() -> None:
     from assay.store.sqlite import _writer_process
 
-    _writer_process._wait_for_builders()
+    _writer_process._wait_for_builders(timeout=None)
 
 
 def stored_rows(path: Path) -> int:
@@ -65,13 +67,33 @@ def overwrite_a_table_page(path: Path) -> int:
 
 
 def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The store file's and its write-ahead log's bytes (the log holds committed pages)."""
+    wal = Path(f"{path}-wal")
+    logged = wal.read_bytes() if wal.exists() else b""
+    return hashlib.sha256(path.read_bytes()).hexdigest() + hashlib.sha256(logged).hexdigest()
+
+
+def leave_a_log_as_a_killed_writer_does(path: Path) -> None:
+    """A process commits into the log and dies before closing: the log keeps the commit,
+    and the next read-write connection to close would copy it into the file."""
+    script = (
+        "import os, sqlite3, sys\n"
+        "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "conn.execute('PRAGMA wal_autocheckpoint = 0')\n"
+        "conn.execute(\"UPDATE experiments SET description = 'touched'\")\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True)
+    assert integrity.left_unclean(str(path))
 
 
 @pytest.mark.slow
-def test_a_damaged_store_is_found_refused_for_writing_and_recovered(tmp_path: Path) -> None:
+@pytest.mark.parametrize("last_writer", ["closed", "killed"])
+def test_a_damaged_store_is_found_refused_for_writing_and_recovered(tmp_path: Path, last_writer: str) -> None:
     db = tmp_path / "db.sqlite"
     build(db)
+    if last_writer == "killed":
+        leave_a_log_as_a_killed_writer_does(db)
     (tmp_path / "app.py").write_text("def work(inputs):\n    return inputs\n", encoding="utf-8")
     write_data(tmp_path / "data.jsonl", 10)
     ok = run_assay("store", "check", "--db", str(db), cwd=tmp_path)

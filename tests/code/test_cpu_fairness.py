@@ -37,7 +37,7 @@ def solution(n):
 HONEST = "def solution(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"
 STEPS = 30_000_000
 HONEST_TIMEOUT = 20.0
-FORKER_TIMEOUT = 45.0  # past the honest one's limit: it is there for all of it
+FORKER_TIMEOUT = HONEST_TIMEOUT + 5  # past the honest one's limit: it is there for all of it
 
 
 def _cpu_cgroups_exist() -> bool:

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from assay.errors import AlreadyExistsError, NotFoundError, StoreError, StoreVersionError
+from assay.errors import AlreadyExistsError, NotFoundError, StoreCorruptError, StoreError, StoreVersionError
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
@@ -82,15 +83,20 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._target, self._uri = self.path, False
         self.url = "sqlite://" if self.path == ":memory:" else f"sqlite:///{self.path}"
-        # before this process's own connection: did the last writer close?
+        # Before this process's own connection: did the last writer close? If not, its
+        # log is checked now, since closing a read-write connection would copy the log
+        # into the file: a damaged store is then opened read-only (``require_whole``).
         self._unclean = not self._uri and integrity.left_unclean(self.path)
+        self._damage = integrity.check(self.path) if self._unclean else []
+        if self._damage:
+            self._target, self._uri = f"file:{quote(self.path)}?mode=ro", True
         self._pragmas = _file_pragmas()
         self._busy = _busy_timeout()
         self._local = threading.local()
         # Shared-cache memory databases answer a second writer with SQLITE_LOCKED at once
         # (no busy timeout), so their writers take turns in the process instead.
         self._memory_writer = threading.Lock() if self._uri else None
-        self._keepalive = self._open_and_migrate()
+        self._keepalive = self._connect() if self._damage else self._open_and_migrate()
 
     def _open_and_migrate(self) -> sqlite3.Connection:
         """Open the first connection and bring the schema up to date. Processes creating
@@ -111,8 +117,10 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 time.sleep(0.01 + random.random() * 0.05)
 
     def require_whole(self, *, thorough: bool = False) -> None:
-        if not self._uri:
-            integrity.require_whole(self.path, always=thorough, unclean=self._unclean)
+        if self._damage:
+            raise StoreCorruptError(integrity.corrupt_message(self.path, self._damage))
+        if not self._uri and not self._unclean:  # an unclean store was checked on opening
+            integrity.require_whole(self.path, always=thorough)
 
     # connections
     def _connect(self) -> sqlite3.Connection:

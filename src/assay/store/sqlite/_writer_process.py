@@ -303,13 +303,13 @@ def _reap_builders() -> None:
 
 
 @atexit.register
-def _wait_for_builders() -> None:
+def _wait_for_builders(timeout: float | None = _BUILDING_WAIT_S) -> None:
     """At exit, let the column builds still going end (a build left behind is not lost:
-    it goes on, and commits, after this process has gone)."""
-    deadline = time.monotonic() + _BUILDING_WAIT_S
+    it goes on, and commits, after this process has gone). ``None`` waits for all."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     for proc in _BUILDING:
         with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(max(0.0, deadline - time.monotonic()))
+            proc.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
     _reap_builders()
 
 
