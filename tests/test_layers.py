@@ -323,7 +323,7 @@ PRIVATE_ALLOWED: dict[str, set[str]] = {
     "assay.stats._distributions": {"assay.evaluation"},
     # the read model: the UI and compare read the store's stored columns (issue 36 leaves
     # moving these queries into the store for after the UI work in flight)
-    "assay.store._columns": {"assay.comparison", "assay.ui"},
+    "assay.store._columns": {"assay.comparison"},
     "assay.comparison._compare": {"assay.ui"},
     # the store's JSON (exact floats, odd values) is the one JSON of every stored or sent value
     "assay.store._json": {"assay.comparison", "assay.evaluators", "assay.service"},
