@@ -141,3 +141,47 @@ def test_item_budget_stops_small_texts_that_explode() -> None:
     with pytest.raises(codec.MalformedValue, match="more than 1000 items"):
         codec.decode([[] for _ in range(2000)], budget=1000)
     assert codec.decode([[] for _ in range(999)], budget=1000) == [[]] * 999
+
+
+# -- float32: compared at the precision it has --------------------------------------------
+def test_a_float32_equals_the_double_it_rounds_from_and_nothing_a_float32_step_away() -> None:
+    third = codec.decode({"$float32": 0.33333334}, float32=True)
+    assert type(third) is codec.Float32
+    assert values_equal(1 / 3, third) and values_equal(third, 1 / 3)
+    assert not values_equal(1 / 3, 0.33333334)  # the same digits as a double: no such slack
+    nearby = codec.decode({"$float32": 0.33333337}, float32=True)  # the next float32 up
+    assert not values_equal(1 / 3, nearby)
+    assert values_equal(1 / 3, nearby, 1e-6)
+
+
+def test_a_float32_off_by_more_than_the_tolerance_fails() -> None:
+    rough = codec.decode([{"$float32": 0.3333}], float32=True)
+    assert not values_equal([1 / 3], rough)
+    assert values_equal([1 / 3], rough, 1e-3)
+
+
+def test_an_expected_value_no_float32_can_hold_is_unequal_not_an_error() -> None:
+    largest = codec.decode({"$float32": 3.4028234663852886e38}, float32=True)
+    assert not values_equal(1e39, largest) and not values_equal(10**400, largest)
+    assert values_equal(float("inf"), codec.decode({"$float": "inf"}, float32=True))
+
+
+@pytest.mark.parametrize("body", ["nan", None, 1e39, [0.5], True])
+def test_a_malformed_float32_is_refused(body: object) -> None:
+    with pytest.raises(codec.MalformedValue):
+        codec.decode({"$float32": body}, float32=True)
+
+
+def test_a_float32_from_a_language_without_one_is_refused() -> None:
+    """A Python or JavaScript process that tags its double a float32 would buy float32's
+    looser comparison for it: the parent accepts the tag only from Go, Java and C++."""
+    with pytest.raises(codec.MalformedValue, match="without a float32"):
+        codec.decode({"$dict": [["x", [{"$float32": 0.33333334}]]]})
+
+
+def test_a_float32_is_stored_and_encoded_as_a_plain_float() -> None:
+    from assay.store._json import tag
+
+    third = codec.decode({"$float32": 0.33333334}, float32=True)
+    assert type(codec.decode(codec.encode(third))) is float and type(tag(third)) is float
+    assert repr(third) == "0.33333334"

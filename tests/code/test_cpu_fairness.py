@@ -8,6 +8,7 @@ from __future__ import annotations
 import glob
 import os
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -122,3 +123,70 @@ def test_an_honest_candidate_keeps_its_verdict_beside_a_forking_one(pool: Sandbo
     finally:
         forker.join()
     assert _busiest_sandbox_tasks() < 60  # and its processes were all stopped with its job
+
+
+# -- a hard quota beside the weights ------------------------------------------------------
+# CPUs per sandbox: below the forker's fair share even when the machine is busy (beside
+# other work its weight left it ~0.2 CPU), so that the cap, not the weights, holds it
+QUOTA = 0.05
+
+
+@pytest.fixture(scope="module", params=["bubblewrap", "rlimit"])
+def capped_pool(request: pytest.FixtureRequest) -> Iterator[SandboxPool]:
+    if not _cpu_cgroups_exist():
+        pytest.fail("this machine's CPU cgroups are not writable: run the suite as root")
+    made = SandboxPool(SandboxConfig(backend=request.param, workers=2, cpu_quota=QUOTA))
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def _busiest_sandbox() -> str:
+    """The cgroup name of the sandbox holding the most processes (the forker's)."""
+    counts = {}
+    for procs in glob.glob(f"/sys/fs/cgroup/pids/assay-sandbox-{os.getpid()}-*/cgroup.procs"):
+        with open(procs) as handle:
+            counts[os.path.basename(os.path.dirname(procs))] = sum(1 for _ in handle)
+    return max(counts, key=lambda name: counts[name])
+
+
+def _kernel_counts(name: str) -> tuple[float, int]:
+    """(CPU seconds used, periods throttled): the kernel's accounting of one sandbox."""
+    with open(f"/sys/fs/cgroup/cpuacct/{name}/cpuacct.usage") as handle:
+        used = int(handle.read()) / 1e9
+    with open(f"/sys/fs/cgroup/cpu/{name}/cpu.stat") as handle:
+        stat = dict(line.split() for line in handle if line.strip())
+    return used, int(stat["nr_throttled"])
+
+
+def test_a_cpu_quota_caps_a_forking_candidate_and_its_neighbour_keeps_its_verdict(
+    capped_pool: SandboxPool,
+) -> None:
+    """60 busy processes in a sandbox capped at 5% of a CPU use at most that, as the kernel
+    counts it (an upper bound that a loaded machine only makes easier to meet); the
+    kernel's throttle count says the cap is what held it; the honest one passes."""
+    assert capped_pool.describe()["cpu_quota"] == QUOTA
+    forker, done = _start_forker(capped_pool)
+    try:
+        _wait_for_the_fork_bomb(done)
+        name = _busiest_sandbox()
+        began = time.monotonic()
+        used_before, throttled_before = _kernel_counts(name)
+        steps = STEPS // 30  # a tenth of a second of CPU: two seconds at 5%
+        run = capped_pool.run_function(
+            get_language("python"), HONEST, "solution", [Call((steps,))], HONEST_TIMEOUT
+        )
+        used_after, throttled_after = _kernel_counts(name)
+        elapsed = time.monotonic() - began
+        (outcome,) = run.outcomes
+        assert outcome.status == "ok" and outcome.value == steps * (steps - 1) // 2, outcome.message
+        assert not done.is_set()  # the forker was running all along
+    finally:
+        forker.join()
+    used = used_after - used_before
+    # slack: the readings fall between period boundaries, and each CPU may run a 5 ms
+    # slice of the quota before the kernel accounts it
+    print(f"forker used {used:.3f} s of CPU in {elapsed:.2f} s (cap {QUOTA * elapsed:.3f} s)")
+    assert used <= QUOTA * elapsed * 1.2 + 0.05, (used, elapsed)
+    assert throttled_after > throttled_before

@@ -94,8 +94,40 @@ def test_a_float32_answer_scores_against_the_decimal_it_means(language: str) -> 
         Run(outputs={"output": FLOAT32[language]}), Example(inputs={"test_cases": cases})
     )
     assert result.score == 1.0, result.comment  # type: ignore[union-attr]
-    wrong = [{"input": 1, "expected_output": [0.1, 0.30000001, 0.25]}]  # not what 0.1f + 0.2f means
+    # three float32 steps from what 0.1f + 0.2f means (0.30000001 is the same float32 as 0.3)
+    wrong = [{"input": 1, "expected_output": [0.1, 0.3000001, 0.25]}]
     result = evaluator.evaluate(
         Run(outputs={"output": FLOAT32[language]}), Example(inputs={"test_cases": wrong})
     )
     assert result.score == 0.0, result.comment  # type: ignore[union-attr]
+
+
+THIRDS = {  # 1/3 as a float32 three ways, and a rounded 0.3333 as a float32
+    "go": "func solution(rough bool) float32 {\n\tif rough {\n\t\treturn 0.3333\n\t}\n"
+    "\tvar one, three float32 = 1, 3\n\treturn one / three\n}\n",
+    "java": "class Solution {\n    public static float solution(boolean rough) {\n"
+    "        return rough ? 0.3333f : 1.0f / 3.0f;\n    }\n}\n",
+    "cpp": "float solution(bool rough) {\n    return rough ? 0.3333f : 1.0f / 3.0f;\n}\n",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.toolchains
+@pytest.mark.parametrize("language", sorted(THIRDS))
+def test_a_float32_third_equals_a_third_at_float32_precision_and_a_rounded_one_does_not(
+    language: str,
+) -> None:
+    """1/3f (0.33333334) is the float32 nearest 1/3: it passes against 1/3 at the default
+    tolerance (it failed: 0.33333334 is 2e-8 from 1/3 as doubles); 0.3333f fails unless the
+    tolerance allows 1e-4."""
+    code = Run(outputs={"output": THIRDS[language]})
+
+    def score(rough: bool, **tolerance: float) -> float | None:
+        evaluator = CodeCorrectnessEvaluator(language=language, **tolerance)
+        cases = [{"input": rough, "expected_output": 1 / 3}]
+        result = evaluator.evaluate(code, Example(inputs={"test_cases": cases}))
+        return result.score  # type: ignore[union-attr]
+
+    assert score(rough=False) == 1.0
+    assert score(rough=True) == 0.0
+    assert score(rough=True, float_tolerance=1e-3) == 1.0

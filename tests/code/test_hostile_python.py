@@ -508,3 +508,21 @@ def test_values_that_would_flood_the_parent_are_refused(pool: SandboxPool, pytho
     assert run.outcomes[0].status == "crashed"
     assert "exceeds the 4194304-byte limit" in (run.outcomes[0].message or "")
     assert passed(run) == [False, True]
+
+
+def test_a_python_candidate_cannot_claim_float32_precision(pool: SandboxPool, python: Any) -> None:
+    """A float32 is compared at float32 precision; a Python process patching its harness to
+    tag its float so gets a refused value, not the looser comparison."""
+    code = """
+import sys
+for name, module in list(sys.modules.items()):
+    if name.endswith('codec') and hasattr(module, '_ENCODERS'):
+        module._ENCODERS[float] = lambda value, depth: {'$float32': value}
+
+def solution():
+    return 0.33333334
+"""
+    run = pool.run_function(python, code, "solution", [Call(())], 10)
+    outcome = run.outcomes[0]
+    assert not outcome.ok and outcome.error_type == "ProtocolError", outcome
+    assert "without a float32" in (outcome.message or "")

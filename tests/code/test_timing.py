@@ -531,3 +531,51 @@ def test_a_contended_calibration_is_refused_and_not_cached(
     assert refused.score is None and refused.error is not None and "too busy" in refused.error
     measured = results_of(evaluator.evaluate(run, fib_example()))[0]
     assert measured.score == 1 and measured.metadata["reference_time"]["cached"] is False
+
+
+PYTHON_FORGES_ITS_CLOCK = """import sys
+for module in list(sys.modules.values()):
+    if hasattr(module, "_cpu") and hasattr(module, "_elapsed"):  # the harness's clocks
+        module._cpu = module._wall = lambda: 0.0
+
+
+def solution(n):
+    t = 0
+    for i in range(n):
+        t = (t * 31 + i) % 1000003
+    return t
+"""
+
+
+@pytest.mark.slow
+def test_a_python_test_program_candidate_patching_its_clock_does_not_change_its_time() -> None:
+    """An interpreted candidate's time in a test program is its sandbox's CPU count from
+    the checker's go-ahead (it loaded) to the verdict: before, it was the sum of its own
+    replies, 0 ms for a candidate that zeroed the harness's clock."""
+    n = 1_000_000
+    test = f"def check(candidate):\n    assert candidate(10) == {spun(10)}\n    assert candidate({n}) == {spun(n)}\n"
+    example = Example(inputs={"prompt": "", "test": test, "entry_point": "solution", "language": "python"})
+    honest_code = PYTHON_FORGES_ITS_CLOCK.split("\n\n\n", 1)[1]
+    honest, forged = (
+        results_of(CodeCorrectnessEvaluator().evaluate(Run(outputs={"text": code}), example))[0]
+        for code in (honest_code, PYTHON_FORGES_ITS_CLOCK)
+    )
+    assert honest.score == forged.score == 1, forged.comment
+    spent, reference = forged.metadata["execution_time"], honest.metadata["execution_time"]
+    assert forged.metadata["verdict"]["time"]["cpu_source"] == "kernel"
+    assert honest.metadata["verdict"]["time"]["cpu_source"] in ("checked", "kernel")
+    # a million Python steps: tens of ms at least, whatever the patched clock says
+    assert spent["cpu_ms"] > 10 and spent["cpu_ms"] > reference["cpu_ms"] / 5, (spent, reference)
+
+
+@pytest.mark.slow
+def test_a_javascript_test_program_time_is_borne_out_by_the_kernel() -> None:
+    code = "function solution(n) { let t = 0; for (let i = 0; i < n; i++) t = (t * 31 + i) % 1000003; return t; }"
+    test = f"function check(candidate) {{ if (candidate(3000000) !== {spun(3_000_000)}) throw new Error('no'); }}"
+    example = Example(
+        inputs={"prompt": "", "test": test, "entry_point": "solution", "language": "javascript"}
+    )
+    result = results_of(CodeCorrectnessEvaluator().evaluate(Run(outputs={"text": code}), example))[0]
+    assert result.score == 1, result.comment
+    assert result.metadata["verdict"]["time"]["cpu_source"] in ("checked", "kernel")
+    assert result.metadata["execution_time"]["cpu_ms"] > 1

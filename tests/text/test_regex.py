@@ -78,3 +78,43 @@ def test_bad_options_fail_at_construction() -> None:
         RegexEvaluator("a", mode="anywhere")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unsupported re flags"):
         RegexEvaluator("a", flags=re.DEBUG)
+
+
+# -- RE2: linear whatever the pattern (the evaluator service's engine) ---------------------
+# exponentially many ways to split the a's for a backtracker (the regex module spots the
+# nested quantifier of (a+)+$ and fails it fast; (a|aa)+$ it does not)
+CATASTROPHIC = [("(a+)+$", "a" * 30 + "b"), ("(a|aa)+$", "a" * 40 + "b")]
+
+
+@pytest.mark.parametrize(("pattern", "text"), CATASTROPHIC)
+def test_re2_answers_a_catastrophic_pattern(pattern: str, text: str, run_of: Any) -> None:
+    linear = RegexEvaluator(pattern, engine="re2").evaluate(run_of(text), None)
+    assert linear.score == 0.0 and linear.error is None and linear.metadata["engine"] == "re2"
+    assert RegexEvaluator(pattern, engine="re2").evaluate(run_of(text[:-1]), None).score == 1.0
+
+
+def test_the_backtracking_engine_gives_up_where_re2_answers(run_of: Any) -> None:
+    pattern, text = CATASTROPHIC[1]
+    backtracking = RegexEvaluator(pattern, timeout=0.05).evaluate(run_of(text), None)
+    assert backtracking.score is None and "did not finish" in (backtracking.error or "")
+
+
+def test_re2_keeps_the_modes_the_flags_and_the_source(run_of: Any, example_of: Any) -> None:
+    evaluator = RegexEvaluator("^b.c", re.IGNORECASE | re.MULTILINE | re.DOTALL, engine="re2")
+    result = evaluator.evaluate(run_of("a\nB\nC"), None)
+    assert result.score == 1.0 and result.metadata["pattern"] == "^b.c" and result.metadata["span"] == [2, 5]
+    assert RegexEvaluator("yes", mode="fullmatch", engine="re2").evaluate(run_of("yes!"), None).score == 0.0
+    assert RegexEvaluator("yes", mode="match", engine="re2").evaluate(run_of("yes!"), None).score == 1.0
+    from_example = RegexEvaluator(engine="re2").evaluate(run_of("order #12"), example_of(pattern=r"#\d+$"))
+    assert from_example.score == 1.0 and from_example.metadata["match"] == "#12"
+
+
+def test_re2_refuses_what_only_a_backtracker_can_do_and_says_why(run_of: Any, example_of: Any) -> None:
+    result = RegexEvaluator(engine="re2").evaluate(run_of("aa"), example_of(pattern=r"(a)\1"))
+    assert result.score is None
+    assert r"'(a)\\1' is not a regular expression RE2 accepts" in (result.error or "")
+    assert "no backreferences or lookaround" in (result.error or "")
+    with pytest.raises(ValueError, match="IGNORECASE, MULTILINE and DOTALL"):
+        RegexEvaluator("a b", re.VERBOSE, engine="re2")
+    with pytest.raises(ValueError, match="engine"):
+        RegexEvaluator("a", engine="pcre")  # type: ignore[arg-type]

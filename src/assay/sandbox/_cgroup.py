@@ -7,6 +7,9 @@ host's own accounting still covers it.
 The CPU share is what makes sandboxes fair to each other: the scheduler divides the CPU
 between cgroups by weight first and only then between a cgroup's processes, so a
 candidate that forks 60 busy processes shares its sandbox's part, not its neighbours'.
+A quota (``cpu_quota``, in CPUs) caps it as well: the CFS bandwidth controller
+(``cpu.cfs_quota_us`` in v1, ``cpu.max`` in v2) throttles a sandbox that used its quota
+until the next period, even when cores are idle.
 Its CPU time (``cpu_ns``, from ``cpuacct.usage`` or ``cpu.stat``) is the kernel's, for
 every process of the sandbox: no code linked into the candidate can change it. Where the
 CPU controllers cannot be used (v2 without ``cpu`` delegated), the memory and process
@@ -24,6 +27,7 @@ HEADROOM = 16 * 1024 * 1024  # the zygote's own allocations while it serves a jo
 EXTRA_PIDS = 8  # the launcher, the zygote and the reset helper
 CPU_SHARES = 1024  # v1: every sandbox the same weight (the kernel's default for one task)
 CPU_WEIGHT = 100  # v2: the same
+CFS_PERIOD_US = 100_000  # the kernel's default period: a quota is this share of it
 # v1 controllers: the memory and pids ones are required (the cgroup's reason to be), the
 # CPU ones are used when this kernel mounts them
 REQUIRED_V1 = (("memory", "memory.limit_in_bytes"), ("pids", "pids.max"))
@@ -50,11 +54,24 @@ class SandboxCgroup:
         self.folders = folders
         self.controllers: dict[str, str] = {}  # v1: controller -> its folder
         self.base = 0
+        self.cpu_quota: float | None = None
         self._applied: tuple[int | None, int | None] = (None, None)
 
     @classmethod
-    def create(cls) -> SandboxCgroup | None:
-        name = f"assay-sandbox-{os.getpid()}-{next(_names)}"
+    def create(cls, cpu_quota: float | None = None) -> SandboxCgroup | None:
+        """A new cgroup, or None where none can be made; ``cpu_quota`` (CPUs) needs the
+        CPU controller: OSError where it is missing (the caller asked for a hard cap)."""
+        made = cls._create(f"assay-sandbox-{os.getpid()}-{next(_names)}")
+        if made is not None and cpu_quota is not None:
+            try:
+                made._cap_cpu(cpu_quota)
+            except OSError:
+                made.remove()
+                raise
+        return made
+
+    @classmethod
+    def _create(cls, name: str) -> SandboxCgroup | None:
         if os.path.exists(f"{ROOT}/cgroup.controllers"):
             return cls._create_v2(name)
         made = cls(1, [])
@@ -87,6 +104,32 @@ class SandboxCgroup:
         made._write("cpu.weight", str(CPU_WEIGHT))  # where the cpu controller is delegated
         return made
 
+    def _cap_cpu(self, cpus: float) -> None:
+        quota = max(1000, round(cpus * CFS_PERIOD_US))  # the kernel refuses under 1 ms
+        names = ("cpu.max",) if self.version == 2 else ("cpu.cfs_period_us", "cpu.cfs_quota_us")
+        missing = [name for name in names if not self._file(name) or not os.path.exists(self._file(name))]
+        if missing:
+            raise OSError(f"no {', '.join(missing)} here: the CPU controller is not available for a quota")
+        if self.version == 2:
+            self._write("cpu.max", f"{quota} {CFS_PERIOD_US}")
+        else:
+            self._write("cpu.cfs_period_us", str(CFS_PERIOD_US))
+            self._write("cpu.cfs_quota_us", str(quota))
+        self.cpu_quota = cpus
+
+    def throttled(self) -> tuple[int, int] | None:
+        """(periods throttled, nanoseconds throttled) as the kernel counts them, or None."""
+        try:
+            with open(self._file("cpu.stat")) as handle:
+                stat = dict(line.split() for line in handle if line.strip())
+        except (OSError, ValueError):
+            return None
+        if "throttled_usec" in stat:  # v2
+            return int(stat["nr_throttled"]), int(stat["throttled_usec"]) * 1000
+        if "throttled_time" in stat:
+            return int(stat["nr_throttled"]), int(stat["throttled_time"])
+        return None
+
     def _add_v1(self, controller: str, name: str, probe: str) -> None:
         if not os.path.isdir(f"{ROOT}/{controller}"):
             raise OSError(f"no {controller} hierarchy")
@@ -108,6 +151,8 @@ class SandboxCgroup:
 
     def describe(self) -> str:
         cpu = ", CPU weight" if self.cpu_shared else ""
+        if self.cpu_quota is not None:
+            cpu += f", CPU quota {self.cpu_quota:g} CPU"
         if self.version == 2:
             return f"cgroup v2 per sandbox (memory.max, memory.swap.max, pids.max{cpu})"
         return f"cgroup v1 per sandbox (memory.limit_in_bytes, pids.max{cpu})"

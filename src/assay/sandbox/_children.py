@@ -90,7 +90,7 @@ def ended_status(session: Session, child: Child, deadline: float) -> dict[str, A
     return child.exit_status()
 
 
-def finish(session: Session, sandboxes: Sequence[Sandbox], timed_out: bool) -> None:
+def finish(session: Session, sandboxes: Sequence[Sandbox], timed_out: bool, keep_build: bool = False) -> None:
     """On timeout, kill the whole sandbox (the parent's decision, not the candidate's).
     Otherwise collect the output already written (a child flushes before each frame it
     sends) and start the reset, which kills whatever the job left behind."""
@@ -102,7 +102,7 @@ def finish(session: Session, sandboxes: Sequence[Sandbox], timed_out: bool) -> N
     session.drain_available()
     for sandbox in sandboxes:
         try:
-            sandbox.begin_reset()
+            sandbox.begin_reset(keep_build)
         except SandboxError:
             sandbox.kill()
 

@@ -98,10 +98,12 @@ def _run_function_once(pool: JobHost, job: _FunctionJob) -> FunctionRun:
                 child = spawn_child(
                     session, sandbox, language, "candidate", limits, timeout + compile_allowance(language)
                 )
+                going_on = False  # an error ends the job: its build must not outlive it
                 try:
                     _drive_candidate(session, child, job, state)
+                    going_on = state.build is not None and not state.finished
                 finally:
-                    finish(session, [sandbox], state.timed_out)
+                    finish(session, [sandbox], state.timed_out, keep_build=going_on)
                     state.output = collect_output(child, state.output)
             unanswered = not state.finished or state.load_failure is not None
             if unanswered and not state.timed_out and sandbox.zygote_exited():
@@ -119,6 +121,7 @@ def _run_function_once(pool: JobHost, job: _FunctionJob) -> FunctionRun:
         duration_ms=(time.monotonic() - started) * 1000,
         restarts=state.restarts,
         compile_ms=state.compile_ms,
+        compiles=state.compiles,
     )
 
 
@@ -135,6 +138,8 @@ class _FunctionState:
         self.output = Output()
         self.deadline = 0.0
         self.compile_ms: float | None = None
+        self.compiles = 0  # compile steps that built (a restart reuses the job's first build)
+        self.build: str | None = None  # the kept build's digest (see harness/kept_build)
         self.call_timeouts: list[float] | None = None
         self.cpu_clock: Callable[[], int | None] = lambda: None  # the sandbox's kernel count
 
@@ -162,7 +167,10 @@ class _FunctionState:
 
 def _drive_candidate(session: Session, child: Child, job: _FunctionJob, state: _FunctionState) -> None:
     state.restarts += 1
-    session.send(child.frames_in, {"code": job.code, "func_name": job.func_name})
+    setup: dict[str, Any] = {"code": job.code, "func_name": job.func_name, "keep_build": True}
+    if state.build is not None:
+        setup["prebuilt"] = state.build
+    session.send(child.frames_in, setup)
     first, timed_out = _compiled_first_frame(session, child, state, job.language)
     deadline = state.deadline
     if timed_out:
@@ -208,7 +216,7 @@ def _drive_candidate(session: Session, child: Child, job: _FunctionJob, state: _
                 )
             )
             return  # a fresh process takes the remaining calls
-        state.record(_outcome(index, reply, elapsed, kernel_cpu_ms))
+        state.record(_outcome(index, reply, elapsed, kernel_cpu_ms, job.language.float32))
 
 
 def cpu_spent_ms(before: int | None, after: int | None) -> float | None:
@@ -237,13 +245,19 @@ def _compiled_first_frame(
         spent = time.monotonic() - sent
         state.compile_ms = (state.compile_ms or 0.0) + spent * 1000
         state.deadline += spent
+        if first.get("reused") is not True:
+            state.compiles += 1
+            built = first.get("build")
+            state.build = built if isinstance(built, str) else None
         session.send(child.frames_in, RUN)
         return next_frame(session, child, state.deadline)
     return first, timed_out
 
 
-def _outcome(index: int, reply: Any, elapsed: float, kernel_cpu_ms: float | None) -> CallOutcome:
-    outcome = _outcome_of(index, reply, elapsed)
+def _outcome(
+    index: int, reply: Any, elapsed: float, kernel_cpu_ms: float | None, float32: bool
+) -> CallOutcome:
+    outcome = _outcome_of(index, reply, elapsed, float32)
     if isinstance(reply, dict):
         outcome.wall_ms, outcome.cpu_ms = reported_time(reply.get("time"))
         outcome.cpu_source = "candidate" if outcome.cpu_ms is not None else None
@@ -282,7 +296,7 @@ def reported_time(spent: Any) -> tuple[float | None, float | None]:
     return wall, cpu
 
 
-def _outcome_of(index: int, reply: Any, elapsed: float) -> CallOutcome:
+def _outcome_of(index: int, reply: Any, elapsed: float, float32: bool) -> CallOutcome:
     if not isinstance(reply, dict):
         return CallOutcome(
             index,
@@ -293,7 +307,7 @@ def _outcome_of(index: int, reply: Any, elapsed: float) -> CallOutcome:
         )
     if reply.get("ok") is True:
         try:
-            value = codec.decode(reply.get("value"))
+            value = codec.decode(reply.get("value"), float32=float32)
         except Exception as exc:  # noqa: BLE001 - whatever it sent, it is its failure
             return CallOutcome(
                 index,

@@ -96,6 +96,7 @@ class SandboxPool:
             self.config.extra_ro_paths,
             self.config.uid_base,
             self._memory_cgroup(),
+            self.config.cpu_quota,
         )
         self._isolation: dict[str, Any] = {}
         size = self.config.worker_count()
@@ -108,13 +109,18 @@ class SandboxPool:
 
     def _memory_cgroup(self) -> bool:
         wanted = self.config.memory_cgroup
+        if self.config.cpu_quota is not None:
+            if wanted is False:
+                raise ValueError("cpu_quota needs the sandbox cgroup: not with memory_cgroup=False")
+            wanted = True
         if wanted is False:
             return False
         if _cgroup.available() is None:
             if wanted:
                 raise SandboxUnavailable(
-                    "memory_cgroup=True, but no cgroup can be made here "
-                    "(the cgroup file system is not writable)"
+                    f"{'cpu_quota' if self.config.cpu_quota is not None else 'memory_cgroup=True'} "
+                    "needs a cgroup per sandbox, and none can be made here "
+                    "(the cgroup file system is not writable: run as root)"
                 )
             return False
         return True
@@ -161,6 +167,7 @@ class SandboxPool:
                 if self.settings.memory_cgroup
                 else "RLIMIT_AS (Python), RLIMIT_DATA and V8's heap limit (JavaScript)"
             ),
+            "cpu_quota": self.config.cpu_quota,  # CPUs per sandbox, or None: weights only
             "seccomp": SECCOMP_DESCRIPTION if seccomp else None,
             "ipc": IPC_REFUSED if seccomp else "a fresh IPC namespace per job",
         }

@@ -193,15 +193,14 @@ class _SetupTimeout(Exception):
     pass
 
 
-STARTED = {"event": "started"}  # a compiled checker's first frame, once both sides are built
+STARTED = {"event": "started"}  # a checker's first frame, once the candidate is loaded (and built)
 
 
 class _CpuSpan:
     """The candidate sandbox's CPU time over the test, from the kernel's count (its
     cgroup): what the candidate's replies say about their own time is theirs to forge.
-    Counted from the compiled checker's go-ahead, when both sides are built and the
-    candidate waits for its first call; where there is no such moment (an interpreted
-    candidate starts and loads as the test begins) the replies' sum stays."""
+    Counted from the checker's go-ahead, when the candidate has loaded (and both sides
+    are built) and waits for its first call."""
 
     def __init__(self, clock: Callable[[], int | None]) -> None:
         self.clock = clock
@@ -233,21 +232,24 @@ class _CpuSpan:
 def _await_verdict(
     session: Session, checker: Any, deadline: float, timeout: float, compiled_checker: bool, cpu: _CpuSpan
 ) -> tuple[Any, bool, float | None, float]:
-    """(verdict frame, timed out, compile ms, deadline). A compiled checker first says
-    ``{"event": "started"}`` once it and the candidate are built, then waits for the
-    go-ahead (so that its verdict never arrives together with that frame): compiling has
-    its own allowance, and the test's time starts there."""
-    if not compiled_checker:
-        return (*next_frame(session, checker, deadline), None, deadline)
+    """(verdict frame, timed out, compile ms, deadline). Every checker first says
+    ``{"event": "started"}`` once the candidate is loaded, then waits for the go-ahead
+    (so that its verdict never arrives together with that frame); the candidate's CPU
+    count starts there. A compiled checker says it once both sides are built: compiling
+    has its own allowance, and the test's time starts there too."""
     started = time.monotonic()
-    first, timed_out = next_frame(session, checker, deadline + COMPILE_SECONDS)
+    if compiled_checker:
+        deadline += COMPILE_SECONDS
+    first, timed_out = next_frame(session, checker, deadline)
     if timed_out or first != STARTED:
-        return first, timed_out, None, deadline + COMPILE_SECONDS
+        return first, timed_out, None, deadline
     now = time.monotonic()
     cpu.restart()
     session.send(checker.frames_in, RUN)
-    frame, timed_out = next_frame(session, checker, now + timeout)
-    return frame, timed_out, (now - started) * 1000, now + timeout
+    if compiled_checker:
+        deadline = now + timeout
+    frame, timed_out = next_frame(session, checker, deadline)
+    return frame, timed_out, (now - started) * 1000 if compiled_checker else None, deadline
 
 
 def _start_candidate(

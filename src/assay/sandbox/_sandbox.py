@@ -65,7 +65,7 @@ class Sandbox:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             if self.settings.memory_cgroup:
-                self.cgroup = SandboxCgroup.create()
+                self.cgroup = SandboxCgroup.create(self.settings.cpu_quota)
             context = self._context(theirs.fileno())
             self.plan = self.backend.plan(context)
             argv = self.plan.argv if self.cgroup is None else wrap(self.plan.argv, self.cgroup)
@@ -411,13 +411,14 @@ class Sandbox:
         self.begin_reset()
         return self.finish_reset()
 
-    def begin_reset(self) -> None:
+    def begin_reset(self, keep_build: bool = False) -> None:
         """Ask for the reset without waiting: the zygote cleans up while we go on; the
-        next spawn (or lease) waits for it to finish. A resident checker dies with it."""
+        next spawn (or lease) waits for it to finish. A resident checker dies with it.
+        ``keep_build``: the job goes on in a fresh process, which may reuse its build."""
         self.forget_resident()
         if self.dead or self.reset_pending:
             return
-        self.send({"op": "reset"})
+        self.send({"op": "reset", "keep_build": keep_build})
         self.reset_pending = True
         self.dirty = False
 
@@ -461,8 +462,10 @@ class SandboxSettings:
         extra_ro_paths: tuple[str, ...],
         uid_base: int,
         memory_cgroup: bool = False,
+        cpu_quota: float | None = None,
     ) -> None:
         self.memory_cgroup = memory_cgroup
+        self.cpu_quota = cpu_quota
         self.runtime = runtime
         self.user_namespace = user_namespace
         self.workdir_bytes = workdir_bytes

@@ -72,6 +72,10 @@ class SandboxConfig:
     memory_cgroup: limit each sandbox's memory and processes with a cgroup (counts
         shared and memfd memory too). ``None``: where the cgroup file system is writable
         (root); ``False``: never (then RLIMIT_AS for Python); ``True``: required.
+    cpu_quota: a hard cap on each sandbox's CPU, in CPUs (``0.5``: half of one core per
+        period), beside the equal weights every sandbox has: the kernel throttles a
+        sandbox that used its quota until the next period, even when cores are idle.
+        ``None`` (default): weights only. Needs the cgroup (as ``memory_cgroup=True``).
     """
 
     backend: str = "auto"
@@ -85,8 +89,13 @@ class SandboxConfig:
     uid_base: int = 1_900_000_000
     reuse_checker: bool = True
     memory_cgroup: bool | None = None
+    cpu_quota: float | None = None
 
     def __post_init__(self) -> None:
+        if self.cpu_quota is not None and not (
+            isinstance(self.cpu_quota, (int, float)) and 0.01 <= self.cpu_quota <= 1024
+        ):
+            raise ValueError(f"cpu_quota must be a number of CPUs from 0.01 to 1024, got {self.cpu_quota!r}")
         for name in (self.backend, self.min_level):
             if name is not None and name != "auto" and name not in BACKEND_LEVELS:
                 known = ", ".join(["auto", *BACKEND_LEVELS])

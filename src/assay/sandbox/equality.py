@@ -1,7 +1,9 @@
 """Type-strict equality of plain values, decided in the trusted parent.
 
 bool equals only bool; None only None; ints compare exactly with ints; a float on
-either side compares numerically within a ``Tolerance`` (NaN equals NaN); str, bytes,
+either side compares numerically within a ``Tolerance`` (NaN equals NaN), at float32
+precision when either side is a float32 result (both rounded to float32 first: ``1/3f``
+equals ``1/3``, ``0.3333f`` does not unless the tolerance allows it); str, bytes,
 sets and dicts compare by type and content; list and tuple are interchangeable (JSON
 datasets cannot express tuples). Nothing here calls a method of the compared values
 beyond those of the built-in types, and nothing costs more than linear time in the
@@ -13,6 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Any
+
+from assay.sandbox.harness.codec import Float32, to_float32
 
 __all__ = ["DEFAULT_TOLERANCE", "Tolerance", "ToleranceLike", "as_tolerance", "values_equal"]
 
@@ -71,7 +75,7 @@ def _kind(value: Any) -> str:
     kind = type(value)
     if kind is bool:
         return "bool"
-    if kind in (int, float):
+    if kind in (int, float, Float32):
         return "number"
     if kind in (list, tuple):
         return "sequence"
@@ -89,8 +93,8 @@ def _numbers_equal(expected: Any, actual: Any, tolerance: Tolerance) -> bool:
     if type(expected) is int and type(actual) is int:
         return bool(expected == actual)
     try:
-        e, a = float(expected), float(actual)
-    except OverflowError:  # an int beyond any float: only an int could equal it
+        e, a = _at_common_precision(expected, actual)
+    except OverflowError:  # beyond any float (or float32): only an int could equal it
         return False
     if math.isnan(e) or math.isnan(a):
         return math.isnan(e) and math.isnan(a)
@@ -100,6 +104,15 @@ def _numbers_equal(expected: Any, actual: Any, tolerance: Tolerance) -> bool:
         return False
     abs_tol = max(tolerance.abs_tol, tolerance.zero_tol) if e == 0 or a == 0 else tolerance.abs_tol
     return math.isclose(e, a, rel_tol=tolerance.rel_tol, abs_tol=abs_tol)
+
+
+def _at_common_precision(expected: Any, actual: Any) -> tuple[float, float]:
+    """Both as floats, rounded to float32 when either side is one: a float32 holds no
+    more than that, so a double's extra digits are neither owed nor a way to pass."""
+    e, a = float(expected), float(actual)
+    if type(expected) is Float32 or type(actual) is Float32:
+        return to_float32(e), to_float32(a)
+    return e, a
 
 
 def _mappings_equal(expected: dict[Any, Any], actual: dict[Any, Any], tolerance: Tolerance) -> bool:

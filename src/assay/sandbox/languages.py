@@ -54,6 +54,7 @@ class Language:
     runtime_missing: Callable[[Runtime], str | None]
     compiled: bool = False  # a compile step runs first and reports {"event": "compiled"}
     test_programs: bool = True  # the test-program mode (a checker role) exists
+    float32: bool = False  # has a float32 type, whose results cross as {"$float32": ...}
     prepare: Callable[[], None] = lambda: None  # parent-side, once: prebuilt harness parts
 
     def program(self, prompt: str, completion: str, entry_point: str) -> str:
@@ -145,6 +146,7 @@ GO = Language(
     spawn=_compiled_spawn("go"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("go"),
     compiled=True,
+    float32=True,
 )
 JAVA = Language(
     name="java",
@@ -154,6 +156,7 @@ JAVA = Language(
     spawn=_compiled_spawn("java"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("java"),
     compiled=True,
+    float32=True,
     prepare=lambda: toolchains.prepare("java"),
 )
 CPP = Language(
@@ -164,6 +167,7 @@ CPP = Language(
     spawn=_compiled_spawn("cpp"),
     runtime_missing=lambda runtime: toolchains.missing_toolchain("cpp"),
     compiled=True,
+    float32=True,
     prepare=lambda: toolchains.prepare("cpp"),
 )
 LANGUAGES = {language.name: language for language in (PYTHON, JAVASCRIPT, TYPESCRIPT, GO, JAVA, CPP)}

@@ -75,6 +75,7 @@ class FunctionRun:
     duration_ms: float
     restarts: int = 0
     compile_ms: float | None = None  # compiled languages: the compile step, measured by the parent
+    compiles: int = 0  # compile steps that built: a restart reuses the job's first build
 
 
 @dataclass

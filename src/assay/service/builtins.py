@@ -74,11 +74,23 @@ def builtin_evaluators(names: list[str] | None = None, *, allow_model_calls: boo
     loaded: dict[str, Any] = {}
     for name in wanted:
         try:
-            loaded[name] = resolve_evaluator_name(name)
+            loaded[name] = _REMOTE_FORMS[name]() if name in _REMOTE_FORMS else resolve_evaluator_name(name)
         except MissingExtraError:
             if names:
                 raise
     return loaded
+
+
+def _regex_in_linear_time() -> Any:
+    """The caller's pattern matched by RE2: linear in the text whatever the pattern, where
+    a backtracking engine spends its whole timeout (the server's CPU) on ``(a+)+$``."""
+    from assay.evaluators.text.string import RegexEvaluator
+
+    return RegexEvaluator(engine="re2")
+
+
+#: built-ins served in another form than the local one
+_REMOTE_FORMS = {"regex_match": _regex_in_linear_time}
 
 
 def _check_opt_in(wanted: list[str], allow_model_calls: bool) -> None:

@@ -21,7 +21,7 @@ from rapidfuzz.distance import (
     Levenshtein,
 )
 
-from assay.errors import EvaluatorInputError
+from assay.errors import EvaluatorInputError, require_extra
 from assay.evaluators._fields import ReferenceEvaluator, as_text
 from assay.schemas import EvaluationResult, Example, Run
 
@@ -109,6 +109,7 @@ def _same_value(left: Any, right: Any) -> bool:
 
 
 RegexMode = Literal["search", "match", "fullmatch"]
+RegexEngine = Literal["regex", "re2"]
 _FLAG_NAMES = {
     re.IGNORECASE: regex.IGNORECASE,
     re.MULTILINE: regex.MULTILINE,
@@ -126,8 +127,14 @@ class RegexEvaluator(ReferenceEvaluator):
     the ``"regex_match"`` name), the pattern is read from the example's reference output:
     ``example.outputs["pattern"]``, else ``"regex"``, ``"output"`` or its only value, as in
     LangChain's regex evaluator. ``mode`` is ``"search"`` (anywhere, default), ``"match"``
-    (at the start) or ``"fullmatch"``. Matching stops after ``timeout`` seconds (a
-    catastrophic pattern gives an errored result instead of a hung experiment).
+    (at the start) or ``"fullmatch"``.
+
+    ``engine="regex"`` (default) is Python's syntax, backtracking: matching stops after
+    ``timeout`` seconds (a catastrophic pattern gives an errored result instead of a hung
+    experiment). ``engine="re2"`` is Google's RE2 (the ``google-re2`` package, in the
+    ``service`` extra): linear in the text whatever the pattern, without backreferences
+    or lookaround. The evaluator service matches with RE2: there the pattern is a
+    stranger's, and one second of backtracking per request is a way to stall the server.
     """
 
     default_name = "regex_match"
@@ -141,6 +148,7 @@ class RegexEvaluator(ReferenceEvaluator):
         *,
         mode: RegexMode = "search",
         timeout: float = 1.0,
+        engine: RegexEngine = "regex",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -148,6 +156,9 @@ class RegexEvaluator(ReferenceEvaluator):
             raise ValueError(
                 f"RegexEvaluator(mode=...) must be 'search', 'match' or 'fullmatch', got {mode!r}"
             )
+        if engine not in ("regex", "re2"):
+            raise ValueError(f"RegexEvaluator(engine=...) must be 'regex' or 're2', got {engine!r}")
+        self.engine = engine
         source: str | None = None
         if isinstance(pattern, re.Pattern):
             # re sets UNICODE on every str pattern; it is regex's default anyway
@@ -157,7 +168,7 @@ class RegexEvaluator(ReferenceEvaluator):
         self.flags = _regex_flags(int(flags))
         self.mode = mode
         self.timeout = timeout
-        self.pattern = None if source is None else _compile(source, self.flags, "pattern=")
+        self.pattern = None if source is None else self._compile(source, "pattern=")
 
     def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResult:
         compiled = self.pattern
@@ -167,20 +178,30 @@ class RegexEvaluator(ReferenceEvaluator):
                 raise EvaluatorInputError(
                     f"the regex pattern read from the example must be a string, got {type(source).__name__}"
                 )
-            compiled = _compile(source, self.flags, "the example's pattern")
+            compiled = self._compile(source, "the example's pattern")
         text = as_text(self.prediction(run))
         try:
-            found = getattr(compiled, self.mode)(text, timeout=self.timeout)
+            found = self._find(compiled, text)
         except TimeoutError as exc:
             raise TimeoutError(
                 f"regex {compiled.pattern!r} did not finish within {self.timeout:g} s "
                 f"on an output of {len(text)} characters"
             ) from exc
-        metadata: dict[str, Any] = {"pattern": compiled.pattern}
+        metadata: dict[str, Any] = {"pattern": compiled.pattern, "engine": self.engine}
         if found is not None:
             metadata["match"] = found.group(0)
             metadata["span"] = list(found.span())
         return self.result(1.0 if found is not None else 0.0, metadata=metadata)
+
+    def _compile(self, source: str, what: str) -> Any:
+        if self.engine == "re2":
+            return _compile_re2(source, self.flags, what)
+        return _compile(source, self.flags, what)
+
+    def _find(self, compiled: Any, text: str) -> Any:
+        if self.engine == "re2":
+            return getattr(compiled, self.mode)(text)  # linear: no time limit needed
+        return getattr(compiled, self.mode)(text, timeout=self.timeout)
 
 
 def _regex_flags(flags: int) -> int:
@@ -255,3 +276,34 @@ class StringDistanceEvaluator(ReferenceEvaluator):
                 normalized if self.normalize_score else float(self._metric.distance(prediction, reference))
             )
         return self.result(score, metadata={"distance": self.distance, "similarity": 1.0 - normalized})
+
+
+_RE2_FLAGS = {regex.IGNORECASE: "i", regex.MULTILINE: "m", regex.DOTALL: "s"}
+
+
+def _compile_re2(pattern: str, flags: int, what: str) -> Any:
+    """``pattern`` for RE2, the flags as its inline ones (RE2 has no verbose mode)."""
+    re2 = require_extra("re2", "service", feature="RegexEvaluator(engine='re2')")
+    unsupported = flags & ~(sum(_RE2_FLAGS) | regex.UNICODE | regex.ASCII)
+    if unsupported:
+        raise ValueError("RegexEvaluator(engine='re2') supports the IGNORECASE, MULTILINE and DOTALL flags")
+    inline = "".join(letter for flag, letter in _RE2_FLAGS.items() if flags & flag)
+    options = re2.Options()
+    options.log_errors = False  # the error is raised, not also printed to stderr
+    try:
+        compiled = re2.compile(f"(?{inline}){pattern}" if inline else pattern, options)
+    except re2.error as exc:
+        message = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise EvaluatorInputError(
+            f"{what} {pattern!r} is not a regular expression RE2 accepts: {message} "
+            "(RE2 matches in linear time, so it has no backreferences or lookaround)"
+        ) from exc
+    return _Re2Pattern(compiled, pattern)
+
+
+class _Re2Pattern:
+    """RE2's compiled pattern under the source the caller wrote (not the inline flags)."""
+
+    def __init__(self, compiled: Any, pattern: str) -> None:
+        self.pattern = pattern
+        self.search, self.match, self.fullmatch = compiled.search, compiled.match, compiled.fullmatch

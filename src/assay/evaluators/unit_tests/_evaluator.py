@@ -1,7 +1,9 @@
 """``UnitTestGenerationEvaluator``: how good are the unit tests a model wrote?
 
 The example gives a reference implementation (the code under test); the run's output is
-a test file. In one sandbox job the tests run on the reference under coverage.py, then
+a test file: Python (pytest or unittest) or JavaScript (``node:test``, Node's own runner;
+the reference is then a CommonJS module the tests ``require('./solution')``, its mutants
+made on its tokens, see ``_js_mutants``). In one sandbox job the tests run on the reference under coverage.py, then
 once per mutant of the reference. Four metrics come back:
 
 - ``<name>_pass``: 1 if the tests pass on the reference (a suite that fails on correct
@@ -23,12 +25,13 @@ from pathlib import Path
 from assay.errors import CaseError, EvaluatorInputError
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators.code._cases import code_from_run
+from assay.evaluators.unit_tests._js_mutants import js_mutants
 from assay.evaluators.unit_tests._mutants import Mutant, mutants
 from assay.evaluators.unit_tests._report import Outcome, results_of
 from assay.sandbox import TEST_TOOLS, Limits, SandboxConfig, get_language, get_pool, sandbox_site
 from assay.schemas import EvaluationResults, Example, Run
 
-FRAMEWORKS = ("pytest", "unittest")
+FRAMEWORKS = ("pytest", "unittest", "node:test")
 MARK = "\x1eassay-unit-tests "
 SCRIPT = (Path(__file__).with_name("_in_sandbox.py")).read_text(encoding="utf-8")
 PLACEHOLDER = 'PAYLOAD: dict[str, Any] = globals().get("PAYLOAD", {})'
@@ -44,8 +47,9 @@ class UnitTestGenerationEvaluator(BaseEvaluator):
             ``example.outputs``).
         module: the module name the tests import the reference as
             (``example.inputs["module"]`` wins); default ``"solution"``.
-        framework: ``"pytest"`` (runs unittest-style tests too) or ``"unittest"``
-            (the standard library's runner); ``example.inputs["framework"]`` wins.
+        framework: ``"pytest"`` (runs unittest-style tests too), ``"unittest"`` (the
+            standard library's runner) or ``"node:test"`` (JavaScript: Node's runner, line
+            and branch coverage from its lcov report); ``example.inputs["framework"]`` wins.
         max_mutants: how many mutants at most (sampled with ``seed`` when there are more).
         seed: the sampling seed: the same seed gives the same mutants.
         reference_timeout: seconds for the run on the reference.
@@ -87,12 +91,17 @@ class UnitTestGenerationEvaluator(BaseEvaluator):
 
     def _evaluate(self, run: Run, example: Example | None = None) -> EvaluationResults:
         reference, module, framework = self._example_fields(example)
+        javascript = framework == "node:test"
         try:
-            made, candidates = mutants(reference, self.max_mutants, self.seed)
+            if javascript:
+                made, candidates = js_mutants(reference, self.max_mutants, self.seed)
+            else:
+                made, candidates = mutants(reference, self.max_mutants, self.seed)
         except EvaluatorInputError as exc:
             raise EvaluatorInputError(f"example field {self.reference_key!r}: {exc}") from None
         try:
-            tests = code_from_run(run, self.output_key, get_language("python"))
+            language = get_language("javascript" if javascript else "python")
+            tests = code_from_run(run, self.output_key, language)
         except CaseError as exc:
             return results_of(self.name, Outcome.no_tests(str(exc)), made, self.max_mutants > 0)
         started = time.monotonic()
@@ -122,10 +131,13 @@ class UnitTestGenerationEvaluator(BaseEvaluator):
     def _run(self, reference: str, tests: str, module: str, framework: str, made: list[Mutant]) -> Outcome:
         site = sandbox_site(TEST_TOOLS, required=TEST_TOOLS)
         pool = get_pool(site.config(self.sandbox_config))
+        javascript = framework == "node:test"
         payload = {
             "site": site.path,
             "module": module,
-            "test_file": f"test_{module}_generated.py",
+            "module_file": f"{module}.js" if javascript else f"{module}.py",
+            "test_file": f"{module}.test.js" if javascript else f"test_{module}_generated.py",
+            "node": pool.runtime.node if javascript else None,
             "framework": framework,
             "reference": reference,
             "tests": tests,

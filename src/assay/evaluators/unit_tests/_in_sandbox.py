@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -36,12 +37,16 @@ def main() -> None:
         sys.path.insert(0, PAYLOAD["site"])
         if PAYLOAD["framework"] == "pytest":
             import pytest  # noqa: F401  (once here, so each fork starts with it loaded)
-        if PAYLOAD["coverage"]:
+        if PAYLOAD["framework"] == "node:test" and not os.access(PAYLOAD["node"] or "", os.X_OK):
+            raise FileNotFoundError(f"node is not runnable here: {PAYLOAD['node']!r}")
+        if PAYLOAD["coverage"] and PAYLOAD["framework"] != "node:test":
             import coverage  # noqa: F401
     except BaseException as exc:
         report({"setup_error": f"{type(exc).__name__}: {exc}"})
         return
     report({"ready": True})
+    # before any test runs (a process a test leaves behind could rewrite a file checked later)
+    invalid = {index for index, source in enumerate(PAYLOAD["mutants"]) if not parses(f"m{index}", source)}
     started = time.monotonic()
     reference = run_child("reference", PAYLOAD["reference"], True, PAYLOAD["reference_timeout"])
     report({"run": "reference", **reference})
@@ -50,6 +55,9 @@ def main() -> None:
     took = time.monotonic() - started
     timeout = PAYLOAD["mutant_timeout"] or min(PAYLOAD["max_mutant_timeout"], max(2.0, 5 * took))
     for index, source in enumerate(PAYLOAD["mutants"]):
+        if index in invalid:  # a token mutant may not parse: not a kill, left out
+            report({"run": "mutant", "index": index, "exit": -1, "invalid": True})
+            continue
         run = run_child(f"m{index}", source, False, timeout)
         if run["timed_out"]:
             run = settle_timeout(index, source, timeout)
@@ -69,6 +77,20 @@ def settle_timeout(index: int, source: str, timeout: float) -> dict[str, Any]:
     return {**again, "rerun": True, "reference_seconds": reference["seconds"], "undecided": not well_within}
 
 
+def parses(folder: str, source: str) -> bool:
+    """Python mutants were checked by the parent; a JavaScript one is checked by node."""
+    if PAYLOAD["framework"] != "node:test":
+        return True
+    import subprocess
+
+    path = folder + "-check.js"
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(source)
+    checked = subprocess.run([PAYLOAD["node"], "--check", path], capture_output=True, timeout=30)
+    os.remove(path)
+    return checked.returncode == 0
+
+
 def passed(run: dict[str, Any]) -> bool:
     result = run.get("result") or {}
     return run["exit"] == 0 and not run["timed_out"] and result.get("passed", 0) > 0
@@ -81,7 +103,7 @@ def report(line: dict[str, Any]) -> None:
 
 def run_child(folder: str, source: str, measure: bool, timeout: float) -> dict[str, Any]:
     os.mkdir(folder)
-    for name, text in ((PAYLOAD["module"] + ".py", source), (PAYLOAD["test_file"], PAYLOAD["tests"])):
+    for name, text in ((PAYLOAD["module_file"], source), (PAYLOAD["test_file"], PAYLOAD["tests"])):
         with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
             handle.write(text)
     began = time.monotonic()
@@ -172,13 +194,15 @@ def depth(value: Any) -> int:
 def run_tests(measure: bool, stop_early: bool, channel: int) -> int:
     sys.path.insert(0, os.getcwd())
     tracer = None
-    if measure and PAYLOAD["coverage"]:
+    if measure and PAYLOAD["coverage"] and PAYLOAD["framework"] != "node:test":
         import coverage
 
         target = os.path.abspath(PAYLOAD["module"] + ".py")
         tracer = coverage.Coverage(data_file=None, branch=True, include=[target], config_file=False)
         tracer.start()
-    if PAYLOAD["framework"] == "pytest":
+    if PAYLOAD["framework"] == "node:test":
+        code, result = run_node(measure)
+    elif PAYLOAD["framework"] == "pytest":
         code, result = run_pytest(stop_early)
     else:
         code, result = run_unittest(stop_early)
@@ -263,6 +287,73 @@ def run_unittest(stop_early: bool) -> tuple[int, dict[str, Any]]:
     }
     code = 5 if result.testsRun == 0 else (0 if result.wasSuccessful() else 1)
     return code, {**counts, "tests": failed[:200], "collection_errors": []}
+
+
+# -- node:test: node's own runner, its TAP report on one pipe and its lcov on another ---
+TAP_COUNT = re.compile(r"# (tests|pass|fail|skipped|todo|cancelled) (\d+)")
+TAP_FAILED = re.compile(r"not ok \d+ - (.*)")
+
+
+def run_node(measure: bool) -> tuple[int, dict[str, Any]]:
+    """The suite under ``node --test``. Its counts are read from the runner's TAP summary
+    (lines at the left margin: what a test prints comes indented or escaped), coverage
+    from its lcov report; both reach us on pipes, not through files the tests could
+    rewrite. The runner runs each test file in a process of its own."""
+    import subprocess
+
+    argv = [PAYLOAD["node"], "--test", "--test-reporter=tap", "--test-reporter-destination=stdout"]
+    if measure and PAYLOAD["coverage"]:
+        argv += ["--experimental-test-coverage", "--test-reporter=lcov", "--test-reporter-destination=stderr"]
+    done = subprocess.run([*argv, PAYLOAD["test_file"]], capture_output=True, stdin=subprocess.DEVNULL)
+    tap = done.stdout.decode("utf-8", "replace")
+    sys.stdout.write(tap[-OUTPUT_TAIL:])  # the run's output, as pytest's
+    counts = {key: int(value) for key, value in TAP_COUNT.findall("\n".join(tap_summary(tap)))}
+    failed = [
+        {"name": m.group(1), "outcome": "failed", "when": "call", "message": ""}
+        for line in tap.splitlines()
+        if (m := TAP_FAILED.fullmatch(line))
+    ]
+    result: dict[str, Any] = {
+        "passed": counts.get("pass", 0),
+        "failed": counts.get("fail", 0) + counts.get("cancelled", 0),
+        "skipped": counts.get("skipped", 0) + counts.get("todo", 0),
+        "tests": failed[:200],
+        "collection_errors": [],
+    }
+    if measure and PAYLOAD["coverage"]:
+        result["coverage"] = lcov_coverage(done.stderr.decode("utf-8", "replace"), PAYLOAD["module_file"])
+    code = done.returncode if counts.get("tests", 0) else 5
+    return code, result
+
+
+def tap_summary(tap: str) -> list[str]:
+    """The runner's own summary: the last ``# tests N`` line at the margin and after."""
+    lines = tap.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("# tests ")]
+    return lines[starts[-1] :] if starts else []
+
+
+def lcov_coverage(lcov: str, module_file: str) -> Any:
+    """The module's record of an lcov report, in the shape ``brief_coverage`` gives."""
+    record: dict[str, Any] | None = None
+    for line in lcov.splitlines():
+        key, _, value = line.partition(":")
+        if key == "SF":
+            record = {"missing": []} if os.path.basename(value) == module_file else None
+        elif record is not None and key in ("LF", "LH", "BRF", "BRH") and value.isdigit():
+            record[key] = int(value)
+        elif record is not None and key == "DA" and value.endswith(",0"):
+            record["missing"].append(int(value.split(",")[0]))
+        elif record is not None and key == "end_of_record":
+            totals = {
+                "covered_lines": record.get("LH", 0),
+                "num_statements": record.get("LF", 0),
+                "covered_branches": record.get("BRH", 0),
+                "num_branches": record.get("BRF", 0),
+            }
+            files = {module_file: {"missing_lines": record["missing"], "missing_branches": []}}
+            return {"totals": totals, "files": files}
+    return None
 
 
 def read_json(path: str) -> Any:

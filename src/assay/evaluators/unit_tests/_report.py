@@ -141,19 +141,21 @@ def results_of(
     """The four metrics (three when no mutants were asked for)."""
     mutant_rows = [_mutant_row(m, outcome.mutant_runs.get(m.index)) for m in made]
     killed = sum(row["status"] in ("killed", "timeout") for row in mutant_rows)
+    scored = sum(row["status"] != "invalid" for row in mutant_rows)  # a mutant that does not parse
     coverage = outcome.coverage()
     reference_tests = _reference_summary(outcome.reference)
     worth = outcome.passes_reference
     common = {"passes_reference": worth, "reason": outcome.reason, **outcome.details}
     mutation = EvaluationResult(
         key=f"{name}_mutation_score",
-        score=killed / len(made) if worth and made else 0.0,
-        comment=(f"killed {killed} of {len(made)} mutant(s)" if worth else outcome.reason),
+        score=killed / scored if worth and scored else 0.0,
+        comment=(f"killed {killed} of {scored} mutant(s)" if worth else outcome.reason),
         metadata={
             "passes_reference": worth,
             "mutants": mutant_rows if worth else [],
             "killed": killed if worth else 0,
-            "total": len(made),
+            "total": scored,
+            "invalid": len(made) - scored,
             "survived": [r for r in mutant_rows if r["status"] == "survived"][:20] if worth else [],
         },
     )
@@ -195,6 +197,8 @@ def _mutant_row(mutant: Mutant, run: dict[str, Any] | None) -> dict[str, Any]:
     row: dict[str, Any] = dict(mutant.shown())
     if run is None:
         row["status"] = "not_run"  # no report: counted as not killed
+    elif run.get("invalid") is True:
+        row["status"] = "invalid"  # does not parse (a token mutant): not in the score
     elif run.get("timed_out"):  # twice; "undecided" when the reference was slow too: no kill
         row["status"] = "undecided" if run.get("undecided") else "timeout"
     else:

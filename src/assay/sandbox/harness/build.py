@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 
-from . import frames, go_checker, proxies
+from . import frames, go_checker, kept_build, proxies
 
 FRAMES_IN, FRAMES_OUT = 3, 4
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,7 +63,6 @@ def build_go(role: str, code: str, entry: str, options: dict[str, str]) -> list[
         )
         sources += ["assay_main.go", *harness]
     compile_with([options["go"], "build", "-o", "program", *sources], _go_env())
-    os.environ["GOMAXPROCS"] = "2"  # fewer threads in the program too
     return [os.path.join(os.getcwd(), "program")]
 
 
@@ -171,6 +170,7 @@ def build_java(role: str, code: str, entry: str, options: dict[str, str]) -> lis
 
 
 RECIPES = {"go": build_go, "cpp": build_cpp, "java": build_java}
+RUN_ENVIRONMENT = {"go": {"GOMAXPROCS": "2"}}  # fewer threads in the program too
 
 
 # -- the checker role: the test program built against a typed proxy ------------------------
@@ -283,16 +283,27 @@ def main() -> int:
             FRAMES_OUT, _load_error("missing_function", "NameError", f"{entry!r} is not an identifier")
         )
         return 0
-    try:
-        argv = RECIPES[language](role, str(setup.get("code", "")), entry, options)
-    except CompileFailed as failure:
-        text = first_lines(str(failure))
-        if role == "script":
-            sys.stderr.write(f"compile error:\n{text}\n")
-            return 1
-        frames.write_frame(FRAMES_OUT, _load_error("compile", "CompileError", text))
-        return 0
-    frames.write_frame(FRAMES_OUT, {"event": "compiled"})
+    # a job whose processes may restart (test cases) keeps its build: see kept_build
+    keeping = role == "candidate" and setup.get("keep_build") is True
+    prebuilt = setup.get("prebuilt") if keeping else None
+    argv = kept_build.reuse(language, prebuilt) if isinstance(prebuilt, str) else None
+    compiled: dict[str, object] = {"event": "compiled"}
+    if keeping:
+        compiled["reused"] = argv is not None
+    if argv is None:
+        try:
+            argv = RECIPES[language](role, str(setup.get("code", "")), entry, options)
+        except CompileFailed as failure:
+            text = first_lines(str(failure))
+            if role == "script":
+                sys.stderr.write(f"compile error:\n{text}\n")
+                return 1
+            frames.write_frame(FRAMES_OUT, _load_error("compile", "CompileError", text))
+            return 0
+        if keeping:  # before any of its code runs
+            compiled["build"] = kept_build.keep(language, argv)
+    os.environ.update(RUN_ENVIRONMENT.get(language, {}))
+    frames.write_frame(FRAMES_OUT, compiled)
     if read_setup() is None:  # the go-ahead (see RUN in sandbox/_jobs.py)
         return 0
     _clean_build_files()

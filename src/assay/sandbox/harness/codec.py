@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import math
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,19 @@ MAX_NODES = 2_000_000
 MAX_INT_HEX_DIGITS = 20_000  # about 24,000 decimal digits: 2000! has 5,736
 MAX_SAME_HASH = 16  # items of one set or dict sharing a hash value: honest data has ~2
 _SAFE_INT = 2**53
+
+
+class Float32(float):
+    """A float32 result of a language that has one (C++ ``float``, Java ``Float``, Go
+    ``float32``), held as the double of its shortest decimal (``1/3f`` as 0.33333334).
+    It is compared at float32 precision (see ``equality``): that is all it can hold."""
+
+    __slots__ = ()
+
+
+def to_float32(value: float) -> float:
+    """``value`` rounded to the nearest float32 (OverflowError past float32's range)."""
+    return float(struct.unpack("<f", struct.pack("<f", value))[0])
 
 
 class UnsupportedValue(TypeError):
@@ -104,24 +118,30 @@ _BASE_CONVERSIONS: list[tuple[type, Callable[[Any], Any]]] = [
 ]
 
 
-def decode(data: Any, depth: int = 0, budget: int = MAX_NODES) -> Any:
+def decode(data: Any, depth: int = 0, budget: int = MAX_NODES, float32: bool = False) -> Any:
     """Decode a value of at most ``budget`` items (a small JSON text such as ``[[],[],...]``
-    would otherwise become millions of objects in the decoding process)."""
-    if _count_nodes(data, budget) > budget:
+    would otherwise become millions of objects in the decoding process). ``float32``: the
+    sender's language has a float32 type; from any other, a ``$float32`` tag is a forgery
+    (it would buy float32's looser comparison for a double's answer) and is refused."""
+    count, tagged_float32 = _count_nodes(data, budget)
+    if count > budget:
         raise MalformedValue(f"value has more than {budget} items")
+    if tagged_float32 and not float32:
+        raise MalformedValue("a $float32 value from a language without a float32 type")
     return _decode(data, depth)
 
 
-def _count_nodes(data: Any, budget: int) -> int:
-    count, stack = 0, [data]
+def _count_nodes(data: Any, budget: int) -> tuple[int, bool]:
+    count, stack, tagged_float32 = 0, [data], False
     while stack and count <= budget:
         item = stack.pop()
         count += 1
         if type(item) is list:
             stack.extend(item)
         elif type(item) is dict:
+            tagged_float32 = tagged_float32 or "$float32" in item
             stack.extend(item.values())
-    return count
+    return count, tagged_float32
 
 
 def _decode(data: Any, depth: int = 0) -> Any:
@@ -170,6 +190,16 @@ def _decode_float(body: Any, depth: int) -> float:
     if body not in specials:
         raise MalformedValue(f"bad float {body!r}")
     return specials[body]
+
+
+def _decode_float32(body: Any, depth: int) -> float:
+    if type(body) not in (int, float) or not math.isfinite(body):
+        raise MalformedValue(f"bad float32 {body!r} (NaN and infinities are $float)")
+    try:
+        to_float32(body)
+    except OverflowError:
+        raise MalformedValue(f"float32 {body!r} is beyond a float32's range") from None
+    return Float32(body)
 
 
 def _decode_dict(body: Any, depth: int) -> dict[Any, Any]:
@@ -223,6 +253,7 @@ def _decode_complex(body: Any, depth: int) -> complex:
 _DECODERS: dict[str, Callable[[Any, int], Any]] = {
     "$int": _decode_int,
     "$float": _decode_float,
+    "$float32": _decode_float32,
     "$tuple": lambda b, d: tuple(_decode_list(b, d)),
     "$dict": _decode_dict,
     "$set": lambda b, d: _decode_set(b, d, set),

@@ -241,6 +241,11 @@ def check(setup: dict[str, Any], calls: int, replies: int) -> dict[str, Any]:
             "stage": "load",
             **{k: first.get(k) for k in ("kind", "error_type", "message", "traceback")},
         }
+    # the candidate is loaded: the parent starts counting its sandbox's CPU time, then
+    # gives the go-ahead (so that the verdict never arrives together with this frame)
+    frames.write_frame(FRAMES_OUT, {"event": "started"})
+    if frames.read_frame(FRAMES_IN) is None:
+        return {"passed": False, "stage": "test", "kind": "ended", "message": "no go-ahead came"}
     proxy = CandidateProxy(
         entry_point, int(setup.get("max_value_bytes") or frames.MAX_FRAME_BYTES), calls, replies
     )

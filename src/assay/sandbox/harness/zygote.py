@@ -20,7 +20,7 @@ import time
 import traceback
 from typing import Any
 
-from . import frames, landlock, proc, py_roles
+from . import frames, kept_build, landlock, proc, py_roles
 from .cleanup import kill_all_and_scrub, place_descriptors, scrub
 from .tree import remove_tree
 
@@ -87,7 +87,7 @@ class Zygote:
         elif operation == "watch":
             self.watch(str(message.get("token")))
         elif operation == "reset":
-            report = self.reset()
+            report = self.reset(keep_build=message.get("keep_build") is True)
             self.prepare_spare()  # before the reply, which names it
             self.send({"reply": "reset", **report, "spare": self.spare_pid()})
         elif operation == "shutdown":
@@ -210,10 +210,22 @@ class Zygote:
                 continue
         if self.uid is not None and self.gid is not None:
             os.chown(workdir, self.uid, self.gid)
+        self.make_build_folder()
         if workdir != self.environment_for:  # glibc keeps every distinct value ever set
             enter_job_environment(workdir)
             self.environment_for = workdir
         return workdir
+
+    def make_build_folder(self) -> None:
+        """The folder a compiled candidate's build is kept in (see ``kept_build``): made
+        here, since the work root itself is not the sandbox user's to write in."""
+        path = os.path.join(self.workroot, kept_build.FOLDER)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            return
+        if self.uid is not None and self.gid is not None:
+            os.chown(path, self.uid, self.gid)
 
     # A spare is a child forked ahead of demand, after the previous job's cleanup: it
     # has already done everything that does not depend on the job (new session, uid,
@@ -345,7 +357,9 @@ class Zygote:
         return len(proc.processes_of_uid(os.getuid()))
 
     # -- cleaning up between jobs ---------------------------------------------------
-    def reset(self) -> dict[str, Any]:
+    def reset(self, keep_build: bool = False) -> dict[str, Any]:
+        """Kill and clean up after a job; ``keep_build``: between two processes of one job,
+        the compiled candidate's kept build stays (see ``kept_build``)."""
         self.drop_spare()
         exits: dict[str, Any] = {}
         self.reap(exits, block=False, killed=False)
@@ -355,7 +369,7 @@ class Zygote:
             scrub(self.options.get("scrub_deep", []), self.uid, deep=True)
         self.mains.clear()
         self.failed.clear()
-        self.empty_workroot()
+        self.empty_workroot(keep=kept_build.FOLDER if keep_build else None)
         self.counter = 0
         return {"exits": exits, "survivors": survivors}
 
@@ -423,8 +437,10 @@ class Zygote:
                 os._exit(0)
         os.waitpid(pid, 0)
 
-    def empty_workroot(self) -> None:
+    def empty_workroot(self, keep: str | None = None) -> None:
         for entry in os.listdir(self.workroot):
+            if entry == keep:
+                continue
             path = os.path.join(self.workroot, entry)
             try:
                 os.rmdir(path)  # the usual case: the job left its folder empty

@@ -245,7 +245,8 @@ template <class T> struct Codec<T, std::enable_if_t<std::is_integral_v<T> && !st
 
 template <class T> struct Codec<T, std::enable_if_t<std::is_floating_point_v<T>>> {
     // A float crosses as the double nearest its shortest decimal: 0.1f as 0.1, the value
-    // its program meant, not its widening 0.100000001490116...
+    // its program meant, not its widening 0.100000001490116..., tagged $float32 so the
+    // parent compares it at float32 precision.
     static double widened(T v) {
         if constexpr (std::is_same_v<T, float>) {
             if (!std::isfinite(v)) return (double)v;
@@ -260,6 +261,11 @@ template <class T> struct Codec<T, std::enable_if_t<std::is_floating_point_v<T>>
     static T decode(const Json& j) {
         if (j.kind == Json::Float) return (T)j.f;
         if (j.kind == Json::Int) return (T)j.i;
+        if (const Json* body = tagged(j, "$float32")) {
+            if (body->kind == Json::Float) return (T)body->f;
+            if (body->kind == Json::Int) return (T)body->i;
+            mismatch<T>(j);
+        }
         if (const Json* body = tagged(j, "$float")) {
             if (body->s == "nan") return (T)NAN;
             return body->s == "inf" ? (T)INFINITY : (T)-INFINITY;
@@ -271,7 +277,9 @@ template <class T> struct Codec<T, std::enable_if_t<std::is_floating_point_v<T>>
         Json body; body.kind = Json::Str;
         if (std::isnan(d)) { body.s = "nan"; return tag("$float", body); }
         if (std::isinf(d)) { body.s = d > 0 ? "inf" : "-inf"; return tag("$float", body); }
-        Json j; j.kind = Json::Float; j.f = d; return j;
+        Json j; j.kind = Json::Float; j.f = d;
+        if constexpr (std::is_same_v<T, float>) return tag("$float32", j);
+        return j;
     }
 };
 

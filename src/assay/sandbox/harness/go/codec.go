@@ -66,7 +66,12 @@ func assayFloatOf(data interface{}) (float64, bool) {
 		value, err := strconv.ParseFloat(string(number), 64)
 		return value, err == nil
 	}
-	if tag, body := assayTagged(data); tag == "$float" {
+	tag, body := assayTagged(data)
+	if number, ok := body.(json.Number); ok && tag == "$float32" {
+		value, err := strconv.ParseFloat(string(number), 64)
+		return value, err == nil
+	}
+	if tag == "$float" {
 		switch body {
 		case "nan":
 			return math.NaN(), true
@@ -340,7 +345,7 @@ func assayDecodeAny(data interface{}, depth int) (interface{}, error) {
 			return number.Int64(), nil
 		}
 		return number, nil
-	case "$float":
+	case "$float", "$float32":
 		value, _ := assayFloatOf(data)
 		return value, nil
 	case "$tuple":
@@ -435,7 +440,7 @@ func assayEncode(value reflect.Value, depth int) (interface{}, error) {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return assayEncodeBig(new(big.Int).SetUint64(value.Uint())), nil
 	case reflect.Float32:
-		return assayEncodeFloat(assayFloat32(value.Float())), nil
+		return assayEncodeFloat32(value.Float()), nil
 	case reflect.Float64:
 		return assayEncodeFloat(value.Float()), nil
 	case reflect.Complex64, reflect.Complex128:
@@ -467,15 +472,15 @@ func assayEncodeBig(number *big.Int) interface{} {
 	return map[string]interface{}{"$int": sign + new(big.Int).Abs(number).Text(16)}
 }
 
-// assayFloat32 is the double nearest the float32's shortest decimal: a float32 0.1
+// assayEncodeFloat32 tags a float32 as one, so the parent compares it at float32
+// precision, and sends the double nearest its shortest decimal: a float32 0.1
 // (0.100000001490116...) crosses as 0.1, the value its program meant, not its widening.
-func assayFloat32(value float64) float64 {
-	text := strconv.FormatFloat(value, 'g', -1, 32)
-	shortest, err := strconv.ParseFloat(text, 64)
-	if err != nil {
-		return value // inf and nan keep their tags
+func assayEncodeFloat32(value float64) interface{} {
+	if math.IsNaN(value) || math.IsInf(value, 0) {
+		return assayEncodeFloat(value)
 	}
-	return shortest
+	shortest, _ := strconv.ParseFloat(strconv.FormatFloat(value, 'g', -1, 32), 64)
+	return map[string]interface{}{"$float32": assayFloat(shortest)}
 }
 
 func assayEncodeFloat(value float64) interface{} {

@@ -126,6 +126,7 @@ final class AssayCodec {
 
     private static double number(Object data, Type type) {
         if (data instanceof Double) return (Double) data;
+        if (tagName(data).equals("$float32")) return number(body(data), type);
         if (tagName(data).equals("$float")) {
             String text = String.valueOf(body(data));
             return text.equals("nan") ? Double.NaN : text.equals("inf") ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY;
@@ -182,7 +183,7 @@ final class AssayCodec {
         String name = tagName(data);
         switch (name) {
             case "$int": return integer(data, Object.class);
-            case "$float": return number(data, Object.class);
+            case "$float": case "$float32": return number(data, Object.class);
             case "$tuple": return decodeAny(body(data), depth);
             case "$bytes": return Base64.getDecoder().decode((String) body(data));
             case "$set": case "$frozenset": return new HashSet<>((List<Object>) decodeAny(body(data), depth));
@@ -200,7 +201,7 @@ final class AssayCodec {
             return encodeInteger(BigInteger.valueOf(((Number) value).longValue()));
         }
         if (value instanceof BigInteger) return encodeInteger((BigInteger) value);
-        if (value instanceof Float) return encodeFloat(Double.parseDouble(value.toString()));  // 0.1f is 0.1
+        if (value instanceof Float) return encodeFloat32((Float) value);
         if (value instanceof Double) return encodeFloat((Double) value);
         if (value instanceof Optional) return encode(((Optional<?>) value).orElse(null), depth + 1);
         if (value instanceof byte[]) return tag("$bytes", Base64.getEncoder().encodeToString((byte[]) value));
@@ -248,6 +249,13 @@ final class AssayCodec {
         if (value.bitLength() < 63 && Math.abs(value.longValue()) < SAFE_INT) return value.longValue();
         String sign = value.signum() < 0 ? "-" : "";
         return tag("$int", sign + value.abs().toString(16));
+    }
+
+    // A float crosses as the double of its shortest decimal (0.1f as 0.1, not its widening
+    // 0.100000001490116...), tagged so the parent compares it at float32 precision.
+    private static Object encodeFloat32(Float value) {
+        if (value.isNaN() || value.isInfinite()) return encodeFloat(value.doubleValue());
+        return tag("$float32", Double.parseDouble(value.toString()));
     }
 
     private static Object encodeFloat(double value) {

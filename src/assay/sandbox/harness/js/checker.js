@@ -69,6 +69,10 @@ async function check(setup) {
   if (first.event !== 'ready') {
     return { passed: false, stage: 'load', kind: first.kind, error_type: first.error_type, message: first.message, traceback: first.traceback };
   }
+  // the candidate is loaded: the parent starts counting its sandbox's CPU time, then gives
+  // the go-ahead (so that the verdict never arrives together with this frame)
+  writeFrame(FRAMES_OUT, { event: 'started' });
+  if (readFrame(FRAMES_IN) === null) return { passed: false, stage: 'test', kind: 'ended', message: 'no go-ahead came' };
   const name = setup.entry_point;
   const { proxy, state } = makeProxy(name, setup.max_value_bytes);
   global.__assay_candidate__ = proxy;
