@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-CRASH_CHILD = HERE.parent / "tests" / "core" / "_crash_run.py"
+CRASH_CHILD = HERE.parent / "tests" / "evaluation" / "_crash_run.py"
 
 
 def target(inputs: dict) -> dict:

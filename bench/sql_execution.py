@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/sql_execution.py [--rounds N] [--postgres URL]
 
-Builds the shop database of ``tests/sql/sample_db.py`` at bench size (5,000
+Builds the shop database of ``tests/evaluators/sql/sample_db.py`` at bench size (5,000
 customers, 500 products, 50,000 orders, ~150,000 order items), then evaluates a
 text-to-SQL workload of 24 generated/reference pairs (joins, aggregates, ordered
 results, wrong answers, refused writes, syntax errors) with SQLExecutionEvaluator:
@@ -86,7 +86,7 @@ FIXTURE_SEED = "\n".join(
 
 
 def load_sample_db() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "tests" / "sql" / "sample_db.py"
+    path = Path(__file__).resolve().parents[1] / "tests" / "evaluators" / "sql" / "sample_db.py"
     spec = importlib.util.spec_from_file_location("assay_bench_sample_db", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

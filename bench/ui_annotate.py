@@ -6,28 +6,57 @@ with ``assay.ui.serve`` in a separate process, and prints, for both queue rules 
 read the most (every row; a seeded random sample), the keystroke-to-next-row time, and
 the save-label time as the server measured it (Server-Timing) and as the client waited.
 
-    .venv/bin/python bench/ui_annotate.py [--rows 10000] [--repeat 20]
+The keystroke time is the browser's own: from the ``keydown`` event to the first frame
+in which the next row's progress shows (an init script records both, across page loads).
+With ``--before SRC`` (another checkout's ``src``, e.g. ``/work/main/src``) a second server
+runs that code on a copy of the store and the two are pressed alternately, in one run.
+
+    .venv/bin/python bench/ui_annotate.py [--rows 10000] [--repeat 20] [--before SRC]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
-from playwright.sync_api import sync_playwright
-from ui_first_page import _wait, build, free_port, server_ms
+from playwright.sync_api import Page, sync_playwright
+from ui_first_page import build, served, server_ms
 
 from assay.store import open_store
 
 NEXT_ROW_BUDGET_MS = 100.0
 SAVE_BUDGET_MS = 50.0
+
+#: in every document of the tab: when a key went down, and the first frame after it in
+#: which the queue's progress text differs (sessionStorage carries both across page loads)
+WATCH = """
+addEventListener("keydown", (event) => {
+  const node = document.querySelector("#queue-count");
+  sessionStorage.setItem("before", node ? node.textContent : "");
+  sessionStorage.setItem("pressed", String(performance.timeOrigin + event.timeStamp));
+  sessionStorage.removeItem("shown");
+}, true);
+const watch = (frame) => {
+  const node = document.querySelector("#queue-count");
+  if (node && sessionStorage.getItem("pressed") && !sessionStorage.getItem("shown")
+      && node.textContent !== sessionStorage.getItem("before")) {
+    sessionStorage.setItem("shown", String(performance.timeOrigin + frame));
+  }
+  requestAnimationFrame(watch);
+};
+requestAnimationFrame(watch);
+"""
+SHOWN = "() => sessionStorage.getItem('shown') !== null"
+ELAPSED = "() => Number(sessionStorage.getItem('shown')) - Number(sessionStorage.getItem('pressed'))"
 
 
 def quantiles(values: list[float]) -> tuple[float, float]:
@@ -35,26 +64,12 @@ def quantiles(values: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def keystrokes(url: str, repeat: int) -> list[float]:
-    """Milliseconds from pressing 1 (label and save) until the next row's progress shows."""
-    times = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"]
-        )
-        page = browser.new_page()
-        page.goto(url)
-        for _ in range(repeat + 1):
-            before = page.locator("#queue-count").inner_text()
-            started = time.perf_counter()
-            page.keyboard.press("1")
-            page.wait_for_function(
-                "text => document.querySelector('#queue-count')?.textContent !== text", arg=before
-            )
-            page.wait_for_load_state("domcontentloaded")
-            times.append((time.perf_counter() - started) * 1000)
-        browser.close()
-    return times[1:]  # the first press warms the server's caches
+def press(page: Page) -> float:
+    """Milliseconds, by the browser's clock, from pressing 1 (label and save) to the next row."""
+    page.keyboard.press("1")
+    page.wait_for_function(SHOWN)
+    page.wait_for_load_state("domcontentloaded")
+    return float(page.evaluate(ELAPSED))
 
 
 def saves(client: httpx.Client, experiment: str, repeat: int) -> tuple[list[float], list[float]]:
@@ -77,44 +92,68 @@ def saves(client: httpx.Client, experiment: str, repeat: int) -> tuple[list[floa
     return server, wall
 
 
+def keystrokes(bases: dict[str, str], experiment: str, repeat: int) -> None:
+    """Each side's queues pressed alternately, one press at a time, in one browser."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"]
+        )
+        for label, query in (
+            ("every row", "rule=all"),
+            ("random 500 of them", "rule=random&n=500&seed=1"),
+        ):
+            pages = {}
+            for side, base in bases.items():
+                page = browser.new_page()
+                page.add_init_script(WATCH)
+                page.goto(f"{base}/queue?e={experiment}&annotator=kb-{query[5:8]}&{query}")
+                press(page)  # the first press warms the server's caches
+                pages[side] = page
+            times: dict[str, list[float]] = {side: [] for side in bases}
+            for _ in range(repeat):
+                for side, page in pages.items():
+                    times[side].append(press(page))
+            for side, values in times.items():
+                median, p95 = quantiles(values)
+                name = f"keystroke to next row, {label} ({side})"
+                print(f"{name:52} {median:8.1f} {p95:8.1f}   {NEXT_ROW_BUDGET_MS:.0f}", flush=True)
+            for page in pages.values():
+                page.close()
+        browser.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--before", help="another checkout's src folder, pressed alternately")
+    parser.add_argument("--build-only", help=argparse.SUPPRESS)  # PATH: build with this process's code
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "bench.db"
-        store = open_store(str(path))
-        first, _ = build(store, args.rows)
+    if args.build_only:
+        store = open_store(args.build_only)
+        build(store, args.rows)
         store.close()
-        port = free_port()
-        code = f"from assay.ui import serve; serve({f'sqlite:///{path}'!r}, port={port})"
-        process = subprocess.Popen(
-            [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        try:
-            _wait(port)
-            base = f"http://127.0.0.1:{port}"
-            print(f"{args.rows}-row experiment; {args.repeat} measured presses / saves each (ms)")
-            print(f"{'':44} {'median':>8} {'p95':>8}   budget")
-            for label, query in (
-                ("keystroke to next row, queue of every row", "rule=all"),
-                ("keystroke to next row, random 500 of them", "rule=random&n=500&seed=1"),
-            ):
-                times = keystrokes(f"{base}/queue?e={first}&annotator=kb-{query[5:8]}&{query}", args.repeat)
-                median, p95 = quantiles(times)
-                print(f"{label:44} {median:8.1f} {p95:8.1f}   {NEXT_ROW_BUDGET_MS:.0f}", flush=True)
-            with httpx.Client(base_url=base, timeout=60) as client:
-                server, wall = saves(client, first, args.repeat * 3)
-            for label, values in (
-                ("save a label: server time", server),
-                ("save a label: client wall time", wall),
-            ):
-                median, p95 = quantiles(values)
-                print(f"{label:44} {median:8.1f} {p95:8.1f}   {SAVE_BUDGET_MS:.0f}", flush=True)
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+        return
+    with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
+        sources = {"this code": None, **({"before": args.before} if args.before else {})}
+        bases = {}
+        for side, source in sources.items():  # each side's store written by its own code
+            path = Path(folder) / f"{side.replace(' ', '-')}.db"
+            env = {**os.environ, "PYTHONPATH": source} if source else None
+            command = [sys.executable, __file__, "--build-only", str(path), "--rows", str(args.rows)]
+            subprocess.run(command, check=True, env=env)
+            bases[side] = stack.enter_context(served(path, source))
+        print(f"{args.rows}-row experiment; {args.repeat} measured presses / saves each (ms)")
+        print(f"{'':52} {'median':>8} {'p95':>8}   budget")
+        keystrokes(bases, "bench-a", args.repeat)
+        with httpx.Client(base_url=bases["this code"], timeout=60) as client:
+            server, wall = saves(client, "bench-a", args.repeat * 3)
+        for label, values in (
+            ("save a label: server time", server),
+            ("save a label: client wall time", wall),
+        ):
+            median, p95 = quantiles(values)
+            print(f"{label:52} {median:8.1f} {p95:8.1f}   {SAVE_BUDGET_MS:.0f}", flush=True)
 
 
 if __name__ == "__main__":

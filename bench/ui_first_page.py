@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import random
 import socket
 import statistics
@@ -18,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -209,6 +212,23 @@ def _peak_rss_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+@contextmanager
+def served(path: Path, source: str | None) -> Iterator[str]:
+    """The UI on the store at ``path``, run from ``source`` (a ``src`` folder) or this code."""
+    port = free_port()
+    code = f"from assay.ui import serve; serve({f'sqlite:///{path}'!r}, port={port})"
+    env = {**os.environ, "PYTHONPATH": source} if source else None
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    try:
+        _wait(port)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def _wait(port: int) -> None:

@@ -65,6 +65,7 @@ FILES = {
     "code/test_go_programs.py": "toolchains",
     "code/test_go_declarations.py": "toolchains",
     "code/test_hostile_program_languages.py": "toolchains",
+    "evaluators/patches/test_patch_go.py": "toolchains",
 }
 
 TESTS = Path(__file__).resolve().parent

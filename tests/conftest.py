@@ -18,42 +18,32 @@ from assay.store import Store, open_store
 from assay.store.current import use_store
 
 
-def _load_postgres_helper() -> ModuleType:
-    """tests/_postgres.py (tests are not a package under importlib mode)."""
-    name = "assay_tests_postgres"
+def _load_helper(module: str) -> ModuleType:
+    """A helper module beside this file, e.g. ``_postgres`` (tests are not a package
+    under importlib mode)."""
+    name = f"assay_tests{module}"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_postgres.py"))
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{module}.py"))
         assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules[name] = loaded
+        spec.loader.exec_module(loaded)
     return sys.modules[name]
 
 
-pg = _load_postgres_helper()
-
-
-def _load_requirements() -> ModuleType:
-    """tests/_requirements.py: the per-requirement markers (postgres, ray, browser, ...)."""
-    name = "assay_tests_requirements"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_requirements.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-requirements = _load_requirements()
+pg = _load_helper("_postgres")
+requirements = _load_helper("_requirements")  # the per-requirement markers (postgres, ray, ...)
+scheduling = _load_helper("_scheduling")  # the parallel and the serial phase of scripts/test
 
 
 def pytest_configure(config: pytest.Config) -> None:
     requirements.configure(config)
+    scheduling.configure(config)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     requirements.mark(items)
+    scheduling.mark(config, items, requirements.needs_of)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

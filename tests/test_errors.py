@@ -7,6 +7,7 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import re
 import subprocess
 import sys
 import textwrap
@@ -27,12 +28,12 @@ KEPT_BASES = {
     "ExperimentError": ValueError,
     "ShardError": ValueError,
     "LeaseHeldError": RuntimeError,
-    "UnknownEvaluatorName": ValueError,
+    "UnknownEvaluatorNameError": ValueError,
     "EvaluatorInputError": ValueError,
-    "InvalidJson": ValueError,
+    "InvalidJsonError": ValueError,
     "CaseError": ValueError,
-    "UnknownLanguage": ValueError,
-    "UnsupportedMode": ValueError,
+    "UnknownLanguageError": ValueError,
+    "UnsupportedModeError": ValueError,
     "UIConfigError": ValueError,
     "ModelNotConfiguredError": ValueError,
     "ReplyCheckError": ValueError,
@@ -42,9 +43,9 @@ KEPT_BASES = {
     "NotFoundError": LookupError,
     "EmbeddingsError": RuntimeError,
     "SandboxError": RuntimeError,
-    "ToolMissing": RuntimeError,
+    "ToolMissingError": RuntimeError,
     "MissingExtraError": ImportError,
-    "EmbeddingsUnavailable": MissingExtraError,
+    "EmbeddingsUnavailableError": MissingExtraError,
 }
 #: exceptions that never reach a caller: each is caught and turned into data or a response
 INTERNAL = {
@@ -171,14 +172,14 @@ OLD_HOMES = {
     "ExampleInputError": "assay.client._examples",
     "NotComparableError": "assay.comparison.comparability",
     "EmbeddingsError": "assay.embeddings.base",
-    "EmbeddingsUnavailable": "assay.embeddings.base",
+    "EmbeddingsUnavailableError": "assay.embeddings.base",
     "EvaluatorSignatureError": "assay.evaluation._binding",
     "DataError": "assay.evaluation._data",
     "ExperimentError": "assay.evaluation._experiment",
     "LeaseHeldError": "assay.evaluation._lease",
     "LeaseLostError": "assay.evaluation._lease",
     "ShardError": "assay.evaluation._shard",
-    "UnknownEvaluatorName": "assay.evaluation._names",
+    "UnknownEvaluatorNameError": "assay.evaluation._names",
     "EvaluatorReturnError": "assay.evaluation._returns",
     "RowFailedError": "assay.evaluation._runner",
     "ExecutorError": "assay.executors.errors",
@@ -191,16 +192,16 @@ OLD_HOMES = {
     "CaseError": "assay.evaluators.code._cases",
     "CalibrationError": "assay.evaluators.code._calibrate",
     "GenerationError": "assay.evaluators.code._signature",
-    "ToolMissing": "assay.evaluators.code.quality",
+    "ToolMissingError": "assay.evaluators.code.quality",
     "ReferenceQueryError": "assay.evaluators.sql._evaluator",
-    "DatabaseUnavailable": "assay.evaluators.sql.backends.base",
+    "DatabaseUnavailableError": "assay.evaluators.sql.backends.base",
     "FixtureError": "assay.evaluators.sql.backends.base",
     "QueryError": "assay.evaluators.sql.backends.base",
-    "QueryRefused": "assay.evaluators.sql.backends.base",
-    "QueryTimeout": "assay.evaluators.sql.backends.base",
-    "QueryTooLarge": "assay.evaluators.sql.backends.base",
-    "PrivilegedRole": "assay.evaluators.sql.backends.postgres",
-    "InvalidJson": "assay.evaluators.text.json",
+    "QueryRefusedError": "assay.evaluators.sql.backends.base",
+    "QueryTimeoutError": "assay.evaluators.sql.backends.base",
+    "QueryTooLargeError": "assay.evaluators.sql.backends.base",
+    "PrivilegedRoleError": "assay.evaluators.sql.backends.postgres",
+    "InvalidJsonError": "assay.evaluators.text.json",
     "LLMError": "assay.llm.errors",
     "ModelCallError": "assay.llm.errors",
     "ModelNotConfiguredError": "assay.llm.errors",
@@ -208,9 +209,9 @@ OLD_HOMES = {
     "ReplyCheckError": "assay.llm.errors",
     "SandboxError": "assay.sandbox.errors",
     "SandboxStartError": "assay.sandbox.errors",
-    "SandboxUnavailable": "assay.sandbox.errors",
-    "UnknownLanguage": "assay.sandbox.languages",
-    "UnsupportedMode": "assay.sandbox.languages",
+    "SandboxUnavailableError": "assay.sandbox.errors",
+    "UnknownLanguageError": "assay.sandbox.languages",
+    "UnsupportedModeError": "assay.sandbox.languages",
     "AlreadyExistsError": "assay.store.errors",
     "NotFoundError": "assay.store.errors",
     "StoreError": "assay.store.errors",
@@ -226,6 +227,47 @@ OLD_HOMES = {
 @pytest.mark.parametrize("name, home", sorted(OLD_HOMES.items()))
 def test_an_error_imported_from_its_old_home_is_the_same_class(name: str, home: str) -> None:
     assert getattr(importlib.import_module(home), name) is getattr(assay.errors, name)
+
+
+#: the names before 0.1.0 that public modules exported, kept there beside ``assay.errors``
+OLD_NAMES_AT_HOME = {
+    "assay.embeddings": ["EmbeddingsUnavailable"],
+    "assay.embeddings.base": ["EmbeddingsUnavailable"],
+    "assay.evaluators.code.quality": ["ToolMissing"],
+    "assay.evaluators.host_files": ["HostPathRefused"],
+    "assay.evaluators.sql.backends.base": [
+        "DatabaseUnavailable",
+        "QueryRefused",
+        "QueryTimeout",
+        "QueryTooLarge",
+    ],
+    "assay.evaluators.sql.backends.postgres": ["PrivilegedRole"],
+    "assay.evaluators.text.json": ["InvalidJson"],
+    "assay.sandbox": ["SandboxUnavailable", "UnknownLanguage", "UnsupportedMode"],
+    "assay.sandbox.errors": ["SandboxUnavailable"],
+    "assay.sandbox.languages": ["UnknownLanguage", "UnsupportedMode"],
+}
+
+
+@pytest.mark.parametrize(
+    "home, old", [(home, old) for home, names in OLD_NAMES_AT_HOME.items() for old in names]
+)
+def test_an_old_name_still_imports_from_the_public_module_that_exported_it(home: str, old: str) -> None:
+    module = importlib.import_module(home)
+    assert getattr(module, old) is getattr(assay.errors, assay.errors.ALIASES[old])
+    assert old not in module.__all__, "the settled name is the one a module lists"
+
+
+def test_assay_itself_uses_only_the_settled_names() -> None:
+    """Outside ``assay.errors`` an old name appears only where a module keeps it importable."""
+    pattern = re.compile(r"\b(" + "|".join(assay.errors.ALIASES) + r")\b")
+    uses = []
+    for path in sorted(Path(assay.__file__).parent.rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            kept = re.fullmatch(r"(\w+) = \1Error", line)
+            if pattern.search(line) and not kept and path != Path(assay.errors.__file__):
+                uses.append(f"{path}:{number}: {line.strip()}")
+    assert not uses, "\n".join(uses)
 
 
 @pytest.mark.parametrize("old, new", sorted(assay.errors.ALIASES.items()))
@@ -266,7 +308,7 @@ for name in errors.__all__:
         pass
     try:
         raise cls("probe")
-    except cls:  # the very case that used to load the extra and fail: except QueryTimeout
+    except cls:  # the very case that used to load the extra and fail: except QueryTimeoutError
         caught += 1
 print(caught)
 """

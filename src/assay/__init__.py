@@ -1,7 +1,8 @@
 """assay: local-first evaluation for LLM applications.
 
-``import assay`` loads what ``evaluate`` needs (schemas, store, evaluation, client);
-``compare``, ``evaluate_comparative`` and the evaluator families load on first use.
+``import assay`` loads the records, the store, the client and tracing; ``evaluate`` and
+the runner behind it, ``compare``, ``evaluate_comparative`` and the evaluator families load
+on first use (a CLI command or a traced app that never evaluates does not pay for them).
 """
 
 from __future__ import annotations
@@ -11,19 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from assay.client import Client
 from assay.errors import AssayError, EvaluatorSignatureError, NotComparableError
-from assay.evaluation import (
-    AsyncExperimentResults,
-    EvaluationResult,
-    EvaluationResults,
-    ExperimentResults,
-    RunEvaluator,
-    aevaluate,
-    aevaluate_existing,
-    evaluate,
-    evaluate_existing,
-)
 from assay.evaluation.metric import metric
-from assay.schemas import Dataset, Example, Feedback, Run, TracerSession
+from assay.schemas import Dataset, EvaluationResult, EvaluationResults, Example, Feedback, Run, TracerSession
 from assay.tracing import (
     RunTree,
     get_current_run_tree,
@@ -37,15 +27,31 @@ if TYPE_CHECKING:
     from assay.agreement import judge_agreement
     from assay.client.async_client import AsyncClient
     from assay.comparison import Comparison, MetricComparison, compare
-    from assay.evaluation import evaluate_comparative
+    from assay.evaluation import (
+        AsyncExperimentResults,
+        ExperimentResults,
+        RunEvaluator,
+        aevaluate,
+        aevaluate_existing,
+        evaluate,
+        evaluate_comparative,
+        evaluate_existing,
+    )
     from assay.testing import expect, test, unit
 
 _LAZY = {
     "AsyncClient": "assay.client.async_client",
+    "AsyncExperimentResults": "assay.evaluation",
     "Comparison": "assay.comparison",
+    "ExperimentResults": "assay.evaluation",
     "MetricComparison": "assay.comparison",
+    "RunEvaluator": "assay.evaluation",
+    "aevaluate": "assay.evaluation",
+    "aevaluate_existing": "assay.evaluation",
     "compare": "assay.comparison",
+    "evaluate": "assay.evaluation",
     "evaluate_comparative": "assay.evaluation",
+    "evaluate_existing": "assay.evaluation",
     "judge_agreement": "assay.agreement",
     # LangSmith's pytest helpers at the top level; they load pytest, so only on first use.
     "expect": "assay.testing",

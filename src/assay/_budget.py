@@ -19,9 +19,7 @@ from contextvars import ContextVar
 
 from assay.errors import BudgetExhaustedError
 
-BudgetExhausted = BudgetExhaustedError  # the name this module has always exported
-
-__all__ = ["BudgetExhausted", "CostBudget", "current_budget", "use_budget"]
+__all__ = ["BudgetExhaustedError", "CostBudget", "current_budget", "use_budget"]
 
 
 class CostBudget:
@@ -45,9 +43,9 @@ class CostBudget:
         return self.spent >= self.max_cost
 
     def check(self) -> None:
-        """Raise ``BudgetExhausted`` once the cap is reached."""
+        """Raise ``BudgetExhaustedError`` once the cap is reached."""
         if self.exhausted:
-            raise BudgetExhausted(
+            raise BudgetExhaustedError(
                 f"skipped: judge budget max_cost=${self.max_cost:g} reached (${self.spent:.4f} spent "
                 f"on {self.calls} calls); resume with a higher max_cost to run this row"
             )

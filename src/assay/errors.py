@@ -27,10 +27,12 @@ signature is still a ``TypeError``, a missing extra an ``ImportError``):
     ├── InvalidJsonError (ValueError)          a JSON evaluator got text that is not JSON
     ├── CaseError (ValueError)                 a code test case is malformed
     ├── CalibrationError (ValueError)          no reference to calibrate a timeout on, or it fails
+    ├── CheckerProgramError (ValueError)       a stdin/stdout problem's checker program does not build
     ├── GenerationError (ValueError)           test cases cannot be generated as asked
     ├── UnknownLanguageError (ValueError)      the sandbox does not run that language
     ├── UnsupportedModeError (ValueError)      that language has no test-program mode
     ├── UIConfigError (ValueError)             the web UI cannot start with these settings
+    ├── PortInUseError (ValueError)            a server's port is taken (names it and a free one)
     ├── CsrfRefusedError (PermissionError)     a UI write without this session's token (answered 403)
     ├── ServiceConfigError (ValueError)        the evaluator service cannot start with these settings
     ├── EvaluatorSpecError (ValueError)        ``serve-evaluators MODULE:EVALUATORS`` names nothing usable
@@ -207,6 +209,11 @@ class CalibrationError(AssayError, ValueError):
     """The reference cannot calibrate: there is none, or it fails its own tests."""
 
 
+class CheckerProgramError(AssayError, ValueError):
+    """A problem's checker program (its special judge) does not compile or cannot run:
+    the dataset's fault, so an error of the evaluator, not a score of the candidate."""
+
+
 class GenerationError(AssayError, ValueError):
     """Test cases cannot be generated as asked (no typed signature to draw arguments from,
     no reference, a reference that does not load); the message says what is missing."""
@@ -221,6 +228,10 @@ class ToolMissingError(AssayError, RuntimeError):
 
 class UIConfigError(AssayError, ValueError):
     """A server setting refused for safety (a public host without a token, a weak token)."""
+
+
+class PortInUseError(AssayError, ValueError):
+    """The port ``assay ui`` or ``assay serve-evaluators`` was to listen on is taken."""
 
 
 class CsrfRefusedError(AssayError, PermissionError):
@@ -421,6 +432,7 @@ __all__ = [
     "AlreadyExistsError",
     "AssayError",
     "CalibrationError",
+    "CheckerProgramError",
     "CsrfRefusedError",
     "CaseError",
     "DataError",
@@ -450,6 +462,7 @@ __all__ = [
     "NotComparableError",
     "NotFoundError",
     "OpenAPIError",
+    "PortInUseError",
     "PrivilegedRoleError",
     "QueryError",
     "QueryRefusedError",

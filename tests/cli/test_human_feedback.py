@@ -54,3 +54,18 @@ def test_export_and_show_carry_peoples_labels(project: Path) -> None:
     # rows: 0.5 and 1 -> mean 0.75, two rows, two annotators, Student t (not every row 0/1)
     assert "human feedback" in shown.stdout
     assert "  helpful: 0.750 [" in shown.stdout and "Student t (2 rows, 2 annotators)" in shown.stdout
+
+    payload = json.loads(run_assay("show", "x", "--json", cwd=project).stdout)
+    helpful = payload["human"]["helpful"]
+    assert helpful["mean"] == 0.75 and helpful["rows"] == 2 and helpful["annotators"] == 2
+    assert helpful["ci_low"] < 0.75 < helpful["ci_high"] and helpful["ci_method"].startswith("Student t")
+    mine = sorted(
+        (h["run_id"] == str(runs[0]), h["annotator"], h["key"], h["score"]) for h in payload["human_labels"]
+    )
+    assert mine == [
+        (False, "Ann", "helpful", 1),
+        (False, "Ann", "note", None),
+        (True, "Ann", "helpful", 1),
+        (True, "Ben", "helpful", 0),
+    ]
+    assert [h["correction"] for h in payload["human_labels"] if h["key"] == "note"] == [{"answer": "Q1!"}]

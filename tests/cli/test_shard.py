@@ -179,7 +179,7 @@ def test_three_concurrent_shards_store_exactly_one_unsharded_run(shard_project: 
     whole = run_assay(*RUN, "--experiment", "whole", cwd=shard_project)
     assert whole.returncode == 0, whole.stderr
     shards = [
-        start(shard_project, "--experiment", "split", "--shard", f"{i}/3", delay=0.01) for i in range(3)
+        start(shard_project, "--experiment", "split", "--shard", f"{i + 1}/3", delay=0.01) for i in range(3)
     ]
     outcomes = [finish(process) for process in shards]
     assert all(code == 0 for code, _, _ in outcomes), [err for _, _, err in outcomes]
@@ -204,7 +204,7 @@ def test_three_concurrent_shards_store_exactly_one_unsharded_run(shard_project: 
 
 @pytest.mark.slow
 def test_the_experiment_is_partial_until_its_last_shard_finishes(shard_project: Path) -> None:
-    for i in (2, 0):
+    for i in (3, 1):
         done = run_assay(
             *RUN, "--experiment", "split", "--shard", f"{i}/3", "--fail-under", "correct=1", cwd=shard_project
         )
@@ -217,7 +217,7 @@ def test_the_experiment_is_partial_until_its_last_shard_finishes(shard_project: 
     listed = run_assay("experiments", "--db", "db.sqlite", cwd=shard_project)
     assert "2/3 shards done" in listed.stdout
     last = run_assay(
-        *RUN, "--experiment", "split", "--shard", "1/3", "--fail-under", "correct=1", cwd=shard_project
+        *RUN, "--experiment", "split", "--shard", "2/3", "--fail-under", "correct=1", cwd=shard_project
     )
     assert last.returncode == 1, last.stderr  # the gate is judged on every shard's rows
     assert status(shard_project, "split") == "completed"
@@ -232,7 +232,7 @@ def test_the_experiment_is_partial_until_its_last_shard_finishes(shard_project: 
 def test_a_shard_killed_with_sigkill_is_taken_over_at_once_and_resumes_its_own_rows(
     shard_project: Path,
 ) -> None:
-    args = ("--experiment", "split", "--shard", "1/3")
+    args = ("--experiment", "split", "--shard", "2/3")  # rows at index 1 modulo 3
     victim = start(shard_project, *args, delay=0.2)
     wait_for(lambda: stored_rows(shard_project, "split") >= 3)
     os.kill(victim.pid, signal.SIGKILL)
@@ -252,7 +252,7 @@ def test_a_shard_killed_with_sigkill_is_taken_over_at_once_and_resumes_its_own_r
 
 @pytest.mark.slow
 def test_a_live_lease_held_elsewhere_is_refused_and_taken_over_once_it_expires(shard_project: Path) -> None:
-    first = run_assay(*RUN, "--experiment", "split", "--shard", "0/3", cwd=shard_project)
+    first = run_assay(*RUN, "--experiment", "split", "--shard", "1/3", cwd=shard_project)
     assert first.returncode == 0, first.stderr
     expires = time.time() + 6  # a holder on another machine, killed: its lease just stops being renewed
     query(
@@ -261,10 +261,10 @@ def test_a_live_lease_held_elsewhere_is_refused_and_taken_over_once_it_expires(s
         experiment_id(shard_project, "split"),
         expires,
     )
-    args = ("--experiment", "split", "--shard", "1/3")
+    args = ("--experiment", "split", "--shard", "2/3")  # stored as shard index 1
     refused = run_assay(*RUN, *args, cwd=shard_project)
     assert refused.returncode == 3, refused.stderr
-    assert "shard 1/3 of experiment 'split' is being run by pid 4242 on ci-runner-7" in refused.stderr
+    assert "shard 2/3 of experiment 'split' is being run by pid 4242 on ci-runner-7" in refused.stderr
     assert "--wait" in refused.stderr and stored_rows(shard_project, "split") == 14  # shard 0's only
     taken = run_assay(*RUN, *args, "--wait", cwd=shard_project)
     assert taken.returncode == 0, taken.stderr
@@ -278,7 +278,7 @@ def test_a_live_lease_held_elsewhere_is_refused_and_taken_over_once_it_expires(s
 def test_a_second_process_on_a_live_shard_refuses_or_waits_and_finds_nothing_left(
     shard_project: Path,
 ) -> None:
-    args, hold = ("--experiment", "split", "--shard", "0/2"), shard_project / "hold"
+    args, hold = ("--experiment", "split", "--shard", "1/2"), shard_project / "hold"
     hold.touch()
     first = start(shard_project, *args, hold=hold)
     wait_for(lambda: lease_holders(shard_project) == [first.pid])
@@ -288,7 +288,7 @@ def test_a_second_process_on_a_live_shard_refuses_or_waits_and_finds_nothing_lef
     waiter = start(shard_project, *args, "--wait")
     assert waiter.stderr is not None
     said = waiter.stderr.readline()  # an event: the waiter says it waits while the first holds the lease
-    assert f"waiting for shard 0/2 of experiment 'split', run by pid {first.pid}" in said, said
+    assert f"waiting for shard 1/2 of experiment 'split', run by pid {first.pid}" in said, said
     assert waiter.poll() is None
     hold.unlink()
     code, _, err = finish(first)
@@ -318,7 +318,9 @@ def test_without_shard_a_resume_of_a_running_experiment_is_refused(shard_project
 @pytest.mark.slow
 def test_bad_shards_are_usage_errors_naming_the_flag(shard_project: Path) -> None:
     cases = {
-        "3/3": "--shard '3/3': the shard index counts from 0, so it must be 0 to 2",
+        "0/3": "--shard '0/3': shards count from 1 (as Playwright's and Jest's --shard do), so I must "
+        "be 1 to 3: 1/3, 2/3, 3/3",
+        "4/3": "--shard '4/3': shards count from 1",
         "0/0": "--shard '0/0': the shard count must be at least 1",
         "a/b": "--shard 'a/b': write I/N",
         "-1/2": "--shard '-1/2': write I/N",
@@ -326,19 +328,20 @@ def test_bad_shards_are_usage_errors_naming_the_flag(shard_project: Path) -> Non
     for given, message in cases.items():
         done = run_assay(*RUN, "--experiment", "split", f"--shard={given}", cwd=shard_project)
         assert done.returncode == 2 and message in done.stderr, (given, done.stderr)
-    no_name = run_assay(*RUN, "--shard", "0/2", cwd=shard_project)
-    assert no_name.returncode == 2 and "--shard 0/2 needs --experiment NAME" in no_name.stderr
+    no_name = run_assay(*RUN, "--shard", "1/2", cwd=shard_project)
+    assert no_name.returncode == 2 and "--shard 1/2 needs --experiment NAME" in no_name.stderr
     assert not (shard_project / "db.sqlite").exists() or stored_rows(shard_project, "split") == 0
 
 
 @pytest.mark.slow
 def test_a_shard_count_other_than_the_experiments_is_refused_and_nothing_is_lost(shard_project: Path) -> None:
-    first = run_assay(*RUN, "--experiment", "split", "--shard", "0/3", cwd=shard_project)
+    first = run_assay(*RUN, "--experiment", "split", "--shard", "1/3", cwd=shard_project)
     assert first.returncode == 0, first.stderr
     stored = scores(shard_project, "split")
-    other = run_assay(*RUN, "--experiment", "split", "--shard", "0/4", cwd=shard_project)
+    other = run_assay(*RUN, "--experiment", "split", "--shard", "1/4", cwd=shard_project)
     assert other.returncode == 2
-    assert "is split into 3 shards, so --shard I/4" in other.stderr and "--shard I/3" in other.stderr
+    assert "is split into 3 shards, so --shard I/4" in other.stderr
+    assert "--shard I/3 with I from 1 to 3" in other.stderr
     whole = run_assay(*RUN, "--experiment", "split", "--resume", cwd=shard_project)
     assert whole.returncode == 2 and "a run without --shard" in whole.stderr
     run_assay(*RUN, "--experiment", "plain", cwd=shard_project)
@@ -368,7 +371,7 @@ def readme_shard_command() -> str:
     section = README.read_text(encoding="utf-8").split("## Sharded runs in CI", 1)[1]
     block = re.search(r"```yaml\n(.*?)```", section, re.S)
     assert block, "the sharded CI section has no yaml block"
-    assert "shard: [0, 1, 2]" in block.group(1)
+    assert "shard: [1, 2, 3]" in block.group(1)  # --shard counts from 1
     (line,) = [m.group(1) for m in re.finditer(r"\n\s+run: (assay run .*)", block.group(1))]
     return line
 
@@ -391,7 +394,7 @@ def test_the_readme_matrix_runs_as_written(tmp_path: Path, store_url: str) -> No
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        for shard in range(3)
+        for shard in (1, 2, 3)
     ]
     _started.extend(jobs)
     outcomes = [finish(job) for job in jobs]

@@ -19,7 +19,7 @@ from assay.sandbox import (
     SandboxConfig,
     SandboxIsolationWarning,
     SandboxPool,
-    SandboxUnavailable,
+    SandboxUnavailableError,
     choose_backend,
     get_pool,
     shutdown_pools,
@@ -43,22 +43,22 @@ def test_falls_back_when_tools_are_missing(monkeypatch: pytest.MonkeyPatch) -> N
     assert choose_backend(SandboxConfig(), not ROOT).name == "unshare"
     missing.add("unshare")
     assert choose_backend(SandboxConfig(), not ROOT).name == "rlimit"
-    with pytest.raises(SandboxUnavailable, match="bubblewrap: bwrap is not installed"):
+    with pytest.raises(SandboxUnavailableError, match="bubblewrap: bwrap is not installed"):
         choose_backend(SandboxConfig(min_level="unshare"), not ROOT)
 
 
 def test_minimum_level_refuses_weaker_backends(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(
-        SandboxUnavailable,
+        SandboxUnavailableError,
         match=r"rlimit: below the required minimum level "
         r"\(unshare\)",
     ):
         SandboxPool(SandboxConfig(backend="rlimit", min_level="unshare"))
     monkeypatch.setenv("ASSAY_SANDBOX_MIN_LEVEL", "bubblewrap")
-    with pytest.raises(SandboxUnavailable, match="unshare: below the required minimum"):
+    with pytest.raises(SandboxUnavailableError, match="unshare: below the required minimum"):
         choose_backend(SandboxConfig(backend="unshare"), not ROOT)
     monkeypatch.setenv("ASSAY_SANDBOX_MIN_LEVEL", "nonsense")
-    with pytest.raises(SandboxUnavailable, match="not a backend name"):
+    with pytest.raises(SandboxUnavailableError, match="not a backend name"):
         SandboxConfig().required_level()
 
 
@@ -83,10 +83,10 @@ def test_the_shared_pool_follows_the_environment_and_shutdown(monkeypatch: pytes
         monkeypatch.setenv("ASSAY_SANDBOX_BACKEND", "rlimit")
         assert get_pool(config).backend.name == "rlimit"
         monkeypatch.setenv("ASSAY_SANDBOX_MIN_LEVEL", "bubblewrap")
-        with pytest.raises(SandboxUnavailable, match="below the required minimum"):
+        with pytest.raises(SandboxUnavailableError, match="below the required minimum"):
             get_pool(config)
         monkeypatch.setenv("ASSAY_SANDBOX_MIN_LEVEL", "nonsense")
-        with pytest.raises(SandboxUnavailable, match="not a backend name"):
+        with pytest.raises(SandboxUnavailableError, match="not a backend name"):
             get_pool(config)
         monkeypatch.delenv("ASSAY_SANDBOX_BACKEND")
         monkeypatch.delenv("ASSAY_SANDBOX_MIN_LEVEL")

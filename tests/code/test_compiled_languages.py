@@ -10,7 +10,7 @@ import pytest
 
 from assay.evaluation import EvaluationResult
 from assay.evaluators import CodeCorrectnessEvaluator
-from assay.sandbox import Call, SandboxPool, UnsupportedMode, get_language
+from assay.sandbox import Call, SandboxPool, UnsupportedModeError, get_language
 from assay.sandbox import _toolchains as toolchains
 from assay.schemas import Example, Run
 
@@ -123,7 +123,7 @@ def test_a_missing_toolchain_names_the_package(monkeypatch: pytest.MonkeyPatch) 
 
 def test_test_programs_are_refused_where_the_language_has_none(make_pool: Any) -> None:
     without = dataclasses.replace(get_language("go"), test_programs=False)  # every shipped one has them
-    with pytest.raises(UnsupportedMode, match="go runs test cases"):
+    with pytest.raises(UnsupportedModeError, match="go runs test cases"):
         make_pool("bubblewrap").run_test_program(without, "package main", "", "F", 5)
 
 

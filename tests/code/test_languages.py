@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assay.sandbox import UnknownLanguage, get_language, strip_fences
+from assay.sandbox import UnknownLanguageError, get_language, strip_fences
 
 
 def test_fences_prefer_the_language_block() -> None:
@@ -37,7 +37,7 @@ def test_javascript_program_detection() -> None:
 
 
 def test_unknown_language_names_the_known_ones() -> None:
-    with pytest.raises(UnknownLanguage, match="javascript, python"):
+    with pytest.raises(UnknownLanguageError, match="javascript, python"):
         get_language("cobol")
 
 
@@ -57,5 +57,5 @@ def test_compiled_language_program_detection() -> None:
 
 
 def test_every_language_is_known_by_its_names() -> None:
-    with pytest.raises(UnknownLanguage, match="cpp, go, java, javascript, python, typescript"):
+    with pytest.raises(UnknownLanguageError, match="cpp, go, java, javascript, python, typescript"):
         get_language("cobol")

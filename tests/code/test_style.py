@@ -15,7 +15,7 @@ import pytest
 from assay.evaluation import BaseEvaluator, EvaluationResult, EvaluationResults
 from assay.evaluators import CheckstyleEvaluator, CppcheckEvaluator
 from assay.evaluators.code import CodeStyleEvaluator, _tools
-from assay.evaluators.code._tools import MAX_SOURCE_BYTES, ToolMissing, run_tool
+from assay.evaluators.code._tools import MAX_SOURCE_BYTES, ToolMissingError, run_tool
 from assay.evaluators.code.go_vet import GoVetEvaluator
 from assay.evaluators.code.quality import quality_evaluators
 from assay.schemas import Example, Run
@@ -206,7 +206,7 @@ def test_go_vet_reports_findings_and_clean_code_scores_one() -> None:
     "language, reason", [("typescript", "npm-only"), ("javascript", "eslint"), ("cobol", "knows no")]
 )
 def test_quality_evaluators_say_when_a_language_has_no_tool(language: str, reason: str) -> None:
-    with pytest.raises(ToolMissing, match=reason):
+    with pytest.raises(ToolMissingError, match=reason):
         quality_evaluators(language)
 
 

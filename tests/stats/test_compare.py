@@ -197,3 +197,14 @@ def test_results_without_their_store_are_compared_through_their_url(tmp_path: Pa
     first, second = (ExperimentResults(record, [], [], url) for record in (a, b))
     comparison = assay.compare(first, second)  # opens the store at the URL, and closes it
     assert comparison["m"].difference == -0.5 and comparison["m"].verdict == "worse"  # p = 0.002
+
+
+def test_no_spread_gives_no_minimum_detectable_effect() -> None:
+    """Two runs that agree on every pair cannot say what change they would detect: no MDE
+    (not 0.0, which reads "detects any change")."""
+    from assay.stats.paired import BinaryPairs, Differences, mcnemar, paired_t
+
+    assert mcnemar(BinaryPairs(2, 0, 0, 0)).mde is None
+    assert mcnemar(BinaryPairs(30, 0, 0, 10)).mde is None
+    assert paired_t(Differences(5, 2.5, 1.25, None)).mde is None  # every difference 0.5
+    assert mcnemar(BinaryPairs(30, 3, 4, 10)).mde is not None

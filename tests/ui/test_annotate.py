@@ -305,7 +305,9 @@ def test_read_only_serves_no_write_at_all(scenario: Scenario) -> None:
         "/datasets/{ref}/examples",
         "/datasets/{ref}/examples/{example_id}",
         "/datasets/{ref}/examples/{example_id}/delete",
+        "/datasets/{ref}/feedback-keys",
         "/datasets/{ref}/upload",
+        "/experiments/{ref}/feedback-keys",
         "/experiments/{ref}/rows/{run_id}/feedback",
         "/experiments/{ref}/rows/{run_id}/to-dataset",
     ]
@@ -319,7 +321,7 @@ def test_read_only_serves_no_write_at_all(scenario: Scenario) -> None:
         page = client.get(f"/experiments/baseline/rows/{run}").text
         assert 'id="annotate"' not in page and 'id="to-dataset"' not in page and "--read-only" in page
         paths = [
-            p.format(ref="baseline" if "rows" in p else "qa", run_id=run, example_id=example)
+            p.format(ref="baseline" if p.startswith("/experiments") else "qa", run_id=run, example_id=example)
             for p in write_paths
         ]
         for path in [*paths, "/api/experiments", "/queue"]:

@@ -174,3 +174,31 @@ def test_read_only_shows_no_form_and_refuses_a_script_write(
         )
         assert status == 405
     assert human(scenario.store) == []
+
+
+def test_a_queue_shows_its_next_row_without_a_page_load(
+    page: Page, served: tuple[LiveServer, Scenario]
+) -> None:
+    """A save swaps the next row in (the same POST and redirect, followed by fetch); the
+    address follows, Back shows the row before, and a refused save shows the refusal."""
+    server, scenario = served
+    page.goto(f"{server.url}/queue?e=baseline&annotator=Cy&rule=all")
+    expect(page.locator("#queue-progress")).to_contain_text("row 1 of")
+    page.evaluate("window.loadedOnce = true")
+
+    page.keyboard.press("1")
+    expect(page.locator("#queue-count")).to_contain_text("1 of")
+    page.keyboard.press("2")
+    expect(page.locator("#queue-progress")).to_contain_text("row 3 of")
+    assert page.evaluate("window.loadedOnce") is True  # the same document: no full page load
+    assert page.url.endswith("&at=2")
+    assert sorted(human(scenario.store)) == [("Cy", "human", "down"), ("Cy", "human", "up")]
+
+    page.go_back()
+    expect(page.locator("#queue-progress")).to_contain_text("row 2 of")
+    expect(page.locator("fieldset[data-key=human] input[value=down]")).to_be_checked()
+
+    page.locator("#annotate input[name=csrf]").evaluate("field => { field.value = 'stale'; }")
+    page.keyboard.press("1")
+    expect(page.locator("body")).to_contain_text("this form's token does not match")
+    assert sorted(human(scenario.store)) == [("Cy", "human", "down"), ("Cy", "human", "up")]

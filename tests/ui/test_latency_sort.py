@@ -267,8 +267,8 @@ def test_the_walks_read_the_runs_indexes_without_a_sort(tmp_path: Path) -> None:
 
 
 def test_a_store_of_the_previous_schema_migrates_and_sorts_by_latency(tmp_path: Path) -> None:
-    """Migration to now on PostgreSQL runs in tests/core/test_store_backends.py."""
-    previous = SCHEMA_VERSION - 1
+    """Migration to now on PostgreSQL runs in tests/store/test_store_backends.py."""
+    previous = next(i for i, script in enumerate(MIGRATIONS) if "CREATE INDEX runs_by_latency" in script)
     url = str(tmp_path / "old.db")
     experiment = "00000000-0000-4000-8000-0000000000ee"
     with sqlite3.connect(url) as conn:

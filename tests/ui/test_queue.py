@@ -12,44 +12,66 @@ from fastapi.testclient import TestClient
 from sklearn.metrics import cohen_kappa_score
 from ui_testdata import BASELINE_FAILED, Scenario
 
+from assay.stats import agreement as stats
 from assay.store.read.database import ReadOnlyDatabase
 from assay.ui import create_app
-from assay.ui.annotate.agreement import cohen_kappa
+from assay.ui.annotate.agreement import agreements
+from assay.ui.annotate.human import Label
 from assay.ui.annotate.queue import QueueSpec, queue_runs
 from assay.ui.errors import BadRequest
 
 ORIGIN = "http://127.0.0.1:8765"
 
 
+def labels_of(key: str, **by_annotator: list[object]) -> list[Label]:
+    return [
+        Label(
+            run_id=f"run-{i}",
+            key=key,
+            annotator=name,
+            score=None,
+            value=value,
+            comment=None,
+            correction=None,
+            created_at="",
+        )
+        for name, values in by_annotator.items()
+        for i, value in enumerate(values)
+        if value is not None
+    ]
+
+
 @pytest.mark.parametrize("seed", range(8))
-def test_kappa_is_scikit_learns(seed: int) -> None:
+def test_kappa_is_scikit_learns_on_the_rows_both_labelled(seed: int) -> None:
     rng = random.Random(seed)
     categories = ["a", "b", "c", "d"][: rng.randint(2, 4)]
     n = rng.randint(5, 200)
-    first = [rng.choice(categories) for _ in range(n)]
-    second = [x if rng.random() < 0.6 else rng.choice(categories) for x in first]
-    ours = cohen_kappa(first, second)
-    assert ours.kappa == pytest.approx(cohen_kappa_score(first, second), abs=1e-12)
+    first: list[object] = [rng.choice(categories) for _ in range(n)]
+    second: list[object] = [x if rng.random() < 0.6 else rng.choice(categories) for x in first]
+    second[0] = None  # Ben skipped row 0: it is not shared
+    (ours,) = agreements(labels_of("tone", Ann=first, Ben=second), ["tone"])
+    assert ours.kappa == pytest.approx(cohen_kappa_score(first[1:], second[1:]), abs=1e-12)
     assert ours.ci_low is not None and ours.ci_high is not None
-    assert -1 <= ours.ci_low < ours.kappa < ours.ci_high <= 1
-    assert ours.n == n
+    assert -1 <= ours.ci_low <= ours.kappa <= ours.ci_high <= 1
+    assert ours.n == n - 1 and (ours.first, ours.second) == ("Ann", "Ben")
 
 
-def test_kappas_interval_is_the_large_sample_one_worked_by_hand() -> None:
-    """Fleiss, Cohen and Everitt's (1969) SE on a 2x2 table worked by hand: joint shares
-    yy .4, yn .2, ny .1, nn .3; marginals first (.6, .4), second (.5, .5); p_o .7, p_e .5,
-    kappa .4. Diagonal .4(1 - 1.1 * .6)^2 + .3(1 - .9 * .6)^2 = .10972; off-diagonal
-    .36 (.2 * .9^2 + .1 * 1.1^2) = .10188; minus (.4 - .5 * .6)^2 = .01: SE^2 = .2016 / 25."""
-    first = ["y"] * 40 + ["y"] * 20 + ["n"] * 10 + ["n"] * 30
-    second = ["y"] * 40 + ["n"] * 20 + ["y"] * 10 + ["n"] * 30
-    ours = cohen_kappa(first, second)
-    assert ours.kappa == pytest.approx(0.4)
-    assert ours.ci_high - ours.kappa == pytest.approx(1.959964 * (0.2016 / 25) ** 0.5)  # type: ignore[operator]
-    assert ours.kappa - ours.ci_low == pytest.approx(1.959964 * (0.2016 / 25) ** 0.5)  # type: ignore[operator]
+def test_the_queue_and_judge_agreement_share_one_kappa() -> None:
+    """The UI reads the statistics of ``assay.stats.agreement`` (no copy of its own)."""
+    first, second = ["y"] * 40 + ["n"] * 30 + ["y"] * 20, ["y"] * 40 + ["n"] * 30 + ["n"] * 20
+    rows = stats.LabelledRows({"Ann": first, "Ben": second})
+    expected = stats.estimates(rows, {"kappa": stats.cohen_kappa(rows.pair("Ann", "Ben"))})["kappa"]
+    (ours,) = agreements(labels_of("ok", Ann=list(first), Ben=list(second)), ["ok"])
+    assert expected.interval is not None
+    assert (ours.kappa, ours.ci_low, ours.ci_high) == (
+        expected.value,
+        expected.interval.low,
+        expected.interval.high,
+    )
 
 
 def test_kappa_when_both_always_say_the_same_thing_is_undefined() -> None:
-    ours = cohen_kappa(["x"] * 5, ["x"] * 5)
+    (ours,) = agreements(labels_of("k", Ann=["x"] * 5, Ben=["x"] * 5), ["k"])
     assert ours.kappa is None and ours.observed == 1.0
 
 

@@ -254,7 +254,7 @@ def _old_store_rows(experiment: str) -> list[str]:
 
 
 def test_a_store_of_the_previous_schema_migrates_and_sorts(tmp_path: Path) -> None:
-    """Migration 6 on PostgreSQL runs in tests/core/test_store_backends.py (version 1 to now)."""
+    """Migration 6 on PostgreSQL runs in tests/store/test_store_backends.py (version 1 to now)."""
     experiment = "00000000-0000-4000-8000-0000000000ee"
     url = str(tmp_path / "old.db")
     with sqlite3.connect(url) as conn:

@@ -15,6 +15,7 @@ from typing import Any
 import uvicorn
 
 from assay.evaluation import EvaluationResult
+from assay.evaluation._tally import tally_of_stored
 from assay.schemas import Example, Run
 from assay.store import Store
 from assay.store.records import ExperimentRecord, ExperimentRow
@@ -57,8 +58,10 @@ def make_experiment(
     *,
     summary: list[EvaluationResult] | None = None,
     created: datetime | None = None,
+    figures: bool = False,
 ) -> ExperimentRecord:
-    """Store an experiment whose i-th row runs on ``examples[i % len(examples)]``."""
+    """Store an experiment whose i-th row runs on ``examples[i % len(examples)]``; with
+    ``figures``, its final stored figures too, as ``evaluate``'s writer stores them."""
     reps = max(spec.repetition for spec in rows) + 1 if rows else 1
     record = ExperimentRecord(
         name=name,
@@ -87,6 +90,8 @@ def make_experiment(
     store.write_rows(record.id, stored_rows)
     if summary:
         store.replace_summary_results(record.id, summary)
+    if figures:
+        store.write_stats(record.id, tally_of_stored(store.iter_scores(record.id)).stats(final=True))
     store.finish_experiment(record.id, "completed")
     return record
 

@@ -114,19 +114,33 @@ def show_command(args: argparse.Namespace) -> int:
     status = _status(client.store, results.experiment)
     if status != results.experiment.status:  # a split experiment: its figures cover the shards so far
         print(f"experiment {results.experiment.name}: {status}", file=sys.stderr)
-    code = conclude(results, args, reported=tty)
+    labels = _human_labels(client.store, results)
+    code = conclude(results, args, reported=tty, extra=_human_json(labels) if args.json else None)
     if not args.json:
-        _print_human(client.store, results)
+        _print_human(labels)
         _print_details(results, errors=args.errors, failing=args.failing)
     return code
 
 
-def _print_human(store: Any, results: Any) -> None:
-    """People's labels (``assay.human``), when anyone labelled rows of this experiment."""
+def _human_labels(store: Any, results: Any) -> list[Any]:
+    """People's labels (``assay.human``) on this experiment's rows: each annotator's latest."""
     from assay.human import human_labels
+
+    return human_labels(store, [row.run.id for row in results.rows])
+
+
+def _human_json(labels: list[Any]) -> dict[str, Any]:
+    """``human``: per key the mean with its interval (or a label's counts); ``human_labels``:
+    every annotator's latest label per row."""
+    from assay.human.summary import human_records, human_summary
+
+    return {"human": human_summary(labels), "human_labels": human_records(labels)}
+
+
+def _print_human(labels: list[Any]) -> None:
     from assay.human.summary import human_lines
 
-    lines = human_lines(human_labels(store, [row.run.id for row in results.rows]))
+    lines = human_lines(labels)
     if lines:
         print("human feedback (each annotator's latest label; a row's annotators averaged):")
         print("\n".join(lines), flush=True)
@@ -162,7 +176,7 @@ def _print_details(results: Any, *, errors: bool, failing: bool) -> None:
 
 def _status(store: Any, record: Any) -> str:
     """The stored status, with the shards' progress for a split experiment not yet complete."""
-    from assay.evaluation._sharded import shard_progress
+    from assay.evaluation.shards import shard_progress
 
     progress = None if record.status == "completed" else shard_progress(store, record)
     return record.status if progress is None else f"{record.status} ({progress})"

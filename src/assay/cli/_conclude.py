@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assay.cli._common import GATE_FAILED, PASSED, RUN_FAILED, RunFailed, UsageError
 from assay.cli._gates import (
@@ -87,8 +87,15 @@ def gate_verdicts(
     return verdicts
 
 
-def conclude(results: ExperimentResults, args: argparse.Namespace, *, reported: bool) -> int:
-    """Print (unless already printed) and write everything; the exit code."""
+def conclude(
+    results: ExperimentResults,
+    args: argparse.Namespace,
+    *,
+    reported: bool,
+    extra: dict[str, Any] | None = None,
+) -> int:
+    """Print (unless already printed) and write everything; the exit code. ``extra``: more
+    fields of the JSON payload (``assay show`` adds people's labels)."""
     from assay.report.errors import error_digest
 
     digest = error_digest(results)
@@ -96,7 +103,7 @@ def conclude(results: ExperimentResults, args: argparse.Namespace, *, reported: 
     all_failed = len(results) > 0 and results.target_errors == len(results)
     code = RUN_FAILED if all_failed else (PASSED if all(v.passed for v in verdicts) else GATE_FAILED)
     if args.json:
-        print_json(json_payload(results, verdicts, code, digest))
+        print_json({**json_payload(results, verdicts, code, digest), **(extra or {})})
     else:
         if not reported:
             from assay.report.plain import plain_report

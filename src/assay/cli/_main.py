@@ -121,7 +121,13 @@ def _failed_at_run_time(exc: Exception) -> bool:
 
 
 def _report_error(exc: Exception, db: str | None) -> int:
-    from assay.errors import DataError, EvaluatorSignatureError, ExperimentError, StoreError
+    from assay.errors import (
+        DataError,
+        EvaluatorSignatureError,
+        ExperimentError,
+        MissingExtraError,
+        StoreError,
+    )
     from assay.store.faults import storage_fault
     from assay.store.open import sqlite_file
 
@@ -135,6 +141,7 @@ def _report_error(exc: Exception, db: str | None) -> int:
 
     usage = (
         UsageError,
+        MissingExtraError,  # a setup step to take (the message names the pip command), not a failed run
         DataError,
         EvaluatorSignatureError,
         ExperimentError,

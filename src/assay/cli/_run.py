@@ -40,8 +40,9 @@ def add_parser(commands: Any, parent: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--shard",
         metavar="I/N",
-        help="run shard I (from 0) of N into --experiment NAME, shared by N processes or CI jobs; "
-        "the experiment completes when every shard has",
+        help="run shard I of N (counting from 1, as Playwright and Jest do: 1/3, 2/3, 3/3) into "
+        "--experiment NAME, shared by N processes or CI jobs; the experiment completes when every "
+        "shard has",
     )
     run.add_argument(
         "--wait",
@@ -129,8 +130,7 @@ def run_command(args: argparse.Namespace) -> int:
     except LeaseHeldError as exc:
         raise RunFailed(str(exc)) from None
     if shard is not None and shard[1] > 1 and not tty:  # a terminal run printed it with its report
-        from assay.evaluation._shard import Shard
-        from assay.evaluation._sharded import shard_line
+        from assay.evaluation.shards import Shard, shard_line
 
         print(shard_line(client.store, results.experiment, Shard(*shard)), file=sys.stderr)
     if results.experiment.status == "partial":
@@ -145,7 +145,7 @@ def run_command(args: argparse.Namespace) -> int:
 def _shard_of(args: argparse.Namespace) -> tuple[int, int] | None:
     """``--shard I/N`` checked here, so that its errors name the flag."""
     from assay.errors import ShardError
-    from assay.evaluation._shard import parse_shard
+    from assay.evaluation.shards import parse_shard
 
     if getattr(args, "shard", None) is None:
         return None
@@ -173,7 +173,7 @@ def _read_config_into(args: argparse.Namespace) -> None:
 
 def evaluator_from(spec: str) -> Any:
     """``MODULE:NAME`` is imported (a class is instantiated); anything else is a built-in name."""
-    from assay.evaluation._names import EVALUATOR_NAMES
+    from assay.evaluation.evaluator import EVALUATOR_NAMES
 
     if ":" in spec:
         evaluator = load_object(spec, "evaluator")

@@ -59,7 +59,7 @@ def add_parsers(commands: Any, parent: argparse.ArgumentParser) -> None:
 
 def import_dataset(args: argparse.Namespace) -> int:
     from assay.client import Client
-    from assay.evaluation._data import load_file
+    from assay.evaluation import load_file
     from assay.schemas import Example
 
     records = load_file(Path(args.file))

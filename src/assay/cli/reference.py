@@ -25,7 +25,7 @@ Every `assay` command and option, generated from the argument parser
 | --- | --- |
 | 0 | the command succeeded; every gate passed |
 | 1 | a gate failed (`--fail-under`, `--max-regression`) |
-| 2 | a usage or data error: a missing module or file, a typo in a name, a bad option (one line naming it) |
+| 2 | a usage, data or setup error: a missing module or file, an extra not installed (the message names the `pip install`), a port in use, a typo in a name, a bad option (one line naming it) |
 | 3 | the run itself failed (the target failed on every row, a lease is held elsewhere) |
 | 130 | interrupted (Ctrl-C, SIGTERM); finished rows are kept, `--resume` continues |
 """

@@ -11,16 +11,14 @@ from assay.client._example_edits import ExampleEdits, filtered, page
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
-from assay.errors import NotFoundError
-from assay.evaluation import ExperimentResults
-from assay.evaluation._paged import stored_rows
+from assay.errors import AlreadyExistsError, NotFoundError
 from assay.schemas import Dataset, Example
 from assay.store import Store, open_store
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from assay.evaluation import AsyncExperimentResults
+    from assay.evaluation import AsyncExperimentResults, ExperimentResults
     from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
     from assay.schemas import TracerSession
 
@@ -95,8 +93,26 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         dataset_name: str,
         description: str | None = None,
         metadata: dict[str, Any] | None = None,
+        *,
+        exists_ok: bool = False,
     ) -> Dataset:
-        return self.store.create_dataset(dataset_name, description, metadata)
+        """A new, empty dataset. A name already taken raises ``AlreadyExistsError`` saying
+        how to reuse it, as LangSmith's conflict does; with ``exists_ok=True`` the stored
+        dataset of that name is returned instead (its description, metadata and examples
+        as they are), so a script that creates its dataset can run twice."""
+        try:
+            return self.store.create_dataset(dataset_name, description, metadata)
+        except AlreadyExistsError:
+            existing = self.store.get_dataset(name=dataset_name)
+            if exists_ok and existing is not None:
+                return existing
+            raise AlreadyExistsError(
+                f"a dataset named {dataset_name!r} already exists in {self.store.url}. To use it: "
+                f"client.read_dataset(dataset_name={dataset_name!r}), or "
+                f"create_dataset({dataset_name!r}, exists_ok=True); to check first: "
+                f"client.has_dataset(dataset_name={dataset_name!r}); to start over: "
+                f"client.delete_dataset(dataset_name={dataset_name!r}) first"
+            ) from None
 
     def read_dataset(
         self, *, dataset_name: str | None = None, dataset_id: uuid.UUID | str | None = None
@@ -303,6 +319,8 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         return self.store.list_experiments()
 
     def read_experiment(self, name: str) -> ExperimentResults:
+        from assay.evaluation import ExperimentResults  # the results and their statistics: on use
+
         record = self.store.get_experiment(name=name)
         if record is None:
             from assay._suggest import did_you_mean  # only on this error path
@@ -311,11 +329,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
             raise NotFoundError(
                 f"no experiment named {name!r}{did_you_mean(name, known)} in {self.store.url}"
             )
-        summary = self.store.load_summary_results(record.id)
-        stats = self.store.load_stats(record.id)
-        count = stats.rows if stats is not None and stats.final else None
-        rows = stored_rows(self.store, record, count)
-        return ExperimentResults(record, rows, summary, self.store.url, stats=stats, store=self.store)
+        return ExperimentResults.of_stored(self.store, record)
 
 
 def _made_by_factory(target: Target) -> Target:

@@ -11,6 +11,7 @@ from assay._metric import UNIT_RANGE, MetricInfo, Range
 from assay.comparison._model import Comparison, MetricComparison, SideSummary, Verdict
 from assay.comparison._sources import ensure_columns, source_for
 from assay.comparison.comparability import check_comparable, experiment_record
+from assay.comparison.verbosity import VerbosityCheck, verbosity_check
 from assay.errors import NotComparableError
 from assay.stats.bootstrap import bca_interval
 from assay.stats.intervals import Interval
@@ -131,6 +132,8 @@ def compare_experiments(
     unpaired = [m.key for m in compared if m.only_a or m.only_b]
     if unpaired:
         warnings.append(f"some examples are scored on one side only (not paired) for: {', '.join(unpaired)}")
+    checks = _verbosity_checks(conn, first, second, compared, signs)
+    warnings.extend(check.sentence(a.name, b.name) for check in checks if check.flagged)
     return Comparison(
         a=_side(a, facts[0]),
         b=_side(b, facts[1]),
@@ -139,7 +142,22 @@ def compare_experiments(
         metrics_only_b=[k for k in keys_b if k not in facts[0].outcomes],
         warnings=warnings,
         cluster_by=cluster_by,
+        verbosity=checks,
     )
+
+
+def _verbosity_checks(
+    conn: sqlite3.Connection, a: str, b: str, compared: list[MetricComparison], signs: dict[str, float]
+) -> list[VerbosityCheck]:
+    """The length check of each metric found different (judge metrics only: see
+    ``verbosity_check``)."""
+    checks = []
+    for metric in compared:
+        if metric.verdict in ("better", "worse"):
+            check = verbosity_check(conn, a, b, metric.key, signs[metric.key], metric.verdict == "better")
+            if check is not None:
+                checks.append(check)
+    return checks
 
 
 def _tested(sums: query.PairedSums | None, clusters: list[tuple[int, float]] | None) -> PairedTest | None:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from assay._metric import Direction, Range
+from assay.comparison.verbosity import VerbosityCheck
 from assay.stats.intervals import Interval
 
 Verdict = Literal["better", "worse", "no detectable difference", "not enough pairs"]
@@ -82,7 +83,9 @@ class Comparison:
 
     ``warnings`` says, in words, what made the comparison partial: different dataset
     versions, metrics on one side only, an experiment still running (compared on its
-    finished rows), examples not scored on both sides."""
+    finished rows), examples not scored on both sides, a judge metric whose winner may
+    owe it to longer outputs. ``verbosity``: the length check of each judge metric found
+    different (``assay.comparison.verbosity``)."""
 
     a: SideSummary
     b: SideSummary
@@ -91,6 +94,7 @@ class Comparison:
     metrics_only_b: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     cluster_by: str | None = None
+    verbosity: list[VerbosityCheck] = field(default_factory=list)
 
     def __getitem__(self, key: str) -> MetricComparison:
         for metric in self.metrics:
@@ -117,4 +121,5 @@ class Comparison:
             "metrics_only_b": self.metrics_only_b,
             "warnings": self.warnings,
             "cluster_by": self.cluster_by,
+            "verbosity": [check.as_dict() for check in self.verbosity],
         }

@@ -5,9 +5,12 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from assay.errors import EmbeddingsError, EmbeddingsUnavailable
+from assay.errors import EmbeddingsError, EmbeddingsUnavailableError
 
-__all__ = ["Embeddings", "EmbeddingsError", "EmbeddingsUnavailable", "Vector", "check_vectors"]
+# the names before 0.1.0 (assay.errors.ALIASES), still importable from here
+EmbeddingsUnavailable = EmbeddingsUnavailableError
+
+__all__ = ["Embeddings", "EmbeddingsError", "EmbeddingsUnavailableError", "Vector", "check_vectors"]
 
 
 Vector = list[float]

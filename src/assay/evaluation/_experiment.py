@@ -122,7 +122,7 @@ def _check_shards(existing: ExperimentRecord, shards: int) -> None:
     given = "a run without --shard (shard=)" if shards == 1 else f"--shard I/{shards} (shard=(i, {shards}))"
     raise ShardError(
         f"experiment {existing.name!r} is split into {stored} shards, so {given} does not fit "
-        f"it: pass --shard I/{stored} with I from 0 to {stored - 1} (shard=(i, {stored}))"
+        f"it: pass --shard I/{stored} with I from 1 to {stored} (shard=(i, {stored}) with i from 0)"
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from assay.errors import UnknownEvaluatorName
+from assay.errors import UnknownEvaluatorNameError
 
 EVALUATOR_NAMES: dict[str, str] = {
     # heuristic (no model)
@@ -34,6 +34,7 @@ EVALUATOR_NAMES: dict[str, str] = {
     "labeled_criteria": "assay.evaluators.judge:LabeledCriteriaEvaluator",
     # code
     "code_correctness": "assay.evaluators.code:CodeCorrectnessEvaluator",
+    "program": "assay.evaluators.programs:ProgramEvaluator",
     "ruff_lint": "assay.evaluators.code.quality:RuffLintEvaluator",
     "bandit_security": "assay.evaluators.code.quality:BanditSecurityEvaluator",
     "sql_validity": "assay.evaluators.sql:SQLValidityEvaluator",
@@ -52,7 +53,7 @@ def resolve_evaluator_name(name: str) -> Any:
         from assay._suggest import did_you_mean  # only on this error path
 
         known = ", ".join(sorted(EVALUATOR_NAMES))
-        raise UnknownEvaluatorName(
+        raise UnknownEvaluatorNameError(
             f"unknown evaluator name {name!r}{did_you_mean(name, EVALUATOR_NAMES)}; known names: {known}"
         )
     module, _, attr = target.partition(":")

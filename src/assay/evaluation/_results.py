@@ -17,6 +17,7 @@ from typing import Any, overload
 
 from assay._metric import Direction
 from assay.errors import require_extra
+from assay.evaluation._paged import stored_rows
 from assay.evaluation._stats import MetricAggregate
 from assay.evaluation._stream import RowStream
 from assay.evaluation._tally import Tally, tally_of_stored, tally_row, usage_by_key
@@ -52,6 +53,15 @@ class ExperimentResults:
         self._store = store  # rows are read from it; None when the rows were given
         self._stream = stream
         self._thread: threading.Thread | None = None
+
+    @classmethod
+    def of_stored(cls, store: Store, experiment: ExperimentRecord) -> ExperimentResults:
+        """A stored experiment's results, its rows read from ``store`` page by page."""
+        summary = store.load_summary_results(experiment.id)
+        stats = store.load_stats(experiment.id)
+        count = stats.rows if stats is not None and stats.final else None
+        rows = stored_rows(store, experiment, count)
+        return cls(experiment, rows, summary, store.url, stats=stats, store=store)
 
     @property
     def id(self) -> uuid.UUID:

@@ -14,7 +14,7 @@ import time
 from assay.errors import LeaseFencedError
 from assay.evaluation._experiment import stored_shards
 from assay.evaluation._lease import LeaseLostError, ShardLease
-from assay.evaluation._shard import Shard
+from assay.evaluation._shard import Shard, shard_text
 from assay.evaluation._tally import tally_of_stored
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentStats
@@ -73,11 +73,11 @@ def shard_progress(store: Store, experiment: ExperimentRecord) -> str | None:
     notes = []
     for lease in leases:
         if lease.state == "running" and lease.live(now):
-            notes.append(f"shard {lease.shard} running ({lease.holder})")
+            notes.append(f"shard {shard_text(lease.shard, count)} running ({lease.holder})")
         elif lease.state == "running":
-            notes.append(f"shard {lease.shard} stopped without finishing ({lease.holder})")
+            notes.append(f"shard {shard_text(lease.shard, count)} stopped without finishing ({lease.holder})")
         elif lease.state != "done":
-            notes.append(f"shard {lease.shard} {lease.state}")
+            notes.append(f"shard {shard_text(lease.shard, count)} {lease.state}")
     waiting = count - len(leases)
     if waiting:
         notes.append(f"{waiting} not started")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay._metric import UNIT_RANGE, Direction, MetricInfo, Range
-from assay.stats._distributions import t_quantile
+from assay.stats import t_quantile
 from assay.stats.bootstrap import bca_interval
 from assay.stats.intervals import Interval, student_t, wilson
 

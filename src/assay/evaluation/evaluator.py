@@ -12,11 +12,21 @@ from typing import Any
 
 from assay._aio import run_coroutine
 from assay.evaluation._base import BaseEvaluator, EvaluatorOutput, RunEvaluator
-from assay.evaluation._binding import bind_row_evaluator
+from assay.evaluation._binding import RowEvaluator, bind_row_evaluator
+from assay.evaluation._names import EVALUATOR_NAMES, resolve_evaluator_name
 from assay.evaluation._pairwise_evaluator import DynamicComparisonRunEvaluator, comparison_evaluator
+from assay.evaluation._returns import normalize_returned
 from assay.schemas import ComparisonEvaluationResult, EvaluationResult, EvaluationResults, Example, Run
 
 __all__ = [
+    # for the evaluator families and the evaluator service: binding any evaluator to rows,
+    # reading what it returned, and the evaluators named by string ("exact_match")
+    "EVALUATOR_NAMES",
+    "RowEvaluator",
+    "bind_row_evaluator",
+    "normalize_returned",
+    "resolve_evaluator_name",
+    # LangSmith's
     "BaseEvaluator",
     "ComparisonEvaluationResult",
     "DynamicComparisonRunEvaluator",

@@ -1,5 +1,6 @@
 """How rows are dispatched: the interface, the default (local) executor, and the choice by
-environment (``ASSAY_EXECUTOR``). The executors (``assay.executors``) build on this module;
+environment (``ASSAY_EXECUTOR``). The executors (``assay.executors``) build on this module
+(what an executor is handed: the ``RowPipeline`` and the ``RowFeed`` of planned rows);
 it finds the one the environment names by its module path, never importing them itself."""
 
 from __future__ import annotations
@@ -10,13 +11,23 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from assay.errors import ExecutorError
+from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
+from assay.evaluation._runner import RowFeed
 
 if TYPE_CHECKING:
-    from assay.evaluation._rows import RowPipeline
-    from assay.evaluation._runner import RowFeed
     from assay.store.records import ExperimentRow
 
-__all__ = ["Executor", "ExecutorError", "LocalExecutor", "executor_from_env", "resolve_executor"]
+__all__ = [
+    "Executor",
+    "ExecutorError",
+    "LocalExecutor",
+    "PlannedRow",
+    "RowFeed",
+    "RowPipeline",
+    "executor_from_env",
+    "in_thread",
+    "resolve_executor",
+]
 
 EXECUTOR_VARIABLE = "ASSAY_EXECUTOR"
 RAY_ADDRESS_VARIABLE = "ASSAY_RAY_ADDRESS"

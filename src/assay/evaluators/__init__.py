@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time each family loads on fi
         SelfConsistency,
     )
     from assay.evaluators.judge.pairwise import ComparisonEvaluator
+    from assay.evaluators.patches import RepositoryPatchEvaluator
+    from assay.evaluators.programs import CheckerProgram, ProgramEvaluator
     from assay.evaluators.sql import SQLExecutionEvaluator, SQLValidityEvaluator
     from assay.evaluators.text.embedding import EmbeddingDistanceEvaluator
     from assay.evaluators.text.json import JsonEqualityEvaluator, JsonValidityEvaluator
@@ -66,15 +68,19 @@ _HOMES = {
     "TrajectoryMatchEvaluator": "assay.evaluators.agents",
     "TrajectoryJudgeEvaluator": "assay.evaluators.agents",
     "UnitTestGenerationEvaluator": "assay.evaluators.unit_tests",
+    "RepositoryPatchEvaluator": "assay.evaluators.patches",
     "DataTransformationEvaluator": "assay.evaluators.data",
     "APICallEvaluator": "assay.evaluators.api",
     "ToolCodeEvaluator": "assay.evaluators.agents",
+    "ProgramEvaluator": "assay.evaluators.programs",
+    "CheckerProgram": "assay.evaluators.programs",
 }
 
 __all__ = [
     "APICallEvaluator",
     "BanditSecurityEvaluator",
     "BleuEvaluator",
+    "CheckerProgram",
     "CheckstyleEvaluator",
     "CodeCorrectnessEvaluator",
     "CodeStyleEvaluator",
@@ -91,8 +97,10 @@ __all__ = [
     "LabeledCriteriaEvaluator",
     "LLMFeedbackEvaluator",
     "LlmFeedbackEvaluator",
+    "ProgramEvaluator",
     "QAEvaluator",
     "RegexEvaluator",
+    "RepositoryPatchEvaluator",
     "RougeEvaluator",
     "RuffLintEvaluator",
     "SelfConsistency",

@@ -1,6 +1,9 @@
 """Picking the value to judge out of ``run.outputs`` and the reference out of ``example.outputs``.
 
-A key that is named must exist; with no key, ``"output"`` is used, else the only value.
+A key that is named must exist; with no key, ``"output"`` is used, else the only value,
+else the whole mapping when it is a chat message (``{"role": ..., "content": ...}``, a
+chat completion). A picked chat message, in any form :func:`message_text` knows
+(LangChain's ``AIMessage``, OpenAI's message objects and dicts), is compared as its text.
 Anything else raises ``EvaluatorInputError``, which ``BaseEvaluator.evaluate`` turns into
 an errored result (``error`` set, no score) that names the run or example and its keys.
 """
@@ -10,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from assay._output_text import output_text
+from assay._output_text import message_text, output_text
 from assay.errors import EvaluatorInputError
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.schemas import EvaluationResult, Example, Run
@@ -40,6 +43,8 @@ def pick(
             return values[candidate]
     if len(values) == 1:
         return next(iter(values.values()))
+    if message_text(values) is not None:
+        return values  # the target returned a message dict: its text is the output
     raise EvaluatorInputError(
         f"{where} has several keys ({_keys(values)}) and none is {candidates[0]!r}; "
         f"set {option}= to choose one"
@@ -87,7 +92,8 @@ class ReferenceEvaluator(BaseEvaluator):
             raise EvaluatorInputError(
                 f"the target failed on this example ({run.error}); there is no output to compare"
             )
-        return pick(run.outputs, self.output_key, where="run.outputs", option="output_key")
+        picked = pick(run.outputs, self.output_key, where="run.outputs", option="output_key")
+        return _text_if_message(picked)
 
     def reference(self, example: Example | None) -> Any:
         if example is None:
@@ -96,6 +102,15 @@ class ReferenceEvaluator(BaseEvaluator):
             )
         where = f"example.outputs of example {example.id}"
         candidates = tuple(dict.fromkeys(c for c in (self.output_key, *self.reference_candidates) if c))
-        return pick(
+        picked = pick(
             example.outputs, self.reference_key, where=where, option="reference_key", candidates=candidates
         )
+        return _text_if_message(picked)
+
+
+def _text_if_message(value: Any) -> Any:
+    """A chat message as its text; any other value as it is."""
+    if isinstance(value, str):
+        return value  # the common case, kept cheap
+    text = message_text(value)
+    return value if text is None else text

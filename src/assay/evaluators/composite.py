@@ -14,9 +14,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from assay.evaluation._binding import RowEvaluator, bind_row_evaluator
-from assay.evaluation._returns import normalize_returned
-from assay.evaluation.evaluator import BaseEvaluator
+from assay.evaluation.evaluator import BaseEvaluator, RowEvaluator, bind_row_evaluator, normalize_returned
 from assay.schemas import EvaluationResult, EvaluationResults, Example, Run
 
 __all__ = ["CompositeEvaluator", "outcome"]

@@ -15,9 +15,11 @@ from contextvars import ContextVar
 
 from assay.errors import HostPathRefusedError
 
-HostPathRefused = HostPathRefusedError  # the name this module exports
+# the names before 0.1.0 (assay.errors.ALIASES), still importable from here
+HostPathRefused = HostPathRefusedError
 
-__all__ = ["HostPathRefused", "host_paths_refused", "refuse_if_remote"]
+
+__all__ = ["HostPathRefusedError", "host_paths_refused", "refuse_if_remote"]
 
 _ALLOWED: ContextVar[bool] = ContextVar("assay_host_paths_allowed", default=True)
 
@@ -33,9 +35,9 @@ def host_paths_refused() -> Iterator[None]:
 
 
 def refuse_if_remote(where: str) -> None:
-    """Raise ``HostPathRefused`` inside ``host_paths_refused()``."""
+    """Raise ``HostPathRefusedError`` inside ``host_paths_refused()``."""
     if not _ALLOWED.get():
-        raise HostPathRefused(
+        raise HostPathRefusedError(
             f"{where}: inputs by host path are refused by the evaluator service (it would "
             "open the service's own files); send the content in the request instead "
             "(text, rows, or {'base64': ...})"

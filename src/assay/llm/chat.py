@@ -60,3 +60,7 @@ class ChatClient(abc.ABC):
     @property
     @abc.abstractmethod
     def model_name(self) -> str: ...
+
+    def secrets(self) -> tuple[str, ...]:
+        """What must never be kept from a call (an API key): scrubbed from stored transcripts."""
+        return ()

@@ -104,6 +104,9 @@ class OpenAICompatibleClient(ChatClient):
         decoded = await post_json(self._endpoint(), body)
         return ChatReply(content=_content_of(decoded), usage=self._usage_of(decoded), structured_mode=mode)
 
+    def secrets(self) -> tuple[str, ...]:
+        return (self.config.api_key,) if self.config.api_key else ()
+
     def _endpoint(self) -> Endpoint:
         headers = {"Content-Type": "application/json"}
         if self.config.api_key:

@@ -23,6 +23,7 @@ from assay.llm._cache import SAMPLE, CachedReply, CallCache, cache_key
 from assay.llm.chat import ChatClient, ChatReply, ChatRequest, Message, ResponseSchema
 from assay.llm.json_reply import ReplyParseError, parse_json_reply
 from assay.llm.prices import PRICES_ENV
+from assay.llm.transcript import Exchange, scrub
 from assay.llm.usage import Usage, UsageMeter
 
 __all__ = ["CORRECTION_PROMPT", "StructuredChat", "T", "judge_sample", "response_schema"]
@@ -71,8 +72,12 @@ def _make_strict(node: Any) -> None:
         if node.get("type") == "object" and "properties" in node:
             node["additionalProperties"] = False
             node["required"] = list(node["properties"])
-        for value in node.values():
-            _make_strict(value)
+        for key, value in node.items():
+            if key in ("properties", "$defs") and isinstance(value, dict):
+                for child in value.values():  # names, not schemas: a property may be "title"
+                    _make_strict(child)
+            else:
+                _make_strict(value)
     elif isinstance(node, list):
         for value in node:
             _make_strict(value)
@@ -108,8 +113,9 @@ class StructuredChat:
         if cache is not None and key is not None:
             hit = await cache.get(key)
             value = _usable(hit.content, output, check)[0] if hit is not None else None
-            if value is not None:
+            if hit is not None and value is not None:
                 meter.add(Usage(calls=1, cached_calls=1, cost_usd=self._zero_cost()))
+                meter.record(Exchange(tuple(messages), hit.content, cached=True), self.client.secrets())
                 return value
         budget = current_budget()
         if budget is not None and self.client.price is None:
@@ -141,6 +147,7 @@ class StructuredChat:
             if budget is not None:
                 budget.add(reply.usage.cost_usd)
             content = reply.content
+            meter.record(Exchange(tuple(conversation), content, attempt + 1), self.client.secrets())
             value, problem = _usable(content, output, check)
             if value is not None:
                 if attempt:
@@ -152,10 +159,11 @@ class StructuredChat:
                 {"role": "user", "content": CORRECTION_PROMPT.format(error=problem)},
             ]
         meter.add(Usage(unparsed=1))
+        secrets = self.client.secrets()  # the reply is quoted in the error, which is stored
         raise ModelReplyError(
             f"the judge model never gave a usable {schema.name} reply in "
-            f"{self.reply_attempts} attempt(s); last problem: {problem}",
-            reply=content[:2000],
+            f"{self.reply_attempts} attempt(s); last problem: {scrub(problem, secrets)}",
+            reply=scrub(content[:2000], secrets),
         )
 
     def _cache(self) -> CallCache | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from assay.llm.transcript import Exchange, bounded
+
 __all__ = ["Price", "Usage", "UsageMeter"]
 
 
@@ -72,10 +74,20 @@ class Usage:
 
 
 class UsageMeter:
-    """Accumulates the usage of the calls made for one result (concurrent calls included)."""
+    """Accumulates the usage of the calls made for one result (concurrent calls included),
+    and keeps the last exchange with the model (``assay.llm.transcript``)."""
 
     def __init__(self) -> None:
         self.total = Usage()
+        self.last: Exchange | None = None
+        self.secrets: tuple[str, ...] = ()
 
     def add(self, usage: Usage) -> None:
         self.total = self.total + usage
+
+    def record(self, exchange: Exchange, secrets: tuple[str, ...] = ()) -> None:
+        self.last, self.secrets = exchange, secrets
+
+    def transcript(self) -> dict[str, Any] | None:
+        """The last exchange, bounded and scrubbed, as a result's metadata keeps it."""
+        return None if self.last is None else bounded(self.last, self.secrets)

@@ -248,6 +248,9 @@ def print_comparison(comparison: Comparison, console: Console | None = None) -> 
         console.print(f"clustered by example metadata {escape(comparison.cluster_by)!r}")
     for warning in comparison.warnings:
         console.print(f"[yellow]note:[/] {escape(warning)}", soft_wrap=True)
+    for check in comparison.verbosity:  # a flagged one is among the notes above
+        if not check.flagged:
+            console.print(escape(check.sentence(comparison.a.name, comparison.b.name)), soft_wrap=True)
 
 
 def summary_table(results: ShownResults) -> Table | None:

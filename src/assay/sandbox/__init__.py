@@ -4,10 +4,17 @@ Backends, strongest first: bubblewrap, Linux namespaces via ``unshare``, and pla
 resource limits as the last resort. See ``docs/code.md``.
 """
 
-from assay.errors import SandboxError, SandboxStartError, SandboxUnavailable, UnknownLanguage, UnsupportedMode
+from assay.errors import (
+    SandboxError,
+    SandboxStartError,
+    SandboxUnavailableError,
+    UnknownLanguageError,
+    UnsupportedModeError,
+)
 from assay.sandbox._pool import SandboxPool, choose_backend, get_pool, shutdown_pools
 from assay.sandbox._script_report import require_ready
 from assay.sandbox._site import DATA_TOOLS, TEST_TOOLS, cache_root, sandbox_site
+from assay.sandbox._streams import OutputSink, Spool
 from assay.sandbox.config import BACKEND_LEVELS, Limits, SandboxConfig
 from assay.sandbox.equality import values_equal
 from assay.sandbox.errors import SandboxIsolationWarning
@@ -16,12 +23,20 @@ from assay.sandbox.protections import Protections
 from assay.sandbox.results import (
     Call,
     CallOutcome,
+    CheckerRun,
     FunctionRun,
     LoadFailure,
     Output,
     ProgramRun,
     ScriptRun,
+    StdioBuild,
+    StdioTestRun,
 )
+
+# the names before 0.1.0 (assay.errors.ALIASES), still importable from here
+SandboxUnavailable = SandboxUnavailableError
+UnknownLanguage = UnknownLanguageError
+UnsupportedMode = UnsupportedModeError
 
 __all__ = [
     "DATA_TOOLS",
@@ -32,6 +47,7 @@ __all__ = [
     "BACKEND_LEVELS",
     "Call",
     "CallOutcome",
+    "CheckerRun",
     "FunctionRun",
     "LANGUAGES",
     "Language",
@@ -45,10 +61,14 @@ __all__ = [
     "SandboxIsolationWarning",
     "SandboxPool",
     "SandboxStartError",
-    "SandboxUnavailable",
+    "OutputSink",
+    "Spool",
+    "SandboxUnavailableError",
     "ScriptRun",
-    "UnknownLanguage",
-    "UnsupportedMode",
+    "StdioBuild",
+    "StdioTestRun",
+    "UnknownLanguageError",
+    "UnsupportedModeError",
     "choose_backend",
     "get_language",
     "get_pool",

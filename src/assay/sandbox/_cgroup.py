@@ -182,6 +182,38 @@ class SandboxCgroup:
             return None
         return None
 
+    def oom_kills(self) -> int | None:
+        """How many processes the kernel has killed for this cgroup's memory limit."""
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        try:
+            with open(self._file(name)) as handle:
+                for line in handle:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            return None
+        return None
+
+    def reset_peak(self) -> int | None:
+        """Start counting the peak memory afresh; the usage now (the zygote's and
+        spare's, the base a job's peak is over), or None where no peak can be reset."""
+        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
+        try:
+            with open(self._file(name), "w") as handle:
+                handle.write("0")
+            return self.usage()
+        except OSError:
+            return None
+
+    def peak(self) -> int | None:
+        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
+        try:
+            with open(self._file(name)) as handle:
+                return int(handle.read())
+        except (OSError, ValueError):
+            return None
+
     def usage(self) -> int:
         name = "memory.current" if self.version == 2 else "memory.usage_in_bytes"
         with open(self._file(name)) as handle:

@@ -185,6 +185,11 @@ class Session:
             self.selector.register(item.fd, selectors.EVENT_READ, item)
             self._watched[item.fd] = item
 
+    def watch_stream(self, item: Any, writing: bool = False) -> None:
+        """Pump a raw stream (``_streams``): non-blocking, read or written when ready."""
+        _nonblocking(item.fd)
+        self._watch(item, selectors.EVENT_WRITE if writing else selectors.EVENT_READ)
+
     def watch_sandbox(self, sandbox: Any) -> None:
         """Process a sandbox's control messages (exit events) while we wait."""
         if sandbox.control is not None and not sandbox.dead:

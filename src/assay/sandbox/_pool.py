@@ -10,8 +10,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from assay.errors import SandboxError, SandboxUnavailable
-from assay.sandbox import _cgroup, _jobs, _program
+from assay.errors import SandboxError, SandboxUnavailableError
+from assay.sandbox import _cgroup, _jobs, _program, _stdio
 from assay.sandbox._backends import BACKENDS, LANDLOCK_WRITABLE, Backend
 from assay.sandbox._children import DEFAULT_LIMITS
 from assay.sandbox._launch import LaunchContext, Runtime
@@ -28,7 +28,7 @@ from assay.sandbox.results import Call, CallOutcome, FunctionRun, ProgramRun, Sc
 def choose_backend(config: SandboxConfig, user_namespace: bool) -> Backend:
     wanted = config.resolved_backend()
     if wanted != "auto" and wanted not in BACKENDS:
-        raise SandboxUnavailable(f"unknown sandbox backend {wanted!r} (from the environment)")
+        raise SandboxUnavailableError(f"unknown sandbox backend {wanted!r} (from the environment)")
     required = config.required_level()
     names = list(BACKENDS) if wanted == "auto" else [wanted]
     reasons: list[str] = []
@@ -42,7 +42,7 @@ def choose_backend(config: SandboxConfig, user_namespace: bool) -> Backend:
         if reason is None:
             return backend
         reasons.append(f"{name}: {reason}")
-    raise SandboxUnavailable("no sandbox backend can run here: " + "; ".join(reasons))
+    raise SandboxUnavailableError("no sandbox backend can run here: " + "; ".join(reasons))
 
 
 # what Landlock confined in a backend without namespaces (the ABI sets how much)
@@ -117,7 +117,7 @@ class SandboxPool:
             return False
         if _cgroup.available() is None:
             if wanted:
-                raise SandboxUnavailable(
+                raise SandboxUnavailableError(
                     f"{'cpu_quota' if self.config.cpu_quota is not None else 'memory_cgroup=True'} "
                     "needs a cgroup per sandbox, and none can be made here "
                     "(the cgroup file system is not writable: run as root)"
@@ -269,6 +269,17 @@ class SandboxPool:
     ) -> ScriptRun:
         """Run ``code`` as a program; its exit code and output are the result."""
         return _jobs.run_script(self, language, code, timeout, limits)
+
+    def stdio(
+        self,
+        language: Language,
+        code: str,
+        limits: Limits = DEFAULT_LIMITS,
+        checker: tuple[Language, str] | None = None,
+    ) -> _stdio.StdioJudge:
+        """A stdin/stdout program built once and run per test (see ``_stdio``); use it
+        as a context manager."""
+        return _stdio.StdioJudge(self, language, code, limits, checker)
 
 
 _warned: set[tuple[str, tuple[str, ...]]] = set()

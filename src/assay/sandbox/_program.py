@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import UnsupportedMode
+from assay.errors import UnsupportedModeError
 from assay.sandbox import _declarations as declarations
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
@@ -57,7 +57,7 @@ def run_test_program(
     job runs again once with fresh processes: that verdict must not depend on the past.
     The deadline starts once both sandboxes are ours."""
     if not language.test_programs:
-        raise UnsupportedMode(
+        raise UnsupportedModeError(
             f"{language.name} runs test cases (arguments and expected results as data) "
             "and plain programs, not test programs"
         )

@@ -356,13 +356,15 @@ class Sandbox:
         limits: dict[str, Any],
         argv: list[str] | None = None,
         watch: bool = False,
+        targets: Sequence[int] | None = None,
     ) -> str:
-        """Start a child on ``fds`` (its descriptors 1, 2, 3...). With ``watch`` its exit
-        is reported to ``exits``; otherwise ask with ``watch()`` when it matters."""
+        """Start a child on ``fds`` (its descriptors 1, 2, 3..., or ``targets``; 0 is
+        /dev/null unless named). With ``watch`` its exit is reported to ``exits``;
+        otherwise ask with ``watch()`` when it matters."""
         self.finish_reset()
         limits = self._memory_limit(role, dict(limits))
         token = f"t{next(_tokens)}"
-        targets = list(range(1, len(fds) + 1))
+        targets = list(targets) if targets is not None else list(range(1, len(fds) + 1))
         self.dirty = True
         self.send(
             {
@@ -405,6 +407,29 @@ class Sandbox:
     def watch(self, token: str) -> None:
         if not self.dead:
             self.send({"op": "watch", "token": token})
+
+    def sweep(self) -> dict[str, Any]:
+        """Kill every process the job left, keeping its files (a program built once runs
+        again); a sandbox whose zygote does not answer in time is killed."""
+        self.finish_reset()
+        self.send({"op": "sweep"})
+        deadline = time.monotonic() + RESET_SECONDS
+        while True:
+            message = self.receive(deadline)
+            if message is None:
+                self.kill()
+                raise SandboxError(
+                    f"the {self.backend.name} sandbox did not finish its sweep{self.death_note}"
+                )
+            if message.get("reply") == "sweep":
+                break
+        self.spare = message.get("spare")
+        exits = {**self.exits, **message.get("exits", {})}
+        self.exits.clear()
+        if message.get("survivors"):
+            self.kill()
+            raise SandboxError(f"processes of the {self.backend.name} sandbox survived a sweep")
+        return {"exits": exits}
 
     def reset(self) -> dict[str, Any]:
         """Kill everything the job left, empty /work; report how its processes ended."""

@@ -12,7 +12,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from assay.errors import SandboxUnavailable
+from assay.errors import SandboxUnavailableError
 
 SPAN = 4096
 
@@ -48,7 +48,7 @@ def lease_uid(base: int) -> UidLease:
             os.close(fd)
             continue
         return UidLease(uid, fd)
-    raise SandboxUnavailable(f"no free sandbox uid in [{base}, {base + SPAN})")
+    raise SandboxUnavailableError(f"no free sandbox uid in [{base}, {base + SPAN})")
 
 
 def _has_processes(uid: int) -> bool:

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from assay.errors import SandboxUnavailable
+from assay.errors import SandboxUnavailableError
 
 __all__ = ["BACKEND_ENV", "BACKEND_LEVELS", "Limits", "MIB", "MIN_LEVEL_ENV", "SandboxConfig"]
 
@@ -113,7 +113,7 @@ class SandboxConfig:
         from_env = os.environ.get(MIN_LEVEL_ENV, "").strip()
         if from_env:
             if from_env not in BACKEND_LEVELS:
-                raise SandboxUnavailable(
+                raise SandboxUnavailableError(
                     f"{MIN_LEVEL_ENV}={from_env!r} is not a backend name ({', '.join(BACKEND_LEVELS)})"
                 )
             levels.append(BACKEND_LEVELS[from_env])

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from assay.errors import SandboxError, SandboxStartError, SandboxUnavailable
+from assay.errors import SandboxError, SandboxStartError, SandboxUnavailableError
 
-__all__ = ["SandboxError", "SandboxIsolationWarning", "SandboxStartError", "SandboxUnavailable"]
+# the names before 0.1.0 (assay.errors.ALIASES), still importable from here
+SandboxUnavailable = SandboxUnavailableError
+
+__all__ = ["SandboxError", "SandboxIsolationWarning", "SandboxStartError", "SandboxUnavailableError"]
 
 
 class SandboxIsolationWarning(UserWarning):

@@ -12,10 +12,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assay.errors import UnknownLanguage, UnsupportedMode
+from assay.errors import UnknownLanguageError, UnsupportedModeError
 from assay.sandbox import _defines
 from assay.sandbox import _toolchains as toolchains
 from assay.sandbox._launch import Runtime
+
+# the names before 0.1.0 (assay.errors.ALIASES), still importable from here
+UnknownLanguage = UnknownLanguageError
+UnsupportedMode = UnsupportedModeError
 
 __all__ = [
     "CPP",
@@ -28,8 +32,8 @@ __all__ = [
     "ROLES",
     "TYPESCRIPT",
     "Spawn",
-    "UnknownLanguage",
-    "UnsupportedMode",
+    "UnknownLanguageError",
+    "UnsupportedModeError",
     "get_language",
     "strip_fences",
 ]
@@ -179,7 +183,7 @@ def get_language(name: str) -> Language:
         if key in language.aliases:
             return language
     known = ", ".join(sorted(LANGUAGES))
-    raise UnknownLanguage(f"unknown language {name!r}; the sandbox runs: {known}")
+    raise UnknownLanguageError(f"unknown language {name!r}; the sandbox runs: {known}")
 
 
 _FENCE = re.compile(r"^```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^```[ \t]*$|\Z)", re.M | re.S)

@@ -5,7 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Call", "CallOutcome", "FunctionRun", "LoadFailure", "Output", "ProgramRun", "ScriptRun"]
+__all__ = [
+    "Call",
+    "CallOutcome",
+    "CheckerRun",
+    "FunctionRun",
+    "LoadFailure",
+    "Output",
+    "ProgramRun",
+    "ScriptRun",
+    "StdioBuild",
+    "StdioTestRun",
+]
 
 
 @dataclass(frozen=True)
@@ -102,3 +113,50 @@ class ScriptRun:
     sandbox: dict[str, Any]
     duration_ms: float
     compile_ms: float | None = None
+
+
+@dataclass
+class StdioTestRun:
+    """One run of a stdin/stdout program on one test, as the parent saw it.
+
+    ``timed_out``: ``"cpu"`` (over the limit by the kernel's count, or stopped by
+    RLIMIT_CPU), ``"wall"`` (found idle past its wall-clock bound: asleep or blocked),
+    or None. ``cpu_ms`` is the kernel's count: the sandbox's cgroup
+    (``cpu_source="cgroup"``: every process of it) or the program's own rusage with its
+    waited-for children (``"rusage"``). ``peak_memory_kb`` is (figure, source): the
+    cgroup's peak over the test less the sandbox's usage before it (``"cgroup"``), or
+    the program's peak resident size (``"rusage"``). ``memory_exceeded``: the kernel
+    killed it at the memory limit (the cgroup's count), or its runtime said it could not
+    allocate. ``output_exceeded``: it wrote more than the output limit (reading stopped
+    there)."""
+
+    exit_code: int | None
+    signal: str | None
+    timed_out: str | None
+    wall_ms: float
+    cpu_ms: float | None
+    cpu_source: str | None
+    peak_memory_kb: tuple[int | None, str | None]
+    memory_exceeded: bool
+    output_exceeded: bool
+    stderr: str
+
+
+@dataclass
+class StdioBuild:
+    """The program built once for all tests: ``error`` is the compiler's first lines."""
+
+    error: str | None
+    compile_ms: float | None = None
+
+
+@dataclass
+class CheckerRun:
+    """A checker program's run on one test: its exit code (the verdict, see
+    ``docs/programs.md``) and what it wrote."""
+
+    exit_code: int | None
+    signal: str | None
+    timed_out: bool
+    stdout: str
+    stderr: str

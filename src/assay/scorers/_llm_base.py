@@ -7,7 +7,7 @@ from typing import Any
 
 from assay._aio import run_coroutine
 from assay.errors import LLMError
-from assay.evaluators.judge._core import JudgeCore
+from assay.evaluators.judge import JudgeCore
 from assay.llm.resolve import JudgeModel
 from assay.llm.structured import StructuredChat
 from assay.llm.usage import UsageMeter

@@ -10,7 +10,7 @@ from collections import Counter
 from typing import Any
 
 from assay.errors import ReplyCheckError
-from assay.evaluators.judge._verdicts import AnyVerdicts, ExtractedItems, Verdicts
+from assay.evaluators.judge import AnyVerdicts, ExtractedItems, Verdicts
 from assay.llm.usage import UsageMeter
 from assay.scorers._base import TextLike
 from assay.scorers._llm_base import JudgeScorerResult, LLMScorer, quoted

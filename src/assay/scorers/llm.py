@@ -13,8 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.evaluators.judge._text import check_template
-from assay.evaluators.judge._verdicts import YesNoVerdicts
+from assay.evaluators.judge import YesNoVerdicts, check_template
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.scorers._base import TextLike

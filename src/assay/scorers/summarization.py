@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from assay.errors import ReplyCheckError
-from assay.evaluators.judge._text import check_template
+from assay.evaluators.judge import check_template
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.scorers._base import TextLike

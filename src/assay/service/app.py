@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Path
 from fastapi.responses import JSONResponse, Response
 
-from assay.evaluation._binding import RowEvaluator
+from assay.evaluation.evaluator import RowEvaluator
 from assay.evaluators.host_files import host_paths_refused
 from assay.schemas import EvaluationResult, Example
 from assay.service.guard import DEFAULT_MAX_BODY_BYTES, ServiceGuard

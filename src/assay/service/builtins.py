@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from assay.errors import EvaluatorSpecError, MissingExtraError
-from assay.evaluation._names import EVALUATOR_NAMES, resolve_evaluator_name
+from assay.evaluation.evaluator import EVALUATOR_NAMES, resolve_evaluator_name
 
 __all__ = ["MODEL_OPT_IN", "REMOTE_SAFE", "RISKS", "builtin_evaluators", "default_builtin_names"]
 

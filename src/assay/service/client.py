@@ -21,9 +21,14 @@ import orjson
 
 from assay.errors import RemoteEvaluatorError
 from assay.evaluation import BaseEvaluator
-from assay.llm import _io_loop
-from assay.llm._http import error_message, transport_for
-from assay.llm._transport import RawResponse, TransportFailure, TransportTimeout
+from assay.llm.http import (
+    RawResponse,
+    TransportFailure,
+    TransportTimeout,
+    call_on_io_loop,
+    error_message,
+    transport_for,
+)
 from assay.llm.retry import RETRYABLE_STATUSES, RetryPolicy, parse_retry_after
 from assay.schemas import EvaluationResult, Example, Run
 from assay.service.wire import decode_results, encode_request
@@ -80,7 +85,7 @@ class RemoteEvaluator(BaseEvaluator):
 
     async def _aevaluate(self, run: Run, example: Example | None = None) -> list[EvaluationResult]:
         body = encode_request(run, example)
-        results = await _io_loop.call(self._post(body))
+        results = await call_on_io_loop(self._post(body))
         for result in results:
             result.source_run_id = run.id
         return results

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from assay.errors import EvaluatorSpecError
-from assay.evaluation._binding import RowEvaluator, bind_row_evaluator
+from assay.evaluation.evaluator import RowEvaluator, bind_row_evaluator
 
 __all__ = ["load_evaluators", "named_evaluators"]
 

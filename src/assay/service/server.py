@@ -11,9 +11,10 @@ from typing import Any
 import uvicorn
 
 from assay.errors import ServiceConfigError, UIConfigError
-from assay.evaluation._binding import RowEvaluator
+from assay.evaluation.evaluator import RowEvaluator
 from assay.service.app import DEFAULT_MAX_IN_FLIGHT, create_app
 from assay.service.guard import DEFAULT_MAX_BODY_BYTES
+from assay.ui.bind import bind_listening_socket
 from assay.ui.server import check_bind, resolve_token
 
 __all__ = ["ServiceThread", "TOKEN_ENV", "check_settings", "serve"]
@@ -44,13 +45,21 @@ def serve(
     token = check_settings(host, token)
     app = create_app(evaluators, token=token, max_body_bytes=max_body_bytes, max_in_flight=max_in_flight)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    try:
+        sock = bind_listening_socket(host, port, "assay serve-evaluators")
+    except UIConfigError as exc:
+        raise ServiceConfigError(str(exc)) from None
     shown = f"[{host}]" if ":" in host else host
     names = ", ".join(evaluators)
+    bound = sock.getsockname()[1]  # --port 0: the port the system chose
     (on_ready or _announce)(
-        f"assay evaluators on http://{shown}:{port}/ ({len(evaluators)}: {names})"
+        f"assay evaluators on http://{shown}:{bound}/ ({len(evaluators)}: {names})"
         + (" (token required)" if token else "")
     )
-    uvicorn.Server(config).run()
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 def _announce(message: str) -> None:

@@ -1,6 +1,6 @@
 """The wire format: a run and an example in, evaluation results out, all JSON.
 
-Both directions go through the store's value codec (``assay.store._json``), so a value
+Both directions go through the store's value codec (``assay.store.codec``), so a value
 reaches a remote evaluator exactly as the store would keep it (integers beyond 64 bits,
 non-string keys, lone surrogates, values JSON cannot hold as their ``repr``), and a
 result comes back exactly as a local evaluator's would be stored.
@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from assay.errors import WireError
 from assay.schemas import EvaluationResult, Example, Run
-from assay.store._json import dumps, loads, untag
+from assay.store.codec import dumps, loads, untag
 
 __all__ = [
     "EvaluateRequest",

@@ -1,3 +1,5 @@
 """Statistics for honest numbers: intervals that fit the metric and paired tests."""
 
-__all__: list[str] = []
+from assay.stats._distributions import t_quantile
+
+__all__ = ["t_quantile"]

@@ -72,7 +72,8 @@ def mcnemar(pairs: BinaryPairs) -> PairedTest:
     # The spread of the per-example difference (values -1, 0, 1) sets the MDE.
     discordant = (pairs.only_a + pairs.only_b) / n
     variance = max(discordant - difference * difference, 0.0)
-    mde = _mde(math.sqrt(variance / n), df=None) if n > 1 else None
+    # No discordant pair shows no spread: no power figure (it would read "detects 0").
+    mde = _mde(math.sqrt(variance / n), df=None) if n > 1 and variance > 0 else None
     return PairedTest(difference, newcombe(pairs), p_value, "exact McNemar", mde)
 
 
@@ -131,7 +132,7 @@ def paired_t(diffs: Differences) -> PairedTest:
     stderr = math.sqrt(variance_of_mean)
     if stderr <= _rounding_noise(diffs, mean):
         # Every difference the same: exact unless they are all zero.
-        return PairedTest(mean, Interval(mean, mean, "Student t"), 1.0 if mean == 0 else 0.0, test, 0.0)
+        return PairedTest(mean, Interval(mean, mean, "Student t"), 1.0 if mean == 0 else 0.0, test, None)
     t = mean / stderr
     interval = student_t(mean, stderr, df)
     return PairedTest(mean, interval, t_two_sided_p(t, df), test, _mde(stderr, df))

@@ -269,6 +269,12 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX examples_alive ON examples (dataset_id, position) WHERE removed_version IS NULL;
     """,
+    # People's feedback on an experiment's rows, in the order it was given: what an
+    # annotation queue, the human metrics and the row table read (by experiment), a
+    # range of this index rather than a scan of every experiment's feedback.
+    """
+    CREATE INDEX feedback_by_experiment ON feedback (experiment_id, created_at);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

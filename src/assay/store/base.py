@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from assay.schemas import Dataset, EvaluationResult, Example, Feedback, Run
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats, Lease
@@ -282,6 +282,13 @@ class Store(abc.ABC):
 
     def update_experiment_config(self, experiment_id: uuid.UUID, config: dict[str, Any]) -> None:
         raise NotImplementedError(f"{type(self).__name__} cannot update an experiment's config")
+
+    def set_metadata_field(
+        self, table: Literal["datasets", "experiments"], record_id: uuid.UUID, name: str, value: Any
+    ) -> None:
+        """Set one field of a dataset's or an experiment's metadata (None removes it), the
+        rest of the metadata as it stands at the write (read and written in one transaction)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot edit metadata")
 
     def delete_experiment(self, experiment_id: uuid.UUID) -> None:
         """Delete an experiment with its runs, results and summary results."""

@@ -41,7 +41,7 @@ class Fence:
 def refused_message(fence_params: Any) -> str:
     shard = fence_params[1]
     return (
-        f"the lease of shard {shard} of experiment {fence_params[0]} is no longer this run's "
+        f"the lease of shard {shard + 1} (from 1) of experiment {fence_params[0]} is no longer this run's "
         "(another process took it over): the write was refused, nothing of it stored"
     )
 

@@ -15,6 +15,7 @@ from fastapi.staticfiles import StaticFiles
 from assay.store.base import Store
 from assay.store.read.database import ReadOnlyDatabase
 from assay.ui import api, pages
+from assay.ui.annotate import key_routes
 from assay.ui.annotate import routes as annotate
 from assay.ui.csrf import CsrfKeys
 from assay.ui.edit import routes as edit
@@ -81,11 +82,13 @@ def create_app(
     app.include_router(pages.router)
     app.include_router(annotate.router)
     app.include_router(edit.pages)
+    app.include_router(key_routes.pages)
     app.include_router(export.router)  # before the pages: /compare/export.csv is not a page
     app.include_router(reading.router)
     if not read_only:
         app.include_router(annotate.writes)
         app.include_router(edit.writes)
+        app.include_router(key_routes.writes)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     _add_error_pages(app)
     app.add_middleware(HeavyRequestLimit, limit=max_heavy_requests)

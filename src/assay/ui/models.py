@@ -231,9 +231,13 @@ class RowSummary(BaseModel):
     example_id: str
     repetition: int
     position: int
-    inputs: str = Field(description="a short text preview of the run's inputs")
-    outputs: str = Field(description="a short text preview of the run's outputs")
-    reference: str = Field(description="a short text preview of the example's reference outputs")
+    inputs: str = Field(
+        description="a short text preview of the run's inputs (a multi-line text keeps its lines)"
+    )
+    outputs: str = Field(
+        description="a short text preview of the run's outputs (a multi-line text keeps its lines)"
+    )
+    reference: str = Field(description="a short text preview of the example's reference outputs (lines kept)")
     error: str | None = None
     latency_ms: float | None = None
     scores: list[ScoreCell]

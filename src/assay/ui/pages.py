@@ -9,6 +9,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from assay.ui import queries
 from assay.ui.annotate.attach import with_human_cells, with_human_metrics
+from assay.ui.annotate.judged import judge_panel
 from assay.ui.annotate.routes import annotator_of_request, form_context
 from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
 from assay.ui.models import CompareShow
@@ -72,13 +73,16 @@ def experiment_page(
     row_filter: RowFilterParams,
     paging: PagingParams,
     after: RowCursorParam,
+    judge: str | None = None,
+    human: str | None = None,
 ) -> Response:
     detail = with_human_metrics(db, queries.experiment_detail(db, experiment))
     rows = queries.row_page(
         db, experiment, row_filter, page=paging.page, per_page=paging.per_page, after=after
     )
     rows = with_human_cells(db, rows)
-    return render(request, "experiment.html", detail=detail, rows=rows, nav="experiments")
+    judges = judge_panel(db, detail, blank_is_none(judge), blank_is_none(human))
+    return render(request, "experiment.html", detail=detail, rows=rows, judges=judges, nav="experiments")
 
 
 @router.get("/experiments/{ref}/rows/{run_id}")

@@ -12,6 +12,7 @@ import uvicorn
 from assay.errors import UIConfigError
 from assay.store import open_store
 from assay.ui.app import create_app
+from assay.ui.bind import bind_listening_socket
 from assay.ui.security import is_loopback_host
 
 __all__ = [
@@ -116,6 +117,7 @@ def serve(
     with no write route at all, people's feedback included)."""
     token = resolve_token(token)
     check_bind(host, token)
+    sock = bind_listening_socket(host, port, "assay ui")  # a busy port: said before anything else
     store = open_store(database_url)
     try:
         config = uvicorn.Config(create_app(store, token=token, read_only=read_only), host=host, port=port)
@@ -123,7 +125,9 @@ def serve(
         shown = f"[{host}]" if ":" in host else host
         hint = " (open it once with ?token=<your token>)" if token else ""
         hint += ", read-only" if read_only else ""
-        print(f"assay UI on http://{shown}:{port}/ over {store.url}{hint}", flush=True)
-        uvicorn.Server(config).run()
+        bound = sock.getsockname()[1]  # --port 0: the port the system chose
+        print(f"assay UI on http://{shown}:{bound}/ over {store.url}{hint}", flush=True)
+        uvicorn.Server(config).run(sockets=[sock])
     finally:
+        sock.close()
         store.close()

@@ -12,6 +12,7 @@ from starlette.requests import Request
 
 from assay.ui import charts, views
 from assay.ui.csrf import csrf_token, writable
+from assay.ui.reading.code import highlighted
 from assay.ui.text import clean_text
 from assay.ui.trend import chart
 
@@ -100,6 +101,9 @@ def make_templates() -> Jinja2Templates:
         pvalue=views.format_p_value,
         without_traceback=views.without_traceback,
         traceback_of=views.traceback_of,
+        shown_metadata=views.shown_metadata,
+        judge_call_of=views.judge_call_of,
+        highlighted=highlighted,
         histogram_bars=charts.histogram_bars,
         histogram_ticks=charts.histogram_ticks,
         timeline_span=charts.timeline_span,

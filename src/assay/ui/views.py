@@ -10,6 +10,8 @@ from typing import Any, TypeGuard
 
 import orjson
 
+from assay.ui.reading.code import Code, code_of
+
 __all__ = [
     "Items",
     "MAX_COLUMNS",
@@ -29,6 +31,9 @@ __all__ = [
     "traceback_of",
     "view",
     "without_traceback",
+    "shown_metadata",
+    "judge_call_of",
+    "JudgeCall",
 ]
 
 
@@ -54,7 +59,8 @@ PASS_FLAGS = (
 @dataclass
 class Text:
     text: str
-    kind: str  # null | bool | number | string | block
+    kind: str  # null | bool | number | string | block | code
+    code: Code | None = None  # for kind "code": the code and its language
 
 
 @dataclass
@@ -83,16 +89,16 @@ class Items:
 Node = Text | Mapping | Table | Items
 
 
-def view(value: Any, depth: int = 0) -> Node:
-    """The display tree of a JSON value."""
+def view(value: Any, depth: int = 0, key: str | None = None) -> Node:
+    """The display tree of a JSON value (``key``: the name it was stored under, if any)."""
     if isinstance(value, dict):
         return _mapping(value, depth)
     if isinstance(value, list):
         return _sequence(value, depth, columns=None)
-    return _scalar(value)
+    return _scalar(value, key)
 
 
-def _scalar(value: Any) -> Text:
+def _scalar(value: Any, key: str | None = None) -> Text:
     if value is None:
         return Text("null", "null")
     if isinstance(value, bool):
@@ -105,6 +111,9 @@ def _scalar(value: Any) -> Text:
     if len(text) > MAX_TEXT:
         text = text[:MAX_TEXT] + f"\n… ({len(text) - MAX_TEXT} more characters: see the JSON API)"
     long = "\n" in text or len(text) > SHORT_TEXT
+    code = code_of(text, key) if long else None
+    if code is not None:
+        return Text(text, "code", code)
     return Text(text, "block" if long else "string")
 
 
@@ -132,7 +141,7 @@ def _mapping(value: dict[Any, Any], depth: int) -> Node:
         if isinstance(item, list):
             items.append((str(key), _sequence(item, depth + 1, columns=header)))
         else:
-            items.append((str(key), view(item, depth + 1)))
+            items.append((str(key), view(item, depth + 1, str(key))))
     return Mapping(items)
 
 
@@ -163,7 +172,7 @@ def _records_table(records: list[dict[Any, Any]], depth: int) -> Table:
     rows = []
     for record in records[:MAX_TABLE_ROWS]:
         by_name = {str(k): v for k, v in record.items()}
-        cells = [view(by_name[c], depth + 1) if c in by_name else Text("", "null") for c in columns]
+        cells = [view(by_name[c], depth + 1, c) if c in by_name else Text("", "null") for c in columns]
         rows.append(TableRow(cells, row_status(by_name)))
     return Table(columns, rows, max(len(records) - MAX_TABLE_ROWS, 0))
 
@@ -236,6 +245,37 @@ def without_traceback(metadata: Any) -> Any:
     if isinstance(metadata, dict) and "traceback" in metadata:
         return {k: v for k, v in metadata.items() if k != "traceback"}
     return metadata
+
+
+def shown_metadata(metadata: Any, error: Any) -> Any:
+    """Metadata minus what the row page shows apart: a failed result's traceback, and
+    the judge's prompt and raw reply (``judge_call_of``)."""
+    metadata = without_traceback(metadata) if error else metadata
+    if isinstance(metadata, dict) and judge_call_of(metadata) is not None:
+        return {k: v for k, v in metadata.items() if k != "judge_call"}
+    return metadata
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    prompt: str
+    reply: str
+    attempt: int
+    cached: bool
+
+
+def judge_call_of(metadata: Any) -> JudgeCall | None:
+    """What a judge asked its model and the raw reply, as ``assay.llm.transcript`` keeps them."""
+    call = metadata.get("judge_call") if isinstance(metadata, dict) else None
+    if not isinstance(call, dict) or not isinstance(call.get("prompt"), str):
+        return None
+    attempt = call.get("attempt")
+    return JudgeCall(
+        prompt=call["prompt"],
+        reply=str(call.get("reply", "")),
+        attempt=attempt if isinstance(attempt, int) else 1,
+        cached=call.get("cached") is True,
+    )
 
 
 def traceback_of(metadata: Any) -> str | None:

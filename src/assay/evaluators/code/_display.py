@@ -13,7 +13,7 @@ import math
 import reprlib
 from typing import Any
 
-from assay.store._json import dumps
+from assay.store.codec import dumps
 
 COMMENT_VALUE_CHARS = 300
 STORED_VALUE_CHARS = 10_000

@@ -18,7 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from assay.errors import CaseError, SandboxError, SandboxStartError, SandboxUnavailable, UnknownLanguage
+from assay.errors import (
+    CaseError,
+    SandboxError,
+    SandboxStartError,
+    SandboxUnavailableError,
+    UnknownLanguageError,
+)
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._calibrate import (
     Calibrated,
@@ -140,7 +146,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
         inputs = inputs_of(example)
         try:
             language = get_language(str(inputs.get("language") or self.language))
-        except UnknownLanguage as exc:
+        except UnknownLanguageError as exc:
             return failure(self.name, str(exc), "Unsupported language.")
         try:
             code = code_from_run(run, self.output_key, language)
@@ -159,7 +165,7 @@ class CodeCorrectnessEvaluator(BaseEvaluator):
                 return timing.finish(self._test_program(language, code, program, extra, timing))
             assert cases is not None
             return timing.finish(self._test_cases(language, code, cases, func_name, extra, timing))
-        except (SandboxStartError, SandboxUnavailable):
+        except (SandboxStartError, SandboxUnavailableError):
             raise  # not the candidate's doing: an error (BaseEvaluator records it)
         except SandboxError as exc:  # it died under this code twice: the code's doing
             message = f"the sandbox died twice while running this code: {_describe_error(exc)}"

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assay.errors import ToolMissing
+from assay.errors import ToolMissingError
 from assay.evaluators.code._tools import JVM_FLAGS, require_tool
 
 __all__ = ["ALIASES", "FORMATTERS", "Formatter", "google_java_format_folder"]
@@ -33,7 +33,7 @@ class Formatter:
     limit_memory: bool = True
 
     def command(self, language: str) -> list[str]:
-        """The argv, or ToolMissing naming what to install."""
+        """The argv, or ToolMissingError naming what to install."""
         feature = f"the {language} style check"
         found = self.locate(self, feature) if self.locate else require_tool(self.tool, self.package, feature)
         return self.argv(found)
@@ -41,7 +41,7 @@ class Formatter:
 
 def _python_with_ruff(formatter: Formatter, feature: str) -> str:
     if importlib.util.find_spec("ruff") is None:
-        raise ToolMissing(f"{feature} needs ruff, which is not installed: {formatter.package}")
+        raise ToolMissingError(f"{feature} needs ruff, which is not installed: {formatter.package}")
     return sys.executable
 
 
@@ -75,7 +75,7 @@ def _java_format_jars() -> list[str]:
 def _java_with_format(formatter: Formatter, feature: str) -> str:
     java = require_tool("java", "apt-get install default-jdk-headless", feature)
     if not any(os.path.basename(j).startswith("google-java-format") for j in _java_format_jars()):
-        raise ToolMissing(
+        raise ToolMissingError(
             f"{feature} needs google-java-format, which is not installed in "
             f"{google_java_format_folder()}: {formatter.package}"
         )

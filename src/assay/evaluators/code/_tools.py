@@ -28,13 +28,13 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from assay.errors import ToolMissing
+from assay.errors import ToolMissingError
 
 __all__ = [
     "JVM_FLAGS",
     "MAX_SOURCE_BYTES",
     "TOOL_TIMEOUT",
-    "ToolMissing",
+    "ToolMissingError",
     "ToolRun",
     "oversized",
     "require_tool",
@@ -73,10 +73,10 @@ class ToolRun:
 
 
 def require_tool(command: str, package: str, feature: str) -> str:
-    """The tool's path, or ToolMissing naming what to install."""
+    """The tool's path, or ToolMissingError naming what to install."""
     found = shutil.which(command, path=os.environ.get("PATH", "") + ":" + TOOL_PATH)
     if found is None:
-        raise ToolMissing(f"{feature} needs {command!r}, which is not installed: {package}")
+        raise ToolMissingError(f"{feature} needs {command!r}, which is not installed: {package}")
     return found
 
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from assay.errors import CaseError, ToolMissing
+from assay.errors import CaseError, ToolMissingError
 from assay.evaluation import BaseEvaluator, EvaluationResult
 from assay.evaluators.code._cases import code_from_run
 from assay.evaluators.code._findings import refused_result, unreadable_result
@@ -24,13 +24,16 @@ from assay.evaluators.code._tools import ToolRun, oversized
 from assay.sandbox import get_language
 from assay.schemas import Example, Run
 
+# the names before 0.1.0 (assay.errors.ALIASES), still importable from here
+ToolMissing = ToolMissingError
+
 __all__ = [
     "BanditSecurityEvaluator",
     "NO_QUALITY_TOOL",
     "RuffLintEvaluator",
     "SEVERITY_WEIGHTS",
     "TOOL_TIMEOUT",
-    "ToolMissing",
+    "ToolMissingError",
     "quality_evaluators",
 ]
 
@@ -47,7 +50,7 @@ NO_QUALITY_TOOL = {
 
 
 def quality_evaluators(language: str) -> list[BaseEvaluator]:
-    """The quality evaluators for ``language``, or ToolMissing saying that none exists."""
+    """The quality evaluators for ``language``, or ToolMissingError saying that none exists."""
     name = language.lower()
     if name in ("python", "py"):
         return [RuffLintEvaluator(), BanditSecurityEvaluator()]
@@ -64,7 +67,7 @@ def quality_evaluators(language: str) -> list[BaseEvaluator]:
 
         return [CheckstyleEvaluator()]
     reason = NO_QUALITY_TOOL.get(name, "assay knows no quality tool for it")
-    raise ToolMissing(f"no code-quality tool for {language!r}: {reason}")
+    raise ToolMissingError(f"no code-quality tool for {language!r}: {reason}")
 
 
 def _code(run: Run, output_key: str | None) -> str | None:
@@ -77,7 +80,7 @@ def _code(run: Run, output_key: str | None) -> str | None:
 
 def _run_tool(module: str, args: Sequence[str], code: str) -> subprocess.CompletedProcess[str]:
     if importlib.util.find_spec(module) is None:
-        raise ToolMissing(f"{module} is not installed: pip install 'assay[code]'")
+        raise ToolMissingError(f"{module} is not installed: pip install 'assay[code]'")
     return subprocess.run(
         [sys.executable, "-m", module, *args],
         input=code,

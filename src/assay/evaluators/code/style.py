@@ -21,7 +21,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import CaseError, ToolMissing, UnknownLanguage
+from assay.errors import CaseError, ToolMissingError, UnknownLanguageError
 from assay.evaluation import BaseEvaluator, EvaluationResult, EvaluationResults
 from assay.evaluators.code._cases import code_from_run, inputs_of
 from assay.evaluators.code._findings import refused_result
@@ -133,14 +133,16 @@ def _language_name(name: str) -> str:
 def _formatter(language: str) -> Formatter:
     entry = FORMATTERS.get(language)
     if entry is None:
-        raise ToolMissing(f"no formatter is known for {language!r}; known: {', '.join(sorted(FORMATTERS))}")
+        raise ToolMissingError(
+            f"no formatter is known for {language!r}; known: {', '.join(sorted(FORMATTERS))}"
+        )
     return entry
 
 
 def _fences_of(language: str) -> Any:
     try:
         return get_language(language)
-    except UnknownLanguage:  # a language the sandbox does not run: fences tagged by its name
+    except UnknownLanguageError:  # a language the sandbox does not run: fences tagged by its name
         return _FenceTags(tuple({language, *(a for a, n in ALIASES.items() if n == language)}))
 
 

@@ -7,6 +7,7 @@ Every judge takes ``model=``: ``"openai/<model>"``, an ``assay.llm.ChatModel``, 
 """
 
 from assay.evaluators.judge._base import LLMJudge
+from assay.evaluators.judge._core import JudgeCore
 from assay.evaluators.judge._criteria import (
     CriteriaEvaluator,
     LabeledCriteriaEvaluator,
@@ -30,11 +31,22 @@ from assay.evaluators.judge._qa import (
     qa_evaluator,
 )
 from assay.evaluators.judge._self_consistency import SelfConsistency
+from assay.evaluators.judge._text import check_template
+from assay.evaluators.judge._verdicts import AnyVerdicts, ExtractedItems, Verdicts, YesNoVerdicts
 
 #: the name before 0.1.0 settled on one casing of LLM
 LlmFeedbackEvaluator = LLMFeedbackEvaluator
 
 __all__ = [
+    # what judges and scorers of your own are built on (the LLM scorers are): the model call
+    # with its usage metered, a prompt template checked, and the verdict shapes
+    "AnyVerdicts",
+    "ExtractedItems",
+    "JudgeCore",
+    "Verdicts",
+    "YesNoVerdicts",
+    "check_template",
+    # the judges
     "LlmFeedbackEvaluator",
     "BUILTIN_CRITERIA",
     "CONTEXT_QA_PROMPT",

@@ -82,7 +82,7 @@ class LLMJudge(BaseEvaluator):
             results = [failed.model_copy(update={"key": key}, deep=True) for key in self.result_keys]
         else:
             results = outcome.value or []
-        return self._with_usage(results, outcome.usage)
+        return self._with_usage(results, outcome.usage, outcome.transcript)
 
     def as_target(
         self,
@@ -139,10 +139,14 @@ class LLMJudge(BaseEvaluator):
             reference=reference,
         )
 
-    def _with_usage(self, results: list[EvaluationResult], usage: Usage) -> list[EvaluationResult]:
-        # One call may yield several results: the first carries the usage, so sums stay right.
+    def _with_usage(
+        self, results: list[EvaluationResult], usage: Usage, transcript: dict[str, Any] | None = None
+    ) -> list[EvaluationResult]:
+        # One call may yield several results: the first carries the usage, so sums stay right;
+        # each shows the call it came from.
         for index, result in enumerate(results):
-            result.metadata = {**result.metadata, **self.core.metadata(usage if index == 0 else None)}
+            recorded = self.core.metadata(usage if index == 0 else None, transcript)
+            result.metadata = {**result.metadata, **recorded}
         return results
 
 

@@ -29,11 +29,13 @@ Verdict = TypeVar("Verdict", bound=BaseModel)
 
 @dataclass
 class Metered(Generic[T]):
-    """A judgement's value, or the exception it raised, with the usage it cost either way."""
+    """A judgement's value, or the exception it raised, with the usage it cost either way
+    and its last exchange with the model (``assay.llm.transcript``), when it made one."""
 
     value: T | None
     error: BaseException | None
     usage: Usage
+    transcript: dict[str, Any] | None = None
 
 
 def user_prompt(text: str) -> list[Message]:
@@ -72,10 +74,12 @@ class JudgeCore:
         """Run ``judgement(meter)``; an exception among ``failures`` is kept, others raise."""
         meter = UsageMeter()
         try:
-            return Metered(await judgement(meter), None, meter.total)
+            return Metered(await judgement(meter), None, meter.total, meter.transcript())
         except failures as exc:  # failures are data
-            return Metered(None, exc, meter.total)
+            return Metered(None, exc, meter.total, meter.transcript())
 
-    def metadata(self, usage: Usage | None) -> dict[str, Any]:
-        """What each result of a judgement records: its usage and the model."""
-        return {"usage": (usage or Usage()).as_metadata(), "model": self.model_name}
+    def metadata(self, usage: Usage | None, transcript: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What each result of a judgement records: its usage, the model, and what was
+        asked and answered (``judge_call``: the prompt and the raw reply, bounded)."""
+        recorded = {"usage": (usage or Usage()).as_metadata(), "model": self.model_name}
+        return recorded if transcript is None else {**recorded, "judge_call": transcript}

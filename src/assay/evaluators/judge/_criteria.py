@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from assay.errors import ReplyCheckError
 from assay.evaluators.judge._base import DataKeys, JudgeInput, LLMJudge, verdict_score
 from assay.evaluators.judge._prompts import (
     BUILTIN_CRITERIA,
@@ -14,7 +13,7 @@ from assay.evaluators.judge._prompts import (
     LABELED_CRITERIA_PROMPT,
 )
 from assay.evaluators.judge._text import check_template
-from assay.evaluators.judge._verdicts import CriteriaVerdict, FeedbackVerdicts
+from assay.evaluators.judge._verdicts import CriteriaVerdict, feedback_by_name, feedback_verdicts
 from assay.llm.resolve import JudgeModel
 from assay.llm.usage import UsageMeter
 from assay.schemas import EvaluationResult
@@ -131,6 +130,7 @@ class LLMFeedbackEvaluator(LLMJudge):
         reference_key: str | None = None,
     ) -> None:
         self.criteria = resolve_criteria(criteria)
+        self._reply_schema = feedback_verdicts(list(self.criteria))  # one property per criterion
         self.use_reference = use_reference
         self.prompt = check_template(
             prompt or FEEDBACK_PROMPT,
@@ -161,8 +161,8 @@ class LLMFeedbackEvaluator(LLMJudge):
             criteria=describe_criteria(self.criteria),
             reference_block=block,
         )
-        reply = await self.core.ask(text, FeedbackVerdicts, meter, check=self._check_complete)
-        by_name = {verdict.criterion.strip(): verdict for verdict in reply.verdicts}
+        reply = await self.core.ask(text, self._reply_schema, meter)
+        by_name = feedback_by_name(reply)
         return [
             EvaluationResult(
                 key=name,
@@ -173,9 +173,3 @@ class LLMFeedbackEvaluator(LLMJudge):
             )
             for name, description in self.criteria.items()
         ]
-
-    def _check_complete(self, reply: FeedbackVerdicts) -> None:
-        given = [verdict.criterion.strip() for verdict in reply.verdicts]
-        missing = [name for name in self.criteria if name not in given]
-        if missing:
-            raise ReplyCheckError(f"no verdict for criteria {missing}; give one per criterion")

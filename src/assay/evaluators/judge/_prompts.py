@@ -67,7 +67,7 @@ FEEDBACK_PROMPT = """You are giving feedback on a submitted answer, one criterio
 Judge the submission on each of these criteria, independently of the others:
 {criteria}
 
-In "verdicts", give one entry per criterion, in the order listed, with "criterion" set to its name exactly as written before the colon, "reasoning" with your step-by-step reasoning, and "value" set to "Y" if the criterion holds for the submission or "N" if it does not."""
+In "verdicts", give an object with one key per criterion, its name exactly as written before the colon, each holding "reasoning" with your step-by-step reasoning and "value" set to "Y" if the criterion holds for the submission or "N" if it does not."""
 
 #: How a reference is shown to LLMFeedbackEvaluator when it uses one.
 FEEDBACK_REFERENCE_BLOCK = "\n[Reference]: {reference}\n***"

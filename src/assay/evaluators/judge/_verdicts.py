@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, field_validator
+from pydantic import BaseModel, BeforeValidator, Field, create_model, field_validator
 
 
 def _letter(value: Any, allowed: dict[str, str]) -> Any:
@@ -41,8 +42,43 @@ class CriterionFeedback(BaseModel):
     value: YesNo
 
 
-class FeedbackVerdicts(BaseModel):
-    verdicts: list[CriterionFeedback]
+def feedback_verdicts(criteria: Sequence[str]) -> type[BaseModel]:
+    """The reply of one ``LLMFeedbackEvaluator``: ``{"verdicts": {<criterion>: {"reasoning",
+    "value"}}}`` with one required property per criterion, so a model that follows the
+    schema (structured output, constrained decoding, the loopback server's default reply)
+    cannot skip one. The list form of earlier prompts, ``[{"criterion", "reasoning",
+    "value"}]``, is read too."""
+    names = list(criteria)
+    by_name = create_model(  # type: ignore[call-overload]
+        "CriterionVerdicts",
+        **{f"c{i}": (CriteriaVerdict, Field(alias=name)) for i, name in enumerate(names)},
+    )
+
+    def from_list(value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        given = {
+            str(item["criterion"]).strip(): item
+            for item in value
+            if isinstance(item, dict) and "criterion" in item
+        }
+        missing = [name for name in names if name not in given]
+        if missing:
+            raise ValueError(f"no verdict for criteria {missing}; give one per criterion")
+        return given
+
+    model: type[BaseModel] = create_model(
+        "FeedbackVerdicts", verdicts=(Annotated[by_name, BeforeValidator(from_list)], ...)
+    )
+    return model
+
+
+def feedback_by_name(reply: BaseModel) -> dict[str, CriteriaVerdict]:
+    """``{criterion: verdict}`` of a :func:`feedback_verdicts` reply."""
+    verdicts = reply.verdicts  # type: ignore[attr-defined]
+    return {
+        (field.alias or name): getattr(verdicts, name) for name, field in type(verdicts).model_fields.items()
+    }
 
 
 class QAGrade(BaseModel):

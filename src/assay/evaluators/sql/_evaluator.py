@@ -10,7 +10,13 @@ from __future__ import annotations
 import math
 from typing import Any, Literal, TypeVar
 
-from assay.errors import QueryError, QueryRefused, QueryTimeout, QueryTooLarge, ReferenceQueryError
+from assay.errors import (
+    QueryError,
+    QueryRefusedError,
+    QueryTimeoutError,
+    QueryTooLargeError,
+    ReferenceQueryError,
+)
 from assay.evaluation.evaluator import BaseEvaluator
 from assay.evaluators.sql._outcome import ExecutedResult, Outcome
 from assay.evaluators.sql._result_equality import (
@@ -179,11 +185,11 @@ class SQLExecutionEvaluator(BaseEvaluator):
         report = outcome.report
         try:
             return _executed(session.run(outcome.generated_sql))
-        except QueryTimeout as exc:
+        except QueryTimeoutError as exc:
             _ended(outcome, "timeout", str(exc), error=str(exc))
-        except QueryTooLarge as exc:
+        except QueryTooLargeError as exc:
             _ended(outcome, "too_large", f"the generated query's result is too large: {exc}", error=str(exc))
-        except QueryRefused as exc:
+        except QueryRefusedError as exc:
             _ended(outcome, "refused", str(exc), error=str(exc))
         except QueryError as exc:
             verdict = "execution_error" if report is not None and report.parsed else "syntax_error"

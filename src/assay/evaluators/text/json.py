@@ -8,13 +8,16 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from assay.errors import EvaluatorInputError, InvalidJson, require_extra
+from assay.errors import EvaluatorInputError, InvalidJsonError, require_extra
 from assay.evaluators._fields import ReferenceEvaluator, pick
 from assay.evaluators.text._json_diff import json_differences, json_path
 from assay.schemas import EvaluationResult, Example, Run
 
+# the names before 0.1.0 (assay.errors.ALIASES), still importable from here
+InvalidJson = InvalidJsonError
+
 __all__ = [
-    "InvalidJson",
+    "InvalidJsonError",
     "JsonEqualityEvaluator",
     "JsonValidityEvaluator",
     "MAX_REPORTED_ERRORS",
@@ -30,7 +33,7 @@ def parse_json(value: Any, strip_code_fence: bool = True) -> Any:
     """The JSON value of an output: a string is parsed, anything else is taken as parsed
     (``None`` is no output, not JSON ``null``)."""
     if value is None:
-        raise InvalidJson("not valid JSON: the value is None (no output)")
+        raise InvalidJsonError("not valid JSON: the value is None (no output)")
     if not isinstance(value, str):
         _check_serializable(value)
         return value
@@ -41,7 +44,7 @@ def parse_json(value: Any, strip_code_fence: bool = True) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidJson(
+        raise InvalidJsonError(
             f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", exc.lineno, exc.colno
         ) from exc
 
@@ -50,7 +53,7 @@ def _check_serializable(value: Any) -> None:
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise InvalidJson(f"not a JSON value: {exc}") from exc
+        raise InvalidJsonError(f"not a JSON value: {exc}") from exc
 
 
 class JsonValidityEvaluator(ReferenceEvaluator):
@@ -82,7 +85,7 @@ class JsonValidityEvaluator(ReferenceEvaluator):
         validator = self._validator or self._example_validator(example)
         try:
             value = parse_json(self.prediction(run), self.strip_code_fence)
-        except InvalidJson as exc:
+        except InvalidJsonError as exc:
             return self.result(
                 0.0,
                 comment=str(exc),
@@ -166,11 +169,11 @@ class JsonEqualityEvaluator(ReferenceEvaluator):
         prediction, reference = self.prediction(run), self.reference(example)
         try:
             expected = parse_json(reference, self.strip_code_fence)
-        except InvalidJson as exc:
+        except InvalidJsonError as exc:
             raise EvaluatorInputError(f"the reference output is {exc}") from exc
         try:
             actual = parse_json(prediction, self.strip_code_fence)
-        except InvalidJson as exc:
+        except InvalidJsonError as exc:
             return self.result(0.0, comment=f"the output is {exc}", metadata={"valid_json": False})
         differences = json_differences(
             actual,

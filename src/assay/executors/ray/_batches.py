@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from assay.evaluation._rows import PlannedRow
+from assay.evaluation.executor import PlannedRow
 
 
 @dataclass

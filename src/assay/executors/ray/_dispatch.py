@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import RayExecutorError
-from assay.evaluation._rows import PlannedRow
-from assay.evaluation._runner import RowFeed
+from assay.evaluation.executor import PlannedRow, RowFeed
 from assay.executors.ray._batches import Batch, BatchSizing
 from assay.executors.ray._worker import BatchResult
 from assay.store.records import ExperimentRow

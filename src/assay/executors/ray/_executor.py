@@ -11,8 +11,7 @@ from typing import Any
 
 from assay._traceback import describe
 from assay.errors import ExecutorError, RayExecutorError, require_extra
-from assay.evaluation._rows import RowPipeline
-from assay.evaluation._runner import RowFeed
+from assay.evaluation.executor import RowFeed, RowPipeline
 from assay.executors.ray._batches import BatchSizing
 from assay.executors.ray._dispatch import Dispatcher, Shipment
 from assay.executors.ray._shipping import send_user_code_by_value

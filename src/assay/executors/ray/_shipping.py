@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from assay.evaluation._rows import RowPipeline
+from assay.evaluation.executor import RowPipeline
 
 _INSTALLED = tuple(
     str(Path(p).resolve()) for p in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
+from assay.evaluation.executor import PlannedRow, RowPipeline, in_thread
 from assay.schemas import EvaluationResult, Run
 from assay.store import Store, open_store
 from assay.store.current import use_store

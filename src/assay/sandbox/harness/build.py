@@ -268,10 +268,52 @@ def _write(name: str, text: str) -> None:
         handle.write(text)
 
 
+# -- the build role: compile once, report the command that runs the built program ---------
+def build_python(role: str, code: str, entry: str, options: dict[str, str]) -> list[str]:
+    _write("main.py", code)
+    return [sys.executable, "-I", "-B", os.path.join(os.getcwd(), "main.py")]
+
+
+def build_javascript(role: str, code: str, entry: str, options: dict[str, str]) -> list[str]:
+    _write("main.js", code)
+    return [options["node"], os.path.join(os.getcwd(), "main.js")]
+
+
+def absolute_classpath(argv: list[str]) -> list[str]:
+    """The built program runs from another job folder: its class path, as seen from here."""
+    fixed = list(argv)
+    for index, part in enumerate(fixed[:-1]):
+        if part == "-cp":
+            paths = fixed[index + 1].split(os.pathsep)
+            fixed[index + 1] = os.pathsep.join(os.path.join(os.getcwd(), p) for p in paths)
+    return fixed
+
+
+BUILDS = {**RECIPES, "python": build_python, "javascript": build_javascript}
+
+
+def build_main(language: str, options: dict[str, str]) -> int:
+    """Compile the program (a stdin/stdout candidate or a checker) and exit: its folder
+    stays until the job ends, and each test runs the reported command in a new child."""
+    setup = read_setup()
+    if not isinstance(setup, dict):
+        return 0 if setup is None else 2
+    try:
+        argv = BUILDS[language]("script", str(setup.get("code", "")), "", options)
+    except CompileFailed as failure:
+        frames.write_frame(FRAMES_OUT, _load_error("compile", "CompileError", first_lines(str(failure))))
+        return 0
+    _clean_build_files()
+    frames.write_frame(FRAMES_OUT, {"event": "built", "argv": absolute_classpath(argv)})
+    return 0
+
+
 def main() -> int:
     language, role, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     if role == "checker":
         return checker_main(language, options)
+    if role == "build":
+        return build_main(language, options)
     setup = read_setup()
     if setup is None:
         return 0

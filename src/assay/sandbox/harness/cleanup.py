@@ -18,6 +18,11 @@ def kill_all_and_scrub(workroot: str, scrub_dirs: list[str]) -> None:
         scrub(scrub_dirs, os.getuid())
 
 
+def kill_all(_workroot: str, _scrub_dirs: list[str]) -> None:
+    """As the sandbox's uid: every process of it (the files stay)."""
+    proc.kill_quietly(-1)
+
+
 def scrub(scrub_dirs: list[str], uid: int, deep: bool = False) -> None:
     """Remove what ``uid`` owns in each shared folder (/tmp, /dev/shm...): for the
     sandbox's dedicated uid, that is what its jobs left there. At the top level only,

@@ -31,7 +31,11 @@ def run(role: str) -> int:
         from . import py_checker  # already imported by the zygote
 
         return py_checker.run(role)
-    roles: dict[str, Callable[[], int]] = {"py_candidate": run_candidate, "py_script": run_script}
+    roles: dict[str, Callable[[], int]] = {
+        "py_candidate": run_candidate,
+        "py_script": run_script,
+        "py_stdio": run_stdio,
+    }
     return roles[role]()
 
 
@@ -271,3 +275,11 @@ def _exit_code(code: Any) -> int:
         return code & 0xFF
     sys.stderr.write(f"{code}\n")
     return 1
+
+
+def run_stdio() -> int:
+    """A program reading standard input (descriptor 0 here, a pipe from the parent) and
+    writing standard output, block-buffered as a plain ``python3`` would to a pipe."""
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
+    sys.stdout.reconfigure(line_buffering=False)  # type: ignore[union-attr]
+    return run_script()

@@ -21,7 +21,7 @@ import traceback
 from typing import Any
 
 from . import frames, kept_build, landlock, proc, py_roles
-from .cleanup import kill_all_and_scrub, place_descriptors, scrub
+from .cleanup import kill_all, kill_all_and_scrub, place_descriptors, scrub
 from .tree import remove_tree
 
 CONTROL_LIMIT = 1 << 20
@@ -90,6 +90,8 @@ class Zygote:
             report = self.reset(keep_build=message.get("keep_build") is True)
             self.prepare_spare()  # before the reply, which names it
             self.send({"reply": "reset", **report, "spare": self.spare_pid()})
+        elif operation == "sweep":
+            self.send({"reply": "sweep", **self.sweep(), "spare": self.spare_pid()})
         elif operation == "shutdown":
             self.reset()
             return False
@@ -287,15 +289,16 @@ class Zygote:
         filter refuses pidfd_open, to the zygote as to its children)."""
         for pid, token in list(self.watched.items()):
             try:
-                done, status = os.waitpid(pid, os.WNOHANG)
+                done, status, usage = os.wait4(pid, os.WNOHANG)
             except ChildProcessError:
-                done, status = pid, None
+                done, status, usage = pid, None, None
             if not done:
                 continue
             del self.watched[pid]
             self.mains.pop(pid, None)
             if status is not None:
-                self.send({"event": "exited", "token": token, "status": proc.describe_status(status)})
+                described = {**proc.describe_status(status), **_usage(usage)}
+                self.send({"event": "exited", "token": token, "status": described})
 
     def become_child(self, workdir: str, job: Any) -> None:
         """In the new child: confine it, then (once ``job()`` gives the spec and the
@@ -373,6 +376,19 @@ class Zygote:
         self.counter = 0
         return {"exits": exits, "survivors": survivors}
 
+    def sweep(self) -> dict[str, Any]:
+        """Kill every process a job left, but keep the work folders: a program built
+        once (``stdio`` jobs) runs again in the next child."""
+        self.drop_spare()
+        exits: dict[str, Any] = {}
+        self.reap(exits, block=False, killed=False)
+        self.watched.clear()
+        survivors = self.kill_everything(exits, scrub_files=False)
+        self.mains.clear()
+        self.failed.clear()
+        self.prepare_spare()
+        return {"exits": exits, "survivors": survivors}
+
     def reap(self, exits: dict[str, Any], block: bool, killed: bool) -> None:
         """Collect exit statuses; ``block`` waits until we have no child left at all."""
         while True:
@@ -386,13 +402,13 @@ class Zygote:
             if token is not None:
                 exits[token] = {**proc.describe_status(status), "killed_at_reset": killed}
 
-    def kill_everything(self, exits: dict[str, Any]) -> int:
+    def kill_everything(self, exits: dict[str, Any], scrub_files: bool = True) -> int:
         """Kill, reap, look again. Orphans of killed processes come back to us (we are
         PID 1 or a child subreaper), so nothing is left when the rounds end."""
         remaining: list[int] = []
         deadline = time.monotonic() + KILL_SECONDS
         while time.monotonic() < deadline:
-            self.kill_round()
+            self.kill_round(scrub_files)
             self.reap(exits, block=self.mode() == "pidns", killed=True)
             remaining = self.leftovers()
             if not remaining:
@@ -405,12 +421,13 @@ class Zygote:
             return "pidns"
         return "uid" if self.uid is not None else "subreaper"
 
-    def kill_round(self) -> None:
+    def kill_round(self, scrub_files: bool = True) -> None:
         mode = self.mode()
         if mode == "pidns":
             proc.kill_quietly(-1)  # from PID 1: every other process of the namespace
         elif mode == "uid":
-            self.run_as_sandbox_user(kill_all_and_scrub, self.options.get("scrub_dirs", []))
+            action = kill_all_and_scrub if scrub_files else kill_all
+            self.run_as_sandbox_user(action, self.options.get("scrub_dirs", []))
         else:
             for child in proc.children_of(os.getpid()):
                 proc.kill_quietly(-child)
@@ -478,6 +495,14 @@ class _ExitSignal:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.close(self.read)
         os.close(self.write)
+
+
+def _usage(usage: Any) -> dict[str, Any]:
+    """The kernel's count of what the process used: CPU time (user + system, its own and
+    its waited-for children's) and its peak resident memory."""
+    if usage is None:
+        return {}
+    return {"cpu_ms": (usage.ru_utime + usage.ru_stime) * 1000, "max_rss_kb": usage.ru_maxrss}
 
 
 def _ignore_signal(_signum: int, _frame: Any) -> None:

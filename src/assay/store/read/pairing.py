@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from assay.store._json import loads
 from assay.store.base import Store
+from assay.store.codec import loads
 
 # One row per (metric, example) over both experiments: the mean of each side's scored
 # repetitions. One pass over the results of both, grouped once (no join of two halves).
@@ -280,3 +280,17 @@ def decode_metric_info(row: Any) -> dict[str, Any]:
 
 def _metric_info(conn: sqlite3.Connection, experiment_id: str, key: str) -> dict[str, Any]:
     return decode_metric_info(conn.execute(METRIC_INFO_SQL, (experiment_id, key)).fetchone())
+
+
+# A metric's scored results with their run's outputs; metadata tells a judge's results.
+_SCORED_WITH_OUTPUTS = """
+    SELECT r.example_id, r.score, r.metadata, u.outputs
+    FROM results r JOIN runs u ON u.id = r.run_id
+    WHERE r.experiment_id = ? AND r.key = ? AND r.error IS NULL AND r.score IS NOT NULL
+"""
+
+
+def scored_with_outputs(conn: sqlite3.Connection, experiment_id: str, key: str) -> Iterator[Any]:
+    """(example id, score, metadata JSON, outputs JSON) of each scored result of ``key``
+    (the comparison's verbosity check)."""
+    yield from conn.execute(_SCORED_WITH_OUTPUTS, (experiment_id, key))

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from assay.errors import AlreadyExistsError, NotFoundError, StoreCorruptError, StoreError, StoreVersionError
@@ -587,6 +587,20 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             conn.execute(
                 "UPDATE experiments SET config = ? WHERE id = ?", (dumps(config), str(experiment_id))
             )
+
+    def set_metadata_field(
+        self, table: Literal["datasets", "experiments"], record_id: uuid.UUID, name: str, value: Any
+    ) -> None:
+        if table not in ("datasets", "experiments"):
+            raise ValueError(f"set_metadata_field edits datasets or experiments, not {table!r}")
+        with self.transaction() as conn:
+            row = conn.execute(f"SELECT metadata FROM {table} WHERE id = ?", (str(record_id),)).fetchone()
+            if row is None:
+                raise NotFoundError(f"no {table[:-1]} with id {record_id}")
+            metadata = {k: v for k, v in (loads(row[0]) or {}).items() if k != name}
+            if value is not None:
+                metadata[name] = value
+            conn.execute(f"UPDATE {table} SET metadata = ? WHERE id = ?", (dumps(metadata), str(record_id)))
 
     def delete_experiment(self, experiment_id: uuid.UUID) -> None:
         with self.transaction() as conn:  # runs, results and summaries go by ON DELETE CASCADE

@@ -36,7 +36,9 @@ def loads(text: str | bytes | None) -> Any:
 
 
 def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:
-    """A one-line preview of a stored JSON value (possibly cut at PREVIEW_SOURCE_CHARS)."""
+    """A preview of a stored JSON value (possibly cut at PREVIEW_SOURCE_CHARS): one line
+    of at most ``limit`` characters, or a multi-line text with its lines kept (code keeps
+    its shape; a table shows it collapsed to its first line)."""
     if text is None:
         return ""
     try:
@@ -44,6 +46,10 @@ def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:
     except orjson.JSONDecodeError:
         return _clip(text, limit)
     return _clip(_as_text(value), limit)
+
+
+MULTILINE_PREVIEW_CHARS = 1_200
+MULTILINE_PREVIEW_LINES = 30
 
 
 def _as_text(value: Any) -> str:
@@ -55,8 +61,18 @@ def _as_text(value: Any) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
+    lines = [line.rstrip() for line in text.strip("\n").splitlines()]
+    if len(lines) > 1 and any(line.strip() for line in lines[1:]):
+        return _clip_lines(lines)
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _clip_lines(lines: list[str]) -> str:
+    kept = "\n".join(lines[:MULTILINE_PREVIEW_LINES])
+    if len(kept) > MULTILINE_PREVIEW_CHARS:
+        return kept[: MULTILINE_PREVIEW_CHARS - 1] + "…"
+    return kept + ("\n…" if len(lines) > MULTILINE_PREVIEW_LINES else "")
 
 
 def offset(page: int, per_page: int) -> int:

@@ -1,4 +1,5 @@
-"""Counts of a finished experiment's filtered rows, kept while its stored figures last.
+"""Counts of a finished experiment's filtered rows (and other answers read from a few
+finished experiments), kept while their stored figures last.
 
 A filter's count (failing rows, a search) reads every row it might match: seconds at 1M
 rows. Every page of the same filter shows the same count, so it is counted once per
@@ -13,11 +14,14 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.store.read.database import ReadOnlyDatabase
+from assay.ui.queries._sql import in_list
 
-__all__ = ["kept_count"]
+__all__ = ["kept_count", "kept_value", "signatures"]
+
+T = TypeVar("T")
 
 _KEPT = 512
 _lock = threading.Lock()
@@ -25,21 +29,60 @@ _counts: weakref.WeakKeyDictionary[ReadOnlyDatabase, dict[tuple[Any, ...], tuple
     weakref.WeakKeyDictionary()
 )
 
-_SIGNATURE = (
-    "SELECT x.status, x.finished_at, s.row_count, s.final, COUNT(m.key), SUM(m.n), SUM(m.errors), "
-    "SUM(m.unscored), SUM(m.skipped), SUM(m.mean) FROM experiments x "
+_SIGNATURE_OF = (
+    "SELECT x.id, x.status, x.finished_at, s.row_count, s.final, COUNT(m.key), SUM(m.n), "
+    "SUM(m.errors), SUM(m.unscored), SUM(m.skipped), SUM(m.mean) FROM experiments x "
     "LEFT JOIN experiment_stats s ON s.experiment_id = x.id "
-    "LEFT JOIN metric_stats m ON m.experiment_id = x.id WHERE x.id = ? "
-    "GROUP BY x.status, x.finished_at, s.row_count, s.final"
+    "LEFT JOIN metric_stats m ON m.experiment_id = x.id WHERE x.id IN {} "
+    "GROUP BY x.id, x.status, x.finished_at, s.row_count, s.final"
 )
 
 
 def signature(db: ReadOnlyDatabase, experiment_id: str) -> tuple[Any, ...] | None:
     """What changes when the experiment's rows may have; None while it may still change."""
-    row = db.query_one(_SIGNATURE, (experiment_id,))
-    if row is None or row[0] == "running" or not row[3]:
-        return None
-    return tuple(row)
+    return signatures(db, [experiment_id])[experiment_id]
+
+
+def signatures(db: ReadOnlyDatabase, experiment_ids: list[str]) -> dict[str, tuple[Any, ...] | None]:
+    """``signature`` of each experiment, read in one query."""
+    if not experiment_ids:
+        return {}
+    marks, params = in_list(experiment_ids)
+    found = {row[0]: tuple(row)[1:] for row in db.query(_SIGNATURE_OF.format(marks), params)}
+    return {i: _standing(found.get(i)) for i in experiment_ids}
+
+
+def _standing(row: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+    """The row, unless the experiment runs or has no final stored figures (may change)."""
+    return None if row is None or row[0] == "running" or not row[3] else row
+
+
+_values: weakref.WeakKeyDictionary[ReadOnlyDatabase, dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def kept_value(
+    db: ReadOnlyDatabase,
+    what: tuple[Any, ...],
+    standing: tuple[tuple[Any, ...] | None, ...],
+    compute: Callable[[], T],
+) -> T:
+    """``compute()``, or what it gave for ``what`` while the experiments it reads stood
+    still (``standing``: their ``signatures``; a None, one still changing, is never kept)."""
+    with _lock:
+        cached = _values.setdefault(db, {}).get(what)
+    if cached is not None and cached[0] == standing and None not in standing:
+        value: T = cached[1]
+        return value
+    value = compute()
+    if None not in standing:
+        with _lock:
+            known = _values.setdefault(db, {})
+            if len(known) >= _KEPT:
+                known.pop(next(iter(known)))
+            known[what] = (standing, value)
+    return value
 
 
 def kept_count(

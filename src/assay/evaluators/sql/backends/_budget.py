@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.errors import QueryTooLarge
+from assay.errors import QueryTooLargeError
 from assay.evaluators.sql.backends.base import ExecutionLimits
 
 
@@ -18,7 +18,7 @@ def value_bytes(value: Any) -> int:
 
 
 class ResultBudget:
-    """Raises QueryTooLarge, naming the limit, as soon as a fetched result passes one."""
+    """Raises QueryTooLargeError, naming the limit, as soon as a fetched result passes one."""
 
     def __init__(self, limits: ExecutionLimits) -> None:
         self.limits = limits
@@ -26,18 +26,18 @@ class ResultBudget:
 
     def check_value(self, size: int) -> None:
         if size > self.limits.max_value_bytes:
-            raise QueryTooLarge(
+            raise QueryTooLargeError(
                 f"a value of {size:,} bytes is larger than max_value_bytes={self.limits.max_value_bytes:,}"
             )
 
     def add_row(self, size: int) -> None:
         if size > self.limits.max_row_bytes:
-            raise QueryTooLarge(
+            raise QueryTooLargeError(
                 f"a row of {size:,} bytes is larger than max_row_bytes={self.limits.max_row_bytes:,}"
             )
         self.total += size
         if self.total > self.limits.max_result_bytes:
-            raise QueryTooLarge(
+            raise QueryTooLargeError(
                 f"the result passed max_result_bytes={self.limits.max_result_bytes:,} while it was read"
             )
 

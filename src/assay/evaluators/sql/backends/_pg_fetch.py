@@ -18,7 +18,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg.pq import ExecStatus
 
-from assay.errors import QueryRefused
+from assay.errors import QueryRefusedError
 from assay.evaluators.sql.backends._budget import ResultBudget
 from assay.evaluators.sql.backends.base import ExecutionLimits
 
@@ -65,7 +65,7 @@ def measured_query(sql: str, width: int, limits: ExecutionLimits) -> str:
 def fetch_measured(
     connection: psycopg.Connection[Any], cursor: psycopg.Cursor[Any], sql: str, limits: ExecutionLimits
 ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-    """(columns, up to max_rows + 1 rows) of ``sql``; QueryTooLarge past a byte limit."""
+    """(columns, up to max_rows + 1 rows) of ``sql``; QueryTooLargeError past a byte limit."""
     columns = describe(connection, sql)
     if not columns:  # nothing comes back but a status
         _execute_without_rows(connection, sql)
@@ -74,7 +74,7 @@ def fetch_measured(
     try:
         describe(connection, wrapped)
     except psycopg.Error as exc:
-        raise QueryRefused(
+        raise QueryRefusedError(
             "only a query usable as a subquery may run (its result is measured as it streams): "
             f"{str(exc).strip().splitlines()[0]}"
         ) from None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.errors import PrivilegedRole
+from assay.errors import PrivilegedRoleError
 
 # Predefined roles whose members act on the server rather than read the database.
 PRIVILEGED_ROLES = (
@@ -54,10 +54,10 @@ def role_privileges(connection: Any) -> list[str]:
 
 
 def check_role(connection: Any, description: str) -> None:
-    """Raise PrivilegedRole naming what the role may do, if it may do more than read."""
+    """Raise PrivilegedRoleError naming what the role may do, if it may do more than read."""
     privileges = role_privileges(connection)
     if privileges:
-        raise PrivilegedRole(
+        raise PrivilegedRoleError(
             f"refusing to run evaluated SQL on {description} as role "
             f"{connection.info.user!r}: it is {', '.join(privileges)}. Connect as a role "
             "that may only read (docs/sql.md gives the SQL to create one), or pass "

@@ -15,26 +15,32 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Union
 
 from assay.errors import (
-    DatabaseUnavailable,
+    DatabaseUnavailableError,
     FixtureError,
     QueryError,
-    QueryRefused,
-    QueryTimeout,
-    QueryTooLarge,
+    QueryRefusedError,
+    QueryTimeoutError,
+    QueryTooLargeError,
 )
 from assay.schemas import Example
+
+# the names before 0.1.0 (assay.errors.ALIASES), still importable from here
+DatabaseUnavailable = DatabaseUnavailableError
+QueryRefused = QueryRefusedError
+QueryTimeout = QueryTimeoutError
+QueryTooLarge = QueryTooLargeError
 
 __all__ = [
     "Database",
     "DatabaseSpec",
-    "DatabaseUnavailable",
+    "DatabaseUnavailableError",
     "ExecutionLimits",
     "FixtureError",
     "QueryError",
-    "QueryRefused",
+    "QueryRefusedError",
     "QueryResult",
-    "QueryTimeout",
-    "QueryTooLarge",
+    "QueryTimeoutError",
+    "QueryTooLargeError",
     "Session",
 ]
 

@@ -22,11 +22,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from assay.errors import (
-    DatabaseUnavailable,
+    DatabaseUnavailableError,
     QueryError,
-    QueryRefused,
-    QueryTimeout,
-    QueryTooLarge,
+    QueryRefusedError,
+    QueryTimeoutError,
+    QueryTooLargeError,
     require_extra,
 )
 from assay.evaluators.sql.backends.base import Database, ExecutionLimits, QueryResult
@@ -42,9 +42,12 @@ except ImportError:  # exercised by tests/test_errors.py with psycopg hidden
         require_extra(_module, "postgres", feature="PostgreSQL databases")
     raise
 
-from assay.errors import PrivilegedRole
+from assay.errors import PrivilegedRoleError
 from assay.evaluators.sql.backends._pg_fetch import fetch_measured  # noqa: E402 - needs psycopg
 from assay.evaluators.sql.backends._pg_role import check_role
+
+# the names before 0.1.0 (assay.errors.ALIASES), still importable from here
+PrivilegedRole = PrivilegedRoleError
 
 _DRIVER = "postgresql+psycopg"
 
@@ -81,7 +84,7 @@ class PostgresDatabase(Database):
             pooled = self._get_engine().raw_connection()
         except (sa.exc.DBAPIError, psycopg.Error) as exc:
             reason = exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
-            raise DatabaseUnavailable(f"cannot connect to {self.description}: {reason}") from None
+            raise DatabaseUnavailableError(f"cannot connect to {self.description}: {reason}") from None
         connection = pooled.driver_connection
         assert isinstance(connection, psycopg.Connection)
         try:
@@ -98,7 +101,7 @@ class PostgresDatabase(Database):
         try:
             check_role(connection, self.description)
         except psycopg.Error as exc:
-            raise DatabaseUnavailable(
+            raise DatabaseUnavailableError(
                 f"cannot read the role's privileges on {self.description}: {exc}"
             ) from None
         self._role_checked = True
@@ -147,7 +150,7 @@ class PostgresSession:
     def run(self, sql: str) -> QueryResult:
         connection = self.connection
         if connection.closed or connection.broken:
-            raise DatabaseUnavailable("the PostgreSQL connection was closed after a failed query")
+            raise DatabaseUnavailableError("the PostgreSQL connection was closed after a failed query")
         if connection.info.transaction_status != TransactionStatus.IDLE:
             connection.rollback()
         connection.read_only = True  # the next BEGIN is BEGIN READ ONLY
@@ -182,17 +185,19 @@ class PostgresSession:
     def _explain(self, exc: psycopg.Error) -> Exception:
         message = str(exc).strip()
         if self.connection.broken or self.connection.closed:
-            return DatabaseUnavailable(f"lost the PostgreSQL connection: {message}")
+            return DatabaseUnavailableError(f"lost the PostgreSQL connection: {message}")
         if isinstance(exc, pg_errors.QueryCanceled):
-            return QueryTimeout(f"query exceeded the {self.limits.timeout:g} s timeout and was cancelled")
+            return QueryTimeoutError(
+                f"query exceeded the {self.limits.timeout:g} s timeout and was cancelled"
+            )
         if isinstance(exc, pg_errors.LockNotAvailable):
-            return QueryTimeout(f"query waited past the {self.limits.timeout:g} s lock timeout")
+            return QueryTimeoutError(f"query waited past the {self.limits.timeout:g} s lock timeout")
         if isinstance(exc, (pg_errors.ReadOnlySqlTransaction, pg_errors.InsufficientPrivilege)):
-            return QueryRefused(f"the read-only guard refused the query: {message}")
+            return QueryRefusedError(f"the read-only guard refused the query: {message}")
         if isinstance(exc, pg_errors.ProgramLimitExceeded):
-            return QueryTooLarge(message)
+            return QueryTooLargeError(message)
         if "multiple commands" in message:
-            return QueryRefused("several statements: only a single query may run")
+            return QueryRefusedError("several statements: only a single query may run")
         return QueryError(message)
 
 
@@ -204,4 +209,4 @@ def _discard_session_state(connection: psycopg.Connection[Any]) -> None:
         raise pg_errors.error_from_result(result, encoding=connection.info.encoding)
 
 
-__all__ = ["PostgresDatabase", "PostgresSession", "PrivilegedRole"]
+__all__ = ["PostgresDatabase", "PostgresSession", "PrivilegedRoleError"]

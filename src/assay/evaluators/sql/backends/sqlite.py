@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import (
-    DatabaseUnavailable,
+    DatabaseUnavailableError,
     FixtureError,
     QueryError,
-    QueryRefused,
-    QueryTimeout,
-    QueryTooLarge,
+    QueryRefusedError,
+    QueryTimeoutError,
+    QueryTooLargeError,
 )
 from assay.evaluators.sql._refused import REFUSED_FUNCTIONS
 from assay.evaluators.sql.backends._budget import ResultBudget
@@ -121,17 +121,19 @@ class SQLiteSession:
     def _explain(self, exc: sqlite3.Error, expired: bool) -> QueryError:
         message = str(exc)
         if expired and message == "interrupted":
-            return QueryTimeout(f"query exceeded the {self.limits.timeout:g} s timeout and was interrupted")
+            return QueryTimeoutError(
+                f"query exceeded the {self.limits.timeout:g} s timeout and was interrupted"
+            )
         if "string or blob too big" in message:
-            return QueryTooLarge(
+            return QueryTooLargeError(
                 f"a value is larger than the {self._value_limit_text()} a value of this query may hold"
             )
         if "not authorized" in message or "authorization denied" in message:
-            return QueryRefused(f"the read-only guard refused the query: {message}")
+            return QueryRefusedError(f"the read-only guard refused the query: {message}")
         if "one statement at a time" in message:
-            return QueryRefused("several statements: only a single query may run")
+            return QueryRefusedError("several statements: only a single query may run")
         if "readonly" in message or "read-only" in message:
-            return QueryRefused(f"the database is read-only: {message}")
+            return QueryRefusedError(f"the database is read-only: {message}")
         return QueryError(message)
 
     def _value_limit_text(self) -> str:
@@ -189,7 +191,9 @@ class SQLiteFile(Database):
         try:
             connection = sqlite3.connect(self._uri, uri=True, isolation_level=None)
         except sqlite3.Error as exc:
-            raise DatabaseUnavailable(f"cannot open SQLite database {self.path} read-only: {exc}") from None
+            raise DatabaseUnavailableError(
+                f"cannot open SQLite database {self.path} read-only: {exc}"
+            ) from None
         try:
             _guard(connection)
             yield SQLiteSession(connection, self.limits)

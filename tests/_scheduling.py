@@ -1,0 +1,78 @@
+"""How ``scripts/test`` spreads the suite over processes (pytest-xdist).
+
+Two phases, named by ``ASSAY_TEST_PHASE`` (unset: one run of everything): ``parallel``
+runs all but the load-sensitive files on several workers (``-n``); ``serial`` runs the files
+in ``LOAD_SENSITIVE`` afterwards in one process, alone on the machine, because what they
+assert depends on the machine being otherwise idle (CPU shares, a kernel-timed limit, a
+memory peak, a thread or process count, how quickly a stalled peer is noticed). A phase is
+chosen by deselecting, so a caller's own ``-m``/``-k`` still applies within it.
+
+In the parallel phase each test goes to a worker by group: a file's tests stay together
+(its module fixtures are built once), and every test of the Ray cluster or the browser
+shares one group, so each session starts one cluster and one Chromium, not one per worker.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+#: files (under tests/) whose assertions need an idle machine, with why
+LOAD_SENSITIVE = {
+    "code/test_cpu_fairness.py": "CPU shares between sandboxes",
+    "code/test_timing.py": "kernel-timed speed against a calibrated reference",
+    "code/test_parent_stall.py": "a stalled parent noticed within its budget",
+    "code/test_limits.py": "time limits",
+    "code/test_zygote_wakeups.py": "wakeups counted while idle",
+    "code/test_spare.py": "spare sandboxes ready within a wait",
+    "code/test_memory_cgroup.py": "memory peaks",
+    "code/test_linear_parsers.py": "CPU-time ratios",
+    "evaluators/business/test_bounded_parsers.py": "CPU-time ratios",
+    "evaluators/sql/test_result_memory.py": "memory peaks",
+    "ui/test_memory_bound.py": "memory peaks",
+    "store/test_writer_process.py": "processes and their timing",
+    "evaluation/test_row_threads.py": "thread counts",
+    "evaluation/test_writer.py": "the writer's timing",
+    "evaluation/test_concurrency.py": "rows in flight at once",
+    "cli/test_shard.py": "processes and their timing",
+    "cli/test_interrupt.py": "signals to live runs",
+}
+
+#: requirements whose session resource one worker should hold for every test that needs it
+SHARED_RESOURCES = ("ray", "browser")
+
+
+def configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "serial: runs after the parallel phase, alone (tests/_scheduling.py)")
+
+
+def relative(item: pytest.Item) -> str:
+    try:
+        return Path(str(item.path)).resolve().relative_to(TESTS).as_posix()
+    except ValueError:
+        return str(item.path)
+
+
+def group_of(item: pytest.Item, needs: set[str]) -> str:
+    shared = [name for name in SHARED_RESOURCES if name in needs]
+    return shared[0] if shared else relative(item)
+
+
+def mark(config: pytest.Config, items: list[pytest.Item], needs_of: object) -> None:
+    """Mark the load-sensitive tests ``serial``, put every test in its worker group, and
+    keep only this phase's tests."""
+    assert callable(needs_of)
+    for item in items:
+        if relative(item) in LOAD_SENSITIVE:
+            item.add_marker(pytest.mark.serial)
+        item.add_marker(pytest.mark.xdist_group(group_of(item, needs_of(item))))
+    phase = os.environ.get("ASSAY_TEST_PHASE")
+    if phase not in ("parallel", "serial"):
+        return
+    kept = [item for item in items if (item.get_closest_marker("serial") is not None) == (phase == "serial")]
+    config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    items[:] = kept

@@ -1,0 +1,211 @@
+"""Shard slices and the lease SQL on a real SQLite file, two store objects standing in for
+two processes (the CLI tests run real ones)."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay import Client, evaluate
+from assay.evaluation._runner import RowFeed
+from assay.evaluation._shard import Shard, ShardError, shard_argument
+from assay.schemas import Example
+from assay.store.records import ExperimentRecord
+from assay.store.sqlite import SQLiteStore
+
+
+def planned(shard: Shard, examples: int, repetitions: int, done: set[int] | None = None) -> list[int]:
+    items = [Example(inputs={"i": i}) for i in range(examples)]
+    total = shard.rows_of(examples * repetitions)
+    feed = RowFeed(items, repetitions, done or set(), total, shard)
+    rows = []
+    while (row := feed.next()) is not None:
+        rows.append(row.position * repetitions + row.repetition)
+    assert feed.remaining == 0  # the feed's count agrees with what it fed
+    return rows
+
+
+@pytest.mark.parametrize("repetitions", [1, 3])
+@pytest.mark.parametrize("count", [1, 2, 3, 5, 8])
+def test_shards_partition_the_rows_evenly(count: int, repetitions: int) -> None:
+    examples = 7
+    slices = [planned(Shard(i, count), examples, repetitions) for i in range(count)]
+    every = sorted(index for rows in slices for index in rows)
+    assert every == list(range(examples * repetitions))  # each row in exactly one shard
+    sizes = [len(rows) for rows in slices]
+    assert max(sizes) - min(sizes) <= 1
+    # Deterministic: the same slice every time, whatever else was stored.
+    assert planned(Shard(count - 1, count), examples, repetitions) == slices[-1]
+
+
+def test_a_resumed_shard_plans_only_its_rows_not_stored_yet() -> None:
+    shard = Shard(1, 3)
+    mine = planned(shard, 10, 2)
+    done = {mine[0], mine[2]}
+    total = shard.rows_of(20)
+    feed = RowFeed([Example(inputs={"i": i}) for i in range(10)], 2, done, total, shard)
+    assert feed.remaining == len(mine) - 2
+    fed = []
+    while (row := feed.next()) is not None:
+        fed.append(row.position * 2 + row.repetition)
+    assert fed == [index for index in mine if index not in done]
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (
+            (3, 3),
+            "shard=(3, 3): the index of the pair counts from 0 (as Python indexes do), so it must be 0 to 2",
+        ),
+        ((0, 0), "shard=(0, 0): the shard count must be at least 1"),
+        ((-1, 2), "must be 0 to 1"),
+        ("a/b", "shard= 'a/b': write I/N"),
+        ((True, 2), "shard= takes a pair (index from 0, count)"),
+        (3, "shard= takes a pair (index from 0, count)"),
+        ("0/3", "shard= '0/3': shards count from 1"),
+    ],
+)
+def test_bad_shards_name_the_parameter(given: object, message: str) -> None:
+    with pytest.raises(ShardError) as caught:
+        shard_argument(given)
+    assert message in str(caught.value)
+
+
+def test_the_pair_counts_from_0_and_the_command_line_text_from_1() -> None:
+    """Python's pair indexes as Python does; ``"I/N"`` is the command line's, as Playwright's."""
+    assert [shard_argument(f"{i}/3") for i in (1, 2, 3)] == [shard_argument((i, 3)) for i in (0, 1, 2)]
+    assert [str(shard_argument((i, 3))) for i in (0, 1, 2)] == ["1/3", "2/3", "3/3"]
+    with pytest.raises(ShardError, match="must be 1 to 3: 1/3, 2/3, 3/3"):
+        shard_argument("0/3")
+    with pytest.raises(ShardError, match=r"\(0, 3\) is --shard 1/3"):
+        shard_argument((3, 3))
+
+
+def test_a_sharded_evaluate_needs_a_shared_stored_experiment(tmp_path: Path) -> None:
+    client = Client(str(tmp_path / "db.sqlite"))
+    data = [{"inputs": {"x": 1}}]
+    with pytest.raises(ValueError, match=r"shard=\(0, 2\) needs experiment='<name>'"):
+        evaluate(lambda inputs: inputs, data=data, shard=(0, 2), client=client)
+    with pytest.raises(ValueError, match="cannot go with upload_results=False"):
+        evaluate(lambda inputs: inputs, data=data, shard=(0, 2), experiment="e", upload_results=False)
+    with pytest.raises(ShardError, match="must be 0 to 1"):
+        evaluate(lambda inputs: inputs, data=data, shard=(2, 2), experiment="e", client=client)
+    assert client.list_experiments() == []  # refused before anything was stored
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> tuple[SQLiteStore, SQLiteStore, uuid.UUID]:
+    first, second = SQLiteStore(tmp_path / "db.sqlite"), SQLiteStore(tmp_path / "db.sqlite")
+    record = ExperimentRecord(name="split", config={"shards": 2})
+    first.create_experiment(record)
+    return first, second, record.id
+
+
+def take(
+    store: SQLiteStore, experiment: uuid.UUID, token: str, ttl: float = 30, shard: int = 0, **kw: str
+) -> str:
+    return store.take_lease(experiment, shard, 2, host="h", pid=1, token=token, ttl=ttl, **kw).token
+
+
+def test_a_live_lease_is_refused_an_expired_one_taken_over(
+    stores: tuple[SQLiteStore, SQLiteStore, uuid.UUID],
+) -> None:
+    first, second, experiment = stores
+    clock = [1_000_000.0]  # injected: expiry follows this clock, not the machine's speed
+    first.lease_clock = second.lease_clock = lambda: clock[0]
+    assert take(first, experiment, "a", ttl=0.3) == "a"
+    assert take(second, experiment, "b") == "a"  # live: b is told who holds it
+    clock[0] += 0.29
+    assert take(second, experiment, "b") == "a"  # still live, just before its expiry
+    assert take(first, experiment, "a", ttl=0.3) == "a"  # the holder may take it again
+    assert first.renew_lease(experiment, 0, "a", 0.3)
+    clock[0] += 0.31
+    assert take(second, experiment, "b") == "b"  # expired: taken over
+    assert not first.renew_lease(experiment, 0, "a", 30)  # the old holder learns it lost it
+    assert first.finish_shard(experiment, 0, "a") is None
+    assert take(first, experiment, "c", stale_token="x") == "b"  # a wrong stale token takes nothing
+    assert take(first, experiment, "c", stale_token="b") == "c"  # a holder known dead is replaced
+
+
+def test_finishing_shards_counts_them_and_marks_the_experiment_partial(
+    stores: tuple[SQLiteStore, SQLiteStore, uuid.UUID],
+) -> None:
+    first, second, experiment = stores
+    take(first, experiment, "a", shard=0)
+    take(second, experiment, "b", shard=1)
+    assert first.finish_shard(experiment, 0, "a") == (1, 2)
+    record = second.get_experiment(id=experiment)
+    assert record is not None and record.status == "partial"
+    assert take(second, experiment, "c", shard=0) == "c"  # a finished shard's lease is free at once
+    second.release_lease(experiment, 0, "c", "interrupted")
+    assert [lease.state for lease in first.list_leases(experiment)] == ["interrupted", "running"]
+    assert second.finish_shard(experiment, 1, "b") == (1, 2)  # shard 0 must run again to count
+    take(first, experiment, "d", shard=0)
+    assert first.finish_shard(experiment, 0, "d") == (2, 2)
+    assert [lease.state for lease in second.list_leases(experiment)] == ["done", "done"]
+
+
+def test_a_shard_resume_discards_only_its_own_failed_rows(tmp_path: Path) -> None:
+    client = Client(str(tmp_path / "db.sqlite"))
+    data = [{"inputs": {"x": i}} for i in range(6)]
+
+    def flaky(inputs: dict) -> dict:
+        raise RuntimeError("down")
+
+    for i in (0, 1):
+        evaluate(flaky, data=data, experiment="split", shard=(i, 2), client=client, progress=False)
+    record = client.store.get_experiment(name="split")
+    assert record is not None
+    assert client.store.discard_failed_runs(record.id, (1, 2)) == 3
+    assert sorted(position for position, _ in client.store.stored_keys(record.id)) == [0, 2, 4]
+
+
+class _LastShardMeanwhile(SQLiteStore):
+    """A real store whose first read of the experiment after this shard finished waits
+    while another process-like client runs the other shard to the end: the window in
+    which an earlier shard could mistake itself for the last one."""
+
+    other: Any = None
+
+    def finish_shard(self, experiment_id: uuid.UUID, shard: int, token: str) -> tuple[int, int] | None:
+        outcome = super().finish_shard(experiment_id, shard, token)
+        if self.other is not None:
+            other, self.other = self.other, None
+            worker = threading.Thread(target=other)
+            worker.start()
+            worker.join()
+        return outcome
+
+
+def test_an_earlier_shard_never_reports_the_experiment_complete(tmp_path: Path) -> None:
+    path = str(tmp_path / "db.sqlite")
+    data = [{"inputs": {"x": i}} for i in range(6)]
+    store = _LastShardMeanwhile(path)
+
+    def last_shard() -> None:
+        evaluate(
+            lambda inputs: inputs,
+            data=data,
+            experiment="split",
+            shard=(1, 2),
+            client=Client(path),
+            progress=False,
+        )
+
+    store.other = last_shard
+    first = evaluate(
+        lambda inputs: inputs,
+        data=data,
+        experiment="split",
+        shard=(0, 2),
+        client=Client(store=store),
+        progress=False,
+    )
+    assert first.experiment.status == "partial"  # the CLI judges the gates only when "completed"
+    final = Client(path).store.get_experiment(name="split")
+    assert final is not None and final.status == "completed"
