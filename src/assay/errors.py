@@ -10,9 +10,9 @@ signature is still a ``TypeError``, a missing extra an ``ImportError``):
     AssayError
     ├── MissingExtraError (ImportError)        an optional dependency is not installed
     │   └── EmbeddingsUnavailableError         no embeddings provider can be loaded
-    ├── EvaluatorSignatureError (TypeError)    no parameter of an evaluator can be bound
+    ├── EvaluatorSignatureError (TypeError, ValueError) an evaluator's parameters cannot be bound
     ├── EvaluatorReturnError (TypeError)       an evaluator returned something unusable
-    ├── TargetError (TypeError)                the target is not callable as a target
+    ├── TargetError (TypeError, ValueError)    the target is not callable as a target
     ├── DataError (ValueError)                 ``data=`` cannot be read
     ├── ExampleInputError (ValueError)         an item of ``create_examples`` is not an example
     ├── ExperimentError (ValueError)           bad experiment name, or a resume that cannot be
@@ -113,16 +113,22 @@ class EmbeddingsUnavailableError(MissingExtraError):
 # --- evaluate(): its arguments, its data, its run ---------------------------------------
 
 
-class EvaluatorSignatureError(AssayError, TypeError):
-    """An evaluator's parameters cannot be bound to what assay passes."""
+class EvaluatorSignatureError(AssayError, TypeError, ValueError):
+    """An evaluator's parameters cannot be bound to what assay passes.
+
+    Also a ``ValueError`` whose message starts "Invalid evaluator function", as LangSmith's is.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"Invalid evaluator function: {message}")
 
 
 class EvaluatorReturnError(AssayError, TypeError):
     """An evaluator returned something that cannot be read as a result."""
 
 
-class TargetError(AssayError, TypeError):
-    """The target is not something assay can call."""
+class TargetError(AssayError, TypeError, ValueError):
+    """The target is not something assay can call (also a ``ValueError``, as LangSmith's is)."""
 
 
 class DataError(AssayError, ValueError):

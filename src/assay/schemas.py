@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import logging
 import math
 import uuid
 from collections.abc import Callable
@@ -42,6 +43,8 @@ def dotted_order_of(start_time: datetime, run_id: Any, parent_order: str | None)
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
+
+_log = logging.getLogger("assay")
 
 M = TypeVar("M", bound=BaseModel)
 _Template = tuple[dict[str, Any], tuple[tuple[str, Any], ...], bool]
@@ -131,6 +134,12 @@ class Example(_Record):
     modified_at: datetime | None = None
     attachments: dict[str, Any] | None = None
     source_run_id: uuid.UUID | None = None
+
+
+class ExampleWithRuns(Example):
+    """An example with the runs an experiment made of it (``Client.get_experiment_results``)."""
+
+    runs: list[Run] = Field(default_factory=list)
 
 
 class Dataset(_Record):
@@ -238,6 +247,15 @@ class EvaluationResult(BaseModel):
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value
+
+    @model_validator(mode="after")
+    def _warn_numeric_value(self) -> EvaluationResult:
+        """``value=5`` is a score given to the wrong field: averaged nowhere. Say so, as LangSmith does."""
+        if self.score is None and isinstance(self.value, (int, float)):
+            _log.warning(
+                "Numeric values should be provided in the 'score' field, not 'value'. Got: %s", self.value
+            )
+        return self
 
     @property
     def direction(self) -> Direction | None:

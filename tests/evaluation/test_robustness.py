@@ -272,7 +272,7 @@ def test_resume_reruns_rows_whose_target_failed(client: Client) -> None:
 def test_argument_mistakes_fail_before_anything_runs(client: Client, tmp_path: Path) -> None:
     from assay.evaluation._target import TargetError
 
-    with pytest.raises(TargetError, match="must take one positional argument"):
+    with pytest.raises(TargetError, match="must accept at least one positional argument"):
         client.evaluate(lambda: {}, data=[{"q": 1}])
     with pytest.raises(TypeError, match="evaluators= takes a list"):
         client.evaluate(lambda inputs: inputs, data=[{"q": 1}], evaluators=lambda outputs: True)

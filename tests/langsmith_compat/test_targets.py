@@ -58,7 +58,7 @@ def test_missing_parts_arrive_empty(client: Client) -> None:
 @pytest.mark.parametrize(
     "target, message",
     [
-        (lambda: {}, "must take one positional argument"),
+        (lambda: {}, "must accept at least one positional argument"),
         (lambda inputs, extra: {}, r"\['extra'\] is not"),
         (lambda inputs, attachments, metadata, more: {}, "at most three"),
         (lambda inputs, *, flag: {}, "keyword-only parameters"),

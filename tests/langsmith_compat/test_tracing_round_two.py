@@ -7,6 +7,7 @@ two processes by ``to_headers``/``from_headers``."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import urllib.request
@@ -104,7 +105,9 @@ def test_enabled_and_exceptions_to_handle() -> None:
     assert never.__traceable_config__["enabled"] is False  # type: ignore[attr-defined]
 
 
-def test_a_run_tree_parameter_receives_the_run_and_metadata_flows_down() -> None:
+def test_a_run_tree_parameter_receives_the_run_and_metadata_flows_down(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     @traceable
     def child() -> str:
         set_run_metadata(step="child")
@@ -121,8 +124,9 @@ def test_a_run_tree_parameter_receives_the_run_and_metadata_flows_down() -> None
     [child_run] = parent_run.child_runs
     assert parent_run.inputs == {"question": "q"} and "seen" in (parent_run.tags or [])
     assert child_run.metadata == {"user": "ada", "step": "child"}
-    with pytest.warns(UserWarning, match="outside a traced run"):
+    with caplog.at_level(logging.WARNING, logger="assay.tracing"):
         set_run_metadata(lost=True)
+    assert "No active run tree found" in caplog.text
 
 
 class Answer(pydantic.BaseModel):

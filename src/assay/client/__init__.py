@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from assay.client._example_edits import ExampleEdits, filtered, page
+from assay.client._example_edits import ExampleEdits, filtered, page, version_of
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
@@ -210,7 +210,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         *,
         dataset_id: uuid.UUID | str | None = None,
         dataset_name: str | None = None,
-        as_of: int | None = None,
+        as_of: int | str | None = None,
         offset: int = 0,
         limit: int | None = None,
         splits: Sequence[str] | None = None,
@@ -219,7 +219,8 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         filter: str | None = None,
         **ignored: Any,
     ) -> list[Example]:
-        """Examples in the order they were added; ``as_of`` reads an earlier version.
+        """Examples in the order they were added; ``as_of`` reads an earlier version (its
+        number, a tag set with ``update_dataset_tag``, or ``"latest"``).
         ``splits``, ``metadata`` (every pair must match) and ``example_ids`` filter them;
         LangSmith's ``filter`` query language is not supported (say what you need with
         ``metadata=``)."""
@@ -229,6 +230,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
                 "assay filters by splits=, metadata= and example_ids="
             )
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
+        as_of = version_of(dataset, as_of)
         if splits is None and metadata is None and example_ids is None:
             return self.store.list_examples(dataset.id, version=as_of, offset=offset, limit=limit)
         chosen = filtered(
@@ -266,6 +268,42 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         return example
 
     # experiments
+    def get_experiment_results(
+        self,
+        name: str | None = None,
+        project_id: uuid.UUID | str | None = None,
+        preview: bool = False,
+        comparative_experiment_id: uuid.UUID | str | None = None,
+        filters: dict[Any, list[str]] | None = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """``{"feedback_stats", "run_stats", "examples_with_runs"}`` for a stored experiment:
+        per feedback key its count and mean, the runs' latency and tokens, and each example
+        with its runs (one per repetition)."""
+        from assay.client._experiment_reads import ExperimentReads
+
+        return ExperimentReads(self).get_experiment_results(
+            name, project_id, preview, comparative_experiment_id, filters, limit
+        )
+
+    def evaluate_run(
+        self,
+        run: Any,
+        evaluator: Any,
+        *,
+        source_info: dict[str, Any] | None = None,
+        reference_example: Any = None,
+        load_child_runs: bool = False,
+        **ignored: Any,
+    ) -> Any:
+        """Score one stored run with ``evaluator`` (a RunEvaluator or a function) and keep
+        each result as feedback on the run (source type ``model``); returns the result(s)."""
+        from assay.client._experiment_reads import ExperimentReads
+
+        return ExperimentReads(self).evaluate_run(
+            run, evaluator, source_info=source_info, reference_example=reference_example
+        )
+
     def evaluate(
         self,
         target: Target | str | uuid.UUID | TracerSession | ExperimentResults,

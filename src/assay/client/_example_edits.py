@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.client._projects import ID, as_uuid
 from assay.errors import NotFoundError
-from assay.schemas import Example
+from assay.schemas import Dataset, Example
 
 if TYPE_CHECKING:
     from assay.schemas import Dataset, Run
@@ -43,6 +43,23 @@ class ExampleEdits:
             dataset_name: str | None = None,
             example_id: Any = None,
         ) -> Example: ...
+
+    def update_dataset_tag(
+        self,
+        *,
+        dataset_id: ID | None = None,
+        dataset_name: str | None = None,
+        as_of: int | str,
+        tag: str,
+    ) -> None:
+        """Name a version of the dataset (``as_of``: its number, ``"latest"`` or another tag),
+        so ``list_examples(as_of=tag)`` reads it; setting a tag again moves it."""
+        dataset = self.read_dataset(dataset_id=dataset_id, dataset_name=dataset_name)
+        if not isinstance(tag, str) or not tag or tag == "latest":
+            raise ValueError(f"tag= must be a non-empty name other than 'latest', got {tag!r}")
+        version = version_of(dataset, as_of)
+        tags = {**_tags_of(dataset), tag: dataset.version if version is None else version}
+        self.store.set_metadata_field("datasets", dataset.id, VERSION_TAGS, tags)
 
     def read_example(self, example_id: ID, *, as_of: Any = None) -> Example:
         """One example as it is now (``as_of`` versions: see ``list_examples``)."""
@@ -141,6 +158,37 @@ class ExampleEdits:
         return self.create_example(
             {"input": plain}, outputs, dataset_id=dataset_id, dataset_name=dataset_name
         )
+
+
+#: where a dataset keeps its version tags: ``{tag: version}`` in its metadata
+VERSION_TAGS = "version_tags"
+
+
+def _tags_of(dataset: Dataset) -> dict[str, int]:
+    tags = dataset.metadata.get(VERSION_TAGS)
+    return dict(tags) if isinstance(tags, dict) else {}
+
+
+def version_of(dataset: Dataset, as_of: Any) -> int | None:
+    """The version number ``as_of`` names: a number, ``"latest"`` (None: the current one),
+    or a tag; anything else is refused, saying what to pass."""
+    if as_of is None or as_of == "latest":
+        return None
+    if isinstance(as_of, int) and not isinstance(as_of, bool):
+        if not 0 <= as_of <= dataset.version:
+            raise ValueError(f"dataset {dataset.name!r} has versions 0 to {dataset.version}; as_of={as_of}")
+        return as_of
+    if isinstance(as_of, str):
+        tags = _tags_of(dataset)
+        if as_of not in tags:
+            known = ", ".join(sorted(tags)) or "none"
+            raise ValueError(f"dataset {dataset.name!r} has no version tagged {as_of!r} (tags: {known})")
+        return tags[as_of]
+    raise TypeError(
+        f"as_of= takes a version number (Dataset.version, or the as_of that create_examples "
+        f"returned), a tag or 'latest'; got {type(as_of).__name__} (assay numbers versions instead "
+        "of timing them)"
+    )
 
 
 def filtered(

@@ -109,6 +109,26 @@ class ProjectsRunsFeedback:
             return self.store.get_experiment(id=as_uuid(project_id, "project_id")) is not None
         return self.store.get_experiment(name=project_name) is not None
 
+    def update_project(
+        self,
+        project_id: ID,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        project_extra: dict[str, Any] | None = None,
+        **ignored: Any,
+    ) -> TracerSession:
+        """Rename an experiment, or replace its description or metadata (``project_extra`` is
+        kept in the metadata, as ``create_project`` keeps it)."""
+        record = self._experiment(project_id, None)
+        if name is not None and name != record.name and self.store.get_experiment(name=name) is not None:
+            raise ValueError(f"a project (experiment) named {name!r} already exists in {self.store.url}")
+        if project_extra is not None:
+            metadata = {**(record.metadata if metadata is None else metadata), "project_extra": project_extra}
+        self.store.update_experiment(record.id, name=name, description=description, metadata=metadata)
+        return _session(self._experiment(record.id, None), self.store)
+
     def delete_project(self, *, project_name: str | None = None, project_id: ID | None = None) -> None:
         """Delete an experiment with its runs, results and feedback."""
         self.store.delete_experiment(self._experiment(project_id, project_name).id)
@@ -226,6 +246,49 @@ class ProjectsRunsFeedback:
             feedback.id = as_uuid(feedback_id, "feedback_id")
         self.store.add_feedback(feedback)
         return feedback
+
+    def read_feedback(self, feedback_id: ID) -> Feedback:
+        """One piece of feedback by id: created with ``create_feedback``, or an evaluator's result."""
+        wanted = as_uuid(feedback_id, "feedback_id")
+        found = self.store.get_feedback(wanted)
+        if found is None:  # an evaluator's result, listed as feedback
+            found = next((f for f in self.store.list_feedback() if f.id == wanted), None)
+        if found is None:
+            raise NotFoundError(f"no feedback with id {wanted} in {self.store.url}")
+        return found
+
+    def update_feedback(
+        self,
+        feedback_id: ID,
+        *,
+        score: float | int | bool | None = None,
+        value: Any = None,
+        correction: Any = None,
+        comment: str | None = None,
+        **ignored: Any,
+    ) -> None:
+        """Change created feedback; the arguments left out (None) keep their values."""
+        if score is not None and not isinstance(score, (int, float)):
+            raise TypeError(f"score= must be a number or a bool, got {type(score).__name__}")
+        fields = {"score": score, "value": value, "correction": correction, "comment": comment}
+        self._change_feedback(feedback_id, "update", {k: v for k, v in fields.items() if v is not None})
+
+    def delete_feedback(self, feedback_id: ID) -> None:
+        """Delete created feedback (an evaluator's result goes with its experiment)."""
+        self._change_feedback(feedback_id, "delete", {})
+
+    def _change_feedback(self, feedback_id: ID, action: str, fields: dict[str, Any]) -> None:
+        wanted = as_uuid(feedback_id, "feedback_id")
+        store = self.store
+        done = store.update_feedback(wanted, fields) if action == "update" else store.delete_feedback(wanted)
+        if done:
+            return
+        if any(f.id == wanted for f in store.list_feedback()):
+            raise ValueError(
+                f"feedback {wanted} is an evaluator's result, kept with its experiment: re-score the "
+                f"experiment (evaluate('<experiment>', evaluators=[...])) instead of {action}_feedback"
+            )
+        raise NotFoundError(f"no feedback with id {wanted} in {store.url}")
 
     def list_feedback(
         self,

@@ -87,13 +87,16 @@ class _Options:
     executor: Any = None
     retry_errors: bool = False
     max_cost: float | None = None
+    upload_given: bool = False  # upload_results= (or upload_runs=) was passed
+    randomize_order: bool = False
 
 
 def _options(given: dict[str, Any]) -> _Options:
     """The options of ``evaluate``/``aevaluate`` from their parameters (one place for both)."""
-    names = {f.name for f in dataclasses.fields(_Options)} - {"upload_results"}
+    names = {f.name for f in dataclasses.fields(_Options)} - {"upload_results", "upload_given"}
     upload = _upload(given["upload_results"], given["upload_runs"])
-    return _Options(**{name: given[name] for name in names}, upload_results=upload)
+    upload_given = given["upload_results"] is not None or given["upload_runs"] is not None
+    return _Options(**{name: given[name] for name in names}, upload_results=upload, upload_given=upload_given)
 
 
 @dataclass
@@ -141,6 +144,7 @@ async def aevaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> ComparativeResults: ...
 @overload
 async def aevaluate(
@@ -169,6 +173,7 @@ async def aevaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> AsyncExperimentResults: ...
 
 
@@ -199,6 +204,7 @@ async def aevaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> Any:
     """Run ``target`` over ``data``, score every row, store everything, return the results.
 
@@ -266,6 +272,7 @@ def evaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> ComparativeResults: ...
 @overload
 def evaluate(
@@ -294,6 +301,7 @@ def evaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> ExperimentResults: ...
 
 
@@ -324,6 +332,7 @@ def evaluate(
     executor: Any = None,
     retry_errors: bool = False,
     max_cost: float | None = None,
+    randomize_order: bool = False,
 ) -> Any:
     """The synchronous face of :func:`aevaluate`; same parameters, same results.
 
@@ -372,10 +381,48 @@ def _upload(upload_results: bool | None, upload_runs: bool | None) -> bool:
 def _dispatch(target: Any, options: _Options) -> Any:
     """A coroutine for the forms of ``target`` that are not a thing to run, else None."""
     if isinstance(target, tuple):
+        if len(target) != 2:
+            raise ValueError(
+                f"Received invalid target. If a tuple is specified it must have length 2 (two "
+                f"experiments to compare); got {len(target)}"
+            )
+        # experiment= names the comparison here (assay's; LangSmith refuses it)
+        _refuse_options(options, "two existing experiments", ("summary_evaluators",), allowed=("experiment",))
         return _compare(target, options)
+    if options.randomize_order:
+        raise ValueError(
+            "randomize_order=True applies when comparing two experiments: evaluate((exp_a, exp_b), ...)"
+        )
     if isinstance(target, (str, uuid.UUID, TracerSession, ExperimentResults)):
+        _refuse_options(options, "an existing experiment", ("experiment_prefix",))
         return _rescore(target, options)
     return None
+
+
+def _refuse_options(
+    options: _Options, what: str, also: tuple[str, ...], allowed: tuple[str, ...] = ()
+) -> None:
+    """Options that make a new experiment mean nothing for stored ones: refused, never ignored
+    (LangSmith's rule and words)."""
+    given = [
+        name
+        for name, passed in (
+            ("num_repetitions", options.num_repetitions != 1),
+            ("experiment", options.experiment is not None),
+            ("upload_results", options.upload_given),
+            ("data", options.data is not None),
+            ("experiment_prefix", options.experiment_prefix is not None),
+            ("summary_evaluators", bool(options.summary_evaluators)),
+        )
+        if passed
+        and name not in allowed
+        and (name in also or name not in ("experiment_prefix", "summary_evaluators"))
+    ]
+    if given:
+        raise ValueError(
+            f"Received invalid arguments. {', '.join(given)} should not be specified when target "
+            f"is {what}: the stored rows are scored again as they are."
+        )
 
 
 async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
@@ -395,6 +442,7 @@ async def _compare(experiments: tuple[Any, ...], options: _Options) -> Any:
         _user_store(options),
         name=name,
         max_concurrency=_concurrency(options.max_concurrency),
+        randomize_order=options.randomize_order,
     )
 
 

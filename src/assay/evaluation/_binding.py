@@ -60,15 +60,22 @@ def row_arguments(run: Run, example: Example) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class _Binder:
-    """How to call a function: by name with ``names``, or positionally (legacy form)."""
+    """How to call a function: by name with ``names``, or in the legacy form, ``names``'
+    values in order: by position, or by the parameter names in ``keywords`` where one is
+    keyword-only (``def ev(run, *, example)``)."""
 
     names: tuple[str, ...]
     positional: bool
     pass_all: bool
+    keywords: tuple[str | None, ...] = ()
 
     def arguments(self, available: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if self.positional:
-            return tuple(available[name] for name in self.names), {}
+            values = [available[name] for name in self.names]
+            if not any(self.keywords):
+                return tuple(values), {}
+            pairs = list(zip(values, self.keywords, strict=True))
+            return tuple(v for v, k in pairs if k is None), {k: v for v, k in pairs if k is not None}
         if self.pass_all:
             return (), available
         return (), {name: available[name] for name in self.names}
@@ -91,14 +98,14 @@ def _binder(func: Callable[..., Any], accepted: Sequence[str], legacy: tuple[str
     pass_all = any(p.kind is p.VAR_KEYWORD for p in params)
     named = [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     known = [p.name for p in named if p.name in accepted]
-    positional_kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    positional = [p for p in named if p.kind in positional_kinds]
-    # LangSmith's legacy form: two positional parameters of any names (run, example),
-    # plus keyword-only options with defaults, e.g. ``def ev(r, e, *, threshold=0.5)``.
-    options_only = all(p.kind is p.KEYWORD_ONLY and p.default is not p.empty for p in named[2:])
-    if not known and len(positional) == 2 and named[:2] == positional and options_only:
-        _refuse_near_misses(name, signature, [p.name for p in positional], accepted, legacy)
-        return _Binder(names=legacy, positional=True, pass_all=False)
+    # LangSmith's legacy form: two required parameters of any names (run, example), by
+    # position or keyword-only, plus options with defaults, e.g. ``def ev(r, e, *, threshold=0.5)``
+    # or ``def ev(*, r, e)``.
+    required = [p for p in named if p.default is p.empty]
+    if not known and len(required) == 2:
+        _refuse_near_misses(name, signature, [p.name for p in required], accepted, legacy)
+        keywords = tuple(p.name if p.kind is p.KEYWORD_ONLY else None for p in required)
+        return _Binder(names=legacy, positional=True, pass_all=False, keywords=keywords)
     positional_only = [p.name for p in named if p.kind is p.POSITIONAL_ONLY and p.name in accepted]
     if positional_only:
         raise EvaluatorSignatureError(
@@ -308,11 +315,19 @@ def _bind_row_function(func: Callable[..., Any]) -> RowEvaluator:
     return RowEvaluator(name, False, _sync=call_sync, needs_outputs=needs, info=declared.info)
 
 
+def _call_legacy(func: Callable[..., Any], binder: _Binder, run: Run, example: Example) -> Any:
+    """``(run, example)`` passed to a legacy evaluator with a keyword-only parameter."""
+    args, kwargs = binder.arguments({"run": run, "example": example})
+    return func(*args, **kwargs)
+
+
 def _row_call(func: Callable[..., Any], binder: _Binder) -> Callable[[Run, Example], Any]:
     """How one row calls ``func``: built once per evaluator, so a row pays only for the
     arguments it passes (one or two named ones, the common forms, without a loop)."""
     if binder.positional:
-        return func
+        if not any(binder.keywords):
+            return func
+        return lambda run, example: _call_legacy(func, binder, run, example)
     if binder.pass_all:
         return lambda run, example: func(**row_arguments(run, example))
     getters = [(param, _ROW_GETTERS[param]) for param in binder.names]

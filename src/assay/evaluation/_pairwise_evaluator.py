@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay._aio import run_coroutine
+from assay.errors import EvaluatorSignatureError
 from assay.schemas import ComparisonEvaluationResult, Example, Run
 
 COMPARISON_PARAMETERS = ("runs", "example", "inputs", "outputs", "reference_outputs")
@@ -99,7 +100,7 @@ def _binds_by_name(func: Callable[..., Any], name: str) -> bool:
     required = [p.name for p in params if p.default is p.empty]
     known = all(p.name in COMPARISON_PARAMETERS or p.default is not p.empty for p in params)
     if not params or (not known and len(required) != 2):
-        raise TypeError(
+        raise EvaluatorSignatureError(
             f"comparative evaluator {name!r} has the signature {name}{inspect.signature(func)}; "
             f"take (runs, example), or parameters named from {list(COMPARISON_PARAMETERS)}"
         )

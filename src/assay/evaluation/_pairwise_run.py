@@ -9,8 +9,10 @@ with ``store.add_comparisons`` under one comparison name.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import itertools
+import random
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -90,6 +92,7 @@ class _Job:
     evaluator: ComparativeEvaluator
     experiments: tuple[ExperimentRecord, ...]
     rows: tuple[ExperimentRow, ...]
+    randomize_order: bool = False  # a function evaluator sees the runs in a random order
 
 
 def evaluate_comparative(
@@ -99,12 +102,22 @@ def evaluate_comparative(
     *,
     name: str | None = None,
     max_concurrency: int = 16,
+    randomize_order: bool = False,
 ) -> ComparativeResults:
-    """Judge two or more stored experiments on one dataset against each other; see module doc."""
+    """Judge two or more stored experiments on one dataset against each other; see module doc.
+    ``randomize_order`` shows a function evaluator each example's runs in a random order
+    (against position bias; the pairwise judges swap the order themselves)."""
     from assay._aio import run_coroutine
 
     results: ComparativeResults = run_coroutine(
-        aevaluate_comparative(experiments, evaluators, client, name=name, max_concurrency=max_concurrency)
+        aevaluate_comparative(
+            experiments,
+            evaluators,
+            client,
+            name=name,
+            max_concurrency=max_concurrency,
+            randomize_order=randomize_order,
+        )
     )
     return results
 
@@ -116,12 +129,15 @@ async def aevaluate_comparative(
     *,
     name: str | None = None,
     max_concurrency: int = 16,
+    randomize_order: bool = False,
 ) -> ComparativeResults:
     store = _store_of(client)
     records = [experiment_record(store, ref) for ref in experiments]
     _check(records, evaluators, max_concurrency)
     name = name or "-vs-".join(r.name for r in records) + f"-{uuid.uuid4().hex[:8]}"
-    jobs = _jobs(store, records, evaluators)
+    jobs = [
+        dataclasses.replace(job, randomize_order=randomize_order) for job in _jobs(store, records, evaluators)
+    ]
     limit = asyncio.Semaphore(max_concurrency)
 
     async def run(job: _Job) -> list[ComparisonRecord]:
@@ -227,7 +243,12 @@ async def _judge_pair(
 async def _call_function(
     function: Callable[..., Any], job: _Job, example: Example, record: ComparisonRecord
 ) -> ComparisonRecord:
-    runs = [row.run for row in job.rows]
+    order = list(range(len(job.rows)))
+    if job.randomize_order:
+        random.shuffle(order)
+        record.metadata["presented_order"] = [str(job.experiments[i].id) for i in order]
+    runs = [job.rows[i].run for i in order]
+    experiments = tuple(job.experiments[i] for i in order)
     available = {
         "runs": runs,
         "example": example,
@@ -250,7 +271,7 @@ async def _call_function(
             f"comparative evaluator {_key(function)!r} must return {{'scores': {{run_id: score}}, ...}}"
         )
     record.key = str(returned.get("key") or record.key)
-    record.scores = _scores_by_experiment(returned["scores"], runs, job.experiments)
+    record.scores = _scores_by_experiment(returned["scores"], runs, experiments)
     record.comment = returned.get("comment")
     return record
 

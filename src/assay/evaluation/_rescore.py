@@ -9,6 +9,7 @@ evaluator's results are skipped. The experiment's config records the evaluators 
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -60,6 +61,8 @@ async def aevaluate_existing(
     call it again with the same arguments. ``load_nested`` is LangSmith's; runs are always
     loaded whole here.
     """
+    from rich.console import Console
+
     from assay.report.plain import plain_report
     from assay.report.terminal import Progress, print_report
 
@@ -102,13 +105,37 @@ async def aevaluate_existing(
     final = store.get_experiment(id=record.id) or record
     stats = _refresh_stats(store, record)
     results = ExperimentResults(
-        final, rows, store.load_summary_results(record.id), store.url, stats=stats, store=store
+        final,
+        _new_first(rows, names, tokens),
+        store.load_summary_results(record.id),
+        store.url,
+        stats=stats,
+        store=store,
     )
+    # The report goes to stderr, so a script's own output on stdout stays clean.
     if bar.enabled:
-        print_report(results)
+        print_report(results, console=Console(stderr=True))
     elif progress is None:  # not a terminal (a CI log): the same report, as plain text
-        print(plain_report(results), flush=True)
+        print(plain_report(results), file=sys.stderr, flush=True)
     return results
+
+
+def _new_first(
+    rows: list[ExperimentRow], evaluators: list[str], tokens: dict[str, str]
+) -> list[ExperimentRow]:
+    """Each row's results with this call's evaluators first (in their order), then those stored
+    before: ``row["evaluation_results"]["results"][0]`` is the new score, as in LangSmith."""
+    order = {name: position for position, name in enumerate(evaluators)}
+
+    def rank(result: EvaluationResult) -> int:
+        name = str(result.evaluator_info.get("evaluator", ""))
+        if name in order and result.evaluator_info.get("rescore") == tokens.get(name):
+            return order[name]
+        return len(order)
+
+    for row in rows:
+        row.results = sorted(row.results, key=rank)
+    return rows
 
 
 @known_keywords

@@ -75,6 +75,11 @@ def _is_sequence(raw: Any) -> bool:
 def _normalize_many(items: Any, default_key: str) -> list[EvaluationResult]:
     results: list[EvaluationResult] = []
     for item in items:
+        if len(items) > 1 and isinstance(item, dict) and not (item.get("key") or item.get("name")):
+            raise EvaluatorReturnError(
+                f"evaluator {default_key!r} returned several results and one has no key ({item!r}); "
+                'give each its own, e.g. {"key": "accuracy", "score": 1}'
+            )
         if not isinstance(item, (dict, EvaluationResult)):
             raise EvaluatorReturnError(
                 f"evaluator {default_key!r} returned a list holding {type(item).__name__}; "
@@ -112,6 +117,8 @@ def _from_dict(raw: dict[str, Any], default_key: str) -> EvaluationResult:
     key = raw.get("key") or raw.get("name") or default_key
     fields = {k: v for k, v in raw.items() if k in _RESULT_FIELDS}
     extra = {k: v for k, v in raw.items() if k not in _RESULT_FIELDS and k not in ("key", "name")}
+    if extra and not fields:
+        raise EvaluatorReturnError(_unknown_fields_message(str(key), raw))
     if extra:
         fields["metadata"] = {**extra, **(fields.get("metadata") or {})}
     score = fields["score"] = _plain(fields.get("score"))
@@ -130,6 +137,15 @@ def _from_dict(raw: dict[str, Any], default_key: str) -> EvaluationResult:
             "a score must be a bool or a number"
         )
     return EvaluationResult(key=str(key), **fields)
+
+
+def _unknown_fields_message(key: str, raw: dict[str, Any]) -> str:
+    """``{"accuracy": 5}``: a metric named as a field. Expected the key and score apart."""
+    name, value = next(iter(raw.items()))
+    return (
+        f"evaluator {key!r} returned {raw!r}, a dict with no score, value or comment. "
+        f"Expected a metric 'key' and a 'score', e.g. {{'key': {name!r}, 'score': {value!r}}}"
+    )
 
 
 def _finite(score: float, key: str) -> float:

@@ -141,18 +141,22 @@ def target_arguments(name: str, signature: inspect.Signature) -> tuple[str, ...]
     unbindable = [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
     where = f"target {name!r} has the signature {name}{signature}"
     if not positional and not any(p.kind is p.VAR_POSITIONAL for p in params):
-        raise TargetError(f"{where}: it must take one positional argument, the example's inputs dict")
+        raise TargetError(
+            f"{where}: Target function must accept at least one positional argument (inputs), "
+            "the example's inputs dict"
+        )
     if unbindable:
         raise TargetError(f"{where}: keyword-only parameters {unbindable} need defaults")
     if len(required) > len(TARGET_ARGUMENTS):
         raise TargetError(
-            f"{where}: at most three parameters without defaults: (inputs, attachments, metadata)"
+            f"{where}: Target function must accept at most three arguments without default values: "
+            "(inputs, attachments, metadata)."
         )
     odd = [p.name for p in required if p.name not in TARGET_ARGUMENTS]
     if len(required) > 1 and odd:
         raise TargetError(
-            f"{where}: with several parameters without defaults, each must be named 'inputs', "
-            f"'attachments' or 'metadata'; {odd} is not"
+            f"{where}: When passing multiple positional arguments without default values, each must "
+            f"be named 'inputs', 'attachments' or 'metadata'; {odd} is not"
         )
     names = []
     for parameter in positional[:3]:

@@ -283,6 +283,17 @@ class Store(abc.ABC):
     def update_experiment_config(self, experiment_id: uuid.UUID, config: dict[str, Any]) -> None:
         raise NotImplementedError(f"{type(self).__name__} cannot update an experiment's config")
 
+    def update_experiment(
+        self,
+        experiment_id: uuid.UUID,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Rename an experiment or replace its description or metadata (None keeps them)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot update an experiment")
+
     def set_metadata_field(
         self, table: Literal["datasets", "experiments"], record_id: uuid.UUID, name: str, value: Any
     ) -> None:
@@ -310,6 +321,18 @@ class Store(abc.ABC):
         self, run_ids: Sequence[uuid.UUID] | None = None, keys: Sequence[str] | None = None
     ) -> list[Feedback]:
         """Created feedback, then evaluator results as feedback, on the given runs."""
+
+    def get_feedback(self, feedback_id: uuid.UUID) -> Feedback | None:
+        """Created feedback by id (None if there is none)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot read feedback by id")
+
+    def update_feedback(self, feedback_id: uuid.UUID, fields: dict[str, Any]) -> bool:
+        """Set score, value, comment or correction of created feedback; False if it is not there."""
+        raise NotImplementedError(f"{type(self).__name__} cannot update feedback")
+
+    def delete_feedback(self, feedback_id: uuid.UUID) -> bool:
+        """Delete created feedback; False if it is not there."""
+        raise NotImplementedError(f"{type(self).__name__} cannot delete feedback")
 
     def feedback_labels(self, keys: Sequence[str]) -> list[tuple[Any, ...]]:
         """Created feedback of ``keys`` as (run id text, key, score, value, source type,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import contextvars
-import warnings
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
@@ -20,6 +20,8 @@ from assay.tracing._context import (
     set_settings,
 )
 from assay.tracing.run_tree import RunTree
+
+_log = logging.getLogger("assay.tracing")
 
 
 class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
@@ -77,9 +79,11 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
             self._project_name or settings.project_name or getattr(parent, "session_name", None) or "default"
         )
         run = RunTree(parent_run=parent, **fields)
-        if parent is not None and settings.enabled is not False:
-            parent.child_runs.append(run)
         self.run = run
+        if settings.enabled is False:  # not recorded: the runs inside join the enclosing one
+            return run
+        if parent is not None:
+            parent.child_runs.append(run)
         self._token = set_current_run(run)
         return run
 
@@ -167,13 +171,9 @@ def get_current_run_tree() -> RunTree | Any | None:
 
 
 def set_run_metadata(**metadata: Any) -> None:
-    """Add metadata to the run being recorded (warns, and does nothing, outside one)."""
+    """Add metadata to the run being recorded (logs a warning, and does nothing, outside one)."""
     run = current_parent()
     if not isinstance(run, RunTree):
-        warnings.warn(
-            "set_run_metadata() was called outside a traced run: nothing to add the metadata to",
-            UserWarning,
-            stacklevel=2,
-        )
+        _log.warning("No active run tree found: set_run_metadata() adds nothing outside a traced run")
         return
     run.add_metadata(metadata)

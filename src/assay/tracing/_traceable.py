@@ -153,9 +153,13 @@ class Call:
             self._tokens = None
 
     def resume(self) -> None:
-        if self._tokens is None and self.run is not None:
+        if self._tokens is not None:
+            return
+        if self.run is not None:
             settings = set_settings(self._inherited) if self._inherited is not None else None
             self._tokens = (set_current_run(self.run), settings)
+        elif self.config.enabled is False:  # not traced on purpose: hides its caller's run too
+            self._tokens = (set_current_run(None), None)
 
     def collected(self, items: list[Any]) -> Any:
         return self.config.reduce_fn(items) if self.config.reduce_fn else items
@@ -330,7 +334,7 @@ def traceable(*args: Any, **kwargs: Any) -> Any:
     run_type = args[0] if args else kwargs.pop("run_type", "chain")
     if run_type not in RUN_TYPES:
         warnings.warn(
-            f"unrecognized run_type {run_type!r}; the run types are {', '.join(sorted(RUN_TYPES))}. "
+            f"Unrecognized run_type: {run_type}. Must be one of: {', '.join(sorted(RUN_TYPES))}. "
             f"Did you mean @traceable(name={run_type!r})?",
             UserWarning,
             stacklevel=2,
@@ -359,8 +363,8 @@ def _decorator(run_type: str, options: dict[str, Any]) -> Callable[[F], F]:
             "process_inputs": config.process_inputs,
             "process_outputs": config.process_outputs,
             "enabled": config.enabled,
-            "tags": list(config.tags),
-            "metadata": dict(config.metadata),
+            "tags": options.get("tags"),  # as given: None when not given, as in LangSmith
+            "metadata": options.get("metadata"),
             "wrapped": fn,
         }
         return wrapped  # type: ignore[return-value]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator, model_validator
@@ -19,7 +19,15 @@ from assay.schemas import Run, dotted_order_of, utcnow
 #: metadata keys naming a conversation; a child run carries its parent's (LangSmith's rule)
 _THREAD_KEYS = ("session_id", "thread_id", "conversation_id")
 
+#: "20240412T202937370454Z": the time stamp that starts each step of a dotted order
+_STAMP_LENGTH = 22
+
 __all__ = ["RunTree"]
+
+
+def _plain(value: Any) -> Any:
+    """A pydantic model as its fields (nested models too), as LangSmith records it."""
+    return value.model_dump() if isinstance(value, BaseModel) else value
 
 
 class RunTree(Run):
@@ -33,6 +41,16 @@ class RunTree(Run):
     serialized: dict[str, Any] | None = None
     client: Any | None = Field(default=None, exclude=True)  # LangSmith's; nothing to send here
 
+    @model_validator(mode="before")
+    @classmethod
+    def _ls_client_is_client(cls, data: Any) -> Any:
+        """LangSmith accepts the client as ``client`` or ``ls_client``."""
+        if isinstance(data, dict) and "ls_client" in data:
+            data = dict(data)
+            ls_client = data.pop("ls_client")
+            data.setdefault("client", ls_client)
+        return data
+
     @field_validator("events", mode="before")
     @classmethod
     def _no_events(cls, value: Any) -> Any:
@@ -42,7 +60,7 @@ class RunTree(Run):
     @classmethod
     def _plain_values(cls, value: Any) -> Any:
         """Pydantic models given as inputs or outputs are kept as their fields."""
-        return value.model_dump() if isinstance(value, BaseModel) else value
+        return _plain(value)
 
     @model_validator(mode="after")
     def _link(self) -> RunTree:
@@ -115,7 +133,7 @@ class RunTree(Run):
     ) -> None:
         self.end_time = end_time or utcnow()
         if outputs is not None:
-            self.add_outputs(outputs)
+            self.add_outputs(_plain(outputs))
         if error is not None:
             self.error = error
         if events:
@@ -133,9 +151,9 @@ class RunTree(Run):
     ) -> None:
         """Replace (not merge) the given parts."""
         if inputs is not None:
-            self.inputs = dict(inputs)
+            self.inputs = dict(_plain(inputs))
         if outputs is not None:
-            self.outputs = dict(outputs)
+            self.outputs = dict(_plain(outputs))
         if tags is not None:
             self.tags = list(tags)
         if metadata is not None:
@@ -215,6 +233,27 @@ class RunTree(Run):
         return found
 
     @property
+    def trace_start_time(self) -> datetime:
+        """When the trace began: the root run's start (the first step of the dotted order)."""
+        if self.dotted_order and len(self.dotted_order) >= _STAMP_LENGTH:
+            try:
+                stamp = datetime.strptime(self.dotted_order[:_STAMP_LENGTH], "%Y%m%dT%H%M%S%fZ")
+            except ValueError:
+                return self.start_time
+            return stamp.replace(tzinfo=timezone.utc)
+        return self.start_time
+
+    @property
     def latency(self) -> float | None:
         """Seconds from start to end, as LangSmith's ``RunTree.latency``."""
         return None if self.end_time is None else (self.end_time - self.start_time).total_seconds()
+
+
+def _as_dict(self: RunTree, **options: Any) -> dict[str, Any]:
+    """LangSmith code calls the pydantic-1 ``.dict()``; the client is left out."""
+    return self.model_dump(**options)
+
+
+# Set after the class is built: a method named ``dict`` in the class body would shadow
+# the builtin in the fields' annotations.
+RunTree.dict = _as_dict  # type: ignore[assignment,method-assign]

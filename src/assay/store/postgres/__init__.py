@@ -243,8 +243,9 @@ class PostgresStore(SQLiteStore):
         columns: str,
         run_ids: Sequence[uuid.UUID] | None,
         keys: Sequence[str] | None,
+        ids: Sequence[uuid.UUID] | None = None,
     ) -> list[Any]:
-        rows: list[Any] = super()._select(table, columns, run_ids, keys)
+        rows: list[Any] = super()._select(table, columns, run_ids, keys, ids)
         if table != "feedback" or not rows:
             return rows
         at = rows[0].keys().index("score")

@@ -588,6 +588,26 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 "UPDATE experiments SET config = ? WHERE id = ?", (dumps(config), str(experiment_id))
             )
 
+    def update_experiment(
+        self,
+        experiment_id: uuid.UUID,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        changes = {"name": name, "description": description}
+        if metadata is not None:
+            changes["metadata"] = dumps(metadata)
+        changes = {column: value for column, value in changes.items() if value is not None}
+        if not changes:
+            return
+        sets = ", ".join(f"{column} = ?" for column in changes)
+        with self.transaction() as conn:
+            conn.execute(
+                f"UPDATE experiments SET {sets} WHERE id = ?", (*changes.values(), str(experiment_id))
+            )
+
     def set_metadata_field(
         self, table: Literal["datasets", "experiments"], record_id: uuid.UUID, name: str, value: Any
     ) -> None:

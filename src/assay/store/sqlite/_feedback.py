@@ -68,6 +68,35 @@ class SQLiteFeedback:
         )
         return created + [_result_as_feedback(row) for row in results]
 
+    def get_feedback(self, feedback_id: uuid.UUID) -> Feedback | None:
+        """Created feedback by id (None if there is none)."""
+        rows = self._select("feedback", "*", None, None, ids=[feedback_id])
+        return _feedback_from(rows[0]) if rows else None
+
+    def update_feedback(self, feedback_id: uuid.UUID, fields: dict[str, Any]) -> bool:
+        """Set ``fields`` (score, value, comment, correction) of created feedback; False if
+        there is no such feedback."""
+        encode = {
+            "score": self._stored_feedback_score,
+            "value": dumps,
+            "comment": lambda comment: comment,
+            "correction": dumps,
+        }
+        sets = ", ".join(f"{name} = ?" for name in fields)
+        params = [encode[name](value) for name, value in fields.items()]
+        with self.transaction() as conn:
+            found = conn.execute("SELECT 1 FROM feedback WHERE id = ?", (str(feedback_id),)).fetchone()
+            if found is not None and fields:
+                conn.execute(f"UPDATE feedback SET {sets} WHERE id = ?", (*params, str(feedback_id)))
+        return found is not None
+
+    def delete_feedback(self, feedback_id: uuid.UUID) -> bool:
+        """Delete created feedback; False if there is no such feedback."""
+        with self.transaction() as conn:
+            found = conn.execute("SELECT 1 FROM feedback WHERE id = ?", (str(feedback_id),)).fetchone()
+            conn.execute("DELETE FROM feedback WHERE id = ?", (str(feedback_id),))
+        return found is not None
+
     def feedback_labels(self, keys: Sequence[str]) -> list[tuple[Any, ...]]:
         """Created feedback of ``keys`` as plain tuples (run id text, key, score, value,
         source type, created at), oldest first: what agreement reads, without records."""
@@ -90,8 +119,12 @@ class SQLiteFeedback:
         columns: str,
         run_ids: Sequence[uuid.UUID] | None,
         keys: Sequence[str] | None,
+        ids: Sequence[uuid.UUID] | None = None,
     ) -> list[sqlite3.Row]:
         clauses, params = [], []
+        if ids is not None:
+            clauses.append(f"id IN ({', '.join('?' * len(ids))})")
+            params += [str(i) for i in ids]
         if run_ids is not None:
             clauses.append(f"run_id IN ({', '.join('?' * len(run_ids))})")
             params += [str(run_id) for run_id in run_ids]
