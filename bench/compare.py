@@ -91,8 +91,8 @@ def _peak_rss_mb() -> float:
 def _ui_compare_ms(store: Store, repeat: int) -> float | None:
     """The UI's compare page queries on the same store: a reference for the machine's load."""
     try:
+        from assay.store.read.database import ReadOnlyDatabase
         from assay.ui import queries
-        from assay.ui.db import ReadOnlyDatabase
     except ImportError:
         return None
     db = ReadOnlyDatabase(store)

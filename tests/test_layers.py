@@ -319,10 +319,8 @@ PRIVATE_ALLOWED: dict[str, set[str]] = {
     "assay.evaluation._stats": {"assay.ui"},
     # the read model: the UI and compare read the store's stored columns (issue 36 leaves
     # moving these queries into the store for after the UI work in flight)
-    "assay.store._columns": {"assay.comparison", "assay.ui"},
+    "assay.store._columns": {"assay.comparison"},
     "assay.comparison._compare": {"assay.ui"},
-    "assay.comparison._query": {"assay.ui"},
-    "assay.store.postgres._conn": {"assay.ui"},
     # the completeness and heuristic scorers share the text evaluators' element analysis
     "assay.evaluators.text._analysis": {"assay.scorers"},
 }

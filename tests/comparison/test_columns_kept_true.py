@@ -3,6 +3,7 @@ write of its runs or results, rebuilt on first use, migrated into stores of sche
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import uuid
 from pathlib import Path
@@ -12,6 +13,7 @@ from columns_testdata import assert_same, by_sql, dataset, experiment, has_colum
 
 import assay
 from assay.schemas import EvaluationResult, Example, Run
+from assay.store._schema import MIGRATIONS
 from assay.store.records import ExperimentRow
 from assay.store.sqlite import SQLiteStore
 
@@ -129,13 +131,15 @@ def test_evaluate_existing_and_evaluate_keep_them_true(tmp_path: Path) -> None:
 
 
 def _to_schema_6(path: Path) -> None:
+    """Drop what every migration after the sixth created (newest first), as if never run."""
+    created = [
+        match.groups()
+        for migration in MIGRATIONS[6:]
+        for match in re.finditer(r"CREATE (?:UNIQUE )?(TABLE|INDEX) (\w+)", migration)
+    ]
     with sqlite3.connect(path) as conn:
-        conn.execute("DROP TABLE metric_columns")
-        conn.execute("DROP INDEX runs_by_latency")
-        conn.execute("DROP INDEX runs_by_error")
-        conn.execute("DROP TABLE metric_column_sets")
-        conn.execute("DROP TABLE text_indexes")
-        conn.execute("DROP INDEX examples_alive")
+        for kind, name in reversed(created):
+            conn.execute(f"DROP {kind} {name}")
         conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
     conn.close()
 

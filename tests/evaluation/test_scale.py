@@ -13,7 +13,7 @@ import pytest
 
 from assay import Client
 from assay.evaluation._tally import tally_of_stored
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.queries import experiment_detail, find_experiment
 
 

@@ -10,8 +10,8 @@ import pytest
 from ui_testdata import ERROR, RowSpec, make_dataset, make_experiment
 
 from assay.store import Store
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui import queries
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.queries.compare import _finished_with_figures
 
 N = 60

@@ -7,8 +7,8 @@ import pytest
 from ui_testdata import RowSpec, make_dataset, make_experiment
 
 from assay.store import Store
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui import queries
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.models import RowFilter
 

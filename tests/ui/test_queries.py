@@ -20,8 +20,8 @@ from ui_testdata import (
 
 from assay.schemas import Example
 from assay.store import Store
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui import queries
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest, NotFound
 from assay.ui.models import ExperimentSummary, RowFilter
 

@@ -13,11 +13,11 @@ from sklearn.metrics import cohen_kappa_score
 from ui_testdata import BASELINE_FAILED, Scenario
 
 from assay.stats import agreement as stats
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui import create_app
 from assay.ui.annotate.agreement import agreements
 from assay.ui.annotate.human import Label
 from assay.ui.annotate.queue import QueueSpec, queue_runs
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 
 ORIGIN = "http://127.0.0.1:8765"

@@ -19,12 +19,12 @@ from assay.evaluation._tally import tally_of_stored
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store import Store, open_store
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+from assay.store.read import ranked, walk
+from assay.store.read.database import ReadOnlyDatabase
 from assay.store.records import ExperimentRecord, ExperimentRow
 from assay.store.sqlite import _statements
 from assay.ui import queries
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import RowFilter
-from assay.ui.queries import ranked, walk
 
 EXAMPLES = 23
 REPETITIONS = 2

@@ -23,10 +23,10 @@ from ui_testdata import LiveServer
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store import Store, open_store, text_index
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+from assay.store.read.database import ReadOnlyDatabase
 from assay.store.records import ExperimentRecord, ExperimentRow
 from assay.store.sqlite import _statements
 from assay.ui import create_app, queries
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.models import RowFilter
 from assay.ui.queries.search import search_clause
 

@@ -11,8 +11,8 @@ from ui_testdata import T0, RowSpec, make_dataset, make_experiment
 
 from assay import Client, evaluate_existing
 from assay.store import Store
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui import create_app
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.trend.series import trends
 
 N = 40

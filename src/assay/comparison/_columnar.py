@@ -1,4 +1,4 @@
-"""The paired sums of ``_query`` computed from stored metric columns with numpy.
+"""The paired sums of ``store.read.pairing`` computed from stored metric columns with numpy.
 
 Same rules, same numbers as the SQL (``_PAIRED_ROWS`` without repetitions,
 ``_PAIRED_EXAMPLES`` with them, ``_DIFFERENCES``), but each side is two blob reads and the
@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from assay.comparison._query import EPSILON, PairedSums
 from assay.store import _columns as stored
 from assay.store._columns import ERRORED, SCORED
+from assay.store.read.pairing import EPSILON, PairedSums
 
 _ABSENT = 3  # the outcome of a row the other side does not have
 
@@ -98,14 +98,14 @@ def load_pair(conn: Any, a: str, b: str) -> ColumnPair | None:
 
 
 def paired_sums(key: str, a: Side, b: Side, *, repeated: bool, sign: float) -> PairedSums:
-    """``_query.paired_sums`` for one metric, from columns."""
+    """``pairing.paired_sums`` for one metric, from columns."""
     if repeated:
         return _example_sums(key, per_example(a), per_example(b))
     return _row_sums(key, a, b, sign)
 
 
 def differences(a: Side, b: Side) -> list[float]:
-    """``_query.paired_differences``: per example, B's mean minus A's, in example order."""
+    """``pairing.paired_differences``: per example, B's mean minus A's, in example order."""
     if a.aligned:  # one result per example on each side, in the same order
         both = (a.outcomes == SCORED) & (b.outcomes == SCORED)
         aligned: list[float] = (b.scores[both] - a.scores[both]).tolist()

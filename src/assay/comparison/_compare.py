@@ -8,7 +8,6 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from assay._metric import UNIT_RANGE, MetricInfo, Range
-from assay.comparison import _query as query
 from assay.comparison._model import Comparison, MetricComparison, SideSummary, Verdict
 from assay.comparison._sources import ensure_columns, source_for
 from assay.comparison.comparability import check_comparable, experiment_record
@@ -19,6 +18,7 @@ from assay.stats.intervals import Interval
 from assay.stats.paired import ALPHA, BinaryPairs, Differences, PairedTest, holm, mcnemar, paired_t
 from assay.stats.wilcoxon import WILCOXON, signed_rank_p
 from assay.store.base import Store
+from assay.store.read import pairing as query
 from assay.store.records import ExperimentRecord
 
 ContinuousTest = Literal["t", "wilcoxon"]

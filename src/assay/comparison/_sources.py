@@ -10,9 +10,9 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any, Protocol
 
-from assay.comparison import _query as query
 from assay.store import _columns as stored
 from assay.store.base import Store
+from assay.store.read import pairing as query
 
 if TYPE_CHECKING:
     from assay.comparison._columnar import ColumnPair, Side
@@ -25,7 +25,7 @@ class PairingSource(Protocol):
 
 
 class SQLSource:
-    """The SQL over the covering pair index (``_query``)."""
+    """The SQL over the covering pair index (``store.read.pairing``)."""
 
     def __init__(self, conn: sqlite3.Connection, a: str, b: str) -> None:
         self._conn, self._a, self._b = conn, a, b

@@ -21,18 +21,12 @@ from typing import Any
 from assay._output_text import output_text
 from assay.stats.agreement import LabelledRows, estimates, spearman
 from assay.store.codec import loads
+from assay.store.read.pairing import scored_with_outputs
 
 __all__ = ["VerbosityCheck", "verbosity_check"]
 
 _MIN_PAIRS = 5  # fewer examples than this say nothing about a correlation
 _RESAMPLES = 1000
-
-# A metric's scored results with their run's outputs; metadata tells a judge's results.
-_SCORED = """
-    SELECT r.example_id, r.score, r.metadata, u.outputs
-    FROM results r JOIN runs u ON u.id = r.run_id
-    WHERE r.experiment_id = ? AND r.key = ? AND r.error IS NULL AND r.score IS NOT NULL
-"""
 
 
 @dataclass(frozen=True)
@@ -108,7 +102,7 @@ def _per_example(
     scores: dict[str, list[float]] = defaultdict(list)
     lengths: dict[str, list[int]] = defaultdict(list)
     judged = False
-    for example, score, metadata, outputs in conn.execute(_SCORED, (experiment, key)):
+    for example, score, metadata, outputs in scored_with_outputs(conn, experiment, key):
         if not judged:
             found = loads(metadata)
             judged = isinstance(found, dict) and "model" in found

@@ -226,7 +226,12 @@ def insert_many(
     one release of the GIL) per few hundred rows instead of one per row. Of power-of-two
     row counts only: the connection caches each distinct statement, and one per batch
     size (a timer cuts batches at any size) held ~1 MB each, growing memory with every
-    batch."""
+    batch. A connection that copies rows in bulk (PostgreSQL's ``COPY``: one round trip,
+    no statement per row) takes them all at once instead."""
+    copy_rows = getattr(conn, "copy_rows", None)
+    if copy_rows is not None:
+        copy_rows(table, columns, rows)
+        return
     start = 0
     while start < len(rows):
         size = min(_ROWS_PER_STATEMENT, 1 << ((len(rows) - start).bit_length() - 1))

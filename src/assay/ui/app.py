@@ -13,11 +13,11 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from assay.store.base import Store
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui import api, pages
 from assay.ui.annotate import key_routes
 from assay.ui.annotate import routes as annotate
 from assay.ui.csrf import CsrfKeys
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.edit import routes as edit
 from assay.ui.errors import BadRequest, NotFound
 from assay.ui.forms import Forbidden

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.errors import NotFound
 from assay.ui.models import DatasetSummary, ExperimentSummary
 from assay.ui.queries import find_dataset, find_experiment

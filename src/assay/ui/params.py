@@ -11,9 +11,9 @@ from typing import Annotated, Literal
 
 from fastapi import Depends, Query, Request
 
+from assay.store.read.walk import Cursor, decode_cursor
 from assay.ui.errors import BadRequest
 from assay.ui.models import RowFilter
-from assay.ui.queries.walk import Cursor, decode_cursor
 
 __all__ = [
     "MAX_PER_PAGE",
@@ -125,7 +125,10 @@ def row_cursor(
     ] = None,
 ) -> Cursor | None:
     text = blank_is_none(after)
-    return None if text is None else decode_cursor(text)
+    try:
+        return None if text is None else decode_cursor(text)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 RowCursorParam = Annotated[Cursor | None, Depends(row_cursor)]

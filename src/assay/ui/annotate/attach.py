@@ -3,10 +3,10 @@ table, the human metrics on the experiment page."""
 
 from __future__ import annotations
 
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.annotate.human import latest_labels
 from assay.ui.annotate.keys import FeedbackKey, keys_from_metadata
 from assay.ui.annotate.summary import human_cells, human_metrics
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.models import ExperimentDetail, ExperimentSummary, RowPage
 from assay.ui.queries._sql import loads

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.human.labels import HUMAN, NOTE_KEY, SKIP_KEY, Label, annotator_of, keep_latest
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.queries._sql import in_list, loads
 
 __all__ = ["HUMAN", "NOTE_KEY", "SKIP_KEY", "Label", "annotator_of", "by_run", "latest_labels"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from assay.agreement import JudgeAgreement, judge_agreement
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.annotate.human import NOTE_KEY, SKIP_KEY, latest_labels
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.models import ExperimentDetail
 

@@ -10,12 +10,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.annotate.attach import readable_keys
 from assay.ui.annotate.key_edits import edited_keys
 from assay.ui.annotate.keys import DEFAULT_KEYS, parse_keys
 from assay.ui.annotate.routes import render
 from assay.ui.csrf import csrf_token
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.forms import checked_form
 from assay.ui.lookup import Database, DatasetParam, ExperimentParam

@@ -14,7 +14,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.queries._sql import in_list
 from assay.ui.queries.kept import signature

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.annotate.agreement import agreements
 from assay.ui.annotate.attach import feedback_keys, readable_keys
 from assay.ui.annotate.human import Label, latest_labels
@@ -22,7 +23,6 @@ from assay.ui.annotate.queue import RULES, QueueSpec, kept_queue_runs
 from assay.ui.annotate.record import check_annotator, correction_text, parse_submission, store_submission
 from assay.ui.annotate.summary import human_metrics
 from assay.ui.csrf import csrf_token
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.forms import Forbidden, checked_form, local_target
 from assay.ui.lookup import Database, ExperimentParam, experiments

@@ -14,10 +14,10 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from assay.schemas import Example
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.annotate.human import latest_labels
 from assay.ui.annotate.routes import render
 from assay.ui.csrf import csrf_token
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.edit.fields import as_text, json_object
 from assay.ui.edit.upload import parse_upload
 from assay.ui.errors import BadRequest, NotFound

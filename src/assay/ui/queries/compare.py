@@ -17,8 +17,8 @@ from typing import Any
 from assay._metric import Direction, MetricInfo
 from assay.comparison import comparability
 from assay.comparison._compare import compare_experiments
-from assay.comparison._query import METRIC_INFO_SQL, decode_metric_info
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.pairing import METRIC_INFO_SQL, decode_metric_info
 from assay.ui.errors import BadRequest
 from assay.ui.models import (
     Change,

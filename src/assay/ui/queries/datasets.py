@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.models import DatasetSummary, DatasetVersion, ExamplePage, ExampleView, ExperimentRef
 from assay.ui.queries._sql import like_pattern, loads, offset, version_clause
 

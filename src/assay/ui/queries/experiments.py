@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.models import (
     ExperimentDetail,

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.ranked import RANK
 from assay.ui.models import RowFilter
-from assay.ui.queries.ranked import RANK
 from assay.ui.queries.stored import has_stats
 
 __all__ = ["FAILED", "FLAGGED", "Failing", "count_failing", "failing"]

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.queries._sql import in_list
 
 __all__ = ["kept_count", "kept_value", "signatures"]

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay._metric import UNIT_RANGE, MetricInfo, Range
-from assay.comparison._query import METRIC_INFO_SQL, decode_metric_info
 from assay.evaluation._stats import mean_interval
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.pairing import METRIC_INFO_SQL, decode_metric_info
 from assay.ui.models import Histogram, HistogramBin, MetricStat
 from assay.ui.queries.stored import stored_metrics
 

@@ -15,8 +15,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from assay._metric import MetricInfo
-from assay.comparison._query import METRIC_INFO_SQL, decode_metric_info
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read import ranked
+from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.pairing import METRIC_INFO_SQL, decode_metric_info
+from assay.store.read.walk import Cursor, Ranking, count_ranked, encode_cursor, page_entries
 from assay.ui.errors import BadRequest, NotFound
 from assay.ui.models import (
     ExperimentSummary,
@@ -28,7 +30,6 @@ from assay.ui.models import (
     RowSummary,
     ScoreCell,
 )
-from assay.ui.queries import ranked
 from assay.ui.queries._sql import (
     PREVIEW_SOURCE_CHARS,
     in_list,
@@ -42,7 +43,6 @@ from assay.ui.queries.failing import FAILED, FLAGGED, Failing, count_failing, fa
 from assay.ui.queries.kept import kept_count, signature
 from assay.ui.queries.search import search_clause
 from assay.ui.queries.trace import run_tree
-from assay.ui.queries.walk import Cursor, Ranking, count_ranked, encode_cursor, page_entries
 
 __all__ = [
     "reference_previews",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.store import text_index
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.queries._sql import like_pattern
 
 __all__ = ["Search", "search_clause"]

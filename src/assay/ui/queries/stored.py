@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.models import Histogram, HistogramBin, LatencyStat, MetricStat
 from assay.ui.queries._sql import in_list, loads
 

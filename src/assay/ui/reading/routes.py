@@ -8,8 +8,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.annotate.routes import render
-from assay.ui.db import ReadOnlyDatabase
 from assay.ui.errors import NotFound
 from assay.ui.lookup import Database
 from assay.ui.queries._sql import loads

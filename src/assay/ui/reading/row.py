@@ -3,7 +3,7 @@ its reference."""
 
 from __future__ import annotations
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.models import RowDetail
 from assay.ui.queries._sql import loads
 from assay.ui.reading.diff import Diff, as_diff_text, side_by_side

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from assay.ui.db import ReadOnlyDatabase
+from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.errors import BadRequest
 from assay.ui.models import ExperimentSummary
 from assay.ui.queries import find_experiment, metric_stats

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
-from assay.ui.db import ReadOnlyDatabase
-from assay.ui.errors import BadRequest
+from assay.store.read.database import ReadOnlyDatabase
 
 __all__ = [
     "Bound",
@@ -110,7 +109,8 @@ def encode_cursor(cursor: Cursor) -> str:
 
 
 def decode_cursor(text: str) -> Cursor:
-    """The inverse of :func:`encode_cursor`; a BadRequest naming ``after`` otherwise."""
+    """The inverse of :func:`encode_cursor`; a ValueError naming ``after`` otherwise (the
+    UI answers it with 400)."""
     parts = text.split(",")
     try:
         if len(parts) != 3:
@@ -120,7 +120,7 @@ def decode_cursor(text: str) -> Cursor:
             raise ValueError(text)
         return Cursor(rank, int(parts[1]), int(parts[2]))
     except ValueError:
-        raise BadRequest(
+        raise ValueError(
             f"parameter 'after' must be '<rank>,<position>,<repetition>' (rank empty for none), got {text!r}"
         ) from None
 

@@ -1,4 +1,4 @@
-"""The SQL behind a paired comparison: per metric, sums over paired examples.
+"""The SQL behind a paired comparison (the store's read model): per metric, sums over paired examples.
 
 Each side's scores are first averaged per example (repetitions become one number per
 example), in one grouping of both sides' results by (metric, example). Only sums leave the database,
@@ -280,3 +280,17 @@ def decode_metric_info(row: Any) -> dict[str, Any]:
 
 def _metric_info(conn: sqlite3.Connection, experiment_id: str, key: str) -> dict[str, Any]:
     return decode_metric_info(conn.execute(METRIC_INFO_SQL, (experiment_id, key)).fetchone())
+
+
+# A metric's scored results with their run's outputs; metadata tells a judge's results.
+_SCORED_WITH_OUTPUTS = """
+    SELECT r.example_id, r.score, r.metadata, u.outputs
+    FROM results r JOIN runs u ON u.id = r.run_id
+    WHERE r.experiment_id = ? AND r.key = ? AND r.error IS NULL AND r.score IS NOT NULL
+"""
+
+
+def scored_with_outputs(conn: sqlite3.Connection, experiment_id: str, key: str) -> Iterator[Any]:
+    """(example id, score, metadata JSON, outputs JSON) of each scored result of ``key``
+    (the comparison's verbosity check)."""
+    yield from conn.execute(_SCORED_WITH_OUTPUTS, (experiment_id, key))

@@ -1,4 +1,4 @@
-"""Read-only access to the store's database for the UI: SQLite or PostgreSQL.
+"""Read-only access to the store's database for its readers (the UI): SQLite or PostgreSQL.
 
 A file-backed store gets its own connections opened with ``mode=ro`` (SQLite itself
 refuses writes, and readers never block the writer in WAL mode). An in-memory store
@@ -6,6 +6,7 @@ can only be reached through its own per-thread connections; the UI only ever run
 SELECTs on them. A PostgreSQL store gets connections of the UI's own whose sessions are
 read-only (``default_transaction_read_only``); the queries, written in SQLite's dialect,
 reach PostgreSQL through the store's dialect seam (``assay.store.postgres._dialect``).
+The read model's queries (``store.read``) take one of these.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ import weakref
 from typing import Any
 
 from assay.store import _columns as columns
-from assay.ui.db import ReadOnlyDatabase
-from assay.ui.queries.walk import Bound, Ranking, count_ranked, page_entries
+from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.walk import Bound, Ranking, count_ranked, page_entries
 
 __all__ = ["RANK", "Bound", "count", "one_result_per_row", "ordered_run_ids", "ranking"]
 
