@@ -72,7 +72,7 @@ def test_a_ragged_row_names_file_line_count_and_delimiter(tmp_path: Path) -> Non
     short = tmp_path / "short.tsv.csv"
     short.write_text("question\toutputs.answer\na\n", encoding="utf-8")
     with pytest.raises(
-        DataError, match=r"short.tsv.csv:2: 1 values where the header has 2 columns, separated by tab"
+        DataError, match=r"short.tsv.csv:2: 1 value where the header has 2 columns, separated by tab"
     ):
         Client(str(tmp_path / "assay.db")).evaluate(echo, data=short)
 

@@ -52,7 +52,7 @@ def test_malformed_json_csv_and_fields_are_located(client: Client, tmp_path: Pat
     with pytest.raises(DataError, match="bad.json:3: invalid JSON"):
         client.evaluate(echo, data=tmp_path / "bad.json")
     (tmp_path / "bad.csv").write_text("a,b\n1,2\n3\n")
-    with pytest.raises(DataError, match="bad.csv:3: 1 values where the header has 2 columns"):
+    with pytest.raises(DataError, match="bad.csv:3: 1 value where the header has 2 columns"):
         client.evaluate(echo, data=tmp_path / "bad.csv")
     write_jsonl(tmp_path / "fields.jsonl", [{"inputs": {}}, {"inputs": "text"}])
     with pytest.raises(DataError, match="fields.jsonl:2: 'inputs' must be an object"):

@@ -18,7 +18,7 @@ from assay.evaluation._names import EVALUATOR_NAMES
 from assay.evaluators.data import DataTransformationEvaluator
 from assay.schemas import Example, Run
 from assay.service import RemoteEvaluator
-from assay.service.builtins import REMOTE_SAFE, RISKS, builtin_evaluators
+from assay.service.builtins import NOT_SERVED, REMOTE_SAFE, RISKS, builtin_evaluators
 from assay.service.errors import EvaluatorSpecError
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "service.md"
@@ -130,8 +130,14 @@ def test_the_served_builtins_are_the_documented_ones() -> None:
 
 
 def test_every_builtin_is_either_safe_or_has_a_named_risk() -> None:
-    assert set(REMOTE_SAFE) | set(RISKS) == set(EVALUATOR_NAMES)
-    assert not set(REMOTE_SAFE) & set(RISKS)
+    assert set(REMOTE_SAFE) | set(RISKS) | set(NOT_SERVED) == set(EVALUATOR_NAMES)
+    assert not set(REMOTE_SAFE) & set(RISKS) and not (set(REMOTE_SAFE) | set(RISKS)) & set(NOT_SERVED)
+
+
+def test_a_builtin_that_would_read_the_servers_files_is_never_served() -> None:
+    for allow in (False, True):
+        with pytest.raises(EvaluatorSpecError, match=r"program is not served: .*server's disk"):
+            builtin_evaluators(["exact_match", "program"], allow_model_calls=allow)
 
 
 def test_a_model_backed_builtin_needs_the_opt_in_naming_its_risk(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@ and read by ``assay.compare`` with the same answers as the scores themselves giv
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import uuid
 from pathlib import Path
@@ -14,21 +15,27 @@ from stats_testdata import dataset, experiment
 
 import assay
 from assay.schemas import EvaluationResult
+from assay.store._schema import MIGRATIONS
 from assay.store.sqlite import SQLiteStore
 
 RNG = np.random.default_rng(11)
+
+
+def created_after(version: int) -> list[tuple[str, str]]:
+    """The tables and indexes the migrations after ``version`` create, oldest first."""
+    return [
+        (match[1], match[2])
+        for migration in MIGRATIONS[version:]
+        for match in re.finditer(r"CREATE (?:UNIQUE )?(TABLE|INDEX) (\w+)", migration)
+    ]
 
 
 def _to_previous_schema(path: Path) -> None:
     """Turn a store into what the schema before the pair columns (version 4) wrote: same
     tables and rows, no pair columns, no pair index, no later rank index, version 4."""
     with sqlite3.connect(path) as conn:
-        conn.execute("DROP TABLE metric_columns")
-        conn.execute("DROP INDEX runs_by_latency")
-        conn.execute("DROP INDEX runs_by_error")
-        conn.execute("DROP TABLE metric_column_sets")
-        conn.execute("DROP TABLE text_indexes")
-        conn.execute("DROP INDEX examples_alive")
+        for kind, name in reversed(created_after(6)):
+            conn.execute(f"DROP {kind} {name}")
         conn.execute("DROP INDEX results_by_rank")
         conn.execute("ALTER TABLE results DROP COLUMN position")
         conn.execute("CREATE INDEX results_by_metric ON results (experiment_id, key, score)")

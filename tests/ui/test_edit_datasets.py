@@ -123,7 +123,9 @@ def test_an_upload_is_read_as_the_cli_reads_a_file(client: TestClient, scenario:
     ragged = post(
         client, "/datasets/qa/upload", {"format": "csv", "filename": "r.csv", "content": "a,b\n1,2\n3\n"}
     )
-    assert ragged.status_code == 400 and "r.csv:3: expected 2 columns" in html.unescape(ragged.text)
+    assert ragged.status_code == 400 and "r.csv:3: 1 value where the header has 2 columns" in html.unescape(
+        ragged.text
+    )
 
 
 def test_add_a_row_to_a_dataset_with_its_correction_as_reference(

@@ -350,7 +350,7 @@ def _ragged(path: Path, lineno: int, row: dict[Any, Any], columns: int, delimite
     found += len(row.get(None) or [])
     name = delimiter_name(delimiter)
     return (
-        f"{path}:{lineno}: {found} values where the header has {columns} columns, separated "
+        f"{path}:{lineno}: {found} value{'' if found == 1 else 's'} where the header has {columns} columns, separated "
         f"by {name} (read from the header); give every row {columns} values, and quote a value "
         f"that holds {name} or a line break in double quotes"
     )

@@ -15,7 +15,14 @@ from typing import Any
 from assay.errors import EvaluatorSpecError, MissingExtraError
 from assay.evaluation.evaluator import EVALUATOR_NAMES, resolve_evaluator_name
 
-__all__ = ["MODEL_OPT_IN", "REMOTE_SAFE", "RISKS", "builtin_evaluators", "default_builtin_names"]
+__all__ = [
+    "MODEL_OPT_IN",
+    "NOT_SERVED",
+    "REMOTE_SAFE",
+    "RISKS",
+    "builtin_evaluators",
+    "default_builtin_names",
+]
 
 #: served by default, in this order (docs/service.md lists the same names)
 REMOTE_SAFE = (
@@ -49,6 +56,12 @@ _MODEL_RISK = "calls the model configured in the server's environment (its crede
 RISKS: dict[str, str] = {
     name: _MODEL_RISK
     for name in ("qa", "cot_qa", "context_qa", "criteria", "labeled_criteria", "embedding_distance")
+}
+
+
+#: built-ins never served, and why
+NOT_SERVED: dict[str, str] = {
+    "program": "its tests may name input and output files, which would be read from the server's disk",
 }
 
 
@@ -94,6 +107,9 @@ _REMOTE_FORMS = {"regex_match": _regex_in_linear_time}
 
 
 def _check_opt_in(wanted: list[str], allow_model_calls: bool) -> None:
+    refused = [name for name in wanted if name in NOT_SERVED]
+    if refused:
+        raise EvaluatorSpecError(f"{refused[0]} is not served: {NOT_SERVED[refused[0]]}; run it locally")
     risky = [name for name in wanted if name not in REMOTE_SAFE]
     unlisted = [name for name in risky if name not in RISKS]
     if unlisted:  # a new built-in must be classified before it can be served
