@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticUndefined
 
 from assay._ids import new_id
@@ -193,6 +193,14 @@ class Run(_Record):
         return self.parent_run_id is None
 
 
+_READ_BACK = "read_back"  # validation context of a result a store reads back
+
+
+def stored_result(**fields: Any) -> EvaluationResult:
+    """A result read back from a store: validated as any, without the warnings its maker saw."""
+    return EvaluationResult.model_validate(fields, context={_READ_BACK: True})
+
+
 class EvaluationResult(BaseModel):
     """A single metric, with one of three outcomes:
 
@@ -249,9 +257,11 @@ class EvaluationResult(BaseModel):
         return {} if value is None else value
 
     @model_validator(mode="after")
-    def _warn_numeric_value(self) -> EvaluationResult:
-        """``value=5`` is a score given to the wrong field: averaged nowhere. Say so, as LangSmith does."""
-        if self.score is None and isinstance(self.value, (int, float)):
+    def _warn_numeric_value(self, info: ValidationInfo) -> EvaluationResult:
+        """``value=5`` is a score given to the wrong field: averaged nowhere. Say so, as
+        LangSmith does; once, when made, not each time a store reads it back."""
+        read_back = bool(info.context and info.context.get(_READ_BACK))
+        if not read_back and self.score is None and isinstance(self.value, (int, float)):
             _log.warning(
                 "Numeric values should be provided in the 'score' field, not 'value'. Got: %s", self.value
             )

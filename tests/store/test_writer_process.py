@@ -214,7 +214,7 @@ def _killed_run(db: Path, mode: str) -> subprocess.Popen[str]:
         [sys.executable, str(script), str(db), str(Path(__file__).parent), mode],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,  # never read: a pipe left full would stall the run
         text=True,
     )
 

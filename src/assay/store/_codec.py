@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from assay._ids import stored_uuid
-from assay.schemas import EvaluationResult, Example, Run, dotted_order_of, trusted_builder
+from assay.schemas import EvaluationResult, Example, Run, dotted_order_of, stored_result, trusted_builder
 from assay.store import _row_text
 from assay.store._json import dumps, loads, safe_repr
 from assay.store.records import ExperimentRow
@@ -183,7 +183,7 @@ def result_from(row: Any) -> EvaluationResult:
         score = bool(score)
     elif kind == "int":
         score = int(score)
-    return EvaluationResult(
+    return stored_result(
         key=row["key"],
         score=score,
         value=loads(row["value"]),
