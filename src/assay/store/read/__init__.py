@@ -6,3 +6,5 @@ experiments, next to the tables they read, so a schema change stays in ``store/`
   latency, error), and the facts that say a metric's index can be walked;
 - ``pairing``: a paired comparison's sums per metric, and each side's stored counts.
 """
+
+__all__: list[str] = []  # the modules are the interface: import them by name

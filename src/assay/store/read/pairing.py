@@ -18,6 +18,21 @@ from assay.store.codec import loads
 
 # One row per (metric, example) over both experiments: the mean of each side's scored
 # repetitions. One pass over the results of both, grouped once (no join of two halves).
+__all__ = [
+    "EPSILON",
+    "METRIC_INFO_SQL",
+    "Outcomes",
+    "PairedSums",
+    "SideFacts",
+    "cluster_sums",
+    "decode_metric_info",
+    "paired_differences",
+    "paired_sums",
+    "reading",
+    "scored_with_outputs",
+    "side_facts",
+]
+
 _PER_EXAMPLE = """
     SELECT r.key AS key, u.example_id AS ex,
            AVG(CASE WHEN r.experiment_id = :a THEN r.score END) AS sa,
