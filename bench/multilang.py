@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/multilang.py [--workers N] [--backend NAME] [--languages go,java,...]
                                         [--skip-cold] [--mode cases|programs|both]
-                                        [--only HumanEval/5,HumanEval/9,...]
+                                        [--only HumanEval/5,HumanEval/9,...] [--candidates K]
 
 The problems are ``bench/data/multilang_humaneval.json``: 50 HumanEval problems ported by
 hand, one canonical solution per language, with argument/result checks as data (no
@@ -16,6 +16,10 @@ header, the compiled Java harness classes) switched off, so every job compiles t
 (``bench/multilang_programs.py`` writes them in HumanEval-X's format; Go's are the data file
 ``bench/data/multilang_go_programs.json``): each problem is one
 job of two sandboxes, the candidate's and the test program's, both compiled.
+
+``--candidates K`` runs each problem as pass@k does: K candidates, each its own job (the
+canonical solution K times, so identical sources, as repeated runs and low-temperature
+samples give). problems/s then counts a problem once all K of its candidates are judged.
 """
 
 from __future__ import annotations
@@ -93,13 +97,19 @@ def run_program(config: SandboxConfig, language: str, problem: dict[str, Any]) -
 
 
 def run_language(
-    config: SandboxConfig, language: str, problems: list[dict[str, Any]], workers: int, programs: bool = False
+    config: SandboxConfig,
+    language: str,
+    problems: list[dict[str, Any]],
+    workers: int,
+    programs: bool = False,
+    candidates: int = 1,
 ) -> dict[str, Any]:
     job = run_program if programs else run_problem
     job(config, language, problems[0])  # warm the pool (and build prebuilt parts)
+    jobs = [problem for problem in problems for _ in range(candidates)]  # a problem's candidates together
     started = time.monotonic()
     with ThreadPoolExecutor(workers) as executor:
-        results = list(executor.map(lambda p: job(config, language, p), problems))
+        results = list(executor.map(lambda p: job(config, language, p), jobs))
     wall = time.monotonic() - started
     failed = [r for r in results if not r["passed"]]
     for result in failed:
@@ -109,7 +119,7 @@ def run_language(
     return {
         "problems": len(results),
         "passed": len(results) - len(failed),
-        "per_second": len(results) / wall,
+        "per_second": len(problems) / wall,
         "wall_s": wall,
         "compile_share": compile_ms / job_ms if job_ms else 0.0,
         "compile_ms_mean": compile_ms / len(results),
@@ -126,27 +136,34 @@ def main() -> None:
     parser.add_argument("--skip-cold", action="store_true", help="do not measure the warm-start gain")
     parser.add_argument("--mode", choices=("cases", "programs", "both"), default="both")
     parser.add_argument("--only", default="", help="comma-separated task ids (default: every problem)")
+    parser.add_argument(
+        "--candidates", type=int, default=1, help="K candidates per problem, as pass@k runs them"
+    )
     args = parser.parse_args()
     problems = select(load_problems(), args.only)
     config = SandboxConfig(backend=args.backend, workers=args.workers)
+    if args.candidates < 1:
+        raise SystemExit(f"--candidates: {args.candidates} is not a count of candidates (give 1 or more)")
     print(
-        f"{len(problems)} problems, {args.workers} jobs in parallel, backend {get_pool(config).backend.name}"
+        f"{len(problems)} problems x {args.candidates} candidates, {args.workers} jobs in parallel, "
+        f"backend {get_pool(config).backend.name}"
     )
     languages = args.languages.split(",")
     if args.mode != "programs":
         run_cases(config, languages, problems, args)
     if args.mode != "cases":
-        run_programs(config, [lang for lang in languages if lang in PROGRAM_TESTS], problems, args.workers)
+        programs = [lang for lang in languages if lang in PROGRAM_TESTS]
+        run_programs(config, programs, problems, args.workers, args.candidates)
     get_pool(config).close()
 
 
 def run_programs(
-    config: SandboxConfig, languages: list[str], problems: list[dict[str, Any]], workers: int
+    config: SandboxConfig, languages: list[str], problems: list[dict[str, Any]], workers: int, candidates: int
 ) -> None:
     print("test-program mode (HumanEval-X test programs; compile ms: both sides, until the test starts)")
     print(f"{'language':<11} {'passed':>7} {'problems/s':>11} {'compile share':>14} {'compile ms':>11}")
     for language in languages:
-        found = run_language(config, language, problems, workers, programs=True)
+        found = run_language(config, language, problems, workers, programs=True, candidates=candidates)
         print(
             f"{language:<11} {found['passed']:>3}/{found['problems']:<3} {found['per_second']:>11.2f} "
             f"{found['compile_share']:>13.0%} {found['compile_ms_mean']:>11.0f}"
@@ -163,14 +180,14 @@ def run_cases(config: SandboxConfig, languages: list[str], problems: list[dict[s
         if missing:
             print(f"{language:<11} skipped: {missing}")
             continue
-        warm = run_language(config, language, problems, args.workers)
+        warm = run_language(config, language, problems, args.workers, candidates=args.candidates)
         gain = "n/a (nothing prebuilt: see README)"
         if language in WARM_STARTS and not args.skip_cold:
             toolchains.prepare(language)
             kept = toolchains._prebuilt[language]
             toolchains._prebuilt[language] = ""  # every job compiles the harness part itself
             try:
-                cold = run_language(config, language, problems, args.workers)
+                cold = run_language(config, language, problems, args.workers, candidates=args.candidates)
             finally:
                 toolchains._prebuilt[language] = kept
             gain = (
