@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 
 import pytest
 
@@ -184,6 +188,62 @@ def test_cpu_bound_rows_gain_no_useless_threads(client: Client, caplog: pytest.L
         client.evaluate(compute, data=[{"x": i} for i in range(300)], max_concurrency=64)
     assert peak() <= 8
     assert not any("the first row waits" in step for step in _ramp_steps(caplog))
+
+
+@contextmanager
+def _a_busy_cpu() -> Iterator[int]:
+    """One of this process's CPUs, kept busy by a process of its own."""
+    cpu = min(os.sched_getaffinity(0))
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        os.sched_setaffinity(hog.pid, {cpu})
+        yield cpu
+    finally:
+        hog.kill()
+        hog.wait()
+
+
+@contextmanager
+def _kept_off_the_cpu(cpu: int) -> Iterator[None]:
+    """The calling thread runnable but all but starved, as on a machine at load 8 or
+    more: pinned to the busy ``cpu``, at the idle scheduling class (a weight of 3
+    against the busy process's 1,024), so its CPU comes in rare slices and its queued
+    stretches are long. No clock involved: the kernel decides."""
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})  # 0: this thread (Linux)
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    try:
+        yield
+    finally:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        os.sched_setaffinity(0, allowed)
+
+
+def test_a_computing_first_row_the_os_keeps_off_the_cpu_gains_no_threads(
+    client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A computing row queued for a CPU is runnable, not waiting. Linux's schedstat
+    adds a queued stretch only when it ends, so on a loaded machine the first row
+    looked idle for a tick and the ramp started 64 threads for CPU-bound rows (seen
+    once in ten at load ~100: 28 rows in flight)."""
+    enter, leave, peak = _in_flight_probe()
+    first = threading.Lock()
+
+    def compute(inputs: dict) -> dict:
+        enter()
+        starved = _kept_off_the_cpu(busy) if first.acquire(blocking=False) else nullcontext()
+        with starved:
+            deadline = time.thread_time() + 0.002
+            while time.thread_time() < deadline:
+                pass
+        leave()
+        return inputs
+
+    with _a_busy_cpu() as busy, caplog.at_level(logging.DEBUG, logger="assay.evaluation.threads"):
+        client.evaluate(compute, data=[{"x": i} for i in range(100)], max_concurrency=64)
+    steps = _ramp_steps(caplog)
+    assert peak() <= 8, steps
+    assert not any("the first row waits" in step or "the workers wait" in step for step in steps), steps
 
 
 def test_the_ramp_reads_no_clock_of_a_worker_that_ended() -> None:

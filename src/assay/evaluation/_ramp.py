@@ -67,6 +67,7 @@ class Load:
         self._last_cpu: dict[int, float] = {}  # each worker's CPU clock at the last tick
         self._first_clock: int | None = None
         self._first_stat: str | None = None  # the first worker's scheduler figures (Linux)
+        self._first_state: str | None = None  # and its state (running, queued, sleeping)
         self._first_tick = (time.perf_counter(), 0.0)
 
     def worker_started(self) -> None:
@@ -77,7 +78,8 @@ class Load:
                 self._first_clock = clock
             self._clocks.append(clock)
         if self._first_stat is None:
-            self._first_stat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
+            task = f"/proc/self/task/{threading.get_native_id()}"
+            self._first_stat, self._first_state = f"{task}/schedstat", f"{task}/stat"
 
     def first_row_started(self) -> None:
         """Called by the (only) worker as the experiment's first row starts."""
@@ -100,7 +102,7 @@ class Load:
         wall, used = now - started, cpu - cpu_started
         if queued is not None and queued_started is not None:
             used += queued - queued_started
-        if wall < _RAMP_TICK_S or used >= _WAITING_ROW * wall:
+        if wall < _RAMP_TICK_S or used >= _WAITING_ROW * wall or self._first_runnable():
             return None
         return max(_useful(wall, used, max_threads), _useful(now - ticked, cpu - cpu_ticked, max_threads))
 
@@ -149,7 +151,20 @@ class Load:
         busy = (stat[0] + stat[1]) / 1e9
         share = (busy - self._first_tick[1]) / max(wall - self._first_tick[0], 1e-9)
         self._first_tick = (wall, busy)
-        return share < _WAITING_ROW
+        return share < _WAITING_ROW and not self._first_runnable()
+
+    def _first_runnable(self) -> bool:
+        """The first worker is on a CPU or queued for one right now (task state R).
+        schedstat adds a queued stretch only when it ends, so a computing thread kept
+        off the CPUs for a whole tick (load 8 on two cores does it) shows neither CPU
+        nor queueing; its state tells. A thread waiting for a reply or for the GIL
+        sleeps (S); one waiting for the GIL is woken as the ramp's thread drops it to
+        read this file. False where the OS does not say."""
+        try:
+            with open(self._first_state or "") as handle:
+                return handle.read().rsplit(")", 1)[1].split()[0] == "R"
+        except (OSError, IndexError):
+            return False
 
     def add(self, wall: float, cpu: float) -> None:
         self._wall = self._wall * self._DECAY + wall
@@ -161,21 +176,26 @@ class Load:
 
     @property
     def rows_wait(self) -> bool:
-        """The first rows spent under a tenth of their time on a CPU: they wait for
-        something outside the process (a model call, a sleep). A CPU-bound row on a
-        machine so loaded that it gets a third of a core still measures ~0.3."""
-        return self._first_cpu < _WAITING_ROW * self._first_wall
+        """The first rows spent under a tenth of their time on a CPU, not counting
+        their time queued for one: they wait for something outside the process (a
+        model call, a sleep). A CPU-bound row on a machine so loaded that it gets a
+        fiftieth of a core is queued for the rest."""
+        return self._first_cpu < _WAITING_ROW * self._rows_wall()
+
+    def _rows_wall(self) -> float:
+        """The first rows' wall time less the time the lone first worker spent queued
+        for a CPU during them (a loaded machine lends the thread less CPU: not waiting)."""
+        if self.threads == 1:  # every measured row ran on the first worker
+            self._queued_in_rows = self._first_worker_queued()
+        return max(self._first_wall - self._queued_in_rows, self._first_cpu)
 
     def useful_threads(self, max_threads: int) -> int:
         """Rows whose threads are on a CPU a share ``b`` of their time keep at most
-        ``1 / b`` threads busy under one GIL; more would only wait for it. A loaded
-        machine makes ``b`` look smaller (the OS lends the thread less CPU): the time
-        the lone first worker spent queued for a CPU during its rows is not waiting."""
+        ``1 / b`` threads busy under one GIL; more would only wait for it (``b`` of
+        their wall time less their time queued: see ``_rows_wall``)."""
         if self._first_cpu <= 0:
             return max_threads
-        if self.threads == 1:  # every measured row ran on the first worker
-            self._queued_in_rows = self._first_worker_queued()
-        wall = max(self._first_wall - self._queued_in_rows, self._first_cpu)
+        wall = self._rows_wall()
         # A thread more only where it could raise the rate by a quarter (_GAIN): rows
         # that wait 5% of their time keep one thread busy, not two.
         return max(1, min(max_threads, math.ceil(wall / self._first_cpu - (_GAIN - 1))))
@@ -279,9 +299,11 @@ async def _while_waiting(
         # for a whole tick. Afterwards a waking thread's wait for a CPU would count.
         share = load.workers_wait(ask_the_os=load.rows == 0)
         process_waits = load.computing_share() < _WAITING_SHARE
+        # rows may have finished during the tick: their evidence first
+        rows_wait = load.rows == 0 or load.rows_wait
         if first_row is not None and first_row > len(tasks):
             _grow(grow, tasks, first_row, "the first row waits")
-        elif share is not None and process_waits:
+        elif share is not None and process_waits and rows_wait:
             _grow(grow, tasks, threads_for(len(tasks), share, max_threads), "the workers wait")
         elif load.rows:
             break  # threads or the process compute most of the time now: let the rates say
