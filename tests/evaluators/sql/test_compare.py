@@ -167,10 +167,12 @@ def test_tolerance_matching_of_many_perturbed_rows_is_fast() -> None:
     rng = random.Random(3)
     reference_rows = [(i % 50, rng.uniform(0, 1000)) for i in range(20_000)]
     generated_rows = [(k, v * (1 + 1e-9)) for k, v in reversed(reference_rows)]
-    started = time.perf_counter()
+    # this thread's CPU time (~0.2 s; pairing every row with every row: minutes): wall
+    # time is the machine's load too (3.6-4.3 s in 4 of 10 runs at load ~80)
+    started = time.thread_time()
     outcome = compare(result(reference_rows), result(generated_rows))
     assert outcome.match
-    assert time.perf_counter() - started < 3.0
+    assert time.thread_time() - started < 3.0
 
 
 def test_wide_results_are_aligned_without_trying_every_permutation() -> None:
@@ -183,11 +185,11 @@ def test_wide_results_are_aligned_without_trying_every_permutation() -> None:
         tuple([i, *(rng.uniform(0, 100) for _ in range(width - 2)), f"n{i % 300}"]) for i in range(10_000)
     ]
     reordered = [tuple(reversed(row)) for row in reference_rows]
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time, as above
     assert compare(result(reference_rows), result(reordered)).column_mapping == tuple(reversed(range(width)))
     wrong = compare(result(reference_rows), result(wrong_rows))
     assert not wrong.match and wrong.f1 == 0.0
-    assert time.perf_counter() - started < 30.0  # 8! = 40,320 alignments would take hours
+    assert time.thread_time() - started < 30.0  # 8! = 40,320 alignments would take hours
 
 
 def test_tolerance_widens_the_coarse_alignment_search() -> None:
