@@ -49,9 +49,11 @@ def evaluate(
 @pytest.mark.parametrize("kind", list(KINDS))
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_hash_flooding_value_fails_fast(backend: str, kind: str) -> None:
-    started = time.monotonic()
+    # the parent's CPU time, which a quadratic decoder would spend (60,000 colliding
+    # keys: minutes); its wall time is the machine's load too (5.1-5.4 s at load ~80)
+    started = time.process_time()
     result = evaluate(backend, FLOOD.replace("{KIND}", KINDS[kind]), [{"input": 1, "expected_output": [1]}])
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
     assert result.error is None and result.score == 0.0
     assert "hash" in (result.metadata["test_cases_details"][0]["error_message"] or "")
 
@@ -101,7 +103,9 @@ def test_many_large_replies_are_not_kept_decoded() -> None:
     assert result.score == 0.0 and result.error is None
     assert peak < 24 * 2**20, f"peak {peak / 2**20:.0f} MiB"
     details = result.metadata["test_cases_details"]
-    assert all(isinstance(d["actual_output"], str) and "truncated" in d["actual_output"] for d in details)
+    assert all(isinstance(d["actual_output"], str) and "truncated" in d["actual_output"] for d in details), [
+        (d["status"], str(d["actual_output"])[:60], d["error_message"]) for d in details
+    ]
 
 
 def test_the_decoder_refuses_flooding_but_not_ordinary_collisions() -> None:
