@@ -75,14 +75,14 @@ def _busiest_sandbox_tasks() -> int:
     return most
 
 
-def _start_forker(pool: SandboxPool) -> tuple[threading.Thread, threading.Event]:
+def _start_forker(pool: SandboxPool, forker: str = FORKER) -> tuple[threading.Thread, threading.Event]:
     done = threading.Event()
 
     def run() -> None:
         try:
             pool.run_function(
                 get_language("python"),
-                FORKER,
+                forker,
                 "solution",
                 [Call((1,))],
                 FORKER_TIMEOUT,
@@ -129,6 +129,24 @@ def test_an_honest_candidate_keeps_its_verdict_beside_a_forking_one(pool: Sandbo
 # CPUs per sandbox: below the forker's fair share even when the machine is busy (beside
 # other work its weight left it ~0.2 CPU), so that the cap, not the weights, holds it
 QUOTA = 0.05
+# The same 60 busy processes, each held until the last is forked: under the cap, children
+# that spin at once leave the forking parent 1/60 of 5% of a CPU, and on a loaded machine
+# (7 of 20 runs at load 20-100) its job's time ran out before the 60th fork
+GATED_FORKER = """import os
+
+def solution(n):
+    gate, opened = os.pipe()
+    for _ in range(60):
+        if os.fork() == 0:
+            os.setsid()  # out of the job's process group: a kill of the group misses it
+            os.close(opened)
+            os.read(gate, 1)  # end of file once the parent has forked them all
+            while True:
+                pass
+    os.close(opened)
+    while True:
+        pass
+"""
 
 
 @pytest.fixture(scope="module", params=["bubblewrap", "rlimit"])
@@ -167,7 +185,7 @@ def test_a_cpu_quota_caps_a_forking_candidate_and_its_neighbour_keeps_its_verdic
     counts it (an upper bound that a loaded machine only makes easier to meet); the
     kernel's throttle count says the cap is what held it; the honest one passes."""
     assert capped_pool.describe()["cpu_quota"] == QUOTA
-    forker, done = _start_forker(capped_pool)
+    forker, done = _start_forker(capped_pool, GATED_FORKER)
     try:
         _wait_for_the_fork_bomb(done)
         name = _busiest_sandbox()
