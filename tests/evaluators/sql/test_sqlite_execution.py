@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -486,13 +487,18 @@ def test_async_and_threaded_use(shop: SQLExecutionEvaluator) -> None:
 
 
 def test_a_finished_query_is_never_interrupted_later(shop_sqlite: Path) -> None:
-    """Deadlines end with their query: many quick queries under a short timeout all succeed."""
-    evaluator = SQLExecutionEvaluator(shop_sqlite, timeout=0.05)
-    for _ in range(100):
+    """Deadlines end with their query: many quick queries under a short timeout all succeed.
+    300 evaluations take several times the timeout, so a deadline that outlived its query
+    would land on a later one; the timeout is ten times a query's usual time (at 0.05 s,
+    1 of 10 runs at load 15-20 had a quick query overrun it on the wall clock)."""
+    evaluator = SQLExecutionEvaluator(shop_sqlite, timeout=0.5)
+    started = time.perf_counter()
+    for _ in range(300):
         assert (
             evaluate(evaluator, "SELECT COUNT(*) FROM customers", "SELECT COUNT(id) FROM customers").score
             == 1
         )
+    assert time.perf_counter() - started > 0.5  # stale deadlines had later queries to land on
 
 
 def test_fixture_building_has_a_deadline() -> None:
