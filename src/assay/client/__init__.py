@@ -11,6 +11,7 @@ from assay.client._example_edits import ExampleEdits, filtered, page, version_of
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
+from assay.client._runs import Hiding, RunWrites
 from assay.errors import AlreadyExistsError, NotFoundError
 from assay.schemas import Dataset, Example
 from assay.store import Store, open_store
@@ -37,8 +38,6 @@ _REMOTE_OPTIONS = frozenset(
         "info",
         "api_urls",
         "workspace_id",
-        "hide_inputs",
-        "hide_outputs",
         "anonymizer",
         "otel_tracer_provider",
         "tracing_sampling_rate",
@@ -52,23 +51,32 @@ class LocalStoreWarning(UserWarning):
     """LangSmith server options were given; assay stores everything locally instead."""
 
 
-class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
+class Client(ProjectsRunsFeedback, RunWrites, TableUploads, ExampleEdits):
     """Datasets, examples and experiments in the embedded store.
 
     ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.
+    ``hide_inputs`` / ``hide_outputs`` (True, or a function of the dict) apply to the runs
+    ``create_run`` / ``update_run`` store, as in LangSmith.
     LangSmith's server options (``api_key``, ``api_url``, ...) are accepted and ignored,
     with one warning naming where results are stored; an ``http(s)://`` first argument is
     LangSmith's ``api_url`` and is ignored the same way.
     """
 
     def __init__(
-        self, database_url: str | None = None, *, store: Store | None = None, **langsmith_options: Any
+        self,
+        database_url: str | None = None,
+        *,
+        store: Store | None = None,
+        hide_inputs: Hiding = None,
+        hide_outputs: Hiding = None,
+        **langsmith_options: Any,
     ) -> None:
         unknown = set(langsmith_options) - _REMOTE_OPTIONS
         if unknown:
             raise TypeError(
                 f"Client() got unknown options {sorted(unknown)}; assay's are database_url= and store="
             )
+        self.hide_inputs, self.hide_outputs = hide_inputs, hide_outputs
         if isinstance(database_url, str) and database_url.startswith(("http://", "https://")):
             langsmith_options["api_url"], database_url = database_url, None
         self.store = store or open_store(database_url)

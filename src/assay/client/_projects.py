@@ -175,18 +175,37 @@ class ProjectsRunsFeedback:
             ids={as_uuid(i, "run_ids") for i in run_ids} if run_ids is not None else None,
         )
         found = 0
+        for run in self._runs_of(project_id, project_name, wanted.trace_id):
+            if not wanted.accepts(run):
+                continue
+            if limit is not None and found >= limit:
+                return
+            found += 1
+            yield run
+
+    def _runs_of(
+        self,
+        project_id: ID | Sequence[ID] | None,
+        project_name: str | Sequence[str] | None,
+        trace_id: uuid.UUID | None,
+    ) -> Iterator[Run]:
+        """Each project's runs: its rows' runs with their traced children, then the runs
+        ``create_run`` stored there (flat, oldest first). A trace alone needs no project."""
+        if project_id is None and project_name is None and trace_id is not None:
+            yield from self.store.list_traced_runs(trace_id=trace_id)
+            return
         for record in self._projects(project_id, project_name):
             for row in self.store.load_rows(record):
-                for run in _walk(row.run, record.id, row.run.id):
-                    if not wanted.accepts(run):
-                        continue
-                    if limit is not None and found >= limit:
-                        return
-                    found += 1
-                    yield run
+                yield from _walk(row.run, record.id, row.run.id)
+            yield from self.store.list_traced_runs(record.id)
 
-    def read_run(self, run_id: ID, load_child_runs: bool = False) -> Run:
+    def read_run(self, run_id: ID, load_child_runs: bool = False, **ignored: Any) -> Run:
         wanted = as_uuid(run_id, "run_id")
+        traced = self.store.get_traced_run(wanted)
+        if traced is not None:  # stored by create_run: its children are runs of its trace
+            if not load_child_runs:
+                return traced
+            return tree_of(traced, self.store.list_traced_runs(trace_id=traced.trace_id))
         located = self.store.find_run(wanted)
         if located is not None:
             experiment_id, root = located
@@ -199,7 +218,7 @@ class ProjectsRunsFeedback:
         self, project_id: ID | Sequence[ID] | None, project_name: str | Sequence[str] | None
     ) -> list[ExperimentRecord]:
         if project_id is None and project_name is None:
-            raise ValueError("list_runs needs project_name= or project_id= (an experiment)")
+            raise ValueError("list_runs needs project_name= or project_id= (an experiment), or trace_id=")
         ids = [project_id] if isinstance(project_id, (str, uuid.UUID)) else list(project_id or [])
         names = [project_name] if isinstance(project_name, str) else list(project_name or [])
         return [self._experiment(i, None) for i in ids] + [self._experiment(None, n) for n in names]
@@ -229,6 +248,9 @@ class ProjectsRunsFeedback:
             raise TypeError(f"score= must be a number or a bool, got {type(score).__name__}")
         target = as_uuid(run_id if run_id is not None else trace_id, "run_id")  # type: ignore[arg-type]
         located = self.store.find_run(target)
+        traced = self.store.get_traced_run(target) if located is None else None
+        if traced is not None and traced.session_id is not None and traced.trace_id is not None:
+            located = (traced.session_id, traced.model_copy(update={"id": traced.trace_id}))
         source_type = str(getattr(feedback_source_type, "value", feedback_source_type))
         feedback = Feedback(
             run_id=target,
@@ -341,6 +363,21 @@ class _RunFilter:
             or (self.parent_id is not None and run.parent_run_id != self.parent_id)
             or (self.ids is not None and run.id not in self.ids)
         )
+
+
+def tree_of(root: Run, runs: list[Run]) -> Run:
+    """``root`` with its descendants among ``runs`` (flat, each naming its parent) as
+    ``child_runs``, each level in start order."""
+    children: dict[uuid.UUID, list[Run]] = {}
+    for run in runs:
+        if run.parent_run_id is not None:
+            children.setdefault(run.parent_run_id, []).append(run)
+
+    def built(run: Run, depth: int) -> Run:
+        below = children.get(run.id, []) if depth < 1000 else []
+        return run.model_copy(update={"child_runs": [built(child, depth + 1) for child in below]})
+
+    return built(root, 0)
 
 
 def _walk(run: Run, experiment_id: uuid.UUID, trace_id: uuid.UUID) -> Iterator[Run]:

@@ -39,6 +39,8 @@ RETRIED = (
     "load_summary_results",
     "has_run",
     "examples_page",
+    "get_traced_run",
+    "list_traced_runs",
     # idempotent writes of a run
     "write_stats",
     "finish_experiment",

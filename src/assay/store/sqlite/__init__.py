@@ -29,6 +29,7 @@ from assay.store.fence import Fence
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
 from assay.store.sqlite import _rows as rows
 from assay.store.sqlite._feedback import SQLiteFeedback
+from assay.store.sqlite._traced import SQLiteTracedRuns
 from assay.store.sqlite._writer import ProcessBatchWriter, StatementLog
 from assay.store.sqlite._writer_process import settle_writers_of
 
@@ -72,7 +73,7 @@ def _file_pragmas() -> tuple[str, ...]:
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
+class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         if self.path == ":memory:":

@@ -1,0 +1,228 @@
+"""``Client.create_run`` / ``update_run``: LangSmith's way to log a run by hand, a run with
+no example behind it, kept in a tracing project (an experiment with no dataset).
+
+A run is posted when it starts and patched when it ends; its inputs and outputs are
+copied when they are given (a caller changing them later changes nothing stored).
+``hide_inputs`` / ``hide_outputs`` given to the ``Client`` apply to both, as in LangSmith.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from assay.client._projects import as_uuid
+from assay.errors import AlreadyExistsError, NotFoundError
+from assay.schemas import Run
+from assay.store import Store, codec
+from assay.store.records import ExperimentRecord
+
+__all__ = ["Hiding", "RunWrites"]
+
+#: what ``hide_inputs=`` / ``hide_outputs=`` may be: True hides all, a function rewrites
+Hiding = bool | Callable[[dict[str, Any]], dict[str, Any]] | None
+
+# Run fields create_run takes as keywords (LangSmith's run body)
+_RUN_FIELDS = frozenset(
+    {
+        "id",
+        "trace_id",
+        "parent_run_id",
+        "dotted_order",
+        "start_time",
+        "end_time",
+        "outputs",
+        "error",
+        "extra",
+        "tags",
+        "events",
+        "reference_example_id",
+        "attachments",
+    }
+)
+# LangSmith's per-call server options and fields its server derives: nothing to do locally
+_IGNORED = frozenset(
+    {
+        "api_key",
+        "api_url",
+        "service_key",
+        "tenant_id",
+        "authorization",
+        "cookie",
+        "status",
+        "child_runs",
+        "child_run_ids",
+        "trace_id",
+        "dotted_order",
+        "parent_run_id",
+        "session_name",
+        "session_id",
+    }
+)
+
+
+class RunWrites:
+    """Mixed into ``Client``."""
+
+    store: Store
+    hide_inputs: Hiding
+    hide_outputs: Hiding
+
+    def create_run(
+        self,
+        name: str,
+        inputs: dict[str, Any],
+        run_type: str,
+        *,
+        project_name: str | None = None,
+        revision_id: str | None = None,
+        dangerously_allow_filesystem: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        """Store a run in a tracing project: ``project_name``, else the project of
+        ``session_id``/``session_name``, else ``$LANGSMITH_PROJECT``, else ``"default"``
+        (made on first use). A run id already stored is left as it is."""
+        project = self._tracing_project(
+            project_name, kwargs.pop("session_name", None), kwargs.pop("session_id", None)
+        )
+        fields = _run_fields(kwargs)
+        run = Run(name=name, run_type=run_type, inputs=_hidden(inputs, self.hide_inputs, "inputs"), **fields)
+        if run.outputs is not None:
+            run.outputs = _hidden(run.outputs, self.hide_outputs, "outputs")
+        if revision_id is not None:
+            run.extra = {**run.extra, "metadata": {**run.metadata, "revision_id": revision_id}}
+        run.attachments = _inline(run.attachments, dangerously_allow_filesystem)
+        if run.trace_id is None and run.parent_run_id is None:
+            run.trace_id = run.id  # a root run starts its trace
+        elif run.trace_id is None:
+            parent = self.store.get_traced_run(run.parent_run_id)  # type: ignore[arg-type]
+            run.trace_id = parent.trace_id if parent is not None else run.parent_run_id
+        self.store.add_traced_run(project.id, run)
+
+    def update_run(
+        self,
+        run_id: uuid.UUID | str,
+        *,
+        name: str | None = None,
+        run_type: str | None = None,
+        start_time: datetime | None = None,
+        end_time: datetime | None = None,
+        error: str | None = None,
+        inputs: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+        events: list[dict[str, Any]] | None = None,
+        extra: dict[str, Any] | None = None,
+        tags: list[str] | None = None,
+        attachments: dict[str, Any] | None = None,
+        dangerously_allow_filesystem: bool = False,
+        reference_example_id: uuid.UUID | str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Change a run ``create_run`` stored (its end, outputs, error, ...); what is left
+        out (None) keeps its value; ``extra["metadata"]`` is merged into the stored one."""
+        unknown = set(kwargs) - _IGNORED
+        if unknown:
+            raise TypeError(f"update_run() got unknown keyword(s) {sorted(unknown)}")
+        wanted = as_uuid(run_id, "run_id")
+        current = self.store.get_traced_run(wanted)
+        if current is None:
+            raise NotFoundError(
+                f"no run with id {wanted} made by create_run in {self.store.url}: create_run(id=...) it first"
+            )
+        given = {
+            "name": name,
+            "run_type": run_type,
+            "start_time": start_time,
+            "end_time": end_time,
+            "error": error,
+            "inputs": None if inputs is None else _hidden(inputs, self.hide_inputs, "inputs"),
+            "outputs": None if outputs is None else _hidden(outputs, self.hide_outputs, "outputs"),
+            "events": events,
+            "extra": None if extra is None else _merged_extra(current.extra, extra),
+            "tags": tags,
+            "attachments": _inline(attachments, dangerously_allow_filesystem),
+            "reference_example_id": reference_example_id,
+        }
+        checked = Run.model_validate(
+            {**current.model_dump(), **{k: v for k, v in given.items() if v is not None}}
+        )
+        changes = {k: getattr(checked, k) for k, v in given.items() if v is not None}
+        self.store.update_traced_run(wanted, changes)
+
+    def _tracing_project(self, name: str | None, session_name: Any, session_id: Any) -> ExperimentRecord:
+        if name is None and session_name is None and session_id is not None:
+            record = self.store.get_experiment(id=as_uuid(session_id, "session_id"))
+            if record is None:
+                raise NotFoundError(f"no project (experiment) with id {session_id} in {self.store.url}")
+            return record
+        wanted = (
+            name or session_name or os.environ.get("LANGSMITH_PROJECT") or os.environ.get("LANGCHAIN_PROJECT")
+        )
+        wanted = wanted or "default"
+        found = self.store.get_experiment(name=wanted)
+        if found is not None:
+            return found
+        record = ExperimentRecord(name=wanted, status="completed", metadata={"tracing_project": True})
+        try:
+            self.store.create_experiment(record)
+        except AlreadyExistsError:  # made meanwhile by another client
+            return self.store.get_experiment(name=wanted) or record
+        return record
+
+
+def _run_fields(kwargs: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(kwargs) - _RUN_FIELDS - _IGNORED
+    if unknown:
+        raise TypeError(
+            f"create_run() got unknown keyword(s) {sorted(unknown)}; run fields are {sorted(_RUN_FIELDS)}"
+        )
+    fields = {k: v for k, v in kwargs.items() if k in _RUN_FIELDS and v is not None}
+    for key in ("id", "trace_id", "parent_run_id", "reference_example_id"):
+        if key in fields:
+            fields[key] = as_uuid(fields[key], key)
+    fields.setdefault("start_time", datetime.now(timezone.utc))
+    return fields
+
+
+def _hidden(values: Mapping[str, Any], hiding: Hiding, what: str) -> dict[str, Any]:
+    """The values as stored, copied now: all of them, none (``True``), or what the hiding
+    function returns (it must return a dict). What JSON cannot hold is kept as its repr."""
+    if not isinstance(values, Mapping):
+        raise TypeError(f"{what}= must be a dict, got {type(values).__name__}")
+    if hiding is True:
+        return {}
+    kept = hiding(dict(values)) if callable(hiding) else dict(values)
+    if not isinstance(kept, dict):
+        raise TypeError(f"Client(hide_{what}=...) must return a dict, got {type(kept).__name__}")
+    copied: dict[str, Any] = codec.loads(codec.dumps(kept))
+    return copied
+
+
+def _merged_extra(stored: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    metadata = {**(stored.get("metadata") or {}), **(given.get("metadata") or {})}
+    return {**stored, **given, **({"metadata": metadata} if metadata else {})}
+
+
+def _inline(attachments: dict[str, Any] | None, allow_files: bool) -> dict[str, Any] | None:
+    """Attachments as ``{name: (mime type, bytes)}``: a file path is read only with
+    ``dangerously_allow_filesystem=True`` (LangSmith's guard: a path may come from data)."""
+    if not attachments:
+        return attachments
+    inlined = {}
+    for name, attachment in attachments.items():
+        mime, data = (
+            attachment if isinstance(attachment, (tuple, list)) else ("application/octet-stream", attachment)
+        )
+        if isinstance(data, (str, Path)):
+            if not allow_files:
+                raise ValueError(
+                    f"attachment {name!r} names a file ({data}); pass its bytes, or "
+                    "dangerously_allow_filesystem=True to read it"
+                )
+            data = Path(data).read_bytes()
+        inlined[name] = (mime, bytes(data))
+    return inlined
