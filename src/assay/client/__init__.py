@@ -11,7 +11,6 @@ from assay.client._example_edits import ExampleEdits, filtered, page, version_of
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
-from assay.client._runs import Hiding, RunWrites
 from assay.errors import AlreadyExistsError, NotFoundError
 from assay.schemas import Dataset, Example
 from assay.store import Store, open_store
@@ -19,6 +18,7 @@ from assay.store import Store, open_store
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from assay.client._runs import Hiding
     from assay.evaluation import AsyncExperimentResults, ExperimentResults
     from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
     from assay.schemas import TracerSession
@@ -51,7 +51,7 @@ class LocalStoreWarning(UserWarning):
     """LangSmith server options were given; assay stores everything locally instead."""
 
 
-class Client(ProjectsRunsFeedback, RunWrites, TableUploads, ExampleEdits):
+class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
     """Datasets, examples and experiments in the embedded store.
 
     ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 from assay.errors import NotFoundError
@@ -146,6 +147,76 @@ class ProjectsRunsFeedback:
         return record
 
     # runs
+    def create_run(
+        self,
+        name: str,
+        inputs: dict[str, Any],
+        run_type: str,
+        *,
+        project_name: str | None = None,
+        revision_id: str | None = None,
+        dangerously_allow_filesystem: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        """Store a run with no example in a tracing project (LangSmith's ``create_run``):
+        ``project_name``, else ``session_id``/``session_name``'s, else
+        ``$LANGSMITH_PROJECT``, else ``"default"``, made on first use. ``kwargs`` are run
+        fields (``id``, ``parent_run_id``, ``start_time``, ``outputs``, ``extra``, ...)."""
+        from assay.client import _runs  # its codec loads on first use, not with assay
+
+        _runs.create_run(
+            self,  # type: ignore[arg-type]
+            name,
+            inputs,
+            run_type,
+            project_name=project_name,
+            revision_id=revision_id,
+            dangerously_allow_filesystem=dangerously_allow_filesystem,
+            **kwargs,
+        )
+
+    def update_run(
+        self,
+        run_id: ID,
+        *,
+        name: str | None = None,
+        run_type: str | None = None,
+        start_time: datetime | None = None,
+        end_time: datetime | None = None,
+        error: str | None = None,
+        inputs: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+        events: list[dict[str, Any]] | None = None,
+        extra: dict[str, Any] | None = None,
+        tags: list[str] | None = None,
+        attachments: dict[str, Any] | None = None,
+        dangerously_allow_filesystem: bool = False,
+        reference_example_id: ID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Change a run ``create_run`` stored (its end, outputs, error, ...); what is left
+        out (None) keeps its value; ``extra["metadata"]`` is merged into the stored one."""
+        from assay.client import _runs
+
+        _runs.update_run(
+            self,  # type: ignore[arg-type]
+            run_id,
+            name=name,
+            run_type=run_type,
+            start_time=start_time,
+            end_time=end_time,
+            error=error,
+            inputs=inputs,
+            outputs=outputs,
+            events=events,
+            extra=extra,
+            tags=tags,
+            attachments=attachments,
+            dangerously_allow_filesystem=dangerously_allow_filesystem,
+            reference_example_id=reference_example_id,
+            **kwargs,
+        )
+
     def list_runs(
         self,
         *,

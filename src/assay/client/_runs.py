@@ -13,15 +13,14 @@ import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from assay.client._projects import as_uuid
 from assay.errors import AlreadyExistsError, NotFoundError
 from assay.schemas import Run
 from assay.store import Store, codec
 from assay.store.records import ExperimentRecord
 
-__all__ = ["Hiding", "RunWrites"]
+__all__ = ["Hiding", "create_run", "update_run"]
 
 #: what ``hide_inputs=`` / ``hide_outputs=`` may be: True hides all, a function rewrites
 Hiding = bool | Callable[[dict[str, Any]], dict[str, Any]] | None
@@ -65,113 +64,116 @@ _IGNORED = frozenset(
 )
 
 
-class RunWrites:
-    """Mixed into ``Client``."""
-
+class _Client(Protocol):
     store: Store
     hide_inputs: Hiding
     hide_outputs: Hiding
 
-    def create_run(
-        self,
-        name: str,
-        inputs: dict[str, Any],
-        run_type: str,
-        *,
-        project_name: str | None = None,
-        revision_id: str | None = None,
-        dangerously_allow_filesystem: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        """Store a run in a tracing project: ``project_name``, else the project of
-        ``session_id``/``session_name``, else ``$LANGSMITH_PROJECT``, else ``"default"``
-        (made on first use). A run id already stored is left as it is."""
-        project = self._tracing_project(
-            project_name, kwargs.pop("session_name", None), kwargs.pop("session_id", None)
-        )
-        fields = _run_fields(kwargs)
-        run = Run(name=name, run_type=run_type, inputs=_hidden(inputs, self.hide_inputs, "inputs"), **fields)
-        if run.outputs is not None:
-            run.outputs = _hidden(run.outputs, self.hide_outputs, "outputs")
-        if revision_id is not None:
-            run.extra = {**run.extra, "metadata": {**run.metadata, "revision_id": revision_id}}
-        run.attachments = _inline(run.attachments, dangerously_allow_filesystem)
-        if run.trace_id is None and run.parent_run_id is None:
-            run.trace_id = run.id  # a root run starts its trace
-        elif run.trace_id is None:
-            parent = self.store.get_traced_run(run.parent_run_id)  # type: ignore[arg-type]
-            run.trace_id = parent.trace_id if parent is not None else run.parent_run_id
-        self.store.add_traced_run(project.id, run)
 
-    def update_run(
-        self,
-        run_id: uuid.UUID | str,
-        *,
-        name: str | None = None,
-        run_type: str | None = None,
-        start_time: datetime | None = None,
-        end_time: datetime | None = None,
-        error: str | None = None,
-        inputs: dict[str, Any] | None = None,
-        outputs: dict[str, Any] | None = None,
-        events: list[dict[str, Any]] | None = None,
-        extra: dict[str, Any] | None = None,
-        tags: list[str] | None = None,
-        attachments: dict[str, Any] | None = None,
-        dangerously_allow_filesystem: bool = False,
-        reference_example_id: uuid.UUID | str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        """Change a run ``create_run`` stored (its end, outputs, error, ...); what is left
-        out (None) keeps its value; ``extra["metadata"]`` is merged into the stored one."""
-        unknown = set(kwargs) - _IGNORED
-        if unknown:
-            raise TypeError(f"update_run() got unknown keyword(s) {sorted(unknown)}")
-        wanted = as_uuid(run_id, "run_id")
-        current = self.store.get_traced_run(wanted)
-        if current is None:
-            raise NotFoundError(
-                f"no run with id {wanted} made by create_run in {self.store.url}: create_run(id=...) it first"
-            )
-        given = {
-            "name": name,
-            "run_type": run_type,
-            "start_time": start_time,
-            "end_time": end_time,
-            "error": error,
-            "inputs": None if inputs is None else _hidden(inputs, self.hide_inputs, "inputs"),
-            "outputs": None if outputs is None else _hidden(outputs, self.hide_outputs, "outputs"),
-            "events": events,
-            "extra": None if extra is None else _merged_extra(current.extra, extra),
-            "tags": tags,
-            "attachments": _inline(attachments, dangerously_allow_filesystem),
-            "reference_example_id": reference_example_id,
-        }
-        checked = Run.model_validate(
-            {**current.model_dump(), **{k: v for k, v in given.items() if v is not None}}
-        )
-        changes = {k: getattr(checked, k) for k, v in given.items() if v is not None}
-        self.store.update_traced_run(wanted, changes)
+def create_run(
+    client: _Client,
+    name: str,
+    inputs: dict[str, Any],
+    run_type: str,
+    *,
+    project_name: str | None = None,
+    revision_id: str | None = None,
+    dangerously_allow_filesystem: bool = False,
+    **kwargs: Any,
+) -> None:
+    """Store a run in a tracing project: ``project_name``, else the project of
+    ``session_id``/``session_name``, else ``$LANGSMITH_PROJECT``, else ``"default"``
+    (made on first use). A run id already stored is left as it is."""
+    project = _tracing_project(
+        client, project_name, kwargs.pop("session_name", None), kwargs.pop("session_id", None)
+    )
+    fields = _run_fields(kwargs)
+    run = Run(name=name, run_type=run_type, inputs=_hidden(inputs, client.hide_inputs, "inputs"), **fields)
+    if run.outputs is not None:
+        run.outputs = _hidden(run.outputs, client.hide_outputs, "outputs")
+    if revision_id is not None:
+        run.extra = {**run.extra, "metadata": {**run.metadata, "revision_id": revision_id}}
+    run.attachments = _inline(run.attachments, dangerously_allow_filesystem)
+    if run.trace_id is None and run.parent_run_id is None:
+        run.trace_id = run.id  # a root run starts its trace
+    elif run.trace_id is None:
+        parent = client.store.get_traced_run(run.parent_run_id)  # type: ignore[arg-type]
+        run.trace_id = parent.trace_id if parent is not None else run.parent_run_id
+    client.store.add_traced_run(project.id, run)
 
-    def _tracing_project(self, name: str | None, session_name: Any, session_id: Any) -> ExperimentRecord:
-        if name is None and session_name is None and session_id is not None:
-            record = self.store.get_experiment(id=as_uuid(session_id, "session_id"))
-            if record is None:
-                raise NotFoundError(f"no project (experiment) with id {session_id} in {self.store.url}")
-            return record
-        wanted = (
-            name or session_name or os.environ.get("LANGSMITH_PROJECT") or os.environ.get("LANGCHAIN_PROJECT")
+
+def update_run(
+    client: _Client,
+    run_id: uuid.UUID | str,
+    *,
+    name: str | None = None,
+    run_type: str | None = None,
+    start_time: datetime | None = None,
+    end_time: datetime | None = None,
+    error: str | None = None,
+    inputs: dict[str, Any] | None = None,
+    outputs: dict[str, Any] | None = None,
+    events: list[dict[str, Any]] | None = None,
+    extra: dict[str, Any] | None = None,
+    tags: list[str] | None = None,
+    attachments: dict[str, Any] | None = None,
+    dangerously_allow_filesystem: bool = False,
+    reference_example_id: uuid.UUID | str | None = None,
+    **kwargs: Any,
+) -> None:
+    """Change a run ``create_run`` stored (its end, outputs, error, ...); what is left
+    out (None) keeps its value; ``extra["metadata"]`` is merged into the stored one."""
+    unknown = set(kwargs) - _IGNORED
+    if unknown:
+        raise TypeError(f"update_run() got unknown keyword(s) {sorted(unknown)}")
+    wanted = _uuid(run_id, "run_id")
+    current = client.store.get_traced_run(wanted)
+    if current is None:
+        raise NotFoundError(
+            f"no run with id {wanted} made by create_run in {client.store.url}: create_run(id=...) it first"
         )
-        wanted = wanted or "default"
-        found = self.store.get_experiment(name=wanted)
-        if found is not None:
-            return found
-        record = ExperimentRecord(name=wanted, status="completed", metadata={"tracing_project": True})
-        try:
-            self.store.create_experiment(record)
-        except AlreadyExistsError:  # made meanwhile by another client
-            return self.store.get_experiment(name=wanted) or record
+    given = {
+        "name": name,
+        "run_type": run_type,
+        "start_time": start_time,
+        "end_time": end_time,
+        "error": error,
+        "inputs": None if inputs is None else _hidden(inputs, client.hide_inputs, "inputs"),
+        "outputs": None if outputs is None else _hidden(outputs, client.hide_outputs, "outputs"),
+        "events": events,
+        "extra": None if extra is None else _merged_extra(current.extra, extra),
+        "tags": tags,
+        "attachments": _inline(attachments, dangerously_allow_filesystem),
+        "reference_example_id": reference_example_id,
+    }
+    checked = Run.model_validate(
+        {**current.model_dump(), **{k: v for k, v in given.items() if v is not None}}
+    )
+    changes = {k: getattr(checked, k) for k, v in given.items() if v is not None}
+    client.store.update_traced_run(wanted, changes)
+
+
+def _tracing_project(
+    client: _Client, name: str | None, session_name: Any, session_id: Any
+) -> ExperimentRecord:
+    if name is None and session_name is None and session_id is not None:
+        record = client.store.get_experiment(id=_uuid(session_id, "session_id"))
+        if record is None:
+            raise NotFoundError(f"no project (experiment) with id {session_id} in {client.store.url}")
         return record
+    wanted = (
+        name or session_name or os.environ.get("LANGSMITH_PROJECT") or os.environ.get("LANGCHAIN_PROJECT")
+    )
+    wanted = wanted or "default"
+    found = client.store.get_experiment(name=wanted)
+    if found is not None:
+        return found
+    record = ExperimentRecord(name=wanted, status="completed", metadata={"tracing_project": True})
+    try:
+        client.store.create_experiment(record)
+    except AlreadyExistsError:  # made meanwhile by another client
+        return client.store.get_experiment(name=wanted) or record
+    return record
 
 
 def _run_fields(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -183,7 +185,7 @@ def _run_fields(kwargs: dict[str, Any]) -> dict[str, Any]:
     fields = {k: v for k, v in kwargs.items() if k in _RUN_FIELDS and v is not None}
     for key in ("id", "trace_id", "parent_run_id", "reference_example_id"):
         if key in fields:
-            fields[key] = as_uuid(fields[key], key)
+            fields[key] = _uuid(fields[key], key)
     fields.setdefault("start_time", datetime.now(timezone.utc))
     return fields
 
@@ -226,3 +228,13 @@ def _inline(attachments: dict[str, Any] | None, allow_files: bool) -> dict[str, 
             data = Path(data).read_bytes()
         inlined[name] = (mime, bytes(data))
     return inlined
+
+
+def _uuid(value: Any, parameter: str) -> uuid.UUID:
+    """(``_projects.as_uuid``, which imports this module on use.)"""
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise ValueError(f"{parameter}={value!r} is not a UUID") from None
