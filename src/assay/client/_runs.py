@@ -3,7 +3,8 @@ no example behind it, kept in a tracing project (an experiment with no dataset).
 
 A run is posted when it starts and patched when it ends; its inputs and outputs are
 copied when they are given (a caller changing them later changes nothing stored).
-``hide_inputs`` / ``hide_outputs`` given to the ``Client`` apply to both, as in LangSmith.
+``hide_inputs`` / ``hide_outputs`` / ``hide_metadata`` and ``anonymizer`` given to the
+``Client`` apply to both, as in LangSmith: nothing they hide reaches the store.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from assay.client._run_values import as_json
 from assay.errors import AlreadyExistsError, NotFoundError
 from assay.schemas import Run
 from assay.store import Store, codec
@@ -24,6 +26,8 @@ __all__ = ["Hiding", "create_run", "update_run"]
 
 #: what ``hide_inputs=`` / ``hide_outputs=`` may be: True hides all, a function rewrites
 Hiding = bool | Callable[[dict[str, Any]], dict[str, Any]] | None
+#: ``anonymizer=``: rewrites inputs, outputs, metadata and ``{"error": text}``
+Anonymizer = Callable[[dict[str, Any]], dict[str, Any]] | None
 
 # Run fields create_run takes as keywords (LangSmith's run body)
 _RUN_FIELDS = frozenset(
@@ -68,6 +72,8 @@ class _Client(Protocol):
     store: Store
     hide_inputs: Hiding
     hide_outputs: Hiding
+    hide_metadata: Hiding
+    anonymizer: Anonymizer
 
 
 def create_run(
@@ -87,13 +93,13 @@ def create_run(
     project = _tracing_project(
         client, project_name, kwargs.pop("session_name", None), kwargs.pop("session_id", None)
     )
-    fields = _run_fields(kwargs)
-    run = Run(name=name, run_type=run_type, inputs=_hidden(inputs, client.hide_inputs, "inputs"), **fields)
-    if run.outputs is not None:
-        run.outputs = _hidden(run.outputs, client.hide_outputs, "outputs")
+    if not isinstance(inputs, Mapping):
+        raise TypeError(f"inputs= must be a dict, got {type(inputs).__name__}")
+    run = Run(name=name, run_type=run_type, inputs=dict(inputs), **_run_fields(kwargs))
     if revision_id is not None:
         run.extra = {**run.extra, "metadata": {**run.metadata, "revision_id": revision_id}}
     run.attachments = _inline(run.attachments, dangerously_allow_filesystem)
+    _private(client, run)
     if run.trace_id is None and run.parent_run_id is None:
         run.trace_id = run.id  # a root run starts its trace
     elif run.trace_id is None:
@@ -138,19 +144,20 @@ def update_run(
         "start_time": start_time,
         "end_time": end_time,
         "error": error,
-        "inputs": None if inputs is None else _hidden(inputs, client.hide_inputs, "inputs"),
-        "outputs": None if outputs is None else _hidden(outputs, client.hide_outputs, "outputs"),
+        "inputs": inputs,
+        "outputs": outputs,
         "events": events,
-        "extra": None if extra is None else _merged_extra(current.extra, extra),
+        "extra": extra,
         "tags": tags,
         "attachments": _inline(attachments, dangerously_allow_filesystem),
         "reference_example_id": reference_example_id,
     }
-    checked = Run.model_validate(
-        {**current.model_dump(), **{k: v for k, v in given.items() if v is not None}}
-    )
-    changes = {k: getattr(checked, k) for k, v in given.items() if v is not None}
-    client.store.update_traced_run(wanted, changes)
+    present = {k: v for k, v in given.items() if v is not None}
+    patch = Run.model_validate({**current.model_dump(), "inputs": {}, "extra": {}, **present})
+    _private(client, patch)  # on what is given only: a hiding function never runs twice on a value
+    if extra is not None:
+        patch.extra = _merged_extra(current.extra, patch.extra)
+    client.store.update_traced_run(wanted, {k: getattr(patch, k) for k in present})
 
 
 def _tracing_project(
@@ -190,18 +197,42 @@ def _run_fields(kwargs: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def _hidden(values: Mapping[str, Any], hiding: Hiding, what: str) -> dict[str, Any]:
-    """The values as stored, copied now: all of them, none (``True``), or what the hiding
-    function returns (it must return a dict). What JSON cannot hold is kept as its repr."""
+def _hidden(values: Any, hiding: Hiding, anonymizer: Anonymizer, what: str) -> dict[str, Any]:
+    """The values as stored, copied now (what JSON cannot hold kept as its repr): none
+    (``hide_<what>=True``), the anonymizer's rewrite, the hiding function's, or all of
+    them, in LangSmith's order."""
     if not isinstance(values, Mapping):
         raise TypeError(f"{what}= must be a dict, got {type(values).__name__}")
     if hiding is True:
         return {}
-    kept = hiding(dict(values)) if callable(hiding) else dict(values)
+    copied: dict[str, Any] = codec.loads(codec.dumps(as_json(dict(values))))
+    rewrite = anonymizer or (hiding if callable(hiding) else None)
+    if rewrite is None:
+        return copied
+    kept = rewrite(copied)
     if not isinstance(kept, dict):
-        raise TypeError(f"Client(hide_{what}=...) must return a dict, got {type(kept).__name__}")
-    copied: dict[str, Any] = codec.loads(codec.dumps(kept))
-    return copied
+        option = "anonymizer" if anonymizer else f"hide_{what}"
+        raise TypeError(f"Client({option}=...) must return a dict, got {type(kept).__name__}")
+    return kept
+
+
+def _scrubbed_error(error: str | None, anonymizer: Anonymizer) -> str | None:
+    """An error text through the anonymizer (as ``{"error": text}``, LangSmith's way)."""
+    if anonymizer is None or error is None:
+        return error
+    scrubbed = anonymizer({"error": error})
+    return str(scrubbed["error"]) if isinstance(scrubbed, dict) and "error" in scrubbed else error
+
+
+def _private(client: _Client, run: Run) -> None:
+    """Apply the client's hiding options and anonymizer to a run about to be stored."""
+    run.inputs = _hidden(run.inputs, client.hide_inputs, client.anonymizer, "inputs")
+    if run.outputs is not None:
+        run.outputs = _hidden(run.outputs, client.hide_outputs, client.anonymizer, "outputs")
+    run.error = _scrubbed_error(run.error, client.anonymizer)
+    if "metadata" in run.extra:
+        metadata = _hidden(run.metadata, client.hide_metadata, client.anonymizer, "metadata")
+        run.extra = {**run.extra, "metadata": metadata}
 
 
 def _merged_extra(stored: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
