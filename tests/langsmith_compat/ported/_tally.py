@@ -26,6 +26,8 @@ FILES = {
     "python/tests/unit_tests/test_run_helpers.py": "test_run_helpers.py",
     "python/tests/unit_tests/test_expect.py": "test_expect.py",
     "python/tests/unit_tests/test_client.py": "test_client.py",
+    "python/tests/unit_tests/test_testing.py": "test_testing.py",
+    "python/tests/unit_tests/test_pytest_plugin.py": "test_pytest_plugin.py",
 }
 
 # Upstream tests in scope that another piece of work ports, by a pattern on their names.
@@ -79,6 +81,10 @@ NOT_APPLICABLE = [
         "LangSmith's trace retention and storage backends",
     ),
     (r"parse_token_or_url|shared_examples", "LangSmith's public and shared datasets"),
+    (
+        r"collection_groups|setup_outcome_replaces|table_counts",
+        "the rich results table of LangSmith's plugin (--langsmith-output)",
+    ),
     (r"prompt", "LangSmith's prompt hub"),
     (
         r"deprecation|get_run_url|get_url|read_thread|warn_about_list_runs|run_sharing|run_is_shared",
