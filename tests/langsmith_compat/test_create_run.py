@@ -195,3 +195,39 @@ def test_a_store_of_the_previous_schema_gets_the_table(tmp_path: Path) -> None:
     with sqlite3.connect(url) as conn:
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     assert version == str(SCHEMA_VERSION)
+
+
+def test_a_run_tree_with_a_client_is_stored_by_post_and_patch(any_client: Client) -> None:
+    """LangSmith's manual tracing: ``RunTree(client=...)``, ``post()`` when it starts,
+    ``end()`` and ``patch()`` when it ends; children made by ``create_child`` share the client."""
+    from assay.run_trees import RunTree
+
+    client = any_client
+    root = RunTree(
+        name="pipeline", run_type="chain", inputs={"q": "hi"}, client=client, session_name="manual"
+    )
+    root.post()
+    child = root.create_child("llm", "llm", inputs={"prompt": "hi"})
+    child.post()
+    child.end(outputs={"text": "hello"})
+    child.patch()
+    root.end(outputs={"answer": "hello"}, metadata={"v": 2})
+    root.patch()
+    late = root.create_child("never-posted", "tool", inputs={"x": 1})
+    late.end(outputs={"y": 2})
+    late.patch()  # a patch with no post stores the run whole, as LangSmith's server does
+    tree = client.read_run(root.id, load_child_runs=True)
+    assert (tree.outputs, tree.metadata, tree.end_time is not None) == ({"answer": "hello"}, {"v": 2}, True)
+    assert [(c.name, c.outputs) for c in tree.child_runs] == [
+        ("llm", {"text": "hello"}),
+        ("never-posted", {"y": 2}),
+    ]
+    assert {r.session_id for r in client.list_runs(project_name="manual")} == {
+        client.read_project(project_name="manual").id
+    }
+    whole = RunTree(name="batch", inputs={}, client=client, session_name="manual")
+    whole.create_child("step", "tool").end(outputs={"ok": True})
+    whole.end(outputs={})
+    whole.post(exclude_child_runs=False)
+    assert [c.name for c in client.read_run(whole.id, load_child_runs=True).child_runs] == ["step"]
+    RunTree(name="in-memory").post()  # no client: nothing to store, nothing raised
