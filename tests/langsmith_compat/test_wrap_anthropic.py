@@ -39,12 +39,18 @@ def server() -> Iterator[FakeAnthropicServer]:
         yield running
 
 
-def _client(server: FakeAnthropicServer) -> Anthropic:
-    return wrap_anthropic(Anthropic(base_url=server.base_url, api_key="sk-ant-test", max_retries=0))
+@pytest.fixture
+def model(server: FakeAnthropicServer) -> Iterator[Anthropic]:
+    """A wrapped client, closed after the test (an open socket left to the garbage
+    collector warns in whichever test runs then)."""
+    with Anthropic(base_url=server.base_url, api_key="sk-ant-test", max_retries=0) as client:
+        yield wrap_anthropic(client)
 
 
-def test_a_call_is_an_llm_run_with_messages_reply_and_usage(server: FakeAnthropicServer) -> None:
-    client = _client(server)
+def test_a_call_is_an_llm_run_with_messages_reply_and_usage(
+    model: Anthropic, server: FakeAnthropicServer
+) -> None:
+    client = model
     with trace("app") as root:
         reply = client.messages.create(
             model="claude-test",
@@ -71,8 +77,8 @@ def test_a_call_is_an_llm_run_with_messages_reply_and_usage(server: FakeAnthropi
     assert server.requests[0]["system"] == "be brief"  # what was sent is unchanged
 
 
-def test_a_tool_use_is_also_recorded_as_tool_calls(server: FakeAnthropicServer) -> None:
-    client = _client(server)
+def test_a_tool_use_is_also_recorded_as_tool_calls(model: Anthropic) -> None:
+    client = model
     with trace("app") as root:
         client.messages.create(
             model="m", max_tokens=64, messages=[{"role": "user", "content": "the weather?"}]
@@ -90,8 +96,8 @@ def test_a_tool_use_is_also_recorded_as_tool_calls(server: FakeAnthropicServer) 
     assert outputs["stop_reason"] == "tool_use"
 
 
-def test_a_streamed_call_is_recorded_as_it_is_read(server: FakeAnthropicServer) -> None:
-    client = _client(server)
+def test_a_streamed_call_is_recorded_as_it_is_read(model: Anthropic) -> None:
+    client = model
     with trace("app") as root:
         stream = client.messages.create(
             model="m",
@@ -109,8 +115,8 @@ def test_a_streamed_call_is_recorded_as_it_is_read(server: FakeAnthropicServer) 
     assert run.outputs["usage_metadata"] == {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5}
 
 
-def test_a_streamed_tool_use_is_put_together(server: FakeAnthropicServer) -> None:
-    client = _client(server)
+def test_a_streamed_tool_use_is_put_together(model: Anthropic) -> None:
+    client = model
     with trace("app") as root:
         list(
             client.messages.create(
@@ -125,8 +131,8 @@ def test_a_streamed_tool_use_is_put_together(server: FakeAnthropicServer) -> Non
     }
 
 
-def test_the_stream_helper_is_traced(server: FakeAnthropicServer) -> None:
-    client = _client(server)
+def test_the_stream_helper_is_traced(model: Anthropic) -> None:
+    client = model
     with trace("app") as root:
         with client.messages.stream(
             model="m", max_tokens=64, messages=[{"role": "user", "content": "helper text"}]
@@ -142,8 +148,8 @@ def test_the_stream_helper_is_traced(server: FakeAnthropicServer) -> None:
     assert run.end_time is not None
 
 
-def test_a_failed_call_is_a_run_with_its_error(server: FakeAnthropicServer) -> None:
-    client = _client(server)
+def test_a_failed_call_is_a_run_with_its_error(model: Anthropic) -> None:
+    client = model
     with trace("app") as root, pytest.raises(InternalServerError):
         client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "fail"}])
     [run] = root.child_runs
@@ -177,9 +183,8 @@ def test_the_async_client_and_its_stream_helper(server: FakeAnthropicServer) -> 
     assert texts == ["echo one", "echo two", "echo three"]
 
 
-def test_calls_in_an_experiment_are_stored_with_the_row(server: FakeAnthropicServer, tmp_path: Path) -> None:
+def test_calls_in_an_experiment_are_stored_with_the_row(model: Anthropic, tmp_path: Path) -> None:
     client = Client(str(tmp_path / "s.db"))
-    model = _client(server)
 
     def target(inputs: dict[str, Any]) -> dict[str, Any]:
         reply = model.messages.create(
@@ -195,8 +200,8 @@ def test_calls_in_an_experiment_are_stored_with_the_row(server: FakeAnthropicSer
     assert {r.parent_run_id for r in llm_runs} == {r.id for r in roots}
 
 
-def test_wrapping_twice_traces_once_and_something_else_is_refused(server: FakeAnthropicServer) -> None:
-    client = wrap_anthropic(_client(server))
+def test_wrapping_twice_traces_once_and_something_else_is_refused(model: Anthropic) -> None:
+    client = wrap_anthropic(model)
     with trace("app") as root:
         client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
     assert len(root.child_runs) == 1
