@@ -231,3 +231,29 @@ def test_a_run_tree_with_a_client_is_stored_by_post_and_patch(any_client: Client
     whole.post(exclude_child_runs=False)
     assert [c.name for c in client.read_run(whole.id, load_child_runs=True).child_runs] == ["step"]
     RunTree(name="in-memory").post()  # no client: nothing to store, nothing raised
+
+
+def test_trace_with_a_client_stores_its_tree_when_it_ends(any_client: Client) -> None:
+    from assay.run_helpers import trace, traceable
+
+    client = any_client
+
+    @traceable(run_type="tool")
+    def lookup(city: str) -> str:
+        return f"sunny in {city}"
+
+    with trace("app", inputs={"q": "weather"}, client=client, project_name="traced") as root:
+        lookup("Paris")
+        root.end(outputs={"answer": "sunny"})
+    with pytest.raises(ValueError), trace("failing", client=client, project_name="traced"):
+        raise ValueError("boom")
+    stored = client.read_run(root.id, load_child_runs=True)
+    assert stored.outputs == {"answer": "sunny"}
+    assert [(c.name, c.run_type, c.outputs) for c in stored.child_runs] == [
+        ("lookup", "tool", {"output": "sunny in Paris"})
+    ]
+    [failed] = [r for r in client.list_runs(project_name="traced", is_root=True) if r.name == "failing"]
+    assert failed.error == "ValueError: boom"
+    with trace("untraced-store"):  # no client: kept in memory only
+        pass
+    assert {r.name for r in client.list_runs(project_name="traced")} == {"app", "lookup", "failing"}
