@@ -207,3 +207,14 @@ def test_wrapping_twice_traces_once_and_something_else_is_refused(model: Anthrop
     assert len(root.child_runs) == 1
     with pytest.raises(TypeError, match="anthropic.Anthropic or AsyncAnthropic"):
         wrap_anthropic(object())
+
+
+def test_the_beta_messages_are_traced_too(model: Anthropic, server: FakeAnthropicServer) -> None:
+    with trace("app") as root:
+        reply = model.beta.messages.create(
+            model="m", max_tokens=8, messages=[{"role": "user", "content": "beta call"}]
+        )
+    assert reply.content[0].text == "echo call"
+    [run] = root.child_runs
+    assert (run.name, run.outputs["content"][0]["text"]) == ("ChatAnthropic", "echo call")
+    assert len(server.requests) == 1

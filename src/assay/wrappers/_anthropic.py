@@ -36,37 +36,48 @@ def wrap_anthropic(
     completions_name: str = "Anthropic",
 ) -> C:
     """Trace ``client.messages.create`` and ``client.messages.stream`` (sync or async
-    client); returns ``client``. ``tracing_extra`` may hold ``metadata`` and ``tags`` for
-    every run it records. (``completions_name``: LangSmith's legacy Text Completions,
-    which ``anthropic`` 1.x no longer has.)"""
+    client), and ``client.beta.messages.create`` where the SDK has it; returns ``client``.
+    ``tracing_extra`` may hold ``metadata`` and ``tags`` for every run it records.
+    (``completions_name``: LangSmith's legacy Text Completions, gone from ``anthropic`` 1.x.)"""
     messages = getattr(client, "messages", None)
-    create = getattr(messages, "create", None)
-    if create is None:
+    if getattr(messages, "create", None) is None:
         raise TypeError(
             f"wrap_anthropic() takes an anthropic.Anthropic or AsyncAnthropic client, got {type(client).__name__}"
         )
-    if getattr(create, "__assay_wrapped__", False):
+    if getattr(messages.create, "__assay_wrapped__", False):  # type: ignore[union-attr]
         return client  # wrapping twice would trace every call twice
     extra = dict(tracing_extra or {})
-    metadata = {"ls_provider": "anthropic", "ls_model_type": "chat", **(extra.get("metadata") or {})}
+    run = {
+        "name": chat_name,
+        "metadata": {"ls_provider": "anthropic", "ls_model_type": "chat", **(extra.get("metadata") or {})},
+        "tags": extra.get("tags"),
+    }
+    _trace_messages(messages, run)
+    beta = getattr(getattr(client, "beta", None), "messages", None)
+    if getattr(beta, "create", None) is not None:
+        _trace_messages(beta, run)
+    return client
+
+
+def _trace_messages(messages: Any, run: dict[str, Any]) -> None:
+    """Patch a messages resource's ``create`` (and ``stream``, where it has one) in place."""
+    create = messages.create
     asynchronous = inspect.iscoroutinefunction(create) or type(messages).__name__.startswith("Async")
     traced = traceable(
         run_type="llm",
-        name=chat_name,
-        metadata=metadata,
-        tags=extra.get("tags"),
+        name=run["name"],
+        metadata=run["metadata"],
+        tags=run["tags"],
         process_inputs=_given_arguments,
         process_outputs=_message_outputs,
         reduce_fn=_streamed_outputs,
     )(awaited(create) if asynchronous else create)
     patched = with_call_metadata(traced, _call_metadata, asynchronous=asynchronous)
     patched.__assay_wrapped__ = True  # type: ignore[attr-defined]
-    messages.create = patched  # type: ignore[union-attr]
+    messages.create = patched
     stream = getattr(messages, "stream", None)
     if stream is not None:
-        run = {"name": chat_name, "metadata": metadata, "tags": extra.get("tags")}
-        messages.stream = lambda **kwargs: _TracedStreamManager(stream, kwargs, run)  # type: ignore[union-attr]
-    return client
+        messages.stream = lambda **kwargs: _TracedStreamManager(stream, kwargs, run)
 
 
 def _call_metadata(kwargs: dict[str, Any]) -> dict[str, Any]:
