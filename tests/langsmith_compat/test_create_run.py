@@ -257,3 +257,22 @@ def test_trace_with_a_client_stores_its_tree_when_it_ends(any_client: Client) ->
     with trace("untraced-store"):  # no client: kept in memory only
         pass
     assert {r.name for r in client.list_runs(project_name="traced")} == {"app", "lookup", "failing"}
+
+
+def test_a_projects_runs_are_read_a_page_at_a_time(
+    any_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of two: runs sharing a start time (ties by id) and later ones, each once, in order."""
+    from assay.store.sqlite import _traced
+
+    monkeypatch.setattr(_traced, "TRACED_PAGE", 2)
+    client = any_client
+    ids = sorted(uuid.uuid4() for _ in range(5))
+    for run_id in ids:
+        client.create_run("tie", {}, "chain", id=run_id, project_name="paged", start_time=T0)
+    later = uuid.uuid4()
+    client.create_run(
+        "later", {}, "chain", id=later, project_name="paged", start_time=T0 + timedelta(seconds=1)
+    )
+    assert [r.id for r in client.list_runs(project_name="paged")] == [*ids, later]
+    assert [r.id for r in client.list_runs(project_name="paged", limit=3)] == ids[:3]

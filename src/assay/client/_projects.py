@@ -263,12 +263,12 @@ class ProjectsRunsFeedback:
         """Each project's runs: its rows' runs with their traced children, then the runs
         ``create_run`` stored there (flat, oldest first). A trace alone needs no project."""
         if project_id is None and project_name is None and trace_id is not None:
-            yield from self.store.list_traced_runs(trace_id=trace_id)
+            yield from self.store.iter_traced_runs(trace_id=trace_id)
             return
         for record in self._projects(project_id, project_name):
             for row in self.store.load_rows(record):
                 yield from _walk(row.run, record.id, row.run.id)
-            yield from self.store.list_traced_runs(record.id)
+            yield from self.store.iter_traced_runs(record.id)
 
     def read_run(self, run_id: ID, load_child_runs: bool = False, **ignored: Any) -> Run:
         wanted = as_uuid(run_id, "run_id")

@@ -379,6 +379,12 @@ class Store(abc.ABC):
         """An experiment's (or a trace's) traced runs, oldest first, each naming its parent."""
         raise NotImplementedError(f"{type(self).__name__} cannot read traced runs")
 
+    def iter_traced_runs(
+        self, experiment_id: uuid.UUID | None = None, trace_id: uuid.UUID | None = None
+    ) -> Iterator[Run]:
+        """``list_traced_runs`` read a page at a time."""
+        return iter(self.list_traced_runs(experiment_id, trace_id))
+
     # content-addressed cache
     @abc.abstractmethod
     def cache_get(self, namespace: str, key: str) -> bytes | None: ...

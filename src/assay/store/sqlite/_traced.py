@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
 from assay.schemas import Run
 from assay.store import _codec as codec
 from assay.store._json import dumps, loads
+
+TRACED_PAGE = 500
+"""Traced runs read at once when a project's runs are listed."""
 
 # Kept in their own columns (what the queries select on), not in the ``run`` JSON.
 _COLUMNS = ("id", "session_id", "trace_id", "parent_run_id", "start_time", "child_runs")
@@ -74,16 +78,38 @@ class SQLiteTracedRuns:
     ) -> list[Run]:
         """The traced runs of an experiment, or of a trace, oldest first (flat: each run
         names its parent)."""
+        return list(self.iter_traced_runs(experiment_id, trace_id))
+
+    def iter_traced_runs(
+        self, experiment_id: uuid.UUID | None = None, trace_id: uuid.UUID | None = None
+    ) -> Iterator[Run]:
+        """``list_traced_runs`` a page at a time (``TRACED_PAGE`` rows held at once), each
+        page the next range of the index after the last row read."""
         if trace_id is not None:
             where, param = "trace_id = ?", str(trace_id)
         elif experiment_id is not None:
             where, param = "experiment_id = ?", str(experiment_id)
         else:
             raise ValueError("list_traced_runs needs experiment_id or trace_id")
-        rows = self.conn.execute(
-            f"SELECT * FROM traced_runs WHERE {where} ORDER BY start_time, id", (param,)
-        ).fetchall()
-        return [_run_from(row) for row in rows]
+        after: tuple[str, str] | None = None
+        while True:
+            rows = self._traced_page(where, param, after)
+            yield from (_run_from(row) for row in rows)
+            if len(rows) < TRACED_PAGE:
+                return
+            after = (rows[-1]["start_time"], rows[-1]["id"])
+
+    def _traced_page(self, where: str, param: str, after: tuple[str, str] | None) -> list[Any]:
+        since, params = "", [param]
+        if after is not None:
+            since = " AND (start_time > ? OR (start_time = ? AND id > ?))"
+            params += [after[0], after[0], after[1]]
+        return list(
+            self.conn.execute(
+                f"SELECT * FROM traced_runs WHERE {where}{since} ORDER BY start_time, id LIMIT {TRACED_PAGE}",
+                params,
+            ).fetchall()
+        )
 
 
 def _sortable(moment: datetime) -> str:
