@@ -12,16 +12,19 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay.client._attachments import attachments_after
 from assay.client._projects import ID, as_uuid
 from assay.errors import NotFoundError
-from assay.schemas import Dataset, Example
+from assay.schemas import Dataset, Example, ExampleUpdate
 
 if TYPE_CHECKING:
     from assay.schemas import Dataset, Run
     from assay.store import Store
 
 SPLIT_KEY = "dataset_split"
-_UPDATE_FIELDS = frozenset({"id", "inputs", "outputs", "metadata", "split", "dataset_id", "attachments"})
+_UPDATE_FIELDS = frozenset(
+    {"id", "inputs", "outputs", "metadata", "split", "dataset_id", "attachments", "attachments_operations"}
+)
 
 
 class ExampleEdits:
@@ -72,21 +75,31 @@ class ExampleEdits:
         self,
         *,
         dataset_id: ID | None = None,
-        updates: Sequence[Mapping[str, Any]] | None = None,
+        updates: Sequence[Mapping[str, Any] | ExampleUpdate] | None = None,
         example_ids: Sequence[ID] | None = None,
         inputs: Sequence[dict[str, Any] | None] | None = None,
         outputs: Sequence[dict[str, Any] | None] | None = None,
         metadata: Sequence[dict[str, Any] | None] | None = None,
         splits: Sequence[str | list[str] | None] | None = None,
+        attachments: Sequence[dict[str, Any] | None] | None = None,
+        attachments_operations: Sequence[Any] | None = None,
         **ignored: Any,
     ) -> dict[str, Any]:
         """Edit several examples: ``updates=[{"id", "inputs", "outputs", "metadata",
-        "split"}]`` or parallel ``example_ids``/``inputs``/``outputs``/``metadata``/``splits``.
-        Every id is checked before anything changes. Returns ``{"message", "count"}``."""
-        changes = _updates(updates, example_ids, inputs, outputs, metadata, splits)
+        "split", "attachments", "attachments_operations"}]`` (or ``ExampleUpdate``s), or
+        parallel ``example_ids``/``inputs``/``outputs``/``metadata``/``splits``/
+        ``attachments``/``attachments_operations``. Files: ``attachments`` adds (or
+        replaces, by name); ``attachments_operations={"retain": [...], "rename": {old:
+        new}}`` keeps only those named. Every id is checked before anything changes.
+        Returns ``{"message", "count"}``."""
+        columns = {"inputs": inputs, "outputs": outputs, "metadata": metadata, "split": splits,
+                   "attachments": attachments, "attachments_operations": attachments_operations}  # fmt: skip
+        given = None if updates is None else [_update_fields(update) for update in updates]
+        changes = _updates(given, example_ids, columns)
         current = [self.read_example(change["id"]) for change in changes]
-        for example, change in zip(current, changes, strict=True):
-            self.store.update_example(_edited(example, change))
+        edited = [_edited(example, change) for example, change in zip(current, changes, strict=True)]
+        for example in edited:
+            self.store.update_example(example)
         return {"message": f"{len(changes)} examples updated", "count": len(changes)}
 
     def delete_examples(self, example_ids: Sequence[ID]) -> None:
@@ -227,13 +240,16 @@ def split_names(example: Example) -> list[str]:
     return [value] if isinstance(value, str) else [str(name) for name in value]
 
 
+def _update_fields(update: Mapping[str, Any] | ExampleUpdate) -> Mapping[str, Any]:
+    if isinstance(update, ExampleUpdate):
+        return {name: getattr(update, name) for name in update.model_fields_set}
+    return update
+
+
 def _updates(
     updates: Sequence[Mapping[str, Any]] | None,
     example_ids: Sequence[ID] | None,
-    inputs: Sequence[Any] | None,
-    outputs: Sequence[Any] | None,
-    metadata: Sequence[Any] | None,
-    splits: Sequence[Any] | None,
+    columns: dict[str, Sequence[Any] | None],
 ) -> list[dict[str, Any]]:
     if updates is not None:
         if example_ids is not None:
@@ -247,7 +263,6 @@ def _updates(
         return [dict(update) for update in updates]
     if example_ids is None:
         raise ValueError("update_examples needs updates=[...] or example_ids=[...]")
-    columns = {"inputs": inputs, "outputs": outputs, "metadata": metadata, "split": splits}
     for name, column in columns.items():
         if column is not None and len(column) != len(example_ids):
             raise ValueError(f"{name} has {len(column)} items but example_ids has {len(example_ids)}")
@@ -263,6 +278,9 @@ def _edited(example: Example, change: Mapping[str, Any]) -> Example:
     }
     if change.get("split") is not None:
         fields["metadata"] = {**(fields.get("metadata", example.metadata) or {}), SPLIT_KEY: change["split"]}
+    files = attachments_after(example, change.get("attachments"), change.get("attachments_operations"))
+    if files is not None:
+        fields["attachments"] = files
     return example.model_copy(update=fields)
 
 
