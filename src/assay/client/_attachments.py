@@ -10,9 +10,15 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
-from assay.client._projects import ID, as_uuid
+from assay.client._projects import ID
 from assay.errors import AttachmentError, ExampleInputError
-from assay.schemas import AttachmentsOperations, Example, ExampleCreate, ExampleUpdate, ExampleUpsertWithAttachments
+from assay.schemas import (
+    AttachmentsOperations,
+    Example,
+    ExampleCreate,
+    ExampleUpdate,
+    ExampleUpsertWithAttachments,
+)
 
 if TYPE_CHECKING:
     from assay.schemas import Dataset
@@ -102,7 +108,9 @@ def _operations(value: Any) -> AttachmentsOperations:
     if isinstance(value, Mapping):
         return AttachmentsOperations.model_validate(dict(value))
     # LangSmith's own AttachmentsOperations, or any object with its two fields
-    return AttachmentsOperations(rename=dict(getattr(value, "rename", {})), retain=list(getattr(value, "retain", [])))
+    return AttachmentsOperations(
+        rename=dict(getattr(value, "rename", {})), retain=list(getattr(value, "retain", []))
+    )
 
 
 def _upsert(item: ExampleCreate | Mapping[str, Any], index: int) -> ExampleUpsertWithAttachments:
@@ -113,7 +121,9 @@ def _upsert(item: ExampleCreate | Mapping[str, Any], index: int) -> ExampleUpser
             made = ExampleUpsertWithAttachments.model_validate(dict(item))
         except pydantic.ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise ExampleInputError(f"upserts[{index}] is not an example ({problems}); nothing was stored") from None
+            raise ExampleInputError(
+                f"upserts[{index}] is not an example ({problems}); nothing was stored"
+            ) from None
     else:
         raise ExampleInputError(
             f"upserts[{index}] is a {type(item).__name__}; give ExampleUpsertWithAttachments(dataset_id=..., "
@@ -127,7 +137,9 @@ def _id_of(item: ExampleCreate) -> uuid.UUID:
     return item.id
 
 
-def _by_dataset(items: Iterable[ExampleUpsertWithAttachments]) -> dict[uuid.UUID, list[ExampleUpsertWithAttachments]]:
+def _by_dataset(
+    items: Iterable[ExampleUpsertWithAttachments],
+) -> dict[uuid.UUID, list[ExampleUpsertWithAttachments]]:
     groups: dict[uuid.UUID, list[ExampleUpsertWithAttachments]] = {}
     for item in items:
         groups.setdefault(item.dataset_id, []).append(item)

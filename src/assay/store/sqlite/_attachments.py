@@ -91,9 +91,7 @@ def has_any(conn: Any, dataset_id: str) -> bool:
     return found is not None
 
 
-def attachments_by_pk(
-    conn: Any, pks: Iterable[int], load: Loader
-) -> dict[int, dict[str, StoredAttachment]]:
+def attachments_by_pk(conn: Any, pks: Iterable[int], load: Loader) -> dict[int, dict[str, StoredAttachment]]:
     """The files of the example versions ``pks``, by version and name (in name order)."""
     found: dict[int, dict[str, StoredAttachment]] = {}
     wanted = list(pks)
