@@ -98,8 +98,12 @@ def test_update_examples_renames_retains_and_adds(client: Client) -> None:
     assert contents(client.read_example(second)) == {"c": b"C", "d": b"D"}
     client.update_examples(example_ids=[second], attachments_operations=[{"retain": ["d"]}])
     assert contents(client.read_example(second)) == {"d": b"D"}
-    with pytest.raises(AttachmentError, match=r"name \['gone'\], which it does not have \(its attachments: \['d'\]\)"):
-        client.update_examples(example_ids=[first, second], attachments_operations=[None, {"retain": ["gone"]}])
+    with pytest.raises(
+        AttachmentError, match=r"name \['gone'\], which it does not have \(its attachments: \['d'\]\)"
+    ):
+        client.update_examples(
+            example_ids=[first, second], attachments_operations=[None, {"retain": ["gone"]}]
+        )
     assert contents(client.read_example(first)) == {"renamed": b"A"}  # checked before any change
 
 
@@ -107,7 +111,9 @@ def test_evaluate_hands_stored_files_whole_to_the_target_and_each_evaluator(clie
     client.create_dataset("files")
     client.create_examples(
         dataset_name="files",
-        examples=[{"inputs": {"q": i}, "attachments": {"f": ("text/plain", f"file {i}".encode())}} for i in range(3)],
+        examples=[
+            {"inputs": {"q": i}, "attachments": {"f": ("text/plain", f"file {i}".encode())}} for i in range(3)
+        ],
     )
     read: list[bytes] = []
 
@@ -139,7 +145,11 @@ def test_inline_readers_are_read_whole_by_the_target_and_then_each_evaluator(cli
     def evaluator(outputs: dict, attachments: dict) -> bool:
         return outputs["n"] == len(attachments["f"]["reader"].read()) == 5
 
-    [row] = list(evaluate(target, data=[example], evaluators=[evaluator, evaluator], client=client, upload_results=False))
+    [row] = list(
+        evaluate(
+            target, data=[example], evaluators=[evaluator, evaluator], client=client, upload_results=False
+        )
+    )
     assert row["run"].outputs == {"n": 5}
     assert [r.score for r in row["evaluation_results"]["results"]] == [True, True]
 

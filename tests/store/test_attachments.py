@@ -17,7 +17,6 @@ import pytest
 from assay import Client
 from assay.errors import AttachmentError, NotFoundError
 from assay.schemas import Attachment, Example
-from assay.store import open_store
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.attachments import StoredAttachment
 from assay.store.postgres import postgres_migrations
@@ -45,7 +44,9 @@ def files_of(example: Example) -> dict[str, tuple[str, bytes]]:
     return {name: (a["mime_type"], a["reader"].read()) for name, a in (example.attachments or {}).items()}
 
 
-def test_the_same_content_is_stored_once_and_read_back_by_each_example(client: Client, store_url: str) -> None:
+def test_the_same_content_is_stored_once_and_read_back_by_each_example(
+    client: Client, store_url: str
+) -> None:
     client.create_dataset("a")
     client.create_dataset("b")
     client.create_examples(
@@ -55,7 +56,9 @@ def test_the_same_content_is_stored_once_and_read_back_by_each_example(client: C
             {"inputs": {"i": 1}, "attachments": {"same": Attachment("image/png", PNG)}},
         ],
     )
-    client.create_example({"i": 2}, dataset_name="b", attachments={"copy": {"mime_type": "image/png", "data": PNG}})
+    client.create_example(
+        {"i": 2}, dataset_name="b", attachments={"copy": {"mime_type": "image/png", "data": PNG}}
+    )
     assert raw(store_url, "SELECT COUNT(*) FROM blobs") == [(2,)]  # PNG once, "hi" once
     assert raw(store_url, "SELECT COUNT(*) FROM example_attachments") == [(4,)]
     first, second = client.list_examples(dataset_name="a")
@@ -91,7 +94,10 @@ def test_each_version_reads_the_files_it_had(client: Client) -> None:
     )
     edited_inputs = client.update_example(example_id, inputs={"i": 1})  # files kept as they are
     dropped = client.update_example(example_id, attachments_operations={"retain": []})
-    seen = {v: files_of(client.list_examples(dataset_name="a", as_of=v)[0]) for v in (first, renamed, edited_inputs, dropped)}
+    seen = {
+        v: files_of(client.list_examples(dataset_name="a", as_of=v)[0])
+        for v in (first, renamed, edited_inputs, dropped)
+    }
     assert seen == {
         first: {"f": ("text/plain", b"v1")},
         renamed: {"g": ("text/plain", b"v1"), "h": ("text/plain", b"v2")},
@@ -107,7 +113,9 @@ def test_each_version_reads_the_files_it_had(client: Client) -> None:
 def test_deleting_the_last_dataset_holding_a_blob_deletes_it(client: Client, store_url: str) -> None:
     for name in ("a", "b"):
         client.create_dataset(name)
-    client.create_example({"i": 0}, dataset_name="a", attachments={"shared": ("image/png", PNG), "own": ("text/plain", b"a")})
+    client.create_example(
+        {"i": 0}, dataset_name="a", attachments={"shared": ("image/png", PNG), "own": ("text/plain", b"a")}
+    )
     client.create_example({"i": 0}, dataset_name="b", attachments={"shared": ("image/png", PNG)})
     [example] = client.list_examples(dataset_name="a")
     client.delete_example(example.id)  # still in the dataset's earlier version: kept
@@ -130,18 +138,35 @@ def test_over_the_limit_is_refused_naming_example_name_size_and_setting(
         client.create_examples(
             dataset_name="a",
             examples=[
-                {"inputs": {"i": 0}, "id": "00000000-0000-4000-8000-000000000001", "attachments": {"ok": ("text/plain", b"x")}},
-                {"inputs": {"i": 1}, "id": "00000000-0000-4000-8000-000000000002", "attachments": {"big.png": ("image/png", PNG)}},
+                {
+                    "inputs": {"i": 0},
+                    "id": "00000000-0000-4000-8000-000000000001",
+                    "attachments": {"ok": ("text/plain", b"x")},
+                },
+                {
+                    "inputs": {"i": 1},
+                    "id": "00000000-0000-4000-8000-000000000002",
+                    "attachments": {"big.png": ("image/png", PNG)},
+                },
             ],
         )
     message = str(refused.value)
-    for part in ("00000000-0000-4000-8000-000000000002", "'big.png'", "1,032 bytes", "1,000 bytes", "ASSAY_MAX_ATTACHMENT_BYTES", "nothing was stored"):
+    for part in (
+        "00000000-0000-4000-8000-000000000002",
+        "'big.png'",
+        "1,032 bytes",
+        "1,000 bytes",
+        "ASSAY_MAX_ATTACHMENT_BYTES",
+        "nothing was stored",
+    ):
         assert part in message
     assert client.list_examples(dataset_name="a") == []  # one transaction: the first is not kept
     assert raw(store_url, "SELECT COUNT(*) FROM blobs") == [(0,)]
 
 
-def test_a_file_over_the_limit_is_refused_before_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_over_the_limit_is_refused_before_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ASSAY_MAX_ATTACHMENT_BYTES", "10")
     big = tmp_path / "big.bin"
     with big.open("wb") as handle:  # sparse: 10 GB that a read would have to hold
@@ -149,7 +174,9 @@ def test_a_file_over_the_limit_is_refused_before_it_is_read(tmp_path: Path, monk
     client = Client("sqlite://")
     client.create_dataset("a")
     with pytest.raises(AttachmentError, match=r"'f' is 10,737,418,240 bytes"):
-        client.create_example({"i": 0}, dataset_name="a", attachments={"f": ("application/octet-stream", big)})
+        client.create_example(
+            {"i": 0}, dataset_name="a", attachments={"f": ("application/octet-stream", big)}
+        )
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from assay.ui.annotate.routes import annotator_of_request, form_context
 from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
 from assay.ui.models import CompareShow
 from assay.ui.params import PagingParams, RowCursorParam, RowFilterParams, VersionParam, blank_is_none
+from assay.ui.reading.files import listed_files
 from assay.ui.reading.row import reference_diff, target_traceback
 from assay.ui.trend.series import trends
 
@@ -98,6 +99,7 @@ def row_page(request: Request, experiment: ExperimentParam, run_id: str, db: Dat
         datasets=datasets,
         target_traceback=target_traceback(db, row.run_id),
         reference_diff=reference_diff(row),
+        files=listed_files(db, row.experiment.dataset_id, row.example_id, row.experiment.dataset_version),
         nav="experiments",
     )
 
