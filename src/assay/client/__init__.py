@@ -7,7 +7,6 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from assay.client._attachments import MultipartExamples, attachments_after
 from assay.client._example_edits import ExampleEdits, filtered, page, version_of
 from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._files import TableUploads
@@ -53,7 +52,7 @@ class LocalStoreWarning(UserWarning):
     """LangSmith server options were given; assay stores everything locally instead."""
 
 
-class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits, MultipartExamples):
+class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
     """Datasets, examples and experiments in the embedded store.
 
     ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.
@@ -273,9 +272,10 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits, MultipartExamples
             for k, v in (("inputs", inputs), ("outputs", outputs), ("metadata", metadata))
             if v is not None
         }
-        files = attachments_after(current, attachments, attachments_operations)
-        if files is not None:
-            changes["attachments"] = files
+        if attachments is not None or attachments_operations is not None:
+            from assay.client._attachments import attachments_after
+
+            changes["attachments"] = attachments_after(current, attachments, attachments_operations)
         return self.store.update_example(current.model_copy(update=changes))
 
     def delete_example(self, example_id: uuid.UUID | str) -> int:

@@ -9,83 +9,45 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
-from assay.client._projects import ID
+from assay.client._examples import UpsertExamplesResponse, example_stream
 from assay.errors import AttachmentError, ExampleInputError
 from assay.schemas import (
     AttachmentsOperations,
     Example,
     ExampleCreate,
-    ExampleUpdate,
     ExampleUpsertWithAttachments,
 )
 
 if TYPE_CHECKING:
-    from assay.schemas import Dataset
-    from assay.store import Store
+    from assay.client._example_edits import ExampleEdits
 
-__all__ = ["MultipartExamples", "attachments_after"]
-
-
-class MultipartExamples:
-    """Mixed into ``Client`` (whose ``read_dataset`` and ``update_examples`` these use)."""
-
-    store: Store
-
-    if TYPE_CHECKING:
-
-        def read_dataset(self, *, dataset_name: str | None = None, dataset_id: Any = None) -> Dataset: ...
-
-        def update_examples(self, **kwargs: Any) -> dict[str, Any]: ...
-
-    def upsert_examples_multipart(
-        self, *, upserts: Sequence[ExampleCreate | Mapping[str, Any]] | None = None,
-        dangerously_allow_filesystem: bool = False,
-    ) -> UpsertExamplesResponse:  # fmt: skip
-        """Add each example to its ``dataset_id``, or, when its id is stored already,
-        make the stored example what is given (inputs, outputs, metadata and files, in a
-        new dataset version). Files may be paths: the store is on this machine."""
-        items = [_upsert(item, index) for index, item in enumerate(upserts or ())]
-        ids: list[str] = []
-        for dataset_id, group in _by_dataset(items).items():
-            self.read_dataset(dataset_id=dataset_id)
-            stored = {_id_of(item) for item in group if self.store.get_example(_id_of(item)) is not None}
-            for item in group:
-                if _id_of(item) in stored:
-                    self.store.update_example(_replacement(dataset_id, item))
-            new = [item for item in group if _id_of(item) not in stored]
-            created = IdsOf(example_stream(dataset_id, {}, new))
-            self.store.add_examples(dataset_id, created)
-            ids += [str(_id_of(item)) for item in group]
-        return UpsertExamplesResponse(example_ids=ids, count=len(ids), as_of=None)
-
-    def upload_examples_multipart(
-        self, *, dataset_id: ID, uploads: Sequence[ExampleCreate | Mapping[str, Any]] | None = None,
-        dangerously_allow_filesystem: bool = False,
-    ) -> UpsertExamplesResponse:  # fmt: skip
-        """LangSmith's older name of ``create_examples(dataset_id=, examples=)``."""
-        dataset = self.read_dataset(dataset_id=dataset_id)
-        created = IdsOf(example_stream(dataset.id, {}, list(uploads or ())))
-        version = self.store.add_examples(dataset.id, created)
-        count = len(created.ids)
-        return UpsertExamplesResponse(example_ids=created.ids, count=count, as_of=version if count else None)
-
-    def update_examples_multipart(
-        self, *, dataset_id: ID, updates: Sequence[ExampleUpdate | Mapping[str, Any]] | None = None,
-        dangerously_allow_filesystem: bool = False,
-    ) -> dict[str, Any]:  # fmt: skip
-        """LangSmith's older name of ``update_examples(dataset_id=, updates=)``."""
-        return self.update_examples(dataset_id=dataset_id, updates=list(updates or ()))
+__all__ = ["attachments_after", "upsert_examples"]
 
 
-def attachments_after(
-    example: Example, added: Mapping[str, Any] | None, operations: Any
-) -> dict[str, Any] | None:
+def upsert_examples(
+    client: ExampleEdits, upserts: Sequence[ExampleCreate | Mapping[str, Any]]
+) -> UpsertExamplesResponse:
+    """``Client.upsert_examples_multipart``: add each example to its ``dataset_id``, or,
+    when its id is stored already, make the stored example what is given."""
+    store = client.store
+    items = [_upsert(item, index) for index, item in enumerate(upserts)]
+    ids: list[str] = []
+    for dataset_id, group in _by_dataset(items).items():
+        client.read_dataset(dataset_id=dataset_id)
+        stored = {_id_of(item) for item in group if store.get_example(_id_of(item)) is not None}
+        for item in group:
+            if _id_of(item) in stored:
+                store.update_example(_replacement(dataset_id, item))
+        new = [item for item in group if _id_of(item) not in stored]
+        store.add_examples(dataset_id, example_stream(dataset_id, {}, new))
+        ids += [str(_id_of(item)) for item in group]
+    return UpsertExamplesResponse(example_ids=ids, count=len(ids), as_of=None)
+
+
+def attachments_after(example: Example, added: Mapping[str, Any] | None, operations: Any) -> dict[str, Any]:
     """The files an edited example keeps: with ``operations``, those it retains and those
     it renames (any other is dropped); without, all it had. ``added`` files join them,
-    replacing any of the same name. None: no change asked for."""
-    if added is None and operations is None:
-        return None
+    replacing any of the same name."""
     stored = dict(example.attachments or {})
     if operations is None:
         kept = stored

@@ -12,10 +12,10 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from assay.client._attachments import attachments_after
+from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._projects import ID, as_uuid
 from assay.errors import NotFoundError
-from assay.schemas import Dataset, Example, ExampleUpdate
+from assay.schemas import Dataset, Example, ExampleCreate, ExampleUpdate
 
 if TYPE_CHECKING:
     from assay.schemas import Dataset, Run
@@ -101,6 +101,36 @@ class ExampleEdits:
         for example in edited:
             self.store.update_example(example)
         return {"message": f"{len(changes)} examples updated", "count": len(changes)}
+
+    def upsert_examples_multipart(
+        self, *, upserts: Sequence[ExampleCreate | Mapping[str, Any]] | None = None,
+        dangerously_allow_filesystem: bool = False,
+    ) -> UpsertExamplesResponse:  # fmt: skip
+        """Add each example (``ExampleUpsertWithAttachments``) to its ``dataset_id``, or,
+        when its id is stored already, make the stored example what is given (inputs,
+        outputs, metadata and files) in a new dataset version. Paths are read: the store
+        is on this machine."""
+        from assay.client._attachments import upsert_examples
+
+        return upsert_examples(self, list(upserts or ()))
+
+    def upload_examples_multipart(
+        self, *, dataset_id: ID, uploads: Sequence[ExampleCreate | Mapping[str, Any]] | None = None,
+        dangerously_allow_filesystem: bool = False,
+    ) -> UpsertExamplesResponse:  # fmt: skip
+        """LangSmith's older name of ``create_examples(dataset_id=, examples=)``."""
+        dataset = self.read_dataset(dataset_id=dataset_id)
+        created = IdsOf(example_stream(dataset.id, {}, list(uploads or ())))
+        version = self.store.add_examples(dataset.id, created)
+        count = len(created.ids)
+        return UpsertExamplesResponse(example_ids=created.ids, count=count, as_of=version if count else None)
+
+    def update_examples_multipart(
+        self, *, dataset_id: ID, updates: Sequence[ExampleUpdate | Mapping[str, Any]] | None = None,
+        dangerously_allow_filesystem: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
+        """LangSmith's older name of ``update_examples(dataset_id=, updates=)``."""
+        return self.update_examples(dataset_id=dataset_id, updates=list(updates or ()))
 
     def delete_examples(self, example_ids: Sequence[ID]) -> None:
         """Delete several examples (each id is checked first: an unknown one deletes none)."""
@@ -278,9 +308,12 @@ def _edited(example: Example, change: Mapping[str, Any]) -> Example:
     }
     if change.get("split") is not None:
         fields["metadata"] = {**(fields.get("metadata", example.metadata) or {}), SPLIT_KEY: change["split"]}
-    files = attachments_after(example, change.get("attachments"), change.get("attachments_operations"))
-    if files is not None:
-        fields["attachments"] = files
+    if change.get("attachments") is not None or change.get("attachments_operations") is not None:
+        from assay.client._attachments import attachments_after
+
+        fields["attachments"] = attachments_after(
+            example, change.get("attachments"), change.get("attachments_operations")
+        )
     return example.model_copy(update=fields)
 
 
