@@ -133,6 +133,21 @@ def test_evaluate_hands_stored_files_whole_to_the_target_and_each_evaluator(clie
     assert sorted(read) == [b"file 0", b"file 1", b"file 2"]
 
 
+def test_rescoring_an_experiment_reads_the_files_of_the_version_it_ran_on(client: Client) -> None:
+    client.create_dataset("files")
+    [example_id] = client.create_examples(
+        dataset_name="files", examples=[{"inputs": {"q": 0}, "attachments": {"f": ("text/plain", b"then")}}]
+    )["example_ids"]
+    first = evaluate(lambda inputs: {"ok": True}, data="files", client=client)
+    client.update_example(example_id, attachments={"f": ("text/plain", b"now")})
+
+    def reads(attachments: dict) -> dict:
+        return {"key": "text", "value": attachments["f"]["reader"].read().decode()}
+
+    [row] = list(evaluate(first.experiment_name, evaluators=[reads], client=client))
+    assert [r.value for r in row["evaluation_results"]["results"] if r.key == "text"] == ["then"]
+
+
 def test_inline_readers_are_read_whole_by_the_target_and_then_each_evaluator(client: Client) -> None:
     """LangSmith gives an evaluator the bytes the target read already; assay gave b""."""
     example = Example(

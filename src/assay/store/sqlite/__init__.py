@@ -550,7 +550,9 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         limit: int | None = None,
     ) -> list[ExperimentRow]:
         if limit is not None:
-            return rows.load_rows(self.conn, experiment, after, offset, limit)
+            return self._rows_with_files(
+                experiment, rows.load_rows(self.conn, experiment, after, offset, limit)
+            )
         with self.snapshot():  # everything: page by page, all from one state of the file
             loaded: list[ExperimentRow] = []
             page = rows.load_rows(self.conn, experiment, after, offset, _PAGE)
@@ -558,7 +560,21 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 loaded += page
                 last = page[-1]
                 page = rows.load_rows(self.conn, experiment, (last.position, last.repetition), 0, _PAGE)
+            return self._rows_with_files(experiment, loaded)
+
+    def _rows_with_files(
+        self, experiment: ExperimentRecord, loaded: list[ExperimentRow]
+    ) -> list[ExperimentRow]:
+        """Each row's example with the files it had in the version the experiment ran on."""
+        dataset = None if experiment.dataset_id is None else str(experiment.dataset_id)
+        if not loaded or dataset is None or not attachments.has_any(self.conn, dataset):
             return loaded
+        ids = sorted({str(row.example.id) for row in loaded})
+        alive = rows.examples_alive(experiment.dataset_version)
+        files = attachments.attachments_of_ids(self.conn, dataset, alive, ids, self.read_attachment)
+        for row in loaded:
+            row.example.attachments = files.get(str(row.example.id), row.example.attachments)
+        return loaded
 
     def load_row_values(
         self,

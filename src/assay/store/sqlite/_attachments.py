@@ -14,6 +14,7 @@ from assay.store.attachments import AttachmentData, StoredAttachment, given_atta
 __all__ = [
     "Loader",
     "attachments_by_pk",
+    "attachments_of_ids",
     "attachments_of_positions",
     "blob",
     "blobs_of_dataset",
@@ -126,6 +127,28 @@ def attachments_of_positions(
         found.setdefault(example_id, {})[name] = StoredAttachment(
             mime_type, size, sha256, _loader(load, sha256)
         )
+    return found
+
+
+def attachments_of_ids(
+    conn: Any, dataset_id: str, alive: tuple[str, tuple[Any, ...]], ids: Sequence[str], load: Loader
+) -> dict[str, dict[str, StoredAttachment]]:
+    """The files of the examples ``ids`` alive at a version, by example id."""
+    condition, params = alive
+    found: dict[str, dict[str, StoredAttachment]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ", ".join("?" * len(chunk))
+        rows = conn.execute(
+            "SELECT e.id, a.name, a.mime_type, a.sha256, a.size FROM example_attachments a "
+            "JOIN examples e ON e.pk = a.example_pk "
+            f"WHERE e.dataset_id = ? AND e.id IN ({marks}) AND {condition} ORDER BY e.id, a.name",
+            (dataset_id, *chunk, *params),
+        ).fetchall()
+        for example_id, name, mime_type, sha256, size in rows:
+            found.setdefault(example_id, {})[name] = StoredAttachment(
+                mime_type, size, sha256, _loader(load, sha256)
+            )
     return found
 
 
