@@ -5,6 +5,7 @@ collected when the last dataset holding them is deleted, refused over the size l
 from __future__ import annotations
 
 import hashlib
+import io
 import pickle
 import sqlite3
 import sys
@@ -230,3 +231,25 @@ def test_a_store_made_before_attachments_takes_them_after_its_migration(
     finally:
         client.close()
     assert raw(url, "SELECT value FROM meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+
+
+def test_an_attachment_read_back_is_stored_again_from_its_reader_or_by_reference(
+    client: Client, store_url: str
+) -> None:
+    """Copying examples between datasets (or stores) carries their files; a reader given
+    half-read is stored whole."""
+    client.create_dataset("a")
+    client.create_dataset("b")
+    reader = io.BytesIO(b"whole file")
+    reader.read(5)
+    client.create_example(
+        {"i": 0}, dataset_name="a", attachments={"r": {"mime_type": "text/plain", "reader": reader}}
+    )
+    client.create_examples(dataset_name="b", examples=client.list_examples(dataset_name="a"))
+    elsewhere = Client("sqlite://")
+    elsewhere.create_dataset("c")
+    elsewhere.create_examples(dataset_name="c", examples=client.list_examples(dataset_name="a"))
+    for target, name in ((client, "b"), (elsewhere, "c")):
+        [copied] = target.list_examples(dataset_name=name)
+        assert files_of(copied) == {"r": ("text/plain", b"whole file")}
+    assert raw(store_url, "SELECT COUNT(*) FROM blobs") == [(1,)]

@@ -39,7 +39,8 @@ def upsert_examples(
             if _id_of(item) in stored:
                 store.update_example(_replacement(dataset_id, item))
         new = [item for item in group if _id_of(item) not in stored]
-        store.add_examples(dataset_id, example_stream(dataset_id, {}, new))
+        if new:
+            store.add_examples(dataset_id, example_stream(dataset_id, {}, new))
         ids += [str(_id_of(item)) for item in group]
     return UpsertExamplesResponse(example_ids=ids, count=len(ids), as_of=None)
 
