@@ -186,6 +186,7 @@ def test_a_file_over_the_limit_is_refused_before_it_is_read(
         ("text", r"is a str; give \(mime_type, bytes\)"),
         (("text/plain", "text, not bytes"), "its data is text; give bytes"),
         (("", b"x"), "MIME type must be text"),
+        (("x" * 300, b"x"), "at most 255 characters"),
         (("text/plain", Path("/no/such/file")), "cannot read /no/such/file"),
     ],
 )
@@ -194,6 +195,15 @@ def test_what_is_not_a_file_is_refused_saying_what_to_give(value: Any, message: 
     client.create_dataset("a")
     with pytest.raises(AttachmentError, match=message):
         client.create_example({"i": 0}, dataset_name="a", attachments={"f": value})
+
+
+@pytest.mark.parametrize("name", ["", "line\nbreak", "n" * 256])
+def test_a_name_must_be_a_short_label(name: str) -> None:
+    client = Client("sqlite://")
+    client.create_dataset("a")
+    with pytest.raises(AttachmentError, match="name"):
+        client.create_example({"i": 0}, dataset_name="a", attachments={name: ("text/plain", b"x")})
+    assert client.list_examples(dataset_name="a") == []
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])

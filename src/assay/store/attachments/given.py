@@ -30,6 +30,7 @@ __all__ = [
 MAX_BYTES_SETTING = "ASSAY_MAX_ATTACHMENT_BYTES"
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 _FALLBACK_TYPE = "application/octet-stream"
+_LONGEST_TEXT = 255  # a name or a MIME type: a label, not a place to keep data
 
 
 def max_attachment_bytes() -> int:
@@ -80,6 +81,9 @@ def given_attachments(attachments: Mapping[str, Any] | None, example: str) -> di
         where = f"example {example} attachment {name!r}"
         if not isinstance(name, str) or not name.strip() or any(ord(ch) < 32 for ch in name):
             raise AttachmentError(f"{where}: a name must be non-empty text without control characters")
+        if len(name) > _LONGEST_TEXT:
+            raise AttachmentError(f"example {example}: an attachment's name has {len(name)} characters; "
+                                  f"give one of at most {_LONGEST_TEXT}")  # fmt: skip
         made[name] = value if isinstance(value, StoredAttachment) else _data(value, where, limit)
         _check_size(made[name].size, where, limit)
     return made
@@ -87,8 +91,11 @@ def given_attachments(attachments: Mapping[str, Any] | None, example: str) -> di
 
 def _data(value: Any, where: str, limit: int) -> AttachmentData:
     mime_type, content = _parts(value, where)
-    if not isinstance(mime_type, str) or not mime_type.strip():
-        raise AttachmentError(f"{where}: its MIME type must be text such as 'image/png', got {mime_type!r}")
+    if not isinstance(mime_type, str) or not mime_type.strip() or len(mime_type) > _LONGEST_TEXT:
+        shown = repr(mime_type)[:80]
+        raise AttachmentError(
+            f"{where}: its MIME type must be text such as 'image/png' (at most {_LONGEST_TEXT} characters), got {shown}"
+        )
     return AttachmentData(mime_type.strip(), _bytes(content, where, limit))
 
 
