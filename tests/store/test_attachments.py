@@ -106,6 +106,7 @@ def test_each_version_reads_the_files_it_had(client: Client) -> None:
         dropped: {},
     }
     assert client.read_example(example_id).attachments is None
+    assert files_of(client.read_example(example_id, as_of=renamed)) == seen[renamed]
     dataset = client.read_dataset(dataset_name="a")
     as_iterated = [files_of(e) for e in client.store.iter_examples(dataset.id, version=renamed)]
     assert as_iterated == [seen[renamed]]

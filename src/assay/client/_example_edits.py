@@ -65,11 +65,25 @@ class ExampleEdits:
         self.store.set_metadata_field("datasets", dataset.id, VERSION_TAGS, tags)
 
     def read_example(self, example_id: ID, *, as_of: Any = None) -> Example:
-        """One example as it is now (``as_of`` versions: see ``list_examples``)."""
-        found = self.store.get_example(as_uuid(example_id, "example_id"))
+        """One example as it is now, or as it was in the version ``as_of`` names (see
+        ``list_examples``), its files included."""
+        wanted = as_uuid(example_id, "example_id")
+        found = self.store.get_example(wanted)
         if found is None:
             raise NotFoundError(f"no example with id {example_id} in {self.store.url}")
-        return found
+        if as_of is None or as_of == "latest":
+            return found
+        assert found.dataset_id is not None
+        dataset = self.read_dataset(dataset_id=found.dataset_id)
+        version = version_of(dataset, as_of)
+        then = next(
+            (e for e in self.store.iter_examples(dataset.id, version=version) if e.id == wanted), None
+        )
+        if then is None:
+            raise NotFoundError(
+                f"example {example_id} is not in version {version} of dataset {dataset.name!r}"
+            )
+        return then
 
     def update_examples(
         self,
