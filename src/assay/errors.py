@@ -16,6 +16,7 @@ signature is still a ``TypeError``, a missing extra an ``ImportError``):
     ├── DataError (ValueError)                 ``data=`` cannot be read
     ├── ExampleInputError (ValueError)         an item of ``create_examples`` is not an example
     ├── AttachmentError (ValueError)           an example's attachment is unreadable or too large
+    │   └── AttachmentTooLargeError            over ``ASSAY_MAX_ATTACHMENT_BYTES``
     ├── ExperimentError (ValueError)           bad experiment name, or a resume that cannot be
     ├── ShardError (ValueError)                a shard that does not exist or fit the experiment's split
     ├── LeaseHeldError (RuntimeError)          another live process runs that shard (or experiment)
@@ -143,6 +144,10 @@ class ExampleInputError(AssayError, ValueError):
 class AttachmentError(AssayError, ValueError):
     """An example's attachment cannot be stored (not a file's bytes, unreadable, or over
     ``ASSAY_MAX_ATTACHMENT_BYTES``); nothing was stored."""
+
+
+class AttachmentTooLargeError(AttachmentError):
+    """An attachment is larger than ``ASSAY_MAX_ATTACHMENT_BYTES``; nothing was stored."""
 
 
 class ExperimentError(AssayError, ValueError):
@@ -444,6 +449,7 @@ __all__ = [
     "AlreadyExistsError",
     "AssayError",
     "AttachmentError",
+    "AttachmentTooLargeError",
     "CalibrationError",
     "CheckerProgramError",
     "CsrfRefusedError",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from assay import Client, evaluate
-from assay.errors import AttachmentError, ExampleInputError
+from assay.errors import AttachmentError, DataError, ExampleInputError
 from assay.schemas import Attachment, Example, ExampleUpdate, ExampleUpsertWithAttachments
 
 HERE = Path(__file__).parent
@@ -167,6 +167,46 @@ def test_inline_readers_are_read_whole_by_the_target_and_then_each_evaluator(cli
     )
     assert row["run"].outputs == {"n": 5}
     assert [r.score for r in row["evaluation_results"]["results"]] == [True, True]
+
+
+def test_inline_files_are_stored_with_the_data_and_name_it(client: Client) -> None:
+    """Files given with ``data=[...]`` are stored with its dataset (a rescore reads them);
+    other files make other data; what is not a file still reaches the run, unstored."""
+
+    def size(inputs: dict, attachments: dict) -> dict:
+        return {"kinds": sorted(type(value).__name__ for value in attachments.values())}
+
+    made = {
+        content: evaluate(
+            size, data=[Example(inputs={"q": 1}, attachments={"f": ("text/plain", content)})], client=client
+        )
+        for content in (b"one", b"two")
+    }
+    assert len(client.list_datasets()) == 2  # same inputs, other files: other data
+    for content, results in made.items():
+        record = client.store.get_experiment(name=results.experiment_name)
+        assert record is not None
+        [row] = client.store.load_rows(record)
+        assert row.example.attachments["f"]["reader"].read() == content
+        assert results[0]["run"].outputs == {"kinds": ["tuple"]}  # the run got them as given
+
+    results = evaluate(size, data=[Example(inputs={"q": 2}, attachments={"obj": object()})], client=client)
+    assert results[0]["run"].outputs == {"kinds": ["object"]}
+    record = client.store.get_experiment(name=results.experiment_name)
+    assert record is not None
+    assert client.store.load_rows(record)[0].example.attachments is None
+
+
+def test_an_inline_file_over_the_limit_is_refused_before_any_row(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSAY_MAX_ATTACHMENT_BYTES", "4")
+    data = [Example(inputs={"q": 1}, attachments={"scan.png": ("image/png", b"12345")})]
+    with pytest.raises(
+        DataError, match=r"data\[0\] attachment 'scan.png' is 5 bytes.*ASSAY_MAX_ATTACHMENT_BYTES"
+    ):
+        evaluate(lambda inputs: {}, data=data, client=client)
+    assert client.store.list_experiments() == [] and client.list_datasets() == []
 
 
 def swapped(source: str) -> str:

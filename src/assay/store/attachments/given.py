@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.errors import AttachmentError
+from assay.errors import AttachmentError, AttachmentTooLargeError
 from assay.store.attachments.stored import StoredAttachment
 
 __all__ = [
@@ -146,7 +146,7 @@ def _file(path: Path, where: str, limit: int) -> bytes:
 
 def _check_size(size: int, where: str, limit: int) -> None:
     if size > limit:
-        raise AttachmentError(
+        raise AttachmentTooLargeError(
             f"{where} is {size:,} bytes, over the limit of {limit:,} bytes; to store it, set "
             f"{MAX_BYTES_SETTING} to a larger number of bytes (nothing was stored)"
         )
