@@ -125,6 +125,8 @@ def _bytes(content: Any, where: str, limit: int) -> bytes:
         if callable(seek):
             seek(0)
         data = read(limit + 1)
+        if callable(seek):
+            seek(0)  # left at its start for whoever reads it next
         if isinstance(data, (bytes, bytearray)):
             return bytes(data)
     if isinstance(content, str):
