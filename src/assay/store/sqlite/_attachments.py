@@ -3,6 +3,7 @@ backends: a blob per content, linked to example versions by their row's ``pk``."
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -95,6 +96,7 @@ def has_any(conn: Any, dataset_id: str) -> bool:
 def attachments_by_pk(conn: Any, pks: Iterable[int], load: Loader) -> dict[int, dict[str, StoredAttachment]]:
     """The files of the example versions ``pks``, by version and name (in name order)."""
     found: dict[int, dict[str, StoredAttachment]] = {}
+    made = _Shared(load)
     wanted = list(pks)
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
@@ -105,7 +107,7 @@ def attachments_by_pk(conn: Any, pks: Iterable[int], load: Loader) -> dict[int, 
             chunk,
         ).fetchall()
         for pk, name, mime_type, sha256, size in rows:
-            found.setdefault(pk, {})[name] = StoredAttachment(mime_type, size, sha256, _loader(load, sha256))
+            found.setdefault(pk, {})[name] = made(mime_type, size, sha256)
     return found
 
 
@@ -123,10 +125,9 @@ def attachments_of_positions(
         (dataset_id, first, last, *params),
     ).fetchall()
     found: dict[str, dict[str, StoredAttachment]] = {}
+    made = _Shared(load)
     for example_id, name, mime_type, sha256, size in rows:
-        found.setdefault(example_id, {})[name] = StoredAttachment(
-            mime_type, size, sha256, _loader(load, sha256)
-        )
+        found.setdefault(example_id, {})[name] = made(mime_type, size, sha256)
     return found
 
 
@@ -136,6 +137,7 @@ def attachments_of_ids(
     """The files of the examples ``ids`` alive at a version, by example id."""
     condition, params = alive
     found: dict[str, dict[str, StoredAttachment]] = {}
+    made = _Shared(load)
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
         marks = ", ".join("?" * len(chunk))
@@ -146,9 +148,7 @@ def attachments_of_ids(
             (dataset_id, *chunk, *params),
         ).fetchall()
         for example_id, name, mime_type, sha256, size in rows:
-            found.setdefault(example_id, {})[name] = StoredAttachment(
-                mime_type, size, sha256, _loader(load, sha256)
-            )
+            found.setdefault(example_id, {})[name] = made(mime_type, size, sha256)
     return found
 
 
@@ -161,5 +161,19 @@ def blob(conn: Any, sha256: str) -> bytes:
     return bytes(row[0])
 
 
-def _loader(load: Loader, sha256: str) -> Callable[[], bytes]:
-    return lambda: load(sha256)
+class _Shared:
+    """One ``StoredAttachment`` per content and type within a read: examples that share
+    a file share its bytes, read from the store once."""
+
+    def __init__(self, load: Loader) -> None:
+        self._load = load
+        self._made: dict[tuple[str, str], StoredAttachment] = {}
+
+    def __call__(self, mime_type: str, size: int, sha256: str) -> StoredAttachment:
+        key = (sha256, mime_type)
+        found = self._made.get(key)
+        if found is None:
+            found = self._made[key] = StoredAttachment(
+                mime_type, size, sha256, functools.partial(self._load, sha256)
+            )
+        return found
