@@ -88,6 +88,10 @@ def test_the_row_page_lists_the_files_of_the_version_it_ran_on(stored: Stored, w
     assert "text/html" in section and "image/svg+xml" in section
     assert html.escape(ODD_NAME) in section and ODD_NAME not in page.text  # escaped, never raw
     assert "version=1" in section  # links name the version the experiment ran on
+    then = web.get(f"/datasets/{stored.dataset_id}?version=1").text
+    now = web.get(f"/datasets/{stored.dataset_id}").text
+    assert ">page.html</a>" in then and ">photo.png</a>" in then and html.escape(ODD_NAME) in then
+    assert ">page.html</a>" not in now and ">photo.png</a>" in now  # each version's own files
     edit = web.get(f"/datasets/{stored.dataset_id}/examples/{stored.example_id}/edit")
     listed = edit.text[edit.text.index('id="attachments"') :]
     assert ">photo.png</a>" in listed and "page.html" not in listed  # now: only the file kept

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from assay.store.read.attachments import files_by_example
 from assay.ui import queries
 from assay.ui.annotate.attach import with_human_cells, with_human_metrics
 from assay.ui.annotate.judged import judge_panel
@@ -146,4 +147,6 @@ def dataset_page(
         db, dataset, version=version, q=blank_is_none(q), page=paging.page, per_page=paging.per_page
     )
     series = trends(db, dataset.id)
-    return render(request, "dataset.html", data=examples, trends=series, nav="datasets")
+    shown = [example.id for example in examples.examples]
+    files = files_by_example(db, dataset.id, examples.version, shown)
+    return render(request, "dataset.html", data=examples, trends=series, files=files, nav="datasets")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from assay.store.read.database import ReadOnlyDatabase
 
-__all__ = ["StoredFile", "file_bytes", "files_of"]
+__all__ = ["StoredFile", "file_bytes", "files_by_example", "files_of"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,26 @@ def files_of(db: ReadOnlyDatabase, dataset_id: str, example_id: str, version: in
         (dataset_id, example_id, *params),
     )
     return [StoredFile(row[0], row[1], int(row[2])) for row in rows]
+
+
+def files_by_example(
+    db: ReadOnlyDatabase, dataset_id: str, version: int | None, example_ids: list[str]
+) -> dict[str, list[StoredFile]]:
+    """The files of a page of examples at ``version`` (None: now), by example id."""
+    if not example_ids:
+        return {}
+    alive, params = _at(version)
+    marks = ", ".join("?" * len(example_ids))
+    rows = db.query(
+        "SELECT e.id, a.name, a.mime_type, a.size FROM example_attachments a "
+        "JOIN examples e ON e.pk = a.example_pk "
+        f"WHERE e.dataset_id = ? AND e.id IN ({marks}) AND {alive} ORDER BY e.id, a.name",
+        (dataset_id, *example_ids, *params),
+    )
+    found: dict[str, list[StoredFile]] = {}
+    for row in rows:
+        found.setdefault(row[0], []).append(StoredFile(row[1], row[2], int(row[3])))
+    return found
 
 
 def file_bytes(
