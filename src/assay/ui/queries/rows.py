@@ -17,6 +17,7 @@ from typing import Any
 from assay._metric import MetricInfo
 from assay.store.read import ranked
 from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.kept import kept_count, signature
 from assay.store.read.pairing import METRIC_INFO_SQL, decode_metric_info
 from assay.store.read.walk import Cursor, Ranking, count_ranked, encode_cursor, page_entries
 from assay.ui.errors import BadRequest, NotFound
@@ -40,7 +41,6 @@ from assay.ui.queries._sql import (
 )
 from assay.ui.queries.experiments import metric_keys
 from assay.ui.queries.failing import FAILED, FLAGGED, Failing, count_failing, failing
-from assay.ui.queries.kept import kept_count, signature
 from assay.ui.queries.search import search_clause
 from assay.ui.queries.trace import run_tree
 

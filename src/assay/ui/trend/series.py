@@ -9,11 +9,11 @@ from functools import partial
 from typing import Any
 
 from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.kept import kept_value, signatures
 from assay.ui.errors import BadRequest
 from assay.ui.models import ExperimentSummary
 from assay.ui.queries import find_experiment, metric_stats
 from assay.ui.queries.compare import check_comparable, paired_statistics
-from assay.ui.queries.kept import kept_value, signatures
 
 __all__ = ["MAX_TREND", "Point", "Series", "trends"]
 
