@@ -16,6 +16,7 @@ __all__ = [
     "has_feedback",
     "queue_run_ids",
     "queue_standing",
+    "run_feedback",
     "stored_metadata",
 ]
 
@@ -31,7 +32,7 @@ class FeedbackRecord:
     comment: str | None
     correction: str | None
     feedback_source: str | None
-    created_at: str | None
+    created_at: str
 
 
 def has_feedback(db: ReadOnlyDatabase) -> bool:
@@ -55,6 +56,18 @@ def feedback_records(
         "SELECT run_id, key, score, value, comment, correction, feedback_source, created_at "
         f"FROM feedback WHERE {where} ORDER BY created_at, id",
         params,
+    )
+    return records(FeedbackRecord, rows)
+
+
+def run_feedback(db: ReadOnlyDatabase, run_id: str) -> list[FeedbackRecord]:
+    """Feedback on one run, oldest first (none in a store made before feedback existed)."""
+    if not has_feedback(db):
+        return []
+    rows = db.query(
+        "SELECT run_id, key, score, value, comment, correction, feedback_source, created_at "
+        "FROM feedback WHERE run_id = ? ORDER BY created_at",
+        (run_id,),
     )
     return records(FeedbackRecord, rows)
 

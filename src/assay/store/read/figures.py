@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from assay._metric import Direction
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.sql import in_list, records
 
@@ -47,7 +48,7 @@ class MetricFigures:
     ci_method: str | None
     min: float | None
     max: float | None
-    direction: str
+    direction: Direction
     score_range: str | None
     binary: int
     histogram: str | None
