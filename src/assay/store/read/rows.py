@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from assay.store.read import ranked
+from assay.store.read import ranked, stored_counts
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.failing import FAILED, FLAGGED, Failing, count_failing, failing
 from assay.store.read.kept import kept_count, signature
@@ -203,12 +203,15 @@ class _Counting:
         spec, where, params = self.spec, self.where, self.params
         if spec is not None and not query.q and not _has_bounds(query):  # failing rows alone
             return kept_count(
-                db,
-                experiment_id,
-                ("failing", where, *params),
-                lambda: count_failing(db, experiment_id, self.experiment.keys, spec),
+                db, experiment_id, ("failing", where, *params), lambda: self._failing_count(spec)
             )
         return kept_count(db, experiment_id, (where, *params), lambda: _count(db, where, params))
+
+    def _failing_count(self, spec: Failing) -> int:
+        """From the stored metric columns where they answer it, else the index ranges."""
+        db, experiment_id, keys = self.db, self.experiment.id, self.experiment.keys
+        stored = stored_counts.count_failing(db, experiment_id, keys, spec.tests)
+        return stored if stored is not None else count_failing(db, experiment_id, keys, spec)
 
     def counts(self, ranking: Ranking) -> Callable[[], tuple[int, int]] | None:
         """The entries of an unfiltered walk and how many rank, for a finished experiment
