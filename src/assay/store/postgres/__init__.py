@@ -27,11 +27,12 @@ from assay.schemas import Dataset
 from assay.store._codec import encode_row, run_id_of
 from assay.store._json import dumps, loads
 from assay.store._masking import masked
-from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+from assay.store._schema import MIGRATIONS, POSTGRES_ROW_REFERENCES, SCHEMA_VERSION
 from assay.store.base import BatchWriter, Store
 from assay.store.fence import Fence
 from assay.store.postgres._conn import PGConnection, connect
 from assay.store.postgres._dialect import COMPAT_SQL, ddl
+from assay.store.postgres._integrity import ROW_REFERENCES_SQL
 from assay.store.postgres._reconnect import RETRIED, _Unreachable, is_lost, reconnect_seconds, with_reconnect
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 from assay.store.sqlite import SQLiteStore
@@ -59,6 +60,9 @@ def postgres_migrations() -> list[str]:
     """The SQLite migrations in PostgreSQL's types, one for one (so versions agree)."""
     scripts = []
     for index, script in enumerate(MIGRATIONS):
+        if script == POSTGRES_ROW_REFERENCES:
+            scripts.append(ROW_REFERENCES_SQL)
+            continue
         for old, new in _REWRITES.items():
             script = script.replace(old, new)
         scripts.append((COMPAT_SQL if index == 0 else "") + ddl(script))
