@@ -144,13 +144,16 @@ def test_a_reference_cannot_be_changed_to_dangle(url: str, change: str) -> None:
     assert _count(url, "SELECT COUNT(*) FROM runs WHERE id = %s AND experiment_id = %s", (f"old-{E1}", E1)) == 1
 
 
-def _waiting_for_a_lock(url: str, pid: int) -> None:
-    """Returns once backend ``pid`` waits for a lock (polled: no clock bounds the wait)."""
+def _waits_for_a_lock(url: str, pid: int, thread: threading.Thread) -> bool:
+    """Whether backend ``pid`` comes to wait for a lock before ``thread`` (its client) ends
+    (polled: no clock bounds the wait)."""
     with psycopg.connect(url, autocommit=True) as conn:
-        while not conn.execute(
-            "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = %s", (pid,)
-        ).fetchone()[0]:  # type: ignore[index]
+        while thread.is_alive():
+            state = conn.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (pid,))
+            if state.fetchone() == ("Lock",):
+                return True
             conn.execute("SELECT pg_sleep(0.01)")
+    return False
 
 
 def test_an_experiment_deleted_during_a_batch_waits_for_it_and_takes_its_rows(url: str) -> None:
@@ -159,9 +162,10 @@ def test_an_experiment_deleted_during_a_batch_waits_for_it_and_takes_its_rows(ur
         _copy(writer, "results", "experiment_id, run_id, key", [(E1, "w", "k")])
         deleting = threading.Thread(target=deleter.execute, args=("DELETE FROM experiments WHERE id = %s", (E1,)))
         deleting.start()
-        _waiting_for_a_lock(url, deleter.info.backend_pid)  # the batch's lock holds the delete back
+        held_back = _waits_for_a_lock(url, deleter.info.backend_pid, deleting)  # by the batch's lock
         writer.commit()
         deleting.join()
+    assert held_back
     assert _count(url, "SELECT COUNT(*) FROM runs WHERE experiment_id = %s", (E1,)) == 0
     assert _count(url, "SELECT COUNT(*) FROM results WHERE experiment_id = %s", (E1,)) == 0
 
@@ -179,9 +183,10 @@ def test_a_batch_after_an_uncommitted_delete_of_its_experiment_fails_once_it_com
 
         writing = threading.Thread(target=write)
         writing.start()
-        _waiting_for_a_lock(url, writer.info.backend_pid)
+        held_back = _waits_for_a_lock(url, writer.info.backend_pid, writing)
         deleter.commit()
         writing.join()
+    assert held_back
     assert len(failure) == 1 and isinstance(failure[0], psycopg.errors.ForeignKeyViolation)
     assert _count(url, "SELECT COUNT(*) FROM runs WHERE experiment_id = %s", (E1,)) == 0
 
