@@ -14,8 +14,10 @@ import pytest
 
 from assay import Client
 from assay.schemas import EvaluationResult, Example, Run
+from assay.errors import LeaseFencedError
 from assay.store import open_store
-from assay.store.records import ExperimentRecord, ExperimentRow
+from assay.store.fence import Fence
+from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 
 # What COPY's text format gives a meaning to: tab, newline, carriage return, backslash,
 # its NULL marker and end-of-data line; and text beyond ASCII.
@@ -63,6 +65,44 @@ def test_a_batch_is_one_copy_per_table_not_a_statement_per_row(postgres_store_ur
     assert sent.count("Bind") + sent.count("Query") < 20, sent[:40]
     assert sent.count("CopyData") >= 2 and sent.count("CopyDone") == 2
     assert store.conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 400
+    store.close()
+
+
+def test_a_batch_behind_its_lease_with_figures_waits_for_the_server_six_times(postgres_store_url: str) -> None:
+    """BEGIN and the fence in one pipeline, each COPY's start and end, then the
+    invalidations, the figures and COMMIT in one pipeline (a statement at a time: 11)."""
+    store = open_store(postgres_store_url)
+    record, prepared = _batch(store, 50)
+    token = uuid.uuid4().hex
+    store.take_lease(record.id, 0, 1, host="here", pid=1, token=token, ttl=600)
+    stats = ExperimentStats(rows=50, run_errors=25)
+    conn = store.conn.raw  # type: ignore[attr-defined]
+    with tempfile.TemporaryDirectory() as folder:
+        trace = Path(folder) / "trace"
+        with trace.open("w") as out:
+            conn.pgconn.trace(out.fileno())
+            conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+            store.write_batch(record.id, prepared, stats, Fence(record.id, 0, token))
+            conn.pgconn.untrace()
+        sent = _frontend_messages(trace)
+    # what the client then waits on: a pipeline's Sync, a simple Query (COPY's start), CopyDone
+    assert sent.count("Sync") + sent.count("Query") + sent.count("CopyDone") == 6, sent
+    assert store.count_rows(record.id) == 50 and store.load_stats(record.id).rows == 50  # type: ignore[union-attr]
+    store.close()
+
+
+def test_a_batch_whose_lease_was_taken_over_sends_no_row_and_leaves_the_connection_usable(
+    postgres_store_url: str,
+) -> None:
+    store = open_store(postgres_store_url)
+    record, prepared = _batch(store, 20)
+    store.take_lease(record.id, 0, 1, host="here", pid=1, token="mine", ttl=600)
+    store.take_lease(record.id, 0, 1, host="there", pid=2, token="theirs", ttl=600, stale_token="mine")
+    with pytest.raises(LeaseFencedError):
+        store.write_batch(record.id, prepared, None, Fence(record.id, 0, "mine"))
+    assert store.count_rows(record.id) == 0
+    store.write_batch(record.id, prepared, None, Fence(record.id, 0, "theirs"))  # the same connection
+    assert store.count_rows(record.id) == 20
     store.close()
 
 

@@ -30,6 +30,7 @@ from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, POSTGRES_ROW_REFERENCES, SCHEMA_VERSION
 from assay.store.base import BatchWriter, Store
 from assay.store.fence import Fence
+from assay.store.postgres._batch import write_batch as pipelined_write_batch
 from assay.store.postgres._conn import PGConnection, connect
 from assay.store.postgres._dialect import COMPAT_SQL, ddl
 from assay.store.postgres._integrity import ROW_REFERENCES_SQL
@@ -134,11 +135,11 @@ class PostgresStore(SQLiteStore):
         stats: ExperimentStats | None,
         fence: Fence | None = None,
     ) -> None:
-        """Run again on a lost connection, unless the batch's first row is there: its
-        commit landed before the connection went."""
+        """In six round trips (``_batch``). Run again on a lost connection, unless the
+        batch's first row is there: its commit landed before the connection went."""
         first = run_id_of(prepared[0]) if prepared else None
         self._again(
-            lambda: SQLiteStore.write_batch(self, experiment_id, prepared, stats, fence),
+            lambda: pipelined_write_batch(self.conn, experiment_id, prepared, stats, fence),
             landed=(lambda: SQLiteStore.has_run(self, first)) if first is not None else None,
         )
 
