@@ -44,7 +44,9 @@ def rows_of(n: int, folder: str) -> list[ExperimentRow]:
     client = Client(f"sqlite:///{folder}/rows.db")
     client.create_dataset("bench")
     client.create_examples(
-        inputs=[{"x": i} for i in range(n)], outputs=[{"answer": 2 * i} for i in range(n)], dataset_name="bench"
+        inputs=[{"x": i} for i in range(n)],
+        outputs=[{"answer": 2 * i} for i in range(n)],
+        dataset_name="bench",
     )
     results = evaluate(target, data="bench", evaluators=[doubled, positive], client=client, progress=False)
     store = client.store
@@ -62,11 +64,17 @@ def evaluate_round(n: int, url: str, postmaster: int) -> dict[str, Any]:
     client = Client(url)
     client.create_dataset("bench")
     client.create_examples(
-        inputs=[{"x": i} for i in range(n)], outputs=[{"answer": 2 * i} for i in range(n)], dataset_name="bench"
+        inputs=[{"x": i} for i in range(n)],
+        outputs=[{"answer": 2 * i} for i in range(n)],
+        dataset_name="bench",
     )
     with psycopg.connect(url, autocommit=True) as admin:
         admin.execute("SELECT pg_stat_statements_reset()")
-    server_before, wall_before, cpu_before = server_cpu_seconds(postmaster), time.perf_counter(), time.process_time()
+    server_before, wall_before, cpu_before = (
+        server_cpu_seconds(postmaster),
+        time.perf_counter(),
+        time.process_time(),
+    )
     evaluate(
         target, data="bench", evaluators=[doubled, positive], summary_evaluators=[accuracy],
         client=client, progress=False,
@@ -114,7 +122,11 @@ def one_round(rows: list[ExperimentRow], url: str, postmaster: int, batch: int) 
     started_cpu = time.thread_time()
     prepared = [store.prepare_row(record.id, row) for row in rows]
     prepare_cpu = time.thread_time() - started_cpu
-    server_before, wall_before, cpu_before = server_cpu_seconds(postmaster), time.perf_counter(), time.thread_time()
+    server_before, wall_before, cpu_before = (
+        server_cpu_seconds(postmaster),
+        time.perf_counter(),
+        time.thread_time(),
+    )
     for start in range(0, len(prepared), batch):
         store.write_batch(record.id, prepared[start : start + batch], None, fence)
     wall, write_cpu = time.perf_counter() - wall_before, time.thread_time() - cpu_before
@@ -122,13 +134,21 @@ def one_round(rows: list[ExperimentRow], url: str, postmaster: int, batch: int) 
     statements = _statements(url)
     assert store.count_rows(record.id) == len(rows)
     store.close()
-    return {"prepare": prepare_cpu, "write": write_cpu, "server": server, "wall": wall, "statements": statements}
+    return {
+        "prepare": prepare_cpu,
+        "write": write_cpu,
+        "server": server,
+        "wall": wall,
+        "statements": statements,
+    }
 
 
 @contextmanager
 def profiled_server() -> Iterator[tuple[str, int]]:
     """A private server (as the tests start one) that loads ``pg_stat_statements``."""
-    spec = importlib.util.spec_from_file_location("assay_bench_postgres", HERE.parent / "tests" / "_postgres.py")
+    spec = importlib.util.spec_from_file_location(
+        "assay_bench_postgres", HERE.parent / "tests" / "_postgres.py"
+    )
     assert spec is not None and spec.loader is not None
     helper = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = helper
@@ -173,7 +193,9 @@ def main() -> None:
                 f"{sum(s[1] for s in got['statements'] if s[0]):,}"
             )
             for toplevel, calls, count, ms, query in got["statements"][:12]:
-                print(f"  {'top ' if toplevel else 'nest'} {calls:>7,} calls {count:>8,} rows {ms:8.1f} ms  {query}")
+                print(
+                    f"  {'top ' if toplevel else 'nest'} {calls:>7,} calls {count:>8,} rows {ms:8.1f} ms  {query}"
+                )
 
 
 if __name__ == "__main__":

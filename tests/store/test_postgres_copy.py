@@ -13,8 +13,8 @@ import psycopg
 import pytest
 
 from assay import Client
-from assay.schemas import EvaluationResult, Example, Run
 from assay.errors import LeaseFencedError
+from assay.schemas import EvaluationResult, Example, Run
 from assay.store import open_store
 from assay.store.fence import Fence
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
@@ -68,7 +68,9 @@ def test_a_batch_is_one_copy_per_table_not_a_statement_per_row(postgres_store_ur
     store.close()
 
 
-def test_a_batch_behind_its_lease_with_figures_waits_for_the_server_six_times(postgres_store_url: str) -> None:
+def test_a_batch_behind_its_lease_with_figures_waits_for_the_server_six_times(
+    postgres_store_url: str,
+) -> None:
     """BEGIN and the fence in one pipeline, each COPY's start and end, then the
     invalidations, the figures and COMMIT in one pipeline (a statement at a time: 11)."""
     store = open_store(postgres_store_url)

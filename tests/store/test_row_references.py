@@ -84,7 +84,11 @@ def test_the_migration_replaced_the_foreign_keys_when_it_ran(url: str) -> None:
 @pytest.mark.parametrize(
     ("table", "columns", "row"),
     [
-        ("runs", "id, experiment_id, example_id, repetition, position", ("r", "no-such-experiment", "x", 0, 0)),
+        (
+            "runs",
+            "id, experiment_id, example_id, repetition, position",
+            ("r", "no-such-experiment", "x", 0, 0),
+        ),
         ("results", "experiment_id, run_id, key", (E1, "no-such-run", "k")),
         ("results", "experiment_id, run_id, key", ("no-such-experiment", f"old-{E1}", "k")),
     ],
@@ -141,7 +145,9 @@ def test_deleting_a_run_deletes_its_results(url: str) -> None:
 def test_a_reference_cannot_be_changed_to_dangle(url: str, change: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn, pytest.raises(psycopg.errors.ForeignKeyViolation):
         conn.execute(change)
-    assert _count(url, "SELECT COUNT(*) FROM runs WHERE id = %s AND experiment_id = %s", (f"old-{E1}", E1)) == 1
+    assert (
+        _count(url, "SELECT COUNT(*) FROM runs WHERE id = %s AND experiment_id = %s", (f"old-{E1}", E1)) == 1
+    )
 
 
 def _waits_for_a_lock(url: str, pid: int, thread: threading.Thread) -> bool:
@@ -160,7 +166,9 @@ def test_an_experiment_deleted_during_a_batch_waits_for_it_and_takes_its_rows(ur
     with psycopg.connect(url) as writer, psycopg.connect(url, autocommit=True) as deleter:
         _copy(writer, "runs", "id, experiment_id, example_id, repetition, position", [("w", E1, "w", 0, 1)])
         _copy(writer, "results", "experiment_id, run_id, key", [(E1, "w", "k")])
-        deleting = threading.Thread(target=deleter.execute, args=("DELETE FROM experiments WHERE id = %s", (E1,)))
+        deleting = threading.Thread(
+            target=deleter.execute, args=("DELETE FROM experiments WHERE id = %s", (E1,))
+        )
         deleting.start()
         held_back = _waits_for_a_lock(url, deleter.info.backend_pid, deleting)  # by the batch's lock
         writer.commit()
@@ -177,7 +185,12 @@ def test_a_batch_after_an_uncommitted_delete_of_its_experiment_fails_once_it_com
 
         def write() -> None:
             try:
-                _copy(writer, "runs", "id, experiment_id, example_id, repetition, position", [("w", E1, "w", 0, 1)])
+                _copy(
+                    writer,
+                    "runs",
+                    "id, experiment_id, example_id, repetition, position",
+                    [("w", E1, "w", 0, 1)],
+                )
             except BaseException as exc:  # noqa: BLE001 - the test reads it
                 failure.append(exc)
 
@@ -189,4 +202,3 @@ def test_a_batch_after_an_uncommitted_delete_of_its_experiment_fails_once_it_com
     assert held_back
     assert len(failure) == 1 and isinstance(failure[0], psycopg.errors.ForeignKeyViolation)
     assert _count(url, "SELECT COUNT(*) FROM runs WHERE experiment_id = %s", (E1,)) == 0
-
