@@ -126,6 +126,19 @@ def test_copied_rows_read_back_as_sqlite_stores_them(postgres_store_url: str, tm
     assert on_postgres[0][3] == ODD and on_postgres[0][5][0] == (ODD, True, ODD, None)
 
 
+def test_a_nul_anywhere_in_a_batch_is_stored_as_postgresql_text_can_hold_it(postgres_store_url: str) -> None:
+    """Most batches go to COPY as encoded; one holding a NUL (which PostgreSQL text cannot
+    hold) has it written as the two characters ``\\0``, wherever it is."""
+    store = open_store(postgres_store_url)
+    record, prepared = _batch(store, 4)
+    run, results = prepared[3]
+    prepared[3] = (run[:9] + ("late\x00error",) + run[10:], [results[0][:6] + ("a\x00b",) + results[0][7:]])
+    store.write_batch(record.id, prepared, None)
+    last = store.load_rows(record)[3]
+    assert last.run.error == "late\\0error" and last.results[0].comment == "a\\0b"
+    store.close()
+
+
 def test_a_batch_with_a_duplicate_run_stores_none_of_its_rows(postgres_store_url: str) -> None:
     store = open_store(postgres_store_url)
     record, prepared = _batch(store, 10)

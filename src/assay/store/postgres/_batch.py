@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from assay.store import _codec as codec
 from assay.store import _columns as columns
@@ -37,7 +37,7 @@ def write_batch(
     fence: Fence | None,
 ) -> None:
     """Every row of ``prepared`` stored, with ``stats``, or none (an exception says why)."""
-    raw = conn.raw
+    raw, sqlite_like = conn.raw, cast(Any, conn)  # the row functions take a sqlite3-like one
     touched = [str(experiment_id)]
     try:
         with raw.pipeline():
@@ -45,12 +45,12 @@ def write_batch(
             held = conn.execute(fences.FENCE_SQL, fence.params) if fence is not None else None
         if fence is not None and held is not None and held.fetchone() is None:
             raise fences.LeaseFencedError(fences.refused_message(fence.params))
-        rows.insert_encoded(conn, [codec.encoded(item) for item in prepared])
+        rows.insert_encoded(sqlite_like, [codec.encoded(item) for item in prepared])
         with raw.pipeline():
             columns.invalidate(conn, touched)
             text_index.invalidate(conn, touched)
             if stats is not None:
-                rows.write_stats(conn, experiment_id, stats)
+                rows.write_stats(sqlite_like, experiment_id, stats)
             raw.execute("COMMIT")
     except BaseException:
         _roll_back(raw)
