@@ -33,6 +33,7 @@ from assay.store.base import BatchWriter, Store
 from assay.store.fence import Fence
 from assay.store.postgres._batch import write_batch as pipelined_write_batch
 from assay.store.postgres._conn import PGConnection, connect
+from assay.store.postgres._copy_text import copy_ready
 from assay.store.postgres._dialect import COMPAT_SQL, ddl
 from assay.store.postgres._integrity import ROW_REFERENCES_SQL
 from assay.store.postgres._reconnect import RETRIED, _Unreachable, is_lost, reconnect_seconds, with_reconnect
@@ -98,9 +99,10 @@ class PostgresStore(SQLiteStore):
         return Store.batch_writer(self, experiment_id, fence)
 
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
-        """Encoded now, in the row's thread: no writer process takes pickled fields here,
-        so pickling them would be a round trip for nothing (~10 us a row)."""
-        return encode_row(str(experiment_id), str(row.run.id), row)
+        """Encoded now, in the row's thread, down to its COPY text (``_copy_text``): no
+        writer process takes pickled fields here, so pickling them would be a round trip
+        for nothing (~10 us a row)."""
+        return copy_ready(encode_row(str(experiment_id), str(row.run.id), row))
 
     def finish_experiment(self, experiment_id: uuid.UUID, status: str, fence: Fence | None = None) -> None:
         """As SQLite's, with the cyclic garbage collector held off while the experiment's

@@ -1,4 +1,5 @@
-"""A run's batch on PostgreSQL in six round trips, whatever its size.
+"""A run's batch on PostgreSQL in six round trips, whatever its size, its rows sent as
+the row threads formatted them (``_copy_text``).
 
 The batch is what SQLite's writer commits (``sqlite._write_batch_on``): the lease fence,
 the rows, the invalidation of what the rows make stale, the experiment's figures, one
@@ -21,8 +22,10 @@ from assay.store import _codec as codec
 from assay.store import _columns as columns
 from assay.store import fence as fences
 from assay.store import text_index
+from assay.store._row_text import RESULT_COLUMNS, RUN_COLUMNS
 from assay.store.fence import Fence
 from assay.store.postgres._conn import PGConnection
+from assay.store.postgres._copy_text import CopyReady
 from assay.store.records import ExperimentStats
 from assay.store.sqlite import _rows as rows
 
@@ -45,7 +48,11 @@ def write_batch(
             held = conn.execute(fences.FENCE_SQL, fence.params) if fence is not None else None
         if fence is not None and held is not None and held.fetchone() is None:
             raise fences.LeaseFencedError(fences.refused_message(fence.params))
-        rows.insert_encoded(sqlite_like, [codec.encoded(item) for item in prepared])
+        if all(type(item) is CopyReady for item in prepared):
+            conn.copy_text("runs", RUN_COLUMNS + ", failed", b"".join([item.run_text for item in prepared]))
+            conn.copy_text("results", RESULT_COLUMNS, b"".join([item.results_text for item in prepared]))
+        else:
+            rows.insert_encoded(sqlite_like, [codec.encoded(item) for item in prepared])
         with raw.pipeline():
             columns.invalidate(conn, touched)
             text_index.invalidate(conn, touched)

@@ -114,6 +114,13 @@ class PGConnection:
             for row in rows:
                 copy.write_row(row)
 
+    def copy_text(self, table: str, columns: str, data: bytes) -> None:
+        """Rows already in COPY's text format (``_copy_text``) into ``table``, in one write."""
+        if not data:
+            return
+        with self.raw.cursor().copy(f"COPY {table} ({_quoted(columns)}) FROM STDIN") as copy:
+            copy.write(data)
+
     def close(self) -> None:
         self.raw.close()
 
