@@ -5,6 +5,7 @@ same all-or-nothing batch."""
 from __future__ import annotations
 
 import tempfile
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -162,4 +163,27 @@ def test_an_evaluation_on_postgres_stores_every_row(postgres_store_url: str) -> 
     )
     again = client.read_experiment(results.experiment_name)
     assert [row["run"].outputs["y"] for row in again] == [2 * i for i in range(1200)]
+    client.close()
+
+
+def test_an_evaluation_leaves_its_columns_to_a_thread_that_builds_them(postgres_store_url: str) -> None:
+    client = Client(postgres_store_url)
+    data = [{"inputs": {"x": i}, "outputs": {"y": 2 * i}} for i in range(300)]
+    results = client.evaluate(
+        lambda inputs: {"y": 2 * inputs["x"]},
+        data=data,
+        evaluators=[lambda outputs, reference_outputs: outputs == reference_outputs],
+    )
+    for thread in threading.enumerate():
+        if thread.name == "assay-columns":
+            thread.join()
+    store = client.store
+    record = store.get_experiment(name=results.experiment_name)
+    assert record is not None
+    built = store.conn.execute(
+        "SELECT s.built_at IS NOT NULL, c.results FROM metric_column_sets s JOIN metric_columns c "
+        "ON c.experiment_id = s.experiment_id WHERE s.experiment_id = ?",
+        (str(record.id),),
+    ).fetchall()
+    assert [tuple(row) for row in built] == [(True, 300)]
     client.close()

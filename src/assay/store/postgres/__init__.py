@@ -29,8 +29,9 @@ from assay.store._codec import encode_row, run_id_of
 from assay.store._json import dumps, loads
 from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, POSTGRES_ROW_REFERENCES, SCHEMA_VERSION
-from assay.store.base import BatchWriter, Store
+from assay.store.base import BatchWriter
 from assay.store.fence import Fence
+from assay.store.postgres._batch import ColumnsBuildingWriter
 from assay.store.postgres._batch import write_batch as pipelined_write_batch
 from assay.store.postgres._conn import PGConnection, connect
 from assay.store.postgres._copy_text import copy_ready
@@ -95,8 +96,8 @@ class PostgresStore(SQLiteStore):
 
     def batch_writer(self, experiment_id: uuid.UUID, fence: Fence | None = None) -> BatchWriter:
         """In this process: the server does the work, and psycopg waits for it without
-        the GIL."""
-        return Store.batch_writer(self, experiment_id, fence)
+        the GIL; the columns are built as the run ends, without it waiting (``_batch``)."""
+        return ColumnsBuildingWriter(self, experiment_id, fence)
 
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
         """Encoded now, in the row's thread, down to its COPY text (``_copy_text``): no
@@ -129,6 +130,10 @@ class PostgresStore(SQLiteStore):
             where=self.url,
             landed=landed,
         )
+
+    def drop_connection(self) -> None:
+        """Close this thread's connection (a thread that is done with the store)."""
+        self._drop_connection()
 
     def _drop_connection(self) -> None:
         conn: PGConnection | None = getattr(self._local, "conn", None)

@@ -14,6 +14,7 @@ fence is checked before any row is sent and its lock held to the commit, as befo
 from __future__ import annotations
 
 import contextlib
+import threading
 import uuid
 from collections.abc import Sequence
 from typing import Any, cast
@@ -29,7 +30,42 @@ from assay.store.postgres._copy_text import CopyReady
 from assay.store.records import ExperimentStats
 from assay.store.sqlite import _rows as rows
 
-__all__ = ["write_batch"]
+__all__ = ["ColumnsBuildingWriter", "write_batch"]
+
+
+class ColumnsBuildingWriter:
+    """A run's batches, written in its writer thread; as the last is written, the
+    experiment's metric columns are marked pending and built by a thread of their own
+    (with its own connection), so that the run does not wait for them, as SQLite's
+    writer process builds them. ``finish_experiment`` sees the mark and leaves the build
+    to that thread; a build that fails (or is cut short by ``close``) leaves the mark
+    pending, and the first comparison of the experiment builds the columns instead."""
+
+    def __init__(self, store: Any, experiment_id: uuid.UUID, fence: Fence | None) -> None:
+        self._store, self._experiment_id, self._fence = store, experiment_id, fence
+
+    def expect(self, rows: int) -> None:
+        pass
+
+    def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
+        self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
+
+    def close(self, *, build_columns: bool = False) -> None:
+        if not build_columns:
+            return
+        experiment_id = str(self._experiment_id)
+        with self._store.transaction() as conn:
+            columns.mark_pending(conn, experiment_id)
+        # not a daemon: an interpreter that exits waits for the build
+        threading.Thread(target=self._build, args=(experiment_id,), name="assay-columns").start()
+
+    def _build(self, experiment_id: str) -> None:
+        try:
+            columns.build_marked(self._store, experiment_id)
+        except Exception:  # noqa: BLE001, S110 - see the class docstring
+            pass
+        finally:
+            self._store.drop_connection()
 
 
 def write_batch(
