@@ -6,8 +6,8 @@ reference costs PostgreSQL a trigger query per inserted row (30,000 for a batch 
 same rules are kept by statement triggers over the statement's new rows (its
 "transition table"): each parent is locked once (``FOR KEY SHARE``, as a foreign key
 locks it, so that a concurrent delete of it waits for the writer and then cascades to
-what it wrote) and one query finds any row whose parent is missing, which fails the
-statement with ``foreign_key_violation``, as the foreign key did. ``ON DELETE CASCADE``
+what it wrote), and when fewer parents were found than the rows name, the statement
+fails with ``foreign_key_violation``, naming one, as the foreign key did. ``ON DELETE CASCADE``
 becomes a statement trigger on the parent, and changing a referenced id is refused (the
 foreign keys' ``NO ACTION``). The other tables keep their foreign keys: they are not
 written a row at a time by the thousand.
@@ -34,30 +34,34 @@ END $$;
 CREATE OR REPLACE FUNCTION assay_rows_have_experiments() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE missing TEXT;
 BEGIN
-    PERFORM 1 FROM experiments e WHERE e.id IN (SELECT n.experiment_id FROM new_rows n)
-        FOR KEY SHARE OF e;
-    SELECT n.experiment_id INTO missing FROM new_rows n
-        WHERE NOT EXISTS (SELECT 1 FROM experiments e WHERE e.id = n.experiment_id) LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'insert or update on table "%" names an experiment that is not stored', TG_TABLE_NAME
-            USING ERRCODE = 'foreign_key_violation',
-                DETAIL = format('Key (experiment_id)=(%s) is not present in table "experiments".', missing);
+    IF (SELECT count(*) FROM (SELECT FROM experiments e WHERE e.id IN (SELECT n.experiment_id FROM new_rows n)
+            FOR KEY SHARE OF e) AS locked) = (SELECT count(DISTINCT n.experiment_id) FROM new_rows n) THEN
+        RETURN NULL;
     END IF;
-    RETURN NULL;
+    SELECT n.experiment_id INTO missing FROM new_rows n
+        WHERE NOT EXISTS (SELECT FROM experiments e WHERE e.id = n.experiment_id) LIMIT 1;
+    RAISE EXCEPTION 'insert or update on table "%" names an experiment that is not stored', TG_TABLE_NAME
+        USING ERRCODE = 'foreign_key_violation',
+            DETAIL = format('Key (experiment_id)=(%s) is not present in table "experiments".', missing);
 END $$;
 
+-- A run written by this very transaction (the batch's own) needs no lock: no other
+-- transaction can see it to delete it.
 CREATE OR REPLACE FUNCTION assay_results_have_runs() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE missing TEXT;
 BEGIN
-    PERFORM 1 FROM runs r WHERE r.id IN (SELECT n.run_id FROM new_rows n) FOR KEY SHARE OF r;
-    SELECT n.run_id INTO missing FROM new_rows n
-        WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = n.run_id) LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'insert or update on table "results" names a run that is not stored'
-            USING ERRCODE = 'foreign_key_violation',
-                DETAIL = format('Key (run_id)=(%s) is not present in table "runs".', missing);
+    IF (SELECT count(*) FROM runs r WHERE r.id IN (SELECT n.run_id FROM new_rows n)
+            AND r.xmin = pg_current_xact_id()::xid)
+        + (SELECT count(*) FROM (SELECT FROM runs r WHERE r.id IN (SELECT n.run_id FROM new_rows n)
+            AND r.xmin <> pg_current_xact_id()::xid FOR KEY SHARE OF r) AS locked)
+        = (SELECT count(DISTINCT n.run_id) FROM new_rows n) THEN
+        RETURN NULL;
     END IF;
-    RETURN NULL;
+    SELECT n.run_id INTO missing FROM new_rows n
+        WHERE NOT EXISTS (SELECT FROM runs r WHERE r.id = n.run_id) LIMIT 1;
+    RAISE EXCEPTION 'insert or update on table "results" names a run that is not stored'
+        USING ERRCODE = 'foreign_key_violation',
+            DETAIL = format('Key (run_id)=(%s) is not present in table "runs".', missing);
 END $$;
 
 -- ON DELETE CASCADE: an experiment's runs (and with them their results), then any
