@@ -31,15 +31,19 @@ BEGIN
     END LOOP;
 END $$;
 
+-- The parents are looked up by ``= ANY`` of the distinct ids the rows name: index
+-- probes, never a scan of the parent table (which a join plan of the two chose, making
+-- each batch's check grow with the experiment).
 CREATE OR REPLACE FUNCTION assay_rows_have_experiments() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE named TEXT[] := ARRAY(SELECT DISTINCT n.experiment_id FROM new_rows n);
 DECLARE missing TEXT;
 BEGIN
-    IF (SELECT count(*) FROM (SELECT FROM experiments e WHERE e.id IN (SELECT n.experiment_id FROM new_rows n)
-            FOR KEY SHARE OF e) AS locked) = (SELECT count(DISTINCT n.experiment_id) FROM new_rows n) THEN
+    IF (SELECT count(*) FROM (SELECT FROM experiments e WHERE e.id = ANY (named) FOR KEY SHARE OF e) AS locked)
+        = cardinality(named) THEN
         RETURN NULL;
     END IF;
-    SELECT n.experiment_id INTO missing FROM new_rows n
-        WHERE NOT EXISTS (SELECT FROM experiments e WHERE e.id = n.experiment_id) LIMIT 1;
+    SELECT wanted.id INTO missing FROM unnest(named) AS wanted (id)
+        WHERE NOT EXISTS (SELECT FROM experiments e WHERE e.id = wanted.id) LIMIT 1;
     RAISE EXCEPTION 'insert or update on table "%" names an experiment that is not stored', TG_TABLE_NAME
         USING ERRCODE = 'foreign_key_violation',
             DETAIL = format('Key (experiment_id)=(%s) is not present in table "experiments".', missing);
@@ -48,17 +52,17 @@ END $$;
 -- A run written by this very transaction (the batch's own) needs no lock: no other
 -- transaction can see it to delete it.
 CREATE OR REPLACE FUNCTION assay_results_have_runs() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE named TEXT[] := ARRAY(SELECT DISTINCT n.run_id FROM new_rows n);
+DECLARE ours BIGINT;
 DECLARE missing TEXT;
 BEGIN
-    IF (SELECT count(*) FROM runs r WHERE r.id IN (SELECT n.run_id FROM new_rows n)
-            AND r.xmin = pg_current_xact_id()::xid)
-        + (SELECT count(*) FROM (SELECT FROM runs r WHERE r.id IN (SELECT n.run_id FROM new_rows n)
-            AND r.xmin <> pg_current_xact_id()::xid FOR KEY SHARE OF r) AS locked)
-        = (SELECT count(DISTINCT n.run_id) FROM new_rows n) THEN
+    SELECT count(*) INTO ours FROM runs r WHERE r.id = ANY (named) AND r.xmin = pg_current_xact_id()::xid;
+    IF ours = cardinality(named) OR ours + (SELECT count(*) FROM (SELECT FROM runs r WHERE r.id = ANY (named)
+            AND r.xmin <> pg_current_xact_id()::xid FOR KEY SHARE OF r) AS locked) = cardinality(named) THEN
         RETURN NULL;
     END IF;
-    SELECT n.run_id INTO missing FROM new_rows n
-        WHERE NOT EXISTS (SELECT FROM runs r WHERE r.id = n.run_id) LIMIT 1;
+    SELECT wanted.id INTO missing FROM unnest(named) AS wanted (id)
+        WHERE NOT EXISTS (SELECT FROM runs r WHERE r.id = wanted.id) LIMIT 1;
     RAISE EXCEPTION 'insert or update on table "results" names a run that is not stored'
         USING ERRCODE = 'foreign_key_violation',
             DETAIL = format('Key (run_id)=(%s) is not present in table "runs".', missing);
