@@ -165,13 +165,20 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         dataset_id: uuid.UUID | str | None = None,
         dataset_name: str | None = None,
         example_id: uuid.UUID | str | None = None,
+        attachments: dict[str, Any] | None = None,
+        dangerously_allow_filesystem: bool = False,
     ) -> Example:
+        """One example; ``attachments`` are files by name, as ``(mime_type, bytes)``,
+        ``(mime_type, Path)``, ``Attachment`` or ``{"mime_type", "data"}``: stored with it,
+        and read back as ``{"reader", "mime_type", "presigned_url"}``. A ``Path`` is read
+        whatever ``dangerously_allow_filesystem`` says: the store is on this machine."""
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
         example = Example(dataset_id=dataset.id, inputs=inputs, outputs=outputs, metadata=metadata)
         if example_id is not None:
             example.id = as_uuid(example_id, "example_id")
+        example.attachments = attachments or None
         self.store.add_examples(dataset.id, [example])
-        return example
+        return self._read_example(example.id) if attachments else example
 
     def create_examples(
         self,
@@ -184,10 +191,13 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         dataset_name: str | None = None,
         reference_outputs: Iterable[dict[str, Any] | None] | None = None,
         ids: Iterable[uuid.UUID | str | None] | None = None,
+        attachments: Iterable[dict[str, Any] | None] | None = None,
+        dangerously_allow_filesystem: bool = False,
     ) -> UpsertExamplesResponse:
         """LangSmith's two forms: parallel ``inputs``/``outputs`` (or ``reference_outputs``)
-        /``metadata``/``ids`` columns, or ``examples=[{"inputs", "outputs", "metadata",
-        "id"}]``. Lists, iterables and generators are streamed (a million examples hold a
+        /``metadata``/``ids``/``attachments`` columns, or ``examples=[{"inputs", "outputs",
+        "metadata", "id", "split", "attachments"}]`` (or ``ExampleCreate``s). Attachments:
+        see ``create_example``. Lists, iterables and generators are streamed (a million examples hold a
         page in memory). All are added as one dataset version in one transaction: a bad
         item raises an error naming its index, and then nothing is stored. Returns
         LangSmith's response: ``{"example_ids": [...], "count": n, "as_of": version}``."""
@@ -199,6 +209,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
             "outputs": outputs if reference_outputs is None else reference_outputs,
             "metadata": metadata,
             "ids": ids,
+            "attachments": attachments,
         }
         created = IdsOf(example_stream(dataset.id, columns, examples))
         version = self.store.add_examples(dataset.id, created)
@@ -248,14 +259,23 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         inputs: dict[str, Any] | None = None,
         outputs: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None,
+        attachments: dict[str, Any] | None = None,
+        attachments_operations: Any = None,
+        dangerously_allow_filesystem: bool = False,
     ) -> int:
-        """Edit an example in a new dataset version; earlier experiments keep what they ran on."""
+        """Edit an example in a new dataset version; earlier experiments keep what they ran on.
+        ``attachments`` adds files (or replaces them, by name); ``attachments_operations``
+        (``{"retain": [...], "rename": {old: new}}``) keeps only the stored files it names."""
         current = self._read_example(as_uuid(example_id, "example_id"))
         changes = {
             k: v
             for k, v in (("inputs", inputs), ("outputs", outputs), ("metadata", metadata))
             if v is not None
         }
+        if attachments is not None or attachments_operations is not None:
+            from assay.client._attachments import attachments_after
+
+            changes["attachments"] = attachments_after(current, attachments, attachments_operations)
         return self.store.update_example(current.model_copy(update=changes))
 
     def delete_example(self, example_id: uuid.UUID | str) -> int:

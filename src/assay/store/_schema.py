@@ -278,6 +278,29 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX feedback_by_experiment ON feedback (experiment_id, created_at);
     """,
+    # Files kept with examples: each content once, keyed by its SHA-256, linked to every
+    # example version that carries it (so a dataset version reads the files it had). A
+    # blob no version links any more is deleted with the last dataset that linked it.
+    # ``dataset_id`` on a link: whether a dataset has any files is one index probe.
+    """
+    CREATE TABLE blobs (
+        sha256 TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE example_attachments (
+        example_pk INTEGER NOT NULL REFERENCES examples(pk) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        dataset_id TEXT NOT NULL,
+        mime_type TEXT NOT NULL,
+        sha256 TEXT NOT NULL REFERENCES blobs(sha256),
+        size INTEGER NOT NULL,
+        PRIMARY KEY (example_pk, name)
+    );
+    CREATE INDEX example_attachments_by_dataset ON example_attachments (dataset_id);
+    CREATE INDEX example_attachments_by_blob ON example_attachments (sha256);
+    """,
     # PostgreSQL checks a run's and a result's references once per statement instead of
     # once per row (``assay.store.postgres._integrity``); SQLite keeps its foreign keys.
     POSTGRES_ROW_REFERENCES,

@@ -71,11 +71,13 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def add_examples(self, dataset_id: uuid.UUID, examples: Iterable[Example]) -> int:
         """Append examples as one new dataset version; returns that version. ``examples``
-        may be any iterable (a generator streams)."""
+        may be any iterable (a generator streams). Their ``attachments`` (LangSmith's
+        shapes, see ``store.attachments``) are stored with them."""
 
     @abc.abstractmethod
     def update_example(self, example: Example) -> int:
-        """Replace an example's content in a new dataset version; returns that version."""
+        """Replace an example's content in a new dataset version; returns that version.
+        Its ``attachments`` are the new version's files (None: those it had)."""
 
     @abc.abstractmethod
     def get_example(self, example_id: uuid.UUID) -> Example | None:
@@ -83,6 +85,11 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def delete_example(self, example_id: uuid.UUID) -> int: ...
+
+    def read_attachment(self, sha256: str) -> bytes:
+        """A stored attachment's bytes by their SHA-256 (``NotFoundError`` once no
+        dataset holds them)."""
+        raise NotImplementedError(f"{type(self).__name__} does not store attachments")
 
     @abc.abstractmethod
     def iter_examples(

@@ -98,24 +98,35 @@ BEGIN
     RETURN NEW;
 END $$;
 
+-- Each trigger dropped first: a store whose version was set back runs this again.
+DROP TRIGGER IF EXISTS runs_have_experiments ON runs;
 CREATE TRIGGER runs_have_experiments AFTER INSERT ON runs
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_rows_have_experiments();
+DROP TRIGGER IF EXISTS runs_have_experiments_updated ON runs;
 CREATE TRIGGER runs_have_experiments_updated AFTER UPDATE ON runs
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_rows_have_experiments();
+DROP TRIGGER IF EXISTS results_have_experiments ON results;
 CREATE TRIGGER results_have_experiments AFTER INSERT ON results
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_rows_have_experiments();
+DROP TRIGGER IF EXISTS results_have_experiments_updated ON results;
 CREATE TRIGGER results_have_experiments_updated AFTER UPDATE ON results
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_rows_have_experiments();
+DROP TRIGGER IF EXISTS results_have_runs ON results;
 CREATE TRIGGER results_have_runs AFTER INSERT ON results
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_results_have_runs();
+DROP TRIGGER IF EXISTS results_have_runs_updated ON results;
 CREATE TRIGGER results_have_runs_updated AFTER UPDATE ON results
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_results_have_runs();
+DROP TRIGGER IF EXISTS experiments_cascade ON experiments;
 CREATE TRIGGER experiments_cascade AFTER DELETE ON experiments
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_delete_rows_of_experiments();
+DROP TRIGGER IF EXISTS runs_cascade ON runs;
 CREATE TRIGGER runs_cascade AFTER DELETE ON runs
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_delete_results_of_runs();
+DROP TRIGGER IF EXISTS experiments_keep_ids ON experiments;
 CREATE TRIGGER experiments_keep_ids BEFORE UPDATE OF id ON experiments
     FOR EACH ROW EXECUTE FUNCTION assay_keep_referenced_ids();
+DROP TRIGGER IF EXISTS runs_keep_ids ON runs;
 CREATE TRIGGER runs_keep_ids BEFORE UPDATE OF id ON runs
     FOR EACH ROW EXECUTE FUNCTION assay_keep_referenced_ids();
 """

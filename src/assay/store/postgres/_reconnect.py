@@ -39,6 +39,7 @@ RETRIED = (
     "load_summary_results",
     "has_run",
     "examples_page",
+    "read_attachment",
     # idempotent writes of a run
     "write_stats",
     "finish_experiment",
