@@ -202,3 +202,14 @@ def test_a_batch_after_an_uncommitted_delete_of_its_experiment_fails_once_it_com
     assert held_back
     assert len(failure) == 1 and isinstance(failure[0], psycopg.errors.ForeignKeyViolation)
     assert _count(url, "SELECT COUNT(*) FROM runs WHERE experiment_id = %s", (E1,)) == 0
+
+
+def test_a_store_set_back_to_before_the_migration_takes_it_again(url: str) -> None:
+    open_store(url).close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE meta SET value = %s WHERE key = 'schema_version'", (str(BEFORE),))
+    open_store(url).close()
+    triggers = _count(url, "SELECT COUNT(*) FROM pg_trigger WHERE tgname = 'results_have_runs'")
+    assert triggers == 1 and _count(url, "SELECT value::int FROM meta WHERE key = 'schema_version'") > BEFORE
+    with psycopg.connect(url, autocommit=True) as conn, pytest.raises(psycopg.errors.ForeignKeyViolation):
+        _result(conn, "no-such-run", E1)
