@@ -18,6 +18,7 @@ from assay.store import Store, open_store
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from assay.client._runs import Anonymizer, Hiding
     from assay.evaluation import AsyncExperimentResults, ExperimentResults
     from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
     from assay.schemas import TracerSession
@@ -37,9 +38,6 @@ _REMOTE_OPTIONS = frozenset(
         "info",
         "api_urls",
         "workspace_id",
-        "hide_inputs",
-        "hide_outputs",
-        "anonymizer",
         "otel_tracer_provider",
         "tracing_sampling_rate",
         "max_batch_size_bytes",
@@ -56,19 +54,32 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
     """Datasets, examples and experiments in the embedded store.
 
     ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.
+    ``hide_inputs`` / ``hide_outputs`` / ``hide_metadata`` (True, or a function of the
+    dict) and ``anonymizer`` (a function of the dict) apply to the runs ``create_run`` /
+    ``update_run`` store, as in LangSmith.
     LangSmith's server options (``api_key``, ``api_url``, ...) are accepted and ignored,
     with one warning naming where results are stored; an ``http(s)://`` first argument is
     LangSmith's ``api_url`` and is ignored the same way.
     """
 
     def __init__(
-        self, database_url: str | None = None, *, store: Store | None = None, **langsmith_options: Any
+        self,
+        database_url: str | None = None,
+        *,
+        store: Store | None = None,
+        hide_inputs: Hiding = None,
+        hide_outputs: Hiding = None,
+        hide_metadata: Hiding = None,
+        anonymizer: Anonymizer = None,
+        **langsmith_options: Any,
     ) -> None:
         unknown = set(langsmith_options) - _REMOTE_OPTIONS
         if unknown:
             raise TypeError(
                 f"Client() got unknown options {sorted(unknown)}; assay's are database_url= and store="
             )
+        self.hide_inputs, self.hide_outputs, self.hide_metadata = hide_inputs, hide_outputs, hide_metadata
+        self.anonymizer = anonymizer
         if isinstance(database_url, str) and database_url.startswith(("http://", "https://")):
             langsmith_options["api_url"], database_url = database_url, None
         self.store = store or open_store(database_url)
@@ -80,6 +91,9 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
                 LocalStoreWarning,
                 stacklevel=2,
             )
+
+    def __repr__(self) -> str:
+        return f"Client (store: {self.store.url})"  # the URL's password masked; no secrets
 
     def flush(self) -> None:
         """Nothing is buffered: every experiment is stored when it ends."""
@@ -95,11 +109,16 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         metadata: dict[str, Any] | None = None,
         *,
         exists_ok: bool = False,
+        tag_value_ids: Sequence[uuid.UUID | str] | None = None,
     ) -> Dataset:
         """A new, empty dataset. A name already taken raises ``AlreadyExistsError`` saying
         how to reuse it, as LangSmith's conflict does; with ``exists_ok=True`` the stored
         dataset of that name is returned instead (its description, metadata and examples
-        as they are), so a script that creates its dataset can run twice."""
+        as they are), so a script that creates its dataset can run twice. LangSmith's
+        resource tags (``tag_value_ids``) are kept in the metadata, as ``tag_value_ids``."""
+        if tag_value_ids is not None:
+            tags = [str(as_uuid(t, "tag_value_ids")) for t in tag_value_ids]
+            metadata = {**(metadata or {}), "tag_value_ids": tags}
         try:
             return self.store.create_dataset(dataset_name, description, metadata)
         except AlreadyExistsError:

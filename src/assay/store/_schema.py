@@ -301,6 +301,22 @@ MIGRATIONS: list[str] = [
     CREATE INDEX example_attachments_by_dataset ON example_attachments (dataset_id);
     CREATE INDEX example_attachments_by_blob ON example_attachments (sha256);
     """,
+    # Runs traced outside an experiment's rows (Client.create_run / update_run, LangSmith's
+    # tracing projects): one row per run, a child naming its parent, a trace's runs sharing
+    # ``trace_id``; ``run`` holds the rest of the run as JSON. A project's runs are read in
+    # start order, a trace's by ``traced_runs_by_trace``.
+    """
+    CREATE TABLE traced_runs (
+        id TEXT PRIMARY KEY,
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        trace_id TEXT NOT NULL,
+        parent_run_id TEXT,
+        start_time TEXT NOT NULL,
+        run TEXT NOT NULL
+    );
+    CREATE INDEX traced_runs_by_project ON traced_runs (experiment_id, start_time);
+    CREATE INDEX traced_runs_by_trace ON traced_runs (trace_id, start_time);
+    """,
     # PostgreSQL checks a run's and a result's references once per statement instead of
     # once per row (``assay.store.postgres._integrity``); SQLite keeps its foreign keys.
     POSTGRES_ROW_REFERENCES,

@@ -367,6 +367,31 @@ class Store(abc.ABC):
     def find_run(self, run_id: uuid.UUID) -> tuple[uuid.UUID, Run] | None:
         """(experiment id, root run) for a stored run or one of its child runs."""
 
+    # runs traced outside an experiment's rows (Client.create_run / update_run)
+    def add_traced_run(self, experiment_id: uuid.UUID, run: Run) -> bool:
+        """Store a run (its child runs apart); False if one of that id is stored already."""
+        raise NotImplementedError(f"{type(self).__name__} cannot store traced runs")
+
+    def update_traced_run(self, run_id: uuid.UUID, fields: dict[str, Any]) -> bool:
+        """Replace fields of a stored traced run; False if it is not there."""
+        raise NotImplementedError(f"{type(self).__name__} cannot update traced runs")
+
+    def get_traced_run(self, run_id: uuid.UUID) -> Run | None:
+        """A traced run by id, without its children."""
+        raise NotImplementedError(f"{type(self).__name__} cannot read traced runs")
+
+    def list_traced_runs(
+        self, experiment_id: uuid.UUID | None = None, trace_id: uuid.UUID | None = None
+    ) -> list[Run]:
+        """An experiment's (or a trace's) traced runs, oldest first, each naming its parent."""
+        raise NotImplementedError(f"{type(self).__name__} cannot read traced runs")
+
+    def iter_traced_runs(
+        self, experiment_id: uuid.UUID | None = None, trace_id: uuid.UUID | None = None
+    ) -> Iterator[Run]:
+        """``list_traced_runs`` read a page at a time."""
+        return iter(self.list_traced_runs(experiment_id, trace_id))
+
     # content-addressed cache
     @abc.abstractmethod
     def cache_get(self, namespace: str, key: str) -> bytes | None: ...

@@ -15,6 +15,7 @@ from assay.ui.annotate.routes import annotator_of_request, form_context
 from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
 from assay.ui.models import CompareShow
 from assay.ui.params import PagingParams, RowCursorParam, RowFilterParams, VersionParam, blank_is_none
+from assay.ui.queries.traces import trace_detail, trace_list
 from assay.ui.reading.files import listed_files
 from assay.ui.reading.row import reference_diff, target_traceback
 from assay.ui.trend.series import trends
@@ -28,6 +29,7 @@ __all__ = [
     "home",
     "render",
     "row_page",
+    "trace_page",
 ]
 
 
@@ -84,7 +86,17 @@ def experiment_page(
     )
     rows = with_human_cells(db, rows)
     judges = judge_panel(db, detail, blank_is_none(judge), blank_is_none(human))
-    return render(request, "experiment.html", detail=detail, rows=rows, judges=judges, nav="experiments")
+    traces = trace_list(db, experiment)
+    return render(
+        request, "experiment.html", detail=detail, rows=rows, judges=judges, traces=traces, nav="experiments"
+    )
+
+
+@router.get("/experiments/{ref}/traces/{run_id}")
+def trace_page(request: Request, experiment: ExperimentParam, run_id: str, db: Database) -> Response:
+    """A trace ``Client.create_run`` stored: its runs as a tree with their timeline."""
+    run = trace_detail(db, experiment, run_id)
+    return render(request, "trace.html", experiment=experiment, run=run, run_id=run_id, nav="experiments")
 
 
 @router.get("/experiments/{ref}/rows/{run_id}")

@@ -30,6 +30,7 @@ from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRo
 from assay.store.sqlite import _attachments as attachments
 from assay.store.sqlite import _rows as rows
 from assay.store.sqlite._feedback import SQLiteFeedback
+from assay.store.sqlite._traced import SQLiteTracedRuns
 from assay.store.sqlite._writer import ProcessBatchWriter, StatementLog
 from assay.store.sqlite._writer_process import settle_writers_of
 
@@ -73,7 +74,7 @@ def _file_pragmas() -> tuple[str, ...]:
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
+class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         if self.path == ":memory:":
