@@ -246,7 +246,8 @@ QUICK = {
     "wrong_type": job(WRONG_TYPE, PROBE_TEST, "Solution", PROBE_PROMPT),
 }
 HEAVY = {
-    "sleep": job(probe(SLEEP), PROBE_TEST, "Solution", PROBE_PROMPT, timeout=25),
+    # the timeout counts from when both sides are built: a short one ends the hang sooner
+    "sleep": job(probe(SLEEP), PROBE_TEST, "Solution", PROBE_PROMPT, timeout=3),
     "huge": job(probe(HUGE), PROBE_TEST, "Solution", PROBE_PROMPT, max_value_bytes=1 << 20),
     "fork_bomb": job(
         probe(snippets.PROCESS_BOMB["go"]), PROBE_TEST, "Solution", PROBE_PROMPT, max_processes=48
@@ -359,6 +360,8 @@ def test_hangs_and_bombs_are_stopped(make_pool: Any, backend: str) -> None:
     pool: SandboxPool = make_pool(backend, workers=2)
     found = run_jobs(pool, HEAVY)
     assert found["sleep"].timed_out and not found["sleep"].passed
+    assert found["sleep"].verdict["kind"] == "timeout", found["sleep"].verdict
+    assert "during the test program" in found["sleep"].verdict["message"]  # not the build
     huge = found["huge"].verdict
     assert huge["kind"] == "candidate_ended" and "incoming frame too large" in huge["message"], huge
     for name in ("fork_bomb", "memory_bomb"):
