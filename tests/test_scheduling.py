@@ -16,7 +16,7 @@ scheduling = sys.modules["assay_tests_scheduling"]  # loaded by the root conftes
 SERIAL = {f"tests/{name}" for name in scheduling.LOAD_SENSITIVE}
 # files of the parallel phase beside the serial ones: one in a folder that has serial
 # files too, one at the top
-ORDINARY = {"tests/code/test_codec.py", "tests/test_errors.py"}
+ORDINARY = {"tests/sandbox/test_codec.py", "tests/test_errors.py"}
 
 
 def test_every_load_sensitive_file_exists() -> None:
@@ -45,6 +45,6 @@ def test_the_phases_split_the_files_between_them() -> None:
 
 
 def test_a_callers_marker_expression_applies_within_a_phase() -> None:
-    with_slow, without_slow = "tests/code/test_limits.py", "tests/code/test_parent_stall.py"
+    with_slow, without_slow = "tests/sandbox/test_limits.py", "tests/evaluators/code/test_parent_stall.py"
     assert {with_slow, without_slow} <= SERIAL
     assert collected_files("serial", "-m", "slow", with_slow, without_slow, *ORDINARY) == {with_slow}

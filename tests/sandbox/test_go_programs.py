@@ -6,6 +6,7 @@ reads the runs it needs (a Go job compiles twice: it takes seconds)."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -15,7 +16,10 @@ import pytest
 from assay.sandbox import Limits, ProgramRun, SandboxPool, get_language
 
 from . import _hostile_snippets as snippets
-from .conftest import SECRET, assert_left_clean
+
+fixtures = sys.modules["assay_tests_sandbox_fixtures"]  # tests/_sandbox_fixtures.py
+SECRET = fixtures.SECRET
+assert_left_clean = fixtures.assert_left_clean
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 
