@@ -30,6 +30,7 @@ from typing import Any
 
 from assay._ids import name_based_id
 from assay.errors import AlreadyExistsError, DataError
+from assay.evaluation._inline_files import file_digests
 from assay.schemas import Dataset, Example, trusted_builder, utcnow
 from assay.store.base import Store
 
@@ -114,6 +115,7 @@ class _Records:
 
 def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
     digest, count, attached = _digest(records.read())
+    stored_files = {index for index, (_, _, files) in attached.items() if files}
     if not count:
         raise DataError("data holds no examples")
     name = f"{name_hint}-{digest[:12]}"
@@ -124,7 +126,7 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
         except AlreadyExistsError:  # another process (a shard) is storing the same data now
             dataset = _filled(store, name)
         else:
-            examples = _examples(records.read(), digest, dataset.id)
+            examples = _examples(records.read(), digest, dataset.id, stored_files)
             try:
                 store.add_examples(dataset.id, examples)  # one transaction: all or nothing
             except BaseException:
@@ -138,17 +140,21 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
 
 
 def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]]:
-    """The content's hash, the record count and the given attachments by index, in one
-    pass. The bytes hashed are those of ``json.dumps`` of the whole list (as datasets
-    made before streaming were named), written a record at a time."""
+    """The content's hash, the record count and the given attachments by index (with
+    whether they are files, to store), in one pass. The bytes hashed are those of
+    ``json.dumps`` of the whole list (as datasets made before streaming were named),
+    written a record at a time; files count by their name, type and SHA-256."""
     sha, count, attached = hashlib.sha256(b"["), 0, {}
     encode = _DIGEST_ENCODER.encode
     for record in records:
         stored_part = record
         if "attachments" in record:
-            if record["attachments"]:
-                attached[count] = (record.get("id"), record["attachments"])
             stored_part = {k: v for k, v in record.items() if k != "attachments"}
+            if record["attachments"]:
+                files = file_digests(record["attachments"], f"data[{count}]")
+                attached[count] = (record.get("id"), record["attachments"], files is not None)
+                if files is not None:
+                    stored_part["attachments"] = files
         text = _canonical(encode, stored_part)
         sha.update((", " + text if count else text).encode())
         count += 1
@@ -200,7 +206,7 @@ def _filled(store: Store, name: str, timeout: float = 30.0) -> Dataset:
 
 def _with_attachments(resolved: ResolvedData, attached: dict[int, Any], digest: str) -> ResolvedData:
     """Attachments (file readers, bytes) are not stored: hand the given ones to this run."""
-    given = {_example_id(given_id, digest, i): files for i, (given_id, files) in attached.items()}
+    given = {_example_id(given_id, digest, i): files for i, (given_id, files, _) in attached.items()}
     return dataclasses.replace(resolved, attachments=given) if given else resolved
 
 
@@ -213,14 +219,20 @@ def _example_id(given: Any, digest: str, index: int) -> uuid.UUID:
 _build_example = trusted_builder(Example, ("id", "dataset_id", "inputs", "outputs", "metadata", "created_at"))
 
 
-def _examples(records: Iterator[dict[str, Any]], digest: str, dataset_id: uuid.UUID) -> Iterator[Example]:
+def _examples(
+    records: Iterator[dict[str, Any]], digest: str, dataset_id: uuid.UUID, stored_files: set[int]
+) -> Iterator[Example]:
     """From records ``_coerce`` checked (their parts are objects or None): unvalidated,
-    all created at one instant (they are stored in one transaction)."""
+    all created at one instant (they are stored in one transaction); the records of
+    ``stored_files`` with their files."""
     created_at = utcnow()
     for index, record in enumerate(records):
         get = record.get
         id_ = _example_id(get("id"), digest, index)
-        yield _build_example(id_, dataset_id, record["inputs"], get("outputs"), get("metadata"), created_at)
+        made = _build_example(id_, dataset_id, record["inputs"], get("outputs"), get("metadata"), created_at)
+        if index in stored_files:
+            made.attachments = record["attachments"]
+        yield made
 
 
 def _parse_id(text: str) -> uuid.UUID:

@@ -23,6 +23,7 @@ from assay.ui.errors import BadRequest, NotFound
 from assay.ui.forms import Forbidden
 from assay.ui.limits import DEFAULT_HEAVY_LIMIT, HeavyRequestLimit
 from assay.ui.reading import export
+from assay.ui.reading import files as attachment_files
 from assay.ui.reading import routes as reading
 from assay.ui.security import GuardMiddleware
 from assay.ui.templating import make_templates
@@ -85,6 +86,7 @@ def create_app(
     app.include_router(key_routes.pages)
     app.include_router(export.router)  # before the pages: /compare/export.csv is not a page
     app.include_router(reading.router)
+    app.include_router(attachment_files.router)
     if not read_only:
         app.include_router(annotate.writes)
         app.include_router(edit.writes)
