@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+POSTGRES_ROW_REFERENCES = "-- PostgreSQL only: the row tables' references as statement triggers\n"
+"""A migration with nothing to do on SQLite; PostgreSQL's scripts put its own in its place."""
+
 MIGRATIONS: list[str] = [
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -314,6 +317,9 @@ MIGRATIONS: list[str] = [
     CREATE INDEX traced_runs_by_project ON traced_runs (experiment_id, start_time);
     CREATE INDEX traced_runs_by_trace ON traced_runs (trace_id, start_time);
     """,
+    # PostgreSQL checks a run's and a result's references once per statement instead of
+    # once per row (``assay.store.postgres._integrity``); SQLite keeps its foreign keys.
+    POSTGRES_ROW_REFERENCES,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

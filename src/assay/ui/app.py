@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from assay.store.base import Store
+from assay.store.read import stored_counts
 from assay.store.read.database import ReadOnlyDatabase
 from assay.ui import api, pages
 from assay.ui.annotate import key_routes
@@ -63,6 +65,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # The read model counts with numpy: imported while the server waits for its first page.
+        threading.Thread(target=stored_counts.load_numpy, name="assay-ui-numpy", daemon=True).start()
         yield
         db.close()
 

@@ -26,7 +26,9 @@ _COLUMNS = ("id", "session_id", "trace_id", "parent_run_id", "start_time", "chil
 
 
 class SQLiteTracedRuns:
-    """Mixed into ``SQLiteStore``; uses its ``conn`` and ``transaction``."""
+    """Mixed into ``SQLiteStore``; uses its ``conn``, ``transaction`` and ``_LOCK_FOR_WRITE``."""
+
+    _LOCK_FOR_WRITE: str  # provided by SQLiteStore (PostgreSQL's: FOR UPDATE)
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -58,7 +60,9 @@ class SQLiteTracedRuns:
         """Replace ``fields`` of a stored traced run (read and written in one transaction);
         False if there is no such run."""
         with self.transaction() as conn:
-            row = conn.execute("SELECT * FROM traced_runs WHERE id = ?", (str(run_id),)).fetchone()
+            row = conn.execute(
+                f"SELECT * FROM traced_runs WHERE id = ?{self._LOCK_FOR_WRITE}", (str(run_id),)
+            ).fetchone()  # locked until the write: a concurrent patch waits, and loses nothing
             if row is None:
                 return False
             run = _run_from(row).model_copy(update=fields)
