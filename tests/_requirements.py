@@ -61,10 +61,10 @@ FIXTURES = {
 #: files whose every test needs a requirement (by file name under tests/)
 FILES = {
     "service/test_container.py": "podman",
-    "code/test_compiled_languages.py": "toolchains",
-    "code/test_go_programs.py": "toolchains",
-    "code/test_go_declarations.py": "toolchains",
-    "code/test_hostile_program_languages.py": "toolchains",
+    "sandbox/test_compiled_languages.py": "toolchains",
+    "sandbox/test_go_programs.py": "toolchains",
+    "sandbox/test_go_declarations.py": "toolchains",
+    "sandbox/test_hostile_program_languages.py": "toolchains",
     "evaluators/patches/test_patch_go.py": "toolchains",
 }
 

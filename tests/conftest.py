@@ -34,11 +34,13 @@ def _load_helper(module: str) -> ModuleType:
 pg = _load_helper("_postgres")
 requirements = _load_helper("_requirements")  # the per-requirement markers (postgres, ray, ...)
 scheduling = _load_helper("_scheduling")  # the parallel and the serial phase of scripts/test
+sandbox_fixtures = _load_helper("_sandbox_fixtures")  # of tests/sandbox and tests/evaluators/code
 
 
 def pytest_configure(config: pytest.Config) -> None:
     requirements.configure(config)
     scheduling.configure(config)
+    config.pluginmanager.register(sandbox_fixtures, "assay_tests_sandbox_fixtures")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-AFFECTED = ["tests/code/test_unprivileged.py", "tests/code/test_backends.py::test_run_script"]
+AFFECTED = ["tests/sandbox/test_unprivileged.py", "tests/sandbox/test_backends.py::test_run_script"]
 
 pytestmark = [
     pytest.mark.slow,

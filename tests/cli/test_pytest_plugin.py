@@ -53,6 +53,11 @@ def test_numbers(n):
 """
 
 
+#: plugins of this test environment (not assay's, nor xdist): importing them took ~3 s of
+#: CPU at each pytest start, in every run here and in each xdist worker
+UNRELATED_PLUGINS = ("langsmith_plugin", "schemathesis", "hypothesispytest")
+
+
 def pytest_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "ASSAY_"))}
     return subprocess.run(
@@ -63,6 +68,7 @@ def pytest_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
             "-q",
             "-p",
             "no:cacheprovider",
+            *(f"-pno:{name}" for name in UNRELATED_PLUGINS),
             "--assay-db",
             "store/assay.db",
             *args,

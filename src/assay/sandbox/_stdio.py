@@ -34,6 +34,7 @@ WALL_FACTOR = 2.0
 WALL_SLACK_SECONDS = 1.0
 WALL_CAP_FACTOR = 10  # a busy program's wall-clock bound moves on at most this many times
 BUSY_SHARE = 0.05  # CPU over a bound's span, as a share of it, that counts as still working
+CPU_CHECK_SECONDS = 0.1  # how often the sandbox's CPU count is read while a test runs
 DRAIN_SECONDS = 2.0  # after it exited and was swept: the pipes hold what it wrote
 STDERR_KEPT = 64 * 1024
 CHECKER_SECONDS = 10.0
@@ -247,7 +248,7 @@ def _run_test(
         error_drain = Drain(err_r, errors)
         session.watch_stream(output)
         session.watch_stream(error_drain)
-        exited = _await_exit(session, box, token, started, time_limit)
+        ended = _await_exit(session, box, token, started, time_limit, cpu_before)
         wall_ms = (time.monotonic() - started) * 1000
         status = dict(box.exits.get(token) or {})
         cpu_after = box.cpu_ns()
@@ -256,7 +257,7 @@ def _run_test(
     raise_if_not_started(status)
     cpu_ms, cpu_source = _cpu(cpu_before, cpu_after, status)
     oom = cgroup is not None and (cgroup.oom_kills() or 0) > (oom_before or 0)
-    timed_out = _timed_out(exited, status, cpu_ms, time_limit)
+    timed_out = _timed_out(ended, status, cpu_ms, time_limit)
     return StdioTestRun(
         exit_code=status.get("exit_code"),
         signal=status.get("signal_name"),
@@ -281,22 +282,31 @@ def _peak_kb(cgroup: Any, base: int | None, status: dict[str, Any]) -> tuple[int
     return (int(own), "rusage") if isinstance(own, int) else (None, None)
 
 
-def _await_exit(session: Session, box: Sandbox, token: str, started: float, time_limit: float) -> bool:
-    """Whether the program exited before it was found idle past its wall-clock bound.
+def _await_exit(
+    session: Session, box: Sandbox, token: str, started: float, time_limit: float, cpu_before: int | None
+) -> str:
+    """How the test ended: ``"exited"``; ``"cpu"`` once the kernel's count shows the
+    sandbox's processes together past the CPU limit (RLIMIT_CPU counts one process: a
+    fork bomb's processes each stay under it while together they spin for as long as
+    the wall-clock bound lets them); or ``"wall"``, found idle past its wall-clock bound.
     On a loaded machine a busy program gets less than a CPU: while the kernel's count
-    shows it still working (and not yet at its CPU limit, where RLIMIT_CPU stops it) the
-    bound moves on, up to ``WALL_CAP_FACTOR`` times. A program asleep or blocked makes no
-    progress and is stopped at the first bound."""
+    shows it still working the bound moves on, up to ``WALL_CAP_FACTOR`` times. A
+    program asleep or blocked makes no progress and is stopped at the first bound."""
     ended = lambda: token in box.exits or box.dead  # noqa: E731
     step = time_limit * WALL_FACTOR + WALL_SLACK_SECONDS
     bound, last = started + step, box.cpu_ns()
-    while not session.wait(ended, bound):
+    check = CPU_CHECK_SECONDS if cpu_before is not None else step
+    while not session.wait(ended, min(bound, time.monotonic() + check)):
         now = box.cpu_ns()
+        if now is not None and cpu_before is not None and now - cpu_before > time_limit * 1e9:
+            return "cpu"
+        if time.monotonic() < bound:
+            continue
         idle = last is None or now is None or (now - last) / 1e9 < step * BUSY_SHARE
         if idle or bound - started >= step * WALL_CAP_FACTOR:
-            return False
+            return "wall"
         bound, last = bound + step, now
-    return True
+    return "exited"
 
 
 def _cpu(before: int | None, after: int | None, status: dict[str, Any]) -> tuple[float | None, str | None]:
@@ -306,9 +316,9 @@ def _cpu(before: int | None, after: int | None, status: dict[str, Any]) -> tuple
     return (float(own), "rusage") if isinstance(own, (int, float)) else (None, None)
 
 
-def _timed_out(exited: bool, status: dict[str, Any], cpu_ms: float | None, time_limit: float) -> str | None:
-    if not exited:
-        return "wall"
+def _timed_out(ended: str, status: dict[str, Any], cpu_ms: float | None, time_limit: float) -> str | None:
+    if ended != "exited":
+        return ended
     if status.get("signal_name") == "SIGXCPU" or (cpu_ms is not None and cpu_ms > time_limit * 1000):
         return "cpu"
     return None

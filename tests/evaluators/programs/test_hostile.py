@@ -9,6 +9,7 @@ import tracemalloc
 import pytest
 
 from assay.evaluators import CheckerProgram
+from assay.schemas import EvaluationResult
 
 from ._helpers import Judge
 
@@ -119,6 +120,7 @@ def test_a_fork_bomb_is_contained_and_the_pool_still_works(judge: Judge) -> None
     result = judge(bomb, [{"input": "", "output": "3\n"}] * 2, time_limit=1)
     assert result.score == 0
     assert result.metadata["verdict"] in ("time_limit", "runtime_error"), result.comment
+    assert_stopped_at_the_cpu_limit(result)
     after = judge("print(3)", [{"input": "", "output": "3\n"}] * 2)
     assert after.score == 1, after.comment
 
@@ -134,3 +136,14 @@ if os.fork() == 0:
     tests = [{"input": "1 2\n", "output": "3\n"}, {"input": "2 2\n", "output": "4\n"}]
     result = judge(code, tests, time_limit=1)
     assert result.score == 1, result.comment
+
+
+def assert_stopped_at_the_cpu_limit(result: EvaluationResult) -> None:
+    """Each of a fork bomb's processes stays under RLIMIT_CPU; with a cgroup counting
+    them together, the bomb is stopped once they used the limit, not left to spin until
+    the wall-clock cap (tens of seconds)."""
+    first = result.metadata["tests"][0]
+    if first["cpu_source"] == "cgroup":  # else only the wall-clock bound can stop it
+        assert first["verdict"] == "time_limit", first
+        assert first["message"].startswith("used "), first
+        assert first["cpu_ms"] > 1000, first

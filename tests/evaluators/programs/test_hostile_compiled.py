@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ._helpers import Judge
-from .test_hostile import MARKER
+from .test_hostile import MARKER, assert_stopped_at_the_cpu_limit
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning"),
@@ -64,6 +64,7 @@ int main() {
 def test_a_native_fork_bomb_is_contained(judge: Judge) -> None:
     result = judge(FORK_BOMB, [{"input": "", "output": "3\n"}], language="cpp", time_limit=1)
     assert result.score == 0 and result.metadata["verdict"] in ("time_limit", "runtime_error"), result.comment
+    assert_stopped_at_the_cpu_limit(result)
     assert judge("print(3)", [{"input": "", "output": "3\n"}]).score == 1
 
 

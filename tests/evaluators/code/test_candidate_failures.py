@@ -4,6 +4,7 @@ scored 0 with the reason, never an excluded error (which a hedging model would e
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,9 @@ from assay.sandbox import SandboxConfig
 from assay.schemas import Example, Run
 from assay.store._json import dumps, loads
 
-from .conftest import BACKENDS
+fixtures = sys.modules["assay_tests_sandbox_fixtures"]  # tests/_sandbox_fixtures.py
+BACKENDS = fixtures.BACKENDS
+
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 

@@ -4,6 +4,7 @@ of math.isclose (not an absolute 1e-9 everywhere), configurable per evaluator an
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import pytest
@@ -14,7 +15,9 @@ from assay.evaluators import CodeCorrectnessEvaluator
 from assay.sandbox import SandboxConfig, values_equal
 from assay.schemas import Example, Run
 
-from .conftest import BACKENDS
+fixtures = sys.modules["assay_tests_sandbox_fixtures"]  # tests/_sandbox_fixtures.py
+BACKENDS = fixtures.BACKENDS
+
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 

@@ -6,6 +6,7 @@ The expected value is an unguessable marker that exists only in this process."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +18,10 @@ from assay.sandbox._launch import HARNESS_PARENT, SANDBOX_HARNESS_ROOT
 
 from . import _hostile_snippets as snippets
 from ._languages import COMPILED
-from .conftest import SECRET, assert_left_clean
+
+fixtures = sys.modules["assay_tests_sandbox_fixtures"]  # tests/_sandbox_fixtures.py
+SECRET = fixtures.SECRET
+assert_left_clean = fixtures.assert_left_clean
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 

@@ -5,6 +5,7 @@ experiment."""
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import pytest
@@ -15,7 +16,9 @@ from assay.evaluators import CodeCorrectnessEvaluator
 from assay.sandbox import SandboxConfig
 from assay.store._json import dumps, loads
 
-from .conftest import BACKENDS
+fixtures = sys.modules["assay_tests_sandbox_fixtures"]  # tests/_sandbox_fixtures.py
+BACKENDS = fixtures.BACKENDS
+
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 

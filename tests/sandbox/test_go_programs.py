@@ -6,6 +6,7 @@ reads the runs it needs (a Go job compiles twice: it takes seconds)."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -15,7 +16,10 @@ import pytest
 from assay.sandbox import Limits, ProgramRun, SandboxPool, get_language
 
 from . import _hostile_snippets as snippets
-from .conftest import SECRET, assert_left_clean
+
+fixtures = sys.modules["assay_tests_sandbox_fixtures"]  # tests/_sandbox_fixtures.py
+SECRET = fixtures.SECRET
+assert_left_clean = fixtures.assert_left_clean
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 
@@ -246,7 +250,8 @@ QUICK = {
     "wrong_type": job(WRONG_TYPE, PROBE_TEST, "Solution", PROBE_PROMPT),
 }
 HEAVY = {
-    "sleep": job(probe(SLEEP), PROBE_TEST, "Solution", PROBE_PROMPT, timeout=25),
+    # the timeout counts from when both sides are built: a short one ends the hang sooner
+    "sleep": job(probe(SLEEP), PROBE_TEST, "Solution", PROBE_PROMPT, timeout=3),
     "huge": job(probe(HUGE), PROBE_TEST, "Solution", PROBE_PROMPT, max_value_bytes=1 << 20),
     "fork_bomb": job(
         probe(snippets.PROCESS_BOMB["go"]), PROBE_TEST, "Solution", PROBE_PROMPT, max_processes=48
@@ -359,6 +364,8 @@ def test_hangs_and_bombs_are_stopped(make_pool: Any, backend: str) -> None:
     pool: SandboxPool = make_pool(backend, workers=2)
     found = run_jobs(pool, HEAVY)
     assert found["sleep"].timed_out and not found["sleep"].passed
+    assert found["sleep"].verdict["kind"] == "timeout", found["sleep"].verdict
+    assert "during the test program" in found["sleep"].verdict["message"]  # not the build
     huge = found["huge"].verdict
     assert huge["kind"] == "candidate_ended" and "incoming frame too large" in huge["message"], huge
     for name in ("fork_bomb", "memory_bomb"):

@@ -9,6 +9,7 @@ import ctypes
 import errno
 import os
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -30,7 +31,8 @@ from assay.sandbox import (
 from assay.sandbox._seccomp import IPC_REFUSED
 from assay.sandbox.harness import landlock as harness_landlock
 
-from .conftest import ISOLATING
+fixtures = sys.modules["assay_tests_sandbox_fixtures"]  # tests/_sandbox_fixtures.py
+ISOLATING = fixtures.ISOLATING
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 PY = get_language("python")

@@ -7,6 +7,7 @@ The expected value is an unguessable marker that exists only in the test program
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +16,10 @@ import pytest
 from assay.sandbox import Limits, ProgramRun, SandboxPool, get_language
 
 from . import _hostile_snippets as snippets
-from .conftest import SECRET, assert_left_clean
+
+fixtures = sys.modules["assay_tests_sandbox_fixtures"]  # tests/_sandbox_fixtures.py
+SECRET = fixtures.SECRET
+assert_left_clean = fixtures.assert_left_clean
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 

@@ -1,5 +1,7 @@
-"""Fixtures for the code-correctness and sandbox tests: real sandboxes on every backend,
-a loopback TCP server, a host canary, and checks that the host is unharmed."""
+"""Fixtures the sandbox's tests (tests/sandbox) and the code evaluators' (tests/evaluators/code)
+share: real sandboxes on every backend, a loopback TCP server, a host canary, and checks
+that the host is unharmed. The root conftest registers this module as a plugin, so its
+fixtures are seen everywhere; its names are ``sys.modules["assay_tests_sandbox_fixtures"]``."""
 
 from __future__ import annotations
 
@@ -27,9 +29,10 @@ ISOLATING = ["bubblewrap", "unshare"]
 SECRET = "sk-assay-test-secret-3f9a1c"
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="session")
 def secret_in_environment() -> Iterator[None]:
-    """A fake API key in our environment: no sandbox may ever see it."""
+    """A fake API key in our environment: no sandbox may ever see it (the conftests of
+    tests/sandbox and tests/evaluators/code use it for each of their tests)."""
     os.environ["ASSAY_TEST_API_KEY"] = SECRET
     yield
     os.environ.pop("ASSAY_TEST_API_KEY", None)

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from tests.sandbox._languages import COMPILED, RAISED_TYPE, RAISES, RAISES_ENTRY
 
 import assay
 from assay.evaluation import EvaluationResult, EvaluationResults
@@ -17,8 +18,6 @@ from assay.evaluators.code import Calibrated, CodeCorrectnessEvaluator
 from assay.sandbox._jobs import reported_time
 from assay.schemas import Example, Run
 from assay.store import Store
-
-from ._languages import COMPILED, RAISED_TYPE, RAISES, RAISES_ENTRY
 
 FIB_ITERATIVE = (
     "def solution(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n"

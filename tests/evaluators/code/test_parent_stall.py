@@ -3,6 +3,7 @@ sets or dicts), and each test case's value is reduced to a small record as it ar
 
 from __future__ import annotations
 
+import sys
 import time
 import tracemalloc
 from typing import Any
@@ -14,7 +15,9 @@ from assay.evaluators import CodeCorrectnessEvaluator
 from assay.sandbox import SandboxConfig, get_language
 from assay.schemas import Example, Run
 
-from .conftest import BACKENDS
+fixtures = sys.modules["assay_tests_sandbox_fixtures"]  # tests/_sandbox_fixtures.py
+BACKENDS = fixtures.BACKENDS
+
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 

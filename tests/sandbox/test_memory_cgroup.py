@@ -3,6 +3,7 @@ counted by the sandbox's cgroup (or, without one, by RLIMIT_AS), on every backen
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Iterator
 
@@ -17,7 +18,8 @@ from assay.sandbox import (
     get_language,
 )
 
-from .conftest import BACKENDS
+fixtures = sys.modules["assay_tests_sandbox_fixtures"]  # tests/_sandbox_fixtures.py
+BACKENDS = fixtures.BACKENDS
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 
