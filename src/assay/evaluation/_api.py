@@ -12,12 +12,13 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import gc
 import os
 import sys
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -471,6 +472,18 @@ def _user_store(options: _Options) -> Store:
     return options.client.store if options.client is not None else open_store()
 
 
+def _stores(options: _Options) -> tuple[Store, Callable[[], Store]]:
+    """Where the experiment is written, and how to reach the user's store for a stored
+    dataset. With ``upload_results=False`` the user's store is opened only if the data
+    names a stored dataset (nothing is created, nothing written); otherwise it is opened
+    now and checked, since a damaged store is not written to."""
+    if options.upload_results:
+        user_store = _user_store(options)
+        user_store.require_whole(thorough=options.resume)
+        return user_store, lambda: user_store
+    return _memory_store(), functools.cache(lambda: _user_store(options))
+
+
 def _prepare(target: Any, options: _Options) -> _Prepared:
     """Everything that can fail on bad arguments, done before the first row runs."""
     _check_arguments(options)
@@ -479,9 +492,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     concurrency = _concurrency(options.max_concurrency)
     requested = _experiment_name_of(options.experiment)
     name = experiment_name(requested, options.experiment_prefix)
-    user_store = _user_store(options)
-    store = user_store if options.upload_results else _memory_store()
-    user_store.require_whole(thorough=options.resume)  # a damaged store is not written to
+    store, user_store = _stores(options)
     row_evaluators = [bind_row_evaluator(e) for e in _as_list(options.evaluators, "evaluators")]
     summaries = [
         bind_summary_evaluator(e) for e in _as_list(options.summary_evaluators, "summary_evaluators")
@@ -517,7 +528,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     lease.on_lost(feed.stop)
     return _Prepared(
         store,
-        user_store,
+        user_store() if options.upload_results or options.client is not None else store,
         record,
         RowPipeline(runner, row_evaluators),
         summaries,
@@ -811,23 +822,30 @@ def _checked_shard(options: _Options) -> Shard:
 
 
 def _resolve(
-    data: Any, resume_name: str | None, user_store: Store, store: Store
+    data: Any, resume_name: str | None, user_store: Callable[[], Store], store: Store
 ) -> tuple[ResolvedData, Store]:
     """The data to run, and the store its examples are read from: the user's for a stored
     dataset, the experiment's own (in memory with ``upload_results=False``) for inline data."""
     if data is None and resume_name:
-        stored = user_store.get_experiment(name=resume_name)
-        if stored is not None and stored.dataset_id is not None:
-            dataset = user_store.get_dataset(id=stored.dataset_id)
-            if dataset is not None:
-                version = stored.dataset_version
-                count = user_store.count_examples(dataset.id, version=version)
-                return ResolvedData(dataset, version or 0, count), user_store
+        resumed = _data_of_stored_experiment(resume_name, user_store())
+        if resumed is not None:
+            return resumed, user_store()
     if data is None:
         raise ValueError("data= is required: a dataset name or id, a Dataset, a file path, or a list")
-    if store is not user_store and _names_stored_dataset(data):
-        return resolve_data(data, user_store), user_store  # read the user's; write nothing there
+    if _names_stored_dataset(data) and user_store() is not store:
+        return resolve_data(data, user_store()), user_store()  # read the user's; write nothing there
     return resolve_data(data, store), store
+
+
+def _data_of_stored_experiment(name: str, user_store: Store) -> ResolvedData | None:
+    stored = user_store.get_experiment(name=name)
+    if stored is None or stored.dataset_id is None:
+        return None
+    dataset = user_store.get_dataset(id=stored.dataset_id)
+    if dataset is None:
+        return None
+    version = stored.dataset_version
+    return ResolvedData(dataset, version or 0, user_store.count_examples(dataset.id, version=version))
 
 
 def _names_stored_dataset(data: Any) -> bool:

@@ -86,7 +86,17 @@ def closing_line(results: ShownResults) -> str:
     if usage.get("total_tokens"):
         cost = f", ${usage['cost_usd']:.4f}" if usage.get("cost_usd") else ""
         rows += f", {int(usage['total_tokens']):,} judge tokens{cost}"
-    return f"{rows}. Stored as {results.experiment_name} in {results.store_url}"
+    return f"{rows}. {where_kept(results.experiment_name, results.store_url)}"
+
+
+def where_kept(experiment: str, store_url: str) -> str:
+    """Where the experiment went: a store, or memory only (``upload_results=False``)."""
+    if store_url in MEMORY_URLS:
+        return f"Kept in memory only as {experiment} (upload_results=False): nothing was stored"
+    return f"Stored as {experiment} in {store_url}"
+
+
+MEMORY_URLS = ("sqlite://", "sqlite://:memory:")
 
 
 def plain_report(results: ShownResults) -> str:

@@ -15,7 +15,7 @@ from rich.progress import TaskID
 from rich.table import Table
 
 from assay.report.errors import error_digest, error_lines
-from assay.report.plain import JUDGE_COLUMNS, judge_rows
+from assay.report.plain import JUDGE_COLUMNS, judge_rows, where_kept
 from assay.store.records import ExperimentRow
 
 if TYPE_CHECKING:
@@ -297,6 +297,6 @@ def print_report(results: ShownResults, console: Console | None = None) -> None:
         cost = f", ${usage['cost_usd']:.4f}" if usage.get("cost_usd") else ""
         rows += f", {int(usage['total_tokens']):,} judge tokens{cost}"
     console.print(
-        f"{rows}. Stored as [bold]{escape(results.experiment_name)}[/] in {escape(results.store_url)}",
+        f"{rows}. {escape(where_kept(results.experiment_name, results.store_url))}",
         soft_wrap=True,
     )

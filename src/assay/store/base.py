@@ -315,6 +315,19 @@ class Store(abc.ABC):
     ) -> None:
         """Set one field of a dataset's or an experiment's metadata (None removes it), the
         rest of the metadata as it stands at the write (read and written in one transaction)."""
+        self.edit_metadata_field(table, record_id, name, lambda _current: value)
+
+    def edit_metadata_field(
+        self,
+        table: Literal["datasets", "experiments"],
+        record_id: uuid.UUID,
+        name: str,
+        edit: Callable[[Any], Any],
+    ) -> Any:
+        """Replace one metadata field by ``edit(current value)`` (None: unset; a None result
+        removes it) and return the new value. The record is locked from the read to the
+        write, so concurrent edits apply one after the other and none is lost; an exception
+        from ``edit`` stores nothing."""
         raise NotImplementedError(f"{type(self).__name__} cannot edit metadata")
 
     def delete_experiment(self, experiment_id: uuid.UUID) -> None:

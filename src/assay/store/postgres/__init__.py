@@ -68,6 +68,8 @@ def postgres_migrations() -> list[str]:
 class PostgresStore(SQLiteStore):
     """``Store`` on PostgreSQL (``postgresql://user:password@host:port/database``)."""
 
+    _LOCK_FOR_WRITE = " FOR UPDATE"  # READ COMMITTED: a read-modify-write locks its row
+
     def __init__(self, url: str) -> None:
         require_extra("psycopg", "postgres", feature="the PostgreSQL store")
         scheme, _, rest = url.partition("://")

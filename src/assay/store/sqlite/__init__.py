@@ -594,19 +594,31 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 f"UPDATE experiments SET {sets} WHERE id = ?", (*changes.values(), str(experiment_id))
             )
 
-    def set_metadata_field(
-        self, table: Literal["datasets", "experiments"], record_id: uuid.UUID, name: str, value: Any
-    ) -> None:
+    #: what a read that is followed by a write of the same row adds to lock it (SQLite's
+    #: write transaction already holds the whole database)
+    _LOCK_FOR_WRITE = ""
+
+    def edit_metadata_field(
+        self,
+        table: Literal["datasets", "experiments"],
+        record_id: uuid.UUID,
+        name: str,
+        edit: Callable[[Any], Any],
+    ) -> Any:
         if table not in ("datasets", "experiments"):
-            raise ValueError(f"set_metadata_field edits datasets or experiments, not {table!r}")
+            raise ValueError(f"edit_metadata_field edits datasets or experiments, not {table!r}")
         with self.transaction() as conn:
-            row = conn.execute(f"SELECT metadata FROM {table} WHERE id = ?", (str(record_id),)).fetchone()
+            row = conn.execute(
+                f"SELECT metadata FROM {table} WHERE id = ?{self._LOCK_FOR_WRITE}", (str(record_id),)
+            ).fetchone()
             if row is None:
                 raise NotFoundError(f"no {table[:-1]} with id {record_id}")
-            metadata = {k: v for k, v in (loads(row[0]) or {}).items() if k != name}
+            metadata = loads(row[0]) or {}
+            value = edit(metadata.pop(name, None))
             if value is not None:
                 metadata[name] = value
             conn.execute(f"UPDATE {table} SET metadata = ? WHERE id = ?", (dumps(metadata), str(record_id)))
+        return value
 
     def delete_experiment(self, experiment_id: uuid.UUID) -> None:
         with self.transaction() as conn:  # runs, results and summaries go by ON DELETE CASCADE

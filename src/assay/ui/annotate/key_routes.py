@@ -58,8 +58,11 @@ async def edit_dataset_keys(request: Request, dataset: DatasetParam, db: Databas
 
 async def _edit(request: Request, db: ReadOnlyDatabase, level: Level, record_id: str, what: str) -> Response:
     form = await checked_form(request)
-    found = edited_keys(_defined(db, level, record_id), form, f"{what} metadata")
-    await run_in_threadpool(db.store.set_metadata_field, level, uuid.UUID(record_id), "feedback_keys", found)
+
+    def edit(stored: Any) -> list[dict[str, Any]] | None:  # run with the record locked
+        return edited_keys(_entries(stored), form, f"{what} metadata")
+
+    await run_in_threadpool(db.store.edit_metadata_field, level, uuid.UUID(record_id), "feedback_keys", edit)
     return RedirectResponse(f"/{level}/{record_id}/feedback-keys?done={form.get('action', '')}", 303)
 
 
@@ -67,7 +70,10 @@ def _defined(db: ReadOnlyDatabase, level: Level, record_id: str) -> list[dict[st
     """This level's own definitions as stored (a non-list is shown as none, and replaced)."""
     row = db.query_one(f"SELECT metadata FROM {level} WHERE id = ?", (record_id,))
     metadata = loads(row["metadata"]) if row else None
-    raw = metadata.get("feedback_keys") if isinstance(metadata, dict) else None
+    return _entries(metadata.get("feedback_keys") if isinstance(metadata, dict) else None)
+
+
+def _entries(raw: Any) -> list[dict[str, Any]]:
     return [entry for entry in raw if isinstance(entry, dict)] if isinstance(raw, list) else []
 
 
