@@ -1,6 +1,6 @@
 """Sorted and filtered row pages, timed in process on a store of bench-a / bench-b.
 
-    .venv/bin/python bench/sorted_pages.py STORE [--fill-latency] [--repeat 5]
+    .venv/bin/python bench/sorted_pages.py STORE [--fill-latency] [--repeat 5] [--first-views]
 
 STORE: one built by ``bench/compare.py --keep FOLDER`` (``compare-<rows>.db``). Prints,
 per page the UI offers (every sort, every filter, and their combinations), the first
@@ -12,6 +12,12 @@ The search pages are timed twice: by the scan, then (after the experiment's text
 is built, its build time and the file's growth printed) through the index. A store whose
 index is already built is timed through it only.
 
+``--first-views``: only the filtered pages a server's first view used to wait on
+(``FIRST_VIEWS``), each in a new process that opens the store and imports numpy as the
+UI server does when it starts (timed apart), then times that page once: the first view
+after a server start, nothing kept. Run it with ``PYTHONPATH=<old checkout>/src`` to
+time the code before a change, alternating.
+
 ``--fill-latency``: a store built before the bulk builder timed its runs holds none; give
 each run the latency the builder now writes (``_bulk.latency_ms``) first, in place.
 """
@@ -22,6 +28,8 @@ import argparse
 import os
 import sqlite3
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -67,6 +75,18 @@ PAGES: list[tuple[RowFilter, int, bool]] = [
     (F(q="question 123456"), 1, False),
     (F(q="question 1234"), 1, False),
     (F(q="question 1234", sort="latency", order="desc"), 1, False),
+]
+# The first views of issue 40 item 5: a bounded metric sorted by itself, failing rows,
+# deep pages of a typed sort.
+FIRST_VIEWS: list[tuple[RowFilter, int, bool]] = [
+    (F(metric="similarity", below=0.5, sort="metric:similarity", order="desc"), 1, False),
+    (F(metric="similarity", below=0.5), 1, False),
+    (F(metric="judge_distance", worse_than=0.5), 1, False),
+    (F(failed=True), 1, False),
+    (F(failed=True), 100, False),
+    (F(failed=True, thresholds={"correct": None}), 1, False),
+    (F(sort="metric:judge_distance", order="asc"), 19800, False),
+    (F(sort="latency", order="desc"), 19800, False),
 ]
 SEARCHES: list[tuple[RowFilter, int, bool]] = [
     (F(q="question 123456"), 1, False),
@@ -146,14 +166,46 @@ def time_pages(
         print(f"{label:72} cold {cold:8.1f} ms  median {median:8.1f} ms  {out}", flush=True)
 
 
+def first_view(path: str, index: int) -> None:
+    """In a process of its own: open the store, import numpy (as the UI server does at
+    start), then time page ``FIRST_VIEWS[index]`` once."""
+    store = SQLiteStore(path)
+    db = ReadOnlyDatabase(store)
+    experiment = queries.find_experiment(db, "bench-a")
+    assert experiment is not None, "the store has no experiment named bench-a"
+    started = time.perf_counter()
+    import numpy  # noqa: F401
+
+    loaded = (time.perf_counter() - started) * 1000
+    row_filter, page, keyset = FIRST_VIEWS[index]
+    cold, _, out = timed(1, one_page(db, experiment, row_filter, page, keyset))
+    label = label_of(row_filter, page, keyset)
+    print(f"{label:72} first {cold:8.1f} ms  (numpy at start {loaded:6.1f} ms)  {out}", flush=True)
+
+
+def first_views(path: str) -> None:
+    print(f"first views, each in a new process (load average {os.getloadavg()[0]:.1f}):", flush=True)
+    for index in range(len(FIRST_VIEWS)):
+        subprocess.run([sys.executable, __file__, path, "--first-view", str(index)], check=True)
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("store")
     parser.add_argument("--fill-latency", action="store_true")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--first-views", action="store_true")
+    parser.add_argument("--first-view", type=int, help=argparse.SUPPRESS)  # one, in this process
     args = parser.parse_args()
+    if args.first_view is not None:
+        first_view(args.store, args.first_view)
+        return
     if args.fill_latency:
         fill_latency(args.store)
+    if args.first_views:
+        first_views(args.store)
+        return
     started = time.perf_counter()
     store = SQLiteStore(args.store)  # migrates a store of an older schema
     print(f"opened (and migrated) in {time.perf_counter() - started:.1f} s")

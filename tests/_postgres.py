@@ -169,3 +169,12 @@ def drop_database(server_url: str, url: str) -> None:
     name = make_url(url).database
     with psycopg.connect(libpq_url(make_url(server_url)), autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def lock_waiters(url: str) -> int:
+    """How many sessions of the server wait for a lock now (a blocked writer)."""
+    import psycopg
+
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()
+    return int(row[0]) if row else 0

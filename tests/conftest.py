@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -148,3 +148,9 @@ def any_client(store_url: str) -> Iterator[Client]:
     client = Client(store_url)
     yield client
     client.close()
+
+
+@pytest.fixture
+def lock_waiters() -> Callable[[str], int]:
+    """How many sessions of a PostgreSQL store's server wait for a lock now."""
+    return pg.lock_waiters  # type: ignore[no-any-return]

@@ -15,6 +15,8 @@ signature is still a ``TypeError``, a missing extra an ``ImportError``):
     ├── TargetError (TypeError, ValueError)    the target is not callable as a target
     ├── DataError (ValueError)                 ``data=`` cannot be read
     ├── ExampleInputError (ValueError)         an item of ``create_examples`` is not an example
+    ├── AttachmentError (ValueError)           an example's attachment is unreadable or too large
+    │   └── AttachmentTooLargeError            over ``ASSAY_MAX_ATTACHMENT_BYTES``
     ├── ExperimentError (ValueError)           bad experiment name, or a resume that cannot be
     ├── ShardError (ValueError)                a shard that does not exist or fit the experiment's split
     ├── LeaseHeldError (RuntimeError)          another live process runs that shard (or experiment)
@@ -137,6 +139,15 @@ class DataError(AssayError, ValueError):
 
 class ExampleInputError(AssayError, ValueError):
     """An item of ``create_examples`` cannot be an example; nothing was stored."""
+
+
+class AttachmentError(AssayError, ValueError):
+    """An example's attachment cannot be stored (not a file's bytes, unreadable, or over
+    ``ASSAY_MAX_ATTACHMENT_BYTES``); nothing was stored."""
+
+
+class AttachmentTooLargeError(AttachmentError):
+    """An attachment is larger than ``ASSAY_MAX_ATTACHMENT_BYTES``; nothing was stored."""
 
 
 class ExperimentError(AssayError, ValueError):
@@ -437,6 +448,8 @@ ALIASES = {
 __all__ = [
     "AlreadyExistsError",
     "AssayError",
+    "AttachmentError",
+    "AttachmentTooLargeError",
     "CalibrationError",
     "CheckerProgramError",
     "CsrfRefusedError",

@@ -13,7 +13,8 @@ import math
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol, TypedDict, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticUndefined
@@ -22,11 +23,21 @@ from assay._ids import new_id
 from assay._metric import Direction, MetricInfo, Range, check_direction, check_range
 
 __all__ = [
+    "Attachment",
+    "AttachmentInfo",
+    "Attachments",
+    "AttachmentsOperations",
+    "BinaryIOLike",
     "ComparisonEvaluationResult",
     "Dataset",
     "EvaluationResult",
     "EvaluationResults",
     "Example",
+    "ExampleCreate",
+    "ExampleUpdate",
+    "ExampleUploadWithAttachments",
+    "ExampleUpsertWithAttachments",
+    "ExampleUpdateWithAttachments",
     "Feedback",
     "Run",
     "TracerSession",
@@ -134,6 +145,106 @@ class Example(_Record):
     modified_at: datetime | None = None
     attachments: dict[str, Any] | None = None
     source_run_id: uuid.UUID | None = None
+
+
+class Attachment(NamedTuple):
+    """A file given with an example (or a traced call): its MIME type and its bytes, or
+    the path of a file holding them (LangSmith's ``schemas.Attachment``)."""
+
+    mime_type: str
+    data: bytes | Path
+
+
+Attachments = dict[str, tuple[str, bytes] | tuple[str, Path] | Attachment | dict[str, Any]]
+"""An example's attachments as given: by name, ``(mime_type, bytes)``, ``(mime_type, path)``,
+an ``Attachment`` or ``{"mime_type", "data"}``."""
+
+
+@runtime_checkable
+class BinaryIOLike(Protocol):
+    """What an attachment's ``reader`` offers (a ``BytesIO`` does)."""
+
+    def read(self, size: int = -1) -> bytes: ...
+
+    def seek(self, offset: int, whence: int = 0) -> int: ...
+
+    def getvalue(self) -> bytes: ...
+
+
+class AttachmentInfo(TypedDict):
+    """An attachment as an example read back holds it: ``reader`` (its bytes),
+    ``mime_type``, and ``presigned_url`` (a ``data:`` URL of the bytes here: what a model
+    API takes as an image URL, where LangSmith gives a link to its storage)."""
+
+    presigned_url: str
+    reader: BinaryIOLike
+    mime_type: str | None
+
+
+class AttachmentsOperations(BaseModel):
+    """What an update does with the example's stored attachments: ``rename`` (old name
+    -> new name) and ``retain`` (names kept as they are); any other is dropped."""
+
+    rename: dict[str, str] = Field(default_factory=dict)
+    retain: list[str] = Field(default_factory=list)
+
+
+class ExampleCreate(BaseModel):
+    """An example to add (LangSmith's ``ExampleCreate``); ``outputs`` is the older name
+    of ``reference_outputs``."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    id: uuid.UUID | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    inputs: dict[str, Any] | None = None
+    reference_outputs: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    split: str | list[str] | None = None
+    attachments: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_outputs(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "outputs" in data:
+            if data.get("reference_outputs") is not None:
+                raise ValueError("Cannot specify both 'reference_outputs' and 'outputs'.")
+            data = {**data, "reference_outputs": data["outputs"]}
+            del data["outputs"]
+        return data
+
+    @property
+    def outputs(self) -> dict[str, Any] | None:
+        return self.reference_outputs
+
+
+ExampleUploadWithAttachments = ExampleCreate
+
+
+class ExampleUpsertWithAttachments(ExampleCreate):
+    """An example to add to the dataset ``dataset_id`` (``Client.upsert_examples_multipart``)."""
+
+    dataset_id: uuid.UUID
+
+
+class ExampleUpdate(BaseModel):
+    """An edit of a stored example (``Client.update_examples``): the fields given replace
+    the stored ones; ``attachments`` adds (or replaces, by name) files and
+    ``attachments_operations`` says which stored ones stay."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    id: uuid.UUID
+    dataset_id: uuid.UUID | None = None
+    inputs: dict[str, Any] | None = None
+    outputs: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    split: str | list[str] | None = None
+    attachments: dict[str, Any] | None = None
+    attachments_operations: AttachmentsOperations | None = None
+
+
+ExampleUpdateWithAttachments = ExampleUpdate
 
 
 class ExampleWithRuns(Example):

@@ -51,13 +51,12 @@ def _old_digest(records: list[dict[str, Any]]) -> str:
 
 
 def test_pages_of_records_hash_as_the_whole_list(client: Client) -> None:
-    """Several pages, a huge integer on the second, attachments (not hashed) here and there:
-    the same name, hence the same dataset, as data stored by earlier versions."""
+    """Several pages, a huge integer on the second, a date: the same name, hence the
+    same dataset, as data stored by earlier versions (files' digests: test_attachments)."""
     records: list[dict[str, Any]] = [
         {"inputs": {"x": i, "é": "ü"}, "outputs": {"y": [i, 0.5]}} for i in range(2500)
     ]
     records[1500]["outputs"] = {"big": math.factorial(2000)}
-    records[7]["attachments"] = {"file": b"bytes"}
     records[2100]["metadata"] = {"when": datetime.date(2026, 1, 2)}
     resolved = resolve_data(records, client.store)
     assert resolved.dataset.name == f"inline-{_old_digest(records)[:12]}"

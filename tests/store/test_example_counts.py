@@ -74,6 +74,8 @@ def test_a_store_of_the_previous_schema_gets_the_index_and_keeps_its_counts(tmp_
     with sqlite3.connect(url) as conn:  # as the schema before the index left it
         for index in ("examples_alive", "feedback_by_experiment"):  # the migrations from it on
             conn.execute(f"DROP INDEX {index}")
+        for table in ("example_attachments", "blobs", "traced_runs"):
+            conn.execute(f"DROP TABLE {table}")
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(before),))
     store = open_store(url)
     try:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
-
-import psycopg
 
 from assay.store import Store, open_store
 
@@ -22,14 +21,7 @@ def appended(name: str, inside: threading.Event | None = None, release: threadin
     return edit
 
 
-def waiting_for_a_lock(url: str) -> bool:
-    """Whether some other PostgreSQL session waits for a lock (the second edit, blocked)."""
-    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
-        row = conn.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()
-    return bool(row and row[0])
-
-
-def test_concurrent_edits_of_one_field_both_land(store_url: str) -> None:
+def test_concurrent_edits_of_one_field_both_land(store_url: str, lock_waiters: Callable[[str], int]) -> None:
     store: Store = open_store(store_url)
     dataset = store.create_dataset("keys")
     inside, release = threading.Event(), threading.Event()
@@ -51,7 +43,7 @@ def test_concurrent_edits_of_one_field_both_land(store_url: str) -> None:
     two.start()
     assert second_started.wait(60)
     if store_url.startswith("postgres"):
-        while not waiting_for_a_lock(store_url):  # the second edit is blocked on the row
+        while not lock_waiters(store_url):  # the second edit is blocked on the row
             assert two.is_alive(), "the second edit ran while the first held the record"
             time.sleep(0.01)
     else:

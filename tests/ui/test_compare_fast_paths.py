@@ -11,8 +11,8 @@ from ui_testdata import ERROR, RowSpec, make_dataset, make_experiment
 
 from assay.store import Store
 from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.figures import finished_with_figures as _finished_with_figures
 from assay.ui import queries
-from assay.ui.queries.compare import _finished_with_figures
 
 N = 60
 

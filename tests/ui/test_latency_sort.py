@@ -21,14 +21,13 @@ from assay.evaluation._tally import tally_of_stored
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store import Store, open_store
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
-from assay.store.read import walk
+from assay.store.read import rows, walk
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.walk import decode_cursor
 from assay.store.records import ExperimentRecord, ExperimentRow
 from assay.store.sqlite import _statements
 from assay.ui import create_app, queries
 from assay.ui.models import RowFilter
-from assay.ui.queries import rows
 
 EXAMPLES = 19
 REPETITIONS = 2

@@ -24,11 +24,11 @@ from assay.schemas import EvaluationResult, Example, Run
 from assay.store import Store, open_store, text_index
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.search import search_clause
 from assay.store.records import ExperimentRecord, ExperimentRow
 from assay.store.sqlite import _statements
 from assay.ui import create_app, queries
 from assay.ui.models import RowFilter
-from assay.ui.queries.search import search_clause
 
 TEXTS = [
     "Paris is the capital",

@@ -18,6 +18,7 @@ from assay.store import Store, open_store
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from assay.client._runs import Anonymizer, Hiding
     from assay.evaluation import AsyncExperimentResults, ExperimentResults
     from assay.evaluation.types import EvaluateOptions, EvaluatorLike, RunOnDatasetOptions, Target
     from assay.schemas import TracerSession
@@ -37,9 +38,6 @@ _REMOTE_OPTIONS = frozenset(
         "info",
         "api_urls",
         "workspace_id",
-        "hide_inputs",
-        "hide_outputs",
-        "anonymizer",
         "otel_tracer_provider",
         "tracing_sampling_rate",
         "max_batch_size_bytes",
@@ -56,19 +54,32 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
     """Datasets, examples and experiments in the embedded store.
 
     ``database_url`` defaults to ``ASSAY_DATABASE_URL``, else ``./.assay/assay.db``.
+    ``hide_inputs`` / ``hide_outputs`` / ``hide_metadata`` (True, or a function of the
+    dict) and ``anonymizer`` (a function of the dict) apply to the runs ``create_run`` /
+    ``update_run`` store, as in LangSmith.
     LangSmith's server options (``api_key``, ``api_url``, ...) are accepted and ignored,
     with one warning naming where results are stored; an ``http(s)://`` first argument is
     LangSmith's ``api_url`` and is ignored the same way.
     """
 
     def __init__(
-        self, database_url: str | None = None, *, store: Store | None = None, **langsmith_options: Any
+        self,
+        database_url: str | None = None,
+        *,
+        store: Store | None = None,
+        hide_inputs: Hiding = None,
+        hide_outputs: Hiding = None,
+        hide_metadata: Hiding = None,
+        anonymizer: Anonymizer = None,
+        **langsmith_options: Any,
     ) -> None:
         unknown = set(langsmith_options) - _REMOTE_OPTIONS
         if unknown:
             raise TypeError(
                 f"Client() got unknown options {sorted(unknown)}; assay's are database_url= and store="
             )
+        self.hide_inputs, self.hide_outputs, self.hide_metadata = hide_inputs, hide_outputs, hide_metadata
+        self.anonymizer = anonymizer
         if isinstance(database_url, str) and database_url.startswith(("http://", "https://")):
             langsmith_options["api_url"], database_url = database_url, None
         self.store = store or open_store(database_url)
@@ -80,6 +91,9 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
                 LocalStoreWarning,
                 stacklevel=2,
             )
+
+    def __repr__(self) -> str:
+        return f"Client (store: {self.store.url})"  # the URL's password masked; no secrets
 
     def flush(self) -> None:
         """Nothing is buffered: every experiment is stored when it ends."""
@@ -95,11 +109,16 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         metadata: dict[str, Any] | None = None,
         *,
         exists_ok: bool = False,
+        tag_value_ids: Sequence[uuid.UUID | str] | None = None,
     ) -> Dataset:
         """A new, empty dataset. A name already taken raises ``AlreadyExistsError`` saying
         how to reuse it, as LangSmith's conflict does; with ``exists_ok=True`` the stored
         dataset of that name is returned instead (its description, metadata and examples
-        as they are), so a script that creates its dataset can run twice."""
+        as they are), so a script that creates its dataset can run twice. LangSmith's
+        resource tags (``tag_value_ids``) are kept in the metadata, as ``tag_value_ids``."""
+        if tag_value_ids is not None:
+            tags = [str(as_uuid(t, "tag_value_ids")) for t in tag_value_ids]
+            metadata = {**(metadata or {}), "tag_value_ids": tags}
         try:
             return self.store.create_dataset(dataset_name, description, metadata)
         except AlreadyExistsError:
@@ -165,13 +184,20 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         dataset_id: uuid.UUID | str | None = None,
         dataset_name: str | None = None,
         example_id: uuid.UUID | str | None = None,
+        attachments: dict[str, Any] | None = None,
+        dangerously_allow_filesystem: bool = False,
     ) -> Example:
+        """One example; ``attachments`` are files by name, as ``(mime_type, bytes)``,
+        ``(mime_type, Path)``, ``Attachment`` or ``{"mime_type", "data"}``: stored with it,
+        and read back as ``{"reader", "mime_type", "presigned_url"}``. A ``Path`` is read
+        whatever ``dangerously_allow_filesystem`` says: the store is on this machine."""
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
         example = Example(dataset_id=dataset.id, inputs=inputs, outputs=outputs, metadata=metadata)
         if example_id is not None:
             example.id = as_uuid(example_id, "example_id")
+        example.attachments = attachments or None
         self.store.add_examples(dataset.id, [example])
-        return example
+        return self._read_example(example.id) if attachments else example
 
     def create_examples(
         self,
@@ -184,10 +210,13 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         dataset_name: str | None = None,
         reference_outputs: Iterable[dict[str, Any] | None] | None = None,
         ids: Iterable[uuid.UUID | str | None] | None = None,
+        attachments: Iterable[dict[str, Any] | None] | None = None,
+        dangerously_allow_filesystem: bool = False,
     ) -> UpsertExamplesResponse:
         """LangSmith's two forms: parallel ``inputs``/``outputs`` (or ``reference_outputs``)
-        /``metadata``/``ids`` columns, or ``examples=[{"inputs", "outputs", "metadata",
-        "id"}]``. Lists, iterables and generators are streamed (a million examples hold a
+        /``metadata``/``ids``/``attachments`` columns, or ``examples=[{"inputs", "outputs",
+        "metadata", "id", "split", "attachments"}]`` (or ``ExampleCreate``s). Attachments:
+        see ``create_example``. Lists, iterables and generators are streamed (a million examples hold a
         page in memory). All are added as one dataset version in one transaction: a bad
         item raises an error naming its index, and then nothing is stored. Returns
         LangSmith's response: ``{"example_ids": [...], "count": n, "as_of": version}``."""
@@ -199,6 +228,7 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
             "outputs": outputs if reference_outputs is None else reference_outputs,
             "metadata": metadata,
             "ids": ids,
+            "attachments": attachments,
         }
         created = IdsOf(example_stream(dataset.id, columns, examples))
         version = self.store.add_examples(dataset.id, created)
@@ -248,14 +278,23 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         inputs: dict[str, Any] | None = None,
         outputs: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None,
+        attachments: dict[str, Any] | None = None,
+        attachments_operations: Any = None,
+        dangerously_allow_filesystem: bool = False,
     ) -> int:
-        """Edit an example in a new dataset version; earlier experiments keep what they ran on."""
+        """Edit an example in a new dataset version; earlier experiments keep what they ran on.
+        ``attachments`` adds files (or replaces them, by name); ``attachments_operations``
+        (``{"retain": [...], "rename": {old: new}}``) keeps only the stored files it names."""
         current = self._read_example(as_uuid(example_id, "example_id"))
         changes = {
             k: v
             for k, v in (("inputs", inputs), ("outputs", outputs), ("metadata", metadata))
             if v is not None
         }
+        if attachments is not None or attachments_operations is not None:
+            from assay.client._attachments import attachments_after
+
+            changes["attachments"] = attachments_after(current, attachments, attachments_operations)
         return self.store.update_example(current.model_copy(update=changes))
 
     def delete_example(self, example_id: uuid.UUID | str) -> int:

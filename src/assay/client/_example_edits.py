@@ -12,16 +12,19 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
 from assay.client._projects import ID, as_uuid
 from assay.errors import NotFoundError
-from assay.schemas import Dataset, Example
+from assay.schemas import Dataset, Example, ExampleCreate, ExampleUpdate
 
 if TYPE_CHECKING:
     from assay.schemas import Dataset, Run
     from assay.store import Store
 
 SPLIT_KEY = "dataset_split"
-_UPDATE_FIELDS = frozenset({"id", "inputs", "outputs", "metadata", "split", "dataset_id", "attachments"})
+_UPDATE_FIELDS = frozenset(
+    {"id", "inputs", "outputs", "metadata", "split", "dataset_id", "attachments", "attachments_operations"}
+)
 
 
 class ExampleEdits:
@@ -62,32 +65,86 @@ class ExampleEdits:
         self.store.set_metadata_field("datasets", dataset.id, VERSION_TAGS, tags)
 
     def read_example(self, example_id: ID, *, as_of: Any = None) -> Example:
-        """One example as it is now (``as_of`` versions: see ``list_examples``)."""
-        found = self.store.get_example(as_uuid(example_id, "example_id"))
+        """One example as it is now, or as it was in the version ``as_of`` names (see
+        ``list_examples``), its files included."""
+        wanted = as_uuid(example_id, "example_id")
+        found = self.store.get_example(wanted)
         if found is None:
             raise NotFoundError(f"no example with id {example_id} in {self.store.url}")
-        return found
+        if as_of is None or as_of == "latest":
+            return found
+        assert found.dataset_id is not None
+        dataset = self.read_dataset(dataset_id=found.dataset_id)
+        version = version_of(dataset, as_of)
+        then = next(
+            (e for e in self.store.iter_examples(dataset.id, version=version) if e.id == wanted), None
+        )
+        if then is None:
+            raise NotFoundError(
+                f"example {example_id} is not in version {version} of dataset {dataset.name!r}"
+            )
+        return then
 
     def update_examples(
         self,
         *,
         dataset_id: ID | None = None,
-        updates: Sequence[Mapping[str, Any]] | None = None,
+        updates: Sequence[Mapping[str, Any] | ExampleUpdate] | None = None,
         example_ids: Sequence[ID] | None = None,
         inputs: Sequence[dict[str, Any] | None] | None = None,
         outputs: Sequence[dict[str, Any] | None] | None = None,
         metadata: Sequence[dict[str, Any] | None] | None = None,
         splits: Sequence[str | list[str] | None] | None = None,
+        attachments: Sequence[dict[str, Any] | None] | None = None,
+        attachments_operations: Sequence[Any] | None = None,
         **ignored: Any,
     ) -> dict[str, Any]:
         """Edit several examples: ``updates=[{"id", "inputs", "outputs", "metadata",
-        "split"}]`` or parallel ``example_ids``/``inputs``/``outputs``/``metadata``/``splits``.
-        Every id is checked before anything changes. Returns ``{"message", "count"}``."""
-        changes = _updates(updates, example_ids, inputs, outputs, metadata, splits)
+        "split", "attachments", "attachments_operations"}]`` (or ``ExampleUpdate``s), or
+        parallel ``example_ids``/``inputs``/``outputs``/``metadata``/``splits``/
+        ``attachments``/``attachments_operations``. Files: ``attachments`` adds (or
+        replaces, by name); ``attachments_operations={"retain": [...], "rename": {old:
+        new}}`` keeps only those named. Every id is checked before anything changes.
+        Returns ``{"message", "count"}``."""
+        columns = {"inputs": inputs, "outputs": outputs, "metadata": metadata, "split": splits,
+                   "attachments": attachments, "attachments_operations": attachments_operations}  # fmt: skip
+        given = None if updates is None else [_update_fields(update) for update in updates]
+        changes = _updates(given, example_ids, columns)
         current = [self.read_example(change["id"]) for change in changes]
-        for example, change in zip(current, changes, strict=True):
-            self.store.update_example(_edited(example, change))
+        edited = [_edited(example, change) for example, change in zip(current, changes, strict=True)]
+        for example in edited:
+            self.store.update_example(example)
         return {"message": f"{len(changes)} examples updated", "count": len(changes)}
+
+    def upsert_examples_multipart(
+        self, *, upserts: Sequence[ExampleCreate | Mapping[str, Any]] | None = None,
+        dangerously_allow_filesystem: bool = False,
+    ) -> UpsertExamplesResponse:  # fmt: skip
+        """Add each example (``ExampleUpsertWithAttachments``) to its ``dataset_id``, or,
+        when its id is stored already, make the stored example what is given (inputs,
+        outputs, metadata and files) in a new dataset version. Paths are read: the store
+        is on this machine."""
+        from assay.client._attachments import upsert_examples
+
+        return upsert_examples(self, list(upserts or ()))
+
+    def upload_examples_multipart(
+        self, *, dataset_id: ID, uploads: Sequence[ExampleCreate | Mapping[str, Any]] | None = None,
+        dangerously_allow_filesystem: bool = False,
+    ) -> UpsertExamplesResponse:  # fmt: skip
+        """LangSmith's older name of ``create_examples(dataset_id=, examples=)``."""
+        dataset = self.read_dataset(dataset_id=dataset_id)
+        created = IdsOf(example_stream(dataset.id, {}, list(uploads or ())))
+        version = self.store.add_examples(dataset.id, created)
+        count = len(created.ids)
+        return UpsertExamplesResponse(example_ids=created.ids, count=count, as_of=version if count else None)
+
+    def update_examples_multipart(
+        self, *, dataset_id: ID, updates: Sequence[ExampleUpdate | Mapping[str, Any]] | None = None,
+        dangerously_allow_filesystem: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
+        """LangSmith's older name of ``update_examples(dataset_id=, updates=)``."""
+        return self.update_examples(dataset_id=dataset_id, updates=list(updates or ()))
 
     def delete_examples(self, example_ids: Sequence[ID]) -> None:
         """Delete several examples (each id is checked first: an unknown one deletes none)."""
@@ -227,13 +284,16 @@ def split_names(example: Example) -> list[str]:
     return [value] if isinstance(value, str) else [str(name) for name in value]
 
 
+def _update_fields(update: Mapping[str, Any] | ExampleUpdate) -> Mapping[str, Any]:
+    if isinstance(update, ExampleUpdate):
+        return {name: getattr(update, name) for name in update.model_fields_set}
+    return update
+
+
 def _updates(
     updates: Sequence[Mapping[str, Any]] | None,
     example_ids: Sequence[ID] | None,
-    inputs: Sequence[Any] | None,
-    outputs: Sequence[Any] | None,
-    metadata: Sequence[Any] | None,
-    splits: Sequence[Any] | None,
+    columns: dict[str, Sequence[Any] | None],
 ) -> list[dict[str, Any]]:
     if updates is not None:
         if example_ids is not None:
@@ -247,7 +307,6 @@ def _updates(
         return [dict(update) for update in updates]
     if example_ids is None:
         raise ValueError("update_examples needs updates=[...] or example_ids=[...]")
-    columns = {"inputs": inputs, "outputs": outputs, "metadata": metadata, "split": splits}
     for name, column in columns.items():
         if column is not None and len(column) != len(example_ids):
             raise ValueError(f"{name} has {len(column)} items but example_ids has {len(example_ids)}")
@@ -263,6 +322,12 @@ def _edited(example: Example, change: Mapping[str, Any]) -> Example:
     }
     if change.get("split") is not None:
         fields["metadata"] = {**(fields.get("metadata", example.metadata) or {}), SPLIT_KEY: change["split"]}
+    if change.get("attachments") is not None or change.get("attachments_operations") is not None:
+        from assay.client._attachments import attachments_after
+
+        fields["attachments"] = attachments_after(
+            example, change.get("attachments"), change.get("attachments_operations")
+        )
     return example.model_copy(update=fields)
 
 

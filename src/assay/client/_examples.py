@@ -15,12 +15,14 @@ from typing import Any, TypedDict
 import pydantic
 
 from assay.errors import ExampleInputError
-from assay.schemas import Example
+from assay.schemas import Example, ExampleCreate
 
 # What an item of ``examples=`` may hold: LangSmith's ``ExampleCreate`` fields that a local
-# store keeps (``outputs`` is its older name of ``reference_outputs``).
-_ITEM_FIELDS = frozenset({"inputs", "outputs", "reference_outputs", "metadata", "id"})
-_COLUMNS = ("outputs", "metadata", "ids")
+# store keeps (``outputs`` is its older name of ``reference_outputs``; ``split`` is kept
+# where LangSmith keeps it, in ``metadata["dataset_split"]``).
+_ITEM_FIELDS = frozenset({"inputs", "outputs", "reference_outputs", "metadata", "id", "attachments", "split"})
+_COLUMNS = ("outputs", "metadata", "ids", "attachments")
+_SPLIT_KEY = "dataset_split"
 
 
 class UpsertExamplesResponse(TypedDict):
@@ -92,7 +94,10 @@ def _from_items(dataset_id: uuid.UUID, items: Iterable[Any]) -> Iterator[Example
     for index, item in enumerate(items):
         where = f"examples[{index}]"
         if isinstance(item, Example):
-            item = {"inputs": item.inputs, "outputs": item.outputs, "metadata": item.metadata, "id": item.id}
+            item = {"inputs": item.inputs, "outputs": item.outputs, "metadata": item.metadata, "id": item.id,
+                    "attachments": item.attachments}  # fmt: skip
+        elif isinstance(item, ExampleCreate):
+            item = _fields_of(item)
         if not isinstance(item, dict):
             raise ExampleInputError(
                 f"{where} is a {type(item).__name__}; each example must be a dict with 'inputs' "
@@ -114,8 +119,16 @@ def _from_items(dataset_id: uuid.UUID, items: Iterable[Any]) -> Iterator[Example
         yield _example(dataset_id, item, where)
 
 
+def _fields_of(item: ExampleCreate) -> dict[str, Any]:
+    fields = {"inputs": item.inputs or {}, "outputs": item.reference_outputs, "metadata": item.metadata,
+              "id": item.id, "attachments": item.attachments, "split": item.split}  # fmt: skip
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 def _example(dataset_id: uuid.UUID, fields: dict[str, Any], where: str) -> Example:
-    values = {name: value for name, value in fields.items() if name != "ids"}
+    values = {name: value for name, value in fields.items() if name not in ("ids", "split")}
+    if fields.get("split") is not None:
+        values["metadata"] = {**(values.get("metadata") or {}), _SPLIT_KEY: fields["split"]}
     if fields.get("ids") is not None:
         values["id"] = fields["ids"]
     if values.get("id") is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 from assay.errors import NotFoundError
@@ -146,6 +147,76 @@ class ProjectsRunsFeedback:
         return record
 
     # runs
+    def create_run(
+        self,
+        name: str,
+        inputs: dict[str, Any],
+        run_type: str,
+        *,
+        project_name: str | None = None,
+        revision_id: str | None = None,
+        dangerously_allow_filesystem: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        """Store a run with no example in a tracing project (LangSmith's ``create_run``):
+        ``project_name``, else ``session_id``/``session_name``'s, else
+        ``$LANGSMITH_PROJECT``, else ``"default"``, made on first use. ``kwargs`` are run
+        fields (``id``, ``parent_run_id``, ``start_time``, ``outputs``, ``extra``, ...)."""
+        from assay.client import _runs  # its codec loads on first use, not with assay
+
+        _runs.create_run(
+            self,  # type: ignore[arg-type]
+            name,
+            inputs,
+            run_type,
+            project_name=project_name,
+            revision_id=revision_id,
+            dangerously_allow_filesystem=dangerously_allow_filesystem,
+            **kwargs,
+        )
+
+    def update_run(
+        self,
+        run_id: ID,
+        *,
+        name: str | None = None,
+        run_type: str | None = None,
+        start_time: datetime | None = None,
+        end_time: datetime | None = None,
+        error: str | None = None,
+        inputs: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+        events: list[dict[str, Any]] | None = None,
+        extra: dict[str, Any] | None = None,
+        tags: list[str] | None = None,
+        attachments: dict[str, Any] | None = None,
+        dangerously_allow_filesystem: bool = False,
+        reference_example_id: ID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Change a run ``create_run`` stored (its end, outputs, error, ...); what is left
+        out (None) keeps its value; ``extra["metadata"]`` is merged into the stored one."""
+        from assay.client import _runs
+
+        _runs.update_run(
+            self,  # type: ignore[arg-type]
+            run_id,
+            name=name,
+            run_type=run_type,
+            start_time=start_time,
+            end_time=end_time,
+            error=error,
+            inputs=inputs,
+            outputs=outputs,
+            events=events,
+            extra=extra,
+            tags=tags,
+            attachments=attachments,
+            dangerously_allow_filesystem=dangerously_allow_filesystem,
+            reference_example_id=reference_example_id,
+            **kwargs,
+        )
+
     def list_runs(
         self,
         *,
@@ -175,18 +246,37 @@ class ProjectsRunsFeedback:
             ids={as_uuid(i, "run_ids") for i in run_ids} if run_ids is not None else None,
         )
         found = 0
+        for run in self._runs_of(project_id, project_name, wanted.trace_id):
+            if not wanted.accepts(run):
+                continue
+            if limit is not None and found >= limit:
+                return
+            found += 1
+            yield run
+
+    def _runs_of(
+        self,
+        project_id: ID | Sequence[ID] | None,
+        project_name: str | Sequence[str] | None,
+        trace_id: uuid.UUID | None,
+    ) -> Iterator[Run]:
+        """Each project's runs: its rows' runs with their traced children, then the runs
+        ``create_run`` stored there (flat, oldest first). A trace alone needs no project."""
+        if project_id is None and project_name is None and trace_id is not None:
+            yield from self.store.iter_traced_runs(trace_id=trace_id)
+            return
         for record in self._projects(project_id, project_name):
             for row in self.store.load_rows(record):
-                for run in _walk(row.run, record.id, row.run.id):
-                    if not wanted.accepts(run):
-                        continue
-                    if limit is not None and found >= limit:
-                        return
-                    found += 1
-                    yield run
+                yield from _walk(row.run, record.id, row.run.id)
+            yield from self.store.iter_traced_runs(record.id)
 
-    def read_run(self, run_id: ID, load_child_runs: bool = False) -> Run:
+    def read_run(self, run_id: ID, load_child_runs: bool = False, **ignored: Any) -> Run:
         wanted = as_uuid(run_id, "run_id")
+        traced = self.store.get_traced_run(wanted)
+        if traced is not None:  # stored by create_run: its children are runs of its trace
+            if not load_child_runs:
+                return traced
+            return tree_of(traced, self.store.list_traced_runs(trace_id=traced.trace_id))
         located = self.store.find_run(wanted)
         if located is not None:
             experiment_id, root = located
@@ -199,7 +289,7 @@ class ProjectsRunsFeedback:
         self, project_id: ID | Sequence[ID] | None, project_name: str | Sequence[str] | None
     ) -> list[ExperimentRecord]:
         if project_id is None and project_name is None:
-            raise ValueError("list_runs needs project_name= or project_id= (an experiment)")
+            raise ValueError("list_runs needs project_name= or project_id= (an experiment), or trace_id=")
         ids = [project_id] if isinstance(project_id, (str, uuid.UUID)) else list(project_id or [])
         names = [project_name] if isinstance(project_name, str) else list(project_name or [])
         return [self._experiment(i, None) for i in ids] + [self._experiment(None, n) for n in names]
@@ -229,6 +319,9 @@ class ProjectsRunsFeedback:
             raise TypeError(f"score= must be a number or a bool, got {type(score).__name__}")
         target = as_uuid(run_id if run_id is not None else trace_id, "run_id")  # type: ignore[arg-type]
         located = self.store.find_run(target)
+        traced = self.store.get_traced_run(target) if located is None else None
+        if traced is not None and traced.session_id is not None and traced.trace_id is not None:
+            located = (traced.session_id, traced.model_copy(update={"id": traced.trace_id}))
         source_type = str(getattr(feedback_source_type, "value", feedback_source_type))
         feedback = Feedback(
             run_id=target,
@@ -341,6 +434,21 @@ class _RunFilter:
             or (self.parent_id is not None and run.parent_run_id != self.parent_id)
             or (self.ids is not None and run.id not in self.ids)
         )
+
+
+def tree_of(root: Run, runs: list[Run]) -> Run:
+    """``root`` with its descendants among ``runs`` (flat, each naming its parent) as
+    ``child_runs``, each level in start order."""
+    children: dict[uuid.UUID, list[Run]] = {}
+    for run in runs:
+        if run.parent_run_id is not None:
+            children.setdefault(run.parent_run_id, []).append(run)
+
+    def built(run: Run, depth: int) -> Run:
+        below = children.get(run.id, []) if depth < 1000 else []
+        return run.model_copy(update={"child_runs": [built(child, depth + 1) for child in below]})
+
+    return built(root, 0)
 
 
 def _walk(run: Run, experiment_id: uuid.UUID, trace_id: uuid.UUID) -> Iterator[Run]:

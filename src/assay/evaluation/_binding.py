@@ -18,6 +18,7 @@ from typing import Any
 
 from assay._traceback import describe, format_traceback
 from assay.errors import EvaluatorSignatureError
+from assay.evaluation._attachments import fresh_attachments
 from assay.evaluation._base import BaseEvaluator
 from assay.evaluation._names import resolve_evaluator_name
 from assay.evaluation._returns import ExpectedKeys, declared_keys, normalize_returned
@@ -296,7 +297,7 @@ _ROW_GETTERS: dict[str, Callable[[Run, Example], Any]] = {
     "outputs": lambda run, example: run.outputs or {},
     "reference_outputs": lambda run, example: example.outputs or {},
     "metadata": lambda run, example: example.metadata or {},
-    "attachments": lambda run, example: example.attachments or {},
+    "attachments": lambda run, example: fresh_attachments(example.attachments),
 }
 
 

@@ -30,7 +30,8 @@ from typing import Any
 
 from assay._ids import name_based_id, name_based_text
 from assay.errors import AlreadyExistsError, DataError
-from assay.schemas import Dataset, Example
+from assay.evaluation._inline_files import file_digests
+from assay.schemas import Dataset, Example, trusted_builder, utcnow
 from assay.store.base import ExampleValues, Store
 
 _NAMESPACE = uuid.UUID("5d1f5b7e-8a7c-4f43-9a55-3c0b4f1a7a11")
@@ -120,6 +121,7 @@ class _Records:
 
 def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
     digest, count, attached = _digest(records.read())
+    stored_files = {index for index, (_, _, files) in attached.items() if files}
     if not count:
         raise DataError("data holds no examples")
     name = f"{name_hint}-{digest[:12]}"
@@ -132,7 +134,12 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
             dataset = _filled(store, name)
         else:
             try:  # one transaction: all or nothing
-                _, kept = store.add_example_values(dataset.id, _values(records.read(), digest), keep=True)
+                if stored_files:  # files are stored with their examples: a record each
+                    store.add_examples(
+                        dataset.id, _examples(records.read(), digest, dataset.id, stored_files)
+                    )
+                else:
+                    _, kept = store.add_example_values(dataset.id, _values(records.read(), digest), keep=True)
             except BaseException:
                 store.delete_dataset(dataset.id)  # no empty dataset left under the content's name
                 raise
@@ -148,19 +155,24 @@ _DIGEST_PAGE = 1000
 
 
 def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]]:
-    """The content's hash, the record count and the given attachments by index, in one
-    pass. The bytes hashed are those of ``json.dumps`` of the whole list (as datasets
-    made before streaming were named), written a page of records at a time (one call of
-    the C encoder a page: most of the cost on small records is per call)."""
+    """The content's hash, the record count and the given attachments by index (with
+    whether they are files, to store), in one pass. The bytes hashed are those of
+    ``json.dumps`` of the whole list (as datasets made before streaming were named),
+    written a page of records at a time (one call of the C encoder a page: most of the
+    cost on small records is per call); files count by their name, type and SHA-256."""
     sha, count, attached = hashlib.sha256(b"["), 0, {}
     encode = _DIGEST_ENCODER.encode
     while page := list(itertools.islice(records, _DIGEST_PAGE)):
         stored_parts = []
         for record in page:
             if "attachments" in record:
-                if record["attachments"]:
-                    attached[count] = (record.get("id"), record["attachments"])
+                given = record["attachments"]
                 record = {k: v for k, v in record.items() if k != "attachments"}
+                if given:
+                    files = file_digests(given, f"data[{count}]")
+                    attached[count] = (record.get("id"), given, files is not None)
+                    if files is not None:
+                        record["attachments"] = files
             stored_parts.append(record)
             count += 1
         text = _canonical(encode, stored_parts)[1:-1]  # the page's records, without its brackets
@@ -213,7 +225,7 @@ def _filled(store: Store, name: str, timeout: float = 30.0) -> Dataset:
 
 def _with_attachments(resolved: ResolvedData, attached: dict[int, Any], digest: str) -> ResolvedData:
     """Attachments (file readers, bytes) are not stored: hand the given ones to this run."""
-    given = {_example_id(given_id, digest, i): files for i, (given_id, files) in attached.items()}
+    given = {_example_id(given_id, digest, i): files for i, (given_id, files, _) in attached.items()}
     return dataclasses.replace(resolved, attachments=given) if given else resolved
 
 
@@ -236,6 +248,25 @@ def _values(records: Iterator[dict[str, Any]], digest: str) -> Iterator[ExampleV
             else str(_example_id(given, digest, index))
         )
         yield id_, record["inputs"], get("outputs"), get("metadata")
+
+
+_build_example = trusted_builder(Example, ("id", "dataset_id", "inputs", "outputs", "metadata", "created_at"))
+
+
+def _examples(
+    records: Iterator[dict[str, Any]], digest: str, dataset_id: uuid.UUID, stored_files: set[int]
+) -> Iterator[Example]:
+    """From records ``_coerce`` checked (their parts are objects or None): unvalidated,
+    all created at one instant (they are stored in one transaction); the records of
+    ``stored_files`` with their files."""
+    created_at = utcnow()
+    for index, record in enumerate(records):
+        get = record.get
+        id_ = _example_id(get("id"), digest, index)
+        made = _build_example(id_, dataset_id, record["inputs"], get("outputs"), get("metadata"), created_at)
+        if index in stored_files:
+            made.attachments = record["attachments"]
+        yield made
 
 
 def _parse_id(text: str) -> uuid.UUID:

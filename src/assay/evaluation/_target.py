@@ -13,6 +13,7 @@ from typing import Any
 from assay._ids import new_id
 from assay._traceback import describe, format_traceback
 from assay.errors import TargetError
+from assay.evaluation._attachments import fresh_attachments
 from assay.evaluation._binding import _callable_name, _is_async_callable
 from assay.schemas import Example, Run, dotted_order_of, trusted_builder, utcnow
 from assay.tracing import reset_current_run, set_current_run
@@ -170,7 +171,7 @@ def _argument(example: Example, name: str) -> Any:
     if name == "inputs":
         return example.inputs
     if name == "attachments":
-        return example.attachments or {}
+        return fresh_attachments(example.attachments)
     return example.metadata or {}
 
 

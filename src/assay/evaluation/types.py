@@ -75,6 +75,7 @@ class EvaluateOptions(RunOnDatasetOptions, total=False):
     max_concurrency: int | None
     experiment: Any
     progress: bool | None
+    randomize_order: bool
 
 
 @runtime_checkable

@@ -109,9 +109,13 @@ def build_marked(store: Any, experiment_id: str) -> ColumnSet | None:
     ``snapshot()`` (the SQLite writer process has its own)."""
     with store.snapshot() as conn:
         built = read(conn, experiment_id)
+    # PostgreSQL: the mark locked, so that of two builders (a run's, a comparison's) the
+    # second sees the first's columns stored once it may go on, instead of storing its own twice
+    lock = getattr(store, "_LOCK_FOR_WRITE", "")
     with store.transaction() as conn:
         pending = conn.execute(
-            "SELECT 1 FROM metric_column_sets WHERE experiment_id = ? AND built_at IS NULL", (experiment_id,)
+            f"SELECT 1 FROM metric_column_sets WHERE experiment_id = ? AND built_at IS NULL{lock}",
+            (experiment_id,),
         ).fetchone()
         if pending is None:
             return None

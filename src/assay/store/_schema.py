@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+POSTGRES_ROW_REFERENCES = "-- PostgreSQL only: the row tables' references as statement triggers\n"
+"""A migration with nothing to do on SQLite; PostgreSQL's scripts put its own in its place."""
+
 MIGRATIONS: list[str] = [
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -275,6 +278,48 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX feedback_by_experiment ON feedback (experiment_id, created_at);
     """,
+    # Files kept with examples: each content once, keyed by its SHA-256, linked to every
+    # example version that carries it (so a dataset version reads the files it had). A
+    # blob no version links any more is deleted with the last dataset that linked it.
+    # ``dataset_id`` on a link: whether a dataset has any files is one index probe.
+    """
+    CREATE TABLE blobs (
+        sha256 TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE example_attachments (
+        example_pk INTEGER NOT NULL REFERENCES examples(pk) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        dataset_id TEXT NOT NULL,
+        mime_type TEXT NOT NULL,
+        sha256 TEXT NOT NULL REFERENCES blobs(sha256),
+        size INTEGER NOT NULL,
+        PRIMARY KEY (example_pk, name)
+    );
+    CREATE INDEX example_attachments_by_dataset ON example_attachments (dataset_id);
+    CREATE INDEX example_attachments_by_blob ON example_attachments (sha256);
+    """,
+    # Runs traced outside an experiment's rows (Client.create_run / update_run, LangSmith's
+    # tracing projects): one row per run, a child naming its parent, a trace's runs sharing
+    # ``trace_id``; ``run`` holds the rest of the run as JSON. A project's runs are read in
+    # start order, a trace's by ``traced_runs_by_trace``.
+    """
+    CREATE TABLE traced_runs (
+        id TEXT PRIMARY KEY,
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        trace_id TEXT NOT NULL,
+        parent_run_id TEXT,
+        start_time TEXT NOT NULL,
+        run TEXT NOT NULL
+    );
+    CREATE INDEX traced_runs_by_project ON traced_runs (experiment_id, start_time);
+    CREATE INDEX traced_runs_by_trace ON traced_runs (trace_id, start_time);
+    """,
+    # PostgreSQL checks a run's and a result's references once per statement instead of
+    # once per row (``assay.store.postgres._integrity``); SQLite keeps its foreign keys.
+    POSTGRES_ROW_REFERENCES,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

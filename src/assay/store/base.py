@@ -74,7 +74,8 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def add_examples(self, dataset_id: uuid.UUID, examples: Iterable[Example]) -> int:
         """Append examples as one new dataset version; returns that version. ``examples``
-        may be any iterable (a generator streams)."""
+        may be any iterable (a generator streams). Their ``attachments`` (LangSmith's
+        shapes, see ``store.attachments``) are stored with them."""
 
     def add_example_values(
         self, dataset_id: uuid.UUID, values: Iterable[ExampleValues], *, keep: bool = False
@@ -91,7 +92,8 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def update_example(self, example: Example) -> int:
-        """Replace an example's content in a new dataset version; returns that version."""
+        """Replace an example's content in a new dataset version; returns that version.
+        Its ``attachments`` are the new version's files (None: those it had)."""
 
     @abc.abstractmethod
     def get_example(self, example_id: uuid.UUID) -> Example | None:
@@ -99,6 +101,11 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def delete_example(self, example_id: uuid.UUID) -> int: ...
+
+    def read_attachment(self, sha256: str) -> bytes:
+        """A stored attachment's bytes by their SHA-256 (``NotFoundError`` once no
+        dataset holds them)."""
+        raise NotImplementedError(f"{type(self).__name__} does not store attachments")
 
     @abc.abstractmethod
     def iter_examples(
@@ -375,6 +382,31 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def find_run(self, run_id: uuid.UUID) -> tuple[uuid.UUID, Run] | None:
         """(experiment id, root run) for a stored run or one of its child runs."""
+
+    # runs traced outside an experiment's rows (Client.create_run / update_run)
+    def add_traced_run(self, experiment_id: uuid.UUID, run: Run) -> bool:
+        """Store a run (its child runs apart); False if one of that id is stored already."""
+        raise NotImplementedError(f"{type(self).__name__} cannot store traced runs")
+
+    def update_traced_run(self, run_id: uuid.UUID, fields: dict[str, Any]) -> bool:
+        """Replace fields of a stored traced run; False if it is not there."""
+        raise NotImplementedError(f"{type(self).__name__} cannot update traced runs")
+
+    def get_traced_run(self, run_id: uuid.UUID) -> Run | None:
+        """A traced run by id, without its children."""
+        raise NotImplementedError(f"{type(self).__name__} cannot read traced runs")
+
+    def list_traced_runs(
+        self, experiment_id: uuid.UUID | None = None, trace_id: uuid.UUID | None = None
+    ) -> list[Run]:
+        """An experiment's (or a trace's) traced runs, oldest first, each naming its parent."""
+        raise NotImplementedError(f"{type(self).__name__} cannot read traced runs")
+
+    def iter_traced_runs(
+        self, experiment_id: uuid.UUID | None = None, trace_id: uuid.UUID | None = None
+    ) -> Iterator[Run]:
+        """``list_traced_runs`` read a page at a time."""
+        return iter(self.list_traced_runs(experiment_id, trace_id))
 
     # content-addressed cache
     @abc.abstractmethod

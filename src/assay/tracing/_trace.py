@@ -64,6 +64,7 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         self._parent = parent
         self._metadata = dict(metadata or {})
         self._handled = exceptions_to_handle or ()
+        self._client = client
         self._token: contextvars.Token[Any] | None = None
         self.run: RunTree | None = None
 
@@ -93,6 +94,7 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         error: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        recorded = self._token is not None  # tracing was on when the block began
         if self._token is not None:
             reset_current_run(self._token)
             self._token = None
@@ -103,6 +105,10 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
             run.end(error=f"{type(error).__name__}: {error}")
         elif run.end_time is None:
             run.end()
+        if self._client is not None and recorded:
+            # LangSmith's trace(client=...) posts its run: here the whole tree, as it ended
+            run.client = self._client
+            run.post(exclude_child_runs=False)
 
     async def __aenter__(self) -> RunTree:
         return self.__enter__()

@@ -110,6 +110,7 @@ class RunTree(Run):
             "parent_run": self,
             "session_name": self.session_name,
             "session_id": self.session_id,
+            "client": self.client,
         }
         if run_id is not None:
             fields["id"] = uuid.UUID(str(run_id))
@@ -180,10 +181,55 @@ class RunTree(Run):
             self.events.extend(events)
 
     def post(self, exclude_child_runs: bool = True) -> None:
-        """Nothing to send: assay keeps the tree in memory (and stores it with its row)."""
+        """With a client given (``RunTree(client=Client())``), store the run with its
+        ``create_run`` in the project ``session_name`` (its children too, unless
+        ``exclude_child_runs``). Without one, nothing to send: assay keeps the tree in
+        memory (and stores it with its row inside an experiment)."""
+        create_run = getattr(self.client, "create_run", None)
+        if create_run is None:
+            return
+        create_run(project_name=self.session_name, **self._stored_fields())
+        if not exclude_child_runs:
+            for child in self.child_runs:
+                if isinstance(child, RunTree):
+                    child.client = child.client or self.client
+                    child.post(exclude_child_runs=False)
 
     def patch(self, *, exclude_inputs: bool = False) -> None:
-        """Nothing to send; see ``post``."""
+        """With a client, store the run's end (outputs, error, end time, ...) with its
+        ``update_run`` (a run never posted is posted whole); see ``post``."""
+        update_run = getattr(self.client, "update_run", None)
+        if update_run is None:
+            return
+        fields = self._stored_fields()
+        run_id = fields.pop("id")
+        for identity in ("name", "run_type", "trace_id", "parent_run_id", "dotted_order"):
+            fields.pop(identity)
+        if exclude_inputs:
+            fields.pop("inputs")
+        try:
+            update_run(run_id, **fields)
+        except LookupError:  # never posted: LangSmith's server takes a lone patch as the run
+            self.post()
+
+    def _stored_fields(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "run_type": self.run_type,
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+            "error": self.error,
+            "start_time": self.start_time,
+            "end_time": self.end_time,
+            "trace_id": self.trace_id,
+            "parent_run_id": self.parent_run_id,
+            "dotted_order": self.dotted_order,
+            "extra": self.extra,
+            "tags": self.tags,
+            "events": self.events,
+            "reference_example_id": self.reference_example_id,
+        }
 
     def wait(self) -> None:
         """Nothing is ever in flight."""

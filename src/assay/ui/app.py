@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from assay.store.base import Store
+from assay.store.read import stored_counts
 from assay.store.read.database import ReadOnlyDatabase
 from assay.ui import api, pages
 from assay.ui.annotate import key_routes
@@ -23,6 +25,7 @@ from assay.ui.errors import BadRequest, NotFound
 from assay.ui.forms import Forbidden
 from assay.ui.limits import DEFAULT_HEAVY_LIMIT, HeavyRequestLimit
 from assay.ui.reading import export
+from assay.ui.reading import files as attachment_files
 from assay.ui.reading import routes as reading
 from assay.ui.security import GuardMiddleware
 from assay.ui.templating import make_templates
@@ -62,6 +65,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # The read model counts with numpy: imported while the server waits for its first page.
+        threading.Thread(target=stored_counts.load_numpy, name="assay-ui-numpy", daemon=True).start()
         yield
         db.close()
 
@@ -85,6 +90,7 @@ def create_app(
     app.include_router(key_routes.pages)
     app.include_router(export.router)  # before the pages: /compare/export.csv is not a page
     app.include_router(reading.router)
+    app.include_router(attachment_files.router)
     if not read_only:
         app.include_router(annotate.writes)
         app.include_router(edit.writes)

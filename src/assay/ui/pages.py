@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from assay.store.read.attachments import files_by_example
 from assay.ui import queries
 from assay.ui.annotate.attach import with_human_cells, with_human_metrics
 from assay.ui.annotate.judged import judge_panel
@@ -14,6 +15,8 @@ from assay.ui.annotate.routes import annotator_of_request, form_context
 from assay.ui.lookup import Database, DatasetParam, ExperimentParam, experiments
 from assay.ui.models import CompareShow
 from assay.ui.params import PagingParams, RowCursorParam, RowFilterParams, VersionParam, blank_is_none
+from assay.ui.queries.traces import trace_detail, trace_list
+from assay.ui.reading.files import listed_files
 from assay.ui.reading.row import reference_diff, target_traceback
 from assay.ui.trend.series import trends
 
@@ -26,6 +29,7 @@ __all__ = [
     "home",
     "render",
     "row_page",
+    "trace_page",
 ]
 
 
@@ -82,7 +86,17 @@ def experiment_page(
     )
     rows = with_human_cells(db, rows)
     judges = judge_panel(db, detail, blank_is_none(judge), blank_is_none(human))
-    return render(request, "experiment.html", detail=detail, rows=rows, judges=judges, nav="experiments")
+    traces = trace_list(db, experiment)
+    return render(
+        request, "experiment.html", detail=detail, rows=rows, judges=judges, traces=traces, nav="experiments"
+    )
+
+
+@router.get("/experiments/{ref}/traces/{run_id}")
+def trace_page(request: Request, experiment: ExperimentParam, run_id: str, db: Database) -> Response:
+    """A trace ``Client.create_run`` stored: its runs as a tree with their timeline."""
+    run = trace_detail(db, experiment, run_id)
+    return render(request, "trace.html", experiment=experiment, run=run, run_id=run_id, nav="experiments")
 
 
 @router.get("/experiments/{ref}/rows/{run_id}")
@@ -98,6 +112,7 @@ def row_page(request: Request, experiment: ExperimentParam, run_id: str, db: Dat
         datasets=datasets,
         target_traceback=target_traceback(db, row.run_id),
         reference_diff=reference_diff(row),
+        files=listed_files(db, row.experiment.dataset_id, row.example_id, row.experiment.dataset_version),
         nav="experiments",
     )
 
@@ -144,4 +159,6 @@ def dataset_page(
         db, dataset, version=version, q=blank_is_none(q), page=paging.page, per_page=paging.per_page
     )
     series = trends(db, dataset.id)
-    return render(request, "dataset.html", data=examples, trends=series, nav="datasets")
+    shown = [example.id for example in examples.examples]
+    files = files_by_example(db, dataset.id, examples.version, shown)
+    return render(request, "dataset.html", data=examples, trends=series, files=files, nav="datasets")

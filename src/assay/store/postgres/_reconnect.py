@@ -39,6 +39,9 @@ RETRIED = (
     "load_summary_results",
     "has_run",
     "examples_page",
+    "read_attachment",
+    "get_traced_run",
+    "list_traced_runs",
     # idempotent writes of a run
     "write_stats",
     "finish_experiment",

@@ -16,6 +16,7 @@ import weakref
 from typing import Any
 
 from assay.store import _columns as columns
+from assay.store.read import stored_counts
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.walk import Bound, Ranking, count_ranked, page_entries
 
@@ -106,15 +107,18 @@ def ranking(experiment_id: str, key: str, bounds: list[Bound]) -> Ranking:
 
 
 def count(db: ReadOnlyDatabase, experiment_id: str, key: str, bounds: list[Bound]) -> int:
-    """How many rows score within ``bounds`` (an index range, counted: 0.3-1 s for 500k
-    entries at 1M rows), kept for a finished experiment while its stored figures last."""
+    """How many rows score within ``bounds``, kept for a finished experiment while its
+    stored figures last: read from its stored metric columns where they answer it, else
+    an index range counted (0.3-1.5 s for 500k entries at 1M rows)."""
     signature = _signature(db, experiment_id, key)
     wanted = (experiment_id, key, tuple(bounds))
     with _lock:
         cached = _counts.setdefault(db, {}).get(wanted)
     if signature is not None and cached is not None and cached[0] == signature:
         return cached[1]
-    counted = count_ranked(db, ranking(experiment_id, key, bounds))
+    counted = stored_counts.count_within(db, experiment_id, key, bounds) if signature is not None else None
+    if counted is None:
+        counted = count_ranked(db, ranking(experiment_id, key, bounds))
     if signature is not None:
         with _lock:
             known = _counts.setdefault(db, {})

@@ -27,9 +27,11 @@ from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import BatchWriter, ExampleValues, Store
 from assay.store.fence import Fence
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
+from assay.store.sqlite import _attachments as attachments
 from assay.store.sqlite import _examples as example_rows
 from assay.store.sqlite import _rows as rows
 from assay.store.sqlite._feedback import SQLiteFeedback
+from assay.store.sqlite._traced import SQLiteTracedRuns
 from assay.store.sqlite._writer import ProcessBatchWriter, StatementLog
 from assay.store.sqlite._writer_process import settle_writers_of
 
@@ -73,7 +75,7 @@ def _file_pragmas() -> tuple[str, ...]:
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
+class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         if self.path == ":memory:":
@@ -239,7 +241,9 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                     f"dataset {dataset_id} is what experiments {', '.join(map(repr, users))} ran "
                     "on; deleting it would strip their examples. Delete those experiments first."
                 )
+            held = attachments.blobs_of_dataset(conn, str(dataset_id))
             deleted = conn.execute("DELETE FROM datasets WHERE id = ?", (str(dataset_id),)).rowcount
+            attachments.collect_garbage(conn, held)  # its links went with its examples
         if not deleted:
             raise NotFoundError(f"no dataset with id {dataset_id}")
 
@@ -253,23 +257,45 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
 
     def add_examples(self, dataset_id: uuid.UUID, examples: Iterable[Example]) -> int:
         """Streams: ``examples`` may be a generator; a page of them is held at a time."""
-        rows = ((str(ex.id), ex.inputs, ex.outputs, ex.metadata, codec.ts(ex.created_at)) for ex in examples)
+        rows = (
+            (str(ex.id), ex.inputs, ex.outputs, ex.metadata, codec.ts(ex.created_at), ex.attachments)
+            for ex in examples
+        )
         with self.transaction() as conn:
             version = self._bump_version(conn, str(dataset_id))
-            example_rows.insert(conn, str(dataset_id), version, rows)
+            example_rows.insert(
+                conn,
+                str(dataset_id),
+                version,
+                rows,
+                on_page=lambda page: self._link_new(conn, str(dataset_id), version, page),
+            )
         return version
 
     def add_example_values(
         self, dataset_id: uuid.UUID, values: Iterable[ExampleValues], *, keep: bool = False
     ) -> tuple[int, Callable[[], Iterator[Example]] | None]:
         created = codec.ts(utcnow())  # one transaction: one instant
-        rows = ((id_, inputs, outputs, metadata, created) for id_, inputs, outputs, metadata in values)
+        rows = ((id_, inputs, outputs, metadata, created, None) for id_, inputs, outputs, metadata in values)
         with self.transaction() as conn:
             version = self._bump_version(conn, str(dataset_id))
             kept = example_rows.insert(conn, str(dataset_id), version, rows, keep=keep)
         if kept is None:
             return version, None
         return version, lambda: (codec.example_of_fields(fields, dataset_id) for fields in kept)
+
+    def _link_new(self, conn: Any, dataset: str, version: int, page: list[example_rows.ExampleRow]) -> None:
+        """The files of the examples just added (those that have any)."""
+        given = {row[0]: row[5] for row in page if row[5]}
+        if not given:
+            return
+        marks = _marks(len(given))
+        pks = conn.execute(
+            f"SELECT id, pk FROM examples WHERE dataset_id = ? AND added_version = ? AND id IN ({marks})",
+            (dataset, version, *given),
+        ).fetchall()
+        for example_id, pk in pks:
+            attachments.link(conn, dataset, pk, example_id, given[example_id])
 
     def _current_example(self, conn: sqlite3.Connection, example_id: uuid.UUID) -> sqlite3.Row:
         row: sqlite3.Row | None = conn.execute(
@@ -284,9 +310,9 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
             old = self._current_example(conn, example.id)
             version = self._bump_version(conn, old["dataset_id"])
             conn.execute("UPDATE examples SET removed_version = ? WHERE pk = ?", (version, old["pk"]))
-            conn.execute(
+            new = conn.execute(
                 "INSERT INTO examples (id, dataset_id, position, inputs, outputs, metadata, "
-                "created_at, added_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "created_at, added_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk",
                 (
                     str(example.id),
                     old["dataset_id"],
@@ -297,14 +323,29 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                     old["created_at"],
                     version,
                 ),
-            )
+            ).fetchone()
+            if example.attachments is None:  # no change asked for: the files stay
+                attachments.copy_links(conn, old["pk"], new[0])
+            else:
+                attachments.link(conn, old["dataset_id"], new[0], str(example.id), example.attachments)
         return version
 
     def get_example(self, example_id: uuid.UUID) -> Example | None:
         row = self.conn.execute(
             "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
         ).fetchone()
-        return codec.example_from(row) if row else None
+        return self._with_files([codec.example_from(row)], [row["pk"]])[0] if row else None
+
+    def read_attachment(self, sha256: str) -> bytes:
+        return attachments.blob(self.conn, sha256)
+
+    def _with_files(self, examples: list[Example], pks: list[int]) -> list[Example]:
+        """``examples`` (the versions ``pks``) with their stored files."""
+        found = attachments.attachments_by_pk(self.conn, pks, self.read_attachment)
+        for example, pk in zip(examples, pks, strict=True):
+            if pk in found:
+                example.attachments = found[pk]
+        return examples
 
     def delete_example(self, example_id: uuid.UUID) -> int:
         with self.transaction() as conn:
@@ -320,9 +361,19 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         # The first pages are small (an experiment's first row waits for the first page),
         # then each doubles up to page_size.
         last, size = -1, min(page_size, 32)
+        with_files = attachments.has_any(self.conn, str(dataset_id))
         while page := self.examples_page(dataset_id, version, last, size):
-            last, size = page[-1][-1], min(page_size, 2 * size)  # the last field: position
-            yield from (codec.example_of_fields(fields, dataset_id) for fields in page)
+            first, last, size = page[0][-1], page[-1][-1], min(page_size, 2 * size)  # last field: position
+            if not with_files:
+                yield from (codec.example_of_fields(fields, dataset_id) for fields in page)
+                continue
+            files = attachments.attachments_of_positions(
+                self.conn, str(dataset_id), rows.examples_alive(version), first, last, self.read_attachment
+            )
+            for fields in page:
+                example = codec.example_of_fields(fields, dataset_id)
+                example.attachments = files.get(str(example.id))
+                yield example
 
     def examples_page(self, dataset_id: uuid.UUID, version: int | None, after: int, size: int) -> list[Any]:
         """One page of ``iter_examples``: the examples' fields after position ``after``."""
@@ -344,8 +395,11 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
     ) -> list[Example]:
         query, params = _examples_at(str(dataset_id), version)
         query += " ORDER BY position LIMIT ? OFFSET ?"
-        rows = self.conn.execute(query, (*params, -1 if limit is None else limit, offset))
-        return [codec.example_from(row) for row in rows]
+        found = self.conn.execute(query, (*params, -1 if limit is None else limit, offset)).fetchall()
+        examples = [codec.example_from(row) for row in found]
+        if not found or not attachments.has_any(self.conn, str(dataset_id)):
+            return examples
+        return self._with_files(examples, [row["pk"] for row in found])
 
     # experiments
     def create_experiment(self, record: ExperimentRecord) -> None:
@@ -491,7 +545,9 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
         limit: int | None = None,
     ) -> list[ExperimentRow]:
         if limit is not None:
-            return rows.load_rows(self.conn, experiment, after, offset, limit)
+            return self._rows_with_files(
+                experiment, rows.load_rows(self.conn, experiment, after, offset, limit)
+            )
         with self.snapshot():  # everything: page by page, all from one state of the file
             loaded: list[ExperimentRow] = []
             page = rows.load_rows(self.conn, experiment, after, offset, _PAGE)
@@ -499,7 +555,21 @@ class SQLiteStore(SQLiteFeedback, LeaseQueries, Store):
                 loaded += page
                 last = page[-1]
                 page = rows.load_rows(self.conn, experiment, (last.position, last.repetition), 0, _PAGE)
+            return self._rows_with_files(experiment, loaded)
+
+    def _rows_with_files(
+        self, experiment: ExperimentRecord, loaded: list[ExperimentRow]
+    ) -> list[ExperimentRow]:
+        """Each row's example with the files it had in the version the experiment ran on."""
+        dataset = None if experiment.dataset_id is None else str(experiment.dataset_id)
+        if not loaded or dataset is None or not attachments.has_any(self.conn, dataset):
             return loaded
+        ids = sorted({str(row.example.id) for row in loaded})
+        alive = rows.examples_alive(experiment.dataset_version)
+        files = attachments.attachments_of_ids(self.conn, dataset, alive, ids, self.read_attachment)
+        for row in loaded:
+            row.example.attachments = files.get(str(row.example.id), row.example.attachments)
+        return loaded
 
     def load_row_values(
         self,

@@ -11,7 +11,7 @@ dataset's index instead (earlier pages of the call are stored by then).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from assay.errors import AlreadyExistsError
@@ -23,8 +23,8 @@ SEEN_LIMIT = 200_000  # ids held in memory to check them (~20 MB); beyond, the i
 KEEP_LIMIT = 50_000  # examples kept for the caller to read back (~300 bytes each)
 COLUMNS = "id, dataset_id, position, inputs, outputs, metadata, created_at, added_version"
 
-ExampleRow = tuple[str, Any, Any, Any, "str | None"]
-"""``(id text, inputs, outputs, metadata, created_at text)``: the values of one example."""
+ExampleRow = tuple[str, Any, Any, Any, "str | None", Any]
+"""``(id text, inputs, outputs, metadata, created_at text, attachments)``: one example."""
 
 StoredFields = tuple[str, "str | None", "str | None", "str | None", "str | None", int]
 """An example's fields as a store page reads them (``codec.EXAMPLE_FIELDS``)."""
@@ -36,10 +36,12 @@ def insert(
     version: int,
     rows: Iterable[ExampleRow],
     keep: bool = False,
+    on_page: Callable[[list[ExampleRow]], None] | None = None,
 ) -> list[StoredFields] | None:
     """Append ``rows`` at the end of the dataset as ``version``. With ``keep``, returns
     the stored examples' fields as a page of the store reads them, unless there were more
-    than ``KEEP_LIMIT`` (the caller reads them from the store then)."""
+    than ``KEEP_LIMIT`` (the caller reads them from the store then). ``on_page`` is called
+    with each page once it is inserted (the store links the examples' files then)."""
     kept: list[StoredFields] | None = [] if keep else None
     start = conn.execute(
         "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?", (dataset_id,)
@@ -55,10 +57,12 @@ def insert(
             _refuse_duplicate_ids(conn, dataset_id, version, position - start, ids)
         stored = [
             (id_, dumps(inputs), dumps(outputs), dumps(metadata), created_at, position + offset)
-            for offset, (id_, inputs, outputs, metadata, created_at) in enumerate(page)
+            for offset, (id_, inputs, outputs, metadata, created_at, _) in enumerate(page)
         ]
         values = [(id_, dataset_id, at, i, o, m, created, version) for id_, i, o, m, created, at in stored]
         _row_text.insert_many(conn, "examples", COLUMNS, 8, values)
+        if on_page is not None:
+            on_page(page)
         if kept is not None and len(kept) + len(stored) > KEEP_LIMIT:
             kept = None  # too many to hold: the caller reads them back
         if kept is not None:

@@ -3,6 +3,7 @@ table, the human metrics on the experiment page."""
 
 from __future__ import annotations
 
+from assay.store.read.annotation import stored_metadata
 from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.annotate.human import latest_labels
 from assay.ui.annotate.keys import FeedbackKey, keys_from_metadata
@@ -16,13 +17,12 @@ __all__ = ["feedback_keys", "readable_keys", "with_human_cells", "with_human_met
 
 def feedback_keys(db: ReadOnlyDatabase, experiment: ExperimentSummary) -> tuple[FeedbackKey, ...]:
     """The experiment's feedback keys (its metadata's, else its dataset's, else the default)."""
-    row = db.query_one("SELECT metadata FROM experiments WHERE id = ?", (experiment.id,))
-    found = [(f"experiment {experiment.name!r} metadata", loads(row["metadata"]) if row else None)]
+    found = [
+        (f"experiment {experiment.name!r} metadata", loads(stored_metadata(db, "experiments", experiment.id)))
+    ]
     if experiment.dataset_id is not None:
-        data = db.query_one("SELECT metadata FROM datasets WHERE id = ?", (experiment.dataset_id,))
-        found.append(
-            (f"dataset {experiment.dataset_name!r} metadata", loads(data["metadata"]) if data else None)
-        )
+        data = stored_metadata(db, "datasets", experiment.dataset_id)
+        found.append((f"dataset {experiment.dataset_name!r} metadata", loads(data)))
     return keys_from_metadata(*found)
 
 

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.human.labels import HUMAN, NOTE_KEY, SKIP_KEY, Label, annotator_of, keep_latest
+from assay.store.read import annotation
 from assay.store.read.database import ReadOnlyDatabase
-from assay.ui.queries._sql import in_list, loads
+from assay.ui.queries._sql import loads
 
 __all__ = ["HUMAN", "NOTE_KEY", "SKIP_KEY", "Label", "annotator_of", "by_run", "latest_labels"]
 
@@ -18,32 +19,20 @@ def latest_labels(
     db: ReadOnlyDatabase, experiment_ids: Sequence[str], run_ids: Sequence[str] | None = None
 ) -> list[Label]:
     """The latest human record per (run, key, annotator) of these experiments (these runs only)."""
-    if not experiment_ids or (run_ids is not None and not run_ids) or not _has_table(db):
-        return []
-    marks, params = in_list(list(experiment_ids))
-    where = f"experiment_id IN {marks}"
-    if run_ids is not None:
-        run_marks, run_params = in_list(list(run_ids))
-        where, params = f"run_id IN {run_marks} AND {where}", (*run_params, *params)
     found: list[Label] = []
-    rows = db.query(
-        "SELECT run_id, key, score, value, comment, correction, feedback_source, created_at "
-        f"FROM feedback WHERE {where} ORDER BY created_at, id",
-        params,
-    )
-    for row in rows:
-        annotator = annotator_of(loads(row["feedback_source"]))
-        if annotator is None or row["run_id"] is None:
+    for row in annotation.feedback_records(db, experiment_ids, run_ids):
+        annotator = annotator_of(loads(row.feedback_source))
+        if annotator is None or row.run_id is None:
             continue
         label = Label(
-            run_id=row["run_id"],
-            key=row["key"],
+            run_id=row.run_id,
+            key=row.key,
             annotator=annotator,
-            score=_score(row["score"]),
-            value=loads(row["value"]),
-            comment=row["comment"],
-            correction=loads(row["correction"]),
-            created_at=row["created_at"],
+            score=_score(row.score),
+            value=loads(row.value),
+            comment=row.comment,
+            correction=loads(row.correction),
+            created_at=row.created_at,
         )
         found.append(label)
     return keep_latest(found)
@@ -63,9 +52,3 @@ def _score(stored: Any) -> float | int | None:
     if isinstance(stored, bool):
         return int(stored)
     return stored if isinstance(stored, (int, float)) else None
-
-
-def _has_table(db: ReadOnlyDatabase) -> bool:
-    """A store made before feedback existed has no feedback table."""
-    found = db.query_one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'feedback'")
-    return found is not None

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from assay.store.read.annotation import stored_metadata
 from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.annotate.attach import readable_keys
 from assay.ui.annotate.key_edits import edited_keys
@@ -68,8 +69,7 @@ async def _edit(request: Request, db: ReadOnlyDatabase, level: Level, record_id:
 
 def _defined(db: ReadOnlyDatabase, level: Level, record_id: str) -> list[dict[str, Any]]:
     """This level's own definitions as stored (a non-list is shown as none, and replaced)."""
-    row = db.query_one(f"SELECT metadata FROM {level} WHERE id = ?", (record_id,))
-    metadata = loads(row["metadata"]) if row else None
+    metadata = loads(stored_metadata(db, level, record_id))
     return _entries(metadata.get("feedback_keys") if isinstance(metadata, dict) else None)
 
 

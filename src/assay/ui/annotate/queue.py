@@ -14,10 +14,10 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from assay.store.read import annotation
 from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.kept import signature
 from assay.ui.errors import BadRequest
-from assay.ui.queries._sql import in_list
-from assay.ui.queries.kept import signature
 
 __all__ = ["QueueRule", "QueueSpec", "RULES", "kept_queue_runs", "queue_runs"]
 
@@ -79,60 +79,18 @@ def _standing(db: ReadOnlyDatabase, experiment_id: str, rule: str) -> Any:
     rules read scores, which a re-score rewrites (the stored figures say when)."""
     if rule not in ("all", "random"):
         return signature(db, experiment_id)
-    row = db.query_one(
-        "SELECT x.status, x.finished_at, (SELECT COUNT(*) FROM runs u WHERE u.experiment_id = x.id) "
-        "FROM experiments x WHERE x.id = ?",
-        (experiment_id,),
-    )
-    return None if row is None or row[0] == "running" else tuple(row)
+    return annotation.queue_standing(db, experiment_id)
 
 
 def queue_runs(db: ReadOnlyDatabase, spec: QueueSpec) -> list[str]:
     """The queue's run ids, in the order they are labelled."""
-    marks, params = in_list(list(spec.experiment_ids))
-    order = _experiment_order(spec.experiment_ids)
-    if spec.rule == "unsure":
-        ids = _unsure(db, marks, params, order)
-    else:
-        where = {"all": "1 = 1", "random": "1 = 1", "failed": _FAILED, "disagree": _DISAGREE}[spec.rule]
-        rows = db.query(
-            f"SELECT u.id FROM runs u WHERE u.experiment_id IN {marks} AND {where} "
-            f"ORDER BY {order}, u.position, u.repetition",
-            params,
-        )
-        ids = [row["id"] for row in rows]
+    for experiment_id in spec.experiment_ids:
+        _checked(experiment_id)
+    ids = annotation.queue_run_ids(db, spec.experiment_ids, spec.rule)
     if spec.rule == "random":
         assert spec.n is not None
         return random.Random(spec.seed).sample(ids, min(spec.n, len(ids)))
     return ids[: spec.n] if spec.n is not None else ids
-
-
-_FAILED = (
-    "(u.error IS NOT NULL OR EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id "
-    "AND (r.error IS NOT NULL OR r.score < 1)))"
-)
-_DISAGREE = (
-    "EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id AND r.error IS NULL "
-    "AND r.score >= 0.5 AND r.score <= 1) AND EXISTS (SELECT 1 FROM results r WHERE "
-    "r.run_id = u.id AND r.error IS NULL AND r.score >= 0 AND r.score < 0.5)"
-)
-
-
-def _unsure(db: ReadOnlyDatabase, marks: str, params: tuple[Any, ...], order: str) -> list[str]:
-    rows = db.query(
-        "SELECT u.id FROM runs u JOIN results r ON r.run_id = u.id "
-        f"WHERE u.experiment_id IN {marks} AND r.error IS NULL AND r.score >= 0 AND r.score <= 1 "
-        f"GROUP BY u.id, u.experiment_id, u.position, u.repetition "
-        f"ORDER BY MIN(ABS(r.score - 0.5)), {order}, u.position, u.repetition",
-        params,
-    )
-    return [row["id"] for row in rows]
-
-
-def _experiment_order(ids: tuple[str, ...]) -> str:
-    """The experiments in the order the queue names them (ids are checked UUID text)."""
-    cases = " ".join(f"WHEN '{_checked(i)}' THEN {n}" for n, i in enumerate(ids))
-    return f"CASE u.experiment_id {cases} END" if len(ids) > 1 else "u.experiment_id"
 
 
 def _checked(experiment_id: str) -> str:

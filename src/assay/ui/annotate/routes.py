@@ -14,6 +14,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from assay.store.read import runs as stored_runs
 from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.annotate.agreement import agreements
 from assay.ui.annotate.attach import feedback_keys, readable_keys
@@ -157,7 +158,4 @@ def _position(runs: list[str], done: set[str], at: int | None) -> int | None:
 
 
 def _holds(db: ReadOnlyDatabase, experiment_id: str, run_id: str) -> bool:
-    return (
-        db.query_one("SELECT 1 FROM runs WHERE id = ? AND experiment_id = ?", (run_id, experiment_id))
-        is not None
-    )
+    return stored_runs.holds(db, experiment_id, run_id)

@@ -25,6 +25,7 @@ from assay.ui.forms import checked_form
 from assay.ui.lookup import Database, DatasetParam, ExperimentParam
 from assay.ui.models import DatasetSummary
 from assay.ui.queries import find_dataset, row_detail
+from assay.ui.reading.files import listed_files
 
 __all__ = ["pages", "writes"]
 
@@ -42,6 +43,7 @@ def edit_page(request: Request, dataset: DatasetParam, example_id: str, db: Data
         d=dataset,
         example=example,
         fields=fields,
+        files=listed_files(db, dataset.id, example_id, None),
         csrf=csrf_token(request),
         writable=not request.app.state.read_only,
         nav="datasets",

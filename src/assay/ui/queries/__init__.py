@@ -1,4 +1,4 @@
-"""The UI's read-only SQL over the store: every page and API answer comes from here."""
+"""What the UI's pages and API answers show, built from the store's read model (``assay.store.read``)."""
 
 from assay.ui.queries.compare import compare_page
 from assay.ui.queries.datasets import example_page, find_dataset, list_datasets

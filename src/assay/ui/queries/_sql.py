@@ -1,29 +1,16 @@
-"""Small helpers shared by the UI's read-only queries."""
+"""Small helpers shared by the UI's pages over the read model: stored JSON text as values
+and previews, and a page's offset."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
 from assay.ui.text import clean_value
 
-PREVIEW_SOURCE_CHARS = 4000
-"""How much of a JSON column a table page reads: enough for a preview, never a whole blob."""
-
 PREVIEW_CHARS = 160
-
-
-def marks(count: int) -> str:
-    return ", ".join("?" * count)
-
-
-def like_pattern(text: str) -> str:
-    """A LIKE pattern matching ``text`` literally anywhere (with ESCAPE '\\')."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
 
 
 def loads(text: str | bytes | None) -> Any:
@@ -36,7 +23,7 @@ def loads(text: str | bytes | None) -> Any:
 
 
 def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:
-    """A preview of a stored JSON value (possibly cut at PREVIEW_SOURCE_CHARS): one line
+    """A preview of a stored JSON value (possibly cut at the read model's ``PREVIEW_SOURCE_CHARS``): one line
     of at most ``limit`` characters, or a multi-line text with its lines kept (code keeps
     its shape; a table shows it collapsed to its first line)."""
     if text is None:
@@ -77,17 +64,3 @@ def _clip_lines(lines: list[str]) -> str:
 
 def offset(page: int, per_page: int) -> int:
     return (max(page, 1) - 1) * per_page
-
-
-def version_clause(alias: str, version: int | None) -> tuple[str, tuple[Any, ...]]:
-    """Examples alive at ``version`` (None: the current version)."""
-    if version is None:
-        return f"{alias}.removed_version IS NULL", ()
-    return (
-        f"{alias}.added_version <= ? AND ({alias}.removed_version IS NULL OR {alias}.removed_version > ?)",
-        (version, version),
-    )
-
-
-def in_list(values: Sequence[str]) -> tuple[str, tuple[str, ...]]:
-    return f"({marks(len(values))})", tuple(values)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from assay.store.read.runs import RunRecord
 from assay.ui.models import RunNode
 from assay.ui.queries._sql import loads
 
@@ -15,18 +16,18 @@ MAX_DEPTH = 64
 """Child runs nested deeper than this are cut: a page must not recurse without end."""
 
 
-def run_tree(run: Any) -> RunNode:
-    """The root run (a ``runs`` row) with its stored child runs."""
-    root_start = _parse(run["start_time"])
-    children = loads(run["child_runs"]) or []
+def run_tree(run: RunRecord) -> RunNode:
+    """The root run (a stored run) with its stored child runs."""
+    root_start = _parse(run.start_time)
+    children = loads(run.child_runs) or []
     return RunNode(
-        name=run["name"],
-        run_type=run["run_type"],
-        start_time=run["start_time"],
-        end_time=run["end_time"],
+        name=run.name,
+        run_type=run.run_type,
+        start_time=run.start_time,
+        end_time=run.end_time,
         offset_ms=0.0 if root_start else None,
-        duration_ms=run["latency_ms"],
-        error=run["error"],
+        duration_ms=run.latency_ms,
+        error=run.error,
         children=[_node(child, root_start, 1) for child in children if isinstance(child, dict)],
     )
 

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from assay.store.read import runs
 from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.annotate.routes import render
 from assay.ui.errors import NotFound
@@ -37,11 +38,9 @@ def diff_page(request: Request, a: str, b: str, db: Database) -> Response:
 
 
 def _run(db: ReadOnlyDatabase, run_id: str, name: str) -> RunText:
-    row = db.query_one(
-        "SELECT u.id, u.experiment_id, x.name, u.inputs, u.outputs FROM runs u "
-        "JOIN experiments x ON x.id = u.experiment_id WHERE u.id = ?",
-        (run_id,),
-    )
-    if row is None:
+    found = runs.run_text(db, run_id)
+    if found is None:
         raise NotFound(f"parameter {name!r}: no stored row with run id {run_id!r}")
-    return RunText(row[0], row[1], row[2], loads(row[3]), loads(row[4]))
+    return RunText(
+        found.id, found.experiment_id, found.experiment_name, loads(found.inputs), loads(found.outputs)
+    )

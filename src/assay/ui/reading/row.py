@@ -3,6 +3,7 @@ its reference."""
 
 from __future__ import annotations
 
+from assay.store.read import runs
 from assay.store.read.database import ReadOnlyDatabase
 from assay.ui.models import RowDetail
 from assay.ui.queries._sql import loads
@@ -13,8 +14,7 @@ __all__ = ["reference_diff", "target_traceback"]
 
 def target_traceback(db: ReadOnlyDatabase, run_id: str) -> str | None:
     """The traceback the runner kept when the target raised (the run's ``extra``)."""
-    row = db.query_one("SELECT extra FROM runs WHERE id = ?", (run_id,))
-    extra = loads(row["extra"]) if row is not None else None
+    extra = loads(runs.run_extra(db, run_id))
     found = extra.get("traceback") if isinstance(extra, dict) else None
     return found if isinstance(found, str) else None
 

@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from assay.store.read import experiments as stored
 from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.kept import kept_value, signatures
 from assay.ui.errors import BadRequest
 from assay.ui.models import ExperimentSummary
 from assay.ui.queries import find_experiment, metric_stats
 from assay.ui.queries.compare import check_comparable, paired_statistics
-from assay.ui.queries.kept import kept_value, signatures
 
 __all__ = ["MAX_TREND", "Point", "Series", "trends"]
 
@@ -40,13 +41,7 @@ class Series:
 
 
 def trends(db: ReadOnlyDatabase, dataset_id: str) -> list[Series]:
-    ids = [
-        row["id"]
-        for row in db.query(
-            "SELECT id FROM experiments WHERE dataset_id = ? ORDER BY created_at DESC, name LIMIT ?",
-            (dataset_id, MAX_TREND),
-        )
-    ][::-1]
+    ids = stored.newest_ids(db, dataset_id, MAX_TREND)[::-1]
     experiments = [x for x in (find_experiment(db, i) for i in ids) if x is not None]
     standing = signatures(db, [x.id for x in experiments])
     series: dict[str, Series] = {}

@@ -10,13 +10,13 @@ until the user sets one (every similarity below 1 is not a failure). The older
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.metrics import binary_keys
 from assay.store.read.ranked import RANK
-from assay.ui.models import RowFilter
-from assay.ui.queries.stored import has_stats
 
 __all__ = ["FAILED", "FLAGGED", "Failing", "count_failing", "failing"]
 
@@ -26,13 +26,6 @@ FAILED = "(u.error IS NOT NULL OR EXISTS (SELECT 1 FROM results r WHERE r.run_id
 # the failing rows whenever no failing value lies at or above 1 (no lower-is-better 0/1
 # metric, no threshold): then the indexed flag narrows the search first.
 FLAGGED = "u.failed = 1"
-
-# Per metric whose scores are all 0 or 1: from the stored figures, else the metric index.
-_STORED_BINARY_KEYS = "SELECT key FROM metric_stats WHERE experiment_id = ? AND binary = 1"
-_BINARY_KEYS = (
-    "SELECT key FROM results WHERE experiment_id = ? AND score IS NOT NULL "
-    "GROUP BY key HAVING MIN(score = 0.0 OR score = 1.0) = 1"
-)
 
 
 @dataclass(frozen=True)
@@ -51,23 +44,34 @@ class Failing:
         return " OR ".join(conditions), params
 
 
-def failing(db: ReadOnlyDatabase, experiment_id: str, row_filter: RowFilter, lower: set[str]) -> Failing:
-    chosen = row_filter.metric if row_filter.worse_than is not None else None
-    thresholds: dict[str, float | None] = {
-        key: 1.0 if key in lower else 0.0 for key in _binary_keys(db, experiment_id)
+def failing(
+    db: ReadOnlyDatabase,
+    experiment_id: str,
+    *,
+    metric: str | None,
+    worse_than: float | None,
+    thresholds: Mapping[str, float | None],
+    lower: set[str],
+) -> Failing:
+    """What fails a row of the experiment, given the user's ``thresholds`` (per metric;
+    None: none) and the chosen ``metric`` ``worse_than`` a value; ``lower``: the metrics
+    where lower is better."""
+    chosen = metric if worse_than is not None else None
+    every: dict[str, float | None] = {
+        key: 1.0 if key in lower else 0.0 for key in binary_keys(db, experiment_id)
     }
-    thresholds.update(row_filter.thresholds)
+    every.update(thresholds)
     # The stored flag (an error, or a score below 1) covers every failing row only when
     # each threshold fails scores below 1 alone.
     flagged = chosen is None
     tests = []
-    for key, threshold in thresholds.items():
+    for key, threshold in every.items():
         if key == chosen or threshold is None:
             continue
         tests.append((key, ">=" if key in lower else "<=", threshold))
         flagged = flagged and key not in lower and threshold < 1
-    if chosen is not None and row_filter.worse_than is not None:
-        tests.append((chosen, ">" if chosen in lower else "<", row_filter.worse_than))
+    if chosen is not None and worse_than is not None:
+        tests.append((chosen, ">" if chosen in lower else "<", worse_than))
     return Failing(tests, flagged)
 
 
@@ -91,8 +95,3 @@ def count_failing(db: ReadOnlyDatabase, experiment_id: str, keys: list[str], spe
     row = db.query_one(f"SELECT COUNT(*) FROM ({' UNION '.join(parts)}) AS failing", params)
     assert row is not None  # an aggregate always answers one row
     return int(row[0])
-
-
-def _binary_keys(db: ReadOnlyDatabase, experiment_id: str) -> list[str]:
-    query = _STORED_BINARY_KEYS if has_stats(db, experiment_id) else _BINARY_KEYS
-    return [row["key"] for row in db.query(query, (experiment_id,))]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from assay.store.read.database import ReadOnlyDatabase
-from assay.ui.queries._sql import in_list
+from assay.store.read.sql import in_list
 
 __all__ = ["kept_count", "kept_value", "signatures"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from assay.store import text_index
 from assay.store.read.database import ReadOnlyDatabase
-from assay.ui.queries._sql import like_pattern
+from assay.store.read.sql import like_pattern
 
 __all__ = ["Search", "search_clause"]
 
