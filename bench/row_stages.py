@@ -48,6 +48,9 @@ def _options_for(client: Client, name: str) -> Any:
         shard=None,
         wait_for_lease=False,
         executor=None,
+        retry_errors=False,
+        max_cost=None,
+        randomize_order=False,
     )
     return _options(given)
 

@@ -72,5 +72,13 @@ def name_based_id(namespace: uuid.UUID, name: str) -> uuid.UUID:
     return made
 
 
+def name_based_text(namespace: uuid.UUID, name: str) -> str:
+    """``str(uuid.uuid5(namespace, name))``, written from the digest's hex digits with no
+    UUID made (inline data names each of its examples so; only the text is stored)."""
+    digits = hashlib.sha1(namespace.bytes + name.encode("utf-8"), usedforsecurity=False).hexdigest()
+    variant = "89ab"[int(digits[16], 16) & 0b11]  # the RFC variant's two bits, then the digest's two
+    return f"{digits[:8]}-{digits[8:12]}-5{digits[13:16]}-{variant}{digits[17:20]}-{digits[20:32]}"
+
+
 _VERSION_5 = 0x5 << 76
 _NOT_VERSION_AND_VARIANT = ~((0xF << 76) | (0b11 << 62)) & ((1 << 128) - 1)

@@ -56,7 +56,7 @@ def test_a_failed_import_leaves_no_dataset_behind(client: Client, tmp_path: Path
     def refuse(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(client.store, "add_examples", refuse)
+    monkeypatch.setattr(client.store, "add_example_values", refuse)
     with pytest.raises(OSError, match="disk full"):
         evaluate(echo, data=str(path), client=client)
     monkeypatch.undo()

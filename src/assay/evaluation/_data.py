@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay._ids import name_based_id
+from assay._ids import name_based_id, name_based_text
 from assay.errors import AlreadyExistsError, DataError
 from assay.evaluation._inline_files import file_digests
 from assay.schemas import Dataset, Example, trusted_builder, utcnow
-from assay.store.base import Store
+from assay.store.base import ExampleValues, Store
 
 _NAMESPACE = uuid.UUID("5d1f5b7e-8a7c-4f43-9a55-3c0b4f1a7a11")
 _EXAMPLE_FIELDS = {"id", "inputs", "outputs", "metadata", "attachments"}
@@ -48,9 +48,15 @@ class ResolvedData:
     count: int
     attachments: dict[uuid.UUID, Any] = dataclasses.field(default_factory=dict)
     """Given with inline data for this run only (file readers, bytes): never stored."""
+    kept: Callable[[], Iterator[Example]] | None = None
+    """The examples this call stored, as the store reads them back, without a query."""
 
     def examples(self, store: Store) -> Iterator[Example]:
-        examples = store.iter_examples(self.dataset.id, version=self.version)
+        examples = (
+            self.kept()
+            if self.kept is not None
+            else store.iter_examples(self.dataset.id, version=self.version)
+        )
         if not self.attachments:
             return examples
         return (self._attach(example) for example in examples)
@@ -120,15 +126,20 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
         raise DataError("data holds no examples")
     name = f"{name_hint}-{digest[:12]}"
     dataset = store.get_dataset(name=name)
+    kept = None
     if dataset is None:
         try:
             dataset = store.create_dataset(name, description="created by evaluate() from inline data")
         except AlreadyExistsError:  # another process (a shard) is storing the same data now
             dataset = _filled(store, name)
         else:
-            examples = _examples(records.read(), digest, dataset.id, stored_files)
-            try:
-                store.add_examples(dataset.id, examples)  # one transaction: all or nothing
+            try:  # one transaction: all or nothing
+                if stored_files:  # files are stored with their examples: a record each
+                    store.add_examples(
+                        dataset.id, _examples(records.read(), digest, dataset.id, stored_files)
+                    )
+                else:
+                    _, kept = store.add_example_values(dataset.id, _values(records.read(), digest), keep=True)
             except BaseException:
                 store.delete_dataset(dataset.id)  # no empty dataset left under the content's name
                 raise
@@ -136,45 +147,53 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
             assert dataset is not None
     elif dataset.version == 0:
         dataset = _filled(store, name)
-    return _with_attachments(_stored(store, dataset, repr(name)), attached, digest)
+    resolved = dataclasses.replace(_stored(store, dataset, repr(name)), kept=kept)
+    return _with_attachments(resolved, attached, digest)
+
+
+_DIGEST_PAGE = 1000
 
 
 def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]]:
     """The content's hash, the record count and the given attachments by index (with
     whether they are files, to store), in one pass. The bytes hashed are those of
     ``json.dumps`` of the whole list (as datasets made before streaming were named),
-    written a record at a time; files count by their name, type and SHA-256."""
+    written a page of records at a time (one call of the C encoder a page: most of the
+    cost on small records is per call); files count by their name, type and SHA-256."""
     sha, count, attached = hashlib.sha256(b"["), 0, {}
     encode = _DIGEST_ENCODER.encode
-    for record in records:
-        stored_part = record
-        if "attachments" in record:
-            stored_part = {k: v for k, v in record.items() if k != "attachments"}
-            if record["attachments"]:
-                files = file_digests(record["attachments"], f"data[{count}]")
-                attached[count] = (record.get("id"), record["attachments"], files is not None)
-                if files is not None:
-                    stored_part["attachments"] = files
-        text = _canonical(encode, stored_part)
-        sha.update((", " + text if count else text).encode())
-        count += 1
+    while page := list(itertools.islice(records, _DIGEST_PAGE)):
+        stored_parts = []
+        for record in page:
+            if "attachments" in record:
+                given = record["attachments"]
+                record = {k: v for k, v in record.items() if k != "attachments"}
+                if given:
+                    files = file_digests(given, f"data[{count}]")
+                    attached[count] = (record.get("id"), given, files is not None)
+                    if files is not None:
+                        record["attachments"] = files
+            stored_parts.append(record)
+            count += 1
+        text = _canonical(encode, stored_parts)[1:-1]  # the page's records, without its brackets
+        sha.update((", " + text if count > len(page) else text).encode())
     sha.update(b"]")
     return sha.hexdigest(), count, attached
 
 
 _DIGEST_ENCODER = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=True)
 """What ``json.dumps(..., sort_keys=True, default=str, ensure_ascii=True)`` uses, made once
-instead of per record (most of its cost on small records)."""
+instead of per page."""
 
 
-def _canonical(encode: Callable[[Any], str], record: dict[str, Any]) -> str:
-    """JSON of a record for its hash; an integer past the digits limit of ``int -> str``
+def _canonical(encode: Callable[[Any], str], records: list[dict[str, Any]]) -> str:
+    """JSON of records for their hash; an integer past the digits limit of ``int -> str``
     (``math.factorial(2000)``) hashed as the store keeps it (tagged hex), since the
     encoder refuses it."""
     try:
-        return encode(record)
+        return encode(records)
     except ValueError:
-        return encode(_huge_ints_tagged(record))
+        return encode(_huge_ints_tagged(records))
 
 
 def _huge_ints_tagged(value: Any) -> Any:
@@ -214,6 +233,21 @@ def _example_id(given: Any, digest: str, index: int) -> uuid.UUID:
     if given is None:
         return name_based_id(_NAMESPACE, f"{digest}:{index}")
     return given if isinstance(given, uuid.UUID) else _parse_id(str(given))
+
+
+def _values(records: Iterator[dict[str, Any]], digest: str) -> Iterator[ExampleValues]:
+    """From records ``_coerce`` checked (their parts are objects or None): the examples'
+    values, ids as text (a given id as its UUID's text, else named by the content's
+    digest and the position)."""
+    for index, record in enumerate(records):
+        get = record.get
+        given = get("id")
+        id_ = (
+            name_based_text(_NAMESPACE, f"{digest}:{index}")
+            if given is None
+            else str(_example_id(given, digest, index))
+        )
+        yield id_, record["inputs"], get("outputs"), get("metadata")
 
 
 _build_example = trusted_builder(Example, ("id", "dataset_id", "inputs", "outputs", "metadata", "created_at"))

@@ -16,7 +16,10 @@ if TYPE_CHECKING:
 RowKey = tuple[int, int]
 """(position, repetition): a row's place in data order."""
 
-__all__ = ["BatchWriter", "Store"]
+ExampleValues = tuple[str, dict[str, Any], "dict[str, Any] | None", "dict[str, Any] | None"]
+"""An example as plain values: ``(id as UUID text, inputs, outputs, metadata)``."""
+
+__all__ = ["BatchWriter", "ExampleValues", "Store"]
 
 
 class BatchWriter(Protocol):
@@ -73,6 +76,19 @@ class Store(abc.ABC):
         """Append examples as one new dataset version; returns that version. ``examples``
         may be any iterable (a generator streams). Their ``attachments`` (LangSmith's
         shapes, see ``store.attachments``) are stored with them."""
+
+    def add_example_values(
+        self, dataset_id: uuid.UUID, values: Iterable[ExampleValues], *, keep: bool = False
+    ) -> tuple[int, Callable[[], Iterator[Example]] | None]:
+        """``add_examples`` of plain values (inline data: no record made per example), all
+        created now; returns the new version and, with ``keep``, when the store could keep
+        them, a reader of the stored examples exactly as ``iter_examples`` would give
+        them, without reading the store (None: read them from the store)."""
+        examples = (
+            Example(id=uuid.UUID(id_), inputs=inputs, outputs=outputs, metadata=metadata)
+            for id_, inputs, outputs, metadata in values
+        )
+        return self.add_examples(dataset_id, examples), None
 
     @abc.abstractmethod
     def update_example(self, example: Example) -> int:

@@ -19,15 +19,16 @@ from assay.errors import AlreadyExistsError, NotFoundError, StoreCorruptError, S
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
-from assay.store import _row_text, integrity, text_index
 from assay.store import fence as fences
+from assay.store import integrity, text_index
 from assay.store._json import dumps, loads
 from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
-from assay.store.base import BatchWriter, Store
+from assay.store.base import BatchWriter, ExampleValues, Store
 from assay.store.fence import Fence
 from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
 from assay.store.sqlite import _attachments as attachments
+from assay.store.sqlite import _examples as example_rows
 from assay.store.sqlite import _rows as rows
 from assay.store.sqlite._feedback import SQLiteFeedback
 from assay.store.sqlite._traced import SQLiteTracedRuns
@@ -255,44 +256,37 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         return int(row[0])
 
     def add_examples(self, dataset_id: uuid.UUID, examples: Iterable[Example]) -> int:
-        """Streams: ``examples`` may be a generator; a thousand are held at a time."""
-        dataset = str(dataset_id)
+        """Streams: ``examples`` may be a generator; a page of them is held at a time."""
+        rows = (
+            (str(ex.id), ex.inputs, ex.outputs, ex.metadata, codec.ts(ex.created_at), ex.attachments)
+            for ex in examples
+        )
         with self.transaction() as conn:
-            version = self._bump_version(conn, dataset)
-            position = conn.execute(
-                "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?",
-                (dataset,),
-            ).fetchone()[0]
-            first = position
-            for chunk in _chunks(examples, _PAGE):
-                ids = [str(ex.id) for ex in chunk]
-                _refuse_duplicate_ids(conn, dataset, version, position - first, ids)
-                _row_text.insert_many(
-                    conn,
-                    "examples",
-                    _EXAMPLE_COLUMNS,
-                    8,
-                    [
-                        (
-                            id_,
-                            dataset,
-                            position + offset,
-                            dumps(ex.inputs),
-                            dumps(ex.outputs),
-                            dumps(ex.metadata),
-                            codec.ts(ex.created_at),
-                            version,
-                        )
-                        for offset, (id_, ex) in enumerate(zip(ids, chunk))
-                    ],
-                )
-                self._link_new(conn, dataset, version, chunk)
-                position += len(chunk)
+            version = self._bump_version(conn, str(dataset_id))
+            example_rows.insert(
+                conn,
+                str(dataset_id),
+                version,
+                rows,
+                on_page=lambda page: self._link_new(conn, str(dataset_id), version, page),
+            )
         return version
 
-    def _link_new(self, conn: Any, dataset: str, version: int, chunk: list[Example]) -> None:
+    def add_example_values(
+        self, dataset_id: uuid.UUID, values: Iterable[ExampleValues], *, keep: bool = False
+    ) -> tuple[int, Callable[[], Iterator[Example]] | None]:
+        created = codec.ts(utcnow())  # one transaction: one instant
+        rows = ((id_, inputs, outputs, metadata, created, None) for id_, inputs, outputs, metadata in values)
+        with self.transaction() as conn:
+            version = self._bump_version(conn, str(dataset_id))
+            kept = example_rows.insert(conn, str(dataset_id), version, rows, keep=keep)
+        if kept is None:
+            return version, None
+        return version, lambda: (codec.example_of_fields(fields, dataset_id) for fields in kept)
+
+    def _link_new(self, conn: Any, dataset: str, version: int, page: list[example_rows.ExampleRow]) -> None:
         """The files of the examples just added (those that have any)."""
-        given = {str(ex.id): ex.attachments for ex in chunk if ex.attachments}
+        given = {row[0]: row[5] for row in page if row[5]}
         if not given:
             return
         marks = _marks(len(given))
@@ -813,47 +807,6 @@ _DATASET_QUERY = (
     "SELECT d.*, (SELECT COUNT(*) FROM examples e WHERE e.dataset_id = d.id "
     "AND e.removed_version IS NULL) AS example_count FROM datasets d"
 )
-
-
-_EXAMPLE_COLUMNS = "id, dataset_id, position, inputs, outputs, metadata, created_at, added_version"
-
-
-def _chunks(items: Iterable[Example], size: int) -> Iterator[list[Example]]:
-    chunk: list[Example] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-def _refuse_duplicate_ids(
-    conn: sqlite3.Connection, dataset_id: str, version: int, index: int, ids: list[str]
-) -> None:
-    """Within the chunk by a set; against the dataset (and earlier chunks of this call,
-    stored at ``version``) by the (dataset_id, id) index. ``index``: the chunk's start in
-    what the caller passed, so errors name a position there."""
-    seen: dict[str, int] = {}
-    for offset, key in enumerate(ids):
-        if key in seen:
-            raise AlreadyExistsError(
-                f"example id {key} appears twice (the second at position {index + offset})"
-            )
-        seen[key] = offset
-    marks = ", ".join("?" * len(seen))
-    clash = conn.execute(
-        f"SELECT id, added_version FROM examples WHERE dataset_id = ? AND id IN ({marks}) "
-        "AND removed_version IS NULL LIMIT 1",
-        (dataset_id, *seen),
-    ).fetchone()
-    if clash is None:
-        return
-    if clash["added_version"] == version:  # an earlier chunk of this same call
-        second = index + seen[clash["id"]]
-        raise AlreadyExistsError(f"example id {clash['id']} appears twice (the second at position {second})")
-    raise AlreadyExistsError(f"the dataset already has an example with id {clash['id']}; use update_example")
 
 
 def _examples_at(dataset_id: str, version: int | None) -> tuple[str, tuple[Any, ...]]:

@@ -1,0 +1,94 @@
+"""CPU time of the user's path, by process: what a loaded machine's wall time hides.
+
+    .venv/bin/python bench/core_cpu.py [N] [--rounds R] [--before PYTHON]
+
+The core benchmark's script (``bench/core_throughput.py``: inline data, ``evaluate`` with
+two row evaluators and a summary evaluator, ``list(results)``), timed by CPU clocks: the
+run's process (``time.process_time``) and its SQLite writer process (the rusage of the
+ended children, once its metric columns are built). Each side in its own process,
+alternating round by round; with ``--before``, an earlier checkout's assay as another
+interpreter has it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from core_throughput import accuracy, doubled, inline_data, positive, target
+
+
+def child(n: int, folder: str) -> dict[str, Any]:
+    from assay import Client, evaluate
+    from assay.store.sqlite import _writer_process
+
+    client = Client(str(Path(folder) / "cpu.db"))
+    data = inline_data(n)
+    wall, cpu = time.perf_counter(), time.process_time()
+    results = evaluate(
+        target,
+        data=data,
+        evaluators=[doubled, positive],
+        summary_evaluators=[accuracy],
+        client=client,
+        progress=False,
+    )
+    assert len(list(results)) == n and results.summary_results.results[0].score == 1.0
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    client.close()
+    _writer_process._wait_for_builders(None)  # the writer process has ended: its rusage is in
+    writer = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "wall": wall,
+        "main": cpu,
+        "writer": writer.ru_utime + writer.ru_stime,
+        "load": os.getloadavg()[0],
+    }
+
+
+def in_child(n: int, python: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run([python, __file__, "--child", str(n), folder], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"a round failed:\n{done.stderr}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("n", type=int, nargs="?", default=10_000)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--before", metavar="PYTHON", help="also measure assay as this interpreter has it")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(int(args.child[0]), args.child[1])))
+        return
+    sides = {"assay": sys.executable, **({"before": args.before} if args.before else {})}
+    figures: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    for round_ in range(args.rounds):
+        for side in list(sides) if round_ % 2 == 0 else list(sides)[::-1]:
+            got = figures[side].append(in_child(args.n, sides[side])) or figures[side][-1]
+            print(
+                f"  round {round_ + 1} {side:>6}: wall {got['wall']:.2f} s, run's process {got['main']:.2f} s "
+                f"CPU, writer process {got['writer']:.2f} s CPU (load average {got['load']:.1f})",
+                flush=True,
+            )
+    print(f"\n{args.n:,} rows, median of {args.rounds} rounds (CPU seconds)")
+    for side in sides:
+        main_cpu = statistics.median(f["main"] for f in figures[side])
+        writer_cpu = statistics.median(f["writer"] for f in figures[side])
+        print(f"{side:>8}: run's process {main_cpu:.3f} s, writer process {writer_cpu:.3f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Appending examples to a dataset: one transaction, a page of rows per statement.
+
+Both ``Store.add_examples`` (records) and ``Store.add_example_values`` (inline data's
+plain values, no record made per example) come here with rows of
+``(id text, inputs, outputs, metadata, created_at text)``. Ids are checked unique in the
+call by a set while the dataset had no examples before it (nothing stored can clash
+then); past ``SEEN_LIMIT`` ids, or when it had some, each page's ids are looked up in the
+dataset's index instead (earlier pages of the call are stored by then).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from assay.errors import AlreadyExistsError
+from assay.store import _row_text
+from assay.store._json import dumps
+
+PAGE = 2000
+SEEN_LIMIT = 200_000  # ids held in memory to check them (~20 MB); beyond, the index checks
+KEEP_LIMIT = 50_000  # examples kept for the caller to read back (~300 bytes each)
+COLUMNS = "id, dataset_id, position, inputs, outputs, metadata, created_at, added_version"
+
+ExampleRow = tuple[str, Any, Any, Any, "str | None", Any]
+"""``(id text, inputs, outputs, metadata, created_at text, attachments)``: one example."""
+
+StoredFields = tuple[str, "str | None", "str | None", "str | None", "str | None", int]
+"""An example's fields as a store page reads them (``codec.EXAMPLE_FIELDS``)."""
+
+
+def insert(
+    conn: sqlite3.Connection,
+    dataset_id: str,
+    version: int,
+    rows: Iterable[ExampleRow],
+    keep: bool = False,
+    on_page: Callable[[list[ExampleRow]], None] | None = None,
+) -> list[StoredFields] | None:
+    """Append ``rows`` at the end of the dataset as ``version``. With ``keep``, returns
+    the stored examples' fields as a page of the store reads them, unless there were more
+    than ``KEEP_LIMIT`` (the caller reads them from the store then). ``on_page`` is called
+    with each page once it is inserted (the store links the examples' files then)."""
+    kept: list[StoredFields] | None = [] if keep else None
+    start = conn.execute(
+        "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?", (dataset_id,)
+    ).fetchone()[0]
+    seen: dict[str, int] | None = {} if start == 0 else None  # removed examples keep their position
+    position = start
+    for page in _pages(rows):
+        ids = [row[0] for row in page]
+        if seen is not None and len(seen) + len(ids) <= SEEN_LIMIT:
+            _refuse_seen(seen, ids, position - start)
+        else:
+            seen = None
+            _refuse_duplicate_ids(conn, dataset_id, version, position - start, ids)
+        stored = [
+            (id_, dumps(inputs), dumps(outputs), dumps(metadata), created_at, position + offset)
+            for offset, (id_, inputs, outputs, metadata, created_at, _) in enumerate(page)
+        ]
+        values = [(id_, dataset_id, at, i, o, m, created, version) for id_, i, o, m, created, at in stored]
+        _row_text.insert_many(conn, "examples", COLUMNS, 8, values)
+        if on_page is not None:
+            on_page(page)
+        if kept is not None and len(kept) + len(stored) > KEEP_LIMIT:
+            kept = None  # too many to hold: the caller reads them back
+        if kept is not None:
+            kept.extend(stored)
+        position += len(page)
+    return kept
+
+
+def _pages(rows: Iterable[ExampleRow]) -> Iterator[list[ExampleRow]]:
+    page: list[ExampleRow] = []
+    for row in rows:
+        page.append(row)
+        if len(page) == PAGE:
+            yield page
+            page = []
+    if page:
+        yield page
+
+
+def _refuse_seen(seen: dict[str, int], ids: list[str], index: int) -> None:
+    """``index``: the page's start in what the caller passed, so errors name a position."""
+    for offset, key in enumerate(ids, start=index):
+        if key in seen:
+            raise AlreadyExistsError(f"example id {key} appears twice (the second at position {offset})")
+        seen[key] = offset
+
+
+def _refuse_duplicate_ids(
+    conn: sqlite3.Connection, dataset_id: str, version: int, index: int, ids: list[str]
+) -> None:
+    """Within the page by a set; against the dataset (and earlier pages of this call,
+    stored at ``version``) by the (dataset_id, id) index."""
+    seen: dict[str, int] = {}
+    _refuse_seen(seen, ids, index)
+    marks = ", ".join("?" * len(seen))
+    clash = conn.execute(
+        f"SELECT id, added_version FROM examples WHERE dataset_id = ? AND id IN ({marks}) "
+        "AND removed_version IS NULL LIMIT 1",
+        (dataset_id, *seen),
+    ).fetchone()
+    if clash is None:
+        return
+    if clash["added_version"] == version:  # an earlier page of this same call
+        second = seen[clash["id"]]
+        raise AlreadyExistsError(f"example id {clash['id']} appears twice (the second at position {second})")
+    raise AlreadyExistsError(f"the dataset already has an example with id {clash['id']}; use update_example")
