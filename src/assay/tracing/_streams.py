@@ -81,6 +81,11 @@ class _Traced:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
+    @property
+    def __ls_stream__(self) -> Any:
+        """The wrapped stream, by LangSmith's name for it."""
+        return self._stream
+
     def _got(self, item: Any) -> Any:
         self._call.add_chunk(item)
         return item
@@ -111,13 +116,22 @@ class TracedStream(_Traced):
         return self._got(item)
 
     def __enter__(self) -> TracedStream:
+        enter = getattr(self._stream, "__enter__", None)
+        if callable(enter):  # the stream's own setup runs; the caller keeps the traced one
+            enter()
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
-        self._call.finish_stream(error=exc_info[1])
-        close = getattr(self._stream, "close", None)
-        if callable(close):
-            close()
+    def __exit__(self, *exc_info: Any) -> Any:
+        try:
+            exit_ = getattr(self._stream, "__exit__", None)
+            if callable(exit_):
+                return exit_(*exc_info)
+            close = getattr(self._stream, "close", None)
+            if callable(close):
+                close()
+            return None
+        finally:
+            self._call.finish_stream(error=exc_info[1])
 
 
 class TracedAsyncStream(_Traced):
@@ -137,3 +151,21 @@ class TracedAsyncStream(_Traced):
             self._ended(exc)
             raise
         return self._got(item)
+
+    async def __aenter__(self) -> TracedAsyncStream:
+        enter = getattr(self._stream, "__aenter__", None)
+        if callable(enter):
+            await enter()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        try:
+            exit_ = getattr(self._stream, "__aexit__", None)
+            if callable(exit_):
+                return await exit_(*exc_info)
+            close = getattr(self._stream, "aclose", None)
+            if callable(close):
+                await close()
+            return None
+        finally:
+            self._call.finish_stream(error=exc_info[1])

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import typing
 import warnings
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar, overload
 
-from assay.schemas import utcnow
+from assay.schemas import Attachment, utcnow
 from assay.tracing._context import (
     TracingSettings,
     current_parent,
@@ -85,6 +86,25 @@ def call_inputs(
     return arguments
 
 
+def attachment_params(fn: Callable[..., Any], signature: inspect.Signature) -> frozenset[str]:
+    """Parameters annotated ``Attachment`` or ``Annotated[..., Attachment]``: their arguments
+    are the run's attachments, not its inputs (LangSmith's rule). A string annotation is
+    resolved; one that cannot be is not an attachment."""
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # an unresolvable forward reference: read the annotations as written
+        hints = {name: p.annotation for name, p in signature.parameters.items()}
+    return frozenset(
+        name for name in signature.parameters if _is_attachment_type(hints.get(name, inspect.Parameter.empty))
+    )
+
+
+def _is_attachment_type(annotation: Any) -> bool:
+    if annotation is Attachment:
+        return True
+    return typing.get_origin(annotation) is typing.Annotated and Attachment in typing.get_args(annotation)
+
+
 def as_outputs(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"output": value}
 
@@ -96,15 +116,14 @@ class Call:
     def __init__(
         self,
         config: _Config,
-        signature: inspect.Signature,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
+        inputs: dict[str, Any],
+        attachments: dict[str, Any],
         extra: dict[str, Any],
     ) -> None:
         self.on_end = extra.get("on_end")
         self.config = config
         self.chunks: list[Any] = []
-        self.run = _start(config, call_inputs(signature, args, kwargs), extra)
+        self.run = _start(config, inputs, attachments, extra)
         self._inherited = _inherited_settings(extra)
         self._tokens: tuple[Any, Any] | None = None
         self.resume()
@@ -174,7 +193,9 @@ def _inherited_settings(extra: dict[str, Any]) -> TracingSettings | None:
     return replace(settings, metadata={**metadata, **settings.metadata})
 
 
-def _start(config: _Config, inputs: dict[str, Any], extra: dict[str, Any]) -> RunTree | None:
+def _start(
+    config: _Config, inputs: dict[str, Any], attachments: dict[str, Any], extra: dict[str, Any]
+) -> RunTree | None:
     settings = current_settings()
     if config.enabled is False or (settings.enabled is False and config.enabled is not True):
         return None
@@ -199,7 +220,7 @@ def _start(config: _Config, inputs: dict[str, Any], extra: dict[str, Any]) -> Ru
         or settings.project_name
         or getattr(parent, "session_name", None)
         or "default",
-        "attachments": dict(extra.get("attachments") or {}),
+        "attachments": {**attachments, **(extra.get("attachments") or {})},
     }
     if extra.get("run_id") is not None:
         fields["id"] = extra["run_id"]
@@ -219,9 +240,14 @@ def _pop_extra(kwargs: dict[str, Any]) -> dict[str, Any]:
 def _wrap(fn: Callable[..., Any], config: _Config) -> Callable[..., Any]:
     signature = inspect.signature(fn)
     takes_run_tree = "run_tree" in signature.parameters
+    # resolved at the first call: a string annotation may name what is defined after ``fn``
+    attachment_names = functools.cache(lambda: attachment_params(fn, signature))
 
     def begin(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
-        call = Call(config, signature, args, kwargs, _pop_extra(kwargs))
+        extra = _pop_extra(kwargs)
+        inputs = call_inputs(signature, args, kwargs)
+        attachments = {name: inputs.pop(name) for name in attachment_names() if name in inputs}
+        call = Call(config, inputs, attachments, extra)
         if takes_run_tree:  # LangSmith hands the function its own run
             kwargs["run_tree"] = call.run
         return call
@@ -281,7 +307,7 @@ def _finish_or_stream(call: Call, result: Any) -> Any:
     """With ``reduce_fn``, an iterator the function returns is the output as it is consumed
     (the run ends with it); anything else ends the run now."""
     if call.config.reduce_fn is not None and call.run is not None:
-        if isinstance(result, Iterator):
+        if isinstance(result, Iterator) or _is_stream_resource(result):
             call.suspend()
             return TracedStream(call, result)
         if isinstance(result, AsyncIterator):
@@ -289,6 +315,12 @@ def _finish_or_stream(call: Call, result: Any) -> Any:
             return TracedAsyncStream(call, result)
     call.finish(result)
     return result
+
+
+def _is_stream_resource(value: Any) -> bool:
+    """An iterable that is also a context manager (an SDK's stream object), as LangSmith
+    wraps it; plain containers (a list, a dict) stay outputs."""
+    return isinstance(value, Iterable) and hasattr(value, "__exit__")
 
 
 @overload
