@@ -28,21 +28,23 @@ def upsert_examples(
     client: ExampleEdits, upserts: Sequence[ExampleCreate | Mapping[str, Any]]
 ) -> UpsertExamplesResponse:
     """``Client.upsert_examples_multipart``: add each example to its ``dataset_id``, or,
-    when its id is stored already, make the stored example what is given."""
+    when its id is stored already, make the stored example what is given. ``as_of`` is
+    the dataset version last written (of the last dataset, when there are several)."""
     store = client.store
     items = [_upsert(item, index) for index, item in enumerate(upserts)]
     ids: list[str] = []
+    as_of: int | None = None
     for dataset_id, group in _by_dataset(items).items():
         client.read_dataset(dataset_id=dataset_id)
         stored = {_id_of(item) for item in group if store.get_example(_id_of(item)) is not None}
         for item in group:
             if _id_of(item) in stored:
-                store.update_example(_replacement(dataset_id, item))
+                as_of = store.update_example(_replacement(dataset_id, item))
         new = [item for item in group if _id_of(item) not in stored]
         if new:
-            store.add_examples(dataset_id, example_stream(dataset_id, {}, new))
+            as_of = store.add_examples(dataset_id, example_stream(dataset_id, {}, new))
         ids += [str(_id_of(item)) for item in group]
-    return UpsertExamplesResponse(example_ids=ids, count=len(ids), as_of=None)
+    return UpsertExamplesResponse(example_ids=ids, count=len(ids), as_of=as_of)
 
 
 def attachments_after(example: Example, added: Mapping[str, Any] | None, operations: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ OpenTelemetry modes, the prompt hub; TALLY.md lists them as not applicable, with
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import inspect
 import itertools
@@ -28,6 +29,8 @@ import pytest
 from pydantic import BaseModel, field_serializer
 
 from assay import Client, aevaluate, evaluate
+from assay import schemas as ls_schemas
+from assay.errors import AttachmentError
 from assay.evaluation import EvaluationResult
 from assay.evaluation.evaluator import RunEvaluator
 from assay.evaluation.types import EvaluateOptions
@@ -683,3 +686,133 @@ def test_evaluate_run_deprecation_warning(client: Client) -> None:
     result = client.evaluate_run(client.read_run(run_id), _StubEvaluator())
     assert (result.key, result.score) == ("stub", 1)
     assert [f.key for f in client.list_feedback(run_ids=[run_id])] == ["stub"]
+
+
+# --- stored attachments: upsert_examples_multipart, updates, reading them back ---
+
+
+def _files(example: Any) -> dict[str, tuple[str, bytes]]:
+    return {name: (a["mime_type"], a["reader"].read()) for name, a in (example.attachments or {}).items()}
+
+
+def test_upsert_examples_multipart(client: Client) -> None:
+    """Documented difference: a given ``created_at`` is not kept; an example's
+    ``created_at`` is when it was stored (its dataset's versions order its history).
+    Upstream reads the multipart body; here the stored example is read back."""
+    dataset = client.create_dataset("files")
+    example_id = uuid.uuid4()
+    example = ls_schemas.ExampleUpsertWithAttachments(
+        id=example_id,
+        dataset_id=dataset.id,
+        created_at=_CREATED_AT,
+        inputs={"input": "test input"},
+        outputs={"output": "test output"},
+        metadata={"meta": "data"},
+        split="train",
+        attachments={
+            "file1": ("text/plain", b"test data"),
+            "file2": ls_schemas.Attachment(mime_type="application/json", data=b'{"key": "value"}'),
+        },
+    )
+    response = client.upsert_examples_multipart(upserts=[example])
+    assert response["count"] == 1
+    assert response["example_ids"] == [str(example_id)]
+    assert response["as_of"] == client.read_dataset(dataset_id=dataset.id).version  # an int here
+
+    stored = client.read_example(example_id)
+    assert (stored.dataset_id, stored.inputs, stored.outputs) == (
+        dataset.id,
+        {"input": "test input"},
+        {"output": "test output"},
+    )
+    assert stored.metadata == {"meta": "data", "dataset_split": "train"}
+    assert client.list_dataset_splits(dataset_id=dataset.id) == ["train"]
+    assert _files(stored) == {
+        "file1": ("text/plain", b"test data"),
+        "file2": ("application/json", b'{"key": "value"}'),
+    }
+    assert stored.created_at is not None and stored.created_at > _CREATED_AT
+
+
+def test_upsert_examples_multipart_missing_file(client: Client, tmp_path: Path) -> None:
+    """Documented difference: LangSmith skips a file that is not there (with a warning) and
+    stores the rest; assay refuses the upsert, naming the example, the attachment and the
+    path, and stores nothing (a missing file is an error, not a silently smaller example)."""
+    dataset = client.create_dataset("files")
+    example_id = uuid.uuid4()
+    missing_path = tmp_path / "no-file.txt"
+    example = ls_schemas.ExampleUpsertWithAttachments(
+        id=example_id,
+        dataset_id=dataset.id,
+        inputs={"input": "test"},
+        outputs={"output": "out"},
+        attachments={"missing": ("text/plain", missing_path), "good": ("text/plain", b"data")},
+    )
+    with pytest.raises(AttachmentError) as refused:
+        client.upsert_examples_multipart(upserts=[example], dangerously_allow_filesystem=True)
+    for needle in (str(example_id), "'missing'", str(missing_path)):
+        assert needle in str(refused.value)
+    assert list(client.list_examples(dataset_id=dataset.id)) == []
+
+
+def test_update_example_multipart_none_preserves_existing(client: Client) -> None:
+    dataset = client.create_dataset("files")
+    existing = client.create_example(
+        {"existing": "input"},
+        {"existing": "output"},
+        dataset_id=dataset.id,
+        attachments={"kept": ("text/plain", b"kept")},
+    )
+    client.update_example(example_id=existing.id, metadata={"updated": "metadata"})
+    updated = client.read_example(existing.id)
+    assert updated.inputs == {"existing": "input"}
+    assert updated.outputs == {"existing": "output"}
+    assert updated.metadata == {"updated": "metadata"}
+    assert _files(updated) == {"kept": ("text/plain", b"kept")}
+
+
+def test__convert_stored_attachments_to_attachments_dict(client: Client) -> None:
+    """Documented difference: LangSmith turns the server's ``attachment.<name>`` presigned
+    URLs into ``{name: {presigned_url, mime_type, reader}}``, downloading each; assay's
+    stored files come back in that shape with a ``data:`` URL of the file as
+    ``presigned_url`` and the stored bytes as ``reader`` (nothing to download)."""
+    dataset = client.create_dataset("files")
+    with_files = client.create_example(
+        {"q": 1},
+        dataset_id=dataset.id,
+        attachments={
+            "test_file": ("text/plain", b"test attachment data"),
+            "test_file2": ("image/png", b"\x89PNG"),
+        },
+    )
+    without = client.create_example({"q": 2}, dataset_id=dataset.id)
+    result = client.read_example(with_files.id).attachments
+    assert result is not None and set(result) == {"test_file", "test_file2"}  # no "attachment." prefix
+    assert result["test_file"]["mime_type"] == "text/plain"
+    assert result["test_file"]["reader"].read() == b"test attachment data"
+    url = result["test_file2"]["presigned_url"]
+    assert url.startswith("data:image/png;base64,")
+    assert base64.b64decode(url.split(",", 1)[1]) == b"\x89PNG"
+    assert not client.read_example(without.id).attachments  # none stored: an empty dict or None
+
+
+def test_get_test_results_joins_reference_examples(client: Client) -> None:
+    """Upstream checks both LangSmith query backends; here the experiment is real and
+    stored, and its one row joins the run to its reference example."""
+    client.create_dataset("gtr")
+    client.create_example({"q": "hi"}, {"a": "yo"}, dataset_name="gtr")
+
+    def correctness(outputs: dict[str, Any]) -> dict[str, Any]:
+        return {"key": "correctness", "score": 0.75}
+
+    results = evaluate(lambda inputs: {"a": "yo"}, data="gtr", evaluators=[correctness], client=client)
+    df = client.get_test_results(project_name=results.experiment_name)
+    assert len(df) == 1, f"expected 1 joined row, got {len(df)}"
+    row = df.iloc[0]
+    assert row["reference.a"] == "yo"
+    assert row["input.q"] == "hi"
+    assert row["outputs.a"] == "yo"
+    assert row["feedback.correctness"] == 0.75
+    [run] = client.list_runs(project_name=results.experiment_name, is_root=True)
+    assert run.end_time is not None
+    assert row["execution_time"] == (run.end_time - run.start_time).total_seconds()
