@@ -31,12 +31,7 @@ FILES = {
 }
 
 # Upstream tests in scope that another piece of work ports, by a pattern on their names.
-PORTED_ELSEWHERE = [
-    (
-        r"upsert_examples_multipart|update_example_multipart|convert_stored_attachments",
-        "stored attachments and upsert_examples_multipart (issue 43's attachments work)",
-    ),
-]
+PORTED_ELSEWHERE: list[tuple[str, str]] = []
 
 # Upstream tests with nothing to test locally, by a pattern on their names.
 NOT_APPLICABLE = [
@@ -81,6 +76,7 @@ NOT_APPLICABLE = [
         "LangSmith's trace retention and storage backends",
     ),
     (r"parse_token_or_url|shared_examples", "LangSmith's public and shared datasets"),
+    (r"run_stats", "LangSmith's server-side run statistics (assay has no get_run_stats)"),
     (
         r"collection_groups|setup_outcome_replaces|table_counts",
         "the rich results table of LangSmith's plugin (--langsmith-output)",
