@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import selectors
 import time
 from collections import deque
@@ -14,6 +15,15 @@ from typing import Any
 from assay.sandbox.harness.frames import FrameBuffer, FrameError, encode_frame
 
 CHUNK = 1 << 16
+
+
+def ready(fd: int | Any, timeout: float, *, for_write: bool = False) -> bool:
+    """Whether ``fd`` (or an object with ``fileno()``) is readable (writable) within
+    ``timeout`` seconds. ``poll``, not ``select``: the caller's process may hold more than
+    1,024 descriptors, which ``select`` refuses."""
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT if for_write else select.POLLIN)
+    return bool(poller.poll(max(0.0, timeout) * 1000))
 
 
 def _nonblocking(fd: int) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import select
 import signal
 import socket
 import subprocess
@@ -18,6 +17,7 @@ from typing import Any
 from assay.errors import SandboxError, SandboxStartError
 from assay.sandbox import _procfs as procfs
 from assay.sandbox._cgroup import SandboxCgroup, wrap
+from assay.sandbox._io import ready
 from assay.sandbox._launch import LaunchContext, LaunchPlan, Runtime
 from assay.sandbox._launcher import launch
 from assay.sandbox._uids import UidLease, lease_uid
@@ -252,7 +252,7 @@ class Sandbox:
         if self.dead:
             return True
         if self._zygote_pidfd is not None:
-            ended = bool(select.select([self._zygote_pidfd], [], [], 0)[0])
+            ended = ready(self._zygote_pidfd, 0)
         else:
             ended = self.zygote_pid > 0 and not procfs.alive(self.zygote_pid)
         if ended:
@@ -269,7 +269,7 @@ class Sandbox:
             signal.pidfd_send_signal(fd, signal.SIGKILL)
         except OSError:
             pass
-        exited = bool(select.select([fd], [], [], KILL_WAIT_SECONDS)[0])
+        exited = ready(fd, KILL_WAIT_SECONDS)
         os.close(fd)
         return exited
 
@@ -330,7 +330,7 @@ class Sandbox:
         """The next message (blocking until ``deadline``), or None if the sandbox died."""
         assert self.control is not None
         remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([self.control], [], [], remaining)[0]:
+        if remaining <= 0 or not ready(self.control, remaining):
             return None
         return self.read_message()
 

@@ -68,7 +68,7 @@ class Zygote:
         )
         while True:
             control = self.control.fileno()
-            readable, _, _ = select.select([control, self.exits.fileno], [], [])
+            readable = _readable(control, self.exits.fileno)
             if self.exits.fileno in readable:  # exits first: a reset forgets them
                 self.exits.drain()
                 self.report_exits()
@@ -471,7 +471,7 @@ class Zygote:
 
 class _ExitSignal:
     """SIGCHLD as a readable descriptor: Python's own handler writes a byte to it, so
-    that the zygote's ``select`` wakes when a child exits."""
+    that the zygote's ``poll`` wakes when a child exits."""
 
     def __init__(self) -> None:
         self.read, self.write = os.pipe()
@@ -636,6 +636,15 @@ def use_runtime_view(view: dict[str, str]) -> None:
         search = getattr(module, "__path__", None)
         if isinstance(search, list):
             search[:] = [seen(entry) for entry in search]
+
+
+def _readable(*fds: int) -> set[int]:
+    """Which of ``fds`` are readable, waiting for one. ``poll``, not ``select``: the
+    descriptors handed down may be numbered 1,024 and above."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return {fd for fd, _events in poller.poll()}
 
 
 def main() -> None:

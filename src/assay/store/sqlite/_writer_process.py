@@ -235,9 +235,9 @@ class WriterProcess:
     @staticmethod
     def _wait(fd: int, *, for_write: bool, deadline: float) -> bool:
         remaining = max(0.0, deadline - time.monotonic())
-        if for_write:
-            return bool(select.select([], [fd], [], remaining)[1])
-        return bool(select.select([fd], [], [], remaining)[0])
+        poller = select.poll()  # not select.select: this process may hold > 1,024 descriptors
+        poller.register(fd, select.POLLOUT if for_write else select.POLLIN)
+        return bool(poller.poll(remaining * 1000))
 
     def _too_late(self) -> WriterProcessError:
         self._proc.kill()
