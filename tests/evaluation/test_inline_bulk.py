@@ -5,7 +5,6 @@ caller's collections do not walk them again."""
 from __future__ import annotations
 
 import datetime
-import gc
 import hashlib
 import json
 import math
@@ -128,27 +127,3 @@ def test_a_run_over_inline_data_sees_what_a_resumed_one_would(client: Client) ->
     evaluate(lambda inputs: seen.append(inputs) or {}, data=ODD, client=client, max_concurrency=1)
     dataset = client.store.list_datasets()[0]
     assert [repr(s) for s in seen] == [repr(e.inputs) for e in client.store.iter_examples(dataset.id)]
-
-
-def _young() -> int:
-    return len(gc.get_objects(generation=0)) + len(gc.get_objects(generation=1))
-
-
-def test_a_finished_run_leaves_its_records_to_the_old_generation(client: Client) -> None:
-    """A run raises the collector's threshold; its records would otherwise stay young, and
-    every collection after it (dozens while the caller reads the rows) walk them again."""
-    gc.collect()
-    results = evaluate(lambda inputs: {"y": inputs["x"]}, data=[{"x": i} for i in range(3000)], client=client)
-    assert _young() < 5000  # the 3,000 rows kept are ~70,000 objects
-    assert len(list(results)) == 3000
-
-
-def test_objects_the_caller_froze_stay_frozen(client: Client) -> None:
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        evaluate(lambda inputs: {"y": inputs["x"]}, data=[{"x": i} for i in range(3000)], client=client)
-        assert gc.get_freeze_count() > frozen - 100  # not thawed (a few frozen objects died)
-        assert _young() < 5000
-    finally:
-        gc.unfreeze()
