@@ -19,7 +19,7 @@ from __future__ import annotations
 
 __all__ = ["ROW_REFERENCES_SQL"]
 
-ROW_REFERENCES_SQL = r"""
+_FUNCTIONS_SQL = r"""
 DO $$
 DECLARE fk record;
 BEGIN
@@ -97,36 +97,43 @@ BEGIN
     END IF;
     RETURN NEW;
 END $$;
-
--- Each trigger dropped first: a store whose version was set back runs this again.
-DROP TRIGGER IF EXISTS runs_have_experiments ON runs;
-CREATE TRIGGER runs_have_experiments AFTER INSERT ON runs
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_rows_have_experiments();
-DROP TRIGGER IF EXISTS runs_have_experiments_updated ON runs;
-CREATE TRIGGER runs_have_experiments_updated AFTER UPDATE ON runs
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_rows_have_experiments();
-DROP TRIGGER IF EXISTS results_have_experiments ON results;
-CREATE TRIGGER results_have_experiments AFTER INSERT ON results
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_rows_have_experiments();
-DROP TRIGGER IF EXISTS results_have_experiments_updated ON results;
-CREATE TRIGGER results_have_experiments_updated AFTER UPDATE ON results
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_rows_have_experiments();
-DROP TRIGGER IF EXISTS results_have_runs ON results;
-CREATE TRIGGER results_have_runs AFTER INSERT ON results
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_results_have_runs();
-DROP TRIGGER IF EXISTS results_have_runs_updated ON results;
-CREATE TRIGGER results_have_runs_updated AFTER UPDATE ON results
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_results_have_runs();
-DROP TRIGGER IF EXISTS experiments_cascade ON experiments;
-CREATE TRIGGER experiments_cascade AFTER DELETE ON experiments
-    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_delete_rows_of_experiments();
-DROP TRIGGER IF EXISTS runs_cascade ON runs;
-CREATE TRIGGER runs_cascade AFTER DELETE ON runs
-    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION assay_delete_results_of_runs();
-DROP TRIGGER IF EXISTS experiments_keep_ids ON experiments;
-CREATE TRIGGER experiments_keep_ids BEFORE UPDATE OF id ON experiments
-    FOR EACH ROW EXECUTE FUNCTION assay_keep_referenced_ids();
-DROP TRIGGER IF EXISTS runs_keep_ids ON runs;
-CREATE TRIGGER runs_keep_ids BEFORE UPDATE OF id ON runs
-    FOR EACH ROW EXECUTE FUNCTION assay_keep_referenced_ids();
 """
+
+
+def _trigger(name: str, when: str, table: str, run: str) -> str:
+    """One trigger, dropped first: a store whose version was set back runs this again."""
+    return f"DROP TRIGGER IF EXISTS {name} ON {table};\nCREATE TRIGGER {name} {when} ON {table} {run};\n"
+
+
+def _checks(table: str, check: str, function: str) -> str:
+    """The statement triggers checking the references of a table's inserted and updated rows."""
+    new_rows = f"REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
+    return _trigger(f"{table}_have_{check}", "AFTER INSERT", table, new_rows) + _trigger(
+        f"{table}_have_{check}_updated", "AFTER UPDATE", table, new_rows
+    )
+
+
+def _cascade(table: str, function: str) -> str:
+    old_rows = f"REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
+    return _trigger(f"{table}_cascade", "AFTER DELETE", table, old_rows)
+
+
+def _kept_ids(table: str) -> str:
+    return _trigger(
+        f"{table}_keep_ids",
+        "BEFORE UPDATE OF id",
+        table,
+        "FOR EACH ROW EXECUTE FUNCTION assay_keep_referenced_ids()",
+    )
+
+
+ROW_REFERENCES_SQL = (
+    _FUNCTIONS_SQL
+    + _checks("runs", "experiments", "assay_rows_have_experiments")
+    + _checks("results", "experiments", "assay_rows_have_experiments")
+    + _checks("results", "runs", "assay_results_have_runs")
+    + _cascade("experiments", "assay_delete_rows_of_experiments")
+    + _cascade("runs", "assay_delete_results_of_runs")
+    + _kept_ids("experiments")
+    + _kept_ids("runs")
+)
