@@ -14,6 +14,11 @@ import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http import HTTPStatus
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 @dataclass(frozen=True)
@@ -130,3 +135,45 @@ async def _read_request(reader: asyncio.StreamReader) -> HTTPRequest | None:
     length = int(headers.get("content-length") or 0)
     body = await reader.readexactly(length) if length else b""
     return HTTPRequest(method=method, path=path, headers=headers, body=body)
+
+
+class LoopbackDouble:
+    """What every API double shares: a server started once, stopped once, a context manager.
+
+    A subclass answers requests in ``_respond`` and names itself in ``API``.
+    """
+
+    API = "fake"
+
+    def __init__(self, port: int = 0) -> None:
+        self._port = port
+        self._http: LoopbackHTTPServer | None = None
+
+    async def _respond(self, http: HTTPRequest) -> HTTPResponse:
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        if self._http is None:
+            http = LoopbackHTTPServer(self._respond, self._port)
+            http.start()
+            self._http = http
+        return self
+
+    def stop(self) -> None:
+        http, self._http = self._http, None
+        if http is not None:
+            http.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._http is None:
+            raise RuntimeError(f"the {self.API} server is not running; call start() first")
+        return self._http.port

@@ -19,10 +19,9 @@ import json
 import re
 import threading
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
-from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackHTTPServer
+from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackDouble
 
 __all__ = ["FakeAnthropicServer"]
 
@@ -30,44 +29,23 @@ Reply = str | list[dict[str, Any]]
 Handler = Callable[[dict[str, Any]], Reply]
 
 
-class FakeAnthropicServer:
+class FakeAnthropicServer(LoopbackDouble):
     """An Anthropic Messages API server on 127.0.0.1."""
+
+    API = "fake Anthropic"
 
     def __init__(self, handler: Handler | None = None, *, model: str = "claude-fake", port: int = 0) -> None:
         self.handler = handler or _echo
         self.model = model
         self.requests: list[dict[str, Any]] = []
-        self._port = port
+        super().__init__(port)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._http: LoopbackHTTPServer | None = None
-
-    def start(self) -> FakeAnthropicServer:
-        if self._http is None:
-            http = LoopbackHTTPServer(self._respond, self._port)
-            http.start()
-            self._http = http
-        return self
-
-    def stop(self) -> None:
-        http, self._http = self._http, None
-        if http is not None:
-            http.stop()
-
-    def __enter__(self) -> FakeAnthropicServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     @property
     def base_url(self) -> str:
         """What ``anthropic.Anthropic(base_url=...)`` takes (the client adds ``/v1/messages``)."""
-        if self._http is None:
-            raise RuntimeError("the fake Anthropic server is not running; call start() first")
-        return f"http://127.0.0.1:{self._http.port}"
+        return f"http://127.0.0.1:{self.port}"
 
     async def _respond(self, http: HTTPRequest) -> HTTPResponse:
         if http.method != "POST" or http.path.split("?")[0].rstrip("/") != "/v1/messages":

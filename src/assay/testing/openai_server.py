@@ -35,7 +35,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
-from types import TracebackType
 from typing import Any
 
 from assay.llm.model import ChatModel
@@ -43,7 +42,7 @@ from assay.llm.retry import RetryPolicy
 from assay.testing._bias import Bias
 from assay.testing._chat_stream import streamed
 from assay.testing._dialects import DIALECTS, constrain, enforced_schema, foreign_field
-from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackHTTPServer
+from assay.testing._http_server import HTTPRequest, HTTPResponse, LoopbackDouble
 from assay.testing.replies import ChatHandler, EmbeddingHandler, RecordedRequest, Reply
 from assay.testing.schema_reply import valid_reply
 
@@ -56,8 +55,10 @@ STATS_PATH = "/_assay/stats"
 REJECTION = "response_format of type json_schema is not supported by this server"
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(LoopbackDouble):
     """An OpenAI-compatible server on 127.0.0.1 with scripted or computed replies."""
+
+    API = "fake OpenAI"
 
     def __init__(
         self,
@@ -90,7 +91,7 @@ class FakeOpenAIServer:
         self.max_chats_in_flight = 0  # chats answered at once (rejected ones not counted)
         self._chats_in_flight = 0
         self.model = model
-        self._port = port
+        super().__init__(port)
         self.requests: list[RecordedRequest] = []
         self.handler_errors: list[BaseException] = []
         self.max_in_flight = 0
@@ -98,39 +99,8 @@ class FakeOpenAIServer:
         self._script: deque[Scripted] = deque(replies)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._http: LoopbackHTTPServer | None = None
-
-    # lifecycle
-    def start(self) -> FakeOpenAIServer:
-        if self._http is None:
-            http = LoopbackHTTPServer(self._respond, self._port)
-            http.start()
-            self._http = http
-        return self
-
-    def stop(self) -> None:
-        http, self._http = self._http, None
-        if http is not None:
-            http.stop()
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # what tests use
-    @property
-    def port(self) -> int:
-        if self._http is None:
-            raise RuntimeError("the fake OpenAI server is not running; call start() first")
-        return self._http.port
-
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
