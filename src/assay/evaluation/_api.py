@@ -499,6 +499,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     ]
     runner = TargetRunner(target)
     runner.check_signature()
+    _warm_writer(store, options)
     with _fewer_collections():
         stored_name = requested if options.resume or shard.count > 1 else None
         resolved, source = _resolve(options.data, stored_name, user_store, store)
@@ -540,6 +541,14 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         executor,
         discarded,
     )
+
+
+def _warm_writer(store: Store, options: _Options) -> None:
+    """A list of inline data: the store may start its writer process now, on the other
+    core, while this one stores the data (most of a second at a million rows), so that it
+    is ready for the first batch. A resumed run has most of its rows stored: not then."""
+    if isinstance(options.data, (list, tuple)) and not options.resume:
+        store.warm_writer(len(options.data) * options.num_repetitions)
 
 
 def _executor(given: Any) -> Executor | None:

@@ -226,6 +226,12 @@ class Store(abc.ABC):
         rows are all in). By default ``write_batch`` itself, in this process."""
         return _InlineBatchWriter(self, experiment_id, fence)
 
+    def warm_writer(self, rows: int) -> None:
+        """A run of about ``rows`` rows is about to start (its data not stored yet): a
+        store whose large runs write through a process of their own may start that
+        process now, so that it is ready when the first batch is. By default nothing."""
+        return None
+
     @abc.abstractmethod
     def write_stats(
         self, experiment_id: uuid.UUID, stats: ExperimentStats, fence: Fence | None = None

@@ -32,7 +32,7 @@ from assay.store.sqlite import _examples as example_rows
 from assay.store.sqlite import _rows as rows
 from assay.store.sqlite._feedback import SQLiteFeedback
 from assay.store.sqlite._traced import SQLiteTracedRuns
-from assay.store.sqlite._writer import ProcessBatchWriter, StatementLog
+from assay.store.sqlite._writer import ProcessBatchWriter, StatementLog, WarmWriter
 from assay.store.sqlite._writer_process import settle_writers_of
 
 _PAGE = 2000
@@ -100,6 +100,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         # (no busy timeout), so their writers take turns in the process instead.
         self._memory_writer = threading.Lock() if self._uri else None
         self._keepalive = self._connect() if self._damage else self._open_and_migrate()
+        self._warm = None if self._uri else WarmWriter(self.path, self._pragmas)
 
     def _open_and_migrate(self) -> sqlite3.Connection:
         """Open the first connection and bring the schema up to date. Processes creating
@@ -196,6 +197,8 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         return int(row[0]) if row else 0
 
     def close(self) -> None:
+        if self._warm is not None:
+            self._warm.close()
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -486,7 +489,13 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         (``sqlite._writer``); a memory database's stay in this process."""
         if self._uri:
             return super().batch_writer(experiment_id, fence)
-        return ProcessBatchWriter(self, experiment_id, _write_batch_on, self._pragmas, fence=fence)
+        return ProcessBatchWriter(
+            self, experiment_id, _write_batch_on, self._pragmas, fence=fence, warm=self._warm
+        )
+
+    def warm_writer(self, rows: int) -> None:
+        if self._warm is not None and not self._damage:
+            self._warm.start(rows)
 
     def settle_writers_of(self, run_pid: int) -> None:
         if not self._uri:

@@ -14,10 +14,14 @@ Small runs never pay for it: the process starts when the run says it has at leas
 ``spawn_after`` rows to write (``expect``), or else with the batch that brings the run
 to that many, and batches go on in this process while it starts (~30 ms). If it fails,
 the batch it had is written here unless it was already committed, and so are the rest.
+A run of inline data has its process started earlier still, before its data is stored
+(``WarmWriter``): the process starts on the other core while this one stores the data,
+and the run's first batch goes to it.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,7 +35,7 @@ from assay.store.sqlite._writer_process import ANSWER_TIMEOUT_S, WriterProcess, 
 if TYPE_CHECKING:
     from assay.store.sqlite import SQLiteStore
 
-__all__ = ["ProcessBatchWriter", "StatementLog"]
+__all__ = ["ProcessBatchWriter", "StatementLog", "WarmWriter"]
 
 SPAWN_AFTER_ROWS = 500
 
@@ -62,6 +66,45 @@ BatchStatements = Callable[[Any, uuid.UUID, Sequence[Any], ExperimentStats | Non
 run's lease fence (``assay.store.fence``) when it has one."""
 
 
+class WarmWriter:
+    """At most one writer process started ahead of a run, for the run's batch writer to
+    take (``Store.warm_writer``): the same process it would start, only sooner. One not
+    taken waits, idle and holding no lock, for the next run, or is stopped with the store."""
+
+    def __init__(self, path: str, pragmas: Sequence[str], answer_timeout: float = ANSWER_TIMEOUT_S) -> None:
+        self._path, self._pragmas, self._answer_timeout = path, pragmas, answer_timeout
+        self._lock = threading.Lock()
+        self._process: WriterProcess | None = None
+
+    def start(self, rows: int) -> None:
+        """Start one for a run of ``rows`` rows, if such a run would have one and none
+        waits already. A process that cannot start is no error: the run starts its own."""
+        if rows < SPAWN_AFTER_ROWS:
+            return
+        with self._lock:
+            if self._process is not None and self._process.returncode is None:
+                return
+            try:
+                self._process = WriterProcess(self._path, self._pragmas, self._answer_timeout)
+            except (OSError, WriterProcessError):
+                self._process = None
+
+    def take(self) -> WriterProcess | None:
+        """The waiting process (None if there is none, or it failed), now the caller's."""
+        with self._lock:
+            process, self._process = self._process, None
+        if process is not None and process.state() == "failed":
+            process.close()
+            return None
+        return process
+
+    def close(self) -> None:
+        with self._lock:
+            process, self._process = self._process, None
+        if process is not None:
+            process.close()
+
+
 class ProcessBatchWriter:
     """A run's batches: in this process at first, then through a writer process."""
 
@@ -75,6 +118,7 @@ class ProcessBatchWriter:
         fence: Fence | None = None,
         spawn_after: int = SPAWN_AFTER_ROWS,
         answer_timeout: float = ANSWER_TIMEOUT_S,
+        warm: WarmWriter | None = None,
     ) -> None:
         self._store = store
         self._experiment_id = experiment_id
@@ -83,6 +127,7 @@ class ProcessBatchWriter:
         self._pragmas = pragmas
         self._spawn_after = spawn_after
         self._answer_timeout = answer_timeout
+        self._warm = warm  # a process started ahead of this run, if any: taken first
         self._process: WriterProcess | None = None
         self._given_up = False
         self.rows_here = 0
@@ -143,6 +188,10 @@ class ProcessBatchWriter:
         return self._process if state == "ready" else None
 
     def _start(self) -> bool:
+        warm = self._warm.take() if self._warm is not None else None
+        if warm is not None:
+            self._process = warm
+            return True
         try:
             self._process = WriterProcess(self._store.path, self._pragmas, self._answer_timeout)
         except (OSError, WriterProcessError):

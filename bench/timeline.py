@@ -1,0 +1,191 @@
+"""The timeline of one run of the user's path, both processes, from a cold process.
+
+    .venv/bin/python bench/timeline.py [N] [--rounds R]
+
+Each round is a fresh interpreter that runs ``bench/core_throughput.py``'s script (inline
+data, ``evaluate`` with two row evaluators and a summary evaluator, ``list(results)``,
+the summary) with the store's and the run's steps wrapped to note when they start and
+end: wall time since the interpreter started, and the process's CPU time then. The
+writer process is seen from the run: spawned, ready (its answer read), each commit
+answered, told to stop. Its own CPU comes from its rusage once it has exited. The
+median of each event over the rounds is printed, in order, with the CPU each step took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from core_throughput import accuracy, doubled, inline_data, positive, target
+
+EVENTS: list[tuple[str, float, float]] = []
+
+
+def note(name: str) -> None:
+    EVENTS.append((name, time.perf_counter(), time.process_time()))
+
+
+def wrap(owner: Any, attribute: str, label: str, *, once: bool = False, last: bool = False) -> None:
+    """Note ``label`` start/end around ``owner.attribute`` (``once``: its first call only;
+    ``last``: its last call only, noted by keeping the latest)."""
+    original = getattr(owner, attribute)
+    calls = [0]
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        noted = not once or calls[0] == 1
+        if noted:
+            _noted(f"{label} start", last)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if noted:
+                _noted(f"{label} end", last)
+
+    setattr(owner, attribute, wrapper)
+
+
+def _noted(name: str, last: bool) -> None:
+    if last:
+        for i in range(len(EVENTS) - 1, -1, -1):
+            if EVENTS[i][0] == name:
+                del EVENTS[i]
+                break
+    note(name)
+
+
+def instrument() -> None:
+    from assay.evaluation import _api, _runner, _writer
+    from assay.store.sqlite import SQLiteStore, _writer_process
+
+    wrap(_api, "_prepare", "prepare (check, import data, open experiment)")
+    wrap(_api, "resolve_data", "inline data -> stored dataset")
+    wrap(_api, "open_experiment", "open experiment")
+    wrap(_api, "_feed_of", "plan rows")
+    wrap(_runner, "run_rows", "run rows")
+    wrap(_writer.RowWriter, "put", "first row handed to writer", once=True)
+    wrap(_writer.RowWriter, "close", "writer close (flush, final figures)")
+    wrap(_writer_process.WriterProcess, "__init__", "writer process spawn")
+    wrap(_writer_process.WriterProcess, "commit", "first commit", once=True)
+    wrap(_writer_process.WriterProcess, "commit", "last commit", last=True)
+    wrap(_writer_process.WriterProcess, "close_building_columns", "writer told to stop + build columns")
+    wrap(_api, "end_shard", "end of run (lease)")
+    wrap(_api, "run_summaries", "summary evaluators")
+    wrap(SQLiteStore, "finish_experiment", "finish experiment")
+    wrap(_api, "stored_rows", "rows read back")
+    original_state = _writer_process.WriterProcess.state
+
+    def state(self: Any) -> str:
+        before = self._state
+        now = original_state(self)
+        if before == "starting" and now != "starting":
+            note(f"writer process {now} (seen)")
+        return now
+
+    _writer_process.WriterProcess.state = state  # type: ignore[method-assign]
+
+
+def child(n: int, folder: str) -> dict[str, Any]:
+    age = _process_age()
+    note("interpreter started")
+    import assay  # noqa: F401
+
+    note("import assay")
+    instrument()
+    from assay import Client, evaluate
+
+    data = inline_data(n)
+    note("data built")
+    client = Client(str(Path(folder) / "timeline.db"))
+    note("store opened (Client)")
+    results = evaluate(
+        target,
+        data=data,
+        evaluators=[doubled, positive],
+        summary_evaluators=[accuracy],
+        client=client,
+        progress=False,
+    )
+    note("evaluate returned")
+    rows = list(results)
+    score = results.summary_results.results[0].score
+    note("list(results) + summary")
+    assert len(rows) == n and score == 1.0
+    client.close()
+    note("client closed")
+    from assay.store.sqlite import _writer_process
+
+    _writer_process._wait_for_builders(None)
+    note("writer process exited (columns built)")
+    writer = resource.getrusage(resource.RUSAGE_CHILDREN)
+    zero = EVENTS[0][1] - (age or 0.0)
+    return {
+        "events": [(name, wall - zero, cpu) for name, wall, cpu in EVENTS],
+        "writer_cpu": writer.ru_utime + writer.ru_stime,
+        "load": os.getloadavg()[0],
+    }
+
+
+def _process_age() -> float | None:
+    """Seconds since this process started (/proc: its start in clock ticks since boot,
+    against the time since boot): the interpreter's own start-up, before any line ran."""
+    try:
+        with open("/proc/self/stat") as handle:
+            ticks = int(handle.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as handle:
+            uptime = float(handle.read().split()[0])
+        return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError):
+        return None
+
+
+def in_child(n: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", str(n), folder], capture_output=True, text=True
+        )
+    if done.returncode != 0:
+        raise SystemExit(f"a round failed:\n{done.stderr}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("n", type=int, nargs="?", default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(int(args.child[0]), args.child[1])))
+        return
+    rounds = [in_child(args.n) for _ in range(args.rounds)]
+    loads = [r["load"] for r in rounds]
+    print(
+        f"{args.n:,} examples, median of {args.rounds} rounds, load average {min(loads):.1f}-{max(loads):.1f}"
+    )
+    print("(wall: since the process started, from /proc in 10 ms steps; cpu: the run's process)")
+    print(f"{'event':>48} {'wall s':>8} {'cpu s':>7} {'+cpu ms':>8}")
+    names = [name for name, _, _ in rounds[0]["events"]]
+    previous = 0.0
+    for i, name in enumerate(names):
+        wall = statistics.median(r["events"][i][1] for r in rounds if len(r["events"]) > i)
+        cpu = statistics.median(r["events"][i][2] for r in rounds if len(r["events"]) > i)
+        print(f"{name:>48} {wall:8.3f} {cpu:7.3f} {1000 * (cpu - previous):8.1f}")
+        previous = cpu
+    writer = statistics.median(r["writer_cpu"] for r in rounds)
+    print(f"{'writer process CPU (its rusage)':>48} {'':>8} {writer:7.3f}")
+
+
+if __name__ == "__main__":
+    main()

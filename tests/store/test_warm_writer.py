@@ -1,0 +1,137 @@
+"""The writer process started ahead of a run of inline data (``Store.warm_writer``): it
+starts before the data is stored, the run's batches all go to it, and one that no run
+takes is stopped with the store, never left behind or multiplied."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay import Client, evaluate
+from assay.errors import DataError
+from assay.store.sqlite import SQLiteStore
+from assay.store.sqlite._writer import SPAWN_AFTER_ROWS
+from assay.store.sqlite._writer_process import _wait_for_builders, _writers_of
+
+
+def _target(inputs: dict[str, Any]) -> dict[str, Any]:
+    return {"y": inputs["x"] * 2}
+
+
+def _right(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> bool:
+    return bool(outputs["y"] == reference_outputs["y"])
+
+
+def _data(n: int) -> list[dict[str, Any]]:
+    return [{"inputs": {"x": i}, "outputs": {"y": 2 * i}} for i in range(n)]
+
+
+def _warm_pid(store: SQLiteStore) -> int | None:
+    process = store._warm._process if store._warm is not None else None
+    return None if process is None else process.pid
+
+
+def _exited(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def _spy(store: SQLiteStore) -> dict[str, Any]:
+    """What the run did, seen through the store's own methods: the writer process waiting
+    while the data was stored, and the process each batch went to."""
+    seen: dict[str, Any] = {"while_importing": [], "batches_by": [], "writers": []}
+    add_values, batch_writer = store.add_example_values, store.batch_writer
+
+    def adding(*args: Any, **kwargs: Any) -> Any:
+        seen["while_importing"].append(_warm_pid(store))
+        return add_values(*args, **kwargs)
+
+    def writer(*args: Any, **kwargs: Any) -> Any:
+        batches = batch_writer(*args, **kwargs)
+        write = batches.write
+
+        def writing(prepared: Any, stats: Any) -> None:
+            seen["batches_by"].append(batches.process_pid)  # type: ignore[attr-defined]
+            write(prepared, stats)
+
+        batches.write = writing  # type: ignore[method-assign]
+        seen["writers"].append(batches)
+        return batches
+
+    store.add_example_values = adding  # type: ignore[method-assign]
+    store.batch_writer = writer  # type: ignore[method-assign]
+    return seen
+
+
+def test_inline_data_has_its_writer_process_started_before_it_is_stored(tmp_path: Path) -> None:
+    client = Client(str(tmp_path / "w.db"))
+    seen = _spy(client.store)  # type: ignore[arg-type]
+    n = 3 * SPAWN_AFTER_ROWS
+    results = evaluate(_target, data=_data(n), evaluators=[_right], client=client, progress=False)
+    assert [row["evaluation_results"]["results"][0].score for row in results] == [True] * n
+    (warm,) = seen["while_importing"]
+    assert warm is not None, "no writer process was running while the data was stored"
+    # the run took that process: whichever batches went to a process went to it
+    assert {pid for pid in seen["batches_by"] if pid is not None} <= {warm}
+    (batches,) = seen["writers"]
+    assert batches.rows_by_process + batches.rows_here == n
+    assert batches.rows_by_process > 0, "no batch went through the writer process"
+    assert _warm_pid(client.store) is None  # type: ignore[arg-type]
+    assert client.store.count_rows(results.experiment_id) == n
+    client.close()
+
+
+def test_small_or_resumed_runs_start_none_ahead(tmp_path: Path) -> None:
+    client = Client(str(tmp_path / "s.db"))
+    store: SQLiteStore = client.store  # type: ignore[assignment]
+    seen = _spy(store)
+    evaluate(_target, data=_data(SPAWN_AFTER_ROWS - 1), client=client, progress=False)
+    assert seen["while_importing"] == [None]
+    data = _data(SPAWN_AFTER_ROWS)
+    evaluate(_target, data=data, client=client, progress=False, experiment="e")
+    assert seen["while_importing"][-1] is not None and _warm_pid(store) is None  # started, then taken
+    resumed = evaluate(_target, data=data, client=client, progress=False, experiment="e", resume=True)
+    assert len(list(resumed)) == SPAWN_AFTER_ROWS
+    assert _warm_pid(store) is None, "a resumed run started a process ahead"
+    client.close()
+
+
+def test_a_writer_process_no_run_takes_is_stopped_with_the_store(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "u.db")
+    store.warm_writer(SPAWN_AFTER_ROWS)
+    pid = _warm_pid(store)
+    assert pid is not None
+    store.warm_writer(SPAWN_AFTER_ROWS)  # one waits already: no second one
+    assert _warm_pid(store) == pid and _writers_of(store.path, os.getpid()) == [pid]
+    store.close()
+    deadline = time.monotonic() + 30
+    while not _exited(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _exited(pid)
+
+
+def test_runs_refused_after_it_started_leave_one_waiting_process_not_many(tmp_path: Path) -> None:
+    """Bad data is found while it is stored, after the process started: the next run
+    finds it waiting (one, however many runs were refused), and takes it."""
+    client = Client(str(tmp_path / "b.db"))
+    store: SQLiteStore = client.store  # type: ignore[assignment]
+    bad = [*_data(SPAWN_AFTER_ROWS), {"inputs": "not an object"}]
+    for _ in range(3):
+        with pytest.raises(DataError, match="inputs"):
+            evaluate(_target, data=bad, client=client, progress=False)
+    waiting = _warm_pid(store)
+    assert waiting is not None and _writers_of(store.path, os.getpid()) == [waiting]
+    seen = _spy(store)
+    evaluate(_target, data=_data(SPAWN_AFTER_ROWS), client=client, progress=False)
+    assert {pid for pid in seen["batches_by"] if pid is not None} <= {waiting}
+    assert _warm_pid(store) is None
+    client.close()
+    _wait_for_builders(None)  # the run's own process, building the metric columns
+    assert _writers_of(store.path, os.getpid()) == []
