@@ -1,6 +1,6 @@
 """The timeline of one run of the user's path, both processes, from a cold process.
 
-    .venv/bin/python bench/timeline.py [N] [--rounds R]
+    .venv/bin/python bench/timeline.py [N] [--rounds R] [--before SRC]
 
 Each round is a fresh interpreter that runs ``bench/core_throughput.py``'s script (inline
 data, ``evaluate`` with two row evaluators and a summary evaluator, ``list(results)``,
@@ -9,6 +9,8 @@ end: wall time since the interpreter started, and the process's CPU time then. T
 writer process is seen from the run: spawned, ready (its answer read), each commit
 answered, told to stop. Its own CPU comes from its rusage once it has exited. The
 median of each event over the rounds is printed, in order, with the CPU each step took.
+``--before SRC`` times an earlier checkout's ``src`` folder too (as ``PYTHONPATH``), the
+two alternating round by round.
 """
 
 from __future__ import annotations
@@ -150,10 +152,11 @@ def _process_age() -> float | None:
         return None
 
 
-def in_child(n: int) -> dict[str, Any]:
+def in_child(n: int, source: str | None = None) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONPATH=source) if source else None
     with tempfile.TemporaryDirectory() as folder:
         done = subprocess.run(
-            [sys.executable, __file__, "--child", str(n), folder], capture_output=True, text=True
+            [sys.executable, __file__, "--child", str(n), folder], capture_output=True, text=True, env=env
         )
     if done.returncode != 0:
         raise SystemExit(f"a round failed:\n{done.stderr}")
@@ -164,27 +167,37 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("n", type=int, nargs="?", default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before", metavar="SRC", help="also time the assay of this src folder")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(int(args.child[0]), args.child[1])))
         return
-    rounds = [in_child(args.n) for _ in range(args.rounds)]
+    sides: dict[str, str | None] = {"now": None, **({"before": args.before} if args.before else {})}
+    rounds: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    for round_ in range(args.rounds):
+        for side in list(sides) if round_ % 2 == 0 else list(sides)[::-1]:
+            rounds[side].append(in_child(args.n, sides[side]))
+    for side, figures in rounds.items():
+        _table(side, figures, args.n)
+
+
+def _table(side: str, rounds: list[dict[str, Any]], n: int) -> None:
     loads = [r["load"] for r in rounds]
     print(
-        f"{args.n:,} examples, median of {args.rounds} rounds, load average {min(loads):.1f}-{max(loads):.1f}"
+        f"\n{side}: {n:,} examples, median of {len(rounds)} rounds, load average {min(loads):.1f}-{max(loads):.1f}"
     )
     print("(wall: since the process started, from /proc in 10 ms steps; cpu: the run's process)")
-    print(f"{'event':>48} {'wall s':>8} {'cpu s':>7} {'+cpu ms':>8}")
+    print(f"{'event':>52} {'wall s':>8} {'cpu s':>7} {'+cpu ms':>8}")
     names = [name for name, _, _ in rounds[0]["events"]]
     previous = 0.0
     for i, name in enumerate(names):
         wall = statistics.median(r["events"][i][1] for r in rounds if len(r["events"]) > i)
         cpu = statistics.median(r["events"][i][2] for r in rounds if len(r["events"]) > i)
-        print(f"{name:>48} {wall:8.3f} {cpu:7.3f} {1000 * (cpu - previous):8.1f}")
+        print(f"{name:>52} {wall:8.3f} {cpu:7.3f} {1000 * (cpu - previous):8.1f}")
         previous = cpu
     writer = statistics.median(r["writer_cpu"] for r in rounds)
-    print(f"{'writer process CPU (its rusage)':>48} {'':>8} {writer:7.3f}")
+    print(f"{'writer process CPU (its rusage)':>52} {'':>8} {writer:7.3f}")
 
 
 if __name__ == "__main__":

@@ -76,6 +76,8 @@ __all__ = ["SQLiteStore"]
 
 
 class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
+    _warm: WarmWriter | None = None  # a file's writer process started ahead of a run
+
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         if self.path == ":memory:":
