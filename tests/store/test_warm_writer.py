@@ -4,7 +4,9 @@ takes is stopped with the store, never left behind or multiplied."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -135,3 +137,41 @@ def test_runs_refused_after_it_started_leave_one_waiting_process_not_many(tmp_pa
     client.close()
     _wait_for_builders(None)  # the run's own process, building the metric columns
     assert _writers_of(store.path, os.getpid()) == []
+
+
+def test_a_waiting_process_that_died_is_not_taken_and_the_run_stores_every_row(tmp_path: Path) -> None:
+    client = Client(str(tmp_path / "k.db"))
+    store: SQLiteStore = client.store  # type: ignore[assignment]
+    store.warm_writer(SPAWN_AFTER_ROWS)
+    dead = _warm_pid(store)
+    assert dead is not None
+    os.kill(dead, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while not _exited(dead) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    seen = _spy(store)
+    n = 2 * SPAWN_AFTER_ROWS
+    results = evaluate(_target, data=_data(n), client=client, progress=False)
+    assert dead not in seen["batches_by"], "a batch was handed to the killed process"
+    (batches,) = seen["writers"]
+    assert batches.rows_by_process + batches.rows_here == n
+    assert client.store.count_rows(results.experiment_id) == n
+    client.close()
+
+
+def _taken_in_fork(store: SQLiteStore, answer: Any) -> None:
+    answer.put("took it" if store._warm is not None and store._warm.take() is not None else "none")
+
+
+def test_a_process_forked_from_the_run_does_not_take_its_waiting_process(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "f.db")
+    store.warm_writer(SPAWN_AFTER_ROWS)
+    waiting = _warm_pid(store)
+    context = multiprocessing.get_context("fork")
+    answer = context.SimpleQueue()
+    child = context.Process(target=_taken_in_fork, args=(store, answer))
+    child.start()
+    child.join(60)
+    assert answer.get() == "none", "the forked process took the run's writer process"
+    assert _warm_pid(store) == waiting and not _exited(waiting)  # still the run's
+    store.close()

@@ -21,6 +21,7 @@ and the run's first batch goes to it.
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -69,12 +70,14 @@ run's lease fence (``assay.store.fence``) when it has one."""
 class WarmWriter:
     """At most one writer process started ahead of a run, for the run's batch writer to
     take (``Store.warm_writer``): the same process it would start, only sooner. One not
-    taken waits, idle and holding no lock, for the next run, or is stopped with the store."""
+    taken waits, idle and holding no lock, for the next run, or is stopped with the store.
+    A process forked from the one that started it sees none (its pipes are not its own)."""
 
     def __init__(self, path: str, pragmas: Sequence[str], answer_timeout: float = ANSWER_TIMEOUT_S) -> None:
         self._path, self._pragmas, self._answer_timeout = path, pragmas, answer_timeout
         self._lock = threading.Lock()
         self._process: WriterProcess | None = None
+        self._owner = 0  # the pid that started it
 
     def start(self, rows: int) -> None:
         """Start one for a run of ``rows`` rows, if such a run would have one and none
@@ -82,27 +85,42 @@ class WarmWriter:
         if rows < SPAWN_AFTER_ROWS:
             return
         with self._lock:
-            if self._process is not None and self._process.returncode is None:
+            if self._usable():
                 return
+            self._drop()
             try:
                 self._process = WriterProcess(self._path, self._pragmas, self._answer_timeout)
             except (OSError, WriterProcessError):
-                self._process = None
+                return
+            self._owner = os.getpid()
 
     def take(self) -> WriterProcess | None:
         """The waiting process (None if there is none, or it failed), now the caller's."""
         with self._lock:
+            if not self._usable():
+                self._drop()
+                return None
             process, self._process = self._process, None
-        if process is not None and process.state() == "failed":
-            process.close()
-            return None
         return process
 
     def close(self) -> None:
         with self._lock:
-            process, self._process = self._process, None
-        if process is not None:
+            self._drop()
+
+    def _drop(self) -> None:
+        """Forget the waiting process, stopping it if it is this process's."""
+        process, self._process = self._process, None
+        if process is not None and self._owner == os.getpid():
             process.close()
+
+    def _usable(self) -> bool:
+        process = self._process
+        return (
+            process is not None
+            and self._owner == os.getpid()
+            and process.state() != "failed"
+            and process.running()
+        )
 
 
 class ProcessBatchWriter:

@@ -107,6 +107,10 @@ class WriterProcess:
     def returncode(self) -> int | None:
         return self._proc.returncode
 
+    def running(self) -> bool:
+        """Whether it has not exited (asks the kernel)."""
+        return self._proc.poll() is None
+
     def state(self) -> str:
         """``"starting"``, ``"ready"`` (it has opened the database) or ``"failed"``;
         waits for nothing but a ready answer already on its way."""
