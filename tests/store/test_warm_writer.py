@@ -160,18 +160,29 @@ def test_a_waiting_process_that_died_is_not_taken_and_the_run_stores_every_row(t
 
 
 def _taken_in_fork(store: SQLiteStore, answer: Any) -> None:
-    answer.put("took it" if store._warm is not None and store._warm.take() is not None else "none")
+    taken = store._warm is not None and store._warm.take() is not None
+    store.close()  # a forked worker closing its copy of the store
+    answer.put("took it" if taken else "none")
 
 
-def test_a_process_forked_from_the_run_does_not_take_its_waiting_process(tmp_path: Path) -> None:
+def test_a_process_forked_from_the_run_neither_takes_nor_stops_its_waiting_process(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "f.db")
     store.warm_writer(SPAWN_AFTER_ROWS)
     waiting = _warm_pid(store)
+    assert waiting is not None
     context = multiprocessing.get_context("fork")
     answer = context.SimpleQueue()
     child = context.Process(target=_taken_in_fork, args=(store, answer))
-    child.start()
+    child.start()  # while the process may still be starting: the case a kill would hit
     child.join(60)
     assert answer.get() == "none", "the forked process took the run's writer process"
-    assert _warm_pid(store) == waiting and not _exited(waiting)  # still the run's
+    assert _warm_pid(store) == waiting
+    taken = store._warm.take() if store._warm is not None else None
+    assert taken is not None and taken.pid == waiting, "the run lost its waiting process"
+    deadline = time.monotonic() + 30
+    while taken.state() == "starting" and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert taken.state() == "ready"
+    taken.close()
+    assert taken.returncode == 0
     store.close()
