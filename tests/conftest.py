@@ -48,6 +48,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     scheduling.mark(config, items, requirements.needs_of)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    return scheduling.ignored(collection_path)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     requirements.check(item)
 

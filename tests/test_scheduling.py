@@ -25,9 +25,9 @@ def test_every_load_sensitive_file_exists() -> None:
     assert not missing, f"moved or renamed? update tests/_scheduling.py: {missing}"
 
 
-def collected_files(phase: str, *args: str) -> set[str]:
+def collect(phase: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ASSAY_TEST_PHASE": phase}
-    collected = subprocess.run(
+    return subprocess.run(
         # without the plugins no file collected here needs (~3 s of CPU at each start)
         [sys.executable, "-m", "pytest", "--collect-only", "-q", *NO_PLUGINS, *args],
         cwd=HERE.parent,
@@ -36,6 +36,10 @@ def collected_files(phase: str, *args: str) -> set[str]:
         text=True,
         timeout=600,
     )
+
+
+def collected_files(phase: str, *args: str) -> set[str]:
+    collected = collect(phase, *args)
     assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
     return {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
 
@@ -50,3 +54,17 @@ def test_a_callers_marker_expression_applies_within_a_phase() -> None:
     with_slow, without_slow = "tests/sandbox/test_limits.py", "tests/evaluators/code/test_parent_stall.py"
     assert {with_slow, without_slow} <= SERIAL
     assert collected_files("serial", "-m", "slow", with_slow, without_slow, *ORDINARY) == {with_slow}
+
+
+def test_a_phase_does_not_import_the_other_phases_files() -> None:
+    # a folder, as CI gives the whole suite: pytest walks it, and the other phase's files
+    # are skipped before import, so nothing is left to deselect
+    for phase in ("serial", "parallel"):
+        collected = collect(phase, "tests/sandbox")
+        found = {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
+        expected = {name for name in SERIAL if name.startswith("tests/sandbox/")}
+        assert (found == expected) == (phase == "serial"), found
+        assert found and "deselected" not in collected.stdout, collected.stdout[-2000:]
+    # in the serial phase, a folder without serial files (and its conftest) is not entered
+    serial_in_stats = collect("serial", "tests/stats")
+    assert serial_in_stats.returncode == 5 and "deselected" not in serial_in_stats.stdout
