@@ -1,8 +1,8 @@
 """The split of the suite in scripts/test: the load-sensitive files (tests/_scheduling.py)
 exist under the names listed, and exactly their tests are marked ``serial``.
 
-Each check collects named files, not the suite: pytest imports only the modules it is
-given, so a collection costs seconds instead of a minute (the whole suite's imports)."""
+Each check imports few test modules, not the suite's ~290: named files, a small folder,
+or the whole suite in the serial phase, which skips the other files before importing them."""
 
 from __future__ import annotations
 
@@ -38,33 +38,30 @@ def collect(phase: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def collected_files(phase: str, *args: str) -> set[str]:
-    collected = collect(phase, *args)
+def files_of(collected: subprocess.CompletedProcess[str]) -> set[str]:
     assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
     return {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
 
 
-def test_the_phases_split_the_files_between_them() -> None:
-    given = sorted(SERIAL | ORDINARY)
-    assert collected_files("serial", *given) == SERIAL
-    assert collected_files("parallel", *given) == ORDINARY
+def test_the_serial_phase_is_exactly_the_load_sensitive_files() -> None:
+    # the whole suite, as CI gives it: the other files are skipped before import (not
+    # deselected), so this costs the serial files' imports only
+    collected = collect("serial", "tests")
+    assert files_of(collected) == SERIAL
+    assert "deselected" not in collected.stdout, collected.stdout[-2000:]
+
+
+def test_the_parallel_phase_leaves_them_out() -> None:
+    # a folder holding a serial file among ordinary ones, and files named one by one
+    sql = {f"tests/evaluators/sql/{path.name}" for path in (HERE / "evaluators" / "sql").glob("test_*.py")}
+    assert sql & SERIAL and sql - SERIAL
+    collected = collect("parallel", "tests/evaluators/sql", *ORDINARY)
+    assert files_of(collected) == (sql - SERIAL) | ORDINARY
+    assert "deselected" not in collected.stdout, collected.stdout[-2000:]
 
 
 def test_a_callers_marker_expression_applies_within_a_phase() -> None:
     with_slow, without_slow = "tests/sandbox/test_limits.py", "tests/evaluators/code/test_parent_stall.py"
     assert {with_slow, without_slow} <= SERIAL
-    assert collected_files("serial", "-m", "slow", with_slow, without_slow, *ORDINARY) == {with_slow}
-
-
-def test_a_phase_does_not_import_the_other_phases_files() -> None:
-    # a folder, as CI gives the whole suite: pytest walks it, and the other phase's files
-    # are skipped before import, so nothing is left to deselect
-    for phase in ("serial", "parallel"):
-        collected = collect(phase, "tests/sandbox")
-        found = {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
-        expected = {name for name in SERIAL if name.startswith("tests/sandbox/")}
-        assert (found == expected) == (phase == "serial"), found
-        assert found and "deselected" not in collected.stdout, collected.stdout[-2000:]
-    # in the serial phase, a folder without serial files (and its conftest) is not entered
-    serial_in_stats = collect("serial", "tests/stats")
-    assert serial_in_stats.returncode == 5 and "deselected" not in serial_in_stats.stdout
+    given = (with_slow, without_slow, *ORDINARY)
+    assert files_of(collect("serial", "-m", "slow", *given)) == {with_slow}
