@@ -147,6 +147,23 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("postgres_store_url"))
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def module_store_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A store shared by a module's tests, once on a SQLite file and once on PostgreSQL:
+    for modules whose tests only read what one fixture wrote (set-up once, not per test)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('module_store') / 'assay.db'}"
+        return
+    server = request.getfixturevalue("postgres_server_url")
+    url = pg.create_database(server, template=request.getfixturevalue("postgres_store_template"))
+    try:
+        yield url
+    finally:
+        pg.drop_database(server, url)
+
+
 @pytest.fixture
 def any_client(store_url: str) -> Iterator[Client]:
     """A client on ``store_url``: modules that test the store through a client opt in with

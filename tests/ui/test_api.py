@@ -3,7 +3,6 @@ real PostgreSQL one."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -13,29 +12,12 @@ from ui_testdata import BASELINE_FAILED, REGRESSIONS, N, Scenario, build_scenari
 from assay.store import Store, open_store
 from assay.ui import create_app
 
-pg = sys.modules["assay_tests_postgres"]  # loaded by the root conftest
-
 
 # Every test here only reads (GET requests), so the module builds its scenario once per
 # backend instead of once per test (~1 s of set-up each, 34 tests).
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A SQLite file and a PostgreSQL database (the root conftest's server and template),
-    each shared by the module's tests."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path_factory.mktemp('ui_api') / 'assay.db'}"
-        return
-    server = request.getfixturevalue("postgres_server_url")
-    url = pg.create_database(server, template=request.getfixturevalue("postgres_store_template"))
-    try:
-        yield url
-    finally:
-        pg.drop_database(server, url)
-
-
 @pytest.fixture(scope="module")
-def store(store_url: str) -> Iterator[Store]:
-    opened = open_store(store_url)
+def store(module_store_url: str) -> Iterator[Store]:
+    opened = open_store(module_store_url)
     yield opened
     opened.close()
 
