@@ -6,6 +6,7 @@ or the whole suite in the serial phase, which skips the other files before impor
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -38,9 +39,13 @@ def collect(phase: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def files_of(collected: subprocess.CompletedProcess[str]) -> set[str]:
+def files_in_order(collected: subprocess.CompletedProcess[str]) -> list[str]:
     assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
-    return {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
+    return [line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line]
+
+
+def files_of(collected: subprocess.CompletedProcess[str]) -> set[str]:
+    return set(files_in_order(collected))
 
 
 def test_the_serial_phase_is_exactly_the_load_sensitive_files() -> None:
@@ -65,3 +70,12 @@ def test_a_callers_marker_expression_applies_within_a_phase() -> None:
     assert {with_slow, without_slow} <= SERIAL
     given = (with_slow, without_slow, *ORDINARY)
     assert files_of(collect("serial", "-m", "slow", *given)) == {with_slow}
+
+
+def test_the_parallel_phase_hands_out_the_costliest_file_first_and_keeps_each_file_together() -> None:
+    costs = json.loads(scheduling.COSTS.read_text())
+    light, heavy = "tests/test_errors.py", "tests/sandbox/test_go_programs.py"  # collected in this order
+    assert costs[heavy.removeprefix("tests/")] > 10 * costs[light.removeprefix("tests/")]
+    order = files_in_order(collect("parallel", light, heavy))
+    blocks = [path for index, path in enumerate(order) if index == 0 or order[index - 1] != path]
+    assert blocks == [heavy, light]
