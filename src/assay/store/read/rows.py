@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from assay.store.read import ranked, stored_counts
+from assay.store.read import ranked, seek, stored_counts
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.failing import FAILED, FLAGGED, Failing, count_failing, failing
 from assay.store.read.kept import kept_count, signature
@@ -143,6 +143,11 @@ def row_page(
     if ranking is not None and total is not None and total * _WALK_SELECTIVITY < rows:
         ranking = None  # a rare match: sorting the matches beats walking past the others
     last: Cursor | None = None
+    if ranking is not None and after is None and offset > seek.DEEP and query.sort.startswith("metric:"):
+        key = query.sort.removeprefix("metric:")
+        after = seek.cursor_before(
+            db, experiment_id, key, ranking, descending=query.order == "desc", offset=offset
+        )
     if ranking is not None:
         entries = page_entries(
             db,

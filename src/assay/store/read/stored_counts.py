@@ -21,7 +21,7 @@ from assay.store import _columns as columns
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.walk import Bound
 
-__all__ = ["count_failing", "count_within", "load_numpy"]
+__all__ = ["compared", "count_failing", "count_within", "load_numpy", "usable"]
 
 _COMPARE = {"<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal"}
 
@@ -36,13 +36,13 @@ def count_within(db: ReadOnlyDatabase, experiment_id: str, key: str, bounds: Seq
     """How many rows score ``key`` within every bound (errored results excluded), or None."""
     import numpy as np
 
-    found = _usable(db, experiment_id, [key], scored=[key])
+    found = usable(db, experiment_id, [key], scored=[key])
     if found is None:
         return None
     scores, _ = found[key]
     within = np.ones(len(scores), dtype=bool)
     for bound in bounds:
-        within &= _compared(scores, bound.op, bound.value)
+        within &= compared(scores, bound.op, bound.value)
     return int(within.sum())
 
 
@@ -58,7 +58,7 @@ def count_failing(
     facts = _run_errors(db, experiment_id, keys)
     if facts is None or not keys:
         return None
-    found = _usable(db, experiment_id, keys, scored=sorted({key for key, _, _ in tests}))
+    found = usable(db, experiment_id, keys, scored=sorted({key for key, _, _ in tests}))
     if found is None:
         return None
     failing = np.zeros(len(next(iter(found.values()))[1]), dtype=bool)
@@ -66,11 +66,11 @@ def count_failing(
         failing |= outcomes == columns.ERRORED
     for key, op, value in tests:
         if key in found:
-            failing |= _compared(found[key][0], op, value)
+            failing |= compared(found[key][0], op, value)
     return int(failing.sum()) + facts
 
 
-def _usable(
+def usable(
     db: ReadOnlyDatabase, experiment_id: str, keys: Sequence[str], scored: Sequence[str] = ()
 ) -> dict[str, tuple[Any, Any]] | None:
     """Per metric of ``keys``, its scores (only of the metrics ``scored``; else None) and
@@ -100,7 +100,7 @@ def _usable(
     return arrays
 
 
-def _compared(scores: Any, op: str, value: float) -> Any:
+def compared(scores: Any, op: str, value: float) -> Any:
     import numpy as np
 
     with np.errstate(invalid="ignore"):  # NaN (no score) compares False, as NULL does
