@@ -174,3 +174,43 @@ def test_columns_that_would_place_rows_differently_are_not_used(
     expected = _oracle(rows, "sim", descending=True)
     assert _pages(db, "leftover", RowFilter(sort="metric:sim", order="desc"), 7) == expected
     assert sought and not any(sought)  # asked, and the columns declined
+
+
+def _failing(row: Row, thresholds: dict[str, float | None]) -> bool:
+    """The rule of ``failing``: a failed target or evaluator, or a score at or worse than
+    its metric's threshold (0/1 metrics: their worst value unless set)."""
+    if row["target"] is not None or ERROR in row.values():
+        return True
+    every: dict[str, float | None] = {"ok": 0.0, "leak": 1.0, **thresholds}
+    for key, threshold in every.items():
+        score = row.get(key)
+        if threshold is None or score is None:
+            continue
+        if (score >= threshold) if key == "leak" else (score <= threshold):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("thresholds", [{}, {"sim": 0.5}, {"ok": None, "sim": 0.3}])
+@pytest.mark.parametrize(("key", "order"), [("sim", "desc"), ("sim", "asc"), ("ok", "desc"), ("leak", "asc")])
+def test_every_typed_page_of_failing_rows_sorted_by_a_metric_is_the_oracles(
+    store: Store,
+    db: ReadOnlyDatabase,
+    sought: list[Any],
+    key: str,
+    order: str,
+    thresholds: dict[str, float | None],
+) -> None:
+    rows = _rows(seed=13)
+    _build(store, "exp", rows)
+    kept = [(i, row) for i, row in enumerate(rows) if _failing(row, thresholds)]
+    keyed = [(i % EXAMPLES, i // EXAMPLES, row[key]) for i, row in kept]
+    ranked = sorted(
+        (k for k in keyed if k[2] not in (None, ERROR)),
+        key=lambda k: ((-k[2] if order == "desc" else k[2]), k[0], k[1]),
+    )
+    unranked = sorted(k for k in keyed if k[2] in (None, ERROR))
+    expected = [(k[0], k[1]) for k in ranked + unranked]
+    row_filter = RowFilter(failed=True, thresholds=thresholds, sort=f"metric:{key}", order=order)  # type: ignore[arg-type]
+    assert _pages(db, "exp", row_filter, 3) == expected
+    assert sum(cursor is not None for cursor in sought) == len(ranked) // 3  # sought, not walked

@@ -145,8 +145,19 @@ def row_page(
     last: Cursor | None = None
     if ranking is not None and after is None and offset > seek.DEEP and query.sort.startswith("metric:"):
         key = query.sort.removeprefix("metric:")
+        failing_rows = (
+            seek.FailingRows(keys, spec.tests)
+            if spec is not None and not query.q and not _has_bounds(query)
+            else None
+        )
         after = seek.cursor_before(
-            db, experiment_id, key, ranking, descending=query.order == "desc", offset=offset
+            db,
+            experiment_id,
+            key,
+            ranking,
+            descending=query.order == "desc",
+            offset=offset,
+            failing=failing_rows,
         )
     if ranking is not None:
         entries = page_entries(

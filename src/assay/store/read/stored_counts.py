@@ -21,7 +21,15 @@ from assay.store import _columns as columns
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.walk import Bound
 
-__all__ = ["compared", "count_failing", "count_within", "load_numpy", "usable"]
+__all__ = [
+    "compared",
+    "count_failing",
+    "count_within",
+    "failing_by_results",
+    "load_numpy",
+    "results_answer_failing",
+    "usable",
+]
 
 _COMPARE = {"<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal"}
 
@@ -53,21 +61,34 @@ def count_failing(
     an evaluator of ``keys`` failed, or a score of a test's key compares with its value
     by its op), or None. A row whose target failed holds only skipped results (the
     stored figures say so), so those rows are added to the ones failing by results."""
-    import numpy as np
-
     facts = _run_errors(db, experiment_id, keys)
     if facts is None or not keys:
         return None
     found = usable(db, experiment_id, keys, scored=sorted({key for key, _, _ in tests}))
     if found is None:
         return None
+    return int(failing_by_results(found, tests).sum()) + facts
+
+
+def failing_by_results(found: dict[str, tuple[Any, Any]], tests: Sequence[tuple[str, str, float]]) -> Any:
+    """Which rows fail by their results (``usable``'s arrays of every metric): an
+    errored result, or a score of a test's key that compares with its value by its op.
+    The rows whose target failed are not among them (their results are skipped)."""
+    import numpy as np
+
     failing = np.zeros(len(next(iter(found.values()))[1]), dtype=bool)
     for _, outcomes in found.values():
         failing |= outcomes == columns.ERRORED
     for key, op, value in tests:
         if key in found:
             failing |= compared(found[key][0], op, value)
-    return int(failing.sum()) + facts
+    return failing
+
+
+def results_answer_failing(db: ReadOnlyDatabase, experiment_id: str, keys: Sequence[str]) -> bool:
+    """Whether the rows whose target failed hold only skipped results of ``keys`` (so
+    that they score nothing, and fail by their target alone)."""
+    return bool(keys) and _run_errors(db, experiment_id, keys) is not None
 
 
 def usable(
