@@ -237,12 +237,20 @@ class _Counting:
 
         def counted() -> tuple[int, int]:
             what = ("ranked", ranking.scope, ranking.rank, *ranking.params, *ranking.bounds)
-            ranked_rows = kept_count(
-                self.db, self.experiment.id, what, lambda: count_ranked(self.db, ranking)
-            )
+            ranked_rows = kept_count(self.db, self.experiment.id, what, lambda: self._ranked(ranking))
             return (ranked_rows if ranking.bounds else self.total()), ranked_rows
 
         return counted
+
+    def _ranked(self, ranking: Ranking) -> int:
+        """The entries with a rank: a metric's from its stored columns where they answer
+        it (a walk of a million index entries otherwise), else counted."""
+        sort = self.query.sort
+        if ranking.table == "results" and sort.startswith("metric:") and not ranking.bounds:
+            stored = stored_counts.count_ranked(self.db, self.experiment.id, sort.removeprefix("metric:"))
+            if stored is not None:
+                return stored
+        return count_ranked(self.db, ranking)
 
 
 def _ranking(

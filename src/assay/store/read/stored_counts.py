@@ -24,6 +24,7 @@ from assay.store.read.walk import Bound
 __all__ = [
     "compared",
     "count_failing",
+    "count_ranked",
     "count_within",
     "failing_by_results",
     "load_numpy",
@@ -52,6 +53,14 @@ def count_within(db: ReadOnlyDatabase, experiment_id: str, key: str, bounds: Seq
     for bound in bounds:
         within &= compared(scores, bound.op, bound.value)
     return int(within.sum())
+
+
+def count_ranked(db: ReadOnlyDatabase, experiment_id: str, key: str) -> int | None:
+    """How many rows hold a score of ``key`` (no error, not unscored), or None."""
+    import numpy as np
+
+    found = usable(db, experiment_id, [key], scored=[key])
+    return None if found is None else int((~np.isnan(found[key][0])).sum())
 
 
 def count_failing(
