@@ -15,6 +15,7 @@ from ui_testdata import ERROR, RowSpec, make_dataset, make_experiment
 from assay.store import Store, open_store
 from assay.store.read import seek
 from assay.store.read.database import ReadOnlyDatabase
+from assay.store.read.walk import decode_cursor
 from assay.ui import queries
 from assay.ui.models import RowFilter
 
@@ -214,3 +215,78 @@ def test_every_typed_page_of_failing_rows_sorted_by_a_metric_is_the_oracles(
     row_filter = RowFilter(failed=True, thresholds=thresholds, sort=f"metric:{key}", order=order)  # type: ignore[arg-type]
     assert _pages(db, "exp", row_filter, 3) == expected
     assert sum(cursor is not None for cursor in sought) == len(ranked) // 3  # sought, not walked
+
+
+def _steps(db: ReadOnlyDatabase, call: Any) -> int:
+    """SQLite's virtual-machine steps (in thousands) ``call`` costs on the reader's
+    connection of this thread: the work done, whatever the machine's load."""
+    steps = [0]
+
+    def counted() -> int:
+        steps[0] += 1
+        return 0
+
+    db.conn.set_progress_handler(counted, 1000)
+    try:
+        call()
+    finally:
+        db.conn.set_progress_handler(None, 1000)
+    return steps[0]
+
+
+def _uniform(store: Store, name: str, rows: int) -> None:
+    rng = random.Random(5)
+    dataset, examples = make_dataset(store, name, [{"inputs": {"i": i}} for i in range(rows)])
+    specs = [RowSpec(outputs={"o": i}, scores={"sim": rng.random()}) for i in range(rows)]
+    make_experiment(store, name, dataset, examples, specs, figures=True)
+
+
+def test_a_deep_typed_page_costs_a_page_not_its_offset(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A middle page by its number: sought, a few index seeks; walked (the seek off), the
+    index up to its offset. Counted in SQLite's steps, not time."""
+    store = open_store(f"sqlite:///{tmp_path / 'deep.db'}")
+    _uniform(store, "exp", 4000)
+    db = ReadOnlyDatabase(store)
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    row_filter = RowFilter(sort="metric:sim", order="desc")
+
+    def page() -> list[int]:
+        return [
+            row.position for row in queries.row_page(db, experiment, row_filter, page=41, per_page=50).rows
+        ]
+
+    monkeypatch.setattr(seek, "DEEP", 0)
+    sought_rows, sought = page(), _steps(db, page)
+    monkeypatch.setattr(seek, "DEEP", 10**9)
+    walked_rows, walked = page(), _steps(db, page)
+    assert sought_rows == walked_rows
+    assert sought * 5 < walked, f"sought {sought}k steps, walked {walked}k"
+    db.close()
+    store.close()
+
+
+def test_a_next_link_below_a_bound_starts_at_its_rank_not_at_the_bound(tmp_path: Any) -> None:
+    """ "sim below 0.9" sorted by it, descending, the page after one near the bottom: the
+    walk starts at the previous page's last rank (the bound 0.9 is implied), not at 0.9."""
+    store = open_store(f"sqlite:///{tmp_path / 'next.db'}")
+    _uniform(store, "exp", 4000)
+    db = ReadOnlyDatabase(store)
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    row_filter = RowFilter(metric="sim", below=0.9, sort="metric:sim", order="desc")
+    previous = queries.row_page(db, experiment, row_filter, page=60, per_page=50)
+    assert previous.next_after is not None
+    after = decode_cursor(previous.next_after)
+
+    def following() -> Any:
+        return queries.row_page(db, experiment, row_filter, page=61, per_page=50, after=after)
+
+    first = _steps(db, lambda: queries.row_page(db, experiment, row_filter, page=1, per_page=50))
+    deep = _steps(db, following)
+    assert [row.position for row in following().rows]  # rows below the previous page's
+    assert deep <= 3 * max(first, 1), f"the 61st page by its link took {deep}k steps, the first {first}k"
+    db.close()
+    store.close()
