@@ -35,7 +35,7 @@ def stop(signum, frame):
 
 signal.signal(signal.SIGUSR1, stop)
 """
-FORKER = STOP_ON_SIGNAL + """
+FORKER = f"""{STOP_ON_SIGNAL}
 def solution(n):
     for _ in range(60):
         if os.fork() == 0:
@@ -175,7 +175,7 @@ QUOTA = 0.05
 # The same 60 busy processes, each held until the last is forked: under the cap, children
 # that spin at once leave the forking parent 1/60 of 5% of a CPU, and on a loaded machine
 # (7 of 20 runs at load 20-100) its job's time ran out before the 60th fork
-GATED_FORKER = STOP_ON_SIGNAL + """
+GATED_FORKER = f"""{STOP_ON_SIGNAL}
 def solution(n):
     gate, opened = os.pipe()
     for _ in range(60):
