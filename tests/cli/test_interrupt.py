@@ -80,10 +80,19 @@ def _with_sigint(disposition: signal.Handlers, command: list[str]) -> list[str]:
 
 def _signal_another_thread(pid: int, signum: int) -> None:
     """kill(2) on a thread's id signals the whole process, and Linux hands the signal to
-    that thread when it does not block it: the case the main thread does not see."""
-    others = [int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid]
-    assert others, "the run has no other thread"
-    os.kill(max(others), signum)  # the newest: a row thread
+    that thread when it does not block it: the case the main thread does not see.
+
+    A row thread lives for one row, so the one listed may have ended by the time it is
+    signalled (ESRCH: on a loaded machine 4 runs in 10 failed so): then the next one."""
+    while True:
+        others = [int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid]
+        assert others, "the run has no other thread"
+        for tid in sorted(others, reverse=True):  # the newest first: a row thread
+            try:
+                os.kill(tid, signum)
+                return
+            except ProcessLookupError:
+                continue
 
 
 RUN = [
