@@ -83,7 +83,7 @@ def _signal_another_thread(pid: int, signum: int) -> None:
     that thread when it does not block it: the case the main thread does not see.
 
     A row thread lives for one row, so the one listed may have ended by the time it is
-    signalled (ESRCH: on a loaded machine 4 runs in 10 failed so): then the next one."""
+    signalled (ESRCH, when this process is descheduled between the two): then the next."""
     while True:
         others = [int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid]
         assert others, "the run has no other thread"
