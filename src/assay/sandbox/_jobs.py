@@ -109,7 +109,7 @@ def _run_function_once(pool: JobHost, job: _FunctionJob, claim: shared_builds.Cl
                     timeout + compile_allowance(language),
                     extra_fds=[] if export is None else [export],
                 )
-                shared = _shared_setup(claim, sandbox.harness_root, export, first_fd=5)
+                shared = shared_setup(claim, sandbox.harness_root, export, first_fd=5)
                 going_on = False  # an error ends the job: its build must not outlive it
                 try:
                     _drive_candidate(session, child, job, state, shared, claim)
@@ -177,7 +177,7 @@ class _FunctionState:
         return [r or CallOutcome(i, "not_run", message="not run") for i, r in enumerate(self.results)]
 
 
-def _shared_setup(
+def shared_setup(
     claim: shared_builds.Claim | None, harness_root: str, export: int | None, first_fd: int
 ) -> dict[str, Any]:
     """The setup frame's part about a shared build (see ``_shared_builds``): the build
