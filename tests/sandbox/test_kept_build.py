@@ -4,6 +4,7 @@ two, see ``harness/kept_build``), and only if that build is byte for byte what w
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -74,9 +75,12 @@ def test_a_kept_build_the_candidate_changed_is_compiled_again(pool: SandboxPool,
 
 
 def test_the_kept_build_does_not_outlive_its_job(make_pool: Any) -> None:
-    """A job that ends leaves no build behind: the next job (another candidate) compiles."""
+    """A job that ends leaves no build behind: the next job (another candidate) compiles.
+    (Each source is new to this process: the same bytes would share their first build,
+    see test_shared_builds.)"""
     pool = make_pool("bubblewrap")
-    first = run(pool, "go", EXITS["go"], [-1, 1])
-    second = run(pool, "go", EXITS["go"].replace("2 * n", "3 * n"), [-1, 1])
+    fresh = f"\n// {uuid.uuid4().hex}\n"
+    first = run(pool, "go", EXITS["go"] + fresh, [-1, 1])
+    second = run(pool, "go", EXITS["go"].replace("2 * n", "3 * n") + fresh, [-1, 1])
     assert (summary(first), summary(second)) == (["crashed", 2], ["crashed", 3])
     assert (first.compiles, second.compiles) == (1, 1)

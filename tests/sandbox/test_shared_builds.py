@@ -152,6 +152,9 @@ def test_a_shared_build_changed_on_the_host_is_not_run(make_pool: Any) -> None:
         handle.write(b"\xcc" * 64)  # int3: a build that would crash
     run = add(pool, "cpp", code)
     assert run.outcomes[0].value == 3 and run.compiles == 1
+    assert entry not in shared_builds.BUILDS.entries.values()  # dropped: the next job builds it again
+    runs, counted = stats_after(lambda: [add(pool, "cpp", code) for _ in range(2)])
+    assert [r.compiles for r in runs] == [1, 0] and counted == Counter(built=1, reused=1)
 
 
 @pytest.mark.parametrize("language", ["go", "cpp"])
@@ -167,7 +170,9 @@ def test_pass_at_k_candidates_share_one_test_program(make_pool: Any, language: s
         good, wrong = prompt + "    return a + b;\n}\n", prompt + "    return a - b;\n}\n"
 
     def run_all() -> list[bool]:
-        return [pool.run_test_program(lang, c, test, entry, 60, prompt=prompt).passed for c in (good, wrong, good)]
+        return [
+            pool.run_test_program(lang, c, test, entry, 60, prompt=prompt).passed for c in (good, wrong, good)
+        ]
 
     good, wrong = unique(good, language), unique(wrong, language)
     verdicts, counted = stats_after(run_all)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import SandboxError, SandboxStartError
+from assay.sandbox import _shared_builds as shared_builds
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
     Child,
@@ -21,7 +22,6 @@ from assay.sandbox._children import (
     next_frame,
     spawn_child,
 )
-from assay.sandbox import _shared_builds as shared_builds
 from assay.sandbox._io import Session
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._slots import JobHost, running_slot
@@ -62,7 +62,7 @@ def run_function(
     outside while idle) is replaced and the job runs once more."""
     language.prepare()  # a first job may build the prebuilt harness parts: not its time
     job = _FunctionJob(language, code, func_name, calls, timeout, limits, on_outcome, call_timeouts)
-    key = shared_builds.key(language.name, "candidate", limits, code, func_name)
+    key = shared_builds.key(language.name, "candidate", pool.backend.name, limits, code, func_name)
     try:
         with shared_builds.BUILDS.claim(key) as claim:
             return _run_function_once(pool, job, claim)
@@ -152,6 +152,7 @@ class _FunctionState:
         self.compile_ms: float | None = None
         self.compiles = 0  # compile steps that built (a restart reuses the job's first build)
         self.build: str | None = None  # the kept build's digest (see harness/kept_build)
+        self.shared: bool | None = None  # whether the compile step ran a shared build
         self.call_timeouts: list[float] | None = None
         self.cpu_clock: Callable[[], int | None] = lambda: None  # the sandbox's kernel count
 
@@ -205,6 +206,8 @@ def _drive_candidate(
     first, timed_out = _compiled_first_frame(session, child, state, job.language)
     if claim is not None:
         claim.publish()  # the compile step is past: jobs waiting for this build go on
+        if "shared" in shared and state.shared is False:
+            claim.drop()  # it did not check out (changed, gone): later jobs build afresh
     deadline = state.deadline
     if timed_out:
         state.timed_out = True
@@ -278,8 +281,9 @@ def _compiled_first_frame(
         spent = time.monotonic() - sent
         state.compile_ms = (state.compile_ms or 0.0) + spent * 1000
         state.deadline += spent
+        state.shared = first.get("shared") is True
         if first.get("reused") is not True:
-            state.compiles += first.get("shared") is not True  # a shared build was built before
+            state.compiles += not state.shared  # a shared build was built before
             built = first.get("build")
             state.build = built if isinstance(built, str) else None
         session.send(child.frames_in, RUN)

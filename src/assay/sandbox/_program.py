@@ -27,11 +27,11 @@ from assay.sandbox._io import Session
 from assay.sandbox._jobs import (
     COMPILE_SECONDS,
     RUN,
-    shared_setup,
     checked_cpu_ms,
     compile_allowance,
     cpu_spent_ms,
     raise_if_not_started,
+    shared_setup,
 )
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
@@ -139,9 +139,11 @@ class _Job:
             and pool.backend.name in REUSABLE_BACKENDS
         )
         language, builds = self.language.name, shared_builds.BUILDS
-        candidate_key = shared_builds.key(language, "candidate", limits, self.program, self.entry_point)
+        candidate_key = shared_builds.key(
+            language, "candidate", pool.backend.name, limits, self.program, self.entry_point
+        )
         sources = (self.test, self.entry_point, self.prompt, self.declaration)
-        checker_key = shared_builds.key(language, "checker", limits, *sources)
+        checker_key = shared_builds.key(language, "checker", pool.backend.name, limits, *sources)
         with builds.claim(candidate_key) as c_claim, builds.claim(checker_key) as t_claim:
             return self._run(setup, reuse, (c_claim, t_claim))
 
@@ -176,10 +178,25 @@ class _Job:
                     claims[0],
                 )
                 attempt.checker = _start_checker(
-                    session, t_box, self.language, limits, self.timeout, setup, calls, replies, reuse, claims[1]
+                    session,
+                    t_box,
+                    self.language,
+                    limits,
+                    self.timeout,
+                    setup,
+                    calls,
+                    replies,
+                    reuse,
+                    claims[1],
                 )
                 frame, attempt.timed_out, attempt.compile_ms, deadline = _await_verdict(
-                    session, attempt.checker, deadline, self.timeout, self.declaration is not None, cpu, claims
+                    session,
+                    attempt.checker,
+                    deadline,
+                    self.timeout,
+                    self.declaration is not None,
+                    cpu,
+                    claims,
                 )
                 cpu.stop()
                 attempt.verdict = _verdict(

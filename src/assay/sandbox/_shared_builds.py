@@ -68,7 +68,9 @@ class Claim:
             return {}
         if self.found.error is not None:
             return {"shared": {"error": self.found.error}}
-        base = toolchains.SANDBOX_PREBUILT if harness_root == SANDBOX_HARNESS_ROOT else toolchains.cache_root()
+        base = (
+            toolchains.SANDBOX_PREBUILT if harness_root == SANDBOX_HARNESS_ROOT else toolchains.cache_root()
+        )
         assert self.found.folder is not None
         return {"shared": {"folder": os.path.join(base, self.found.folder), "digest": self.found.digest}}
 
@@ -92,6 +94,9 @@ class Claim:
             self._fd = None
         entry = self.builds.unpack(self.staging) if self.staging else None
         self.builds.finish(self.key, entry)
+
+    def drop(self) -> None:
+        self.builds.drop(self.key)
 
 
 class SharedBuilds:
@@ -151,6 +156,12 @@ class SharedBuilds:
                 _remove(os.path.join(toolchains.cache_root(), entry.folder))
             self.changed.notify_all()
 
+    def drop(self, key: str) -> None:
+        with self.changed:
+            entry = self.entries.pop(key, None)
+            if entry is not None and entry.folder:
+                _remove(os.path.join(toolchains.cache_root(), entry.folder))
+
     def _evict(self) -> None:
         while sum(e.size for e in self.entries.values()) > self.limit_bytes and len(self.entries) > 1:
             _, dropped = self.entries.popitem(last=False)
@@ -204,13 +215,15 @@ def _remove(path: str) -> None:
         os.remove(path)
 
 
-def key(language: str, role: str, limits: Limits, *sources: Any) -> str | None:
-    """The content a compile depends on, hashed; None if it is not shared."""
+def key(language: str, role: str, backend: str, limits: Limits, *sources: Any) -> str | None:
+    """The content a compile depends on, hashed; None if it is not shared. The backend
+    too: each compiles in its own sandboxes (a compile error there is its own)."""
     if language not in LANGUAGES:
         return None
     content = [
         language,
         role,
+        backend,
         toolchain_version(language),
         toolchains.compile_options(limits.memory_bytes, ""),
         harness_digest(),

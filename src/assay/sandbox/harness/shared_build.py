@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import tarfile
+from collections.abc import Mapping
 
 ARGV = "assay-argv.json"
 CWD = "{cwd}"  # the job folder in a shared command
@@ -40,7 +41,7 @@ def export_build(fd: int, argv: list[str]) -> None:
     _send(fd, BUILT + buffer.getvalue())
 
 
-def export_error(fd: int, frame: dict[str, str]) -> None:
+def export_error(fd: int, frame: Mapping[str, object]) -> None:
     _send(fd, FAILED + json.dumps(frame).encode())
 
 
