@@ -42,8 +42,11 @@ TAMPERS = {
 
 
 def run(pool: SandboxPool, language: str, code: str, inputs: list[int]) -> FunctionRun:
+    """One job of ``code``, as a source new to this process: the same bytes would share
+    an earlier job's build (see test_shared_builds), and these tests count compiles."""
     calls = [Call((n,)) for n in inputs]
-    return pool.run_function(get_language(language), code, "solution", calls, timeout=60)
+    fresh = f"{code}\n// {uuid.uuid4().hex}\n"
+    return pool.run_function(get_language(language), fresh, "solution", calls, timeout=60)
 
 
 def summary(result: FunctionRun) -> list[Any]:
@@ -75,12 +78,9 @@ def test_a_kept_build_the_candidate_changed_is_compiled_again(pool: SandboxPool,
 
 
 def test_the_kept_build_does_not_outlive_its_job(make_pool: Any) -> None:
-    """A job that ends leaves no build behind: the next job (another candidate) compiles.
-    (Each source is new to this process: the same bytes would share their first build,
-    see test_shared_builds.)"""
+    """A job that ends leaves no build behind: the next job (another candidate) compiles."""
     pool = make_pool("bubblewrap")
-    fresh = f"\n// {uuid.uuid4().hex}\n"
-    first = run(pool, "go", EXITS["go"] + fresh, [-1, 1])
-    second = run(pool, "go", EXITS["go"].replace("2 * n", "3 * n") + fresh, [-1, 1])
+    first = run(pool, "go", EXITS["go"], [-1, 1])
+    second = run(pool, "go", EXITS["go"].replace("2 * n", "3 * n"), [-1, 1])
     assert (summary(first), summary(second)) == (["crashed", 2], ["crashed", 3])
     assert (first.compiles, second.compiles) == (1, 1)
