@@ -373,7 +373,8 @@ def main() -> int:
             frames.write_frame(FRAMES_OUT, shared["error"])  # these sources', compiled before
             return 0
         argv = shared_build.reuse(shared)
-        compiled["shared"] = argv is not None
+        if shared is not None:  # offered: whether it checked out
+            compiled["shared"] = argv is not None
         if argv is None:
             try:
                 argv = RECIPES[language](role, str(setup.get("code", "")), entry, options)
