@@ -144,8 +144,12 @@ class _Job:
         )
         sources = (self.test, self.entry_point, self.prompt, self.declaration)
         checker_key = shared_builds.key(language, "checker", pool.backend.name, limits, *sources)
-        with builds.claim(candidate_key) as c_claim, builds.claim(checker_key) as t_claim:
-            return self._run(setup, reuse, (c_claim, t_claim))
+        with builds.claim(candidate_key) as c_claim:
+            # the two sides compile at once: waiting for the test program's build pays
+            # only when the candidate's needs none
+            idle = c_claim is None or c_claim.found is not None
+            with builds.claim(checker_key, wait=idle) as t_claim:
+                return self._run(setup, reuse, (c_claim, t_claim))
 
     def _run(
         self,

@@ -120,11 +120,12 @@ class SharedBuilds:
         return self._staging
 
     @contextmanager
-    def claim(self, key: str | None) -> Iterator[Claim | None]:
+    def claim(self, key: str | None, wait: bool = True) -> Iterator[Claim | None]:
+        """``wait``: for a build of the key under way (else compile beside it, unshared)."""
         if key is None:
             yield None
             return
-        claim = self._claim(key)
+        claim = self._claim(key, WAIT_SECONDS if wait else 0.0)
         try:
             yield claim
         finally:
@@ -132,15 +133,15 @@ class SharedBuilds:
             if claim.staging is not None:
                 _remove(claim.staging)
 
-    def _claim(self, key: str) -> Claim:
+    def _claim(self, key: str, patience: float) -> Claim:
         with self.changed:
-            self.changed.wait_for(lambda: key not in self.building, WAIT_SECONDS)
+            self.changed.wait_for(lambda: key not in self.building, patience)
             entry = self.entries.get(key)
             if entry is not None:
                 self.entries.move_to_end(key)
                 self.stats["reused" if entry.error is None else "error_reused"] += 1
                 return Claim(self, key, entry, building=False)
-            ours = key not in self.building  # else the wait ran out: build beside it, unshared
+            ours = key not in self.building  # else no waiting: build beside it, unshared
             if ours:
                 self.building.add(key)
             return Claim(self, key, None, building=ours)
