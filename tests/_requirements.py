@@ -75,7 +75,10 @@ def needs_of(item: pytest.Item) -> set[str]:
     """The requirements of one collected test."""
     needs = {FIXTURES[name] for name in getattr(item, "fixturenames", ()) if name in FIXTURES}
     callspec = getattr(item, "callspec", None)
-    if callspec is not None and callspec.params.get("store_url") == "postgres":
+    if callspec is not None and "postgres" in (
+        callspec.params.get("store_url"),
+        callspec.params.get("module_store_url"),
+    ):
         needs.add("postgres")
     try:
         relative = Path(str(item.path)).resolve().relative_to(TESTS).as_posix()

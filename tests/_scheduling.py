@@ -5,7 +5,8 @@ runs all but the load-sensitive files on several workers (``-n``); ``serial`` ru
 in ``LOAD_SENSITIVE`` afterwards in one process, alone on the machine, because what they
 assert depends on the machine being otherwise idle (CPU shares, a kernel-timed limit, a
 memory peak, a thread or process count, how quickly a stalled peer is noticed). A phase is
-chosen by deselecting, so a caller's own ``-m``/``-k`` still applies within it.
+chosen by deselecting, so a caller's own ``-m``/``-k`` still applies within it; the files
+(and, in the serial phase, the folders) of the other phase are not even imported.
 
 In the parallel phase each test goes to a worker by group: a file's tests stay together
 (its module fixtures are built once), and every test of the Ray cluster or the browser
@@ -70,6 +71,27 @@ def relative(item: pytest.Item) -> str:
 def group_of(item: pytest.Item, needs: set[str]) -> str:
     shared = [name for name in SHARED_RESOURCES if name in needs]
     return shared[0] if shared else relative(item)
+
+
+def ignored(path: Path) -> bool | None:
+    """In a phase, whether pytest should not even import ``path`` (a test file or a
+    folder): the serial phase imports its few files instead of the whole suite, whose
+    imports cost each pytest process ~12 s of CPU. ``None`` leaves pytest's own rules."""
+    phase = os.environ.get("ASSAY_TEST_PHASE")
+    if phase not in ("parallel", "serial"):
+        return None
+    try:
+        name = path.resolve().relative_to(TESTS).as_posix()
+    except ValueError:
+        return None
+    if path.is_dir():
+        if name == ".":
+            return None
+        holds_serial = any(serial.startswith(f"{name}/") for serial in LOAD_SENSITIVE)
+        return True if phase == "serial" and not holds_serial else None
+    if not (path.name.startswith("test_") and path.suffix == ".py"):
+        return None
+    return True if (name in LOAD_SENSITIVE) != (phase == "serial") else None
 
 
 def mark(config: pytest.Config, items: list[pytest.Item], needs_of: object) -> None:

@@ -48,6 +48,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     scheduling.mark(config, items, requirements.needs_of)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    return scheduling.ignored(collection_path)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     requirements.check(item)
 
@@ -141,6 +145,23 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'assay.db'}"
     return str(request.getfixturevalue("postgres_store_url"))
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def module_store_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A store shared by a module's tests, once on a SQLite file and once on PostgreSQL:
+    for modules whose tests only read what one fixture wrote (set-up once, not per test)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('module_store') / 'assay.db'}"
+        return
+    server = request.getfixturevalue("postgres_server_url")
+    url = pg.create_database(server, template=request.getfixturevalue("postgres_store_template"))
+    try:
+        yield url
+    finally:
+        pg.drop_database(server, url)
 
 
 @pytest.fixture

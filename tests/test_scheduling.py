@@ -1,8 +1,8 @@
 """The split of the suite in scripts/test: the load-sensitive files (tests/_scheduling.py)
 exist under the names listed, and exactly their tests are marked ``serial``.
 
-Each check collects named files, not the suite: pytest imports only the modules it is
-given, so a collection costs seconds instead of a minute (the whole suite's imports)."""
+Each check imports few test modules, not the suite's ~290: named files, a small folder,
+or the whole suite in the serial phase, which skips the other files before importing them."""
 
 from __future__ import annotations
 
@@ -26,25 +26,9 @@ def test_every_load_sensitive_file_exists() -> None:
     assert not missing, f"moved or renamed? update tests/_scheduling.py: {missing}"
 
 
-def collected_files(phase: str, *args: str) -> set[str]:
-    return set(collected_order(phase, *args))
-
-
-def test_the_phases_split_the_files_between_them() -> None:
-    given = sorted(SERIAL | ORDINARY)
-    assert collected_files("serial", *given) == SERIAL
-    assert collected_files("parallel", *given) == ORDINARY
-
-
-def test_a_callers_marker_expression_applies_within_a_phase() -> None:
-    with_slow, without_slow = "tests/sandbox/test_limits.py", "tests/evaluators/code/test_parent_stall.py"
-    assert {with_slow, without_slow} <= SERIAL
-    assert collected_files("serial", "-m", "slow", with_slow, without_slow, *ORDINARY) == {with_slow}
-
-
-def collected_order(phase: str, *args: str) -> list[str]:
+def collect(phase: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ASSAY_TEST_PHASE": phase}
-    collected = subprocess.run(
+    return subprocess.run(
         # without the plugins no file collected here needs (~3 s of CPU at each start)
         [sys.executable, "-m", "pytest", "--collect-only", "-q", *NO_PLUGINS, *args],
         cwd=HERE.parent,
@@ -53,14 +37,45 @@ def collected_order(phase: str, *args: str) -> list[str]:
         text=True,
         timeout=600,
     )
+
+
+def files_in_order(collected: subprocess.CompletedProcess[str]) -> list[str]:
     assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
     return [line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line]
+
+
+def files_of(collected: subprocess.CompletedProcess[str]) -> set[str]:
+    return set(files_in_order(collected))
+
+
+def test_the_serial_phase_is_exactly_the_load_sensitive_files() -> None:
+    # the whole suite, as CI gives it: the other files are skipped before import (not
+    # deselected), so this costs the serial files' imports only
+    collected = collect("serial", "tests")
+    assert files_of(collected) == SERIAL
+    assert "deselected" not in collected.stdout, collected.stdout[-2000:]
+
+
+def test_the_parallel_phase_leaves_them_out() -> None:
+    # a folder holding a serial file among ordinary ones, and files named one by one
+    sql = {f"tests/evaluators/sql/{path.name}" for path in (HERE / "evaluators" / "sql").glob("test_*.py")}
+    assert sql & SERIAL and sql - SERIAL
+    collected = collect("parallel", "tests/evaluators/sql", *ORDINARY)
+    assert files_of(collected) == (sql - SERIAL) | ORDINARY
+    assert "deselected" not in collected.stdout, collected.stdout[-2000:]
+
+
+def test_a_callers_marker_expression_applies_within_a_phase() -> None:
+    with_slow, without_slow = "tests/sandbox/test_limits.py", "tests/evaluators/code/test_parent_stall.py"
+    assert {with_slow, without_slow} <= SERIAL
+    given = (with_slow, without_slow, *ORDINARY)
+    assert files_of(collect("serial", "-m", "slow", *given)) == {with_slow}
 
 
 def test_the_parallel_phase_hands_out_the_costliest_file_first_and_keeps_each_file_together() -> None:
     costs = json.loads(scheduling.COSTS.read_text())
     light, heavy = "tests/test_errors.py", "tests/sandbox/test_go_programs.py"  # collected in this order
     assert costs[heavy.removeprefix("tests/")] > 10 * costs[light.removeprefix("tests/")]
-    order = collected_order("parallel", light, heavy)
+    order = files_in_order(collect("parallel", light, heavy))
     blocks = [path for index, path in enumerate(order) if index == 0 or order[index - 1] != path]
     assert blocks == [heavy, light]

@@ -7,21 +7,27 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from ui_testdata import BASELINE_FAILED, REGRESSIONS, N, Scenario
+from ui_testdata import BASELINE_FAILED, REGRESSIONS, N, Scenario, build_scenario
 
 from assay.store import Store, open_store
 from assay.ui import create_app
 
 
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    """Each test here on a SQLite file and on a PostgreSQL database (root conftest)."""
-    opened = open_store(store_url)
+# Every test here only reads (GET requests), so the module builds its scenario once per
+# backend instead of once per test (~1 s of set-up each, 34 tests).
+@pytest.fixture(scope="module")
+def store(module_store_url: str) -> Iterator[Store]:
+    opened = open_store(module_store_url)
     yield opened
     opened.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
+def scenario(store: Store) -> Scenario:
+    return build_scenario(store)
+
+
+@pytest.fixture(scope="module")
 def client(scenario: Scenario) -> Iterator[TestClient]:
     with TestClient(create_app(scenario.store), base_url="http://127.0.0.1:8765") as test_client:
         yield test_client

@@ -61,14 +61,15 @@ def store_files(url: str) -> Stored:
     return Stored(client, str(dataset.id), example_id, row_url)
 
 
-@pytest.fixture
-def stored(store_url: str) -> Iterator[Stored]:
-    made = store_files(store_url)
+# the tests below only read what store_files wrote: once per backend for the module
+@pytest.fixture(scope="module")
+def stored(module_store_url: str) -> Iterator[Stored]:
+    made = store_files(module_store_url)
     yield made
     made.client.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def web(stored: Stored) -> Iterator[TestClient]:
     with TestClient(create_app(stored.client.store), base_url="http://127.0.0.1") as http:
         yield http
