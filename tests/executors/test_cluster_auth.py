@@ -34,6 +34,9 @@ _SCRIPT = textwrap.dedent(
         "print(ray.get(ray.remote(lambda: 6 * 7).remote()))\\n"
     )
     outside = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    # The cluster is up by now: a refused driver tries twice, not Ray's default 20 times a
+    # second apart (a driver let in connects at its first try either way).
+    outside["RAY_NUM_REDIS_GET_RETRIES"] = "2"
     cluster = LocalCluster(nodes=1, cpus=1).start()
     watchdog, groups = cluster._watchdog, list(cluster._groups)
     report = {"groups": groups, "watchdog_running": watchdog is not None and watchdog.poll() is None}
