@@ -3,6 +3,10 @@
 (the phases of scripts/test), and prints the costliest files with their set-up share.
 
     .venv/bin/python scripts/durations.py parallel.log serial.log [--top 30]
+    .venv/bin/python scripts/durations.py parallel.log --json > tests/durations.json
+
+``--json`` writes seconds per file instead, the costs by which tests/_scheduling.py hands
+the parallel phase's groups out, costliest first (refresh it when the suite changes much).
 
 The sums are of test time, not wall time: with several workers they add up to more
 than the run took. On a shared machine the ranking says more than the seconds.
@@ -11,6 +15,7 @@ than the run took. On a shared machine the ranking says more than the seconds.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -44,9 +49,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("logs", nargs="+", type=Path, help="pytest output run with --durations=0")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--json", action="store_true", help="seconds per file, as JSON")
     args = parser.parse_args()
     lines = (line for log in args.logs for line in log.read_text(errors="replace").splitlines())
-    print("\n".join(table(parse(lines), args.top)))
+    files = parse(lines)
+    if args.json:
+        seconds = {
+            path.removeprefix("tests/"): round(sum(phases.values()), 1) for path, phases in files.items()
+        }
+        print(json.dumps(dict(sorted(seconds.items())), indent=1))
+    else:
+        print("\n".join(table(files, args.top)))
 
 
 if __name__ == "__main__":

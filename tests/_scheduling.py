@@ -10,16 +10,26 @@ chosen by deselecting, so a caller's own ``-m``/``-k`` still applies within it.
 In the parallel phase each test goes to a worker by group: a file's tests stay together
 (its module fixtures are built once), and every test of the Ray cluster or the browser
 shares one group, so each session starts one cluster and one Chromium, not one per worker.
+Groups are handed out costliest first (``durations.json``: seconds per file from a past
+run; scripts/test passes ``--no-loadscope-reorder`` so xdist keeps this order instead of
+its own by test count), so that no long group starts last while the other worker idles.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+
+#: seconds per file of a past run (``scripts/durations.py --json LOG``); a file not in it
+#: is guessed at this much per test
+COSTS = TESTS / "durations.json"
+SECONDS_PER_UNKNOWN_TEST = 0.3
 
 #: files (under tests/) whose assertions need an idle machine, with why. Not here: the
 #: parsers' growth ratios (``assert_linear``, tests/_linear.py), which time this thread's
@@ -75,4 +85,27 @@ def mark(config: pytest.Config, items: list[pytest.Item], needs_of: object) -> N
         return
     kept = [item for item in items if (item.get_closest_marker("serial") is not None) == (phase == "serial")]
     config.hook.pytest_deselected(items=[item for item in items if item not in kept])
-    items[:] = kept
+    items[:] = costliest_groups_first(kept) if phase == "parallel" else kept
+
+
+def group_name(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("xdist_group")
+    assert marker is not None, "mark() gives every test a group"
+    return str(marker.args[0])
+
+
+def costliest_groups_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The items, grouped, the group expected to take longest first (a group keeps its
+    items' order)."""
+    known: dict[str, float] = json.loads(COSTS.read_text()) if COSTS.exists() else {}
+    cost: dict[str, float] = defaultdict(float)
+    counted: set[tuple[str, str]] = set()
+    for item in items:
+        group, path = group_name(item), relative(item)
+        if path not in known:
+            cost[group] += SECONDS_PER_UNKNOWN_TEST
+        elif (group, path) not in counted:
+            counted.add((group, path))
+            cost[group] += known[path]
+    first_seen = {group: index for index, group in reversed(list(enumerate(map(group_name, items))))}
+    return sorted(items, key=lambda item: (-cost[group_name(item)], first_seen[group_name(item)]))

@@ -6,6 +6,7 @@ given, so a collection costs seconds instead of a minute (the whole suite's impo
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -26,18 +27,7 @@ def test_every_load_sensitive_file_exists() -> None:
 
 
 def collected_files(phase: str, *args: str) -> set[str]:
-    env = {**os.environ, "ASSAY_TEST_PHASE": phase}
-    collected = subprocess.run(
-        # without the plugins no file collected here needs (~3 s of CPU at each start)
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", *NO_PLUGINS, *args],
-        cwd=HERE.parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
-    return {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
+    return set(collected_order(phase, *args))
 
 
 def test_the_phases_split_the_files_between_them() -> None:
@@ -50,3 +40,27 @@ def test_a_callers_marker_expression_applies_within_a_phase() -> None:
     with_slow, without_slow = "tests/sandbox/test_limits.py", "tests/evaluators/code/test_parent_stall.py"
     assert {with_slow, without_slow} <= SERIAL
     assert collected_files("serial", "-m", "slow", with_slow, without_slow, *ORDINARY) == {with_slow}
+
+
+def collected_order(phase: str, *args: str) -> list[str]:
+    env = {**os.environ, "ASSAY_TEST_PHASE": phase}
+    collected = subprocess.run(
+        # without the plugins no file collected here needs (~3 s of CPU at each start)
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", *NO_PLUGINS, *args],
+        cwd=HERE.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
+    return [line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line]
+
+
+def test_the_parallel_phase_hands_out_the_costliest_file_first_and_keeps_each_file_together() -> None:
+    costs = json.loads(scheduling.COSTS.read_text())
+    light, heavy = "tests/test_errors.py", "tests/sandbox/test_go_programs.py"  # collected in this order
+    assert costs[heavy.removeprefix("tests/")] > 10 * costs[light.removeprefix("tests/")]
+    order = collected_order("parallel", light, heavy)
+    blocks = [path for index, path in enumerate(order) if index == 0 or order[index - 1] != path]
+    assert blocks == [heavy, light]

@@ -177,7 +177,10 @@ def test_a_file_over_the_limit_is_refused_before_it_is_read(
     client.create_dataset("a")
     with pytest.raises(AttachmentError, match=r"'f' is 10,737,418,240 bytes"):
         client.create_example(
-            {"i": 0}, dataset_name="a", attachments={"f": ("application/octet-stream", big)}
+            {"i": 0},
+            dataset_name="a",
+            attachments={"f": ("application/octet-stream", big)},
+            dangerously_allow_filesystem=True,
         )
 
 
@@ -195,7 +198,9 @@ def test_what_is_not_a_file_is_refused_saying_what_to_give(value: Any, message: 
     client = Client("sqlite://")
     client.create_dataset("a")
     with pytest.raises(AttachmentError, match=message):
-        client.create_example({"i": 0}, dataset_name="a", attachments={"f": value})
+        client.create_example(
+            {"i": 0}, dataset_name="a", attachments={"f": value}, dangerously_allow_filesystem=True
+        )
 
 
 @pytest.mark.parametrize("name", ["", "line\nbreak", "n" * 256])

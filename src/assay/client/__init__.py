@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from assay.client._example_edits import ExampleEdits, filtered, page, version_of
-from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
+from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream, refuse_files
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
 from assay.errors import AlreadyExistsError, NotFoundError
@@ -190,11 +190,13 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         """One example; ``attachments`` are files by name, as ``(mime_type, bytes)``,
         ``(mime_type, Path)``, ``Attachment`` or ``{"mime_type", "data"}``: stored with it,
         and read back as ``{"reader", "mime_type", "presigned_url"}``. A ``Path`` is read
-        whatever ``dangerously_allow_filesystem`` says: the store is on this machine."""
+        only with ``dangerously_allow_filesystem=True``, as LangSmith does."""
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
         example = Example(dataset_id=dataset.id, inputs=inputs, outputs=outputs, metadata=metadata)
         if example_id is not None:
             example.id = as_uuid(example_id, "example_id")
+        if not dangerously_allow_filesystem:
+            refuse_files(attachments, "create_example")
         example.attachments = attachments or None
         self.store.add_examples(dataset.id, [example])
         return self._read_example(example.id) if attachments else example
@@ -230,7 +232,9 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
             "ids": ids,
             "attachments": attachments,
         }
-        created = IdsOf(example_stream(dataset.id, columns, examples))
+        created = IdsOf(
+            example_stream(dataset.id, columns, examples, allow_files=dangerously_allow_filesystem)
+        )
         version = self.store.add_examples(dataset.id, created)
         count = len(created.ids)
         return UpsertExamplesResponse(example_ids=created.ids, count=count, as_of=version if count else None)
@@ -294,6 +298,8 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
         if attachments is not None or attachments_operations is not None:
             from assay.client._attachments import attachments_after
 
+            if not dangerously_allow_filesystem:
+                refuse_files(attachments, f"update_example({example_id})")
             changes["attachments"] = attachments_after(current, attachments, attachments_operations)
         return self.store.update_example(current.model_copy(update=changes))
 

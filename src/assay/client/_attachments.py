@@ -25,7 +25,7 @@ __all__ = ["attachments_after", "upsert_examples"]
 
 
 def upsert_examples(
-    client: ExampleEdits, upserts: Sequence[ExampleCreate | Mapping[str, Any]]
+    client: ExampleEdits, upserts: Sequence[ExampleCreate | Mapping[str, Any]], *, allow_files: bool
 ) -> UpsertExamplesResponse:
     """``Client.upsert_examples_multipart``: add each example to its ``dataset_id``, or,
     when its id is stored already, make the stored example what is given. ``as_of`` is
@@ -39,10 +39,12 @@ def upsert_examples(
         stored = {_id_of(item) for item in group if store.get_example(_id_of(item)) is not None}
         for item in group:
             if _id_of(item) in stored:
-                as_of = store.update_example(_replacement(dataset_id, item))
+                as_of = store.update_example(_replacement(dataset_id, item, allow_files))
         new = [item for item in group if _id_of(item) not in stored]
         if new:
-            as_of = store.add_examples(dataset_id, example_stream(dataset_id, {}, new))
+            as_of = store.add_examples(
+                dataset_id, example_stream(dataset_id, {}, new, allow_files=allow_files)
+            )
         ids += [str(_id_of(item)) for item in group]
     return UpsertExamplesResponse(example_ids=ids, count=len(ids), as_of=as_of)
 
@@ -111,7 +113,7 @@ def _by_dataset(
     return groups
 
 
-def _replacement(dataset_id: uuid.UUID, item: ExampleCreate) -> Example:
-    [example] = list(example_stream(dataset_id, {}, [item]))
+def _replacement(dataset_id: uuid.UUID, item: ExampleCreate, allow_files: bool) -> Example:
+    [example] = list(example_stream(dataset_id, {}, [item], allow_files=allow_files))
     example.attachments = example.attachments or {}  # what is given: no files means none
     return example

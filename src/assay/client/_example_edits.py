@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream
+from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream, refuse_files
 from assay.client._projects import ID, as_uuid
 from assay.errors import NotFoundError
 from assay.schemas import Dataset, Example, ExampleCreate, ExampleUpdate
@@ -97,6 +97,7 @@ class ExampleEdits:
         splits: Sequence[str | list[str] | None] | None = None,
         attachments: Sequence[dict[str, Any] | None] | None = None,
         attachments_operations: Sequence[Any] | None = None,
+        dangerously_allow_filesystem: bool = False,
         **ignored: Any,
     ) -> dict[str, Any]:
         """Edit several examples: ``updates=[{"id", "inputs", "outputs", "metadata",
@@ -104,12 +105,16 @@ class ExampleEdits:
         parallel ``example_ids``/``inputs``/``outputs``/``metadata``/``splits``/
         ``attachments``/``attachments_operations``. Files: ``attachments`` adds (or
         replaces, by name); ``attachments_operations={"retain": [...], "rename": {old:
-        new}}`` keeps only those named. Every id is checked before anything changes.
+        new}}`` keeps only those named; a file path is read only with
+        ``dangerously_allow_filesystem=True``. Every id is checked before anything changes.
         Returns ``{"message", "count"}``."""
         columns = {"inputs": inputs, "outputs": outputs, "metadata": metadata, "split": splits,
                    "attachments": attachments, "attachments_operations": attachments_operations}  # fmt: skip
         given = None if updates is None else [_update_fields(update) for update in updates]
         changes = _updates(given, example_ids, columns)
+        if not dangerously_allow_filesystem:
+            for index, change in enumerate(changes):
+                refuse_files(change.get("attachments"), f"update {index} (example {change['id']})")
         current = [self.read_example(change["id"]) for change in changes]
         edited = [_edited(example, change) for example, change in zip(current, changes, strict=True)]
         for example in edited:
@@ -122,11 +127,11 @@ class ExampleEdits:
     ) -> UpsertExamplesResponse:  # fmt: skip
         """Add each example (``ExampleUpsertWithAttachments``) to its ``dataset_id``, or,
         when its id is stored already, make the stored example what is given (inputs,
-        outputs, metadata and files) in a new dataset version. Paths are read: the store
-        is on this machine."""
+        outputs, metadata and files) in a new dataset version. A file path is read only
+        with ``dangerously_allow_filesystem=True``."""
         from assay.client._attachments import upsert_examples
 
-        return upsert_examples(self, list(upserts or ()))
+        return upsert_examples(self, list(upserts or ()), allow_files=dangerously_allow_filesystem)
 
     def upload_examples_multipart(
         self, *, dataset_id: ID, uploads: Sequence[ExampleCreate | Mapping[str, Any]] | None = None,
@@ -134,7 +139,8 @@ class ExampleEdits:
     ) -> UpsertExamplesResponse:  # fmt: skip
         """LangSmith's older name of ``create_examples(dataset_id=, examples=)``."""
         dataset = self.read_dataset(dataset_id=dataset_id)
-        created = IdsOf(example_stream(dataset.id, {}, list(uploads or ())))
+        uploaded = list(uploads or ())
+        created = IdsOf(example_stream(dataset.id, {}, uploaded, allow_files=dangerously_allow_filesystem))
         version = self.store.add_examples(dataset.id, created)
         count = len(created.ids)
         return UpsertExamplesResponse(example_ids=created.ids, count=count, as_of=version if count else None)
@@ -144,7 +150,11 @@ class ExampleEdits:
         dangerously_allow_filesystem: bool = False,
     ) -> dict[str, Any]:  # fmt: skip
         """LangSmith's older name of ``update_examples(dataset_id=, updates=)``."""
-        return self.update_examples(dataset_id=dataset_id, updates=list(updates or ()))
+        return self.update_examples(
+            dataset_id=dataset_id,
+            updates=list(updates or ()),
+            dangerously_allow_filesystem=dangerously_allow_filesystem,
+        )
 
     def delete_examples(self, example_ids: Sequence[ID]) -> None:
         """Delete several examples (each id is checked first: an unknown one deletes none)."""

@@ -9,12 +9,13 @@ failing generator) midway raises an error naming its index and nothing is stored
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator, Sized
+from collections.abc import Iterable, Iterator, Mapping, Sized
+from pathlib import Path
 from typing import Any, TypedDict
 
 import pydantic
 
-from assay.errors import ExampleInputError
+from assay.errors import AttachmentError, ExampleInputError
 from assay.schemas import Example, ExampleCreate
 
 # What an item of ``examples=`` may hold: LangSmith's ``ExampleCreate`` fields that a local
@@ -39,9 +40,12 @@ def example_stream(
     dataset_id: uuid.UUID,
     columns: dict[str, Iterable[Any] | None],
     examples: Iterable[Any] | None,
+    *,
+    allow_files: bool,
 ) -> Iterator[Example]:
     """The examples of either form, validated one by one. ``columns`` holds ``inputs``
-    and the parallel ``outputs``, ``metadata`` and ``ids`` (each None when not given)."""
+    and the parallel ``outputs``, ``metadata`` and ``ids`` (each None when not given).
+    ``allow_files``: whether an attachment may name a file (``refuse_files``)."""
     inputs = columns.get("inputs")
     if examples is not None:
         given = [name for name, column in columns.items() if column is not None]
@@ -49,11 +53,34 @@ def example_stream(
             raise ExampleInputError(
                 f"pass either examples= or inputs= (with outputs=/metadata=), not both ({given})"
             )
-        return _from_items(dataset_id, examples)
-    if inputs is None:
+        stream = _from_items(dataset_id, examples)
+    elif inputs is None:
         raise ExampleInputError("create_examples needs inputs=[...] or examples=[...]")
-    _check_sized_lengths(columns)
-    return _from_columns(dataset_id, columns)
+    else:
+        _check_sized_lengths(columns)
+        stream = _from_columns(dataset_id, columns)
+    return stream if allow_files else _without_files(stream)
+
+
+def refuse_files(attachments: Mapping[str, Any] | None, where: str) -> None:
+    """LangSmith's guard (GHSA-f4xh-w4cj-qxq8), kept for examples as for runs: an attachment
+    given as a file path is read only with ``dangerously_allow_filesystem=True``, because a
+    path may come from data the caller did not write."""
+    for name, value in (attachments or {}).items():
+        content = value[1] if isinstance(value, (tuple, list)) and len(value) == 2 else value
+        if isinstance(content, Mapping):
+            content = content.get("data")
+        if isinstance(content, Path):
+            raise AttachmentError(
+                f"{where}: attachment {name!r} names a file ({content}); pass its bytes, or "
+                "dangerously_allow_filesystem=True to let assay read it"
+            )
+
+
+def _without_files(examples: Iterator[Example]) -> Iterator[Example]:
+    for index, example in enumerate(examples):
+        refuse_files(example.attachments, f"example {index}")
+        yield example
 
 
 def _check_sized_lengths(columns: dict[str, Iterable[Any] | None]) -> None:

@@ -186,7 +186,7 @@ def _pickling_error(exc: Exception, pipeline: RowPipeline) -> str:
     from ray import cloudpickle
 
     try:
-        cloudpickle.dumps(pipeline)  # type: ignore[no-untyped-call]
+        cloudpickle.dumps(pipeline)
     except Exception as direct:
         return describe(direct)
     return describe(exc)

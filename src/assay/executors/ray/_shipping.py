@@ -36,7 +36,7 @@ def send_user_code_by_value(pipeline: RowPipeline) -> list[str]:
         roots.extend([evaluator._sync, evaluator._async])
     names = sorted({m.__name__ for root in roots for m in _modules_of(root, _DEPTH) if _is_user_code(m)})
     for name in names:
-        cloudpickle.register_pickle_by_value(sys.modules[name])  # type: ignore[no-untyped-call]
+        cloudpickle.register_pickle_by_value(sys.modules[name])
     return names
 
 
