@@ -1,6 +1,6 @@
 """Sorted and filtered row pages, timed in process on a store of bench-a / bench-b.
 
-    .venv/bin/python bench/sorted_pages.py STORE [--fill-latency] [--repeat 5] [--first-views]
+    .venv/bin/python bench/sorted_pages.py STORE [--fill-latency] [--repeat 5] [--first-views [--only 6,8]]
 
 STORE: one built by ``bench/compare.py --keep FOLDER`` (``compare-<rows>.db``). Prints,
 per page the UI offers (every sort, every filter, and their combinations), the first
@@ -12,8 +12,8 @@ The search pages are timed twice: by the scan, then (after the experiment's text
 is built, its build time and the file's growth printed) through the index. A store whose
 index is already built is timed through it only.
 
-``--first-views``: only the filtered pages a server's first view used to wait on
-(``FIRST_VIEWS``), each in a new process that opens the store and imports numpy as the
+``--first-views``: only the filtered and deep typed pages a server's first view used to
+wait on (``FIRST_VIEWS``), each in a new process that opens the store and imports numpy as the
 UI server does when it starts (timed apart), then times that page once: the first view
 after a server start, nothing kept. Run it with ``PYTHONPATH=<old checkout>/src`` to
 time the code before a change, alternating.
@@ -87,6 +87,12 @@ FIRST_VIEWS: list[tuple[RowFilter, int, bool]] = [
     (F(failed=True, thresholds={"correct": None}), 1, False),
     (F(sort="metric:judge_distance", order="asc"), 19800, False),
     (F(sort="latency", order="desc"), 19800, False),
+    # typed pages in the middle (offset 500k; 250k of the 500k rows below 0.5)
+    (F(sort="metric:judge_distance", order="asc"), 10000, False),
+    (F(sort="metric:similarity", order="desc"), 10000, False),
+    (F(sort="metric:correct", order="desc"), 10000, False),
+    (F(metric="similarity", below=0.5, sort="metric:similarity", order="desc"), 5000, False),
+    (F(sort="latency"), 10000, False),
 ]
 SEARCHES: list[tuple[RowFilter, int, bool]] = [
     (F(q="question 123456"), 1, False),
@@ -183,9 +189,9 @@ def first_view(path: str, index: int) -> None:
     print(f"{label:72} first {cold:8.1f} ms  (numpy at start {loaded:6.1f} ms)  {out}", flush=True)
 
 
-def first_views(path: str) -> None:
+def first_views(path: str, only: list[int] | None = None) -> None:
     print(f"first views, each in a new process (load average {os.getloadavg()[0]:.1f}):", flush=True)
-    for index in range(len(FIRST_VIEWS)):
+    for index in only if only is not None else range(len(FIRST_VIEWS)):
         subprocess.run([sys.executable, __file__, path, "--first-view", str(index)], check=True)
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
 
@@ -196,6 +202,7 @@ def main() -> None:
     parser.add_argument("--fill-latency", action="store_true")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--first-views", action="store_true")
+    parser.add_argument("--only", help="with --first-views: which of them, e.g. 6,8,9 (0-based)")
     parser.add_argument("--first-view", type=int, help=argparse.SUPPRESS)  # one, in this process
     args = parser.parse_args()
     if args.first_view is not None:
@@ -204,7 +211,7 @@ def main() -> None:
     if args.fill_latency:
         fill_latency(args.store)
     if args.first_views:
-        first_views(args.store)
+        first_views(args.store, [int(i) for i in args.only.split(",")] if args.only else None)
         return
     started = time.perf_counter()
     store = SQLiteStore(args.store)  # migrates a store of an older schema

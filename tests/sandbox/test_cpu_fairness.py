@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import glob
 import os
+import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -21,16 +23,31 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning"),  # rlimit says what it lacks
 ]
 
-FORKER = """import os
+# The forker returns when told (SIGUSR1, from the test once the honest verdict is in), so
+# its job ends then, not at its time limit; what it forked the sandbox's reset must stop
+STOP_ON_SIGNAL = """import os, signal
 
+class Stop(Exception):
+    pass
+
+def stop(signum, frame):
+    raise Stop
+
+signal.signal(signal.SIGUSR1, stop)
+"""
+FORKER = f"""{STOP_ON_SIGNAL}
 def solution(n):
     for _ in range(60):
         if os.fork() == 0:
             os.setsid()  # out of the job's process group: a kill of the group misses it
+            signal.signal(signal.SIGUSR1, signal.SIG_DFL)
             while True:
                 pass
-    while True:
-        pass
+    try:
+        while True:
+            pass
+    except Stop:
+        return "stopped"
 """
 # a second or two of CPU. Beside the forker with a fair share it took 2.9 s of wall time
 # for half these steps on a shared 2-core machine, without one (one process of 62) 21 s:
@@ -38,7 +55,9 @@ def solution(n):
 HONEST = "def solution(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"
 STEPS = 30_000_000
 HONEST_TIMEOUT = 20.0
-FORKER_TIMEOUT = HONEST_TIMEOUT + 5  # past the honest one's limit: it is there for all of it
+# past the honest one's limit: it is there for all of it. The test ends it sooner, once the
+# honest verdict is in (_end_the_forker), so this bounds only a test that went wrong
+FORKER_TIMEOUT = HONEST_TIMEOUT + 5
 
 
 def _cpu_cgroups_exist() -> bool:
@@ -96,6 +115,28 @@ def _start_forker(pool: SandboxPool, forker: str = FORKER) -> tuple[threading.Th
     return thread, done
 
 
+def _end_the_forker(done: threading.Event) -> None:
+    """Tell the forker's candidate process (the parent of its busy processes) to return:
+    its job ends now rather than at its time limit, and the sandbox's reset must stop the
+    60 processes it left in sessions of their own."""
+    name = _busiest_sandbox()
+    with open(f"/sys/fs/cgroup/pids/{name}/cgroup.procs") as handle:
+        pids = [int(line) for line in handle if line.strip()]
+    parents = Counter(_parent_of(pid) for pid in pids)
+    candidate, children = parents.most_common(1)[0]
+    assert children >= 60, parents
+    os.kill(candidate, signal.SIGUSR1)
+    assert done.wait(FORKER_TIMEOUT), "the forker did not return when told"
+
+
+def _parent_of(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0  # gone meanwhile
+
+
 def _wait_for_the_fork_bomb(done: threading.Event) -> None:
     """Until the forker's sandbox holds its 60 busy processes (an event, not a delay)."""
     ticker = threading.Event()
@@ -120,9 +161,11 @@ def test_an_honest_candidate_keeps_its_verdict_beside_a_forking_one(pool: Sandbo
             program = pool.run_test_program(python, HONEST, test, "solution", HONEST_TIMEOUT)
             assert program.passed, program.verdict
         assert not done.is_set()  # the forker was still running all along
+        _end_the_forker(done)
     finally:
         forker.join()
-    assert _busiest_sandbox_tasks() < 60  # and its processes were all stopped with its job
+    assert pool.stray_processes() == []  # and its processes were all stopped with its job
+    assert _busiest_sandbox_tasks() < 60
 
 
 # -- a hard quota beside the weights ------------------------------------------------------
@@ -132,20 +175,23 @@ QUOTA = 0.05
 # The same 60 busy processes, each held until the last is forked: under the cap, children
 # that spin at once leave the forking parent 1/60 of 5% of a CPU, and on a loaded machine
 # (7 of 20 runs at load 20-100) its job's time ran out before the 60th fork
-GATED_FORKER = """import os
-
+GATED_FORKER = f"""{STOP_ON_SIGNAL}
 def solution(n):
     gate, opened = os.pipe()
     for _ in range(60):
         if os.fork() == 0:
             os.setsid()  # out of the job's process group: a kill of the group misses it
+            signal.signal(signal.SIGUSR1, signal.SIG_DFL)
             os.close(opened)
             os.read(gate, 1)  # end of file once the parent has forked them all
             while True:
                 pass
     os.close(opened)
-    while True:
-        pass
+    try:
+        while True:
+            pass
+    except Stop:
+        return "stopped"
 """
 
 
@@ -200,6 +246,7 @@ def test_a_cpu_quota_caps_a_forking_candidate_and_its_neighbour_keeps_its_verdic
         (outcome,) = run.outcomes
         assert outcome.status == "ok" and outcome.value == steps * (steps - 1) // 2, outcome.message
         assert not done.is_set()  # the forker was running all along
+        _end_the_forker(done)
     finally:
         forker.join()
     used = used_after - used_before

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from assay.store.read import ranked, stored_counts
+from assay.store.read import ranked, seek, stored_counts
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.failing import FAILED, FLAGGED, Failing, count_failing, failing
 from assay.store.read.kept import kept_count, signature
@@ -143,6 +143,22 @@ def row_page(
     if ranking is not None and total is not None and total * _WALK_SELECTIVITY < rows:
         ranking = None  # a rare match: sorting the matches beats walking past the others
     last: Cursor | None = None
+    if ranking is not None and after is None and offset > seek.DEEP and query.sort.startswith("metric:"):
+        key = query.sort.removeprefix("metric:")
+        failing_rows = (
+            seek.FailingRows(keys, spec.tests)
+            if spec is not None and not query.q and not _has_bounds(query)
+            else None
+        )
+        after = seek.cursor_before(
+            db,
+            experiment_id,
+            key,
+            ranking,
+            descending=query.order == "desc",
+            offset=offset,
+            failing=failing_rows,
+        )
     if ranking is not None:
         entries = page_entries(
             db,
@@ -221,12 +237,20 @@ class _Counting:
 
         def counted() -> tuple[int, int]:
             what = ("ranked", ranking.scope, ranking.rank, *ranking.params, *ranking.bounds)
-            ranked_rows = kept_count(
-                self.db, self.experiment.id, what, lambda: count_ranked(self.db, ranking)
-            )
+            ranked_rows = kept_count(self.db, self.experiment.id, what, lambda: self._ranked(ranking))
             return (ranked_rows if ranking.bounds else self.total()), ranked_rows
 
         return counted
+
+    def _ranked(self, ranking: Ranking) -> int:
+        """The entries with a rank: a metric's from its stored columns where they answer
+        it (a walk of a million index entries otherwise), else counted."""
+        sort = self.query.sort
+        if ranking.table == "results" and sort.startswith("metric:") and not ranking.bounds:
+            stored = stored_counts.count_ranked(self.db, self.experiment.id, sort.removeprefix("metric:"))
+            if stored is not None:
+                return stored
+        return count_ranked(self.db, ranking)
 
 
 def _ranking(
