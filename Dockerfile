@@ -24,24 +24,27 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 # The dependencies first, in a layer keyed by pyproject.toml alone (an empty package stands
-# in for src/): a change to src/ rebuilds only the next layer, assay itself, in seconds.
+# in for src/, an empty README for the real one): a change to src/ or the README rebuilds
+# only the next layer, assay itself, in seconds.
+# That layer also holds the build backend (pyproject's build-system) and checks the
+# dependencies (pip check: the stand-in declares what assay declares), so the next layer
+# neither downloads nor checks anything.
 # Behind a TLS-intercepting proxy, hand pip its CA bundle as a build secret:
 #   podman build --secret id=pip_cert,src=/etc/ssl/certs/ca-certificates.crt ...
-COPY pyproject.toml README.md /build/assay/
+COPY pyproject.toml /build/assay/
 RUN --mount=type=secret,id=pip_cert \
     if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi \
     && python3 -m venv /opt/assay \
     && mkdir -p /build/assay/src/assay \
-    && touch /build/assay/src/assay/__init__.py /build/assay/src/assay_pytest.py \
+    && touch /build/assay/README.md /build/assay/src/assay/__init__.py /build/assay/src/assay_pytest.py \
     && /opt/assay/bin/pip install --no-cache-dir '/build/assay[service,code,sql,text]' \
+        $(python3 -c "import tomllib; print(*tomllib.load(open('/build/assay/pyproject.toml', 'rb'))['build-system']['requires'])") \
+    && /opt/assay/bin/pip check \
     && /opt/assay/bin/pip uninstall -y -q assay \
     && rm -rf /build
 COPY pyproject.toml README.md /build/assay/
 COPY src /build/assay/src
-RUN --mount=type=secret,id=pip_cert \
-    if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi \
-    && /opt/assay/bin/pip install --no-cache-dir --no-deps /build/assay \
-    && /opt/assay/bin/pip check \
+RUN /opt/assay/bin/pip install --no-cache-dir --no-deps --no-build-isolation /build/assay \
     && rm -rf /build
 
 ENV PATH=/opt/assay/bin:$PATH PYTHONDONTWRITEBYTECODE=1

@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/multilang_before_after.py BEFORE_SRC [--after-src DIR]
         [--languages go,java,cpp,typescript] [--candidates 1,5] [--rounds 2]
-        [--workers 2] [--only HumanEval/0,...]
+        [--workers 2] [--only HumanEval/0,...] [--mode cases|programs]
 
-Runs ``bench/multilang.py`` (this checkout's script, test-case mode, no cold-start run) in
+Runs ``bench/multilang.py`` (this checkout's script, test-case mode unless ``--mode
+programs``, no cold-start run) in
 a process of its own per measurement, with ``PYTHONPATH`` set to each side's ``src``: for
 every language and candidate count, ``--rounds`` pairs, the side that goes first
 alternating, so a burst of load on a shared machine falls on both sides alike. Prints
@@ -30,7 +31,7 @@ ROW = re.compile(r"^(?P<language>\w+)\s+(?P<passed>\d+)/(?P<jobs>\d+)\s+(?P<rate
 
 def measure(src: str, language: str, candidates: int, args: argparse.Namespace) -> float:
     """problems/s of one multilang.py run against the assay in ``src``."""
-    command = [sys.executable, MULTILANG, "--mode", "cases", "--skip-cold", "--languages", language]
+    command = [sys.executable, MULTILANG, "--mode", args.mode, "--skip-cold", "--languages", language]
     command += ["--workers", str(args.workers), "--candidates", str(candidates)]
     if args.only:
         command += ["--only", args.only]
@@ -72,6 +73,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="before/after pairs per cell")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only", default="", help="comma-separated task ids (default: all 50)")
+    parser.add_argument(
+        "--mode",
+        choices=("cases", "programs"),
+        default="cases",
+        help="test cases, or HumanEval-X test programs",
+    )
     args = parser.parse_args()
     for src in (args.before_src, args.after_src):
         if not os.path.isfile(os.path.join(src, "assay", "__init__.py")):

@@ -26,6 +26,7 @@ def load_local(name: str) -> ModuleType:
 
 
 workload = load_local("workload")
+load_local("groups")
 
 
 @pytest.fixture(scope="session")

@@ -7,11 +7,9 @@ import json
 import os
 import re
 import secrets
-import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,8 @@ import pytest
 from assay import Client
 
 pytestmark = pytest.mark.slow
+
+groups_of_nodes = sys.modules["assay_tests_executors_groups"]  # loaded by conftest.py
 
 README = Path(__file__).resolve().parents[2] / "docs" / "team.md"
 APP = """\
@@ -88,13 +88,9 @@ def test_the_readme_ray_commands_run_as_written(tmp_path: Path) -> None:
     try:
         output, _ = shell.communicate(timeout=240)
     finally:
-        os.killpg(shell.pid, signal.SIGTERM)
-        time.sleep(3)
-        try:
-            os.killpg(shell.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        left = groups_of_nodes.kill_and_wait(shell.pid)
     assert shell.returncode == 0, output[-3000:]
+    assert not left, f"the README's nodes outlived their process group's SIGKILL: {left}"
     client = Client(str(tmp_path / ".assay" / "assay.db"))
     rows = list(client.read_experiment("on-ray"))
     assert len(rows) == 40

@@ -4,6 +4,7 @@ two, see ``harness/kept_build``), and only if that build is byte for byte what w
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -41,8 +42,11 @@ TAMPERS = {
 
 
 def run(pool: SandboxPool, language: str, code: str, inputs: list[int]) -> FunctionRun:
+    """One job of ``code``, as a source new to this process: the same bytes would share
+    an earlier job's build (see test_shared_builds), and these tests count compiles."""
     calls = [Call((n,)) for n in inputs]
-    return pool.run_function(get_language(language), code, "solution", calls, timeout=60)
+    fresh = f"{code}\n// {uuid.uuid4().hex}\n"
+    return pool.run_function(get_language(language), fresh, "solution", calls, timeout=60)
 
 
 def summary(result: FunctionRun) -> list[Any]:

@@ -4,6 +4,8 @@ container, code candidates judged in the container's sandbox, the token rule kep
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -43,17 +45,53 @@ def machine_flags() -> list[str]:
     return out.split()
 
 
-@pytest.fixture(scope="module")
+# What goes into the image: the build context the Dockerfile copies, and how it is built.
+BUILD_INPUTS = ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "scripts/evaluator-image")
+IGNORED = ("__pycache__", ".egg-info", ".pyc")  # .dockerignore's patterns, as path parts
+
+
+def content_key() -> str:
+    """A digest of every file the image is built from, and of the base it starts from:
+    an image tagged with it is this build, whoever built it (another worktree, an earlier
+    session), so it is reused rather than built again."""
+    digest = hashlib.sha256()
+    sources = sorted(
+        path
+        for path in (ROOT / "src").rglob("*")
+        if path.is_file() and not any(part.endswith(IGNORED) for part in path.parts)
+    )
+    for path in [*(ROOT / name for name in BUILD_INPUTS), *sources]:
+        digest.update(f"{path.relative_to(ROOT)}\0{len(path.read_bytes())}\0".encode())
+        digest.update(path.read_bytes())
+    digest.update(base_identity().encode())
+    return digest.hexdigest()[:16]
+
+
+def base_identity() -> str:
+    """The base image scripts/evaluator-image builds on: its name, and its id if it exists."""
+    name = os.environ.get("ASSAY_IMAGE_BASE", "localhost/assay-base:bookworm")
+    found = subprocess.run(
+        ["podman", "image", "inspect", "--format", "{{.Id}}", name], capture_output=True, text=True
+    )
+    return f"{name}@{found.stdout.strip() if found.returncode == 0 else 'absent'}"
+
+
+@pytest.fixture(scope="session")
 def image() -> str:
+    """The image of this checkout, built once (scripts/evaluator-image) under a tag naming
+    its content, so concurrent checkouts never run each other's image."""
+    tag = f"{IMAGE}-{content_key()}"
+    if subprocess.run(["podman", "image", "exists", tag]).returncode == 0:
+        return tag
     built = subprocess.run(
-        [str(ROOT / "scripts/evaluator-image"), "build", IMAGE],
+        [str(ROOT / "scripts/evaluator-image"), "build", tag],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=1800,
     )
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    return IMAGE
+    return tag
 
 
 def start(image: str, port: int, *options: str) -> str:

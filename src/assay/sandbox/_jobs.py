@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import SandboxError, SandboxStartError
+from assay.sandbox import _shared_builds as shared_builds
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
     Child,
@@ -61,10 +62,13 @@ def run_function(
     outside while idle) is replaced and the job runs once more."""
     language.prepare()  # a first job may build the prebuilt harness parts: not its time
     job = _FunctionJob(language, code, func_name, calls, timeout, limits, on_outcome, call_timeouts)
+    key = shared_builds.key(language.name, "candidate", pool.backend.name, limits, code, func_name)
     try:
-        return _run_function_once(pool, job)
+        with shared_builds.BUILDS.claim(key) as claim:
+            return _run_function_once(pool, job, claim)
     except _DiedBeforeReady:
-        return _run_function_once(pool, job)  # a second death is the caller's to see
+        with shared_builds.BUILDS.claim(key) as claim:
+            return _run_function_once(pool, job, claim)  # a second death is the caller's to see
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,7 @@ class _DiedBeforeReady(SandboxError):
     """The zygote had ended before the candidate said it was ready: no call ran."""
 
 
-def _run_function_once(pool: JobHost, job: _FunctionJob) -> FunctionRun:
+def _run_function_once(pool: JobHost, job: _FunctionJob, claim: shared_builds.Claim | None) -> FunctionRun:
     started = time.monotonic()
     language, limits, timeout = job.language, job.limits, job.timeout
     state = _FunctionState(len(job.calls), timeout, job.on_outcome)
@@ -95,12 +99,20 @@ def _run_function_once(pool: JobHost, job: _FunctionJob) -> FunctionRun:
         state.cpu_clock = sandbox.cpu_ns
         while not state.finished:
             with Session() as session:
+                export = claim.export_fd() if claim is not None else None
                 child = spawn_child(
-                    session, sandbox, language, "candidate", limits, timeout + compile_allowance(language)
+                    session,
+                    sandbox,
+                    language,
+                    "candidate",
+                    limits,
+                    timeout + compile_allowance(language),
+                    extra_fds=[] if export is None else [export],
                 )
+                shared = shared_setup(claim, sandbox.harness_root, export, first_fd=5)
                 going_on = False  # an error ends the job: its build must not outlive it
                 try:
-                    _drive_candidate(session, child, job, state)
+                    _drive_candidate(session, child, job, state, shared, claim)
                     going_on = state.build is not None and not state.finished
                 finally:
                     finish(session, [sandbox], state.timed_out, keep_build=going_on)
@@ -140,6 +152,7 @@ class _FunctionState:
         self.compile_ms: float | None = None
         self.compiles = 0  # compile steps that built (a restart reuses the job's first build)
         self.build: str | None = None  # the kept build's digest (see harness/kept_build)
+        self.shared: bool | None = None  # whether the compile step ran a shared build
         self.call_timeouts: list[float] | None = None
         self.cpu_clock: Callable[[], int | None] = lambda: None  # the sandbox's kernel count
 
@@ -165,13 +178,36 @@ class _FunctionState:
         return [r or CallOutcome(i, "not_run", message="not run") for i, r in enumerate(self.results)]
 
 
-def _drive_candidate(session: Session, child: Child, job: _FunctionJob, state: _FunctionState) -> None:
+def shared_setup(
+    claim: shared_builds.Claim | None, harness_root: str, export: int | None, first_fd: int
+) -> dict[str, Any]:
+    """The setup frame's part about a shared build (see ``_shared_builds``): the build
+    to reuse, or the descriptor (as the child numbers it) to export this one to."""
+    if claim is None:
+        return {}
+    if export is not None:
+        return {"export_fd": first_fd}
+    return claim.setup(harness_root)
+
+
+def _drive_candidate(
+    session: Session,
+    child: Child,
+    job: _FunctionJob,
+    state: _FunctionState,
+    shared: dict[str, Any],
+    claim: shared_builds.Claim | None,
+) -> None:
     state.restarts += 1
-    setup: dict[str, Any] = {"code": job.code, "func_name": job.func_name, "keep_build": True}
+    setup: dict[str, Any] = {"code": job.code, "func_name": job.func_name, "keep_build": True, **shared}
     if state.build is not None:
         setup["prebuilt"] = state.build
     session.send(child.frames_in, setup)
     first, timed_out = _compiled_first_frame(session, child, state, job.language)
+    if claim is not None:
+        claim.publish()  # the compile step is past: jobs waiting for this build go on
+        if "shared" in shared and state.shared is False:
+            claim.drop()  # it did not check out (changed, gone): later jobs build afresh
     deadline = state.deadline
     if timed_out:
         state.timed_out = True
@@ -245,8 +281,9 @@ def _compiled_first_frame(
         spent = time.monotonic() - sent
         state.compile_ms = (state.compile_ms or 0.0) + spent * 1000
         state.deadline += spent
+        state.shared = first.get("shared") is True
         if first.get("reused") is not True:
-            state.compiles += 1
+            state.compiles += not state.shared  # a shared build was built before
             built = first.get("build")
             state.build = built if isinstance(built, str) else None
         session.send(child.frames_in, RUN)

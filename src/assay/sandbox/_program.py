@@ -12,6 +12,7 @@ from typing import Any
 
 from assay.errors import UnsupportedModeError
 from assay.sandbox import _declarations as declarations
+from assay.sandbox import _shared_builds as shared_builds
 from assay.sandbox._children import (
     DEFAULT_LIMITS,
     Child,
@@ -30,6 +31,7 @@ from assay.sandbox._jobs import (
     compile_allowance,
     cpu_spent_ms,
     raise_if_not_started,
+    shared_setup,
 )
 from assay.sandbox._messages import ended_message, timeout_message
 from assay.sandbox._resident import REUSABLE_BACKENDS, Resident
@@ -136,6 +138,26 @@ class _Job:
             and self.language.name == "python"
             and pool.backend.name in REUSABLE_BACKENDS
         )
+        language, builds = self.language.name, shared_builds.BUILDS
+        candidate_key = shared_builds.key(
+            language, "candidate", pool.backend.name, limits, self.program, self.entry_point
+        )
+        sources = (self.test, self.entry_point, self.prompt, self.declaration)
+        checker_key = shared_builds.key(language, "checker", pool.backend.name, limits, *sources)
+        with builds.claim(candidate_key) as c_claim:
+            # the two sides compile at once: waiting for the test program's build pays
+            # only when the candidate's needs none
+            idle = c_claim is None or c_claim.found is not None
+            with builds.claim(checker_key, wait=idle) as t_claim:
+                return self._run(setup, reuse, (c_claim, t_claim))
+
+    def _run(
+        self,
+        setup: dict[str, Any],
+        reuse: bool,
+        claims: tuple[shared_builds.Claim | None, shared_builds.Claim | None],
+    ) -> _Attempt:
+        pool, limits = self.pool, self.limits
         attempt = _Attempt(verdict={})
         keep = False
         with (
@@ -157,12 +179,28 @@ class _Job:
                     deadline,
                     self.program,
                     self.entry_point,
+                    claims[0],
                 )
                 attempt.checker = _start_checker(
-                    session, t_box, self.language, limits, self.timeout, setup, calls, replies, reuse
+                    session,
+                    t_box,
+                    self.language,
+                    limits,
+                    self.timeout,
+                    setup,
+                    calls,
+                    replies,
+                    reuse,
+                    claims[1],
                 )
                 frame, attempt.timed_out, attempt.compile_ms, deadline = _await_verdict(
-                    session, attempt.checker, deadline, self.timeout, self.declaration is not None, cpu
+                    session,
+                    attempt.checker,
+                    deadline,
+                    self.timeout,
+                    self.declaration is not None,
+                    cpu,
+                    claims,
                 )
                 cpu.stop()
                 attempt.verdict = _verdict(
@@ -230,7 +268,13 @@ class _CpuSpan:
 
 
 def _await_verdict(
-    session: Session, checker: Any, deadline: float, timeout: float, compiled_checker: bool, cpu: _CpuSpan
+    session: Session,
+    checker: Any,
+    deadline: float,
+    timeout: float,
+    compiled_checker: bool,
+    cpu: _CpuSpan,
+    claims: tuple[shared_builds.Claim | None, ...] = (),
 ) -> tuple[Any, bool, float | None, float]:
     """(verdict frame, timed out, compile ms, deadline). Every checker first says
     ``{"event": "started"}`` once the candidate is loaded, then waits for the go-ahead
@@ -241,6 +285,9 @@ def _await_verdict(
     if compiled_checker:
         deadline += COMPILE_SECONDS
     first, timed_out = next_frame(session, checker, deadline)
+    for claim in claims:  # both compile steps are past: jobs waiting for their builds go on
+        if claim is not None:
+            claim.publish()
     if timed_out or first != STARTED:
         return first, timed_out, None, deadline
     now = time.monotonic()
@@ -261,10 +308,12 @@ def _start_candidate(
     deadline: float,
     program: str,
     entry_point: str,
+    claim: shared_builds.Claim | None,
 ) -> tuple[Child, int, int]:
     """The candidate, and the ends of its two pipes that the checker gets."""
     calls = session.pipe()
     replies = session.pipe()
+    export = claim.export_fd() if claim is not None else None
     candidate = spawn_child(
         session,
         c_box,
@@ -274,11 +323,13 @@ def _start_candidate(
         timeout + compile_allowance(language),
         calls=calls,
         replies=replies,
+        extra_fds=[] if export is None else [export],
         read_frames=False,
     )
     # We write the setup frame first; the checker writes calls only after the candidate
     # answered "ready", which it does only after reading the whole setup.
-    session.send(candidate.frames_in, {"code": program, "func_name": entry_point})
+    shared = shared_setup(claim, c_box.harness_root, export, first_fd=5)
+    session.send(candidate.frames_in, {"code": program, "func_name": entry_point, **shared})
     if not session.wait(lambda: candidate.frames_in.flushed, deadline):
         raise _SetupTimeout()
     session.make_blocking(calls[1])
@@ -295,10 +346,12 @@ def _start_checker(
     calls: int,
     replies: int,
     reuse: bool,
+    claim: shared_builds.Claim | None = None,
 ) -> Any:
     if not reuse:
         if t_box.resident is not None:
             t_box.begin_reset()
+        export = claim.export_fd() if claim is not None else None
         checker = spawn_child(
             session,
             t_box,
@@ -306,9 +359,10 @@ def _start_checker(
             "checker",
             limits,
             timeout + compile_allowance(language),
-            extra_fds=[calls, replies],
+            extra_fds=[calls, replies] + ([] if export is None else [export]),
         )
-        session.send(checker.frames_in, setup)
+        shared = shared_setup(claim, t_box.harness_root, export, first_fd=7)
+        session.send(checker.frames_in, {**setup, **shared})
         return checker
     resident: Resident | None = t_box.resident
     if resident is None or not resident.usable_for(limits):

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 
-from . import frames, go_checker, kept_build, proxies
+from . import frames, go_checker, kept_build, proxies, shared_build
 
 FRAMES_IN, FRAMES_OUT = 3, 4
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,7 +26,11 @@ IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class CompileFailed(Exception):
-    pass
+    """The compiler's complaint; ``signaled``: it was killed (a limit), not refused."""
+
+    def __init__(self, text: str, signaled: bool = False) -> None:
+        super().__init__(text)
+        self.signaled = signaled
 
 
 def compile_with(argv: list[str], env: dict[str, str]) -> None:
@@ -35,7 +39,7 @@ def compile_with(argv: list[str], env: dict[str, str]) -> None:
         text = (done.stdout + done.stderr).decode("utf-8", "replace").strip()
         if done.returncode < 0:
             text += f"\n(the compiler was killed by signal {-done.returncode}: a resource limit?)"
-        raise CompileFailed(text or f"{argv[0]} failed with exit code {done.returncode}")
+        raise CompileFailed(text or f"{argv[0]} failed with exit code {done.returncode}", done.returncode < 0)
 
 
 def first_lines(text: str) -> str:
@@ -227,9 +231,12 @@ def check_go(setup: dict[str, object], options: dict[str, str]) -> list[str]:
         os.remove("assay_prompt.go")
         compile_with(argv, _go_env())
     _clean_build_files()
+    return [os.path.join(os.getcwd(), "checker")]
+
+
+def go_checker_environment(setup: dict[str, object]) -> None:
     os.environ["GOMAXPROCS"] = "2"
     os.environ["ASSAY_MAX_VALUE_BYTES"] = str(setup.get("max_value_bytes") or 0)
-    return [os.path.join(os.getcwd(), "checker")]
 
 
 JAVA_CHECKER = ("AssayChecker.java", "AssayJson.java", "AssayCodec.java")
@@ -242,25 +249,53 @@ def checker_main(language: str, options: dict[str, str]) -> int:
     setup = read_setup()
     if not isinstance(setup, dict):
         return 0 if setup is None else 2
-    try:
-        argv = CHECKERS[language](setup, options)
-    except (CompileFailed, proxies.BadSetup) as failure:
-        source = (setup.get("declaration") or {}).get("source", "")
-        frames.write_frame(
-            FRAMES_OUT,
-            {
-                "passed": False,
-                "stage": "test",
-                "kind": "test_compile",
-                "error_type": "CompileError",
-                "message": "the test program does not compile:\n" + first_lines(str(failure)),
-                "declaration_source": source,
-            },
-        )
+    shared, export = setup.get("shared"), _export_fd(setup)
+    if isinstance(shared, dict) and isinstance(shared.get("error"), dict):
+        frames.write_frame(FRAMES_OUT, shared["error"])  # this test program's, compiled before
         return 0
+    argv = shared_build.reuse(shared)
+    if argv is None:
+        try:
+            argv = CHECKERS[language](setup, options)
+        except (CompileFailed, proxies.BadSetup) as failure:
+            verdict = _test_compile_error(setup, failure)
+            if export is not None and not getattr(failure, "signaled", False):
+                shared_build.export_error(export, verdict)
+            frames.write_frame(FRAMES_OUT, verdict)
+            return 0
+        if export is not None:
+            shared_build.export_build(export, argv)
+    if language == "go":
+        go_checker_environment(setup)
     sys.stdout.flush()
     os.execve(argv[0], argv, dict(os.environ))
     return 127
+
+
+def _test_compile_error(setup: dict[str, object], failure: Exception) -> dict[str, object]:
+    declaration = setup.get("declaration")
+    source = declaration.get("source", "") if isinstance(declaration, dict) else ""
+    return {
+        "passed": False,
+        "stage": "test",
+        "kind": "test_compile",
+        "error_type": "CompileError",
+        "message": "the test program does not compile:\n" + first_lines(str(failure)),
+        "declaration_source": source,
+    }
+
+
+def _export_fd(setup: dict[str, object]) -> int | None:
+    """The descriptor this compile's result goes to, for later jobs of the same bytes
+    (see ``shared_build``): closed before any job code runs, whatever happens."""
+    fd = setup.get("export_fd")
+    if not isinstance(fd, int) or isinstance(fd, bool) or fd <= 4:
+        return None
+    try:
+        os.set_inheritable(fd, False)  # never reaches the exec'd program
+    except OSError:
+        return None
+    return fd
 
 
 def _write(name: str, text: str) -> None:
@@ -333,15 +368,29 @@ def main() -> int:
     if keeping:
         compiled["reused"] = argv is not None
     if argv is None:
-        try:
-            argv = RECIPES[language](role, str(setup.get("code", "")), entry, options)
-        except CompileFailed as failure:
-            text = first_lines(str(failure))
-            if role == "script":
-                sys.stderr.write(f"compile error:\n{text}\n")
-                return 1
-            frames.write_frame(FRAMES_OUT, _load_error("compile", "CompileError", text))
+        shared, export = setup.get("shared"), _export_fd(setup)
+        if isinstance(shared, dict) and isinstance(shared.get("error"), dict):
+            frames.write_frame(FRAMES_OUT, shared["error"])  # these sources', compiled before
             return 0
+        argv = shared_build.reuse(shared)
+        if shared is not None:  # offered: whether it checked out
+            compiled["shared"] = argv is not None
+        if argv is None:
+            try:
+                argv = RECIPES[language](role, str(setup.get("code", "")), entry, options)
+            except CompileFailed as failure:
+                text = first_lines(str(failure))
+                if role == "script":
+                    sys.stderr.write(f"compile error:\n{text}\n")
+                    return 1
+                error = _load_error("compile", "CompileError", text)
+                if export is not None and not failure.signaled:
+                    shared_build.export_error(export, error)
+                frames.write_frame(FRAMES_OUT, error)
+                return 0
+            _clean_build_files()
+            if export is not None:  # before any of its code runs
+                shared_build.export_build(export, argv)
         if keeping:  # before any of its code runs
             compiled["build"] = kept_build.keep(language, argv)
     os.environ.update(RUN_ENVIRONMENT.get(language, {}))

@@ -1,0 +1,181 @@
+"""Compile once per content (``sandbox/_shared_builds.py``): identical compiled candidates
+share one build, the K candidates of a test program share its checker, a compile error
+is the same outcome again, and no job can change what the next one runs."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from assay.sandbox import Call, FunctionRun, SandboxPool, get_language
+from assay.sandbox import _shared_builds as shared_builds
+from assay.sandbox import _toolchains as toolchains
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning"),
+    pytest.mark.slow,
+    pytest.mark.toolchains,
+]
+
+ADD = {
+    "go": "func Add(a, b int) int {\n\treturn a + b\n}\n",
+    "cpp": "int Add(int a, int b) {\n    return a + b;\n}\n",
+    "java": "class Solution {\n    public static int Add(int a, int b) {\n        return a + b;\n    }\n}\n",
+}
+# every file of every shared build, opened for writing, truncated, removed: the number
+# of those that worked (the roots are where each backend shows the toolchain cache)
+TAMPER = """import (
+\t"os"
+\t"path/filepath"
+)
+
+func Add(a, b int) int {
+\tdone := 0
+\tfor _, root := range []string{%s} {
+\t\tfilepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+\t\t\tif err != nil || info.IsDir() {
+\t\t\t\treturn nil
+\t\t\t}
+\t\t\tif f, e := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0); e == nil {
+\t\t\t\tf.Write([]byte("tampered"))
+\t\t\t\tf.Close()
+\t\t\t\tdone++
+\t\t\t}
+\t\t\tif os.Remove(p) == nil {
+\t\t\t\tdone++
+\t\t\t}
+\t\t\treturn nil
+\t\t})
+\t}
+\treturn done
+}
+"""
+ADD_PROMPT = "func Add(a, b int) int {\n"
+ADD_TEST = "func TestAdd(t *testing.T) {\n\tassert := assert.New(t)\n\tassert.Equal(3, Add(1, 2))\n}\n"
+
+
+def unique(code: str, language: str) -> str:
+    """The same code under a key no other test (nor an earlier run) has built."""
+    return code + f"\n// {uuid.uuid4().hex}\n"
+
+
+def stats_after(action: Callable[[], Any]) -> tuple[Any, Counter[str]]:
+    before = Counter(shared_builds.BUILDS.stats)
+    result = action()
+    return result, Counter(shared_builds.BUILDS.stats) - before
+
+
+def add(pool: SandboxPool, language: str, code: str) -> FunctionRun:
+    return pool.run_function(get_language(language), code, "Add", [Call((1, 2))], timeout=60)
+
+
+@pytest.mark.parametrize("language", sorted(ADD))
+def test_identical_candidates_compile_once(make_pool: Any, language: str) -> None:
+    pool: SandboxPool = make_pool("bubblewrap")
+    code = unique(ADD[language], language)
+    runs, counted = stats_after(lambda: [add(pool, language, code) for _ in range(3)])
+    assert [[o.value for o in run.outcomes] for run in runs] == [[3], [3], [3]]
+    assert [run.compiles for run in runs] == [1, 0, 0]
+    assert counted == Counter(built=1, reused=2)
+
+
+@pytest.mark.parametrize("language", sorted(ADD))
+def test_a_compile_error_is_reused_as_the_same_outcome(make_pool: Any, language: str) -> None:
+    pool: SandboxPool = make_pool("bubblewrap")
+    code = unique(ADD[language], language) + "not a declaration\n"
+    runs, counted = stats_after(lambda: [add(pool, language, code) for _ in range(2)])
+    failures = [run.load_failure for run in runs]
+    assert all(f is not None and f.kind == "compile" for f in failures), failures
+    assert failures[0] == failures[1]
+    assert counted == Counter(built=1, error_reused=1)
+
+
+def test_a_different_source_or_limit_is_another_build(make_pool: Any) -> None:
+    from assay.sandbox import Limits
+
+    pool: SandboxPool = make_pool("bubblewrap")
+    code = unique(ADD["cpp"], "cpp")
+    other = code.replace("a + b", "b + a")
+    _, counted = stats_after(lambda: (add(pool, "cpp", code), add(pool, "cpp", other)))
+    assert counted == Counter(built=2)
+    low = Limits(memory_bytes=256 << 20)
+    run, counted = stats_after(
+        lambda: pool.run_function(get_language("cpp"), code, "Add", [Call((1, 2))], 60, low)
+    )
+    assert run.outcomes[0].value == 3 and counted == Counter(built=1)
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "unshare", "rlimit"])
+def test_a_candidate_cannot_change_the_shared_builds(make_pool: Any, backend: str) -> None:
+    """An honest candidate and a test program are built and shared; then a hostile
+    candidate tries to overwrite or remove every file of every shared build. The honest
+    candidate's next jobs still run what was built, with the right verdicts."""
+    pool: SandboxPool = make_pool(backend)
+    go = get_language("go")
+    honest = unique(ADD["go"], "go")
+    test = unique(ADD_TEST, "go")
+    assert add(pool, "go", honest).outcomes[0].value == 3
+    assert pool.run_test_program(go, honest, test, "Add", 60, prompt=ADD_PROMPT).passed
+    roots = ", ".join(f'"{root}"' for root in (toolchains.SANDBOX_PREBUILT, toolchains.cache_root()))
+    hostile = unique(TAMPER % roots, "go")
+    assert add(pool, "go", hostile).outcomes[0].value == 0  # nothing could be written
+    attacked = pool.run_test_program(go, hostile, test, "Add", 60, prompt=ADD_PROMPT)
+    assert not attacked.passed and "actual  : 0" in attacked.verdict["message"], attacked.verdict
+    (run, program), counted = stats_after(
+        lambda: (
+            add(pool, "go", honest),
+            pool.run_test_program(go, honest, test, "Add", 60, prompt=ADD_PROMPT),
+        )
+    )
+    assert run.outcomes[0].value == 3 and run.compiles == 0
+    assert program.passed, program.verdict
+    assert counted == Counter(reused=3)  # the candidate twice, the test program once
+
+
+def test_a_shared_build_changed_on_the_host_is_not_run(make_pool: Any) -> None:
+    """If a shared build changed after it was built (anyone with write access to the
+    cache), its digest no longer matches: the job compiles afresh and is right."""
+    pool: SandboxPool = make_pool("bubblewrap")
+    code = unique(ADD["cpp"], "cpp")
+    assert add(pool, "cpp", code).compiles == 1
+    entry = list(shared_builds.BUILDS.entries.values())[-1]
+    assert entry.folder is not None
+    program = os.path.join(toolchains.cache_root(), entry.folder, "program")
+    os.chmod(program, 0o755)
+    with open(program, "r+b") as handle:
+        handle.seek(os.path.getsize(program) // 2)
+        handle.write(b"\xcc" * 64)  # int3: a build that would crash
+    run = add(pool, "cpp", code)
+    assert run.outcomes[0].value == 3 and run.compiles == 1
+    assert entry not in shared_builds.BUILDS.entries.values()  # dropped: the next job builds it again
+    runs, counted = stats_after(lambda: [add(pool, "cpp", code) for _ in range(2)])
+    assert [r.compiles for r in runs] == [1, 0] and counted == Counter(built=1, reused=1)
+
+
+@pytest.mark.parametrize("language", ["go", "cpp"])
+def test_pass_at_k_candidates_share_one_test_program(make_pool: Any, language: str) -> None:
+    pool: SandboxPool = make_pool("bubblewrap", workers=2)
+    lang = get_language(language)
+    if language == "go":
+        prompt, test, entry = ADD_PROMPT, unique(ADD_TEST, "go"), "Add"
+        good, wrong = prompt + "\treturn a + b\n}\n", prompt + "\treturn a - b\n}\n"
+    else:
+        prompt, entry = "int Add(int a, int b) {\n", "Add"
+        test = unique("#include <cassert>\nint main() {\n    assert(Add(1, 2) == 3);\n}\n", "cpp")
+        good, wrong = prompt + "    return a + b;\n}\n", prompt + "    return a - b;\n}\n"
+
+    def run_all() -> list[bool]:
+        return [
+            pool.run_test_program(lang, c, test, entry, 60, prompt=prompt).passed for c in (good, wrong, good)
+        ]
+
+    good, wrong = unique(good, language), unique(wrong, language)
+    verdicts, counted = stats_after(run_all)
+    assert verdicts == [True, False, True]
+    # built: the test program once, each distinct candidate once; reused: the rest
+    assert counted == Counter(built=3, reused=3), counted
