@@ -17,7 +17,7 @@ from assay import Client, evaluate
 from assay.errors import DataError
 from assay.store.sqlite import SQLiteStore
 from assay.store.sqlite._writer import SPAWN_AFTER_ROWS
-from assay.store.sqlite._writer_process import _wait_for_builders, _writers_of
+from assay.store.sqlite._writer_process import _wait_for_builders
 
 
 def _target(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +111,7 @@ def test_a_writer_process_no_run_takes_is_stopped_with_the_store(tmp_path: Path)
     pid = _warm_pid(store)
     assert pid is not None
     store.warm_writer(SPAWN_AFTER_ROWS)  # one waits already: no second one
-    assert _warm_pid(store) == pid and _writers_of(store.path, os.getpid()) == [pid]
+    assert _warm_pid(store) == pid and not _exited(pid)
     store.close()
     deadline = time.monotonic() + 30
     while not _exited(pid) and time.monotonic() < deadline:
@@ -125,18 +125,21 @@ def test_runs_refused_after_it_started_leave_one_waiting_process_not_many(tmp_pa
     client = Client(str(tmp_path / "b.db"))
     store: SQLiteStore = client.store  # type: ignore[assignment]
     bad = [*_data(SPAWN_AFTER_ROWS), {"inputs": "not an object"}]
+    waiting_after = []
     for _ in range(3):
         with pytest.raises(DataError, match="inputs"):
             evaluate(_target, data=bad, client=client, progress=False)
-    waiting = _warm_pid(store)
-    assert waiting is not None and _writers_of(store.path, os.getpid()) == [waiting]
+        waiting_after.append(_warm_pid(store))
+    waiting = waiting_after[0]
+    assert waiting is not None and waiting_after == [waiting] * 3, "a refused run started another process"
+    assert not _exited(waiting)
     seen = _spy(store)
     evaluate(_target, data=_data(SPAWN_AFTER_ROWS), client=client, progress=False)
     assert {pid for pid in seen["batches_by"] if pid is not None} <= {waiting}
     assert _warm_pid(store) is None
     client.close()
     _wait_for_builders(None)  # the run's own process, building the metric columns
-    assert _writers_of(store.path, os.getpid()) == []
+    assert _exited(waiting)
 
 
 def test_a_waiting_process_that_died_is_not_taken_and_the_run_stores_every_row(tmp_path: Path) -> None:
