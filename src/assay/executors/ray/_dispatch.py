@@ -2,7 +2,8 @@
 
 Each worker holds up to ``DEPTH`` batches (one running, the next queued beside it, so
 it never waits for a round trip). A batch whose worker died (killed, out of memory, its
-node lost) is sent again, whole, preferably to another worker; its rows reached nobody,
+node lost) is sent again, whole, to another worker when there is one (the one it failed on
+may still be restarting, and would fail it again at once); its rows reached nobody,
 since rows are accepted only from a batch that came back, so nothing is lost or stored
 twice. A target or evaluator exception is not a failure here: it is in the row.
 """
@@ -89,12 +90,14 @@ class Dispatcher:
             while self._busy[worker] < DEPTH:
                 batch = self._next_batch(worker)
                 if batch is None:
-                    return
+                    break  # (another worker may still take a batch that failed on this one)
                 self._send(batch, worker)
 
     def _next_batch(self, worker: int) -> Batch | None:
+        """A batch that failed elsewhere, else new rows. With nothing in flight, some
+        worker is free besides the one any retry failed on, so no retry waits forever."""
         for batch in self._retries:
-            if batch.failed_on != worker:
+            if batch.failed_on != worker or len(self._workers) == 1:
                 self._retries.remove(batch)
                 return batch
         slots = DEPTH * len(self._workers)
@@ -102,9 +105,7 @@ class Dispatcher:
         rows: list[PlannedRow] = []
         while len(rows) < size and (planned := self._feed.next()) is not None:
             rows.append(planned)
-        if rows:
-            return Batch(rows)
-        return self._retries.popleft() if self._retries else None  # nothing else left to do
+        return Batch(rows) if rows else None
 
     def _send(self, batch: Batch, worker: int) -> None:
         ref = self._workers[worker].run_batch.remote(
