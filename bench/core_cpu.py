@@ -17,13 +17,12 @@ import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from _rounds import alternate, run_round
 from core_throughput import accuracy, doubled, inline_data, positive, target
 
 
@@ -55,14 +54,6 @@ def child(n: int, folder: str) -> dict[str, Any]:
     }
 
 
-def in_child(n: int, python: str) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as folder:
-        done = subprocess.run([python, __file__, "--child", str(n), folder], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"a round failed:\n{done.stderr}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("n", type=int, nargs="?", default=10_000)
@@ -74,15 +65,17 @@ def main() -> None:
         print(json.dumps(child(int(args.child[0]), args.child[1])))
         return
     sides = {"assay": sys.executable, **({"before": args.before} if args.before else {})}
-    figures: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
-    for round_ in range(args.rounds):
-        for side in list(sides) if round_ % 2 == 0 else list(sides)[::-1]:
-            got = figures[side].append(in_child(args.n, sides[side])) or figures[side][-1]
-            print(
-                f"  round {round_ + 1} {side:>6}: wall {got['wall']:.2f} s, run's process {got['main']:.2f} s "
-                f"CPU, writer process {got['writer']:.2f} s CPU (load average {got['load']:.1f})",
-                flush=True,
-            )
+
+    def report(round_: int, side: str, got: dict[str, Any]) -> None:
+        print(
+            f"  round {round_ + 1} {side:>6}: wall {got['wall']:.2f} s, run's process {got['main']:.2f} s "
+            f"CPU, writer process {got['writer']:.2f} s CPU (load average {got['load']:.1f})",
+            flush=True,
+        )
+
+    figures = alternate(
+        sides, args.rounds, lambda side: run_round(__file__, [str(args.n)], python=sides[side]), report
+    )
     print(f"\n{args.n:,} rows, median of {args.rounds} rounds (CPU seconds)")
     for side in sides:
         main_cpu = statistics.median(f["main"] for f in figures[side])

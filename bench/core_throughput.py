@@ -24,12 +24,12 @@ import argparse
 import json
 import resource
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _rounds import alternate, run_round
 
 
 def target(inputs: dict) -> dict:
@@ -134,16 +134,6 @@ def child_langsmith(n: int, folder: str) -> dict[str, Any]:
 CHILDREN = {"assay": child_assay, "langsmith": child_langsmith, "before": child_assay}
 
 
-def in_child(side: str, n: int, python: str = sys.executable) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as folder:
-        done = subprocess.run(
-            [python, __file__, "--child", side, str(n), folder], capture_output=True, text=True
-        )
-    if done.returncode != 0:
-        raise SystemExit(f"the {side} round failed:\n{done.stderr}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("n", type=int, nargs="?", default=10_000)
@@ -158,16 +148,15 @@ def main() -> None:
         return
     sides = [args.only] if args.only else ["assay", "langsmith"]
     sides += ["before"] if args.before else []
-    figures: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
-    for round_ in range(args.rounds):
-        for side in sides if round_ % 2 == 0 else sides[::-1]:
-            python = args.before if side == "before" else sys.executable
-            figures[side].append(in_child(side, args.n, python))
-        print(
-            f"  round {round_ + 1}: "
-            + ", ".join(f"{side} {figures[side][-1]['rate']:,.0f} examples/s" for side in sides),
-            flush=True,
-        )
+
+    def measure(side: str) -> dict[str, Any]:
+        python = args.before if side == "before" else sys.executable
+        return run_round(__file__, [side, str(args.n)], python=python)
+
+    def report(round_: int, side: str, got: dict[str, Any]) -> None:
+        print(f"  round {round_ + 1} {side}: {got['rate']:,.0f} examples/s", flush=True)
+
+    figures = alternate(sides, args.rounds, measure, report)
     print(f"\n{args.n:,} examples, median of {args.rounds} alternating rounds, each in its own process")
     print(f"{'side':>10} {'examples/s':>11} {'peak RSS MB':>12}")
     for side in sides:

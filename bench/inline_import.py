@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _rounds import alternate, run_round
 
 
 def child(n: int, folder: str) -> dict[str, Any]:
@@ -39,14 +39,6 @@ def child(n: int, folder: str) -> dict[str, Any]:
     return {"wall": n / wall, "cpu": n / cpu, "feed_us": fed / n * 1e6}
 
 
-def in_child(n: int, python: str) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as folder:
-        done = subprocess.run([python, __file__, "--child", str(n), folder], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"a round failed:\n{done.stderr}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("n", type=int, nargs="?", default=10_000)
@@ -58,12 +50,13 @@ def main() -> None:
         print(json.dumps(child(int(args.child[0]), args.child[1])))
         return
     sides = {"assay": sys.executable, **({"before": args.before} if args.before else {})}
-    figures: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
-    for round_ in range(args.rounds):
-        order = list(sides) if round_ % 2 == 0 else list(sides)[::-1]
-        for side in order:
-            figures[side].append(in_child(args.n, sides[side]))
-        print(f"  round {round_ + 1}: " + ", ".join(f"{s} {figures[s][-1]['cpu']:,.0f}/s CPU" for s in sides))
+
+    def report(round_: int, side: str, got: dict[str, Any]) -> None:
+        print(f"  round {round_ + 1} {side}: {got['cpu']:,.0f}/s CPU", flush=True)
+
+    figures = alternate(
+        sides, args.rounds, lambda side: run_round(__file__, [str(args.n)], python=sides[side]), report
+    )
     print(f"\n{args.n:,} inline examples, median of {args.rounds} rounds")
     print(f"{'side':>8} {'examples/s wall':>16} {'examples/s CPU':>15} {'feed CPU us/ex':>15}")
     for side in sides:

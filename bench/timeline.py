@@ -21,13 +21,11 @@ import json
 import os
 import resource
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from _rounds import alternate, run_round
 from core_throughput import accuracy, doubled, inline_data, positive, target
 
 EVENTS: list[tuple[str, float, float]] = []
@@ -152,17 +150,6 @@ def _process_age() -> float | None:
         return None
 
 
-def in_child(n: int, source: str | None = None) -> dict[str, Any]:
-    env = dict(os.environ, PYTHONPATH=source) if source else None
-    with tempfile.TemporaryDirectory() as folder:
-        done = subprocess.run(
-            [sys.executable, __file__, "--child", str(n), folder], capture_output=True, text=True, env=env
-        )
-    if done.returncode != 0:
-        raise SystemExit(f"a round failed:\n{done.stderr}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("n", type=int, nargs="?", default=10_000)
@@ -174,11 +161,12 @@ def main() -> None:
         print(json.dumps(child(int(args.child[0]), args.child[1])))
         return
     sides: dict[str, str | None] = {"now": None, **({"before": args.before} if args.before else {})}
-    rounds: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
-    for round_ in range(args.rounds):
-        for side in list(sides) if round_ % 2 == 0 else list(sides)[::-1]:
-            rounds[side].append(in_child(args.n, sides[side]))
-    for side, figures in rounds.items():
+
+    def measure(side: str) -> dict[str, Any]:
+        source = sides[side]
+        return run_round(__file__, [str(args.n)], env=dict(os.environ, PYTHONPATH=source) if source else None)
+
+    for side, figures in alternate(sides, args.rounds, measure).items():
         _table(side, figures, args.n)
 
 

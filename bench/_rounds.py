@@ -1,0 +1,46 @@
+"""What the before/after benchmarks share: each round in a fresh process of its own (in a
+temporary folder it may write to), the sides alternating so that a change of the
+machine's load falls on both.
+
+    figures = alternate(sides, rounds, lambda side: run_round(__file__, [str(n)], python=sides[side]))
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+Side = TypeVar("Side")
+
+
+def run_round(
+    script: str, args: Iterable[str], *, python: str = sys.executable, env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Runs ``python script --child ARGS FOLDER`` and returns the JSON of its last line."""
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run(
+            [python, script, "--child", *args, folder], capture_output=True, text=True, env=env
+        )
+    if done.returncode != 0:
+        raise SystemExit(f"a round failed:\n{done.stderr}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def alternate(
+    sides: Iterable[Side],
+    rounds: int,
+    measure: Callable[[Side], dict[str, Any]],
+    report: Callable[[int, Side, dict[str, Any]], None] = lambda round_, side, got: None,
+) -> dict[Side, list[dict[str, Any]]]:
+    """Each side measured ``rounds`` times, in turn, in the reverse order every other round."""
+    order = list(sides)
+    figures: dict[Side, list[dict[str, Any]]] = {side: [] for side in order}
+    for round_ in range(rounds):
+        for side in order if round_ % 2 == 0 else order[::-1]:
+            figures[side].append(measure(side))
+            report(round_, side, figures[side][-1])
+    return figures
