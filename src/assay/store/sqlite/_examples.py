@@ -24,7 +24,7 @@ from assay.store import _row_text
 from assay.store._json import dumps
 
 PAGE = 2000
-SEEN_LIMIT = 200_000  # ids held in memory to check them (~20 MB); beyond, the index checks
+SEEN_LIMIT = 200_000  # ids held in memory to check them (~40 MB); beyond, the index checks
 KEEP_LIMIT = 50_000  # examples kept for the caller to read back (~300 bytes each)
 COLUMNS = "id, dataset_id, position, inputs, outputs, metadata, created_at, added_version"
 
