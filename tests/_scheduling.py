@@ -8,12 +8,15 @@ memory peak, a thread or process count, how quickly a stalled peer is noticed). 
 chosen by deselecting, so a caller's own ``-m``/``-k`` still applies within it; the files
 (and, in the serial phase, the folders) of the other phase are not even imported.
 
-In the parallel phase each test goes to a worker by group: a file's tests stay together
-(its module fixtures are built once), and every test of the Ray cluster or the browser
-shares one group, so each session starts one cluster and one Chromium, not one per worker.
-Groups are handed out costliest first (``durations.json``: seconds per file from a past
-run; scripts/test passes ``--no-loadscope-reorder`` so xdist keeps this order instead of
-its own by test count), so that no long group starts last while the other worker idles.
+In the parallel phase each file goes to one worker (``--dist loadfile``), so its module
+fixtures are built once. (xdist 3.8's ``loadgroup`` names a test's group by a suffix of its
+node id, which pytest 9 no longer lets a plugin change: its groups were silently ignored, a
+file's tests spread over both workers.) Tests are still marked with a group (the Ray
+cluster's and the browser's span files), by which files are handed out costliest first
+(``durations.json``: seconds per file from a past run; scripts/test passes
+``--no-loadscope-reorder`` so xdist keeps this order instead of its own by test count), so
+that no long file starts last while the other worker idles; a group spanning files is
+contiguous in that order but may still reach both workers.
 """
 
 from __future__ import annotations

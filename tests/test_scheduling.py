@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,30 @@ def test_the_parallel_phase_hands_out_the_costliest_file_first_and_keeps_each_fi
     order = files_in_order(collect("parallel", light, heavy))
     blocks = [path for index, path in enumerate(order) if index == 0 or order[index - 1] != path]
     assert blocks == [heavy, light]
+
+
+def test_each_files_tests_run_on_one_worker() -> None:
+    """scripts/test's parallel phase keeps a file on one worker, so its module fixtures (a
+    Ray cluster, the container image, a browser) are set up once, not once per worker.
+    (xdist's ``loadgroup`` spread them: pytest 9 ignores the node-id suffix it names groups by.)"""
+    files = ("tests/test_errors.py", "tests/sandbox/test_codec.py")
+    options = re.search(
+        r"pytest -n \S+ (--dist \w+ --no-loadscope-reorder)", (HERE.parent / "scripts/test").read_text()
+    )
+    assert options is not None, "scripts/test's parallel phase changed: update this test"
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-n", "2", *options[1].split(), *NO_PLUGINS, *files],
+        cwd=HERE.parent,
+        env={**os.environ, "ASSAY_TEST_PHASE": "parallel"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    workers: dict[str, set[str]] = {}
+    for line in ran.stdout.splitlines():
+        if line.startswith("[gw") and " PASSED " in line:
+            node = line.split(" PASSED ")[1]
+            workers.setdefault(node.split("::")[0], set()).add(line.split()[0])
+    assert set(workers) == set(files)
+    assert all(len(seen) == 1 for seen in workers.values()), workers
