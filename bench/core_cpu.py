@@ -23,24 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from _rounds import alternate, run_round
-from core_throughput import accuracy, doubled, inline_data, positive, target
+from core_throughput import evaluate_inline, inline_data
 
 
 def child(n: int, folder: str) -> dict[str, Any]:
-    from assay import Client, evaluate
+    from assay import Client
     from assay.store.sqlite import _writer_process
 
     client = Client(str(Path(folder) / "cpu.db"))
     data = inline_data(n)
     wall, cpu = time.perf_counter(), time.process_time()
-    results = evaluate(
-        target,
-        data=data,
-        evaluators=[doubled, positive],
-        summary_evaluators=[accuracy],
-        client=client,
-        progress=False,
-    )
+    results = evaluate_inline(data, client)
     assert len(list(results)) == n and results.summary_results.results[0].score == 1.0
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     client.close()

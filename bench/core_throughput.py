@@ -63,15 +63,11 @@ def check(rows: list[dict[str, Any]], n: int) -> None:
     assert sum(row["run"].outputs["answer"] for row in rows) == n * (n - 1)
 
 
-# one side per process: each prints one JSON line
-def child_assay(n: int, folder: str) -> dict[str, Any]:
-    from assay import Client, evaluate
-    from assay.evaluation._data import resolve_data
+def evaluate_inline(data: list[dict[str, Any]], client: Any) -> Any:
+    """The user's script: ``evaluate`` over inline data, two row evaluators and a summary."""
+    from assay import evaluate
 
-    data = inline_data(n)
-    client = Client(str(Path(folder) / "assay.db"))
-    started = time.perf_counter()
-    results = evaluate(
+    return evaluate(
         target,
         data=data,
         evaluators=[doubled, positive],
@@ -79,6 +75,17 @@ def child_assay(n: int, folder: str) -> dict[str, Any]:
         client=client,
         progress=False,
     )
+
+
+# one side per process: each prints one JSON line
+def child_assay(n: int, folder: str) -> dict[str, Any]:
+    from assay import Client
+    from assay.evaluation._data import resolve_data
+
+    data = inline_data(n)
+    client = Client(str(Path(folder) / "assay.db"))
+    started = time.perf_counter()
+    results = evaluate_inline(data, client)
     evaluated = time.perf_counter()
     rows = list(results)
     score = results.summary_results.results[0].score

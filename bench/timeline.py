@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from _rounds import alternate, run_round
-from core_throughput import accuracy, doubled, inline_data, positive, target
+from core_throughput import evaluate_inline, inline_data
 
 EVENTS: list[tuple[str, float, float]] = []
 
@@ -103,20 +103,13 @@ def child(n: int, folder: str) -> dict[str, Any]:
 
     note("import assay")
     instrument()
-    from assay import Client, evaluate
+    from assay import Client
 
     data = inline_data(n)
     note("data built")
     client = Client(str(Path(folder) / "timeline.db"))
     note("store opened (Client)")
-    results = evaluate(
-        target,
-        data=data,
-        evaluators=[doubled, positive],
-        summary_evaluators=[accuracy],
-        client=client,
-        progress=False,
-    )
+    results = evaluate_inline(data, client)
     note("evaluate returned")
     rows = list(results)
     score = results.summary_results.results[0].score
