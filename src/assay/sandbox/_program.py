@@ -196,6 +196,7 @@ class _Job:
                 frame, attempt.timed_out, attempt.compile_ms, deadline = _await_verdict(
                     session,
                     attempt.checker,
+                    attempt.candidate,
                     deadline,
                     self.timeout,
                     self.declaration is not None,
@@ -270,6 +271,7 @@ class _CpuSpan:
 def _await_verdict(
     session: Session,
     checker: Any,
+    candidate: Child,
     deadline: float,
     timeout: float,
     compiled_checker: bool,
@@ -284,7 +286,7 @@ def _await_verdict(
     started = time.monotonic()
     if compiled_checker:
         deadline += COMPILE_SECONDS
-    first, timed_out = next_frame(session, checker, deadline)
+    first, timed_out = _checker_frame(session, checker, candidate, deadline)
     for claim in claims:  # both compile steps are past: jobs waiting for their builds go on
         if claim is not None:
             claim.publish()
@@ -295,8 +297,22 @@ def _await_verdict(
     session.send(checker.frames_in, RUN)
     if compiled_checker:
         deadline = now + timeout
-    frame, timed_out = next_frame(session, checker, deadline)
+    frame, timed_out = _checker_frame(session, checker, candidate, deadline)
     return frame, timed_out, (now - started) * 1000 if compiled_checker else None, deadline
+
+
+def _checker_frame(session: Session, checker: Any, candidate: Child, deadline: float) -> tuple[Any, bool]:
+    """The checker's next frame. Once the candidate's process has ended, what it left in
+    its sandbox is killed at once (a reset): a process it forked may hold its reply pipe,
+    and the checker would wait for that pipe's end until its time limit."""
+    reader = checker.frames_out
+    answered = lambda: reader.done or checker.exit_status() is not None or checker.sandbox.dead  # noqa: E731
+    ended = lambda: candidate.exit_status() is not None or candidate.sandbox.dead  # noqa: E731
+    if not session.wait(lambda: answered() or ended(), deadline):
+        return None, True
+    if not answered():
+        candidate.sandbox.begin_reset()
+    return next_frame(session, checker, deadline)
 
 
 def _start_candidate(
@@ -369,6 +385,7 @@ def _start_checker(
         t_box.begin_reset()
         resident = t_box.resident = Resident.start(t_box, limits)
     resident.attach(session)
+    t_box.watch(resident.token)  # its exit ends the wait, whoever holds its pipes
     session.watch_sandbox(t_box)
     resident.submit(session, setup, calls, replies)
     session.release(calls)
