@@ -78,12 +78,16 @@ def next_frame(session: Session, child: Any, deadline: float) -> tuple[Any, bool
     before is read, and the caller's reset kills what it left."""
     reader = child.frames_out
     assert reader is not None
-    ended = lambda: child.exit_status() is not None or child.sandbox.dead  # noqa: E731
-    if not session.wait(lambda: reader.done or ended(), deadline):
+    if not session.wait(lambda: reader.done or has_ended(child), deadline):
         return None, True
     if not reader.done:
         reader.read_written(session)
     return (reader.frames.popleft() if reader.frames else None), False
+
+
+def has_ended(child: Any) -> bool:
+    """Whether a child's (or a resident checker's) exit is known, or its sandbox died."""
+    return child.exit_status() is not None or bool(child.sandbox.dead)
 
 
 def ended_status(session: Session, child: Child, deadline: float) -> dict[str, Any] | None:

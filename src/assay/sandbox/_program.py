@@ -20,6 +20,7 @@ from assay.sandbox._children import (
     collect_output,
     ended_status,
     finish,
+    has_ended,
     next_frame,
     spawn_child,
 )
@@ -306,11 +307,9 @@ def _checker_frame(session: Session, checker: Any, candidate: Child, deadline: f
     its sandbox is killed at once (a reset): a process it forked may hold its reply pipe,
     and the checker would wait for that pipe's end until its time limit."""
     reader = checker.frames_out
-    answered = lambda: reader.done or checker.exit_status() is not None or checker.sandbox.dead  # noqa: E731
-    ended = lambda: candidate.exit_status() is not None or candidate.sandbox.dead  # noqa: E731
-    if not session.wait(lambda: answered() or ended(), deadline):
+    if not session.wait(lambda: reader.done or has_ended(checker) or has_ended(candidate), deadline):
         return None, True
-    if not answered():
+    if not reader.done and not has_ended(checker):
         candidate.sandbox.begin_reset()
     return next_frame(session, checker, deadline)
 
