@@ -143,22 +143,19 @@ def row_page(
     if ranking is not None and total is not None and total * _WALK_SELECTIVITY < rows:
         ranking = None  # a rare match: sorting the matches beats walking past the others
     last: Cursor | None = None
-    if ranking is not None and after is None and offset > seek.DEEP and query.sort.startswith("metric:"):
-        key = query.sort.removeprefix("metric:")
-        failing_rows = (
-            seek.FailingRows(keys, spec.tests)
-            if spec is not None and not query.q and not _has_bounds(query)
-            else None
-        )
-        after = seek.cursor_before(
-            db,
-            experiment_id,
-            key,
-            ranking,
-            descending=query.order == "desc",
-            offset=offset,
-            failing=failing_rows,
-        )
+    start = None  # where a deep page of data order starts, when the stored orders tell
+    if after is None and offset > seek.DEEP and not query.q:
+        if ranking is not None:
+            after = _sought(db, experiment, query, spec, ranking, offset)
+        elif query.sort == "position":
+            start = seek.order_cursor(
+                db,
+                experiment_id,
+                "position",
+                _kept(experiment, query, spec),
+                descending=query.order == "desc",
+                offset=offset,
+            )
     if ranking is not None:
         entries = page_entries(
             db,
@@ -173,11 +170,20 @@ def row_page(
         last = entries[-1].cursor if len(entries) == limit else None
     else:
         order, order_params = _order(query)
+        skip, sql_where, where_params = offset, where, list(params)
+        if start is not None:  # the page after the row before it
+            skip = 0
+            if query.order == "desc":
+                sql_where += " AND (u.position < ? OR (u.position = ? AND u.repetition > ?))"
+                where_params += [start.position, start.position, start.repetition]
+            else:
+                sql_where += " AND (u.position, u.repetition) > (?, ?)"
+                where_params += [start.position, start.repetition]
         runs = records(
             RunPreview,
             db.query(
-                f"SELECT {_RUN_COLUMNS} FROM runs u WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
-                [*params, *order_params, limit, offset],
+                f"SELECT {_RUN_COLUMNS} FROM runs u WHERE {sql_where} ORDER BY {order} LIMIT ? OFFSET ?",
+                [*where_params, *order_params, limit, skip],
             ),
         )
     if total is None:  # a short page that is not past the end says how many there are
@@ -185,6 +191,49 @@ def row_page(
         total = offset + len(runs) if short else counting.total()
     next_after = last if last is not None and offset + limit < total else None
     return RowsPage(int(total), runs, next_after)
+
+
+def _sought(
+    db: ReadOnlyDatabase,
+    experiment: _Experiment,
+    query: RowQuery,
+    spec: Failing | None,
+    ranking: Ranking,
+    offset: int,
+) -> Cursor | None:
+    """Where a deep page of an index-walked sort starts: from a metric's stored columns,
+    else from the stored row orders; None: walked to it."""
+    descending = query.order == "desc"
+    if query.sort.startswith("metric:"):
+        failing_rows = (
+            seek.FailingRows(experiment.keys, spec.tests)
+            if spec is not None and not _has_bounds(query)
+            else None
+        )
+        found = seek.cursor_before(
+            db,
+            experiment.id,
+            query.sort.removeprefix("metric:"),
+            ranking,
+            descending=descending,
+            offset=offset,
+            failing=failing_rows,
+        )
+        if found is not None:
+            return found
+    return seek.order_cursor(
+        db, experiment.id, query.sort, _kept(experiment, query, spec), descending=descending, offset=offset
+    )
+
+
+def _kept(experiment: _Experiment, query: RowQuery, spec: Failing | None) -> seek.Kept:
+    """The page's filter as the stored orders tell it (the caller leaves searches out)."""
+    bounds = tuple(_bounds(query, experiment.lower)) if _has_bounds(query) else ()
+    return seek.Kept(
+        tests=spec.tests if spec is not None else None,
+        metric=query.metric if bounds else None,
+        bounds=bounds,
+    )
 
 
 def _failing(db: ReadOnlyDatabase, experiment: _Experiment, query: RowQuery) -> Failing:
