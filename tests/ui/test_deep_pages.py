@@ -69,6 +69,8 @@ def _rows(seed: int) -> list[Row]:
         if rng.random() < 0.15:
             row[rng.choice(["ok", "leak", "sim"])] = ERROR
         rows.append(row)
+    for row in rows:  # many ties, and runs that never ended (no latency)
+        row["latency"] = rng.choice([None, 0.5, 2.0, 2.0, 3.25, 7.0])
     return rows
 
 
@@ -81,6 +83,7 @@ def _build(store: Store, name: str, rows: list[Row]) -> None:
             scores={key: row[key] for key in ("ok", "leak", "sim")},
             info={"leak": LOWER},
             repetition=i // EXAMPLES,
+            latency_ms=row.get("latency", 10.0),
         )
         for i, row in enumerate(rows)
     ]
@@ -288,5 +291,161 @@ def test_a_next_link_below_a_bound_starts_at_its_rank_not_at_the_bound(tmp_path:
     deep = _steps(db, following)
     assert [row.position for row in following().rows]  # rows below the previous page's
     assert deep <= 3 * max(first, 1), f"the 61st page by its link took {deep}k steps, the first {first}k"
+    db.close()
+    store.close()
+
+
+def _rank(row: Row, sort: str) -> float | None:
+    """A row's rank in a sort (None: unranked), as the page orders it."""
+    if sort == "latency":
+        return None if row["latency"] is None else float(row["latency"])
+    if sort == "error":
+        return 0.0 if row["target"] is None else 1.0
+    score = row[sort.removeprefix("metric:")]
+    return None if score in (None, ERROR) else float(score)
+
+
+def _ordered(rows: list[Row], kept: list[int], sort: str, order: str) -> list[tuple[int, int]]:
+    """(position, repetition) of the kept rows (indexes into ``rows``) in the page order:
+    data order (descending: positions descending, repetitions ascending), or ranked rows
+    by rank (ties in data order), then the unranked ones in data order."""
+    place = {i: (i % EXAMPLES, i // EXAMPLES) for i in kept}
+    if sort == "position":
+        flip = -1 if order == "desc" else 1
+        return sorted(place.values(), key=lambda k: (flip * k[0], k[1]))
+    ranked = [i for i in kept if _rank(rows[i], sort) is not None]
+    sign = -1 if order == "desc" else 1
+    ranked.sort(key=lambda i: (sign * (_rank(rows[i], sort) or 0.0), place[i]))
+    unranked = sorted(place[i] for i in kept if _rank(rows[i], sort) is None)
+    return [place[i] for i in ranked] + unranked
+
+
+@pytest.fixture
+def seeks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every page past the first is sought; what each seek (the metric columns', the row
+    orders') found, recorded."""
+    monkeypatch.setattr(seek, "DEEP", 0)
+    found: list[Any] = []
+    for name in ("cursor_before", "order_cursor"):
+        original = getattr(seek, name)
+
+        def recorded(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            cursor = _original(*args, **kwargs)
+            found.append(cursor)
+            return cursor
+
+        monkeypatch.setattr(seek, name, recorded)
+    return found
+
+
+FILTERS: list[tuple[str, dict[str, Any], Any]] = [
+    ("all", {}, lambda row: True),
+    ("failed", {"failed": True}, lambda row: _failing(row, {})),
+    (
+        "failed sim<=0.5",
+        {"failed": True, "thresholds": {"sim": 0.5}},
+        lambda row: _failing(row, {"sim": 0.5}),
+    ),
+    (
+        "sim<0.5",
+        {"metric": "sim", "below": 0.5},
+        lambda row: row["sim"] not in (None, ERROR) and row["sim"] < 0.5,
+    ),
+]
+
+
+@pytest.mark.parametrize("order", ["asc", "desc"])
+@pytest.mark.parametrize("sort", ["position", "latency", "error", "metric:ok"])
+@pytest.mark.parametrize("which", [f[0] for f in FILTERS])
+def test_every_typed_page_of_every_sort_and_filter_is_the_oracles(
+    store: Store, db: ReadOnlyDatabase, seeks: list[Any], sort: str, order: str, which: str
+) -> None:
+    """Latency, errored, data order and a metric's sort, under no filter, the failing rows
+    (two thresholds) and another metric's bound: every page by its number is the oracle's,
+    and every page after the first starts where a seek placed it (no walk)."""
+    rows = _rows(seed=21)
+    _build(store, "exp", rows)
+    _, params, keeps = next(f for f in FILTERS if f[0] == which)
+    kept = [i for i, row in enumerate(rows) if keeps(row)]
+    expected = _ordered(rows, kept, sort, order)
+    assert _pages(db, "exp", RowFilter(sort=sort, order=order, **params), 3) == expected
+    later_pages = (len(expected) - 1) // 3
+    assert sum(cursor is not None for cursor in seeks) == later_pages, seeks
+
+
+def test_a_column_set_built_without_row_orders_is_walked(tmp_path: Any, seeks: list[Any]) -> None:
+    """A store whose columns were built before row orders were stored: no order answers,
+    every page is walked, and still the oracle's."""
+    store = open_store(f"sqlite:///{tmp_path / 'old.db'}")
+    rows = _rows(seed=22)
+    _build(store, "exp", rows)
+    with store.transaction() as conn:  # type: ignore[attr-defined]
+        conn.execute("DELETE FROM row_orders")
+    db = ReadOnlyDatabase(store)
+    kept = [i for i, row in enumerate(rows) if _failing(row, {})]
+    for sort in ("latency", "position"):
+        expected = _ordered(rows, kept, sort, "desc")
+        assert _pages(db, "exp", RowFilter(failed=True, sort=sort, order="desc"), 3) == expected
+    assert seeks and not any(seeks)
+    db.close()
+    store.close()
+
+
+def _mixed(store: Store, name: str, rows: int) -> None:
+    """Rows with a uniform latency and similarity, half of them failing (``ok`` 0)."""
+    rng = random.Random(6)
+    dataset, examples = make_dataset(store, name, [{"inputs": {"i": i}} for i in range(rows)])
+    specs = [
+        RowSpec(
+            outputs={"o": i},
+            scores={"sim": rng.random(), "ok": rng.choice([0, 1])},
+            latency_ms=round(rng.uniform(1, 500), 3),
+        )
+        for i in range(rows)
+    ]
+    make_experiment(store, name, dataset, examples, specs, figures=True)
+
+
+DEEP_PAGES = [
+    RowFilter(sort="latency", order="desc"),
+    RowFilter(sort="latency"),
+    RowFilter(sort="error"),
+    RowFilter(sort="error", order="desc"),
+    RowFilter(failed=True),
+    RowFilter(failed=True, sort="latency"),
+    RowFilter(metric="sim", below=0.5, sort="latency", order="desc"),
+    RowFilter(sort="position"),
+]
+
+
+@pytest.mark.parametrize("row_filter", DEEP_PAGES, ids=lambda f: f"{f.sort}-{f.order}-{f.failed}-{f.metric}")
+def test_a_deep_page_of_any_sort_costs_a_page_not_its_offset(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, row_filter: RowFilter
+) -> None:
+    """The last full page of 10 rows (offset ~2,000 or ~4,000): sought, a few index seeks,
+    as many steps as the second page; walked (the seek off), every entry before it (the
+    failing rows: each checked on its results). Counted in SQLite's steps, not time."""
+    store = open_store(f"sqlite:///{tmp_path / 'deep.db'}")
+    _mixed(store, "exp", 4000)
+    db = ReadOnlyDatabase(store)
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+
+    total = queries.row_page(db, experiment, row_filter, page=1, per_page=10).total  # the count, kept
+    deepest = total // 10 - 1
+
+    def page(number: int = deepest) -> list[int]:
+        found = queries.row_page(db, experiment, row_filter, page=number, per_page=10)
+        return [row.position for row in found.rows]
+
+    monkeypatch.setattr(seek, "DEEP", 0)
+    second = _steps(db, lambda: page(2))
+    sought_rows, sought = page(), _steps(db, page)
+    monkeypatch.setattr(seek, "DEEP", 10**9)
+    walked_rows, walked = page(), _steps(db, page)
+    assert len(sought_rows) == 10
+    assert sought_rows == walked_rows
+    assert sought <= 2 * second + 1, f"the deepest page took {sought}k steps, page 2 {second}k"
+    assert sought * 3 < walked, f"sought {sought}k steps, walked {walked}k"
     db.close()
     store.close()

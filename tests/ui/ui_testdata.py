@@ -34,7 +34,7 @@ class RowSpec:
     error: str | None = None
     scores: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
-    latency_ms: float = 10.0
+    latency_ms: float | None = 10.0  # None: a run that never ended
     children: list[Run] = field(default_factory=list)
     repetition: int = 0
     info: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> evaluator_info
@@ -103,7 +103,7 @@ def make_run(example: Example, spec: RowSpec) -> Run:
         outputs=None if spec.error else spec.outputs,
         error=spec.error,
         start_time=T0,
-        end_time=T0 + timedelta(milliseconds=spec.latency_ms),
+        end_time=None if spec.latency_ms is None else T0 + timedelta(milliseconds=spec.latency_ms),
         child_runs=spec.children,
     )
 
