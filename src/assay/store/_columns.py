@@ -76,7 +76,9 @@ class RowOrder:
     name: str
     stride: int
     ranked: int
-    errored: int  # unranked rows whose result errored (a metric's order; 0 for the runs')
+    # A metric's order: its unranked rows whose result errored (the first unranked ones);
+    # the errored order: its errored runs (the last ranked ones, rank 1); else 0.
+    errored: int
     keys: bytes
     ranks: bytes
 
@@ -361,7 +363,8 @@ def _order(conn: Any, experiment_id: str, name: str, stride: int) -> RowOrder:
     failed = [row[1] for row in unranked if row[0]]
     keys.extend(failed)
     keys.extend(row[1] for row in unranked if not row[0])
-    return RowOrder(name, stride, len(ranks), len(failed), keys.tobytes(), ranks.tobytes())
+    errored_rows = ranks.count(1.0) if name == "error" else len(failed)
+    return RowOrder(name, stride, len(ranks), errored_rows, keys.tobytes(), ranks.tobytes())
 
 
 _NAN = float("nan")

@@ -31,17 +31,21 @@ class Order:
     ranked: int
     errored: int
     keys: Any  # int64, every row's key in the order
-    ranks: Any  # float64, the ranked rows' ranks
+    ranks: Any  # float64, the ranked rows' ranks (None: not read)
 
     def cursor(self, key: int, rank: float | None) -> Cursor:
         return Cursor(rank, int(key) // self.stride, int(key) % self.stride)
 
 
-def load(db: ReadOnlyDatabase, experiment_id: str, names: Sequence[str]) -> dict[str, Order] | None:
-    """The stored orders ``names`` of the experiment's built column set, or None when one
-    is missing (no set, or one built before orders were stored). Kept per reader while the
-    set stands."""
+def load(
+    db: ReadOnlyDatabase, experiment_id: str, names: Sequence[str], *, ranked: Sequence[str] | None = None
+) -> dict[str, Order] | None:
+    """The stored orders ``names`` of the experiment's built column set (the ranks only of
+    those ``ranked``, None: of all; 8 bytes a row each), or None when one is missing (no
+    set, or one built before orders were stored). Kept per reader while the set stands."""
     import numpy as np
+
+    with_ranks = set(names if ranked is None else ranked)
 
     built = db.query_one(
         "SELECT built_at FROM metric_column_sets WHERE experiment_id = ? AND built_at IS NOT NULL",
@@ -52,20 +56,24 @@ def load(db: ReadOnlyDatabase, experiment_id: str, names: Sequence[str]) -> dict
     at = (experiment_id, str(built[0]))
     with _lock:
         kept = dict(_kept.setdefault(db, {}).get(at, {}))
-    missing = [name for name in names if name not in kept]
+    missing = [
+        name for name in names if name not in kept or (name in with_ranks and kept[name].ranks is None)
+    ]
     if missing:
+        wanted = sorted(with_ranks & set(missing))
         rows = db.query(
-            f"SELECT name, stride, ranked, errored, keys, ranks FROM row_orders "
+            f"SELECT name, stride, ranked, errored, keys, "
+            f"CASE WHEN name IN ({', '.join('?' * len(wanted)) or 'NULL'}) THEN ranks END FROM row_orders "
             f"WHERE experiment_id = ? AND name IN ({', '.join('?' * len(missing))})",
-            [experiment_id, *missing],
+            [*wanted, experiment_id, *missing],
         )
-        for name, stride, ranked, errored, keys, ranks in rows:
+        for name, stride, count, errored, keys, ranks in rows:
             kept[name] = Order(
                 int(stride),
-                int(ranked),
+                int(count),
                 int(errored),
                 np.frombuffer(bytes(keys), dtype=np.int64),
-                np.frombuffer(bytes(ranks), dtype=np.float64),
+                None if ranks is None else np.frombuffer(bytes(ranks), dtype=np.float64),
             )
         with _lock:
             sets = _kept.setdefault(db, {})
@@ -116,13 +124,13 @@ def failing_keys(
     """The keys of the failing rows, sorted (as ``failing.FAILED`` keeps them: the target
     failed, a result errored, or a score of a test's key compares with its value by its
     op), and the size of the key space; None without stored orders."""
-
     names = ["error", *metric_names(db, experiment_id)]
-    found = load(db, experiment_id, names)
+    scored = [columns.metric_order(key) for key, _, _ in tests]
+    found = load(db, experiment_id, names, ranked=[name for name in scored if name in names])
     if found is None:
         return None
     runs = found["error"]
-    parts = [keys_within(runs, [Bound(">", 0.5)])]
+    parts = [runs.keys[runs.ranked - runs.errored : runs.ranked]]
     for name in names[1:]:
         order = found[name]
         parts.append(order.keys[order.ranked : order.ranked + order.errored])

@@ -201,9 +201,16 @@ def _sought(
     ranking: Ranking,
     offset: int,
 ) -> Cursor | None:
-    """Where a deep page of an index-walked sort starts: from a metric's stored columns,
-    else from the stored row orders; None: walked to it."""
+    """Where a deep page of an index-walked sort starts: from the stored row orders, or
+    (an unfiltered metric sort, or its own bound) a metric's stored columns where they
+    answer; None: walked to it. A filtered metric sort tries the orders first: the columns
+    place its row by rank, then walk the rank's ties checking the filter on each."""
     descending = query.order == "desc"
+    kept = _kept(experiment, query, spec)
+    if spec is not None:
+        found = seek.order_cursor(db, experiment.id, query.sort, kept, descending=descending, offset=offset)
+        if found is not None:
+            return found
     if query.sort.startswith("metric:"):
         failing_rows = (
             seek.FailingRows(experiment.keys, spec.tests)
@@ -221,9 +228,9 @@ def _sought(
         )
         if found is not None:
             return found
-    return seek.order_cursor(
-        db, experiment.id, query.sort, _kept(experiment, query, spec), descending=descending, offset=offset
-    )
+    if spec is not None:
+        return None  # the orders are not stored
+    return seek.order_cursor(db, experiment.id, query.sort, kept, descending=descending, offset=offset)
 
 
 def _kept(experiment: _Experiment, query: RowQuery, spec: Failing | None) -> seek.Kept:

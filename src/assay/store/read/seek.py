@@ -121,8 +121,8 @@ def order_cursor(
     orders; None when they are not stored (then the caller walks)."""
     if offset <= 0:
         return None
-    name = "error" if sort == "position" else sort
-    found = orders.load(db, experiment_id, [name])
+    name = "error" if sort == "position" else sort  # any order holds every row
+    found = orders.load(db, experiment_id, [name], ranked=[] if sort == "position" else None)
     if found is None:
         return None
     order = found[name]
