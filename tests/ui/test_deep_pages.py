@@ -368,7 +368,11 @@ def test_every_typed_page_of_every_sort_and_filter_is_the_oracles(
     _, params, keeps = next(f for f in FILTERS if f[0] == which)
     kept = [i for i, row in enumerate(rows) if keeps(row)]
     expected = _ordered(rows, kept, sort, order)
-    assert _pages(db, "exp", RowFilter(sort=sort, order=order, **params), 3) == expected
+    row_filter = RowFilter(sort=sort, order=order, **params)
+    assert _pages(db, "exp", row_filter, 3) == expected
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    assert queries.row_page(db, experiment, row_filter, page=1, per_page=3).total == len(expected)
     later_pages = (len(expected) - 1) // 3
     assert sum(cursor is not None for cursor in seeks) == later_pages, seeks
 
@@ -447,5 +451,33 @@ def test_a_deep_page_of_any_sort_costs_a_page_not_its_offset(
     assert sought_rows == walked_rows
     assert sought <= 2 * second + 1, f"the deepest page took {sought}k steps, page 2 {second}k"
     assert sought * 3 < walked, f"sought {sought}k steps, walked {walked}k"
+    db.close()
+    store.close()
+
+
+@pytest.mark.parametrize("sort", ["metric:ok", "latency", "position"])
+def test_the_first_page_under_another_metrics_bound_is_not_a_count_of_every_row(
+    tmp_path: Any, sort: str
+) -> None:
+    """ "sim below 0.5" sorted by something else: its count is the bound's (stored columns),
+    not a check of every row's results; the page costs about what the unfiltered one does.
+    Counted in SQLite's steps, not time."""
+    store = open_store(f"sqlite:///{tmp_path / 'bound.db'}")
+    _mixed(store, "exp", 4000)
+    db = ReadOnlyDatabase(store)
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+    bounded = RowFilter(metric="sim", below=0.5, sort=sort)
+    unfiltered = _steps(
+        db, lambda: queries.row_page(db, experiment, RowFilter(sort=sort), page=1, per_page=10)
+    )
+    steps = _steps(db, lambda: queries.row_page(db, experiment, bounded, page=1, per_page=10))
+    scores = [row["score"] for row in db.query("SELECT score FROM results WHERE key = 'sim'")]
+    assert queries.row_page(db, experiment, bounded, page=1, per_page=10).total == sum(
+        s < 0.5 for s in scores
+    )
+    assert steps <= 3 * unfiltered + 2, (
+        f"the bounded first page took {steps}k steps, unfiltered {unfiltered}k"
+    )
     db.close()
     store.close()

@@ -270,7 +270,8 @@ class _Counting:
         db, experiment_id, query = self.db, self.experiment.id, self.query
         if self.where == _ALL_ROWS:  # no filter: the experiment's (stored) count will do
             return self.experiment.rows
-        if self.by_index is not None and query.metric is not None:  # a bounded metric alone
+        if self._bound_alone():  # a bounded metric alone, whatever the sort
+            assert query.metric is not None
             return ranked.count(db, experiment_id, query.metric, _bounds(query, self.experiment.lower))
         spec, where, params = self.spec, self.where, self.params
         if spec is not None and not query.q and not _has_bounds(query):  # failing rows alone
@@ -278,6 +279,16 @@ class _Counting:
                 db, experiment_id, ("failing", where, *params), lambda: self._failing_count(spec)
             )
         return kept_count(db, experiment_id, (where, *params), lambda: _count(db, where, params))
+
+    def _bound_alone(self) -> bool:
+        """Whether the filter is a metric's bound alone, on a metric holding one result per
+        row (its index entries are the rows: counted from its stored columns or index)."""
+        query = self.query
+        if query.metric is None or query.failed or query.q or not _has_bounds(query):
+            return False
+        return self.by_index is not None or ranked.one_result_per_row(
+            self.db, self.experiment.id, query.metric
+        )
 
     def _failing_count(self, spec: Failing) -> int:
         """From the stored metric columns where they answer it, else the index ranges."""
