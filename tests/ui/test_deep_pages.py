@@ -6,11 +6,11 @@ columns that would place rows differently are not used."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ui_testdata import ERROR, RowSpec, make_dataset, make_experiment
+from both_backends import on_both_backends, reader_of_both  # noqa: F401 - fixtures: store, db
+from ui_testdata import ERROR, RowSpec, build_scored, fails, make_dataset, make_experiment, scored_rows
 
 from assay.store import Store, open_store
 from assay.store.read import seek
@@ -20,22 +20,7 @@ from assay.ui import queries
 from assay.ui.models import RowFilter
 
 EXAMPLES = 40
-LOWER = {"direction": "lower"}
 Row = dict[str, Any]
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    opened = open_store(store_url)
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def db(store: Store) -> Iterator[ReadOnlyDatabase]:
-    reader = ReadOnlyDatabase(store)
-    yield reader
-    reader.close()
 
 
 @pytest.fixture
@@ -56,38 +41,17 @@ def sought(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 
 def _rows(seed: int) -> list[Row]:
-    """Two repetitions of EXAMPLES rows: ok (0/1: two tie groups), leak (0/1, lower is
-    better), sim (one decimal: many ties); some targets fail, some evaluators fail."""
+    """Two repetitions of EXAMPLES rows (sim with one decimal: many ties), each with a
+    latency: many ties, and runs that never ended."""
+    rows = scored_rows(seed, 2 * EXAMPLES, digits=1)
     rng = random.Random(seed)
-    rows: list[Row] = []
-    for _ in range(2 * EXAMPLES):
-        if rng.random() < 0.1:
-            rows.append({"target": "RuntimeError: target broke", "ok": None, "leak": None, "sim": None})
-            continue
-        row: Row = {"target": None, "ok": rng.choice([0, 1, 1]), "leak": rng.choice([0, 0, 1])}
-        row["sim"] = round(rng.random(), 1)
-        if rng.random() < 0.15:
-            row[rng.choice(["ok", "leak", "sim"])] = ERROR
-        rows.append(row)
-    for row in rows:  # many ties, and runs that never ended (no latency)
+    for row in rows:
         row["latency"] = rng.choice([None, 0.5, 2.0, 2.0, 3.25, 7.0])
     return rows
 
 
 def _build(store: Store, name: str, rows: list[Row]) -> None:
-    dataset, examples = make_dataset(store, name, [{"inputs": {"i": i}} for i in range(EXAMPLES)])
-    specs = [
-        RowSpec(
-            outputs={"o": i},
-            error=row["target"],
-            scores={key: row[key] for key in ("ok", "leak", "sim")},
-            info={"leak": LOWER},
-            repetition=i // EXAMPLES,
-            latency_ms=row.get("latency", 10.0),
-        )
-        for i, row in enumerate(rows)
-    ]
-    make_experiment(store, name, dataset, examples, specs, figures=True)
+    build_scored(store, name, rows, examples=EXAMPLES)
 
 
 def _oracle(rows: list[Row], key: str, *, descending: bool, within: Any = None) -> list[tuple[int, int]]:
@@ -180,21 +144,6 @@ def test_columns_that_would_place_rows_differently_are_not_used(
     assert sought and not any(sought)  # asked, and the columns declined
 
 
-def _failing(row: Row, thresholds: dict[str, float | None]) -> bool:
-    """The rule of ``failing``: a failed target or evaluator, or a score at or worse than
-    its metric's threshold (0/1 metrics: their worst value unless set)."""
-    if row["target"] is not None or ERROR in row.values():
-        return True
-    every: dict[str, float | None] = {"ok": 0.0, "leak": 1.0, **thresholds}
-    for key, threshold in every.items():
-        score = row.get(key)
-        if threshold is None or score is None:
-            continue
-        if (score >= threshold) if key == "leak" else (score <= threshold):
-            return True
-    return False
-
-
 @pytest.mark.parametrize("thresholds", [{}, {"sim": 0.5}, {"ok": None, "sim": 0.3}])
 @pytest.mark.parametrize(("key", "order"), [("sim", "desc"), ("sim", "asc"), ("ok", "desc"), ("leak", "asc")])
 def test_every_typed_page_of_failing_rows_sorted_by_a_metric_is_the_oracles(
@@ -207,7 +156,7 @@ def test_every_typed_page_of_failing_rows_sorted_by_a_metric_is_the_oracles(
 ) -> None:
     rows = _rows(seed=13)
     _build(store, "exp", rows)
-    kept = [(i, row) for i, row in enumerate(rows) if _failing(row, thresholds)]
+    kept = [(i, row) for i, row in enumerate(rows) if fails(row, thresholds)]
     keyed = [(i % EXAMPLES, i // EXAMPLES, row[key]) for i, row in kept]
     ranked = sorted(
         (k for k in keyed if k[2] not in (None, ERROR)),
@@ -340,11 +289,11 @@ def seeks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 FILTERS: list[tuple[str, dict[str, Any], Any]] = [
     ("all", {}, lambda row: True),
-    ("failed", {"failed": True}, lambda row: _failing(row, {})),
+    ("failed", {"failed": True}, lambda row: fails(row, {})),
     (
         "failed sim<=0.5",
         {"failed": True, "thresholds": {"sim": 0.5}},
-        lambda row: _failing(row, {"sim": 0.5}),
+        lambda row: fails(row, {"sim": 0.5}),
     ),
     (
         "sim<0.5",
@@ -386,7 +335,7 @@ def test_a_column_set_built_without_row_orders_is_walked(tmp_path: Any, seeks: l
     with store.transaction() as conn:  # type: ignore[attr-defined]
         conn.execute("DELETE FROM row_orders")
     db = ReadOnlyDatabase(store)
-    kept = [i for i, row in enumerate(rows) if _failing(row, {})]
+    kept = [i for i, row in enumerate(rows) if fails(row, {})]
     for sort in ("latency", "position"):
         expected = _ordered(rows, kept, sort, "desc")
         assert _pages(db, "exp", RowFilter(failed=True, sort=sort, order="desc"), 3) == expected
