@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from assay.store.read import ranked, seek, stored_counts
+from assay.store.read import orders, ranked, seek, stored_counts
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.failing import FAILED, FLAGGED, Failing, count_failing, failing
 from assay.store.read.kept import kept_count, signature
@@ -137,7 +137,7 @@ def row_page(
     spec = _failing(db, experiment, query) if query.failed else None
     where, params = _where(db, experiment, query, spec)
     by_index = _index_walk(db, experiment_id, query)
-    counting = _Counting(db, experiment, query, spec, by_index, where, params)
+    counting = _Counting(db, experiment, query, spec, by_index, where, params, deep=offset > seek.DEEP)
     ranking = _ranking(db, experiment, query, by_index, spec) or _run_ranking(query, where, params)
     total = counting.total() if ranking is not None and ranking.filtered else None
     if ranking is not None and total is not None and total * _WALK_SELECTIVITY < rows:
@@ -265,6 +265,7 @@ class _Counting:
     by_index: str | None
     where: str
     params: list[Any]
+    deep: bool = False  # a deep page, whose seek reads the stored row orders anyway
 
     def total(self) -> int:
         db, experiment_id, query = self.db, self.experiment.id, self.query
@@ -291,8 +292,13 @@ class _Counting:
         )
 
     def _failing_count(self, spec: Failing) -> int:
-        """From the stored metric columns where they answer it, else the index ranges."""
+        """From the stored row orders for a deep page (its seek reads them), else the
+        stored metric columns where they answer it (fewer bytes), else the index ranges."""
         db, experiment_id, keys = self.db, self.experiment.id, self.experiment.keys
+        if self.deep:
+            found = orders.failing_keys(db, experiment_id, spec.tests)
+            if found is not None:
+                return len(found[0])
         stored = stored_counts.count_failing(db, experiment_id, keys, spec.tests)
         return stored if stored is not None else count_failing(db, experiment_id, keys, spec)
 
