@@ -174,7 +174,8 @@ def row_page(
         if start is not None:  # the page after the row before it
             skip = 0
             if query.order == "desc":
-                sql_where += " AND (u.position < ? OR (u.position = ? AND u.repetition > ?))"
+                # a range of the position index (an OR of two would be checked on each entry)
+                sql_where += " AND u.position <= ? AND (u.position < ? OR u.repetition > ?)"
                 where_params += [start.position, start.position, start.repetition]
             else:
                 sql_where += " AND (u.position, u.repetition) > (?, ?)"
