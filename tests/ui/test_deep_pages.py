@@ -6,12 +6,14 @@ columns that would place rows differently are not used."""
 from __future__ import annotations
 
 import random
+import threading
 from typing import Any
 
 import pytest
 from both_backends import on_both_backends, reader_of_both  # noqa: F401 - fixtures: store, db
 from ui_testdata import ERROR, RowSpec, build_scored, fails, make_dataset, make_experiment, scored_rows
 
+from assay import Client
 from assay.store import Store, open_store
 from assay.store.read import seek
 from assay.store.read.database import ReadOnlyDatabase
@@ -437,5 +439,41 @@ def test_the_first_page_under_another_metrics_bound_is_not_a_count_of_every_row(
     assert steps <= 3 * unfiltered + 2, (
         f"the bounded first page took {steps}k steps, unfiltered {unfiltered}k"
     )
+    db.close()
+    store.close()
+
+
+def same(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> bool:
+    return bool(outputs == reference_outputs)
+
+
+def test_a_run_stores_its_row_orders_and_its_deep_pages_seek(store_url: str, seeks: list[Any]) -> None:
+    """Through ``evaluate`` (the SQLite writer process builds the columns after the run's
+    last commit; PostgreSQL's run thread): the row orders are stored with the metric
+    columns, and every page by latency, descending, is sought and the oracle's (the runs'
+    stored latencies sorted in Python)."""
+    client = Client(store_url)
+    results = client.evaluate(
+        lambda inputs: {"y": inputs["x"] % 3},
+        data=[{"inputs": {"x": i}, "outputs": {"y": i % 2}} for i in range(30)],
+        evaluators=[same],
+    )
+    name = results.experiment_name
+    for thread in threading.enumerate():  # PostgreSQL's build, in the background
+        if thread.name == "assay-columns":
+            thread.join()
+    client.close()
+    store = open_store(store_url)
+    db = ReadOnlyDatabase(store)
+    experiment = queries.find_experiment(db, name)
+    assert experiment is not None
+    stored = db.query("SELECT name FROM row_orders WHERE experiment_id = ?", (experiment.id,))
+    assert sorted(row[0] for row in stored) == ["error", "latency", "metric:same"]
+    runs = db.query(
+        "SELECT position, repetition, latency_ms FROM runs WHERE experiment_id = ?", (experiment.id,)
+    )
+    expected = [(row[0], row[1]) for row in sorted(runs, key=lambda row: (-row[2], row[0], row[1]))]
+    assert _pages(db, name, RowFilter(sort="latency", order="desc"), 4) == expected
+    assert sum(cursor is not None for cursor in seeks) == (len(expected) - 1) // 4
     db.close()
     store.close()
