@@ -34,14 +34,24 @@ _RAND_B = (1 << 62) - 1
 
 def new_id() -> uuid.UUID:
     """A version 7 UUID: 48 bits of Unix milliseconds, then random bits."""
-    millis = time.time_ns() // 1_000_000
-    bits = _rng.getrandbits(74)
-    value = (millis << 80) | _VERSION_7 | ((bits >> 62) & _RAND_A) << 64 | _VARIANT_RFC | (bits & _RAND_B)
     # What uuid.UUID(int=value) does, without re-checking a value built in range.
     made = object.__new__(uuid.UUID)
-    _set(made, "int", value)
+    _set(made, "int", _version_7())
     _set(made, "is_safe", _UNKNOWN_SAFETY)
     return made
+
+
+def new_id_text() -> str:
+    """``str(new_id())``, written from the number with no UUID made (examples added in
+    bulk are stored, and answered, by their ids' text)."""
+    digits = f"{_version_7():032x}"
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
+
+def _version_7() -> int:
+    millis = time.time_ns() // 1_000_000
+    bits = _rng.getrandbits(74)
+    return (millis << 80) | _VERSION_7 | ((bits >> 62) & _RAND_A) << 64 | _VARIANT_RFC | (bits & _RAND_B)
 
 
 def stored_uuid(text: str) -> uuid.UUID:
