@@ -165,25 +165,33 @@ def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]
     ``json.dumps`` of the whole list (as datasets made before streaming were named),
     written a page of records at a time (one call of the C encoder a page: most of the
     cost on small records is per call); files count by their name, type and SHA-256."""
-    sha, count, attached = hashlib.sha256(b"["), 0, {}
+    sha, count = hashlib.sha256(b"["), 0
+    attached: dict[int, Any] = {}
     encode = _DIGEST_ENCODER.encode
     while page := list(itertools.islice(records, _DIGEST_PAGE)):
-        stored_parts = []
-        for record in page:
-            if "attachments" in record:
-                given = record["attachments"]
-                record = {k: v for k, v in record.items() if k != "attachments"}
-                if given:
-                    files = file_digests(given, f"data[{count}]")
-                    attached[count] = (record.get("id"), given, files is not None)
-                    if files is not None:
-                        record["attachments"] = files
-            stored_parts.append(record)
-            count += 1
-        text = _canonical(encode, stored_parts)[1:-1]  # the page's records, without its brackets
-        sha.update((", " + text if count > len(page) else text).encode())
+        first = count
+        if any(map(dict.__contains__, page, itertools.repeat("attachments"))):  # a scan in C
+            page = [_hashed_part(record, index, attached) for index, record in enumerate(page, count)]
+        count += len(page)
+        text = _canonical(encode, page)[1:-1]  # the page's records, without its brackets
+        sha.update((", " + text if first else text).encode())
     sha.update(b"]")
     return sha.hexdigest(), count, attached
+
+
+def _hashed_part(record: dict[str, Any], index: int, attached: dict[int, Any]) -> dict[str, Any]:
+    """A record as its content is hashed: without its given attachments, which are noted
+    in ``attached`` by ``index``, with its files' digests instead when it has files."""
+    if "attachments" not in record:
+        return record
+    given = record["attachments"]
+    record = {k: v for k, v in record.items() if k != "attachments"}
+    if given:
+        files = file_digests(given, f"data[{index}]")
+        attached[index] = (record.get("id"), given, files is not None)
+        if files is not None:
+            record["attachments"] = files
+    return record
 
 
 _DIGEST_ENCODER = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=True)
