@@ -86,6 +86,15 @@ def test_plain_items_make_no_example_record(client: Client, monkeypatch: pytest.
             {"inputs": {}, "id": "not-a-uuid-but-thirty-six-characters"},
             r"examples\[2100\] is not a valid example \(id: ",
         ),
+        # 36 characters uuid.UUID takes (it drops every hyphen) and validation refuses
+        (
+            {"inputs": {}, "id": "12345678123412341234123456781234----"},
+            r"examples\[2100\] is not a valid example \(id: ",
+        ),
+        (
+            {"inputs": {}, "id": "1234567-81234-1234-1234-123456781234"},
+            r"examples\[2100\] is not a valid example \(id: ",
+        ),
     ],
 )
 def test_a_bad_item_in_a_list_is_refused_as_validation_refuses_it(

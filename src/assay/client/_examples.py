@@ -223,8 +223,8 @@ def _id_text(given: Any) -> str | None:
         return new_id_text()
     if type(given) is uuid.UUID:
         return str(given)
-    if type(given) is str and len(given) == 36:
-        try:
+    if type(given) is str and len(given) == 36 and given[8] + given[13] + given[18] + given[23] == "----":
+        try:  # the canonical layout only: other texts uuid.UUID takes, validation may not
             return str(uuid.UUID(given))
         except ValueError:
             return None
