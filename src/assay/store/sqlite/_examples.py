@@ -15,6 +15,7 @@ are stored by then).
 
 from __future__ import annotations
 
+import itertools
 import operator
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
@@ -71,8 +72,17 @@ def insert_values(
     all created at ``created_at``: no record or row tuple made per example on the way."""
 
     def encode(page: list[ExampleValues], position: int) -> list[tuple[Any, ...]]:
-        return [
-            (id_, dataset_id, at, dumps(inputs), dumps(outputs), dumps(metadata), created_at, version)
+        return [  # most metadata (and some outputs) is None: no call for it
+            (
+                id_,
+                dataset_id,
+                at,
+                dumps(inputs),
+                None if outputs is None else dumps(outputs),
+                None if metadata is None else dumps(metadata),
+                created_at,
+                version,
+            )
             for at, (id_, inputs, outputs, metadata) in enumerate(page, position)
         ]
 
@@ -125,13 +135,8 @@ _first = operator.itemgetter(0)
 
 
 def _pages(rows: Iterable[_Page]) -> Iterator[list[_Page]]:
-    page: list[_Page] = []
-    for row in rows:
-        page.append(row)
-        if len(page) == PAGE:
-            yield page
-            page = []
-    if page:
+    given = iter(rows)
+    while page := list(itertools.islice(given, PAGE)):  # taken in C, not a row at a time
         yield page
 
 
