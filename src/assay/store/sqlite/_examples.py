@@ -26,7 +26,7 @@ from assay.store import _row_text
 from assay.store._json import dumps
 from assay.store.base import ExampleValues
 
-PAGE = 2000
+PAGE = 2048  # 8 statements of 256 rows: one statement shape to prepare, not four
 SEEN_LIMIT = 200_000  # ids held in memory to check them (~40 MB); beyond, the index checks
 KEEP_LIMIT = 50_000  # examples kept for the caller to read back (~300 bytes each)
 COLUMNS = "id, dataset_id, position, inputs, outputs, metadata, created_at, added_version"
