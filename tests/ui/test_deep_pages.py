@@ -477,3 +477,26 @@ def test_a_run_stores_its_row_orders_and_its_deep_pages_seek(store_url: str, see
     assert sum(cursor is not None for cursor in seeks) == (len(expected) - 1) // 4
     db.close()
     store.close()
+
+
+@pytest.mark.parametrize("write", ["discard_failed_runs", "reopen"])
+def test_a_write_of_the_runs_drops_the_row_orders(store: Store, db: ReadOnlyDatabase, write: str) -> None:
+    """The orders exist only while true: a write of the experiment's runs drops them with
+    the metric columns (in its transaction), and its pages are walked, still the oracle's."""
+    rows = _rows(seed=23)
+    _build(store, "exp", rows)
+    experiment = queries.find_experiment(db, "exp")
+    assert experiment is not None
+
+    def stored() -> int:
+        found = db.query("SELECT COUNT(*) FROM row_orders WHERE experiment_id = ?", (experiment.id,))
+        return int(found[0][0])
+
+    assert stored() == 5  # latency, errored, ok, leak, sim
+    record = store.get_experiment(name="exp")
+    assert record is not None
+    if write == "reopen":
+        store.reopen_experiment(record.id)
+    else:  # the failed targets' rows removed, to be run again
+        store.discard_failed_runs(record.id)  # type: ignore[attr-defined]
+    assert stored() == 0
