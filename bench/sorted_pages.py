@@ -207,7 +207,9 @@ def first_views(path: str, only: list[int] | None = None, against: str | None = 
             old_src, old_store = against.split(":", 1)
             env = {**os.environ, "PYTHONPATH": old_src}
             print("  before: ", end="", flush=True)
-            subprocess.run([sys.executable, __file__, old_store, "--first-view", str(index)], check=True, env=env)
+            subprocess.run(
+                [sys.executable, __file__, old_store, "--first-view", str(index)], check=True, env=env
+            )
             print("  after:  ", end="", flush=True)
         subprocess.run([sys.executable, __file__, path, "--first-view", str(index)], check=True)
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
@@ -220,7 +222,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--first-views", action="store_true")
     parser.add_argument("--only", help="with --first-views: which of them, e.g. 6,8,9 (0-based)")
-    parser.add_argument("--against", help="with --first-views: OLD_SRC:OLD_STORE, the code before, timed alternately")
+    parser.add_argument(
+        "--against", help="with --first-views: OLD_SRC:OLD_STORE, the code before, timed alternately"
+    )
     parser.add_argument("--first-view", type=int, help=argparse.SUPPRESS)  # one, in this process
     args = parser.parse_args()
     if args.first_view is not None:

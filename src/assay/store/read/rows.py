@@ -4,7 +4,9 @@ Filtering, sorting and paging all happen in SQL: a page reads ``limit`` runs, th
 results and their examples, whatever the experiment's size. A sorted page is an index
 walk (``walk``) where one holds the sort: a metric's ``results_by_rank``, the runs'
 ``runs_by_latency`` and ``runs_by_error``; a filter rides along it unless it keeps few
-rows, whose matches are then sorted. Counts of filtered rows are kept (``kept``).
+rows, whose matches are then sorted. A page past row 5,000 starts where the stored
+metric columns or row orders place it (``seek``), not walked to. Counts of filtered rows
+are kept (``kept``).
 
 The caller checks the query first (``RowQuery``'s metrics are the experiment's, its sort
 one of ``SORTS`` or ``metric:<key>``).

@@ -1,4 +1,6 @@
-"""Where a deep page of a metric sort starts, found in the stored metric columns.
+"""Where a deep page starts: of a metric sort, found in the stored metric columns
+(``cursor_before``); of any sort under any filter the stored row orders tell, found in
+them (``order_cursor``, by way of ``orders``).
 
 A page reached by its number (``offset``) used to walk the metric's index up to it:
 half a million entries for a middle page of a million rows (1-4 s on a first view). The
