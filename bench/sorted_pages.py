@@ -1,6 +1,6 @@
 """Sorted and filtered row pages, timed in process on a store of bench-a / bench-b.
 
-    .venv/bin/python bench/sorted_pages.py STORE [--fill-latency] [--repeat 5] [--first-views [--only 6,8]]
+    .venv/bin/python bench/sorted_pages.py STORE [--fill-latency] [--repeat 5] [--first-views [--only 6,8] [--against OLD_SRC:OLD_STORE]] [--build-cost]
 
 STORE: one built by ``bench/compare.py --keep FOLDER`` (``compare-<rows>.db``). Prints,
 per page the UI offers (every sort, every filter, and their combinations), the first
@@ -16,6 +16,9 @@ index is already built is timed through it only.
 UI server does when it starts (timed apart), then times that page once: the first view
 after a server start, nothing kept. ``--against OLD_SRC:OLD_STORE`` times each also
 with the code before a change (on a copy of the store it opens), alternating.
+
+``--build-cost``: what the row orders add to a finished run's column build (each metric's
+columns and each order read apart, in this process).
 
 ``--fill-latency``: a store built before the bulk builder timed its runs holds none; give
 each run the latency the builder now writes (``_bulk.latency_ms``) first, in place.
@@ -215,6 +218,41 @@ def first_views(path: str, only: list[int] | None = None, against: str | None = 
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
+def build_cost(path: str) -> None:
+    """What storing the row orders adds to a finished run's column build: each metric's
+    columns (the build before) and each row order, read from the store's snapshot and
+    timed apart, metric by metric alternated."""
+    from assay.store import _columns as columns
+
+    conn = sqlite3.connect(path)
+    experiment_id = conn.execute("SELECT id FROM experiments WHERE name = 'bench-a'").fetchone()[0]
+    runs = conn.execute("SELECT COUNT(*) FROM runs WHERE experiment_id = ?", (experiment_id,)).fetchone()[0]
+    keys = [
+        row[0]
+        for row in conn.execute("SELECT DISTINCT key FROM results WHERE experiment_id = ?", (experiment_id,))
+    ]
+    stride = columns._stride(conn, experiment_id)
+    print(f"column build at {runs:,} rows (load average {os.getloadavg()[0]:.1f}):", flush=True)
+    before = after = 0.0
+    for name in [*columns.ORDERS, *keys]:
+        if name in keys:
+            started = time.perf_counter()
+            columns._scan(conn, experiment_id, name, runs)
+            spent = time.perf_counter() - started
+            before += spent
+            print(f"  metric columns of {name:24} {spent:6.2f} s", flush=True)
+            name = columns.metric_order(name)
+        started = time.perf_counter()
+        columns._order(conn, experiment_id, name, stride)
+        spent = time.perf_counter() - started
+        after += spent
+        print(f"  row order {name:32} {spent:6.2f} s", flush=True)
+    print(
+        f"metric columns {before:.2f} s, row orders {after:.2f} s more (load average {os.getloadavg()[0]:.1f})"
+    )
+    conn.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("store")
@@ -225,10 +263,16 @@ def main() -> None:
     parser.add_argument(
         "--against", help="with --first-views: OLD_SRC:OLD_STORE, the code before, timed alternately"
     )
+    parser.add_argument(
+        "--build-cost", action="store_true", help="time the column build: metric columns, row orders"
+    )
     parser.add_argument("--first-view", type=int, help=argparse.SUPPRESS)  # one, in this process
     args = parser.parse_args()
     if args.first_view is not None:
         first_view(args.store, args.first_view)
+        return
+    if args.build_cost:
+        build_cost(args.store)
         return
     if args.fill_latency:
         fill_latency(args.store)
