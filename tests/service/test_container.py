@@ -100,7 +100,33 @@ def image() -> str:
             timeout=1800,
         )
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    remove_older_test_images(keep=KEPT_TEST_IMAGES)
     return tag
+
+
+#: test images kept (the newest): each edit of src/ builds one, ~750 MB of which assay's
+#: layer is a few MB, the rest shared; a few are kept for checkouts testing at once
+KEPT_TEST_IMAGES = 3
+
+
+def remove_older_test_images(keep: int) -> None:
+    """Untag all but the ``keep`` newest test images; one a container still uses stays
+    (``podman rmi`` without ``--force`` refuses it)."""
+    listed = subprocess.run(
+        [
+            "podman",
+            "images",
+            "--format",
+            "{{.CreatedAt}}\t{{.Repository}}:{{.Tag}}",
+            "--filter",
+            f"reference={IMAGE}-*",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    newest_first = [line.split("\t")[1] for line in sorted(listed.stdout.splitlines(), reverse=True)]
+    for old in newest_first[keep:]:
+        subprocess.run(["podman", "rmi", old], capture_output=True)
 
 
 def start(image: str, port: int, *options: str) -> str:
