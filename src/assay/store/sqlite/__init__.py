@@ -281,10 +281,10 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         self, dataset_id: uuid.UUID, values: Iterable[ExampleValues], *, keep: bool = False
     ) -> tuple[int, Callable[[], Iterator[Example]] | None]:
         created = codec.ts(utcnow())  # one transaction: one instant
-        rows = ((id_, inputs, outputs, metadata, created, None) for id_, inputs, outputs, metadata in values)
+        assert created is not None
         with self.transaction() as conn:
             version = self._bump_version(conn, str(dataset_id))
-            kept = example_rows.insert(conn, str(dataset_id), version, rows, keep=keep)
+            kept = example_rows.insert_values(conn, str(dataset_id), version, values, created, keep=keep)
         if kept is None:
             return version, None
         return version, lambda: (codec.example_of_fields(fields, dataset_id) for fields in kept)
