@@ -50,8 +50,9 @@ LOAD_SENSITIVE = {
     "sandbox/test_zygote_wakeups.py": "wakeups counted while idle",
     "sandbox/test_spare.py": "spare sandboxes ready within a wait",
     "sandbox/test_memory_cgroup.py": "memory peaks",
-    # at load 13: "serve() did not open its port within 20 s" (1 run of 2)
-    "ui/test_memory_bound.py": "memory peaks, a server started within a wait",
+    # at load 13: "serve() did not open its port within 20 s" (1 run of 2; the bound is
+    # 120 s now, not yet tried at load)
+    "ui/test_memory_bound.py": "memory peaks",
     # at load 8-14: "row threads: 1 -> 13 (the workers wait)" (3 runs of 10)
     "evaluation/test_concurrency.py": "rows in flight at once",
 }
