@@ -7,6 +7,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from schema_history import set_back
+
 from assay.schemas import Example
 from assay.store import open_store
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
@@ -72,11 +74,7 @@ def test_a_store_of_the_previous_schema_gets_the_index_and_keeps_its_counts(tmp_
     _history(url)
     before = next(i for i, script in enumerate(MIGRATIONS) if "CREATE INDEX examples_alive" in script)
     with sqlite3.connect(url) as conn:  # as the schema before the index left it
-        for index in ("examples_alive", "feedback_by_experiment"):  # the migrations from it on
-            conn.execute(f"DROP INDEX {index}")
-        for table in ("example_attachments", "blobs", "traced_runs"):
-            conn.execute(f"DROP TABLE {table}")
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(before),))
+        set_back(conn, before)
     store = open_store(url)
     try:
         dataset = store.get_dataset(name="counted")

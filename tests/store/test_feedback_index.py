@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from schema_history import set_back
+
 from assay import Client
 from assay.store import open_store
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
@@ -63,10 +65,7 @@ def test_a_store_of_the_previous_schema_gets_the_index(tmp_path: Path) -> None:
     _feedback(url)
     before = next(i for i, script in enumerate(MIGRATIONS) if "feedback_by_experiment" in script)
     with sqlite3.connect(url) as conn:  # as the schema before the index left it
-        conn.execute("DROP INDEX feedback_by_experiment")
-        for table in ("example_attachments", "blobs", "traced_runs"):  # what later migrations made
-            conn.execute(f"DROP TABLE {table}")
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(before),))
+        set_back(conn, before)
     open_store(url).close()
     with sqlite3.connect(url) as conn:
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
