@@ -5,14 +5,18 @@ pid only names it, for whoever takes a dead run's place) with the standard libra
 orjson only (found in ORJSON_HOME), so it is ready in ~30 ms and shares nothing with the
 run's interpreter but the database file. Frames on stdin and stdout are an 8-byte
 little-endian length and a pickle. The first frame in is the connection's PRAGMAs; it
-answers ``READY``. Every frame after is one transaction, a list of ``(sql, params,
-many)`` (where ``sql`` is ``_row_text.ROWS``, ``params`` are rows for it to encode and
-insert, as ``Store.prepare_row`` gave them; where ``many`` is ``"guard"``, a query
-that must return a row, else the transaction is refused: a run's lease fence), answered with
-``("ok",)`` once committed, or ``("error", class name, message)`` once rolled back. A
-``None`` frame (the run is done) or the end of input (the run died) ends it: a
-transaction it was given is committed first, so a killed run loses no row it had
-handed over. A ``("columns", experiment_id)`` frame, sent after a run's last batch,
+answers ``READY``. Every frame after is one transaction, ``("commit", failures seen,
+statements)``, where statements are a list of ``(sql, params, many)`` (where ``sql`` is
+``_row_text.ROWS``, ``params`` are rows for it to encode and insert, as
+``Store.prepare_row`` gave them; where ``many`` is ``"guard"``, a query that must return
+a row, else the transaction is refused: a run's lease fence), answered with ``("ok",)``
+once committed, or ``("error", class name, message)`` once rolled back. The run sends
+the next transactions without waiting for these answers (pipelined): one it sent before
+it had read a failure's answer (its count of failures seen is below this process's) is
+answered ``("skipped",)`` and not committed, so what is stored is always the batches up
+to a failure. A ``None`` frame (the run is done) or the end of input (the run died) ends
+it: the transactions it was given are committed first, so a killed run loses no row it
+had handed over whole. A ``("columns", experiment_id)`` frame, sent after a run's last batch,
 asks for the experiment's metric columns (``_columns``, loaded by path): it answers
 ``("ok",)`` once their build is marked pending, then builds them while the run goes on.
 """
@@ -191,12 +195,19 @@ def main(path: str, orjson_home: str) -> int:
         return 1
     reply(sink, READY)
     preload = ColumnsPreload()
+    failures = 0
     try:
         while (message := receive(source)) is not None:
-            if isinstance(message, tuple) and message[0] == "columns":
+            if message[0] == "columns":
                 build_columns(conn, str(message[1]), sink, preload.module())
-            else:
-                reply(sink, commit(conn, message, rows))
+                continue
+            _, failures_seen, statements = message
+            if failures_seen < failures:  # sent before the run saw a failure: not committed
+                reply(sink, ("skipped",))
+                continue
+            answer = commit(conn, statements, rows)
+            failures += answer[0] == "error"
+            reply(sink, answer)
     except BrokenPipeError:  # the run is gone; what it handed over is committed
         pass
     conn.close()
