@@ -51,8 +51,11 @@ def receive(stream: BinaryIO) -> Any | None:
 
 def reply(stream: BinaryIO, message: tuple[Any, ...]) -> None:
     body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(HEADER.pack(len(body)) + body)
-    stream.flush()
+    try:
+        stream.write(HEADER.pack(len(body)) + body)
+        stream.flush()
+    except BrokenPipeError:  # the run is gone: the batches it sent after this one are still
+        pass  # committed, up to the end of its input (a frame cut short is not)
 
 
 class Rows:
@@ -196,20 +199,17 @@ def main(path: str, orjson_home: str) -> int:
     reply(sink, READY)
     preload = ColumnsPreload()
     failures = 0
-    try:
-        while (message := receive(source)) is not None:
-            if message[0] == "columns":
-                build_columns(conn, str(message[1]), sink, preload.module())
-                continue
-            _, failures_seen, statements = message
-            if failures_seen < failures:  # sent before the run saw a failure: not committed
-                reply(sink, ("skipped",))
-                continue
-            answer = commit(conn, statements, rows)
-            failures += answer[0] == "error"
-            reply(sink, answer)
-    except BrokenPipeError:  # the run is gone; what it handed over is committed
-        pass
+    while (message := receive(source)) is not None:
+        if message[0] == "columns":
+            build_columns(conn, str(message[1]), sink, preload.module())
+            continue
+        _, failures_seen, statements = message
+        if failures_seen < failures:  # sent before the run saw a failure: not committed
+            reply(sink, ("skipped",))
+            continue
+        answer = commit(conn, statements, rows)
+        failures += answer[0] == "error"
+        reply(sink, answer)
     conn.close()
     return 0
 
