@@ -3,8 +3,8 @@
 Started in place of ``_writer_child.py`` (``_writer_process._CHILD``), with the same
 arguments; runs the real child's code, loaded by path (``ASSAY_TEST_REAL_CHILD``).
 ``ASSAY_TEST_WRITER_FAULT`` is ``POINT:BATCH:MARKER``: the process dies at ``POINT`` of
-its ``BATCH``-th transaction (from 0), once the next frame is in its input (so two
-batches are in flight when it dies); it first writes ``MARKER``: the point, the batch,
+its ``BATCH``-th transaction (from 0), once the next frame is in its input or read
+ahead (so two batches are in flight when it dies); it first writes ``MARKER``: the point, the batch,
 whether a frame was waiting, and how many rows it had committed. Points:
 
 - ``received``: the batch read, nothing of it executed;
@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import select
 import signal
 import sys
+import time
 from typing import Any
 
 POINTS = ("received", "inserted", "committed", "answered")
@@ -57,8 +59,25 @@ def main() -> None:
     seen = [-1]  # the transaction being committed (from 0)
     committed = [0]  # rows
 
+    prefetches: list[Any] = []
+    real_prefetch = child.Prefetch
+
+    def prefetch(*args: Any) -> Any:
+        prefetches.append(real_prefetch(*args))
+        return prefetches[-1]
+
+    def next_frame_waits() -> bool:
+        """Whether the next frame is read ahead, or in the pipe (waits for it, 30 s at most)."""
+        poller = select.poll()
+        poller.register(sys.stdin.fileno(), select.POLLIN)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if not prefetches[0]._ahead.empty() or poller.poll(1):
+                return True
+        return False
+
     def die() -> None:
-        waiting = sys.stdin.buffer.peek(1) != b""  # blocks until the next frame starts
+        waiting = next_frame_waits()
         with open(marker, "w") as handle:
             handle.write(f"{point} {seen[0]} {'waiting' if waiting else 'alone'} {committed[0]}\n")
         os.kill(os.getpid(), signal.SIGKILL)
@@ -80,7 +99,7 @@ def main() -> None:
         if point == "answered" and seen[0] == target and message == ("ok",):
             die()
 
-    child.commit, child.reply = commit, reply
+    child.commit, child.reply, child.Prefetch = commit, reply, prefetch
     child.main(sys.argv[1], sys.argv[3])
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pickle
+import queue
 import sqlite3
 import struct
 import sys
@@ -68,8 +69,64 @@ class Rows:
         self.text = load("_row_text")
         self.encoder = self.text.RowEncoder(json.dumps, json.safe_repr)
 
+    def encoded(self, prepared: list[Any]) -> Encoded:
+        """The rows encoded, or the failure to encode them (raised as the batch commits)."""
+        try:
+            return Encoded(self.encoder.encoded(item) for item in prepared)
+        except Exception as exc:  # noqa: BLE001 - the batch's failure, answered as it commits
+            failed = Encoded()
+            failed.failure = exc
+            return failed
+
     def insert(self, conn: sqlite3.Connection, prepared: list[Any]) -> None:
-        self.text.insert_encoded(conn, [self.encoder.encoded(item) for item in prepared])
+        encoded = prepared if isinstance(prepared, Encoded) else self.encoded(prepared)
+        if encoded.failure is not None:
+            raise encoded.failure
+        self.text.insert_encoded(conn, encoded)
+
+
+class Encoded(list[Any]):
+    """A batch's rows, encoded ahead of its commit (``Prefetch``)."""
+
+    failure: Exception | None = None
+
+
+class Prefetch:
+    """Reads the next frame, and encodes its rows, while the current one commits: the
+    inserts and the commit's fsync let go of the GIL, so this overlaps them rather than
+    following them. One frame read ahead at most (memory); in order; ``None`` at the end
+    of input, after every frame before it."""
+
+    def __init__(self, source: BinaryIO, rows: Rows) -> None:
+        self._source, self._rows = source, rows
+        self._ahead: queue.Queue[Any] = queue.Queue(maxsize=1)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def next(self) -> Any | None:
+        message = self._ahead.get()
+        if isinstance(message, BaseException):  # what the reading thread met: raised here
+            raise message
+        return message
+
+    def _read(self) -> None:
+        try:
+            while (message := receive(self._source)) is not None:
+                self._ahead.put(self._encoded(message))
+        except BaseException as exc:  # noqa: BLE001 - raised by next(), in order
+            self._ahead.put(exc)
+            return
+        self._ahead.put(None)
+
+    def _encoded(self, message: Any) -> Any:
+        if message[0] != "commit":
+            return message
+        kind, failures_seen, statements = message
+        rows = self._rows
+        encoded = [
+            (sql, rows.encoded(params) if sql == rows.text.ROWS else params, many)
+            for sql, params, many in statements
+        ]
+        return kind, failures_seen, encoded
 
 
 class _Fenced(Exception):
@@ -198,8 +255,9 @@ def main(path: str, orjson_home: str) -> int:
         return 1
     reply(sink, READY)
     preload = ColumnsPreload()
+    frames = Prefetch(source, rows)
     failures = 0
-    while (message := receive(source)) is not None:
+    while (message := frames.next()) is not None:
         if message[0] == "columns":
             build_columns(conn, str(message[1]), sink, preload.module())
             continue
