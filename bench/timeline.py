@@ -77,8 +77,7 @@ def instrument() -> None:
     wrap(_writer.RowWriter, "put", "first row handed to writer", once=True)
     wrap(_writer.RowWriter, "close", "writer close (flush, final figures)")
     wrap(_writer_process.WriterProcess, "__init__", "writer process spawn")
-    wrap(_writer_process.WriterProcess, "commit", "first commit", once=True)
-    wrap(_writer_process.WriterProcess, "commit", "last commit", last=True)
+    _writer_batches(_writer_process.WriterProcess)
     wrap(_writer_process.WriterProcess, "close_building_columns", "writer told to stop + build columns")
     wrap(_api, "end_shard", "end of run (lease)")
     wrap(_api, "run_summaries", "summary evaluators")
@@ -94,6 +93,20 @@ def instrument() -> None:
         return now
 
     _writer_process.WriterProcess.state = state  # type: ignore[method-assign]
+
+
+def _writer_batches(process: Any) -> None:
+    """Pipelined batches are handed over (submit) while the one before commits, and
+    confirmed (collect) once the next would exceed the depth, or at the end; an earlier
+    checkout (``--before``) commits each batch and waits for it (commit)."""
+    if not hasattr(process, "submit"):
+        wrap(process, "commit", "first commit", once=True)
+        wrap(process, "commit", "last commit", last=True)
+        return
+    wrap(process, "submit", "first batch handed over", once=True)
+    wrap(process, "collect", "first commit confirmed", once=True)
+    wrap(process, "submit", "last batch handed over", last=True)
+    wrap(process, "collect", "last commit confirmed", last=True)
 
 
 def child(n: int, folder: str) -> dict[str, Any]:
