@@ -37,9 +37,9 @@ class BatchWriter(Protocol):
         """Return once every batch written so far is committed; raise the first failure."""
 
     def close(self, *, build_columns: bool = False) -> None:
-        """Flush, then stop. ``build_columns``: the run's last batch is written, and the writer may start
-        building the experiment's metric columns (``finish_experiment`` builds them
-        otherwise)."""
+        """Flush, then stop. ``build_columns``: the run's last batch is written, and the
+        writer may start building the experiment's metric columns (``finish_experiment``
+        builds them otherwise)."""
 
 
 class _InlineBatchWriter:

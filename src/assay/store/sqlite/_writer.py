@@ -6,14 +6,18 @@ GIL back only when they let it go, so a batch takes several times its CPU). A se
 process does the same inserts on the other core: the writer thread turns each batch into
 its list of statements (the same ones, built by the same code) with its rows as the row
 threads prepared them (pickled plain fields, which the process encodes with the same
-code, ``_row_text``), pickles it, and waits, without the GIL, for the commit. A run that
-dies leaves the process its last batch and an end of input: it commits, then exits
-(``_writer_process`` has the process itself).
+code, ``_row_text``), pickles it and hands it over without waiting: the process commits
+batch k while batch k+1 is built and sent (``PIPELINE_DEPTH`` in flight at most; the
+writer thread waits, without the GIL, for the oldest commit only when the next would
+exceed it). Batches are committed in order, each one transaction. A run that dies
+leaves the process the batches it handed over whole and an end of input: it commits
+them, then exits (``_writer_process`` has the process itself).
 
 Small runs never pay for it: the process starts when the run says it has at least
 ``spawn_after`` rows to write (``expect``), or else with the batch that brings the run
 to that many, and batches go on in this process while it starts (~30 ms). If it fails,
-the batch it had is written here unless it was already committed, and so are the rest.
+each batch it had is written here, in order, unless it was already committed, and so
+are the rest.
 A run of inline data has its process started earlier still, before its data is stored
 (``WarmWriter``): the process starts on the other core while this one stores the data,
 and the run's first batch goes to it.
@@ -153,7 +157,7 @@ class ProcessBatchWriter:
         self._warm = warm  # a process started ahead of this run, if any: taken first
         self._process: WriterProcess | None = None
         # batches handed to the process whose commit is not yet confirmed, oldest first:
-        # at most ``depth`` (what a crash leaves in doubt, each checked as above)
+        # at most ``depth``, what its failure leaves in doubt (``_take_over`` checks each)
         self._in_flight: deque[tuple[Sequence[Any], ExperimentStats | None]] = deque()
         self._given_up = False
         self.rows_here = 0
