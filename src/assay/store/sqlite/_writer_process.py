@@ -191,7 +191,7 @@ class WriterProcess:
         without waiting for the build. False when it did not take the build (it is then
         closed as ``close`` does)."""
         answer = None
-        if self.state() == "ready":
+        if self.state() == "ready" and not self._sent:  # its answer would not be the next one
             deadline = time.monotonic() + self._answer_timeout
             with contextlib.suppress(WriterProcessError):
                 self.send(("columns", experiment_id), deadline)
