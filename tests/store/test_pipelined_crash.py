@@ -254,3 +254,23 @@ def test_a_lease_taken_over_refuses_every_batch_in_flight(tmp_path: Path) -> Non
     batches.close()
     assert store.count_rows(record.id) == BATCH
     store.close()
+
+
+def test_rows_the_writer_process_cannot_decode_fail_their_batch_whole(tmp_path: Path) -> None:
+    """A batch's rows are decoded and encoded ahead of its commit (while the one before
+    commits); one that cannot be fails its own batch, when its turn comes, whole, and
+    the batch after it is skipped, as any failed batch's."""
+    db = tmp_path / "d.db"
+    record, rows = _experiment(db, 3 * BATCH)
+    store = SQLiteStore(db)
+    batches = ProcessBatchWriter(store, record.id, _write_on, _FILE_PRAGMAS, spawn_after=0)
+    _ready(batches)
+    first, second, third = _prepared_batches(store, record, rows)
+    batches.write(first, None)
+    batches.write([*second[:-1], b"\x80\x05not a pickle"], None)
+    with pytest.raises(sqlite3.DatabaseError, match="UnpicklingError: invalid load key"):
+        batches.write(third, None)
+        batches.flush()
+    batches.close()
+    assert store.count_rows(record.id) == BATCH
+    store.close()

@@ -166,9 +166,10 @@ class WriterProcess:
             self._failures += 1  # what is submitted from now on is committed again
             if answer[1] == "_Fenced":  # a guard of the batch refused it
                 raise LeaseFencedError(refused_message(guard))
-            error_class = getattr(sqlite3, str(answer[1]), sqlite3.DatabaseError)
+            error_class = getattr(sqlite3, str(answer[1]), None)
             if not (isinstance(error_class, type) and issubclass(error_class, sqlite3.Error)):
-                error_class = sqlite3.DatabaseError
+                # not SQLite's (the rows could not be decoded, say): named in the message
+                raise sqlite3.DatabaseError(f"the writer process met {answer[1]}: {answer[2]}")
             raise error_class(str(answer[2]))
         raise self._failed(f"answered {answer!r:.80}")
 
