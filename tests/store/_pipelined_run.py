@@ -20,9 +20,11 @@ committed). With ``ASSAY_TEST_WRITER_FAULT`` set, its writer process is
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +79,8 @@ def arm(point: str, nth: int, marker: str) -> None:
         writer = writing[0] if writing else None
         if point == "half-sent" and writer is not None and len(writer._in_flight) == 2 and reached[0] == nth:
             header = len(body).to_bytes(8, "little")
-            os.write(self._in, header + body[: len(body) // 2])  # the pipe holds it: a frame cut short
+            with contextlib.suppress(BlockingIOError):  # a full pipe: cut before it starts
+                os.write(self._in, header + body[: len(body) // 2])  # a frame cut short
             die(marker, writer.rows_here + flown(writer) - len(writer._in_flight[-1][0]))
         if point == "half-sent" and writer is not None and len(writer._in_flight) == 2:
             reached[0] += 1
@@ -88,6 +91,17 @@ def arm(point: str, nth: int, marker: str) -> None:
             die(marker, self.rows_here)
         original_take_over(self)
 
+    original_expect = batches.expect
+
+    def expect(self: Any, rows: int) -> None:
+        """Every batch through the writer process: wait for it to be ready, however
+        loaded the machine (an answer it sends, not a time)."""
+        original_expect(self, rows)
+        deadline = time.monotonic() + 120
+        while self.process is not None and self.process.state() == "starting" and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+    batches.expect = expect  # type: ignore[method-assign]
     batches.write, batches._collect_oldest = write, collect  # type: ignore[method-assign]
     batches._take_over = take_over  # type: ignore[method-assign]
     _writer_process.WriterProcess._write_frame = write_frame  # type: ignore[method-assign]
