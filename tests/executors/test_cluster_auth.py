@@ -57,6 +57,7 @@ _SCRIPT = textwrap.dedent(
         cluster.stop()
     report["watchdog_exit"] = None if watchdog is None else watchdog.poll()
     report["restored"] = not any(k in os.environ for k in cluster.auth_env)
+    report["folder_left"] = os.path.exists(cluster.temp_dir)
     print(json.dumps(report))
     """
 )
@@ -97,3 +98,4 @@ def test_a_stopped_cluster_leaves_no_watchdog_and_no_node(started_and_stopped: d
     assert report["watchdog_exit"] == 0, "the watchdog should exit cleanly on stop"
     running = groups_of_nodes.running_members(report["groups"])
     assert not running, f"stop returned while its nodes' processes still ran: {running}"
+    assert report["folder_left"] is False, "the cluster's temporary folder (sessions, logs) was left behind"

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,7 @@ _OWNER = textwrap.dedent(
     from assay.testing.ray_cluster import LocalCluster
     cluster = LocalCluster(nodes=1, cpus=1).start()
     print(" ".join(str(g) for g in cluster._groups), flush=True)
+    print(cluster.temp_dir, flush=True)
     time.sleep(600)
     """
 )
@@ -40,6 +42,7 @@ def test_a_killed_owner_takes_its_cluster_with_it() -> None:
         try:
             assert owner.stdout is not None
             groups = [int(g) for g in owner.stdout.readline().split()]
+            folder = Path(owner.stdout.readline().strip())
             assert groups and all(_alive(g) for g in groups), "the node should be running"
         finally:
             owner.send_signal(signal.SIGKILL)
@@ -48,3 +51,6 @@ def test_a_killed_owner_takes_its_cluster_with_it() -> None:
         while (running := groups_of_nodes.running_members(groups)) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not running, f"the node outlived its killed owner: {running}"
+        while folder.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not folder.exists(), f"the cluster's folder outlived its killed owner: {folder}"

@@ -250,8 +250,9 @@ QUICK = {
     "wrong_type": job(WRONG_TYPE, PROBE_TEST, "Solution", PROBE_PROMPT),
 }
 HEAVY = {
-    # the timeout counts from when both sides are built: a short one ends the hang sooner
-    "sleep": job(probe(SLEEP), PROBE_TEST, "Solution", PROBE_PROMPT, timeout=3),
+    # the timeout counts from when both sides are built (compiling has its own allowance),
+    # and the candidate sleeps an hour: a short one ends the hang sooner, on a loaded machine too
+    "sleep": job(probe(SLEEP), PROBE_TEST, "Solution", PROBE_PROMPT, timeout=1),
     "huge": job(probe(HUGE), PROBE_TEST, "Solution", PROBE_PROMPT, max_value_bytes=1 << 20),
     "fork_bomb": job(
         probe(snippets.PROCESS_BOMB["go"]), PROBE_TEST, "Solution", PROBE_PROMPT, max_processes=48

@@ -4,9 +4,11 @@ container, code candidates judged in the container's sandbox, the token rule kep
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import os
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -76,22 +78,55 @@ def base_identity() -> str:
     return f"{name}@{found.stdout.strip() if found.returncode == 0 else 'absent'}"
 
 
+#: held by every build of the image: scripts/test starts one in the background, early
+BUILD_LOCK = Path(tempfile.gettempdir()) / "assay-evaluator-image.lock"
+
+
 @pytest.fixture(scope="session")
 def image() -> str:
     """The image of this checkout, built once (scripts/evaluator-image) under a tag naming
-    its content, so concurrent checkouts never run each other's image."""
-    tag = f"{IMAGE}-{content_key()}"
-    if subprocess.run(["podman", "image", "exists", tag]).returncode == 0:
-        return tag
-    built = subprocess.run(
-        [str(ROOT / "scripts/evaluator-image"), "build", tag],
-        cwd=ROOT,
+    its content, so concurrent checkouts never run each other's image. A build under way
+    (scripts/test's, in the background) is waited for: then every layer is cached."""
+    with BUILD_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        tag = f"{IMAGE}-{content_key()}"  # after the wait: the base may exist now
+        if subprocess.run(["podman", "image", "exists", tag]).returncode == 0:
+            return tag
+        built = subprocess.run(
+            [str(ROOT / "scripts/evaluator-image"), "build", tag],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    remove_older_test_images(keep=KEPT_TEST_IMAGES)
+    return tag
+
+
+#: test images kept (the newest): each edit of src/ builds one, ~750 MB of which assay's
+#: layer is a few MB, the rest shared; a few are kept for checkouts testing at once
+KEPT_TEST_IMAGES = 3
+
+
+def remove_older_test_images(keep: int) -> None:
+    """Untag all but the ``keep`` newest test images; one a container still uses stays
+    (``podman rmi`` without ``--force`` refuses it)."""
+    listed = subprocess.run(
+        [
+            "podman",
+            "images",
+            "--format",
+            "{{.CreatedAt}}\t{{.Repository}}:{{.Tag}}",
+            "--filter",
+            f"reference={IMAGE}-*",
+        ],
         capture_output=True,
         text=True,
-        timeout=1800,
     )
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    return tag
+    newest_first = [line.split("\t")[1] for line in sorted(listed.stdout.splitlines(), reverse=True)]
+    for old in newest_first[keep:]:
+        subprocess.run(["podman", "rmi", old], capture_output=True)
 
 
 def start(image: str, port: int, *options: str) -> str:

@@ -8,7 +8,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from assay.client._example_edits import ExampleEdits, filtered, page, version_of
-from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream, refuse_files
+from assay.client._examples import (
+    IdsOf,
+    IdsOfValues,
+    UpsertExamplesResponse,
+    example_stream,
+    example_values,
+    refuse_files,
+)
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
 from assay.errors import AlreadyExistsError, NotFoundError
@@ -232,6 +239,14 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
             "ids": ids,
             "attachments": attachments,
         }
+        values = example_values(dataset.id, columns, examples)
+        if values is not None:  # no files: plain values, no record made per example
+            named = IdsOfValues(values)
+            version, _ = self.store.add_example_values(dataset.id, named)
+            count = len(named.ids)
+            return UpsertExamplesResponse(
+                example_ids=named.ids, count=count, as_of=version if count else None
+            )
         created = IdsOf(
             example_stream(dataset.id, columns, examples, allow_files=dangerously_allow_filesystem)
         )

@@ -9,14 +9,16 @@ failing generator) midway raises an error naming its index and nothing is stored
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sized
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import pydantic
 
+from assay._ids import new_id_text
 from assay.errors import AttachmentError, ExampleInputError
 from assay.schemas import Example, ExampleCreate
+from assay.store.base import ExampleValues
 
 # What an item of ``examples=`` may hold: LangSmith's ``ExampleCreate`` fields that a local
 # store keeps (``outputs`` is its older name of ``reference_outputs``; ``split`` is kept
@@ -42,10 +44,13 @@ def example_stream(
     examples: Iterable[Any] | None,
     *,
     allow_files: bool,
+    make: Callable[[uuid.UUID, dict[str, Any], str], Any] | None = None,
 ) -> Iterator[Example]:
     """The examples of either form, validated one by one. ``columns`` holds ``inputs``
     and the parallel ``outputs``, ``metadata`` and ``ids`` (each None when not given).
-    ``allow_files``: whether an attachment may name a file (``refuse_files``)."""
+    ``allow_files``: whether an attachment may name a file (``refuse_files``). ``make``:
+    what each item's fields become (``_example``: an ``Example``)."""
+    make = make or _example
     inputs = columns.get("inputs")
     if examples is not None:
         given = [name for name, column in columns.items() if column is not None]
@@ -53,12 +58,12 @@ def example_stream(
             raise ExampleInputError(
                 f"pass either examples= or inputs= (with outputs=/metadata=), not both ({given})"
             )
-        stream = _from_items(dataset_id, examples)
+        stream = _from_items(dataset_id, examples, make)
     elif inputs is None:
         raise ExampleInputError("create_examples needs inputs=[...] or examples=[...]")
     else:
         _check_sized_lengths(columns)
-        stream = _from_columns(dataset_id, columns)
+        stream = _from_columns(dataset_id, columns, make)
     return stream if allow_files else _without_files(stream)
 
 
@@ -97,7 +102,9 @@ def _check_sized_lengths(columns: dict[str, Iterable[Any] | None]) -> None:
 _END = object()
 
 
-def _from_columns(dataset_id: uuid.UUID, columns: dict[str, Iterable[Any] | None]) -> Iterator[Example]:
+def _from_columns(
+    dataset_id: uuid.UUID, columns: dict[str, Iterable[Any] | None], make: Callable[..., Any]
+) -> Iterator[Example]:
     inputs = iter(columns["inputs"] or ())
     others = {name: iter(column) for name in _COLUMNS if (column := columns.get(name)) is not None}
     index = 0
@@ -110,14 +117,14 @@ def _from_columns(dataset_id: uuid.UUID, columns: dict[str, Iterable[Any] | None
                     f"{name} ended after {index} items but inputs has more; nothing was stored"
                 )
             fields[name] = value
-        yield _example(dataset_id, fields, f"inputs[{index}]")
+        yield make(dataset_id, fields, f"inputs[{index}]")
         index += 1
     for name, column in others.items():
         if next(column, _END) is not _END:
             raise ExampleInputError(f"{name} has more items than inputs ({index}); nothing was stored")
 
 
-def _from_items(dataset_id: uuid.UUID, items: Iterable[Any]) -> Iterator[Example]:
+def _from_items(dataset_id: uuid.UUID, items: Iterable[Any], make: Callable[..., Any]) -> Iterator[Example]:
     for index, item in enumerate(items):
         where = f"examples[{index}]"
         if isinstance(item, Example):
@@ -143,7 +150,7 @@ def _from_items(dataset_id: uuid.UUID, items: Iterable[Any]) -> Iterator[Example
                 )
             item = {**item, "outputs": item["reference_outputs"]}
             del item["reference_outputs"]
-        yield _example(dataset_id, item, where)
+        yield make(dataset_id, item, where)
 
 
 def _fields_of(item: ExampleCreate) -> dict[str, Any]:
@@ -170,6 +177,68 @@ def _example(dataset_id: uuid.UUID, fields: dict[str, Any], where: str) -> Examp
         raise ExampleInputError(f"{where} is not a valid example ({problems}); nothing was stored") from None
 
 
+def example_values(
+    dataset_id: uuid.UUID, columns: dict[str, Iterable[Any] | None], examples: Iterable[Any] | None
+) -> Iterator[ExampleValues] | None:
+    """``example_stream``'s examples as the store's plain values, when no example can hold
+    a file (no ``attachments`` column; ``examples=`` a list of dicts none of which has
+    attachments); None otherwise (``example_stream`` then). A plain item (dicts with
+    text keys, no split, a UUID or canonical UUID text for its id) costs no record; any
+    other goes through ``Example``'s validation, so errors and coercions are the same."""
+    if columns.get("attachments") is not None:
+        return None
+    if examples is not None and not (
+        isinstance(examples, list)
+        and all(type(item) is dict and not item.get("attachments") for item in examples)
+    ):
+        return None
+    # No example holds a file: nothing for ``refuse_files`` to refuse.
+    checked = example_stream(dataset_id, columns, examples, allow_files=True, make=_values_of)
+    return cast(Iterator[ExampleValues], checked)
+
+
+_PLAIN_FIELDS = frozenset({"inputs", "outputs", "metadata", "id", "ids"})
+
+
+def _values_of(dataset_id: uuid.UUID, fields: dict[str, Any], where: str) -> ExampleValues:
+    """What ``_example`` makes, as values (see ``example_values``)."""
+    if fields.keys() <= _PLAIN_FIELDS:
+        inputs, outputs, metadata = fields["inputs"], fields.get("outputs"), fields.get("metadata")
+        given = fields.get("ids")
+        id_ = _id_text(fields.get("id") if given is None else given)
+        if (
+            id_ is not None
+            and _text_keyed(inputs)
+            and _text_keyed_or_none(outputs)
+            and _text_keyed_or_none(metadata)
+        ):
+            return id_, inputs, outputs, metadata
+    example = _example(dataset_id, fields, where)
+    return str(example.id), example.inputs, example.outputs, example.metadata
+
+
+def _id_text(given: Any) -> str | None:
+    """A new id's text, or the given id's canonical text; None: not plain (validation says)."""
+    if given is None:
+        return new_id_text()
+    if type(given) is uuid.UUID:
+        return str(given)
+    if type(given) is str and len(given) == 36 and given[8] + given[13] + given[18] + given[23] == "----":
+        try:  # the canonical layout only: other texts uuid.UUID takes, validation may not
+            return str(uuid.UUID(given))
+        except ValueError:
+            return None
+    return None
+
+
+def _text_keyed(value: Any) -> bool:
+    return type(value) is dict and all(type(key) is str for key in value)
+
+
+def _text_keyed_or_none(value: Any) -> bool:
+    return value is None or _text_keyed(value)
+
+
 class IdsOf:
     """Passes examples through while keeping their ids' text, in order (36 characters an
     example: the response LangSmith gives, without keeping the examples themselves)."""
@@ -183,3 +252,17 @@ class IdsOf:
         for example in self._examples:
             keep(str(example.id))
             yield example
+
+
+class IdsOfValues:
+    """``IdsOf`` for examples as plain values: their ids are already text."""
+
+    def __init__(self, values: Iterable[ExampleValues]) -> None:
+        self._values = values
+        self.ids: list[str] = []
+
+    def __iter__(self) -> Iterator[ExampleValues]:
+        keep = self.ids.append
+        for value in self._values:
+            keep(value[0])
+            yield value

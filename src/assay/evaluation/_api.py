@@ -116,6 +116,7 @@ class _Prepared:
     lease: ShardLease
     executor: Executor | None = None  # None: this process's threads and event loop
     rerun_targets: int = 0  # stored rows whose target failed, discarded to run again
+    created: bool = False  # this call created the experiment: nothing of it was stored before
 
 
 @overload
@@ -540,6 +541,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         lease,
         executor,
         discarded,
+        created,
     )
 
 
@@ -670,7 +672,8 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
                     available.update(kept.lists(stats.rows, wanted_fields(prepared.summaries)))
                 summary = await run_summaries(prepared.summaries, available)
         if complete:  # else "partial", stored as the shard ended
-            store.replace_summary_results(record.id, summary)
+            if summary or not prepared.created:  # a new experiment has none to replace (a commit saved)
+                store.replace_summary_results(record.id, summary)
             store.finish_experiment(record.id, "completed", lease.fence)
     except BaseException as exc:
         if lease.lost or fenced(exc):

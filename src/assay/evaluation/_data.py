@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay._ids import name_based_id, name_based_text
+from assay._ids import name_based_id, numbered_name_texts
 from assay.errors import AlreadyExistsError, DataError
 from assay.evaluation._inline_files import file_digests
 from assay.schemas import Dataset, Example, trusted_builder, utcnow
@@ -82,7 +82,9 @@ def resolve_data(data: Any, store: Store) -> ResolvedData:
             raise DataError(f"{data}: unsupported file type; use .jsonl, .json or .csv")
         return _stored(store, dataset, repr(data), name=data)
     if isinstance(data, Iterable) and not isinstance(data, (dict, bytes)):
-        records = [_coerce(item, f"data[{i}]") for i, item in enumerate(data)]
+        records = [
+            item if _plain_record(item) else _coerce(item, f"data[{i}]") for i, item in enumerate(data)
+        ]
         return _inline(store, _Records(lambda: iter(records)), "inline")
     raise DataError(
         f"data={data!r} is not supported: pass a dataset name or id, a Dataset, a path to a "
@@ -135,20 +137,23 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
         else:
             try:  # one transaction: all or nothing
                 if stored_files:  # files are stored with their examples: a record each
-                    store.add_examples(
+                    version = store.add_examples(
                         dataset.id, _examples(records.read(), digest, dataset.id, stored_files)
                     )
                 else:
-                    _, kept = store.add_example_values(dataset.id, _values(records.read(), digest), keep=True)
+                    version, kept = store.add_example_values(
+                        dataset.id, _values(records.read(), digest), keep=True
+                    )
             except BaseException:
                 store.delete_dataset(dataset.id)  # no empty dataset left under the content's name
                 raise
-            dataset = store.get_dataset(id=dataset.id)
-            assert dataset is not None
+            # Just stored, by this call: its version and count are known without a query.
+            dataset = dataset.model_copy(update={"version": version, "example_count": count})
+            resolved = ResolvedData(dataset, version, count, kept=kept)
+            return _with_attachments(resolved, attached, digest)
     elif dataset.version == 0:
         dataset = _filled(store, name)
-    resolved = dataclasses.replace(_stored(store, dataset, repr(name)), kept=kept)
-    return _with_attachments(resolved, attached, digest)
+    return _with_attachments(_stored(store, dataset, repr(name)), attached, digest)
 
 
 _DIGEST_PAGE = 1000
@@ -160,25 +165,33 @@ def _digest(records: Iterator[dict[str, Any]]) -> tuple[str, int, dict[int, Any]
     ``json.dumps`` of the whole list (as datasets made before streaming were named),
     written a page of records at a time (one call of the C encoder a page: most of the
     cost on small records is per call); files count by their name, type and SHA-256."""
-    sha, count, attached = hashlib.sha256(b"["), 0, {}
+    sha, count = hashlib.sha256(b"["), 0
+    attached: dict[int, Any] = {}
     encode = _DIGEST_ENCODER.encode
     while page := list(itertools.islice(records, _DIGEST_PAGE)):
-        stored_parts = []
-        for record in page:
-            if "attachments" in record:
-                given = record["attachments"]
-                record = {k: v for k, v in record.items() if k != "attachments"}
-                if given:
-                    files = file_digests(given, f"data[{count}]")
-                    attached[count] = (record.get("id"), given, files is not None)
-                    if files is not None:
-                        record["attachments"] = files
-            stored_parts.append(record)
-            count += 1
-        text = _canonical(encode, stored_parts)[1:-1]  # the page's records, without its brackets
-        sha.update((", " + text if count > len(page) else text).encode())
+        first = count
+        if any(map(dict.__contains__, page, itertools.repeat("attachments"))):  # a scan in C
+            page = [_hashed_part(record, index, attached) for index, record in enumerate(page, count)]
+        count += len(page)
+        text = _canonical(encode, page)[1:-1]  # the page's records, without its brackets
+        sha.update((", " + text if first else text).encode())
     sha.update(b"]")
     return sha.hexdigest(), count, attached
+
+
+def _hashed_part(record: dict[str, Any], index: int, attached: dict[int, Any]) -> dict[str, Any]:
+    """A record as its content is hashed: without its given attachments, which are noted
+    in ``attached`` by ``index``, with its files' digests instead when it has files."""
+    if "attachments" not in record:
+        return record
+    given = record["attachments"]
+    record = {k: v for k, v in record.items() if k != "attachments"}
+    if given:
+        files = file_digests(given, f"data[{index}]")
+        attached[index] = (record.get("id"), given, files is not None)
+        if files is not None:
+            record["attachments"] = files
+    return record
 
 
 _DIGEST_ENCODER = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=True)
@@ -239,14 +252,11 @@ def _values(records: Iterator[dict[str, Any]], digest: str) -> Iterator[ExampleV
     """From records ``_coerce`` checked (their parts are objects or None): the examples'
     values, ids as text (a given id as its UUID's text, else named by the content's
     digest and the position)."""
+    named = numbered_name_texts(_NAMESPACE, f"{digest}:")
     for index, record in enumerate(records):
         get = record.get
         given = get("id")
-        id_ = (
-            name_based_text(_NAMESPACE, f"{digest}:{index}")
-            if given is None
-            else str(_example_id(given, digest, index))
-        )
+        id_ = named(index) if given is None else str(_example_id(given, digest, index))
         yield id_, record["inputs"], get("outputs"), get("metadata")
 
 
@@ -274,6 +284,22 @@ def _parse_id(text: str) -> uuid.UUID:
         return uuid.UUID(text)
     except ValueError:
         return uuid.uuid5(_NAMESPACE, text)
+
+
+def _plain_record(item: Any) -> bool:
+    """Whether ``item`` is already the record ``_coerce`` would make (the common case of
+    inline data, checked without a copy): a dict of known fields whose ``inputs`` is a
+    dict, and ``outputs`` and ``metadata`` dicts or None. Anything else goes through
+    ``_coerce``, which says what is wrong."""
+    if type(item) is not dict or "inputs" not in item or not item.keys() <= _EXAMPLE_FIELDS:
+        return False
+    get = item.get
+    outputs, metadata = get("outputs"), get("metadata")
+    return (
+        type(item["inputs"]) is dict
+        and (outputs is None or type(outputs) is dict)
+        and (metadata is None or type(metadata) is dict)
+    )
 
 
 def _coerce(item: Any, where: str) -> dict[str, Any]:

@@ -79,6 +79,7 @@ def compile_options(memory: int | None, harness_root: str) -> str:
         "jvm_flags": jvm_flags(memory),
         "cpp_header": seen(_prebuilt.get("cpp", "")),
         "java_classes": seen(_prebuilt.get("java", "")),
+        "go_cache": seen(_prebuilt.get("go", "")),
     }
     return json.dumps(options)
 
@@ -113,16 +114,16 @@ def cache_root() -> str:
 
 def prepare(language: str) -> None:
     """Build what makes each compile faster, once per machine and harness version: a
-    precompiled header of the C++ harness, the compiled Java harness classes."""
-    if language not in ("cpp", "java") or language in _prebuilt:
+    precompiled header of the C++ harness, the compiled Java harness classes, a Go build
+    cache of the standard packages."""
+    if language not in PREBUILDS or language in _prebuilt:
         return
     with _prebuilding:
         if language in _prebuilt:
             return
         if language == "java":
             _prebuilt["jdk"] = _relative(_attempt(_build_jdk_view))
-        built = _attempt(_build_cpp_header if language == "cpp" else _build_java_classes)
-        _prebuilt[language] = _relative(built)
+        _prebuilt[language] = _relative(_attempt(PREBUILDS[language]))
 
 
 def _attempt(build: Callable[[], str]) -> str:
@@ -241,6 +242,83 @@ def _build_java_classes() -> str:
     except OSError:  # built meanwhile by another process
         shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+# The standard packages a Go job's build may need: the harness's, and those candidates
+# and tests import most. Go ships them precompiled only for its default settings (cgo on;
+# since Go 1.20 not at all), so under the compile step's settings (cgo off) a job whose
+# candidate imports ``net`` or ``os/user`` compiled them again, each time (seconds of CPU).
+GO_STANDARD_PACKAGES = (
+    *("bufio", "bytes", "encoding/binary", "encoding/json", "errors", "fmt", "io", "math"),
+    *("math/big", "os", "path/filepath", "reflect", "regexp", "runtime", "runtime/debug"),
+    *("sort", "strconv", "strings", "sync", "syscall", "testing", "time", "unsafe"),
+    *("unicode", "unicode/utf8", "math/bits", "math/rand", "container/heap", "container/list"),
+    *("crypto/md5", "crypto/sha1", "crypto/sha256", "net", "os/exec", "os/user"),
+)
+
+
+def go_environment(cache: str, gopath: str) -> dict[str, str]:
+    """The settings of every Go compile (harness/build.py repeats them inside the
+    sandbox): GOPATH mode, nothing downloaded, no cgo. A cache entry is keyed by these
+    (Go hashes them into its action ids), so one built under other settings is not used."""
+    return {
+        "GOCACHE": cache,
+        "GOPATH": gopath,
+        "GO111MODULE": "off",
+        "CGO_ENABLED": "0",
+        "GOFLAGS": "",
+        "GOTOOLCHAIN": "local",
+        "GOMAXPROCS": "2",
+    }
+
+
+def _build_go_cache() -> str:
+    """A Go build cache holding ``GO_STANDARD_PACKAGES`` compiled as the compile step
+    compiles them, read-only in every sandbox: a job's build reads its standard packages
+    from it and compiles only its own (Go writes nothing there, it cannot)."""
+    go = tool("go")
+    if go is None:
+        return ""
+    version = subprocess.run([go, "version"], capture_output=True, timeout=60).stdout.decode(errors="replace")
+    folder = os.path.join(cache_root(), "go-" + _version_key(go, version, *GO_STANDARD_PACKAGES))
+    if os.path.exists(os.path.join(folder, "ready")):
+        return os.path.join(folder, "cache")
+    os.makedirs(folder, mode=0o755, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder) as scratch:
+        cache, home = os.path.join(scratch, "cache"), os.path.join(scratch, "home")
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": scratch}
+        env.update(go_environment(cache, os.path.join(home, "go")))
+        subprocess.run(
+            [go, "build", *GO_STANDARD_PACKAGES],
+            env=env,
+            cwd=scratch,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        _readable_by_all(cache)
+        try:
+            os.rename(cache, os.path.join(folder, "cache"))
+        except OSError:  # built meanwhile by another process
+            pass
+    with open(os.path.join(folder, "ready"), "w"):  # last: its presence means ready
+        pass
+    return os.path.join(folder, "cache")
+
+
+def _readable_by_all(root: str) -> None:
+    """Go makes its cache private to its user: every sandbox's user reads it."""
+    for folder, _, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+
+
+PREBUILDS: dict[str, Callable[[], str]] = {
+    "cpp": _build_cpp_header,
+    "java": _build_java_classes,
+    "go": _build_go_cache,
+}
 
 
 def missing_toolchain(language: str) -> str | None:

@@ -151,6 +151,7 @@ GO = Language(
     runtime_missing=lambda runtime: toolchains.missing_toolchain("go"),
     compiled=True,
     float32=True,
+    prepare=lambda: toolchains.prepare("go"),
 )
 JAVA = Language(
     name="java",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -81,13 +82,13 @@ class LocalCluster:
             head.append(f"--ray-client-server-port={client_port}")
         ray = [*self._ray_command(), "start"]
         self._write_token()
-        self._watchdog = _start_watchdog()
+        self._watchdog = _start_watchdog(self.temp_dir)
         try:
             self._start_node([*ray, *head, *common])
             for _ in range(self.nodes - 1):
                 self._start_node([*ray, f"--address={self.address}", "--node-ip-address=127.0.0.1", *common])
         except BaseException:
-            self.stop()
+            self.stop(keep_files=True)  # the error names a node's log there
             raise
         return self
 
@@ -138,17 +139,19 @@ class LocalCluster:
         if process.wait() != 0:
             raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}): see {log_path}")
 
-    def stop(self) -> None:
-        """SIGKILL to each node's process group; returns once they are gone.
+    def stop(self, *, keep_files: bool = False) -> None:
+        """SIGKILL to each node's process group; returns once they are gone, with
+        ``temp_dir`` (Ray's sessions and logs) removed unless ``keep_files``.
 
         Not SIGTERM first: Ray's GCS server and autoscaler monitor ignore it and its raylet
         spends seconds shutting down, so a grace period only delays the SIGKILL that ends
-        them anyway (Ray's own test clusters kill their nodes the same way). Nothing of
-        the cluster outlives it but the logs in ``temp_dir``."""
+        them anyway (Ray's own test clusters kill their nodes the same way)."""
         for group in reversed(self._groups):
             _signal_group(group, signal.SIGKILL)
         _wait_gone(self._groups)
         self._groups.clear()
+        if not keep_files:
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
         self._restore_environ()
         watchdog, self._watchdog = self._watchdog, None
         if watchdog is not None:
@@ -159,9 +162,10 @@ class LocalCluster:
 
 
 # Reads the nodes' process groups, one a line, from the owner's pipe. End of file without
-# "stopped" means the owner died: the groups are ended the way ``stop`` ends them.
+# "stopped" means the owner died: the groups are ended the way ``stop`` ends them, and the
+# cluster's folder (argv[1]) removed.
 _WATCHDOG = """
-import os, signal, sys
+import os, shutil, signal, sys, time
 groups = []
 for line in sys.stdin:
     if line.strip() == "stopped":
@@ -172,6 +176,11 @@ for group in groups:
         os.killpg(group, signal.SIGKILL)
     except ProcessLookupError:
         pass
+for _ in range(50):  # a killed process may finish the write it was in
+    shutil.rmtree(sys.argv[1], ignore_errors=True)
+    if not os.path.exists(sys.argv[1]):
+        break
+    time.sleep(0.1)
 """
 
 
@@ -188,10 +197,10 @@ def _reload_ray_auth() -> None:
         pass
 
 
-def _start_watchdog() -> subprocess.Popen[bytes]:
+def _start_watchdog(temp_dir: str) -> subprocess.Popen[bytes]:
     """In a session of its own, so a signal to the owner's process group spares it."""
     return subprocess.Popen(
-        [sys.executable, "-I", "-c", _WATCHDOG], stdin=subprocess.PIPE, start_new_session=True
+        [sys.executable, "-I", "-c", _WATCHDOG, temp_dir], stdin=subprocess.PIPE, start_new_session=True
     )
 
 

@@ -66,16 +66,18 @@ def build_go(role: str, code: str, entry: str, options: dict[str, str]) -> list[
             f'package main\n\nimport "reflect"\n\nfunc main() {{ assayServe(reflect.ValueOf({entry})) }}\n',
         )
         sources += ["assay_main.go", *harness]
-    compile_with([options["go"], "build", "-o", "program", *sources], _go_env())
+    compile_with([options["go"], "build", "-o", "program", *sources], _go_env(options))
     return [os.path.join(os.getcwd(), "program")]
 
 
-def _go_env() -> dict[str, str]:
-    """GOPATH mode with the caches in the job's folder: nothing downloaded, nothing shared."""
+def _go_env(options: dict[str, str]) -> dict[str, str]:
+    """GOPATH mode, nothing downloaded (the settings of ``_toolchains.go_environment``).
+    The build cache is the parent's prebuilt one of the standard packages, read-only (Go
+    reads it and writes nothing), else one in the job's folder; nothing else is shared."""
     cwd = os.getcwd()
     return {
         **os.environ,
-        "GOCACHE": os.path.join(cwd, ".gocache"),
+        "GOCACHE": options.get("go_cache") or os.path.join(cwd, ".gocache"),
         "GOPATH": os.path.join(cwd, ".gopath"),
         "GO111MODULE": "off",
         "CGO_ENABLED": "0",
@@ -224,12 +226,12 @@ def check_go(setup: dict[str, object], options: dict[str, str]) -> list[str]:
     # -vet=off: vet would take most of the build, and its findings are not test failures
     argv = [options["go"], "test", "-c", "-vet=off", "-o", "checker", "."]
     try:
-        compile_with(argv, _go_env())
+        compile_with(argv, _go_env(options))
     except CompileFailed:
         if "assay_prompt.go" not in files:
             raise
         os.remove("assay_prompt.go")
-        compile_with(argv, _go_env())
+        compile_with(argv, _go_env(options))
     _clean_build_files()
     return [os.path.join(os.getcwd(), "checker")]
 

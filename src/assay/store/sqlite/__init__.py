@@ -75,6 +75,15 @@ def _file_pragmas() -> tuple[str, ...]:
 __all__ = ["SQLiteStore"]
 
 
+#: An example's current version by its id alone: the datasets first, then a probe of each
+#: one's (dataset_id, id) index, instead of a scan of every example (an index led by the id
+#: would cost every inserted example another random B-tree insert: ~8 us at 300k).
+_CURRENT_EXAMPLE_BY_ID = (
+    "SELECT e.* FROM datasets d CROSS JOIN examples e "
+    "WHERE e.dataset_id = d.id AND e.id = ? AND e.removed_version IS NULL"
+)
+
+
 class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
     _warm: WarmWriter | None = None  # a file's writer process started ahead of a run
 
@@ -281,10 +290,10 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         self, dataset_id: uuid.UUID, values: Iterable[ExampleValues], *, keep: bool = False
     ) -> tuple[int, Callable[[], Iterator[Example]] | None]:
         created = codec.ts(utcnow())  # one transaction: one instant
-        rows = ((id_, inputs, outputs, metadata, created, None) for id_, inputs, outputs, metadata in values)
+        assert created is not None
         with self.transaction() as conn:
             version = self._bump_version(conn, str(dataset_id))
-            kept = example_rows.insert(conn, str(dataset_id), version, rows, keep=keep)
+            kept = example_rows.insert_values(conn, str(dataset_id), version, values, created, keep=keep)
         if kept is None:
             return version, None
         return version, lambda: (codec.example_of_fields(fields, dataset_id) for fields in kept)
@@ -303,9 +312,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
             attachments.link(conn, dataset, pk, example_id, given[example_id])
 
     def _current_example(self, conn: sqlite3.Connection, example_id: uuid.UUID) -> sqlite3.Row:
-        row: sqlite3.Row | None = conn.execute(
-            "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
-        ).fetchone()
+        row: sqlite3.Row | None = conn.execute(_CURRENT_EXAMPLE_BY_ID, (str(example_id),)).fetchone()
         if row is None:
             raise NotFoundError(f"no example with id {example_id}")
         return row
@@ -336,9 +343,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         return version
 
     def get_example(self, example_id: uuid.UUID) -> Example | None:
-        row = self.conn.execute(
-            "SELECT * FROM examples WHERE id = ? AND removed_version IS NULL", (str(example_id),)
-        ).fetchone()
+        row = self.conn.execute(_CURRENT_EXAMPLE_BY_ID, (str(example_id),)).fetchone()
         return self._with_files([codec.example_from(row)], [row["pk"]])[0] if row else None
 
     def read_attachment(self, sha256: str) -> bytes:

@@ -15,15 +15,18 @@ are stored by then).
 
 from __future__ import annotations
 
+import itertools
+import operator
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.errors import AlreadyExistsError
 from assay.store import _row_text
 from assay.store._json import dumps
+from assay.store.base import ExampleValues
 
-PAGE = 2000
+PAGE = 2048  # 8 statements of 256 rows: one statement shape to prepare, not four
 SEEN_LIMIT = 200_000  # ids held in memory to check them (~40 MB); beyond, the index checks
 KEEP_LIMIT = 50_000  # examples kept for the caller to read back (~300 bytes each)
 COLUMNS = "id, dataset_id, position, inputs, outputs, metadata, created_at, added_version"
@@ -47,6 +50,60 @@ def insert(
     the stored examples' fields as a page of the store reads them, unless there were more
     than ``KEEP_LIMIT`` (the caller reads them from the store then). ``on_page`` is called
     with each page once it is inserted (the store links the examples' files then)."""
+
+    def encode(page: list[ExampleRow], position: int) -> list[tuple[Any, ...]]:
+        return [
+            (id_, dataset_id, at, dumps(inputs), dumps(outputs), dumps(metadata), created_at, version)
+            for at, (id_, inputs, outputs, metadata, created_at, _) in enumerate(page, position)
+        ]
+
+    return _append(conn, dataset_id, version, rows, encode, keep, on_page)
+
+
+def insert_values(
+    conn: sqlite3.Connection,
+    dataset_id: str,
+    version: int,
+    values: Iterable[ExampleValues],
+    created_at: str,
+    keep: bool = False,
+) -> list[StoredFields] | None:
+    """``insert`` of plain values ``(id text, inputs, outputs, metadata)`` (inline data),
+    all created at ``created_at``: no record or row tuple made per example on the way."""
+
+    def encode(page: list[ExampleValues], position: int) -> list[tuple[Any, ...]]:
+        return [  # most metadata (and some outputs) is None: no call for it
+            (
+                id_,
+                dataset_id,
+                at,
+                dumps(inputs),
+                None if outputs is None else dumps(outputs),
+                None if metadata is None else dumps(metadata),
+                created_at,
+                version,
+            )
+            for at, (id_, inputs, outputs, metadata) in enumerate(page, position)
+        ]
+
+    return _append(conn, dataset_id, version, values, encode, keep)
+
+
+_Page = TypeVar("_Page", ExampleRow, ExampleValues)
+_stored_fields = operator.itemgetter(0, 3, 4, 5, 6, 2)  # an inserted row's ``StoredFields``
+
+
+def _append(
+    conn: sqlite3.Connection,
+    dataset_id: str,
+    version: int,
+    rows: Iterable[_Page],
+    encode: Callable[[list[_Page], int], list[tuple[Any, ...]]],
+    keep: bool = False,
+    on_page: Callable[[list[_Page]], None] | None = None,
+) -> list[StoredFields] | None:
+    """Each page of ``rows`` (whose first item is the example's id) checked for clashing
+    ids, encoded into the table's ``COLUMNS`` at its positions, and inserted."""
     kept: list[StoredFields] | None = [] if keep else None
     start = conn.execute(
         "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?", (dataset_id,)
@@ -54,7 +111,7 @@ def insert(
     seen: dict[str, int] | None = {} if start == 0 else None  # removed examples keep their position
     position = start
     for number, page in enumerate(_pages(rows)):
-        ids = [row[0] for row in page]
+        ids = list(map(_first, page))
         if number == 1 and seen is None:  # a second page into a dataset that had examples
             seen = _current_ids(conn, dataset_id, version)
         if seen is not None and len(seen) + len(ids) <= SEEN_LIMIT:
@@ -62,30 +119,24 @@ def insert(
         else:
             seen = None
             _refuse_duplicate_ids(conn, dataset_id, version, position - start, ids)
-        stored = [
-            (id_, dumps(inputs), dumps(outputs), dumps(metadata), created_at, position + offset)
-            for offset, (id_, inputs, outputs, metadata, created_at, _) in enumerate(page)
-        ]
-        values = [(id_, dataset_id, at, i, o, m, created, version) for id_, i, o, m, created, at in stored]
+        values = encode(page, position)
         _row_text.insert_many(conn, "examples", COLUMNS, 8, values)
         if on_page is not None:
             on_page(page)
-        if kept is not None and len(kept) + len(stored) > KEEP_LIMIT:
+        if kept is not None and len(kept) + len(values) > KEEP_LIMIT:
             kept = None  # too many to hold: the caller reads them back
         if kept is not None:
-            kept.extend(stored)
+            kept.extend(map(_stored_fields, values))
         position += len(page)
     return kept
 
 
-def _pages(rows: Iterable[ExampleRow]) -> Iterator[list[ExampleRow]]:
-    page: list[ExampleRow] = []
-    for row in rows:
-        page.append(row)
-        if len(page) == PAGE:
-            yield page
-            page = []
-    if page:
+_first = operator.itemgetter(0)
+
+
+def _pages(rows: Iterable[_Page]) -> Iterator[list[_Page]]:
+    given = iter(rows)
+    while page := list(itertools.islice(given, PAGE)):  # taken in C, not a row at a time
         yield page
 
 
@@ -108,7 +159,10 @@ def _current_ids(conn: sqlite3.Connection, dataset_id: str, version: int) -> dic
 
 def _refuse_seen(seen: dict[str, int], ids: list[str], index: int) -> None:
     """``index``: the page's start in what the caller passed, so errors name a position."""
-    for offset, key in enumerate(ids, start=index):
+    if seen.keys().isdisjoint(ids) and len(set(ids)) == len(ids):  # no clash: three passes in C
+        seen.update(zip(ids, range(index, index + len(ids))))
+        return
+    for offset, key in enumerate(ids, start=index):  # a clash: find the first, to name it
         if key in seen:
             if seen[key] == _STORED:
                 raise AlreadyExistsError(

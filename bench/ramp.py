@@ -1,0 +1,105 @@
+"""The ramp of latency-bound rows, with where its fixed cost goes, against an earlier checkout.
+
+    .venv/bin/python bench/ramp.py [N] [--rounds R] [--before SRC]
+
+Each round, in a fresh process per side (alternating; ``--before SRC`` runs an earlier
+checkout's ``src`` folder as ``PYTHONPATH``): N stored examples (1,024 by default), then
+``evaluate`` of a target that sleeps 50 ms (a model call), one evaluator, at
+``max_concurrency=256``: the ideal is ``ceil(N / 256)`` waves of 50 ms. Printed per side,
+median over the rounds: the share of the ideal rate, the CPU per row of the run's process,
+and the phases of the call in ms since it started: the first row's start, the 256th row's
+start (the ramp), the last row's end (the waves), and what follows it (the last commits,
+the experiment's end). The load average is printed with them: on a loaded machine the
+phases stretch, so compare the sides of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _rounds import alternate, run_round
+
+WAIT_S, THREADS = 0.05, 256
+PHASES = ("first row", "ramp done", "last row end", "end")
+
+
+def child(n: int, folder: str) -> dict[str, Any]:
+    from assay import Client, evaluate
+
+    starts: list[float] = []
+    ends: list[float] = []
+
+    def model_call(inputs: dict[str, Any]) -> dict[str, Any]:
+        starts.append(time.perf_counter())  # list.append is atomic: no lock needed
+        time.sleep(WAIT_S)
+        ends.append(time.perf_counter())
+        return {"answer": inputs["x"] * 2}
+
+    def positive(outputs: dict[str, Any]) -> float:
+        return 1.0
+
+    client = Client(str(Path(folder) / "ramp.db"))
+    client.create_dataset("ramp")
+    client.create_examples(inputs=[{"x": i} for i in range(n)], dataset_name="ramp")
+    started, cpu = time.perf_counter(), time.process_time()
+    evaluate(
+        model_call, data="ramp", evaluators=[positive], client=client, max_concurrency=THREADS, progress=False
+    )
+    ended, cpu = time.perf_counter(), time.process_time() - cpu
+    starts.sort()
+    ideal = math.ceil(n / THREADS) * WAIT_S
+    phases = (starts[0], starts[min(THREADS, n) - 1], max(ends), ended)
+    return {
+        "share": ideal / (ended - started),
+        "cpu_us": cpu / n * 1e6,
+        **{name: (at - started) * 1e3 for name, at in zip(PHASES, phases)},
+        "load": os.getloadavg()[0],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("n", type=int, nargs="?", default=1024)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--before", metavar="SRC", help="also time the assay of this src folder")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(int(args.child[0]), args.child[1])))
+        return
+    sides = ["assay", *(["before"] if args.before else [])]
+
+    def measure(side: str) -> dict[str, Any]:
+        env = {**os.environ, "PYTHONPATH": args.before} if side == "before" else None
+        return run_round(__file__, [str(args.n)], python=sys.executable, env=env)
+
+    def report(round_: int, side: str, got: dict[str, Any]) -> None:
+        print(f"  round {round_ + 1} {side}: {got['share']:.0%} of ideal, load {got['load']:.1f}", flush=True)
+
+    figures = alternate(sides, args.rounds, measure, report)
+    loads = [f["load"] for side in sides for f in figures[side]]
+    print(
+        f"\n{args.n:,} rows of {WAIT_S * 1e3:.0f} ms at max_concurrency={THREADS}, median of {args.rounds} rounds,"
+    )
+    print(f"load average {min(loads):.1f}-{max(loads):.1f}; phases in ms since evaluate() was called")
+    print(f"{'side':>8} {'of ideal':>9} {'CPU us/row':>11} " + " ".join(f"{p:>13}" for p in PHASES))
+    for side in sides:
+        median = {
+            key: statistics.median(f[key] for f in figures[side]) for key in ("share", "cpu_us", *PHASES)
+        }
+        print(
+            f"{side:>8} {median['share']:9.0%} {median['cpu_us']:11.0f} "
+            + " ".join(f"{median[p]:13.1f}" for p in PHASES)
+        )
+
+
+if __name__ == "__main__":
+    main()
