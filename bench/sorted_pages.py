@@ -1,6 +1,6 @@
 """Sorted and filtered row pages, timed in process on a store of bench-a / bench-b.
 
-    .venv/bin/python bench/sorted_pages.py STORE [--fill-latency] [--repeat 5] [--first-views [--only 6,8]]
+    .venv/bin/python bench/sorted_pages.py STORE [--fill-latency] [--repeat 5] [--first-views [--only 6,8] [--against OLD_SRC:OLD_STORE]] [--build-cost]
 
 STORE: one built by ``bench/compare.py --keep FOLDER`` (``compare-<rows>.db``). Prints,
 per page the UI offers (every sort, every filter, and their combinations), the first
@@ -12,11 +12,13 @@ The search pages are timed twice: by the scan, then (after the experiment's text
 is built, its build time and the file's growth printed) through the index. A store whose
 index is already built is timed through it only.
 
-``--first-views``: only the filtered and deep typed pages a server's first view used to
-wait on (``FIRST_VIEWS``), each in a new process that opens the store and imports numpy as the
+``--first-views``: every sort and filter at page 1 and deep (``FIRST_VIEWS``), each in a new process that opens the store and imports numpy as the
 UI server does when it starts (timed apart), then times that page once: the first view
-after a server start, nothing kept. Run it with ``PYTHONPATH=<old checkout>/src`` to
-time the code before a change, alternating.
+after a server start, nothing kept. ``--against OLD_SRC:OLD_STORE`` times each also
+with the code before a change (on a copy of the store it opens), alternating.
+
+``--build-cost``: what the row orders add to a finished run's column build (each metric's
+columns and each order read apart, in this process).
 
 ``--fill-latency``: a store built before the bulk builder timed its runs holds none; give
 each run the latency the builder now writes (``_bulk.latency_ms``) first, in place.
@@ -76,23 +78,32 @@ PAGES: list[tuple[RowFilter, int, bool]] = [
     (F(q="question 1234"), 1, False),
     (F(q="question 1234", sort="latency", order="desc"), 1, False),
 ]
-# The first views of issue 40 item 5: a bounded metric sorted by itself, failing rows,
-# deep pages of a typed sort.
+# The first views of issue 40 item 5: every sort (both orders) under every filter the UI
+# offers, at page 1 and deep (offset 500k of the million rows; a filtered page at offset
+# 250k, the middle of its half million).
+_SORTS = [
+    ("position", "asc"),
+    ("position", "desc"),
+    ("latency", "asc"),
+    ("latency", "desc"),
+    ("error", "asc"),
+    ("error", "desc"),
+    ("metric:similarity", "desc"),
+    ("metric:correct", "desc"),
+    ("metric:judge_distance", "asc"),
+]
+_FILTERS: list[tuple[dict[str, Any], int]] = [
+    ({}, 10000),
+    ({"failed": True}, 5000),
+    ({"failed": True, "thresholds": {"correct": None, "similarity": 0.5}}, 5000),
+    ({"metric": "similarity", "below": 0.5}, 5000),
+    ({"metric": "judge_distance", "worse_than": 0.5}, 5000),
+]
 FIRST_VIEWS: list[tuple[RowFilter, int, bool]] = [
-    (F(metric="similarity", below=0.5, sort="metric:similarity", order="desc"), 1, False),
-    (F(metric="similarity", below=0.5), 1, False),
-    (F(metric="judge_distance", worse_than=0.5), 1, False),
-    (F(failed=True), 1, False),
-    (F(failed=True), 100, False),
-    (F(failed=True, thresholds={"correct": None}), 1, False),
-    (F(sort="metric:judge_distance", order="asc"), 19800, False),
-    (F(sort="latency", order="desc"), 19800, False),
-    # typed pages in the middle (offset 500k; 250k of the 500k rows below 0.5)
-    (F(sort="metric:judge_distance", order="asc"), 10000, False),
-    (F(sort="metric:similarity", order="desc"), 10000, False),
-    (F(sort="metric:correct", order="desc"), 10000, False),
-    (F(metric="similarity", below=0.5, sort="metric:similarity", order="desc"), 5000, False),
-    (F(sort="latency"), 10000, False),
+    (F(sort=sort, order=order, **params), page, False)
+    for params, deep in _FILTERS
+    for sort, order in _SORTS
+    for page in (1, deep)
 ]
 SEARCHES: list[tuple[RowFilter, int, bool]] = [
     (F(q="question 123456"), 1, False),
@@ -189,11 +200,57 @@ def first_view(path: str, index: int) -> None:
     print(f"{label:72} first {cold:8.1f} ms  (numpy at start {loaded:6.1f} ms)  {out}", flush=True)
 
 
-def first_views(path: str, only: list[int] | None = None) -> None:
+def first_views(path: str, only: list[int] | None = None, against: str | None = None) -> None:
+    """Each first view in a new process; ``against`` (``OLD_SRC:OLD_STORE``): each also
+    timed by the code of ``OLD_SRC`` on ``OLD_STORE`` (a copy of the store it can open),
+    alternating, old first."""
     print(f"first views, each in a new process (load average {os.getloadavg()[0]:.1f}):", flush=True)
     for index in only if only is not None else range(len(FIRST_VIEWS)):
+        if against is not None:
+            old_src, old_store = against.split(":", 1)
+            env = {**os.environ, "PYTHONPATH": old_src}
+            print("  before: ", end="", flush=True)
+            subprocess.run(
+                [sys.executable, __file__, old_store, "--first-view", str(index)], check=True, env=env
+            )
+            print("  after:  ", end="", flush=True)
         subprocess.run([sys.executable, __file__, path, "--first-view", str(index)], check=True)
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
+def build_cost(path: str) -> None:
+    """What storing the row orders adds to a finished run's column build: each metric's
+    columns (the build before) and each row order, read from the store's snapshot and
+    timed apart, metric by metric alternated."""
+    from assay.store import _columns as columns
+
+    conn = sqlite3.connect(path)
+    experiment_id = conn.execute("SELECT id FROM experiments WHERE name = 'bench-a'").fetchone()[0]
+    runs = conn.execute("SELECT COUNT(*) FROM runs WHERE experiment_id = ?", (experiment_id,)).fetchone()[0]
+    keys = [
+        row[0]
+        for row in conn.execute("SELECT DISTINCT key FROM results WHERE experiment_id = ?", (experiment_id,))
+    ]
+    stride = columns._stride(conn, experiment_id)
+    print(f"column build at {runs:,} rows (load average {os.getloadavg()[0]:.1f}):", flush=True)
+    before = after = 0.0
+    for name in [*columns.ORDERS, *keys]:
+        if name in keys:
+            started = time.perf_counter()
+            columns._scan(conn, experiment_id, name, runs)
+            spent = time.perf_counter() - started
+            before += spent
+            print(f"  metric columns of {name:24} {spent:6.2f} s", flush=True)
+            name = columns.metric_order(name)
+        started = time.perf_counter()
+        columns._order(conn, experiment_id, name, stride)
+        spent = time.perf_counter() - started
+        after += spent
+        print(f"  row order {name:32} {spent:6.2f} s", flush=True)
+    print(
+        f"metric columns {before:.2f} s, row orders {after:.2f} s more (load average {os.getloadavg()[0]:.1f})"
+    )
+    conn.close()
 
 
 def main() -> None:
@@ -203,15 +260,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--first-views", action="store_true")
     parser.add_argument("--only", help="with --first-views: which of them, e.g. 6,8,9 (0-based)")
+    parser.add_argument(
+        "--against", help="with --first-views: OLD_SRC:OLD_STORE, the code before, timed alternately"
+    )
+    parser.add_argument(
+        "--build-cost", action="store_true", help="time the column build: metric columns, row orders"
+    )
     parser.add_argument("--first-view", type=int, help=argparse.SUPPRESS)  # one, in this process
     args = parser.parse_args()
     if args.first_view is not None:
         first_view(args.store, args.first_view)
         return
+    if args.build_cost:
+        build_cost(args.store)
+        return
     if args.fill_latency:
         fill_latency(args.store)
     if args.first_views:
-        first_views(args.store, [int(i) for i in args.only.split(",")] if args.only else None)
+        first_views(args.store, [int(i) for i in args.only.split(",")] if args.only else None, args.against)
         return
     started = time.perf_counter()
     store = SQLiteStore(args.store)  # migrates a store of an older schema

@@ -8,12 +8,12 @@ import random
 import re
 import sqlite3
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from both_backends import on_both_backends, reader_of_both  # noqa: F401 - fixtures: store, db
 from fastapi.testclient import TestClient
 from ui_testdata import T0
 
@@ -34,20 +34,6 @@ REPETITIONS = 2
 Key = tuple[int, int]
 # (latency in ms or None for a run that never ended, whether the target failed)
 Spec = tuple[float | None, bool]
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    opened = open_store(store_url)
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def db(store: Store) -> Iterator[ReadOnlyDatabase]:
-    reader = ReadOnlyDatabase(store)
-    yield reader
-    reader.close()
 
 
 def build(store: Store, name: str = "exp", *, seed: int = 3, binary: bool = False) -> dict[Key, Spec]:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import random
 import sqlite3
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from both_backends import on_both_backends, reader_of_both  # noqa: F401 - fixtures: store, db
 from ui_testdata import T0
 
 from assay.evaluation._tally import tally_of_stored
@@ -30,20 +30,6 @@ EXAMPLES = 23
 REPETITIONS = 2
 # (score, error) per result; a "leftover" score on an errored result must not count.
 Spec = dict[str, list[tuple[Any, str | None]]]
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    opened = open_store(store_url)
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def db(store: Store) -> Iterator[ReadOnlyDatabase]:
-    reader = ReadOnlyDatabase(store)
-    yield reader
-    reader.close()
 
 
 def _spec(rng: random.Random, position: int, *, ragged: bool) -> Spec:

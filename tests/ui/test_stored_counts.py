@@ -4,14 +4,13 @@ oracle's, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ui_testdata import ERROR, RowSpec, make_dataset, make_experiment
+from both_backends import on_both_backends, reader_of_both  # noqa: F401 - fixtures: store, db
+from ui_testdata import ERROR, LOWER, RowSpec, build_scored, fails, make_dataset, make_experiment, scored_rows
 
-from assay.store import Store, open_store
+from assay.store import Store
 from assay.store.read import failing, stored_counts
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.walk import Bound
@@ -19,68 +18,15 @@ from assay.ui import queries
 from assay.ui.models import RowFilter
 
 ROWS = 60
-LOWER = {"direction": "lower"}
 Row = dict[str, Any]  # per key its score, None (unscored) or ERROR; "target": the target's error
 
 
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    opened = open_store(store_url)
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def db(store: Store) -> Iterator[ReadOnlyDatabase]:
-    reader = ReadOnlyDatabase(store)
-    yield reader
-    reader.close()
-
-
 def _rows(seed: int) -> list[Row]:
-    """ok (0/1), leak (0/1, lower is better), sim (continuous); some targets fail (every
-    evaluator skipped), some evaluators fail."""
-    rng = random.Random(seed)
-    rows: list[Row] = []
-    for _ in range(ROWS):
-        if rng.random() < 0.1:
-            rows.append({"target": "RuntimeError: target broke", "ok": None, "leak": None, "sim": None})
-            continue
-        row: Row = {"target": None, "ok": rng.choice([0, 1, 1]), "leak": rng.choice([0, 0, 1])}
-        row["sim"] = round(rng.random(), 2)
-        if rng.random() < 0.15:
-            row[rng.choice(["ok", "leak", "sim"])] = ERROR
-        rows.append(row)
-    return rows
+    return scored_rows(seed, ROWS, digits=2)
 
 
 def _build(store: Store, name: str, rows: list[Row]) -> None:
-    dataset, examples = make_dataset(store, name, [{"inputs": {"i": i}} for i in range(len(rows))])
-    specs = [
-        RowSpec(
-            outputs={"o": i},
-            error=row["target"],
-            scores={key: row[key] for key in ("ok", "leak", "sim") if key in row},
-            info={"leak": LOWER},
-        )
-        for i, row in enumerate(rows)
-    ]
-    make_experiment(store, name, dataset, examples, specs, figures=True)
-
-
-def _failing_oracle(row: Row, thresholds: dict[str, float | None]) -> bool:
-    """The rule of ``failing``: a failed target or evaluator, or a score at or worse than
-    its metric's threshold (0/1 metrics: their worst value unless set)."""
-    if row["target"] is not None or ERROR in row.values():
-        return True
-    every: dict[str, float | None] = {"ok": 0.0, "leak": 1.0, **thresholds}
-    for key, threshold in every.items():
-        score = row.get(key)
-        if threshold is None or score is None:
-            continue
-        if (score >= threshold) if key == "leak" else (score <= threshold):
-            return True
-    return False
+    build_scored(store, name, rows)
 
 
 def _total(db: ReadOnlyDatabase, name: str, row_filter: RowFilter) -> tuple[int, list[int]]:
@@ -117,7 +63,7 @@ def test_failing_rows_are_counted_from_the_columns_as_the_oracle_counts_them(
 ) -> None:
     rows = _rows(seed=3)
     _build(store, "exp", rows)
-    expected = [i for i, row in enumerate(rows) if _failing_oracle(row, thresholds)]
+    expected = [i for i, row in enumerate(rows) if fails(row, thresholds)]
     assert 0 < len(expected) < ROWS
     assert _total(db, "exp", RowFilter(failed=True, thresholds=thresholds)) == (len(expected), expected[:10])
     assert _stored_failing(db, "exp", thresholds) == len(expected)  # answered from the columns
@@ -160,7 +106,7 @@ def test_columns_that_would_count_differently_are_not_used(store: Store, db: Rea
             _build_leftover(store, name, rows)
         else:
             _build(store, name, rows)
-        expected = [i for i, row in enumerate(rows) if _failing_oracle(row, {})]
+        expected = [i for i, row in enumerate(rows) if fails(row, {})]
         assert _total(db, name, RowFilter(failed=True)) == (len(expected), expected[:10]), name
         assert _stored_failing(db, name, {}) is None, name
         experiment = queries.find_experiment(db, name)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from both_backends import on_both_backends, reader_of_both  # noqa: F401 - fixtures: store, db
 from fastapi.testclient import TestClient
 from playwright.sync_api import Page, expect
 from ui_testdata import LiveServer
@@ -99,20 +100,6 @@ QUERIES = [
     '"o"',
 ]
 REPEATS = 2
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    opened = open_store(store_url)
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def db(store: Store) -> Iterator[ReadOnlyDatabase]:
-    reader = ReadOnlyDatabase(store)
-    yield reader
-    reader.close()
 
 
 def _rows(examples: list[Example], offset: int = 0) -> list[ExperimentRow]:

@@ -4,6 +4,7 @@ folder on sys.path, since pytest runs with --import-mode=importlib)."""
 
 from __future__ import annotations
 
+import random
 import socket
 import threading
 import time
@@ -34,7 +35,7 @@ class RowSpec:
     error: str | None = None
     scores: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
-    latency_ms: float = 10.0
+    latency_ms: float | None = 10.0  # None: a run that never ended
     children: list[Run] = field(default_factory=list)
     repetition: int = 0
     info: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> evaluator_info
@@ -103,7 +104,7 @@ def make_run(example: Example, spec: RowSpec) -> Run:
         outputs=None if spec.error else spec.outputs,
         error=spec.error,
         start_time=T0,
-        end_time=T0 + timedelta(milliseconds=spec.latency_ms),
+        end_time=None if spec.latency_ms is None else T0 + timedelta(milliseconds=spec.latency_ms),
         child_runs=spec.children,
     )
 
@@ -319,3 +320,61 @@ def build_scenario(store: Store) -> Scenario:
         created=T0 + timedelta(hours=1),
     )
     return Scenario(store, dataset, examples, baseline, candidate)
+
+
+# Rows scored by three metrics, for the page tests' oracles: per key its score, None
+# (unscored) or ERROR; "target": the target's error; "latency": ms (None: never ended).
+ScoredRow = dict[str, Any]
+SCORED_KEYS = ("ok", "leak", "sim")  # 0/1; 0/1 where lower is better; continuous
+LOWER = {"direction": "lower"}
+
+
+def scored_rows(seed: int, count: int, *, digits: int) -> list[ScoredRow]:
+    """``count`` rows: ok, leak, and sim rounded to ``digits`` (fewer: more ties); some
+    targets fail (every evaluator skipped), some evaluators fail."""
+    rng = random.Random(seed)
+    rows: list[ScoredRow] = []
+    for _ in range(count):
+        if rng.random() < 0.1:
+            rows.append({"target": "RuntimeError: target broke", "ok": None, "leak": None, "sim": None})
+            continue
+        row: ScoredRow = {"target": None, "ok": rng.choice([0, 1, 1]), "leak": rng.choice([0, 0, 1])}
+        row["sim"] = round(rng.random(), digits)
+        if rng.random() < 0.15:
+            row[rng.choice(SCORED_KEYS)] = ERROR
+        rows.append(row)
+    return rows
+
+
+def build_scored(store: Store, name: str, rows: list[ScoredRow], *, examples: int | None = None) -> None:
+    """Store ``rows`` as a finished experiment with its figures: row i on example
+    ``i % examples`` (every row its own by default), repetition ``i // examples``."""
+    examples = examples or len(rows)
+    dataset, stored = make_dataset(store, name, [{"inputs": {"i": i}} for i in range(examples)])
+    specs = [
+        RowSpec(
+            outputs={"o": i},
+            error=row["target"],
+            scores={key: row[key] for key in SCORED_KEYS if key in row},
+            info={"leak": LOWER},
+            repetition=i // examples,
+            latency_ms=row.get("latency", 10.0),
+        )
+        for i, row in enumerate(rows)
+    ]
+    make_experiment(store, name, dataset, stored, specs, figures=True)
+
+
+def fails(row: ScoredRow, thresholds: dict[str, float | None]) -> bool:
+    """The rule of ``failing``: a failed target or evaluator, or a score at or worse than
+    its metric's threshold (0/1 metrics: their worst value unless set)."""
+    if row["target"] is not None or ERROR in row.values():
+        return True
+    every: dict[str, float | None] = {"ok": 0.0, "leak": 1.0, **thresholds}
+    for key, threshold in every.items():
+        score = row.get(key)
+        if threshold is None or score is None:
+            continue
+        if (score >= threshold) if key == "leak" else (score <= threshold):
+            return True
+    return False

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import islice
 from typing import Any
@@ -66,12 +66,31 @@ class MetricColumns:
 
 
 @dataclass(frozen=True)
+class RowOrder:
+    """The experiment's rows in one order a page is sorted in (``ORDERS``, or
+    ``metric:<key>``), as its index holds them: the ranked rows by rank, ties in data
+    order, then the unranked ones (an errored result first, then the rest), each in data
+    order. ``keys``: each row's ``position * stride + repetition`` (int64), ``ranks`` the
+    ranked rows' ranks (float64)."""
+
+    name: str
+    stride: int
+    ranked: int
+    # A metric's order: its unranked rows whose result errored (the first unranked ones);
+    # the errored order: its errored runs (the last ranked ones, rank 1); else 0.
+    errored: int
+    keys: bytes
+    ranks: bytes
+
+
+@dataclass(frozen=True)
 class ColumnSet:
     """Every metric's columns of one experiment, and what the set was built from."""
 
     runs: int
     repeated: bool  # any run with a repetition above 0
     metrics: dict[str, MetricColumns]
+    orders: dict[str, RowOrder] = field(default_factory=dict)
 
 
 def invalidate(conn: Any, experiment_ids: Iterable[str]) -> None:
@@ -80,6 +99,7 @@ def invalidate(conn: Any, experiment_ids: Iterable[str]) -> None:
     for experiment_id in set(experiment_ids):
         conn.execute("DELETE FROM metric_column_sets WHERE experiment_id = ?", (experiment_id,))
         conn.execute("DELETE FROM metric_columns WHERE experiment_id = ?", (experiment_id,))
+        conn.execute("DELETE FROM row_orders WHERE experiment_id = ?", (experiment_id,))
 
 
 def refresh(store: Any, experiment_id: str) -> ColumnSet | None:
@@ -139,7 +159,11 @@ def read(conn: Any, experiment_id: str) -> ColumnSet:
     metrics = {}
     for (key,) in conn.execute(_KEYS, (experiment_id,)).fetchall():
         metrics[key] = _scan(conn, experiment_id, key, int(runs))
-    return ColumnSet(int(runs), bool(repeated), metrics)
+    stride = _stride(conn, experiment_id)
+    orders = {
+        name: _order(conn, experiment_id, name, stride) for name in [*ORDERS, *map(metric_order, metrics)]
+    }
+    return ColumnSet(int(runs), bool(repeated), metrics, orders)
 
 
 def _write(conn: Any, experiment_id: str, built: ColumnSet) -> None:
@@ -166,6 +190,16 @@ def _write(conn: Any, experiment_id: str, built: ColumnSet) -> None:
                 column.scores,
                 column.outcomes,
             ),
+        )
+    _write_orders(conn, experiment_id, built.orders.values())
+
+
+def _write_orders(conn: Any, experiment_id: str, orders: Iterable[RowOrder]) -> None:
+    for order in orders:
+        conn.execute(
+            "INSERT INTO row_orders (experiment_id, name, stride, ranked, errored, keys, ranks) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (experiment_id, order.name, order.stride, order.ranked, order.errored, order.keys, order.ranks),
         )
 
 
@@ -272,6 +306,65 @@ def _read(
         width = max((len(text) for text in ids), default=1) or 1
         id_format, id_bytes = f"text:{width}", b"".join(text.ljust(width, b"\0") for text in ids)
     return id_format, id_bytes, repetitions, scores, outcomes, pairs
+
+
+# The runs' orders: their index's ranked expression, as the index writes it.
+ORDERS = {
+    "latency": "u.latency_ms",
+    "error": "CASE WHEN u.error IS NULL THEN 0 ELSE 1 END",
+}
+# A metric's: ``results_by_rank``'s (an errored result has no rank).
+METRIC_RANK = "CASE WHEN r.error IS NULL THEN r.score END"
+
+
+def metric_order(key: str) -> str:
+    return f"metric:{key}"
+
+
+def _stride(conn: Any, experiment_id: str) -> int:
+    """One more than the highest repetition: a row's key is ``position * stride + repetition``."""
+    row = conn.execute(
+        "SELECT MAX(repetition) FROM runs WHERE experiment_id = ?", (experiment_id,)
+    ).fetchone()
+    return int(row[0] or 0) + 1
+
+
+def _order(conn: Any, experiment_id: str, name: str, stride: int) -> RowOrder:
+    """One order, read in two ranges of its index (no row visited but an unranked
+    result's, for its error): the ranked rows, then the unranked ones."""
+    if name in ORDERS:
+        source, params, rank, errored = (
+            "FROM runs u WHERE u.experiment_id = ?",
+            [experiment_id],
+            ORDERS[name],
+            "0",
+        )
+        alias = "u"
+    else:
+        source = "FROM results r WHERE r.experiment_id = ? AND r.key = ?"
+        params, rank, alias = [experiment_id, name.removeprefix("metric:")], METRIC_RANK, "r"
+        errored = "CASE WHEN r.error IS NULL THEN 0 ELSE 1 END"
+    place = f"{alias}.position * ? + {alias}.repetition"
+    data_order = f"{alias}.position, {alias}.repetition"
+    ranks, keys = array("d"), array("q")
+    ranked = iter(
+        conn.execute(
+            f"SELECT {rank}, {place} {source} AND {rank} IS NOT NULL ORDER BY {rank}, {data_order}",
+            [stride, *params],
+        )
+    )
+    while chunk := list(islice(ranked, _CHUNK)):
+        chunk_ranks, chunk_keys = zip(*chunk)
+        ranks.extend(chunk_ranks)
+        keys.extend(chunk_keys)
+    unranked = conn.execute(
+        f"SELECT {errored}, {place} {source} AND {rank} IS NULL ORDER BY {data_order}", [stride, *params]
+    ).fetchall()
+    failed = [row[1] for row in unranked if row[0]]
+    keys.extend(failed)
+    keys.extend(row[1] for row in unranked if not row[0])
+    errored_rows = ranks.count(1.0) if name == "error" else len(failed)
+    return RowOrder(name, stride, len(ranks), errored_rows, keys.tobytes(), ranks.tobytes())
 
 
 _NAN = float("nan")

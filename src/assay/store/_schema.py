@@ -320,6 +320,22 @@ MIGRATIONS: list[str] = [
     # PostgreSQL checks a run's and a result's references once per statement instead of
     # once per row (``assay.store.postgres._integrity``); SQLite keeps its foreign keys.
     POSTGRES_ROW_REFERENCES,
+    # Per finished experiment and order a page is sorted in (latency, errored, each
+    # metric's rank), its rows' keys (position * stride + repetition) in that order, with
+    # their ranks: where a deep page starts, and which rows a filter keeps, found without
+    # walking an index (assay.store._columns). Written and dropped with the metric columns.
+    """
+    CREATE TABLE row_orders (
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        stride INTEGER NOT NULL,
+        ranked INTEGER NOT NULL,
+        errored INTEGER NOT NULL,
+        keys BLOB NOT NULL,
+        ranks BLOB NOT NULL,
+        PRIMARY KEY (experiment_id, name)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

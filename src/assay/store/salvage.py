@@ -25,7 +25,7 @@ from assay.store.sqlite import SQLiteStore
 __all__ = ["recover", "salvage"]
 
 _CHUNK = 1024
-_DERIVED = {"meta", "metric_column_sets", "metric_columns", "text_indexes"}
+_DERIVED = {"meta", "metric_column_sets", "metric_columns", "row_orders", "text_indexes"}
 
 
 def recover(path: str, destination: str) -> dict[str, int]:

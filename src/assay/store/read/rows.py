@@ -4,7 +4,9 @@ Filtering, sorting and paging all happen in SQL: a page reads ``limit`` runs, th
 results and their examples, whatever the experiment's size. A sorted page is an index
 walk (``walk``) where one holds the sort: a metric's ``results_by_rank``, the runs'
 ``runs_by_latency`` and ``runs_by_error``; a filter rides along it unless it keeps few
-rows, whose matches are then sorted. Counts of filtered rows are kept (``kept``).
+rows, whose matches are then sorted. A page past row 5,000 starts where the stored
+metric columns or row orders place it (``seek``), not walked to. Counts of filtered rows
+are kept (``kept``).
 
 The caller checks the query first (``RowQuery``'s metrics are the experiment's, its sort
 one of ``SORTS`` or ``metric:<key>``).
@@ -16,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from assay.store.read import ranked, seek, stored_counts
+from assay.store.read import orders, ranked, seek, stored_counts
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.failing import FAILED, FLAGGED, Failing, count_failing, failing
 from assay.store.read.kept import kept_count, signature
@@ -137,28 +139,25 @@ def row_page(
     spec = _failing(db, experiment, query) if query.failed else None
     where, params = _where(db, experiment, query, spec)
     by_index = _index_walk(db, experiment_id, query)
-    counting = _Counting(db, experiment, query, spec, by_index, where, params)
+    counting = _Counting(db, experiment, query, spec, by_index, where, params, deep=offset > seek.DEEP)
     ranking = _ranking(db, experiment, query, by_index, spec) or _run_ranking(query, where, params)
     total = counting.total() if ranking is not None and ranking.filtered else None
     if ranking is not None and total is not None and total * _WALK_SELECTIVITY < rows:
         ranking = None  # a rare match: sorting the matches beats walking past the others
     last: Cursor | None = None
-    if ranking is not None and after is None and offset > seek.DEEP and query.sort.startswith("metric:"):
-        key = query.sort.removeprefix("metric:")
-        failing_rows = (
-            seek.FailingRows(keys, spec.tests)
-            if spec is not None and not query.q and not _has_bounds(query)
-            else None
-        )
-        after = seek.cursor_before(
-            db,
-            experiment_id,
-            key,
-            ranking,
-            descending=query.order == "desc",
-            offset=offset,
-            failing=failing_rows,
-        )
+    start = None  # where a deep page of data order starts, when the stored orders tell
+    if after is None and offset > seek.DEEP and not query.q:
+        if ranking is not None:
+            after = _sought(db, experiment, query, spec, ranking, offset)
+        elif query.sort == "position":
+            start = seek.order_cursor(
+                db,
+                experiment_id,
+                "position",
+                _kept(experiment, query, spec),
+                descending=query.order == "desc",
+                offset=offset,
+            )
     if ranking is not None:
         entries = page_entries(
             db,
@@ -173,11 +172,21 @@ def row_page(
         last = entries[-1].cursor if len(entries) == limit else None
     else:
         order, order_params = _order(query)
+        skip, sql_where, where_params = offset, where, list(params)
+        if start is not None:  # the page after the row before it
+            skip = 0
+            if query.order == "desc":
+                # a range of the position index (an OR of two would be checked on each entry)
+                sql_where += " AND u.position <= ? AND (u.position < ? OR u.repetition > ?)"
+                where_params += [start.position, start.position, start.repetition]
+            else:
+                sql_where += " AND (u.position, u.repetition) > (?, ?)"
+                where_params += [start.position, start.repetition]
         runs = records(
             RunPreview,
             db.query(
-                f"SELECT {_RUN_COLUMNS} FROM runs u WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
-                [*params, *order_params, limit, offset],
+                f"SELECT {_RUN_COLUMNS} FROM runs u WHERE {sql_where} ORDER BY {order} LIMIT ? OFFSET ?",
+                [*where_params, *order_params, limit, skip],
             ),
         )
     if total is None:  # a short page that is not past the end says how many there are
@@ -185,6 +194,56 @@ def row_page(
         total = offset + len(runs) if short else counting.total()
     next_after = last if last is not None and offset + limit < total else None
     return RowsPage(int(total), runs, next_after)
+
+
+def _sought(
+    db: ReadOnlyDatabase,
+    experiment: _Experiment,
+    query: RowQuery,
+    spec: Failing | None,
+    ranking: Ranking,
+    offset: int,
+) -> Cursor | None:
+    """Where a deep page of an index-walked sort starts: from the stored row orders, or
+    (an unfiltered metric sort, or its own bound) a metric's stored columns where they
+    answer; None: walked to it. A filtered metric sort tries the orders first: the columns
+    place its row by rank, then walk the rank's ties checking the filter on each."""
+    descending = query.order == "desc"
+    kept = _kept(experiment, query, spec)
+    if spec is not None:
+        found = seek.order_cursor(db, experiment.id, query.sort, kept, descending=descending, offset=offset)
+        if found is not None:
+            return found
+    if query.sort.startswith("metric:"):
+        failing_rows = (
+            seek.FailingRows(experiment.keys, spec.tests)
+            if spec is not None and not _has_bounds(query)
+            else None
+        )
+        found = seek.cursor_before(
+            db,
+            experiment.id,
+            query.sort.removeprefix("metric:"),
+            ranking,
+            descending=descending,
+            offset=offset,
+            failing=failing_rows,
+        )
+        if found is not None:
+            return found
+    if spec is not None:
+        return None  # the orders are not stored
+    return seek.order_cursor(db, experiment.id, query.sort, kept, descending=descending, offset=offset)
+
+
+def _kept(experiment: _Experiment, query: RowQuery, spec: Failing | None) -> seek.Kept:
+    """The page's filter as the stored orders tell it (the caller leaves searches out)."""
+    bounds = tuple(_bounds(query, experiment.lower)) if _has_bounds(query) else ()
+    return seek.Kept(
+        tests=spec.tests if spec is not None else None,
+        metric=query.metric if bounds else None,
+        bounds=bounds,
+    )
 
 
 def _failing(db: ReadOnlyDatabase, experiment: _Experiment, query: RowQuery) -> Failing:
@@ -209,12 +268,14 @@ class _Counting:
     by_index: str | None
     where: str
     params: list[Any]
+    deep: bool = False  # a deep page, whose seek reads the stored row orders anyway
 
     def total(self) -> int:
         db, experiment_id, query = self.db, self.experiment.id, self.query
         if self.where == _ALL_ROWS:  # no filter: the experiment's (stored) count will do
             return self.experiment.rows
-        if self.by_index is not None and query.metric is not None:  # a bounded metric alone
+        if self._bound_alone():  # a bounded metric alone, whatever the sort
+            assert query.metric is not None
             return ranked.count(db, experiment_id, query.metric, _bounds(query, self.experiment.lower))
         spec, where, params = self.spec, self.where, self.params
         if spec is not None and not query.q and not _has_bounds(query):  # failing rows alone
@@ -223,9 +284,24 @@ class _Counting:
             )
         return kept_count(db, experiment_id, (where, *params), lambda: _count(db, where, params))
 
+    def _bound_alone(self) -> bool:
+        """Whether the filter is a metric's bound alone, on a metric holding one result per
+        row (its index entries are the rows: counted from its stored columns or index)."""
+        query = self.query
+        if query.metric is None or query.failed or query.q or not _has_bounds(query):
+            return False
+        return self.by_index is not None or ranked.one_result_per_row(
+            self.db, self.experiment.id, query.metric
+        )
+
     def _failing_count(self, spec: Failing) -> int:
-        """From the stored metric columns where they answer it, else the index ranges."""
+        """From the stored row orders for a deep page (its seek reads them), else the
+        stored metric columns where they answer it (fewer bytes), else the index ranges."""
         db, experiment_id, keys = self.db, self.experiment.id, self.experiment.keys
+        if self.deep:
+            found = orders.failing_keys(db, experiment_id, spec.tests)
+            if found is not None:
+                return len(found[0])
         stored = stored_counts.count_failing(db, experiment_id, keys, spec.tests)
         return stored if stored is not None else count_failing(db, experiment_id, keys, spec)
 

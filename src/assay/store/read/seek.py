@@ -1,4 +1,6 @@
-"""Where a deep page of a metric sort starts, found in the stored metric columns.
+"""Where a deep page starts: of a metric sort, found in the stored metric columns
+(``cursor_before``); of any sort under any filter the stored row orders tell, found in
+them (``order_cursor``, by way of ``orders``).
 
 A page reached by its number (``offset``) used to walk the metric's index up to it:
 half a million entries for a middle page of a million rows (1-4 s on a first view). The
@@ -21,11 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from assay.store.read import stored_counts
+from assay.store import _columns as columns
+from assay.store.read import orders, stored_counts
 from assay.store.read.database import ReadOnlyDatabase
 from assay.store.read.walk import Bound, Cursor, Ranking, tied_row
 
-__all__ = ["DEEP", "FailingRows", "cursor_before"]
+__all__ = ["DEEP", "FailingRows", "Kept", "cursor_before", "order_cursor"]
 
 # Offsets up to this are walked: cheaper than reading a metric's scores (8 bytes a row).
 DEEP = 5000
@@ -100,3 +103,56 @@ def _rank_at(scores: Any, index: int, *, descending: bool) -> tuple[float, int, 
     rank = float(np.partition(scores, at)[at])
     before = int((scores > rank).sum()) if descending else int((scores < rank).sum())
     return rank, before, int((scores == rank).sum())
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Which rows a page keeps, as the stored orders tell them: the failing ones (``tests``:
+    ``failing.Failing.tests``), or those of ``metric`` within ``bounds``, or every row."""
+
+    tests: list[tuple[str, str, float]] | None = None
+    metric: str | None = None
+    bounds: tuple[Bound, ...] = ()
+
+
+def order_cursor(
+    db: ReadOnlyDatabase, experiment_id: str, sort: str, kept: Kept, *, descending: bool, offset: int
+) -> Cursor | None:
+    """The cursor of the row at ``offset - 1`` of the kept rows in the page's order (a
+    run sort, a metric's, or data order: ``sort`` ``position``), from the stored row
+    orders; None when they are not stored (then the caller walks)."""
+    if offset <= 0:
+        return None
+    name = "error" if sort == "position" else sort  # any order holds every row
+    found = orders.load(db, experiment_id, [name], ranked=[] if sort == "position" else None)
+    if found is None:
+        return None
+    order = found[name]
+    size = int(order.keys.max()) + 1 if len(order.keys) else 0
+    wanted = _kept_keys(db, experiment_id, kept, size)
+    if wanted is _UNKNOWN:
+        return None
+    if sort == "position":
+        every = wanted if wanted is not None else orders.union([order.keys], size)
+        return orders.data_cursor(every, order.stride, offset - 1, descending=descending)
+    keep = None if wanted is None else orders.kept_mask(order.keys, wanted, size)
+    return orders.ranked_cursor(order, offset - 1, descending=descending, keep=keep)
+
+
+_UNKNOWN: Any = object()
+
+
+def _kept_keys(db: ReadOnlyDatabase, experiment_id: str, kept: Kept, size: int) -> Any:
+    """The sorted keys of the kept rows; None: every row; ``_UNKNOWN``: not stored."""
+    if kept.tests is not None:
+        if kept.metric is not None:
+            return _UNKNOWN
+        failing = orders.failing_keys(db, experiment_id, kept.tests)
+        return _UNKNOWN if failing is None else failing[0]
+    if kept.metric is None:
+        return None
+    name = columns.metric_order(kept.metric)
+    found = orders.load(db, experiment_id, [name])
+    if found is None:
+        return _UNKNOWN
+    return orders.union([orders.keys_within(found[name], kept.bounds)], size)
