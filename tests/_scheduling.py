@@ -37,7 +37,11 @@ SECONDS_PER_UNKNOWN_TEST = 0.3
 
 #: files (under tests/) whose assertions need an idle machine, with why. Not here: the
 #: parsers' growth ratios (``assert_linear``, tests/_linear.py), which time this thread's
-#: CPU alone, best of several, and so hold on a loaded machine by construction.
+#: CPU alone, best of several, and so hold on a loaded machine by construction; nor the
+#: files that passed 10 runs of 10 beside the others at load 7-16 (median 12.7, December
+#: 2026: cli/test_shard.py, cli/test_interrupt.py, store/test_writer_process.py,
+#: evaluation/test_row_threads.py, evaluation/test_writer.py,
+#: evaluators/sql/test_result_memory.py), which run in the parallel phase.
 LOAD_SENSITIVE = {
     "sandbox/test_cpu_fairness.py": "CPU shares between sandboxes",
     "evaluators/code/test_timing.py": "kernel-timed speed against a calibrated reference",
@@ -46,14 +50,11 @@ LOAD_SENSITIVE = {
     "sandbox/test_zygote_wakeups.py": "wakeups counted while idle",
     "sandbox/test_spare.py": "spare sandboxes ready within a wait",
     "sandbox/test_memory_cgroup.py": "memory peaks",
-    "evaluators/sql/test_result_memory.py": "memory peaks",
+    # at load 13: "serve() did not open its port within 20 s" (1 run of 2; the bound is
+    # 120 s now, not yet tried at load)
     "ui/test_memory_bound.py": "memory peaks",
-    "store/test_writer_process.py": "processes and their timing",
-    "evaluation/test_row_threads.py": "thread counts",
-    "evaluation/test_writer.py": "the writer's timing",
+    # at load 8-14: "row threads: 1 -> 13 (the workers wait)" (3 runs of 10)
     "evaluation/test_concurrency.py": "rows in flight at once",
-    "cli/test_shard.py": "processes and their timing",
-    "cli/test_interrupt.py": "signals to live runs",
 }
 
 #: requirements whose session resource one worker should hold for every test that needs it

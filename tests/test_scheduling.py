@@ -59,10 +59,10 @@ def test_the_serial_phase_is_exactly_the_load_sensitive_files() -> None:
 
 def test_the_parallel_phase_leaves_them_out() -> None:
     # a folder holding a serial file among ordinary ones, and files named one by one
-    sql = {f"tests/evaluators/sql/{path.name}" for path in (HERE / "evaluators" / "sql").glob("test_*.py")}
-    assert sql & SERIAL and sql - SERIAL
-    collected = collect("parallel", "tests/evaluators/sql", *ORDINARY)
-    assert files_of(collected) == (sql - SERIAL) | ORDINARY
+    code = {f"tests/evaluators/code/{path.name}" for path in (HERE / "evaluators" / "code").glob("test_*.py")}
+    assert code & SERIAL and code - SERIAL
+    collected = collect("parallel", "tests/evaluators/code", *ORDINARY)
+    assert files_of(collected) == (code - SERIAL) | ORDINARY
     assert "deselected" not in collected.stdout, collected.stdout[-2000:]
 
 

@@ -55,6 +55,7 @@ class SandboxCgroup:
         self.controllers: dict[str, str] = {}  # v1: controller -> its folder
         self.base = 0
         self.cpu_quota: float | None = None
+        self._capped = False
         self._applied: tuple[int | None, int | None] = (None, None)
 
     @classmethod
@@ -105,17 +106,27 @@ class SandboxCgroup:
         return made
 
     def _cap_cpu(self, cpus: float) -> None:
-        quota = max(1000, round(cpus * CFS_PERIOD_US))  # the kernel refuses under 1 ms
+        """Check that a quota can be set; it is set while a job runs (``hold_cpu``)."""
         names = ("cpu.max",) if self.version == 2 else ("cpu.cfs_period_us", "cpu.cfs_quota_us")
         missing = [name for name in names if not self._file(name) or not os.path.exists(self._file(name))]
         if missing:
             raise OSError(f"no {', '.join(missing)} here: the CPU controller is not available for a quota")
-        if self.version == 2:
-            self._write("cpu.max", f"{quota} {CFS_PERIOD_US}")
-        else:
+        if self.version == 1:
             self._write("cpu.cfs_period_us", str(CFS_PERIOD_US))
-            self._write("cpu.cfs_quota_us", str(quota))
         self.cpu_quota = cpus
+
+    def hold_cpu(self, capped: bool) -> None:
+        """The quota on while a job runs, off while the zygote starts and cleans up: at
+        the cap, its own work would crawl (a reset beside 60 busy processes a job left,
+        all throttled together, took seconds), and it is not the job's time."""
+        if self.cpu_quota is None or capped == self._capped:
+            return
+        quota = str(max(1000, round(self.cpu_quota * CFS_PERIOD_US)))  # the kernel refuses under 1 ms
+        if self.version == 2:
+            self._write("cpu.max", f"{quota if capped else 'max'} {CFS_PERIOD_US}")
+        else:
+            self._write("cpu.cfs_quota_us", quota if capped else "-1")
+        self._capped = capped
 
     def throttled(self) -> tuple[int, int] | None:
         """(periods throttled, nanoseconds throttled) as the kernel counts them, or None."""

@@ -46,17 +46,19 @@ def spawn_child(
     replies: tuple[int, int] | None = None,
     extra_fds: Sequence[int] = (),
     read_frames: bool = True,
-    watch: bool = False,
 ) -> Child:
     """Descriptors in the child: 1 stdout, 2 stderr, 3 frames in, 4 frames out, then
-    ``extra_fds``. ``calls``/``replies`` supply the frame pipes instead of fresh ones."""
+    ``extra_fds``. ``calls``/``replies`` supply the frame pipes instead of fresh ones.
+
+    Its exit is always reported (watched): a process it forked may hold its pipes open
+    after it ended, so their end of file says nothing about the child itself."""
     out_r, out_w = session.pipe()
     err_r, err_w = session.pipe()
     in_r, in_w = calls or session.pipe()
     frames_r, frames_w = replies or session.pipe()
     spec = language.spawn(role, sandbox.harness_root, sandbox.settings.runtime, limits.memory_bytes)
     handed = [out_w, err_w, in_r, frames_w, *extra_fds]
-    token = sandbox.spawn(spec.role, handed, limits.for_timeout(timeout), spec.argv, watch)
+    token = sandbox.spawn(spec.role, handed, limits.for_timeout(timeout), spec.argv, watch=True)
     for fd in handed:
         session.release(fd)
     session.watch_sandbox(sandbox)
@@ -70,13 +72,22 @@ def spawn_child(
     )
 
 
-def next_frame(session: Session, child: Child, deadline: float) -> tuple[Any, bool]:
-    """(frame or None if the process ended, timed_out)."""
+def next_frame(session: Session, child: Any, deadline: float) -> tuple[Any, bool]:
+    """(frame or None if the process ended, timed_out). The process has ended when its
+    exit is reported, even while a process it forked keeps the pipe open: what it wrote
+    before is read, and the caller's reset kills what it left."""
     reader = child.frames_out
     assert reader is not None
-    if not session.wait(lambda: reader.done or child.sandbox.dead, deadline):
+    if not session.wait(lambda: reader.done or has_ended(child), deadline):
         return None, True
+    if not reader.done:
+        reader.read_written(session)
     return (reader.frames.popleft() if reader.frames else None), False
+
+
+def has_ended(child: Any) -> bool:
+    """Whether a child's (or a resident checker's) exit is known, or its sandbox died."""
+    return child.exit_status() is not None or bool(child.sandbox.dead)
 
 
 def ended_status(session: Session, child: Child, deadline: float) -> dict[str, Any] | None:

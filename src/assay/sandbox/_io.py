@@ -48,8 +48,20 @@ class FrameReader:
 
     def on_ready(self, session: Session) -> None:
         data = _read_ready(self.fd)
-        if data is None:
-            return
+        if data is not None:
+            self._take(data, session)
+
+    def read_written(self, session: Session) -> None:
+        """Read what is in the pipe now, without waiting for more: once the writer has
+        ended, its last frame. Bounded: it stops at a frame, at a frame past the limit
+        or at end of file."""
+        while not self.done:
+            data = _read_ready(self.fd)
+            if data is None:
+                return  # nothing more there
+            self._take(data, session)
+
+    def _take(self, data: bytes, session: Session) -> None:
         if not data:
             self.eof = True
             session.forget(self)

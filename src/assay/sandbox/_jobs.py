@@ -401,7 +401,6 @@ def run_script(
             limits,
             timeout + compile_allowance(language),
             read_frames=language.compiled,
-            watch=True,
         )
         session.send(child.frames_in, {"code": code}, close_after=not language.compiled)
         ended = lambda: child.exit_status() is not None or sandbox.dead  # noqa: E731

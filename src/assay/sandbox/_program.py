@@ -20,6 +20,7 @@ from assay.sandbox._children import (
     collect_output,
     ended_status,
     finish,
+    has_ended,
     next_frame,
     spawn_child,
 )
@@ -196,6 +197,7 @@ class _Job:
                 frame, attempt.timed_out, attempt.compile_ms, deadline = _await_verdict(
                     session,
                     attempt.checker,
+                    attempt.candidate,
                     deadline,
                     self.timeout,
                     self.declaration is not None,
@@ -270,6 +272,7 @@ class _CpuSpan:
 def _await_verdict(
     session: Session,
     checker: Any,
+    candidate: Child,
     deadline: float,
     timeout: float,
     compiled_checker: bool,
@@ -284,7 +287,7 @@ def _await_verdict(
     started = time.monotonic()
     if compiled_checker:
         deadline += COMPILE_SECONDS
-    first, timed_out = next_frame(session, checker, deadline)
+    first, timed_out = _checker_frame(session, checker, candidate, deadline)
     for claim in claims:  # both compile steps are past: jobs waiting for their builds go on
         if claim is not None:
             claim.publish()
@@ -295,8 +298,20 @@ def _await_verdict(
     session.send(checker.frames_in, RUN)
     if compiled_checker:
         deadline = now + timeout
-    frame, timed_out = next_frame(session, checker, deadline)
+    frame, timed_out = _checker_frame(session, checker, candidate, deadline)
     return frame, timed_out, (now - started) * 1000 if compiled_checker else None, deadline
+
+
+def _checker_frame(session: Session, checker: Any, candidate: Child, deadline: float) -> tuple[Any, bool]:
+    """The checker's next frame. Once the candidate's process has ended, what it left in
+    its sandbox is killed at once (a reset): a process it forked may hold its reply pipe,
+    and the checker would wait for that pipe's end until its time limit."""
+    reader = checker.frames_out
+    if not session.wait(lambda: reader.done or has_ended(checker) or has_ended(candidate), deadline):
+        return None, True
+    if not reader.done and not has_ended(checker):
+        candidate.sandbox.begin_reset()
+    return next_frame(session, checker, deadline)
 
 
 def _start_candidate(
@@ -369,6 +384,7 @@ def _start_checker(
         t_box.begin_reset()
         resident = t_box.resident = Resident.start(t_box, limits)
     resident.attach(session)
+    t_box.watch(resident.token)  # its exit ends the wait, whoever holds its pipes
     session.watch_sandbox(t_box)
     resident.submit(session, setup, calls, replies)
     session.release(calls)

@@ -212,6 +212,7 @@ class Sandbox:
         if self._killed:
             return
         self._killed = self.dead = True
+        self._free_cpu()
         self.spare = None
         self.forget_resident()
         if self.backend.name == "rlimit" and self._uid is None and self.process is not None:
@@ -291,6 +292,7 @@ class Sandbox:
         self._folders.clear()
 
     def shutdown(self) -> None:
+        self._free_cpu()
         if not self.dead and self.control is not None:
             try:
                 self.send({"op": "shutdown"})
@@ -387,6 +389,7 @@ class Sandbox:
         if self.cgroup is not None:
             try:
                 self.cgroup.apply(limits.get("memory_bytes"), limits.get("max_processes"))
+                self.cgroup.hold_cpu(True)
             except OSError as exc:
                 raise SandboxError(f"the sandbox's cgroup refused its limits: {exc}") from exc
         elif role.startswith("py_") and limits.get("memory_bytes"):
@@ -412,6 +415,7 @@ class Sandbox:
         """Kill every process the job left, keeping its files (a program built once runs
         again); a sandbox whose zygote does not answer in time is killed."""
         self.finish_reset()
+        self._free_cpu()
         self.send({"op": "sweep"})
         deadline = time.monotonic() + RESET_SECONDS
         while True:
@@ -443,9 +447,19 @@ class Sandbox:
         self.forget_resident()
         if self.dead or self.reset_pending:
             return
+        self._free_cpu()
         self.send({"op": "reset", "keep_build": keep_build})
         self.reset_pending = True
         self.dirty = False
+
+    def _free_cpu(self) -> None:
+        """The job is over: the zygote's cleanup runs without its CPU quota (see
+        ``SandboxCgroup.hold_cpu``); the next spawn sets it again."""
+        if self.cgroup is not None:
+            try:
+                self.cgroup.hold_cpu(False)
+            except OSError:
+                pass  # a kill still ends the job, only more slowly
 
     def finish_reset(self) -> dict[str, Any]:
         if not self.reset_pending or self.dead:
