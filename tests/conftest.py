@@ -35,6 +35,7 @@ pg = _load_helper("_postgres")
 requirements = _load_helper("_requirements")  # the per-requirement markers (postgres, ray, ...)
 scheduling = _load_helper("_scheduling")  # the parallel and the serial phase of scripts/test
 sandbox_fixtures = _load_helper("_sandbox_fixtures")  # of tests/sandbox and tests/evaluators/code
+_load_helper("_schema_history")  # a store set back to an earlier schema (migration tests)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -4,6 +4,7 @@ both stores; read back with ``read_run`` / ``list_runs``, scored with ``create_f
 from __future__ import annotations
 
 import sqlite3
+import sys
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 from assay import Client
 from assay.store import NotFoundError
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+
+set_back = sys.modules["assay_tests_schema_history"].set_back  # tests/_schema_history.py
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
@@ -185,8 +188,7 @@ def test_a_store_of_the_previous_schema_gets_the_table(tmp_path: Path) -> None:
     Client(url).close()
     before = next(i for i, script in enumerate(MIGRATIONS) if "CREATE TABLE traced_runs" in script)
     with sqlite3.connect(url) as conn:  # as the schema before traced runs left it
-        conn.execute("DROP TABLE traced_runs")
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(before),))
+        set_back(conn, before)
     client = Client(url)
     run_id = uuid.uuid4()
     client.create_run("r", {"x": 1}, "chain", id=run_id)

@@ -5,13 +5,14 @@ removed example is visited)."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
-
-from schema_history import set_back
 
 from assay.schemas import Example
 from assay.store import open_store
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+
+set_back = sys.modules["assay_tests_schema_history"].set_back  # tests/_schema_history.py
 
 
 def _history(url: str) -> tuple[list[int], list[int]]:

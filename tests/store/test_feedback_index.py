@@ -4,13 +4,14 @@ index serves that on both backends, and a store of the schema before gets it on 
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
-
-from schema_history import set_back
 
 from assay import Client
 from assay.store import open_store
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
+
+set_back = sys.modules["assay_tests_schema_history"].set_back  # tests/_schema_history.py
 
 
 def _feedback(url: str) -> tuple[str, list[str]]:

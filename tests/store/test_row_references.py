@@ -14,11 +14,12 @@ from typing import Any
 
 import psycopg
 import pytest
-from schema_history import set_back
 
 from assay.store import open_store
 from assay.store._schema import MIGRATIONS, POSTGRES_ROW_REFERENCES
 from assay.store.postgres import postgres_migrations
+
+set_back = sys.modules["assay_tests_schema_history"].set_back  # tests/_schema_history.py
 
 E1, E2 = "00000000-0000-4000-8000-0000000000e1", "00000000-0000-4000-8000-0000000000e2"
 CREATED = "2026-01-01T00:00:00+00:00"

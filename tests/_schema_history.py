@@ -1,7 +1,8 @@
 """A store set back to an earlier schema version, as a store written by an older assay
 left it: the tables and indexes the later migrations create are dropped (newest first)
 and the version recorded is the earlier one. Shared by the migration tests, so a new
-migration needs no edit of theirs (``from schema_history import set_back``)."""
+migration needs no edit of theirs (loaded by tests/conftest.py as
+``assay_tests_schema_history``)."""
 
 from __future__ import annotations
 
