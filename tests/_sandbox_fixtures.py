@@ -176,3 +176,18 @@ def javascript() -> Any:
 @pytest.fixture
 def short_limits() -> Limits:
     return Limits(max_output_bytes=64 * 1024)
+
+
+def require_cpu_cgroups() -> None:
+    """Fail (not skip) where the sandbox cannot make CPU cgroups: the tests of CPU shares
+    and quotas would otherwise prove nothing."""
+    from assay.sandbox._cgroup import SandboxCgroup
+
+    probe = SandboxCgroup.create()
+    if probe is None:
+        pytest.fail("this machine's CPU cgroups are not writable: run the suite as root")
+    try:
+        if not probe.cpu_shared:
+            pytest.fail("this machine's CPU cgroups are not writable: run the suite as root")
+    finally:
+        probe.remove()

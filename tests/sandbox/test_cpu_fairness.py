@@ -8,6 +8,7 @@ from __future__ import annotations
 import glob
 import os
 import signal
+import sys
 import threading
 import time
 from collections import Counter
@@ -16,7 +17,10 @@ from collections.abc import Iterator
 import pytest
 
 from assay.sandbox import Call, Limits, SandboxConfig, SandboxPool, get_language
-from assay.sandbox._cgroup import SandboxCgroup
+
+require_cpu_cgroups = sys.modules[
+    "assay_tests_sandbox_fixtures"
+].require_cpu_cgroups  # tests/_sandbox_fixtures.py
 
 pytestmark = [
     pytest.mark.slow,
@@ -60,21 +64,10 @@ HONEST_TIMEOUT = 20.0
 FORKER_TIMEOUT = HONEST_TIMEOUT + 5
 
 
-def _cpu_cgroups_exist() -> bool:
-    probe = SandboxCgroup.create()
-    if probe is None:
-        return False
-    try:
-        return probe.cpu_shared
-    finally:
-        probe.remove()
-
-
 @pytest.fixture(scope="module", params=["bubblewrap", "rlimit"])
 def pool(request: pytest.FixtureRequest) -> Iterator[SandboxPool]:
     """Each backend: the namespaces' and the plain processes' (the cgroup is the same)."""
-    if not _cpu_cgroups_exist():
-        pytest.fail("this machine's CPU cgroups are not writable: run the suite as root")
+    require_cpu_cgroups()
     made = SandboxPool(SandboxConfig(backend=request.param, workers=2, memory_cgroup=True))
     try:
         yield made
@@ -197,8 +190,7 @@ def solution(n):
 
 @pytest.fixture(scope="module", params=["bubblewrap", "rlimit"])
 def capped_pool(request: pytest.FixtureRequest) -> Iterator[SandboxPool]:
-    if not _cpu_cgroups_exist():
-        pytest.fail("this machine's CPU cgroups are not writable: run the suite as root")
+    require_cpu_cgroups()
     made = SandboxPool(SandboxConfig(backend=request.param, workers=2, cpu_quota=QUOTA))
     try:
         yield made

@@ -7,12 +7,16 @@ runs. Real sandboxes in real cgroups."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pytest
 
 from assay.sandbox import Call, Limits, SandboxConfig, SandboxPool, get_language
-from assay.sandbox._cgroup import SandboxCgroup
+
+require_cpu_cgroups = sys.modules[
+    "assay_tests_sandbox_fixtures"
+].require_cpu_cgroups  # tests/_sandbox_fixtures.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.sandbox.SandboxIsolationWarning")
 
@@ -31,20 +35,9 @@ def solution(n):
 SPINS = "import time\n\ndef solution(seconds):\n    end = time.process_time() + seconds\n    while time.process_time() < end:\n        pass\n    return seconds\n"
 
 
-def _cpu_cgroups_exist() -> bool:
-    probe = SandboxCgroup.create()
-    if probe is None:
-        return False
-    try:
-        return probe.cpu_shared
-    finally:
-        probe.remove()
-
-
 @pytest.fixture(params=["bubblewrap", "unshare", "rlimit"])
 def capped_pool(request: pytest.FixtureRequest) -> Iterator[SandboxPool]:
-    if not _cpu_cgroups_exist():
-        pytest.fail("this machine's CPU cgroups are not writable: run the suite as root")
+    require_cpu_cgroups()
     made = SandboxPool(SandboxConfig(backend=request.param, workers=1, cpu_quota=QUOTA))
     try:
         yield made
