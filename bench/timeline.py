@@ -8,9 +8,7 @@ the summary) with the store's and the run's steps wrapped to note when they star
 end: wall time since the interpreter started, and the process's CPU time then. The
 writer process is seen from the run: spawned, ready (its answer read), each commit
 answered, told to stop. Its own CPU comes from its rusage once it has exited. The
-median of each event over the rounds is printed, in order, with the CPU each step took,
-then how long the row threads waited on the writer's full queue (rows waiting on the
-store).
+median of each event over the rounds is printed, in order, with the CPU each step took.
 ``--before SRC`` times an earlier checkout's ``src`` folder too (as ``PYTHONPATH``), the
 two alternating round by round.
 """
@@ -31,7 +29,6 @@ from _rounds import alternate, run_round
 from core_throughput import evaluate_inline, inline_data
 
 EVENTS: list[tuple[str, float, float]] = []
-QUEUE_WAIT = [0.0]  # seconds row threads spent in put() that found the writer's queue full
 
 
 def note(name: str) -> None:
@@ -68,28 +65,9 @@ def _noted(name: str, last: bool) -> None:
     note(name)
 
 
-def count_queue_wait(writer: Any) -> None:
-    """Add to ``QUEUE_WAIT`` each put() that found the queue full: the rows waiting on
-    the store, rather than the store on the rows."""
-    original = writer.put
-
-    @functools.wraps(original)
-    def put(self: Any, row: Any) -> None:
-        if len(self._pending) < self._max_pending:
-            original(self, row)
-            return
-        started = time.perf_counter()
-        original(self, row)
-        QUEUE_WAIT[0] += time.perf_counter() - started
-
-    writer.put = put
-
-
 def instrument() -> None:
     from assay.evaluation import _api, _runner, _writer
     from assay.store.sqlite import SQLiteStore, _writer_process
-
-    count_queue_wait(_writer.RowWriter)
 
     wrap(_api, "_prepare", "prepare (check, import data, open experiment)")
     wrap(_api, "resolve_data", "inline data -> stored dataset")
@@ -99,7 +77,8 @@ def instrument() -> None:
     wrap(_writer.RowWriter, "put", "first row handed to writer", once=True)
     wrap(_writer.RowWriter, "close", "writer close (flush, final figures)")
     wrap(_writer_process.WriterProcess, "__init__", "writer process spawn")
-    _writer_batches(_writer_process.WriterProcess)
+    wrap(_writer_process.WriterProcess, "commit", "first commit", once=True)
+    wrap(_writer_process.WriterProcess, "commit", "last commit", last=True)
     wrap(_writer_process.WriterProcess, "close_building_columns", "writer told to stop + build columns")
     wrap(_api, "end_shard", "end of run (lease)")
     wrap(_api, "run_summaries", "summary evaluators")
@@ -115,20 +94,6 @@ def instrument() -> None:
         return now
 
     _writer_process.WriterProcess.state = state  # type: ignore[method-assign]
-
-
-def _writer_batches(process: Any) -> None:
-    """Pipelined batches are handed over (submit) while the one before commits, and
-    confirmed (collect) once the next would exceed the depth, or at the end; an earlier
-    checkout (``--before``) commits each batch and waits for it (commit)."""
-    if not hasattr(process, "submit"):
-        wrap(process, "commit", "first commit", once=True)
-        wrap(process, "commit", "last commit", last=True)
-        return
-    wrap(process, "submit", "first batch handed over", once=True)
-    wrap(process, "collect", "first commit confirmed", once=True)
-    wrap(process, "submit", "last batch handed over", last=True)
-    wrap(process, "collect", "last commit confirmed", last=True)
 
 
 def child(n: int, folder: str) -> dict[str, Any]:
@@ -161,7 +126,6 @@ def child(n: int, folder: str) -> dict[str, Any]:
     return {
         "events": [(name, wall - zero, cpu) for name, wall, cpu in EVENTS],
         "writer_cpu": writer.ru_utime + writer.ru_stime,
-        "queue_wait": QUEUE_WAIT[0],
         "load": os.getloadavg()[0],
     }
 
@@ -214,9 +178,6 @@ def _table(side: str, rounds: list[dict[str, Any]], n: int) -> None:
         print(f"{name:>52} {wall:8.3f} {cpu:7.3f} {1000 * (cpu - previous):8.1f}")
         previous = cpu
     writer = statistics.median(r["writer_cpu"] for r in rounds)
-    waits = sorted(r["queue_wait"] for r in rounds)
-    print(f"{'rows waiting on a full writer queue, wall s':>52} {statistics.median(waits):8.3f}", end="")
-    print(f"  (rounds {waits[0]:.3f}-{waits[-1]:.3f})")
     print(f"{'writer process CPU (its rusage)':>52} {'':>8} {writer:7.3f}")
 
 

@@ -107,11 +107,6 @@ def _write_all(store: SQLiteStore, batches: Any, record: ExperimentRecord, rows:
         batches.write(prepared, tally.stats())
 
 
-def _sent(batches: ProcessBatchWriter) -> int:
-    """Rows handed over so far: written here, committed by the process, or in flight."""
-    return batches.rows_here + batches.rows_by_process + batches.rows_in_flight
-
-
 def _wait_until_started(batches: ProcessBatchWriter, rows: int) -> None:
     """Start the writer process and wait for its ready answer (an event, however loaded the
     machine), so that every batch goes through it."""
@@ -161,10 +156,10 @@ def test_a_writer_process_killed_at_any_moment_loses_no_row_and_stores_none_twic
     batches.write(prepared[:100], None)
     while batches.rows_by_process == 0:  # until a batch has gone through the process
         time.sleep(0.01)
-        batches.write(prepared[_sent(batches) :][:100], None)
+        batches.write(prepared[batches.rows_here + batches.rows_by_process :][:100], None)
     pid = batches.process_pid
     assert pid is not None
-    sent = _sent(batches)
+    sent = batches.rows_here + batches.rows_by_process
     killer = threading.Timer(delay, os.kill, (pid, signal.SIGKILL))
     killer.start()
     batches.write(prepared[sent : sent + 2000], None)  # a big batch: killed while it commits, or before
@@ -199,7 +194,6 @@ def hold():
     os.dup2(null, 1), os.dup2(null, 2)  # the test reads this run's output to its end
     time.sleep(60)
 
-batches.flush()  # what was handed over before is committed: ``done`` rows stored
 holder = None
 if sys.argv[3] == "forked":  # a pool's worker, say: forked while the writer process runs
     holder = multiprocessing.get_context("fork").Process(target=hold)
@@ -208,7 +202,7 @@ print(batches.process_pid, holder.pid if holder else 0, done, flush=True)
 if sys.argv[3] == "on cue":
     sys.stdin.readline()
 # the last batch is handed over whole; this process dies before the answer comes
-batches.process.submit(statements_of(store, record, prepared[done:]))
+batches.process.send(statements_of(store, record, prepared[done:]), time.monotonic() + 60)
 os.kill(os.getpid(), signal.SIGKILL)
 """
 
@@ -411,12 +405,12 @@ def test_a_stopped_writer_process_is_killed_and_the_run_goes_on_here(tmp_path: P
     )
     prepared = [store.prepare_row(record.id, row) for row in rows]
     while batches.rows_by_process == 0:
-        done = _sent(batches)
+        done = batches.rows_here + batches.rows_by_process
         batches.write(prepared[done : done + 100], None)
         time.sleep(0.01)
     pid = batches.process_pid
     assert pid is not None
-    done = _sent(batches)
+    done = batches.rows_here + batches.rows_by_process
     if stop_at == "between batches":
         os.kill(pid, signal.SIGSTOP)
     else:

@@ -19,7 +19,6 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import StoreWriteError
@@ -123,26 +122,20 @@ class RowWriter:
             self._batches.expect(self._expected_rows)
             self._write_until_closed()
         finally:
-            self._failing(self._batches.close, build_columns=self._finished and self._error is None)
+            self._batches.close(build_columns=self._finished and self._error is None)
 
     def _write_until_closed(self) -> None:
         while True:
             batch, last = self._next_batch()
             if batch and self._error is None:
-                self._failing(self._write, batch)
+                try:
+                    self._write(batch)
+                except BaseException as exc:  # surfaced by put() and close()
+                    with self._cond:
+                        self._error = exc
+                        self._cond.notify_all()
             if last:
-                # the store may still be committing batches handed over (pipelined)
-                self._failing(self._batches.flush)
                 return
-
-    def _failing(self, step: Callable[..., None], *args: Any, **kwargs: Any) -> None:
-        """Run ``step``; its failure, the first only, is surfaced by put() and close()."""
-        try:
-            step(*args, **kwargs)
-        except BaseException as exc:
-            with self._cond:
-                self._error = self._error or exc
-                self._cond.notify_all()
 
     def _next_batch(self) -> tuple[list[tuple[float, Any, RowTally]], bool]:
         """Wait until a batch is due; take at most ``max_batch`` rows of it."""

@@ -29,17 +29,12 @@ class BatchWriter(Protocol):
         """The run has about ``rows`` rows to write: what serves large runs only may
         start now, before the first batch."""
 
-    def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
-        """Write a batch (one transaction), or hand it over to be committed after those
-        before it; a failure is raised here or by a later call."""
-
-    def flush(self) -> None:
-        """Return once every batch written so far is committed; raise the first failure."""
+    def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None: ...
 
     def close(self, *, build_columns: bool = False) -> None:
-        """Flush, then stop. ``build_columns``: the run's last batch is written, and the
-        writer may start building the experiment's metric columns (``finish_experiment``
-        builds them otherwise)."""
+        """``build_columns``: the run's last batch is written, and the writer may start
+        building the experiment's metric columns (``finish_experiment`` builds them
+        otherwise)."""
 
 
 class _InlineBatchWriter:
@@ -51,9 +46,6 @@ class _InlineBatchWriter:
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
         self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
-
-    def flush(self) -> None:
-        pass
 
     def close(self, *, build_columns: bool = False) -> None:
         pass

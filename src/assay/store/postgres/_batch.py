@@ -50,9 +50,6 @@ class ColumnsBuildingWriter:
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
         self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
 
-    def flush(self) -> None:
-        pass  # each write is committed before it returns
-
     def close(self, *, build_columns: bool = False) -> None:
         if not build_columns:
             return

@@ -6,18 +6,14 @@ GIL back only when they let it go, so a batch takes several times its CPU). A se
 process does the same inserts on the other core: the writer thread turns each batch into
 its list of statements (the same ones, built by the same code) with its rows as the row
 threads prepared them (pickled plain fields, which the process encodes with the same
-code, ``_row_text``), pickles it and hands it over without waiting: the process commits
-batch k while batch k+1 is built and sent (``PIPELINE_DEPTH`` in flight at most; the
-writer thread waits, without the GIL, for the oldest commit only when the next would
-exceed it). Batches are committed in order, each one transaction. A run that dies
-leaves the process the batches it handed over whole and an end of input: it commits
-them, then exits (``_writer_process`` has the process itself).
+code, ``_row_text``), pickles it, and waits, without the GIL, for the commit. A run that
+dies leaves the process its last batch and an end of input: it commits, then exits
+(``_writer_process`` has the process itself).
 
 Small runs never pay for it: the process starts when the run says it has at least
 ``spawn_after`` rows to write (``expect``), or else with the batch that brings the run
 to that many, and batches go on in this process while it starts (~30 ms). If it fails,
-each batch it had is written here, in order, unless it was already committed, and so
-are the rest.
+the batch it had is written here unless it was already committed, and so are the rest.
 A run of inline data has its process started earlier still, before its data is stored
 (``WarmWriter``): the process starts on the other core while this one stores the data,
 and the run's first batch goes to it.
@@ -28,7 +24,6 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["ProcessBatchWriter", "StatementLog", "WarmWriter"]
 
 SPAWN_AFTER_ROWS = 500
-PIPELINE_DEPTH = 2  # batches handed over, not yet confirmed: one committing, one waiting
 
 
 class StatementLog:
@@ -130,10 +124,7 @@ class WarmWriter:
 
 
 class ProcessBatchWriter:
-    """A run's batches: in this process at first, then through a writer process, which
-    commits one while the next is built and sent (``depth`` in flight at most)."""
-
-    depth = PIPELINE_DEPTH
+    """A run's batches: in this process at first, then through a writer process."""
 
     def __init__(
         self,
@@ -156,9 +147,6 @@ class ProcessBatchWriter:
         self._answer_timeout = answer_timeout
         self._warm = warm  # a process started ahead of this run, if any: taken first
         self._process: WriterProcess | None = None
-        # batches handed to the process whose commit is not yet confirmed, oldest first:
-        # at most ``depth``, what its failure leaves in doubt (``_take_over`` checks each)
-        self._in_flight: deque[tuple[Sequence[Any], ExperimentStats | None]] = deque()
         self._given_up = False
         self.rows_here = 0
         self.rows_by_process = 0
@@ -171,104 +159,39 @@ class ProcessBatchWriter:
     def process_pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
-    @property
-    def rows_in_flight(self) -> int:
-        """Rows handed to the process whose commit is not confirmed yet."""
-        return sum(len(prepared) for prepared, _ in self._in_flight)
-
     def expect(self, rows: int) -> None:
         if rows >= self._spawn_after and self._process is None and not self._given_up:
             self._start()
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
-        """Hand the batch to the writer process and return (it commits while the next
-        batch is built), waiting first for the oldest batch's commit when ``depth`` are
-        in flight; or write it here. A failure may be a batch's handed over before
-        (raised here, or by ``flush``)."""
         process = self._usable_process(len(prepared))
-        if process is None:
-            self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
-            self.rows_here += len(prepared)
-            return
-        log = StatementLog()
-        self._build(log, self._experiment_id, prepared, stats, self._fence)
-        while self._in_flight and len(self._in_flight) >= self.depth:
-            self._collect_oldest()
-        if self._process is not process:  # it failed while collecting: its batches are settled
-            self.write(prepared, stats)
-            return
-        self._in_flight.append((prepared, stats))
-        try:
-            process.submit(log.statements)
-        except WriterProcessError:
-            self._take_over()
-
-    def flush(self) -> None:
-        """Wait until every batch handed over is committed; raise the first failure."""
-        while self._in_flight:
-            self._collect_oldest()
+        if process is not None:
+            log = StatementLog()
+            self._build(log, self._experiment_id, prepared, stats, self._fence)
+            try:
+                process.commit(log.statements)
+                self.rows_by_process += len(prepared)
+                return
+            except WriterProcessError:
+                self._give_up()
+                first_run_id = codec.run_id_of(prepared[0]) if prepared else None
+                if first_run_id is not None and self._store.has_run(first_run_id):
+                    self.rows_by_process += len(prepared)
+                    return  # it committed the batch (all of it: one transaction) before it went
+        self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
+        self.rows_here += len(prepared)
 
     def close(self, *, build_columns: bool = False) -> None:
         """With ``build_columns`` (the run's last batch is written), a writer process
         builds the experiment's metric columns as it stops, without the run waiting for
-        them; the store's ``finish_experiment`` then sees them built, or pending. Batches
-        still in flight (``flush`` was not called, or failed) are committed by the
-        process as it stops, those after a failure excepted."""
+        them; the store's ``finish_experiment`` then sees them built, or pending."""
         if self._process is None:
             return
-        try:
-            self.flush()
-        finally:
-            self._stop(build_columns=build_columns)
-
-    def _stop(self, *, build_columns: bool) -> None:
-        if self._process is None:
-            return
-        if build_columns and not self._in_flight:
+        if build_columns:
             self._process.close_building_columns(str(self._experiment_id))
         else:
             self._process.close()
         self._process = None
-        self._in_flight.clear()
-
-    def _collect_oldest(self) -> None:
-        process = self._process
-        assert process is not None
-        try:
-            process.collect()
-        except WriterProcessError:
-            self._take_over()
-            return
-        except BaseException:  # the batch failed whole; those after it were skipped
-            self._in_flight.popleft()
-            self._skip_the_rest(process)
-            raise
-        self.rows_by_process += len(self._in_flight.popleft()[0])
-
-    def _skip_the_rest(self, process: WriterProcess) -> None:
-        """Read the answers of the batches sent after a failed one (each skipped, or the
-        process gone: committed by neither)."""
-        try:
-            while self._in_flight:
-                process.collect()
-                self._in_flight.popleft()
-        except WriterProcessError:
-            self._give_up()
-        self._in_flight.clear()
-
-    def _take_over(self) -> None:
-        """The process is gone, or stopped answering: it is killed, then each batch it
-        had is checked, in order. Committed whole by it (its first row is there: one
-        transaction each) or not at all: written here."""
-        flights, self._in_flight = list(self._in_flight), deque()
-        self._give_up()
-        for prepared, stats in flights:
-            first_run_id = codec.run_id_of(prepared[0]) if prepared else None
-            if first_run_id is not None and self._store.has_run(first_run_id):
-                self.rows_by_process += len(prepared)
-            else:
-                self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
-                self.rows_here += len(prepared)
 
     def _usable_process(self, rows: int) -> WriterProcess | None:
         if self._given_up:
@@ -279,7 +202,7 @@ class ProcessBatchWriter:
         assert self._process is not None
         state = self._process.state()
         if state == "failed":
-            self._take_over()
+            self._give_up()
         return self._process if state == "ready" else None
 
     def _start(self) -> bool:
@@ -296,4 +219,4 @@ class ProcessBatchWriter:
 
     def _give_up(self) -> None:
         self._given_up = True
-        self._stop(build_columns=False)
+        self.close()

@@ -5,18 +5,14 @@ pid only names it, for whoever takes a dead run's place) with the standard libra
 orjson only (found in ORJSON_HOME), so it is ready in ~30 ms and shares nothing with the
 run's interpreter but the database file. Frames on stdin and stdout are an 8-byte
 little-endian length and a pickle. The first frame in is the connection's PRAGMAs; it
-answers ``READY``. Every frame after is one transaction, ``("commit", failures seen,
-statements)``, where statements are a list of ``(sql, params, many)`` (where ``sql`` is
-``_row_text.ROWS``, ``params`` are rows for it to encode and insert, as
-``Store.prepare_row`` gave them; where ``many`` is ``"guard"``, a query that must return
-a row, else the transaction is refused: a run's lease fence), answered with ``("ok",)``
-once committed, or ``("error", class name, message)`` once rolled back. The run sends
-the next transactions without waiting for these answers (pipelined): one it sent before
-it had read a failure's answer (its count of failures seen is below this process's) is
-answered ``("skipped",)`` and not committed, so what is stored is always the batches up
-to a failure. A ``None`` frame (the run is done) or the end of input (the run died) ends
-it: the transactions it was given are committed first, so a killed run loses no row it
-had handed over whole. A ``("columns", experiment_id)`` frame, sent after a run's last batch,
+answers ``READY``. Every frame after is one transaction, a list of ``(sql, params,
+many)`` (where ``sql`` is ``_row_text.ROWS``, ``params`` are rows for it to encode and
+insert, as ``Store.prepare_row`` gave them; where ``many`` is ``"guard"``, a query
+that must return a row, else the transaction is refused: a run's lease fence), answered with
+``("ok",)`` once committed, or ``("error", class name, message)`` once rolled back. A
+``None`` frame (the run is done) or the end of input (the run died) ends it: a
+transaction it was given is committed first, so a killed run loses no row it had
+handed over. A ``("columns", experiment_id)`` frame, sent after a run's last batch,
 asks for the experiment's metric columns (``_columns``, loaded by path): it answers
 ``("ok",)`` once their build is marked pending, then builds them while the run goes on.
 """
@@ -26,7 +22,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import pickle
-import queue
 import sqlite3
 import struct
 import sys
@@ -52,11 +47,8 @@ def receive(stream: BinaryIO) -> Any | None:
 
 def reply(stream: BinaryIO, message: tuple[Any, ...]) -> None:
     body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    try:
-        stream.write(HEADER.pack(len(body)) + body)
-        stream.flush()
-    except BrokenPipeError:  # the run is gone: the batches it sent after this one are still
-        pass  # committed, up to the end of its input (a frame cut short is not)
+    stream.write(HEADER.pack(len(body)) + body)
+    stream.flush()
 
 
 class Rows:
@@ -69,64 +61,8 @@ class Rows:
         self.text = load("_row_text")
         self.encoder = self.text.RowEncoder(json.dumps, json.safe_repr)
 
-    def encoded(self, prepared: list[Any]) -> Encoded:
-        """The rows encoded, or the failure to encode them (raised as the batch commits)."""
-        try:
-            return Encoded(self.encoder.encoded(item) for item in prepared)
-        except Exception as exc:  # noqa: BLE001 - the batch's failure, answered as it commits
-            failed = Encoded()
-            failed.failure = exc
-            return failed
-
     def insert(self, conn: sqlite3.Connection, prepared: list[Any]) -> None:
-        encoded = prepared if isinstance(prepared, Encoded) else self.encoded(prepared)
-        if encoded.failure is not None:
-            raise encoded.failure
-        self.text.insert_encoded(conn, encoded)
-
-
-class Encoded(list[Any]):
-    """A batch's rows, encoded ahead of its commit (``Prefetch``)."""
-
-    failure: Exception | None = None
-
-
-class Prefetch:
-    """Reads the next frame, and encodes its rows, while the current one commits: the
-    inserts and the commit's fsync let go of the GIL, so this overlaps them rather than
-    following them. One frame read ahead at most (memory); in order; ``None`` at the end
-    of input, after every frame before it."""
-
-    def __init__(self, source: BinaryIO, rows: Rows) -> None:
-        self._source, self._rows = source, rows
-        self._ahead: queue.Queue[Any] = queue.Queue(maxsize=1)
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def next(self) -> Any | None:
-        message = self._ahead.get()
-        if isinstance(message, BaseException):  # what the reading thread met: raised here
-            raise message
-        return message
-
-    def _read(self) -> None:
-        try:
-            while (message := receive(self._source)) is not None:
-                self._ahead.put(self._encoded(message))
-        except BaseException as exc:  # noqa: BLE001 - raised by next(), in order
-            self._ahead.put(exc)
-            return
-        self._ahead.put(None)
-
-    def _encoded(self, message: Any) -> Any:
-        if message[0] != "commit":
-            return message
-        kind, failures_seen, statements = message
-        rows = self._rows
-        encoded = [
-            (sql, rows.encoded(params) if sql == rows.text.ROWS else params, many)
-            for sql, params, many in statements
-        ]
-        return kind, failures_seen, encoded
+        self.text.insert_encoded(conn, [self.encoder.encoded(item) for item in prepared])
 
 
 class _Fenced(Exception):
@@ -255,19 +191,14 @@ def main(path: str, orjson_home: str) -> int:
         return 1
     reply(sink, READY)
     preload = ColumnsPreload()
-    frames = Prefetch(source, rows)
-    failures = 0
-    while (message := frames.next()) is not None:
-        if message[0] == "columns":
-            build_columns(conn, str(message[1]), sink, preload.module())
-            continue
-        _, failures_seen, statements = message
-        if failures_seen < failures:  # sent before the run saw a failure: not committed
-            reply(sink, ("skipped",))
-            continue
-        answer = commit(conn, statements, rows)
-        failures += answer[0] == "error"
-        reply(sink, answer)
+    try:
+        while (message := receive(source)) is not None:
+            if isinstance(message, tuple) and message[0] == "columns":
+                build_columns(conn, str(message[1]), sink, preload.module())
+            else:
+                reply(sink, commit(conn, message, rows))
+    except BrokenPipeError:  # the run is gone; what it handed over is committed
+        pass
     conn.close()
     return 0
 

@@ -23,7 +23,6 @@ import subprocess
 import sys
 import time
 import weakref
-from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -91,8 +90,6 @@ class WriterProcess:
         with contextlib.suppress(OSError):  # a smaller pipe only takes more calls
             fcntl.fcntl(self._in, _F_SETPIPE_SZ, _PIPE_BYTES)
         self._received = bytearray()
-        self._sent: deque[tuple[int, Any]] = deque()  # (frame size, lease guard) awaiting answers
-        self._failures = 0  # failed transactions collected: the child skips those sent before
         self._state = "starting"
         self._answer_timeout = answer_timeout
         _LIVE.add(self)
@@ -129,47 +126,23 @@ class WriterProcess:
             self._state = "failed"
         return self._state
 
-    @property
-    def in_flight(self) -> int:
-        """Transactions submitted whose answer is not collected yet."""
-        return len(self._sent)
-
     def commit(self, statements: list[tuple[str, Any, bool | str]]) -> None:
-        """Commit one transaction and wait for it (``submit``, then ``collect``)."""
-        self.submit(statements)
-        self.collect()
-
-    def submit(self, statements: list[tuple[str, Any, bool | str]]) -> None:
-        """Hand one transaction over without waiting for it: it is committed after those
-        submitted before it, in order. Its answer is ``collect``'s. Raises
-        ``WriterProcessError`` when the process is gone or its input stayed full past
-        the deadline (killed)."""
-        body = _pickled(("commit", self._failures, statements))
-        guard = next((params for _, params, many in statements if many == "guard"), None)
-        self._write_frame(body, time.monotonic() + self._answer_timeout + len(body) / _BYTES_PER_S)
-        self._sent.append((len(body), guard))
-
-    def collect(self) -> bool:
-        """The answer to the oldest transaction submitted: True once it is committed,
-        False when it was skipped (submitted after one that failed, before that failure
-        was collected: none of those is committed). Raises the sqlite3 error the child
-        met (rolled back), ``LeaseFencedError`` when the batch's lease guard refused it,
+        """Commit one transaction; raises the sqlite3 error the child met (rolled back),
+        ``LeaseFencedError`` when the batch's lease guard refused it,
         or ``WriterProcessError`` when it is gone or did not answer in time (killed)."""
-        size, guard = self._sent[0]
-        answer = self.receive(time.monotonic() + self._answer_timeout + size / _BYTES_PER_S)
-        self._sent.popleft()
+        body = _pickled(statements)
+        deadline = time.monotonic() + self._answer_timeout + len(body) / _BYTES_PER_S
+        self._write_frame(body, deadline)
+        answer = self.receive(deadline)
         if answer == ("ok",):
-            return True
-        if answer == ("skipped",):
-            return False
+            return
         if isinstance(answer, tuple) and len(answer) == 3 and answer[0] == "error":
-            self._failures += 1  # what is submitted from now on is committed again
             if answer[1] == "_Fenced":  # a guard of the batch refused it
+                guard = next(params for _, params, many in statements if many == "guard")
                 raise LeaseFencedError(refused_message(guard))
-            error_class = getattr(sqlite3, str(answer[1]), None)
+            error_class = getattr(sqlite3, str(answer[1]), sqlite3.DatabaseError)
             if not (isinstance(error_class, type) and issubclass(error_class, sqlite3.Error)):
-                # not SQLite's (the rows could not be decoded, say): named in the message
-                raise sqlite3.DatabaseError(f"the writer process met {answer[1]}: {answer[2]}")
+                error_class = sqlite3.DatabaseError
             raise error_class(str(answer[2]))
         raise self._failed(f"answered {answer!r:.80}")
 
@@ -192,7 +165,7 @@ class WriterProcess:
         without waiting for the build. False when it did not take the build (it is then
         closed as ``close`` does)."""
         answer = None
-        if self.state() == "ready" and not self._sent:  # its answer would not be the next one
+        if self.state() == "ready":
             deadline = time.monotonic() + self._answer_timeout
             with contextlib.suppress(WriterProcessError):
                 self.send(("columns", experiment_id), deadline)
