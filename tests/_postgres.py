@@ -16,11 +16,13 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -178,3 +180,22 @@ def lock_waiters(url: str) -> int:
     with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
         row = conn.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()
     return int(row[0]) if row else 0
+
+
+def examples_entries_read(admin: Any, inserted: int) -> int:
+    """Entries of ``examples`` the server has read by scans (table and indexes), once its
+    statistics hold ``inserted`` inserts: a session reports its work when it ends, so the
+    count is read again until they do (120 s: a ceiling for a broken machine, not a
+    measurement)."""
+    deadline = time.monotonic() + 120
+    while True:
+        admin.execute("SELECT pg_stat_clear_snapshot()")
+        seen, read = admin.execute(
+            "SELECT t.n_tup_ins, COALESCE(t.seq_tup_read, 0) + COALESCE(SUM(i.idx_tup_read), 0) "
+            "FROM pg_stat_user_tables t LEFT JOIN pg_stat_user_indexes i ON i.relid = t.relid "
+            "WHERE t.relname = 'examples' GROUP BY t.n_tup_ins, t.seq_tup_read"
+        ).fetchone()
+        if seen >= inserted or time.monotonic() > deadline:
+            assert seen == inserted, f"the server reported {seen} inserted examples, expected {inserted}"
+            return int(read)
+        time.sleep(0.1)

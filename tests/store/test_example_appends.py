@@ -4,7 +4,7 @@ page), and every clash still refused with the message that names it."""
 
 from __future__ import annotations
 
-import time
+import sys
 import uuid
 from typing import Any
 
@@ -16,34 +16,12 @@ from assay.schemas import Example
 from assay.store import open_store
 from assay.store.sqlite._examples import PAGE
 
+entries_read = sys.modules["assay_tests_postgres"].examples_entries_read  # tests/_postgres.py
+
 
 def _examples(dataset_id: uuid.UUID, count: int, ids: list[uuid.UUID] | None = None) -> list[Example]:
     ids = ids or [uuid.uuid4() for _ in range(count)]
     return [Example(id=id_, dataset_id=dataset_id, inputs={"x": i}) for i, id_ in enumerate(ids)]
-
-
-def _examples_read(admin: Any) -> tuple[int, int]:
-    """Rows inserted into ``examples``, and its entries read by scans (table and indexes),
-    as the server's statistics count them."""
-    row = admin.execute(
-        "SELECT t.n_tup_ins, COALESCE(t.seq_tup_read, 0) + COALESCE(SUM(i.idx_tup_read), 0) "
-        "FROM pg_stat_user_tables t LEFT JOIN pg_stat_user_indexes i ON i.relid = t.relid "
-        "WHERE t.relname = 'examples' GROUP BY t.n_tup_ins, t.seq_tup_read"
-    ).fetchone()
-    return int(row[0]), int(row[1])
-
-
-def _flushed(admin: Any, inserted: int) -> int:
-    """The entries read so far, once the server's statistics hold the work of the closed
-    store's sessions (a session reports them when it ends): waits for its inserts."""
-    deadline = time.monotonic() + 120  # a ceiling for a loaded machine, not a measurement
-    while True:
-        admin.execute("SELECT pg_stat_clear_snapshot()")
-        seen, read = _examples_read(admin)
-        if seen >= inserted or time.monotonic() > deadline:
-            assert seen == inserted, f"the server reported {seen} inserted examples, expected {inserted}"
-            return read
-        time.sleep(0.1)
 
 
 def _append_work(url: str, admin: Any, existing: int, appended: int, inserted: int) -> int:
@@ -53,11 +31,11 @@ def _append_work(url: str, admin: Any, existing: int, appended: int, inserted: i
     dataset = store.create_dataset(f"d-{uuid.uuid4().hex[:6]}")
     store.add_examples(dataset.id, _examples(dataset.id, existing))
     store.close()
-    before = _flushed(admin, inserted + existing)
+    before = entries_read(admin, inserted + existing)
     store = open_store(url)
     store.add_examples(dataset.id, _examples(dataset.id, appended))
     store.close()
-    return _flushed(admin, inserted + existing + appended) - before
+    return entries_read(admin, inserted + existing + appended) - before
 
 
 def test_appending_to_a_dataset_is_linear_in_server_work(postgres_store_url: str) -> None:

@@ -5,7 +5,7 @@ linear."""
 
 from __future__ import annotations
 
-import time
+import sys
 import uuid
 from typing import Any
 
@@ -13,6 +13,8 @@ import psycopg
 
 from assay.schemas import Example
 from assay.store import open_store
+
+entries_read = sys.modules["assay_tests_postgres"].examples_entries_read  # tests/_postgres.py
 
 SMALL, LARGE = 2_000, 16_000
 
@@ -68,30 +70,13 @@ def test_sqlite_finds_an_example_by_id_without_reading_the_others(tmp_path: Any)
     )
 
 
-def _entries_read(admin: Any, inserted: int) -> int:
-    """Entries of ``examples`` read by scans (table and indexes), once the server's
-    statistics hold ``inserted`` inserts (a session reports its work when it ends)."""
-    deadline = time.monotonic() + 120  # a ceiling for a loaded machine, not a measurement
-    while True:
-        admin.execute("SELECT pg_stat_clear_snapshot()")
-        seen, read = admin.execute(
-            "SELECT t.n_tup_ins, COALESCE(t.seq_tup_read, 0) + COALESCE(SUM(i.idx_tup_read), 0) "
-            "FROM pg_stat_user_tables t LEFT JOIN pg_stat_user_indexes i ON i.relid = t.relid "
-            "WHERE t.relname = 'examples' GROUP BY t.n_tup_ins, t.seq_tup_read"
-        ).fetchone()
-        if seen >= inserted or time.monotonic() > deadline:
-            assert seen == inserted, f"the server reported {seen} inserted examples, expected {inserted}"
-            return int(read)
-        time.sleep(0.1)
-
-
 def test_postgres_finds_an_example_by_id_without_reading_the_others(postgres_store_url: str) -> None:
     store, ids = _filled(postgres_store_url, LARGE)
     store.close()
     with psycopg.connect(postgres_store_url, autocommit=True) as admin:
-        before = _entries_read(admin, LARGE)
+        before = entries_read(admin, LARGE)
         store = open_store(postgres_store_url)
         _lookups(store, ids[-20:])  # 20 new versions
         store.close()
-        read = _entries_read(admin, LARGE + 20) - before
+        read = entries_read(admin, LARGE + 20) - before
     assert read < LARGE, f"20 examples' lookups read {read} entries of a {LARGE:,}-example dataset"
