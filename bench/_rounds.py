@@ -7,6 +7,7 @@ machine's load falls on both.
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -44,3 +45,21 @@ def alternate(
             figures[side].append(measure(side))
             report(round_, side, figures[side][-1])
     return figures
+
+
+def arguments(
+    child: Callable[[int, str], dict[str, Any]], *, n: int, rounds: int, before: str
+) -> argparse.Namespace | None:
+    """The options every before/after benchmark takes (``n``, ``--rounds``, ``--before``
+    naming ``before``); in a round's own process (``--child N FOLDER``) runs ``child``,
+    prints its JSON and returns None."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("n", type=int, nargs="?", default=n)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--before", metavar=before.split()[0], help=f"also measure assay as {before}")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(int(args.child[0]), args.child[1])))
+        return None
+    return args

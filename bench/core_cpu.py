@@ -12,8 +12,6 @@ interpreter has it.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import resource
 import statistics
@@ -22,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _rounds import alternate, run_round
+from _rounds import alternate, arguments, run_round
 from core_throughput import evaluate_inline, inline_data
 
 
@@ -48,14 +46,8 @@ def child(n: int, folder: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("n", type=int, nargs="?", default=10_000)
-    parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--before", metavar="PYTHON", help="also measure assay as this interpreter has it")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        print(json.dumps(child(int(args.child[0]), args.child[1])))
+    args = arguments(child, n=10_000, rounds=4, before="PYTHON interpreter has it")
+    if args is None:
         return
     sides = {"assay": sys.executable, **({"before": args.before} if args.before else {})}
 

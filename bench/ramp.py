@@ -15,8 +15,6 @@ phases stretch, so compare the sides of one run.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import os
 import statistics
@@ -25,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _rounds import alternate, run_round
+from _rounds import alternate, arguments, run_round
 
 WAIT_S, THREADS = 0.05, 256
 PHASES = ("first row", "ramp done", "last row end", "end")
@@ -66,14 +64,8 @@ def child(n: int, folder: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("n", type=int, nargs="?", default=1024)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--before", metavar="SRC", help="also time the assay of this src folder")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        print(json.dumps(child(int(args.child[0]), args.child[1])))
+    args = arguments(child, n=1_024, rounds=5, before="SRC folder has it")
+    if args is None:
         return
     sides = ["assay", *(["before"] if args.before else [])]
 

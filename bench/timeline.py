@@ -15,9 +15,7 @@ two alternating round by round.
 
 from __future__ import annotations
 
-import argparse
 import functools
-import json
 import os
 import resource
 import statistics
@@ -25,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _rounds import alternate, run_round
+from _rounds import alternate, arguments, run_round
 from core_throughput import evaluate_inline, inline_data
 
 EVENTS: list[tuple[str, float, float]] = []
@@ -144,14 +142,8 @@ def _process_age() -> float | None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("n", type=int, nargs="?", default=10_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--before", metavar="SRC", help="also time the assay of this src folder")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        print(json.dumps(child(int(args.child[0]), args.child[1])))
+    args = arguments(child, n=10_000, rounds=3, before="SRC folder has it")
+    if args is None:
         return
     sides: dict[str, str | None] = {"now": None, **({"before": args.before} if args.before else {})}
 
