@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
+from typing import Any
 
 from assay import Client
 from assay.evaluation._runner import RowFeed
@@ -77,3 +78,49 @@ def test_a_feed_smaller_than_a_batch_says_so_at_its_first_row() -> None:
     assert calls == [1]
     assert feed.next() is not None and feed.next() is None
     assert calls == [1]
+
+
+def test_the_run_ends_in_one_transaction_with_its_final_figures(client: Client) -> None:
+    """Whatever is queued when the last row is in goes in one commit, more than a batch
+    included, and the final figures with it: the run's end waits for one commit's fsync
+    and round trip, not one per batch and one more for the figures."""
+    record, rows = _rows(client, 6)
+    writes: list[tuple[int, bool | None]] = []
+    figures_alone: list[object] = []
+    store = client.store
+    batch_writer, write_stats = store.batch_writer, store.write_stats
+    holder: list[RowWriter] = []
+
+    def recording(*args: object, **kwargs: object) -> object:
+        batches = batch_writer(*args, **kwargs)  # type: ignore[arg-type]
+        write = batches.write
+
+        def writing(prepared: Any, stats: Any) -> None:
+            if not writes:  # the first batch waits until the run closes: the rest queue up
+                writer = holder[0]
+                with writer._cond:
+                    writer._cond.wait_for(lambda: writer._closing)
+            writes.append((len(prepared), None if stats is None else stats.final))
+            write(prepared, stats)
+
+        batches.write = writing  # type: ignore[method-assign]
+        return batches
+
+    store.batch_writer = recording  # type: ignore[method-assign]
+    store.write_stats = lambda *args, **kwargs: figures_alone.append(args)  # type: ignore[method-assign]
+    writer = RowWriter(store, record.id, max_batch=2, max_pending=6, max_delay=60.0)
+    holder.append(writer)
+    writer.put(rows[0])
+    writer.put(rows[1])  # a batch: the writer takes it, and waits in it for the close
+    with writer._cond:
+        writer._cond.wait_for(lambda: not writer._pending)
+    for row in rows[2:]:
+        writer.put(row)
+    stats = writer.close(finished=True)
+    store.batch_writer, store.write_stats = batch_writer, write_stats  # type: ignore[method-assign]
+    assert writes == [(2, False), (4, True)]  # the first batch's counts; then the rest, final
+    assert figures_alone == []  # no transaction of their own
+    assert stats.rows == 6 and stats.final
+    assert client.store.count_rows(record.id) == 6
+    stored = client.read_experiment("writer")
+    assert stored.aggregate["s"].n == 6
