@@ -169,6 +169,8 @@ class RowWriter:
         figures = None
         if self._keep_figures:
             figures = self.tally.stats(final=True) if last else self._figures()
+        if last:
+            self._batches.ending(build_columns=self._finished)
         self._batches.write([prepared for _, prepared, _ in batch], figures)
         if last:
             self._final = figures

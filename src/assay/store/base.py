@@ -31,6 +31,11 @@ class BatchWriter(Protocol):
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None: ...
 
+    def ending(self, build_columns: bool) -> None:
+        """The next ``write`` is the run's last; ``build_columns``: ``close`` will be
+        asked to build the experiment's metric columns (a writer may mark their build
+        pending in that batch's transaction rather than in one more of its own)."""
+
     def close(self, *, build_columns: bool = False) -> None:
         """``build_columns``: the run's last batch is written, and the writer may start
         building the experiment's metric columns (``finish_experiment`` builds them
@@ -46,6 +51,9 @@ class _InlineBatchWriter:
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
         self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
+
+    def ending(self, build_columns: bool) -> None:
+        pass
 
     def close(self, *, build_columns: bool = False) -> None:
         pass

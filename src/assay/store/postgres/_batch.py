@@ -50,6 +50,9 @@ class ColumnsBuildingWriter:
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
         self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
 
+    def ending(self, build_columns: bool) -> None:
+        pass
+
     def close(self, *, build_columns: bool = False) -> None:
         if not build_columns:
             return

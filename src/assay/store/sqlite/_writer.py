@@ -16,7 +16,10 @@ to that many, and batches go on in this process while it starts (~30 ms). If it 
 the batch it had is written here unless it was already committed, and so are the rest.
 A run of inline data has its process started earlier still, before its data is stored
 (``WarmWriter``): the process starts on the other core while this one stores the data,
-and the run's first batch goes to it.
+and the run's first batch goes to it. A finished run's last batch, when the process
+commits it, marks the experiment's metric columns pending in the same transaction: the
+process then builds them as it stops, and the run's end waits for no commit of its own
+for the mark.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assay.store import _codec as codec
+from assay.store import _columns as columns
 from assay.store._row_text import ROWS
 from assay.store.fence import Fence
 from assay.store.records import ExperimentStats
@@ -148,6 +152,8 @@ class ProcessBatchWriter:
         self._warm = warm  # a process started ahead of this run, if any: taken first
         self._process: WriterProcess | None = None
         self._given_up = False
+        self._mark_columns = False  # the next batch is a finished run's last
+        self._columns_marked = False  # committed with it, by the process
         self.rows_here = 0
         self.rows_by_process = 0
 
@@ -163,14 +169,21 @@ class ProcessBatchWriter:
         if rows >= self._spawn_after and self._process is None and not self._given_up:
             self._start()
 
+    def ending(self, build_columns: bool) -> None:
+        self._mark_columns = build_columns
+
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
         process = self._usable_process(len(prepared))
         if process is not None:
             log = StatementLog()
             self._build(log, self._experiment_id, prepared, stats, self._fence)
+            marking = self._mark_columns
+            if marking:  # the columns' build marked pending with the last rows
+                columns.mark_pending(log, str(self._experiment_id))
             try:
                 process.commit(log.statements)
                 self.rows_by_process += len(prepared)
+                self._columns_marked = marking
                 return
             except WriterProcessError:
                 self._give_up()
@@ -188,7 +201,7 @@ class ProcessBatchWriter:
         if self._process is None:
             return
         if build_columns:
-            self._process.close_building_columns(str(self._experiment_id))
+            self._process.close_building_columns(str(self._experiment_id), marked=self._columns_marked)
         else:
             self._process.close()
         self._process = None

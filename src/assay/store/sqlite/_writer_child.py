@@ -12,9 +12,10 @@ that must return a row, else the transaction is refused: a run's lease fence), a
 ``("ok",)`` once committed, or ``("error", class name, message)`` once rolled back. A
 ``None`` frame (the run is done) or the end of input (the run died) ends it: a
 transaction it was given is committed first, so a killed run loses no row it had
-handed over. A ``("columns", experiment_id)`` frame, sent after a run's last batch,
-asks for the experiment's metric columns (``_columns``, loaded by path): it answers
-``("ok",)`` once their build is marked pending, then builds them while the run goes on.
+handed over. A ``("columns", experiment_id, marked)`` frame, sent after a run's last
+batch, asks for the experiment's metric columns (``_columns``, loaded by path): it answers
+``("ok",)`` once their build is marked pending (``marked``: the last batch's transaction
+did it), then builds them while the run goes on.
 """
 
 from __future__ import annotations
@@ -156,16 +157,23 @@ class ColumnsPreload:
 
 
 def build_columns(
-    conn: sqlite3.Connection, experiment_id: str, sink: BinaryIO, columns: ModuleType | None
+    conn: sqlite3.Connection,
+    experiment_id: str,
+    sink: BinaryIO,
+    columns: ModuleType | None,
+    *,
+    marked: bool = False,
 ) -> None:
-    """Mark the build pending and answer, then build. A build that fails leaves the mark
-    pending: the first comparison of the experiment builds its columns instead.
-    ``columns``: the module, loaded ahead (None: it could not be, so try again here)."""
+    """Mark the build pending (unless ``marked``: the run's last batch did) and answer,
+    then build. A build that fails leaves the mark pending: the first comparison of the
+    experiment builds its columns instead. ``columns``: the module, loaded ahead (None:
+    it could not be, so try again here)."""
     store = OwnStore(conn)
     try:
         columns = columns or columns_module()
-        with store.transaction() as marking:
-            columns.mark_pending(marking, experiment_id)
+        if not marked:
+            with store.transaction() as marking:
+                columns.mark_pending(marking, experiment_id)
     except Exception as exc:  # noqa: BLE001 - the run builds them itself
         reply(sink, ("error", type(exc).__name__, str(exc)))
         return
@@ -194,7 +202,8 @@ def main(path: str, orjson_home: str) -> int:
     try:
         while (message := receive(source)) is not None:
             if isinstance(message, tuple) and message[0] == "columns":
-                build_columns(conn, str(message[1]), sink, preload.module())
+                marked = len(message) > 2 and message[2] is True
+                build_columns(conn, str(message[1]), sink, preload.module(), marked=marked)
             else:
                 reply(sink, commit(conn, message, rows))
     except BrokenPipeError:  # the run is gone; what it handed over is committed

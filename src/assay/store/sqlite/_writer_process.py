@@ -159,16 +159,17 @@ class WriterProcess:
         except Exception as exc:  # noqa: BLE001 - whatever it sent, it is not an answer
             raise self._failed(f"sent what is not an answer ({type(exc).__name__})") from exc
 
-    def close_building_columns(self, experiment_id: str) -> bool:
+    def close_building_columns(self, experiment_id: str, *, marked: bool = False) -> bool:
         """Stop it, letting it build the experiment's metric columns first (after the
-        run's last commit, on the other core): returns once the build is marked pending,
-        without waiting for the build. False when it did not take the build (it is then
-        closed as ``close`` does)."""
+        run's last commit, on the other core): returns once the build is marked pending
+        (``marked``: it is already, committed with the last batch), without waiting for
+        the build. False when it did not take the build (it is then closed as ``close``
+        does)."""
         answer = None
         if self.state() == "ready":
             deadline = time.monotonic() + self._answer_timeout
             with contextlib.suppress(WriterProcessError):
-                self.send(("columns", experiment_id), deadline)
+                self.send(("columns", experiment_id, marked), deadline)
                 answer = self.receive(deadline)
         if answer != ("ok",):
             self.close()

@@ -1,0 +1,71 @@
+"""A finished run's end through the SQLite writer process is one transaction: its last
+rows, the final figures and the mark that the experiment's metric columns are being built;
+the process then builds them as it stops, with no commit of its own for the mark."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from assay import Client, evaluate
+from assay.store import _columns as columns
+from assay.store.sqlite import _writer_process
+from assay.store.sqlite._writer import SPAWN_AFTER_ROWS
+from assay.store.sqlite._writer_process import WriterProcess
+
+
+def _target(inputs: dict[str, Any]) -> dict[str, Any]:
+    return {"y": inputs["x"]}
+
+
+def _right(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> bool:
+    return bool(outputs == reference_outputs)
+
+
+def test_the_last_batch_carries_the_final_figures_and_the_columns_mark(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    commits: list[list[str]] = []
+    closes: list[dict[str, Any]] = []
+    commit, close_building = WriterProcess.commit, WriterProcess.close_building_columns
+
+    def committing(self: WriterProcess, statements: list[tuple[str, Any, Any]]) -> None:
+        commits.append([sql for sql, _, _ in statements])
+        commit(self, statements)
+
+    def closing(self: WriterProcess, experiment_id: str, **kwargs: Any) -> bool:
+        closes.append(kwargs)
+        return close_building(self, experiment_id, **kwargs)
+
+    monkeypatch.setattr(WriterProcess, "commit", committing)
+    monkeypatch.setattr(WriterProcess, "close_building_columns", closing)
+    n = 3 * SPAWN_AFTER_ROWS
+    client = Client(str(tmp_path / "end.db"))
+    results = evaluate(
+        _target,
+        data=[{"inputs": {"x": i}, "outputs": {"y": i}} for i in range(n)],
+        evaluators=[_right],
+        client=client,
+        progress=False,
+    )
+    experiment_id = str(client.store.get_experiment(name=results.experiment_name).id)  # type: ignore[union-attr]
+    client.close()
+    _writer_process._wait_for_builders(None)  # the process built the columns and exited
+
+    assert commits, "the rows went through the writer process"
+    last = commits[-1]
+    assert any("INSERT INTO metric_column_sets" in sql for sql in last)  # the mark, with the rows
+    assert any("experiment_stats" in sql for sql in last)  # the final figures, with the rows
+    assert closes == [{"marked": True}]
+    with sqlite3.connect(tmp_path / "end.db") as conn:
+        final, rows = conn.execute(
+            "SELECT final, row_count FROM experiment_stats WHERE experiment_id = ?", (experiment_id,)
+        ).fetchone()
+        built = conn.execute(
+            "SELECT runs, built_at FROM metric_column_sets WHERE experiment_id = ?", (experiment_id,)
+        ).fetchone()
+        assert (final, rows) == (1, n)
+        assert built[0] == n and built[1] is not None  # built by the process, not left pending
+        loaded = columns.load(conn, experiment_id)
+    assert loaded is not None and loaded.runs == n
