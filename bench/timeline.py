@@ -73,7 +73,7 @@ def instrument() -> None:
     wrap(_api, "_feed_of", "plan rows")
     wrap(_runner, "run_rows", "run rows")
     wrap(_writer.RowWriter, "put", "first row handed to writer", once=True)
-    wrap(_writer.RowWriter, "close", "writer close (flush, final figures)")
+    wrap(_writer.RowWriter, "close", _CLOSE)
     wrap(_writer_process.WriterProcess, "__init__", "writer process spawn")
     wrap(_writer_process.WriterProcess, "commit", "first commit", once=True)
     wrap(_writer_process.WriterProcess, "commit", "last commit", last=True)
@@ -171,6 +171,20 @@ def _table(side: str, rounds: list[dict[str, Any]], n: int) -> None:
         previous = cpu
     writer = statistics.median(r["writer_cpu"] for r in rounds)
     print(f"{'writer process CPU (its rusage)':>52} {'':>8} {writer:7.3f}")
+    tails = sorted(1000 * _between(r["events"], _CLOSE + " start", _CLOSE + " end") for r in rounds)
+    print(
+        f"{'the tail: writer close, start to end (per round)':>52} {statistics.median(tails):8.1f} ms"
+        f"  (rounds {', '.join(f'{t:.0f}' for t in tails)})"
+    )
+
+
+_CLOSE = "writer close (flush, final figures)"
+
+
+def _between(events: list[tuple[str, float, float]], start: str, end: str) -> float:
+    """Wall seconds from event ``start`` to event ``end`` in one round."""
+    walls = {name: wall for name, wall, _ in events}
+    return walls[end] - walls[start]
 
 
 if __name__ == "__main__":

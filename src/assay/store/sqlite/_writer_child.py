@@ -14,8 +14,8 @@ that must return a row, else the transaction is refused: a run's lease fence), a
 transaction it was given is committed first, so a killed run loses no row it had
 handed over. A ``("columns", experiment_id, marked)`` frame, sent after a run's last
 batch, asks for the experiment's metric columns (``_columns``, loaded by path): it answers
-``("ok",)`` once their build is marked pending (``marked``: the last batch's transaction
-did it), then builds them while the run goes on.
+``("ok",)`` once their build is marked pending, then builds them while the run goes on;
+``marked``: the last batch's transaction marked it, and it answers nothing.
 """
 
 from __future__ import annotations
@@ -164,21 +164,22 @@ def build_columns(
     *,
     marked: bool = False,
 ) -> None:
-    """Mark the build pending (unless ``marked``: the run's last batch did) and answer,
-    then build. A build that fails leaves the mark pending: the first comparison of the
-    experiment builds its columns instead. ``columns``: the module, loaded ahead (None:
-    it could not be, so try again here)."""
+    """Mark the build pending and answer (``marked``: the run's last batch marked it,
+    and the run waits for no answer), then build. A build that fails leaves the mark
+    pending: the first comparison of the experiment builds its columns instead.
+    ``columns``: the module, loaded ahead (None: it could not be, so try again here)."""
     store = OwnStore(conn)
-    try:
-        columns = columns or columns_module()
-        if not marked:
+    if not marked:
+        try:
+            columns = columns or columns_module()
             with store.transaction() as marking:
                 columns.mark_pending(marking, experiment_id)
-    except Exception as exc:  # noqa: BLE001 - the run builds them itself
-        reply(sink, ("error", type(exc).__name__, str(exc)))
-        return
-    reply(sink, ("ok",))
+        except Exception as exc:  # noqa: BLE001 - the run builds them itself
+            reply(sink, ("error", type(exc).__name__, str(exc)))
+            return
+        reply(sink, ("ok",))
     try:
+        columns = columns or columns_module()
         columns.build_marked(store, experiment_id)
     except Exception:  # noqa: BLE001, S110 - see the docstring
         pass

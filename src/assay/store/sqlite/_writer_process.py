@@ -161,16 +161,16 @@ class WriterProcess:
 
     def close_building_columns(self, experiment_id: str, *, marked: bool = False) -> bool:
         """Stop it, letting it build the experiment's metric columns first (after the
-        run's last commit, on the other core): returns once the build is marked pending
-        (``marked``: it is already, committed with the last batch), without waiting for
-        the build. False when it did not take the build (it is then closed as ``close``
-        does)."""
+        run's last commit, on the other core): returns once the build is marked pending,
+        without waiting for the build. ``marked``: the mark was committed with the last
+        batch, so there is nothing to wait for (it answers nothing). False when it did not
+        take the build (it is then closed as ``close`` does)."""
         answer = None
         if self.state() == "ready":
             deadline = time.monotonic() + self._answer_timeout
             with contextlib.suppress(WriterProcessError):
                 self.send(("columns", experiment_id, marked), deadline)
-                answer = self.receive(deadline)
+                answer = ("ok",) if marked else self.receive(deadline)
         if answer != ("ok",):
             self.close()
             return False
