@@ -4,6 +4,7 @@ has little left to flush."""
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import datetime, timezone
 from typing import Any
@@ -124,3 +125,43 @@ def test_the_run_ends_in_one_transaction_with_its_final_figures(client: Client) 
     assert client.store.count_rows(record.id) == 6
     stored = client.read_experiment("writer")
     assert stored.aggregate["s"].n == 6
+
+
+def test_a_store_that_fell_behind_gets_all_that_queued_meanwhile_in_one_batch(client: Client) -> None:
+    """Rows queued while a commit was slow go in one batch, more than ``max_batch`` if
+    that is what queued: each commit's fixed cost is shared by more rows, and the writer
+    catches up with fewer commits."""
+    record, rows = _rows(client, 6)
+    writes: list[int] = []
+    slow_commit_may_end = threading.Event()
+    store = client.store
+    batch_writer = store.batch_writer
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        batches = batch_writer(*args, **kwargs)
+        write = batches.write
+
+        def writing(prepared: Any, stats: Any) -> None:
+            if not writes:  # the first commit is slow: rows queue up meanwhile
+                slow_commit_may_end.wait()
+            writes.append(len(prepared))
+            write(prepared, stats)
+
+        batches.write = writing  # type: ignore[method-assign]
+        return batches
+
+    store.batch_writer = recording  # type: ignore[method-assign]
+    writer = RowWriter(store, record.id, max_batch=2, max_pending=6, max_delay=60.0)
+    writer.put(rows[0])
+    writer.put(rows[1])  # a batch: the writer takes it into its slow commit
+    with writer._cond:
+        writer._cond.wait_for(lambda: not writer._pending)
+    for row in rows[2:]:
+        writer.put(row)
+    slow_commit_may_end.set()
+    with writer._cond:  # the writer took what queued
+        writer._cond.wait_for(lambda: not writer._pending)
+    stats = writer.close(finished=True)
+    store.batch_writer = batch_writer  # type: ignore[method-assign]
+    assert writes == [2, 4]  # not 2, 2, 2
+    assert stats.rows == 6 and client.store.count_rows(record.id) == 6

@@ -1,20 +1,23 @@
 """The one writer: finished rows go to the store in bounded batches, from a single thread.
 
 Workers never touch the database: they prepare their row (``store.prepare_row``) and its
-tally, and append both to a bounded queue. The writer commits a batch as soon as the
-oldest queued row has waited ``max_delay`` seconds or ``max_batch`` rows are queued,
-whichever comes first, and never more than ``max_batch`` rows in one transaction but
-the last. When the queue holds ``max_pending`` rows (two batches by default: the next one
-fills while one is committed), workers wait (backpressure) instead of computing rows that
-would pile up in memory. So a crash loses at most the rows of the last interval plus those
-in flight, whatever the size of the experiment.
+tally, and append both to a bounded queue. A batch is due as soon as the oldest queued
+row has waited ``max_delay`` seconds or ``max_batch`` rows are queued, whichever comes
+first; it takes every row queued by the time the writer is free, at most ``max_pending``
+(two batches by default: the next one fills while one is committed). When the queue holds
+``max_pending`` rows, workers wait (backpressure) instead of computing rows that would pile
+up in memory. So a crash loses at most the rows of the last interval plus those in
+flight, whatever the size of the experiment.
+
+A store that keeps up commits batches of ``max_batch`` rows. One that fell behind (the
+machine is busy, a commit waited on the disk) takes up to ``max_pending`` at once, so that
+each commit's fixed cost (its fsync, its round trip to a writer process) is shared by
+more rows and it catches up with fewer commits. The run's end is one transaction too:
+whatever is queued when the last row is in, with the final figures, so that the run
+waits for one commit's fixed cost, not one per batch plus one more for the figures.
 
 Each batch carries the experiment's counts (exact for the rows committed with them);
 the per-metric figures ride along every few seconds, at most ~5% of the writer's time.
-The run's end is one transaction: whatever is queued when the last row is in (at most
-``max_pending`` rows) with the final figures, so the run waits for one commit's fixed
-cost (its fsync, its round trip to a writer process), not one per batch plus one more
-for the figures.
 """
 
 from __future__ import annotations
@@ -145,8 +148,7 @@ class RowWriter:
                 return
 
     def _next_batch(self) -> tuple[list[tuple[float, Any, RowTally]], bool]:
-        """Wait until a batch is due; take at most ``max_batch`` rows of it, or, once
-        closing (no row comes any more), all that is queued."""
+        """Wait until a batch is due (or the run closes); take all that is queued."""
         with self._cond:
             while not self._closing and len(self._pending) < self.max_batch:
                 if not self._pending:
@@ -156,7 +158,7 @@ class RowWriter:
                 if remaining <= 0:
                     break
                 self._cond.wait(remaining)
-            take = len(self._pending) if self._closing else min(self.max_batch, len(self._pending))
+            take = len(self._pending)
             batch = [self._pending.popleft() for _ in range(take)]
             self._cond.notify_all()  # room in the queue: wake waiting workers
             return batch, self._closing and not self._pending
