@@ -60,6 +60,7 @@ def _variants() -> dict[str, Callable[[Any], None]]:
     variants: dict[str, Callable[[Any], None]] = {"as it is": lambda conn: None}
     variants.update({f"without {name}": drop(name) for name in INDEXES})
     variants["without all seven"] = drop(*INDEXES)
+    variants["foreign_keys=OFF"] = pragma("foreign_keys=OFF")
     variants["cache_size=-65536"] = pragma("cache_size=-65536")
     variants["wal_autocheckpoint=10000"] = pragma("wal_autocheckpoint=10000")
     variants["one JSON array per table"] = lambda conn: None
