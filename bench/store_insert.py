@@ -21,7 +21,7 @@ from row_stages import _options_for, target
 
 from assay import Client
 from assay.evaluation._api import _prepare
-from assay.store.sqlite import _rows as rows_module
+from assay.store import _row_text as rows_module
 
 INDEXES = (
     "runs_by_position",

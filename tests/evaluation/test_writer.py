@@ -165,3 +165,48 @@ def test_a_store_that_fell_behind_gets_all_that_queued_meanwhile_in_one_batch(cl
     store.batch_writer = batch_writer  # type: ignore[method-assign]
     assert writes == [2, 4]  # not 2, 2, 2
     assert stats.rows == 6 and client.store.count_rows(record.id) == 6
+
+
+def test_rows_queued_and_being_written_stay_within_what_a_crash_may_lose(client: Client) -> None:
+    """A batch may take more than ``max_batch`` rows when the store fell behind, but the
+    rows handed over and not yet committed (what a crash loses) never exceed
+    ``max_pending + max_batch``: workers wait for the bigger batch to be written."""
+    record, rows = _rows(client, 20)
+    counts = {"handed": 0, "committed": 0, "most_unstored": 0}
+    lock = threading.Lock()
+    all_handed = threading.Event()
+    store = client.store
+    batch_writer = store.batch_writer
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        batches = batch_writer(*args, **kwargs)
+        write = batches.write
+
+        def slow_writing(prepared: Any, stats: Any) -> None:
+            all_handed.wait(0.2)  # a slow store: the worker queues all it may meanwhile
+            write(prepared, stats)
+            with lock:
+                counts["committed"] += len(prepared)
+
+        batches.write = slow_writing  # type: ignore[method-assign]
+        return batches
+
+    store.batch_writer = recording  # type: ignore[method-assign]
+    writer = RowWriter(store, record.id, max_batch=2, max_pending=4, max_delay=60.0)
+
+    def worker() -> None:
+        for row in rows:
+            writer.put(row)
+            with lock:
+                counts["handed"] += 1
+                unstored = counts["handed"] - counts["committed"]
+                counts["most_unstored"] = max(counts["most_unstored"], unstored)
+        all_handed.set()
+
+    putting = threading.Thread(target=worker)
+    putting.start()
+    putting.join()
+    stats = writer.close(finished=True)
+    store.batch_writer = batch_writer  # type: ignore[method-assign]
+    assert counts["most_unstored"] <= 4 + 2
+    assert stats.rows == 20 and client.store.count_rows(record.id) == 20

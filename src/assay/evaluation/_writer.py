@@ -5,9 +5,10 @@ tally, and append both to a bounded queue. A batch is due as soon as the oldest 
 row has waited ``max_delay`` seconds or ``max_batch`` rows are queued, whichever comes
 first; it takes every row queued by the time the writer is free, at most ``max_pending``
 (two batches by default: the next one fills while one is committed). When the queue holds
-``max_pending`` rows, workers wait (backpressure) instead of computing rows that would pile
-up in memory. So a crash loses at most the rows of the last interval plus those in
-flight, whatever the size of the experiment.
+``max_pending`` rows, or the rows queued and being written ``max_pending + max_batch``,
+workers wait (backpressure) instead of computing rows that would pile up in memory. So a
+crash loses at most the rows of the last interval plus those in flight, never more than
+``max_pending + max_batch`` (1,500 by default), whatever the size of the experiment.
 
 A store that keeps up commits batches of ``max_batch`` rows. One that fell behind (the
 machine is busy, a commit waited on the disk) takes up to ``max_pending`` at once, so that
@@ -67,6 +68,8 @@ class RowWriter:
         self.max_batch = max_batch
         self._max_delay = max_delay
         self._max_pending = max_pending or self.QUEUED_BATCHES * max_batch
+        self._max_unstored = self._max_pending + max_batch  # queued and being written
+        self._writing = 0  # rows of the batch being written
         self._keep_figures = figures  # False: rows only (a shard's tally is not the experiment's)
         self._pending: deque[tuple[float, Any, RowTally]] = deque()
         self._cond = threading.Condition()
@@ -89,7 +92,7 @@ class RowWriter:
         self._raise_if_failed()
         prepared, tally = self._store.prepare_row(self._experiment_id, row), tally_row(row)
         with self._cond:
-            while len(self._pending) >= self._max_pending and self._error is None:
+            while self._full() and self._error is None:
                 self._cond.wait()
             self._raise_if_failed()
             self._pending.append((time.monotonic(), prepared, tally))
@@ -123,6 +126,10 @@ class RowWriter:
             self._store.write_stats(self._experiment_id, stats, self._fence)
         return stats
 
+    def _full(self) -> bool:
+        queued = len(self._pending)
+        return queued >= self._max_pending or queued + self._writing >= self._max_unstored
+
     def _raise_if_failed(self) -> None:
         if self._error is not None:
             raise StoreWriteError(f"storing rows failed: {self._error}") from self._error
@@ -143,7 +150,9 @@ class RowWriter:
                 except BaseException as exc:  # surfaced by put() and close()
                     with self._cond:
                         self._error = exc
-                        self._cond.notify_all()
+            with self._cond:
+                self._writing = 0
+                self._cond.notify_all()  # room for workers waiting on the rows being written
             if last:
                 return
 
@@ -160,6 +169,7 @@ class RowWriter:
                 self._cond.wait(remaining)
             take = len(self._pending)
             batch = [self._pending.popleft() for _ in range(take)]
+            self._writing = take
             self._cond.notify_all()  # room in the queue: wake waiting workers
             return batch, self._closing and not self._pending
 
