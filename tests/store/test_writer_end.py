@@ -5,6 +5,7 @@ the process then builds them as it stops, with no commit of its own for the mark
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,46 @@ def test_the_last_batch_carries_the_final_figures_and_the_columns_mark(
         assert built[0] == n and built[1] is not None  # built by the process, not left pending
         loaded = columns.load(conn, experiment_id)
     assert loaded is not None and loaded.runs == n
+
+
+def test_on_postgres_the_last_batch_marks_the_columns_in_its_transaction(
+    postgres_store_url: str, monkeypatch: Any
+) -> None:
+    from assay.store.postgres import _batch
+
+    marks: list[bool] = []  # for each mark: whether it was made inside a batch's transaction
+    in_batch = [False]
+    write_batch, mark_pending = _batch.write_batch, _batch.columns.mark_pending
+
+    def writing(*args: Any, **kwargs: Any) -> None:
+        in_batch[0] = True
+        try:
+            write_batch(*args, **kwargs)
+        finally:
+            in_batch[0] = False
+
+    def marking(conn: Any, experiment_id: str) -> None:
+        marks.append(in_batch[0])
+        mark_pending(conn, experiment_id)
+
+    monkeypatch.setattr(_batch, "write_batch", writing)
+    monkeypatch.setattr("assay.store.postgres.pipelined_write_batch", writing)
+    monkeypatch.setattr(_batch.columns, "mark_pending", marking)
+    n = 1200
+    client = Client(postgres_store_url)
+    results = evaluate(
+        _target,
+        data=[{"inputs": {"x": i}, "outputs": {"y": i}} for i in range(n)],
+        evaluators=[_right],
+        client=client,
+        progress=False,
+    )
+    for thread in threading.enumerate():
+        if thread.name == "assay-columns":
+            thread.join()
+    assert marks == [True]  # once, with the last rows: no transaction of its own
+    record = client.store.get_experiment(name=results.experiment_name)
+    assert record is not None
+    loaded = columns.load(client.store.conn, str(record.id))  # type: ignore[attr-defined]
+    assert loaded is not None and loaded.runs == n
+    client.close()

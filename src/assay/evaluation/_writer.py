@@ -14,8 +14,9 @@ A store that keeps up commits batches of ``max_batch`` rows. One that fell behin
 machine is busy, a commit waited on the disk) takes up to ``max_pending`` at once, so that
 each commit's fixed cost (its fsync, its round trip to a writer process) is shared by
 more rows and it catches up with fewer commits. The run's end is one transaction too:
-whatever is queued when the last row is in, with the final figures, so that the run
-waits for one commit's fixed cost, not one per batch plus one more for the figures.
+whatever is queued when the last row is in (nothing, maybe), with the final figures, so
+that the run waits for one commit's fixed cost, not one per batch plus one more for the
+figures.
 
 Each batch carries the experiment's counts (exact for the rows committed with them);
 the per-metric figures ride along every few seconds, at most ~5% of the writer's time.
@@ -144,7 +145,8 @@ class RowWriter:
     def _write_until_closed(self) -> None:
         while True:
             batch, last = self._next_batch()
-            if batch and self._error is None:
+            # the end is a batch even when nothing is queued: it carries the final figures
+            if (batch or (last and self._keep_figures)) and self._error is None:
                 try:
                     self._write(batch, last)
                 except BaseException as exc:  # surfaced by put() and close()

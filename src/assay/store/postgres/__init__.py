@@ -151,12 +151,16 @@ class PostgresStore(SQLiteStore):
         prepared: Sequence[Any],
         stats: ExperimentStats | None,
         fence: Fence | None = None,
+        *,
+        mark_columns: bool = False,
     ) -> None:
         """In six round trips (``_batch``). Run again on a lost connection, unless the
-        batch's first row is there: its commit landed before the connection went."""
+        batch's first row is there: its commit landed before the connection went.
+        ``mark_columns``: a finished run's last batch, which marks the build of the
+        experiment's metric columns pending in the same transaction."""
         first = run_id_of(prepared[0]) if prepared else None
         self._again(
-            lambda: pipelined_write_batch(self.conn, experiment_id, prepared, stats, fence),
+            lambda: pipelined_write_batch(self.conn, experiment_id, prepared, stats, fence, mark_columns),
             landed=(lambda: SQLiteStore.has_run(self, first)) if first is not None else None,
         )
 

@@ -34,8 +34,8 @@ __all__ = ["ColumnsBuildingWriter", "write_batch"]
 
 
 class ColumnsBuildingWriter:
-    """A run's batches, written in its writer thread; as the last is written, the
-    experiment's metric columns are marked pending and built by a thread of their own
+    """A run's batches, written in its writer thread; the last marks the experiment's
+    metric columns pending in its own transaction, and they are built by a thread of their own
     (with its own connection), so that the run does not wait for them, as SQLite's
     writer process builds them. ``finish_experiment`` sees the mark and leaves the build
     to that thread; a build that fails (or is cut short by ``close``) leaves the mark
@@ -43,22 +43,27 @@ class ColumnsBuildingWriter:
 
     def __init__(self, store: Any, experiment_id: uuid.UUID, fence: Fence | None) -> None:
         self._store, self._experiment_id, self._fence = store, experiment_id, fence
+        self._mark_columns = False  # the next batch is a finished run's last
+        self._columns_marked = False  # committed with it
 
     def expect(self, rows: int) -> None:
         pass
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
-        self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
+        marking = self._mark_columns
+        self._store.write_batch(self._experiment_id, prepared, stats, self._fence, mark_columns=marking)
+        self._columns_marked = marking
 
     def ending(self, build_columns: bool) -> None:
-        pass
+        self._mark_columns = build_columns
 
     def close(self, *, build_columns: bool = False) -> None:
         if not build_columns:
             return
         experiment_id = str(self._experiment_id)
-        with self._store.transaction() as conn:
-            columns.mark_pending(conn, experiment_id)
+        if not self._columns_marked:  # else marked with the last batch: no transaction of its own
+            with self._store.transaction() as conn:
+                columns.mark_pending(conn, experiment_id)
         # not a daemon: an interpreter that exits waits for the build
         threading.Thread(target=self._build, args=(experiment_id,), name="assay-columns").start()
 
@@ -77,8 +82,11 @@ def write_batch(
     prepared: Sequence[Any],
     stats: ExperimentStats | None,
     fence: Fence | None,
+    mark_columns: bool = False,
 ) -> None:
-    """Every row of ``prepared`` stored, with ``stats``, or none (an exception says why)."""
+    """Every row of ``prepared`` stored, with ``stats``, or none (an exception says why);
+    ``mark_columns``: with the experiment's metric columns marked pending (a finished
+    run's last batch)."""
     raw, sqlite_like = conn.raw, cast(Any, conn)  # the row functions take a sqlite3-like one
     touched = [str(experiment_id)]
     try:
@@ -87,7 +95,9 @@ def write_batch(
             held = conn.execute(fences.FENCE_SQL, fence.params) if fence is not None else None
         if fence is not None and held is not None and held.fetchone() is None:
             raise fences.LeaseFencedError(fences.refused_message(fence.params))
-        if all(type(item) is CopyReady for item in prepared):
+        if not prepared:  # a run's end with nothing queued: its final figures alone
+            pass
+        elif all(type(item) is CopyReady for item in prepared):
             conn.copy_text("runs", RUN_COLUMNS + ", failed", b"".join([item.run_text for item in prepared]))
             conn.copy_text("results", RESULT_COLUMNS, b"".join([item.results_text for item in prepared]))
         else:
@@ -97,6 +107,8 @@ def write_batch(
             text_index.invalidate(conn, touched)
             if stats is not None:
                 rows.write_stats(sqlite_like, experiment_id, stats)
+            if mark_columns:
+                columns.mark_pending(conn, str(experiment_id))
             raw.execute("COMMIT")
     except BaseException:
         _roll_back(raw)
