@@ -210,3 +210,52 @@ def test_rows_queued_and_being_written_stay_within_what_a_crash_may_lose(client:
     store.batch_writer = batch_writer  # type: ignore[method-assign]
     assert counts["most_unstored"] <= 4 + 2
     assert stats.rows == 20 and client.store.count_rows(record.id) == 20
+
+
+def test_rows_waiting_at_the_end_are_encoded_while_the_batch_before_them_commits(
+    client: Client,
+) -> None:
+    """Once the last row is in, the run's core encodes the rows queued behind the batch
+    being written (the store's share of ``prepare_row``), so the last commit has less
+    to do; the rows stored are the same."""
+    record, rows = _rows(client, 6)
+    batches_seen: list[list[type]] = []
+    store = client.store
+    batch_writer = store.batch_writer
+    holder: list[RowWriter] = []
+
+    def encoded_behind(writer: RowWriter) -> bool:
+        with writer._cond:
+            return writer._closing and all(type(item) is not bytes for _, item, _ in writer._pending)
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        batches = batch_writer(*args, **kwargs)
+        write = batches.write
+
+        def writing(prepared: Any, stats: Any) -> None:
+            if not batches_seen:  # the first commit lasts until the rows behind it are encoded
+                deadline = time.monotonic() + 30.0  # only code without the encoding waits it out
+                while not encoded_behind(holder[0]) and time.monotonic() < deadline:
+                    time.sleep(0.001)
+            batches_seen.append([type(item) for item in prepared])
+            write(prepared, stats)
+
+        batches.write = writing  # type: ignore[method-assign]
+        return batches
+
+    store.batch_writer = recording  # type: ignore[method-assign]
+    writer = RowWriter(store, record.id, max_batch=2, max_pending=6, max_delay=60.0)
+    holder.append(writer)
+    writer.put(rows[0])
+    writer.put(rows[1])
+    with writer._cond:
+        writer._cond.wait_for(lambda: not writer._pending)
+    for row in rows[2:]:
+        writer.put(row)
+    writer.close(finished=True)
+    store.batch_writer = batch_writer  # type: ignore[method-assign]
+    assert batches_seen[0] == [bytes, bytes]  # as the row threads prepared them
+    assert len(batches_seen[1]) == 4 and bytes not in batches_seen[1]  # encoded at the end
+    assert client.store.count_rows(record.id) == 6
+    stored = sorted(client.read_experiment("writer").rows, key=lambda row: row.position)
+    assert [row.run.outputs for row in stored] == [{"o": i} for i in range(6)]
