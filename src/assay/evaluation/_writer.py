@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 
 _STATS_EVERY_S = 1.0
 _STATS_SHARE = 20  # figures at most every 20x the time they take to compute
-_ENCODE_STEP = 64  # rows encoded at the end per hold of the queue's lock (~0.5 ms)
 
 
 class RowWriter:
@@ -119,7 +118,6 @@ class RowWriter:
             self._finished = finished and self._keep_figures  # a shard's rows are not all of them
             self._closing = True
             self._cond.notify_all()
-        self._encode_waiting()
         self._thread.join()
         self._raise_if_failed()
         if self._final is not None:  # committed with the last rows
@@ -128,25 +126,6 @@ class RowWriter:
         if self._keep_figures:
             self._store.write_stats(self._experiment_id, stats, self._fence)
         return stats
-
-    def _encode_waiting(self) -> None:
-        """No row comes any more, and the run's core is free: encode the rows that wait
-        behind the batch being written (the store's share of ``prepare_row``, which a
-        writer process would do after that commit), so that the last commit has less to
-        do. A few rows at a time, until the writer takes them."""
-        done = 0
-        while True:
-            with self._cond:
-                if not self._writing or done >= len(self._pending):
-                    return
-                end = min(done + _ENCODE_STEP, len(self._pending))
-                for index in range(done, end):
-                    queued_at, prepared, tally = self._pending[index]
-                    try:
-                        self._pending[index] = (queued_at, self._store.encode_prepared(prepared), tally)
-                    except Exception:  # noqa: BLE001, S112 - left to the writer, which says why
-                        continue
-                done = end
 
     def _full(self) -> bool:
         queued = len(self._pending)

@@ -201,12 +201,6 @@ class Store(abc.ABC):
         thread-safe: workers call it, so the single writer thread only writes (a store
         may leave part of the encoding to whoever writes the batch)."""
 
-    def encode_prepared(self, prepared: Any) -> Any:
-        """What ``prepare_row`` gave, with the rest of its encoding done here (what a
-        store leaves to whoever writes the batch): for the rows that wait at a run's end,
-        encoded by the run's idle core while the batch before them commits."""
-        return prepared
-
     @abc.abstractmethod
     def write_prepared(self, prepared: Sequence[Any]) -> None:
         """Write encoded rows in one transaction."""

@@ -473,9 +473,6 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
         return codec.prepare(_id_text(experiment_id), str(row.run.id), row)
 
-    def encode_prepared(self, prepared: Any) -> Any:
-        return codec.encoded(prepared)
-
     def write_prepared(self, prepared: Sequence[Any]) -> None:
         encoded = [codec.encoded(item) for item in prepared]
         with self.transaction() as conn:
