@@ -6,21 +6,21 @@ package name swapped.
 
 from __future__ import annotations
 
-import copy
-import functools
 import logging
 import math
 import uuid
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TypedDict, TypeVar, runtime_checkable
+from typing import Any, NamedTuple, Protocol, TypedDict, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
-from pydantic_core import PydanticUndefined
 
 from assay._ids import new_id
 from assay._metric import Direction, MetricInfo, Range, check_direction, check_range
+
+# Re-exported: records assay builds itself, made without validating them again.
+from assay._trusted import trusted as trusted
+from assay._trusted import trusted_builder as trusted_builder
 
 __all__ = [
     "Attachment",
@@ -56,77 +56,6 @@ def utcnow() -> datetime:
 
 
 _log = logging.getLogger("assay")
-
-M = TypeVar("M", bound=BaseModel)
-_Template = tuple[dict[str, Any], tuple[tuple[str, Any], ...], bool]
-_TEMPLATES: dict[type[BaseModel], _Template] = {}
-
-
-def trusted(model: type[M], fields: dict[str, Any]) -> M:
-    """An instance of ``model`` from ``fields`` that are already of their declared types
-    and pass its validators (records assay builds itself, or reads back from its store),
-    without validating them again: ~3x cheaper than ``model(**fields)``, and unlike
-    ``model_construct`` (slower than validation here) it is cheap too. Fields not given
-    take their defaults; ``model_fields_set`` is the fields given, as with validation.
-    Never for values a user passed in: those go through validation.
-    """
-    template = _TEMPLATES.get(model)
-    if template is None:
-        template = _TEMPLATES[model] = _template(model)
-    defaults, factories, allows_extra = template
-    values = {**defaults, **fields}  # the declared field order, as validation builds it
-    for name, factory in factories:
-        if name not in fields:
-            values[name] = factory()
-    made = object.__new__(model)
-    _set(made, "__dict__", values)
-    _set(made, "__pydantic_fields_set__", set(fields))
-    _set(made, "__pydantic_extra__", {} if allows_extra else None)
-    _set(made, "__pydantic_private__", None)
-    return made
-
-
-def trusted_builder(model: type[M], names: tuple[str, ...]) -> Callable[..., M]:
-    """``trusted(model, dict(zip(names, values)))`` as ``build(*values)``, for records
-    built per row with always the same fields: what ``trusted`` works out per call (the
-    merge with the defaults, which factories to call) is worked out once here."""
-    template = _TEMPLATES.get(model)
-    if template is None:
-        template = _TEMPLATES[model] = _template(model)
-    defaults, factories, allows_extra = template
-    missing = tuple((name, factory) for name, factory in factories if name not in names)
-    given = frozenset(names)
-    new = object.__new__
-
-    def build(*values: Any) -> M:
-        fields = defaults.copy()  # the declared field order, as validation builds it
-        fields.update(zip(names, values))
-        for name, factory in missing:
-            fields[name] = factory()
-        made = new(model)
-        _set(made, "__dict__", fields)
-        _set(made, "__pydantic_fields_set__", set(given))
-        _set(made, "__pydantic_extra__", {} if allows_extra else None)
-        _set(made, "__pydantic_private__", None)
-        return made
-
-    return build
-
-
-def _template(model: type[BaseModel]) -> _Template:
-    defaults: dict[str, Any] = {}
-    factories: list[tuple[str, Any]] = []
-    for name, field in model.model_fields.items():
-        default = None if field.default is PydanticUndefined else field.default
-        defaults[name] = default
-        if field.default_factory is not None:
-            factories.append((name, field.default_factory))
-        elif not isinstance(default, (str, int, float, bool, tuple, frozenset, type(None))):
-            factories.append((name, functools.partial(copy.deepcopy, default)))  # as pydantic copies it
-    return defaults, tuple(factories), model.model_config.get("extra") == "allow"
-
-
-_set = object.__setattr__
 
 
 class _Record(BaseModel):
