@@ -1,7 +1,7 @@
 """The import contract: packages import only their own layer and the layers below it.
 
     foundation  assay._aio, _budget, _ids, _output_text, _traceback, errors
-    schemas     assay.schemas, assay._trusted (records built without validation)
+    schemas     assay.schemas
     store       assay.store
     services    assay.llm, assay.embeddings, assay.sandbox     (llm and sandbox never meet)
     records     assay.tracing, assay.comparison, assay.agreement, assay.report
@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "assay.stats",
         ),
     ),
-    ("schemas", ("assay.schemas", "assay._trusted")),
+    ("schemas", ("assay.schemas",)),
     ("store", ("assay.store",)),
     ("services", ("assay.llm", "assay.embeddings", "assay.sandbox")),
     (
