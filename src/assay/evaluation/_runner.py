@@ -67,6 +67,10 @@ class RowFeed:
     ) -> Iterator[PlannedRow]:
         whole = shard.count == 1
         made = tuple.__new__  # a NamedTuple's own __new__ is Python code; per row, tuple's
+        if whole and not done and repetitions == 1:  # the common plan: every example once
+            for position, example in enumerate(examples):
+                yield made(PlannedRow, (position, example, 0))
+            return
         for position, example in enumerate(examples):
             for repetition in range(repetitions):
                 index = position * repetitions + repetition
