@@ -1,7 +1,8 @@
 """A row computed by the all-sync path (``RowPipeline.run_sync``, rows back to back in the
 row threads) is the row the general path makes (``run_async``: each part awaited on the
 loop, sync parts in a pool): every field of the run, the example and every result, and the
-row's tally, whatever the evaluators return or raise."""
+row's tally, whatever the evaluators return or raise.
+(A plain score of a key already seen is made at once: ``ExpectedKeys.results_of``.)"""
 
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ def distance(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> floa
     return abs(outputs["answer"] - reference_outputs["answer"]) / 2
 
 
+def ratio(inputs: dict[str, Any]) -> float:
+    return float("nan") if inputs["x"] == 4 else inputs["x"] / 3  # a non-finite score is an error
+
+
 def label(inputs: dict[str, Any]) -> str:
     return "even" if inputs["x"] % 2 == 0 else "odd"
 
@@ -67,7 +72,7 @@ def always(inputs: dict[str, Any]) -> float:
     return 1.0
 
 
-EVALUATORS = [exact, count, distance, label, several, record, fails, empty, always]
+EVALUATORS = [exact, count, distance, ratio, label, several, record, fails, empty, always]
 EXAMPLES = [
     Example(id=uuid.uuid4(), inputs={"x": x}, outputs={"answer": 2 * x + (x % 2)}, created_at=utcnow())
     for x in range(6)
@@ -122,7 +127,17 @@ def test_the_sync_path_makes_the_rows_the_general_path_makes(repetition: int) ->
     assert [_fields(row) for row in fast] == [_fields(row) for row in general]
     failed = fast[3]
     assert failed.run.error and [r.key for r in failed.results][-1] == "always"
-    assert {r.key for r in fast[0].results} >= {"exact", "count", "distance", "label", "a", "b", "record"}
+    assert {r.key for r in fast[0].results} >= {
+        "exact",
+        "count",
+        "distance",
+        "ratio",
+        "label",
+        "a",
+        "b",
+        "record",
+    }
+    assert [r.error is not None for r in fast[4].results if r.key == "ratio"] == [True]
 
 
 def test_a_rows_tally_is_the_tally_its_fields_make() -> None:
