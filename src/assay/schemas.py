@@ -99,6 +99,8 @@ def trusted_builder(model: type[M], names: tuple[str, ...]) -> Callable[..., M]:
     the defaults in place, ``{}`` and ``[]`` for the ``dict`` and ``list`` factories;
     nothing is merged, looked up or looped over per call.
     """
+    if len(set(names)) != len(names):
+        raise ValueError(f"trusted_builder({model.__name__}): a field named twice in {names}")
     defaults, factories, allows_extra = _template_of(model)
     factory_of = dict(factories)
     scope: dict[str, Any] = {

@@ -153,3 +153,8 @@ def test_a_built_record_is_the_validated_record(
     assert made.model_dump(exclude=set(fresh)) == validated.model_dump(exclude=set(fresh))
     if not fresh:
         assert made == validated and repr(made) == repr(validated)
+
+
+def test_a_builder_refuses_a_field_named_twice() -> None:
+    with pytest.raises(ValueError, match="named twice"):
+        trusted_builder(EvaluationResult, ("key", "score", "key"))
