@@ -1,4 +1,5 @@
-"""Time-ordered (version 7) UUIDs for records.
+"""Time-ordered (version 7) UUIDs for records, and content-ordered (version 8) ones for
+inline data's examples.
 
 Run ids are the primary key of the runs table: random (version 4) keys land all over its
 B-tree, so every insert touches a different page and writes slow down as the table grows
@@ -118,3 +119,28 @@ _VARIANT = {digit: "89ab"[int(digit, 16) & 0b11] for digit in "0123456789abcdef"
 
 _VERSION_5 = 0x5 << 76
 _NOT_VERSION_AND_VARIANT = ~((0xF << 76) | (0b11 << 62)) & ((1 << 128) - 1)
+
+
+POSITION_DIGITS = 8
+"""Hex digits of the position at the end of a content id: up to 2**32 examples."""
+MAX_POSITIONS = 16**POSITION_DIGITS
+
+
+def content_id_texts(digest: str) -> Callable[[int], str]:
+    """The ids of inline data's examples as ``text(position)``: version 8 UUIDs (RFC 9562)
+    that start with the content's SHA-256 ``digest`` (64 hex digits) and end with the
+    position in 8 hex digits, so one dataset's ids are consecutive in the examples'
+    ``(dataset_id, id)`` index (an insert appends where the last one went, where
+    version 5 ids of each position landed anywhere in it) and sort in position order.
+
+    The same content gives the same ids (a rerun finds its examples and resumes); two
+    contents share ids only if their digests agree on the 90 bits kept (22 hex digits and
+    2 bits of a 23rd; the version and variant take the 6 others of the 96 before the
+    position). Finding such a pair costs about 2**45 hashes of chosen data, one that
+    matches a given dataset 2**90; the schema allows one id in two datasets anyway (ids
+    are unique within a dataset: the same content under two file names shares them)."""
+    d = digest
+    if len(d) != 64:
+        raise ValueError(f"not a SHA-256 hex digest: {digest!r}")
+    prefix = f"{d[:8]}-{d[8:12]}-8{d[12:15]}-{_VARIANT[d[15]]}{d[16:19]}-{d[19:23]}"
+    return f"{prefix}{{:08x}}".format
