@@ -133,14 +133,16 @@ def content_id_texts(digest: str) -> Callable[[int], str]:
     ``(dataset_id, id)`` index (an insert appends where the last one went, where
     version 5 ids of each position landed anywhere in it) and sort in position order.
 
+    As a number: the digest's first 96 bits with the version and variant bits set over
+    theirs (as version 5 sets them over SHA-1's), shifted left 32 bits, plus the position.
+
     The same content gives the same ids (a rerun finds its examples and resumes); two
-    contents share ids only if their digests agree on the 90 bits kept (22 hex digits and
-    2 bits of a 23rd; the version and variant take the 6 others of the 96 before the
-    position). Finding such a pair costs about 2**45 hashes of chosen data, one that
-    matches a given dataset 2**90; the schema allows one id in two datasets anyway (ids
-    are unique within a dataset: the same content under two file names shares them)."""
+    contents share ids only if their digests agree on the 90 bits kept. Finding such a
+    pair costs about 2**45 hashes of chosen data, one that matches a given dataset 2**90;
+    the schema allows one id in two datasets anyway (ids are unique within a dataset:
+    the same content under two file names shares them)."""
     d = digest
     if len(d) != 64:
         raise ValueError(f"not a SHA-256 hex digest: {digest!r}")
-    prefix = f"{d[:8]}-{d[8:12]}-8{d[12:15]}-{_VARIANT[d[15]]}{d[16:19]}-{d[19:23]}"
-    return f"{prefix}{{:08x}}".format
+    prefix = f"{d[:8]}-{d[8:12]}-8{d[13:16]}-{_VARIANT[d[16]]}{d[17:20]}-{d[20:24]}"
+    return f"{prefix}{{:0{POSITION_DIGITS}x}}".format

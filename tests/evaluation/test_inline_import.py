@@ -17,6 +17,8 @@ from assay.errors import DataError
 from assay.evaluation import _data
 from assay.evaluation._data import resolve_data
 
+from ._legacy_inline import content_id
+
 _parts = st.one_of(
     st.none(),
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
@@ -61,8 +63,8 @@ def test_the_dataset_just_stored_is_the_one_the_store_reads(client: Client) -> N
     assert resolved.dataset == stored and resolved.count == stored.example_count == 2500
     assert resolved.version == stored.version == 1
     assert resolve_data(data, client.store).dataset == stored  # found by its content's name
-    digest = _data._digest(iter(data))[0]  # ids named by the content and the position, as before
-    ids = [uuid.uuid5(_data._NAMESPACE, f"{digest}:{i}") for i in range(2500)]
+    digest = _data._digest(iter(data))[0]  # ids: the content's digest, then the position
+    ids = [content_id(digest, i) for i in range(2500)]
     assert [e.id for e in resolved.examples(client.store)] == ids
     assert [e.id for e in client.store.iter_examples(resolved.dataset.id)] == ids
 

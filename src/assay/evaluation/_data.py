@@ -252,7 +252,9 @@ def _with_attachments(
     the files are keyed by those too (the two kinds never equal, their versions differ)."""
     given = {_example_id(given_id, digest, i): files for i, (given_id, files, _) in attached.items()}
     if stored_before:
-        given |= {_legacy_id(digest, i): files for i, (given_id, files, _) in attached.items() if given_id is None}
+        given |= {
+            _legacy_id(digest, i): files for i, (given_id, files, _) in attached.items() if given_id is None
+        }
     return dataclasses.replace(resolved, attachments=given) if given else resolved
 
 
