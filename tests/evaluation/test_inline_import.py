@@ -1,10 +1,9 @@
 """Inline data's import shortcuts keep what the long way gives: records taken without a
-copy are the ones ``_coerce`` would make, ids named from one hashed prefix are uuid5's,
+copy are the ones ``_coerce`` would make, ids are the content's,
 and the dataset handed back without a re-read is the one the store holds."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,13 +39,6 @@ def test_a_record_taken_as_it_is_is_what_coerce_makes(item: Any) -> None:
     returns equal; every other still goes through ``_coerce`` (its errors)."""
     if _data._plain_record(item):
         assert _data._coerce(item, "data[0]") == item
-
-
-@given(st.uuids(), st.text(max_size=70), st.integers(min_value=0, max_value=10**12))
-def test_numbered_name_texts_are_uuid5s(namespace: uuid.UUID, prefix: str, number: int) -> None:
-    from assay._ids import numbered_name_texts
-
-    assert numbered_name_texts(namespace, prefix)(number) == str(uuid.uuid5(namespace, f"{prefix}{number}"))
 
 
 @pytest.fixture
