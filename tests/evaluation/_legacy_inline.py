@@ -45,12 +45,14 @@ def content_id(digest: str, position: int) -> uuid.UUID:
     return uuid.UUID(int=value)
 
 
-def store_as_before(store: Store, records: list[dict[str, Any]]) -> tuple[Dataset, list[uuid.UUID]]:
-    """``records`` (with ``inputs``, ``outputs``) stored as evaluate(data=records) stored them."""
+def store_as_before(
+    store: Store, records: list[dict[str, Any]], name: str | None = None
+) -> tuple[Dataset, list[uuid.UUID]]:
+    """``records`` (with ``inputs``, ``outputs``) stored as evaluate(data=records) stored
+    them (``name``: under another name than their content's)."""
     digest = digest_of([{k: v for k, v in r.items() if k != "attachments"} for r in records])
-    dataset = store.create_dataset(
-        f"inline-{digest[:12]}", description="created by evaluate() from inline data"
-    )
+    name = name or f"inline-{digest[:12]}"
+    dataset = store.create_dataset(name, description="created by evaluate() from inline data")
     ids = [legacy_id(digest, i) for i in range(len(records))]
     values = [(str(id_), r["inputs"], r.get("outputs"), r.get("metadata")) for id_, r in zip(ids, records)]
     store.add_example_values(dataset.id, values)

@@ -204,3 +204,35 @@ def test_a_run_killed_over_a_store_written_before_resumes_on_its_ids(tmp_path: P
         assert len(client.store.list_datasets()) == 1
     finally:
         client.close()
+
+
+def _planted(client: Client, name: str, legacy_style: bool) -> None:
+    """Other data stored under ``name``: what data made to match a dataset's name (48 bits
+    of its digest) would find, as a dataset of today or of before content ids."""
+    other = [{"inputs": {"x": "planted"}, "outputs": {"y": "wrong"}}]
+    if legacy_style:
+        legacy.store_as_before(client.store, other, name=name)
+        return
+    digest = legacy.digest_of(other)
+    dataset = client.store.create_dataset(name, metadata={"content_sha256": digest})
+    values = [(str(legacy.content_id(digest, 0)), other[0]["inputs"], other[0]["outputs"], None)]
+    client.store.add_example_values(dataset.id, values)
+
+
+@pytest.mark.parametrize("legacy_style", [False, True], ids=["today", "before"])
+def test_other_data_under_the_contents_name_is_refused_not_run_on(client: Client, legacy_style: bool) -> None:
+    data = [{"inputs": {"x": i}, "outputs": {"y": 2 * i}} for i in range(5)]
+    name = f"inline-{legacy.digest_of(data)[:12]}"
+    _planted(client, name, legacy_style)
+    calls: list[Any] = []
+    with pytest.raises(DataError, match=rf"dataset '{name}' in .* holds other data than data="):
+        client.evaluate(lambda inputs: calls.append(inputs) or {}, data=data, experiment="victim")
+    assert calls == [] and client.list_experiments() == []
+
+
+def test_an_edited_dataset_of_inline_data_is_still_found(client: Client) -> None:
+    data = [{"inputs": {"x": i}} for i in range(3)]
+    first = resolve_data(data, client.store)
+    client.create_examples(inputs=[{"x": 99}], dataset_id=first.dataset.id)  # the user's edit
+    again = resolve_data(data, client.store)
+    assert again.dataset.id == first.dataset.id and again.count == 4

@@ -139,7 +139,9 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
     kept = None
     if dataset is None:
         try:
-            dataset = store.create_dataset(name, description="created by evaluate() from inline data")
+            dataset = store.create_dataset(
+                name, description="created by evaluate() from inline data", metadata={_DIGEST_KEY: digest}
+            )
         except AlreadyExistsError:  # another process (a shard) is storing the same data now
             dataset = _filled(store, name)
         else:
@@ -161,7 +163,39 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
             return _with_attachments(resolved, attached, digest, stored_before=False)
     elif dataset.version == 0:
         dataset = _filled(store, name)
-    return _with_attachments(_stored(store, dataset, repr(name)), attached, digest, stored_before=True)
+    found = _stored(store, dataset, repr(name))
+    _check_content(store, found, digest, records)
+    return _with_attachments(found, attached, digest, stored_before=True)
+
+
+_DIGEST_KEY = "content_sha256"
+"""In the metadata of a dataset stored from inline data: its content's whole digest."""
+
+
+def _check_content(store: Store, found: ResolvedData, digest: str, records: _Records) -> None:
+    """A dataset found by its content's name holds that content. The name keeps 12 hex
+    digits (48 bits) of the digest, which chosen data can match (about 2**24 tries make
+    some pair, 2**48 one given dataset's), so the digest kept in its metadata must be
+    the whole one; in a dataset stored before that, the first example must have the id
+    that the first record gives it (its own, or named by 122 bits of the digest). Edits
+    made since (examples added, changed) are the user's and are kept, as before."""
+    dataset = found.dataset
+    kept = (dataset.metadata or {}).get(_DIGEST_KEY)
+    if kept is not None:
+        same = kept == digest
+    else:
+        first = store.list_examples(dataset.id, version=found.version, limit=1)
+        given = next(records.read()).get("id")
+        expected = {_example_id(given, digest, 0)} | ({_legacy_id(digest, 0)} if given is None else set())
+        same = bool(first) and first[0].id in expected
+    if not same:
+        raise DataError(
+            f"dataset {dataset.name!r} in {store.url} holds other data than data= although its name "
+            f"is this data's (the first 12 digits of its SHA-256, {digest}): data made to match "
+            "it, or another dataset renamed so. Delete or rename that dataset, or store this data "
+            "with Client.create_dataset and create_examples under a name of your own and pass "
+            "that name"
+        )
 
 
 _DIGEST_PAGE = 1000
