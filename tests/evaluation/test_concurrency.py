@@ -266,3 +266,32 @@ def test_the_ramp_reads_no_clock_of_a_worker_that_ended() -> None:
     time.sleep(0.01)
     assert load.workers_wait(ask_the_os=False) == 0.0  # no live worker: the process's share decides
     assert load.first_row_threads(64) is None
+
+
+def test_no_thread_is_added_before_a_row_has_begun() -> None:
+    """The first worker may not be scheduled for a while (a loaded machine, a writer
+    process starting): the process then looks idle, which says nothing about the rows.
+    The ramp took that for waiting rows and started every thread (CPU-bound rows then
+    got max_concurrency threads); it now waits for a row's own evidence. Counted in
+    the ramp's ticks, not in seconds."""
+    from assay.evaluation._ramp import Load, ramp
+    from assay.evaluation._runner import RowFeed
+
+    class CountedTicks(Load):
+        ticks = 0
+
+        def computing_share(self) -> float:  # read once a tick
+            self.ticks += 1
+            return super().computing_share()
+
+    async def main() -> list[int]:
+        load, grown = CountedTicks(), []
+        not_begun = asyncio.get_running_loop().create_future()  # its thread never runs a row
+        feed = RowFeed(iter([]), 1, set(), total=100)
+        ramping = asyncio.ensure_future(ramp([not_begun], grown.append, load, feed, 64))
+        while load.ticks < 5 and not ramping.done():
+            await asyncio.sleep(0.001)
+        ramping.cancel()
+        return grown
+
+    assert asyncio.run(main()) == []
