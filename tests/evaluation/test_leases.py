@@ -3,6 +3,7 @@ two processes (the CLI tests run real ones)."""
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from pathlib import Path
@@ -209,3 +210,30 @@ def test_an_earlier_shard_never_reports_the_experiment_complete(tmp_path: Path) 
     assert first.experiment.status == "partial"  # the CLI judges the gates only when "completed"
     final = Client(path).store.get_experiment(name="split")
     assert final is not None and final.status == "completed"
+
+
+def test_a_new_run_commits_once_before_its_first_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Creating the experiment and taking its lease are one transaction (each commit
+    waits for the disk): counted on the real store, up to the first row's start."""
+    client = Client(str(tmp_path / "start.db"))
+    client.create_dataset("start")
+    client.create_examples(inputs=[{"x": i} for i in range(3)], dataset_name="start")
+    transactions: list[str] = []
+    at_first_row: list[int] = []
+    original = SQLiteStore.transaction
+
+    def counted(self: SQLiteStore) -> Any:
+        transactions.append("begin")
+        return original(self)
+
+    monkeypatch.setattr(SQLiteStore, "transaction", counted)
+
+    def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        if not at_first_row:
+            at_first_row.append(len(transactions))
+        return inputs
+
+    client.evaluate(target, data="start", experiment="one-commit", max_concurrency=1)
+    assert at_first_row == [1]
+    leases = client.store.list_leases(client.store.get_experiment(name="one-commit").id)  # type: ignore[union-attr]
+    assert [(lease.state, lease.pid) for lease in leases] == [("done", os.getpid())]

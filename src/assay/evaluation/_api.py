@@ -510,6 +510,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         summary_evaluators=tuple(s.name for s in summaries),
         num_repetitions=options.num_repetitions,
     )
+    claim = ShardLease.claim(shard)
     record, created = open_experiment(
         store,
         name,
@@ -519,9 +520,10 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         description=options.description,
         metadata=options.metadata,
         shards=shard.count,
+        lease=claim,
     )
     runner.session_id = record.id  # LangSmith's runs name their project (experiment)
-    lease = ShardLease.take(store, record, shard, wait=options.wait_for_lease)
+    lease = ShardLease.take(store, record, shard, wait=options.wait_for_lease, claim=claim, taken=created)
     try:
         tally, feed, discarded = _feed_of(store, record, created, resolved, source, shard, options)
     except BaseException:

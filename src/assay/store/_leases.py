@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from assay.store.records import Lease
+from assay.store.records import Lease, LeaseClaim
 
 __all__ = ["LeaseQueries"]
 
@@ -72,6 +72,21 @@ class LeaseQueries:
                 f"SELECT {_COLUMNS} FROM leases WHERE experiment_id = ? AND shard = ?", (exp, shard)
             ).fetchone()
         return _lease_from(row)
+
+    def _claim_new(self, conn: Any, experiment_id: uuid.UUID, claim: LeaseClaim) -> None:
+        """Take ``claim`` on a new experiment, in its creating transaction on ``conn``."""
+        conn.execute(
+            f"INSERT INTO leases ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')",
+            (
+                str(experiment_id),
+                claim.shard,
+                claim.shards,
+                claim.host,
+                claim.pid,
+                claim.token,
+                self.lease_clock() + claim.ttl,
+            ),
+        )
 
     def renew_lease(self, experiment_id: uuid.UUID, shard: int, token: str, ttl: float) -> bool:
         """Push the expiry on; False when the lease is no longer this holder's."""

@@ -8,7 +8,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from assay.schemas import Dataset, EvaluationResult, Example, Feedback, Run
-from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats, Lease
+from assay.store.records import (
+    ComparisonRecord,
+    ExperimentRecord,
+    ExperimentRow,
+    ExperimentStats,
+    Lease,
+    LeaseClaim,
+)
 
 if TYPE_CHECKING:
     from assay.store.fence import Fence
@@ -128,7 +135,10 @@ class Store(abc.ABC):
 
     # experiments
     @abc.abstractmethod
-    def create_experiment(self, record: ExperimentRecord) -> None: ...
+    def create_experiment(self, record: ExperimentRecord, lease: LeaseClaim | None = None) -> None:
+        """Store a new experiment (``AlreadyExistsError`` if its name is taken); with
+        ``lease``, its shard's lease is taken in the same transaction (a new experiment
+        has no holder to wait for: one commit instead of two)."""
 
     @abc.abstractmethod
     def get_experiment(

@@ -38,7 +38,7 @@ from assay.store.postgres._copy_text import copy_ready
 from assay.store.postgres._dialect import COMPAT_SQL, ddl
 from assay.store.postgres._integrity import ROW_REFERENCES_SQL
 from assay.store.postgres._reconnect import RETRIED, _Unreachable, is_lost, reconnect_seconds, with_reconnect
-from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
+from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats, LeaseClaim
 from assay.store.sqlite import SQLiteStore
 
 __all__ = ["PostgresStore", "masked", "postgres_migrations"]
@@ -271,11 +271,11 @@ class PostgresStore(SQLiteStore):
             with self.transaction() as conn:  # statistics are transactional: committed
                 conn.execute("ANALYZE datasets, examples")
 
-    def create_experiment(self, record: ExperimentRecord) -> None:
+    def create_experiment(self, record: ExperimentRecord, lease: LeaseClaim | None = None) -> None:
         import psycopg
 
         try:
-            super().create_experiment(record)
+            super().create_experiment(record, lease)
         except psycopg.errors.UniqueViolation:
             raise AlreadyExistsError(f"an experiment named {record.name!r} already exists") from None
 

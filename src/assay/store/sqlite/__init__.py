@@ -26,7 +26,7 @@ from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import BatchWriter, ExampleValues, Store
 from assay.store.fence import Fence
-from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
+from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats, LeaseClaim
 from assay.store.sqlite import _attachments as attachments
 from assay.store.sqlite import _examples as example_rows
 from assay.store.sqlite import _rows as rows
@@ -412,7 +412,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         return self._with_files(examples, [row["pk"] for row in found])
 
     # experiments
-    def create_experiment(self, record: ExperimentRecord) -> None:
+    def create_experiment(self, record: ExperimentRecord, lease: LeaseClaim | None = None) -> None:
         try:
             with self.transaction() as conn:
                 conn.execute(
@@ -434,6 +434,8 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
                         codec.ts(record.created_at),
                     ),
                 )
+                if lease is not None:
+                    self._claim_new(conn, record.id, lease)
         except sqlite3.IntegrityError:
             raise AlreadyExistsError(f"an experiment named {record.name!r} already exists") from None
 
