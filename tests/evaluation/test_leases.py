@@ -237,3 +237,38 @@ def test_a_new_run_commits_once_before_its_first_row(tmp_path: Path, monkeypatch
     assert at_first_row == [1]
     leases = client.store.list_leases(client.store.get_experiment(name="one-commit").id)  # type: ignore[union-attr]
     assert [(lease.state, lease.pid) for lease in leases] == [("done", os.getpid())]
+
+
+def test_a_whole_run_completes_in_the_transaction_that_ends_its_lease(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The end of a whole run is one commit (each waits for the disk): its lease done and
+    the experiment completed together, after its summaries, with no finish of its own."""
+    client = Client(str(tmp_path / "end.db"))
+    left_by_lease_end: list[str] = []
+    finished: list[str] = []
+    finish_shard, finish_experiment = SQLiteStore.finish_shard, SQLiteStore.finish_experiment
+
+    def ending(self: SQLiteStore, experiment: uuid.UUID, *args: Any, **kwargs: Any) -> Any:
+        outcome = finish_shard(self, experiment, *args, **kwargs)
+        left_by_lease_end.append(self.get_experiment(id=experiment).status)  # type: ignore[union-attr]
+        return outcome
+
+    def finishing(self: SQLiteStore, experiment: uuid.UUID, status: str, *args: Any) -> None:
+        finished.append(status)
+        finish_experiment(self, experiment, status, *args)
+
+    monkeypatch.setattr(SQLiteStore, "finish_shard", ending)
+    monkeypatch.setattr(SQLiteStore, "finish_experiment", finishing)
+
+    def rows(runs: list[Any], examples: list[Any]) -> int:
+        return len(runs)
+
+    results = client.evaluate(
+        lambda inputs: inputs, data=[{"x": i} for i in range(4)], summary_evaluators=[rows], experiment="end"
+    )
+    assert left_by_lease_end == ["completed"] and finished == []
+    stored = client.store.get_experiment(name="end")
+    assert stored is not None and stored.status == "completed" and stored.finished_at is not None
+    assert [r.score for r in results.summary_results.results] == [4]
+    assert [lease.state for lease in client.store.list_leases(stored.id)] == ["done"]

@@ -145,10 +145,13 @@ class ShardLease:
         """Call ``callback`` (from the heartbeat thread) if the lease is taken over."""
         self._on_lost.append(callback)
 
-    def finish(self) -> tuple[int, int]:
-        """Mark the shard done and end the lease: (shards done, shard count)."""
+    def finish(self, *, completes: bool = False) -> tuple[int, int]:
+        """Mark the shard done and end the lease: (shards done, shard count). ``completes``:
+        the experiment is completed with it, when no other shard remains (one commit)."""
         self._stop_heartbeat()
-        outcome = self._store.finish_shard(self._experiment.id, self.shard.index, self._token)
+        outcome = self._store.finish_shard(
+            self._experiment.id, self.shard.index, self._token, completes=completes
+        )
         if outcome is None or self.lost:
             raise self.lost_error()
         return outcome

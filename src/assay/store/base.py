@@ -184,10 +184,15 @@ class Store(abc.ABC):
         """End the holder's lease now, recording how the shard ended (failed, interrupted)."""
 
     @abc.abstractmethod
-    def finish_shard(self, experiment_id: uuid.UUID, shard: int, token: str) -> tuple[int, int] | None:
+    def finish_shard(
+        self, experiment_id: uuid.UUID, shard: int, token: str, *, completes: bool = False
+    ) -> tuple[int, int] | None:
         """Mark the holder's shard done and end its lease: (shards done, shard count), or None
         if the lease is not the holder's. Finishers take turns, so exactly one sees all done;
-        while shards remain, the experiment's status becomes ``partial`` in that transaction."""
+        while shards remain, the experiment's status becomes ``partial`` in that transaction.
+        ``completes``: the last shard's end is the experiment's too (a whole run whose rows,
+        figures and summaries are stored): ``completed`` in that transaction, as
+        ``finish_experiment`` would set it, without a commit of its own."""
 
     @abc.abstractmethod
     def list_leases(self, experiment_id: uuid.UUID) -> list[Lease]: ...

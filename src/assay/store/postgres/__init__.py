@@ -114,6 +114,16 @@ class PostgresStore(SQLiteStore):
         with _collector_paused():
             self._again(lambda: SQLiteStore.finish_experiment(self, experiment_id, status, fence))
 
+    def finish_shard(
+        self, experiment_id: uuid.UUID, shard: int, token: str, *, completes: bool = False
+    ) -> tuple[int, int] | None:
+        """As SQLite's; one that completes the experiment may build its columns: as above."""
+        with _collector_paused():
+            outcome: tuple[int, int] | None = self._again(
+                lambda: SQLiteStore.finish_shard(self, experiment_id, shard, token, completes=completes)
+            )
+        return outcome
+
     def settle_writers_of(self, run_pid: int) -> None:
         return None  # its writes are this process's own
 

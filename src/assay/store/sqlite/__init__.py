@@ -457,9 +457,21 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
                 "UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
                 (status, codec.ts(utcnow()), str(experiment_id)),
             )
-        # its rows are final: the comparison's columns, once (unless the run's writer
-        # process is building them, or has built them, already)
-        if status == "completed" and not columns.has_set(self.conn, str(experiment_id)):
+        if status == "completed":
+            self._columns_once(experiment_id)
+
+    def finish_shard(
+        self, experiment_id: uuid.UUID, shard: int, token: str, *, completes: bool = False
+    ) -> tuple[int, int] | None:
+        outcome = super().finish_shard(experiment_id, shard, token, completes=completes)
+        if completes and outcome is not None and outcome[0] >= outcome[1]:
+            self._columns_once(experiment_id)
+        return outcome
+
+    def _columns_once(self, experiment_id: uuid.UUID) -> None:
+        """A completed experiment's rows are final: the comparison's columns, once (unless
+        the run's writer process is building them, or has built them, already)."""
+        if not columns.has_set(self.conn, str(experiment_id)):
             columns.refresh(self, str(experiment_id))
 
     def reopen_experiment(self, experiment_id: uuid.UUID) -> None:
