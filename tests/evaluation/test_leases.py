@@ -173,8 +173,10 @@ class _LastShardMeanwhile(SQLiteStore):
 
     other: Any = None
 
-    def finish_shard(self, experiment_id: uuid.UUID, shard: int, token: str) -> tuple[int, int] | None:
-        outcome = super().finish_shard(experiment_id, shard, token)
+    def finish_shard(
+        self, experiment_id: uuid.UUID, shard: int, token: str, *, completes: bool = False
+    ) -> tuple[int, int] | None:
+        outcome = super().finish_shard(experiment_id, shard, token, completes=completes)
         if self.other is not None:
             other, self.other = self.other, None
             worker = threading.Thread(target=other)
