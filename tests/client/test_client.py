@@ -26,7 +26,7 @@ def test_dataset_lifecycle(client: Client) -> None:
 
 def test_create_example_and_both_create_examples_forms(client: Client) -> None:
     dataset = client.create_dataset("d")
-    one = client.create_example({"q": "a"}, {"r": 1}, {"m": 1}, dataset_id=dataset.id)
+    one = client.create_example({"q": "a"}, outputs={"r": 1}, metadata={"m": 1}, dataset_id=dataset.id)
     client.create_examples(
         inputs=[{"q": "b"}, {"q": "c"}],
         outputs=[{"r": 2}, {"r": 3}],

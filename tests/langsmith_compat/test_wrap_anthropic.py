@@ -8,15 +8,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from anthropic import Anthropic, AsyncAnthropic, InternalServerError
 
 from assay import Client, evaluate
 from assay.run_helpers import trace
 from assay.testing import FakeAnthropicServer
 from assay.wrappers import wrap_anthropic
+
+if TYPE_CHECKING:  # imported where used: each xdist worker collects this module (~2 s import)
+    from anthropic import Anthropic, AsyncAnthropic
 
 WEATHER = [
     {"type": "text", "text": "Let me look."},
@@ -43,6 +45,8 @@ def server() -> Iterator[FakeAnthropicServer]:
 def model(server: FakeAnthropicServer) -> Iterator[Anthropic]:
     """A wrapped client, closed after the test (an open socket left to the garbage
     collector warns in whichever test runs then)."""
+    from anthropic import Anthropic
+
     with Anthropic(base_url=server.base_url, api_key="sk-ant-test", max_retries=0) as client:
         yield wrap_anthropic(client)
 
@@ -149,6 +153,8 @@ def test_the_stream_helper_is_traced(model: Anthropic) -> None:
 
 
 def test_a_failed_call_is_a_run_with_its_error(model: Anthropic) -> None:
+    from anthropic import InternalServerError
+
     client = model
     with trace("app") as root, pytest.raises(InternalServerError):
         client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "fail"}])
@@ -157,6 +163,8 @@ def test_a_failed_call_is_a_run_with_its_error(model: Anthropic) -> None:
 
 
 def test_the_async_client_and_its_stream_helper(server: FakeAnthropicServer) -> None:
+    from anthropic import AsyncAnthropic
+
     async def calls() -> Any:
         async with AsyncAnthropic(base_url=server.base_url, api_key="k", max_retries=0) as raw:
             return await traced(wrap_anthropic(raw))

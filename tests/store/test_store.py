@@ -77,7 +77,7 @@ def test_editing_a_dataset_never_rewrites_what_an_experiment_ran_on(client: Clie
     assert before.aggregate["exact"].mean == 0.5
     client.update_example(second, outputs={"a": "6"})  # fix the wrong label
     client.delete_example(first)
-    client.create_example({"q": "1+1"}, {"a": "2"}, dataset_name="qa")
+    client.create_example({"q": "1+1"}, outputs={"a": "2"}, dataset_name="qa")
     after = client.evaluate(solver, data="qa", evaluators=[exact], experiment="after-fix")
     assert after.aggregate["exact"].mean == 1.0
     assert [e.inputs["q"] for e in client.list_examples(dataset_name="qa")] == ["3+3", "1+1"]

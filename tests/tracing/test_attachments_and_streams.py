@@ -53,7 +53,7 @@ def test_process_inputs_does_not_see_attachments_and_extra_ones_join_them() -> N
 def test_a_traced_call_with_an_attachment_inside_an_experiment_is_stored(tmp_path: Path) -> None:
     client = Client(str(tmp_path / "store.db"))
     client.create_dataset("d")
-    client.create_example({"q": "hi"}, {"a": "hi"}, dataset_name="d")
+    client.create_example({"q": "hi"}, outputs={"a": "hi"}, dataset_name="d")
 
     @traceable
     def look(q: str, image: Attachment) -> str:

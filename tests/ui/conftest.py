@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +40,14 @@ def browser() -> Iterator[Browser]:
         launched = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def docs_img(tmp_path: Path) -> Path:
+    """Where a test saves its screenshots: docs/img/ when refreshing the docs' images
+    (ASSAY_DOCS_SCREENSHOTS=docs/img), else the test's own temporary folder (a test run
+    leaves neither the repository nor /tmp with anything of its own)."""
+    return Path(os.environ.get("ASSAY_DOCS_SCREENSHOTS") or tmp_path)
 
 
 @pytest.fixture

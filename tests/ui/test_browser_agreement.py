@@ -5,8 +5,6 @@ form, and people's labels alone (no shared key) show only the picker."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,8 +18,6 @@ from assay.store import Store, open_store
 
 pytestmark = pytest.mark.slow
 
-#: the screenshots: into docs/img/ when refreshing the docs' images (ASSAY_DOCS_SCREENSHOTS=docs/img)
-DOCS_IMG = Path(os.environ.get("ASSAY_DOCS_SCREENSHOTS") or tempfile.mkdtemp(prefix="assay-screenshots-"))
 FLIPPED = {1, 2, 5}  # rows where people disagree with the evaluator
 
 
@@ -50,7 +46,7 @@ def label_correct(scenario: Scenario) -> tuple[list[int], list[int]]:
 
 
 def test_the_shared_key_is_compared_and_another_pair_is_picked(
-    page: Page, served: tuple[LiveServer, Scenario]
+    docs_img: Path, page: Page, served: tuple[LiveServer, Scenario]
 ) -> None:
     server, scenario = served
     judge, human = label_correct(scenario)
@@ -61,7 +57,7 @@ def test_the_shared_key_is_compared_and_another_pair_is_picked(
     kappa = float(row.nth(5).locator("b").inner_text())
     assert kappa == pytest.approx(cohen_kappa_score(judge, human), abs=5e-4)
     assert "[" in row.nth(5).inner_text()  # with its interval
-    page.locator("#judge-agreement").screenshot(path=str(DOCS_IMG / "ui-agreement.png"))
+    page.locator("#judge-agreement").screenshot(path=str(docs_img / "ui-agreement.png"))
 
     page.locator("#agreement-judge").select_option("quality")
     page.locator("#agreement-human").select_option("correct")

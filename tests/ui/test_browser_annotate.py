@@ -5,9 +5,7 @@ Screenshots for docs/ui.md: ASSAY_DOCS_SCREENSHOTS=docs/img refreshes docs/img/.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,10 +18,6 @@ from ui_testdata import LiveServer, Scenario, build_scenario, free_port
 from assay.store import Store, open_store
 
 pytestmark = pytest.mark.slow
-
-#: the screenshots: into docs/img/ when refreshing the docs' images
-#: (ASSAY_DOCS_SCREENSHOTS=docs/img), else a temporary folder (a test run leaves the repo as it was)
-DOCS_IMG = Path(os.environ.get("ASSAY_DOCS_SCREENSHOTS") or tempfile.mkdtemp(prefix="assay-screenshots-"))
 
 
 @pytest.fixture
@@ -43,7 +37,9 @@ def human(store: Store) -> list[tuple[str, str, object]]:
     ]
 
 
-def test_label_a_queue_with_the_keyboard(page: Page, served: tuple[LiveServer, Scenario]) -> None:
+def test_label_a_queue_with_the_keyboard(
+    docs_img: Path, page: Page, served: tuple[LiveServer, Scenario]
+) -> None:
     server, scenario = served
     page.goto(f"{server.url}/experiments")
     page.get_by_role("link", name="Label").click()
@@ -70,7 +66,7 @@ def test_label_a_queue_with_the_keyboard(page: Page, served: tuple[LiveServer, S
     expect(page.locator("#queue-progress")).to_contain_text("row 4 of 5")
     page.locator("#comment").fill("the answer is right but rude")  # typing never triggers a shortcut
     expect(page.locator("#queue-count")).to_have_text("3 of 5 labelled")
-    page.screenshot(path=str(DOCS_IMG / "ui-queue.png"))
+    page.screenshot(path=str(docs_img / "ui-queue.png"))
     assert sorted(human(scenario.store)) == [
         ("Ann", "human", "down"),
         ("Ann", "human", "up"),
@@ -82,7 +78,7 @@ def test_label_a_queue_with_the_keyboard(page: Page, served: tuple[LiveServer, S
 
 
 def test_label_and_correct_a_row_then_see_the_human_metric(
-    page: Page, served: tuple[LiveServer, Scenario]
+    docs_img: Path, page: Page, served: tuple[LiveServer, Scenario]
 ) -> None:
     server, scenario = served
     page.goto(f"{server.url}/experiments/baseline")
@@ -110,7 +106,7 @@ def test_label_and_correct_a_row_then_see_the_human_metric(
     expect(metric.nth(2)).to_contain_text("Wilson")
     expect(page.locator("#row-table tbody tr").nth(1).locator(".human-cell")).to_have_text("human: 0")
     expect(page.locator("#row-table tbody tr").nth(2).locator(".human-cell")).to_have_text("human: 1")
-    page.locator("#human-metrics").screenshot(path=str(DOCS_IMG / "ui-human-metric.png"))
+    page.locator("#human-metrics").screenshot(path=str(docs_img / "ui-human-metric.png"))
     notes = [f for f in scenario.store.list_feedback(keys=["note"])]
     assert [(n.comment, n.correction) for n in notes] == [
         ("wrong: the answer is 'answer 1'", {"answer": "answer 1"})

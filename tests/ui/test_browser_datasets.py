@@ -3,8 +3,6 @@ with its correction, upload a file picked from disk (a bad line named first)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,10 +13,6 @@ from ui_testdata import LiveServer, Scenario, build_scenario
 from assay.store import Store, open_store
 
 pytestmark = pytest.mark.slow
-
-#: the screenshots: into docs/img/ when refreshing the docs' images
-#: (ASSAY_DOCS_SCREENSHOTS=docs/img), else a temporary folder (a test run leaves the repo as it was)
-DOCS_IMG = Path(os.environ.get("ASSAY_DOCS_SCREENSHOTS") or tempfile.mkdtemp(prefix="assay-screenshots-"))
 
 
 @pytest.fixture
@@ -35,14 +29,14 @@ def references(scenario: Scenario) -> list[object]:
 
 
 def test_fix_a_reference_add_a_failing_row_and_upload(
-    page: Page, served: tuple[LiveServer, Scenario], tmp_path: Path
+    docs_img: Path, page: Page, served: tuple[LiveServer, Scenario], tmp_path: Path
 ) -> None:
     server, scenario = served
     page.goto(f"{server.url}/datasets/qa")
     page.locator("#examples tbody tr").nth(3).get_by_role("link", name="edit").click()
     page.locator("#edit-outputs").fill('{"answer": "answer 3, checked"}')
     page.screenshot(
-        path=str(DOCS_IMG / "ui-dataset-edit.png"), clip={"x": 0, "y": 0, "width": 1400, "height": 560}
+        path=str(docs_img / "ui-dataset-edit.png"), clip={"x": 0, "y": 0, "width": 1400, "height": 560}
     )
     page.locator("#save-example").click()
     expect(page.locator("#dataset-done")).to_contain_text("edited an example, making version v2")
@@ -83,7 +77,7 @@ def test_fix_a_reference_add_a_failing_row_and_upload(
     expect(page.locator("#examples tbody tr").nth(3)).to_contain_text("answer 3, checked")
 
 
-def test_a_metrics_trend_marks_the_regression(page: Page, tmp_path: Path) -> None:
+def test_a_metrics_trend_marks_the_regression(docs_img: Path, page: Page, tmp_path: Path) -> None:
     from datetime import timedelta
 
     from ui_testdata import T0, RowSpec, make_dataset, make_experiment
@@ -109,5 +103,5 @@ def test_a_metrics_trend_marks_the_regression(page: Page, tmp_path: Path) -> Non
         expect(chart.locator("circle.better")).to_have_count(1)
         expect(chart.locator("li").nth(3)).to_contain_text("release-4")
         expect(chart.locator("li").nth(3)).to_contain_text("worse")
-        page.locator("#trends").screenshot(path=str(DOCS_IMG / "ui-trend.png"))
+        page.locator("#trends").screenshot(path=str(docs_img / "ui-trend.png"))
     store.close()

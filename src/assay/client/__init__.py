@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from assay.client._example_edits import ExampleEdits, filtered, page, version_of
@@ -12,9 +13,11 @@ from assay.client._examples import (
     IdsOf,
     IdsOfValues,
     UpsertExamplesResponse,
+    created_at_of,
     example_stream,
     example_values,
     refuse_files,
+    with_split,
 )
 from assay.client._files import TableUploads
 from assay.client._projects import ProjectsRunsFeedback, as_uuid
@@ -184,29 +187,64 @@ class Client(ProjectsRunsFeedback, TableUploads, ExampleEdits):
     # examples
     def create_example(
         self,
-        inputs: dict[str, Any],
-        outputs: dict[str, Any] | None = None,
-        metadata: dict[str, Any] | None = None,
-        *,
+        inputs: Mapping[str, Any] | None = None,
         dataset_id: uuid.UUID | str | None = None,
         dataset_name: str | None = None,
+        created_at: datetime | None = None,
+        reference_outputs: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        split: str | list[str] | None = None,
         example_id: uuid.UUID | str | None = None,
+        source_run_id: uuid.UUID | str | None = None,
+        use_source_run_io: bool = False,
+        use_source_run_attachments: list[str] | None = None,
         attachments: dict[str, Any] | None = None,
+        *,
+        outputs: Mapping[str, Any] | None = None,
         dangerously_allow_filesystem: bool = False,
     ) -> Example:
-        """One example; ``attachments`` are files by name, as ``(mime_type, bytes)``,
+        """One example, with LangSmith's parameters in LangSmith's order. ``outputs`` is the
+        older name of ``reference_outputs``; ``split`` is kept in ``metadata["dataset_split"]``;
+        ``created_at`` is kept (a naive time is taken as UTC); ``use_source_run_io`` takes the
+        inputs and outputs of the run ``source_run_id``, ``use_source_run_attachments`` the
+        named files it was given. ``attachments`` are files by name, as ``(mime_type, bytes)``,
         ``(mime_type, Path)``, ``Attachment`` or ``{"mime_type", "data"}``: stored with it,
         and read back as ``{"reader", "mime_type", "presigned_url"}``. A ``Path`` is read
         only with ``dangerously_allow_filesystem=True``, as LangSmith does."""
+        from assay.client._one_example import (
+            from_source_run,
+            reference_of,
+            refuse_assay_order,
+            source_run_id_of,
+        )
+
+        refuse_assay_order(dataset_id, dataset_name)
+        if inputs is None and not use_source_run_io:
+            raise ValueError("create_example needs inputs= (or use_source_run_io=True and source_run_id=)")
+        run_id = source_run_id_of(source_run_id, use_source_run_io, use_source_run_attachments)
         dataset = self.read_dataset(dataset_name=dataset_name, dataset_id=dataset_id)
-        example = Example(dataset_id=dataset.id, inputs=inputs, outputs=outputs, metadata=metadata)
+        fields: dict[str, Any] = {
+            "inputs": inputs or {},
+            "outputs": reference_of(reference_outputs, outputs),
+            "metadata": with_split(metadata, split),
+            "attachments": attachments or None,
+        }
+        if created_at is not None:
+            fields["created_at"] = created_at_of(created_at)
         if example_id is not None:
-            example.id = as_uuid(example_id, "example_id")
+            fields["id"] = as_uuid(example_id, "example_id")
+        if run_id is not None:
+            fields["source_run_id"] = run_id
+            if use_source_run_io or use_source_run_attachments:
+                source = self.read_run(run_id)
+                fields = from_source_run(
+                    source, fields, use_io=use_source_run_io, attachment_names=use_source_run_attachments
+                )
+        example = Example(dataset_id=dataset.id, **fields)
         if not dangerously_allow_filesystem:
-            refuse_files(attachments, "create_example")
-        example.attachments = attachments or None
+            refuse_files(example.attachments, "create_example")
         self.store.add_examples(dataset.id, [example])
-        return self._read_example(example.id) if attachments else example
+        return self._read_example(example.id) if example.attachments else example
 
     def create_examples(
         self,

@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from assay.client._examples import IdsOf, UpsertExamplesResponse, example_stream, refuse_files
+from assay.client._examples import SPLIT_KEY, IdsOf, UpsertExamplesResponse, example_stream, refuse_files
 from assay.client._projects import ID, as_uuid
 from assay.errors import NotFoundError
 from assay.schemas import Dataset, Example, ExampleCreate, ExampleUpdate
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from assay.schemas import Dataset, Run
     from assay.store import Store
 
-SPLIT_KEY = "dataset_split"
 _UPDATE_FIELDS = frozenset(
     {"id", "inputs", "outputs", "metadata", "split", "dataset_id", "attachments", "attachments_operations"}
 )
@@ -38,13 +37,13 @@ class ExampleEdits:
 
         def create_example(
             self,
-            inputs: dict[str, Any],
-            outputs: dict[str, Any] | None = None,
-            metadata: dict[str, Any] | None = None,
-            *,
+            inputs: Any = None,
             dataset_id: Any = None,
             dataset_name: str | None = None,
-            example_id: Any = None,
+            created_at: Any = None,
+            *,
+            outputs: Any = None,
+            source_run_id: Any = None,
         ) -> Example: ...
 
     def update_dataset_tag(
@@ -187,14 +186,21 @@ class ExampleEdits:
             self.store.update_example(_edited(example, {"split": names}))
 
     def create_example_from_run(
-        self, run: Run, dataset_id: ID | None = None, dataset_name: str | None = None, **ignored: Any
+        self,
+        run: Run,
+        dataset_id: ID | None = None,
+        dataset_name: str | None = None,
+        created_at: Any = None,
+        **ignored: Any,
     ) -> Example:
         """An example whose inputs and reference outputs are what the run received and returned."""
         return self.create_example(
             dict(run.inputs),
-            dict(run.outputs or {}) or None,
-            dataset_id=dataset_id,
-            dataset_name=dataset_name,
+            dataset_id,
+            dataset_name,
+            created_at,
+            outputs=dict(run.outputs or {}) or None,
+            source_run_id=run.id,
         )
 
     def create_llm_example(
@@ -207,9 +213,7 @@ class ExampleEdits:
     ) -> Example:
         """LangSmith's LLM example shape: ``{"input": prompt}`` -> ``{"output": generation}``."""
         outputs = None if generation is None else {"output": generation}
-        return self.create_example(
-            {"input": prompt}, outputs, dataset_id=dataset_id, dataset_name=dataset_name
-        )
+        return self.create_example({"input": prompt}, dataset_id, dataset_name, created_at, outputs=outputs)
 
     def create_chat_example(
         self,
@@ -222,9 +226,7 @@ class ExampleEdits:
         """LangSmith's chat example shape: ``{"input": messages}`` -> ``{"output": generations}``."""
         plain = [_message(message) for message in messages]
         outputs = None if generations is None else {"output": _message(generations)}
-        return self.create_example(
-            {"input": plain}, outputs, dataset_id=dataset_id, dataset_name=dataset_name
-        )
+        return self.create_example({"input": plain}, dataset_id, dataset_name, created_at, outputs=outputs)
 
 
 #: where a dataset keeps its version tags: ``{tag: version}`` in its metadata

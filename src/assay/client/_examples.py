@@ -9,7 +9,8 @@ failing generator) midway raises an error naming its index and nothing is stored
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
@@ -23,9 +24,14 @@ from assay.store.base import ExampleValues
 # What an item of ``examples=`` may hold: LangSmith's ``ExampleCreate`` fields that a local
 # store keeps (``outputs`` is its older name of ``reference_outputs``; ``split`` is kept
 # where LangSmith keeps it, in ``metadata["dataset_split"]``).
-_ITEM_FIELDS = frozenset({"inputs", "outputs", "reference_outputs", "metadata", "id", "attachments", "split"})
+_ITEM_FIELDS = frozenset(
+    {"inputs", "outputs", "reference_outputs", "metadata", "id", "attachments", "split", "created_at"}
+)
 _COLUMNS = ("outputs", "metadata", "ids", "attachments")
-_SPLIT_KEY = "dataset_split"
+
+
+#: where LangSmith keeps an example's split: ``metadata["dataset_split"]``
+SPLIT_KEY = "dataset_split"
 
 
 class UpsertExamplesResponse(TypedDict):
@@ -129,7 +135,7 @@ def _from_items(dataset_id: uuid.UUID, items: Iterable[Any], make: Callable[...,
         where = f"examples[{index}]"
         if isinstance(item, Example):
             item = {"inputs": item.inputs, "outputs": item.outputs, "metadata": item.metadata, "id": item.id,
-                    "attachments": item.attachments}  # fmt: skip
+                    "attachments": item.attachments, "created_at": item.created_at}  # fmt: skip
         elif isinstance(item, ExampleCreate):
             item = _fields_of(item)
         if not isinstance(item, dict):
@@ -155,26 +161,28 @@ def _from_items(dataset_id: uuid.UUID, items: Iterable[Any], make: Callable[...,
 
 def _fields_of(item: ExampleCreate) -> dict[str, Any]:
     fields = {"inputs": item.inputs or {}, "outputs": item.reference_outputs, "metadata": item.metadata,
-              "id": item.id, "attachments": item.attachments, "split": item.split}  # fmt: skip
+              "id": item.id, "attachments": item.attachments, "split": item.split,
+              "created_at": item.created_at}  # fmt: skip
     return {name: value for name, value in fields.items() if value is not None}
 
 
 def _example(dataset_id: uuid.UUID, fields: dict[str, Any], where: str) -> Example:
     values = {name: value for name, value in fields.items() if name not in ("ids", "split")}
-    if fields.get("split") is not None:
-        values["metadata"] = {**(values.get("metadata") or {}), _SPLIT_KEY: fields["split"]}
+    values["metadata"] = with_split(values.get("metadata"), fields.get("split"))
     if fields.get("ids") is not None:
         values["id"] = fields["ids"]
     if values.get("id") is None:
         values.pop("id", None)
     try:
-        return Example(dataset_id=dataset_id, **values)
+        example = Example(dataset_id=dataset_id, **values)
     except pydantic.ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc']) or 'value'}: {error['msg']}"
             for error in exc.errors()
         )
         raise ExampleInputError(f"{where} is not a valid example ({problems}); nothing was stored") from None
+    example.created_at = created_at_of(example.created_at) or example.created_at
+    return example
 
 
 def example_values(
@@ -189,7 +197,10 @@ def example_values(
         return None
     if examples is not None and not (
         isinstance(examples, list)
-        and all(type(item) is dict and not item.get("attachments") for item in examples)
+        and all(
+            type(item) is dict and not item.get("attachments") and "created_at" not in item
+            for item in examples
+        )
     ):
         return None
     # No example holds a file: nothing for ``refuse_files`` to refuse.
@@ -266,3 +277,23 @@ class IdsOfValues:
         for value in self._values:
             keep(value[0])
             yield value
+
+
+def with_split(metadata: Mapping[str, Any] | None, split: str | Sequence[str] | None) -> Any:
+    if split is None:
+        return metadata
+    if not isinstance(split, str) and not (
+        isinstance(split, Sequence) and all(isinstance(name, str) for name in split)
+    ):
+        raise ExampleInputError(f"split= takes a split's name or a list of names; got {split!r}")
+    return {**(metadata or {}), SPLIT_KEY: split if isinstance(split, str) else list(split)}
+
+
+def created_at_of(value: Any) -> datetime | None:
+    """A given creation time, aware: a naive one is taken as UTC (as LangSmith's server takes
+    it), so every stored time has an offset."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise TypeError(f"created_at= takes a datetime; got {type(value).__name__} {value!r}")
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)

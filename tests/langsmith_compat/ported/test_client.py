@@ -696,9 +696,8 @@ def _files(example: Any) -> dict[str, tuple[str, bytes]]:
 
 
 def test_upsert_examples_multipart(client: Client) -> None:
-    """Documented difference: a given ``created_at`` is not kept; an example's
-    ``created_at`` is when it was stored (its dataset's versions order its history).
-    Upstream reads the multipart body; here the stored example is read back."""
+    """Upstream reads the multipart body; here the stored example is read back, its given
+    ``created_at`` included."""
     dataset = client.create_dataset("files")
     example_id = uuid.uuid4()
     example = ls_schemas.ExampleUpsertWithAttachments(
@@ -731,7 +730,7 @@ def test_upsert_examples_multipart(client: Client) -> None:
         "file1": ("text/plain", b"test data"),
         "file2": ("application/json", b'{"key": "value"}'),
     }
-    assert stored.created_at is not None and stored.created_at > _CREATED_AT
+    assert stored.created_at == _CREATED_AT
 
 
 def test_upsert_examples_multipart_missing_file(client: Client, tmp_path: Path) -> None:
@@ -759,8 +758,8 @@ def test_update_example_multipart_none_preserves_existing(client: Client) -> Non
     dataset = client.create_dataset("files")
     existing = client.create_example(
         {"existing": "input"},
-        {"existing": "output"},
         dataset_id=dataset.id,
+        outputs={"existing": "output"},
         attachments={"kept": ("text/plain", b"kept")},
     )
     client.update_example(example_id=existing.id, metadata={"updated": "metadata"})
@@ -800,7 +799,7 @@ def test_get_test_results_joins_reference_examples(client: Client) -> None:
     """Upstream checks both LangSmith query backends; here the experiment is real and
     stored, and its one row joins the run to its reference example."""
     client.create_dataset("gtr")
-    client.create_example({"q": "hi"}, {"a": "yo"}, dataset_name="gtr")
+    client.create_example({"q": "hi"}, outputs={"a": "yo"}, dataset_name="gtr")
 
     def correctness(outputs: dict[str, Any]) -> dict[str, Any]:
         return {"key": "correctness", "score": 0.75}
