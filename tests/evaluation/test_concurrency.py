@@ -322,3 +322,42 @@ def test_the_run_collects_its_young_objects_while_its_last_rows_wait(client: Cli
     finally:
         gc.callbacks.remove(seen)
     assert any(0 < rows < 16 for rows in rows_ended_at_collections), rows_ended_at_collections
+
+
+def test_a_long_computing_first_row_is_read_every_millisecond_for_its_first_20_ms_only(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ramp reads a first row's evidence every millisecond (a waiting row shows it
+    within one or two), but a first row still computing after 20 ms is read every 5 ms,
+    so that it is not made to hand the GIL over a thousand times a second. Counted in
+    the ramp's ticks during the row against the row's own time: a loaded machine only
+    makes ticks later, never more."""
+    from assay.evaluation import _runner
+    from assay.evaluation._ramp import Load
+
+    running = threading.Event()
+    ticks_while_running: list[int] = []
+
+    class CountedTicks(Load):
+        def computing_share(self) -> float:  # read once a tick
+            if running.is_set():
+                ticks_while_running.append(1)
+            return super().computing_share()
+
+    monkeypatch.setattr(_runner, "Load", CountedTicks)
+    walls: list[float] = []
+
+    def compute(inputs: dict) -> dict:
+        started = time.perf_counter()
+        if inputs["x"] == 0:
+            running.set()
+        deadline = time.thread_time() + 0.15  # 150 ms of CPU, however loaded the machine
+        while time.thread_time() < deadline:
+            pass
+        running.clear()
+        walls.append(time.perf_counter() - started)
+        return inputs
+
+    client.evaluate(compute, data=[{"x": i} for i in range(2)], max_concurrency=8)
+    first_row_ms = walls[0] * 1000
+    assert len(ticks_while_running) <= 20 + first_row_ms / 5 + 2, (len(ticks_while_running), first_row_ms)

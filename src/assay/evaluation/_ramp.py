@@ -33,10 +33,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("assay.evaluation.threads")
 
 _RAMP_TICK_S = 0.005
-# While no row has finished, the ramp looks every millisecond: a first row that waits
-# shows it within one (its CPU stops rising), and every thread started a tick sooner
-# starts its rows that much sooner (5 ms ticks cost the ramp ~8 ms of 200).
+# During the first row's first 20 ms (and before it), the ramp looks every millisecond:
+# a first row that waits shows it within one or two (its CPU stops rising), and every
+# thread started a tick sooner starts its rows that much sooner (5 ms ticks cost the
+# ramp ~8 ms of 200). A first row still computing after that is read every 5 ms, so
+# that a long one is not made to hand the GIL to the ramp every millisecond.
 _FIRST_TICK_S = 0.001
+_FIRST_TICKS_FOR_S = 0.02
 _MIN_WINDOW_S = 0.02
 _RAMP_SWITCH_S = 0.0005
 _GAIN = 1.25
@@ -295,8 +298,7 @@ async def _while_waiting(
     idle) from one that waits."""
     load.workers_wait(ask_the_os=False)  # the start of the first tick
     while len(tasks) < max_threads and not feed.exhausted and (load.rows == 0 or load.rows_wait):
-        tick = _FIRST_TICK_S if load.rows == 0 else _RAMP_TICK_S
-        done, _ = await asyncio.wait(tasks, timeout=tick, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(tasks, timeout=_tick(load), return_when=asyncio.FIRST_COMPLETED)
         if done:
             return False
         if load.first_row is None:
@@ -319,6 +321,15 @@ async def _while_waiting(
         elif load.rows:
             break  # threads or the process compute most of the time now: let the rates say
     return True
+
+
+def _tick(load: Load) -> float:
+    """How long the ramp waits before it reads the evidence again."""
+    if load.rows or (
+        load.first_row is not None and time.perf_counter() - load.first_row[0] > _FIRST_TICKS_FOR_S
+    ):
+        return _RAMP_TICK_S
+    return _FIRST_TICK_S
 
 
 def _cpu_of(clock: int | None) -> float | None:
