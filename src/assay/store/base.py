@@ -241,6 +241,11 @@ class Store(abc.ABC):
         rows are all in). By default ``write_batch`` itself, in this process."""
         return _InlineBatchWriter(self, experiment_id, fence)
 
+    def drop_connection(self) -> None:
+        """Close the calling thread's connection, for a thread that is done with the store
+        (a store with a connection a thread). By default nothing."""
+        return None
+
     def warm_writer(self, rows: int) -> None:
         """A run of about ``rows`` rows is about to start (its data not stored yet): a
         store whose large runs write through a process of their own may start that

@@ -210,11 +210,17 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
     def close(self) -> None:
         if self._warm is not None:
             self._warm.close()
+        self.drop_connection()
+        self._keepalive.close()
+
+    def drop_connection(self) -> None:
+        """Close this thread's connection (a thread that is done with the store): left to
+        the thread's end, it is freed by the cyclic collector (its statement cache refers
+        back to it), which may come long after."""
         conn = getattr(self._local, "conn", None)
         if conn is not None:
-            conn.close()
             self._local.conn = None
-        self._keepalive.close()
+            conn.close()
 
     # datasets
     def create_dataset(
