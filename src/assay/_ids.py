@@ -36,8 +36,8 @@ def new_id() -> uuid.UUID:
     """A version 7 UUID: 48 bits of Unix milliseconds, then random bits."""
     # What uuid.UUID(int=value) does, without re-checking a value built in range.
     made = object.__new__(uuid.UUID)
-    _set(made, "int", _version_7())
-    _set(made, "is_safe", _UNKNOWN_SAFETY)
+    _set_int(made, _version_7())
+    _set_is_safe(made, _UNKNOWN_SAFETY)
     return made
 
 
@@ -62,12 +62,14 @@ def stored_uuid(text: str) -> uuid.UUID:
     if len(digits) != 32:
         raise ValueError(f"not a stored UUID: {text!r}")
     made = object.__new__(uuid.UUID)
-    _set(made, "int", int(digits, 16))
-    _set(made, "is_safe", _UNKNOWN_SAFETY)
+    _set_int(made, int(digits, 16))
+    _set_is_safe(made, _UNKNOWN_SAFETY)
     return made
 
 
-_set = object.__setattr__
+# UUID's two slots, set through their descriptors (no lookup by name per call).
+_set_int = uuid.UUID.__dict__["int"].__set__
+_set_is_safe = uuid.UUID.__dict__["is_safe"].__set__
 _UNKNOWN_SAFETY = uuid.SafeUUID.unknown  # an enum member: looked up once, not per id
 
 
@@ -78,8 +80,8 @@ def name_based_id(namespace: uuid.UUID, name: str) -> uuid.UUID:
     value = int.from_bytes(digest[:16], "big")
     value = (value & _NOT_VERSION_AND_VARIANT) | _VERSION_5 | _VARIANT_RFC
     made = object.__new__(uuid.UUID)
-    _set(made, "int", value)
-    _set(made, "is_safe", _UNKNOWN_SAFETY)
+    _set_int(made, value)
+    _set_is_safe(made, _UNKNOWN_SAFETY)
     return made
 
 

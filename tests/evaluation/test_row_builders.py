@@ -123,3 +123,38 @@ def test_keyword_catch_all_and_legacy_evaluators_get_what_they_got(example: Exam
     assert got["legacy"] == (RUN, example, 0.5) and legacy_result.score == 0.25
     assert bind_row_evaluator(outputs_and_attachments).call_sync(RUN, example)[0].score is False
     assert got["attachments"] == (RUN.outputs, example.attachments or {})
+
+
+# The builders the row path uses, each with what validation makes of the same values.
+ROW_BUILDS: list[tuple[type[BaseModel], tuple[str, ...], tuple[Any, ...]]] = [
+    (EvaluationResult, ("key", "score", "value", "source_run_id"), ("k", 0.5, None, ID)),
+    (
+        Example,
+        ("id", "dataset_id", "inputs", "outputs", "metadata", "created_at"),
+        (ID, ID, {"x": 1}, None, {}, NOW),
+    ),
+    (
+        Run,
+        ("id", "name", "run_type", "inputs", "outputs", "error", "start_time", "end_time", "child_runs"),
+        (ID, "t", "chain", {"x": 1}, {"y": 2}, None, NOW, NOW, []),
+    ),
+]
+
+
+@pytest.mark.parametrize(("model", "names", "values"), ROW_BUILDS, ids=lambda v: getattr(v, "__name__", ""))
+def test_a_built_record_is_the_validated_record(
+    model: type[BaseModel], names: tuple[str, ...], values: tuple[Any, ...]
+) -> None:
+    """The oracle is pydantic's own validation: the same fields, order, defaults, fields set,
+    extras and private state, and records that compare, print and dump alike."""
+    made, validated = trusted_builder(model, names)(*values), model(**dict(zip(names, values)))
+    fresh = tuple(n for n in ("id", "start_time", "created_at") if n not in names)
+    assert _state(made, fresh) == _state(validated, fresh)
+    assert made.model_dump(exclude=set(fresh)) == validated.model_dump(exclude=set(fresh))
+    if not fresh:
+        assert made == validated and repr(made) == repr(validated)
+
+
+def test_a_builder_refuses_a_field_named_twice() -> None:
+    with pytest.raises(ValueError, match="named twice"):
+        trusted_builder(EvaluationResult, ("key", "score", "key"))

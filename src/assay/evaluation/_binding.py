@@ -231,8 +231,7 @@ class RowEvaluator:
         if self.needs_outputs and run.error is not None:
             return [skipped_result(self.name, run)]
         try:
-            returned = normalize_returned(self._sync(run, example), self.name, run.id)
-            results = self.expected.complete(returned, run)
+            results = self.expected.results_of(self._sync(run, example), run)
         except Exception as exc:  # failures are data
             results = [_error_result(self.name, exc, run.id)]
         # Most evaluators declare nothing: no call per row to stamp nothing.

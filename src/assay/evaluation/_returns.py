@@ -183,6 +183,18 @@ class ExpectedKeys:
         self.declared = tuple(declared) if declared else None
         self._seen: frozenset[str] = frozenset()
 
+    def results_of(self, raw: Any, run: Run) -> list[EvaluationResult]:
+        """What the evaluator's answer ``raw`` on ``run`` stands for: ``normalize_returned``,
+        then ``complete``. A plain score (a bool, an int, a finite float) under a key this
+        evaluator has answered with before, as most rows are, is made at once: the
+        same one result the two steps make of it."""
+        kind = type(raw)
+        if (
+            kind is bool or kind is int or (kind is float and math.isfinite(raw))
+        ) and self.name in self._seen:
+            return [_scored_result(self.name, raw, None, run.id)]
+        return self.complete(normalize_returned(raw, self.name, run.id), run)
+
     def complete(self, results: list[EvaluationResult], run: Run) -> list[EvaluationResult]:
         """``results`` with an error result added for each key it lacks."""
         if results and self.declared is None:

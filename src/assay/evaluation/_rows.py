@@ -39,8 +39,12 @@ class RowPipeline:
         self.all_sync = not target.is_async and not self._async_evaluators
 
     def run_sync(self, planned: PlannedRow) -> ExperimentRow:
-        run = self.target.run_sync(planned.example, planned.repetition)
-        return self._row(planned, run, self._evaluate_sync(run, planned.example))
+        position, example, repetition = planned
+        run = self.target.run_sync(example, repetition)
+        results: list[EvaluationResult] = []
+        for evaluator in self._sync_evaluators:  # each evaluator's results in turn, as _evaluate_sync
+            results += evaluator.call_sync(run, example)
+        return ExperimentRow(run, example, repetition, position, results)
 
     async def run_async(self, planned: PlannedRow, pool: Executor) -> ExperimentRow:
         example = planned.example

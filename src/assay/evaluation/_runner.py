@@ -67,11 +67,16 @@ class RowFeed:
         examples: Iterable[Example], repetitions: int, done: set[int], shard: Shard
     ) -> Iterator[PlannedRow]:
         whole = shard.count == 1
+        made = tuple.__new__  # a NamedTuple's own __new__ is Python code; per row, tuple's
+        if whole and not done and repetitions == 1:  # the common plan: every example once
+            for position, example in enumerate(examples):
+                yield made(PlannedRow, (position, example, 0))
+            return
         for position, example in enumerate(examples):
             for repetition in range(repetitions):
                 index = position * repetitions + repetition
                 if (whole or shard.holds(index)) and (not done or index not in done):
-                    yield PlannedRow(position, example, repetition)
+                    yield made(PlannedRow, (position, example, repetition))
 
     def next(self) -> PlannedRow | None:
         ending = None

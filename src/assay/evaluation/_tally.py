@@ -39,9 +39,14 @@ class RowTally(NamedTuple):
     results: tuple[ResultTally, ...]
 
 
+# A NamedTuple's ``__new__`` is Python code; per row and result, tuple's own (the same tuple).
+_made = tuple.__new__
+
+
 def tally_row(row: ExperimentRow) -> RowTally:
+    run = row.run
     results = tuple([_result_tally(r) for r in row.results])
-    return RowTally(row.position, row.run.error is not None, row.run.latency_ms, results)
+    return _made(RowTally, (row.position, run.error is not None, run.latency_ms, results))
 
 
 def _result_tally(result: EvaluationResult) -> ResultTally:
@@ -53,9 +58,11 @@ def _result_tally(result: EvaluationResult) -> ResultTally:
         try:
             score = float(score)
         except OverflowError:  # an int no float can hold: the store records it as errored too
-            return ResultTally(fields["key"], None, True, None)
+            return _made(ResultTally, (fields["key"], None, True, None, None))
     usage = _usage(metadata.get("usage")) if metadata else None
-    return ResultTally(fields["key"], score, error is not None, usage, fields["evaluator_info"] or None)
+    return _made(
+        ResultTally, (fields["key"], score, error is not None, usage, fields["evaluator_info"] or None)
+    )
 
 
 def _usage(value: Any) -> dict[str, Any] | None:
