@@ -1,4 +1,5 @@
-"""Time-ordered (version 7) UUIDs for records.
+"""Time-ordered (version 7) UUIDs for records, and content-ordered (version 8) ones for
+inline data's examples.
 
 Run ids are the primary key of the runs table: random (version 4) keys land all over its
 B-tree, so every insert touches a different page and writes slow down as the table grows
@@ -75,7 +76,7 @@ _UNKNOWN_SAFETY = uuid.SafeUUID.unknown  # an enum member: looked up once, not p
 
 def name_based_id(namespace: uuid.UUID, name: str) -> uuid.UUID:
     """``uuid.uuid5(namespace, name)``, built without ``uuid.UUID``'s checks of a value
-    made in range here (half its cost, paid for every example of inline data)."""
+    made in range here (the ids inline data's examples had before ``content_id_texts``)."""
     digest = hashlib.sha1(namespace.bytes + name.encode("utf-8"), usedforsecurity=False).digest()
     value = int.from_bytes(digest[:16], "big")
     value = (value & _NOT_VERSION_AND_VARIANT) | _VERSION_5 | _VARIANT_RFC
@@ -85,38 +86,35 @@ def name_based_id(namespace: uuid.UUID, name: str) -> uuid.UUID:
     return made
 
 
-def name_based_text(namespace: uuid.UUID, name: str) -> str:
-    """``str(uuid.uuid5(namespace, name))``, written from the digest's hex digits with no
-    UUID made (inline data names each of its examples so; only the text is stored)."""
-    digits = hashlib.sha1(namespace.bytes + name.encode("utf-8"), usedforsecurity=False).hexdigest()
-    return _version_5_text(digits)
-
-
-def numbered_name_texts(namespace: uuid.UUID, prefix: str) -> Callable[[int], str]:
-    """``name_based_text(namespace, f"{prefix}{number}")`` as ``text(number)``: the
-    namespace and the prefix (inline data's 64-digit content digest) are hashed once, and
-    each number continues a copy of that hash (half the cost of hashing every name whole)."""
-    started = hashlib.sha1(namespace.bytes + prefix.encode("utf-8"), usedforsecurity=False)
-
-    def text(number: int) -> str:
-        hashed = started.copy()
-        hashed.update(b"%d" % number)
-        d = hashed.hexdigest()  # _version_5_text, inline: one call an example fewer
-        return f"{d[:8]}-{d[8:12]}-5{d[13:16]}-{_VARIANT[d[16]]}{d[17:20]}-{d[20:32]}"
-
-    return text
-
-
-def _version_5_text(digits: str) -> str:
-    """A SHA-1 digest's hex digits as a version 5 UUID's text."""
-    return (
-        f"{digits[:8]}-{digits[8:12]}-5{digits[13:16]}-{_VARIANT[digits[16]]}{digits[17:20]}-{digits[20:32]}"
-    )
-
-
 _VARIANT = {digit: "89ab"[int(digit, 16) & 0b11] for digit in "0123456789abcdef"}
 """A digest's 17th hex digit with the RFC variant's two bits set over its top two."""
 
-
 _VERSION_5 = 0x5 << 76
 _NOT_VERSION_AND_VARIANT = ~((0xF << 76) | (0b11 << 62)) & ((1 << 128) - 1)
+
+
+POSITION_DIGITS = 8
+"""Hex digits of the position at the end of a content id: up to 2**32 examples."""
+MAX_POSITIONS = 16**POSITION_DIGITS
+
+
+def content_id_texts(digest: str) -> Callable[[int], str]:
+    """The ids of inline data's examples as ``text(position)``: version 8 UUIDs (RFC 9562)
+    that start with the content's SHA-256 ``digest`` (64 hex digits) and end with the
+    position in 8 hex digits, so one dataset's ids are consecutive in the examples'
+    ``(dataset_id, id)`` index (an insert appends where the last one went, where
+    version 5 ids of each position landed anywhere in it) and sort in position order.
+
+    As a number: the digest's first 96 bits with the version and variant bits set over
+    theirs (as version 5 sets them over SHA-1's), shifted left 32 bits, plus the position.
+
+    The same content gives the same ids (a rerun finds its examples and resumes); two
+    contents share ids only if their digests agree on the 90 bits kept. Finding such a
+    pair costs about 2**45 hashes of chosen data, one that matches a given dataset 2**90;
+    the schema allows one id in two datasets anyway (ids are unique within a dataset:
+    the same content under two file names shares them)."""
+    d = digest
+    if len(d) != 64:
+        raise ValueError(f"not a SHA-256 hex digest: {digest!r}")
+    prefix = f"{d[:8]}-{d[8:12]}-8{d[13:16]}-{_VARIANT[d[16]]}{d[17:20]}-{d[20:24]}"
+    return f"{prefix}{{:0{POSITION_DIGITS}x}}".format

@@ -12,20 +12,12 @@ import uuid
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from assay import Client, evaluate
-from assay._ids import name_based_text
 from assay.errors import AlreadyExistsError
 from assay.evaluation._data import resolve_data
 from assay.schemas import Example
 from assay.store.sqlite import _examples
-
-
-@given(st.uuids(), st.text())
-def test_a_name_based_id_text_is_uuid5s(namespace: uuid.UUID, name: str) -> None:
-    assert name_based_text(namespace, name) == str(uuid.uuid5(namespace, name))
 
 
 def _old_digest(records: list[dict[str, Any]]) -> str:

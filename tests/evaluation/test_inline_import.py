@@ -1,10 +1,9 @@
 """Inline data's import shortcuts keep what the long way gives: records taken without a
-copy are the ones ``_coerce`` would make, ids named from one hashed prefix are uuid5's,
+copy are the ones ``_coerce`` would make, ids are the content's,
 and the dataset handed back without a re-read is the one the store holds."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +15,8 @@ from assay import Client
 from assay.errors import DataError
 from assay.evaluation import _data
 from assay.evaluation._data import resolve_data
+
+from ._legacy_inline import content_id
 
 _parts = st.one_of(
     st.none(),
@@ -40,13 +41,6 @@ def test_a_record_taken_as_it_is_is_what_coerce_makes(item: Any) -> None:
         assert _data._coerce(item, "data[0]") == item
 
 
-@given(st.uuids(), st.text(max_size=70), st.integers(min_value=0, max_value=10**12))
-def test_numbered_name_texts_are_uuid5s(namespace: uuid.UUID, prefix: str, number: int) -> None:
-    from assay._ids import numbered_name_texts
-
-    assert numbered_name_texts(namespace, prefix)(number) == str(uuid.uuid5(namespace, f"{prefix}{number}"))
-
-
 @pytest.fixture
 def client(store_url: str) -> Iterator[Client]:
     made = Client(store_url)
@@ -61,8 +55,8 @@ def test_the_dataset_just_stored_is_the_one_the_store_reads(client: Client) -> N
     assert resolved.dataset == stored and resolved.count == stored.example_count == 2500
     assert resolved.version == stored.version == 1
     assert resolve_data(data, client.store).dataset == stored  # found by its content's name
-    digest = _data._digest(iter(data))[0]  # ids named by the content and the position, as before
-    ids = [uuid.uuid5(_data._NAMESPACE, f"{digest}:{i}") for i in range(2500)]
+    digest = _data._digest(iter(data))[0]  # ids: the content's digest, then the position
+    ids = [content_id(digest, i) for i in range(2500)]
     assert [e.id for e in resolved.examples(client.store)] == ids
     assert [e.id for e in client.store.iter_examples(resolved.dataset.id)] == ids
 

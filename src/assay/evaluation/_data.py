@@ -4,6 +4,9 @@
 ``.jsonl`` / ``.json`` / ``.csv`` file, or a list of ``Example``s or dicts. Files and
 lists become a content-addressed dataset in the store (same content, same dataset,
 same example ids), so every experiment points at examples that exist and resume works.
+Their examples' ids start with the content's digest and end with the position
+(``content_id_texts``); a dataset stored before that (ids of version 5) is found by its
+name and run on with the ids it holds.
 
 ``.jsonl`` and ``.csv`` files are streamed, in two passes: the first checks every line
 (a bad one is an error naming file and line, before anything is stored) and hashes the
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay._ids import name_based_id, numbered_name_texts
+from assay._ids import MAX_POSITIONS, content_id_texts, name_based_id
 from assay.errors import AlreadyExistsError, DataError
 from assay.evaluation._inline_files import file_digests
 from assay.schemas import Dataset, Example, trusted_builder, utcnow
@@ -126,12 +129,19 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
     stored_files = {index for index, (_, _, files) in attached.items() if files}
     if not count:
         raise DataError("data holds no examples")
+    if count > MAX_POSITIONS:
+        raise DataError(
+            f"data holds {count:,} examples; inline data holds at most {MAX_POSITIONS:,}: store it "
+            "with Client.create_examples in parts and pass the dataset's name"
+        )
     name = f"{name_hint}-{digest[:12]}"
     dataset = store.get_dataset(name=name)
     kept = None
     if dataset is None:
         try:
-            dataset = store.create_dataset(name, description="created by evaluate() from inline data")
+            dataset = store.create_dataset(
+                name, description="created by evaluate() from inline data", metadata={_DIGEST_KEY: digest}
+            )
         except AlreadyExistsError:  # another process (a shard) is storing the same data now
             dataset = _filled(store, name)
         else:
@@ -150,10 +160,42 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
             # Just stored, by this call: its version and count are known without a query.
             dataset = dataset.model_copy(update={"version": version, "example_count": count})
             resolved = ResolvedData(dataset, version, count, kept=kept)
-            return _with_attachments(resolved, attached, digest)
+            return _with_attachments(resolved, attached, digest, stored_before=False)
     elif dataset.version == 0:
         dataset = _filled(store, name)
-    return _with_attachments(_stored(store, dataset, repr(name)), attached, digest)
+    found = _stored(store, dataset, repr(name))
+    _check_content(store, found, digest, records)
+    return _with_attachments(found, attached, digest, stored_before=True)
+
+
+_DIGEST_KEY = "content_sha256"
+"""In the metadata of a dataset stored from inline data: its content's whole digest."""
+
+
+def _check_content(store: Store, found: ResolvedData, digest: str, records: _Records) -> None:
+    """A dataset found by its content's name holds that content. The name keeps 12 hex
+    digits (48 bits) of the digest, which chosen data can match (about 2**24 tries make
+    some pair, 2**48 one given dataset's), so the digest kept in its metadata must be
+    the whole one; in a dataset stored before that, the first example must have the id
+    that the first record gives it (its own, or named by 122 bits of the digest). Edits
+    made since (examples added, changed) are the user's and are kept, as before."""
+    dataset = found.dataset
+    kept = (dataset.metadata or {}).get(_DIGEST_KEY)
+    if kept is not None:
+        same = kept == digest
+    else:
+        first = store.list_examples(dataset.id, version=found.version, limit=1)
+        given = next(records.read()).get("id")
+        expected = {_example_id(given, digest, 0)} | ({_legacy_id(digest, 0)} if given is None else set())
+        same = bool(first) and first[0].id in expected
+    if not same:
+        raise DataError(
+            f"dataset {dataset.name!r} in {store.url} holds other data than data= although its name "
+            f"is this data's (the first 12 digits of its SHA-256, {digest}): data made to match "
+            "it, or another dataset renamed so. Delete or rename that dataset, or store this data "
+            "with Client.create_dataset and create_examples under a name of your own and pass "
+            "that name"
+        )
 
 
 _DIGEST_PAGE = 1000
@@ -236,23 +278,36 @@ def _filled(store: Store, name: str, timeout: float = 30.0) -> Dataset:
         time.sleep(0.05)
 
 
-def _with_attachments(resolved: ResolvedData, attached: dict[int, Any], digest: str) -> ResolvedData:
-    """Attachments (file readers, bytes) are not stored: hand the given ones to this run."""
+def _with_attachments(
+    resolved: ResolvedData, attached: dict[int, Any], digest: str, stored_before: bool
+) -> ResolvedData:
+    """Attachments (file readers, bytes) are not stored: hand the given ones to this run.
+    A dataset ``stored_before`` this call may hold the version 5 ids of earlier versions:
+    the files are keyed by those too (the two kinds never equal, their versions differ)."""
     given = {_example_id(given_id, digest, i): files for i, (given_id, files, _) in attached.items()}
+    if stored_before:
+        given |= {
+            _legacy_id(digest, i): files for i, (given_id, files, _) in attached.items() if given_id is None
+        }
     return dataclasses.replace(resolved, attachments=given) if given else resolved
 
 
 def _example_id(given: Any, digest: str, index: int) -> uuid.UUID:
     if given is None:
-        return name_based_id(_NAMESPACE, f"{digest}:{index}")
+        return uuid.UUID(content_id_texts(digest)(index))
     return given if isinstance(given, uuid.UUID) else _parse_id(str(given))
+
+
+def _legacy_id(digest: str, index: int) -> uuid.UUID:
+    """The id that versions before content ids gave the example at ``index``."""
+    return name_based_id(_NAMESPACE, f"{digest}:{index}")
 
 
 def _values(records: Iterator[dict[str, Any]], digest: str) -> Iterator[ExampleValues]:
     """From records ``_coerce`` checked (their parts are objects or None): the examples'
     values, ids as text (a given id as its UUID's text, else named by the content's
     digest and the position)."""
-    named = numbered_name_texts(_NAMESPACE, f"{digest}:")
+    named = content_id_texts(digest)
     for index, record in enumerate(records):
         get = record.get
         given = get("id")

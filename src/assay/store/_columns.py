@@ -133,6 +133,14 @@ def build_marked(store: Any, experiment_id: str) -> ColumnSet | None:
     # second sees the first's columns stored once it may go on, instead of storing its own twice
     lock = getattr(store, "_LOCK_FOR_WRITE", "")
     with store.transaction() as conn:
+        # PostgreSQL: the experiment's row first, as a delete of the experiment takes it
+        # first (then the mark, by its cascade); taken after the mark, each waited for the other
+        held = conn.execute(
+            f"SELECT 1 FROM experiments WHERE id = ?{getattr(store, '_LOCK_AGAINST_DELETE', '')}",
+            (experiment_id,),
+        ).fetchone()
+        if held is None:
+            return None
         pending = conn.execute(
             f"SELECT 1 FROM metric_column_sets WHERE experiment_id = ? AND built_at IS NULL{lock}",
             (experiment_id,),

@@ -77,6 +77,7 @@ class PostgresStore(SQLiteStore):
     """``Store`` on PostgreSQL (``postgresql://user:password@host:port/database``)."""
 
     _LOCK_FOR_WRITE = " FOR UPDATE"  # READ COMMITTED: a read-modify-write locks its row
+    _LOCK_AGAINST_DELETE = " FOR KEY SHARE"  # a row others refer to: no delete until commit
 
     def __init__(self, url: str) -> None:
         require_extra("psycopg", "postgres", feature="the PostgreSQL store")
