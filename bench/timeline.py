@@ -81,6 +81,7 @@ def instrument() -> None:
     wrap(_api, "end_shard", "end of run (lease)")
     wrap(_api, "run_summaries", "summary evaluators")
     wrap(SQLiteStore, "finish_experiment", "finish experiment")
+    wrap(SQLiteStore, "finish_shard", "lease ends (a whole run: and the experiment completes)")
     wrap(_api, "stored_rows", "rows read back")
     original_state = _writer_process.WriterProcess.state
 

@@ -3,6 +3,7 @@ two processes (the CLI tests run real ones)."""
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from pathlib import Path
@@ -172,8 +173,10 @@ class _LastShardMeanwhile(SQLiteStore):
 
     other: Any = None
 
-    def finish_shard(self, experiment_id: uuid.UUID, shard: int, token: str) -> tuple[int, int] | None:
-        outcome = super().finish_shard(experiment_id, shard, token)
+    def finish_shard(
+        self, experiment_id: uuid.UUID, shard: int, token: str, *, completes: bool = False
+    ) -> tuple[int, int] | None:
+        outcome = super().finish_shard(experiment_id, shard, token, completes=completes)
         if self.other is not None:
             other, self.other = self.other, None
             worker = threading.Thread(target=other)
@@ -209,3 +212,65 @@ def test_an_earlier_shard_never_reports_the_experiment_complete(tmp_path: Path) 
     assert first.experiment.status == "partial"  # the CLI judges the gates only when "completed"
     final = Client(path).store.get_experiment(name="split")
     assert final is not None and final.status == "completed"
+
+
+def test_a_new_run_commits_once_before_its_first_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Creating the experiment and taking its lease are one transaction (each commit
+    waits for the disk): counted on the real store, up to the first row's start."""
+    client = Client(str(tmp_path / "start.db"))
+    client.create_dataset("start")
+    client.create_examples(inputs=[{"x": i} for i in range(3)], dataset_name="start")
+    transactions: list[str] = []
+    at_first_row: list[int] = []
+    original = SQLiteStore.transaction
+
+    def counted(self: SQLiteStore) -> Any:
+        transactions.append("begin")
+        return original(self)
+
+    monkeypatch.setattr(SQLiteStore, "transaction", counted)
+
+    def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        if not at_first_row:
+            at_first_row.append(len(transactions))
+        return inputs
+
+    client.evaluate(target, data="start", experiment="one-commit", max_concurrency=1)
+    assert at_first_row == [1]
+    leases = client.store.list_leases(client.store.get_experiment(name="one-commit").id)  # type: ignore[union-attr]
+    assert [(lease.state, lease.pid) for lease in leases] == [("done", os.getpid())]
+
+
+def test_a_whole_run_completes_in_the_transaction_that_ends_its_lease(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The end of a whole run is one commit (each waits for the disk): its lease done and
+    the experiment completed together, after its summaries, with no finish of its own."""
+    client = Client(str(tmp_path / "end.db"))
+    left_by_lease_end: list[str] = []
+    finished: list[str] = []
+    finish_shard, finish_experiment = SQLiteStore.finish_shard, SQLiteStore.finish_experiment
+
+    def ending(self: SQLiteStore, experiment: uuid.UUID, *args: Any, **kwargs: Any) -> Any:
+        outcome = finish_shard(self, experiment, *args, **kwargs)
+        left_by_lease_end.append(self.get_experiment(id=experiment).status)  # type: ignore[union-attr]
+        return outcome
+
+    def finishing(self: SQLiteStore, experiment: uuid.UUID, status: str, *args: Any) -> None:
+        finished.append(status)
+        finish_experiment(self, experiment, status, *args)
+
+    monkeypatch.setattr(SQLiteStore, "finish_shard", ending)
+    monkeypatch.setattr(SQLiteStore, "finish_experiment", finishing)
+
+    def rows(runs: list[Any], examples: list[Any]) -> int:
+        return len(runs)
+
+    results = client.evaluate(
+        lambda inputs: inputs, data=[{"x": i} for i in range(4)], summary_evaluators=[rows], experiment="end"
+    )
+    assert left_by_lease_end == ["completed"] and finished == []
+    stored = client.store.get_experiment(name="end")
+    assert stored is not None and stored.status == "completed" and stored.finished_at is not None
+    assert [r.score for r in results.summary_results.results] == [4]
+    assert [lease.state for lease in client.store.list_leases(stored.id)] == ["done"]

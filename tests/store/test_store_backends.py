@@ -270,6 +270,27 @@ def test_leases_are_taken_refused_and_counted_across_store_objects(store_url: st
     second.close()
 
 
+def test_a_new_experiment_is_created_with_its_lease_or_not_at_all(store_url: str) -> None:
+    """A run's start is one transaction: the experiment and its shard's lease. A name
+    already taken stores neither, and the lease then stays the first creator's."""
+    from assay.errors import AlreadyExistsError
+    from assay.store.records import ExperimentRecord, LeaseClaim
+
+    first, second = open_store(store_url), open_store(store_url)
+    record = ExperimentRecord(name="leased")
+    first.create_experiment(record, LeaseClaim(0, 1, "h", 1, "a", ttl=30))
+    held = second.take_lease(record.id, 0, 1, host="h", pid=2, token="b", ttl=30)
+    assert (held.token, held.state, held.pid) == ("a", "running", 1)  # live: the creator's
+    assert held.expires_at > time.time()
+    rival = ExperimentRecord(name="leased")
+    with pytest.raises(AlreadyExistsError):
+        second.create_experiment(rival, LeaseClaim(0, 1, "h", 2, "b", ttl=30))
+    assert raw(store_url, "SELECT token FROM leases") == [("a",)]
+    assert first.finish_shard(record.id, 0, "a") == (1, 1)
+    first.close()
+    second.close()
+
+
 OPENER = "import sys; from assay.store import open_store; open_store(sys.argv[1]).close()"
 
 

@@ -510,6 +510,7 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         summary_evaluators=tuple(s.name for s in summaries),
         num_repetitions=options.num_repetitions,
     )
+    claim = ShardLease.claim(shard)
     record, created = open_experiment(
         store,
         name,
@@ -519,9 +520,10 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         description=options.description,
         metadata=options.metadata,
         shards=shard.count,
+        lease=claim,
     )
     runner.session_id = record.id  # LangSmith's runs name their project (experiment)
-    lease = ShardLease.take(store, record, shard, wait=options.wait_for_lease)
+    lease = ShardLease.take(store, record, shard, wait=options.wait_for_lease, claim=claim, taken=created)
     try:
         tally, feed, discarded = _feed_of(store, record, created, resolved, source, shard, options)
     except BaseException:
@@ -664,7 +666,9 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
             if options.retry_errors:
                 await _retry_errors(prepared)
             stats = await run_rows(prepared.pipeline, feed, store, record, settings, prepared.tally)
-            stats, complete = end_shard(store, record, lease, stats)
+            # A shard ends here (the last one then tallies every shard's rows); a whole
+            # run holds its lease through its summaries and ends with the experiment.
+            stats, complete = (stats, True) if whole else end_shard(store, record, lease, stats)
             summary: list[EvaluationResult] = []
             if complete and prepared.summaries:  # the last shard: every shard's rows are stored
                 available = summary_arguments(store, record, stats.rows)
@@ -674,7 +678,10 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         if complete:  # else "partial", stored as the shard ended
             if summary or not prepared.created:  # a new experiment has none to replace (a commit saved)
                 store.replace_summary_results(record.id, summary)
-            store.finish_experiment(record.id, "completed", lease.fence)
+            if whole:  # the lease ends and the experiment completes in one transaction
+                lease.finish(completes=True)
+            else:
+                store.finish_experiment(record.id, "completed", lease.fence)
     except BaseException as exc:
         if lease.lost or fenced(exc):
             # another process runs the shard now: the status is its to set, not ours

@@ -11,7 +11,7 @@ from typing import Any
 from assay.errors import AlreadyExistsError, ExperimentError, ShardError
 from assay.evaluation._data import ResolvedData
 from assay.store.base import Store
-from assay.store.records import ExperimentRecord
+from assay.store.records import ExperimentRecord, LeaseClaim
 
 
 @dataclass(frozen=True)
@@ -56,15 +56,17 @@ def open_experiment(
     description: str | None,
     metadata: dict[str, Any] | None,
     shards: int = 1,
+    lease: LeaseClaim | None = None,
 ) -> tuple[ExperimentRecord, bool]:
-    """The experiment to run, and whether this call created it. A sharded run (``shards``
-    above 1) joins the experiment of that name when it exists: the first shard creates it,
-    and a shard racing it to the name joins what the winner created."""
+    """The experiment to run, and whether this call created it (then holding ``lease``,
+    taken in the same transaction). A sharded run (``shards`` above 1) joins the experiment
+    of that name when it exists: the first shard creates it, and a shard racing it to the
+    name joins what the winner created."""
     existing = store.get_experiment(name=name)
     if existing is None:
         record = _new_record(name, data, plan, description, metadata, shards)
         try:
-            store.create_experiment(record)
+            store.create_experiment(record, lease)
             return record, True
         except AlreadyExistsError:
             existing = store.get_experiment(name=name)  # another process created it first

@@ -4,6 +4,7 @@ a concurrency limit, stream rows to one writer, then run the summary evaluators.
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -201,6 +202,11 @@ async def _run_in_threads(
     with quick_switches():
         await ramp(tasks, grow, load, feed, max_threads)
     load.measuring = False
+    # A worker ends once the feed is out of rows: the last rows are running, mostly
+    # waiting when there are many threads, so the run's young objects are collected now
+    # rather than after the last row, when the collector's threshold is restored.
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    gc.collect(0)
     await _gather_or_fail(tasks)
 
 

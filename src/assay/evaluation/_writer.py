@@ -141,6 +141,8 @@ class RowWriter:
             self._write_until_closed()
         finally:
             self._batches.close(build_columns=self._finished and self._error is None)
+            # the connection of batches written here: closed now, not by a distant collection
+            self._store.drop_connection()
 
     def _write_until_closed(self) -> None:
         while True:

@@ -19,7 +19,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from assay.store.records import Lease
+from assay.schemas import utcnow
+from assay.store import _codec as codec
+from assay.store.records import Lease, LeaseClaim
 
 __all__ = ["LeaseQueries"]
 
@@ -73,6 +75,21 @@ class LeaseQueries:
             ).fetchone()
         return _lease_from(row)
 
+    def _claim_new(self, conn: Any, experiment_id: uuid.UUID, claim: LeaseClaim) -> None:
+        """Take ``claim`` on a new experiment, in its creating transaction on ``conn``."""
+        conn.execute(
+            f"INSERT INTO leases ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')",
+            (
+                str(experiment_id),
+                claim.shard,
+                claim.shards,
+                claim.host,
+                claim.pid,
+                claim.token,
+                self.lease_clock() + claim.ttl,
+            ),
+        )
+
     def renew_lease(self, experiment_id: uuid.UUID, shard: int, token: str, ttl: float) -> bool:
         """Push the expiry on; False when the lease is no longer this holder's."""
         with self.transaction() as conn:
@@ -92,10 +109,13 @@ class LeaseQueries:
                 (state, str(experiment_id), shard, token),
             )
 
-    def finish_shard(self, experiment_id: uuid.UUID, shard: int, token: str) -> tuple[int, int] | None:
+    def finish_shard(
+        self, experiment_id: uuid.UUID, shard: int, token: str, *, completes: bool = False
+    ) -> tuple[int, int] | None:
         """Mark the shard done and give its lease up: (shards done, shard count), or None
         when the lease was no longer this holder's. While shards remain, the experiment's
-        status becomes ``partial`` in the same transaction."""
+        status becomes ``partial`` in the same transaction; once none does and
+        ``completes`` (a run with nothing left to store), ``completed``."""
         exp = str(experiment_id)
         with self.transaction() as conn:
             conn.execute(
@@ -116,6 +136,11 @@ class LeaseQueries:
             shards = int(mine[0])
             if done < shards:
                 conn.execute("UPDATE experiments SET status = 'partial' WHERE id = ?", (exp,))
+            elif completes:
+                conn.execute(
+                    "UPDATE experiments SET status = 'completed', finished_at = ? WHERE id = ?",
+                    (codec.ts(utcnow()), exp),
+                )
         return done, shards
 
     def list_leases(self, experiment_id: uuid.UUID) -> list[Lease]:

@@ -8,7 +8,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from assay.schemas import Dataset, EvaluationResult, Example, Feedback, Run
-from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats, Lease
+from assay.store.records import (
+    ComparisonRecord,
+    ExperimentRecord,
+    ExperimentRow,
+    ExperimentStats,
+    Lease,
+    LeaseClaim,
+)
 
 if TYPE_CHECKING:
     from assay.store.fence import Fence
@@ -136,7 +143,10 @@ class Store(abc.ABC):
 
     # experiments
     @abc.abstractmethod
-    def create_experiment(self, record: ExperimentRecord) -> None: ...
+    def create_experiment(self, record: ExperimentRecord, lease: LeaseClaim | None = None) -> None:
+        """Store a new experiment (``AlreadyExistsError`` if its name is taken); with
+        ``lease``, its shard's lease is taken in the same transaction (a new experiment
+        has no holder to wait for: one commit instead of two)."""
 
     @abc.abstractmethod
     def get_experiment(
@@ -182,10 +192,15 @@ class Store(abc.ABC):
         """End the holder's lease now, recording how the shard ended (failed, interrupted)."""
 
     @abc.abstractmethod
-    def finish_shard(self, experiment_id: uuid.UUID, shard: int, token: str) -> tuple[int, int] | None:
+    def finish_shard(
+        self, experiment_id: uuid.UUID, shard: int, token: str, *, completes: bool = False
+    ) -> tuple[int, int] | None:
         """Mark the holder's shard done and end its lease: (shards done, shard count), or None
         if the lease is not the holder's. Finishers take turns, so exactly one sees all done;
-        while shards remain, the experiment's status becomes ``partial`` in that transaction."""
+        while shards remain, the experiment's status becomes ``partial`` in that transaction.
+        ``completes``: the last shard's end is the experiment's too (a whole run whose rows,
+        figures and summaries are stored): ``completed`` in that transaction, as
+        ``finish_experiment`` would set it, without a commit of its own."""
 
     @abc.abstractmethod
     def list_leases(self, experiment_id: uuid.UUID) -> list[Lease]: ...
@@ -233,6 +248,11 @@ class Store(abc.ABC):
         semantics, behind ``fence``: each batch one transaction; closed once the run's
         rows are all in). By default ``write_batch`` itself, in this process."""
         return _InlineBatchWriter(self, experiment_id, fence)
+
+    def drop_connection(self) -> None:
+        """Close the calling thread's connection, for a thread that is done with the store
+        (a store with a connection a thread). By default nothing."""
+        return None
 
     def warm_writer(self, rows: int) -> None:
         """A run of about ``rows`` rows is about to start (its data not stored yet): a

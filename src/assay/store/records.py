@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from assay.schemas import EvaluationResult, Example, Run, utcnow
 
-__all__ = ["ComparisonRecord", "ExperimentRecord", "ExperimentRow", "Lease"]
+__all__ = ["ComparisonRecord", "ExperimentRecord", "ExperimentRow", "Lease", "LeaseClaim"]
 
 
 class ExperimentRecord(BaseModel):
@@ -45,6 +45,19 @@ class ExperimentRow:
     @property
     def key(self) -> tuple[str, int]:
         return (str(self.example.id), self.repetition)
+
+
+@dataclass(frozen=True)
+class LeaseClaim:
+    """A lease as a new holder asks for it: shard ``shard`` of ``shards``, held by
+    ``pid`` on ``host`` under ``token`` for ``ttl`` seconds (renewed while it runs)."""
+
+    shard: int
+    shards: int
+    host: str
+    pid: int
+    token: str
+    ttl: float
 
 
 @dataclass(frozen=True)

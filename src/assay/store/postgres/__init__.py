@@ -38,7 +38,7 @@ from assay.store.postgres._copy_text import copy_ready
 from assay.store.postgres._dialect import COMPAT_SQL, ddl
 from assay.store.postgres._integrity import ROW_REFERENCES_SQL
 from assay.store.postgres._reconnect import RETRIED, _Unreachable, is_lost, reconnect_seconds, with_reconnect
-from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
+from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats, LeaseClaim
 from assay.store.sqlite import SQLiteStore
 
 __all__ = ["PostgresStore", "masked", "postgres_migrations"]
@@ -114,6 +114,16 @@ class PostgresStore(SQLiteStore):
         0.25 s a 10,000-row build took). The tuples are freed as they are read."""
         with _collector_paused():
             self._again(lambda: SQLiteStore.finish_experiment(self, experiment_id, status, fence))
+
+    def finish_shard(
+        self, experiment_id: uuid.UUID, shard: int, token: str, *, completes: bool = False
+    ) -> tuple[int, int] | None:
+        """As SQLite's; one that completes the experiment may build its columns: as above."""
+        with _collector_paused():
+            outcome: tuple[int, int] | None = self._again(
+                lambda: SQLiteStore.finish_shard(self, experiment_id, shard, token, completes=completes)
+            )
+        return outcome
 
     def settle_writers_of(self, run_pid: int) -> None:
         return None  # its writes are this process's own
@@ -276,11 +286,11 @@ class PostgresStore(SQLiteStore):
             with self.transaction() as conn:  # statistics are transactional: committed
                 conn.execute("ANALYZE datasets, examples")
 
-    def create_experiment(self, record: ExperimentRecord) -> None:
+    def create_experiment(self, record: ExperimentRecord, lease: LeaseClaim | None = None) -> None:
         import psycopg
 
         try:
-            super().create_experiment(record)
+            super().create_experiment(record, lease)
         except psycopg.errors.UniqueViolation:
             raise AlreadyExistsError(f"an experiment named {record.name!r} already exists") from None
 

@@ -26,7 +26,7 @@ from assay.store._leases import LeaseQueries
 from assay.store._schema import MIGRATIONS, SCHEMA_VERSION
 from assay.store.base import BatchWriter, ExampleValues, Store
 from assay.store.fence import Fence
-from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats
+from assay.store.records import ComparisonRecord, ExperimentRecord, ExperimentRow, ExperimentStats, LeaseClaim
 from assay.store.sqlite import _attachments as attachments
 from assay.store.sqlite import _examples as example_rows
 from assay.store.sqlite import _rows as rows
@@ -210,11 +210,17 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
     def close(self) -> None:
         if self._warm is not None:
             self._warm.close()
+        self.drop_connection()
+        self._keepalive.close()
+
+    def drop_connection(self) -> None:
+        """Close this thread's connection (a thread that is done with the store): left to
+        the thread's end, it is freed by the cyclic collector (its statement cache refers
+        back to it), which may come long after."""
         conn = getattr(self._local, "conn", None)
         if conn is not None:
-            conn.close()
             self._local.conn = None
-        self._keepalive.close()
+            conn.close()
 
     # datasets
     def create_dataset(
@@ -412,7 +418,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         return self._with_files(examples, [row["pk"] for row in found])
 
     # experiments
-    def create_experiment(self, record: ExperimentRecord) -> None:
+    def create_experiment(self, record: ExperimentRecord, lease: LeaseClaim | None = None) -> None:
         try:
             with self.transaction() as conn:
                 conn.execute(
@@ -434,6 +440,8 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
                         codec.ts(record.created_at),
                     ),
                 )
+                if lease is not None:
+                    self._claim_new(conn, record.id, lease)
         except sqlite3.IntegrityError:
             raise AlreadyExistsError(f"an experiment named {record.name!r} already exists") from None
 
@@ -455,9 +463,21 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
                 "UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
                 (status, codec.ts(utcnow()), str(experiment_id)),
             )
-        # its rows are final: the comparison's columns, once (unless the run's writer
-        # process is building them, or has built them, already)
-        if status == "completed" and not columns.has_set(self.conn, str(experiment_id)):
+        if status == "completed":
+            self._columns_once(experiment_id)
+
+    def finish_shard(
+        self, experiment_id: uuid.UUID, shard: int, token: str, *, completes: bool = False
+    ) -> tuple[int, int] | None:
+        outcome = super().finish_shard(experiment_id, shard, token, completes=completes)
+        if completes and outcome is not None and outcome[0] >= outcome[1]:
+            self._columns_once(experiment_id)
+        return outcome
+
+    def _columns_once(self, experiment_id: uuid.UUID) -> None:
+        """A completed experiment's rows are final: the comparison's columns, once (unless
+        the run's writer process is building them, or has built them, already)."""
+        if not columns.has_set(self.conn, str(experiment_id)):
             columns.refresh(self, str(experiment_id))
 
     def reopen_experiment(self, experiment_id: uuid.UUID) -> None:
