@@ -69,11 +69,16 @@ class LeaseQueries:
         exp = str(experiment_id)
         params = (exp, shard, shards, host, pid, token, now + ttl, now, stale_token)
         with self.transaction() as conn:
+            self._bound_lock_wait(conn)
             conn.execute(_TAKE, params).fetchall()
             row = conn.execute(
                 f"SELECT {_COLUMNS} FROM leases WHERE experiment_id = ? AND shard = ?", (exp, shard)
             ).fetchone()
         return _lease_from(row)
+
+    def _bound_lock_wait(self, conn: Any) -> None:
+        """How long a take may wait for a locked lease row (PostgreSQL: see its store);
+        SQLite's writers take turns on the whole file."""
 
     def _claim_new(self, conn: Any, experiment_id: uuid.UUID, claim: LeaseClaim) -> None:
         """Take ``claim`` on a new experiment, in its creating transaction on ``conn``."""

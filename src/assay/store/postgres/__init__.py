@@ -38,7 +38,8 @@ from assay.store.postgres._copy_text import copy_ready
 from assay.store.postgres._dialect import COMPAT_SQL, ddl
 from assay.store.postgres._integrity import ROW_REFERENCES_SQL
 from assay.store.postgres._reconnect import RETRIED, _Unreachable, is_lost, reconnect_seconds, with_reconnect
-from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats, LeaseClaim
+from assay.store.postgres._takeover import BOUND_LOCK_WAIT_SQL, take_past_paused_holder
+from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats, Lease, LeaseClaim
 from assay.store.sqlite import SQLiteStore
 
 __all__ = ["PostgresStore", "masked", "postgres_migrations"]
@@ -114,6 +115,19 @@ class PostgresStore(SQLiteStore):
         0.25 s a 10,000-row build took). The tuples are freed as they are read."""
         with _collector_paused():
             self._again(lambda: SQLiteStore.finish_experiment(self, experiment_id, status, fence))
+
+    def take_lease(self, experiment_id: uuid.UUID, shard: int, shards: int, **holder: Any) -> Lease:
+        """As SQLite's, but never stuck behind a holder paused inside a write whose lease
+        has expired (``_takeover``)."""
+        return take_past_paused_holder(
+            self,
+            experiment_id,
+            shard,
+            lambda: SQLiteStore.take_lease(self, experiment_id, shard, shards, **holder),
+        )
+
+    def _bound_lock_wait(self, conn: Any) -> None:
+        conn.execute(BOUND_LOCK_WAIT_SQL)
 
     def finish_shard(
         self, experiment_id: uuid.UUID, shard: int, token: str, *, completes: bool = False
