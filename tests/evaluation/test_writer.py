@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -135,22 +136,14 @@ def test_a_store_that_fell_behind_gets_all_that_queued_meanwhile_in_one_batch(cl
     writes: list[int] = []
     slow_commit_may_end = threading.Event()
     store = client.store
-    batch_writer = store.batch_writer
 
-    def recording(*args: Any, **kwargs: Any) -> Any:
-        batches = batch_writer(*args, **kwargs)
-        write = batches.write
+    def writing(write: Callable[[Any, Any], None], prepared: Any, stats: Any) -> None:
+        if not writes:  # the first commit is slow: rows queue up meanwhile
+            slow_commit_may_end.wait()
+        writes.append(len(prepared))
+        write(prepared, stats)
 
-        def writing(prepared: Any, stats: Any) -> None:
-            if not writes:  # the first commit is slow: rows queue up meanwhile
-                slow_commit_may_end.wait()
-            writes.append(len(prepared))
-            write(prepared, stats)
-
-        batches.write = writing  # type: ignore[method-assign]
-        return batches
-
-    store.batch_writer = recording  # type: ignore[method-assign]
+    batch_writer = _writes_through(store, writing)
     writer = RowWriter(store, record.id, max_batch=2, max_pending=6, max_delay=60.0)
     writer.put(rows[0])
     writer.put(rows[1])  # a batch: the writer takes it into its slow commit
@@ -176,22 +169,14 @@ def test_rows_queued_and_being_written_stay_within_what_a_crash_may_lose(client:
     lock = threading.Lock()
     all_handed = threading.Event()
     store = client.store
-    batch_writer = store.batch_writer
 
-    def recording(*args: Any, **kwargs: Any) -> Any:
-        batches = batch_writer(*args, **kwargs)
-        write = batches.write
+    def slow_writing(write: Callable[[Any, Any], None], prepared: Any, stats: Any) -> None:
+        all_handed.wait(0.2)  # a slow store: the worker queues all it may meanwhile
+        write(prepared, stats)
+        with lock:
+            counts["committed"] += len(prepared)
 
-        def slow_writing(prepared: Any, stats: Any) -> None:
-            all_handed.wait(0.2)  # a slow store: the worker queues all it may meanwhile
-            write(prepared, stats)
-            with lock:
-                counts["committed"] += len(prepared)
-
-        batches.write = slow_writing  # type: ignore[method-assign]
-        return batches
-
-    store.batch_writer = recording  # type: ignore[method-assign]
+    batch_writer = _writes_through(store, slow_writing)
     writer = RowWriter(store, record.id, max_batch=2, max_pending=4, max_delay=60.0)
 
     def worker() -> None:
@@ -210,3 +195,18 @@ def test_rows_queued_and_being_written_stay_within_what_a_crash_may_lose(client:
     store.batch_writer = batch_writer  # type: ignore[method-assign]
     assert counts["most_unstored"] <= 4 + 2
     assert stats.rows == 20 and client.store.count_rows(record.id) == 20
+
+
+def _writes_through(store: Any, writing: Callable[[Callable[[Any, Any], None], Any, Any], None]) -> Any:
+    """Every batch the store's batch writers write goes through ``writing(write, prepared,
+    stats)``; returns the store's own ``batch_writer``, to put back."""
+    batch_writer = store.batch_writer
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        batches = batch_writer(*args, **kwargs)
+        write = batches.write
+        batches.write = lambda prepared, stats: writing(write, prepared, stats)
+        return batches
+
+    store.batch_writer = recording
+    return batch_writer

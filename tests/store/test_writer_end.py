@@ -24,6 +24,11 @@ def _right(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> bool:
     return bool(outputs == reference_outputs)
 
 
+def _evaluated(client: Client, n: int) -> Any:
+    data = [{"inputs": {"x": i}, "outputs": {"y": i}} for i in range(n)]
+    return evaluate(_target, data=data, evaluators=[_right], client=client, progress=False)
+
+
 def test_the_last_batch_carries_the_final_figures_and_the_columns_mark(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
@@ -43,13 +48,7 @@ def test_the_last_batch_carries_the_final_figures_and_the_columns_mark(
     monkeypatch.setattr(WriterProcess, "close_building_columns", closing)
     n = 3 * SPAWN_AFTER_ROWS
     client = Client(str(tmp_path / "end.db"))
-    results = evaluate(
-        _target,
-        data=[{"inputs": {"x": i}, "outputs": {"y": i}} for i in range(n)],
-        evaluators=[_right],
-        client=client,
-        progress=False,
-    )
+    results = _evaluated(client, n)
     experiment_id = str(client.store.get_experiment(name=results.experiment_name).id)  # type: ignore[union-attr]
     client.close()
     _writer_process._wait_for_builders(None)  # the process built the columns and exited
@@ -97,13 +96,7 @@ def test_on_postgres_the_last_batch_marks_the_columns_in_its_transaction(
     monkeypatch.setattr(_batch.columns, "mark_pending", marking)
     n = 1200
     client = Client(postgres_store_url)
-    results = evaluate(
-        _target,
-        data=[{"inputs": {"x": i}, "outputs": {"y": i}} for i in range(n)],
-        evaluators=[_right],
-        client=client,
-        progress=False,
-    )
+    results = _evaluated(client, n)
     for thread in threading.enumerate():
         if thread.name == "assay-columns":
             thread.join()
