@@ -45,10 +45,15 @@ def end_expired_holder(store: Any, experiment_id: uuid.UUID, shard: int) -> bool
         ).fetchone()
         if row is None or float(row[0]) > store.lease_clock():
             return False
+        # The row's xmax names the transaction holding it; a session is ended only if it
+        # also writes the leases table now (an xmax that is a multixact id, not a
+        # transaction's, can then match no unrelated session).
         ended = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'transactionid' "
-            "AND transactionid::text = ? AND mode = 'ExclusiveLock' AND granted "
-            "AND pid <> pg_backend_pid()",
+            "SELECT pg_terminate_backend(t.pid) FROM pg_locks t WHERE t.locktype = 'transactionid' "
+            "AND t.transactionid::text = ? AND t.mode = 'ExclusiveLock' AND t.granted "
+            "AND t.pid <> pg_backend_pid() AND EXISTS (SELECT 1 FROM pg_locks w WHERE w.pid = t.pid "
+            "AND w.locktype = 'relation' AND w.relation = 'leases'::regclass "
+            "AND w.mode = 'RowExclusiveLock' AND w.granted)",
             (row[1],),
         ).fetchall()
     return any(bool(found[0]) for found in ended)
