@@ -120,6 +120,7 @@ class PostgresStore(SQLiteStore):
         """As SQLite's, but never stuck behind a holder paused inside a write whose lease
         has expired (``_takeover``)."""
         return take_past_paused_holder(
+            self._again,
             self,
             experiment_id,
             shard,
