@@ -145,6 +145,18 @@ def test_a_store_written_before_content_ids_is_run_on_with_its_ids(client: Clien
     assert only.id == dataset.id and only.version == dataset.version == 1
 
 
+def test_a_store_written_before_whose_first_examples_were_deleted_is_still_run_on(client: Client) -> None:
+    """The user's edits are kept: deleting examples does not make the dataset another's."""
+    data = [{"inputs": {"x": i}, "outputs": {"y": 2 * i}} for i in range(50)]
+    dataset, old_ids = legacy.store_as_before(client.store, data)
+    for example_id in old_ids[:3]:
+        client.delete_example(example_id)
+    results = client.evaluate(legacy.target, data=data, experiment="edited-old", max_concurrency=8)
+    assert [row["example"].id for row in results] == old_ids[3:]
+    [only] = client.store.list_datasets()
+    assert only.id == dataset.id
+
+
 class Handle:
     """Not a file: handed to the run only, never stored."""
 

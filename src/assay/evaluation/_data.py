@@ -176,18 +176,12 @@ def _check_content(store: Store, found: ResolvedData, digest: str, records: _Rec
     """A dataset found by its content's name holds that content. The name keeps 12 hex
     digits (48 bits) of the digest, which chosen data can match (about 2**24 tries make
     some pair, 2**48 one given dataset's), so the digest kept in its metadata must be
-    the whole one; in a dataset stored before that, the first example must have the id
-    that the first record gives it (its own, or named by 122 bits of the digest). Edits
-    made since (examples added, changed) are the user's and are kept, as before."""
+    the whole one; a dataset stored before that must hold an example with the id one of
+    the first records gives it (``_holds_a_first_record``). Edits made since (examples
+    added, changed, deleted) are the user's and are kept, as before."""
     dataset = found.dataset
     kept = (dataset.metadata or {}).get(_DIGEST_KEY)
-    if kept is not None:
-        same = kept == digest
-    else:
-        first = store.list_examples(dataset.id, version=found.version, limit=1)
-        given = next(records.read()).get("id")
-        expected = {_example_id(given, digest, 0)} | ({_legacy_id(digest, 0)} if given is None else set())
-        same = bool(first) and first[0].id in expected
+    same = kept == digest if kept is not None else _holds_a_first_record(store, dataset.id, digest, records)
     if not same:
         raise DataError(
             f"dataset {dataset.name!r} in {store.url} holds other data than data= although its name "
@@ -196,6 +190,24 @@ def _check_content(store: Store, found: ResolvedData, digest: str, records: _Rec
             "with Client.create_dataset and create_examples under a name of your own and pass "
             "that name"
         )
+
+
+#: how many of the first records a dataset stored before content digests were kept is
+#: probed for (one deleted since does not make it another content's)
+_PROBED_RECORDS = 32
+
+
+def _holds_a_first_record(store: Store, dataset_id: uuid.UUID, digest: str, records: _Records) -> bool:
+    """Whether the dataset holds the example one of the first records names: its own id,
+    or one named by 122 bits of this content's digest, which other data cannot match."""
+    for index, record in enumerate(itertools.islice(records.read(), _PROBED_RECORDS)):
+        given = record.get("id")
+        named = {_example_id(given, digest, index)} | ({_legacy_id(digest, index)} if given is None else set())
+        for example_id in named:
+            found = store.get_example(example_id)
+            if found is not None and found.dataset_id == dataset_id:
+                return True
+    return False
 
 
 _DIGEST_PAGE = 1000
