@@ -202,7 +202,9 @@ def _holds_a_first_record(store: Store, dataset_id: uuid.UUID, digest: str, reco
     or one named by 122 bits of this content's digest, which other data cannot match."""
     for index, record in enumerate(itertools.islice(records.read(), _PROBED_RECORDS)):
         given = record.get("id")
-        named = {_example_id(given, digest, index)} | ({_legacy_id(digest, index)} if given is None else set())
+        named = {_example_id(given, digest, index)} | (
+            {_legacy_id(digest, index)} if given is None else set()
+        )
         for example_id in named:
             found = store.get_example(example_id)
             if found is not None and found.dataset_id == dataset_id:
