@@ -169,8 +169,19 @@ def drop_database(server_url: str, url: str) -> None:
     from sqlalchemy import make_url
 
     name = make_url(url).database
-    with psycopg.connect(libpq_url(make_url(server_url)), autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    for attempt in range(3):
+        # Once in a full suite run, the server closed this connection after 60 s of setting
+        # it up (its authentication_timeout; cause not found): a cleanup of the test's own
+        # database on a throwaway server tries again before it fails the test.
+        try:
+            admin = psycopg.connect(libpq_url(make_url(server_url)), autocommit=True, connect_timeout=20)
+        except psycopg.OperationalError:
+            if attempt == 2:
+                raise
+            continue
+        with admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        return
 
 
 def lock_waiters(url: str) -> int:
