@@ -76,6 +76,59 @@ _SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
 _SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
+class SharedFieldsSet(set[str]):
+    """The fields set every record one ``trusted_builder`` makes shares: one object, not a
+    set per record (a set the collector walks, built per row). Never changed in place: a
+    record takes its own copy before anything could change it (``_FieldsSetOwner``), and
+    copies of it are plain sets."""
+
+    __slots__ = ()
+
+    def _shared(self, *_: Any) -> Any:
+        raise TypeError(
+            "this fields set is shared by many records and cannot change: read a record's "
+            "own through record.model_fields_set"
+        )
+
+    add = discard = remove = pop = clear = update = _shared
+    difference_update = intersection_update = symmetric_difference_update = _shared
+    __ior__ = __iand__ = __isub__ = __ixor__ = _shared
+
+    def __copy__(self) -> set[str]:
+        return set(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> set[str]:
+        return set(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled (a record's state) as a plain set
+        return (set, (list(self),))
+
+
+class _FieldsSetOwner:
+    """A record that may hold a ``SharedFieldsSet``: what pydantic and a user see of it is
+    the record's own set, copied from the shared one on first need (pydantic adds to it
+    when a field is assigned; a user may change what ``model_fields_set`` returns)."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _own_fields_set(self)
+        super().__setattr__(name, value)
+
+    @property
+    def model_fields_set(self) -> set[str]:
+        """The names of fields explicitly set when the record was made (pydantic's)."""
+        return _own_fields_set(self)
+
+
+def _own_fields_set(record: Any) -> set[str]:
+    given: set[str] = record.__pydantic_fields_set__
+    if type(given) is SharedFieldsSet:
+        given = set(given)
+        _SET_FIELDS_SET(record, given)
+    return given
+
+
 def trusted(model: type[M], fields: dict[str, Any]) -> M:
     """An instance of ``model`` from ``fields`` that are already of their declared types
     and pass its validators (records assay builds itself, or reads back from its store):
@@ -129,7 +182,10 @@ def trusted_builder(model: type[M], names: tuple[str, ...]) -> Callable[..., M]:
     # Names that are no field follow, in their order (``trusted`` merges them the same way).
     entries.extend(f"{name!r}: v{index}" for index, name in enumerate(names) if name not in defaults)
     parameters = ", ".join(f"v{index}" for index in range(len(names)))
-    given = "{" + ", ".join(repr(name) for name in names) + "}" if names else "set()"
+    if issubclass(model, _FieldsSetOwner):  # one set for every record made here
+        scope["_given"], given = SharedFieldsSet(names), "_given"
+    else:
+        given = "{" + ", ".join(repr(name) for name in names) + "}" if names else "set()"
     source = (  # what _made does, inline: a call fewer per record
         f"def build({parameters}):\n"
         f"    made = _new(_model)\n"
@@ -174,7 +230,7 @@ def _template(model: type[BaseModel]) -> _Template:
     return defaults, tuple(factories), model.model_config.get("extra") == "allow"
 
 
-class _Record(BaseModel):
+class _Record(_FieldsSetOwner, BaseModel):
     model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
 
 
@@ -357,7 +413,7 @@ def stored_result(**fields: Any) -> EvaluationResult:
     return EvaluationResult.model_validate(fields, context={_READ_BACK: True})
 
 
-class EvaluationResult(BaseModel):
+class EvaluationResult(_FieldsSetOwner, BaseModel):
     """A single metric, with one of three outcomes:
 
     - a *score* (``score`` set, possibly 0): counted in the mean;
