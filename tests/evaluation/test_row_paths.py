@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from assay import metric
+from assay import get_current_run_tree, metric, traceable
 from assay.evaluation._binding import bind_row_evaluator
 from assay.evaluation._rows import PlannedRow, RowPipeline
 from assay.evaluation._tally import ResultTally, RowTally, tally_row
@@ -165,3 +165,72 @@ def test_a_rows_tally_is_the_tally_its_fields_make() -> None:
         )
         assert tally == expected
         assert tally._asdict() == expected._asdict()
+
+
+# The sync target's common case (it returns, nothing edited its run tree) makes its Run at
+# once in ``Target.run_sync``; anything else goes through ``Target._run``, as an async
+# target always does. Each kind of target below, sync and async, must record the same Run.
+def _plain(inputs: dict[str, Any]) -> Any:
+    return {"answer": inputs["x"] * 2}
+
+
+def _not_a_dict(inputs: dict[str, Any]) -> Any:
+    return inputs["x"] * 2
+
+
+def _int_keys(inputs: dict[str, Any]) -> Any:
+    return {1: "one", "two": 2}
+
+
+def _raises(inputs: dict[str, Any]) -> Any:
+    raise ValueError("refused")
+
+
+@traceable(name="child")
+def _child(x: int) -> int:
+    return x + 1
+
+
+def _traces_a_child(inputs: dict[str, Any]) -> Any:
+    return {"answer": _child(inputs["x"])}  # the child asks for its parent's dotted order
+
+
+def _edits_its_tree(inputs: dict[str, Any]) -> Any:
+    tree = get_current_run_tree()
+    tree.tags = ["edited"]
+    tree.extra["seen"] = True
+    return {"answer": 1}
+
+
+TARGET_KINDS = [_plain, _not_a_dict, _int_keys, _raises, _traces_a_child, _edits_its_tree]
+
+
+def _run_fields(run: Any) -> dict[str, Any]:
+    fields = dict(run.__dict__)
+    for fresh in ("id", "trace_id", "start_time", "end_time", "dotted_order"):
+        fields.pop(fresh)
+    fields["extra"] = {k: v for k, v in fields["extra"].items() if k != "traceback"}
+    fields["child_runs"] = [(c.name, c.inputs, c.outputs, c.parent_run_id == run.id) for c in run.child_runs]
+    return {**fields, "fields_set": sorted(run.model_fields_set), "extras": run.__pydantic_extra__}
+
+
+@pytest.mark.parametrize("kind", TARGET_KINDS, ids=lambda f: f.__name__)
+def test_a_sync_target_records_the_run_an_async_one_does(kind: Any) -> None:
+    async def as_async(inputs: dict[str, Any]) -> Any:
+        return kind(inputs)
+
+    session = uuid.uuid4()
+    example = EXAMPLES[2]
+    sync_target, async_target = Target(kind), Target(as_async)
+    for runner in (sync_target, async_target):
+        runner.check_signature()
+        runner.name, runner.session_id = "target", session
+    sync_run = sync_target.run_sync(example, 1)
+    async_run = asyncio.run(async_target.run_async(example, 1))
+    assert _run_fields(sync_run) == _run_fields(async_run)
+    assert sync_run.trace_id == sync_run.id and sync_run.start_time <= sync_run.end_time
+    touched = kind in (_traces_a_child, _edits_its_tree)  # the tree's dotted order was asked for
+    assert (sync_run.dotted_order is not None) == touched == (async_run.dotted_order is not None)
+    if kind is _traces_a_child:
+        [child] = sync_run.child_runs
+        assert child.dotted_order.startswith(f"{sync_run.dotted_order}.")
