@@ -16,6 +16,7 @@ import io
 import pickle
 import threading
 import uuid
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -243,6 +244,24 @@ def example_of_fields(fields: tuple[Any, ...], dataset_id: uuid.UUID | None) -> 
         None if metadata is None else _object(metadata),
         datetime.fromisoformat(created_at),
     )
+
+
+def examples_of_fields(rows: Iterable[tuple[Any, ...]], dataset_id: uuid.UUID | None) -> Iterator[Example]:
+    """``example_of_fields`` of each of ``rows`` (a run's feed, a page of the store): the
+    same examples, with the creation time parsed once for consecutive examples that share
+    it (one transaction's examples all do)."""
+    last_text, last_at = None, None
+    for key, inputs, outputs, metadata, created_at, _ in rows:
+        if created_at != last_text:
+            last_text, last_at = created_at, datetime.fromisoformat(created_at)
+        yield _new_example(
+            stored_uuid(key),
+            dataset_id,
+            _object(loads(inputs)) or {},
+            None if (outputs := loads(outputs)) is None else _object(outputs),  # as example_of_fields
+            None if (metadata := loads(metadata)) is None else _object(metadata),
+            last_at,
+        )
 
 
 def _object(value: Any) -> dict[str, Any]:

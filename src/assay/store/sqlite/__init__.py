@@ -302,7 +302,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
             kept = example_rows.insert_values(conn, str(dataset_id), version, values, created, keep=keep)
         if kept is None:
             return version, None
-        return version, lambda: (codec.example_of_fields(fields, dataset_id) for fields in kept)
+        return version, lambda: codec.examples_of_fields(kept, dataset_id)
 
     def _link_new(self, conn: Any, dataset: str, version: int, page: list[example_rows.ExampleRow]) -> None:
         """The files of the examples just added (those that have any)."""
@@ -381,7 +381,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         while page := self.examples_page(dataset_id, version, last, size):
             first, last, size = page[0][-1], page[-1][-1], min(page_size, 2 * size)  # last field: position
             if not with_files:
-                yield from (codec.example_of_fields(fields, dataset_id) for fields in page)
+                yield from codec.examples_of_fields(page, dataset_id)
                 continue
             files = attachments.attachments_of_positions(
                 self.conn, str(dataset_id), rows.examples_alive(version), first, last, self.read_attachment
