@@ -164,23 +164,24 @@ def trusted_builder(model: type[M], names: tuple[str, ...]) -> Callable[..., M]:
         "_set_extra": _SET_EXTRA,
         "_set_private": _SET_PRIVATE,
     }
-    entries = []
+    entries: list[tuple[str, str | None]] = []  # (field, the expression of its value; None: a constant)
+    constants: dict[str, Any] = {}
     for index, name in enumerate(defaults):
         if name in names:
-            value = f"v{names.index(name)}"
+            entries.append((name, f"v{names.index(name)}"))
         elif factory_of.get(name) is dict:
-            value = "{}"
+            entries.append((name, "{}"))
         elif factory_of.get(name) is list:
-            value = "[]"
+            entries.append((name, "[]"))
         elif name in factory_of:
-            value = f"_factory{index}()"
+            entries.append((name, f"_factory{index}()"))
             scope[f"_factory{index}"] = factory_of[name]
-        else:
-            value = f"_default{index}"
-            scope[f"_default{index}"] = defaults[name]
-        entries.append(f"{name!r}: {value}")
+        else:  # an immutable default (mutable ones have a factory): shared, as validation does
+            entries.append((name, None))
+            constants[name] = defaults[name]
     # Names that are no field follow, in their order (``trusted`` merges them the same way).
-    entries.extend(f"{name!r}: v{index}" for index, name in enumerate(names) if name not in defaults)
+    entries.extend((name, f"v{index}") for index, name in enumerate(names) if name not in defaults)
+    values = _values_source(entries, constants, scope)
     parameters = ", ".join(f"v{index}" for index in range(len(names)))
     if issubclass(model, _FieldsSetOwner):  # one set for every record made here
         scope["_given"], given = SharedFieldsSet(names), "_given"
@@ -188,8 +189,9 @@ def trusted_builder(model: type[M], names: tuple[str, ...]) -> Callable[..., M]:
         given = "{" + ", ".join(repr(name) for name in names) + "}" if names else "set()"
     source = (  # what _made does, inline: a call fewer per record
         f"def build({parameters}):\n"
+        f"{values}"
         f"    made = _new(_model)\n"
-        f"    _set_dict(made, {{{', '.join(entries)}}})\n"
+        f"    _set_dict(made, values)\n"
         f"    _set_fields_set(made, {given})\n"
         f"    _set_extra(made, {'{}' if allows_extra else 'None'})\n"
         f"    _set_private(made, None)\n"
@@ -199,6 +201,26 @@ def trusted_builder(model: type[M], names: tuple[str, ...]) -> Callable[..., M]:
     build: Callable[..., M] = scope["build"]
     build.__qualname__ = build.__name__ = f"build_{model.__name__}"
     return build
+
+
+def _values_source(
+    entries: list[tuple[str, str | None]], constants: dict[str, Any], scope: dict[str, Any]
+) -> str:
+    """The builder's lines making ``values``, the record's ``__dict__`` in ``entries``'
+    order. When most fields are constants: a copy of a template holding them (a dict's
+    copy is one block copied), then a store per other field; else one dict display."""
+    computed = [(name, value) for name, value in entries if value is not None]
+    if len(computed) * 4 <= len(entries) * 3:
+        scope["_copy_template"] = {name: constants.get(name) for name, _ in entries}.copy
+        stores = "".join(f"    values[{name!r}] = {value}\n" for name, value in computed)
+        return f"    values = _copy_template()\n{stores}"
+    shown = []
+    for index, (name, value) in enumerate(entries):
+        if value is None:
+            value = f"_constant{index}"
+            scope[value] = constants[name]
+        shown.append(f"{name!r}: {value}")
+    return f"    values = {{{', '.join(shown)}}}\n"
 
 
 def _made(model: type[M], values: dict[str, Any], fields_set: set[str], allows_extra: bool) -> M:
