@@ -289,14 +289,15 @@ def bind_row_evaluator(evaluator: Any) -> RowEvaluator:
     return _bind_row_function(evaluator)
 
 
-_ROW_GETTERS: dict[str, Callable[[Run, Example], Any]] = {
-    "run": lambda run, example: run,
-    "example": lambda run, example: example,
-    "inputs": lambda run, example: example.inputs,
-    "outputs": lambda run, example: run.outputs or {},
-    "reference_outputs": lambda run, example: example.outputs or {},
-    "metadata": lambda run, example: example.metadata or {},
-    "attachments": lambda run, example: fresh_attachments(example.attachments),
+# Each bindable parameter's value, as an expression of the row's ``run`` and ``example``.
+_ROW_VALUES: dict[str, str] = {
+    "run": "run",
+    "example": "example",
+    "inputs": "example.inputs",
+    "outputs": "run.outputs or {}",
+    "reference_outputs": "example.outputs or {}",
+    "metadata": "example.metadata or {}",
+    "attachments": "_fresh_attachments(example.attachments)",
 }
 
 
@@ -323,21 +324,27 @@ def _call_legacy(func: Callable[..., Any], binder: _Binder, run: Run, example: E
 
 def _row_call(func: Callable[..., Any], binder: _Binder) -> Callable[[Run, Example], Any]:
     """How one row calls ``func``: built once per evaluator, so a row pays only for the
-    arguments it passes (one or two named ones, the common forms, without a loop)."""
+    arguments it passes."""
     if binder.positional:
         if not any(binder.keywords):
             return func
         return lambda run, example: _call_legacy(func, binder, run, example)
     if binder.pass_all:
         return lambda run, example: func(**row_arguments(run, example))
-    getters = [(param, _ROW_GETTERS[param]) for param in binder.names]
-    if len(getters) == 1:
-        ((name, get),) = getters
-        return lambda run, example: func(**{name: get(run, example)})
-    if len(getters) == 2:
-        (name_a, get_a), (name_b, get_b) = getters
-        return lambda run, example: func(**{name_a: get_a(run, example), name_b: get_b(run, example)})
-    return lambda run, example: func(**{param: get(run, example) for param, get in getters})
+    return _keyword_call(func, binder.names)
+
+
+def _keyword_call(func: Callable[..., Any], names: tuple[str, ...]) -> Callable[[Run, Example], Any]:
+    """``func`` called with ``names`` by keyword, each value read from the row in place:
+    a function written for them (as ``dataclasses`` writes ``__init__``), so a row pays
+    for one call and the reads, not a call per argument and a dict of them."""
+    arguments = ", ".join(f"{name}=({_ROW_VALUES[name]})" for name in names)
+    source = f"def call(run, example):\n    return _func({arguments})\n"
+    scope: dict[str, Any] = {"_func": func, "_fresh_attachments": fresh_attachments}
+    # the file name a traceback through this call shows
+    exec(compile(source, f"<assay: a row's call of {_callable_name(func)}>", "exec"), scope)  # noqa: S102
+    call: Callable[[Run, Example], Any] = scope["call"]
+    return call
 
 
 def _near_misses(func: Callable[..., Any]) -> str | None:
