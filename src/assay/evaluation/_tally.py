@@ -44,9 +44,11 @@ _made = tuple.__new__
 
 
 def tally_row(row: ExperimentRow) -> RowTally:
-    run = row.run
-    results = tuple([_result_tally(r) for r in row.results])
-    return _made(RowTally, (row.position, run.error is not None, run.latency_ms, results))
+    run = row.run.__dict__  # read once: attribute access on a pydantic model costs more
+    end = run["end_time"]  # Run.latency_ms, without the property's call
+    latency = None if end is None else (end - run["start_time"]).total_seconds() * 1000.0
+    results = tuple(map(_result_tally, row.results))
+    return _made(RowTally, (row.position, run["error"] is not None, latency, results))
 
 
 def _result_tally(result: EvaluationResult) -> ResultTally:
