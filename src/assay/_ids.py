@@ -29,8 +29,10 @@ os.register_at_fork(after_in_child=_rng.seed)
 
 _VERSION_7 = 0x7 << 76
 _VARIANT_RFC = 0b10 << 62
-_RAND_A = (1 << 12) - 1
-_RAND_B = (1 << 62) - 1
+# Below the version's 4 bits: 12 random bits, the variant's 2, 62 random bits. 76 random
+# bits are drawn at once and the variant's 2 of them replaced.
+_RANDOM_76 = ((1 << 76) - 1) & ~(0b11 << 62)
+_VERSION_AND_VARIANT = _VERSION_7 | _VARIANT_RFC
 
 
 def new_id() -> uuid.UUID:
@@ -50,9 +52,7 @@ def new_id_text() -> str:
 
 
 def _version_7() -> int:
-    millis = time.time_ns() // 1_000_000
-    bits = _rng.getrandbits(74)
-    return (millis << 80) | _VERSION_7 | ((bits >> 62) & _RAND_A) << 64 | _VARIANT_RFC | (bits & _RAND_B)
+    return (time.time_ns() // 1_000_000) << 80 | _VERSION_AND_VARIANT | (_rng.getrandbits(76) & _RANDOM_76)
 
 
 def stored_uuid(text: str) -> uuid.UUID:
