@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from assay import Client, evaluate, trace, traceable, tracing_context
+from assay import Client, evaluate, evaluate_existing, trace, traceable, tracing_context
 from assay.schemas import Attachment
 
 
@@ -124,19 +124,38 @@ def test_a_trace_block_stores_its_tree_when_tracing_is_on(client: Client) -> Non
 
 
 def test_inside_an_experiment_traced_calls_stay_in_the_rows_runs(
-    client: Client, monkeypatch: pytest.MonkeyPatch
+    client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The target's traced calls are its row's run's children; an evaluator's (sync, async,
+    summary, or in a rescore) are kept in memory: none becomes a trace of its own."""
     monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    monkeypatch.setenv("ASSAY_DATABASE_URL", str(tmp_path / "default.db"))  # where a trace would go
+
+    def judged(outputs: dict) -> bool:
+        return "answer" in pipeline(outputs["answer"])
+
+    async def judged_async(outputs: dict) -> bool:
+        return "answer" in pipeline(outputs["answer"])
+
+    def overall(outputs: list) -> float:
+        return float(len(pipeline("all")["answer"]) > 0)
+
     results = evaluate(
         lambda inputs: pipeline(inputs["q"]),
-        data=[{"inputs": {"q": "a"}, "outputs": {}}],
-        evaluators=[],
+        data=[{"inputs": {"q": "a"}, "outputs": {}}, {"inputs": {"q": "b"}, "outputs": {}}],
+        evaluators=[judged, judged_async],
+        summary_evaluators=[overall],
         client=client,
         progress=False,
     )
-    (row,) = list(results)
-    assert [child.name for child in row["run"].child_runs] == ["pipeline"]
+    rows = list(results)
+    assert [child.name for child in rows[0]["run"].child_runs] == ["pipeline"]
+    assert all(r.score is True for row in rows for r in row["evaluation_results"]["results"])
+    evaluate_existing(
+        results.experiment_name, evaluators=[judged], client=client, progress=False, replace=True
+    )
     assert [e.name for e in client.store.list_experiments()] == [results.experiment_name]
+    assert not (tmp_path / "default.db").exists()
 
 
 def test_the_clients_hiding_options_apply_to_stored_traces(tmp_path: Path) -> None:

@@ -114,6 +114,14 @@ def tracing_on(*switches: bool | None) -> bool:
     return any(os.environ.get(name, "").strip().lower() == "true" for name in TRACING_VARIABLES)
 
 
+def in_experiment() -> bool:
+    """Whether an experiment runs in this context: its evaluators' traced calls are kept in
+    memory, never traces of their own (a commit each, in another project)."""
+    from assay.store.current import in_experiment as running  # on use: import assay stays light
+
+    return running()
+
+
 def default_project() -> str:
     """The project of a run no one named one for: LangSmith's variables, else "default"."""
     for name in PROJECT_VARIABLES:

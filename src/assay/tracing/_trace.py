@@ -15,6 +15,7 @@ from assay.tracing._context import (
     current_parent,
     current_settings,
     default_project,
+    in_experiment,
     reset_current_run,
     reset_settings,
     set_current_run,
@@ -119,7 +120,7 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
             # LangSmith's trace(client=...) posts its run: here the whole tree, as it ended
             run.client = self._client
             store_trace(run, self._client)
-        elif run.parent_run is None and tracing_on(self._settings.enabled):
+        elif run.parent_run is None and tracing_on(self._settings.enabled) and not in_experiment():
             store_trace(run, self._settings.client)
 
     async def __aenter__(self) -> RunTree:

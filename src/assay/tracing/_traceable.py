@@ -24,6 +24,7 @@ from assay.tracing._context import (
     current_parent,
     current_settings,
     default_project,
+    in_experiment,
     reset_current_run,
     reset_settings,
     set_current_run,
@@ -194,11 +195,12 @@ class Call:
 
 def _trace_destination(config: _Config, extra: dict[str, Any], run: RunTree | None) -> tuple[Any] | None:
     """``(client or None,)`` when this call's run is a root whose trace is stored as it
-    ends (tracing is on); None for a run inside another (an experiment's row included)."""
+    ends (tracing is on); None for a run inside another (an experiment's row included),
+    and for an evaluator's calls while an experiment runs (kept in memory, as ever)."""
     if run is None or run.parent_run is not None:
         return None
     settings = current_settings()
-    if not tracing_on(config.enabled, settings.enabled):
+    if not tracing_on(config.enabled, settings.enabled) or in_experiment():
         return None
     return (extra.get("client") or config.client or settings.client,)
 
