@@ -9,8 +9,11 @@ and ``read_run``.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -274,3 +277,45 @@ def test_traces_ending_in_many_threads_at_once_are_all_stored(
         f"q{i}" for i in range(8)
     ]
     assert len(list(default_store.list_runs(project_name="default"))) == 24
+
+
+BACKEND = """
+import json, sys
+from assay import traceable, tracing_context
+
+@traceable(run_type="llm")
+def generate(prompt):
+    return prompt.upper()
+
+@traceable
+def handle(prompt):
+    return generate(prompt)
+
+with tracing_context(parent=json.loads(sys.argv[1])):
+    print(handle("hi"))
+"""
+
+
+def test_a_distributed_trace_is_whole_when_both_processes_store_into_one_store(
+    default_store: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The backend (another process) continues the frontend's trace from its headers: each
+    stores its own runs, and the store holds the one tree."""
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    script = tmp_path / "backend.py"
+    script.write_text(BACKEND)
+    with trace("frontend", inputs={"prompt": "hi"}) as frontend:
+        done = subprocess.run(
+            [sys.executable, str(script), json.dumps(frontend.to_headers())],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        frontend.end(outputs={"text": done.stdout.strip()})
+    tree = default_store.read_run(frontend.id, load_child_runs=True)
+    assert tree.outputs == {"text": "HI"}
+    (handled,) = tree.child_runs
+    assert handled.name == "handle" and handled.trace_id == frontend.id
+    assert [run.name for run in handled.child_runs] == ["generate"]
+    assert len(list(default_store.list_runs(project_name="default"))) == 3

@@ -114,6 +114,13 @@ def tracing_on(*switches: bool | None) -> bool:
     return any(os.environ.get(name, "").strip().lower() == "true" for name in TRACING_VARIABLES)
 
 
+def starts_a_stored_trace(run: Any) -> bool:
+    """A root run, or the first run here under a remote parent (distributed tracing: the
+    other process stores its own runs, this one the runs under them)."""
+    parent = run.parent_run
+    return parent is None or getattr(parent, "is_remote", False) is True
+
+
 def in_experiment() -> bool:
     """Whether an experiment runs in this context: its evaluators' traced calls are kept in
     memory, never traces of their own (a commit each, in another project)."""

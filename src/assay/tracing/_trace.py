@@ -20,6 +20,7 @@ from assay.tracing._context import (
     reset_settings,
     set_current_run,
     set_settings,
+    starts_a_stored_trace,
     store_trace,
     tracing_on,
 )
@@ -120,7 +121,7 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
             # LangSmith's trace(client=...) posts its run: here the whole tree, as it ended
             run.client = self._client
             store_trace(run, self._client)
-        elif run.parent_run is None and tracing_on(self._settings.enabled) and not in_experiment():
+        elif starts_a_stored_trace(run) and tracing_on(self._settings.enabled) and not in_experiment():
             store_trace(run, self._settings.client)
 
     async def __aenter__(self) -> RunTree:

@@ -29,6 +29,7 @@ from assay.tracing._context import (
     reset_settings,
     set_current_run,
     set_settings,
+    starts_a_stored_trace,
     store_trace,
     tracing_on,
 )
@@ -197,7 +198,7 @@ def _trace_destination(config: _Config, extra: dict[str, Any], run: RunTree | No
     """``(client or None,)`` when this call's run is a root whose trace is stored as it
     ends (tracing is on); None for a run inside another (an experiment's row included),
     and for an evaluator's calls while an experiment runs (kept in memory, as ever)."""
-    if run is None or run.parent_run is not None:
+    if run is None or not starts_a_stored_trace(run):
         return None
     settings = current_settings()
     if not tracing_on(config.enabled, settings.enabled) or in_experiment():
