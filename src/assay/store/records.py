@@ -32,7 +32,7 @@ class ExperimentRecord(BaseModel):
     finished_at: datetime | None = None
 
 
-@dataclass
+@dataclass(slots=True)  # made per row: no per-instance dict, cheaper to make
 class ExperimentRow:
     """One (example, repetition) of an experiment: its run and its evaluation results."""
 
