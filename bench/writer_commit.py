@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import pickle
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -49,6 +50,9 @@ def _variants() -> dict[str, Setup]:
         "None bound without adapter": lambda conn: child.sqlite3.adapters.pop(
             (type(None), child.sqlite3.PrepareProtocol), None
         ),
+        "synchronous=NORMAL": run("PRAGMA synchronous = NORMAL"),
+        "page_size=8192": run(),  # set as the store is made (``_batches``)
+        "page_size=16384": run(),
         "None adapter": _none_adapter,
         "None adapter, foreign_keys=OFF": lambda conn: (
             _none_adapter(conn),
@@ -146,6 +150,11 @@ def _none_adapter(conn: Any) -> None:
 
 def _batches(n: int, path: Path, batch: int) -> tuple[list[bytes], str]:
     """The frames a run's writer thread sends for N rows, and the store's path."""
+    if "page_size=" in path.name:
+        made = sqlite3.connect(path)
+        made.execute(f"PRAGMA {path.stem.split('-', 3)[3]}")
+        made.execute("VACUUM")
+        made.close()
     client = Client(str(path))
     client.create_dataset("bench")
     client.create_examples(
@@ -193,7 +202,7 @@ class _TimedRows(child.Rows):
 
 
 def one_round(n: int, folder: Path, index: int, name: str, setup: Setup, batch: int) -> dict[str, float]:
-    frames, path = _batches(n, folder / f"commit-{index}-{abs(hash(name))}.db", batch)
+    frames, path = _batches(n, folder / f"commit-{index}-{abs(hash(name))}-{name}.db", batch)
     rows = _TimedRows(str(Path(child.__file__).parent))  # orjson is importable here already
     if hasattr(child, "bind_none_quickly"):  # as the process does, on this code
         child.bind_none_quickly()
