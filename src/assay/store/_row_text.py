@@ -98,7 +98,7 @@ class RowEncoder:
     def __init__(self, dumps: Callable[[Any], str | None], safe_repr: Callable[[Any], str]) -> None:
         self.dumps = dumps
         self.safe_repr = safe_repr
-        self._second = (0, EPOCH.isoformat())  # the last whole second's text: rows share it
+        self._second = _second_text(0)  # the last whole second's text: rows share it
 
     def instant_text(self, value: int | str | None) -> str | None:
         """A time's ISO text, as ``datetime.isoformat`` writes it."""
@@ -107,8 +107,8 @@ class RowEncoder:
         second, micro = divmod(value, 1_000_000)
         cached = self._second  # one tuple, replaced whole: safe from any thread
         if cached[0] != second:
-            cached = self._second = (second, (EPOCH + timedelta(seconds=second)).isoformat())
-        return f"{cached[1][:-6]}.{micro:06d}+00:00" if micro else cached[1]
+            cached = self._second = _second_text(second)
+        return f"{cached[1]}.{micro:06d}+00:00" if micro else cached[2]
 
     def text(self, value: Any) -> str | None:
         if type(value) is str and value.isascii():  # most names and keys: no second call
@@ -150,18 +150,23 @@ class RowEncoder:
                 reason = self.reason(exc)
                 results.append((experiment_id, run_id, key, *(None,) * 7, reason, None, *pair))
         try:
-            run = self.run_row(fields)
+            run = self.run_row(fields, int(failed))
         except Exception as exc:  # noqa: BLE001
-            run = self._errored_run_row(fields, self.reason(exc))
-        return (*run, int(failed)), results
+            run = self._errored_run_row(fields, self.reason(exc), int(failed))
+        return run, results
 
-    def run_row(self, fields: RowFields) -> tuple[Any, ...]:
-        name, run_type, inputs, outputs, error, start, end, latency, children, extra = fields[5:15]
+    def run_row(self, fields: RowFields, failed: int) -> tuple[Any, ...]:
+        experiment_id, run_id, example_id, repetition, position, name, run_type = fields[:7]
+        inputs, outputs, error, start, end, latency, children, extra = fields[7:15]
         if isinstance(children, Exception):  # the child runs could not be dumped
             raise children
         dumps = self.dumps
-        return (
-            *_run_key(fields),
+        return (  # one tuple, the runs table's columns in order (``RUN_COLUMNS``, ``failed``)
+            run_id,
+            experiment_id,
+            example_id,
+            repetition,
+            position,
             self.text(name),
             self.text(run_type),
             dumps(inputs),
@@ -172,6 +177,7 @@ class RowEncoder:
             latency,
             None if children is None else dumps(children),
             self.extra_text(extra),
+            failed,
         )
 
     def result_row(
@@ -201,17 +207,18 @@ class RowEncoder:
     def reason(self, exc: BaseException) -> str:
         return self.text(f"this row could not be stored: {type(exc).__name__}: {self.safe_repr(exc)}") or ""
 
-    def _errored_run_row(self, fields: RowFields, reason: str) -> tuple[Any, ...]:
-        name, run_type = fields[5:7]
+    def _errored_run_row(self, fields: RowFields, reason: str, failed: int) -> tuple[Any, ...]:
+        experiment_id, run_id, example_id, repetition, position, name, run_type = fields[:7]
         start, end = fields[10:12]
+        key = (run_id, experiment_id, example_id, repetition, position)
         texts = (self.text(str(name)), self.text(str(run_type)), None, None, reason)
-        return (*_run_key(fields), *texts, self.instant_text(start), self.instant_text(end), None, None, None)
+        return (*key, *texts, self.instant_text(start), self.instant_text(end), None, None, None, failed)
 
 
-def _run_key(fields: RowFields) -> tuple[Any, ...]:
-    """The runs table's first columns: id, experiment, example, repetition, position."""
-    experiment_id, run_id, example_id, repetition, position = fields[:5]
-    return (run_id, experiment_id, example_id, repetition, position)
+def _second_text(second: int) -> tuple[int, str, str]:
+    """A whole second since the epoch, its ISO text without the offset, and with it."""
+    text = (EPOCH + timedelta(seconds=second)).isoformat()
+    return second, text[:-6], text
 
 
 # Columns most rows leave NULL: a run's error and child runs; a result's value, feedback,
