@@ -47,17 +47,10 @@ def _variants() -> dict[str, Setup]:
     return {
         "as it is": run(),
         "foreign_keys=OFF": run("PRAGMA foreign_keys = OFF"),
-        "None bound without adapter": lambda conn: child.sqlite3.adapters.pop(
-            (type(None), child.sqlite3.PrepareProtocol), None
-        ),
+        "None bound without adapter": _without_none_adapter,
         "synchronous=NORMAL": run("PRAGMA synchronous = NORMAL"),
         "page_size=8192": run(),  # set as the store is made (``_batches``)
         "page_size=16384": run(),
-        "None adapter": _none_adapter,
-        "None adapter, foreign_keys=OFF": lambda conn: (
-            _none_adapter(conn),
-            conn.execute("PRAGMA foreign_keys = OFF"),
-        ),
         "without results_by_run": run("DROP INDEX results_by_run"),
         "without results_by_pair": run("DROP INDEX results_by_pair"),
         "without results_by_rank": run("DROP INDEX results_by_rank"),
@@ -144,8 +137,8 @@ def _runs_keyed(key: str, unique: str) -> Setup:
     return setup
 
 
-def _none_adapter(conn: Any) -> None:
-    child.sqlite3.register_adapter(type(None), {}.get)
+def _without_none_adapter(conn: Any) -> None:
+    sqlite3.adapters.pop((type(None), sqlite3.PrepareProtocol), None)
 
 
 def _batches(n: int, path: Path, batch: int) -> tuple[list[bytes], str]:
@@ -188,7 +181,7 @@ class _TimedRows(child.Rows):
     def encoded(self, statements: list[Any]) -> list[Any]:
         start = time.thread_time()
         try:
-            return super().encoded(statements)  # type: ignore[no-any-return]
+            return super().encoded(statements)
         finally:
             self.encoding += time.thread_time() - start
 
@@ -207,7 +200,7 @@ def one_round(n: int, folder: Path, index: int, name: str, setup: Setup, batch: 
     if hasattr(child, "bind_none_quickly"):  # as the process does, on this code
         child.bind_none_quickly()
     pragmas = ["PRAGMA foreign_keys = ON", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL"]
-    conn = child.sqlite3.connect(path, isolation_level=None, timeout=30)
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
     for pragma in pragmas:
         conn.execute(pragma)
     setup(conn)
@@ -221,7 +214,7 @@ def one_round(n: int, folder: Path, index: int, name: str, setup: Setup, batch: 
         unpickling += middle - start
         assert answer == ("ok",), answer
     conn.close()
-    child.sqlite3.adapters.pop((type(None), child.sqlite3.PrepareProtocol), None)
+    sqlite3.adapters.pop((type(None), sqlite3.PrepareProtocol), None)
     us = 1e6 / n
     return {
         "all": total * us,
