@@ -39,6 +39,12 @@ def test_the_latency_is_the_timedeltas_to_the_last_bit(start: datetime, end: dat
         assert type(fields[10]) is int and type(fields[11]) is int  # the path from the integers
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.uuids(allow_nil=True))
+def test_an_ids_text_is_strs(value: uuid.UUID) -> None:
+    assert codec.id_text(value) == str(value)
+
+
 def _experiment(client: Client) -> ExperimentRecord:
     record = ExperimentRecord(name="prepared")
     client.store.create_experiment(record)

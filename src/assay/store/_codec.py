@@ -43,6 +43,15 @@ def parse_required_ts(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+def id_text(value: uuid.UUID) -> str:
+    """``str(value)``, ~0.25 us sooner: its 16 bytes' hex, then the dashes (a row's two
+    ids are made text as it is prepared)."""
+    if type(value) is not uuid.UUID:  # a subclass may say otherwise
+        return str(value)
+    digits = value.int.to_bytes(16, "big").hex()
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
+
 def uid(text: str | None) -> uuid.UUID | None:
     return uuid.UUID(text) if text else None
 
@@ -128,7 +137,7 @@ def row_fields(experiment_id: str, run_id: str, row: ExperimentRow) -> _row_text
     return (
         experiment_id,
         run_id,
-        str(row.example.id),  # the id's text once: str(UUID) costs ~0.5 us
+        id_text(row.example.id),
         row.repetition,
         row.position,
         fields["name"],
