@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import random
 import sqlite3
@@ -15,7 +16,14 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-from assay.errors import AlreadyExistsError, NotFoundError, StoreCorruptError, StoreError, StoreVersionError
+from assay.errors import (
+    AlreadyExistsError,
+    DataError,
+    NotFoundError,
+    StoreCorruptError,
+    StoreError,
+    StoreVersionError,
+)
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
@@ -293,16 +301,70 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         return version
 
     def add_example_values(
-        self, dataset_id: uuid.UUID, values: Iterable[ExampleValues], *, keep: bool = False
+        self,
+        dataset_id: uuid.UUID,
+        values: Iterable[ExampleValues],
+        *,
+        keep: bool = False,
+        new: bool = False,
     ) -> tuple[int, Callable[[], Iterator[Example]] | None]:
         created = codec.ts(utcnow())  # one transaction: one instant
         assert created is not None
+        if new and keep and self._warm is not None and not self._damage:
+            values = iter(values)
+            first = list(itertools.islice(values, example_rows.KEEP_LIMIT + 1))
+            if len(first) <= example_rows.KEEP_LIMIT:
+                return 1, self._example_reader(
+                    dataset_id, self._add_first_examples(dataset_id, first, created)
+                )
+            values = itertools.chain(first, values)  # too many to keep: stored here, as any
         with self.transaction() as conn:
             version = self._bump_version(conn, str(dataset_id))
             kept = example_rows.insert_values(conn, str(dataset_id), version, values, created, keep=keep)
+        return version, self._example_reader(dataset_id, kept)
+
+    @staticmethod
+    def _example_reader(
+        dataset_id: uuid.UUID, kept: list[example_rows.StoredFields] | None
+    ) -> Callable[[], Iterator[Example]] | None:
         if kept is None:
-            return version, None
-        return version, lambda: (codec.example_of_fields(fields, dataset_id) for fields in kept)
+            return None
+        return lambda: (codec.example_of_fields(fields, dataset_id) for fields in kept)
+
+    def _add_first_examples(
+        self, dataset_id: uuid.UUID, values: list[ExampleValues], created: str
+    ) -> list[example_rows.StoredFields]:
+        """The first examples of a dataset just created empty, as version 1: handed to the
+        writer process started for the coming run (``warm_writer``), which commits them
+        while the run starts its rows, and before any of them (``WriterProcess.hand``);
+        committed here when there is none."""
+        log = StatementLog()
+        log.guard(example_rows.FIRST_VERSION, (str(dataset_id),))
+        kept = example_rows.insert_values(log, str(dataset_id), 1, values, created, keep=True, start=0)  # type: ignore[arg-type]
+        assert kept is not None
+        assert self._warm is not None
+        if not self._warm.hand(log.statements, self._commit_first_examples):
+            self._commit_first_examples(log.statements)
+        return kept
+
+    def _commit_first_examples(self, statements: list[tuple[str, Any, bool | str]]) -> None:
+        """Commit in this process a dataset's first examples (``_add_first_examples``),
+        unless they are already there."""
+        with self.transaction() as conn:
+            if example_rows.commit_statements(conn, statements):
+                return
+        dataset_id, first_id = statements[0][1][0], statements[1][1][0]
+        if (
+            self.conn.execute(
+                "SELECT 1 FROM examples WHERE dataset_id = ? AND id = ? AND added_version = 1",
+                (dataset_id, first_id),
+            ).fetchone()
+            is None
+        ):
+            raise DataError(
+                f"dataset {dataset_id} in {self.path} was changed while its first examples were being "
+                "stored, and they were not: delete the dataset and run again"
+            )
 
     def _link_new(self, conn: Any, dataset: str, version: int, page: list[example_rows.ExampleRow]) -> None:
         """The files of the examples just added (those that have any)."""

@@ -35,7 +35,12 @@ from assay.store import _columns as columns
 from assay.store._row_text import ROWS
 from assay.store.fence import Fence
 from assay.store.records import ExperimentStats
-from assay.store.sqlite._writer_process import ANSWER_TIMEOUT_S, WriterProcess, WriterProcessError
+from assay.store.sqlite._writer_process import (
+    ANSWER_TIMEOUT_S,
+    Statements,
+    WriterProcess,
+    WriterProcessError,
+)
 
 if TYPE_CHECKING:
     from assay.store.sqlite import SQLiteStore
@@ -97,6 +102,16 @@ class WarmWriter:
             except (OSError, WriterProcessError):
                 return
             self._owner = os.getpid()
+
+    def hand(self, statements: Statements, replay: Callable[[Statements], None]) -> bool:
+        """Hand one transaction to the waiting process (``WriterProcess.hand``): it
+        commits it before whatever the run that takes it writes. False if none waits."""
+        with self._lock:
+            if not self._usable():
+                return False
+            assert self._process is not None
+            self._process.hand(statements, replay)
+            return True
 
     def take(self) -> WriterProcess | None:
         """The waiting process (None if there is none, or it failed), now the caller's."""
