@@ -557,6 +557,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
         encoded = [codec.encoded(item) for item in prepared]
+        self._settle_handed()
         with self.transaction() as conn:
             rows.insert_encoded(conn, encoded)
             touched = {run[1] for run, _ in encoded}  # a run's second column: its experiment
@@ -570,8 +571,15 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         stats: ExperimentStats | None,
         fence: Fence | None = None,
     ) -> None:
+        self._settle_handed()
         with self.transaction() as conn:
             _write_batch_on(conn, experiment_id, prepared, stats, fence)
+
+    def _settle_handed(self) -> None:
+        """Rows are written after the examples handed to a writer process no run took
+        (``_add_first_examples``): they are committed first."""
+        if self._warm is not None:
+            self._warm.settle()
 
     def batch_writer(self, experiment_id: uuid.UUID, fence: Fence | None = None) -> BatchWriter:
         """A file's batches go through a writer process once a run is large enough

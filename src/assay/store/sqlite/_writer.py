@@ -113,6 +113,12 @@ class WarmWriter:
             self._process.hand(statements, replay)
             return True
 
+    def settle(self) -> None:
+        """What was handed to the waiting process is committed (``WriterProcess.settle``)."""
+        with self._lock:
+            if self._process is not None and self._owner == os.getpid():
+                self._process.settle()
+
     def take(self) -> WriterProcess | None:
         """The waiting process (None if there is none, or it failed), now the caller's."""
         with self._lock:
@@ -228,6 +234,7 @@ class ProcessBatchWriter:
             if self.rows_here + rows < self._spawn_after or not self._start():
                 return None
         assert self._process is not None
+        self._process.settle()  # what it was handed commits before these rows, wherever they go
         state = self._process.state()
         if state == "failed":
             self._give_up()
