@@ -91,6 +91,31 @@ def test_the_run_hands_its_inline_examples_to_the_writer_process(tmp_path: Path)
     client.close()
 
 
+def test_the_examples_commit_after_the_experiment_and_its_lease_are_stored(tmp_path: Path) -> None:
+    """The writer process's transaction of the examples would hold the write lock the
+    run's experiment and lease wait for: they are held back until those are stored."""
+    path = tmp_path / "o.db"
+    client = Client(str(path))
+    store: SQLiteStore = client.store  # type: ignore[assignment]
+    release, seen = store.release_held_examples, []
+
+    def releasing() -> None:
+        held = store._held is not None
+        with sqlite3.connect(path) as conn:
+            experiments = conn.execute("SELECT COUNT(*) FROM experiments").fetchone()[0]
+            leases = conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0]
+            examples = conn.execute("SELECT COUNT(*) FROM examples").fetchone()[0]
+        seen.append((held, experiments, leases, examples))
+        release()
+
+    store.release_held_examples = releasing  # type: ignore[method-assign]
+    evaluate(_target, data=_data(N), client=client, progress=False)
+    released = [state for state in seen if state[0]]  # (held, experiments, leases, examples)
+    assert released == [(True, 1, 1, 0)], seen
+    assert len(_stored(path)[1]) == N
+    client.close()
+
+
 def test_rows_written_in_the_run_wait_for_the_examples_handed_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -155,17 +180,19 @@ def test_examples_the_process_did_not_commit_are_committed_by_the_run_first(tmp_
     client = Client(str(path))
     store: SQLiteStore = client.store  # type: ignore[assignment]
     _stop_the_warm_process(store)
-    add_values = store.add_example_values
+    release = store.release_held_examples
 
-    def adding(*args: Any, **kwargs: Any) -> Any:
-        added = add_values(*args, **kwargs)
+    def releasing() -> None:
         process = store._warm._process if store._warm is not None else None
-        assert process is not None and process._owed, "the examples were not handed over"
-        os.kill(process.pid, signal.SIGKILL)
-        return added
+        release()
+        if process is not None and process._owed:
+            os.kill(process.pid, signal.SIGKILL)
+            killed.append(process.pid)
 
-    store.add_example_values = adding  # type: ignore[method-assign]
+    killed: list[int] = []
+    store.release_held_examples = releasing  # type: ignore[method-assign]
     results = evaluate(_target, data=_data(N), evaluators=[_right], client=client, progress=False)
+    assert killed, "the examples were not handed to the process"
     assert [row["evaluation_results"]["results"][0].score for row in results] == [True] * N
     datasets, examples, runs = _stored(path)
     assert (datasets, len(examples), runs) == (1, N, N)

@@ -511,19 +511,22 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
         num_repetitions=options.num_repetitions,
     )
     claim = ShardLease.claim(shard)
-    record, created = open_experiment(
-        store,
-        name,
-        resolved,
-        plan,
-        resume=options.resume,
-        description=options.description,
-        metadata=options.metadata,
-        shards=shard.count,
-        lease=claim,
-    )
-    runner.session_id = record.id  # LangSmith's runs name their project (experiment)
-    lease = ShardLease.take(store, record, shard, wait=options.wait_for_lease, claim=claim, taken=created)
+    try:
+        record, created = open_experiment(
+            store,
+            name,
+            resolved,
+            plan,
+            resume=options.resume,
+            description=options.description,
+            metadata=options.metadata,
+            shards=shard.count,
+            lease=claim,
+        )
+        runner.session_id = record.id  # LangSmith's runs name their project (experiment)
+        lease = ShardLease.take(store, record, shard, wait=options.wait_for_lease, claim=claim, taken=created)
+    finally:  # inline examples held back: committed now, by the writer process while the rows start
+        source.release_held_examples()  # (not sooner: they would hold the write lock these wait for)
     try:
         tally, feed, discarded = _feed_of(store, record, created, resolved, source, shard, options)
     except BaseException:

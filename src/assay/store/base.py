@@ -106,14 +106,21 @@ class Store(abc.ABC):
         them, without reading the store (None: read them from the store).
 
         ``new``: the caller has just created the dataset, empty, for a run it is about to
-        start on it (``warm_writer``). The store may then commit them while the run starts:
-        before any row the run writes (a run row never names an example not stored), in
-        one transaction, and never into a dataset that is no longer empty."""
+        start on it (``warm_writer``). The store may then hold them back until
+        ``release_held_examples`` (the run calls it once its experiment is open) and commit
+        them while the run starts: before any row the run writes (a run row never names an
+        example not stored), in one transaction, and never into a dataset that is no
+        longer empty."""
         examples = (
             Example(id=uuid.UUID(id_), inputs=inputs, outputs=outputs, metadata=metadata)
             for id_, inputs, outputs, metadata in values
         )
         return self.add_examples(dataset_id, examples), None
+
+    def release_held_examples(self) -> None:
+        """Commit, or have committed ahead of the run's rows, the examples
+        ``add_example_values(new=True)`` held back (none here: it holds none)."""
+        return None
 
     @abc.abstractmethod
     def update_example(self, example: Example) -> int:

@@ -94,6 +94,7 @@ _CURRENT_EXAMPLE_BY_ID = (
 
 class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
     _warm: WarmWriter | None = None  # a file's writer process started ahead of a run
+    _held: list[tuple[str, Any, bool | str]] | None = None  # ``_add_first_examples``
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
@@ -120,6 +121,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         self._memory_writer = threading.Lock() if self._uri else None
         self._keepalive = self._connect() if self._damage else self._open_and_migrate()
         self._warm = None if self._uri else WarmWriter(self.path, self._pragmas)
+        self._held_lock = threading.Lock()
 
     def _open_and_migrate(self) -> sqlite3.Connection:
         """Open the first connection and bring the schema up to date. Processes creating
@@ -217,7 +219,8 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
 
     def close(self) -> None:
         if self._warm is not None:
-            self._warm.close()
+            self.release_held_examples()
+            self._warm.close()  # once what it was handed is committed
         self.drop_connection()
         self._keepalive.close()
 
@@ -334,18 +337,33 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
     def _add_first_examples(
         self, dataset_id: uuid.UUID, values: list[ExampleValues], created: str
     ) -> list[example_rows.StoredFields]:
-        """The first examples of a dataset just created empty, as version 1: handed to the
-        writer process started for the coming run (``warm_writer``), which commits them
-        while the run starts its rows, and before any of them (``WriterProcess.hand``);
-        committed here when there is none."""
+        """The first examples of a dataset just created empty, as version 1: held for the
+        writer process started for the coming run (``warm_writer``), to commit while the
+        run starts its rows (``release_held_examples``); committed here when none waits."""
         log = StatementLog()
         log.guard(example_rows.FIRST_VERSION, (str(dataset_id),))
         kept = example_rows.insert_values(log, str(dataset_id), 1, values, created, keep=True, start=0)  # type: ignore[arg-type]
         assert kept is not None
-        assert self._warm is not None
-        if not self._warm.hand(log.statements, self._commit_first_examples):
+        if self._warm is None or not self._warm.waiting():
             self._commit_first_examples(log.statements)
+            return kept
+        self.release_held_examples()  # one held at a time (there is one per run)
+        with self._held_lock:
+            self._held = log.statements
         return kept
+
+    def release_held_examples(self) -> None:
+        """Hand the examples held (``_add_first_examples``) to the waiting writer process,
+        which commits them before anything the run writes through it
+        (``WriterProcess.hand``); committed here if it is gone."""
+        if self._held is None:  # nothing held (and never, in a PostgreSQL store)
+            return
+        with self._held_lock:
+            held, self._held = self._held, None
+        if held is not None and (
+            self._warm is None or not self._warm.hand(held, self._commit_first_examples)
+        ):
+            self._commit_first_examples(held)
 
     def _commit_first_examples(self, statements: list[tuple[str, Any, bool | str]]) -> None:
         """Commit in this process a dataset's first examples (``_add_first_examples``),
@@ -576,8 +594,9 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
             _write_batch_on(conn, experiment_id, prepared, stats, fence)
 
     def _settle_handed(self) -> None:
-        """Rows are written after the examples handed to a writer process no run took
-        (``_add_first_examples``): they are committed first."""
+        """Rows are written after the examples held, or handed to a writer process no run
+        took (``_add_first_examples``): they are committed first."""
+        self.release_held_examples()
         if self._warm is not None:
             self._warm.settle()
 
@@ -586,6 +605,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         (``sqlite._writer``); a memory database's stay in this process."""
         if self._uri:
             return super().batch_writer(experiment_id, fence)
+        self.release_held_examples()  # to the process the run takes, ahead of its rows
         return ProcessBatchWriter(
             self, experiment_id, _write_batch_on, self._pragmas, fence=fence, warm=self._warm
         )

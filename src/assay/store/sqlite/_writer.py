@@ -103,6 +103,11 @@ class WarmWriter:
                 return
             self._owner = os.getpid()
 
+    def waiting(self) -> bool:
+        """Whether a process waits for a run to take it."""
+        with self._lock:
+            return self._usable()
+
     def hand(self, statements: Statements, replay: Callable[[Statements], None]) -> bool:
         """Hand one transaction to the waiting process (``WriterProcess.hand``): it
         commits it before whatever the run that takes it writes. False if none waits."""
