@@ -16,7 +16,10 @@ to that many, and batches go on in this process while it starts (~30 ms). If it 
 the batch it had is written here unless it was already committed, and so are the rest.
 A run of inline data has its process started earlier still, before its data is stored
 (``WarmWriter``): the process starts on the other core while this one stores the data,
-and the run's first batch goes to it. A finished run's last batch, when the process
+and the run's first batch goes to it. Inline data's examples are handed to it too, once
+the run's experiment and lease are stored (``SQLiteStore.release_held_examples``): it
+commits them while the run starts its rows, and before any of them, wherever they are
+written (``WriterProcess.settle``). A finished run's last batch, when the process
 commits it, marks the experiment's metric columns pending in the same transaction: the
 process then builds them as it stops, and the run's end waits for no commit of its own
 for the mark.
