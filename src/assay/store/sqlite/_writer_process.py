@@ -137,8 +137,8 @@ class WriterProcess:
         commits them in the caller's process if this one does not confirm it did (it
         must leave alone what is already committed: the transaction's guard does)."""
         self._owed.append((statements, replay))
-        body = _pickled(statements)
         with contextlib.suppress(WriterProcessError):  # unsent: ``settle`` replays it
+            body = _pickled(statements)
             self._write_frame(body, time.monotonic() + self._answer_timeout + len(body) / _BYTES_PER_S)
 
     def settle(self) -> None:
