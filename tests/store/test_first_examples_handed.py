@@ -282,3 +282,36 @@ def test_a_run_killed_once_its_examples_are_handed_over_leaves_them_stored(tmp_p
     assert {row["example"].dataset_id for row in rows} == {dataset.id}
     assert [row[0] for row in _stored(path)[1]] == [row[0] for row in examples]  # the same ids, once
     client.close()
+
+
+_SHARD = textwrap.dedent(
+    """
+    import sys
+    from assay import Client, evaluate
+
+    data = [{"inputs": {"x": i, "s": "é" * (i % 3)}, "outputs": {"y": 2 * i}} for i in range(int(sys.argv[2]))]
+    client = Client(sys.argv[1])
+    results = evaluate(lambda inputs: {"y": inputs["x"] * 2}, data=data, client=client, progress=False,
+                       experiment="e", shard=(int(sys.argv[3]), 2), wait_for_lease=True)
+    assert sum(1 for _ in results) in (int(sys.argv[2]) // 2, int(sys.argv[2]))  # the last one: all
+    client.close()
+    """
+)
+
+
+def test_two_processes_storing_the_same_data_at_once_share_one_dataset(tmp_path: Path) -> None:
+    """The shards of one run, started together on the same inline data: one creates the
+    dataset and hands its examples to its writer process, the other waits for them; both
+    run on the one dataset, and every row is stored once."""
+    path = tmp_path / "p.db"
+    Client(str(path)).close()  # the store exists before the two processes open it
+    shards = [
+        subprocess.Popen([sys.executable, "-c", _SHARD, str(path), str(N), str(index)]) for index in (0, 1)
+    ]
+    assert [shard.wait() for shard in shards] == [0, 0]
+    datasets, examples, runs = _stored(path)
+    assert (datasets, len(examples), runs) == (1, N, N)
+    with sqlite3.connect(path) as conn:
+        ran_on = conn.execute("SELECT COUNT(DISTINCT example_id) FROM runs").fetchone()[0]
+        missing = conn.execute("SELECT COUNT(*) FROM runs WHERE example_id NOT IN (SELECT id FROM examples)")
+        assert (ran_on, missing.fetchone()[0]) == (N, 0)
