@@ -264,6 +264,9 @@ async def _loop_worker(
         accept(await pipeline.run_async(planned, pool))
 
 
+_FEW_THREADS = 8
+
+
 async def _run_in_threads(
     pipeline: RowPipeline,
     feed: RowFeed,
@@ -285,7 +288,6 @@ async def _run_in_threads(
     # ends, 3.7-9 ms in the last of 1,024 rows; after the last row, it is on the end's clock.
     running = asyncio.get_running_loop()
     feed.on_empty = functools.partial(_soon, running, gc.collect, 0)
-    feed.top_up_by = functools.partial(_soon, running)
 
     def loop() -> None:
         load.worker_started()
@@ -306,6 +308,8 @@ async def _run_in_threads(
     def grow(count: int) -> None:
         more = min(count - len(tasks), max(feed.remaining, 1))
         feed.plan_ahead(more)
+        if len(tasks) + more > _FEW_THREADS:  # a few threads top the feed up themselves
+            feed.top_up_by = functools.partial(_soon, running)
         tasks.extend(threads.start(loop) for _ in range(more))
         load.threads = len(tasks)
 
