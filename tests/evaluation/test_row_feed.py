@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
+import pytest
+
 from assay.evaluation._runner import RowFeed
 from assay.schemas import Example
 
@@ -107,3 +109,24 @@ def test_a_stopped_feed_hands_out_nothing_more() -> None:
     assert feed.next() is not None
     feed.stop()
     assert feed.next() is None and feed.exhausted
+
+
+def test_a_plan_that_fails_where_the_loop_reads_it_fails_the_threads_asking_next() -> None:
+    """The loop's thread tops the queue up; the store fails on a page. Rows planned
+    before it are handed out, then the failure reaches a thread (and so the run),
+    never an early end of rows that reads as a finished run. (Rows read in the failed
+    refill are not handed out: the run fails anyway.)"""
+
+    def failing() -> Iterator[Example]:
+        yield from _examples(6)
+        raise OSError("disk I/O error")
+
+    feed = RowFeed(failing(), 1, set(), total=20)
+    feed.top_up_by = lambda top_up: top_up()  # the loop's turn, at once
+    handed: list[int] = []
+    with pytest.raises(OSError, match="disk I/O error"):
+        while (row := feed.next()) is not None:
+            handed.append(row.position)
+    assert handed == list(range(len(handed))) and len(handed) <= 6
+    with pytest.raises(OSError, match="disk I/O error"):  # and every thread after it
+        feed.next()

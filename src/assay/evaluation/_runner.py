@@ -76,6 +76,7 @@ class RowFeed:
         # its row back by as long, 1-25 ms among 256 threads. None: the asking thread.
         self.top_up_by: Callable[[Callable[[], None]], None] | None = None
         self._top_up_asked = False
+        self._plan_failed: BaseException | None = None
         self._hooks = threading.Lock()  # each hook is taken (and called) once
         self._stopped = False
         self.total = total
@@ -136,10 +137,14 @@ class RowFeed:
                 self._planning.release()
 
     def _top_up_now(self) -> None:
-        with self._planning:
-            if len(self._ready) <= self._ahead() and not self._planned_all:
-                self._plan_more(self._ahead())
-        self._top_up_asked = False
+        try:
+            with self._planning:
+                if len(self._ready) <= self._ahead() and not self._planned_all:
+                    self._plan_more(self._ahead())
+        except BaseException:  # noqa: BLE001 - kept by _plan_more for the threads asking next
+            pass
+        finally:
+            self._top_up_asked = False
 
     def plan_ahead(self, rows: int) -> None:
         """Have ``rows`` rows planned (at most the whole plan), for threads about to
@@ -170,8 +175,16 @@ class RowFeed:
                     self._plan_more(self._ahead())
 
     def _plan_more(self, wanted: int) -> None:
-        """Move the plan's next ``wanted`` rows to the queue. Called with ``_planning`` held."""
-        rows = list(itertools.islice(self._plan_left, wanted))
+        """Move the plan's next ``wanted`` rows to the queue. Called with ``_planning`` held.
+        A plan that failed (the store could not be read) fails every thread asking after
+        it, wherever it was read: the rows it did not plan are not an empty rest."""
+        if self._plan_failed is not None:
+            raise self._plan_failed
+        try:
+            rows = list(itertools.islice(self._plan_left, wanted))
+        except BaseException as exc:
+            self._plan_failed = exc
+            raise
         self._ready.extend(rows)
         self._planned += len(rows)  # after the queue grew: see ``remaining``
         if len(rows) < wanted:
