@@ -274,8 +274,8 @@ def test_no_thread_is_added_before_a_row_has_begun() -> None:
     The ramp took that for waiting rows and started every thread (CPU-bound rows then
     got max_concurrency threads); it now waits for a row's own evidence. Counted in
     the ramp's ticks, not in seconds."""
+    from assay.evaluation._feed import RowFeed
     from assay.evaluation._ramp import Load, ramp
-    from assay.evaluation._runner import RowFeed
 
     class CountedTicks(Load):
         ticks = 0

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from assay.evaluation._runner import RowFeed
+from assay.evaluation._feed import RowFeed
 from assay.schemas import Example
 
 # A failure bound only: a passing run never waits for it (events, not sleeps).
