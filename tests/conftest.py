@@ -1,5 +1,5 @@
-"""Fixtures every part of the suite shares: no model or embeddings configuration leaks in
-from the developer's environment, a fresh in-memory store on request, a client on a
+"""Fixtures every part of the suite shares: no model, embeddings or tracing configuration
+leaks in from the developer's environment, a fresh in-memory store on request, a client on a
 SQLite file of its own, and one PostgreSQL server per session with a fresh, migrated
 database per test that asks for one (``postgres_store_url``, ``store_url``)."""
 
@@ -78,6 +78,14 @@ MODEL_ENV = (
     "ASSAY_JUDGE_CACHE",
     "ASSAY_JUDGE_MAX_CONCURRENCY",
     "ASSAY_EMBEDDINGS",
+    # tracing on (traces stored in the default store) and its project
+    "LANGSMITH_TRACING_V2",
+    "LANGCHAIN_TRACING_V2",
+    "LANGSMITH_TRACING",
+    "LANGCHAIN_TRACING",
+    "ASSAY_TRACING",
+    "LANGSMITH_PROJECT",
+    "LANGCHAIN_PROJECT",
 )
 
 

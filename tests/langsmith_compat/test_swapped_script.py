@@ -35,9 +35,14 @@ def test_the_swapped_script_prints_what_langsmith_printed(tmp_path: Path) -> Non
     # One warning, for the ignored server options, naming where results are kept.
     warnings = [line for line in done.stderr.splitlines() if "LocalStoreWarning" in line]
     assert len(warnings) == 1 and str(database) in warnings[0] and "api_key, api_url" in warnings[0]
-    # upload_results=False kept everything in memory: nothing was stored.
+    # upload_results=False kept the experiments in memory: nothing of them was stored. The
+    # two traces run under tracing_context(enabled=True) are, as LangSmith would send them.
     store = open_store(str(database))
     try:
-        assert store.list_experiments() == [] and store.list_datasets() == []
+        assert store.list_datasets() == []
+        (project,) = store.list_experiments()
+        assert project.name == "default" and project.metadata == {"tracing_project": True}
+        roots = [run for run in store.list_traced_runs(project.id) if run.parent_run_id is None]
+        assert sorted(run.name for run in roots) == ["outer", "stream"]
     finally:
         store.close()

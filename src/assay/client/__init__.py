@@ -24,6 +24,7 @@ from assay.client._projects import ProjectsRunsFeedback, as_uuid
 from assay.errors import AlreadyExistsError, NotFoundError
 from assay.schemas import Dataset, Example
 from assay.store import Store, open_store
+from assay.tracing import set_trace_sink
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -484,3 +485,12 @@ def _made_by_factory(target: Target) -> Target:
         return target
     made: Target = cast("Callable[[], Target]", target)()
     return made
+
+
+def _store_trace(client: Any | None, root: Any, allow_files: bool) -> None:
+    from assay.client._traces import store_trace  # on the first trace stored, not at import
+
+    store_trace(client, root, allow_files, new_client=Client)
+
+
+set_trace_sink(_store_trace)  # a trace that ends with tracing on is stored by a client

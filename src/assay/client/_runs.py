@@ -22,7 +22,7 @@ from assay.schemas import Run
 from assay.store import Store, codec
 from assay.store.records import ExperimentRecord
 
-__all__ = ["Hiding", "create_run", "update_run"]
+__all__ = ["Hiding", "create_run", "new_run", "tracing_project", "update_run"]
 
 #: what ``hide_inputs=`` / ``hide_outputs=`` may be: True hides all, a function rewrites
 Hiding = bool | Callable[[dict[str, Any]], dict[str, Any]] | None
@@ -90,22 +90,36 @@ def create_run(
     """Store a run in a tracing project: ``project_name``, else the project of
     ``session_id``/``session_name``, else ``$LANGSMITH_PROJECT``, else ``"default"``
     (made on first use). A run id already stored is left as it is."""
-    project = _tracing_project(
+    project = tracing_project(
         client, project_name, kwargs.pop("session_name", None), kwargs.pop("session_id", None)
     )
-    if not isinstance(inputs, Mapping):
-        raise TypeError(f"inputs= must be a dict, got {type(inputs).__name__}")
-    run = Run(name=name, run_type=run_type, inputs=dict(inputs), **_run_fields(kwargs))
-    if revision_id is not None:
-        run.extra = {**run.extra, "metadata": {**run.metadata, "revision_id": revision_id}}
-    run.attachments = _inline(run.attachments, dangerously_allow_filesystem)
-    _private(client, run)
+    run = new_run(client, name, inputs, run_type, kwargs, revision_id, dangerously_allow_filesystem)
     if run.trace_id is None and run.parent_run_id is None:
         run.trace_id = run.id  # a root run starts its trace
     elif run.trace_id is None:
         parent = client.store.get_traced_run(run.parent_run_id)  # type: ignore[arg-type]
         run.trace_id = parent.trace_id if parent is not None else run.parent_run_id
     client.store.add_traced_run(project.id, run)
+
+
+def new_run(
+    client: _Client,
+    name: str,
+    inputs: Any,
+    run_type: str,
+    fields: dict[str, Any],
+    revision_id: str | None = None,
+    allow_files: bool = False,
+) -> Run:
+    """The run as it is stored: its fields checked, the client's hiding applied."""
+    if not isinstance(inputs, Mapping):
+        raise TypeError(f"inputs= must be a dict, got {type(inputs).__name__}")
+    run = Run(name=name, run_type=run_type, inputs=dict(inputs), **_run_fields(fields))
+    if revision_id is not None:
+        run.extra = {**run.extra, "metadata": {**run.metadata, "revision_id": revision_id}}
+    run.attachments = _inline(run.attachments, allow_files)
+    _private(client, run)
+    return run
 
 
 def update_run(
@@ -160,7 +174,7 @@ def update_run(
     client.store.update_traced_run(wanted, {k: getattr(patch, k) for k in present})
 
 
-def _tracing_project(
+def tracing_project(
     client: _Client, name: str | None, session_name: Any, session_id: Any
 ) -> ExperimentRecord:
     if name is None and session_name is None and session_id is not None:

@@ -422,6 +422,10 @@ class Store(abc.ABC):
         """Store a run (its child runs apart); False if one of that id is stored already."""
         raise NotImplementedError(f"{type(self).__name__} cannot store traced runs")
 
+    def add_traced_runs(self, experiment_id: uuid.UUID, runs: Sequence[Run]) -> int:
+        """Store runs (a whole trace, say) together; returns how many were new."""
+        return sum(self.add_traced_run(experiment_id, run) for run in runs)
+
     def update_traced_run(self, run_id: uuid.UUID, fields: dict[str, Any]) -> bool:
         """Replace fields of a stored traced run; False if it is not there."""
         raise NotImplementedError(f"{type(self).__name__} cannot update traced runs")

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 from assay.store.base import Store
 
-__all__ = ["current_store", "use_store"]
+__all__ = ["current_store", "in_experiment", "use_store"]
 
 
 _current: contextvars.ContextVar[Store | None] = contextvars.ContextVar("assay_current_store", default=None)
@@ -38,3 +38,9 @@ def current_store() -> Store:
 
         _default = open_store()
     return _default
+
+
+def in_experiment() -> bool:
+    """Whether an experiment (a run, a rescore, a comparison) is running in this context:
+    its evaluators' traced calls are not traces of their own (``assay.tracing``)."""
+    return _current.get() is not None

@@ -12,6 +12,7 @@ from assay.tracing._context import (
     get_current_run,
     reset_current_run,
     set_current_run,
+    set_trace_sink,
 )
 from assay.tracing._trace import (
     get_current_run_tree,
@@ -44,6 +45,7 @@ __all__ = [
     "reset_current_run",
     "set_current_run",
     "set_run_metadata",
+    "set_trace_sink",
     "trace",
     "trace_into",
     "traceable",

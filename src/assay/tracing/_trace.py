@@ -14,10 +14,15 @@ from assay.tracing._context import (
     TracingSettings,
     current_parent,
     current_settings,
+    default_project,
+    in_experiment,
     reset_current_run,
     reset_settings,
     set_current_run,
     set_settings,
+    starts_a_stored_trace,
+    store_trace,
+    tracing_on,
 )
 from assay.tracing.run_tree import RunTree
 
@@ -66,6 +71,7 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         self._handled = exceptions_to_handle or ()
         self._client = client
         self._token: contextvars.Token[Any] | None = None
+        self._settings = current_settings()  # as the block begins (``__enter__``)
         self.run: RunTree | None = None
 
     def __enter__(self) -> RunTree:
@@ -77,10 +83,14 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
         if metadata:
             fields["extra"]["metadata"] = {**fields["extra"].get("metadata", {}), **metadata}
         fields["session_name"] = (
-            self._project_name or settings.project_name or getattr(parent, "session_name", None) or "default"
+            self._project_name
+            or settings.project_name
+            or getattr(parent, "session_name", None)
+            or default_project()
         )
         run = RunTree(parent_run=parent, **fields)
         self.run = run
+        self._settings = settings
         if settings.enabled is False:  # not recorded: the runs inside join the enclosing one
             return run
         if parent is not None:
@@ -105,10 +115,14 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
             run.end(error=f"{type(error).__name__}: {error}")
         elif run.end_time is None:
             run.end()
-        if self._client is not None and recorded:
+        if not recorded:
+            return
+        if self._client is not None:
             # LangSmith's trace(client=...) posts its run: here the whole tree, as it ended
             run.client = self._client
-            run.post(exclude_child_runs=False)
+            store_trace(run, self._client)
+        elif starts_a_stored_trace(run) and tracing_on(self._settings.enabled) and not in_experiment():
+            store_trace(run, self._settings.client)
 
     async def __aenter__(self) -> RunTree:
         return self.__enter__()
@@ -130,11 +144,13 @@ def tracing_context(
     metadata: dict[str, Any] | None = None,
     parent: Any | None = None,
     enabled: bool | None = None,
+    client: Any | None = None,
     **ignored: Any,
 ) -> Iterator[None]:
     """Settings for every traced call in the block: tags and metadata are added to theirs,
     ``parent`` becomes their parent run (a run, or the headers of a request that carried one:
-    see ``RunTree.to_headers``), ``enabled=False`` records nothing."""
+    see ``RunTree.to_headers``), ``enabled=False`` records nothing, ``enabled=True`` stores
+    the traces that end in the block (in ``client``'s store, else the default one)."""
     if isinstance(parent, Mapping):  # a request's headers that carry the caller's run
         parent = RunTree.from_headers(parent)
     if isinstance(parent, RunTree):  # the parent's tags and metadata reach the runs inside
@@ -146,6 +162,7 @@ def tracing_context(
         project_name=project_name or now.project_name,
         tags=(*now.tags, *(tags or ())),
         metadata={**now.metadata, **(metadata or {})},
+        client=client if client is not None else now.client,
     )
     settings_token = set_settings(settings)
     run_token = set_current_run(parent) if parent is not None else None

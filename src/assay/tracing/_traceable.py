@@ -23,10 +23,15 @@ from assay.tracing._context import (
     TracingSettings,
     current_parent,
     current_settings,
+    default_project,
+    in_experiment,
     reset_current_run,
     reset_settings,
     set_current_run,
     set_settings,
+    starts_a_stored_trace,
+    store_trace,
+    tracing_on,
 )
 from assay.tracing._streams import TracedAsyncStream, TracedStream, drive_async_generator, drive_generator
 from assay.tracing.run_tree import RunTree
@@ -66,6 +71,8 @@ class _Config:
     process_chunk: Callable[[Any], Any] | None = None
     enabled: bool | None = None
     exceptions_to_handle: tuple[type[BaseException], ...] = ()
+    client: Any | None = None  # where this call's trace is stored, when it is a root
+    allow_files: bool = False  # dangerously_allow_filesystem: attachments given as paths are read
 
 
 def call_inputs(
@@ -124,6 +131,7 @@ class Call:
         self.config = config
         self.chunks: list[Any] = []
         self.run = _start(config, inputs, attachments, extra)
+        self._stored_in = _trace_destination(config, extra, self.run)
         self._inherited = _inherited_settings(extra)
         self._tokens: tuple[Any, Any] | None = None
         self.resume()
@@ -142,6 +150,8 @@ class Call:
             run.end()
         if callable(self.on_end):
             self.on_end(run)
+        if self._stored_in is not None:
+            store_trace(run, self._stored_in[0], self.config.allow_files)
 
     def add_chunk(self, item: Any) -> None:
         """An item a stream produced, as ``process_chunk`` makes it; an LLM run's first
@@ -184,6 +194,18 @@ class Call:
         return self.config.reduce_fn(items) if self.config.reduce_fn else items
 
 
+def _trace_destination(config: _Config, extra: dict[str, Any], run: RunTree | None) -> tuple[Any] | None:
+    """``(client or None,)`` when this call's run is a root whose trace is stored as it
+    ends (tracing is on); None for a run inside another (an experiment's row included),
+    and for an evaluator's calls while an experiment runs (kept in memory, as ever)."""
+    if run is None or not starts_a_stored_trace(run):
+        return None
+    settings = current_settings()
+    if not tracing_on(config.enabled, settings.enabled) or in_experiment():
+        return None
+    return (extra.get("client") or config.client or settings.client,)
+
+
 def _inherited_settings(extra: dict[str, Any]) -> TracingSettings | None:
     """A call's own metadata (``langsmith_extra``) reaches the runs nested in it."""
     metadata = extra.get("metadata")
@@ -219,7 +241,7 @@ def _start(
         or config.project_name
         or settings.project_name
         or getattr(parent, "session_name", None)
-        or "default",
+        or default_project(),
         "attachments": {**attachments, **(extra.get("attachments") or {})},
     }
     if extra.get("run_id") is not None:
@@ -347,8 +369,10 @@ def traceable(*args: Any, **kwargs: Any) -> Any:
     """Decorate a function (sync, async, generator) so each call is recorded as a run.
 
     ``@traceable``, ``@traceable("llm")`` and ``@traceable(run_type="llm", ...)`` all work;
-    LangSmith-only options (``client``, ``dangerously_allow_filesystem``) are accepted and
-    have nothing to do here.
+    A root call's trace is stored as it ends when tracing is on (``LANGSMITH_TRACING=true``,
+    ``enabled=True``, ``tracing_context(enabled=True)``): in ``client``'s store, else the
+    default one; ``dangerously_allow_filesystem=True`` lets attachments given as paths be
+    read then.
     """
     if len(args) == 1 and callable(args[0]) and not kwargs:
         return _decorator("chain", {})(args[0])
@@ -388,6 +412,8 @@ def _decorator(run_type: str, options: dict[str, Any]) -> Callable[[F], F]:
             process_chunk=options.get("process_chunk"),
             enabled=options.get("enabled"),
             exceptions_to_handle=tuple(options.get("exceptions_to_handle") or ()),
+            client=options.get("client"),
+            allow_files=bool(options.get("dangerously_allow_filesystem")),
         )
         wrapped = _wrap(fn, config)
         wrapped.__assay_traceable__ = True  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from assay.schemas import Run, dotted_order_of, utcnow
 
@@ -40,6 +40,13 @@ class RunTree(Run):
     session_name: str = "default"
     serialized: dict[str, Any] | None = None
     client: Any | None = Field(default=None, exclude=True)  # LangSmith's; nothing to send here
+    _remote: bool = PrivateAttr(default=False)  # a stand-in for a run of another process
+
+    @property
+    def is_remote(self) -> bool:
+        """A stand-in made from another process's headers (``from_headers``): its runs here
+        are stored as a trace of their own, under it, and it is not stored from here."""
+        return self._remote
 
     @model_validator(mode="before")
     @classmethod
@@ -260,7 +267,7 @@ class RunTree(Run):
         fields.setdefault("name", "parent")
         if parent.project_name:
             fields.setdefault("session_name", parent.project_name)
-        return cls(
+        stand_in = cls(
             id=parent.run_id,
             trace_id=parent.trace_id,
             parent_run_id=parent.parent_id,
@@ -269,6 +276,8 @@ class RunTree(Run):
             extra=extra,
             **fields,
         )
+        stand_in._remote = True
+        return stand_in
 
     @classmethod
     def from_dotted_order(cls, dotted_order: str, **fields: Any) -> RunTree:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -40,21 +40,29 @@ class SQLiteTracedRuns:
     def add_traced_run(self, experiment_id: uuid.UUID, run: Run) -> bool:
         """Store ``run`` (its child runs apart) in the experiment; False, and nothing
         changed, when a run of that id is stored already (LangSmith ignores a post twice)."""
-        trace_id = run.trace_id or run.id
+        return bool(self.add_traced_runs(experiment_id, [run]))
+
+    def add_traced_runs(self, experiment_id: uuid.UUID, runs: Sequence[Run]) -> int:
+        """Store ``runs`` (a whole trace, say) in one transaction, each apart from its
+        child runs; a run whose id is stored already is left as it is. Returns how many
+        were new."""
+        added = 0
         with self.transaction() as conn:
-            cursor = conn.execute(
-                "INSERT INTO traced_runs (id, experiment_id, trace_id, parent_run_id, start_time, run) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                (
-                    str(run.id),
-                    str(experiment_id),
-                    str(trace_id),
-                    None if run.parent_run_id is None else str(run.parent_run_id),
-                    _sortable(run.start_time),
-                    _payload(run),
-                ),
-            )
-            return bool(cursor.rowcount)
+            for run in runs:
+                cursor = conn.execute(
+                    "INSERT INTO traced_runs (id, experiment_id, trace_id, parent_run_id, start_time, run) "
+                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    (
+                        str(run.id),
+                        str(experiment_id),
+                        str(run.trace_id or run.id),
+                        None if run.parent_run_id is None else str(run.parent_run_id),
+                        _sortable(run.start_time),
+                        _payload(run),
+                    ),
+                )
+                added += cursor.rowcount
+        return added
 
     def update_traced_run(self, run_id: uuid.UUID, fields: dict[str, Any]) -> bool:
         """Replace ``fields`` of a stored traced run (read and written in one transaction);
