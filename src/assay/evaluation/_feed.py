@@ -43,7 +43,7 @@ class RowFeed:
         self._planning = threading.Lock()  # held by the one thread reading the plan
         self._planned = 0  # rows moved from the plan to the queue
         self._planned_all = False
-        self._most_ahead = self._AHEAD
+        self._most_ahead = self._AHEAD // 2
         # Where the queue is topped up, e.g. the event loop's thread: a row thread that
         # reads the next page (and opens its own connection to the store for it) holds
         # its row back by as long, 1-25 ms among 256 threads. None: the asking thread.
@@ -132,9 +132,11 @@ class RowFeed:
 
     def _ahead(self) -> int:
         """How many rows to plan at once: as many as were planned so far (one at first:
-        the first row waits for its own example only), at most ``_AHEAD`` or as many as
-        were planned ahead for threads at once."""
-        return min(self._most_ahead, max(1, self._planned))
+        the first row waits for its own example only), at most ``_AHEAD`` or twice as
+        many as were planned ahead for threads at once. Twice: a top-up that reads a
+        page lets the GIL go, and among 256 threads takes it back only after ~20 ms of
+        their rows; with one row a thread ready, 36 of them waited for it."""
+        return min(2 * self._most_ahead, max(1, self._planned))
 
     def _next_planned(self) -> PlannedRow | None:
         """The queue is empty: wait for the thread reading the plan, or read it."""
