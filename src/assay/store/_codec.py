@@ -43,6 +43,15 @@ def parse_required_ts(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+def id_text(value: uuid.UUID) -> str:
+    """``str(value)``, ~0.25 us sooner: its 16 bytes' hex, then the dashes (a row's two
+    ids are made text as it is prepared)."""
+    if type(value) is not uuid.UUID:  # a subclass may say otherwise
+        return str(value)
+    digits = value.int.to_bytes(16, "big").hex()
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
+
 def uid(text: str | None) -> uuid.UUID | None:
     return uuid.UUID(text) if text else None
 
@@ -90,6 +99,10 @@ def _pickled(fields: _row_text.RowFields) -> bytes:
     if pickler is None:
         _pickling.buffer = io.BytesIO()
         pickler = _pickling.pickler = _PlainPickler(_pickling.buffer, pickle.HIGHEST_PROTOCOL)
+        # No memo: a row's values are small trees, pickled ~40% faster without noting
+        # each object for references back to it (a value met twice is written twice; a
+        # cycle is refused, so the row is encoded here, where JSON refuses it too).
+        pickler.fast = True
     buffer: io.BytesIO = _pickling.buffer
     try:
         pickler.dump(fields)
@@ -120,10 +133,11 @@ def row_fields(experiment_id: str, run_id: str, row: ExperimentRow) -> _row_text
     """``_row_text.RowFields`` of ``row``."""
     fields = row.run.__dict__  # read once: attribute access on a pydantic model costs more
     child_runs, start, end = fields["child_runs"], fields["start_time"], fields["end_time"]
+    start_at, end_at = _row_text.instant(start), _row_text.instant(end)
     return (
         experiment_id,
         run_id,
-        str(row.example.id),  # the id's text once: str(UUID) costs ~0.5 us
+        id_text(row.example.id),
         row.repetition,
         row.position,
         fields["name"],
@@ -131,13 +145,24 @@ def row_fields(experiment_id: str, run_id: str, row: ExperimentRow) -> _row_text
         fields["inputs"],
         fields["outputs"],
         fields["error"],
-        _row_text.instant(start),
-        _row_text.instant(end),
-        None if end is None else (end - start).total_seconds() * 1000.0,
+        start_at,
+        end_at,
+        _latency_ms(start, end, start_at, end_at),
         _children(child_runs) if child_runs else None,
         fields["extra"],
         [result_fields(result) for result in row.results],
     )
+
+
+def _latency_ms(start: datetime, end: datetime | None, start_at: Any, end_at: Any) -> float | None:
+    """``(end - start).total_seconds() * 1000.0``, from the microseconds ``instant`` gave
+    when both are in UTC (the same divisions of the same integers, without a
+    ``timedelta``)."""
+    if end is None:
+        return None
+    if type(start_at) is int and type(end_at) is int:
+        return (end_at - start_at) / 1_000_000 * 1000.0
+    return (end - start).total_seconds() * 1000.0
 
 
 def _children(child_runs: list[Run]) -> list[dict[str, Any]] | Exception:

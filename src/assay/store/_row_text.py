@@ -17,6 +17,7 @@ never stops an experiment.
 from __future__ import annotations
 
 import functools
+import operator
 import pickle
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -97,7 +98,7 @@ class RowEncoder:
     def __init__(self, dumps: Callable[[Any], str | None], safe_repr: Callable[[Any], str]) -> None:
         self.dumps = dumps
         self.safe_repr = safe_repr
-        self._second = (0, EPOCH.isoformat())  # the last whole second's text: rows share it
+        self._second = _second_text(0)  # the last whole second's text: rows share it
 
     def instant_text(self, value: int | str | None) -> str | None:
         """A time's ISO text, as ``datetime.isoformat`` writes it."""
@@ -106,8 +107,8 @@ class RowEncoder:
         second, micro = divmod(value, 1_000_000)
         cached = self._second  # one tuple, replaced whole: safe from any thread
         if cached[0] != second:
-            cached = self._second = (second, (EPOCH + timedelta(seconds=second)).isoformat())
-        return f"{cached[1][:-6]}.{micro:06d}+00:00" if micro else cached[1]
+            cached = self._second = _second_text(second)
+        return f"{cached[1]}.{micro:06d}+00:00" if micro else cached[2]
 
     def text(self, value: Any) -> str | None:
         if type(value) is str and value.isascii():  # most names and keys: no second call
@@ -149,18 +150,23 @@ class RowEncoder:
                 reason = self.reason(exc)
                 results.append((experiment_id, run_id, key, *(None,) * 7, reason, None, *pair))
         try:
-            run = self.run_row(fields)
+            run = self.run_row(fields, int(failed))
         except Exception as exc:  # noqa: BLE001
-            run = self._errored_run_row(fields, self.reason(exc))
-        return (*run, int(failed)), results
+            run = self._errored_run_row(fields, self.reason(exc), int(failed))
+        return run, results
 
-    def run_row(self, fields: RowFields) -> tuple[Any, ...]:
-        name, run_type, inputs, outputs, error, start, end, latency, children, extra = fields[5:15]
+    def run_row(self, fields: RowFields, failed: int) -> tuple[Any, ...]:
+        experiment_id, run_id, example_id, repetition, position, name, run_type = fields[:7]
+        inputs, outputs, error, start, end, latency, children, extra = fields[7:15]
         if isinstance(children, Exception):  # the child runs could not be dumped
             raise children
         dumps = self.dumps
-        return (
-            *_run_key(fields),
+        return (  # one tuple, the runs table's columns in order (``RUN_COLUMNS``, ``failed``)
+            run_id,
+            experiment_id,
+            example_id,
+            repetition,
+            position,
             self.text(name),
             self.text(run_type),
             dumps(inputs),
@@ -171,6 +177,7 @@ class RowEncoder:
             latency,
             None if children is None else dumps(children),
             self.extra_text(extra),
+            failed,
         )
 
     def result_row(
@@ -200,34 +207,74 @@ class RowEncoder:
     def reason(self, exc: BaseException) -> str:
         return self.text(f"this row could not be stored: {type(exc).__name__}: {self.safe_repr(exc)}") or ""
 
-    def _errored_run_row(self, fields: RowFields, reason: str) -> tuple[Any, ...]:
-        name, run_type = fields[5:7]
+    def _errored_run_row(self, fields: RowFields, reason: str, failed: int) -> tuple[Any, ...]:
+        experiment_id, run_id, example_id, repetition, position, name, run_type = fields[:7]
         start, end = fields[10:12]
+        key = (run_id, experiment_id, example_id, repetition, position)
         texts = (self.text(str(name)), self.text(str(run_type)), None, None, reason)
-        return (*_run_key(fields), *texts, self.instant_text(start), self.instant_text(end), None, None, None)
+        return (*key, *texts, self.instant_text(start), self.instant_text(end), None, None, None, failed)
 
 
-def _run_key(fields: RowFields) -> tuple[Any, ...]:
-    """The runs table's first columns: id, experiment, example, repetition, position."""
-    experiment_id, run_id, example_id, repetition, position = fields[:5]
-    return (run_id, experiment_id, example_id, repetition, position)
+def _second_text(second: int) -> tuple[int, str, str]:
+    """A whole second since the epoch, its ISO text without the offset, and with it."""
+    text = (EPOCH + timedelta(seconds=second)).isoformat()
+    return second, text[:-6], text
+
+
+# Columns most rows leave NULL: a run's error and child runs; a result's value, feedback,
+# comment, correction, metadata, evaluator info and error. A statement whose rows all
+# leave them NULL writes them as NULL literals instead of binding ``None``: the sqlite3
+# module binds an int or a string at once, but ``None`` only after looking its type up
+# as one to adapt (~0.25-0.8 us each, ~16 a row of the core benchmark). One lean
+# statement a table and size at most, so the statements cached stay few.
+RUN_USUALLY_NULL = (9, 13)
+RESULT_USUALLY_NULL = (4, 5, 6, 7, 8, 9, 10)
 
 
 @functools.lru_cache(maxsize=64)
-def _insert_sql(table: str, columns: str, width: int, rows: int) -> str:
-    one = "(" + ", ".join("?" * width) + ")"
+def _insert_sql(table: str, columns: str, width: int, rows: int, nulls: tuple[int, ...] = ()) -> str:
+    one = "(" + ", ".join("NULL" if i in nulls else "?" for i in range(width)) + ")"
     return f"INSERT INTO {table} ({columns}) VALUES " + ", ".join([one] * rows)
 
 
+@functools.lru_cache(maxsize=16)
+def _getter(indexes: tuple[int, ...]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """The values at ``indexes`` of a row, as a tuple (however many)."""
+    if len(indexes) == 1:
+        (index,) = indexes
+        return lambda row: (row[index],)
+    return operator.itemgetter(*indexes)
+
+
+def _all_null(chunk: Sequence[tuple[Any, ...]], nulls: tuple[int, ...]) -> bool:
+    """Whether every row of ``chunk`` is None at each of ``nulls``."""
+    nothing = (None,) * len(nulls)
+    return all(map(nothing.__eq__, map(_getter(nulls), chunk)))
+
+
+def _params(chunk: Sequence[tuple[Any, ...]], width: int, nulls: tuple[int, ...]) -> list[Any]:
+    if not nulls:
+        return list(chain.from_iterable(chunk))
+    kept = tuple(i for i in range(width) if i not in nulls)
+    return list(chain.from_iterable(map(_getter(kept), chunk)))
+
+
 def insert_many(
-    conn: sqlite3.Connection, table: str, columns: str, width: int, rows: Sequence[tuple[Any, ...]]
+    conn: sqlite3.Connection,
+    table: str,
+    columns: str,
+    width: int,
+    rows: Sequence[tuple[Any, ...]],
+    usually_null: tuple[int, ...] = (),
 ) -> None:
     """Multi-row ``INSERT ... VALUES (...), (...)`` statements: one ``sqlite3_step`` (and
     one release of the GIL) per few hundred rows instead of one per row. Of power-of-two
     row counts only: the connection caches each distinct statement, and one per batch
     size (a timer cuts batches at any size) held ~1 MB each, growing memory with every
-    batch. A connection that copies rows in bulk (PostgreSQL's ``COPY``: one round trip,
-    no statement per row) takes them all at once instead."""
+    batch. ``usually_null``: columns to write as NULL literals when every row of a
+    statement leaves them NULL (see ``RUN_USUALLY_NULL``). A connection that copies rows
+    in bulk (PostgreSQL's ``COPY``: one round trip, no statement per row) takes them all
+    at once instead."""
     copy_rows = getattr(conn, "copy_rows", None)
     if copy_rows is not None:
         copy_rows(table, columns, rows)
@@ -236,12 +283,13 @@ def insert_many(
     while start < len(rows):
         size = min(_ROWS_PER_STATEMENT, 1 << ((len(rows) - start).bit_length() - 1))
         chunk = rows[start : start + size]
-        conn.execute(_insert_sql(table, columns, width, size), list(chain.from_iterable(chunk)))
+        nulls = usually_null if usually_null and _all_null(chunk, usually_null) else ()
+        conn.execute(_insert_sql(table, columns, width, size, nulls), _params(chunk, width, nulls))
         start += size
 
 
 def insert_encoded(conn: sqlite3.Connection, encoded: Sequence[Encoded]) -> None:
     runs = [run for run, _ in encoded]
     results = [result for _, row_results in encoded for result in row_results]
-    insert_many(conn, "runs", RUN_COLUMNS + ", failed", RUN_WIDTH, runs)
-    insert_many(conn, "results", RESULT_COLUMNS, RESULT_WIDTH, results)
+    insert_many(conn, "runs", RUN_COLUMNS + ", failed", RUN_WIDTH, runs, RUN_USUALLY_NULL)
+    insert_many(conn, "results", RESULT_COLUMNS, RESULT_WIDTH, results, RESULT_USUALLY_NULL)

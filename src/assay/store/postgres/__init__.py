@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar
 
 from assay.errors import AlreadyExistsError, StoreVersionError, require_extra
 from assay.schemas import Dataset, Example
-from assay.store._codec import encode_row, run_id_of
+from assay.store._codec import encode_row, id_text, run_id_of
 from assay.store._json import dumps, loads
 from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, POSTGRES_ROW_REFERENCES, SCHEMA_VERSION
@@ -105,7 +105,7 @@ class PostgresStore(SQLiteStore):
         """Encoded now, in the row's thread, down to its COPY text (``_copy_text``): no
         writer process takes pickled fields here, so pickling them would be a round trip
         for nothing (~10 us a row)."""
-        return copy_ready(encode_row(str(experiment_id), str(row.run.id), row))
+        return copy_ready(encode_row(str(experiment_id), id_text(row.run.id), row))
 
     def finish_experiment(self, experiment_id: uuid.UUID, status: str, fence: Fence | None = None) -> None:
         """As SQLite's, with the cyclic garbage collector held off while the experiment's

@@ -491,7 +491,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
 
     # rows
     def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
-        return codec.prepare(_id_text(experiment_id), str(row.run.id), row)
+        return codec.prepare(_id_text(experiment_id), codec.id_text(row.run.id), row)
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
         encoded = [codec.encoded(item) for item in prepared]
