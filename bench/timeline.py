@@ -19,6 +19,7 @@ import functools
 import os
 import resource
 import statistics
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -64,10 +65,10 @@ def _noted(name: str, last: bool) -> None:
 
 
 def instrument() -> None:
-    from assay.evaluation import _api, _runner, _writer
+    from assay.evaluation import _api, _runner, _target, _writer
     from assay.store.sqlite import SQLiteStore, _writer_process
 
-    wrap(_api, "_prepare", "prepare (check, import data, open experiment)")
+    wrap(_api, "_prepare", _PREPARE)
     wrap(_api, "resolve_data", "inline data -> stored dataset")
     wrap(_api, "open_experiment", "open experiment")
     wrap(_api, "_feed_of", "plan rows")
@@ -83,6 +84,8 @@ def instrument() -> None:
     wrap(SQLiteStore, "finish_experiment", "finish experiment")
     wrap(SQLiteStore, "finish_shard", "lease ends (a whole run: and the experiment completes)")
     wrap(_api, "stored_rows", "rows read back")
+    wrap(_target.Target, "run_sync", "first row", once=True)
+    _note_full_queue_waits(_writer.RowWriter)
     original_state = _writer_process.WriterProcess.state
 
     def state(self: Any) -> str:
@@ -93,6 +96,33 @@ def instrument() -> None:
         return now
 
     _writer_process.WriterProcess.state = state  # type: ignore[method-assign]
+
+
+QUEUE_WAITS = [0.0]
+"""Wall seconds the row threads spent waiting on the run's full queue (the writer behind)."""
+
+
+def _note_full_queue_waits(row_writer: Any) -> None:
+    """Time every wait of a row thread (not the writer's own thread) on the queue's
+    condition: it waits there only while the queue is full."""
+    original_init = row_writer.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        wait = self._cond.wait
+
+        def timed(timeout: float | None = None) -> bool:
+            if threading.current_thread() is self._thread:
+                return bool(wait(timeout))
+            start = time.perf_counter()
+            try:
+                return bool(wait(timeout))
+            finally:
+                QUEUE_WAITS[0] += time.perf_counter() - start
+
+        self._cond.wait = timed
+
+    row_writer.__init__ = init
 
 
 def child(n: int, folder: str) -> dict[str, Any]:
@@ -125,6 +155,7 @@ def child(n: int, folder: str) -> dict[str, Any]:
     return {
         "events": [(name, wall - zero, cpu) for name, wall, cpu in EVENTS],
         "writer_cpu": writer.ru_utime + writer.ru_stime,
+        "queue_waits": QUEUE_WAITS[0],
         "load": os.getloadavg()[0],
     }
 
@@ -163,15 +194,26 @@ def _table(side: str, rounds: list[dict[str, Any]], n: int) -> None:
     )
     print("(wall: since the process started, from /proc in 10 ms steps; cpu: the run's process)")
     print(f"{'event':>52} {'wall s':>8} {'cpu s':>7} {'+cpu ms':>8}")
-    names = [name for name, _, _ in rounds[0]["events"]]
+    medians = []  # by name (the rounds may see events in another order), in order of wall time
+    for name in dict.fromkeys(name for r in rounds for name, _, _ in r["events"]):
+        seen = [_first(r["events"], name) for r in rounds if _first(r["events"], name) is not None]
+        medians.append((statistics.median(w for w, _ in seen), statistics.median(c for _, c in seen), name))
     previous = 0.0
-    for i, name in enumerate(names):
-        wall = statistics.median(r["events"][i][1] for r in rounds if len(r["events"]) > i)
-        cpu = statistics.median(r["events"][i][2] for r in rounds if len(r["events"]) > i)
+    for wall, cpu, name in sorted(medians):
         print(f"{name:>52} {wall:8.3f} {cpu:7.3f} {1000 * (cpu - previous):8.1f}")
         previous = cpu
     writer = statistics.median(r["writer_cpu"] for r in rounds)
     print(f"{'writer process CPU (its rusage)':>52} {'':>8} {writer:7.3f}")
+    waits = sorted(1000 * r.get("queue_waits", 0.0) for r in rounds)
+    print(
+        f"{'rows waiting on the full queue (writer behind)':>52} {statistics.median(waits):8.1f} ms"
+        f"  (rounds {', '.join(f'{t:.0f}' for t in waits)})"
+    )
+    firsts = sorted(1000 * _between(r["events"], _PREPARE + " start", "first row start") for r in rounds)
+    print(
+        f"{'evaluate called -> first row starts (per round)':>52} {statistics.median(firsts):8.1f} ms"
+        f"  (rounds {', '.join(f'{t:.0f}' for t in firsts)})"
+    )
     tails = sorted(1000 * _between(r["events"], _CLOSE + " start", _CLOSE + " end") for r in rounds)
     print(
         f"{'the tail: writer close, start to end (per round)':>52} {statistics.median(tails):8.1f} ms"
@@ -180,6 +222,11 @@ def _table(side: str, rounds: list[dict[str, Any]], n: int) -> None:
 
 
 _CLOSE = "writer close (flush, final figures)"
+_PREPARE = "prepare (check, import data, open experiment)"
+
+
+def _first(events: list[tuple[str, float, float]], name: str) -> tuple[float, float] | None:
+    return next(((wall, cpu) for event, wall, cpu in events if event == name), None)
 
 
 def _between(events: list[tuple[str, float, float]], start: str, end: str) -> float:

@@ -501,30 +501,33 @@ def _prepare(target: Any, options: _Options) -> _Prepared:
     ]
     runner = TargetRunner(target)
     runner.check_signature()
-    _warm_writer(store, options)
-    with _fewer_collections():
-        stored_name = requested if options.resume or shard.count > 1 else None
-        resolved, source = _resolve(options.data, stored_name, user_store, store)
     plan = ExperimentPlan(
         target=runner.name,
         evaluators=tuple(e.name for e in row_evaluators),
         summary_evaluators=tuple(s.name for s in summaries),
         num_repetitions=options.num_repetitions,
     )
-    claim = ShardLease.claim(shard)
-    record, created = open_experiment(
-        store,
-        name,
-        resolved,
-        plan,
-        resume=options.resume,
-        description=options.description,
-        metadata=options.metadata,
-        shards=shard.count,
-        lease=claim,
-    )
-    runner.session_id = record.id  # LangSmith's runs name their project (experiment)
-    lease = ShardLease.take(store, record, shard, wait=options.wait_for_lease, claim=claim, taken=created)
+    _warm_writer(store, options)
+    try:
+        with _fewer_collections():
+            stored_name = requested if options.resume or shard.count > 1 else None
+            resolved, source = _resolve(options.data, stored_name, user_store, store)
+        claim = ShardLease.claim(shard)
+        record, created = open_experiment(
+            store,
+            name,
+            resolved,
+            plan,
+            resume=options.resume,
+            description=options.description,
+            metadata=options.metadata,
+            shards=shard.count,
+            lease=claim,
+        )
+        runner.session_id = record.id  # LangSmith's runs name their project (experiment)
+        lease = ShardLease.take(store, record, shard, wait=options.wait_for_lease, claim=claim, taken=created)
+    finally:  # inline examples held back: committed now, by the writer process while the rows start
+        store.release_held_examples()  # (not sooner: they would hold the write lock the run waits for)
     try:
         tally, feed, discarded = _feed_of(store, record, created, resolved, source, shard, options)
     except BaseException:

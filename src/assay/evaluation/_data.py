@@ -152,7 +152,7 @@ def _inline(store: Store, records: _Records, name_hint: str) -> ResolvedData:
                     )
                 else:
                     version, kept = store.add_example_values(
-                        dataset.id, _values(records.read(), digest), keep=True
+                        dataset.id, _values(records.read(), digest), keep=True, new=True
                     )
             except BaseException:
                 store.delete_dataset(dataset.id)  # no empty dataset left under the content's name

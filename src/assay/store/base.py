@@ -93,17 +93,34 @@ class Store(abc.ABC):
         shapes, see ``store.attachments``) are stored with them."""
 
     def add_example_values(
-        self, dataset_id: uuid.UUID, values: Iterable[ExampleValues], *, keep: bool = False
+        self,
+        dataset_id: uuid.UUID,
+        values: Iterable[ExampleValues],
+        *,
+        keep: bool = False,
+        new: bool = False,
     ) -> tuple[int, Callable[[], Iterator[Example]] | None]:
         """``add_examples`` of plain values (inline data: no record made per example), all
         created now; returns the new version and, with ``keep``, when the store could keep
         them, a reader of the stored examples exactly as ``iter_examples`` would give
-        them, without reading the store (None: read them from the store)."""
+        them, without reading the store (None: read them from the store).
+
+        ``new``: the caller has just created the dataset, empty, for a run it is about to
+        start on it (``warm_writer``). The store may then hold them back until
+        ``release_held_examples`` (the run calls it once its experiment is open) and commit
+        them while the run starts: before any row the run writes (a run row never names an
+        example not stored), in one transaction, and never into a dataset that is no
+        longer empty."""
         examples = (
             Example(id=uuid.UUID(id_), inputs=inputs, outputs=outputs, metadata=metadata)
             for id_, inputs, outputs, metadata in values
         )
         return self.add_examples(dataset_id, examples), None
+
+    def release_held_examples(self) -> None:
+        """Commit, or have committed ahead of the run's rows, the examples
+        ``add_example_values(new=True)`` held back (none here: it holds none)."""
+        return None
 
     @abc.abstractmethod
     def update_example(self, example: Example) -> int:

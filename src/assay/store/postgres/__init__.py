@@ -289,9 +289,14 @@ class PostgresStore(SQLiteStore):
         return version
 
     def add_example_values(
-        self, dataset_id: uuid.UUID, values: Iterable[ExampleValues], *, keep: bool = False
+        self,
+        dataset_id: uuid.UUID,
+        values: Iterable[ExampleValues],
+        *,
+        keep: bool = False,
+        new: bool = False,
     ) -> tuple[int, Callable[[], Iterator[Example]] | None]:
-        counted = _Counted(values)
+        counted = _Counted(values)  # stored now whether ``new`` or not
         added = super().add_example_values(dataset_id, counted, keep=keep)
         self._analyze_examples_after(counted.count)
         return added

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import random
 import sqlite3
@@ -15,7 +16,14 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-from assay.errors import AlreadyExistsError, NotFoundError, StoreCorruptError, StoreError, StoreVersionError
+from assay.errors import (
+    AlreadyExistsError,
+    DataError,
+    NotFoundError,
+    StoreCorruptError,
+    StoreError,
+    StoreVersionError,
+)
 from assay.schemas import Dataset, EvaluationResult, Example, utcnow
 from assay.store import _codec as codec
 from assay.store import _columns as columns
@@ -86,6 +94,7 @@ _CURRENT_EXAMPLE_BY_ID = (
 
 class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
     _warm: WarmWriter | None = None  # a file's writer process started ahead of a run
+    _held: list[tuple[str, Any, bool | str]] | None = None  # ``_add_first_examples``
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
@@ -112,6 +121,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         self._memory_writer = threading.Lock() if self._uri else None
         self._keepalive = self._connect() if self._damage else self._open_and_migrate()
         self._warm = None if self._uri else WarmWriter(self.path, self._pragmas)
+        self._held_lock = threading.Lock()
 
     def _open_and_migrate(self) -> sqlite3.Connection:
         """Open the first connection and bring the schema up to date. Processes creating
@@ -209,7 +219,8 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
 
     def close(self) -> None:
         if self._warm is not None:
-            self._warm.close()
+            self.release_held_examples()
+            self._warm.close()  # once what it was handed is committed
         self.drop_connection()
         self._keepalive.close()
 
@@ -293,16 +304,85 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         return version
 
     def add_example_values(
-        self, dataset_id: uuid.UUID, values: Iterable[ExampleValues], *, keep: bool = False
+        self,
+        dataset_id: uuid.UUID,
+        values: Iterable[ExampleValues],
+        *,
+        keep: bool = False,
+        new: bool = False,
     ) -> tuple[int, Callable[[], Iterator[Example]] | None]:
         created = codec.ts(utcnow())  # one transaction: one instant
         assert created is not None
+        if new and keep and self._warm is not None and not self._damage:
+            values = iter(values)
+            first = list(itertools.islice(values, example_rows.KEEP_LIMIT + 1))
+            if len(first) <= example_rows.KEEP_LIMIT:
+                return 1, self._example_reader(
+                    dataset_id, self._add_first_examples(dataset_id, first, created)
+                )
+            values = itertools.chain(first, values)  # too many to keep: stored here, as any
         with self.transaction() as conn:
             version = self._bump_version(conn, str(dataset_id))
             kept = example_rows.insert_values(conn, str(dataset_id), version, values, created, keep=keep)
+        return version, self._example_reader(dataset_id, kept)
+
+    @staticmethod
+    def _example_reader(
+        dataset_id: uuid.UUID, kept: list[example_rows.StoredFields] | None
+    ) -> Callable[[], Iterator[Example]] | None:
         if kept is None:
-            return version, None
-        return version, lambda: (codec.example_of_fields(fields, dataset_id) for fields in kept)
+            return None
+        return lambda: (codec.example_of_fields(fields, dataset_id) for fields in kept)
+
+    def _add_first_examples(
+        self, dataset_id: uuid.UUID, values: list[ExampleValues], created: str
+    ) -> list[example_rows.StoredFields]:
+        """The first examples of a dataset just created empty, as version 1: held for the
+        writer process started for the coming run (``warm_writer``), to commit while the
+        run starts its rows (``release_held_examples``); committed here when none waits."""
+        log = StatementLog()
+        log.guard(example_rows.FIRST_VERSION, (str(dataset_id),))
+        kept = example_rows.insert_values(log, str(dataset_id), 1, values, created, keep=True, start=0)  # type: ignore[arg-type]
+        assert kept is not None
+        if self._warm is None or not self._warm.waiting():
+            self._commit_first_examples(log.statements)
+            return kept
+        self.release_held_examples()  # one held at a time (there is one per run)
+        with self._held_lock:
+            self._held = log.statements
+        return kept
+
+    def release_held_examples(self) -> None:
+        """Hand the examples held (``_add_first_examples``) to the waiting writer process,
+        which commits them before anything the run writes through it
+        (``WriterProcess.hand``); committed here if it is gone."""
+        if self._held is None:  # nothing held (and never, in a PostgreSQL store)
+            return
+        with self._held_lock:
+            held, self._held = self._held, None
+        if held is not None and (
+            self._warm is None or not self._warm.hand(held, self._commit_first_examples)
+        ):
+            self._commit_first_examples(held)
+
+    def _commit_first_examples(self, statements: list[tuple[str, Any, bool | str]]) -> None:
+        """Commit in this process a dataset's first examples (``_add_first_examples``),
+        unless they are already there."""
+        with self.transaction() as conn:
+            if example_rows.commit_statements(conn, statements):
+                return
+        dataset_id, first_id = statements[0][1][0], statements[1][1][0]
+        if (
+            self.conn.execute(
+                "SELECT 1 FROM examples WHERE dataset_id = ? AND id = ? AND added_version = 1",
+                (dataset_id, first_id),
+            ).fetchone()
+            is None
+        ):
+            raise DataError(
+                f"dataset {dataset_id} in {self.path} was changed while its first examples were being "
+                "stored, and they were not: delete the dataset and run again"
+            )
 
     def _link_new(self, conn: Any, dataset: str, version: int, page: list[example_rows.ExampleRow]) -> None:
         """The files of the examples just added (those that have any)."""
@@ -495,6 +575,7 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
 
     def write_prepared(self, prepared: Sequence[Any]) -> None:
         encoded = [codec.encoded(item) for item in prepared]
+        self._settle_handed()
         with self.transaction() as conn:
             rows.insert_encoded(conn, encoded)
             touched = {run[1] for run, _ in encoded}  # a run's second column: its experiment
@@ -508,14 +589,23 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         stats: ExperimentStats | None,
         fence: Fence | None = None,
     ) -> None:
+        self._settle_handed()
         with self.transaction() as conn:
             _write_batch_on(conn, experiment_id, prepared, stats, fence)
+
+    def _settle_handed(self) -> None:
+        """Rows are written after the examples held, or handed to a writer process no run
+        took (``_add_first_examples``): they are committed first."""
+        self.release_held_examples()
+        if self._warm is not None:
+            self._warm.settle()
 
     def batch_writer(self, experiment_id: uuid.UUID, fence: Fence | None = None) -> BatchWriter:
         """A file's batches go through a writer process once a run is large enough
         (``sqlite._writer``); a memory database's stay in this process."""
         if self._uri:
             return super().batch_writer(experiment_id, fence)
+        self.release_held_examples()  # to the process the run takes, ahead of its rows
         return ProcessBatchWriter(
             self, experiment_id, _write_batch_on, self._pragmas, fence=fence, warm=self._warm
         )

@@ -67,9 +67,13 @@ def insert_values(
     values: Iterable[ExampleValues],
     created_at: str,
     keep: bool = False,
+    start: int | None = None,
 ) -> list[StoredFields] | None:
     """``insert`` of plain values ``(id text, inputs, outputs, metadata)`` (inline data),
-    all created at ``created_at``: no record or row tuple made per example on the way."""
+    all created at ``created_at``: no record or row tuple made per example on the way.
+    ``start``: the first position, when the caller knows the dataset is empty (0): then
+    ``conn`` is only written to, and may be a ``StatementLog`` (at most ``SEEN_LIMIT``
+    values, whose ids are checked in memory)."""
 
     def encode(page: list[ExampleValues], position: int) -> list[tuple[Any, ...]]:
         return [  # most metadata (and some outputs) is None: no call for it
@@ -86,7 +90,7 @@ def insert_values(
             for at, (id_, inputs, outputs, metadata) in enumerate(page, position)
         ]
 
-    return _append(conn, dataset_id, version, values, encode, keep)
+    return _append(conn, dataset_id, version, values, encode, keep, start=start)
 
 
 _Page = TypeVar("_Page", ExampleRow, ExampleValues)
@@ -101,13 +105,15 @@ def _append(
     encode: Callable[[list[_Page], int], list[tuple[Any, ...]]],
     keep: bool = False,
     on_page: Callable[[list[_Page]], None] | None = None,
+    start: int | None = None,
 ) -> list[StoredFields] | None:
     """Each page of ``rows`` (whose first item is the example's id) checked for clashing
     ids, encoded into the table's ``COLUMNS`` at its positions, and inserted."""
     kept: list[StoredFields] | None = [] if keep else None
-    start = conn.execute(
-        "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?", (dataset_id,)
-    ).fetchone()[0]
+    if start is None:
+        start = conn.execute(
+            "SELECT COALESCE(MAX(position) + 1, 0) FROM examples WHERE dataset_id = ?", (dataset_id,)
+        ).fetchone()[0]
     seen: dict[str, int] | None = {} if start == 0 else None  # removed examples keep their position
     position = start
     for number, page in enumerate(_pages(rows)):
@@ -191,3 +197,22 @@ def _refuse_duplicate_ids(
         second = seen[clash["id"]]
         raise AlreadyExistsError(f"example id {clash['id']} appears twice (the second at position {second})")
     raise AlreadyExistsError(f"the dataset already has an example with id {clash['id']}; use update_example")
+
+
+FIRST_VERSION = "UPDATE datasets SET version = 1 WHERE id = ? AND version = 0 RETURNING version"
+"""The guard of a new dataset's first examples: they commit only into the empty dataset
+they were made for, once (committed again, they are refused, not added twice)."""
+
+
+def commit_statements(conn: sqlite3.Connection, statements: list[tuple[str, Any, bool | str]]) -> bool:
+    """Run a transaction's statements as the writer process would (``StatementLog``'s);
+    False, with nothing run, when its guard (always its first statement) returns no row."""
+    for sql, params, many in statements:
+        if many == "guard":
+            if conn.execute(sql, params).fetchone() is None:
+                return False
+        elif many:
+            conn.executemany(sql, params)
+        else:
+            conn.execute(sql, params)
+    return True

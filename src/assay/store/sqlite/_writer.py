@@ -16,7 +16,10 @@ to that many, and batches go on in this process while it starts (~30 ms). If it 
 the batch it had is written here unless it was already committed, and so are the rest.
 A run of inline data has its process started earlier still, before its data is stored
 (``WarmWriter``): the process starts on the other core while this one stores the data,
-and the run's first batch goes to it. A finished run's last batch, when the process
+and the run's first batch goes to it. Inline data's examples are handed to it too, once
+the run's experiment and lease are stored (``SQLiteStore.release_held_examples``): it
+commits them while the run starts its rows, and before any of them, wherever they are
+written (``WriterProcess.settle``). A finished run's last batch, when the process
 commits it, marks the experiment's metric columns pending in the same transaction: the
 process then builds them as it stops, and the run's end waits for no commit of its own
 for the mark.
@@ -35,7 +38,12 @@ from assay.store import _columns as columns
 from assay.store._row_text import ROWS
 from assay.store.fence import Fence
 from assay.store.records import ExperimentStats
-from assay.store.sqlite._writer_process import ANSWER_TIMEOUT_S, WriterProcess, WriterProcessError
+from assay.store.sqlite._writer_process import (
+    ANSWER_TIMEOUT_S,
+    Statements,
+    WriterProcess,
+    WriterProcessError,
+)
 
 if TYPE_CHECKING:
     from assay.store.sqlite import SQLiteStore
@@ -97,6 +105,27 @@ class WarmWriter:
             except (OSError, WriterProcessError):
                 return
             self._owner = os.getpid()
+
+    def waiting(self) -> bool:
+        """Whether a process waits for a run to take it."""
+        with self._lock:
+            return self._usable()
+
+    def hand(self, statements: Statements, replay: Callable[[Statements], None]) -> bool:
+        """Hand one transaction to the waiting process (``WriterProcess.hand``): it
+        commits it before whatever the run that takes it writes. False if none waits."""
+        with self._lock:
+            if not self._usable():
+                return False
+            assert self._process is not None
+            self._process.hand(statements, replay)
+            return True
+
+    def settle(self) -> None:
+        """What was handed to the waiting process is committed (``WriterProcess.settle``)."""
+        with self._lock:
+            if self._process is not None and self._owner == os.getpid():
+                self._process.settle()
 
     def take(self) -> WriterProcess | None:
         """The waiting process (None if there is none, or it failed), now the caller's."""
@@ -213,6 +242,7 @@ class ProcessBatchWriter:
             if self.rows_here + rows < self._spawn_after or not self._start():
                 return None
         assert self._process is not None
+        self._process.settle()  # what it was handed commits before these rows, wherever they go
         state = self._process.state()
         if state == "failed":
             self._give_up()

@@ -227,7 +227,10 @@ def main(path: str, orjson_home: str) -> int:
     except Exception as exc:  # noqa: BLE001 - the sender writes in its own process instead
         reply(sink, ("error", type(exc).__name__, str(exc)))
         return 1
-    reply(sink, READY)
+    try:
+        reply(sink, READY)
+    except BrokenPipeError:  # the run died while this started: what it handed over still commits
+        pass
     preload = ColumnsPreload()
     try:
         while (message := receive(source)) is not None:

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,10 @@ _PIPE_BYTES = 1 << 20
 _LIVE: weakref.WeakSet[WriterProcess] = weakref.WeakSet()
 _BUILDING: list[subprocess.Popen[bytes]] = []  # stopped, still building columns: reaped later
 _BUILDING_WAIT_S = 10.0  # at exit, for builds still going (each takes ~5 us a result)
+
+
+Statements = list[tuple[str, Any, bool | str]]
+"""One transaction: ``(sql, params, many)``, as ``_writer_child.commit`` runs them."""
 
 
 class WriterProcessError(RuntimeError):
@@ -91,6 +95,7 @@ class WriterProcess:
             fcntl.fcntl(self._in, _F_SETPIPE_SZ, _PIPE_BYTES)
         self._received = bytearray()
         self._state = "starting"
+        self._owed: list[tuple[Statements, Callable[[Statements], None]]] = []  # ``hand``
         self._answer_timeout = answer_timeout
         _LIVE.add(self)
         try:
@@ -126,10 +131,45 @@ class WriterProcess:
             self._state = "failed"
         return self._state
 
-    def commit(self, statements: list[tuple[str, Any, bool | str]]) -> None:
+    def hand(self, statements: Statements, replay: Callable[[Statements], None]) -> None:
+        """Send one transaction now, its answer read later, before any other (``settle``):
+        a run's inline examples, committed here while the run starts its rows. ``replay``
+        commits them in the caller's process if this one does not confirm it did (it
+        must leave alone what is already committed: the transaction's guard does)."""
+        self._owed.append((statements, replay))
+        with contextlib.suppress(WriterProcessError):  # unsent: ``settle`` replays it
+            body = _pickled(statements)
+            self._write_frame(body, time.monotonic() + self._answer_timeout + len(body) / _BYTES_PER_S)
+
+    def settle(self) -> None:
+        """Wait for the answers to the transactions handed over (``hand``), replaying in
+        the caller's process each not confirmed committed. Before any other frame's
+        answer is awaited, and before it stops: nothing written after them, here or in
+        the caller's process, is committed before them."""
+        while self._owed:
+            statements, replay = self._owed.pop(0)
+            deadline = time.monotonic() + self._answer_timeout
+            try:
+                confirmed = self._ready(deadline) and self.receive(deadline) == ("ok",)
+            except WriterProcessError:
+                confirmed = False
+            if not confirmed:
+                self._state = "failed"  # its answers are out of step now: write no more through it
+                replay(statements)
+
+    def _ready(self, deadline: float) -> bool:
+        while self.state() == "starting":
+            if not self._readable(max(0.0, deadline - time.monotonic())):
+                raise self._too_late()
+        return self._state == "ready"
+
+    def commit(self, statements: Statements) -> None:
         """Commit one transaction; raises the sqlite3 error the child met (rolled back),
         ``LeaseFencedError`` when the batch's lease guard refused it,
         or ``WriterProcessError`` when it is gone or did not answer in time (killed)."""
+        self.settle()
+        if self._state == "failed":
+            raise self._failed("did not commit what it was handed before")
         body = _pickled(statements)
         deadline = time.monotonic() + self._answer_timeout + len(body) / _BYTES_PER_S
         self._write_frame(body, deadline)
@@ -166,6 +206,7 @@ class WriterProcess:
         batch, so there is nothing to wait for (it answers nothing). False when it did not
         take the build (it is then closed as ``close`` does)."""
         answer = None
+        self.settle()
         if self.state() == "ready":
             deadline = time.monotonic() + self._answer_timeout
             with contextlib.suppress(WriterProcessError):
@@ -181,6 +222,12 @@ class WriterProcess:
     def close(self, timeout: float = 5.0) -> None:
         """Tell it to stop and wait for it to exit (killed if it does not in time). One
         that never became ready has nothing of ours: it is killed at once."""
+        try:
+            self.settle()
+        finally:
+            self._stop(timeout)
+
+    def _stop(self, timeout: float) -> None:
         if self._state != "ready":
             self._proc.kill()
         self._let_go()
