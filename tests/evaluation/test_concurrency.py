@@ -274,8 +274,8 @@ def test_no_thread_is_added_before_a_row_has_begun() -> None:
     The ramp took that for waiting rows and started every thread (CPU-bound rows then
     got max_concurrency threads); it now waits for a row's own evidence. Counted in
     the ramp's ticks, not in seconds."""
+    from assay.evaluation._feed import RowFeed
     from assay.evaluation._ramp import Load, ramp
-    from assay.evaluation._runner import RowFeed
 
     class CountedTicks(Load):
         ticks = 0
@@ -297,23 +297,32 @@ def test_no_thread_is_added_before_a_row_has_begun() -> None:
     assert asyncio.run(main()) == []
 
 
-def test_the_run_collects_its_young_objects_while_its_last_rows_wait(client: Client) -> None:
-    """The run's young objects (its rows' records) are collected once the feed is out of
-    rows, while the last rows still run, not after the last row (2.5-3.7 ms of 1,024
-    rows, on the end's clock). Before, the run's raised collector threshold held every
-    young collection off until after its last row. Counted in rows ended, not seconds."""
+def test_the_run_collects_its_young_objects_as_its_last_row_is_handed_out(client: Client) -> None:
+    """The run's young objects (its rows' records) are collected as the feed hands out
+    its last row: every row still to finish is running then, latency-bound ones
+    waiting. Not after the last row (2.5-3.7 ms of 1,024 rows, on the end's clock: the
+    run's raised collector threshold held every young collection off until then), nor
+    as the first thread ends (then among the last rows' ends, 3.7-9 ms of 1,024). Here
+    the last rows wait for that collection: before, no thread could end until one of
+    them did, and they waited out ``stuck_s`` (a failure bound, not a timing)."""
     import gc
 
-    ended: list[int] = []  # one item a finished row (list.append is atomic)
-    rows_ended_at_collections: list[int] = []
+    stuck_s = 10.0
+    last_wave, collected = threading.Event(), threading.Event()
+    waited_out: list[int] = []
 
     def seen(phase: str, info: dict[str, int]) -> None:
-        if phase == "stop" and info["generation"] == 0:
-            rows_ended_at_collections.append(len(ended))
+        # a collection before (a module imported on first use, say) is not the one
+        if phase == "stop" and info["generation"] == 0 and last_wave.is_set():
+            collected.set()
 
     def model_call(inputs: dict) -> dict:
-        time.sleep(1.0 if inputs["x"] == 15 else 0.1)  # the last row outlasts the others
-        ended.append(1)
+        if inputs["x"] < 8:
+            time.sleep(0.05)  # waiting rows: the ramp starts all eight threads
+            return {}
+        last_wave.set()  # one row a thread now
+        if not collected.wait(stuck_s):
+            waited_out.append(inputs["x"])
         return {}
 
     gc.callbacks.append(seen)
@@ -321,7 +330,7 @@ def test_the_run_collects_its_young_objects_while_its_last_rows_wait(client: Cli
         client.evaluate(model_call, data=[{"x": i} for i in range(16)], max_concurrency=8)
     finally:
         gc.callbacks.remove(seen)
-    assert any(0 < rows < 16 for rows in rows_ended_at_collections), rows_ended_at_collections
+    assert not waited_out
 
 
 def test_a_long_computing_first_row_is_read_every_millisecond_for_its_first_20_ms_only(

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from assay import Client, evaluate
-from assay.evaluation._runner import RowFeed
+from assay.evaluation._feed import RowFeed
 from assay.evaluation._shard import Shard, ShardError, shard_argument
 from assay.schemas import Example
 from assay.store.records import ExperimentRecord

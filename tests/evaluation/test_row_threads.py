@@ -114,3 +114,45 @@ def test_row_threads_take_the_threading_trace_hook() -> None:
     finally:
         threading.settrace(None)  # type: ignore[arg-type]
     assert "traced_row" in seen
+
+
+def test_thread_ends_wake_the_loop_for_the_first_the_failures_and_the_last() -> None:
+    """Each ending thread used to wake the event loop (a write to its socket, the GIL
+    handed over and back): 256 wake-ups among the last rows of a latency-bound run.
+    Now the first end (the ramp watches for it), each failure and the last end do;
+    every outcome is settled by then. Counted in wake-ups, ends ordered by events."""
+
+    async def main() -> tuple[int, list[object]]:
+        loop = asyncio.get_running_loop()
+        wakes = 0
+        call_soon_threadsafe = loop.call_soon_threadsafe
+
+        def counted(*args: object, **kwargs: object) -> object:
+            nonlocal wakes
+            wakes += 1
+            return call_soon_threadsafe(*args, **kwargs)  # type: ignore[arg-type]
+
+        loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+        threads = RowThreads()
+        turns = [threading.Event() for _ in range(40)]
+
+        def row(i: int) -> int:
+            turns[i].wait()  # ends in turn: i after i - 1
+            try:
+                if i == 20:
+                    raise ValueError("row 20")
+                return i
+            finally:
+                if i + 1 < len(turns):
+                    turns[i + 1].set()
+
+        futures = [threads.start(lambda i=i: row(i)) for i in range(40)]
+        turns[0].set()
+        outcomes = await asyncio.gather(*futures, return_exceptions=True)
+        threads.join()
+        return wakes, outcomes
+
+    wakes, outcomes = asyncio.run(main())
+    assert outcomes[:20] == list(range(20)) and isinstance(outcomes[20], ValueError)
+    assert outcomes[21:] == list(range(21, 40))
+    assert wakes == 3, wakes  # the first end, the failure, the last end (before: one a thread)

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from assay import Client
-from assay.evaluation._runner import RowFeed
+from assay.evaluation._feed import RowFeed
 from assay.evaluation._writer import RowWriter
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store.records import ExperimentRecord, ExperimentRow

@@ -33,6 +33,7 @@ from assay.evaluation._binding import (
 )
 from assay.evaluation._data import ResolvedData, resolve_data
 from assay.evaluation._experiment import ExperimentPlan, experiment_name, open_experiment
+from assay.evaluation._feed import RowFeed, done_keys
 from assay.evaluation._interrupt import (
     ExperimentInterrupted,
     interrupted_error,
@@ -44,7 +45,7 @@ from assay.evaluation._lease import ShardLease
 from assay.evaluation._paged import stored_rows, summary_arguments
 from assay.evaluation._results import AsyncExperimentResults, ExperimentResults
 from assay.evaluation._rows import RowPipeline
-from assay.evaluation._runner import RowFeed, RunSettings, done_keys, run_rows, run_summaries
+from assay.evaluation._runner import RunSettings, run_rows, run_summaries
 from assay.evaluation._shard import Shard, shard_argument
 from assay.evaluation._sharded import end_shard, fenced, release_quietly, shard_line, shard_rows_stored
 from assay.evaluation._stream import Outcome, RowStream

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from assay.evaluation._runner import RowFeed
+    from assay.evaluation._feed import RowFeed
 
 log = logging.getLogger("assay.evaluation.threads")
 

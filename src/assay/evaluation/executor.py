@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from assay.errors import ExecutorError
+from assay.evaluation._feed import RowFeed
 from assay.evaluation._rows import PlannedRow, RowPipeline, in_thread
-from assay.evaluation._runner import RowFeed
 
 if TYPE_CHECKING:
     from assay.store.records import ExperimentRow
