@@ -130,3 +130,22 @@ def test_a_plan_that_fails_where_the_loop_reads_it_fails_the_threads_asking_next
     assert handed == list(range(len(handed))) and len(handed) <= 6
     with pytest.raises(OSError, match="disk I/O error"):  # and every thread after it
         feed.next()
+
+
+def test_a_plan_that_fails_in_a_threads_own_top_up_does_not_drop_the_row_it_holds() -> None:
+    """With few threads each tops the queue up itself, after taking its row: when the plan
+    fails then, the thread still hands out its row, and the failure reaches the next
+    thread asking."""
+
+    def failing() -> Iterator[Example]:
+        yield from _examples(3)
+        raise OSError("disk I/O error")
+
+    feed = RowFeed(failing(), 1, set(), total=20)
+    handed: list[int] = []
+    with pytest.raises(OSError, match="disk I/O error"):
+        while (row := feed.next()) is not None:
+            handed.append(row.position)
+    # Row 1 was taken as the refill failed (the old code dropped it); row 2 was read by
+    # the refill that failed, and is not handed out: the run fails anyway.
+    assert handed == [0, 1]

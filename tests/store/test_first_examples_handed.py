@@ -100,7 +100,7 @@ def test_the_examples_commit_after_the_experiment_and_its_lease_are_stored(tmp_p
     release, seen = store.release_held_examples, []
 
     def releasing() -> None:
-        held = store._held is not None
+        held = bool(store._held)
         with sqlite3.connect(path) as conn:
             experiments = conn.execute("SELECT COUNT(*) FROM experiments").fetchone()[0]
             leases = conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0]
@@ -314,3 +314,51 @@ def test_two_processes_storing_the_same_data_at_once_share_one_dataset(tmp_path:
         ran_on = conn.execute("SELECT COUNT(DISTINCT example_id) FROM runs").fetchone()[0]
         missing = conn.execute("SELECT COUNT(*) FROM runs WHERE example_id NOT IN (SELECT id FROM examples)")
         assert (ran_on, missing.fetchone()[0]) == (N, 0)
+
+
+def _held_store(tmp_path: Path) -> SQLiteStore:
+    """A store whose writer process waits for a run: new inline examples are held."""
+    store = SQLiteStore(tmp_path / "held.db")
+    process = WriterProcess(str(tmp_path / "held.db"), store._pragmas)
+    store._warm._process, store._warm._owner = process, os.getpid()  # type: ignore[union-attr]
+    return store
+
+
+def test_two_runs_of_one_store_holding_examples_at_once_both_commit(tmp_path: Path) -> None:
+    """Two runs (threads) of one store each hold their new dataset's examples before either
+    releases: both are committed, neither replaces the other."""
+    store = _held_store(tmp_path)
+    first, second = store.create_dataset("first"), store.create_dataset("second")
+    for dataset, digest in ((first, "ab"), (second, "cd")):
+        values = [(content_id_texts(digest * 32)(i), {"x": i}, None, None) for i in range(5)]
+        version, _ = store.add_example_values(dataset.id, values, keep=True, new=True)
+        assert version == 1
+    store.release_held_examples()
+    store.close()
+    reopened = SQLiteStore(tmp_path / "held.db")
+    assert [reopened.count_examples(d.id, version=1) for d in (first, second)] == [5, 5]
+    reopened.close()
+
+
+def test_examples_whose_hand_over_is_interrupted_stay_held_and_are_committed_later(
+    tmp_path: Path,
+) -> None:
+    store = _held_store(tmp_path)
+    dataset = store.create_dataset("d")
+    values = [(content_id_texts("ef" * 32)(i), {"x": i}, None, None) for i in range(5)]
+    store.add_example_values(dataset.id, values, keep=True, new=True)
+    warm = store._warm
+    assert warm is not None
+    hand = warm.hand
+
+    def interrupted(*_: Any) -> bool:
+        raise KeyboardInterrupt
+
+    warm.hand = interrupted  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        store.release_held_examples()
+    warm.hand = hand  # type: ignore[method-assign]
+    store.close()  # releases what is still held
+    reopened = SQLiteStore(tmp_path / "held.db")
+    assert reopened.count_examples(dataset.id, version=1) == 5
+    reopened.close()

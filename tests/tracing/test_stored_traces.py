@@ -9,6 +9,7 @@ and ``read_run``.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import math
@@ -319,3 +320,48 @@ def test_a_distributed_trace_is_whole_when_both_processes_store_into_one_store(
     assert handled.name == "handle" and handled.trace_id == frontend.id
     assert [run.name for run in handled.child_runs] == ["generate"]
     assert len(list(default_store.list_runs(project_name="default"))) == 3
+
+
+def test_a_traced_hiding_function_is_not_traced_again_while_a_trace_is_stored(tmp_path: Path) -> None:
+    """Storing calls the client's hiding function; traced itself, its own call is kept in
+    memory, or each store would start another, without end."""
+
+    @traceable
+    def scrub(values: dict) -> dict:
+        return {key: "<hidden>" for key in values}
+
+    private = Client(str(tmp_path / "scrubbed.db"), hide_inputs=scrub)
+    returned: list[dict] = []
+    try:
+        with tracing_context(enabled=True, client=private):
+            context = contextvars.copy_context()  # the thread runs inside the tracing context
+            worker = threading.Thread(target=context.run, args=(lambda: returned.append(pipeline("secret")),))
+            worker.start()
+            worker.join(timeout=120)  # a ceiling for the old code's endless storing
+        assert returned == [{"answer": "secret: doc about secret"}]
+        runs = list(private.list_runs(project_name="default"))
+        assert sorted(run.name for run in runs) == ["generate", "pipeline", "retrieve"]
+        assert all(set(run.inputs.values()) == {"<hidden>"} for run in runs)
+    finally:
+        private.close()
+
+
+def test_a_client_that_is_not_assays_leaves_traces_to_the_default_store(
+    default_store: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code migrated from LangSmith may still pass LangSmith's client: its traces go to the
+    default store rather than nowhere."""
+
+    class LangSmithClient:  # what LangSmith's Client offers tracing, for this purpose
+        def create_run(self, **_: object) -> None:
+            raise AssertionError("assay stores the trace itself")
+
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+
+    @traceable(client=LangSmithClient())
+    def lookup(key: str) -> str:
+        return key.upper()
+
+    assert lookup("k") == "K"
+    (root,) = roots(default_store, "default")
+    assert root.name == "lookup"

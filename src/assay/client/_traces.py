@@ -15,6 +15,7 @@ from typing import Any
 
 from assay.client._runs import new_run, tracing_project
 from assay.schemas import Run
+from assay.store import Store
 
 __all__ = ["store_trace"]
 
@@ -23,11 +24,13 @@ _defaults_lock = threading.Lock()
 
 
 def store_trace(client: Any | None, root: Any, allow_files: bool, new_client: Callable[[], Any]) -> None:
-    """Store ``root`` and its descendants with ``client`` (else ``new_client()``'s, made
-    once per default store).
+    """Store ``root`` and its descendants with ``client`` (else, or when it is not assay's
+    (a LangSmith client left in migrated code), ``new_client()``'s, made once per default
+    store).
     ``allow_files``: an attachment given as a path is read (``@traceable``'s
     ``dangerously_allow_filesystem=True``); else it is refused, as ``create_run`` does."""
-    client = client if client is not None else _default_client(new_client)
+    if client is None or not isinstance(getattr(client, "store", None), Store):
+        client = _default_client(new_client)  # none given, or LangSmith's: the default store
     runs = [_stored(client, run, allow_files) for run in _descendants(root)]
     project = tracing_project(client, getattr(root, "session_name", None), None, None)
     client.store.add_traced_runs(project.id, runs)

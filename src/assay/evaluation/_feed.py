@@ -91,10 +91,22 @@ class RowFeed:
             except IndexError:
                 row = self._next_planned()
             if len(self._ready) <= self._ahead() and not self._planned_all:
-                self._top_up()  # ahead of need
+                self._top_up_ahead(holding=row is not None)
         if self.on_ending is not None or self.on_empty is not None:
             self._call_hooks(row is None)
         return row
+
+    def _top_up_ahead(self, holding: bool) -> None:
+        """Plan more before they are needed. With a row in hand, a failure of the plan is
+        not this thread's to raise (its row would be dropped): it is kept, and raised to
+        the next thread that finds the queue empty."""
+        if not holding:
+            self._top_up()
+            return
+        try:
+            self._top_up()
+        except Exception:  # noqa: BLE001 - kept in _plan_failed by the planning
+            pass
 
     def _top_up(self) -> None:
         """The queue runs low: ask ``top_up_by`` to plan more (once until it did), or

@@ -97,6 +97,9 @@ PROJECT_VARIABLES = ("LANGSMITH_PROJECT", "LANGCHAIN_PROJECT")
 #: stores a finished root run and its descendants: (client or None, root run, allow_files)
 TraceSink = Callable[[Any, Any, bool], None]
 _sink: TraceSink | None = None
+#: set while a trace is being stored: a traced function the storing calls (a client's
+#: ``hide_inputs``, say) records in memory only, or each store would start another
+_storing: contextvars.ContextVar[bool] = contextvars.ContextVar("assay_storing_a_trace", default=False)
 
 
 def set_trace_sink(sink: TraceSink) -> None:
@@ -121,9 +124,12 @@ def starts_a_stored_trace(run: Any) -> bool:
     return parent is None or getattr(parent, "is_remote", False) is True
 
 
-def in_experiment() -> bool:
-    """Whether an experiment runs in this context: its evaluators' traced calls are kept in
-    memory, never traces of their own (a commit each, in another project)."""
+def traces_kept_in_memory() -> bool:
+    """Whether an experiment runs, or a trace is being stored, in this context: traced calls
+    are then kept in memory, never traces of their own (an evaluator's would cost a commit
+    each, in another project; a hiding function's would store without end)."""
+    if _storing.get():
+        return True
     from assay.store.current import in_experiment as running  # on use: import assay stays light
 
     return running()
@@ -142,9 +148,12 @@ def store_trace(root: Any, client: Any | None, allow_files: bool = False) -> Non
     if _sink is None:  # the client package was never imported: nothing can store it
         _log.warning("the trace of %r (run %s) was not stored: import assay first", root.name, root.id)
         return
+    token = _storing.set(True)
     try:
         _sink(client, root, allow_files)
     except Exception as exc:  # noqa: BLE001 - the traced function's caller must not see it
         _log.warning(
             "the trace of %r (run %s) was not stored: %s: %s", root.name, root.id, type(exc).__name__, exc
         )
+    finally:
+        _storing.reset(token)

@@ -15,13 +15,13 @@ from assay.tracing._context import (
     current_parent,
     current_settings,
     default_project,
-    in_experiment,
     reset_current_run,
     reset_settings,
     set_current_run,
     set_settings,
     starts_a_stored_trace,
     store_trace,
+    traces_kept_in_memory,
     tracing_on,
 )
 from assay.tracing.run_tree import RunTree
@@ -121,7 +121,9 @@ class trace:  # noqa: N801 - LangSmith's name, used as `with trace(...)`
             # LangSmith's trace(client=...) posts its run: here the whole tree, as it ended
             run.client = self._client
             store_trace(run, self._client)
-        elif starts_a_stored_trace(run) and tracing_on(self._settings.enabled) and not in_experiment():
+        elif (
+            starts_a_stored_trace(run) and tracing_on(self._settings.enabled) and not traces_kept_in_memory()
+        ):
             store_trace(run, self._settings.client)
 
     async def __aenter__(self) -> RunTree:

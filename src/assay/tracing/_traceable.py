@@ -24,13 +24,13 @@ from assay.tracing._context import (
     current_parent,
     current_settings,
     default_project,
-    in_experiment,
     reset_current_run,
     reset_settings,
     set_current_run,
     set_settings,
     starts_a_stored_trace,
     store_trace,
+    traces_kept_in_memory,
     tracing_on,
 )
 from assay.tracing._streams import TracedAsyncStream, TracedStream, drive_async_generator, drive_generator
@@ -201,7 +201,7 @@ def _trace_destination(config: _Config, extra: dict[str, Any], run: RunTree | No
     if run is None or not starts_a_stored_trace(run):
         return None
     settings = current_settings()
-    if not tracing_on(config.enabled, settings.enabled) or in_experiment():
+    if not tracing_on(config.enabled, settings.enabled) or traces_kept_in_memory():
         return None
     return (extra.get("client") or config.client or settings.client,)
 

@@ -94,7 +94,7 @@ _CURRENT_EXAMPLE_BY_ID = (
 
 class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
     _warm: WarmWriter | None = None  # a file's writer process started ahead of a run
-    _held: list[tuple[str, Any, bool | str]] | None = None  # ``_add_first_examples``
+    _held: list[list[tuple[str, Any, bool | str]]] = []  # ``_add_first_examples``, oldest first
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
@@ -347,23 +347,26 @@ class SQLiteStore(SQLiteFeedback, SQLiteTracedRuns, LeaseQueries, Store):
         if self._warm is None or not self._warm.waiting():
             self._commit_first_examples(log.statements)
             return kept
-        self.release_held_examples()  # one held at a time (there is one per run)
-        with self._held_lock:
-            self._held = log.statements
+        with self._held_lock:  # two runs of this store may hold theirs at once: both kept
+            self._held = [*self._held, log.statements]
         return kept
 
     def release_held_examples(self) -> None:
         """Hand the examples held (``_add_first_examples``) to the waiting writer process,
         which commits them before anything the run writes through it
         (``WriterProcess.hand``); committed here if it is gone."""
-        if self._held is None:  # nothing held (and never, in a PostgreSQL store)
+        if not self._held:  # nothing held (and never, in a PostgreSQL store)
             return
         with self._held_lock:
-            held, self._held = self._held, None
-        if held is not None and (
-            self._warm is None or not self._warm.hand(held, self._commit_first_examples)
-        ):
-            self._commit_first_examples(held)
+            waiting, self._held = self._held, []
+        for index, held in enumerate(waiting):
+            try:
+                if self._warm is None or not self._warm.hand(held, self._commit_first_examples):
+                    self._commit_first_examples(held)
+            except BaseException:  # an interrupt, a failed commit: held again, not lost
+                with self._held_lock:  # (a replay of what did reach the process adds nothing)
+                    self._held = [*waiting[index:], *self._held]
+                raise
 
     def _commit_first_examples(self, statements: list[tuple[str, Any, bool | str]]) -> None:
         """Commit in this process a dataset's first examples (``_add_first_examples``),
