@@ -362,3 +362,36 @@ def test_examples_whose_hand_over_is_interrupted_stay_held_and_are_committed_lat
     reopened = SQLiteStore(tmp_path / "held.db")
     assert reopened.count_examples(dataset.id, version=1) == 5
     reopened.close()
+
+
+def test_an_interrupt_while_awaiting_the_handed_answer_leaves_it_to_be_replayed(tmp_path: Path) -> None:
+    """Interrupted while reading the answer to what it was handed, the process's answers
+    are out of step: nothing more is written through it, and the transaction is replayed
+    in the run's process (its guard adds nothing if it was committed)."""
+    store = _held_store(tmp_path)
+    dataset = store.create_dataset("d")
+    values = [(content_id_texts("aa" * 32)(i), {"x": i}, None, None) for i in range(5)]
+    store.add_example_values(dataset.id, values, keep=True, new=True)
+    process = store._warm._process  # type: ignore[union-attr]
+    replays: list[Any] = []
+    original_hand = process.hand
+
+    def hand(statements: Any, replay: Any) -> None:
+        original_hand(statements, lambda s: (replays.append(s), replay(s)))
+
+    process.hand = hand  # type: ignore[method-assign]
+    store.release_held_examples()
+    receive = process.receive
+
+    def interrupted(*_: Any) -> Any:
+        process.receive = receive  # type: ignore[method-assign]
+        raise KeyboardInterrupt
+
+    process.receive = interrupted  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        process.settle()
+    assert process.state() == "failed" and replays == []
+    process.settle()
+    assert len(replays) == 1
+    assert store.count_examples(dataset.id, version=1) == 5
+    store.close()

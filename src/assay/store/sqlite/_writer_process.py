@@ -153,6 +153,10 @@ class WriterProcess:
                 confirmed = self._ready(deadline) and self.receive(deadline) == ("ok",)
             except WriterProcessError:
                 confirmed = False
+            except BaseException:  # interrupted while waiting: its answer may come unread later
+                self._state = "failed"  # so write no more through it, and replay this later
+                self._owed.insert(0, (statements, replay))
+                raise
             if not confirmed:
                 self._state = "failed"  # its answers are out of step now: write no more through it
                 replay(statements)
