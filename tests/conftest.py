@@ -59,7 +59,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.fixture
 def assert_linear() -> object:
-    """``assert_linear(parse, make, size)``: 10x the input costs at most ~12x the time
+    """``assert_linear(parse, make, size)``: 10x the input costs at most 20x the time
     (tests/_linear.py)."""
     spec = importlib.util.spec_from_file_location(
         "assay_tests_linear", Path(__file__).with_name("_linear.py")
