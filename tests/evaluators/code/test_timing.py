@@ -15,6 +15,7 @@ from tests.sandbox._languages import COMPILED, RAISED_TYPE, RAISES, RAISES_ENTRY
 import assay
 from assay.evaluation import EvaluationResult, EvaluationResults
 from assay.evaluators.code import Calibrated, CodeCorrectnessEvaluator
+from assay.evaluators.code._timing import relative_time_result
 from assay.sandbox._jobs import reported_time
 from assay.schemas import Example, Run
 from assay.store import Store
@@ -336,6 +337,16 @@ def test_relative_time_in_compiled_languages_counts_the_calls_not_compiling_or_s
     # the reference's 32 steps: microseconds, so no start-up, JIT warm-up or compile is in it
     assert max(slow.metadata["reference_cpu_ms"]) < 5
     assert slow.score > 50 * fast.score  # 7 million calls against 32 steps
+
+
+def test_relative_time_under_the_clocks_resolution_compares_as_equal() -> None:
+    # the same 32-step Java function, timed in two runs: microseconds of its own, plus a
+    # first-call link or a page fault in one of them (seen: 80x for identical code)
+    same = relative_time_result("t", [0.081, 0.079], [0.001, 0.002])
+    assert same.score == 1.0 and same.metadata["ratio_high"] == 1.0, same.comment
+    # above the resolution, a ratio is what it is
+    slower = relative_time_result("t", [30.0, 32.0], [0.3, 0.4])
+    assert slower.score == pytest.approx(31.0 / 0.35, rel=1e-3)
 
 
 def test_relative_time_is_not_reported_for_code_that_fails(memory_store: Store) -> None:

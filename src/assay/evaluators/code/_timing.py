@@ -22,6 +22,10 @@ from assay.evaluation import EvaluationResult
 from assay.sandbox import CallOutcome
 
 LOWER_IS_BETTER = {"direction": "lower", "score_range": [0, None]}
+#: CPU times under this many ms count as this many: below it a call's time is mostly its
+#: runtime's own noise (a JVM's first-call linking, a page fault, a timer tick), and the
+#: same 32-step Java function measured 80x apart from one run to the next
+RESOLUTION_MS = 0.1
 
 __all__ = ["example_time", "program_time", "relative_time_result"]
 
@@ -55,9 +59,10 @@ def relative_time_result(
 ) -> EvaluationResult:
     """Candidate CPU time / reference CPU time, median over the runs of each, with the
     spread (the lowest and highest ratio the runs allow). Lower is better; 1 is as fast as
-    the reference. CPU time rather than wall time: on a shared machine it moves much less."""
+    the reference. CPU time rather than wall time: on a shared machine it moves much less.
+    Times under ``RESOLUTION_MS`` compare as equal."""
     candidate, reference = statistics.median(candidate_cpu_ms), statistics.median(reference_cpu_ms)
-    floor = 1e-3  # a microsecond: below that the clocks say nothing
+    floor = RESOLUTION_MS
     ratio = max(candidate, floor) / max(reference, floor)
     low = max(min(candidate_cpu_ms), floor) / max(max(reference_cpu_ms), floor)
     high = max(max(candidate_cpu_ms), floor) / max(min(reference_cpu_ms), floor)
@@ -75,5 +80,6 @@ def relative_time_result(
             "ratio_low": round(low, 4),
             "ratio_high": round(high, 4),
             "runs": len(candidate_cpu_ms),
+            "resolution_ms": RESOLUTION_MS,
         },
     )
