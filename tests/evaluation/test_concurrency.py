@@ -407,3 +407,46 @@ def test_the_writer_is_hurried_with_at_most_a_batch_of_rows_left_to_finish(
     client.evaluate(model_call, data=[{"x": i} for i in range(640)], max_concurrency=64)
     assert hurried.is_set()
     assert 0 < len(put_after) <= RowWriter.DEFAULT_BATCH, len(put_after)  # before: 501-564
+
+
+def test_the_threads_the_ramp_adds_find_their_first_rows_planned(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop plans the rows of the threads the ramp may add while the first row
+    runs (the ramp waits for its evidence then), not as it adds them: a read of 255
+    examples there held all 255 new threads back. Counted in reads of the plan made
+    while the ramp grows: none (one before)."""
+    from assay.evaluation import _runner
+    from assay.evaluation._feed import RowFeed
+
+    growing = threading.Event()
+    reads_while_growing: list[int] = []
+    plan_more, ramp = RowFeed._plan_more, _runner.ramp
+
+    def noted_plan_more(feed: RowFeed, wanted: int) -> None:
+        if growing.is_set():
+            reads_while_growing.append(wanted)
+        plan_more(feed, wanted)
+
+    async def noted_ramp(tasks: list, grow: Callable[[int], None], *args: object) -> None:
+        def noted_grow(count: int) -> None:
+            growing.set()
+            try:
+                grow(count)
+            finally:
+                growing.clear()
+
+        await ramp(tasks, noted_grow, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RowFeed, "_plan_more", noted_plan_more)
+    monkeypatch.setattr(_runner, "ramp", noted_ramp)
+    threads: set[int] = set()
+
+    def model_call(inputs: dict) -> dict:
+        threads.add(threading.get_ident())
+        time.sleep(0.05)  # a model call: the ramp adds every thread at once
+        return {}
+
+    client.evaluate(model_call, data=[{"x": i} for i in range(64)], max_concurrency=64)
+    assert len(threads) > 1  # the ramp grew
+    assert reads_while_growing == []

@@ -142,6 +142,14 @@ class RowFeed:
             while len(self._ready) < rows and not self._planned_all:
                 self._plan_more(rows - len(self._ready))
 
+    def plan_ahead_quietly(self, rows: int) -> None:
+        """``plan_ahead`` for a caller that cannot fail (a callback on the event loop): a
+        plan that fails is kept, and fails the threads asking next."""
+        try:
+            self.plan_ahead(rows)
+        except BaseException:  # noqa: BLE001 - kept by _plan_more for the threads asking next
+            pass
+
     def _ahead(self) -> int:
         """How many rows to plan at once: as many as were planned so far (one at first:
         the first row waits for its own example only), at most ``_AHEAD`` or twice as
