@@ -450,3 +450,36 @@ def test_the_threads_the_ramp_adds_find_their_first_rows_planned(
     client.evaluate(model_call, data=[{"x": i} for i in range(64)], max_concurrency=64)
     assert len(threads) > 1  # the ramp grew
     assert reads_while_growing == []
+
+
+def test_the_ramp_keeps_its_quick_switches_for_a_few_threads_only(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ramp shortens the GIL switch interval (0.5 ms) while it reads a few threads'
+    evidence, and ends it as it starts more than eight threads, which it does only for
+    rows that wait: each thread waiting for the GIL wakes once an interval to look, and
+    the rows hand the GIL over at every wait anyway. Before, 256 new threads started
+    under the 0.5 ms interval. Read as each grow has started its threads."""
+    from assay.evaluation import _runner
+
+    caller_s = sys.getswitchinterval()
+    after_grows: list[tuple[int, float]] = []  # (threads started, interval then)
+    ramp = _runner.ramp
+
+    async def noted_ramp(tasks: list, grow: Callable[[int], None], *args: object) -> None:
+        def noted_grow(count: int) -> None:
+            grow(count)
+            after_grows.append((len(tasks), sys.getswitchinterval()))
+
+        await ramp(tasks, noted_grow, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_runner, "ramp", noted_ramp)
+
+    def model_call(inputs: dict) -> dict:
+        time.sleep(0.05)  # a model call: the ramp adds every thread at once
+        return {}
+
+    client.evaluate(model_call, data=[{"x": i} for i in range(64)], max_concurrency=64)
+    assert after_grows and after_grows[-1][0] > 8
+    assert all(interval == caller_s for threads, interval in after_grows if threads > 8), after_grows
+    assert sys.getswitchinterval() == caller_s

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from assay.errors import RowFailedError
 from assay.evaluation._binding import SummaryEvaluator
 from assay.evaluation._feed import RowFeed
-from assay.evaluation._ramp import Load, quick_switches, ramp
+from assay.evaluation._ramp import Load, QuickSwitches, ramp
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._tally import Tally
 from assay.evaluation._threads import RowThreads
@@ -155,16 +155,19 @@ async def _run_in_threads(
     feed.plan_ahead(1)  # here, on a connection to the store this thread has already
     tasks: list[asyncio.Future[Any]] = [threads.start(loop)]
 
+    switches = QuickSwitches()
+
     def grow(count: int) -> None:
         more = min(count - len(tasks), max(feed.remaining, 1))
         feed.plan_ahead(more)
         if len(tasks) + more > _FEW_THREADS:  # a few threads top the feed up themselves
             feed.top_up_by = functools.partial(_soon, running)
+            switches.end()  # rows that wait hand the GIL over at every wait
         feed.ending_at = _ending_at(batch, len(tasks) + more)  # before they take rows
         tasks.extend(threads.start(loop) for _ in range(more))
         load.threads = len(tasks)
 
-    with quick_switches():
+    with switches:
         await ramp(tasks, grow, load, feed, max_threads)
     load.measuring = False
     await _gather_or_fail(tasks)
