@@ -16,7 +16,6 @@ from contextlib import contextmanager, nullcontext
 import pytest
 
 from assay import Client
-from assay.store.records import ExperimentRow
 
 
 def test_repetitions_run_every_example_n_times(client: Client, examples: list[dict]) -> None:
@@ -371,42 +370,6 @@ def test_a_long_computing_first_row_is_read_every_millisecond_for_its_first_20_m
     client.evaluate(compute, data=[{"x": i} for i in range(2)], max_concurrency=8)
     first_row_ms = walls[0] * 1000
     assert len(ticks_while_running) <= 20 + first_row_ms / 5 + 2, (len(ticks_while_running), first_row_ms)
-
-
-def test_the_writer_is_hurried_with_at_most_a_batch_of_rows_left_to_finish(
-    client: Client, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The writer commits the run's last rows as they come (``RowWriter.hurry``), so
-    that the final commit is a small one; "last" counts the rows in flight too. It was
-    told with a batch (500) left to hand out: with 64 threads waiting on a model, 500
-    rows plus those running were then left to store, in small batches whose work took
-    the GIL among rows waking up (at 256 threads, half the run). Counted in rows put
-    after the hurry."""
-    from assay.evaluation._writer import RowWriter
-
-    hurried = threading.Event()
-    put_after: list[int] = []
-    put, hurry = RowWriter.put, RowWriter.hurry
-
-    def counted_put(writer: RowWriter, row: ExperimentRow) -> None:
-        if hurried.is_set():
-            put_after.append(row.position)  # list.append is atomic: no lock needed
-        put(writer, row)
-
-    def noted_hurry(writer: RowWriter) -> None:
-        hurried.set()
-        hurry(writer)
-
-    monkeypatch.setattr(RowWriter, "put", counted_put)
-    monkeypatch.setattr(RowWriter, "hurry", noted_hurry)
-
-    def model_call(inputs: dict) -> dict:
-        time.sleep(0.005)
-        return {}
-
-    client.evaluate(model_call, data=[{"x": i} for i in range(640)], max_concurrency=64)
-    assert hurried.is_set()
-    assert 0 < len(put_after) <= RowWriter.DEFAULT_BATCH, len(put_after)  # before: 501-564
 
 
 def test_the_threads_the_ramp_adds_find_their_first_rows_planned(

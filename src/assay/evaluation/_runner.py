@@ -58,14 +58,7 @@ async def run_rows(
         fence=settings.fence,
     )
     # The last rows: commit them as they come, so that the final commit is a small one.
-    # "Last": at most a batch left to finish, the rows in flight included (the thread
-    # ramp moves this as it adds threads). 256 threads waiting on a model hurried the
-    # writer with 500 rows left to hand out: two waves of their rows committed in small
-    # batches, each one's work taking the GIL among rows waking up.
-    feed.on_ending = writer.hurry
-    workers = max(1, min(settings.max_concurrency, feed.remaining))
-    in_flight = settings.max_concurrency if settings.executor is not None else workers
-    feed.ending_at = _ending_at(writer.max_batch, in_flight)
+    feed.on_ending, feed.ending_at = writer.hurry, writer.max_batch
 
     def accept(row: ExperimentRow) -> None:
         writer.put(row)
@@ -73,6 +66,7 @@ async def run_rows(
         if settings.raise_on_error:
             _raise_first_error(row)
 
+    workers = max(1, min(settings.max_concurrency, feed.remaining))
     try:
         # The pool's exit waits for rows still running in its threads (after a failure or
         # a cancel, the feed is stopped first), so the writer closes after their last put.
@@ -82,7 +76,7 @@ async def run_rows(
                 if settings.executor is not None:  # rows run elsewhere; this process stores them
                     await settings.executor.run_rows(pipeline, feed, accept, settings.max_concurrency)
                 elif pipeline.all_sync:
-                    await _run_in_threads(pipeline, feed, threads, accept, workers, writer.max_batch)
+                    await _run_in_threads(pipeline, feed, threads, accept, workers)
                 else:
                     tasks = [_loop_worker(pipeline, feed, pool, accept) for _ in range(workers)]
                     await _gather_or_fail([asyncio.ensure_future(t) for t in tasks])
@@ -116,14 +110,12 @@ async def _run_in_threads(
     threads: RowThreads,
     accept: Callable[[ExperimentRow], None],
     max_threads: int,
-    batch: int,
 ) -> None:
     """Everything is sync: pool threads run rows back to back, with no hop per row.
 
     Threads are added only while they help (I/O-bound user code such as model calls):
     CPU-bound rows gain nothing from more threads under the GIL, and lose much to
-    contention. See ``assay.evaluation._ramp``. ``batch``: the writer is hurried when
-    at most that many rows are left to finish, those the threads run included.
+    contention. See ``assay.evaluation._ramp``.
     """
     load = Load()
     # The run's young objects (its rows' records: the collector's threshold is raised
@@ -151,7 +143,6 @@ async def _run_in_threads(
         while (planned := feed.next()) is not None:
             accept(pipeline.run_sync(planned))
 
-    feed.ending_at = _ending_at(batch, 1)
     feed.plan_ahead(1)  # here, on a connection to the store this thread has already
     tasks: list[asyncio.Future[Any]] = [threads.start(loop)]
 
@@ -163,7 +154,6 @@ async def _run_in_threads(
         if len(tasks) + more > _FEW_THREADS:  # a few threads top the feed up themselves
             feed.top_up_by = functools.partial(_soon, running)
             switches.end()  # rows that wait hand the GIL over at every wait
-        feed.ending_at = _ending_at(batch, len(tasks) + more)  # before they take rows
         tasks.extend(threads.start(loop) for _ in range(more))
         load.threads = len(tasks)
 
@@ -171,11 +161,6 @@ async def _run_in_threads(
         await ramp(tasks, grow, load, feed, max_threads)
     load.measuring = False
     await _gather_or_fail(tasks)
-
-
-def _ending_at(batch: int, in_flight: int) -> int:
-    """The rows left to hand out at which at most ``batch`` are left to finish."""
-    return max(0, batch - in_flight)
 
 
 def _soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> None:
