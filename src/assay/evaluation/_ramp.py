@@ -244,7 +244,7 @@ class QuickSwitches:
     for rows that wait: a thread then gets the GIL as soon as a row lets it go for its
     wait, and each thread waiting for the GIL wakes once an interval to look (256
     threads at 0.5 ms: up to ~500,000 wake-ups a second on the GIL's one mutex; a ramp
-    to 256 threads made 17% more context switches and took 9% more CPU a row with it).
+    to 256 threads made ~20% more context switches and took 9-13% more CPU a row with it).
     The interval is restored when the last ramp ends it (experiments may overlap).
     """
 
