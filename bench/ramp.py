@@ -9,14 +9,17 @@ checkout's ``src`` folder as ``PYTHONPATH``): N stored examples (1,024 by defaul
 median over the rounds: the share of the ideal rate, the CPU per row of the run's process,
 and the phases of the call in ms since it started: the first row's start, the 256th row's
 start (the ramp), the last row's end (the waves), and what follows it (the last commits,
-the experiment's end). The load average is printed with them: on a loaded machine the
-phases stretch, so compare the sides of one run.
+the experiment's end), and the run's context switches (``getrusage``: every thread's, the
+ended ones' too; fewer hand-offs, and a figure the load moves less than the phases). The
+load average is printed with them: on a loaded machine the phases stretch, so compare the
+sides of one run.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import resource
 import statistics
 import sys
 import time
@@ -27,6 +30,12 @@ from _rounds import alternate, arguments, run_round
 
 WAIT_S, THREADS = 0.05, 256
 PHASES = ("first row", "ramp done", "last row end", "end")
+FIGURES = ("share", "cpu_us", *PHASES, "switches")
+
+
+def context_switches() -> int:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_nvcsw + usage.ru_nivcsw
 
 
 def child(n: int, folder: str) -> dict[str, Any]:
@@ -47,11 +56,13 @@ def child(n: int, folder: str) -> dict[str, Any]:
     client = Client(str(Path(folder) / "ramp.db"))
     client.create_dataset("ramp")
     client.create_examples(inputs=[{"x": i} for i in range(n)], dataset_name="ramp")
+    switches = context_switches()
     started, cpu = time.perf_counter(), time.process_time()
     evaluate(
         model_call, data="ramp", evaluators=[positive], client=client, max_concurrency=THREADS, progress=False
     )
     ended, cpu = time.perf_counter(), time.process_time() - cpu
+    switches = context_switches() - switches
     starts.sort()
     ideal = math.ceil(n / THREADS) * WAIT_S
     phases = (starts[0], starts[min(THREADS, n) - 1], max(ends), ended)
@@ -59,6 +70,7 @@ def child(n: int, folder: str) -> dict[str, Any]:
         "share": ideal / (ended - started),
         "cpu_us": cpu / n * 1e6,
         **{name: (at - started) * 1e3 for name, at in zip(PHASES, phases)},
+        "switches": switches,
         "load": os.getloadavg()[0],
     }
 
@@ -74,7 +86,11 @@ def main() -> None:
         return run_round(__file__, [str(args.n)], python=sys.executable, env=env)
 
     def report(round_: int, side: str, got: dict[str, Any]) -> None:
-        print(f"  round {round_ + 1} {side}: {got['share']:.0%} of ideal, load {got['load']:.1f}", flush=True)
+        print(
+            f"  round {round_ + 1} {side}: {got['share']:.0%} of ideal, {got['switches']} switches,"
+            f" load {got['load']:.1f}",
+            flush=True,
+        )
 
     figures = alternate(sides, args.rounds, measure, report)
     loads = [f["load"] for side in sides for f in figures[side]]
@@ -82,14 +98,17 @@ def main() -> None:
         f"\n{args.n:,} rows of {WAIT_S * 1e3:.0f} ms at max_concurrency={THREADS}, median of {args.rounds} rounds,"
     )
     print(f"load average {min(loads):.1f}-{max(loads):.1f}; phases in ms since evaluate() was called")
-    print(f"{'side':>8} {'of ideal':>9} {'CPU us/row':>11} " + " ".join(f"{p:>13}" for p in PHASES))
+    print(
+        f"{'side':>8} {'of ideal':>9} {'CPU us/row':>11} "
+        + " ".join(f"{p:>13}" for p in PHASES)
+        + f" {'switches':>9}"
+    )
     for side in sides:
-        median = {
-            key: statistics.median(f[key] for f in figures[side]) for key in ("share", "cpu_us", *PHASES)
-        }
+        median = {key: statistics.median(f[key] for f in figures[side]) for key in FIGURES}
         print(
             f"{side:>8} {median['share']:9.0%} {median['cpu_us']:11.0f} "
             + " ".join(f"{median[p]:13.1f}" for p in PHASES)
+            + f" {median['switches']:9.0f}"
         )
 
 

@@ -370,3 +370,79 @@ def test_a_long_computing_first_row_is_read_every_millisecond_for_its_first_20_m
     client.evaluate(compute, data=[{"x": i} for i in range(2)], max_concurrency=8)
     first_row_ms = walls[0] * 1000
     assert len(ticks_while_running) <= 20 + first_row_ms / 5 + 2, (len(ticks_while_running), first_row_ms)
+
+
+def test_the_threads_the_ramp_adds_find_their_first_rows_planned(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop plans the rows of the threads the ramp may add while the first row
+    runs (the ramp waits for its evidence then), not as it adds them: a read of 255
+    examples there held all 255 new threads back. Counted in reads of the plan made
+    while the ramp grows: none (one before)."""
+    from assay.evaluation import _runner
+    from assay.evaluation._feed import RowFeed
+
+    growing = threading.Event()
+    reads_while_growing: list[int] = []
+    plan_more, ramp = RowFeed._plan_more, _runner.ramp
+
+    def noted_plan_more(feed: RowFeed, wanted: int) -> None:
+        if growing.is_set():
+            reads_while_growing.append(wanted)
+        plan_more(feed, wanted)
+
+    async def noted_ramp(tasks: list, grow: Callable[[int], None], *args: object) -> None:
+        def noted_grow(count: int) -> None:
+            growing.set()
+            try:
+                grow(count)
+            finally:
+                growing.clear()
+
+        await ramp(tasks, noted_grow, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RowFeed, "_plan_more", noted_plan_more)
+    monkeypatch.setattr(_runner, "ramp", noted_ramp)
+    threads: set[int] = set()
+
+    def model_call(inputs: dict) -> dict:
+        threads.add(threading.get_ident())
+        time.sleep(0.05)  # a model call: the ramp adds every thread at once
+        return {}
+
+    client.evaluate(model_call, data=[{"x": i} for i in range(64)], max_concurrency=64)
+    assert len(threads) > 1  # the ramp grew
+    assert reads_while_growing == []
+
+
+def test_the_ramp_keeps_its_quick_switches_for_a_few_threads_only(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ramp shortens the GIL switch interval (0.5 ms) while it reads a few threads'
+    evidence, and ends it as it starts more than eight threads, which it does only for
+    rows that wait: each thread waiting for the GIL wakes once an interval to look, and
+    the rows hand the GIL over at every wait anyway. Before, 256 new threads started
+    under the 0.5 ms interval. Read as each grow has started its threads."""
+    from assay.evaluation import _runner
+
+    caller_s = sys.getswitchinterval()
+    after_grows: list[tuple[int, float]] = []  # (threads started, interval then)
+    ramp = _runner.ramp
+
+    async def noted_ramp(tasks: list, grow: Callable[[int], None], *args: object) -> None:
+        def noted_grow(count: int) -> None:
+            grow(count)
+            after_grows.append((len(tasks), sys.getswitchinterval()))
+
+        await ramp(tasks, noted_grow, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_runner, "ramp", noted_ramp)
+
+    def model_call(inputs: dict) -> dict:
+        time.sleep(0.05)  # a model call: the ramp adds every thread at once
+        return {}
+
+    client.evaluate(model_call, data=[{"x": i} for i in range(64)], max_concurrency=64)
+    assert after_grows and after_grows[-1][0] > 8
+    assert all(interval == caller_s for threads, interval in after_grows if threads > 8), after_grows
+    assert sys.getswitchinterval() == caller_s

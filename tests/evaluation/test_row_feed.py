@@ -149,3 +149,24 @@ def test_a_plan_that_fails_in_a_threads_own_top_up_does_not_drop_the_row_it_hold
     # Row 1 was taken as the refill failed (the old code dropped it); row 2 was read by
     # the refill that failed, and is not handed out: the run fails anyway.
     assert handed == [0, 1]
+
+
+def test_a_first_wave_planned_ahead_leaves_later_top_ups_their_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ramp's first wave is planned as the first row starts, for threads that may
+    never come (rows that compute keep one or two): later top-ups still read at most
+    twice ``_AHEAD // 2`` rows at once, as without it, so a run of large examples holds
+    no more of them in memory. ``plan_ahead``, for threads being started, raises them."""
+    reads: list[int] = []
+    plan_more = RowFeed._plan_more
+
+    def noted(feed: RowFeed, wanted: int) -> None:
+        reads.append(wanted)
+        plan_more(feed, wanted)
+
+    monkeypatch.setattr(RowFeed, "_plan_more", noted)
+    feed = RowFeed(iter(_examples(2000)), 1, set(), total=2000)
+    feed.plan_ahead_quietly(256)
+    assert reads == [256]
+    rows = [row.position for row in iter(feed.next, None)]
+    assert rows == list(range(2000))
+    assert max(reads[1:]) <= RowFeed._AHEAD, reads

@@ -138,6 +138,19 @@ class RowFeed:
         many at once: a row a thread (each thread's next row is ready while one reads
         the next page, even when all of them ask at once)."""
         self._most_ahead = max(self._most_ahead, rows)
+        self._fill(rows)
+
+    def plan_ahead_quietly(self, rows: int) -> None:
+        """Have up to ``rows`` rows planned for threads that may start (a ramp's first
+        wave), from a caller that cannot fail (a callback on the event loop): a plan that
+        fails is kept, and fails the threads asking next. Later top-ups keep their size
+        (the threads may never come: rows that compute keep one or two)."""
+        try:
+            self._fill(rows)
+        except BaseException:  # noqa: BLE001 - kept by _plan_more for the threads asking next
+            pass
+
+    def _fill(self, rows: int) -> None:
         with self._planning:
             while len(self._ready) < rows and not self._planned_all:
                 self._plan_more(rows - len(self._ready))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from assay.errors import RowFailedError
 from assay.evaluation._binding import SummaryEvaluator
 from assay.evaluation._feed import RowFeed
-from assay.evaluation._ramp import Load, quick_switches, ramp
+from assay.evaluation._ramp import Load, QuickSwitches, ramp
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._tally import Tally
 from assay.evaluation._threads import RowThreads
@@ -101,6 +101,7 @@ async def _loop_worker(
 
 
 _FEW_THREADS = 8
+_FIRST_WAVE = 256  # rows planned ahead as the first row starts, at most
 
 
 async def _run_in_threads(
@@ -129,7 +130,11 @@ async def _run_in_threads(
         load.worker_started()
         while load.measuring and (planned := feed.next()) is not None:
             if load.first_row is None:
-                load.first_row_started()
+                # The rows of the threads the ramp may add, planned by the loop while this
+                # row runs (the ramp waits for its evidence meanwhile), not as it adds them:
+                # reading 255 examples there held all 255 threads back (~1 ms idle).
+                _soon(running, feed.plan_ahead_quietly, min(max_threads, _FIRST_WAVE))
+                load.first_row_started()  # after: the row's evidence is its own CPU
             wall, cpu = time.perf_counter(), time.thread_time()
             row = pipeline.run_sync(planned)
             load.add(time.perf_counter() - wall, time.thread_time() - cpu)
@@ -141,15 +146,18 @@ async def _run_in_threads(
     feed.plan_ahead(1)  # here, on a connection to the store this thread has already
     tasks: list[asyncio.Future[Any]] = [threads.start(loop)]
 
+    switches = QuickSwitches()
+
     def grow(count: int) -> None:
         more = min(count - len(tasks), max(feed.remaining, 1))
         feed.plan_ahead(more)
         if len(tasks) + more > _FEW_THREADS:  # a few threads top the feed up themselves
             feed.top_up_by = functools.partial(_soon, running)
+            switches.end()  # rows that wait hand the GIL over at every wait
         tasks.extend(threads.start(loop) for _ in range(more))
         load.threads = len(tasks)
 
-    with quick_switches():
+    with switches:
         await ramp(tasks, grow, load, feed, max_threads)
     load.measuring = False
     await _gather_or_fail(tasks)
