@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _rounds import alternate, arguments, run_round
+from _rounds import alternate, arguments, compile_bytecode, run_round
 from core_throughput import evaluate_inline, inline_data
 
 
@@ -50,6 +50,8 @@ def main() -> None:
     if args is None:
         return
     sides = {"assay": sys.executable, **({"before": args.before} if args.before else {})}
+    for python in sides.values():
+        compile_bytecode(python)
 
     def report(round_: int, side: str, got: dict[str, Any]) -> None:
         print(

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _rounds import alternate, arguments, run_round
+from _rounds import alternate, arguments, compile_bytecode, run_round
 from core_throughput import evaluate_inline, inline_data
 
 EVENTS: list[tuple[str, float, float]] = []
@@ -178,10 +178,14 @@ def main() -> None:
     if args is None:
         return
     sides: dict[str, str | None] = {"now": None, **({"before": args.before} if args.before else {})}
+    environments = {
+        side: dict(os.environ, PYTHONPATH=source) if source else None for side, source in sides.items()
+    }
+    for env in environments.values():
+        compile_bytecode(env=env)
 
     def measure(side: str) -> dict[str, Any]:
-        source = sides[side]
-        return run_round(__file__, [str(args.n)], env=dict(os.environ, PYTHONPATH=source) if source else None)
+        return run_round(__file__, [str(args.n)], env=environments[side])
 
     for side, figures in alternate(sides, args.rounds, measure).items():
         _table(side, figures, args.n)
