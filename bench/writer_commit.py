@@ -49,6 +49,7 @@ def _variants() -> dict[str, Setup]:
         "foreign_keys=OFF": run("PRAGMA foreign_keys = OFF"),
         "None bound without adapter": _without_none_adapter,
         "synchronous=NORMAL": run("PRAGMA synchronous = NORMAL"),
+        "wal_autocheckpoint=0": run("PRAGMA wal_autocheckpoint = 0"),
         "page_size=8192": run(),  # set as the store is made (``_batches``)
         "page_size=16384": run(),
         "without results_by_run": run("DROP INDEX results_by_run"),
