@@ -36,8 +36,9 @@ def compile_bytecode(python: str = sys.executable, env: Mapping[str, str] | None
     install`` does for an installed package. This machine's environment sets
     PYTHONDONTWRITEBYTECODE, so an editable checkout's modules would otherwise be
     compiled from source in every round, inside the clock (the modules ``evaluate``
-    imports: ~160 ms of CPU against ~75 with bytecode, load 3), while LangSmith's installed package has its
-    bytecode. Run before the rounds; what a round times is unchanged."""
+    imports: ~160 ms of CPU against ~75 with bytecode, load 3), while LangSmith's
+    installed package has its bytecode. Run before the rounds; what a round times is
+    unchanged."""
     script = "import assay, compileall, os; compileall.compile_dir(os.path.dirname(assay.__file__), quiet=1)"
     subprocess.run([python, "-c", script], check=True, env=env)
 
