@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _rounds import alternate, run_round
+from _rounds import alternate, compile_bytecode, run_round
 
 PATHS = ("evaluate", "create_examples", "columns")
 
@@ -81,6 +81,8 @@ def main() -> None:
         print(json.dumps(child(int(args.child[0]), args.child[1], args.child[2])))
         return
     pythons = {"assay": sys.executable, **({"before": args.before} if args.before else {})}
+    for python in pythons.values():
+        compile_bytecode(python)
     sides = [(side, path) for path in args.paths.split(",") for side in pythons]
     loads = [os.getloadavg()[0]]
 

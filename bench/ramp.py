@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _rounds import alternate, arguments, run_round
+from _rounds import alternate, arguments, compile_bytecode, run_round
 
 WAIT_S, THREADS = 0.05, 256
 PHASES = ("first row", "ramp done", "last row end", "end")
@@ -83,10 +83,14 @@ def main() -> None:
     if args is None:
         return
     sides = ["assay", *(["before"] if args.before else [])]
+    environments = {
+        side: {**os.environ, "PYTHONPATH": args.before} if side == "before" else None for side in sides
+    }
+    for env in environments.values():
+        compile_bytecode(env=env)
 
     def measure(side: str) -> dict[str, Any]:
-        env = {**os.environ, "PYTHONPATH": args.before} if side == "before" else None
-        return run_round(__file__, [str(args.n)], python=sys.executable, env=env)
+        return run_round(__file__, [str(args.n)], python=sys.executable, env=environments[side])
 
     def report(round_: int, side: str, got: dict[str, Any]) -> None:
         print(
