@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from assay import Client
 from assay.store import Store, open_store
@@ -30,6 +31,12 @@ def _load_helper(module: str) -> ModuleType:
         spec.loader.exec_module(loaded)
     return sys.modules[name]
 
+
+# Property tests assert what holds, never how fast: no per-example deadline and no "input
+# generation is slow" check, which a loaded CI worker failed (test_inline_import,
+# test_row_fields) with inputs that pass when run again.
+settings.register_profile("assay", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("assay")
 
 pg = _load_helper("_postgres")
 requirements = _load_helper("_requirements")  # the per-requirement markers (postgres, ray, ...)
