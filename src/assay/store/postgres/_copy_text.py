@@ -14,9 +14,10 @@ stored as the two characters ``\\0``, as the store stores it elsewhere.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay.store._row_text import Encoded
+if TYPE_CHECKING:  # loaded by path in the writer process, which imports no assay
+    from assay.store._row_text import Encoded
 
 __all__ = ["CopyReady", "copy_ready"]
 
