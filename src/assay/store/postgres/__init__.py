@@ -150,7 +150,12 @@ class PostgresStore(SQLiteStore):
         self._written.before_reading(str(experiment_id), self._analyze_rows)
 
     def _analyze_rows(self) -> None:
-        self._again(lambda: self.conn.execute(ANALYZE_SQL))
+        def analyze() -> None:
+            with self.transaction() as conn:
+                for statement in ANALYZE_SQL:
+                    conn.execute(statement)
+
+        self._again(analyze)
 
     def load_rows(
         self,

@@ -9,7 +9,9 @@ them, not by walking the index to the page's end: each page cost more than the l
 the whole read quadratic (12.7 s of the server's time at 100,000 rows). So a store that
 wrote an experiment's rows refreshes the statistics of ``runs`` and ``results``
 (``ANALYZE``, which samples ~30,000 rows whatever a table's size) before it first reads
-them back, or builds their columns, once enough were written since.
+them back, or builds their columns, once enough were written since: of the columns the
+rows are found by, from a sample of 3,000 rows (130 ms at 100,000 rows, against 1.1 s for
+every column from the default 30,000; the page's plan is the same).
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ __all__ = ["ANALYZE_AFTER_ROWS", "ANALYZE_SQL", "WrittenRows"]
 
 #: rows written since the last refresh from which reads refresh the statistics first
 ANALYZE_AFTER_ROWS = 2_000
-ANALYZE_SQL = "ANALYZE runs, results"
+ANALYZE_SQL = (  # in one transaction: the sample's size is the transaction's setting
+    "SET LOCAL default_statistics_target = 10",
+    "ANALYZE runs (experiment_id, position, repetition), results (experiment_id, key, run_id)",
+)
 
 
 class WrittenRows:
