@@ -7,7 +7,6 @@ read back (``postgres._statistics``)."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -71,7 +70,12 @@ def _through_process(store: Any, record: ExperimentRecord, fence: Fence | None =
 
 def _seen(store: Any, record: ExperimentRecord) -> list[tuple[Any, ...]]:
     return [
-        (row.position, row.run.outputs, row.run.error, [(r.key, r.score, r.comment, r.value) for r in row.results])
+        (
+            row.position,
+            row.run.outputs,
+            row.run.error,
+            [(r.key, r.score, r.comment, r.value) for r in row.results],
+        )
         for row in store.load_rows(record)
     ]
 

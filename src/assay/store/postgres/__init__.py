@@ -181,7 +181,9 @@ class PostgresStore(SQLiteStore):
     ) -> list[tuple[tuple[int, int], Any]]:
         self.before_reading_rows(experiment.id)
         return self._again(  # type: ignore[no-any-return]
-            lambda: SQLiteStore.load_row_values(self, experiment, field, after=after, offset=offset, limit=limit)
+            lambda: SQLiteStore.load_row_values(
+                self, experiment, field, after=after, offset=offset, limit=limit
+            )
         )
 
     def settle_writers_of(self, run_pid: int) -> None:

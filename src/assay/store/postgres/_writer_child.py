@@ -44,7 +44,9 @@ def _sqlite_child() -> ModuleType:
 
 def _copy_text() -> ModuleType:
     here = os.path.dirname(os.path.abspath(__file__))
-    spec = importlib.util.spec_from_file_location("assay_writer_copy_text", os.path.join(here, "_copy_text.py"))
+    spec = importlib.util.spec_from_file_location(
+        "assay_writer_copy_text", os.path.join(here, "_copy_text.py")
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
