@@ -132,7 +132,6 @@ class PostgresBatchWriter(ProcessBatchWriter):
 
     def _build_columns(self, experiment_id: str) -> None:
         try:
-            self._postgres.before_reading_rows(self._experiment_id)
             columns.build_marked(self._postgres, experiment_id)
         except Exception:  # noqa: BLE001, S110 - left pending: the first comparison builds them
             pass
