@@ -18,8 +18,7 @@ last batch is in (``_batch.ColumnsBuildingWriter``), as before.
 
 from __future__ import annotations
 
-import os
-import sys
+import ctypes.util
 import threading
 import uuid
 from collections.abc import Sequence
@@ -33,7 +32,12 @@ from assay.store.postgres._conn import _adapt, _quoted
 from assay.store.postgres._dialect import translate
 from assay.store.records import ExperimentStats
 from assay.store.sqlite._writer import BatchStatements, ProcessBatchWriter, StatementLog
-from assay.store.sqlite._writer_process import ANSWER_TIMEOUT_S, WriterProcess, settle_writers_of
+from assay.store.sqlite._writer_process import (
+    ANSWER_TIMEOUT_S,
+    WriterProcess,
+    WriterProcessError,
+    settle_writers_of,
+)
 
 if TYPE_CHECKING:
     from assay.store.postgres import PostgresStore
@@ -45,18 +49,22 @@ CHILD = Path(__file__).with_name("_writer_child.py")
 
 class PostgresWriterProcess(WriterProcess):
     """A child running ``_writer_child.py`` on the store at ``url``, connected to ``dsn``
-    (sent through its pipe, never on its command line: it may hold a password)."""
+    (sent through its pipe, never on its command line: it may hold a password), through
+    the libpq this process's psycopg loaded."""
 
     CHILD = CHILD
     KIND = "PostgreSQL"
-    READY = ("ready", "assay-postgres-writer", 1)
+    READY = ("ready", "assay-postgres-writer", 2)
 
     def __init__(self, url: str, dsn: str, answer_timeout: float = ANSWER_TIMEOUT_S) -> None:
+        self._libpq = libpq_path()
+        if self._libpq is None:
+            raise WriterProcessError("no libpq found for the PostgreSQL writer process")
         setup = (dsn, _quoted(RUN_COLUMNS + ", failed"), _quoted(RESULT_COLUMNS))
         super().__init__(url, setup, answer_timeout)
 
     def _arguments(self) -> list[str]:
-        return [os.pathsep.join(part for part in sys.path if part)]  # where psycopg is
+        return [str(self._libpq), *super()._arguments()]
 
     def _error(self, answer: tuple[Any, ...]) -> Exception:
         """psycopg's exception for the SQLSTATE the server gave (a duplicate run is a
@@ -70,18 +78,46 @@ class PostgresWriterProcess(WriterProcess):
         return error_class(str(answer[2]))
 
 
-class TranslatedLog(StatementLog):
-    """A batch's statements as SQLite's writer records them, in PostgreSQL's dialect and
-    with its parameters adapted as the run's own connection adapts them (``_conn``)."""
+class WholeStatements(StatementLog):
+    """A batch's statements as SQLite's writer records them, each made whole for the
+    writer process: in PostgreSQL's dialect, its parameters adapted as the run's own
+    connection adapts them (``_conn``) and written in as literals by psycopg (which
+    quotes them for ``conn``'s server), so the process sends them as they are."""
+
+    def __init__(self, conn: Any) -> None:
+        super().__init__()
+        import psycopg
+
+        self._cursor = psycopg.ClientCursor(conn)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        super().execute(translate(sql), _adapt(params))
+        self.statements.append((self._whole(sql, params), None, False))
 
     def executemany(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
-        super().executemany(translate(sql), [_adapt(row) for row in params])
+        for row in params:
+            self.execute(sql, row)
 
     def guard(self, sql: str, params: Sequence[Any]) -> None:
-        super().guard(translate(sql), _adapt(params))
+        self.statements.append((self._whole(sql, params), params, "guard"))
+
+    def _whole(self, sql: str, params: Sequence[Any]) -> str:
+        return str(self._cursor.mogrify(translate(sql), _adapt(params)))
+
+
+def libpq_path() -> str | None:
+    """The libpq this process's psycopg loaded (its own copy, for psycopg[binary]), else
+    the system's."""
+    import psycopg  # noqa: F401 - loads libpq
+
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.rsplit(" ", 1)[-1].strip()
+                if "/libpq" in path and ".so" in path:
+                    return path
+    except OSError:
+        pass
+    return ctypes.util.find_library("pq")
 
 
 class PostgresBatchWriter(ProcessBatchWriter):
@@ -105,7 +141,7 @@ class PostgresBatchWriter(ProcessBatchWriter):
         self._postgres.rows_written(self._experiment_id, len(prepared))
 
     def _statement_log(self) -> StatementLog:
-        return TranslatedLog()
+        return WholeStatements(self._postgres.conn.raw)
 
     def _new_process(self) -> WriterProcess:
         return PostgresWriterProcess(self._postgres.url, self._postgres.dsn, self._answer_timeout)
