@@ -121,6 +121,29 @@ def test_a_batch_whose_lease_was_taken_over_is_refused_by_the_process_which_goes
     store.close()
 
 
+@pytest.mark.parametrize("taken_over", [False, True])
+def test_a_run_end_with_no_rows_left_stores_its_figures_behind_the_fence(
+    postgres_store_url: str, taken_over: bool
+) -> None:
+    """The final figures alone (nothing queued at the run's end): the fence's answer is
+    awaited before the figures are written, as there is no row to refuse."""
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 10)
+    store.take_lease(record.id, 0, 1, host="here", pid=1, token="mine", ttl=600)
+    writer = _through_process(store, record, Fence(record.id, 0, "mine"))
+    writer.write([store.prepare_row(record.id, row) for row in rows], ExperimentStats(rows=10))
+    if taken_over:
+        store.take_lease(record.id, 0, 1, host="there", pid=2, token="theirs", ttl=600, stale_token="mine")
+        with pytest.raises(LeaseFencedError):
+            writer.write([], ExperimentStats(rows=10, run_errors=3, final=True))
+    else:
+        writer.write([], ExperimentStats(rows=10, run_errors=3, final=True))
+    assert writer.rows_by_process == 10 and writer.rows_here == 0
+    assert store.load_stats(record.id).run_errors == (0 if taken_over else 3)  # type: ignore[union-attr]
+    writer.close()
+    store.close()
+
+
 def test_a_failed_batch_is_the_servers_error_and_stores_none_of_its_rows(postgres_store_url: str) -> None:
     store = open_store(postgres_store_url)
     record, rows = _experiment(store, 10)
