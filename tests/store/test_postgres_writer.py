@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -262,3 +263,37 @@ def _plan_of_page(url: str, record: ExperimentRecord) -> str:
     sql, params = recorder.statement
     with psycopg.connect(url, autocommit=True) as admin:
         return "\n".join(row[0] for row in admin.execute("EXPLAIN " + translate(sql), params).fetchall())
+
+
+def _builders() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name == "assay-columns"]
+
+
+def _columns_built(store: Any, record: ExperimentRecord) -> list[tuple[Any, ...]]:
+    rows = store.conn.execute(
+        "SELECT built_at IS NOT NULL FROM metric_column_sets WHERE experiment_id = ?", (str(record.id),)
+    ).fetchall()
+    return [tuple(row) for row in rows]
+
+
+def test_the_columns_are_built_once_the_run_has_finished_the_experiment(postgres_store_url: str) -> None:
+    """Not while the run's summary evaluators read its rows back (in the run's process
+    and on the server); marked pending with the last batch meanwhile."""
+    for thread in _builders():
+        thread.join()
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 50)
+    writer = store.batch_writer(record.id, None)
+    writer.ending(build_columns=True)
+    writer.write([store.prepare_row(record.id, row) for row in rows], ExperimentStats(rows=50, final=True))
+    with psycopg.connect(postgres_store_url) as other:  # a build started now would wait for it
+        other.execute(
+            "SELECT 1 FROM metric_column_sets WHERE experiment_id = %s FOR UPDATE", (str(record.id),)
+        )
+        writer.close(build_columns=True)
+        assert _builders() == [] and _columns_built(store, record) == [(False,)]  # pending
+    store.finish_experiment(record.id, "completed")
+    for thread in _builders():
+        thread.join()
+    assert _columns_built(store, record) == [(True,)]
+    store.close()

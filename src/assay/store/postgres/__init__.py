@@ -95,6 +95,7 @@ class PostgresStore(SQLiteStore):
         weakref.finalize(self, _close_all, self._opened, self._opened_lock)
         self._reconnect_s = reconnect_seconds()
         self._written = WrittenRows()  # for the planner's statistics (``_statistics``)
+        self._columns_due: dict[str, Callable[[], None]] = {}  # ``build_columns_when_finished``
         self._keepalive = self._open_and_migrate()  # type: ignore[assignment]
 
     @property
@@ -115,6 +116,19 @@ class PostgresStore(SQLiteStore):
         0.25 s a 10,000-row build took). The tuples are freed as they are read."""
         with _collector_paused():
             self._again(lambda: SQLiteStore.finish_experiment(self, experiment_id, status, fence))
+        self._start_columns_due(experiment_id)
+
+    def build_columns_when_finished(self, experiment_id: uuid.UUID, start: Callable[[], None]) -> None:
+        """``start()`` the build of the experiment's metric columns (marked pending) once
+        this store finishes the experiment (``finish_experiment``, or ``finish_shard``
+        completing it): not while the run's summary evaluators read its rows back. A run
+        that never finishes it leaves the mark: the first comparison builds them."""
+        self._columns_due[str(experiment_id)] = start
+
+    def _start_columns_due(self, experiment_id: uuid.UUID) -> None:
+        start = self._columns_due.pop(str(experiment_id), None)
+        if start is not None:
+            start()
 
     def take_lease(self, experiment_id: uuid.UUID, shard: int, shards: int, **holder: Any) -> Lease:
         """As SQLite's, but never stuck behind a holder paused inside a write whose lease
@@ -138,6 +152,8 @@ class PostgresStore(SQLiteStore):
             outcome: tuple[int, int] | None = self._again(
                 lambda: SQLiteStore.finish_shard(self, experiment_id, shard, token, completes=completes)
             )
+        if completes and outcome is not None and outcome[0] >= outcome[1]:
+            self._start_columns_due(experiment_id)
         return outcome
 
     def rows_written(self, experiment_id: uuid.UUID, rows: int) -> None:

@@ -12,8 +12,8 @@ and translated here (``_dialect``), so the process only runs them.
 What differs from SQLite's: a lost connection is the process's end (it answers
 ``lost``), and the run then writes the batch itself, which reconnects (``_reconnect``)
 after looking for the batch's first row; a row whose text cannot be ``COPY`` text is
-written by the run too. The metric columns are built by a thread of the run once its
-last batch is in (``_batch.ColumnsBuildingWriter``), as before.
+written by the run too. The metric columns are built by a thread of the run once it has
+finished the experiment (``PostgresStore.build_columns_when_finished``).
 """
 
 from __future__ import annotations
@@ -152,8 +152,9 @@ class PostgresBatchWriter(ProcessBatchWriter):
 
     def close(self, *, build_columns: bool = False) -> None:
         """The process stopped; with ``build_columns`` (the run's last batch is written),
-        the experiment's metric columns built by a thread of their own, the run not
-        waiting for them (``_batch.ColumnsBuildingWriter``)."""
+        the experiment's metric columns built by a thread of their own once the run has
+        finished the experiment (not while its summary evaluators read the rows, in this
+        process and on the server), the run not waiting for them."""
         process, self._process = self._process, None
         if process is not None:
             process.close()
@@ -164,7 +165,8 @@ class PostgresBatchWriter(ProcessBatchWriter):
             with self._postgres.transaction() as conn:
                 columns.mark_pending(conn, experiment_id)
         # not a daemon: an interpreter that exits waits for the build
-        threading.Thread(target=self._build_columns, args=(experiment_id,), name="assay-columns").start()
+        build = threading.Thread(target=self._build_columns, args=(experiment_id,), name="assay-columns")
+        self._postgres.build_columns_when_finished(self._experiment_id, build.start)
 
     def _build_columns(self, experiment_id: str) -> None:
         try:
