@@ -208,6 +208,10 @@ class PostgresStore(SQLiteStore):
     def require_whole(self, *, thorough: bool = False) -> None:
         return None  # the server checks its own pages (data checksums, amcheck)
 
+    def again(self, call: Callable[[], Any]) -> Any:
+        """``call()``, run again on a new connection while this thread's was lost."""
+        return self._again(call)
+
     # a lost connection: reconnect and run the call again (``_reconnect``)
     def _again(self, call: Callable[[], Any], landed: Callable[[], bool] | None = None) -> Any:
         return with_reconnect(

@@ -1,5 +1,7 @@
-"""A run's batch on PostgreSQL in six round trips, whatever its size, its rows sent as
-the row threads formatted them (``_copy_text``).
+"""A run's batch on PostgreSQL in six round trips, whatever its size, written by the run
+itself: before its writer process is ready, in a small run, or when the process is gone
+(``_writer``; the process sends the same transaction as one query). Its rows are
+encoded and formatted as ``COPY`` text here (``_copy_text``).
 
 The batch is what SQLite's writer commits (``sqlite._write_batch_on``): the lease fence,
 the rows, the invalidation of what the rows make stale, the experiment's figures, one

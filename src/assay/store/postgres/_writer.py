@@ -89,6 +89,7 @@ class WholeStatements(StatementLog):
         import psycopg
 
         self._cursor = psycopg.ClientCursor(conn)
+        self._whole("SELECT ?", ("",))  # a connection lost shows now, not halfway through
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self.statements.append((self._whole(sql, params), None, False))
@@ -141,7 +142,9 @@ class PostgresBatchWriter(ProcessBatchWriter):
         self._postgres.rows_written(self._experiment_id, len(prepared))
 
     def _statement_log(self) -> StatementLog:
-        return WholeStatements(self._postgres.conn.raw)
+        """On this thread's connection, reconnecting first if it was lost (the server
+        restarting: as the batches written here ride it out, ``_reconnect``)."""
+        return self._postgres.again(lambda: WholeStatements(self._postgres.conn.raw))  # type: ignore[no-any-return]
 
     def _new_process(self) -> WriterProcess:
         return PostgresWriterProcess(self._postgres.url, self._postgres.dsn, self._answer_timeout)

@@ -72,7 +72,7 @@ def interpreter() -> str | None:
 class WriterProcess:
     """One child running ``_writer_child.py`` on the database at ``path``.
 
-    Subclasses run another child on the same frames (``postgres._writer_process``): they
+    Subclasses run another child on the same frames (``postgres._writer``): they
     name its script (``CHILD``, ``KIND``), its arguments after the script and what its
     errors mean (``_error``); ``setup`` is its first frame (SQLite's: the PRAGMAs)."""
 
