@@ -95,7 +95,8 @@ def _statements(url: str) -> list[Any]:
 
 
 def server_cpu_seconds(postmaster_pid: int) -> float:
-    """User + system CPU of the server: the postmaster and every process it started."""
+    """User + system CPU of the server: the postmaster and every process it started,
+    those that have ended included (a backend whose connection closed)."""
     total = 0
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -105,7 +106,9 @@ def server_cpu_seconds(postmaster_pid: int) -> float:
         except OSError:
             continue
         parent, utime, stime = int(fields[1]), int(fields[11]), int(fields[12])
-        if int(entry) == postmaster_pid or parent == postmaster_pid:
+        if int(entry) == postmaster_pid:  # with its children's that ended (a closed connection's)
+            total += utime + stime + int(fields[13]) + int(fields[14])
+        elif parent == postmaster_pid:
             total += utime + stime
     return total / _TICKS
 

@@ -16,6 +16,7 @@ import pytest
 from assay import Client
 from assay.errors import LeaseFencedError
 from assay.schemas import EvaluationResult, Example, Run
+from assay.store import _codec as codec
 from assay.store import open_store
 from assay.store.fence import Fence
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
@@ -132,7 +133,7 @@ def test_a_nul_anywhere_in_a_batch_is_stored_as_postgresql_text_can_hold_it(post
     hold) has it written as the two characters ``\\0``, wherever it is."""
     store = open_store(postgres_store_url)
     record, prepared = _batch(store, 4)
-    run, results = prepared[3]
+    run, results = codec.encoded(prepared[3])  # as pickled by the row's thread, encoded
     prepared[3] = (run[:9] + ("late\x00error",) + run[10:], [results[0][:6] + ("a\x00b",) + results[0][7:]])
     store.write_batch(record.id, prepared, None)
     last = store.load_rows(record)[3]

@@ -12,7 +12,7 @@ from typing import Any
 from assay import Client, evaluate
 from assay.store import _columns as columns
 from assay.store.sqlite import _writer_process
-from assay.store.sqlite._writer import SPAWN_AFTER_ROWS
+from assay.store.sqlite._writer import SPAWN_AFTER_ROWS, StatementLog
 from assay.store.sqlite._writer_process import WriterProcess
 
 
@@ -88,7 +88,8 @@ def test_on_postgres_the_last_batch_marks_the_columns_in_its_transaction(
             in_batch[0] = False
 
     def marking(conn: Any, experiment_id: str) -> None:
-        marks.append(in_batch[0])
+        # in a batch written here, or among a batch's statements for the writer process
+        marks.append(in_batch[0] or isinstance(conn, StatementLog))
         mark_pending(conn, experiment_id)
 
     monkeypatch.setattr(_batch, "write_batch", writing)

@@ -25,22 +25,22 @@ from typing import Any, Generic, TypeVar
 
 from assay.errors import AlreadyExistsError, StoreVersionError, require_extra
 from assay.schemas import Dataset, Example
-from assay.store._codec import encode_row, id_text, run_id_of
+from assay.store._codec import run_id_of
 from assay.store._json import dumps, loads
 from assay.store._masking import masked
 from assay.store._schema import MIGRATIONS, POSTGRES_ROW_REFERENCES, SCHEMA_VERSION
 from assay.store.base import BatchWriter, ExampleValues
 from assay.store.fence import Fence
-from assay.store.postgres._batch import ColumnsBuildingWriter
 from assay.store.postgres._batch import write_batch as pipelined_write_batch
 from assay.store.postgres._conn import PGConnection, connect
-from assay.store.postgres._copy_text import copy_ready
 from assay.store.postgres._dialect import COMPAT_SQL, ddl
 from assay.store.postgres._integrity import ROW_REFERENCES_SQL
 from assay.store.postgres._reconnect import RETRIED, _Unreachable, is_lost, reconnect_seconds, with_reconnect
+from assay.store.postgres._statistics import ANALYZE_SQL, WrittenRows
 from assay.store.postgres._takeover import BOUND_LOCK_WAIT_SQL, take_past_paused_holder
+from assay.store.postgres._writer import PostgresBatchWriter, settle_postgres_writers_of
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats, Lease, LeaseClaim
-from assay.store.sqlite import SQLiteStore
+from assay.store.sqlite import SQLiteStore, _write_batch_on
 
 __all__ = ["PostgresStore", "masked", "postgres_migrations"]
 
@@ -94,18 +94,19 @@ class PostgresStore(SQLiteStore):
         # page), still closes its connections when collected.
         weakref.finalize(self, _close_all, self._opened, self._opened_lock)
         self._reconnect_s = reconnect_seconds()
+        self._written = WrittenRows()  # for the planner's statistics (``_statistics``)
+        self._columns_due: dict[str, Callable[[], None]] = {}  # ``build_columns_when_finished``
         self._keepalive = self._open_and_migrate()  # type: ignore[assignment]
 
-    def batch_writer(self, experiment_id: uuid.UUID, fence: Fence | None = None) -> BatchWriter:
-        """In this process: the server does the work, and psycopg waits for it without
-        the GIL; the columns are built as the run ends, without it waiting (``_batch``)."""
-        return ColumnsBuildingWriter(self, experiment_id, fence)
+    @property
+    def dsn(self) -> str:
+        """The libpq URL the store connects with (its password included)."""
+        return self._dsn
 
-    def prepare_row(self, experiment_id: uuid.UUID, row: ExperimentRow) -> Any:
-        """Encoded now, in the row's thread, down to its COPY text (``_copy_text``): no
-        writer process takes pickled fields here, so pickling them would be a round trip
-        for nothing (~10 us a row)."""
-        return copy_ready(encode_row(str(experiment_id), id_text(row.run.id), row))
+    def batch_writer(self, experiment_id: uuid.UUID, fence: Fence | None = None) -> BatchWriter:
+        """Through a writer process once a run is large enough, as SQLite's (``_writer``);
+        the columns are built as the run ends, without it waiting."""
+        return PostgresBatchWriter(self, experiment_id, _write_batch_on, fence=fence)
 
     def finish_experiment(self, experiment_id: uuid.UUID, status: str, fence: Fence | None = None) -> None:
         """As SQLite's, with the cyclic garbage collector held off while the experiment's
@@ -115,6 +116,19 @@ class PostgresStore(SQLiteStore):
         0.25 s a 10,000-row build took). The tuples are freed as they are read."""
         with _collector_paused():
             self._again(lambda: SQLiteStore.finish_experiment(self, experiment_id, status, fence))
+        self._start_columns_due(experiment_id)
+
+    def build_columns_when_finished(self, experiment_id: uuid.UUID, start: Callable[[], None]) -> None:
+        """``start()`` the build of the experiment's metric columns (marked pending) once
+        this store finishes the experiment (``finish_experiment``, or ``finish_shard``
+        completing it): not while the run's summary evaluators read its rows back. A run
+        that never finishes it leaves the mark: the first comparison builds them."""
+        self._columns_due[str(experiment_id)] = start
+
+    def _start_columns_due(self, experiment_id: uuid.UUID) -> None:
+        start = self._columns_due.pop(str(experiment_id), None)
+        if start is not None:
+            start()
 
     def take_lease(self, experiment_id: uuid.UUID, shard: int, shards: int, **holder: Any) -> Lease:
         """As SQLite's, but never stuck behind a holder paused inside a write whose lease
@@ -138,13 +152,65 @@ class PostgresStore(SQLiteStore):
             outcome: tuple[int, int] | None = self._again(
                 lambda: SQLiteStore.finish_shard(self, experiment_id, shard, token, completes=completes)
             )
+        if completes and outcome is not None and outcome[0] >= outcome[1]:
+            self._start_columns_due(experiment_id)
         return outcome
 
+    def rows_written(self, experiment_id: uuid.UUID, rows: int) -> None:
+        """A run's batch of ``rows`` rows is stored (``_writer``)."""
+        self._written.add(str(experiment_id), rows)
+
+    def before_reading_rows(self, experiment_id: uuid.UUID) -> None:
+        """The planner's statistics refreshed if this store wrote many of the experiment's
+        rows since it last did (``_statistics``)."""
+        self._written.before_reading(str(experiment_id), self._analyze_rows)
+
+    def _analyze_rows(self) -> None:
+        def analyze() -> None:
+            with self.transaction() as conn:
+                for statement in ANALYZE_SQL:
+                    conn.execute(statement)
+
+        self._again(analyze)
+
+    def load_rows(
+        self,
+        experiment: ExperimentRecord,
+        *,
+        after: tuple[int, int] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[ExperimentRow]:
+        self.before_reading_rows(experiment.id)
+        return self._again(  # type: ignore[no-any-return]
+            lambda: SQLiteStore.load_rows(self, experiment, after=after, offset=offset, limit=limit)
+        )
+
+    def load_row_values(
+        self,
+        experiment: ExperimentRecord,
+        field: str,
+        *,
+        after: tuple[int, int] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[tuple[tuple[int, int], Any]]:
+        self.before_reading_rows(experiment.id)
+        return self._again(  # type: ignore[no-any-return]
+            lambda: SQLiteStore.load_row_values(
+                self, experiment, field, after=after, offset=offset, limit=limit
+            )
+        )
+
     def settle_writers_of(self, run_pid: int) -> None:
-        return None  # its writes are this process's own
+        settle_postgres_writers_of(self.url, run_pid)
 
     def require_whole(self, *, thorough: bool = False) -> None:
         return None  # the server checks its own pages (data checksums, amcheck)
+
+    def again(self, call: Callable[[], Any]) -> Any:
+        """``call()``, run again on a new connection while this thread's was lost."""
+        return self._again(call)
 
     # a lost connection: reconnect and run the call again (``_reconnect``)
     def _again(self, call: Callable[[], Any], landed: Callable[[], bool] | None = None) -> Any:

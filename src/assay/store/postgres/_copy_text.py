@@ -1,10 +1,8 @@
-"""A row's lines of ``COPY ... FROM STDIN`` text, made as the row is prepared.
+"""A row's lines of ``COPY ... FROM STDIN`` text.
 
-The run's writer thread shares the GIL with the row threads: whatever Python it runs
-per row while a batch is in flight waits its turn behind them, many times over (a batch
-took 150-230 ms under load for ~30 ms of work). So each row thread formats its own row's
-lines, in PostgreSQL's text format, as it prepares the row; the writer joins a batch's
-bytes and sends them in one write per table.
+Made by the PostgreSQL writer process (``_writer_child``, which loads this module by
+path and imports nothing of assay), or by the run's writer thread for the batches it
+writes itself (``_batch``); a batch's bytes are joined and sent in one write per table.
 
 The format: columns separated by tabs, ``\\N`` for NULL, and backslash, tab, newline and
 carriage return escaped with a backslash. A NUL, which PostgreSQL text cannot hold, is
@@ -14,9 +12,10 @@ stored as the two characters ``\\0``, as the store stores it elsewhere.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay.store._row_text import Encoded
+if TYPE_CHECKING:  # loaded by path in the writer process, which imports no assay
+    from assay.store._row_text import Encoded
 
 __all__ = ["CopyReady", "copy_ready"]
 

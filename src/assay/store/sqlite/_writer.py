@@ -202,11 +202,11 @@ class ProcessBatchWriter:
         self._mark_columns = build_columns
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
+        marking = self._mark_columns
         process = self._usable_process(len(prepared))
         if process is not None:
-            log = StatementLog()
+            log = self._statement_log()
             self._build(log, self._experiment_id, prepared, stats, self._fence)
-            marking = self._mark_columns
             if marking:  # the columns' build marked pending with the last rows
                 columns.mark_pending(log, str(self._experiment_id))
             try:
@@ -219,9 +219,20 @@ class ProcessBatchWriter:
                 first_run_id = codec.run_id_of(prepared[0]) if prepared else None
                 if first_run_id is not None and self._store.has_run(first_run_id):
                     self.rows_by_process += len(prepared)
+                    self._columns_marked = marking
                     return  # it committed the batch (all of it: one transaction) before it went
-        self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
+        self._write_here(prepared, stats, marking)
         self.rows_here += len(prepared)
+
+    def _statement_log(self) -> StatementLog:
+        return StatementLog()
+
+    def _write_here(self, prepared: Sequence[Any], stats: ExperimentStats | None, marking: bool) -> None:
+        """A batch written in this process (the columns' mark is left to ``close``)."""
+        self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
+
+    def _new_process(self) -> WriterProcess:
+        return WriterProcess(self._store.path, self._pragmas, self._answer_timeout)
 
     def close(self, *, build_columns: bool = False) -> None:
         """With ``build_columns`` (the run's last batch is written), a writer process
@@ -254,7 +265,7 @@ class ProcessBatchWriter:
             self._process = warm
             return True
         try:
-            self._process = WriterProcess(self._store.path, self._pragmas, self._answer_timeout)
+            self._process = self._new_process()
         except (OSError, WriterProcessError):
             self._given_up = True
             return False

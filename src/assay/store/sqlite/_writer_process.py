@@ -70,17 +70,25 @@ def interpreter() -> str | None:
 
 
 class WriterProcess:
-    """One child running ``_writer_child.py`` on the database at ``path``."""
+    """One child running ``_writer_child.py`` on the database at ``path``.
 
-    def __init__(self, path: str, pragmas: Sequence[str], answer_timeout: float = ANSWER_TIMEOUT_S) -> None:
+    Subclasses run another child on the same frames (``postgres._writer``): they
+    name its script (``CHILD``, ``KIND``), its arguments after the script and what its
+    errors mean (``_error``); ``setup`` is its first frame (SQLite's: the PRAGMAs)."""
+
+    CHILD = _CHILD
+    KIND = "SQLite"
+    READY: tuple[str, str, int] = _READY
+
+    def __init__(self, path: str, setup: Sequence[str], answer_timeout: float = ANSWER_TIMEOUT_S) -> None:
         _reap_builders()
         python = interpreter()
         if python is None:
-            raise WriterProcessError("no Python interpreter to start the SQLite writer process with")
+            raise WriterProcessError(f"no Python interpreter to start the {self.KIND} writer process with")
         # its own session: a Ctrl-C to the terminal's group interrupts the run, which then
         # flushes through this process. The run's pid names it (``settle_writers_of``).
         self._proc = subprocess.Popen(
-            [python, "-I", "-S", str(_CHILD), path, str(os.getpid()), _ORJSON_HOME],
+            [python, "-I", "-S", str(self.CHILD), path, str(os.getpid()), *self._arguments()],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -99,10 +107,14 @@ class WriterProcess:
         self._answer_timeout = answer_timeout
         _LIVE.add(self)
         try:
-            self.send(list(pragmas), time.monotonic() + _STARTUP_READ_S)
+            self.send(list(setup), time.monotonic() + _STARTUP_READ_S)
         except WriterProcessError:
             self.close()
             raise
+
+    def _arguments(self) -> list[str]:
+        """The child's arguments after the database and the run's pid."""
+        return [_ORJSON_HOME]
 
     @property
     def pid(self) -> int:
@@ -126,7 +138,7 @@ class WriterProcess:
                 answer = self.receive(time.monotonic() + _STARTUP_READ_S)
             except WriterProcessError:
                 answer = None
-            self._state = "ready" if answer == _READY else "failed"
+            self._state = "ready" if answer == self.READY else "failed"
         elif self._proc.poll() is not None:
             self._state = "failed"
         return self._state
@@ -180,15 +192,19 @@ class WriterProcess:
         answer = self.receive(deadline)
         if answer == ("ok",):
             return
-        if isinstance(answer, tuple) and len(answer) == 3 and answer[0] == "error":
+        if isinstance(answer, tuple) and len(answer) >= 3 and answer[0] == "error":
             if answer[1] == "_Fenced":  # a guard of the batch refused it
                 guard = next(params for _, params, many in statements if many == "guard")
                 raise LeaseFencedError(refused_message(guard))
-            error_class = getattr(sqlite3, str(answer[1]), sqlite3.DatabaseError)
-            if not (isinstance(error_class, type) and issubclass(error_class, sqlite3.Error)):
-                error_class = sqlite3.DatabaseError
-            raise error_class(str(answer[2]))
+            raise self._error(answer)
         raise self._failed(f"answered {answer!r:.80}")
+
+    def _error(self, answer: tuple[Any, ...]) -> Exception:
+        """The exception the child's ``("error", class name, message)`` stands for."""
+        error_class = getattr(sqlite3, str(answer[1]), sqlite3.DatabaseError)
+        if not (isinstance(error_class, type) and issubclass(error_class, sqlite3.Error)):
+            error_class = sqlite3.DatabaseError
+        return error_class(str(answer[2]))
 
     def send(self, message: Any, deadline: float) -> None:
         self._write_frame(_pickled(message), deadline)
@@ -304,7 +320,7 @@ class WriterProcess:
         self._state = "failed"
         code = self._proc.poll()
         status = "" if code is None else f", exit status {code}"
-        return WriterProcessError(f"the SQLite writer process (pid {self._proc.pid}{status}) {what}")
+        return WriterProcessError(f"the {self.KIND} writer process (pid {self._proc.pid}{status}) {what}")
 
 
 class _Answer(pickle.Unpickler):
@@ -369,14 +385,17 @@ def _wait_for_builders(timeout: float | None = _BUILDING_WAIT_S) -> None:
     _reap_builders()
 
 
-def settle_writers_of(path: str, run_pid: int, timeout: float = ANSWER_TIMEOUT_S + 5) -> None:
+def settle_writers_of(
+    path: str, run_pid: int, timeout: float = ANSWER_TIMEOUT_S + 5, *, child: Path = _CHILD
+) -> None:
     """Wait for the writer processes that the dead run ``run_pid`` left on the database
     at ``path`` to commit what they were handed and exit; kill those still there after
     ``timeout`` (what they had not committed is rolled back). A run that takes the dead
-    run's place calls this first, so no late commit lands under it."""
+    run's place calls this first, so no late commit lands under it. ``child``: the
+    script they run (PostgreSQL's writers run another)."""
     deadline, seen = time.monotonic() + timeout, set()
     while True:
-        named = _writers_of(path, run_pid)
+        named = _writers_of(child, path, run_pid)
         seen.update(named)
         # an exiting process no longer shows its command line: wait for it to be gone
         pids = named or [pid for pid in seen if _running(pid)]
@@ -399,8 +418,8 @@ def _running(pid: int) -> bool:
         return False
 
 
-def _writers_of(path: str, run_pid: int) -> list[int]:
-    wanted = [str(_CHILD).encode(), path.encode(), str(run_pid).encode()]
+def _writers_of(child: Path, path: str, run_pid: int) -> list[int]:
+    wanted = [str(child).encode(), path.encode(), str(run_pid).encode()]
     found: list[int] = []
     try:
         entries = os.listdir("/proc")

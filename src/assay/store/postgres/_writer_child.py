@@ -1,0 +1,227 @@
+"""The PostgreSQL writer process: it commits the batches a run's writer thread sends it.
+
+The SQLite writer process's protocol (``sqlite/_writer_child.py``, whose frames, row
+encoding and module loading it reuses, loaded by path), on a PostgreSQL connection of
+its own, through libpq itself (``ctypes``): ``python -I -S _writer_child.py STORE
+RUN_PID LIBPQ ORJSON_HOME`` (STORE, the store's URL without its password, and the run's
+pid only name it, for whoever takes a dead run's place; LIBPQ, the library the run's
+psycopg loaded). So it is ready in ~30 ms, as SQLite's: importing psycopg took ~0.2 s
+of CPU, on the core the server needs. The first frame in is ``(dsn, runs' COPY
+columns, results' COPY columns)``: it connects and answers ``READY``.
+
+Every frame after is one transaction, ``(sql, params, many)`` as SQLite's: the
+statements already whole (their values written in by the run's psycopg, ``_writer``),
+``many == "guard"`` marking a query that must return a row (the run's lease fence), and
+the rows (``_row_text.ROWS``, as ``Store.prepare_row`` gave them), which it encodes and
+formats as ``COPY`` text (``_copy_text``). The batch goes as one query: ``BEGIN``, the
+guards, a ``COPY`` per table, the rest, ``COMMIT``; the server asks for each table's
+rows in turn, so the batch waits for it three times. A guard that returns no row fails
+the first ``COPY`` before a row is sent. Answers: ``("ok",)`` once committed; ``("error",
+class name, message, SQLSTATE)`` once rolled back (``_Fenced``: a guard refused;
+``_NotCopyable``: a row's text cannot be COPY text, and the run writes the batch);
+``("lost", message)`` when the connection went, the commit in doubt (the run looks for
+the batch's first row, and writes the batch itself if it is not there). A ``None``
+frame or the end of input ends it: a transaction it was given is committed first.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+READY = ("ready", "assay-postgres-writer", 2)
+_OK, _TUPLES_OK, _COPY_IN = 0, 2, 4  # ConnStatusType, ExecStatusType
+_IDLE = 0  # PGTransactionStatusType
+_SQLSTATE = ord("C")
+_FENCED = b"assay: the run's lease fence refused the batch"
+
+
+def load(path: str, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def libpq(path: str) -> Any:
+    """The few libpq calls a batch needs, typed."""
+    lib = ctypes.CDLL(path)
+    handle, text = ctypes.c_void_p, ctypes.c_char_p
+    for name, result, arguments in [
+        ("PQconnectdb", handle, [text]),
+        ("PQstatus", ctypes.c_int, [handle]),
+        ("PQerrorMessage", text, [handle]),
+        ("PQfinish", None, [handle]),
+        ("PQsendQuery", ctypes.c_int, [handle, text]),
+        ("PQgetResult", handle, [handle]),
+        ("PQresultStatus", ctypes.c_int, [handle]),
+        ("PQntuples", ctypes.c_int, [handle]),
+        ("PQresultErrorField", text, [handle, ctypes.c_int]),
+        ("PQresultErrorMessage", text, [handle]),
+        ("PQclear", None, [handle]),
+        ("PQputCopyData", ctypes.c_int, [handle, text, ctypes.c_int]),
+        ("PQputCopyEnd", ctypes.c_int, [handle, text]),
+        ("PQtransactionStatus", ctypes.c_int, [handle]),
+    ]:
+        function = getattr(lib, name)
+        function.restype, function.argtypes = result, arguments
+    return lib
+
+
+class _Failed(Exception):
+    def __init__(self, message: str, sqlstate: str = "", name: str = "DatabaseError") -> None:
+        super().__init__(message)
+        self.sqlstate, self.name = sqlstate, name
+
+
+class _Lost(Exception):
+    pass
+
+
+class Batches:
+    """Commits transactions on one connection."""
+
+    def __init__(
+        self, lib: Any, conn: int, rows: Any, copy_text: ModuleType, columns: tuple[str, str]
+    ) -> None:
+        self.lib, self.conn, self.rows, self.copy_text = lib, conn, rows, copy_text
+        self.marker = rows.text.ROWS
+        self.copies = tuple(
+            f"COPY {table} ({names}) FROM STDIN" for table, names in zip(("runs", "results"), columns)
+        )
+
+    def commit(self, statements: list[tuple[str, Any, Any]]) -> tuple[Any, ...]:
+        try:
+            self._run(statements)
+        except _Lost as exc:
+            return ("lost", str(exc))
+        except _Failed as exc:
+            return ("error", exc.name, str(exc), exc.sqlstate)
+        except Exception as exc:  # noqa: BLE001 - every failure is the sender's to report
+            return ("error", type(exc).__name__, str(exc), "")
+        return ("ok",)
+
+    def _run(self, statements: list[tuple[str, Any, Any]]) -> None:
+        at = next((i for i, (sql, _, _) in enumerate(statements) if sql == self.marker), len(statements))
+        before, after = statements[:at], statements[at + 1 :]
+        guards = [many == "guard" for _, _, many in before]
+        try:
+            if at == len(statements):  # no rows: the guards' answers first, then the rest
+                self._query(["BEGIN", *(sql for sql, _, _ in before)], [False, *guards], [])
+                self._query([*(sql for sql, _, _ in after), "COMMIT"], [], [])
+                return
+            copied = self._copy_ready(statements[at][1])
+            data = [
+                b"".join([row.run_text for row in copied]),
+                b"".join([row.results_text for row in copied]),
+            ]
+            queries = [
+                "BEGIN",
+                *(sql for sql, _, _ in before),
+                *self.copies,
+                *(sql for sql, _, _ in after),
+                "COMMIT",
+            ]
+            self._query(queries, [False, *guards], data)
+        except _Failed:
+            self._roll_back()
+            raise
+
+    def _copy_ready(self, prepared: list[Any]) -> list[Any]:
+        encode, ready, kind = self.rows.encoder.encoded, self.copy_text.copy_ready, self.copy_text.CopyReady
+        copied = [ready(encode(item)) for item in prepared]
+        if not all(type(row) is kind for row in copied):
+            raise _Failed("a row's text cannot be sent as COPY text", name="_NotCopyable")
+        return copied
+
+    def _query(self, queries: list[str], guards: list[bool], data: list[bytes]) -> None:
+        """``queries`` as one; ``guards[i]``: the i-th must return a row, else the next
+        ``COPY`` is failed (or, with none, the query is failed once it is answered)."""
+        lib, conn = self.lib, self.conn
+        if not lib.PQsendQuery(conn, "; ".join(queries).encode()):
+            raise self._lost()
+        answered, refused, error = 0, False, None
+        while result := lib.PQgetResult(conn):
+            status = lib.PQresultStatus(result)
+            if status == _COPY_IN:
+                chunk = data.pop(0)
+                if refused:
+                    lib.PQputCopyEnd(conn, _FENCED)
+                elif lib.PQputCopyData(conn, chunk, len(chunk)) != 1 or lib.PQputCopyEnd(conn, None) != 1:
+                    lib.PQclear(result)
+                    raise self._lost()
+            elif status == _TUPLES_OK and answered < len(guards) and guards[answered]:
+                refused = refused or lib.PQntuples(result) == 0
+            elif status not in (1, _TUPLES_OK):  # not COMMAND_OK: the query failed here
+                error = error or _Failed(
+                    _text(lib.PQresultErrorMessage(result)).strip(),
+                    _text(lib.PQresultErrorField(result, _SQLSTATE)),
+                )
+            answered += status != _COPY_IN
+            lib.PQclear(result)
+        if lib.PQstatus(conn) != _OK:
+            raise self._lost()
+        if refused:
+            raise _Failed("guard refused", name="_Fenced")
+        if error is not None:
+            raise error
+
+    def _roll_back(self) -> None:
+        if self.lib.PQtransactionStatus(self.conn) != _IDLE and self.lib.PQstatus(self.conn) == _OK:
+            try:
+                self._query(["ROLLBACK"], [], [])
+            except _Failed:
+                pass
+
+    def _lost(self) -> _Lost:
+        return _Lost(_text(self.lib.PQerrorMessage(self.conn)).strip() or "the connection was lost")
+
+
+def _text(value: bytes | None) -> str:
+    return value.decode("utf-8", "replace") if value else ""
+
+
+def main(libpq_path: str, orjson_home: str) -> int:
+    here = os.path.dirname(os.path.abspath(__file__))
+    frames = load(os.path.join(os.path.dirname(here), "sqlite", "_writer_child.py"), "assay_writer_child")
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    setup = frames.receive(source)
+    if setup is None:
+        return 0
+    try:
+        lib = libpq(libpq_path)
+        dsn, run_columns, result_columns = setup
+        os.environ["PGAPPNAME"] = "assay-writer"  # what the server shows (a URL's own wins)
+        os.environ.setdefault("PGCONNECT_TIMEOUT", "30")  # as the run's connections
+        conn = lib.PQconnectdb(dsn.encode())
+        if lib.PQstatus(conn) != _OK:
+            raise ConnectionError(_text(lib.PQerrorMessage(conn)).strip())
+        copy_text = load(os.path.join(here, "_copy_text.py"), "assay_writer_copy_text")
+        batches = Batches(lib, conn, frames.Rows(orjson_home), copy_text, (run_columns, result_columns))
+    except Exception as exc:  # noqa: BLE001 - the sender writes in its own process instead
+        frames.reply(sink, ("error", type(exc).__name__, str(exc), ""))
+        return 1
+    try:
+        frames.reply(sink, READY)
+    except BrokenPipeError:  # the run died while this started: what it handed over still commits
+        pass
+    try:
+        while (message := frames.receive(source)) is not None:
+            answer = batches.commit(message)
+            frames.reply(sink, answer)
+            if answer[0] == "lost":
+                break
+    except BrokenPipeError:  # the run is gone; what it handed over is committed
+        pass
+    lib.PQfinish(conn)
+    return 0
+
+
+if __name__ == "__main__":
+    os._exit(main(sys.argv[3], sys.argv[4]))

@@ -1,0 +1,299 @@
+"""PostgreSQL's writer process: a run's rows are pickled by its row threads and encoded,
+formatted as COPY text and sent by a process of their own (``postgres._writer``), with
+what the run's own writer guaranteed: one transaction a batch behind the run's lease, the
+server's errors as they were, a killed run's last batch committed, a lost connection
+ridden out; and the planner's statistics of the rows written refreshed before they are
+read back (``postgres._statistics``)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from assay.errors import LeaseFencedError
+from assay.schemas import EvaluationResult, Example, Run
+from assay.store import open_store
+from assay.store.fence import Fence
+from assay.store.postgres._dialect import translate
+from assay.store.postgres._writer import PostgresBatchWriter, settle_postgres_writers_of
+from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
+from assay.store.sqlite import _rows as rows_module
+
+# what COPY's text format gives a meaning to, and text beyond ASCII
+ODD = "a\tb\nc\rd\\e \\N \\. \n\\.\n é 中 \U0001f600 nul\x00"
+
+
+def _experiment(store: Any, count: int) -> tuple[ExperimentRecord, list[ExperimentRow]]:
+    dataset = store.create_dataset(f"d-{uuid.uuid4().hex[:6]}")
+    examples = [Example(dataset_id=dataset.id, inputs={"q": i}, outputs={"a": i}) for i in range(count)]
+    store.add_examples(dataset.id, examples)
+    record = ExperimentRecord(
+        name=f"e-{uuid.uuid4().hex[:6]}", dataset_id=dataset.id, dataset_version=1, num_examples=count
+    )
+    store.create_experiment(record)
+    rows = [
+        ExperimentRow(
+            run=Run(inputs=example.inputs, outputs={"o": ODD, "i": i}, error=ODD if i % 5 == 0 else None),
+            example=example,
+            repetition=0,
+            position=i,
+            results=[
+                EvaluationResult(key=ODD, score=i % 2 == 0, comment=ODD),
+                EvaluationResult(key="n", score=i, value={"v": ODD}),
+            ],
+        )
+        for i, example in enumerate(examples)
+    ]
+    return record, rows
+
+
+def _through_process(store: Any, record: ExperimentRecord, fence: Fence | None = None) -> PostgresBatchWriter:
+    """The run's batch writer, its process started and ready."""
+    writer = store.batch_writer(record.id, fence)
+    assert isinstance(writer, PostgresBatchWriter)
+    writer.expect(10_000)
+    process = writer.process
+    assert process is not None
+    while process.state() == "starting":  # its first answer, READY, is on its way
+        process._readable(1.0)
+    assert process.state() == "ready"
+    return writer
+
+
+def _seen(store: Any, record: ExperimentRecord) -> list[tuple[Any, ...]]:
+    return [
+        (
+            row.position,
+            row.run.outputs,
+            row.run.error,
+            [(r.key, r.score, r.comment, r.value) for r in row.results],
+        )
+        for row in store.load_rows(record)
+    ]
+
+
+def test_a_row_thread_only_pickles_its_row(postgres_store_url: str) -> None:
+    """Encoding and COPY text are the writer process's work, not the row threads'."""
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 2)
+    assert type(store.prepare_row(record.id, rows[0])) is bytes
+    store.close()
+
+
+def test_the_process_stores_what_the_run_itself_stores(postgres_store_url: str) -> None:
+    store = open_store(postgres_store_url)
+    here_record, here_rows = _experiment(store, 60)
+    store.write_batch(here_record.id, [store.prepare_row(here_record.id, row) for row in here_rows], None)
+    record, rows = _experiment(store, 60)
+    writer = _through_process(store, record)
+    writer.write([store.prepare_row(record.id, row) for row in rows], ExperimentStats(rows=60, run_errors=12))
+    assert writer.rows_by_process == 60 and writer.rows_here == 0
+    writer.close()
+    assert _seen(store, record) == _seen(store, here_record)
+    assert _seen(store, record)[0][2] == ODD.replace("\x00", "\\0")  # as PostgreSQL text holds a NUL
+    assert store.load_stats(record.id).run_errors == 12  # type: ignore[union-attr]
+    store.close()
+
+
+def test_a_batch_whose_lease_was_taken_over_is_refused_by_the_process_which_goes_on(
+    postgres_store_url: str,
+) -> None:
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 40)
+    store.take_lease(record.id, 0, 1, host="here", pid=1, token="mine", ttl=600)
+    writer = _through_process(store, record, Fence(record.id, 0, "mine"))
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    writer.write(prepared[:20], None)
+    store.take_lease(record.id, 0, 1, host="there", pid=2, token="theirs", ttl=600, stale_token="mine")
+    with pytest.raises(LeaseFencedError):
+        writer.write(prepared[20:], None)
+    assert store.count_rows(record.id) == 20
+    assert writer.process is not None and writer.process.state() == "ready"  # not given up
+    writer.close()
+    store.close()
+
+
+@pytest.mark.parametrize("taken_over", [False, True])
+def test_a_run_end_with_no_rows_left_stores_its_figures_behind_the_fence(
+    postgres_store_url: str, taken_over: bool
+) -> None:
+    """The final figures alone (nothing queued at the run's end): the fence's answer is
+    awaited before the figures are written, as there is no row to refuse."""
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 10)
+    store.take_lease(record.id, 0, 1, host="here", pid=1, token="mine", ttl=600)
+    writer = _through_process(store, record, Fence(record.id, 0, "mine"))
+    writer.write([store.prepare_row(record.id, row) for row in rows], ExperimentStats(rows=10))
+    if taken_over:
+        store.take_lease(record.id, 0, 1, host="there", pid=2, token="theirs", ttl=600, stale_token="mine")
+        with pytest.raises(LeaseFencedError):
+            writer.write([], ExperimentStats(rows=10, run_errors=3, final=True))
+    else:
+        writer.write([], ExperimentStats(rows=10, run_errors=3, final=True))
+    assert writer.rows_by_process == 10 and writer.rows_here == 0
+    assert store.load_stats(record.id).run_errors == (0 if taken_over else 3)  # type: ignore[union-attr]
+    writer.close()
+    store.close()
+
+
+def test_a_failed_batch_is_the_servers_error_and_stores_none_of_its_rows(postgres_store_url: str) -> None:
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 10)
+    writer = _through_process(store, record)
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    writer.write(prepared[:3], None)
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        writer.write(prepared[3:] + prepared[:1], None)  # the first run again
+    assert store.count_rows(record.id) == 3
+    writer.write(prepared[3:], None)
+    assert writer.rows_by_process == 10
+    writer.close()
+    store.close()
+
+
+def test_a_lost_connection_of_the_process_leaves_the_batch_to_the_run(postgres_store_url: str) -> None:
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 30)
+    writer = _through_process(store, record)
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    writer.write(prepared[:10], None)
+    with psycopg.connect(postgres_store_url, autocommit=True) as admin:
+        ended = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'assay-writer' "
+            "AND datname = current_database()"
+        ).fetchall()
+    assert ended == [(True,)]
+    writer.write(prepared[10:20], None)
+    writer.write(prepared[20:], None)
+    assert (writer.rows_by_process, writer.rows_here) == (10, 20)
+    writer.close()
+    assert [row.position for row in store.load_rows(record)] == list(range(30))
+    store.close()
+
+
+KILLED_RUN = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    sys.path.insert(0, sys.argv[3])
+    from test_postgres_writer import _experiment, _through_process
+    from assay.store import open_store
+
+    store = open_store(sys.argv[1])
+    record, rows = _experiment(store, int(sys.argv[2]))
+    writer = _through_process(store, record)
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    writer.write(prepared[:100], None)
+    print(os.getpid(), writer.process_pid, record.name, flush=True)
+    log = writer._statement_log()
+    writer._build(log, record.id, prepared[100:], None, None)
+    # the last batch is handed over whole; this process dies before the answer comes
+    writer.process.send(log.statements, time.monotonic() + 60)
+    os.kill(os.getpid(), signal.SIGKILL)
+    """
+)
+
+
+def test_a_killed_runs_last_batch_is_committed_by_its_process_and_settled(
+    postgres_store_url: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "killed_run.py"
+    script.write_text(KILLED_RUN, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, str(script), postgres_store_url, "600", str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    run_pid, writer_pid, name = run.stdout.split()
+    store = open_store(postgres_store_url)
+    settle_postgres_writers_of(store.url, int(run_pid))  # as a run taking the dead one's place does
+    assert not _alive(int(writer_pid))
+    record = store.get_experiment(name=name)
+    assert record is not None and store.count_rows(record.id) == 600
+    store.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def test_a_page_of_rows_written_is_read_by_walking_the_index_not_sorting_them_all(
+    postgres_store_url: str,
+) -> None:
+    """Planned by statistics of an empty table, a page of a large experiment's rows was
+    read by collecting every row after it and sorting them (each page dearer than the
+    last); once the store that wrote them refreshes the statistics, the index is walked
+    to the page's end."""
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 3_000)
+    writer = store.batch_writer(record.id, None)
+    for start in range(0, len(rows), 500):
+        writer.write([store.prepare_row(record.id, row) for row in rows[start : start + 500]], None)
+    writer.close()
+    page = store.load_row_values(record, "reference_outputs", after=(99, 0), limit=100)
+    assert [key for key, _ in page] == [(position, 0) for position in range(100, 200)]
+    plan = _plan_of_page(postgres_store_url, record)
+    assert "Sort" not in plan and "runs_by_position" in plan, plan
+    store.close()
+
+
+class _Recorder:
+    def execute(self, sql: str, params: Any = ()) -> list[Any]:
+        self.statement = (sql, params)
+        return []
+
+
+def _plan_of_page(url: str, record: ExperimentRecord) -> str:
+    recorder = _Recorder()
+    rows_module.load_row_values(recorder, record, "reference_outputs", (99, 0), 0, 100)  # type: ignore[arg-type]
+    sql, params = recorder.statement
+    with psycopg.connect(url, autocommit=True) as admin:
+        return "\n".join(row[0] for row in admin.execute("EXPLAIN " + translate(sql), params).fetchall())
+
+
+def _builders() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name == "assay-columns"]
+
+
+def _columns_built(store: Any, record: ExperimentRecord) -> list[tuple[Any, ...]]:
+    rows = store.conn.execute(
+        "SELECT built_at IS NOT NULL FROM metric_column_sets WHERE experiment_id = ?", (str(record.id),)
+    ).fetchall()
+    return [tuple(row) for row in rows]
+
+
+def test_the_columns_are_built_once_the_run_has_finished_the_experiment(postgres_store_url: str) -> None:
+    """Not while the run's summary evaluators read its rows back (in the run's process
+    and on the server); marked pending with the last batch meanwhile."""
+    for thread in _builders():
+        thread.join()
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 50)
+    writer = store.batch_writer(record.id, None)
+    writer.ending(build_columns=True)
+    writer.write([store.prepare_row(record.id, row) for row in rows], ExperimentStats(rows=50, final=True))
+    with psycopg.connect(postgres_store_url) as other:  # a build started now would wait for it
+        other.execute(
+            "SELECT 1 FROM metric_column_sets WHERE experiment_id = %s FOR UPDATE", (str(record.id),)
+        )
+        writer.close(build_columns=True)
+        assert _builders() == [] and _columns_built(store, record) == [(False,)]  # pending
+    store.finish_experiment(record.id, "completed")
+    for thread in _builders():
+        thread.join()
+    assert _columns_built(store, record) == [(True,)]
+    store.close()
