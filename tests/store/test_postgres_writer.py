@@ -7,6 +7,7 @@ read back (``postgres._statistics``)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -177,6 +178,70 @@ def test_a_lost_connection_of_the_process_leaves_the_batch_to_the_run(postgres_s
     assert (writer.rows_by_process, writer.rows_here) == (10, 20)
     writer.close()
     assert [row.position for row in store.load_rows(record)] == list(range(30))
+    store.close()
+
+
+def _lock_waiters(admin: Any) -> list[int]:
+    rows = admin.execute(
+        "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+    ).fetchall()
+    return [pid for (pid,) in rows]
+
+
+def _wait_for(condition: Any, what: str) -> None:
+    """Polls the server's view until ``condition()`` holds (a generous bound: a hang
+    fails the test instead of the suite)."""
+    for _ in range(6000):
+        if condition():
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError(f"never saw {what}")
+
+
+def test_a_killed_process_whose_batch_the_server_holds_leaves_it_to_the_run_alone(
+    postgres_store_url: str,
+) -> None:
+    # the process sent its batch whole, COMMIT included; the server holds it behind a lock;
+    # the process is killed: its session would commit the batch once unblocked, after the
+    # run had found none of its rows and written them itself (UniqueViolation, run failed)
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 20)
+    writer = _through_process(store, record)
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    writer.write(prepared[:10], None)
+    failures: list[BaseException] = []
+
+    def second_batch() -> None:
+        try:
+            writer.write(prepared[10:], None)
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            failures.append(exc)
+
+    with (
+        psycopg.connect(postgres_store_url) as blocker,
+        psycopg.connect(postgres_store_url, autocommit=True) as admin,
+    ):
+        (session,) = admin.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'assay-writer' "
+            "AND datname = current_database()"
+        ).fetchone()  # type: ignore[misc]
+        blocker.execute("LOCK TABLE row_orders IN EXCLUSIVE MODE")
+        thread = threading.Thread(target=second_batch)
+        thread.start()
+        _wait_for(lambda: session in _lock_waiters(admin), "the process's batch waiting on the lock")
+        os.kill(writer.process_pid, signal.SIGKILL)  # type: ignore[arg-type]
+        # the run now writes the batch itself, and waits on the same lock: the killed
+        # process's session must be gone by then (the old code left it queued first)
+        _wait_for(
+            lambda: len(_lock_waiters(admin)) == 1 and session not in _lock_waiters(admin),
+            "the run alone waiting",
+        )
+        blocker.commit()
+        thread.join(timeout=60)
+    assert not failures, failures
+    assert (writer.rows_by_process, writer.rows_here) == (10, 10)
+    writer.close()
+    assert [row.position for row in store.load_rows(record)] == list(range(20))
     store.close()
 
 

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import ctypes.util
 import threading
+import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.errors import StoreWriteError
 from assay.store import _columns as columns
 from assay.store._row_text import RESULT_COLUMNS, RUN_COLUMNS
 from assay.store.fence import Fence
@@ -62,6 +64,14 @@ class PostgresWriterProcess(WriterProcess):
             raise WriterProcessError("no libpq found for the PostgreSQL writer process")
         setup = (dsn, _quoted(RUN_COLUMNS + ", failed"), _quoted(RESULT_COLUMNS))
         super().__init__(url, setup, answer_timeout)
+
+    backend_pid: int | None = None  # its server session, once ready
+
+    def _is_ready(self, answer: object) -> bool:
+        if not (isinstance(answer, tuple) and len(answer) == 4 and answer[:3] == self.READY):
+            return False
+        self.backend_pid = answer[3] if isinstance(answer[3], int) else None
+        return True
 
     def _arguments(self) -> list[str]:
         return [str(self._libpq), *super()._arguments()]
@@ -149,6 +159,16 @@ class PostgresBatchWriter(ProcessBatchWriter):
     def _new_process(self) -> WriterProcess:
         return PostgresWriterProcess(self._postgres.url, self._postgres.dsn, self._answer_timeout)
 
+    def _end_session_of(self, process: WriterProcess) -> None:
+        """The server does not notice that a killed client went: a batch the process had
+        sent whole (``COMMIT`` included) but the server held (a lock, a slow disk) would
+        commit once unblocked, after the run had found none of its rows and written them
+        itself (a ``UniqueViolation``, the run failed with every row stored). So its
+        session is ended, and gone, before the run looks: its outcome is then final."""
+        pid = getattr(process, "backend_pid", None)
+        if pid is not None:
+            self._postgres.again(lambda: end_session(self._postgres.conn, pid))
+
     def _write_here(self, prepared: Sequence[Any], stats: ExperimentStats | None, marking: bool) -> None:
         self._postgres.write_batch(self._experiment_id, prepared, stats, self._fence, mark_columns=marking)
         self._columns_marked = marking
@@ -178,6 +198,16 @@ class PostgresBatchWriter(ProcessBatchWriter):
             pass
         finally:
             self._postgres.drop_connection()
+
+
+def end_session(conn: Any, pid: int, wait_s: float = 30.0) -> None:
+    """End the server session ``pid`` (a writer process's) and wait until it is gone."""
+    conn.execute("SELECT pg_terminate_backend(?)", (pid,))
+    deadline = time.monotonic() + wait_s
+    while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = ?", (pid,)).fetchone() is not None:
+        if time.monotonic() > deadline:
+            raise StoreWriteError(f"the writer process's server session {pid} did not end within {wait_s:g} s")
+        time.sleep(0.01)
 
 
 def settle_postgres_writers_of(url: str, run_pid: int) -> None:

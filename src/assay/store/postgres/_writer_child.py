@@ -7,7 +7,9 @@ RUN_PID LIBPQ ORJSON_HOME`` (STORE, the store's URL without its password, and th
 pid only name it, for whoever takes a dead run's place; LIBPQ, the library the run's
 psycopg loaded). So it is ready in ~30 ms, as SQLite's: importing psycopg took ~0.2 s
 of CPU, on the core the server needs. The first frame in is ``(dsn, runs' COPY
-columns, results' COPY columns)``: it connects and answers ``READY``.
+columns, results' COPY columns)``: it connects and answers ``READY`` with its server
+session's pid (the run ends that session if this process goes while a batch is in
+flight: the server would otherwise commit it once unblocked, after the run wrote it too).
 
 Every frame after is one transaction, ``(sql, params, many)`` as SQLite's: the
 statements already whole (their values written in by the run's psycopg, ``_writer``),
@@ -68,6 +70,7 @@ def libpq(path: str) -> Any:
         ("PQputCopyData", ctypes.c_int, [handle, text, ctypes.c_int]),
         ("PQputCopyEnd", ctypes.c_int, [handle, text]),
         ("PQtransactionStatus", ctypes.c_int, [handle]),
+        ("PQbackendPID", ctypes.c_int, [handle]),
     ]:
         function = getattr(lib, name)
         function.restype, function.argtypes = result, arguments
@@ -208,7 +211,7 @@ def main(libpq_path: str, orjson_home: str) -> int:
         frames.reply(sink, ("error", type(exc).__name__, str(exc), ""))
         return 1
     try:
-        frames.reply(sink, READY)
+        frames.reply(sink, (*READY, lib.PQbackendPID(conn)))
     except BrokenPipeError:  # the run died while this started: what it handed over still commits
         pass
     try:

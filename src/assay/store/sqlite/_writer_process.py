@@ -138,10 +138,13 @@ class WriterProcess:
                 answer = self.receive(time.monotonic() + _STARTUP_READ_S)
             except WriterProcessError:
                 answer = None
-            self._state = "ready" if answer == self.READY else "failed"
+            self._state = "ready" if self._is_ready(answer) else "failed"
         elif self._proc.poll() is not None:
             self._state = "failed"
         return self._state
+
+    def _is_ready(self, answer: object) -> bool:
+        return answer == self.READY
 
     def hand(self, statements: Statements, replay: Callable[[Statements], None]) -> None:
         """Send one transaction now, its answer read later, before any other (``settle``):
