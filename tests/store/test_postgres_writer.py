@@ -25,6 +25,7 @@ from assay.schemas import EvaluationResult, Example, Run
 from assay.store import open_store
 from assay.store.fence import Fence
 from assay.store.postgres._dialect import translate
+from assay.store.postgres._statistics import WrittenRows
 from assay.store.postgres._writer import PostgresBatchWriter, settle_postgres_writers_of
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
 from assay.store.sqlite import _rows as rows_module
@@ -314,6 +315,62 @@ def test_a_page_of_rows_written_is_read_by_walking_the_index_not_sorting_them_al
     plan = _plan_of_page(postgres_store_url, record)
     assert "Sort" not in plan and "runs_by_position" in plan, plan
     store.close()
+
+
+def test_a_table_another_session_holds_is_not_waited_for_before_a_read(postgres_store_url: str) -> None:
+    # a VACUUM or another ANALYZE holds the lock ANALYZE needs: the refresh skips the
+    # table, the read goes on (it waited for the holder before, and a lock_timeout made
+    # the read itself fail)
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 2_500)
+    writer = store.batch_writer(record.id, None)
+    for start in range(0, len(rows), 500):
+        writer.write([store.prepare_row(record.id, row) for row in rows[start : start + 500]], None)
+    writer.close()
+    read: list[int] = []
+    with psycopg.connect(postgres_store_url) as holder:
+        holder.execute("LOCK TABLE runs IN SHARE UPDATE EXCLUSIVE MODE")
+        reader = threading.Thread(target=lambda: read.append(len(store.load_rows(record, limit=10))))
+        reader.start()
+        reader.join(timeout=60)
+        assert read == [10]  # while the lock is still held
+    store.close()
+
+
+def test_a_refresh_that_fails_leaves_the_read_to_go_on_and_is_tried_again() -> None:
+    written = WrittenRows(threshold=10)
+    written.add("e", 10)
+    attempts: list[str] = []
+
+    def failing() -> None:
+        attempts.append("failed")
+        raise psycopg.errors.LockNotAvailable("canceling statement due to lock timeout")
+
+    written.before_reading("e", failing)  # no error: the read goes on
+    written.before_reading("e", lambda: attempts.append("refreshed"))
+    written.before_reading("e", lambda: attempts.append("again"))  # counts started again
+    assert attempts == ["failed", "refreshed"]
+
+
+def test_the_writers_counting_their_batches_do_not_wait_for_a_refresh() -> None:
+    written = WrittenRows(threshold=10)
+    written.add("e", 10)
+    analyzing, release = threading.Event(), threading.Event()
+
+    def slow_analyze() -> None:
+        analyzing.set()
+        release.wait(60)
+
+    reader = threading.Thread(target=written.before_reading, args=("e", slow_analyze))
+    reader.start()
+    assert analyzing.wait(60)
+    counter = threading.Thread(target=written.add, args=("f", 500))
+    counter.start()
+    counter.join(timeout=60)
+    counted = not counter.is_alive()
+    release.set()
+    reader.join(timeout=60)
+    assert counted  # it held the lock through the whole refresh before
 
 
 class _Recorder:

@@ -12,7 +12,9 @@ wrote an experiment's rows refreshes the statistics of ``runs`` and ``results``
 them back (not for the build of their columns, which walks an index either way), once
 enough were written since: of the columns the
 rows are found by, from a sample of 3,000 rows (130 ms at 100,000 rows, against 1.1 s for
-every column from the default 30,000; the page's plan is the same).
+every column from the default 30,000; the page's plan is the same). The refresh is
+an optimisation, never a read's failure: a table another session holds (a VACUUM, an
+ANALYZE) is skipped, not waited for, and a refresh that fails is tried at a later read.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ __all__ = ["ANALYZE_AFTER_ROWS", "ANALYZE_SQL", "WrittenRows"]
 ANALYZE_AFTER_ROWS = 2_000
 ANALYZE_SQL = (  # in one transaction: the sample's size is the transaction's setting
     "SET LOCAL default_statistics_target = 10",
-    "ANALYZE runs (experiment_id, position, repetition), results (experiment_id, key, run_id)",
+    "ANALYZE (SKIP_LOCKED) runs (experiment_id, position, repetition), results (experiment_id, key, run_id)",
 )
 
 
@@ -43,13 +45,19 @@ class WrittenRows:
             self._rows[experiment_id] = self._rows.get(experiment_id, 0) + rows
 
     def before_reading(self, experiment_id: str, analyze: Callable[[], None]) -> None:
-        """``analyze()`` first if the experiment grew by the threshold since the last; a
-        reader that comes while it runs waits for it (the statistics are the tables',
-        so every experiment's count starts again)."""
+        """``analyze()`` first if the experiment grew by the threshold since the last (the
+        statistics are the tables', so every experiment's count starts again). Claimed
+        under the lock, run outside it: the run's writers counting their batches meanwhile
+        do not wait for it. One that fails leaves the counts for a later read."""
         if self._rows.get(experiment_id, 0) < self._threshold:
             return
         with self._lock:
             if self._rows.get(experiment_id, 0) < self._threshold:
                 return  # refreshed meanwhile
+            claimed, self._rows = self._rows, {}
+        try:
             analyze()
-            self._rows.clear()
+        except Exception:  # noqa: BLE001 - the read goes on with the statistics it has
+            with self._lock:
+                for key, rows in claimed.items():
+                    self._rows[key] = self._rows.get(key, 0) + rows
