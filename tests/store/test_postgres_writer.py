@@ -24,6 +24,7 @@ from assay.errors import LeaseFencedError
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store import open_store
 from assay.store.fence import Fence
+from assay.store.postgres import _writer_child
 from assay.store.postgres._dialect import translate
 from assay.store.postgres._statistics import WrittenRows
 from assay.store.postgres._writer import PostgresBatchWriter, settle_postgres_writers_of
@@ -419,3 +420,25 @@ def test_the_columns_are_built_once_the_run_has_finished_the_experiment(postgres
         thread.join()
     assert _columns_built(store, record) == [(True,)]
     store.close()
+
+
+class _CopyRecorder:
+    """libpq's ``PQputCopyData`` as the writer process calls it (a C int length)."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def PQputCopyData(self, conn: Any, data: bytes, length: int) -> int:  # noqa: N802 - libpq's name
+        assert 0 < length < 2**31 and length == len(data)
+        self.sent.append(data)
+        return 1
+
+
+def test_a_tables_copy_text_goes_in_slices_a_c_int_can_measure() -> None:
+    # 2 GiB or more passed whole wrapped to a negative length: libpq sent nothing, the
+    # COPY stored no row, and the batch was answered committed
+    assert _writer_child.COPY_SLICE < 2**31
+    lib = _CopyRecorder()
+    text = b"".join(b"%d\tx\\ty\n" % i for i in range(1_000))
+    assert _writer_child.put_copy_data(lib, None, text, slice_bytes=1_000)
+    assert b"".join(lib.sent) == text and max(len(piece) for piece in lib.sent) == 1_000

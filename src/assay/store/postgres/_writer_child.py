@@ -77,6 +77,21 @@ def libpq(path: str) -> Any:
     return lib
 
 
+#: bytes a ``PQputCopyData`` call sends at most: its length is a C int, and a table's text
+#: of 2 GiB or more (rows of base64 images) passed whole wrapped to a negative length,
+#: which libpq takes as nothing to send, and the COPY stored no row
+COPY_SLICE = 64 << 20
+
+
+def put_copy_data(lib: Any, conn: Any, data: bytes, slice_bytes: int = COPY_SLICE) -> bool:
+    """``data`` sent as COPY data, in slices (COPY's rows may span them)."""
+    for start in range(0, len(data), slice_bytes):
+        piece = data[start : start + slice_bytes]
+        if lib.PQputCopyData(conn, piece, len(piece)) != 1:
+            return False
+    return True
+
+
 class _Failed(Exception):
     def __init__(self, message: str, sqlstate: str = "", name: str = "DatabaseError") -> None:
         super().__init__(message)
@@ -156,7 +171,7 @@ class Batches:
                 chunk = data.pop(0)
                 if refused:
                     lib.PQputCopyEnd(conn, _FENCED)
-                elif lib.PQputCopyData(conn, chunk, len(chunk)) != 1 or lib.PQputCopyEnd(conn, None) != 1:
+                elif not put_copy_data(lib, conn, chunk) or lib.PQputCopyEnd(conn, None) != 1:
                     lib.PQclear(result)
                     raise self._lost()
             elif status == _TUPLES_OK and answered < len(guards) and guards[answered]:
