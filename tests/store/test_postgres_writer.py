@@ -92,7 +92,22 @@ def test_a_row_thread_only_pickles_its_row(postgres_store_url: str) -> None:
     store.close()
 
 
-def test_the_process_stores_what_the_run_itself_stores(postgres_store_url: str) -> None:
+@pytest.mark.parametrize(
+    "environment",
+    [
+        {},
+        # libpq's settings from the environment: the process took them and the run's
+        # connections did not (its statements and COPY text, UTF-8, read as Latin-1;
+        # a search_path that sent its rows elsewhere)
+        {"PGCLIENTENCODING": "LATIN1", "PGOPTIONS": "-c search_path=elsewhere"},
+    ],
+    ids=["plain", "libpq-environment"],
+)
+def test_the_process_stores_what_the_run_itself_stores(
+    postgres_store_url: str, environment: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
     store = open_store(postgres_store_url)
     here_record, here_rows = _experiment(store, 60)
     store.write_batch(here_record.id, [store.prepare_row(here_record.id, row) for row in here_rows], None)

@@ -172,8 +172,13 @@ def connect(url: str, *, application_name: str = "assay", read_only: bool = Fals
     a session in which PostgreSQL refuses every write."""
     psycopg = require_extra("psycopg", "postgres", feature="the PostgreSQL store")
     options = "-c default_transaction_read_only=on" if read_only else ""
-    raw = psycopg.connect(
-        url, autocommit=True, application_name=application_name, connect_timeout=30, options=options
+    raw = psycopg.connect(  # UTF-8 whatever PGCLIENTENCODING says: the rows' COPY text is
+        url,
+        autocommit=True,
+        application_name=application_name,
+        connect_timeout=30,
+        options=options,
+        client_encoding="UTF8",
     )
     raw.adapters.register_loader("numeric", _numeric_loader(psycopg))
     return PGConnection(raw)

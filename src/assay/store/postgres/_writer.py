@@ -62,7 +62,7 @@ class PostgresWriterProcess(WriterProcess):
         self._libpq = libpq_path()
         if self._libpq is None:
             raise WriterProcessError("no libpq found for the PostgreSQL writer process")
-        setup = (dsn, _quoted(RUN_COLUMNS + ", failed"), _quoted(RESULT_COLUMNS))
+        setup = (writer_conninfo(dsn), _quoted(RUN_COLUMNS + ", failed"), _quoted(RESULT_COLUMNS))
         super().__init__(url, setup, answer_timeout)
 
     backend_pid: int | None = None  # its server session, once ready
@@ -113,6 +113,19 @@ class WholeStatements(StatementLog):
 
     def _whole(self, sql: str, params: Sequence[Any]) -> str:
         return str(self._cursor.mogrify(translate(sql), _adapt(params)))
+
+
+def writer_conninfo(dsn: str) -> str:
+    """The process's connection string: the settings the run's own connections take
+    (``_conn.connect``: no session options from the URL or PGOPTIONS, so a search_path
+    given there cannot send the rows to other tables than the run reads), its name, and
+    UTF-8, the encoding of the statements and COPY text it sends, whatever PGCLIENTENCODING
+    says."""
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(
+        dsn, application_name="assay-writer", connect_timeout=30, options="", client_encoding="UTF8"
+    )
 
 
 def libpq_path() -> str | None:

@@ -215,8 +215,6 @@ def main(libpq_path: str, orjson_home: str) -> int:
     try:
         lib = libpq(libpq_path)
         dsn, run_columns, result_columns = setup
-        os.environ["PGAPPNAME"] = "assay-writer"  # what the server shows (a URL's own wins)
-        os.environ.setdefault("PGCONNECT_TIMEOUT", "30")  # as the run's connections
         conn = lib.PQconnectdb(dsn.encode())
         if lib.PQstatus(conn) != _OK:
             raise ConnectionError(_text(lib.PQerrorMessage(conn)).strip())
