@@ -178,6 +178,24 @@ def test_a_failed_batch_is_the_servers_error_and_stores_none_of_its_rows(postgre
     store.close()
 
 
+def test_an_error_code_psycopg_does_not_know_is_still_the_servers_error(postgres_store_url: str) -> None:
+    # a DBA's trigger with a code of its own: a KeyError from psycopg's lookup before
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 3)
+    writer = _through_process(store, record)
+    with psycopg.connect(postgres_store_url, autocommit=True) as admin:
+        admin.execute(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$BEGIN RAISE EXCEPTION 'refused by policy' USING ERRCODE = 'ZZ999'; END$$"
+        )
+        admin.execute("CREATE TRIGGER refuse BEFORE INSERT ON runs FOR EACH ROW EXECUTE FUNCTION refuse()")
+    with pytest.raises(psycopg.DatabaseError, match="refused by policy"):
+        writer.write([store.prepare_row(record.id, row) for row in rows], None)
+    assert store.count_rows(record.id) == 0
+    writer.close()
+    store.close()
+
+
 def test_a_lost_connection_of_the_process_leaves_the_batch_to_the_run(postgres_store_url: str) -> None:
     store = open_store(postgres_store_url)
     record, rows = _experiment(store, 30)

@@ -84,7 +84,10 @@ class PostgresWriterProcess(WriterProcess):
         if answer[1] == "_NotCopyable":  # the run writes this batch itself
             return self._failed(f"could not send a batch as COPY text ({answer[2]})")
         sqlstate = str(answer[3]) if len(answer) > 3 else ""
-        error_class = psycopg.errors.lookup(sqlstate) if sqlstate else psycopg.DatabaseError
+        try:
+            error_class = psycopg.errors.lookup(sqlstate) if sqlstate else psycopg.DatabaseError
+        except KeyError:  # a code psycopg does not know (a trigger's own, an extension's)
+            error_class = psycopg.errors.get_base_exception(sqlstate)
         return error_class(str(answer[2]))
 
 
