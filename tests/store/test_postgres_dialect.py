@@ -54,6 +54,12 @@ def test_schema_types() -> None:
         ("postgresql://u:p@ss/w@h:5/db", "postgresql://u:***@h:5/db"),
         ("postgresql+psycopg://u:pw@h/db?x=a@b", "postgresql+psycopg://u:***@h/db?x=a@b"),
         ("postgresql://h/db?sslmode=require&password=x", "postgresql://h/db?sslmode=require&password=***"),
+        # libpq percent-decodes the names, and has other secrets than password=
+        (
+            "postgresql://u@h/db?%70assword=s&sslpassword=t&x=1",
+            "postgresql://u@h/db?%70assword=***&sslpassword=***&x=1",
+        ),
+        ("postgresql://h/db?PASSWORD=x", "postgresql://h/db?PASSWORD=***"),
         ("postgresql://u@h/db", "postgresql://u@h/db"),
         ("sqlite:///a@b.db", "sqlite:///a@b.db"),
     ],

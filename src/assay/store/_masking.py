@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from urllib.parse import unquote
 
 __all__ = ["masked"]
 
@@ -10,7 +10,8 @@ __all__ = ["masked"]
 def masked(url: str) -> str:
     """The URL with any password replaced, fit for messages and logs: in the authority
     (up to its last ``@``, so a password holding ``@`` or ``/`` is hidden whole) or as a
-    ``password=`` query parameter."""
+    query parameter whose name, percent-decoded, holds "password" (``password``,
+    ``%70assword``, ``sslpassword``: libpq reads them all)."""
     scheme, sep, rest = url.partition("://")
     location, question, query = rest.partition("?")
     if sep and "@" in location:
@@ -18,4 +19,12 @@ def masked(url: str) -> str:
         user, colon, _password = credentials.partition(":")
         if colon:
             url = f"{scheme}{sep}{user}:***{at}{host}{question}{query}"
-    return re.sub(r"([?&]password=)[^&]*", r"\1***", url, flags=re.IGNORECASE)
+    base, question, query = url.partition("?")
+    return (
+        base + question + "&".join(_masked_parameter(part) for part in query.split("&")) if question else url
+    )
+
+
+def _masked_parameter(part: str) -> str:
+    name, equals, _value = part.partition("=")
+    return f"{name}=***" if equals and "password" in unquote(name).lower() else part
