@@ -132,6 +132,25 @@ def test_a_plan_that_fails_where_the_loop_reads_it_fails_the_threads_asking_next
         feed.next()
 
 
+def test_an_interrupt_while_the_loop_plans_reaches_the_loop() -> None:
+    """The loop's callbacks keep a failing plan for the threads; a Ctrl-C raised in
+    them (asyncio raises it wherever the main thread is) goes on to the loop, which
+    stops the run, instead of surfacing later in some row thread."""
+
+    def interrupted() -> Iterator[Example]:
+        yield from _examples(2)
+        raise KeyboardInterrupt
+
+    feed = RowFeed(interrupted(), 1, set(), total=20)
+    with pytest.raises(KeyboardInterrupt):
+        feed.plan_ahead_quietly(10)
+    feed = RowFeed(interrupted(), 1, set(), total=20)
+    feed.top_up_by = lambda top_up: top_up()  # the loop's turn, at once
+    with pytest.raises(KeyboardInterrupt):
+        while feed.next() is not None:
+            pass
+
+
 def test_a_plan_that_fails_in_a_threads_own_top_up_does_not_drop_the_row_it_holds() -> None:
     """With few threads each tops the queue up itself, after taking its row: when the plan
     fails then, the thread still hands out its row, and the failure reaches the next

@@ -126,7 +126,8 @@ class RowFeed:
             with self._planning:
                 if len(self._ready) <= self._ahead() and not self._planned_all:
                     self._plan_more(self._ahead())
-        except BaseException:  # noqa: BLE001 - kept by _plan_more for the threads asking next
+        except Exception:  # noqa: BLE001 - kept by _plan_more for the threads asking next (an
+            # interrupt goes on to the loop, which stops the run)
             pass
         finally:
             self._top_up_asked = False
@@ -147,7 +148,8 @@ class RowFeed:
         (the threads may never come: rows that compute keep one or two)."""
         try:
             self._fill(rows)
-        except BaseException:  # noqa: BLE001 - kept by _plan_more for the threads asking next
+        except Exception:  # noqa: BLE001 - kept by _plan_more for the threads asking next (an
+            # interrupt goes on to the loop, which stops the run)
             pass
 
     def _fill(self, rows: int) -> None:
