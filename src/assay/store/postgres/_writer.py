@@ -222,7 +222,9 @@ def end_session(conn: Any, pid: int, wait_s: float = 30.0) -> None:
     deadline = time.monotonic() + wait_s
     while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = ?", (pid,)).fetchone() is not None:
         if time.monotonic() > deadline:
-            raise StoreWriteError(f"the writer process's server session {pid} did not end within {wait_s:g} s")
+            raise StoreWriteError(
+                f"the writer process's server session {pid} did not end within {wait_s:g} s"
+            )
         time.sleep(0.01)
 
 
