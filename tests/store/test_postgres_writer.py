@@ -24,7 +24,7 @@ from assay.errors import LeaseFencedError
 from assay.schemas import EvaluationResult, Example, Run
 from assay.store import open_store
 from assay.store.fence import Fence
-from assay.store.postgres import _writer_child
+from assay.store.postgres import _writer, _writer_child
 from assay.store.postgres._dialect import translate
 from assay.store.postgres._statistics import WrittenRows
 from assay.store.postgres._writer import PostgresBatchWriter, settle_postgres_writers_of
@@ -475,3 +475,17 @@ def test_a_tables_copy_text_goes_in_slices_a_c_int_can_measure() -> None:
     text = b"".join(b"%d\tx\\ty\n" % i for i in range(1_000))
     assert _writer_child.put_copy_data(lib, None, text, slice_bytes=1_000)
     assert b"".join(lib.sent) == text and max(len(piece) for piece in lib.sent) == 1_000
+
+
+def test_the_libpq_of_a_virtual_environment_in_a_folder_with_a_space_is_found() -> None:
+    # the path was cut at its last space: the process could not load libpq, so every
+    # run from a checkout in such a folder wrote in the run's process (seen in CI)
+    maps = [
+        "7f00a0000000-7f00a0001000 r-xp 00000000 08:01 1234 /usr/lib/libc.so.6\n",
+        "7f00b0000000-7f00b0100000 r-xp 00000000 08:01 5678 "
+        "/tmp/x/fresh clone/.venv/lib/python3.11/site-packages/psycopg_binary.libs/libpq-9b38f5e3.so.5.16\n",
+    ]
+    assert _writer.libpq_in_maps(maps) == (
+        "/tmp/x/fresh clone/.venv/lib/python3.11/site-packages/psycopg_binary.libs/libpq-9b38f5e3.so.5.16"
+    )
+    assert _writer.libpq_in_maps(maps[:1]) is None

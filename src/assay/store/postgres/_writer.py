@@ -22,7 +22,7 @@ import ctypes.util
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -138,13 +138,21 @@ def libpq_path() -> str | None:
 
     try:
         with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.rsplit(" ", 1)[-1].strip()
-                if "/libpq" in path and ".so" in path:
-                    return path
+            found = libpq_in_maps(maps)
     except OSError:
-        pass
-    return ctypes.util.find_library("pq")
+        found = None
+    return found or ctypes.util.find_library("pq")
+
+
+def libpq_in_maps(lines: Iterable[str]) -> str | None:
+    """The libpq a ``/proc/PID/maps`` names: its path is the sixth field to the line's
+    end, spaces included (a virtual environment in a folder with a space)."""
+    for line in lines:
+        fields = line.rstrip("\n").split(maxsplit=5)
+        path = fields[5] if len(fields) == 6 else ""
+        if "/libpq" in path and ".so" in path:
+            return path
+    return None
 
 
 class PostgresBatchWriter(ProcessBatchWriter):
