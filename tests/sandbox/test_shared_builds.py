@@ -1,6 +1,7 @@
 """Compile once per content (``sandbox/_shared_builds.py``): identical compiled candidates
-share one build, the K candidates of a test program share its checker, a compile error
-is the same outcome again, and no job can change what the next one runs."""
+share one build, a compile error is the same outcome again, no job can change what the
+next one runs, and a test program (its expected values) is never shared: shared builds
+lie where every sandbox can read them."""
 
 from __future__ import annotations
 
@@ -134,7 +135,7 @@ def test_a_candidate_cannot_change_the_shared_builds(make_pool: Any, backend: st
     )
     assert run.outcomes[0].value == 3 and run.compiles == 0
     assert program.passed, program.verdict
-    assert counted == Counter(reused=3)  # the candidate twice, the test program once
+    assert counted == Counter(reused=2)  # the candidate twice (the test program is not shared)
 
 
 def test_a_shared_build_changed_on_the_host_is_not_run(make_pool: Any) -> None:
@@ -158,15 +159,20 @@ def test_a_shared_build_changed_on_the_host_is_not_run(make_pool: Any) -> None:
 
 
 @pytest.mark.parametrize("language", ["go", "cpp"])
-def test_pass_at_k_candidates_share_one_test_program(make_pool: Any, language: str) -> None:
+def test_no_shared_build_holds_a_test_programs_expected_values(make_pool: Any, language: str) -> None:
+    """pass@k's candidates share their identical builds, but each job compiles the test
+    program: shared, its sources and binary (the expected values in them) lay in the
+    toolchain cache every sandbox reads, where the next candidate could look them up."""
     pool: SandboxPool = make_pool("bubblewrap", workers=2)
     lang = get_language(language)
+    secret = f"EXPECTED-{uuid.uuid4().hex}"  # in the test program only, source and binary
     if language == "go":
-        prompt, test, entry = ADD_PROMPT, unique(ADD_TEST, "go"), "Add"
+        prompt, entry = ADD_PROMPT, "Add"
+        test = f'func TestAdd(t *testing.T) {{\n\tassert.Equal(t, 3, Add(1, 2), "{secret}")\n}}\n'
         good, wrong = prompt + "\treturn a + b\n}\n", prompt + "\treturn a - b\n}\n"
     else:
         prompt, entry = "int Add(int a, int b) {\n", "Add"
-        test = unique("#include <cassert>\nint main() {\n    assert(Add(1, 2) == 3);\n}\n", "cpp")
+        test = f'#include <cassert>\nint main() {{\n    assert(Add(1, 2) == 3 && "{secret}");\n}}\n'
         good, wrong = prompt + "    return a + b;\n}\n", prompt + "    return a - b;\n}\n"
 
     def run_all() -> list[bool]:
@@ -177,5 +183,17 @@ def test_pass_at_k_candidates_share_one_test_program(make_pool: Any, language: s
     good, wrong = unique(good, language), unique(wrong, language)
     verdicts, counted = stats_after(run_all)
     assert verdicts == [True, False, True]
-    # built: the test program once, each distinct candidate once; reused: the rest
-    assert counted == Counter(built=3, reused=3), counted
+    shared = os.path.join(toolchains.cache_root(), f"shared-{os.getpid()}")
+    holding = [
+        os.path.join(folder, name)
+        for folder, _, names in os.walk(shared)
+        for name in names
+        if secret.encode() in _read(os.path.join(folder, name))
+    ]
+    assert holding == [], holding
+    assert counted == Counter(built=2, reused=1), counted  # the candidates' builds only
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()

@@ -143,14 +143,11 @@ class _Job:
         candidate_key = shared_builds.key(
             language, "candidate", pool.backend.name, limits, self.program, self.entry_point
         )
-        sources = (self.test, self.entry_point, self.prompt, self.declaration)
-        checker_key = shared_builds.key(language, "checker", pool.backend.name, limits, *sources)
+        # The test program is compiled by each job, never shared: it holds the expected
+        # values, and shared builds lie in the toolchain cache, which every sandbox reads
+        # (a candidate could read its own problem's test program there).
         with builds.claim(candidate_key) as c_claim:
-            # the two sides compile at once: waiting for the test program's build pays
-            # only when the candidate's needs none
-            idle = c_claim is None or c_claim.found is not None
-            with builds.claim(checker_key, wait=idle) as t_claim:
-                return self._run(setup, reuse, (c_claim, t_claim))
+            return self._run(setup, reuse, (c_claim, None))
 
     def _run(
         self,
