@@ -52,6 +52,11 @@ def test_schema_types() -> None:
     ("url", "shown"),
     [
         ("postgresql://u:p@ss/w@h:5/db", "postgresql://u:***@h:5/db"),
+        ("postgresql://u:p?ss@h/db", "postgresql://u:***@h/db"),
+        ("postgresql://u:p?s&password=x@h/db?sslmode=require", "postgresql://u:***@h/db?sslmode=require"),
+        ("postgresql://u:p?x@h/db?a=b@c", "postgresql://u:***@c"),
+        # a port or a password? Hidden: more, never less
+        ("postgresql://h:5?x=a@b", "postgresql://h:***@b"),
         ("postgresql+psycopg://u:pw@h/db?x=a@b", "postgresql+psycopg://u:***@h/db?x=a@b"),
         ("postgresql://h/db?sslmode=require&password=x", "postgresql://h/db?sslmode=require&password=***"),
         # libpq percent-decodes the names, and has other secrets than password=

@@ -9,11 +9,15 @@ __all__ = ["masked"]
 
 def masked(url: str) -> str:
     """The URL with any password replaced, fit for messages and logs: in the authority
-    (up to its last ``@``, so a password holding ``@`` or ``/`` is hidden whole) or as a
+    (up to its last ``@``, so a password holding ``@``, ``/`` or ``?`` is hidden whole) or as a
     query parameter whose name, percent-decoded, holds "password" (``password``,
     ``%70assword``, ``sslpassword``: libpq reads them all)."""
     scheme, sep, rest = url.partition("://")
     location, question, query = rest.partition("?")
+    if sep and "@" not in location and ":" in location and "/" not in location:
+        # a password holding "?": still in the authority, which ends at an "@" past it
+        # (the last one: should the query hold one too, more is hidden, never less)
+        location, question, query = rest, "", ""
     if sep and "@" in location:
         credentials, at, host = location.rpartition("@")
         user, colon, _password = credentials.partition(":")
