@@ -33,6 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _rounds import compile_bytecode
+
 HERE = Path(__file__).resolve().parent
 CRASH_CHILD = HERE.parent / "tests" / "evaluation" / "_crash_run.py"
 
@@ -488,6 +490,7 @@ def main() -> None:
         print(json.dumps(CHILDREN[kind](int(n), db)))
         return
     parts = set(args.only.split(","))
+    compile_bytecode()  # as an installed assay has it, and LangSmith's package
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (a shared machine)")
     with tempfile.TemporaryDirectory() as folder:
         if "sizes" in parts:
