@@ -8,8 +8,9 @@ checkout's ``src`` folder as ``PYTHONPATH``): N stored examples (1,024 by defaul
 ``max_concurrency=256``: the ideal is ``ceil(N / 256)`` waves of 50 ms. Printed per side,
 median over the rounds: the share of the ideal rate, the CPU per row of the run's process,
 and the phases of the call in ms since it started: the first row's start, the 256th row's
-start (the ramp), the last row's end (the waves), and what follows it (the last commits,
-the experiment's end), and the run's context switches (``getrusage``: every thread's, the
+start (the ramp), the last row's end (the waves), the rows' writer closed (``stored``: the
+last batch committed) and the call's return (the lease's end, the results), and the run's
+context switches (``getrusage``: every thread's, the
 ended ones' too; fewer hand-offs, and a figure the load moves less than the phases). The
 load average is printed with them: on a loaded machine the phases stretch, so compare the
 sides of one run.
@@ -29,7 +30,7 @@ from typing import Any
 from _rounds import alternate, arguments, compile_bytecode, run_round
 
 WAIT_S, THREADS = 0.05, 256
-PHASES = ("first row", "ramp done", "last row end", "end")
+PHASES = ("first row", "ramp done", "last row end", "stored", "end")
 FIGURES = ("share", "cpu_us", *PHASES, "switches")
 
 
@@ -38,11 +39,28 @@ def context_switches() -> int:
     return usage.ru_nvcsw + usage.ru_nivcsw
 
 
+def closing_times(closed: list[float]) -> None:
+    """Note when each of the run's row writers returns from ``close`` (its last batch in)."""
+    from assay.evaluation._writer import RowWriter
+
+    close = RowWriter.close
+
+    def noted(self: RowWriter, **kwargs: Any) -> Any:
+        try:
+            return close(self, **kwargs)
+        finally:
+            closed.append(time.perf_counter())
+
+    RowWriter.close = noted  # type: ignore[method-assign]
+
+
 def child(n: int, folder: str) -> dict[str, Any]:
     from assay import Client, evaluate
 
     starts: list[float] = []
     ends: list[float] = []
+    closed: list[float] = []
+    closing_times(closed)
 
     def model_call(inputs: dict[str, Any]) -> dict[str, Any]:
         starts.append(time.perf_counter())  # list.append is atomic: no lock needed
@@ -68,7 +86,7 @@ def child(n: int, folder: str) -> dict[str, Any]:
     switches = context_switches() - switches
     starts.sort()
     ideal = math.ceil(n / THREADS) * WAIT_S
-    phases = (starts[0], starts[min(THREADS, n) - 1], max(ends), ended)
+    phases = (starts[0], starts[min(THREADS, n) - 1], max(ends), closed[-1], ended)
     return {
         "share": ideal / (ended - started),
         "cpu_us": cpu / n * 1e6,
