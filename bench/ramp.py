@@ -9,8 +9,8 @@ checkout's ``src`` folder as ``PYTHONPATH``): N stored examples (1,024 by defaul
 median over the rounds: the share of the ideal rate, the CPU per row of the run's process,
 and the phases of the call in ms since it started: the first row's start, the 256th row's
 start (the ramp), the last row's end (the waves), the rows' writer closed (``stored``: the
-last batch committed) and the call's return (the lease's end, the results), and the run's
-context switches (``getrusage``: every thread's, the
+last batch committed) and the call's return (the lease's end, the results; and, as the
+median of each round's difference, ``after stored``), and the run's context switches (``getrusage``: every thread's, the
 ended ones' too; fewer hand-offs, and a figure the load moves less than the phases). The
 load average is printed with them: on a loaded machine the phases stretch, so compare the
 sides of one run.
@@ -31,7 +31,8 @@ from _rounds import alternate, arguments, compile_bytecode, run_round
 
 WAIT_S, THREADS = 0.05, 256
 PHASES = ("first row", "ramp done", "last row end", "stored", "end")
-FIGURES = ("share", "cpu_us", *PHASES, "switches")
+AFTER = "after stored"  # the end less the rows' writer closed, per round: the lease's end, the results
+FIGURES = ("share", "cpu_us", *PHASES, AFTER, "switches")
 
 
 def context_switches() -> int:
@@ -91,6 +92,7 @@ def child(n: int, folder: str) -> dict[str, Any]:
         "share": ideal / (ended - started),
         "cpu_us": cpu / n * 1e6,
         **{name: (at - started) * 1e3 for name, at in zip(PHASES, phases)},
+        AFTER: (ended - closed[-1]) * 1e3,
         "switches": switches,
         "load": os.getloadavg()[0],
     }
@@ -125,14 +127,14 @@ def main() -> None:
     print(f"load average {min(loads):.1f}-{max(loads):.1f}; phases in ms since evaluate() was called")
     print(
         f"{'side':>8} {'of ideal':>9} {'CPU us/row':>11} "
-        + " ".join(f"{p:>13}" for p in PHASES)
+        + " ".join(f"{p:>13}" for p in (*PHASES, AFTER))
         + f" {'switches':>9}"
     )
     for side in sides:
         median = {key: statistics.median(f[key] for f in figures[side]) for key in FIGURES}
         print(
             f"{side:>8} {median['share']:9.0%} {median['cpu_us']:11.0f} "
-            + " ".join(f"{median[p]:13.1f}" for p in PHASES)
+            + " ".join(f"{median[p]:13.1f}" for p in (*PHASES, AFTER))
             + f" {median['switches']:9.0f}"
         )
 
