@@ -10,10 +10,10 @@ median over the rounds: the share of the ideal rate, the CPU per row of the run'
 and the phases of the call in ms since it started: the first row's start, the 256th row's
 start (the ramp), the last row's end (the waves), the rows' writer closed (``stored``: the
 last batch committed) and the call's return (the lease's end, the results; and, as the
-median of each round's difference, ``after stored``), and the run's context switches (``getrusage``: every thread's, the
-ended ones' too; fewer hand-offs, and a figure the load moves less than the phases). The
-load average is printed with them: on a loaded machine the phases stretch, so compare the
-sides of one run.
+median of each round's difference, ``after stored``), and the run's context switches
+(``getrusage``: every thread's, the ended ones' too; fewer hand-offs, and a figure the
+load moves less than the phases). The load average is printed with them: on a loaded
+machine the phases stretch, so compare the sides of one run.
 """
 
 from __future__ import annotations
