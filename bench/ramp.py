@@ -8,11 +8,12 @@ checkout's ``src`` folder as ``PYTHONPATH``): N stored examples (1,024 by defaul
 ``max_concurrency=256``: the ideal is ``ceil(N / 256)`` waves of 50 ms. Printed per side,
 median over the rounds: the share of the ideal rate, the CPU per row of the run's process,
 and the phases of the call in ms since it started: the first row's start, the 256th row's
-start (the ramp), the last row's end (the waves), and what follows it (the last commits,
-the experiment's end), and the run's context switches (``getrusage``: every thread's, the
-ended ones' too; fewer hand-offs, and a figure the load moves less than the phases). The
-load average is printed with them: on a loaded machine the phases stretch, so compare the
-sides of one run.
+start (the ramp), the last row's end (the waves), the rows' writer closed (``stored``: the
+last batch committed) and the call's return (the lease's end, the results; and, as the
+median of each round's difference, ``after stored``), and the run's context switches
+(``getrusage``: every thread's, the ended ones' too; fewer hand-offs, and a figure the
+load moves less than the phases). The load average is printed with them: on a loaded
+machine the phases stretch, so compare the sides of one run.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from typing import Any
 from _rounds import alternate, arguments, compile_bytecode, run_round
 
 WAIT_S, THREADS = 0.05, 256
-PHASES = ("first row", "ramp done", "last row end", "end")
-FIGURES = ("share", "cpu_us", *PHASES, "switches")
+PHASES = ("first row", "ramp done", "last row end", "stored", "end")
+AFTER = "after stored"  # the end less the rows' writer closed, per round: the lease's end, the results
+FIGURES = ("share", "cpu_us", *PHASES, AFTER, "switches")
 
 
 def context_switches() -> int:
@@ -38,11 +40,28 @@ def context_switches() -> int:
     return usage.ru_nvcsw + usage.ru_nivcsw
 
 
+def closing_times(closed: list[float]) -> None:
+    """Note when each of the run's row writers returns from ``close`` (its last batch in)."""
+    from assay.evaluation._writer import RowWriter
+
+    close = RowWriter.close
+
+    def noted(self: RowWriter, **kwargs: Any) -> Any:
+        try:
+            return close(self, **kwargs)
+        finally:
+            closed.append(time.perf_counter())
+
+    RowWriter.close = noted  # type: ignore[method-assign]
+
+
 def child(n: int, folder: str) -> dict[str, Any]:
     from assay import Client, evaluate
 
     starts: list[float] = []
     ends: list[float] = []
+    closed: list[float] = []
+    closing_times(closed)
 
     def model_call(inputs: dict[str, Any]) -> dict[str, Any]:
         starts.append(time.perf_counter())  # list.append is atomic: no lock needed
@@ -68,11 +87,12 @@ def child(n: int, folder: str) -> dict[str, Any]:
     switches = context_switches() - switches
     starts.sort()
     ideal = math.ceil(n / THREADS) * WAIT_S
-    phases = (starts[0], starts[min(THREADS, n) - 1], max(ends), ended)
+    phases = (starts[0], starts[min(THREADS, n) - 1], max(ends), closed[-1], ended)
     return {
         "share": ideal / (ended - started),
         "cpu_us": cpu / n * 1e6,
         **{name: (at - started) * 1e3 for name, at in zip(PHASES, phases)},
+        AFTER: (ended - closed[-1]) * 1e3,
         "switches": switches,
         "load": os.getloadavg()[0],
     }
@@ -107,14 +127,14 @@ def main() -> None:
     print(f"load average {min(loads):.1f}-{max(loads):.1f}; phases in ms since evaluate() was called")
     print(
         f"{'side':>8} {'of ideal':>9} {'CPU us/row':>11} "
-        + " ".join(f"{p:>13}" for p in PHASES)
+        + " ".join(f"{p:>13}" for p in (*PHASES, AFTER))
         + f" {'switches':>9}"
     )
     for side in sides:
         median = {key: statistics.median(f[key] for f in figures[side]) for key in FIGURES}
         print(
             f"{side:>8} {median['share']:9.0%} {median['cpu_us']:11.0f} "
-            + " ".join(f"{median[p]:13.1f}" for p in PHASES)
+            + " ".join(f"{median[p]:13.1f}" for p in (*PHASES, AFTER))
             + f" {median['switches']:9.0f}"
         )
 

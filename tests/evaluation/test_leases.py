@@ -12,11 +12,14 @@ from typing import Any
 import pytest
 
 from assay import Client, evaluate
+from assay.errors import LeaseLostError
 from assay.evaluation._feed import RowFeed
+from assay.evaluation._lease import ShardLease
 from assay.evaluation._shard import Shard, ShardError, shard_argument
 from assay.schemas import Example
 from assay.store.records import ExperimentRecord
 from assay.store.sqlite import SQLiteStore
+from assay.store.sqlite._writer_process import WriterProcess
 
 
 def planned(shard: Shard, examples: int, repetitions: int, done: set[int] | None = None) -> list[int]:
@@ -274,3 +277,149 @@ def test_a_whole_run_completes_in_the_transaction_that_ends_its_lease(
     assert stored is not None and stored.status == "completed" and stored.finished_at is not None
     assert [r.score for r in results.summary_results.results] == [4]
     assert [lease.state for lease in client.store.list_leases(stored.id)] == ["done"]
+
+
+class HeldHeartbeat(threading.Event):
+    """A lease's stop event whose waits in the heartbeat thread return only once ``go`` is
+    set (as if the OS had not scheduled that thread yet), or at once when ``beat`` is set
+    (the time to renew came); each wake-up is noted in ``order``."""
+
+    def __init__(self, order: list[str]) -> None:
+        super().__init__()
+        self.order, self.go, self.beat, self.woke = (
+            order,
+            threading.Event(),
+            threading.Event(),
+            threading.Event(),
+        )
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if not self.beat.is_set():
+            self.go.wait(10)  # only the old code waits here: it waited for this thread to end
+        self.beat.clear()
+        self.order.append("heartbeat woke")
+        self.woke.set()
+        return self.is_set()
+
+
+def held_lease(
+    store: SQLiteStore, experiment: uuid.UUID, order: list[str]
+) -> tuple[ShardLease, HeldHeartbeat]:
+    record = store.get_experiment(id=experiment)
+    assert record is not None
+    shard = Shard(0, 2)
+    lease = ShardLease(store, record, shard, ShardLease.claim(shard))
+    lease._acquire(wait=False)
+    held = lease._stop = HeldHeartbeat(order)
+    return lease, held
+
+
+def test_ending_a_lease_does_not_wait_for_its_heartbeat_thread(
+    stores: tuple[SQLiteStore, SQLiteStore, uuid.UUID], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The heartbeat sleeps between renewals; ending the lease stops it without waiting
+    for the OS to schedule it (a hand-off, up to 16 ms of a run's end on a loaded machine)."""
+    store, _, experiment = stores
+    order: list[str] = []
+    lease, held = held_lease(store, experiment, order)
+    finish_shard = store.finish_shard
+
+    def finishing(*args: Any, **kwargs: Any) -> Any:
+        order.append("lease ended")
+        held.go.set()
+        return finish_shard(*args, **kwargs)
+
+    monkeypatch.setattr(store, "finish_shard", finishing)
+    lease._start_heartbeat()
+    assert lease.finish() == (1, 2)
+    held.woke.wait()
+    assert order == ["lease ended", "heartbeat woke"]  # the old code: the other way round
+
+
+def test_ending_a_lease_waits_for_a_renewal_under_way_and_its_news(
+    stores: tuple[SQLiteStore, SQLiteStore, uuid.UUID], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A renewal that began before the lease was ended is over before it ends; one that
+    found the lease lost makes ``finish`` raise, as it did when it waited for the thread."""
+    store, _, experiment = stores
+    order: list[str] = []
+    lease, held = held_lease(store, experiment, order)
+    renewing = threading.Event()
+
+    def renew(*args: Any) -> bool:
+        renewing.set()
+        held.go.wait()  # until the lease is being ended
+        order.append("renewal found the lease lost")
+        return False
+
+    finish_shard = store.finish_shard
+
+    def finishing(*args: Any, **kwargs: Any) -> Any:
+        order.append("lease ended")
+        return finish_shard(*args, **kwargs)
+
+    stop = held.set
+
+    def stopping() -> None:
+        stop()
+        held.go.set()
+
+    monkeypatch.setattr(store, "renew_lease", renew)
+    monkeypatch.setattr(store, "finish_shard", finishing)
+    monkeypatch.setattr(held, "set", stopping)
+    held.beat.set()  # the time to renew has come
+    lease._start_heartbeat()
+    renewing.wait()
+    with pytest.raises(LeaseLostError):
+        lease.finish()
+    assert order == ["heartbeat woke", "renewal found the lease lost", "lease ended"]
+    assert lease.lost
+
+
+@pytest.mark.parametrize("summaries", [False, True])
+def test_a_whole_runs_last_batch_ends_its_lease_unless_summaries_follow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, summaries: bool
+) -> None:
+    """Through the SQLite writer process (ready here before each batch, as on an idle
+    machine), a run with nothing after its rows ends its lease and completes the experiment
+    in its last batch's transaction, not in a commit of its own; summaries come after the
+    rows, so a run with them still ends its lease as it did."""
+    state = WriterProcess.state
+
+    def ready(self: WriterProcess) -> str:
+        while (now := state(self)) == "starting":
+            self._readable(1.0)
+        return now
+
+    monkeypatch.setattr(WriterProcess, "state", ready)
+    ended_by_the_run: list[int] = []
+    finish_shard = SQLiteStore.finish_shard
+
+    def ending(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
+        ended_by_the_run.append(1)
+        return finish_shard(self, *args, **kwargs)
+
+    monkeypatch.setattr(SQLiteStore, "finish_shard", ending)
+
+    def rows(runs: list[Any], examples: list[Any]) -> int:
+        return len(runs)
+
+    def doubled(outputs: dict[str, Any], inputs: dict[str, Any]) -> bool:
+        return bool(outputs["y"] == 2 * inputs["x"])
+
+    client = Client(str(tmp_path / "end.db"))
+    results = client.evaluate(
+        lambda inputs: {"y": 2 * inputs["x"]},
+        data=[{"x": i} for i in range(600)],  # the writer process takes runs of 500 rows or more
+        evaluators=[doubled],
+        summary_evaluators=[rows] if summaries else [],
+        experiment="end",
+    )
+    assert len(ended_by_the_run) == (1 if summaries else 0)  # the old code: 1 either way
+    stored = client.store.get_experiment(name="end")
+    assert stored is not None and stored.status == "completed" and stored.finished_at is not None
+    assert [lease.state for lease in client.store.list_leases(stored.id)] == ["done"]
+    assert client.store.count_rows(stored.id) == 600
+    assert [row["run"].outputs for row in results] == [{"y": 2 * i} for i in range(600)]
+    assert all(row["evaluation_results"]["results"][0].score == 1.0 for row in results)
+    assert [r.score for r in results.summary_results.results] == ([600] if summaries else [])

@@ -103,3 +103,45 @@ def test_a_fence_of_another_experiment_or_shard_holds_nothing(
         with pytest.raises(LeaseFencedError):
             store.write_batch(record.id, [store.prepare_row(record.id, rows[0])], None, fence)
     assert store.count_rows(record.id) == 0
+
+
+def test_a_whole_runs_last_batch_ends_its_lease_through_the_sqlite_writer_process(
+    setup: tuple[Store, ExperimentRecord, list[ExperimentRow]],
+) -> None:
+    """The lease done and the experiment completed in the last batch's transaction, behind
+    the fence: one commit where the run's end had two (SQLite's writer process; PostgreSQL's
+    run ends its lease itself, as before)."""
+    store, record, rows = setup
+    mine = take(store, record, "mine")
+    batches = started(store.batch_writer(record.id, mine))
+    through_sqlite_process = getattr(batches, "process", None) is not None and store.url.startswith("sqlite")
+    batches.ending(True, lease=mine)
+    batches.write([store.prepare_row(record.id, r) for r in rows], ExperimentStats(rows=40))
+    batches.close(build_columns=True)
+    assert batches.lease_ended is through_sqlite_process
+    assert store.count_rows(record.id) == 40
+    current = store.get_experiment(id=record.id)
+    assert current is not None
+    [lease] = store.list_leases(record.id)
+    if through_sqlite_process:
+        assert (current.status, lease.state, lease.token) == ("completed", "done", "mine")
+        assert current.finished_at is not None
+    else:
+        assert (current.status, lease.state) == ("running", "running")
+
+
+def test_a_last_batch_naming_a_lease_taken_over_ends_nothing(
+    setup: tuple[Store, ExperimentRecord, list[ExperimentRow]],
+) -> None:
+    store, record, rows = setup
+    old = take(store, record, "old")
+    batches = started(store.batch_writer(record.id, old))
+    take(store, record, "new", stale="old")
+    batches.ending(True, lease=old)
+    with pytest.raises(LeaseFencedError):
+        batches.write([store.prepare_row(record.id, r) for r in rows], ExperimentStats(rows=40))
+    batches.close()
+    assert not batches.lease_ended and store.count_rows(record.id) == 0
+    current = store.get_experiment(id=record.id)
+    [lease] = store.list_leases(record.id)
+    assert current is not None and (current.status, lease.state, lease.token) == ("running", "running", "new")

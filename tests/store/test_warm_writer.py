@@ -202,3 +202,29 @@ def test_a_process_forked_from_the_run_neither_takes_nor_stops_its_waiting_proce
     taken.close()
     assert taken.returncode == 0
     store.close()
+
+
+def test_a_stored_datasets_run_has_its_writer_process_started_before_its_experiment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As soon as the run knows its size (not as its first row starts): a process that is
+    not ready by the first batch leaves that batch to the run's own process."""
+    client = Client(str(tmp_path / "stored.db"))
+    store: SQLiteStore = client.store  # type: ignore[assignment]
+    client.create_dataset("d")
+    client.create_examples(inputs=[{"x": i} for i in range(SPAWN_AFTER_ROWS)], dataset_name="d")
+    waiting_at_creation: list[int | None] = []
+    create_experiment = SQLiteStore.create_experiment
+
+    def creating(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
+        waiting_at_creation.append(_warm_pid(self))
+        return create_experiment(self, *args, **kwargs)
+
+    monkeypatch.setattr(SQLiteStore, "create_experiment", creating)
+    results = evaluate(_target, data="d", client=client, progress=False, experiment="e")
+    assert waiting_at_creation[0] is not None  # None on the old code
+    assert _warm_pid(store) is None  # the run took it
+    assert [row["run"].outputs for row in results] == [{"y": 2 * i} for i in range(SPAWN_AFTER_ROWS)]
+    evaluate(_target, data="d", client=client, progress=False, experiment="e", resume=True)
+    assert _warm_pid(store) is None, "a resumed run started a process ahead"
+    client.close()
