@@ -7,8 +7,9 @@ and made the store's ``COPY`` text; then, R rounds, for each variant of the sche
 turn (the store's own, one index dropped, the references unchecked...), a fresh
 database of a private server takes them as a run's batches do (500 rows, a ``COPY`` per
 table, one transaction each). Printed: the median CPU its backend spent (``/proc``,
-user + system), per row, and against the store's own schema. CPU rather than time:
-the machine's other load moves it less. The variants alternate within each round.
+user + system), per row, and against the store's own schema (CPU rather than time: the
+machine's other load moves it less), and the WAL written a row, which no load moves
+(each index entry is a WAL record). The variants alternate within each round.
 """
 
 from __future__ import annotations
@@ -65,8 +66,9 @@ def backend_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
-def one_round(rows: list[ExperimentRow], url: str, changes: list[str]) -> float:
-    """Seconds of CPU the backend spent taking ``rows`` in batches, after ``changes``."""
+def one_round(rows: list[ExperimentRow], url: str, changes: list[str]) -> tuple[float, int]:
+    """Seconds of CPU the backend spent taking ``rows`` in batches, after ``changes``, and
+    the bytes of WAL they wrote."""
     store = PostgresStore(url)
     record = ExperimentRecord(name="cost", num_examples=len(rows))
     store.create_experiment(record)
@@ -76,7 +78,7 @@ def one_round(rows: list[ExperimentRow], url: str, changes: list[str]) -> float:
     with psycopg.connect(url, autocommit=True) as conn:
         for statement in changes:
             conn.execute(statement)
-        backend = conn.info.backend_pid
+        backend, wal = conn.info.backend_pid, _wal_position(conn)
         before = backend_cpu(backend)
         for start in range(0, len(ready), BATCH):
             batch = ready[start : start + BATCH]
@@ -85,7 +87,14 @@ def one_round(rows: list[ExperimentRow], url: str, changes: list[str]) -> float:
                     copy.write(b"".join(item.run_text for item in batch))
                 with conn.cursor().copy(f"COPY results ({RESULT_COLUMNS}) FROM STDIN") as copy:
                     copy.write(b"".join(item.results_text for item in batch))
-        return backend_cpu(backend) - before
+        spent = backend_cpu(backend) - before
+        return spent, _wal_position(conn) - wal
+
+
+def _wal_position(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint").fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 def main() -> None:
@@ -97,6 +106,7 @@ def main() -> None:
     names = [name for name in VARIANTS if not args.only or any(part in name for part in args.only)]
     names = ["the store's schema", *[name for name in names if name != "the store's schema"]]
     spent: dict[str, list[float]] = {name: [] for name in names}
+    wal: dict[str, list[int]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as folder, profiled_server() as (server, _postmaster):
         rows = rows_of(args.n, folder)
         for index in range(args.rounds):
@@ -105,9 +115,10 @@ def main() -> None:
                 with psycopg.connect(server, autocommit=True) as admin:
                     admin.execute(f'CREATE DATABASE "{database}"')
                 try:
-                    spent[name].append(
-                        one_round(rows, f"{server.rpartition('/')[0]}/{database}", VARIANTS[name])
-                    )
+                    url = f"{server.rpartition('/')[0]}/{database}"
+                    cpu, written = one_round(rows, url, VARIANTS[name])
+                    spent[name].append(cpu)
+                    wal[name].append(written)
                 finally:
                     with psycopg.connect(server, autocommit=True) as admin:
                         admin.execute(f'DROP DATABASE "{database}" WITH (FORCE)')
@@ -116,7 +127,8 @@ def main() -> None:
     for name in names:
         median = statistics.median(spent[name])
         print(
-            f"{name:32s} {median:6.3f} s, {median / args.n * 1e6:5.1f} us a row ({median - base:+.3f})  "
+            f"{name:32s} {median:6.3f} s, {median / args.n * 1e6:5.1f} us a row ({median - base:+.3f}), "
+            f"WAL {statistics.median(wal[name]) / args.n:,.0f} bytes a row  "
             f"rounds: {', '.join(f'{value:.2f}' for value in spent[name])}"
         )
 
