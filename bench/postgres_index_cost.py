@@ -58,6 +58,11 @@ VARIANTS: dict[str, list[str]] = {
         "ALTER TABLE runs DISABLE TRIGGER USER",
         "ALTER TABLE results DISABLE TRIGGER USER",
     ],
+    # the statements' new rows still captured for the triggers, which then check nothing
+    "the checks' capture alone": [
+        f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$"
+        for function in ("assay_rows_have_experiments", "assay_results_have_runs")
+    ],
 }
 
 
