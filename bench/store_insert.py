@@ -25,7 +25,7 @@ from assay.store import _row_text as rows_module
 
 INDEXES = (
     "runs_by_position",
-    "runs_by_failed",
+    "runs_flagged",
     "runs_by_latency",
     "runs_by_error",
     "results_by_run",

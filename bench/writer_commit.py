@@ -78,7 +78,7 @@ def _variants() -> dict[str, Setup]:
                 f"DROP INDEX {name}"
                 for name in (
                     "runs_by_position",
-                    "runs_by_failed",
+                    "runs_flagged",
                     "runs_by_latency",
                     "runs_by_error",
                     "results_by_run",
@@ -122,15 +122,15 @@ def _runs_keyed(key: str, unique: str) -> Setup:
         conn.execute("PRAGMA foreign_keys = OFF")  # the results' reference to runs(id) stays
         conn.execute("DROP TABLE runs")
         conn.execute(f"CREATE TABLE runs ({_RUNS}, PRIMARY KEY ({key}), {unique}) WITHOUT ROWID")
-        for name, columns in (
-            ("runs_by_failed", "experiment_id, failed, position, repetition"),
-            ("runs_by_latency", "experiment_id, latency_ms, position, repetition"),
+        for name, shape in (
+            ("runs_flagged", "(experiment_id, position, repetition) WHERE failed = 1"),
+            ("runs_by_latency", "(experiment_id, latency_ms, position, repetition)"),
             (
                 "runs_by_error",
-                "experiment_id, (CASE WHEN error IS NULL THEN 0 ELSE 1 END), position, repetition",
+                "(experiment_id, (CASE WHEN error IS NULL THEN 0 ELSE 1 END), position, repetition)",
             ),
         ):
-            conn.execute(f"CREATE INDEX {name} ON runs ({columns})")
+            conn.execute(f"CREATE INDEX {name} ON runs {shape}")
         if key != "experiment_id, position, repetition":
             conn.execute("CREATE INDEX runs_by_position ON runs (experiment_id, position, repetition)")
         conn.execute("PRAGMA foreign_keys = ON")
