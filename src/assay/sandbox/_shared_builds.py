@@ -114,16 +114,17 @@ class SharedBuilds:
         self.building: set[str] = set()
         self.changed = threading.Condition()
         self.stats: Counter[str] = Counter()  # "built", "reused", "error_reused"
-
-    @functools.cached_property
-    def _staging(self) -> str:
-        remove_dead_folders(tempfile.gettempdir(), STAGING_PREFIX)
-        remove_dead_folders(toolchains.cache_root(), LEGACY_PREFIX)
-        # 0700 and outside the toolchain cache: no sandbox sees it
-        return tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
+        self._staging: str | None = None
 
     def staging_folder(self) -> str:
-        return self._staging
+        """0700 and outside the toolchain cache: no sandbox sees it. Made at first use,
+        when the folders that killed processes left go."""
+        with self.changed:
+            if self._staging is None:
+                remove_dead_folders(tempfile.gettempdir(), STAGING_PREFIX)
+                remove_dead_folders(toolchains.cache_root(), LEGACY_PREFIX)
+                self._staging = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
+            return self._staging
 
     @contextmanager
     def claim(self, key: str | None, wait: bool = True) -> Iterator[Claim | None]:
@@ -191,7 +192,7 @@ class SharedBuilds:
 
     def close(self) -> None:
         """At the process's exit: its builds go (another process keys its own)."""
-        if "_staging" in self.__dict__:
+        if self._staging is not None:
             shutil.rmtree(self._staging, ignore_errors=True)
 
 
