@@ -234,3 +234,18 @@ def _read(path: str) -> bytes:
             return handle.read()
     except FileNotFoundError:
         return b""
+
+
+def test_a_staging_folder_removed_from_outside_means_compiling_unshared(make_pool: Any) -> None:
+    """Someone removed the staging folder (a sweep of a process in another PID
+    namespace that took ours for dead): jobs still run, each compiling its own build."""
+    pool: SandboxPool = make_pool("bubblewrap")
+    code = unique(ADD["cpp"], "cpp")
+    staging = shared_builds.BUILDS.staging_folder()
+    os.rename(staging, staging + "-away")
+    try:
+        runs, counted = stats_after(lambda: [add(pool, "cpp", code) for _ in range(2)])
+    finally:
+        os.rename(staging + "-away", staging)
+    assert [[o.value for o in run.outcomes] for run in runs] == [[3], [3]]
+    assert [run.compiles for run in runs] == [1, 1] and counted == Counter()

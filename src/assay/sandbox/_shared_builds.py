@@ -71,7 +71,10 @@ class Claim:
         if self.building:
             if self.staging is not None:
                 return None
-            fd, self.staging = tempfile.mkstemp(dir=self.builds.staging_folder(), prefix="staging-")
+            try:
+                fd, self.staging = tempfile.mkstemp(dir=self.builds.staging_folder(), prefix="staging-")
+            except OSError:
+                return None  # the folder gone (removed from outside): this build is not shared
             return fd
         if self.found is None or self.found.path is None:
             return None
@@ -178,8 +181,11 @@ class SharedBuilds:
     def read_export(self, staging: str) -> Entry | None:
         """The compile step's export, if whole: its trailer is the SHA-256 of the rest.
         A build stays as it is, in the staging file; a compile error is kept here."""
-        with open(staging, "rb") as handle:
-            data = handle.read()
+        try:
+            with open(staging, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
         payload, trailer = data[:-32], data[-32:]
         if len(data) <= 33 or hashlib.sha256(payload).digest() != trailer:
             return None  # not written, or cut short (a file-size limit): nothing shared
