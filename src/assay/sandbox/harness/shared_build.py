@@ -73,15 +73,18 @@ def reuse(shared: object) -> list[str] | None:
     descriptor is closed either way."""
     if not isinstance(shared, dict) or not _descriptor(shared.get("fd")):
         return None
-    payload = _read(shared["fd"])
+    data = _read(shared["fd"])
     expected = shared.get("digest")
-    if payload is None or not isinstance(expected, str) or hashlib.sha256(payload).hexdigest() != expected:
+    if data is None or not isinstance(expected, str):
         return None
-    if bytes(payload[:1]) != BUILT:
+    payload = memoryview(data)[:-32]  # the trailer repeats the digest
+    if hashlib.sha256(payload).hexdigest() != expected or data[:1] != BUILT:
         return None
     try:
-        with tarfile.open(fileobj=io.BytesIO(payload[1:]), mode="r:") as archive:
-            _unpack(archive)
+        stream = io.BytesIO(data)  # shares the bytes: no copy
+        stream.seek(1)
+        with tarfile.open(fileobj=stream, mode="r:") as archive:
+            _unpack(archive, payload)
         with open(ARGV, "rb") as handle:
             argv = json.loads(handle.read(1 << 16))
         os.remove(ARGV)
@@ -92,9 +95,10 @@ def reuse(shared: object) -> list[str] | None:
     return [str(part).replace(CWD, os.getcwd()) for part in argv]
 
 
-def _unpack(archive: tarfile.TarFile) -> None:
+def _unpack(archive: tarfile.TarFile, data: memoryview) -> None:
     """Folders and regular files only, each inside this folder: no link, device, absolute
-    or parent path (tarfile's own filters are missing from some Pythons we run on)."""
+    or parent path (tarfile's own filters are missing from some Pythons we run on). A
+    file's content is written from ``data``, where the archive lies."""
     for member in archive:
         name = os.path.normpath(member.name)
         if os.path.isabs(name) or name == ".." or name.startswith("../"):
@@ -102,15 +106,15 @@ def _unpack(archive: tarfile.TarFile) -> None:
         if member.isdir():
             os.makedirs(name, 0o755, exist_ok=True)
             continue
-        source = archive.extractfile(member) if member.isfile() else None
-        if source is None:
+        end = member.offset_data + member.size
+        if not member.isfile() or member.sparse is not None or end > len(data):
             raise ValueError(f"{member.name} is not a regular file")
         if os.path.dirname(name):
             os.makedirs(os.path.dirname(name), 0o755, exist_ok=True)
         mode = 0o755 if member.mode & 0o100 else 0o644
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        with source, open(os.open(name, flags, mode), "wb") as target:
-            shutil.copyfileobj(source, target)
+        with open(os.open(name, flags, mode), "wb") as target:
+            target.write(data[member.offset_data : end])
 
 
 def _descriptor(fd: object) -> bool:
@@ -118,13 +122,14 @@ def _descriptor(fd: object) -> bool:
     return isinstance(fd, int) and not isinstance(fd, bool) and fd > 4
 
 
-def _read(fd: int) -> memoryview | None:
-    """The export without its trailer (the SHA-256 the digest repeats); None if it
-    cannot be read whole within the limit. ``fd`` is closed."""
-    data = bytearray()
+def _read(fd: int) -> bytes | None:
+    """The whole export (a regular file of at most ``READ_LIMIT`` bytes), or None.
+    ``fd`` is closed."""
     try:
-        while len(data) <= READ_LIMIT:
-            chunk = os.read(fd, 1 << 20)
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1) if 33 < size <= READ_LIMIT else b""
+        while 0 < len(data) < size:  # a short read: rare on a regular file
+            chunk = os.read(fd, size + 1 - len(data))
             if not chunk:
                 break
             data += chunk
@@ -133,7 +138,7 @@ def _read(fd: int) -> memoryview | None:
     finally:
         with contextlib.suppress(OSError):
             os.close(fd)
-    return memoryview(data)[:-32] if 33 < len(data) <= READ_LIMIT else None
+    return data if len(data) == size > 33 else None
 
 
 def _remove(path: str) -> None:
