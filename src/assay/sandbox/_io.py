@@ -164,6 +164,12 @@ class Session:
         self._owned += [read, write]
         return read, write
 
+    def own(self, fd: int) -> int:
+        """A descriptor opened elsewhere, closed with the pipes: once handed to a child
+        (``release``), or at the end."""
+        self._owned.append(fd)
+        return fd
+
     def release(self, fd: int) -> None:
         """Close our copy of a descriptor handed to a child."""
         if fd in self._owned:

@@ -99,7 +99,8 @@ def _run_function_once(pool: JobHost, job: _FunctionJob, claim: shared_builds.Cl
         state.cpu_clock = sandbox.cpu_ns
         while not state.finished:
             with Session() as session:
-                export = claim.export_fd() if claim is not None else None
+                # a restart runs the job's kept build (see harness/kept_build)
+                handed = shared_descriptor(session, claim) if state.build is None else None
                 child = spawn_child(
                     session,
                     sandbox,
@@ -107,9 +108,9 @@ def _run_function_once(pool: JobHost, job: _FunctionJob, claim: shared_builds.Cl
                     "candidate",
                     limits,
                     timeout + compile_allowance(language),
-                    extra_fds=[] if export is None else [export],
+                    extra_fds=[] if handed is None else [handed],
                 )
-                shared = shared_setup(claim, sandbox.harness_root, export, first_fd=5)
+                shared = shared_setup(claim, handed, first_fd=5)
                 going_on = False  # an error ends the job: its build must not outlive it
                 try:
                     _drive_candidate(session, child, job, state, shared, claim)
@@ -178,16 +179,18 @@ class _FunctionState:
         return [r or CallOutcome(i, "not_run", message="not run") for i, r in enumerate(self.results)]
 
 
-def shared_setup(
-    claim: shared_builds.Claim | None, harness_root: str, export: int | None, first_fd: int
-) -> dict[str, Any]:
-    """The setup frame's part about a shared build (see ``_shared_builds``): the build
-    to reuse, or the descriptor (as the child numbers it) to export this one to."""
-    if claim is None:
-        return {}
-    if export is not None:
-        return {"export_fd": first_fd}
-    return claim.setup(harness_root)
+def shared_descriptor(session: Session, claim: shared_builds.Claim | None) -> int | None:
+    """The descriptor a compile step gets for a shared build (see ``_shared_builds``): to
+    export this one to, or to read the one built before. Ours is closed once the child
+    has it (``spawn_child`` releases what it hands)."""
+    fd = claim.descriptor() if claim is not None else None
+    return None if fd is None else session.own(fd)
+
+
+def shared_setup(claim: shared_builds.Claim | None, handed: int | None, first_fd: int) -> dict[str, Any]:
+    """The setup frame's part about a shared build, ``handed`` being numbered
+    ``first_fd`` in the child."""
+    return {} if claim is None else claim.setup(handed, first_fd)
 
 
 def _drive_candidate(

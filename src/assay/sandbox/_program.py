@@ -32,6 +32,7 @@ from assay.sandbox._jobs import (
     compile_allowance,
     cpu_spent_ms,
     raise_if_not_started,
+    shared_descriptor,
     shared_setup,
 )
 from assay.sandbox._messages import ended_message, timeout_message
@@ -143,11 +144,16 @@ class _Job:
         candidate_key = shared_builds.key(
             language, "candidate", pool.backend.name, limits, self.program, self.entry_point
         )
-        # The test program is compiled by each job, never shared: it holds the expected
-        # values, and shared builds lie in the toolchain cache, which every sandbox reads
-        # (a candidate could read its own problem's test program there).
+        # The test program's build holds the expected values: its key's role keeps it
+        # apart, and its descriptor is handed to checker sandboxes only.
+        sources = (self.test, self.entry_point, self.prompt, self.declaration)
+        checker_key = shared_builds.key(language, "checker", pool.backend.name, limits, *sources)
         with builds.claim(candidate_key) as c_claim:
-            return self._run(setup, reuse, (c_claim, None))
+            # the two sides compile at once: waiting for the test program's build pays
+            # only when the candidate's needs none
+            idle = c_claim is None or c_claim.found is not None
+            with builds.claim(checker_key, wait=idle) as t_claim:
+                return self._run(setup, reuse, (c_claim, t_claim))
 
     def _run(
         self,
@@ -325,7 +331,7 @@ def _start_candidate(
     """The candidate, and the ends of its two pipes that the checker gets."""
     calls = session.pipe()
     replies = session.pipe()
-    export = claim.export_fd() if claim is not None else None
+    handed = shared_descriptor(session, claim)
     candidate = spawn_child(
         session,
         c_box,
@@ -335,12 +341,12 @@ def _start_candidate(
         timeout + compile_allowance(language),
         calls=calls,
         replies=replies,
-        extra_fds=[] if export is None else [export],
+        extra_fds=[] if handed is None else [handed],
         read_frames=False,
     )
     # We write the setup frame first; the checker writes calls only after the candidate
     # answered "ready", which it does only after reading the whole setup.
-    shared = shared_setup(claim, c_box.harness_root, export, first_fd=5)
+    shared = shared_setup(claim, handed, first_fd=5)
     session.send(candidate.frames_in, {"code": program, "func_name": entry_point, **shared})
     if not session.wait(lambda: candidate.frames_in.flushed, deadline):
         raise _SetupTimeout()
@@ -363,7 +369,7 @@ def _start_checker(
     if not reuse:
         if t_box.resident is not None:
             t_box.begin_reset()
-        export = claim.export_fd() if claim is not None else None
+        handed = shared_descriptor(session, claim)
         checker = spawn_child(
             session,
             t_box,
@@ -371,9 +377,9 @@ def _start_checker(
             "checker",
             limits,
             timeout + compile_allowance(language),
-            extra_fds=[calls, replies] + ([] if export is None else [export]),
+            extra_fds=[calls, replies] + ([] if handed is None else [handed]),
         )
-        shared = shared_setup(claim, t_box.harness_root, export, first_fd=7)
+        shared = shared_setup(claim, handed, first_fd=7)
         session.send(checker.frames_in, {**setup, **shared})
         return checker
     resident: Resident | None = t_box.resident

@@ -1,13 +1,15 @@
 """Compile once per content: a compiled candidate or test program built from the same
 bytes (sources, toolchain, flags, harness, limits) is built by the first job that needs
-it and reused read-only by every later one (pass@k's K candidates share a test program;
-identical candidates share a build; a compile error is the same error again).
+it and reused by every later one (pass@k's K candidates share a test program; identical
+candidates share a build; a compile error is the same error again).
 
 The compile itself stays in the sandbox (``harness/shared_build.py``): the first job's
 compile step writes its result to a file only the parent can open, before any job code
-runs; the parent unpacks it under the toolchain cache, which every sandbox sees
-read-only, and later jobs copy it from there and check its digest before running it.
-Nothing else crosses from one job to the next.
+runs. The parent keeps that file as it is, in its own 0700 folder, which no sandbox
+sees; a later job of the same key is handed a read-only descriptor of it (and its
+digest), which its compile step reads, checks and unpacks into its own folder before any
+job code runs. So a build reaches only the jobs that build the same bytes in the same
+role: a candidate never sees another candidate's build, nor a test program's.
 
 A job that finds its key being built waits for that build (bounded) rather than
 compiling the same bytes beside it.
@@ -18,22 +20,20 @@ from __future__ import annotations
 import atexit
 import functools
 import hashlib
-import io
 import json
 import os
 import shutil
+import stat
 import subprocess
-import tarfile
 import tempfile
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from assay.sandbox import _toolchains as toolchains
-from assay.sandbox._launch import SANDBOX_HARNESS_ROOT
 from assay.sandbox.config import Limits
 from assay.sandbox.harness import shared_build
 
@@ -41,12 +41,14 @@ LANGUAGES = ("go", "cpp", "java")
 CACHE_BYTES = 1 << 30  # builds kept at most, least recently used dropped first
 WAIT_SECONDS = 120.0  # a build of the same key under way: longer than this, build beside it
 VERSION_COMMANDS = {"go": ("go", "version"), "cpp": ("g++", "--version"), "java": ("javac", "--version")}
+STAGING_PREFIX = "assay-builds-"  # then the pid: a later process removes a dead one's folder
+LEGACY_PREFIX = "shared-"  # builds once unpacked under the toolchain cache, which sandboxes read
 
 
 @dataclass
 class Entry:
-    folder: str | None  # relative to the toolchain cache; None for a compile error
-    digest: str = ""
+    path: str | None  # the compile step's export, parent-only; None for a compile error
+    digest: str = ""  # SHA-256 of the export (its trailer), as the compile step checks it
     error: dict[str, Any] | None = None
     size: int = 0
 
@@ -60,39 +62,48 @@ class Claim:
     found: Entry | None
     building: bool
     staging: str | None = None
-    _fd: int | None = field(default=None, repr=False)
 
-    def setup(self, harness_root: str) -> dict[str, Any]:
-        """What the compile step's setup frame gets: the shared build, or nothing."""
-        if self.found is None:
-            return {}
-        if self.found.error is not None:
-            return {"shared": {"error": self.found.error}}
-        base = (
-            toolchains.SANDBOX_PREBUILT if harness_root == SANDBOX_HARNESS_ROOT else toolchains.cache_root()
-        )
-        assert self.found.folder is not None
-        return {"shared": {"folder": os.path.join(base, self.found.folder), "digest": self.found.digest}}
-
-    def export_fd(self) -> int | None:
-        """A descriptor of a fresh parent-only file for the compile step's result: once
-        per claim (a second process of the job may have been preceded by job code)."""
-        if not self.building or self.staging is not None:
+    def descriptor(self) -> int | None:
+        """What the compile step is handed (the caller closes its copy once the child
+        has it): a fresh parent-only file to export this build to, once per claim (a
+        second process of the job may have been preceded by job code), or the found
+        build opened read-only."""
+        if self.building:
+            if self.staging is not None:
+                return None
+            try:
+                fd, self.staging = tempfile.mkstemp(dir=self.builds.staging_folder(), prefix="staging-")
+            except OSError:
+                return None  # the folder gone (removed from outside): this build is not shared
+            return fd
+        if self.found is None or self.found.path is None:
             return None
-        fd, self.staging = tempfile.mkstemp(dir=self.builds.staging_folder(), prefix="staging-")
-        self._fd = fd
-        return fd
+        try:
+            return os.open(self.found.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None  # dropped meanwhile: this job compiles afresh
+
+    def setup(self, fd: int | None, slot: int) -> dict[str, Any]:
+        """The setup frame's part about it, ``fd`` being ``descriptor()``'s, numbered
+        ``slot`` in the child: where to export, what to reuse, or nothing."""
+        if self.found is not None and self.found.error is not None:
+            return {"shared": {"error": self.found.error}}
+        if fd is None:
+            return {}
+        if self.building:
+            return {"export_fd": slot}
+        assert self.found is not None
+        return {"shared": {"fd": slot, "digest": self.found.digest}}
 
     def publish(self) -> None:
-        """The compile step is past (its result complete, if it wrote one): store it and
+        """The compile step is past (its result complete, if it wrote one): keep it and
         let the jobs waiting for this key go on. Idempotent."""
         if not self.building:
             return
         self.building = False
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-        entry = self.builds.unpack(self.staging) if self.staging else None
+        entry = self.builds.read_export(self.staging) if self.staging else None
+        if entry is not None and entry.path is not None:
+            self.staging = None  # the entry's now
         self.builds.finish(self.key, entry)
 
     def drop(self) -> None:
@@ -106,18 +117,17 @@ class SharedBuilds:
         self.building: set[str] = set()
         self.changed = threading.Condition()
         self.stats: Counter[str] = Counter()  # "built", "reused", "error_reused"
-
-    def folder(self) -> str:
-        path = os.path.join(toolchains.cache_root(), f"shared-{os.getpid()}")
-        os.makedirs(path, mode=0o755, exist_ok=True)
-        return path
-
-    @functools.cached_property
-    def _staging(self) -> str:
-        return tempfile.mkdtemp(prefix="assay-builds-staging-")  # 0700: no sandbox sees it
+        self._staging: str | None = None
 
     def staging_folder(self) -> str:
-        return self._staging
+        """0700 and outside the toolchain cache: no sandbox sees it. Made at first use,
+        when the folders that killed processes left go."""
+        with self.changed:
+            if self._staging is None:
+                remove_dead_folders(tempfile.gettempdir(), STAGING_PREFIX)
+                remove_dead_folders(toolchains.cache_root(), LEGACY_PREFIX)
+                self._staging = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
+            return self._staging
 
     @contextmanager
     def claim(self, key: str | None, wait: bool = True) -> Iterator[Claim | None]:
@@ -153,60 +163,88 @@ class SharedBuilds:
                 self.entries[key] = entry
                 self.stats["built"] += 1
                 self._evict()
-            elif entry is not None and entry.folder:
-                _remove(os.path.join(toolchains.cache_root(), entry.folder))
+            elif entry is not None:
+                _forget(entry)
             self.changed.notify_all()
 
     def drop(self, key: str) -> None:
         with self.changed:
             entry = self.entries.pop(key, None)
-            if entry is not None and entry.folder:
-                _remove(os.path.join(toolchains.cache_root(), entry.folder))
+            if entry is not None:
+                _forget(entry)
 
     def _evict(self) -> None:
         while sum(e.size for e in self.entries.values()) > self.limit_bytes and len(self.entries) > 1:
             _, dropped = self.entries.popitem(last=False)
-            if dropped.folder:
-                _remove(os.path.join(toolchains.cache_root(), dropped.folder))
+            _forget(dropped)
 
-    def unpack(self, staging: str) -> Entry | None:
-        """The compile step's export, if whole: its trailer is the SHA-256 of the rest."""
-        with open(staging, "rb") as handle:
-            data = handle.read()
+    def read_export(self, staging: str) -> Entry | None:
+        """The compile step's export, if whole: its trailer is the SHA-256 of the rest.
+        A build stays as it is, in the staging file; a compile error is kept here."""
+        try:
+            with open(staging, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
         payload, trailer = data[:-32], data[-32:]
         if len(data) <= 33 or hashlib.sha256(payload).digest() != trailer:
             return None  # not written, or cut short (a file-size limit): nothing shared
         if payload[:1] == shared_build.FAILED:
             error = json.loads(payload[1:])
             return Entry(None, error=error) if isinstance(error, dict) else None
-        target = tempfile.mkdtemp(dir=self.folder(), prefix="build-")
-        try:
-            with tarfile.open(fileobj=io.BytesIO(payload[1:]), mode="r:") as archive:
-                archive.extractall(target, filter="data")
-            _readable(target)
-            digest = shared_build.digest(target)
-        except (OSError, tarfile.TarError, ValueError):
-            _remove(target)
+        if payload[:1] != shared_build.BUILT:
             return None
-        size = sum(os.path.getsize(os.path.join(r, f)) for r, _, files in os.walk(target) for f in files)
-        return Entry(os.path.relpath(target, toolchains.cache_root()), digest, size=size)
+        return Entry(staging, trailer.hex(), size=len(data))
 
     def close(self) -> None:
         """At the process's exit: its builds go (another process keys its own)."""
-        shutil.rmtree(os.path.join(toolchains.cache_root(), f"shared-{os.getpid()}"), ignore_errors=True)
-        if "_staging" in self.__dict__:
+        if self._staging is not None:
             shutil.rmtree(self._staging, ignore_errors=True)
 
 
-def _readable(root: str) -> None:
-    """Readable (and the built programs runnable) by every sandbox's user, writable by none."""
-    os.chmod(root, 0o755)
-    for folder, dirs, files in os.walk(root):
-        for name in dirs:
-            os.chmod(os.path.join(folder, name), 0o755)
-        for name in files:
-            path = os.path.join(folder, name)
-            os.chmod(path, 0o755 if os.stat(path).st_mode & 0o100 else 0o644)
+def remove_dead_folders(parent: str, prefix: str) -> None:
+    """``<prefix><pid>...`` folders of ours under ``parent`` whose process has ended (it
+    was killed before its exit could remove them)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        pid = _pid_in(name, prefix)
+        path = os.path.join(parent, name)
+        if pid is None or _alive(pid) or not _ours(path):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _pid_in(name: str, prefix: str) -> int | None:
+    if not name.startswith(prefix):
+        return None
+    digits = name[len(prefix) :].split("-", 1)[0]
+    return int(digits) if digits.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's
+    return True
+
+
+def _ours(path: str) -> bool:
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return False
+    return status.st_uid == os.geteuid() and stat.S_ISDIR(status.st_mode)
+
+
+def _forget(entry: Entry) -> None:
+    if entry.path is not None:
+        _remove(entry.path)
 
 
 def _remove(path: str) -> None:

@@ -48,7 +48,7 @@ for pid in os.listdir('/proc'):
                 look(f'/proc/{pid}/fd/{fd}')
         except OSError:
             pass
-for top in ('/tmp', '/work', '/var/tmp', '/dev/shm', os.path.dirname(os.getcwd()), '/sandbox'):
+for top in ('/tmp', '/work', '/var/tmp', '/dev/shm', os.path.dirname(os.getcwd()), '/sandbox', '/opt'):
     for folder, _, files in os.walk(top):
         for name in files:
             look(os.path.join(folder, name))

@@ -51,7 +51,7 @@ void walk(const std::string& folder, int depth) {
     closedir(dir);
 }
 int main() {
-    for (const char* top : {"/tmp", "/work", "/var/tmp", "/dev/shm", ".."}) walk(top, 0);
+    for (const char* top : {"/tmp", "/work", "/var/tmp", "/dev/shm", "..", "/opt"}) walk(top, 0);
     DIR* proc = opendir("/proc");
     while (dirent* e = proc ? readdir(proc) : nullptr)
         if (isdigit(e->d_name[0])) { look(std::string("/proc/") + e->d_name + "/cmdline"); look(std::string("/proc/") + e->d_name + "/environ"); }

@@ -251,6 +251,7 @@ def checker_main(language: str, options: dict[str, str]) -> int:
     setup = read_setup()
     if not isinstance(setup, dict):
         return 0 if setup is None else 2
+    shared_build.seal(setup)
     shared, export = setup.get("shared"), _export_fd(setup)
     if isinstance(shared, dict) and isinstance(shared.get("error"), dict):
         frames.write_frame(FRAMES_OUT, shared["error"])  # this test program's, compiled before
@@ -356,6 +357,7 @@ def main() -> int:
         return 0
     if not isinstance(setup, dict):
         return 2
+    shared_build.seal(setup)
     entry = str(setup.get("func_name") or "")
     if role == "candidate" and not IDENTIFIER.match(entry):
         frames.write_frame(

@@ -5,16 +5,18 @@ its flags and the job's limits: see ``sandbox/_shared_builds.py``). The first jo
 key is given a file descriptor of a parent-only file: right after compiling, before any
 job code runs, the compile step writes its folder there (a tar, or the compile error),
 followed by the SHA-256 of what precedes it, and closes the descriptor. The parent
-keeps the tar unpacked in its cache, which every sandbox sees read-only.
+keeps that file where no sandbox can see it.
 
-A later job of the key is given that folder and its digest: it copies the folder into
-its own, hashes the copy, and runs it only if the digest matches; anything else (the
-folder gone, changed, unreadable) means compiling afresh. A cached compile error is
+A later job of the key is given a read-only descriptor of that file and its digest: it
+reads the file (bounded), closes the descriptor, and unpacks the tar into its own folder
+only if the digest matches; anything else (unreadable, too big, changed, a member that
+would land outside the folder) means compiling afresh. A cached compile error is
 reported as the compile would have reported it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -26,6 +28,7 @@ from collections.abc import Mapping
 ARGV = "assay-argv.json"
 CWD = "{cwd}"  # the job folder in a shared command
 BUILT, FAILED = b"T", b"E"  # the export's first byte
+READ_LIMIT = 1 << 30  # a shared build bigger than this is compiled afresh
 
 
 def export_build(fd: int, argv: list[str]) -> None:
@@ -54,64 +57,88 @@ def _send(fd: int, data: bytes) -> None:
         pass
 
 
+def seal(setup: Mapping[str, object]) -> None:
+    """The descriptors a setup frame names never reach an exec'd program, whichever way
+    the compile step goes (a kept build may make it skip the shared one)."""
+    shared = setup.get("shared")
+    for fd in (setup.get("export_fd"), shared.get("fd") if isinstance(shared, dict) else None):
+        if isinstance(fd, int) and _descriptor(fd):
+            with contextlib.suppress(OSError):
+                os.set_inheritable(fd, False)
+
+
 def reuse(shared: object) -> list[str] | None:
-    """The shared build copied into this folder, if the copy has the expected digest:
-    the command that runs it; else None (and nothing of it left here)."""
-    if not isinstance(shared, dict):
+    """The shared build unpacked into this folder, if its export has the expected
+    digest: the command that runs it; else None (and nothing of it left here). Its
+    descriptor is closed either way."""
+    if not isinstance(shared, dict) or not _descriptor(shared.get("fd")):
         return None
-    source, expected = shared.get("folder"), shared.get("digest")
-    if not isinstance(source, str) or not isinstance(expected, str):
+    data = _read(shared["fd"])
+    expected = shared.get("digest")
+    if data is None or not isinstance(expected, str):
+        return None
+    payload = memoryview(data)[:-32]  # the trailer repeats the digest
+    if hashlib.sha256(payload).hexdigest() != expected or data[:1] != BUILT:
         return None
     try:
-        for name in os.listdir(source):
-            _copy(os.path.join(source, name), name)
-        if digest(".") != expected:
-            raise ValueError("the shared build is not the one built")
+        stream = io.BytesIO(data)  # shares the bytes: no copy
+        stream.seek(1)
+        with tarfile.open(fileobj=stream, mode="r:") as archive:
+            _unpack(archive, payload)
         with open(ARGV, "rb") as handle:
             argv = json.loads(handle.read(1 << 16))
         os.remove(ARGV)
-    except (OSError, ValueError):
+    except (OSError, ValueError, tarfile.TarError):
         for name in os.listdir("."):
             _remove(name)
         return None
     return [str(part).replace(CWD, os.getcwd()) for part in argv]
 
 
-def digest(root: str) -> str:
-    """SHA-256 over every file under ``root``: its path, whether it is executable, its
-    size and its content. A symbolic link is refused."""
-    found = hashlib.sha256()
-    for path in _files(root, ""):
-        full = os.path.join(root, path)
-        executable = os.stat(full).st_mode & 0o100 != 0
-        found.update(len(path).to_bytes(8, "big") + path.encode() + bytes([executable]))
-        found.update(os.path.getsize(full).to_bytes(8, "big"))
-        with open(full, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                found.update(block)
-    return found.hexdigest()
+def _unpack(archive: tarfile.TarFile, data: memoryview) -> None:
+    """Folders and regular files only, each inside this folder: no link, device, absolute
+    or parent path (tarfile's own filters are missing from some Pythons we run on). A
+    file's content is written from ``data``, where the archive lies."""
+    for member in archive:
+        name = os.path.normpath(member.name)
+        if os.path.isabs(name) or name == ".." or name.startswith("../"):
+            raise ValueError(f"{member.name} lies outside the job folder")
+        if member.isdir():
+            os.makedirs(name, 0o755, exist_ok=True)
+            continue
+        end = member.offset_data + member.size
+        if not member.isfile() or member.sparse is not None or end > len(data):
+            raise ValueError(f"{member.name} is not a regular file")
+        if os.path.dirname(name):
+            os.makedirs(os.path.dirname(name), 0o755, exist_ok=True)
+        mode = 0o755 if member.mode & 0o100 else 0o644
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with open(os.open(name, flags, mode), "wb") as target:
+            target.write(data[member.offset_data : end])
 
 
-def _files(root: str, relative: str) -> list[str]:
-    path = os.path.join(root, relative) if relative else root
-    if os.path.islink(path):
-        raise ValueError(f"{relative} is a symbolic link")
-    if not os.path.isdir(path):
-        return [relative]
-    found = []
-    for entry in sorted(os.listdir(path)):
-        found += _files(root, os.path.join(relative, entry) if relative else entry)
-    return found
+def _descriptor(fd: object) -> bool:
+    """A descriptor the parent handed (0-4 are the job's streams and frames)."""
+    return isinstance(fd, int) and not isinstance(fd, bool) and fd > 4
 
 
-def _copy(source: str, target: str) -> None:
-    if os.path.islink(source):
-        raise ValueError(f"{source} is a symbolic link")
-    if os.path.isdir(source):
-        shutil.copytree(source, target, symlinks=True)
-    else:
-        shutil.copyfile(source, target, follow_symlinks=False)
-        shutil.copymode(source, target)
+def _read(fd: int) -> bytes | None:
+    """The whole export (a regular file of at most ``READ_LIMIT`` bytes), or None.
+    ``fd`` is closed."""
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1) if 33 < size <= READ_LIMIT else b""
+        while 0 < len(data) < size:  # a short read: rare on a regular file
+            chunk = os.read(fd, size + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    return data if len(data) == size > 33 else None
 
 
 def _remove(path: str) -> None:
