@@ -62,7 +62,7 @@ def run_function(
     outside while idle) is replaced and the job runs once more."""
     language.prepare()  # a first job may build the prebuilt harness parts: not its time
     job = _FunctionJob(language, code, func_name, calls, timeout, limits, on_outcome, call_timeouts)
-    key = shared_builds.key(language.name, "candidate", pool.backend.name, limits, code, func_name)
+    key = shared_builds.key(language.name, "candidate", pool, limits, code, func_name)
     try:
         with shared_builds.BUILDS.claim(key) as claim:
             return _run_function_once(pool, job, claim)

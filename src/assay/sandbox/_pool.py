@@ -104,6 +104,9 @@ class SandboxPool:
         self.checkers = Slots(self._new_sandbox, size)
         self._notes: list[str] = []
         self._description = self._describe()
+        # Shared builds lie in the parent's 0700 folder: private where the sandboxes see
+        # a file system of their own or run as another uid (not rlimit as a plain user).
+        self.builds_private = self._description["protections"]["filesystem_isolation"] or self._dedicated()
         _warn_once(self._description)
         _open_pools.add(self)
 

@@ -141,13 +141,11 @@ class _Job:
             and pool.backend.name in REUSABLE_BACKENDS
         )
         language, builds = self.language.name, shared_builds.BUILDS
-        candidate_key = shared_builds.key(
-            language, "candidate", pool.backend.name, limits, self.program, self.entry_point
-        )
+        candidate_key = shared_builds.key(language, "candidate", pool, limits, self.program, self.entry_point)
         # The test program's build holds the expected values: its key's role keeps it
         # apart, and its descriptor is handed to checker sandboxes only.
         sources = (self.test, self.entry_point, self.prompt, self.declaration)
-        checker_key = shared_builds.key(language, "checker", pool.backend.name, limits, *sources)
+        checker_key = shared_builds.key(language, "checker", pool, limits, *sources)
         with builds.claim(candidate_key) as c_claim:
             # the two sides compile at once: waiting for the test program's build pays
             # only when the candidate's needs none

@@ -80,8 +80,9 @@ class Claim:
             return None
         try:
             return os.open(self.found.path, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            return None  # dropped meanwhile: this job compiles afresh
+        except OSError:  # evicted meanwhile, or removed from outside: this job compiles
+            self.builds.forget(self.key, self.found)  # afresh, and the next shares its build
+            return None
 
     def setup(self, fd: int | None, slot: int) -> dict[str, Any]:
         """The setup frame's part about it, ``fd`` being ``descriptor()``'s, numbered
@@ -124,8 +125,11 @@ class SharedBuilds:
         when the folders that killed processes left go."""
         with self.changed:
             if self._staging is None:
-                remove_dead_folders(tempfile.gettempdir(), STAGING_PREFIX)
-                remove_dead_folders(toolchains.cache_root(), LEGACY_PREFIX)
+                try:
+                    remove_dead_folders(tempfile.gettempdir(), STAGING_PREFIX)
+                    remove_dead_folders(toolchains.cache_root(), LEGACY_PREFIX)
+                except Exception:  # a clean-up never fails a job
+                    pass
                 self._staging = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
             return self._staging
 
@@ -167,6 +171,14 @@ class SharedBuilds:
                 _forget(entry)
             self.changed.notify_all()
 
+    def forget(self, key: str, entry: Entry) -> None:
+        """``entry`` no longer opens: if still the key's, the next job builds the key again."""
+        with self.changed:
+            if self.entries.get(key) is entry:
+                del self.entries[key]
+                self.stats["reused"] -= 1
+                self.stats["vanished"] += 1
+
     def drop(self, key: str) -> None:
         with self.changed:
             entry = self.entries.pop(key, None)
@@ -191,7 +203,7 @@ class SharedBuilds:
             return None  # not written, or cut short (a file-size limit): nothing shared
         if payload[:1] == shared_build.FAILED:
             error = json.loads(payload[1:])
-            return Entry(None, error=error) if isinstance(error, dict) else None
+            return Entry(None, error=error, size=len(data)) if isinstance(error, dict) else None
         if payload[:1] != shared_build.BUILT:
             return None
         return Entry(staging, trailer.hex(), size=len(data))
@@ -212,16 +224,20 @@ def remove_dead_folders(parent: str, prefix: str) -> None:
     for name in names:
         pid = _pid_in(name, prefix)
         path = os.path.join(parent, name)
-        if pid is None or _alive(pid) or not _ours(path):
+        if pid is None or not _ours(path) or _alive(pid):
             continue
         shutil.rmtree(path, ignore_errors=True)
 
 
 def _pid_in(name: str, prefix: str) -> int | None:
+    """The pid a folder's name holds, if a plausible one: anyone may name a folder in
+    /tmp (``²`` is a digit to ``isdigit``, and 10**20 no pid ``os.kill`` takes)."""
     if not name.startswith(prefix):
         return None
     digits = name[len(prefix) :].split("-", 1)[0]
-    return int(digits) if digits.isdigit() else None
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 9):
+        return None
+    return int(digits)
 
 
 def _alive(pid: int) -> bool:
@@ -254,19 +270,22 @@ def _remove(path: str) -> None:
         os.remove(path)
 
 
-def key(language: str, role: str, backend: str, limits: Limits, *sources: Any) -> str | None:
-    """The content a compile depends on, hashed; None if it is not shared. The backend
-    too: each compiles in its own sandboxes (a compile error there is its own)."""
-    if language not in LANGUAGES:
+def key(language: str, role: str, pool: Any, limits: Limits, *sources: Any) -> str | None:
+    """The content a compile depends on, hashed; None if it is not shared: another
+    language, or a ``pool`` whose sandboxes could read the parent's staging folder
+    (``builds_private``). The backend too: each compiles in its own sandboxes (a compile
+    error there is its own)."""
+    if language not in LANGUAGES or not pool.builds_private:
         return None
     content = [
         language,
         role,
-        backend,
+        pool.backend.name,
         toolchain_version(language),
         toolchains.compile_options(limits.memory_bytes, ""),
         harness_digest(),
         [limits.memory_bytes, limits.max_processes, limits.max_file_bytes, limits.max_value_bytes],
+        [limits.cpu_seconds, limits.max_open_files],
         *sources,
     ]
     return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()

@@ -24,6 +24,7 @@ class JobHost(Protocol):
     backend: Any
     candidates: Slots
     checkers: Slots
+    builds_private: bool  # the parent's own files are out of its sandboxes' reach
 
     def describe(self) -> dict[str, Any]: ...
 

@@ -25,12 +25,24 @@ ERROR_LINES = 20  # the compiler's first lines are the useful ones
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+# A compiler's driver reports a child it lost (cc1plus, Go's compile) with a plain exit
+# code; these say a limit or the machine failed it, not the sources (a candidate quoting
+# them in an identifier only loses the sharing of its own error).
+RESOURCE_FAILURE = re.compile(
+    r"signal terminated program|signal: |\bKilled\b|out of memory|OutOfMemoryError"
+    r"|virtual memory exhausted|Cannot allocate memory|No space left|Too many open files"
+    r"|Resource temporarily unavailable|CPU time limit",
+    re.I,
+)
+
+
 class CompileFailed(Exception):
-    """The compiler's complaint; ``signaled``: it was killed (a limit), not refused."""
+    """The compiler's complaint; ``signaled``: it was killed or ran out of something (a
+    limit, the machine), not refused: an error another job of the same bytes may not get."""
 
     def __init__(self, text: str, signaled: bool = False) -> None:
         super().__init__(text)
-        self.signaled = signaled
+        self.signaled = signaled or RESOURCE_FAILURE.search(text) is not None
 
 
 def compile_with(argv: list[str], env: dict[str, str]) -> None:
