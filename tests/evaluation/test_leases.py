@@ -19,7 +19,6 @@ from assay.evaluation._shard import Shard, ShardError, shard_argument
 from assay.schemas import Example
 from assay.store.records import ExperimentRecord
 from assay.store.sqlite import SQLiteStore
-from assay.store.sqlite._writer_process import WriterProcess
 
 
 def planned(shard: Shard, examples: int, repetitions: int, done: set[int] | None = None) -> list[int]:
@@ -374,52 +373,3 @@ def test_ending_a_lease_waits_for_a_renewal_under_way_and_its_news(
         lease.finish()
     assert order == ["heartbeat woke", "renewal found the lease lost", "lease ended"]
     assert lease.lost
-
-
-@pytest.mark.parametrize("summaries", [False, True])
-def test_a_whole_runs_last_batch_ends_its_lease_unless_summaries_follow(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, summaries: bool
-) -> None:
-    """Through the SQLite writer process (ready here before each batch, as on an idle
-    machine), a run with nothing after its rows ends its lease and completes the experiment
-    in its last batch's transaction, not in a commit of its own; summaries come after the
-    rows, so a run with them still ends its lease as it did."""
-    state = WriterProcess.state
-
-    def ready(self: WriterProcess) -> str:
-        while (now := state(self)) == "starting":
-            self._readable(1.0)
-        return now
-
-    monkeypatch.setattr(WriterProcess, "state", ready)
-    ended_by_the_run: list[int] = []
-    finish_shard = SQLiteStore.finish_shard
-
-    def ending(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
-        ended_by_the_run.append(1)
-        return finish_shard(self, *args, **kwargs)
-
-    monkeypatch.setattr(SQLiteStore, "finish_shard", ending)
-
-    def rows(runs: list[Any], examples: list[Any]) -> int:
-        return len(runs)
-
-    def doubled(outputs: dict[str, Any], inputs: dict[str, Any]) -> bool:
-        return bool(outputs["y"] == 2 * inputs["x"])
-
-    client = Client(str(tmp_path / "end.db"))
-    results = client.evaluate(
-        lambda inputs: {"y": 2 * inputs["x"]},
-        data=[{"x": i} for i in range(600)],  # the writer process takes runs of 500 rows or more
-        evaluators=[doubled],
-        summary_evaluators=[rows] if summaries else [],
-        experiment="end",
-    )
-    assert len(ended_by_the_run) == (1 if summaries else 0)  # the old code: 1 either way
-    stored = client.store.get_experiment(name="end")
-    assert stored is not None and stored.status == "completed" and stored.finished_at is not None
-    assert [lease.state for lease in client.store.list_leases(stored.id)] == ["done"]
-    assert client.store.count_rows(stored.id) == 600
-    assert [row["run"].outputs for row in results] == [{"y": 2 * i} for i in range(600)]
-    assert all(row["evaluation_results"]["results"][0].score == 1.0 for row in results)
-    assert [r.score for r in results.summary_results.results] == ([600] if summaries else [])

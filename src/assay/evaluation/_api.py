@@ -51,7 +51,6 @@ from assay.evaluation._sharded import end_shard, fenced, release_quietly, shard_
 from assay.evaluation._stream import Outcome, RowStream
 from assay.evaluation._tally import Tally, tally_of_stored
 from assay.evaluation._target import Target as TargetRunner
-from assay.evaluation._writer import LeaseEnd
 from assay.evaluation.types import DataSource, EvaluatorLike, HasStore, SummaryEvaluatorLike, Target
 from assay.schemas import EvaluationResult, TracerSession
 from assay.store import Store, open_store
@@ -668,10 +667,6 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         if not options.blocking:
             stream.add(row)
 
-    # nothing after the rows (no summaries to store, none stored to replace): the last
-    # batch may end the lease and complete the experiment, in one commit
-    ends = whole and not prepared.summaries and prepared.created
-    lease_end = LeaseEnd(lease.stop_renewing) if ends else None
     settings = RunSettings(
         prepared.concurrency,
         options.error_handling == "raise",
@@ -679,7 +674,6 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
         whole,
         prepared.executor,
         lease.fence,
-        lease_end,
     )
     try:
         with use_store(prepared.cache_store), _budget(options.max_cost), bar, _fewer_collections():
@@ -699,7 +693,7 @@ async def _execute(prepared: _Prepared, stream: RowStream) -> None:
             if summary or not prepared.created:  # a new experiment has none to replace (a commit saved)
                 store.replace_summary_results(record.id, summary)
             if whole:  # the lease ends and the experiment completes in one transaction
-                lease.finish(completes=True, ended=lease_end is not None and lease_end.ended)
+                lease.finish(completes=True)
             else:
                 store.finish_experiment(record.id, "completed", lease.fence)
     except BaseException as exc:

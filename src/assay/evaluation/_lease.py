@@ -150,17 +150,13 @@ class ShardLease:
         """Call ``callback`` (from the heartbeat thread) if the lease is taken over."""
         self._on_lost.append(callback)
 
-    def finish(self, *, completes: bool = False, ended: bool = False) -> tuple[int, int]:
+    def finish(self, *, completes: bool = False) -> tuple[int, int]:
         """Mark the shard done and end the lease: (shards done, shard count). ``completes``:
-        the experiment is completed with it, when no other shard remains (one commit).
-        ``ended``: a whole run's last batch did both, behind the lease's fence."""
+        the experiment is completed with it, when no other shard remains (one commit)."""
         self._stop_heartbeat()
-        if ended:
-            outcome: tuple[int, int] | None = (1, 1)
-        else:
-            outcome = self._store.finish_shard(
-                self._experiment.id, self.shard.index, self._token, completes=completes
-            )
+        outcome = self._store.finish_shard(
+            self._experiment.id, self.shard.index, self._token, completes=completes
+        )
         if outcome is None or self.lost:
             raise self.lost_error()
         return outcome
@@ -176,11 +172,6 @@ class ShardLease:
         # first renewal is a third of the time to live away.
         self._beating = True
         _thread.start_new_thread(self._beat, ())
-
-    def stop_renewing(self) -> None:
-        """Before a batch that ends the lease: a renewal after it would find the lease
-        done, and take it for lost."""
-        self._stop_heartbeat()
 
     def _stop_heartbeat(self) -> None:
         """No renewal follows this, and any under way has ended (and told of a loss).

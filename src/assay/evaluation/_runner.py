@@ -19,7 +19,7 @@ from assay.evaluation._ramp import Load, QuickSwitches, ramp
 from assay.evaluation._rows import RowPipeline
 from assay.evaluation._tally import Tally
 from assay.evaluation._threads import RowThreads
-from assay.evaluation._writer import LeaseEnd, RowWriter
+from assay.evaluation._writer import RowWriter
 from assay.schemas import EvaluationResult
 from assay.store.base import Store
 from assay.store.records import ExperimentRecord, ExperimentRow, ExperimentStats
@@ -37,7 +37,6 @@ class RunSettings:
     write_figures: bool = True  # False for a shard: its rows are not the experiment's figures
     executor: Executor | None = None  # None: threads and the event loop here
     fence: Fence | None = None  # the lease every write carries (``assay.store.fence``)
-    lease_end: LeaseEnd | None = None  # a whole run's, ended by its last batch where the store can
 
 
 async def run_rows(
@@ -57,7 +56,6 @@ async def run_rows(
         figures=settings.write_figures,
         expected_rows=feed.remaining,
         fence=settings.fence,
-        lease_end=settings.lease_end,
     )
     # The last rows: commit them as they come, so that the final commit is a small one.
     feed.on_ending, feed.ending_at = writer.hurry, writer.max_batch

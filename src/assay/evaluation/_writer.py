@@ -28,8 +28,6 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import StoreWriteError
@@ -42,16 +40,6 @@ if TYPE_CHECKING:
 
 _STATS_EVERY_S = 1.0
 _STATS_SHARE = 20  # figures at most every 20x the time they take to compute
-
-
-@dataclass
-class LeaseEnd:
-    """A whole run with nothing to do after its rows (no summaries): its last batch may
-    end its lease and complete the experiment in its transaction, one commit (and fsync)
-    where the run's end had two. ``stop_renewing`` is called before that batch."""
-
-    stop_renewing: Callable[[], None]
-    ended: bool = False  # the last batch did it
 
 
 class RowWriter:
@@ -74,7 +62,6 @@ class RowWriter:
         figures: bool = True,
         expected_rows: int = 0,
         fence: Fence | None = None,
-        lease_end: LeaseEnd | None = None,
     ) -> None:
         self._store = store
         self._experiment_id = experiment_id
@@ -93,7 +80,6 @@ class RowWriter:
         self._next_stats = 0.0
         self._final: ExperimentStats | None = None  # the final figures, once stored with the last batch
         self._fence = fence  # every batch, and the final figures, behind the run's lease
-        self._lease_end = lease_end
         self._batches = store.batch_writer(experiment_id, fence)
         self._expected_rows = expected_rows  # told to the store's writer as this thread starts
         self._thread = threading.Thread(target=self._loop, name="assay-writer", daemon=True)
@@ -199,18 +185,11 @@ class RowWriter:
         figures = None
         if self._keep_figures:
             figures = self.tally.stats(final=True) if last else self._figures()
-        lease_end = self._lease_end if last and self._finished else None
         if last:
-            if lease_end is not None:
-                lease_end.stop_renewing()
-            self._batches.ending(
-                build_columns=self._finished, lease=self._fence if lease_end is not None else None
-            )
+            self._batches.ending(build_columns=self._finished)
         self._batches.write([prepared for _, prepared, _ in batch], figures)
         if last:
             self._final = figures
-        if lease_end is not None:
-            lease_end.ended = self._batches.lease_ended
 
     def _figures(self) -> ExperimentStats:
         now = time.monotonic()

@@ -23,7 +23,7 @@ from assay.schemas import utcnow
 from assay.store import _codec as codec
 from assay.store.records import Lease, LeaseClaim
 
-__all__ = ["LeaseQueries", "end_whole_run_on"]
+__all__ = ["LeaseQueries"]
 
 _COLUMNS = "experiment_id, shard, shards, host, pid, token, expires_at, state"
 
@@ -153,20 +153,6 @@ class LeaseQueries:
             f"SELECT {_COLUMNS} FROM leases WHERE experiment_id = ? ORDER BY shard", (str(experiment_id),)
         ).fetchall()
         return [_lease_from(row) for row in rows]
-
-
-def end_whole_run_on(conn: Any, experiment_id: str, token: str) -> None:
-    """What ``finish_shard(completes=True)`` does for a whole run (its one shard), as
-    statements on ``conn`` (or a writer process's statement log), for a transaction that
-    holds the run's lease fence first: the lease done, the experiment completed."""
-    conn.execute(
-        "UPDATE leases SET expires_at = 0, state = 'done' WHERE experiment_id = ? AND shard = 0 AND token = ?",
-        (experiment_id, token),
-    )
-    conn.execute(
-        "UPDATE experiments SET status = 'completed', finished_at = ? WHERE id = ?",
-        (codec.ts(utcnow()), experiment_id),
-    )
 
 
 def _lease_from(row: Any) -> Lease:

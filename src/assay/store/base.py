@@ -38,15 +38,10 @@ class BatchWriter(Protocol):
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None: ...
 
-    #: The last batch ended the run's lease (``ending``'s ``lease``) and completed the experiment.
-    lease_ended: bool
-
-    def ending(self, build_columns: bool, lease: Fence | None = None) -> None:
+    def ending(self, build_columns: bool) -> None:
         """The next ``write`` is the run's last; ``build_columns``: ``close`` will be
         asked to build the experiment's metric columns (a writer may mark their build
-        pending in that batch's transaction rather than in one more of its own).
-        ``lease``: a whole run's, which that batch may end, completing the experiment,
-        in its transaction (``lease_ended`` tells whether it did)."""
+        pending in that batch's transaction rather than in one more of its own)."""
 
     def close(self, *, build_columns: bool = False) -> None:
         """``build_columns``: the run's last batch is written, and the writer may start
@@ -57,7 +52,6 @@ class BatchWriter(Protocol):
 class _InlineBatchWriter:
     def __init__(self, store: Store, experiment_id: uuid.UUID, fence: Fence | None) -> None:
         self._store, self._experiment_id, self._fence = store, experiment_id, fence
-        self.lease_ended = False
 
     def expect(self, rows: int) -> None:
         pass
@@ -65,7 +59,7 @@ class _InlineBatchWriter:
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
         self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
 
-    def ending(self, build_columns: bool, lease: Fence | None = None) -> None:
+    def ending(self, build_columns: bool) -> None:
         pass
 
     def close(self, *, build_columns: bool = False) -> None:

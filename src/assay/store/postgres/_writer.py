@@ -159,8 +159,6 @@ class PostgresBatchWriter(ProcessBatchWriter):
     """A run's batches: in this process at first, then through a writer process; the
     metric columns built by a thread of this process once the last batch is in."""
 
-    ENDS_LEASES = False  # the run ends its lease as it finishes (``finish_shard``)
-
     def __init__(
         self,
         store: PostgresStore,

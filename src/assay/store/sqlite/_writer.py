@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 
 from assay.store import _codec as codec
 from assay.store import _columns as columns
-from assay.store._leases import end_whole_run_on
 from assay.store._row_text import ROWS
 from assay.store.fence import Fence
 from assay.store.records import ExperimentStats
@@ -160,11 +159,6 @@ class WarmWriter:
 class ProcessBatchWriter:
     """A run's batches: in this process at first, then through a writer process."""
 
-    # A whole run's last batch, through the process, may end its lease and complete the
-    # experiment (the statements of ``_leases``, as SQLite runs them): one commit, with
-    # its fsync, where the run made two one after the other.
-    ENDS_LEASES = True
-
     def __init__(
         self,
         store: SQLiteStore,
@@ -189,8 +183,6 @@ class ProcessBatchWriter:
         self._given_up = False
         self._mark_columns = False  # the next batch is a finished run's last
         self._columns_marked = False  # committed with it, by the process
-        self._end_lease: Fence | None = None  # the next batch, a whole run's last, ends this lease
-        self.lease_ended = False  # committed with it, by the process
         self.rows_here = 0
         self.rows_by_process = 0
 
@@ -206,41 +198,32 @@ class ProcessBatchWriter:
         if rows >= self._spawn_after and self._process is None and not self._given_up:
             self._start()
 
-    def ending(self, build_columns: bool, lease: Fence | None = None) -> None:
+    def ending(self, build_columns: bool) -> None:
         self._mark_columns = build_columns
-        # only behind the fence: the transaction then holds that lease before ending it
-        if self.ENDS_LEASES and lease is not None and lease == self._fence and lease.shard == 0:
-            self._end_lease = lease
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
-        marking, ending = self._mark_columns, self._end_lease
+        marking = self._mark_columns
         process = self._usable_process(len(prepared))
         if process is not None:
             log = self._statement_log()
             self._build(log, self._experiment_id, prepared, stats, self._fence)
             if marking:  # the columns' build marked pending with the last rows
                 columns.mark_pending(log, str(self._experiment_id))
-            if ending is not None:
-                end_whole_run_on(log, str(self._experiment_id), ending.token)
             try:
                 process.commit(log.statements)
-                self._committed(len(prepared), marking, ending)
+                self.rows_by_process += len(prepared)
+                self._columns_marked = marking
                 return
             except WriterProcessError:
                 self._give_up()
                 self._end_session_of(process)
                 first_run_id = codec.run_id_of(prepared[0]) if prepared else None
                 if first_run_id is not None and self._store.has_run(first_run_id):
-                    self._committed(len(prepared), marking, ending)
+                    self.rows_by_process += len(prepared)
+                    self._columns_marked = marking
                     return  # it committed the batch (all of it: one transaction) before it went
         self._write_here(prepared, stats, marking)
         self.rows_here += len(prepared)
-
-    def _committed(self, rows: int, marking: bool, ending: Fence | None) -> None:
-        """A batch the process committed, whole."""
-        self.rows_by_process += rows
-        self._columns_marked = marking
-        self.lease_ended = ending is not None
 
     def _statement_log(self) -> StatementLog:
         return StatementLog()
