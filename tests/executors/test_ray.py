@@ -258,7 +258,9 @@ def _client_server_logs(temp_dir: str) -> str:
 
 # Ray's proxier starts a server per client; now and then that server dies at once (Ray's
 # log: "Starting Ray client server failed", or psutil finds it a zombie), before any of
-# our code runs in it. That start alone is tried again, once; any other failure fails.
+# our code runs in it. That start alone is tried again (up to four tries: at load a
+# retry on the same proxier failed too, its new server dying with "epoll_wait error: Bad
+# file descriptor", December 2026); any other failure fails.
 RAY_CLIENT_START_FAILURES = ("Starting Ray client server failed", "psutil.ZombieProcess")
 
 
@@ -273,7 +275,7 @@ def test_ray_client_address(local_cluster: Any, tmp_path: Any) -> None:
     already a driver of the cluster)."""
     script = tmp_path / "client_run.py"
     script.write_text(CLIENT_SCRIPT, encoding="utf-8")
-    for _attempt in range(2):
+    for _attempt in range(4):
         done = subprocess.run(
             [sys.executable, str(script), local_cluster.client_address],
             capture_output=True,
