@@ -14,15 +14,23 @@ median of each round's difference, ``after stored``), and the run's context swit
 (``getrusage``: every thread's, the ended ones' too; fewer hand-offs, and a figure the
 load moves less than the phases). The load average is printed with them: on a loaded
 machine the phases stretch, so compare the sides of one run.
+
+The ``floor`` side, in the same rounds, is the same rows without assay: 256 threads
+started at the call as assay starts its row threads (``_thread.start_new_thread``), taking
+rows under a lock, each calling the same target and evaluator. What it reaches is what
+Python's threads give on this machine with no framework at all (its ``stored`` is its last
+row's end: it stores nothing): no code of ours can do better.
 """
 
 from __future__ import annotations
 
+import _thread
 import math
 import os
 import resource
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -55,22 +63,77 @@ def closing_times(closed: list[float]) -> None:
     RowWriter.close = noted  # type: ignore[method-assign]
 
 
-def child(n: int, folder: str) -> dict[str, Any]:
-    from assay import Client, evaluate
+FLOOR = "ASSAY_RAMP_FLOOR"  # set in a round's environment: the floor side
 
-    starts: list[float] = []
-    ends: list[float] = []
-    closed: list[float] = []
-    closing_times(closed)
 
-    def model_call(inputs: dict[str, Any]) -> dict[str, Any]:
-        starts.append(time.perf_counter())  # list.append is atomic: no lock needed
+class Calls:
+    """The target (a model call of 50 ms) and the evaluator both sides run, noting when
+    each call starts and ends."""
+
+    def __init__(self) -> None:
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+
+    def model_call(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        self.starts.append(time.perf_counter())  # list.append is atomic: no lock needed
         time.sleep(WAIT_S)
-        ends.append(time.perf_counter())
+        self.ends.append(time.perf_counter())
         return {"answer": inputs["x"] * 2}
 
+    @staticmethod
     def positive(outputs: dict[str, Any]) -> float:
         return 1.0
+
+
+def child(n: int, folder: str) -> dict[str, Any]:
+    return floor_round(n) if os.environ.get(FLOOR) else assay_round(n, folder)
+
+
+def floor_round(n: int) -> dict[str, Any]:
+    """The rows on bare threads: no store, no records, no tally."""
+    calls, feed, taking, done = Calls(), iter(range(n)), threading.Lock(), threading.Semaphore(0)
+
+    def worker() -> None:
+        while True:
+            with taking:
+                x = next(feed, None)
+            if x is None:
+                break
+            calls.positive(calls.model_call({"x": x}))
+        done.release()
+
+    switches = context_switches()
+    started, cpu = time.perf_counter(), time.process_time()
+    for _ in range(THREADS):
+        _thread.start_new_thread(worker, ())
+    for _ in range(THREADS):
+        done.acquire()
+    ended, cpu = time.perf_counter(), time.process_time() - cpu
+    return figures_of(n, calls, started, max(calls.ends), ended, cpu, context_switches() - switches)
+
+
+def figures_of(
+    n: int, calls: Calls, started: float, stored: float, ended: float, cpu: float, switches: int
+) -> dict[str, Any]:
+    starts = sorted(calls.starts)
+    ideal = math.ceil(n / THREADS) * WAIT_S
+    phases = (starts[0], starts[min(THREADS, n) - 1], max(calls.ends), stored, ended)
+    return {
+        "share": ideal / (ended - started),
+        "cpu_us": cpu / n * 1e6,
+        **{name: (at - started) * 1e3 for name, at in zip(PHASES, phases)},
+        AFTER: (ended - stored) * 1e3,
+        "switches": switches,
+        "load": os.getloadavg()[0],
+    }
+
+
+def assay_round(n: int, folder: str) -> dict[str, Any]:
+    from assay import Client, evaluate
+
+    calls = Calls()
+    closed: list[float] = []
+    closing_times(closed)
 
     client = Client(str(Path(folder) / "ramp.db"))
     client.create_dataset("ramp")
@@ -80,34 +143,28 @@ def child(n: int, folder: str) -> dict[str, Any]:
     # kept, as a script keeps what evaluate returns to read it: a discarded result would be
     # freed inside the timing (its 1,024 rows: 2-4 ms at load 5), which no user waits for
     results = evaluate(
-        model_call, data="ramp", evaluators=[positive], client=client, max_concurrency=THREADS, progress=False
+        calls.model_call,
+        data="ramp",
+        evaluators=[calls.positive],
+        client=client,
+        max_concurrency=THREADS,
+        progress=False,
     )
     ended, cpu = time.perf_counter(), time.process_time() - cpu
     del results
-    switches = context_switches() - switches
-    starts.sort()
-    ideal = math.ceil(n / THREADS) * WAIT_S
-    phases = (starts[0], starts[min(THREADS, n) - 1], max(ends), closed[-1], ended)
-    return {
-        "share": ideal / (ended - started),
-        "cpu_us": cpu / n * 1e6,
-        **{name: (at - started) * 1e3 for name, at in zip(PHASES, phases)},
-        AFTER: (ended - closed[-1]) * 1e3,
-        "switches": switches,
-        "load": os.getloadavg()[0],
-    }
+    return figures_of(n, calls, started, closed[-1], ended, cpu, context_switches() - switches)
 
 
 def main() -> None:
     args = arguments(child, n=1_024, rounds=5, before="SRC folder has it")
     if args is None:
         return
-    sides = ["assay", *(["before"] if args.before else [])]
-    environments = {
-        side: {**os.environ, "PYTHONPATH": args.before} if side == "before" else None for side in sides
-    }
-    for env in environments.values():
-        compile_bytecode(env=env)
+    sides = ["assay", *(["before"] if args.before else []), "floor"]
+    environments: dict[str, dict[str, str] | None] = {"assay": None, "floor": {**os.environ, FLOOR: "1"}}
+    if args.before:
+        environments["before"] = {**os.environ, "PYTHONPATH": args.before}
+    for side in sides[:-1]:
+        compile_bytecode(env=environments[side])
 
     def measure(side: str) -> dict[str, Any]:
         return run_round(__file__, [str(args.n)], python=sys.executable, env=environments[side])
