@@ -78,6 +78,7 @@ def compile_options(memory: int | None, harness_root: str) -> str:
         "java": os.path.join(jdk, "bin", "java") if jdk else tool("java") or "java",
         "jvm_flags": jvm_flags(memory),
         "cpp_header": seen(_prebuilt.get("cpp", "")),
+        "cpp_header_stdcxx": cpp_stdcxx_header(seen(_prebuilt.get("cpp", ""))),
         "java_classes": seen(_prebuilt.get("java", "")),
         "go_cache": seen(_prebuilt.get("go", "")),
     }
@@ -147,23 +148,39 @@ def _tool_version(command: str) -> str:
     return done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
 
 
+# The second precompiled header, for candidates whose first line includes <bits/stdc++.h>
+# (harness/build.py): the same headers in the order g++ would read them.
+CPP_STDCXX_HEADER = '#include "assay.hpp"\n#include <bits/stdc++.h>\n'
+
+
 def _build_cpp_header() -> str:
+    """assay.hpp, precompiled; beside it ``assay_stdcxx.hpp`` (``CPP_STDCXX_HEADER``),
+    precompiled too. Returns the first's path."""
     cxx = tool("g++")
     if cxx is None:
         return ""
     with open(os.path.join(HARNESS, "cpp", "assay.hpp"), encoding="utf-8") as handle:
         header = handle.read()
-    folder = os.path.join(cache_root(), "cpp-" + _version_key(header, _tool_version(cxx), *CPP_FLAGS))
-    target = os.path.join(folder, "assay.hpp")
-    if os.path.exists(target + ".gch"):
-        return target
+    key = _version_key(header, CPP_STDCXX_HEADER, _tool_version(cxx), *CPP_FLAGS)
+    folder = os.path.join(cache_root(), "cpp-" + key)
     os.makedirs(folder, mode=0o755, exist_ok=True)
+    _precompile(cxx, folder, "assay.hpp", header)
+    _precompile(cxx, folder, "assay_stdcxx.hpp", CPP_STDCXX_HEADER)
+    return os.path.join(folder, "assay.hpp")
+
+
+def _precompile(cxx: str, folder: str, name: str, text: str) -> None:
+    """``folder/name`` and its ``.gch``, unless there already; the headers it includes by
+    a relative name are found in ``folder``."""
+    target = os.path.join(folder, name)
+    if os.path.exists(target + ".gch"):
+        return
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
-        source = os.path.join(scratch, "assay.hpp")
+        source = os.path.join(scratch, name)
         with open(source, "w", encoding="utf-8") as handle:
-            handle.write(header)
+            handle.write(text)
         subprocess.run(
-            [cxx, *CPP_FLAGS, "-x", "c++-header", source, "-o", source + ".gch"],
+            [cxx, *CPP_FLAGS, "-iquote", folder, "-x", "c++-header", source, "-o", source + ".gch"],
             check=True,
             capture_output=True,
             timeout=300,
@@ -171,7 +188,12 @@ def _build_cpp_header() -> str:
         os.chmod(source + ".gch", 0o644)
         os.replace(source, target)
         os.replace(source + ".gch", target + ".gch")  # last: its presence means ready
-    return target
+
+
+def cpp_stdcxx_header(cpp_header: str) -> str:
+    """The precompiled header of candidates that include <bits/stdc++.h> first, beside
+    ``cpp_header`` (empty where there is none)."""
+    return os.path.join(os.path.dirname(cpp_header), "assay_stdcxx.hpp") if cpp_header else ""
 
 
 def _build_jdk_view() -> str:
