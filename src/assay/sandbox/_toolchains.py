@@ -76,6 +76,7 @@ def compile_options(memory: int | None, harness_root: str) -> str:
         "cxx": tool("g++") or "g++",
         "javac": os.path.join(jdk, "bin", "javac") if jdk else tool("javac") or "javac",
         "java": os.path.join(jdk, "bin", "java") if jdk else tool("java") or "java",
+        "javac_archive": seen(_prebuilt.get("javac_archive", "")),
         "jvm_flags": jvm_flags(memory),
         "cpp_header": seen(_prebuilt.get("cpp", "")),
         "cpp_header_stdcxx": cpp_stdcxx_header(seen(_prebuilt.get("cpp", ""))),
@@ -124,6 +125,8 @@ def prepare(language: str) -> None:
             return
         if language == "java":
             _prebuilt["jdk"] = _relative(_attempt(_build_jdk_view))
+            if _prebuilt["jdk"]:
+                _prebuilt["javac_archive"] = _relative(_attempt(_build_javac_archive))
         _prebuilt[language] = _relative(_attempt(PREBUILDS[language]))
 
 
@@ -229,6 +232,31 @@ def _build_jdk_view() -> str:
     except OSError:  # built meanwhile by another process
         shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+def _build_javac_archive() -> str:
+    """An archive of the classes javac loads (class data sharing), dumped by the JDK view's
+    javac compiling the harness's Java sources: a javac run that maps it starts on ~35% less
+    CPU. The JVM checks it against itself at each start (and shares nothing where it does
+    not fit), so a stale one costs only its use."""
+    jdk = os.path.join(cache_root(), _prebuilt["jdk"])
+    javac = os.path.join(jdk, "bin", "javac")
+    folder = os.path.join(cache_root(), "javac-" + _version_key(jdk, _tool_version(javac), jvm_flags(None)))
+    target = os.path.join(folder, "javac.jsa")
+    if os.path.exists(target):
+        return target
+    os.makedirs(folder, mode=0o755, exist_ok=True)
+    sources = [
+        os.path.join(HARNESS, "java", name) for name in sorted(os.listdir(os.path.join(HARNESS, "java")))
+    ]
+    with tempfile.TemporaryDirectory(dir=folder) as scratch:
+        archive = os.path.join(scratch, "javac.jsa")
+        flags = [f"-J{flag}" for flag in jvm_flags(None).split()]
+        dump = [javac, *flags, f"-J-XX:ArchiveClassesAtExit={archive}", "-nowarn", "-d", scratch]
+        subprocess.run([*dump, *sources], check=True, capture_output=True, timeout=300)
+        os.chmod(archive, 0o644)
+        os.replace(archive, target)  # last: its presence means ready
+    return target
 
 
 def _link_tree(source: str, target: str, copy: set[str], prefix: str = "") -> None:

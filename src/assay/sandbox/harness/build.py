@@ -178,6 +178,16 @@ def java_class_name(code: str) -> str:
     return main.group(1) if main else "Solution"
 
 
+def javac_argv(options: dict[str, str]) -> list[str]:
+    """javac in a small JVM; with the parent's archive of the classes javac loads (class
+    data sharing) when there is one: mapped, not loaded and verified again each time. The
+    JVM checks the archive and, where it does not fit, loads the classes as without it."""
+    jvm = [f"-J{flag}" for flag in options["jvm_flags"].split()]
+    if options.get("javac_archive"):
+        jvm.append(f"-J-XX:SharedArchiveFile={options['javac_archive']}")
+    return [options["javac"], *jvm, "-nowarn", "-encoding", "UTF-8"]
+
+
 def build_java(role: str, code: str, entry: str, options: dict[str, str]) -> list[str]:
     name = java_class_name(code)
     _write(f"{name}.java", code)
@@ -191,8 +201,7 @@ def build_java(role: str, code: str, entry: str, options: dict[str, str]) -> lis
         ]
     classpath = "classes" + (os.pathsep + prebuilt if role == "candidate" and prebuilt else "")
     jvm = options["jvm_flags"].split()
-    javac = [options["javac"], *[f"-J{flag}" for flag in jvm], "-nowarn", "-encoding", "UTF-8"]
-    compile_with([*javac, "-cp", classpath, "-d", "classes", *sources], dict(os.environ))
+    compile_with([*javac_argv(options), "-cp", classpath, "-d", "classes", *sources], dict(os.environ))
     if role != "candidate":
         return [options["java"], *jvm, "-cp", classpath, name]
     opens = ["--add-opens", "java.base/java.io=ALL-UNNAMED"]
@@ -222,8 +231,7 @@ def check_java(setup: dict[str, object], options: dict[str, str]) -> list[str]:
         sources += [os.path.join(HERE, "java", f) for f in JAVA_CHECKER]
     classpath = "classes" + (os.pathsep + prebuilt if prebuilt else "")
     jvm = options["jvm_flags"].split()
-    javac = [options["javac"], *[f"-J{flag}" for flag in jvm], "-nowarn", "-encoding", "UTF-8"]
-    compile_with([*javac, "-cp", classpath, "-d", "classes", *sources], dict(os.environ))
+    compile_with([*javac_argv(options), "-cp", classpath, "-d", "classes", *sources], dict(os.environ))
     opens = ["--add-opens", "java.base/java.io=ALL-UNNAMED"]
     limit = str(setup.get("max_value_bytes") or 0)
     return [options["java"], *jvm, *opens, "-cp", classpath, "AssayChecker", main, limit, str(offset)]
