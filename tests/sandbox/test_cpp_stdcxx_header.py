@@ -85,3 +85,24 @@ def test_a_candidate_sees_the_names_it_included_and_no_more(make_pool: Any, back
     # the same code without the include does not compile: bitset is not declared
     bare = pool.run_function(CPP, BITS, "bits", [Call((7,))], timeout=60)
     assert bare.load_failure is not None and "bitset" in str(bare.load_failure), bare.load_failure
+
+
+def test_a_library_without_the_header_keeps_the_plain_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(libc++ has no <bits/stdc++.h>.) Its precompile fails: assay.hpp's stays in use,
+    and no candidate is handed a header that is not there."""
+    monkeypatch.setenv("ASSAY_TOOLCHAIN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(
+        toolchains, "CPP_STDCXX_HEADER", '#include "assay.hpp"\n#include <no/such/header.h>\n'
+    )
+    monkeypatch.setattr(toolchains, "_prebuilt", {})
+    toolchains.cache_root.cache_clear()
+    try:
+        toolchains.prepare("cpp")
+        options = json.loads(toolchains.compile_options(None, ""))
+    finally:
+        toolchains.cache_root.cache_clear()
+    assert options["cpp_header_stdcxx"] == ""
+    assert Path(options["cpp_header"]).with_name("assay.hpp.gch").is_file()
+    assert build.cpp_candidate_header("#include <bits/stdc++.h>\n", options) == options["cpp_header"]

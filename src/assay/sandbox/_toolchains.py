@@ -79,7 +79,7 @@ def compile_options(memory: int | None, harness_root: str) -> str:
         "javac_archive": seen(_prebuilt.get("javac_archive", "")),
         "jvm_flags": jvm_flags(memory),
         "cpp_header": seen(_prebuilt.get("cpp", "")),
-        "cpp_header_stdcxx": cpp_stdcxx_header(seen(_prebuilt.get("cpp", ""))),
+        "cpp_header_stdcxx": seen(_prebuilt.get("cpp_stdcxx", "")),
         "java_classes": seen(_prebuilt.get("java", "")),
         "go_cache": seen(_prebuilt.get("go", "")),
     }
@@ -128,6 +128,8 @@ def prepare(language: str) -> None:
             if _prebuilt["jdk"]:
                 _prebuilt["javac_archive"] = _relative(_attempt(_build_javac_archive))
         _prebuilt[language] = _relative(_attempt(PREBUILDS[language]))
+        if language == "cpp" and _prebuilt["cpp"]:
+            _prebuilt["cpp_stdcxx"] = _relative(_attempt(_build_cpp_stdcxx_header))
 
 
 def _attempt(build: Callable[[], str]) -> str:
@@ -157,8 +159,6 @@ CPP_STDCXX_HEADER = '#include "assay.hpp"\n#include <bits/stdc++.h>\n'
 
 
 def _build_cpp_header() -> str:
-    """assay.hpp, precompiled; beside it ``assay_stdcxx.hpp`` (``CPP_STDCXX_HEADER``),
-    precompiled too. Returns the first's path."""
     cxx = tool("g++")
     if cxx is None:
         return ""
@@ -168,8 +168,17 @@ def _build_cpp_header() -> str:
     folder = os.path.join(cache_root(), "cpp-" + key)
     os.makedirs(folder, mode=0o755, exist_ok=True)
     _precompile(cxx, folder, "assay.hpp", header)
-    _precompile(cxx, folder, "assay_stdcxx.hpp", CPP_STDCXX_HEADER)
     return os.path.join(folder, "assay.hpp")
+
+
+def _build_cpp_stdcxx_header() -> str:
+    """``CPP_STDCXX_HEADER`` precompiled beside assay.hpp's (a library without
+    <bits/stdc++.h> fails it: candidates then all get the plain header)."""
+    cxx = tool("g++")
+    assert cxx is not None, "assay.hpp was precompiled"
+    folder = os.path.join(cache_root(), os.path.dirname(_prebuilt["cpp"]))
+    _precompile(cxx, folder, "assay_stdcxx.hpp", CPP_STDCXX_HEADER)
+    return os.path.join(folder, "assay_stdcxx.hpp")
 
 
 def _precompile(cxx: str, folder: str, name: str, text: str) -> None:
@@ -191,12 +200,6 @@ def _precompile(cxx: str, folder: str, name: str, text: str) -> None:
         os.chmod(source + ".gch", 0o644)
         os.replace(source, target)
         os.replace(source + ".gch", target + ".gch")  # last: its presence means ready
-
-
-def cpp_stdcxx_header(cpp_header: str) -> str:
-    """The precompiled header of candidates that include <bits/stdc++.h> first, beside
-    ``cpp_header`` (empty where there is none)."""
-    return os.path.join(os.path.dirname(cpp_header), "assay_stdcxx.hpp") if cpp_header else ""
 
 
 def _build_jdk_view() -> str:
