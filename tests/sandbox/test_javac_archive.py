@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -20,22 +21,97 @@ pytestmark = [pytest.mark.toolchains]
 OPTIONS = {"javac": "/jdk/bin/javac", "jvm_flags": "-XX:+UseSerialGC -Xmx64m"}
 
 
-def test_each_javac_run_maps_the_archive_when_there_is_one() -> None:
-    with_archive = build.javac_argv({**OPTIONS, "javac_archive": "/cache/javac.jsa"})
-    assert with_archive[:4] == [
+def test_each_javac_run_maps_the_archive_when_there_is_one(tmp_path: Path) -> None:
+    archive = tmp_path / "javac.jsa"
+    archive.write_bytes(b"x" * 100)
+    whole = {**OPTIONS, "javac_archive": str(archive), "javac_archive_bytes": "100"}
+    assert build.javac_argv(whole)[:4] == [
         "/jdk/bin/javac",
         "-J-XX:+UseSerialGC",
         "-J-Xmx64m",
-        "-J-XX:SharedArchiveFile=/cache/javac.jsa",
+        f"-J-XX:SharedArchiveFile={archive}",
     ]
-    assert build.javac_argv({**OPTIONS, "javac_archive": ""}) == [
-        "/jdk/bin/javac",
-        "-J-XX:+UseSerialGC",
-        "-J-Xmx64m",
-        "-nowarn",
-        "-encoding",
-        "UTF-8",
-    ]
+    plain = ["/jdk/bin/javac", "-J-XX:+UseSerialGC", "-J-Xmx64m", "-nowarn", "-encoding", "UTF-8"]
+    assert build.javac_argv({**OPTIONS, "javac_archive": ""}) == plain
+    # cut short since the parent saw it written: mapping it would kill javac (SIGBUS)
+    assert build.javac_argv({**whole, "javac_archive_bytes": "200"}) == plain
+    assert build.javac_argv({**whole, "javac_archive": str(tmp_path / "gone.jsa")}) == plain
+
+
+def test_a_truncated_archive_is_left_out_and_the_compile_goes_on(tmp_path: Path) -> None:
+    """The JVM maps the archive's regions past the end of a file cut short and dies of
+    SIGBUS: every later compile, candidate and checker, failed."""
+    toolchains.prepare("java")
+    options = json.loads(toolchains.compile_options(None, ""))
+    cut = tmp_path / "javac.jsa"
+    shutil.copyfile(options["javac_archive"], cut)
+    os.truncate(cut, cut.stat().st_size // 2)
+    options["javac_archive"] = str(cut)
+    (tmp_path / "Solution.java").write_text("class Solution { int f() { return 1; } }\n")
+    argv = [*build.javac_argv(options), "-d", str(tmp_path), str(tmp_path / "Solution.java")]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[:600] + done.stderr[:600]
+
+
+def test_an_archive_cut_short_in_the_cache_is_dumped_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    toolchains.prepare("java")
+    view = os.path.join(toolchains.cache_root(), toolchains._prebuilt["jdk"])
+    monkeypatch.setitem(toolchains._prebuilt, "jdk", view)  # absolute: found from any cache root
+    monkeypatch.setattr(toolchains, "cache_root", lambda: str(tmp_path))
+    archive = toolchains._build_javac_archive()
+    size = os.path.getsize(archive)
+    assert toolchains.javac_archive_bytes(archive) == size
+    os.truncate(archive, size // 2)  # a crash before the disk had it all, say
+    assert toolchains.javac_archive_bytes(archive) is None
+    assert toolchains._build_javac_archive() == archive
+    assert toolchains.javac_archive_bytes(archive) == os.path.getsize(archive) > size // 2
+
+
+# an annotation processor that leaves a file in the folder it runs in
+PROCESSOR = """import javax.annotation.processing.*;
+import javax.lang.model.SourceVersion;
+import javax.lang.model.element.TypeElement;
+import java.util.Set;
+@SupportedAnnotationTypes("*")
+public class Planted extends AbstractProcessor {
+    @Override public synchronized void init(ProcessingEnvironment env) {
+        super.init(env);
+        try { java.nio.file.Files.writeString(java.nio.file.Path.of(System.getProperty("user.dir"), "ran"), "ran"); }
+        catch (Exception e) { throw new RuntimeException(e); }
+    }
+    @Override public SourceVersion getSupportedSourceVersion() { return SourceVersion.latestSupported(); }
+    @Override public boolean process(Set<? extends TypeElement> a, RoundEnvironment r) { return false; }
+}
+"""
+
+
+@pytest.mark.parametrize("through", ["folder", "CLASSPATH"])
+@pytest.mark.parametrize("step", ["_build_javac_archive", "_build_java_classes"])
+def test_the_parents_own_javac_runs_no_processor_of_its_callers(
+    step: str, through: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """javac given no class path looks in "." (or $CLASSPATH) for annotation processors and
+    runs them: in the parent, as its user, outside any sandbox."""
+    toolchains.prepare("java")
+    planted = tmp_path / "planted"
+    (planted / "META-INF" / "services").mkdir(parents=True)
+    (planted / "Planted.java").write_text(PROCESSOR)
+    javac = toolchains.tool("javac") or "javac"
+    subprocess.run([javac, "-d", str(planted), str(planted / "Planted.java")], check=True)
+    (planted / "META-INF" / "services" / "javax.annotation.processing.Processor").write_text("Planted\n")
+    view = os.path.join(toolchains.cache_root(), toolchains._prebuilt["jdk"])
+    monkeypatch.setitem(toolchains._prebuilt, "jdk", view)
+    monkeypatch.setattr(toolchains, "cache_root", lambda: str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(planted if through == "folder" else elsewhere)
+    if through == "CLASSPATH":
+        monkeypatch.setenv("CLASSPATH", str(planted))
+    assert getattr(toolchains, step)()
+    assert not (planted / "ran").exists() and not (elsewhere / "ran").exists()
 
 
 def test_the_jdk_views_javac_maps_the_parents_archive(tmp_path: Path) -> None:

@@ -77,6 +77,7 @@ def compile_options(memory: int | None, harness_root: str) -> str:
         "javac": os.path.join(jdk, "bin", "javac") if jdk else tool("javac") or "javac",
         "java": os.path.join(jdk, "bin", "java") if jdk else tool("java") or "java",
         "javac_archive": seen(_prebuilt.get("javac_archive", "")),
+        "javac_archive_bytes": _prebuilt.get("javac_archive_bytes", ""),
         "jvm_flags": jvm_flags(memory),
         "cpp_header": seen(_prebuilt.get("cpp", "")),
         "cpp_header_stdcxx": seen(_prebuilt.get("cpp_stdcxx", "")),
@@ -127,6 +128,8 @@ def prepare(language: str) -> None:
             _prebuilt["jdk"] = _relative(_attempt(_build_jdk_view))
             if _prebuilt["jdk"]:
                 _prebuilt["javac_archive"] = _relative(_attempt(_build_javac_archive))
+                size = javac_archive_bytes(os.path.join(cache_root(), _prebuilt["javac_archive"]))
+                _prebuilt["javac_archive_bytes"] = "" if size is None else str(size)
         _prebuilt[language] = _relative(_attempt(PREBUILDS[language]))
         if language == "cpp" and _prebuilt["cpp"]:
             _prebuilt["cpp_stdcxx"] = _relative(_attempt(_build_cpp_stdcxx_header))
@@ -197,6 +200,10 @@ def _precompile(cxx: str, folder: str, name: str, text: str) -> None:
             capture_output=True,
             timeout=300,
         )
+        with open(
+            source + ".gch", "rb"
+        ) as handle:  # on the disk before its name: a cut one fails every compile
+            os.fsync(handle.fileno())
         os.chmod(source + ".gch", 0o644)
         os.replace(source, target)
         os.replace(source + ".gch", target + ".gch")  # last: its presence means ready
@@ -246,7 +253,7 @@ def _build_javac_archive() -> str:
     javac = os.path.join(jdk, "bin", "javac")
     folder = os.path.join(cache_root(), "javac-" + _version_key(jdk, _tool_version(javac), jvm_flags(None)))
     target = os.path.join(folder, "javac.jsa")
-    if os.path.exists(target):
+    if javac_archive_bytes(target) is not None:
         return target
     os.makedirs(folder, mode=0o755, exist_ok=True)
     sources = [
@@ -255,11 +262,51 @@ def _build_javac_archive() -> str:
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         archive = os.path.join(scratch, "javac.jsa")
         flags = [f"-J{flag}" for flag in jvm_flags(None).split()]
-        dump = [javac, *flags, f"-J-XX:ArchiveClassesAtExit={archive}", "-nowarn", "-d", scratch]
-        subprocess.run([*dump, *sources], check=True, capture_output=True, timeout=300)
+        _parent_javac(
+            [javac, *flags, f"-J-XX:ArchiveClassesAtExit={archive}", "-nowarn", "-d", scratch, *sources]
+        )
+        size = os.path.getsize(archive)
+        _write_durably(target + ".bytes", str(size).encode())
+        with open(archive, "rb") as handle:
+            os.fsync(handle.fileno())
         os.chmod(archive, 0o644)
         os.replace(archive, target)  # last: its presence means ready
     return target
+
+
+def javac_archive_bytes(path: str) -> int | None:
+    """The archive's size as it was written, if the file still has it: the JVM maps the
+    archive's regions without checking the file's length, and one cut short (a crash
+    before the disk had it, a truncation) kills javac with SIGBUS in every later job."""
+    try:
+        with open(path + ".bytes", "rb") as handle:
+            size = int(handle.read(32))
+        return size if os.path.getsize(path) == size else None
+    except (OSError, ValueError):
+        return None
+
+
+def _write_durably(path: str, data: bytes) -> None:
+    """``data`` at ``path``, on the disk before the name points at it."""
+    staging = path + f".{os.getpid()}"
+    with open(staging, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.chmod(staging, 0o644)
+    os.replace(staging, path)
+
+
+def _parent_javac(argv: list[str]) -> None:
+    """javac run by this process (outside any sandbox, as its user) on the harness's own
+    sources: with no annotation processing, in an empty folder, on an empty class path
+    and without the variables that hand a JVM options or agents, so that nothing of the
+    caller's folder, class path or environment runs in it."""
+    dropped = ("CLASSPATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS")
+    env = {name: value for name, value in os.environ.items() if name not in dropped}
+    with tempfile.TemporaryDirectory() as empty:
+        command = [argv[0], "-proc:none", "-cp", empty, *argv[1:]]
+        subprocess.run(command, check=True, capture_output=True, timeout=300, cwd=empty, env=env)
 
 
 def _link_tree(source: str, target: str, copy: set[str], prefix: str = "") -> None:
@@ -288,7 +335,7 @@ def _build_java_classes() -> str:
     if os.path.exists(os.path.join(folder, "AssayCandidate.class")):
         return folder
     staging = tempfile.mkdtemp(dir=cache_root())
-    subprocess.run([javac, "-nowarn", "-d", staging, *sources], check=True, capture_output=True, timeout=300)
+    _parent_javac([javac, "-nowarn", "-d", staging, *sources])
     os.chmod(staging, 0o755)
     try:
         os.rename(staging, folder)

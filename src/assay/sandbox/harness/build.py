@@ -183,9 +183,20 @@ def javac_argv(options: dict[str, str]) -> list[str]:
     data sharing) when there is one: mapped, not loaded and verified again each time. The
     JVM checks the archive and, where it does not fit, loads the classes as without it."""
     jvm = [f"-J{flag}" for flag in options["jvm_flags"].split()]
-    if options.get("javac_archive"):
+    if options.get("javac_archive") and _has_size(
+        options["javac_archive"], options.get("javac_archive_bytes")
+    ):
         jvm.append(f"-J-XX:SharedArchiveFile={options['javac_archive']}")
     return [options["javac"], *jvm, "-nowarn", "-encoding", "UTF-8"]
+
+
+def _has_size(path: str, size: str | None) -> bool:
+    """The archive has the size the parent saw it written with: the JVM maps it without
+    checking the file's length, and one cut short would kill javac (SIGBUS)."""
+    try:
+        return str(os.stat(path).st_size) == size
+    except OSError:
+        return False
 
 
 def build_java(role: str, code: str, entry: str, options: dict[str, str]) -> list[str]:
