@@ -200,9 +200,8 @@ def _precompile(cxx: str, folder: str, name: str, text: str) -> None:
             capture_output=True,
             timeout=300,
         )
-        with open(
-            source + ".gch", "rb"
-        ) as handle:  # on the disk before its name: a cut one fails every compile
+        # on the disk before its name: a .gch cut short fails every compile that reads it
+        with open(source + ".gch", "rb") as handle:
             os.fsync(handle.fileno())
         os.chmod(source + ".gch", 0o644)
         os.replace(source, target)
