@@ -130,3 +130,52 @@ def test_the_jdk_views_javac_maps_the_parents_archive(tmp_path: Path) -> None:
     done = subprocess.run(argv, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "Solution.class").is_file()
+
+
+def _fake_jdk(home: Path, linked: Path) -> None:
+    """A JDK's shape: launchers, conf, lib/server/libjvm.so, and a folder of the system's
+    (``include``) that the view links to."""
+    (home / "bin").mkdir(parents=True)
+    for launcher in ("java", "javac"):
+        (home / "bin" / launcher).write_text("#!/bin/sh\necho 'javac 99.0.0'\n")
+        (home / "bin" / launcher).chmod(0o755)
+    (home / "conf").mkdir()
+    (home / "conf" / "settings").write_text("x\n")
+    (home / "lib" / "server").mkdir(parents=True)
+    (home / "lib" / "server" / "libjvm.so").write_bytes(b"\x7fELF")
+    (home / "lib" / "modules").write_bytes(b"m")
+    linked.mkdir()
+    (home / "include").symlink_to(linked)
+
+
+def test_the_jdk_view_changes_no_folder_of_the_systems_jdk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, linked = tmp_path / "jdk", tmp_path / "system-include"
+    _fake_jdk(home, linked)
+    linked.chmod(0o700)
+    monkeypatch.setattr(
+        toolchains, "tool", lambda name: str(home / "bin" / name) if name == "javac" else None
+    )
+    monkeypatch.setattr(toolchains, "cache_root", lambda: str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    view = Path(toolchains._build_jdk_view())
+    assert (view / "bin" / "javac").is_file() and (view / "include").is_symlink()
+    assert stat.S_IMODE(linked.stat().st_mode) == 0o700  # chmod followed the link before
+    assert stat.S_IMODE((view / "lib" / "server").stat().st_mode) == 0o755
+
+
+def test_a_jdk_view_that_cannot_be_made_leaves_nothing_in_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "jdk"
+    _fake_jdk(home, tmp_path / "system-include")
+    (home / "bin" / "java").unlink()  # the launcher's copy fails
+    monkeypatch.setattr(
+        toolchains, "tool", lambda name: str(home / "bin" / name) if name == "javac" else None
+    )
+    monkeypatch.setattr(toolchains, "cache_root", lambda: str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    with pytest.raises(OSError):
+        toolchains._build_jdk_view()
+    assert list((tmp_path / "cache").iterdir()) == []

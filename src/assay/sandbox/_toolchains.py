@@ -221,6 +221,19 @@ def _build_jdk_view() -> str:
     if os.path.exists(os.path.join(folder, "bin", "java")):
         return folder
     staging = tempfile.mkdtemp(dir=cache_root())
+    try:
+        _fill_jdk_view(home, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)  # no half-made view left in the cache
+        raise
+    try:
+        os.rename(staging, folder)
+    except OSError:  # built meanwhile by another process
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def _fill_jdk_view(home: str, staging: str) -> None:
     for name in os.listdir(home):
         source = os.path.join(home, name)
         if name == "conf":
@@ -234,13 +247,12 @@ def _build_jdk_view() -> str:
     _link_tree(os.path.join(home, "lib"), os.path.join(staging, "lib"), copy={"server/libjvm.so"})
     for root, dirs, _ in os.walk(staging):
         for name in dirs:
-            os.chmod(os.path.join(root, name), 0o755)
+            path = os.path.join(root, name)
+            # the view's own folders only: chmod follows a link, into the system's JDK
+            # (as root it changed those folders' modes; as another user it failed)
+            if not os.path.islink(path):
+                os.chmod(path, 0o755)
     os.chmod(staging, 0o755)
-    try:
-        os.rename(staging, folder)
-    except OSError:  # built meanwhile by another process
-        shutil.rmtree(staging, ignore_errors=True)
-    return folder
 
 
 def _build_javac_archive() -> str:
