@@ -114,7 +114,9 @@ def test_the_process_stores_what_the_run_itself_stores(
     record, rows = _experiment(store, 60)
     writer = _through_process(store, record)
     writer.write([store.prepare_row(record.id, row) for row in rows], ExperimentStats(rows=60, run_errors=12))
-    assert writer.rows_by_process == 60 and writer.rows_here == 0
+    assert writer.unconfirmed_rows == 60  # sent, its answer read with the next batch or a flush
+    writer.flush()
+    assert writer.rows_by_process == 60 and writer.rows_here == 0 and writer.unconfirmed_rows == 0
     writer.close()
     assert _seen(store, record) == _seen(store, here_record)
     assert _seen(store, record)[0][2] == ODD.replace("\x00", "\\0")  # as PostgreSQL text holds a NUL
@@ -122,20 +124,25 @@ def test_the_process_stores_what_the_run_itself_stores(
     store.close()
 
 
-def test_a_batch_whose_lease_was_taken_over_is_refused_by_the_process_which_goes_on(
+def test_a_batch_whose_lease_was_taken_over_is_refused_and_nothing_sent_after_it_is_stored(
     postgres_store_url: str,
 ) -> None:
     store = open_store(postgres_store_url)
-    record, rows = _experiment(store, 40)
+    record, rows = _experiment(store, 60)
     store.take_lease(record.id, 0, 1, host="here", pid=1, token="mine", ttl=600)
     writer = _through_process(store, record, Fence(record.id, 0, "mine"))
     prepared = [store.prepare_row(record.id, row) for row in rows]
     writer.write(prepared[:20], None)
+    writer.flush()
     store.take_lease(record.id, 0, 1, host="there", pid=2, token="theirs", ttl=600, stale_token="mine")
+    writer.write(prepared[20:40], None)  # sent; refused once its answer is read
     with pytest.raises(LeaseFencedError):
-        writer.write(prepared[20:], None)
+        writer.write(prepared[40:], None)  # sent before the answer to the one before
     assert store.count_rows(record.id) == 20
-    assert writer.process is not None and writer.process.state() == "ready"  # not given up
+    assert writer.process is None and writer.unconfirmed_rows == 0  # given up
+    with pytest.raises(LeaseFencedError):  # written here now: refused as well
+        writer.write(prepared[40:], None)
+    assert store.count_rows(record.id) == 20
     writer.close()
     store.close()
 
@@ -151,6 +158,8 @@ def test_a_run_end_with_no_rows_left_stores_its_figures_behind_the_fence(
     store.take_lease(record.id, 0, 1, host="here", pid=1, token="mine", ttl=600)
     writer = _through_process(store, record, Fence(record.id, 0, "mine"))
     writer.write([store.prepare_row(record.id, row) for row in rows], ExperimentStats(rows=10))
+    writer.flush()
+    writer.ending(build_columns=False)  # the last batch's answer is read before it returns
     if taken_over:
         store.take_lease(record.id, 0, 1, host="there", pid=2, token="theirs", ttl=600, stale_token="mine")
         with pytest.raises(LeaseFencedError):
@@ -171,9 +180,10 @@ def test_a_failed_batch_is_the_servers_error_and_stores_none_of_its_rows(postgre
     writer.write(prepared[:3], None)
     with pytest.raises(psycopg.errors.UniqueViolation):
         writer.write(prepared[3:] + prepared[:1], None)  # the first run again
+        writer.flush()
     assert store.count_rows(record.id) == 3
-    writer.write(prepared[3:], None)
-    assert writer.rows_by_process == 10
+    writer.write(prepared[3:], None)  # here: the process is given up after a failed batch
+    assert (writer.rows_by_process, writer.rows_here) == (3, 7)
     writer.close()
     store.close()
 
@@ -191,6 +201,7 @@ def test_an_error_code_psycopg_does_not_know_is_still_the_servers_error(postgres
         admin.execute("CREATE TRIGGER refuse BEFORE INSERT ON runs FOR EACH ROW EXECUTE FUNCTION refuse()")
     with pytest.raises(psycopg.DatabaseError, match="refused by policy"):
         writer.write([store.prepare_row(record.id, row) for row in rows], None)
+        writer.flush()
     assert store.count_rows(record.id) == 0
     writer.close()
     store.close()
@@ -202,6 +213,7 @@ def test_a_lost_connection_of_the_process_leaves_the_batch_to_the_run(postgres_s
     writer = _through_process(store, record)
     prepared = [store.prepare_row(record.id, row) for row in rows]
     writer.write(prepared[:10], None)
+    writer.flush()
     with psycopg.connect(postgres_store_url, autocommit=True) as admin:
         ended = admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'assay-writer' "
@@ -244,11 +256,14 @@ def test_a_killed_process_whose_batch_the_server_holds_leaves_it_to_the_run_alon
     writer = _through_process(store, record)
     prepared = [store.prepare_row(record.id, row) for row in rows]
     writer.write(prepared[:10], None)
+    writer.flush()
     failures: list[BaseException] = []
 
     def second_batch() -> None:
         try:
-            writer.write(prepared[10:], None)
+            writer.write(prepared[10:15], None)  # two in flight when the process is killed:
+            writer.write(prepared[15:], None)  # both are the run's to write, in order
+            writer.flush()
         except BaseException as exc:  # noqa: BLE001 - asserted below
             failures.append(exc)
 
@@ -277,6 +292,142 @@ def test_a_killed_process_whose_batch_the_server_holds_leaves_it_to_the_run_alon
     assert (writer.rows_by_process, writer.rows_here) == (10, 10)
     writer.close()
     assert [row.position for row in store.load_rows(record)] == list(range(20))
+    store.close()
+
+
+def _in_wait(thread: threading.Thread) -> bool:
+    """Whether ``thread`` is blocked in a ``threading.Condition.wait``."""
+    frame = sys._current_frames().get(thread.ident or 0)
+    while frame is not None:
+        if frame.f_code.co_name == "wait" and "threading" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _writer_session(admin: Any) -> int:
+    (session,) = admin.execute(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = 'assay-writer' "
+        "AND datname = current_database()"
+    ).fetchone()
+    return int(session)
+
+
+def test_a_batch_is_sent_before_the_answer_to_the_one_before_is_read(postgres_store_url: str) -> None:
+    """Two batches in flight: the process encodes one while the server stores the other.
+    A write returns once its batch is sent; the next waits for the answer to the one
+    before it; both commit, in order, once the server can."""
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 30)
+    writer = _through_process(store, record)
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    first_sent, second_sent = threading.Event(), threading.Event()
+
+    def batches() -> None:
+        writer.write(prepared[:10], None)
+        first_sent.set()
+        writer.write(prepared[10:], None)
+        second_sent.set()
+
+    with (
+        psycopg.connect(postgres_store_url) as blocker,
+        psycopg.connect(postgres_store_url, autocommit=True) as admin,
+    ):
+        session = _writer_session(admin)
+        blocker.execute("LOCK TABLE row_orders IN EXCLUSIVE MODE")
+        thread = threading.Thread(target=batches)
+        thread.start()
+        assert first_sent.wait(60)  # the old writer waited here for the server
+        _wait_for(
+            lambda: session in _lock_waiters(admin) and _in_wait_for_answer(thread),
+            "the second batch waiting",
+        )
+        assert not second_sent.is_set() and writer.unconfirmed_rows == 30
+        assert store.count_rows(record.id) == 0
+        blocker.commit()
+        thread.join(timeout=60)
+    assert second_sent.is_set()
+    assert writer.unconfirmed_rows == 20  # the second's answer is read by the next write, or a flush
+    writer.flush()
+    assert (writer.rows_by_process, writer.rows_here, writer.unconfirmed_rows) == (30, 0, 0)
+    writer.close()
+    assert [row.position for row in store.load_rows(record)] == list(range(30))
+    store.close()
+
+
+def _in_wait_for_answer(thread: threading.Thread) -> bool:
+    """Whether ``thread`` waits for a writer process's answer (polls its pipe)."""
+    frame = sys._current_frames().get(thread.ident or 0)
+    while frame is not None:
+        if frame.f_code.co_name == "answer_to":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def test_nothing_sent_after_a_failed_batch_is_stored(postgres_store_url: str) -> None:
+    """The process commits nothing after a batch that failed, though the run sent the
+    next before reading the failure: its commits keep the order they were sent in."""
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 10)
+    writer = _through_process(store, record)
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    writer.write(prepared[:3], None)
+    writer.flush()
+    writer.write(prepared[3:6] + prepared[:1], None)  # the first run again: refused by the server
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        writer.write(prepared[6:], None)  # sent, then the answer to the one before read
+    assert store.count_rows(record.id) == 3
+    assert writer.process is None and writer.unconfirmed_rows == 0
+    writer.write(prepared[3:], None)  # written here from now on
+    assert (writer.rows_by_process, writer.rows_here) == (3, 7)
+    writer.close()
+    assert [row.position for row in store.load_rows(record)] == list(range(10))
+    store.close()
+
+
+def test_rows_sent_and_not_confirmed_count_in_the_runs_bound_on_what_a_crash_loses(
+    postgres_store_url: str,
+) -> None:
+    """The row writer's bound (queued + being written <= max_pending + max_batch) counts
+    the rows its batches sent and not confirmed: behind a held lock, two batches in
+    flight, the row threads are held at the bound, not at the bound plus a batch."""
+    from assay.evaluation._writer import RowWriter
+
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 60)
+    writer = RowWriter(store, record.id, max_batch=10, max_pending=20, max_delay=60.0, expected_rows=10_000)
+    batches = writer._batches
+    assert isinstance(batches, PostgresBatchWriter)
+    _wait_for(
+        lambda: batches.process is not None and batches.process.state() == "ready", "the writer process"
+    )
+    put: list[int] = []
+
+    def row_thread() -> None:
+        for row in rows:
+            writer.put(row)
+            put.append(row.position)
+
+    def held() -> bool:  # two batches sent, the writer waiting for the first's answer, the rows for room
+        return len(batches._in_flight) == 2 and _in_wait_for_answer(writer._thread) and _in_wait(thread)
+
+    with (
+        psycopg.connect(postgres_store_url) as blocker,
+        psycopg.connect(postgres_store_url, autocommit=True) as admin,
+    ):
+        session = _writer_session(admin)
+        blocker.execute("LOCK TABLE row_orders IN EXCLUSIVE MODE")
+        thread = threading.Thread(target=row_thread)
+        thread.start()
+        _wait_for(lambda: session in _lock_waiters(admin) and held(), "the row thread held back")
+        held_at = len(put)
+        blocker.commit()
+        thread.join(timeout=60)
+    writer.close(finished=True)
+    # max_pending + max_batch, the rows in flight among them: 40 or more if they were not counted
+    assert held_at == 30
+    assert store.count_rows(record.id) == 60
     store.close()
 
 

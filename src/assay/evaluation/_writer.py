@@ -28,6 +28,7 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import StoreWriteError
@@ -149,16 +150,22 @@ class RowWriter:
             batch, last = self._next_batch()
             # the end is a batch even when nothing is queued: it carries the final figures
             if (batch or (last and self._keep_figures)) and self._error is None:
-                try:
-                    self._write(batch, last)
-                except BaseException as exc:  # surfaced by put() and close()
-                    with self._cond:
-                        self._error = exc
+                self._surfacing_errors(self._write, batch, last)
+            if last and self._error is None:
+                self._surfacing_errors(self._batches.flush)
             with self._cond:
-                self._writing = 0
+                # rows handed to the store, their commit not confirmed, still count as written
+                self._writing = self._batches.unconfirmed_rows if self._error is None else 0
                 self._cond.notify_all()  # room for workers waiting on the rows being written
             if last:
                 return
+
+    def _surfacing_errors(self, step: Callable[..., None], *args: Any) -> None:
+        try:
+            step(*args)
+        except BaseException as exc:  # surfaced by put() and close()
+            with self._cond:
+                self._error = exc
 
     def _next_batch(self) -> tuple[list[tuple[float, Any, RowTally]], bool]:
         """Wait until a batch is due (or the run closes); take all that is queued."""
@@ -173,7 +180,7 @@ class RowWriter:
                 self._cond.wait(remaining)
             take = len(self._pending)
             batch = [self._pending.popleft() for _ in range(take)]
-            self._writing = take
+            self._writing += take  # beside those handed over, not confirmed yet
             self._cond.notify_all()  # room in the queue: wake waiting workers
             return batch, self._closing and not self._pending
 

@@ -36,7 +36,19 @@ class BatchWriter(Protocol):
         """The run has about ``rows`` rows to write: what serves large runs only may
         start now, before the first batch."""
 
-    def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None: ...
+    def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
+        """``prepared`` rows stored with ``stats`` in one transaction, or an error raised;
+        a writer may return once the batch is handed over (``unconfirmed_rows``), and
+        raise its error from a later ``write`` or ``flush`` (the batches after it not
+        stored)."""
+
+    @property
+    def unconfirmed_rows(self) -> int:
+        """Rows written but not yet confirmed committed (what a crash of the machine may
+        still lose)."""
+
+    def flush(self) -> None:
+        """Every batch written confirmed committed, or the error of one raised."""
 
     def ending(self, build_columns: bool) -> None:
         """The next ``write`` is the run's last; ``build_columns``: ``close`` will be
@@ -58,6 +70,13 @@ class _InlineBatchWriter:
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
         self._store.write_batch(self._experiment_id, prepared, stats, self._fence)
+
+    @property
+    def unconfirmed_rows(self) -> int:
+        return 0  # each batch committed before ``write`` returns
+
+    def flush(self) -> None:
+        pass
 
     def ending(self, build_columns: bool) -> None:
         pass

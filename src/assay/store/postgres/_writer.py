@@ -9,24 +9,36 @@ same transaction, the same round trips (``_batch``), behind the same lease fence
 statements around the rows are built by the same code as SQLite's, in SQLite's dialect,
 and translated here (``_dialect``), so the process only runs them.
 
-What differs from SQLite's: a lost connection is the process's end (it answers
-``lost``), and the run then writes the batch itself, which reconnects (``_reconnect``)
-after looking for the batch's first row; a row whose text cannot be ``COPY`` text is
+What differs from SQLite's: the run sends a batch before it reads the answer to the one
+before (two in flight, ``PostgresBatchWriter.IN_FLIGHT``), so the process encodes one
+while the server stores the other: the chain behind the run's writer thread (the
+process's encoding, then the server's inserts, ~23 and ~32 us a row) took both one
+after the other, and the run waited on it for most of its time. A batch's error (its
+lease refused, the server's) is raised when its answer is read (by the next ``write``,
+the run's last, or ``flush``), and the batches sent after it are not stored: the
+process commits nothing after a failed batch. The rows sent and not yet confirmed count
+as being written in the run's bound on what a crash may lose (``unconfirmed_rows``).
+A lost connection is the process's end (it answers ``lost``), and the run then looks
+for each batch it had sent, in order, by its first row, and writes those not there
+itself, reconnecting (``_reconnect``); a row whose text cannot be ``COPY`` text is
 written by the run too. The metric columns are built by a thread of the run once it has
 finished the experiment (``PostgresStore.build_columns_when_finished``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes.util
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from assay.errors import StoreWriteError
+from assay.store import _codec as codec
 from assay.store import _columns as columns
 from assay.store._row_text import RESULT_COLUMNS, RUN_COLUMNS
 from assay.store.fence import Fence
@@ -36,6 +48,7 @@ from assay.store.records import ExperimentStats
 from assay.store.sqlite._writer import BatchStatements, ProcessBatchWriter, StatementLog
 from assay.store.sqlite._writer_process import (
     ANSWER_TIMEOUT_S,
+    Statements,
     WriterProcess,
     WriterProcessError,
     settle_writers_of,
@@ -155,9 +168,24 @@ def libpq_in_maps(lines: Iterable[str]) -> str | None:
     return None
 
 
+class InFlight(NamedTuple):
+    """A batch sent to the writer process, its answer not read yet."""
+
+    prepared: Sequence[Any]
+    stats: ExperimentStats | None
+    marking: bool
+    statements: Statements
+    size: int
+
+
 class PostgresBatchWriter(ProcessBatchWriter):
-    """A run's batches: in this process at first, then through a writer process; the
-    metric columns built by a thread of this process once the last batch is in."""
+    """A run's batches: in this process at first, then through a writer process, the
+    next sent before the answer to the one before it (``IN_FLIGHT``); the metric columns
+    built by a thread of this process once the last batch is in."""
+
+    IN_FLIGHT = (
+        2  # batches sent, their answers not read: the process encodes one while the server stores the other
+    )
 
     def __init__(
         self,
@@ -170,9 +198,91 @@ class PostgresBatchWriter(ProcessBatchWriter):
     ) -> None:
         super().__init__(store, experiment_id, build, (), fence=fence, answer_timeout=answer_timeout)
         self._postgres = store
+        self._in_flight: deque[InFlight] = deque()
+        self._last = False
+
+    @property
+    def unconfirmed_rows(self) -> int:
+        """Rows sent to the process whose commit is not confirmed yet."""
+        return sum(len(batch.prepared) for batch in self._in_flight)
+
+    def ending(self, build_columns: bool) -> None:
+        super().ending(build_columns)
+        self._last = True
 
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
-        super().write(prepared, stats)
+        """``prepared`` and ``stats`` sent to the process, or written here. The answer to
+        a batch sent is read once ``IN_FLIGHT`` are sent, or by the run's last batch, or
+        ``flush``: a batch's error (its lease refused, the server's) is raised then, and
+        the batches sent after it are not stored (the process commits nothing after a
+        failed batch: the run fails, or writes them here if the process went)."""
+        marking = self._mark_columns
+        process = self._usable_process(len(prepared))
+        if process is not None and self._send(process, prepared, stats, marking):
+            while len(self._in_flight) >= self.IN_FLIGHT or (self._last and self._in_flight):
+                self._answer_oldest()
+            return
+        self.flush()  # what the process was sent commits before rows written here
+        self._write_here(prepared, stats, marking)
+        self._stored_here(prepared)
+
+    def flush(self) -> None:
+        """Every batch sent confirmed committed (or written here), or the error of the
+        first that failed raised (the rest not stored)."""
+        while self._in_flight:
+            self._answer_oldest()
+
+    def _send(
+        self, process: WriterProcess, prepared: Sequence[Any], stats: ExperimentStats | None, marking: bool
+    ) -> bool:
+        log = self._statement_log()
+        self._build(log, self._experiment_id, prepared, stats, self._fence)
+        if marking:  # the columns' build marked pending with the last rows
+            columns.mark_pending(log, str(self._experiment_id))
+        try:
+            size = process.send_batch(log.statements)
+        except WriterProcessError:
+            self._recover(process)
+            return False
+        self._in_flight.append(InFlight(prepared, stats, marking, log.statements, size))
+        return True
+
+    def _answer_oldest(self) -> None:
+        process, batch = self._process, self._in_flight[0]
+        assert process is not None
+        try:
+            process.answer_to(batch.statements, batch.size)
+        except WriterProcessError:
+            self._recover(process)
+            return
+        except BaseException:
+            self._in_flight.clear()  # not stored: the process commits nothing after a failed batch
+            self._give_up()
+            raise
+        self._in_flight.popleft()
+        self.rows_by_process += len(batch.prepared)
+        self._columns_marked = batch.marking
+        self._postgres.rows_written(self._experiment_id, len(batch.prepared))
+
+    def _recover(self, process: WriterProcess) -> None:
+        """The process went (or cannot take a batch): each batch it was sent, in order,
+        is either committed (the first of its rows is stored: one transaction) or
+        written here; the process commits them in order, and none after one it did not."""
+        self._give_up()
+        self._end_session_of(process)
+        while self._in_flight:
+            batch = self._in_flight.popleft()
+            first_run_id = codec.run_id_of(batch.prepared[0]) if batch.prepared else None
+            if first_run_id is not None and self._store.has_run(first_run_id):
+                self.rows_by_process += len(batch.prepared)
+                self._columns_marked = batch.marking
+                self._postgres.rows_written(self._experiment_id, len(batch.prepared))
+                continue
+            self._write_here(batch.prepared, batch.stats, batch.marking)
+            self._stored_here(batch.prepared)
+
+    def _stored_here(self, prepared: Sequence[Any]) -> None:
+        self.rows_here += len(prepared)
         self._postgres.rows_written(self._experiment_id, len(prepared))
 
     def _statement_log(self) -> StatementLog:
@@ -202,6 +312,9 @@ class PostgresBatchWriter(ProcessBatchWriter):
         the experiment's metric columns built by a thread of their own once the run has
         finished the experiment (not while its summary evaluators read the rows, in this
         process and on the server), the run not waiting for them."""
+        if not self._given_up:  # a run that failed already: what this raises is moot
+            with contextlib.suppress(Exception):
+                self.flush()
         process, self._process = self._process, None
         if process is not None:
             process.close()

@@ -22,8 +22,16 @@ the first ``COPY`` before a row is sent. Answers: ``("ok",)`` once committed; ``
 class name, message, SQLSTATE)`` once rolled back (``_Fenced``: a guard refused;
 ``_NotCopyable``: a row's text cannot be COPY text, and the run writes the batch);
 ``("lost", message)`` when the connection went, the commit in doubt (the run looks for
-the batch's first row, and writes the batch itself if it is not there). A ``None``
-frame or the end of input ends it: a transaction it was given is committed first.
+the batch's first row, and writes the batch itself if it is not there). Any answer but
+``ok`` is its last: it commits nothing sent after a failed batch (the run gives it up,
+and fails or writes those batches itself), so its commits keep the order they were sent
+in. A ``None`` frame or the end of input ends it: the transactions it was given are
+committed first, answered or not (the run may be gone).
+
+The run sends a batch before it reads the answer to the one before (``_writer``): a
+thread reads the frames and encodes each batch (``read_ahead``) while the main thread
+sends the one before and waits for the server, so this process's encoding and the
+server's inserts run at once, on both cores, instead of one after the other.
 """
 
 from __future__ import annotations
@@ -31,9 +39,11 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
+import queue
 import sys
+import threading
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 READY = ("ready", "assay-postgres-writer", 2)
 _OK, _TUPLES_OK, _COPY_IN = 0, 2, 4  # ConnStatusType, ExecStatusType
@@ -102,6 +112,18 @@ class _Lost(Exception):
     pass
 
 
+class Batch(NamedTuple):
+    """A transaction made ready to send: its queries, which of them are guards, each
+    ``COPY``'s data, and where it is split in two (a batch of no rows: its guards are
+    answered before the rest is sent); or the failure that keeps it from being sent."""
+
+    queries: list[str]
+    guards: list[bool]
+    data: list[bytes]
+    split: int = 0
+    failure: tuple[Any, ...] | None = None
+
+
 class Batches:
     """Commits transactions on one connection."""
 
@@ -114,42 +136,48 @@ class Batches:
             f"COPY {table} ({names}) FROM STDIN" for table, names in zip(("runs", "results"), columns)
         )
 
-    def commit(self, statements: list[tuple[str, Any, Any]]) -> tuple[Any, ...]:
+    def prepare(self, statements: list[tuple[str, Any, Any]]) -> Batch:
+        """The batch's queries and its rows' COPY text (the reader thread's work, done
+        while the server stores the batch before it)."""
         try:
-            self._run(statements)
+            return self._prepared(statements)
+        except _Failed as exc:
+            return Batch([], [], [], failure=("error", exc.name, str(exc), exc.sqlstate))
+        except Exception as exc:  # noqa: BLE001 - every failure is the sender's to report
+            return Batch([], [], [], failure=("error", type(exc).__name__, str(exc), ""))
+
+    def _prepared(self, statements: list[tuple[str, Any, Any]]) -> Batch:
+        at = next((i for i, (sql, _, _) in enumerate(statements) if sql == self.marker), len(statements))
+        before, after = statements[:at], statements[at + 1 :]
+        guards = [False, *(many == "guard" for _, _, many in before)]
+        queries, rest = ["BEGIN", *(sql for sql, _, _ in before)], [*(sql for sql, _, _ in after), "COMMIT"]
+        if at == len(statements):  # no rows: the guards' answers first, then the rest
+            return Batch([*queries, *rest], guards, [], split=len(queries))
+        copied = self._copy_ready(statements[at][1])
+        data = [b"".join([row.run_text for row in copied]), b"".join([row.results_text for row in copied])]
+        return Batch([*queries, *self.copies, *rest], guards, data)
+
+    def commit(self, batch: Batch) -> tuple[Any, ...]:
+        if batch.failure is not None:
+            return batch.failure
+        try:
+            self._send(batch)
         except _Lost as exc:
             return ("lost", str(exc))
         except _Failed as exc:
+            self._roll_back()
             return ("error", exc.name, str(exc), exc.sqlstate)
         except Exception as exc:  # noqa: BLE001 - every failure is the sender's to report
+            self._roll_back()
             return ("error", type(exc).__name__, str(exc), "")
         return ("ok",)
 
-    def _run(self, statements: list[tuple[str, Any, Any]]) -> None:
-        at = next((i for i, (sql, _, _) in enumerate(statements) if sql == self.marker), len(statements))
-        before, after = statements[:at], statements[at + 1 :]
-        guards = [many == "guard" for _, _, many in before]
-        try:
-            if at == len(statements):  # no rows: the guards' answers first, then the rest
-                self._query(["BEGIN", *(sql for sql, _, _ in before)], [False, *guards], [])
-                self._query([*(sql for sql, _, _ in after), "COMMIT"], [], [])
-                return
-            copied = self._copy_ready(statements[at][1])
-            data = [
-                b"".join([row.run_text for row in copied]),
-                b"".join([row.results_text for row in copied]),
-            ]
-            queries = [
-                "BEGIN",
-                *(sql for sql, _, _ in before),
-                *self.copies,
-                *(sql for sql, _, _ in after),
-                "COMMIT",
-            ]
-            self._query(queries, [False, *guards], data)
-        except _Failed:
-            self._roll_back()
-            raise
+    def _send(self, batch: Batch) -> None:
+        if batch.split:
+            self._query(batch.queries[: batch.split], batch.guards, [])
+            self._query(batch.queries[batch.split :], [], [])
+        else:
+            self._query(batch.queries, batch.guards, list(batch.data))
 
     def _copy_ready(self, prepared: list[Any]) -> list[Any]:
         encode, ready, kind = self.rows.encoder.encoded, self.copy_text.copy_ready, self.copy_text.CopyReady
@@ -227,17 +255,35 @@ def main(libpq_path: str, orjson_home: str) -> int:
         frames.reply(sink, (*READY, lib.PQbackendPID(conn)))
     except BrokenPipeError:  # the run died while this started: what it handed over still commits
         pass
-    try:
-        while (message := frames.receive(source)) is not None:
-            answer = batches.commit(message)
-            frames.reply(sink, answer)
-            if answer[0] == "lost":
-                break
-    except BrokenPipeError:  # the run is gone; what it handed over is committed
-        pass
+    ahead: queue.Queue[Batch | None] = queue.Queue(maxsize=1)
+    threading.Thread(target=read_ahead, args=(frames, source, batches, ahead), daemon=True).start()
+    answering = True
+    while (batch := ahead.get()) is not None:
+        answer = batches.commit(batch)
+        if answering:
+            try:
+                frames.reply(sink, answer)
+            except BrokenPipeError:  # the run is gone: what it handed over still commits
+                answering = False
+        if answer != ("ok",):  # nothing sent after a failed batch commits: the run gives this up
+            break
     lib.PQfinish(conn)
     return 0
 
 
+def read_ahead(frames: ModuleType, source: Any, batches: Batches, ahead: queue.Queue[Batch | None]) -> None:
+    """Read and prepare the next batch while the server stores the one before: the run
+    sends a batch before the answer to the one before it (``_writer``), so this process's
+    encoding and the server's inserts take both cores. None once the input ends."""
+    try:
+        while (message := frames.receive(source)) is not None:
+            ahead.put(batches.prepare(message))
+    finally:
+        ahead.put(None)
+
+
 if __name__ == "__main__":
+    # the committing thread wakes from libpq for a moment a result; the reader encodes
+    # meanwhile: hand the GIL over within 0.1 ms, not the default 5
+    sys.setswitchinterval(1e-4)
     os._exit(main(sys.argv[3], sys.argv[4]))

@@ -201,6 +201,13 @@ class ProcessBatchWriter:
     def ending(self, build_columns: bool) -> None:
         self._mark_columns = build_columns
 
+    @property
+    def unconfirmed_rows(self) -> int:
+        return 0  # ``write`` returns once its batch is committed
+
+    def flush(self) -> None:
+        pass
+
     def write(self, prepared: Sequence[Any], stats: ExperimentStats | None) -> None:
         marking = self._mark_columns
         process = self._usable_process(len(prepared))

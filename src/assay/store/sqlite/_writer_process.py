@@ -186,13 +186,23 @@ class WriterProcess:
         """Commit one transaction; raises the sqlite3 error the child met (rolled back),
         ``LeaseFencedError`` when the batch's lease guard refused it,
         or ``WriterProcessError`` when it is gone or did not answer in time (killed)."""
+        self.answer_to(statements, self.send_batch(statements))
+
+    def send_batch(self, statements: Statements) -> int:
+        """Send one transaction, its answer read later (``answer_to``, in the order they
+        were sent); returns its size in bytes. Raises ``WriterProcessError`` when it
+        could not be sent whole (the process is then killed or gone: nothing of it commits)."""
         self.settle()
         if self._state == "failed":
             raise self._failed("did not commit what it was handed before")
         body = _pickled(statements)
-        deadline = time.monotonic() + self._answer_timeout + len(body) / _BYTES_PER_S
-        self._write_frame(body, deadline)
-        answer = self.receive(deadline)
+        self._write_frame(body, time.monotonic() + self._answer_timeout + len(body) / _BYTES_PER_S)
+        return len(body)
+
+    def answer_to(self, statements: Statements, size: int) -> None:
+        """Wait for the answer to ``statements`` (sent, ``size`` bytes, the oldest not
+        yet answered), raising as ``commit`` does."""
+        answer = self.receive(time.monotonic() + self._answer_timeout + size / _BYTES_PER_S)
         if answer == ("ok",):
             return
         if isinstance(answer, tuple) and len(answer) >= 3 and answer[0] == "error":
