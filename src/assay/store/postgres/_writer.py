@@ -242,7 +242,7 @@ class PostgresBatchWriter(ProcessBatchWriter):
         try:
             size = process.send_batch(log.statements)
         except WriterProcessError:
-            self._recover(process)
+            self._give_up()
             return False
         self._in_flight.append(InFlight(prepared, stats, marking, log.statements, size))
         return True
@@ -253,33 +253,37 @@ class PostgresBatchWriter(ProcessBatchWriter):
         try:
             process.answer_to(batch.statements, batch.size)
         except WriterProcessError:
-            self._recover(process)
+            self._give_up()
             return
-        except BaseException:
-            self._in_flight.clear()  # not stored: the process commits nothing after a failed batch
+        except Exception:  # its error answer: the process commits nothing sent after it
+            self._in_flight.clear()
             self._give_up()
             raise
-        self._in_flight.popleft()
+        self._by_process(self._in_flight.popleft())
+
+    def _by_process(self, batch: InFlight) -> None:
         self.rows_by_process += len(batch.prepared)
         self._columns_marked = batch.marking
         self._postgres.rows_written(self._experiment_id, len(batch.prepared))
 
-    def _recover(self, process: WriterProcess) -> None:
-        """The process went (or cannot take a batch): each batch it was sent, in order,
-        is either committed (the first of its rows is stored: one transaction) or
-        written here; the process commits them in order, and none after one it did not."""
-        self._give_up()
+    def _give_up(self) -> None:
+        """Write here from now on; each batch the process was sent, in order, is either
+        committed (the first of its rows is stored: one transaction) or written here, once
+        its server session has ended (its outcome then final). The process commits them in
+        the order they were sent, and none after one it did not."""
+        process = self._process
+        super()._give_up()
+        if process is None or not self._in_flight:
+            return
         self._end_session_of(process)
         while self._in_flight:
             batch = self._in_flight.popleft()
             first_run_id = codec.run_id_of(batch.prepared[0]) if batch.prepared else None
             if first_run_id is not None and self._store.has_run(first_run_id):
-                self.rows_by_process += len(batch.prepared)
-                self._columns_marked = batch.marking
-                self._postgres.rows_written(self._experiment_id, len(batch.prepared))
-                continue
-            self._write_here(batch.prepared, batch.stats, batch.marking)
-            self._stored_here(batch.prepared)
+                self._by_process(batch)
+            else:
+                self._write_here(batch.prepared, batch.stats, batch.marking)
+                self._stored_here(batch.prepared)
 
     def _stored_here(self, prepared: Sequence[Any]) -> None:
         self.rows_here += len(prepared)
