@@ -281,9 +281,13 @@ class PostgresBatchWriter(ProcessBatchWriter):
             first_run_id = codec.run_id_of(batch.prepared[0]) if batch.prepared else None
             if first_run_id is not None and self._store.has_run(first_run_id):
                 self._by_process(batch)
-            else:
+                continue
+            try:
                 self._write_here(batch.prepared, batch.stats, batch.marking)
-                self._stored_here(batch.prepared)
+            except BaseException:
+                self._in_flight.clear()  # the run fails with this error: those after it not stored
+                raise
+            self._stored_here(batch.prepared)
 
     def _stored_here(self, prepared: Sequence[Any]) -> None:
         self.rows_here += len(prepared)
