@@ -1,4 +1,5 @@
-"""The crash promise, against a real SIGKILL at a random point of a run.
+"""The crash promise, against a real SIGKILL at a random point of a run, on SQLite and on
+PostgreSQL (whose writer process has two batches in flight: both count as being written).
 
 The killed process reports each finished row through a side file (see _crash_run.py).
 Every row it reported finished more than one writer interval (plus commit time) before
@@ -7,6 +8,7 @@ the kill must be stored, whole; what is lost is bounded by the writer's queue.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -15,7 +17,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 HERE = Path(__file__).parent
@@ -23,6 +27,8 @@ sys.path.insert(0, str(HERE))
 import _crash_run as job  # noqa: E402
 
 from assay.evaluation._writer import RowWriter  # noqa: E402
+from assay.store import open_store  # noqa: E402
+from assay.store.postgres._writer import settle_postgres_writers_of  # noqa: E402
 from assay.store.sqlite._writer_process import settle_writers_of  # noqa: E402
 
 GRACE_S = 1.0
@@ -38,9 +44,9 @@ def reported(side: Path) -> dict[int, float]:
     return finished
 
 
-def run_and_kill(tmp_path: Path, fraction: float) -> tuple[dict[int, float], float, Path]:
-    db, side = tmp_path / "assay.db", tmp_path / "finished.txt"
-    child = subprocess.Popen([sys.executable, str(HERE / "_crash_run.py"), str(db), str(side)])
+def run_and_kill(tmp_path: Path, store: str, fraction: float) -> tuple[dict[int, float], float]:
+    side = tmp_path / "finished.txt"
+    child = subprocess.Popen([sys.executable, str(HERE / "_crash_run.py"), store, str(side)])
     at = int(job.ROWS * fraction)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and child.poll() is None:
@@ -53,20 +59,39 @@ def run_and_kill(tmp_path: Path, fraction: float) -> tuple[dict[int, float], flo
     assert child.returncode == -signal.SIGKILL, "the run ended before the kill"
     # what the run had handed its writer process is committed after its death: read the
     # store once that is done, as a resume does (its lease waits for it the same way)
-    settle_writers_of(str(db), child.pid)
-    return reported(side), killed_at, db
+    if store.startswith("postgresql"):
+        opened = open_store(store)
+        settle_postgres_writers_of(opened.url, child.pid)  # the url as the writer's command line names it
+        opened.close()
+    else:
+        settle_writers_of(store, child.pid)
+    return reported(side), killed_at
+
+
+def stored_rows(store: str) -> tuple[set[int], int, int]:
+    """The positions stored, the runs stored without their results, the stored count."""
+    orphans_sql = (
+        "SELECT COUNT(*) FROM runs u WHERE NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id)"
+    )
+    connect: Any = psycopg.connect if store.startswith("postgresql") else sqlite3.connect
+    with contextlib.closing(connect(store)) as conn:
+        stored = {row[0] for row in conn.execute("SELECT position FROM runs")}
+        orphans = conn.execute(orphans_sql).fetchone()[0]
+        counted = conn.execute("SELECT row_count FROM experiment_stats").fetchone()[0]
+    return stored, orphans, counted
 
 
 @pytest.mark.slow
-def test_sigkill_loses_only_the_last_interval_and_rows_in_flight(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_sigkill_loses_only_the_last_interval_and_rows_in_flight(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    store = (
+        str(tmp_path / "assay.db") if backend == "sqlite" else request.getfixturevalue("postgres_store_url")
+    )
     fraction = random.uniform(0.25, 0.75)
-    finished, killed_at, db = run_and_kill(tmp_path, fraction)
-    with sqlite3.connect(db) as conn:
-        stored = {row[0] for row in conn.execute("SELECT position FROM runs")}
-        orphans = conn.execute(
-            "SELECT COUNT(*) FROM runs u WHERE NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id)"
-        ).fetchone()[0]
-        counted = conn.execute("SELECT row_count FROM experiment_stats").fetchone()[0]
+    finished, killed_at = run_and_kill(tmp_path, store, fraction)
+    stored, orphans, counted = stored_rows(store)
     assert len(finished) > 1000, f"killed too early to tell ({len(finished)} rows finished)"
     assert orphans == 0  # a row is stored whole or not at all
     assert counted == len(stored)  # the stored count was committed with the rows
