@@ -183,9 +183,8 @@ class PostgresBatchWriter(ProcessBatchWriter):
     next sent before the answer to the one before it (``IN_FLIGHT``); the metric columns
     built by a thread of this process once the last batch is in."""
 
-    IN_FLIGHT = (
-        2  # batches sent, their answers not read: the process encodes one while the server stores the other
-    )
+    # batches sent, their answers not read: the process encodes one while the server stores the other
+    IN_FLIGHT = 2
 
     def __init__(
         self,
