@@ -386,6 +386,75 @@ def test_nothing_sent_after_a_failed_batch_is_stored(postgres_store_url: str) ->
     store.close()
 
 
+@pytest.mark.parametrize("next_step", ["flush", "write"])
+def test_a_batch_cancelled_on_the_server_is_the_runs_error_whenever_its_answer_is_read(
+    postgres_store_url: str, next_step: str
+) -> None:
+    """The process answers a failure and stays to answer what was sent after it (skipped,
+    not committed): a run that sends its next batch after the failure was answered still
+    reads the failure (a process gone by then refused the send, and the run wrote the
+    failed batch itself as if the process had died, the server's error never seen)."""
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 20)
+    writer = _through_process(store, record)
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    with (
+        psycopg.connect(postgres_store_url) as blocker,
+        psycopg.connect(postgres_store_url, autocommit=True) as admin,
+    ):
+        session = _writer_session(admin)
+        blocker.execute("LOCK TABLE row_orders IN EXCLUSIVE MODE")
+        writer.write(prepared[:10], None)  # in flight, held by the lock
+        _wait_for(lambda: session in _lock_waiters(admin), "the batch on the lock")
+        admin.execute("SELECT pg_cancel_backend(%s)", (session,))  # the batch fails: 57014
+        process = writer.process
+        assert process is not None
+        _wait_for(lambda: process._readable(0), "the process's answer")
+        blocker.commit()
+    with pytest.raises(psycopg.errors.QueryCanceled):
+        if next_step == "write":
+            writer.write(prepared[10:], None)  # sent after the failure was answered
+        writer.flush()
+    assert store.count_rows(record.id) == 0 and writer.process is None
+    writer.close()
+    store.close()
+
+
+def test_a_server_gone_while_a_batch_is_in_flight_fails_the_writer_leaving_none_in_flight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The writer process's batch held by the server (a lock), the server stopped: giving
+    the process up can neither end its session nor look for the batch's rows, and raises
+    (the run's error); no batch is left in flight for a later flush or close to trip on.
+    A private server, stopped here."""
+    pg: Any = sys.modules["assay_tests_postgres"]
+    monkeypatch.setenv("ASSAY_PG_RECONNECT_S", "1")
+    server = pg._start_private_server()
+    try:
+        url = str(pg.create_database(server.url))
+        store = open_store(url)
+        record, rows = _experiment(store, 20)
+        writer = _through_process(store, record)
+        prepared = [store.prepare_row(record.id, row) for row in rows]
+        blocker, admin = psycopg.connect(url), psycopg.connect(url, autocommit=True)
+        try:
+            blocker.execute("LOCK TABLE row_orders IN EXCLUSIVE MODE")
+            writer.write(prepared[:10], None)  # in flight, held by the lock
+            _wait_for(lambda: len(_lock_waiters(admin)) > 0, "the batch on the lock")
+            server._run("pg_ctl", "-D", str(server.data), "-m", "immediate", "-w", "stop")
+            with pytest.raises(Exception, match="reconnect"):
+                writer.flush()
+            assert writer.process is None and writer.unconfirmed_rows == 0
+            writer.flush()  # nothing left to answer
+            writer.close()
+        finally:
+            blocker.close()
+            admin.close()
+            store.close()
+    finally:
+        server.stop()
+
+
 def test_rows_sent_and_not_confirmed_count_in_the_runs_bound_on_what_a_crash_loses(
     postgres_store_url: str,
 ) -> None:

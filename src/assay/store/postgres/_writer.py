@@ -274,18 +274,21 @@ class PostgresBatchWriter(ProcessBatchWriter):
         super()._give_up()
         if process is None or not self._in_flight:
             return
-        self._end_session_of(process)
-        while self._in_flight:
-            batch = self._in_flight.popleft()
-            first_run_id = codec.run_id_of(batch.prepared[0]) if batch.prepared else None
-            if first_run_id is not None and self._store.has_run(first_run_id):
-                self._by_process(batch)
-                continue
-            try:
-                self._write_here(batch.prepared, batch.stats, batch.marking)
-            except BaseException:
-                self._in_flight.clear()  # the run fails with this error: those after it not stored
-                raise
+        try:
+            self._end_session_of(process)
+            while self._in_flight:
+                self._committed_or_written_here(self._in_flight[0])
+                self._in_flight.popleft()
+        except BaseException:
+            self._in_flight.clear()  # the run fails with this error; a resume finds what is stored
+            raise
+
+    def _committed_or_written_here(self, batch: InFlight) -> None:
+        first_run_id = codec.run_id_of(batch.prepared[0]) if batch.prepared else None
+        if first_run_id is not None and self._store.has_run(first_run_id):
+            self._by_process(batch)
+        else:
+            self._write_here(batch.prepared, batch.stats, batch.marking)
             self._stored_here(batch.prepared)
 
     def _stored_here(self, prepared: Sequence[Any]) -> None:

@@ -22,11 +22,12 @@ the first ``COPY`` before a row is sent. Answers: ``("ok",)`` once committed; ``
 class name, message, SQLSTATE)`` once rolled back (``_Fenced``: a guard refused;
 ``_NotCopyable``: a row's text cannot be COPY text, and the run writes the batch);
 ``("lost", message)`` when the connection went, the commit in doubt (the run looks for
-the batch's first row, and writes the batch itself if it is not there). Any answer but
-``ok`` is its last: it commits nothing sent after a failed batch (the run gives it up,
-and fails or writes those batches itself), so its commits keep the order they were sent
-in. A ``None`` frame or the end of input ends it: the transactions it was given are
-committed first, answered or not (the run may be gone).
+the batch's first row, and writes the batch itself if it is not there). After any answer
+but ``ok`` it commits nothing more: the batches sent after the failed one are answered
+``("skipped",)`` (the run, which reads the failure first, gives the process up and fails
+or writes those batches itself), so its commits keep the order they were sent in. A
+``None`` frame or the end of input ends it: the transactions it was given are committed
+first, answered or not (the run may be gone).
 
 The run sends a batch before it reads the answer to the one before (``_writer``): a
 thread reads the frames and encodes each batch (``read_ahead``) while the main thread
@@ -50,6 +51,7 @@ _OK, _TUPLES_OK, _COPY_IN = 0, 2, 4  # ConnStatusType, ExecStatusType
 _IDLE = 0  # PGTransactionStatusType
 _SQLSTATE = ord("C")
 _FENCED = b"assay: the run's lease fence refused the batch"
+SKIPPED = ("skipped",)  # a batch sent after one that failed: not committed
 
 
 def load(path: str, name: str) -> ModuleType:
@@ -257,16 +259,17 @@ def main(libpq_path: str, orjson_home: str) -> int:
         pass
     ahead: queue.Queue[Batch | None] = queue.Queue(maxsize=1)
     threading.Thread(target=read_ahead, args=(frames, source, batches, ahead), daemon=True).start()
-    answering = True
+    answering, failed = True, False
     while (batch := ahead.get()) is not None:
-        answer = batches.commit(batch)
+        # after a failed batch, those sent after it are answered, not committed: the run
+        # reads the failure first (were this process gone, it could not), and gives it up
+        answer = SKIPPED if failed else batches.commit(batch)
+        failed = failed or answer != ("ok",)
         if answering:
             try:
                 frames.reply(sink, answer)
             except BrokenPipeError:  # the run is gone: what it handed over still commits
                 answering = False
-        if answer != ("ok",):  # nothing sent after a failed batch commits: the run gives this up
-            break
     lib.PQfinish(conn)
     return 0
 
