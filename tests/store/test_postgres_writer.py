@@ -455,6 +455,20 @@ def test_a_server_gone_while_a_batch_is_in_flight_fails_the_writer_leaving_none_
         server.stop()
 
 
+def test_a_close_raises_the_error_of_a_batch_whose_answer_was_not_read(postgres_store_url: str) -> None:
+    store = open_store(postgres_store_url)
+    record, rows = _experiment(store, 10)
+    writer = _through_process(store, record)
+    prepared = [store.prepare_row(record.id, row) for row in rows]
+    writer.write(prepared[:3], None)
+    writer.flush()
+    writer.write(prepared[3:] + prepared[:1], None)  # refused by the server (a run stored twice)
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        writer.close()
+    assert store.count_rows(record.id) == 3 and writer.process is None
+    store.close()
+
+
 def test_rows_sent_and_not_confirmed_count_in_the_runs_bound_on_what_a_crash_loses(
     postgres_store_url: str,
 ) -> None:

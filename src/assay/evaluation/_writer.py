@@ -141,7 +141,8 @@ class RowWriter:
             self._batches.expect(self._expected_rows)
             self._write_until_closed()
         finally:
-            self._batches.close(build_columns=self._finished and self._error is None)
+            # a batch's error may come with the close (a writer that had not read its answer)
+            self._surfacing_errors(self._batches.close, build_columns=self._finished and self._error is None)
             # the connection of batches written here: closed now, not by a distant collection
             self._store.drop_connection()
 
@@ -160,12 +161,12 @@ class RowWriter:
             if last:
                 return
 
-    def _surfacing_errors(self, step: Callable[..., None], *args: Any) -> None:
+    def _surfacing_errors(self, step: Callable[..., None], *args: Any, **kwargs: Any) -> None:
         try:
-            step(*args)
-        except BaseException as exc:  # surfaced by put() and close()
+            step(*args, **kwargs)
+        except BaseException as exc:  # surfaced by put() and close(): the first one
             with self._cond:
-                self._error = exc
+                self._error = self._error or exc
 
     def _next_batch(self) -> tuple[list[tuple[float, Any, RowTally]], bool]:
         """Wait until a batch is due (or the run closes); take all that is queued."""

@@ -27,7 +27,6 @@ finished the experiment (``PostgresStore.build_columns_when_finished``).
 
 from __future__ import annotations
 
-import contextlib
 import ctypes.util
 import threading
 import time
@@ -270,8 +269,10 @@ class PostgresBatchWriter(ProcessBatchWriter):
         committed (the first of its rows is stored: one transaction) or written here, once
         its server session has ended (its outcome then final). The process commits them in
         the order they were sent, and none after one it did not."""
-        process = self._process
-        super()._give_up()
+        self._given_up = True
+        process, self._process = self._process, None
+        if process is not None:
+            process.close()
         if process is None or not self._in_flight:
             return
         try:
@@ -322,12 +323,12 @@ class PostgresBatchWriter(ProcessBatchWriter):
         the experiment's metric columns built by a thread of their own once the run has
         finished the experiment (not while its summary evaluators read the rows, in this
         process and on the server), the run not waiting for them."""
-        if not self._given_up:  # a run that failed already: what this raises is moot
-            with contextlib.suppress(Exception):
-                self.flush()
-        process, self._process = self._process, None
-        if process is not None:
-            process.close()
+        try:
+            self.flush()  # raises the error of a batch whose answer was not read yet
+        finally:
+            process, self._process = self._process, None
+            if process is not None:
+                process.close()
         if not build_columns:
             return
         experiment_id = str(self._experiment_id)

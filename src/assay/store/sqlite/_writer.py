@@ -222,8 +222,7 @@ class ProcessBatchWriter:
                 self._columns_marked = marking
                 return
             except WriterProcessError:
-                self._give_up()
-                self._end_session_of(process)
+                self._give_up()  # on SQLite its transaction died with it
                 first_run_id = codec.run_id_of(prepared[0]) if prepared else None
                 if first_run_id is not None and self._store.has_run(first_run_id):
                     self.rows_by_process += len(prepared)
@@ -234,10 +233,6 @@ class ProcessBatchWriter:
 
     def _statement_log(self) -> StatementLog:
         return StatementLog()
-
-    def _end_session_of(self, process: WriterProcess) -> None:
-        """After ``process`` went with a batch in flight, before looking for its rows: on
-        SQLite its transaction died with it (PostgreSQL's server session may not have)."""
 
     def _write_here(self, prepared: Sequence[Any], stats: ExperimentStats | None, marking: bool) -> None:
         """A batch written in this process (the columns' mark is left to ``close``)."""
