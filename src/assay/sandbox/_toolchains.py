@@ -81,8 +81,8 @@ def compile_options(memory: int | None, harness_root: str) -> str:
         "jvm_flags": jvm_flags(memory),
         "cpp_header": seen(_prebuilt.get("cpp", "")),
         "cpp_header_stdcxx": seen(_prebuilt.get("cpp_stdcxx", "")),
-        "cpp_object": seen(_prebuilt.get("cpp_object", "")),
-        "cpp_object_sha256": _prebuilt.get("cpp_object_sha256", ""),
+        **{f"cpp_{unit}_o": seen(_prebuilt.get(f"cpp_{unit}_o", "")) for unit in CPP_UNITS},
+        **{f"cpp_{unit}_o_sha256": _prebuilt.get(f"cpp_{unit}_o_sha256", "") for unit in CPP_UNITS},
         "java_classes": seen(_prebuilt.get("java", "")),
         "go_cache": seen(_prebuilt.get("go", "")),
     }
@@ -92,6 +92,10 @@ def compile_options(memory: int | None, harness_root: str) -> str:
 # -- prebuilt harness parts: built once by the trusted parent, read-only in the sandbox --
 HARNESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness")
 CPP_FLAGS = ("-std=c++17", "-O1", "-pipe")
+# the C++ harness's code that does not depend on the entry point's types, harness/cpp/UNIT.cpp,
+# compiled once into UNIT.o: the candidate's side, and the test program's
+CPP_UNITS = ("assay", "assay_checker")
+CPP_SOURCES = ("assay.hpp", "assay.cpp", "assay_checker.hpp", "assay_checker.cpp")
 _prebuilt: dict[str, str] = {}
 _prebuilding = threading.Lock()
 
@@ -135,8 +139,9 @@ def prepare(language: str) -> None:
         _prebuilt[language] = _relative(_attempt(PREBUILDS[language]))
         if language == "cpp" and _prebuilt["cpp"]:
             _prebuilt["cpp_stdcxx"] = _relative(_attempt(_build_cpp_stdcxx_header))
-            _prebuilt["cpp_object"] = _relative(_attempt(_build_cpp_object))
-            _prebuilt["cpp_object_sha256"] = object_digest(_prebuilt["cpp_object"])
+            for unit in CPP_UNITS:
+                _prebuilt[f"cpp_{unit}_o"] = _relative(_attempt(functools.partial(_build_cpp_object, unit)))
+                _prebuilt[f"cpp_{unit}_o_sha256"] = object_digest(_prebuilt[f"cpp_{unit}_o"])
 
 
 def _attempt(build: Callable[[], str]) -> str:
@@ -175,7 +180,8 @@ def _build_cpp_header() -> str:
     if cxx is None:
         return ""
     header = _cpp_source("assay.hpp")
-    key = _version_key(header, _cpp_source("assay.cpp"), CPP_STDCXX_HEADER, _tool_version(cxx), *CPP_FLAGS)
+    sources = [_cpp_source(name) for name in CPP_SOURCES]
+    key = _version_key(*sources, CPP_STDCXX_HEADER, _tool_version(cxx), *CPP_FLAGS)
     folder = os.path.join(cache_root(), "cpp-" + key)
     os.makedirs(folder, mode=0o755, exist_ok=True)
     _precompile(cxx, folder, "assay.hpp", header)
@@ -192,24 +198,21 @@ def _build_cpp_stdcxx_header() -> str:
     return os.path.join(folder, "assay_stdcxx.hpp")
 
 
-def _build_cpp_object() -> str:
-    """assay.cpp (the harness's code that does not depend on a candidate's types) compiled
-    beside assay.hpp with the same flags, linked into every C++ job: ~0.8 s of CPU a
-    compile. Its digest is written before the object's name, and checked here and by
-    each job before use (a job whose check fails compiles assay.cpp itself); one that
-    fails it here is built again."""
+def _build_cpp_object(unit: str) -> str:
+    """harness/cpp/UNIT.cpp compiled beside assay.hpp's precompiled header with the same
+    flags, linked into every C++ job (~0.5-0.8 s of CPU a compile). Its digest is written
+    before the object's name and checked here and by each job before use (a job whose
+    check fails compiles the source itself); one that fails it here is built again."""
     cxx = tool("g++")
     assert cxx is not None, "assay.hpp was precompiled"
     folder = os.path.join(cache_root(), os.path.dirname(_prebuilt["cpp"]))
-    target = os.path.join(folder, "assay.o")
+    target = os.path.join(folder, unit + ".o")
     if _recorded_digest(target) is not None:
         return target
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
-        source, built = os.path.join(scratch, "assay.cpp"), os.path.join(scratch, "assay.o")
-        with open(source, "w", encoding="utf-8") as handle:
-            handle.write(_cpp_source("assay.cpp"))
+        built = os.path.join(scratch, unit + ".o")
         subprocess.run(
-            [cxx, *CPP_FLAGS, "-iquote", folder, "-c", source, "-o", built],
+            [cxx, *CPP_FLAGS, "-c", os.path.join(HARNESS, "cpp", unit + ".cpp"), "-o", built],
             check=True,
             capture_output=True,
             timeout=300,
