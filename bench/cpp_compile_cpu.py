@@ -57,7 +57,9 @@ def measure(kind: str) -> None:
 
 def _usage() -> int:
     with open(f"/proc/{os.getpid()}/cgroup") as handle:
-        path = next(line.split(":", 2)[2].strip() for line in handle if ":cpuacct" in line or ",cpuacct" in line)
+        path = next(
+            line.split(":", 2)[2].strip() for line in handle if ":cpuacct" in line or ",cpuacct" in line
+        )
     with open(f"{CPUACCT}{path}/cpuacct.usage") as handle:
         return int(handle.read())
 
