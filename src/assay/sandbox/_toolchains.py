@@ -229,7 +229,7 @@ def _build_cpp_object(unit: str) -> str:
 
 def object_digest(relative: str) -> str:
     """The prebuilt object's recorded digest, if the file still has it (else "": the jobs
-    compile assay.cpp themselves)."""
+    compile its source themselves)."""
     if not relative:
         return ""
     return _recorded_digest(os.path.join(cache_root(), relative)) or ""

@@ -148,7 +148,7 @@ def build_cpp(role: str, code: str, entry: str, options: dict[str, str]) -> list
         code += f"\n\nint main() {{ return assay::serve({cpp_entry(code, entry)}); }}\n"
     _write("solution.cpp", code)
     argv = [options["cxx"], "-std=c++17", "-O1", "-pipe", "-o", "program"]
-    harness = []
+    harness: list[str] = []
     if role == "candidate":
         argv += ["-include", cpp_candidate_header(code, options)]
         harness = cpp_harness_code(options, "assay")
