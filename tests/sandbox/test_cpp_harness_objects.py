@@ -175,3 +175,20 @@ def test_compile_errors_still_name_the_candidates_file_and_line(make_pool: Any) 
     broken = "int total(int x) {\n    return x +;\n}\n"
     done = pool.run_function(CPP, broken, "total", [Call((1,))], timeout=120)
     assert done.load_failure is not None and "solution.cpp:2:" in done.load_failure.message, done.load_failure
+
+
+# macros that would break the harness's frames and clock, were they to reach its code
+MACROS = "#define write(...) 0\n#define read(...) 0\n#define clock_gettime(...) 0\n#define Json int\n"
+
+
+@pytest.mark.parametrize("objects", ["prebuilt", "compiled in the job"])
+def test_a_candidates_macros_do_not_reach_the_harness_code(
+    make_pool: Any, objects: str, request: pytest.FixtureRequest
+) -> None:
+    if objects != "prebuilt":
+        request.getfixturevalue("garbled_objects")
+    pool: SandboxPool = make_pool("bubblewrap")
+    code = MACROS + TOTAL + f"// {uuid.uuid4().hex}\n"
+    done = pool.run_function(CPP, code, "total", [Call(([1, 2, 3],))], timeout=120)
+    assert done.load_failure is None, done.load_failure
+    assert done.outcomes[0].value == 6 and done.outcomes[0].wall_ms is not None, done.outcomes[0]
