@@ -6,6 +6,13 @@
 
 namespace assay {
 
+Json::Json() = default;
+Json::Json(const Json& other) = default;
+Json::Json(Json&& other) noexcept = default;
+Json& Json::operator=(const Json& other) = default;
+Json& Json::operator=(Json&& other) noexcept = default;
+Json::~Json() = default;
+
 // -- JSON text ------------------------------------------------------------------------
 // (strchr finds the terminator too: a NUL byte is neither space nor digit)
 void Parser::space() { while (at < t.size() && t[at] && std::strchr(" \t\r\n", t[at])) at++; }

@@ -40,6 +40,14 @@ struct Json {
     std::string s;
     std::vector<Json> a;
     std::vector<std::pair<std::string, Json>> o;
+
+    // defined in assay.cpp: no unit that uses a Json compiles its copies and destruction
+    Json();
+    Json(const Json& other);
+    Json(Json&& other) noexcept;
+    Json& operator=(const Json& other);
+    Json& operator=(Json&& other) noexcept;
+    ~Json();
 };
 
 struct DataError : std::runtime_error {
