@@ -458,23 +458,51 @@ extern "C" int clock_gettime(clockid_t, struct timespec* now) {
     now->tv_nsec = 0;
     return 0;
 }
-long long solution(long long n) {
-    long long t = 0;
-    for (long long i = 0; i < n; i++) t = (t * 31 + i) % 1000003;
-    return t;
+"""
+# the harness's frames pass through the candidate's write(): their times zeroed (the
+# numbers overwritten in place, padded with spaces, so the frame keeps its length)
+FORGES_ITS_FRAMES = """#include <cstring>
+#include <string>
+#include <sys/syscall.h>
+#include <unistd.h>
+extern "C" ssize_t write(int fd, const void* data, size_t size) {
+    std::string frame(static_cast<const char*>(data), size);
+    for (const char* key : {"\\"wall_ms\\":", "\\"cpu_ms\\":"}) {
+        size_t at = frame.find(key);
+        if (at == std::string::npos) continue;
+        at += std::strlen(key);
+        frame[at++] = '0';
+        while (at < frame.size() && std::strchr("0123456789.eE+-", frame[at])) frame[at++] = ' ';
+    }
+    return syscall(SYS_write, fd, frame.data(), frame.size());
 }
 """
+# the harness's own timing function (in its prebuilt object) defined again, inline: the
+# linker keeps the object's, but the candidate's own unit inlines its copy
+FORGES_ITS_TIMER = """namespace assay {
+__attribute__((always_inline)) inline Json timed(Call& call, Json& spent) {
+    call.run();
+    Json zero;
+    zero.kind = Json::Float;
+    spent.kind = Json::Obj;
+    spent.o = {{"wall_ms", zero}, {"cpu_ms", zero}};
+    return call.value();
+}
+}  // namespace assay
+"""
+FORGERIES = {"clock_gettime": FORGES_ITS_CLOCK, "write": FORGES_ITS_FRAMES, "inline_timed": FORGES_ITS_TIMER}
 
 
 @pytest.mark.slow
 @pytest.mark.toolchains
-def test_a_cpp_candidate_defining_clock_gettime_does_not_change_its_measured_time() -> None:
+@pytest.mark.parametrize("forgery", sorted(FORGERIES))
+def test_a_cpp_candidate_forging_its_clock_does_not_change_its_measured_time(forgery: str) -> None:
     n = 30_000_000
     example = Example(inputs={"test_cases": [{"input": n, "expected_output": spun(n)}], "language": "cpp"})
     evaluator = CodeCorrectnessEvaluator(execution_timeout=60)
     honest, forged = (
         results_of(evaluator.evaluate(Run(outputs={"text": code}), example))[0]
-        for code in (SPIN["cpp"], FORGES_ITS_CLOCK)
+        for code in (SPIN["cpp"], FORGERIES[forgery] + SPIN["cpp"])
     )
     assert honest.score == forged.score == 1, forged.comment
     (spent,) = forged.metadata["test_cases_details"]
@@ -486,16 +514,12 @@ def test_a_cpp_candidate_defining_clock_gettime_does_not_change_its_measured_tim
 
 @pytest.mark.slow
 @pytest.mark.toolchains
-def test_a_cpp_test_program_candidate_defining_clock_gettime_does_not_change_its_time() -> None:
+@pytest.mark.parametrize("forgery", sorted(FORGERIES))
+def test_a_cpp_test_program_candidate_forging_its_clock_does_not_change_its_time(forgery: str) -> None:
     prompt, body, test, entry = SPIN_PROGRAMS["cpp"]
-    forged = body + (
-        "#include <time.h>\n"
-        'extern "C" int clock_gettime(clockid_t, struct timespec* now) {\n'
-        "    now->tv_sec = 0;\n    now->tv_nsec = 0;\n    return 0;\n}\n"
-    )
     example = Example(inputs={"prompt": prompt, "test": test, "entry_point": entry, "language": "cpp"})
     evaluator = CodeCorrectnessEvaluator(execution_timeout=60)
-    result = results_of(evaluator.evaluate(Run(outputs={"text": forged}), example))[0]
+    result = results_of(evaluator.evaluate(Run(outputs={"text": body + FORGERIES[forgery]}), example))[0]
     assert result.score == 1, result.comment
     spent = result.metadata["execution_time"]
     assert spent["calls"] == 2 and spent["cpu_ms"] > 1, spent  # 3 million steps: milliseconds

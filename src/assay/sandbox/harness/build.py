@@ -10,6 +10,7 @@ parent measures the compile time itself.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -147,10 +148,35 @@ def build_cpp(role: str, code: str, entry: str, options: dict[str, str]) -> list
         code += f"\n\nint main() {{ return assay::serve({cpp_entry(code, entry)}); }}\n"
     _write("solution.cpp", code)
     argv = [options["cxx"], "-std=c++17", "-O1", "-pipe", "-o", "program"]
+    harness: list[str] = []
     if role == "candidate":
         argv += ["-include", cpp_candidate_header(code, options)]
-    compile_with([*argv, "solution.cpp"], dict(os.environ))
+        harness = cpp_harness_code(options, "assay")
+    compile_with([*argv, "solution.cpp", *harness], dict(os.environ))
     return [os.path.join(os.getcwd(), "program")]
+
+
+def cpp_harness_code(options: dict[str, str], *units: str) -> list[str]:
+    """Where the harness's own code (harness/cpp/UNIT.cpp) is linked from: the parent's
+    prebuilt object when it hashes to the digest recorded as it was built, else the
+    source, compiled in this job as a translation unit of its own (the candidate's macros
+    reach neither)."""
+    found = []
+    for unit in units:
+        prebuilt = options.get(f"cpp_{unit}_o") or ""
+        if prebuilt and _has_digest(prebuilt, options.get(f"cpp_{unit}_o_sha256") or ""):
+            found.append(prebuilt)
+        else:
+            found.append(os.path.join(HERE, "cpp", unit + ".cpp"))
+    return found
+
+
+def _has_digest(path: str, digest: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest() == digest
+    except OSError:
+        return False
 
 
 # a first line that includes every standard header (a contest habit)
@@ -228,7 +254,8 @@ def check_cpp(setup: dict[str, object], options: dict[str, str]) -> list[str]:
     _write("checker.cpp", proxies.cpp_source(setup, os.path.join(HERE, "cpp", "assay_checker.hpp")))
     header = options.get("cpp_header") or os.path.join(HERE, "cpp", "assay.hpp")
     argv = [options["cxx"], "-std=c++17", "-O1", "-pipe", "-include", header, "-o", "checker"]
-    compile_with([*argv, "checker.cpp"], dict(os.environ))
+    harness = cpp_harness_code(options, "assay", "assay_checker")
+    compile_with([*argv, "checker.cpp", *harness], dict(os.environ))
     return [os.path.join(os.getcwd(), "checker"), str(setup.get("max_value_bytes") or "")]
 
 
