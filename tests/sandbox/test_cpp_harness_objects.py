@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +43,7 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     """A toolchain cache of the test's own, nothing prebuilt yet in this process."""
     monkeypatch.setenv("ASSAY_TOOLCHAIN_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(toolchains, "_prebuilt", {})
+    monkeypatch.setattr(toolchains, "_prepared", set())
     toolchains.cache_root.cache_clear()
     try:
         yield tmp_path / "cache"
@@ -51,6 +53,7 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 
 def prepared() -> dict[str, str]:
     toolchains._prebuilt.clear()  # as a new process would
+    toolchains._prepared.clear()
     toolchains.prepare("cpp")
     options: dict[str, str] = json.loads(toolchains.compile_options(None, ""))
     return options
@@ -192,3 +195,27 @@ def test_a_candidates_macros_do_not_reach_the_harness_code(
     done = pool.run_function(CPP, code, "total", [Call(([1, 2, 3],))], timeout=120)
     assert done.load_failure is None, done.load_failure
     assert done.outcomes[0].value == 6 and done.outcomes[0].wall_ms is not None, done.outcomes[0]
+
+
+def test_a_job_that_prepares_while_another_builds_waits_for_every_part(own_cache: Path) -> None:
+    """Two jobs' threads on a cold cache: the second returns only once the first has built
+    every part (it returned once the header was there, before the objects, and its jobs
+    compiled the harness's source themselves, under another shared-build key)."""
+    building, second_returned = threading.Event(), threading.Event()
+    build_stdcxx = toolchains._build_cpp_stdcxx_header
+
+    def held_stdcxx() -> str:  # the header is built; the second job asks now
+        building.set()
+        second_returned.wait(5)  # a second that waits on the first's lock never comes
+        return build_stdcxx()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(toolchains, "_build_cpp_stdcxx_header", held_stdcxx)
+        first = threading.Thread(target=toolchains.prepare, args=("cpp",))
+        first.start()
+        assert building.wait(300)
+        toolchains.prepare("cpp")  # the second job's thread
+        second_returned.set()
+        seen = json.loads(toolchains.compile_options(None, ""))
+        first.join()
+    assert seen["cpp_header_stdcxx"] and all(seen[f"cpp_{unit}_o_sha256"] for unit in toolchains.CPP_UNITS)

@@ -97,6 +97,7 @@ def test_a_library_without_the_header_keeps_the_plain_one(
         toolchains, "CPP_STDCXX_HEADER", '#include "assay.hpp"\n#include <no/such/header.h>\n'
     )
     monkeypatch.setattr(toolchains, "_prebuilt", {})
+    monkeypatch.setattr(toolchains, "_prepared", set())
     toolchains.cache_root.cache_clear()
     try:
         toolchains.prepare("cpp")

@@ -97,6 +97,7 @@ CPP_FLAGS = ("-std=c++17", "-O1", "-pipe")
 CPP_UNITS = ("assay", "assay_checker")
 CPP_SOURCES = ("assay.hpp", "assay.cpp", "assay_checker.hpp", "assay_checker.cpp")
 _prebuilt: dict[str, str] = {}
+_prepared: set[str] = set()  # languages whose every part is built: their parts are read without the lock
 _prebuilding = threading.Lock()
 
 
@@ -125,23 +126,30 @@ def prepare(language: str) -> None:
     """Build what makes each compile faster, once per machine and harness version: a
     precompiled header of the C++ harness, the compiled Java harness classes, a Go build
     cache of the standard packages."""
-    if language not in PREBUILDS or language in _prebuilt:
+    if language not in PREBUILDS or language in _prepared:
         return
     with _prebuilding:
-        if language in _prebuilt:
+        if language in _prepared:
             return
-        if language == "java":
-            _prebuilt["jdk"] = _relative(_attempt(_build_jdk_view))
-            if _prebuilt["jdk"]:
-                _prebuilt["javac_archive"] = _relative(_attempt(_build_javac_archive))
-                size = javac_archive_bytes(os.path.join(cache_root(), _prebuilt["javac_archive"]))
-                _prebuilt["javac_archive_bytes"] = "" if size is None else str(size)
-        _prebuilt[language] = _relative(_attempt(PREBUILDS[language]))
-        if language == "cpp" and _prebuilt["cpp"]:
-            _prebuilt["cpp_stdcxx"] = _relative(_attempt(_build_cpp_stdcxx_header))
-            for unit in CPP_UNITS:
-                _prebuilt[f"cpp_{unit}_o"] = _relative(_attempt(functools.partial(_build_cpp_object, unit)))
-                _prebuilt[f"cpp_{unit}_o_sha256"] = object_digest(_prebuilt[f"cpp_{unit}_o"])
+        _prebuild(language)
+        _prepared.add(language)  # last: a job that finds it reads every part built
+
+
+def _prebuild(language: str) -> None:
+    """Every part ``language``'s jobs use, each one's build attempted (a part that fails is
+    left to the jobs, which compile without it)."""
+    if language == "java":
+        _prebuilt["jdk"] = _relative(_attempt(_build_jdk_view))
+        if _prebuilt["jdk"]:
+            _prebuilt["javac_archive"] = _relative(_attempt(_build_javac_archive))
+            size = javac_archive_bytes(os.path.join(cache_root(), _prebuilt["javac_archive"]))
+            _prebuilt["javac_archive_bytes"] = "" if size is None else str(size)
+    _prebuilt[language] = _relative(_attempt(PREBUILDS[language]))
+    if language == "cpp" and _prebuilt["cpp"]:
+        _prebuilt["cpp_stdcxx"] = _relative(_attempt(_build_cpp_stdcxx_header))
+        for unit in CPP_UNITS:
+            _prebuilt[f"cpp_{unit}_o"] = _relative(_attempt(functools.partial(_build_cpp_object, unit)))
+            _prebuilt[f"cpp_{unit}_o_sha256"] = object_digest(_prebuilt[f"cpp_{unit}_o"])
 
 
 def _attempt(build: Callable[[], str]) -> str:
