@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import gc
-import multiprocessing
 import random
 import sqlite3
 import subprocess
@@ -19,7 +18,7 @@ import pytest
 
 from assay import Client, EvaluatorSignatureError, traceable
 from assay.evaluation import DataError
-from assay.store import AlreadyExistsError, StoreError, open_store
+from assay.store import AlreadyExistsError, StoreError
 from assay.store.current import current_store
 
 
@@ -104,22 +103,52 @@ async def test_cancelling_keeps_every_finished_row(client: Client) -> None:
     assert record.status == "interrupted"  # resumable, not failed
 
 
-def _open_new_store(path: str) -> None:
-    open_store(path).close()
+# An opener imports the store once, says it is ready, then opens every path written to
+# it: the four receive each path within microseconds of one another, so their opens race.
+OPENER = """
+import sys
+from assay.store import open_store
+print("ready", flush=True)
+for line in sys.stdin:
+    open_store(line.strip()).close()
+    print("opened", flush=True)
+"""
+
+
+class Opener:
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", OPENER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.paths, self.answers = self.process.stdin, self.process.stdout
+
+    def send(self, path: str) -> None:
+        self.paths.write(f"{path}\n")
+        self.paths.flush()
+
+    def close(self) -> int:
+        """Its exit status, once it has read the end of its input."""
+        self.paths.close()
+        status = self.process.wait(60)
+        self.answers.close()
+        return status
 
 
 def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> None:
-    for trial in range(5):
-        path = str(tmp_path / f"race-{trial}.db")
-        context = multiprocessing.get_context("spawn")
-        processes = [context.Process(target=_open_new_store, args=(path,)) for _ in range(4)]
-        for process in processes:
-            process.start()
-        for process in processes:
-            process.join(60)
-        assert [p.exitcode for p in processes] == [0, 0, 0, 0]
-        with sqlite3.connect(path) as conn:
-            assert conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 1
+    openers = [Opener() for _ in range(4)]
+    try:
+        assert [opener.answers.readline() for opener in openers] == ["ready\n"] * 4
+        for trial in range(5):
+            path = str(tmp_path / f"race-{trial}.db")
+            for opener in openers:
+                opener.send(path)
+            assert [opener.answers.readline() for opener in openers] == ["opened\n"] * 4
+            with sqlite3.connect(path) as conn:
+                assert conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 1
+    finally:
+        statuses = [opener.close() for opener in openers]
+    assert statuses == [0, 0, 0, 0]
 
 
 def test_memory_store_with_a_caching_evaluator() -> None:

@@ -64,18 +64,7 @@ def make_experiment(
     """Store an experiment whose i-th row runs on ``examples[i % len(examples)]``; with
     ``figures``, its final stored figures too, as ``evaluate``'s writer stores them."""
     reps = max(spec.repetition for spec in rows) + 1 if rows else 1
-    record = ExperimentRecord(
-        name=name,
-        dataset_id=dataset.id,
-        dataset_version=dataset.version,
-        status="completed",
-        num_examples=len(examples),
-        num_repetitions=reps,
-        created_at=created or datetime.now(timezone.utc),
-        config={"target": "fixture"},
-        metadata={"model": "fake"},
-    )
-    store.create_experiment(record)
+    record = create_experiment(store, name, dataset, examples, repetitions=reps, created=created)
     stored_rows = []
     for index, spec in enumerate(rows):
         example = examples[index % len(examples)]
@@ -94,6 +83,31 @@ def make_experiment(
     if figures:
         store.write_stats(record.id, tally_of_stored(store.iter_scores(record.id)).stats(final=True))
     store.finish_experiment(record.id, "completed")
+    return record
+
+
+def create_experiment(
+    store: Store,
+    name: str,
+    dataset: Any,
+    examples: list[Example],
+    *,
+    repetitions: int = 1,
+    created: datetime | None = None,
+) -> ExperimentRecord:
+    """A new experiment's record, stored, with no rows yet."""
+    record = ExperimentRecord(
+        name=name,
+        dataset_id=dataset.id,
+        dataset_version=dataset.version,
+        status="completed",
+        num_examples=len(examples),
+        num_repetitions=repetitions,
+        created_at=created or datetime.now(timezone.utc),
+        config={"target": "fixture"},
+        metadata={"model": "fake"},
+    )
+    store.create_experiment(record)
     return record
 
 

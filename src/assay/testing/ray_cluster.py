@@ -22,6 +22,7 @@ driver. A token the user has in ``~/.ray/auth_token`` is neither used nor change
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -34,13 +35,23 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["LocalCluster", "free_port"]
+__all__ = ["LocalCluster", "free_port", "free_ports"]
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` different ports, free now. Their sockets stay bound until all are chosen:
+    the kernel may hand a port it has just released straight out again, and two ports
+    taken one after the other were once the same (the head's GCS and Ray Client ports,
+    which ``ray start`` refuses)."""
+    with contextlib.ExitStack() as held:
+        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]
 
 
 @dataclass
@@ -66,7 +77,7 @@ class LocalCluster:
 
     def start(self) -> LocalCluster:
         """Start the head, then the other nodes; ``ray start`` returns once its node is up."""
-        port = free_port()
+        port, client_port = free_ports(2)
         self.address = f"127.0.0.1:{port}"
         common = [f"--num-cpus={self.cpus}", "--num-gpus=0", "--disable-usage-stats"]
         head = [
@@ -77,7 +88,6 @@ class LocalCluster:
             f"--temp-dir={self.temp_dir}",
         ]
         if self.ray_client:
-            client_port = free_port()
             self.client_address = f"ray://127.0.0.1:{client_port}"
             head.append(f"--ray-client-server-port={client_port}")
         ray = [*self._ray_command(), "start"]
