@@ -72,6 +72,15 @@ def _through_process(store: Any, record: ExperimentRecord, fence: Fence | None =
     return writer
 
 
+def _writing(url: str, count: int) -> tuple[Any, ExperimentRecord, PostgresBatchWriter, list[Any]]:
+    """A store, an experiment of ``count`` rows, its batch writer through a ready process,
+    and the rows as the row threads prepare them."""
+    store = open_store(url)
+    record, rows = _experiment(store, count)
+    writer = _through_process(store, record)
+    return store, record, writer, [store.prepare_row(record.id, row) for row in rows]
+
+
 def _seen(store: Any, record: ExperimentRecord) -> list[tuple[Any, ...]]:
     return [
         (
@@ -173,10 +182,7 @@ def test_a_run_end_with_no_rows_left_stores_its_figures_behind_the_fence(
 
 
 def test_a_failed_batch_is_the_servers_error_and_stores_none_of_its_rows(postgres_store_url: str) -> None:
-    store = open_store(postgres_store_url)
-    record, rows = _experiment(store, 10)
-    writer = _through_process(store, record)
-    prepared = [store.prepare_row(record.id, row) for row in rows]
+    store, record, writer, prepared = _writing(postgres_store_url, 10)
     writer.write(prepared[:3], None)
     with pytest.raises(psycopg.errors.UniqueViolation):
         writer.write(prepared[3:] + prepared[:1], None)  # the first run again
@@ -208,10 +214,7 @@ def test_an_error_code_psycopg_does_not_know_is_still_the_servers_error(postgres
 
 
 def test_a_lost_connection_of_the_process_leaves_the_batch_to_the_run(postgres_store_url: str) -> None:
-    store = open_store(postgres_store_url)
-    record, rows = _experiment(store, 30)
-    writer = _through_process(store, record)
-    prepared = [store.prepare_row(record.id, row) for row in rows]
+    store, record, writer, prepared = _writing(postgres_store_url, 30)
     writer.write(prepared[:10], None)
     writer.flush()
     with psycopg.connect(postgres_store_url, autocommit=True) as admin:
@@ -251,10 +254,7 @@ def test_a_killed_process_whose_batch_the_server_holds_leaves_it_to_the_run_alon
     # the process sent its batch whole, COMMIT included; the server holds it behind a lock;
     # the process is killed: its session would commit the batch once unblocked, after the
     # run had found none of its rows and written them itself (UniqueViolation, run failed)
-    store = open_store(postgres_store_url)
-    record, rows = _experiment(store, 20)
-    writer = _through_process(store, record)
-    prepared = [store.prepare_row(record.id, row) for row in rows]
+    store, record, writer, prepared = _writing(postgres_store_url, 20)
     writer.write(prepared[:10], None)
     writer.flush()
     failures: list[BaseException] = []
@@ -295,14 +295,20 @@ def test_a_killed_process_whose_batch_the_server_holds_leaves_it_to_the_run_alon
     store.close()
 
 
-def _in_wait(thread: threading.Thread) -> bool:
-    """Whether ``thread`` is blocked in a ``threading.Condition.wait``."""
+def _in_call(thread: threading.Thread, function: str, module: str = "") -> bool:
+    """Whether ``thread`` is inside a call of ``function`` (of a file whose path holds
+    ``module``): blocked there, when that function waits."""
     frame = sys._current_frames().get(thread.ident or 0)
     while frame is not None:
-        if frame.f_code.co_name == "wait" and "threading" in frame.f_code.co_filename:
+        if frame.f_code.co_name == function and module in frame.f_code.co_filename:
             return True
         frame = frame.f_back
     return False
+
+
+def _in_wait(thread: threading.Thread) -> bool:
+    """Whether ``thread`` is blocked in a ``threading.Condition.wait``."""
+    return _in_call(thread, "wait", "threading")
 
 
 def _writer_session(admin: Any) -> int:
@@ -317,10 +323,7 @@ def test_a_batch_is_sent_before_the_answer_to_the_one_before_is_read(postgres_st
     """Two batches in flight: the process encodes one while the server stores the other.
     A write returns once its batch is sent; the next waits for the answer to the one
     before it; both commit, in order, once the server can."""
-    store = open_store(postgres_store_url)
-    record, rows = _experiment(store, 30)
-    writer = _through_process(store, record)
-    prepared = [store.prepare_row(record.id, row) for row in rows]
+    store, record, writer, prepared = _writing(postgres_store_url, 30)
     first_sent, second_sent = threading.Event(), threading.Event()
 
     def batches() -> None:
@@ -357,21 +360,13 @@ def test_a_batch_is_sent_before_the_answer_to_the_one_before_is_read(postgres_st
 
 def _in_wait_for_answer(thread: threading.Thread) -> bool:
     """Whether ``thread`` waits for a writer process's answer (polls its pipe)."""
-    frame = sys._current_frames().get(thread.ident or 0)
-    while frame is not None:
-        if frame.f_code.co_name == "answer_to":
-            return True
-        frame = frame.f_back
-    return False
+    return _in_call(thread, "answer_to")
 
 
 def test_nothing_sent_after_a_failed_batch_is_stored(postgres_store_url: str) -> None:
     """The process commits nothing after a batch that failed, though the run sent the
     next before reading the failure: its commits keep the order they were sent in."""
-    store = open_store(postgres_store_url)
-    record, rows = _experiment(store, 10)
-    writer = _through_process(store, record)
-    prepared = [store.prepare_row(record.id, row) for row in rows]
+    store, record, writer, prepared = _writing(postgres_store_url, 10)
     writer.write(prepared[:3], None)
     writer.flush()
     writer.write(prepared[3:6] + prepared[:1], None)  # the first run again: refused by the server
@@ -394,10 +389,7 @@ def test_a_batch_cancelled_on_the_server_is_the_runs_error_whenever_its_answer_i
     not committed): a run that sends its next batch after the failure was answered still
     reads the failure (a process gone by then refused the send, and the run wrote the
     failed batch itself as if the process had died, the server's error never seen)."""
-    store = open_store(postgres_store_url)
-    record, rows = _experiment(store, 20)
-    writer = _through_process(store, record)
-    prepared = [store.prepare_row(record.id, row) for row in rows]
+    store, record, writer, prepared = _writing(postgres_store_url, 20)
     with (
         psycopg.connect(postgres_store_url) as blocker,
         psycopg.connect(postgres_store_url, autocommit=True) as admin,
@@ -456,10 +448,7 @@ def test_a_server_gone_while_a_batch_is_in_flight_fails_the_writer_leaving_none_
 
 
 def test_a_close_raises_the_error_of_a_batch_whose_answer_was_not_read(postgres_store_url: str) -> None:
-    store = open_store(postgres_store_url)
-    record, rows = _experiment(store, 10)
-    writer = _through_process(store, record)
-    prepared = [store.prepare_row(record.id, row) for row in rows]
+    store, record, writer, prepared = _writing(postgres_store_url, 10)
     writer.write(prepared[:3], None)
     writer.flush()
     writer.write(prepared[3:] + prepared[:1], None)  # refused by the server (a run stored twice)
