@@ -6,7 +6,8 @@ row has waited ``max_delay`` seconds or ``max_batch`` rows are queued, whichever
 first; it takes every row queued by the time the writer is free, at most ``max_pending``
 (two batches by default: the next one fills while one is committed). When the queue holds
 ``max_pending`` rows, or the rows queued and being written ``max_pending + max_batch``,
-workers wait (backpressure) instead of computing rows that would pile up in memory. So a
+workers wait (backpressure) instead of computing rows that would pile up in memory (the
+rows a store's writer took and has not confirmed committed count as being written). So a
 crash loses at most the rows of the last interval plus those in flight, never more than
 ``max_pending + max_batch`` (1,500 by default), whatever the size of the experiment.
 
@@ -71,7 +72,7 @@ class RowWriter:
         self._max_delay = max_delay
         self._max_pending = max_pending or self.QUEUED_BATCHES * max_batch
         self._max_unstored = self._max_pending + max_batch  # queued and being written
-        self._writing = 0  # rows of the batch being written
+        self._writing = 0  # rows being written: the batch taken, and those handed to the store unconfirmed
         self._keep_figures = figures  # False: rows only (a shard's tally is not the experiment's)
         self._pending: deque[tuple[float, Any, RowTally]] = deque()
         self._cond = threading.Condition()
