@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 import threading
 import uuid
@@ -73,12 +74,41 @@ def test_the_parent_builds_each_object_once_with_its_digest_beside_it(own_cache:
     assert {unit: os.stat(again[f"cpp_{unit}_o"]).st_ino for unit in toolchains.CPP_UNITS} == first
 
 
+@pytest.fixture(scope="module")
+def built_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache with every C++ part built, for tests that damage one part of a copy."""
+    cache = tmp_path_factory.mktemp("built") / "cache"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ASSAY_TOOLCHAIN_CACHE", str(cache))
+        patch.setattr(toolchains, "_prebuilt", {})
+        patch.setattr(toolchains, "_prepared", set())
+        toolchains.cache_root.cache_clear()
+        try:
+            toolchains.prepare("cpp")
+        finally:
+            toolchains.cache_root.cache_clear()
+    return cache
+
+
+def _copy_of(cache: Path, into: Path) -> None:
+    """``cache`` copied to ``into``: its precompiled headers linked (read only, and large),
+    every other file copied (a test damages those in place)."""
+
+    def link_or_copy(source: str, target: str) -> object:
+        return os.link(source, target) if source.endswith(".gch") else shutil.copy2(source, target)
+
+    shutil.copytree(cache, into, copy_function=link_or_copy)
+
+
 @pytest.mark.parametrize(
     "damage",
     ["truncated", "garbled", "digest_lost", "object_lost"],
 )
-def test_an_object_that_no_longer_hashes_to_its_digest_is_built_again(own_cache: Path, damage: str) -> None:
+def test_an_object_that_no_longer_hashes_to_its_digest_is_built_again(
+    own_cache: Path, built_cache: Path, damage: str
+) -> None:
     """(A crash before the disk had it, a truncation.) The next process rebuilds it."""
+    _copy_of(built_cache, own_cache)
     built = Path(prepared()["cpp_assay_o"])
     whole = built.read_bytes()
     if damage == "truncated":
@@ -206,7 +236,7 @@ def test_a_job_that_prepares_while_another_builds_waits_for_every_part(own_cache
 
     def held_stdcxx() -> str:  # the header is built; the second job asks now
         building.set()
-        second_returned.wait(5)  # a second that waits on the first's lock never comes
+        second_returned.wait(1)  # a second that waits on the first's lock never comes
         return build_stdcxx()
 
     with pytest.MonkeyPatch.context() as patch:
