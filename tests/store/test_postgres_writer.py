@@ -7,6 +7,7 @@ read back (``postgres._statistics``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import sys
 import textwrap
 import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -295,6 +297,16 @@ def test_a_killed_process_whose_batch_the_server_holds_leaves_it_to_the_run_alon
     store.close()
 
 
+@contextlib.contextmanager
+def _batches_held(url: str) -> Iterator[tuple[Any, Any, int]]:
+    """A lock the writer process's batches wait on at the server (``blocker.commit()``
+    lets them go), an admin connection, and the process's server session."""
+    with psycopg.connect(url) as blocker, psycopg.connect(url, autocommit=True) as admin:
+        session = _writer_session(admin)
+        blocker.execute("LOCK TABLE row_orders IN EXCLUSIVE MODE")
+        yield blocker, admin, session
+
+
 def _in_call(thread: threading.Thread, function: str, module: str = "") -> bool:
     """Whether ``thread`` is inside a call of ``function`` (of a file whose path holds
     ``module``): blocked there, when that function waits."""
@@ -332,12 +344,7 @@ def test_a_batch_is_sent_before_the_answer_to_the_one_before_is_read(postgres_st
         writer.write(prepared[10:], None)
         second_sent.set()
 
-    with (
-        psycopg.connect(postgres_store_url) as blocker,
-        psycopg.connect(postgres_store_url, autocommit=True) as admin,
-    ):
-        session = _writer_session(admin)
-        blocker.execute("LOCK TABLE row_orders IN EXCLUSIVE MODE")
+    with _batches_held(postgres_store_url) as (blocker, admin, session):
         thread = threading.Thread(target=batches)
         thread.start()
         assert first_sent.wait(60)  # the old writer waited here for the server
@@ -390,12 +397,7 @@ def test_a_batch_cancelled_on_the_server_is_the_runs_error_whenever_its_answer_i
     reads the failure (a process gone by then refused the send, and the run wrote the
     failed batch itself as if the process had died, the server's error never seen)."""
     store, record, writer, prepared = _writing(postgres_store_url, 20)
-    with (
-        psycopg.connect(postgres_store_url) as blocker,
-        psycopg.connect(postgres_store_url, autocommit=True) as admin,
-    ):
-        session = _writer_session(admin)
-        blocker.execute("LOCK TABLE row_orders IN EXCLUSIVE MODE")
+    with _batches_held(postgres_store_url) as (blocker, admin, session):
         writer.write(prepared[:10], None)  # in flight, held by the lock
         _wait_for(lambda: session in _lock_waiters(admin), "the batch on the lock")
         admin.execute("SELECT pg_cancel_backend(%s)", (session,))  # the batch fails: 57014
@@ -484,12 +486,7 @@ def test_rows_sent_and_not_confirmed_count_in_the_runs_bound_on_what_a_crash_los
     def held() -> bool:  # two batches sent, the writer waiting for the first's answer, the rows for room
         return len(batches._in_flight) == 2 and _in_wait_for_answer(writer._thread) and _in_wait(thread)
 
-    with (
-        psycopg.connect(postgres_store_url) as blocker,
-        psycopg.connect(postgres_store_url, autocommit=True) as admin,
-    ):
-        session = _writer_session(admin)
-        blocker.execute("LOCK TABLE row_orders IN EXCLUSIVE MODE")
+    with _batches_held(postgres_store_url) as (blocker, admin, session):
         thread = threading.Thread(target=row_thread)
         thread.start()
         _wait_for(lambda: session in _lock_waiters(admin) and held(), "the row thread held back")
